@@ -1,0 +1,93 @@
+package encoding
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// envelopeHeaderSize is the size of version u8, compat u8 and length u32.
+const envelopeHeaderSize = 6
+
+// An Encoder appends encoded values to a growing buffer. The zero value is an
+// empty Encoder ready to use.
+type Encoder struct {
+	buf []byte
+}
+
+// Uint8 appends v.
+func (e *Encoder) Uint8(v uint8) { e.buf = append(e.buf, v) }
+
+// Uint16 appends v, little-endian.
+func (e *Encoder) Uint16(v uint16) { e.buf = binary.LittleEndian.AppendUint16(e.buf, v) }
+
+// Uint32 appends v, little-endian.
+func (e *Encoder) Uint32(v uint32) { e.buf = binary.LittleEndian.AppendUint32(e.buf, v) }
+
+// Uint64 appends v, little-endian.
+func (e *Encoder) Uint64(v uint64) { e.buf = binary.LittleEndian.AppendUint64(e.buf, v) }
+
+// Int32 appends v as its two's-complement uint32.
+func (e *Encoder) Int32(v int32) { e.Uint32(uint32(v)) }
+
+// Int64 appends v as its two's-complement uint64.
+func (e *Encoder) Int64(v int64) { e.Uint64(uint64(v)) }
+
+// Bool appends 1 for true and 0 for false.
+func (e *Encoder) Bool(v bool) {
+	var b uint8
+	if v {
+		b = 1
+	}
+	e.Uint8(b)
+}
+
+// Uvarint appends v as an unsigned varint (1 to 10 bytes).
+func (e *Encoder) Uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
+
+// Varint appends v as a zig-zag signed varint (1 to 10 bytes).
+func (e *Encoder) Varint(v int64) { e.buf = binary.AppendVarint(e.buf, v) }
+
+// Bytes appends the length of b as a uvarint, then b. A nil and an empty
+// slice encode the same way.
+func (e *Encoder) Bytes(b []byte) {
+	e.Uvarint(uint64(len(b)))
+	e.buf = append(e.buf, b...)
+}
+
+// String appends s exactly as Bytes would append []byte(s).
+func (e *Encoder) String(s string) {
+	e.Uvarint(uint64(len(s)))
+	e.buf = append(e.buf, s...)
+}
+
+// Begin starts an envelope: it appends version, compat and a placeholder for
+// the body length, and returns a mark to pass to End once the body has been
+// appended. Envelopes nest; each Begin needs its own End. Begin panics if
+// compat > version, which no decoder could make sense of.
+func (e *Encoder) Begin(version, compat uint8) int {
+	if compat > version {
+		panic("encoding: Begin: compat version is newer than version")
+	}
+	mark := len(e.buf)
+	e.buf = append(e.buf, version, compat, 0, 0, 0, 0)
+	return mark
+}
+
+// End finishes the envelope begun at mark by writing its body length. It
+// panics if mark did not come from Begin on this Encoder or if the body is
+// longer than 4 GiB - 1, both programming errors.
+func (e *Encoder) End(mark int) {
+	if mark < 0 || mark+envelopeHeaderSize > len(e.buf) {
+		panic("encoding: End: mark does not belong to this Encoder")
+	}
+	n := len(e.buf) - (mark + envelopeHeaderSize)
+	if uint64(n) > math.MaxUint32 {
+		panic("encoding: End: envelope body exceeds 4 GiB")
+	}
+	binary.LittleEndian.PutUint32(e.buf[mark+2:], uint32(n))
+}
+
+// Data returns the bytes encoded so far. The slice aliases the Encoder's
+// buffer: it is valid until the next append, and modifying it modifies what
+// the Encoder holds.
+func (e *Encoder) Data() []byte { return e.buf }

@@ -1,0 +1,3 @@
+module github.com/cuttlestore/cuttle
+
+go 1.26
