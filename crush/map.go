@@ -86,7 +86,7 @@ func (m *Map) addTypes(spec Spec) error {
 
 // maxItems bounds ids and bucket sizes so that a hostile Spec (say, from a
 // decoded message) cannot make New allocate without limit.
-const maxItems = 1 << 24
+const maxItems = 1 << 20
 
 func (m *Map) addDevices(spec Spec) error {
 	for _, d := range spec.Devices {
