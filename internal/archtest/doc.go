@@ -1,0 +1,25 @@
+// Package archtest holds the tests that enforce Cuttle's house rules on the
+// whole module; it has no code of its own, and nothing imports it.
+//
+// One `go list -deps -json ./...` call loads the module, and go/parser reads
+// every Go file whatever its build tags. The tests then check:
+//
+//   - the layer table of LAYOUT.md: a package imports only packages in lower
+//     layers, except for the same-layer imports listed in sameLayerImports,
+//     and layer 0 imports only the standard library;
+//   - every package of the module is in the layer table, so a new package is
+//     placed deliberately;
+//   - production code does not import testing, net/http/httptest or the
+//     test-only packages (internal/sim, storetest, qossim, archtest), and
+//     binaries do not link them in at all;
+//   - every package has a package doc comment;
+//   - nothing imports the std log package, glog, logrus or viper;
+//   - no file panics with a message built by fmt.Sprintf.
+//
+// Start reading at layers_test.go, which holds the tables. To add a package,
+// add its path to layers there with the layer LAYOUT.md gives it, and list in
+// sameLayerImports any import it makes of a package in its own layer (for
+// example a child importing its parent, or a parent wiring its children).
+//
+// The tests run no goroutines of their own and share no state between them.
+package archtest

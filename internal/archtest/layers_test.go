@@ -1,0 +1,126 @@
+package archtest
+
+// Layers of LAYOUT.md. A package may import packages of a lower layer only,
+// apart from the pairs in sameLayerImports.
+const (
+	layerLeaves    = 0 // L0: stdlib only
+	layerModels    = 1 // L1: models and storage
+	layerTransport = 2 // L2: wire and transport
+	layerCores     = 3 // L3: mon, osd, rados (which never import each other)
+	layerLibraries = 4 // L4: libraries built on rados
+	layerFrontEnds = 5 // L5: front ends
+	layerEntry     = 6 // cmd/...: wiring only
+	layerTestOnly  = 7 // imported only by _test.go files; may import anything
+)
+
+// layerNames are used in error messages.
+var layerNames = map[int]string{
+	layerLeaves:    "L0",
+	layerModels:    "L1",
+	layerTransport: "L2",
+	layerCores:     "L3",
+	layerLibraries: "L4",
+	layerFrontEnds: "L5",
+	layerEntry:     "entry",
+	layerTestOnly:  "test-only",
+}
+
+// layers maps package patterns, relative to the module path, to layers. A
+// pattern "p/..." matches p and every package below it; when several
+// patterns match, the longest wins. Every package of the module must match
+// one: add new packages here, with the layer LAYOUT.md gives them.
+var layers = []struct {
+	pattern string
+	layer   int
+}{
+	{"objid", layerLeaves},
+	{"encoding", layerLeaves},
+	{"internal/clock", layerLeaves},
+	{"internal/invariants", layerLeaves},
+	{"internal/qos", layerLeaves},
+
+	{"crush", layerModels},
+	{"crush/crushtext", layerModels},
+	{"osdmap", layerModels},
+	{"internal/auth", layerModels},
+	{"internal/config", layerModels},
+	{"internal/objectstore/...", layerModels},
+	{"internal/metrics", layerModels},
+	{"internal/admin", layerModels},
+
+	{"internal/wire", layerTransport},
+	{"internal/msgr/...", layerTransport},
+
+	{"internal/mon/...", layerCores},
+	{"internal/osd/...", layerCores},
+	{"rados", layerCores},
+
+	{"striper", layerLibraries},
+	{"kv", layerLibraries},
+	{"rbd", layerLibraries},
+	{"fsclient", layerLibraries},
+	{"internal/mds/...", layerLibraries},
+
+	{"internal/s3gw/...", layerFrontEnds},
+	{"internal/fusemount", layerFrontEnds},
+	{"internal/nbd", layerFrontEnds},
+	{"internal/dashboard", layerFrontEnds},
+	{"internal/cli", layerFrontEnds},
+	{"internal/launcher", layerFrontEnds},
+	{"internal/bench", layerFrontEnds},
+
+	{"cmd/...", layerEntry},
+
+	{"internal/sim/...", layerTestOnly},
+	{"internal/archtest", layerTestOnly},
+	{"internal/objectstore/storetest", layerTestOnly},
+	{"internal/qos/qossim", layerTestOnly},
+}
+
+// sameLayerImports lists the imports allowed between packages of the same
+// layer, from LAYOUT.md's "Imports:" lines: importer pattern to imported
+// patterns. Sub-packages import their parent only where LAYOUT.md says so;
+// otherwise the parent wires its children together.
+var sameLayerImports = map[string][]string{
+	// L1
+	"crush/crushtext":                 {"crush"},
+	"osdmap":                          {"crush"},
+	"internal/objectstore/memstore":   {"internal/objectstore"},
+	"internal/objectstore/blockstore": {"internal/objectstore"},
+
+	// L2
+	"internal/msgr/memnet": {"internal/msgr"},
+
+	// L3: the mon and osd drivers wire their sub-packages; mon, osd and
+	// rados never import each other.
+	"internal/mon":         {"internal/mon/..."},
+	"internal/osd":         {"internal/osd/..."},
+	"internal/osd/peering": {"internal/osd/pglog"},
+
+	// L4
+	"rbd":              {"striper"},
+	"fsclient":         {"striper"},
+	"internal/mds":     {"internal/mds/..."},
+	"internal/mds/...": {"striper", "kv"},
+
+	// L5: the CLI builds the command tree, so it wires the other front ends
+	// in as subcommands (cuttle s3, mount, nbd, cluster up, bench, ...).
+	"internal/s3gw": {"internal/s3gw/..."},
+	"internal/cli": {
+		"internal/s3gw", "internal/fusemount", "internal/nbd",
+		"internal/dashboard", "internal/launcher", "internal/bench",
+	},
+}
+
+// forbiddenInProduction are packages that non-test code of a production
+// package must not import, nor a binary link in.
+var forbiddenInProduction = []string{"testing", "testing/...", "net/http/httptest"}
+
+// forbiddenEverywhere are logging and configuration packages that no file of
+// the module may import: use log/slog and the config package instead.
+var forbiddenEverywhere = []string{
+	"log",
+	"github.com/golang/glog/...",
+	"github.com/sirupsen/logrus/...",
+	"github.com/spf13/viper/...",
+}
