@@ -5,33 +5,15 @@ const hashSeed = 1315423911
 
 // mix is Bob Jenkins' 96-bit mix, the core of CRUSH's rjenkins1 hash.
 func mix(a, b, c uint32) (uint32, uint32, uint32) {
-	a -= b
-	a -= c
-	a ^= c >> 13
-	b -= c
-	b -= a
-	b ^= a << 8
-	c -= a
-	c -= b
-	c ^= b >> 13
-	a -= b
-	a -= c
-	a ^= c >> 12
-	b -= c
-	b -= a
-	b ^= a << 16
-	c -= a
-	c -= b
-	c ^= b >> 5
-	a -= b
-	a -= c
-	a ^= c >> 3
-	b -= c
-	b -= a
-	b ^= a << 10
-	c -= a
-	c -= b
-	c ^= b >> 15
+	a = (a - b - c) ^ (c >> 13)
+	b = (b - c - a) ^ (a << 8)
+	c = (c - a - b) ^ (b >> 13)
+	a = (a - b - c) ^ (c >> 12)
+	b = (b - c - a) ^ (a << 16)
+	c = (c - a - b) ^ (b >> 5)
+	a = (a - b - c) ^ (c >> 3)
+	b = (b - c - a) ^ (a << 10)
+	c = (c - a - b) ^ (b >> 15)
 	return a, b, c
 }
 
