@@ -82,6 +82,10 @@ var layers = []struct {
 // patterns. Sub-packages import their parent only where LAYOUT.md says so;
 // otherwise the parent wires its children together.
 var sameLayerImports = map[string][]string{
+	// L0: objid encodes itself with the common envelope, the one leaf
+	// that every format shares (LAYOUT.md lists objid as stdlib-only).
+	"objid": {"encoding"},
+
 	// L1
 	"crush/crushtext":                 {"crush"},
 	"osdmap":                          {"crush"},

@@ -1,0 +1,77 @@
+# Cuttle build, test and lint entry points. CI runs .ci/run, which calls
+# `make test` and `make lint`.
+#
+#   make build   build bin/cuttle
+#   make test    install missing test tools, then run every test with the race
+#                detector and invariant checks (CI=true disables the test cache)
+#   make bench   run every benchmark
+#   make lint    gofmt, go vet and staticcheck
+#   make fuzz    run every fuzz target for FUZZTIME each (default 10s)
+
+GO       ?= go
+BIN      := $(CURDIR)/bin
+FUZZTIME ?= 10s
+
+TESTFLAGS := -race -tags invariants
+ifeq ($(CI),true)
+TESTFLAGS += -count=1
+endif
+
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(BIN)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+
+# Programs the tests need beyond Go, as command:debian-package pairs. The race
+# detector needs a C toolchain. Add a pair here when a test starts using a new
+# tool; `make deps` installs missing ones when run as root on Debian.
+TEST_TOOLS := gcc:gcc
+
+.PHONY: build test deps bench lint fuzz
+
+build:
+	$(GO) build -o bin/cuttle ./cmd/cuttle
+
+test: deps
+	$(GO) test $(TESTFLAGS) ./...
+
+deps:
+	@missing=""; \
+	for pair in $(TEST_TOOLS); do \
+		command -v "$${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then \
+			echo "deps: installing$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		else \
+			echo "deps: missing$$missing; install them (or run make test as root on Debian)" >&2; \
+			exit 1; \
+		fi; \
+	fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: $(STATICCHECK)
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then \
+		echo "gofmt: these files need formatting (run gofmt -w):" >&2; \
+		echo "$$unformatted" >&2; \
+		exit 1; \
+	fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	GOBIN=$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# Every `func FuzzXxx(` in a _test.go file, run alone in its package.
+fuzz:
+	@set -e; \
+	for file in $$(grep -rlE --include='*_test.go' --exclude-dir=testdata --exclude-dir=.git \
+			--exclude-dir=bin '^func Fuzz[A-Za-z0-9_]*\(' .); do \
+		pkg="./$$(dirname "$${file#./}")"; \
+		for name in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' "$$file"); do \
+			echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
+			$(GO) test -tags invariants -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
