@@ -3,8 +3,6 @@ package objid
 import (
 	"errors"
 	"fmt"
-
-	"github.com/cuttlestore/cuttle/encoding"
 )
 
 // MaxNameLen bounds the length of a namespace, key or name. Ceph's default
@@ -17,77 +15,78 @@ const codecVersion = 1
 // ErrInvalid is wrapped by every error Validate returns.
 var ErrInvalid = errors.New("objid: invalid object id")
 
-// Validate reports whether id can be encoded and decoded: names no longer
-// than MaxNameLen, and nothing but the flag set in Max().
+// Encoder is the part of *encoding.Encoder that Encode uses. Package
+// objid sits in layer 0 with package encoding and imports only the
+// standard library, so it names the methods rather than the type; pass an
+// *encoding.Encoder.
+type Encoder interface {
+	Begin(version, compat uint8) int
+	End(mark int)
+	Bool(v bool)
+	Varint(v int64)
+	Uvarint(v uint64)
+	Uint32(v uint32)
+	String(s string)
+}
+
+// Decoder is the part of *encoding.Decoder that Decode uses; pass an
+// *encoding.Decoder. Its errors are sticky and classified by package
+// encoding's sentinels.
+type Decoder interface {
+	Begin(supported uint8) uint8
+	End()
+	Bool() bool
+	Varint() int64
+	Uvarint() uint64
+	Uint32() uint32
+	String(max int) string
+}
+
+// Validate reports whether id can be encoded and decoded: no namespace,
+// key or name longer than MaxNameLen.
 func (id ID) Validate() error {
 	for _, s := range []string{id.Namespace, id.Key, id.Name} {
 		if len(s) > MaxNameLen {
 			return fmt.Errorf("%w: %d-byte string exceeds %d", ErrInvalid, len(s), MaxNameLen)
 		}
 	}
-	if id.max && id != Max() {
-		return fmt.Errorf("%w: the maximum id has other fields set", ErrInvalid)
-	}
 	return nil
 }
 
 // Encode appends id to e in a versioned envelope:
 //
-//	version 1: max bool, pool varint, namespace, key, name (strings),
-//	           snap uvarint, hash u32
+//	version 1: max bool; unless max: pool varint, namespace, key, name
+//	           (strings), snap uvarint, hash u32
 //
-// IDs that fail Validate encode but do not decode.
-func (id ID) Encode(e *encoding.Encoder) {
+// An ID that fails Validate encodes but does not decode.
+func (id ID) Encode(e Encoder) {
 	mark := e.Begin(codecVersion, 1)
 	e.Bool(id.max)
-	e.Varint(id.Pool)
-	e.String(id.Namespace)
-	e.String(id.Key)
-	e.String(id.Name)
-	e.Uvarint(id.Snap)
-	e.Uint32(id.Hash)
+	if !id.max {
+		e.Varint(id.Pool)
+		e.String(id.Namespace)
+		e.String(id.Key)
+		e.String(id.Name)
+		e.Uvarint(id.Snap)
+		e.Uint32(id.Hash)
+	}
 	e.End(mark)
 }
 
 // Decode reads an ID written by Encode. Errors are recorded in d (check
-// d.Err or d.Finish); on error the returned ID is meaningless.
-func Decode(d *encoding.Decoder) ID {
+// its Err or Finish); after an error the returned ID is meaningless.
+func Decode(d Decoder) ID {
 	var id ID
 	d.Begin(codecVersion)
-	id.max = d.Bool()
+	defer d.End()
+	if d.Bool() {
+		return Max()
+	}
 	id.Pool = d.Varint()
 	id.Namespace = d.String(MaxNameLen)
 	id.Key = d.String(MaxNameLen)
 	id.Name = d.String(MaxNameLen)
 	id.Snap = d.Uvarint()
 	id.Hash = d.Uint32()
-	d.End()
-	if d.Err() == nil {
-		if err := id.Validate(); err != nil {
-			d.Fail(fmt.Errorf("%w: %w", encoding.ErrCorrupt, err))
-		}
-	}
 	return id
-}
-
-// MarshalBinary encodes id alone.
-func (id ID) MarshalBinary() ([]byte, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	var e encoding.Encoder
-	id.Encode(&e)
-	return e.Data(), nil
-}
-
-// UnmarshalBinary decodes an id encoded by MarshalBinary; trailing bytes
-// are an error.
-func (id *ID) UnmarshalBinary(data []byte) error {
-	d := encoding.NewDecoder(data)
-	v := Decode(d)
-	if err := d.Finish(); err != nil {
-		return fmt.Errorf("objid: decode: %w", err)
-	}
-	*id = v
-	return nil
 }

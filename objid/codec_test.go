@@ -21,14 +21,22 @@ func sampleIDs() []ID {
 	}
 }
 
+func marshal(id ID) []byte {
+	var e encoding.Encoder
+	id.Encode(&e)
+	return e.Data()
+}
+
+func unmarshal(data []byte) (ID, error) {
+	d := encoding.NewDecoder(data)
+	id := Decode(d)
+	return id, d.Finish()
+}
+
 func TestCodecRoundTrip(t *testing.T) {
 	for _, id := range sampleIDs() {
-		data, err := id.MarshalBinary()
+		got, err := unmarshal(marshal(id))
 		if err != nil {
-			t.Fatalf("%v: %v", id, err)
-		}
-		var got ID
-		if err := got.UnmarshalBinary(data); err != nil {
 			t.Fatalf("%v: %v", id, err)
 		}
 		if got != id {
@@ -38,45 +46,43 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestCodecRejectsBadInput(t *testing.T) {
-	good, _ := New(3, "ns", "key", "name", 7).MarshalBinary()
+	good := marshal(New(3, "ns", "key", "name", 7))
 	for n := range len(good) {
-		var id ID
-		if err := id.UnmarshalBinary(good[:n]); err == nil {
+		if _, err := unmarshal(good[:n]); err == nil {
 			t.Fatalf("truncated to %d bytes: no error", n)
 		}
 	}
-	var id ID
-	if err := id.UnmarshalBinary(append(bytes.Clone(good), 0)); !errors.Is(err, encoding.ErrCorrupt) {
+	if _, err := unmarshal(append(bytes.Clone(good), 0)); !errors.Is(err, encoding.ErrCorrupt) {
 		t.Fatalf("trailing byte: %v", err)
 	}
-	// A max id with a name is not canonical.
-	var e encoding.Encoder
-	ID{max: true, Name: "x"}.Encode(&e)
-	if err := id.UnmarshalBinary(e.Data()); !errors.Is(err, encoding.ErrCorrupt) {
-		t.Fatalf("max with a name: %v", err)
-	}
 	long := Object(1, "", strings.Repeat("x", MaxNameLen+1))
-	if _, err := long.MarshalBinary(); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("overlong name: %v", err)
+	if err := long.Validate(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("overlong name: Validate = %v", err)
+	}
+	if _, err := unmarshal(marshal(long)); !errors.Is(err, encoding.ErrCorrupt) {
+		t.Fatalf("overlong name: decode = %v", err)
+	}
+}
+
+func TestZeroAllocHash(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { HashLocator("namespace", "rbd_data.5f2a6b8b4567.0000000000000000") }); n != 0 {
+		t.Fatalf("HashLocator allocates %v times", n)
 	}
 }
 
 func FuzzDecode(f *testing.F) {
 	for _, id := range sampleIDs() {
-		data, _ := id.MarshalBinary()
-		f.Add(data)
+		f.Add(marshal(id))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var id ID
-		if err := id.UnmarshalBinary(data); err != nil {
+		id, err := unmarshal(data)
+		if err != nil {
 			return
 		}
-		again, err := id.MarshalBinary()
-		if err != nil {
-			t.Fatalf("decoded id does not encode: %v", err)
+		if err := id.Validate(); err != nil {
+			t.Fatalf("decoded id is invalid: %v", err)
 		}
-		var id2 ID
-		if err := id2.UnmarshalBinary(again); err != nil || id2 != id {
+		if id2, err := unmarshal(marshal(id)); err != nil || id2 != id {
 			t.Fatalf("re-decode: %v, %v != %v", err, id2, id)
 		}
 	})

@@ -12,7 +12,8 @@
 //
 // The package knows nothing of pools' settings, placement groups or OSDs:
 // turning a hash into a PG belongs to package osdmap. It imports only the
-// standard library and package encoding (a leaf like this one).
+// standard library; its codec takes package encoding's Encoder and Decoder
+// through small interfaces (codec.go).
 //
 // IDs are plain values, safe to copy and to share between goroutines; no
 // function here keeps state.
