@@ -23,7 +23,7 @@ func Hash2(a, b uint32) uint32 {
 	h := uint32(hashSeed) ^ a ^ b
 	x, y := uint32(231232), uint32(1232)
 	a, b, h = mix(a, b, h)
-	x, a, h = mix(x, a, h)
+	_, _, h = mix(x, a, h)
 	_, _, h = mix(b, y, h)
 	return h
 }
@@ -34,8 +34,8 @@ func Hash3(a, b, c uint32) uint32 {
 	x, y := uint32(231232), uint32(1232)
 	a, b, h = mix(a, b, h)
 	c, x, h = mix(c, x, h)
-	y, a, h = mix(y, a, h)
-	b, x, h = mix(b, x, h)
+	y, _, h = mix(y, a, h)
+	_, _, h = mix(b, x, h)
 	_, _, h = mix(y, c, h)
 	return h
 }
@@ -46,9 +46,9 @@ func Hash4(a, b, c, d uint32) uint32 {
 	x, y := uint32(231232), uint32(1232)
 	a, b, h = mix(a, b, h)
 	c, d, h = mix(c, d, h)
-	a, x, h = mix(a, x, h)
-	y, b, h = mix(y, b, h)
-	c, x, h = mix(c, x, h)
+	_, x, h = mix(a, x, h)
+	y, _, h = mix(y, b, h)
+	_, _, h = mix(c, x, h)
 	_, _, h = mix(y, d, h)
 	return h
 }
