@@ -1,0 +1,385 @@
+package osdmap
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/encoding"
+)
+
+// Cuttle's binary form of maps and incrementals (not Ceph's). Each is one
+// envelope (version, compat, length); MarshalBinary prefixes a magic so
+// files can be told apart. Integers are varints unless noted, PGs are
+// (pool varint, seed uvarint), OSD lists are a count and varints, and
+// every keyed collection is written in key order, so equal maps encode to
+// equal bytes. The CRUSH map is embedded as crush.Map.MarshalBinary wrote
+// it. Decoders rebuild the map with New, so whatever decodes is valid.
+
+var (
+	mapMagic = []byte("OSDM")
+	incMagic = []byte("OSDI")
+)
+
+const (
+	mapVersion  = 1
+	incVersion  = 1
+	osdVersion  = 1
+	poolVersion = 1
+)
+
+// Encode appends m to e:
+//
+//	version 1: epoch u32, fsid 16 bytes, created, modified (seconds varint,
+//	nanoseconds uvarint), flags, pool_max, crush (bytes), OSDs (count,
+//	then one envelope each), pools (count, one envelope each), pg_temp,
+//	primary_temp, pg_upmap, pg_upmap_items (count, then entries)
+func (m *Map) Encode(e *encoding.Encoder) error {
+	crushBytes, err := m.crush.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("osdmap: encode epoch %d: %w", m.epoch, err)
+	}
+	mark := e.Begin(mapVersion, 1)
+	e.Uint32(uint32(m.epoch))
+	encodeFSID(e, m.fsid)
+	encodeTime(e, m.created)
+	encodeTime(e, m.modified)
+	e.Uvarint(uint64(m.flags))
+	e.Varint(m.poolMax)
+	e.Bytes(crushBytes)
+	e.Uvarint(uint64(len(m.osds)))
+	for i := range m.osds {
+		encodeOSD(e, &m.osds[i])
+	}
+	e.Uvarint(uint64(len(m.pools)))
+	for i := range m.pools {
+		encodePool(e, &m.pools[i])
+	}
+	encodeListMap(e, m.pgTemp, encodeOSDList)
+	e.Uvarint(uint64(len(m.primaryTemp)))
+	for _, pg := range sortedPGs(m.primaryTemp) {
+		encodePG(e, pg)
+		e.Varint(int64(m.primaryTemp[pg]))
+	}
+	encodeListMap(e, m.pgUpmap, encodeOSDList)
+	encodeListMap(e, m.pgUpmapItems, encodeUpmapItems)
+	e.End(mark)
+	return nil
+}
+
+// DecodeMap reads a map written by Encode and validates it. Errors are
+// recorded in d; on error DecodeMap returns nil.
+func DecodeMap(d *encoding.Decoder) *Map {
+	var s Spec
+	d.Begin(mapVersion)
+	s.Epoch = Epoch(d.Uint32())
+	s.FSID = decodeFSID(d)
+	s.Created = decodeTime(d)
+	s.Modified = decodeTime(d)
+	s.Flags = Flags(decodeU32(d))
+	s.PoolMax = d.Varint()
+	s.Crush = decodeCrush(d)
+	s.OSDs = make([]OSD, d.Count(13)) // an envelope of 7 fields
+	for i := range s.OSDs {
+		s.OSDs[i] = decodeOSD(d)
+	}
+	s.Pools = make([]Pool, d.Count(16))
+	for i := range s.Pools {
+		s.Pools[i] = decodePool(d)
+	}
+	s.PGTemp = decodeListMap(d, decodeOSDList)
+	n := d.Count(3)
+	s.PrimaryTemp = make(map[PG]int32, n)
+	for range n {
+		pg := decodePG(d)
+		if _, dup := s.PrimaryTemp[pg]; dup {
+			d.Fail(fmt.Errorf("osdmap: primary_temp %s twice: %w", pg, encoding.ErrCorrupt))
+		}
+		s.PrimaryTemp[pg] = decodeI32(d)
+	}
+	s.PGUpmap = decodeListMap(d, decodeOSDList)
+	s.PGUpmapItems = decodeListMap(d, decodeUpmapItems)
+	d.End()
+	if d.Err() != nil {
+		return nil
+	}
+	m, err := New(s)
+	if err != nil {
+		d.Fail(fmt.Errorf("%w: %w", encoding.ErrCorrupt, err))
+		return nil
+	}
+	return m
+}
+
+// MarshalBinary encodes m with a leading magic, as stored in files.
+func (m *Map) MarshalBinary() ([]byte, error) {
+	var e encoding.Encoder
+	for _, b := range mapMagic {
+		e.Uint8(b)
+	}
+	if err := m.Encode(&e); err != nil {
+		return nil, err
+	}
+	return e.Data(), nil
+}
+
+// UnmarshalMap decodes what Map.MarshalBinary wrote.
+func UnmarshalMap(data []byte) (*Map, error) {
+	if !bytes.HasPrefix(data, mapMagic) {
+		return nil, fmt.Errorf("osdmap: decode map: missing magic %q: %w", mapMagic, encoding.ErrCorrupt)
+	}
+	d := encoding.NewDecoder(data[len(mapMagic):])
+	m := DecodeMap(d)
+	if err := d.Finish(); err != nil {
+		return nil, fmt.Errorf("osdmap: decode map: %w", err)
+	}
+	return m, nil
+}
+
+// Equal reports whether m and o describe the same map (they encode to the
+// same bytes).
+func (m *Map) Equal(o *Map) bool {
+	a, errA := m.MarshalBinary()
+	b, errB := o.MarshalBinary()
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+func encodeFSID(e *encoding.Encoder, f FSID) {
+	for _, b := range f {
+		e.Uint8(b)
+	}
+}
+
+func decodeFSID(d *encoding.Decoder) FSID {
+	var f FSID
+	for i := range f {
+		f[i] = d.Uint8()
+	}
+	return f
+}
+
+// Times are kept between years 1 and 9999, so they round-trip exactly.
+const (
+	minUnix = -62135596800 // 0001-01-01T00:00:00Z, the zero time.Time
+	maxUnix = 253402300799 // 9999-12-31T23:59:59Z
+)
+
+func encodeTime(e *encoding.Encoder, t time.Time) {
+	e.Varint(t.Unix())
+	e.Uvarint(uint64(t.Nanosecond()))
+}
+
+func decodeTime(d *encoding.Decoder) time.Time {
+	sec, nsec := d.Varint(), d.Uvarint()
+	if sec < minUnix || sec > maxUnix || nsec >= 1e9 {
+		d.Fail(fmt.Errorf("osdmap: time %d.%d out of range: %w", sec, nsec, encoding.ErrCorrupt))
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+func decodeU32(d *encoding.Decoder) uint32 {
+	v := d.Uvarint()
+	if v > math.MaxUint32 {
+		d.Fail(fmt.Errorf("osdmap: %d out of uint32 range: %w", v, encoding.ErrCorrupt))
+		return 0
+	}
+	return uint32(v)
+}
+
+func decodeI32(d *encoding.Decoder) int32 {
+	v := d.Varint()
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.Fail(fmt.Errorf("osdmap: %d out of int32 range: %w", v, encoding.ErrCorrupt))
+		return 0
+	}
+	return int32(v)
+}
+
+// decodeInt reads a uvarint count-like field (sizes), saturating so that
+// validation, not conversion, rejects huge values.
+func decodeInt(d *encoding.Decoder) int {
+	return int(min(d.Uvarint(), math.MaxInt32))
+}
+
+func decodeCrush(d *encoding.Decoder) *crush.Map {
+	b := d.Bytes(d.Remaining())
+	if d.Err() != nil {
+		return nil
+	}
+	c, err := crush.UnmarshalBinary(b)
+	if err != nil {
+		d.Fail(fmt.Errorf("osdmap: %w", err))
+		return nil
+	}
+	return c
+}
+
+func encodeOSD(e *encoding.Encoder, o *OSD) {
+	mark := e.Begin(osdVersion, 1)
+	e.Uvarint(uint64(o.State))
+	e.Uvarint(uint64(o.Weight))
+	e.Uvarint(uint64(o.PrimaryAffinity))
+	e.String(o.Addr)
+	e.Uvarint(uint64(o.UpFrom))
+	e.Uvarint(uint64(o.UpThru))
+	e.Uvarint(uint64(o.DownAt))
+	e.End(mark)
+}
+
+func decodeOSD(d *encoding.Decoder) OSD {
+	var o OSD
+	d.Begin(osdVersion)
+	o.State = OSDState(decodeU32(d))
+	o.Weight = decodeU32(d)
+	o.PrimaryAffinity = decodeU32(d)
+	o.Addr = d.String(MaxNameLen)
+	o.UpFrom = Epoch(decodeU32(d))
+	o.UpThru = Epoch(decodeU32(d))
+	o.DownAt = Epoch(decodeU32(d))
+	d.End()
+	return o
+}
+
+func encodePool(e *encoding.Encoder, p *Pool) {
+	mark := e.Begin(poolVersion, 1)
+	e.Varint(p.ID)
+	e.String(p.Name)
+	e.Uint8(uint8(p.Type))
+	e.Uvarint(uint64(p.Size))
+	e.Uvarint(uint64(p.MinSize))
+	e.Varint(int64(p.CrushRule))
+	e.Uvarint(uint64(p.PGNum))
+	e.Uvarint(uint64(p.PGPNum))
+	e.Uvarint(uint64(p.Flags))
+	e.Uvarint(uint64(p.LastChange))
+	e.End(mark)
+}
+
+func decodePool(d *encoding.Decoder) Pool {
+	var p Pool
+	d.Begin(poolVersion)
+	p.ID = d.Varint()
+	p.Name = d.String(MaxNameLen)
+	p.Type = PoolType(d.Uint8())
+	p.Size = decodeInt(d)
+	p.MinSize = decodeInt(d)
+	p.CrushRule = decodeI32(d)
+	p.PGNum = decodeU32(d)
+	p.PGPNum = decodeU32(d)
+	p.Flags = PoolFlags(d.Uvarint())
+	p.LastChange = Epoch(decodeU32(d))
+	d.End()
+	if d.Err() == nil {
+		if err := p.validate(); err != nil {
+			d.Fail(fmt.Errorf("osdmap: %w: %w", encoding.ErrCorrupt, err))
+		}
+	}
+	return p
+}
+
+func encodePG(e *encoding.Encoder, pg PG) {
+	e.Varint(pg.Pool)
+	e.Uvarint(uint64(pg.Seed))
+}
+
+func decodePG(d *encoding.Decoder) PG {
+	pg := PG{Pool: d.Varint(), Seed: decodeU32(d)}
+	if pg.Pool < 0 {
+		d.Fail(fmt.Errorf("osdmap: pg %s: negative pool: %w", pg, encoding.ErrCorrupt))
+	}
+	return pg
+}
+
+func encodeOSDList(e *encoding.Encoder, osds []int32) {
+	e.Uvarint(uint64(len(osds)))
+	for _, o := range osds {
+		e.Varint(int64(o))
+	}
+}
+
+// decodeOSDList reads an OSD list; an empty list decodes as nil.
+func decodeOSDList(d *encoding.Decoder) []int32 {
+	n := d.Count(1)
+	if n > MaxPoolSize {
+		d.Fail(fmt.Errorf("osdmap: osd list of %d exceeds %d: %w", n, MaxPoolSize, encoding.ErrCorrupt))
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	osds := make([]int32, n)
+	for i := range osds {
+		osds[i] = decodeI32(d)
+	}
+	return osds
+}
+
+func encodeUpmapItems(e *encoding.Encoder, items []UpmapItem) {
+	e.Uvarint(uint64(len(items)))
+	for _, it := range items {
+		e.Varint(int64(it.From))
+		e.Varint(int64(it.To))
+	}
+}
+
+func decodeUpmapItems(d *encoding.Decoder) []UpmapItem {
+	n := d.Count(2)
+	if n > MaxPoolSize {
+		d.Fail(fmt.Errorf("osdmap: %d upmap items exceed %d: %w", n, MaxPoolSize, encoding.ErrCorrupt))
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	items := make([]UpmapItem, n)
+	for i := range items {
+		items[i] = UpmapItem{From: decodeI32(d), To: decodeI32(d)}
+	}
+	return items
+}
+
+func encodeListMap[T any](e *encoding.Encoder, m map[PG][]T, enc func(*encoding.Encoder, []T)) {
+	e.Uvarint(uint64(len(m)))
+	for _, pg := range sortedPGs(m) {
+		encodePG(e, pg)
+		enc(e, m[pg])
+	}
+}
+
+func decodeListMap[T any](d *encoding.Decoder, dec func(*encoding.Decoder) []T) map[PG][]T {
+	n := d.Count(3)
+	m := make(map[PG][]T, n)
+	for range n {
+		pg := decodePG(d)
+		if _, dup := m[pg]; dup {
+			d.Fail(fmt.Errorf("osdmap: pg %s listed twice: %w", pg, encoding.ErrCorrupt))
+		}
+		m[pg] = dec(d)
+		if d.Err() != nil {
+			break
+		}
+	}
+	return m
+}
+
+func encodePGList(e *encoding.Encoder, pgs []PG) {
+	e.Uvarint(uint64(len(pgs)))
+	for _, pg := range pgs {
+		encodePG(e, pg)
+	}
+}
+
+func decodePGList(d *encoding.Decoder) []PG {
+	n := d.Count(2)
+	if n == 0 {
+		return nil
+	}
+	pgs := make([]PG, n)
+	for i := range pgs {
+		pgs[i] = decodePG(d)
+	}
+	return pgs
+}

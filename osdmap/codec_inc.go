@@ -1,0 +1,234 @@
+package osdmap
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/cuttlestore/cuttle/encoding"
+)
+
+// Encode appends inc to e:
+//
+//	version 1: fsid 16 bytes, epoch u32, modified; then each optional
+//	field as a bool and, if set, its value: flags, crush (bytes), max_osd,
+//	pool_max; new pools (count, envelopes), old pools (count, ids), new
+//	OSDs (count, id and envelope each), new pg_temp, new primary_temp,
+//	new pg_upmap, old pg_upmap, new pg_upmap_items, old pg_upmap_items
+func (inc *Incremental) Encode(e *encoding.Encoder) error {
+	var crushBytes []byte
+	if inc.NewCrush != nil {
+		var err error
+		if crushBytes, err = inc.NewCrush.MarshalBinary(); err != nil {
+			return fmt.Errorf("osdmap: encode incremental %d: %w", inc.Epoch, err)
+		}
+	}
+	mark := e.Begin(incVersion, 1)
+	encodeFSID(e, inc.FSID)
+	e.Uint32(uint32(inc.Epoch))
+	encodeTime(e, inc.Modified)
+	if e.Bool(inc.NewFlags != nil); inc.NewFlags != nil {
+		e.Uvarint(uint64(*inc.NewFlags))
+	}
+	if e.Bool(inc.NewCrush != nil); inc.NewCrush != nil {
+		e.Bytes(crushBytes)
+	}
+	if e.Bool(inc.NewMaxOSD != nil); inc.NewMaxOSD != nil {
+		e.Varint(int64(*inc.NewMaxOSD))
+	}
+	if e.Bool(inc.NewPoolMax != nil); inc.NewPoolMax != nil {
+		e.Varint(*inc.NewPoolMax)
+	}
+	e.Uvarint(uint64(len(inc.NewPools)))
+	for i := range inc.NewPools {
+		encodePool(e, &inc.NewPools[i])
+	}
+	e.Uvarint(uint64(len(inc.OldPools)))
+	for _, id := range inc.OldPools {
+		e.Varint(id)
+	}
+	e.Uvarint(uint64(len(inc.NewOSDs)))
+	for _, id := range slices.Sorted(maps.Keys(inc.NewOSDs)) {
+		e.Varint(int64(id))
+		o := inc.NewOSDs[id]
+		encodeOSD(e, &o)
+	}
+	encodeListMap(e, inc.NewPGTemp, encodeOSDList)
+	e.Uvarint(uint64(len(inc.NewPrimaryTemp)))
+	for _, pg := range sortedPGs(inc.NewPrimaryTemp) {
+		encodePG(e, pg)
+		e.Varint(int64(inc.NewPrimaryTemp[pg]))
+	}
+	encodeListMap(e, inc.NewPGUpmap, encodeOSDList)
+	encodePGList(e, inc.OldPGUpmap)
+	encodeListMap(e, inc.NewPGUpmapItems, encodeUpmapItems)
+	encodePGList(e, inc.OldPGUpmapItems)
+	e.End(mark)
+	return nil
+}
+
+// DecodeIncremental reads an incremental written by Encode and checks it
+// on its own terms (Apply checks it against the map). Errors are recorded
+// in d; on error DecodeIncremental returns nil.
+func DecodeIncremental(d *encoding.Decoder) *Incremental {
+	inc := &Incremental{}
+	d.Begin(incVersion)
+	inc.FSID = decodeFSID(d)
+	inc.Epoch = Epoch(d.Uint32())
+	inc.Modified = decodeTime(d)
+	if d.Bool() {
+		f := Flags(decodeU32(d))
+		inc.NewFlags = &f
+	}
+	if d.Bool() {
+		inc.NewCrush = decodeCrush(d)
+	}
+	if d.Bool() {
+		n := decodeI32(d)
+		inc.NewMaxOSD = &n
+	}
+	if d.Bool() {
+		n := d.Varint()
+		inc.NewPoolMax = &n
+	}
+	if n := d.Count(16); n > 0 {
+		inc.NewPools = make([]Pool, n)
+		for i := range inc.NewPools {
+			inc.NewPools[i] = decodePool(d)
+		}
+	}
+	if n := d.Count(1); n > 0 {
+		inc.OldPools = make([]int64, n)
+		for i := range inc.OldPools {
+			inc.OldPools[i] = d.Varint()
+		}
+	}
+	if n := d.Count(14); n > 0 {
+		inc.NewOSDs = make(map[int32]OSD, n)
+		for range n {
+			id := decodeI32(d)
+			if _, dup := inc.NewOSDs[id]; dup {
+				d.Fail(fmt.Errorf("osdmap: osd.%d listed twice: %w", id, encoding.ErrCorrupt))
+			}
+			inc.NewOSDs[id] = decodeOSD(d)
+			if d.Err() != nil {
+				break
+			}
+		}
+	}
+	inc.NewPGTemp = nilIfEmpty(decodeListMap(d, decodeOSDList))
+	if n := d.Count(3); n > 0 {
+		inc.NewPrimaryTemp = make(map[PG]int32, n)
+		for range n {
+			pg := decodePG(d)
+			if _, dup := inc.NewPrimaryTemp[pg]; dup {
+				d.Fail(fmt.Errorf("osdmap: primary_temp %s twice: %w", pg, encoding.ErrCorrupt))
+			}
+			inc.NewPrimaryTemp[pg] = decodeI32(d)
+		}
+	}
+	inc.NewPGUpmap = nilIfEmpty(decodeListMap(d, decodeOSDList))
+	inc.OldPGUpmap = decodePGList(d)
+	inc.NewPGUpmapItems = nilIfEmpty(decodeListMap(d, decodeUpmapItems))
+	inc.OldPGUpmapItems = decodePGList(d)
+	d.End()
+	if d.Err() != nil {
+		return nil
+	}
+	if err := inc.validate(); err != nil {
+		d.Fail(fmt.Errorf("%w: %w", encoding.ErrCorrupt, err))
+		return nil
+	}
+	return inc
+}
+
+func nilIfEmpty[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// validate checks what an incremental must satisfy whatever map it
+// applies to.
+func (inc *Incremental) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: incremental %d: %s", ErrInvalidMap, inc.Epoch, fmt.Sprintf(format, args...))
+	}
+	if inc.NewMaxOSD != nil && (*inc.NewMaxOSD < 0 || *inc.NewMaxOSD > MaxOSDs) {
+		return bad("max_osd %d out of [0, %d]", *inc.NewMaxOSD, MaxOSDs)
+	}
+	ids := map[int64]bool{}
+	for i := range inc.NewPools {
+		p := &inc.NewPools[i]
+		if err := p.validate(); err != nil {
+			return bad("%v", err)
+		}
+		if ids[p.ID] {
+			return bad("pool %d given twice", p.ID)
+		}
+		ids[p.ID] = true
+	}
+	for id, o := range inc.NewOSDs {
+		if id < 0 || id >= MaxOSDs {
+			return bad("osd id %d out of range", id)
+		}
+		if err := o.validate(id); err != nil {
+			return bad("%v", err)
+		}
+	}
+	for pg, osds := range inc.NewPGTemp {
+		if len(osds) > 0 {
+			if err := checkOSDList("pg_temp", pg, osds); err != nil {
+				return bad("%v", err)
+			}
+		}
+	}
+	for pg, osd := range inc.NewPrimaryTemp {
+		if osd < -1 {
+			return bad("primary_temp %s: bad osd %d", pg, osd)
+		}
+	}
+	for pg, osds := range inc.NewPGUpmap {
+		if err := checkOSDList("pg_upmap", pg, osds); err != nil {
+			return bad("%v", err)
+		}
+	}
+	for pg, items := range inc.NewPGUpmapItems {
+		if len(items) == 0 || len(items) > MaxPoolSize {
+			return bad("pg_upmap_items %s: %d items", pg, len(items))
+		}
+		for _, it := range items {
+			if it.From < 0 || it.To < 0 {
+				return bad("pg_upmap_items %s: bad osd ids %d -> %d", pg, it.From, it.To)
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalBinary encodes inc with a leading magic.
+func (inc *Incremental) MarshalBinary() ([]byte, error) {
+	var e encoding.Encoder
+	for _, b := range incMagic {
+		e.Uint8(b)
+	}
+	if err := inc.Encode(&e); err != nil {
+		return nil, err
+	}
+	return e.Data(), nil
+}
+
+// UnmarshalIncremental decodes what Incremental.MarshalBinary wrote.
+func UnmarshalIncremental(data []byte) (*Incremental, error) {
+	if !bytes.HasPrefix(data, incMagic) {
+		return nil, fmt.Errorf("osdmap: decode incremental: missing magic %q: %w", incMagic, encoding.ErrCorrupt)
+	}
+	d := encoding.NewDecoder(data[len(incMagic):])
+	inc := DecodeIncremental(d)
+	if err := d.Finish(); err != nil {
+		return nil, fmt.Errorf("osdmap: decode incremental: %w", err)
+	}
+	return inc, nil
+}
