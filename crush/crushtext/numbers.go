@@ -99,7 +99,8 @@ func ParseWeight(s string) (uint32, error) {
 		return 0, errRange
 	}
 	v := float32(f) * float32(0x10000)
-	if v >= 1<<32 || v <= -(1<<31) {
+	// Below -2^31 no printed weight goes, and beyond 2^32 none fits.
+	if v >= 1<<32 || v < -(1<<31) {
 		return 0, errRange
 	}
 	return uint32(int64(v)), nil

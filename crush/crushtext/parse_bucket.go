@@ -206,6 +206,12 @@ func (p *parser) parseItem(d *bucketDraft) error {
 			}
 			it.pos, it.posTok = int(pos), posTok
 		default:
+			// Ceph checks only explicit weights, but decompiling prints
+			// the default explicitly, so check it too or the printed map
+			// would not compile back.
+			if !hasWeight && id < 0 && it.weight > maxBucketWeight {
+				return errorAt(nameTok, "item '%s' weighs %s, more than a bucket item may (65535)", nameTok.text, FormatWeight(it.weight))
+			}
 			d.items = append(d.items, it)
 			return nil
 		}
