@@ -274,7 +274,7 @@ func decodePool(d *encoding.Decoder) Pool {
 	d.End()
 	if d.Err() == nil {
 		if err := p.validate(); err != nil {
-			d.Fail(fmt.Errorf("osdmap: %w: %w", encoding.ErrCorrupt, err))
+			d.Fail(fmt.Errorf("%w: %w: %w", encoding.ErrCorrupt, ErrInvalidMap, err))
 		}
 	}
 	return p

@@ -1,0 +1,221 @@
+package osdmap
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cuttlestore/cuttle/encoding"
+)
+
+// sampleMaps returns maps exercising every field of the encoding.
+func sampleMaps(t testing.TB) []*Map {
+	m := smallMap(t)
+	full := change(t, m, func(s *Spec) {
+		s.FSID = FSID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+		s.Created = time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
+		s.Modified = time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600))
+		s.Flags = FlagNoOut | FlagNoDown | 1<<30
+		s.OSDs[3] = OSD{State: OSDExists | OSDNoOut, Weight: 0x1234, PrimaryAffinity: 0x8000, Addr: "[::1]:6800", UpFrom: 1, UpThru: 2, DownAt: 2}
+		s.OSDs[5] = OSD{}
+		s.OSDs = append(s.OSDs, OSD{}, OSD{})
+		s.PGTemp[PG{Pool: 1, Seed: 3}] = []int32{1, 2, 0}
+		s.PGTemp[PG{Pool: 2, Seed: 0}] = []int32{1, 2147483647, 0}
+		s.PrimaryTemp[PG{Pool: 1, Seed: 3}] = 2
+		s.PGUpmap[PG{Pool: 1, Seed: 4}] = []int32{7, 8, 9}
+		s.PGUpmapItems[PG{Pool: 2, Seed: 5}] = []UpmapItem{{From: 1, To: 4}, {From: 2, To: 5}}
+		s.Pools[0].Flags |= PoolNoDelete
+		s.Pools[0].LastChange = 2
+		s.PoolMax = 7
+	})
+	r := rand.New(rand.NewPCG(1, 1))
+	maps := []*Map{m, full}
+	c2 := otherCrush(t)
+	for range 20 {
+		maps = append(maps, randomNext(t, r, maps[len(maps)-1], c2))
+	}
+	return maps
+}
+
+func TestMapCodecRoundTrip(t *testing.T) {
+	for _, m := range sampleMaps(t) {
+		data, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := UnmarshalMap(data)
+		if err != nil {
+			t.Fatalf("epoch %d: %v", m.Epoch(), err)
+		}
+		requireSameMap(t, got, m)
+		again, _ := got.MarshalBinary()
+		if !bytes.Equal(again, data) {
+			t.Fatalf("epoch %d: re-encoding differs", m.Epoch())
+		}
+	}
+}
+
+func TestIncrementalCodecRoundTrip(t *testing.T) {
+	maps := sampleMaps(t)
+	incs := []*Incremental{{}, maps[0].NewIncremental()}
+	for i := 1; i < len(maps); i++ {
+		incs = append(incs, Diff(maps[i-1], maps[i]))
+	}
+	// One with every optional field and both kinds of removal.
+	n, pm, f := int32(20), int64(9), FlagNoUp
+	incs = append(incs, &Incremental{Epoch: 9, NewMaxOSD: &n, NewPoolMax: &pm, NewFlags: &f, NewCrush: maps[0].Crush(),
+		OldPools: []int64{1, 2}, NewOSDs: map[int32]OSD{19: {State: OSDExists, PrimaryAffinity: 1}},
+		NewPGTemp: map[PG][]int32{{Pool: 1}: nil, {Pool: 1, Seed: 1}: {3}}, NewPrimaryTemp: map[PG]int32{{Pool: 1}: -1},
+		OldPGUpmap: []PG{{Pool: 3, Seed: 3}}, OldPGUpmapItems: []PG{{Pool: 4}},
+	})
+	for _, inc := range incs {
+		data, err := inc.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := UnmarshalIncremental(data)
+		if err != nil {
+			t.Fatalf("epoch %d: %v", inc.Epoch, err)
+		}
+		again, _ := got.MarshalBinary()
+		if !bytes.Equal(again, data) {
+			t.Fatalf("epoch %d: re-encoding differs", inc.Epoch)
+		}
+		a, b := *inc, *got
+		a.NewCrush, b.NewCrush = nil, nil
+		a.Modified, b.Modified = normTime(a.Modified), normTime(b.Modified)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("epoch %d:\n got  %+v\n want %+v", inc.Epoch, b, a)
+		}
+	}
+}
+
+func TestMapDecodeRejectsBadInput(t *testing.T) {
+	m := sampleMaps(t)[1]
+	good, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(good); n += 1 + n/50 {
+		if _, err := UnmarshalMap(good[:n]); err == nil {
+			t.Fatalf("truncated to %d bytes: no error", n)
+		}
+	}
+	if _, err := UnmarshalMap(append(bytes.Clone(good), 0)); !errors.Is(err, encoding.ErrCorrupt) {
+		t.Fatalf("trailing byte: %v", err)
+	}
+	inc, _ := m.NewIncremental().MarshalBinary()
+	if _, err := UnmarshalMap(inc); !errors.Is(err, encoding.ErrCorrupt) {
+		t.Fatalf("incremental read as a map: %v", err)
+	}
+	// Invariants are checked on decode: a pool of size 0 is corrupt.
+	bad := change(t, m, func(*Spec) {})
+	bad.pools[0].Size = 0
+	data, _ := bad.MarshalBinary()
+	if _, err := UnmarshalMap(data); !errors.Is(err, encoding.ErrCorrupt) || !errors.Is(err, ErrInvalidMap) {
+		t.Fatalf("pool of size 0: %v", err)
+	}
+	bad = change(t, m, func(*Spec) {})
+	bad.pgTemp[PG{Pool: 1, Seed: 1000}] = []int32{1}
+	data, _ = bad.MarshalBinary()
+	if _, err := UnmarshalMap(data); !errors.Is(err, ErrInvalidMap) {
+		t.Fatalf("pg_temp beyond pg_num: %v", err)
+	}
+	bad = change(t, m, func(*Spec) {})
+	bad.created = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	data, _ = bad.MarshalBinary()
+	if _, err := UnmarshalMap(data); !errors.Is(err, encoding.ErrCorrupt) {
+		t.Fatalf("year 10000: %v", err)
+	}
+}
+
+func TestIncrementalDecodeRejectsBadInput(t *testing.T) {
+	for name, inc := range map[string]*Incremental{
+		"pool min_size above size": {NewPools: []Pool{{ID: 1, Name: "a", Type: PoolReplicated, Size: 2, MinSize: 3, PGNum: 1, PGPNum: 1}}},
+		"pgp_num above pg_num":     {NewPools: []Pool{{ID: 1, Name: "a", Type: PoolReplicated, Size: 2, MinSize: 1, PGNum: 1, PGPNum: 2}}},
+		"negative osd id":          {NewOSDs: map[int32]OSD{-1: {}}},
+		"upmap too long":           {NewPGUpmap: map[PG][]int32{{}: make([]int32, MaxPoolSize+1)}},
+		"empty upmap":              {NewPGUpmap: map[PG][]int32{{}: {}}},
+		"huge max_osd":             {NewMaxOSD: new(int32(MaxOSDs + 1))},
+	} {
+		data, err := inc.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := UnmarshalIncremental(data); !errors.Is(err, encoding.ErrCorrupt) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func FuzzDecodeMap(f *testing.F) {
+	for _, m := range sampleMaps(f)[:6] {
+		data, err := m.MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := UnmarshalMap(data)
+		if err != nil {
+			return
+		}
+		again, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatalf("decoded map does not encode: %v", err)
+		}
+		m2, err := UnmarshalMap(again)
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		requireSameMap(t, m2, m)
+		var s Scratch
+		for _, p := range m.Pools() {
+			for ps := range min(p.PGNum, 64) {
+				if _, err := m.PGToUpActing(PG{Pool: p.ID, Seed: ps}, &s); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+func FuzzDecodeIncremental(f *testing.F) {
+	maps := sampleMaps(f)
+	for i := 1; i < 6; i++ {
+		data, err := Diff(maps[i-1], maps[i]).MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	base := maps[0]
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inc, err := UnmarshalIncremental(data)
+		if err != nil {
+			return
+		}
+		again, err := inc.MarshalBinary()
+		if err != nil {
+			t.Fatalf("decoded incremental does not encode: %v", err)
+		}
+		inc2, err := UnmarshalIncremental(again)
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		if again2, _ := inc2.MarshalBinary(); !bytes.Equal(again, again2) {
+			t.Fatal("decode(encode(x)) != x")
+		}
+		// Applying whatever decodes must not panic either.
+		inc.FSID, inc.Epoch = base.FSID(), base.Epoch()+1
+		if m, err := base.Apply(inc); err == nil {
+			if !m.Equal(m) {
+				t.Fatal("applied map is not equal to itself")
+			}
+		}
+	})
+}
