@@ -55,6 +55,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	// addXxxCommands(root, out) in its own file and list it here.
 	for _, add := range []func(*cobra.Command, *Output){
 		addVersionCommand,
+		addCrushCommands,
 		addOSDMapCommands,
 	} {
 		add(root, out)
