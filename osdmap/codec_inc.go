@@ -28,16 +28,20 @@ func (inc *Incremental) Encode(e *encoding.Encoder) error {
 	encodeFSID(e, inc.FSID)
 	e.Uint32(uint32(inc.Epoch))
 	encodeTime(e, inc.Modified)
-	if e.Bool(inc.NewFlags != nil); inc.NewFlags != nil {
+	e.Bool(inc.NewFlags != nil)
+	if inc.NewFlags != nil {
 		e.Uvarint(uint64(*inc.NewFlags))
 	}
-	if e.Bool(inc.NewCrush != nil); inc.NewCrush != nil {
+	e.Bool(inc.NewCrush != nil)
+	if inc.NewCrush != nil {
 		e.Bytes(crushBytes)
 	}
-	if e.Bool(inc.NewMaxOSD != nil); inc.NewMaxOSD != nil {
+	e.Bool(inc.NewMaxOSD != nil)
+	if inc.NewMaxOSD != nil {
 		e.Varint(int64(*inc.NewMaxOSD))
 	}
-	if e.Bool(inc.NewPoolMax != nil); inc.NewPoolMax != nil {
+	e.Bool(inc.NewPoolMax != nil)
+	if inc.NewPoolMax != nil {
 		e.Varint(*inc.NewPoolMax)
 	}
 	e.Uvarint(uint64(len(inc.NewPools)))
