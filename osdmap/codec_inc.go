@@ -160,6 +160,9 @@ func (inc *Incremental) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: incremental %d: %s", ErrInvalidMap, inc.Epoch, fmt.Sprintf(format, args...))
 	}
+	if err := checkTime("modified", inc.Modified); err != nil {
+		return bad("%v", err)
+	}
 	if inc.NewMaxOSD != nil && (*inc.NewMaxOSD < 0 || *inc.NewMaxOSD > MaxOSDs) {
 		return bad("max_osd %d out of [0, %d]", *inc.NewMaxOSD, MaxOSDs)
 	}

@@ -124,6 +124,11 @@ func TestMapDecodeRejectsBadInput(t *testing.T) {
 	if _, err := UnmarshalMap(data); !errors.Is(err, ErrInvalidMap) {
 		t.Fatalf("pg_temp beyond pg_num: %v", err)
 	}
+	s := m.Spec()
+	s.Created = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := New(s); !errors.Is(err, ErrInvalidMap) {
+		t.Fatalf("New accepted year 10000: %v", err)
+	}
 	bad = change(t, m, func(*Spec) {})
 	bad.created = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 	data, _ = bad.MarshalBinary()

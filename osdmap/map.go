@@ -105,9 +105,24 @@ func New(spec Spec) (*Map, error) {
 
 func normTime(t time.Time) time.Time { return t.Round(0).UTC() }
 
+// checkTime verifies that t is in the range the encoding keeps (years 1
+// to 9999).
+func checkTime(what string, t time.Time) error {
+	if s := t.Unix(); s < minUnix || s > maxUnix {
+		return fmt.Errorf("%s time %s out of range", what, t)
+	}
+	return nil
+}
+
 func (m *Map) setOSDs(spec *Spec) error {
 	if m.crush == nil {
 		return fmt.Errorf("no crush map")
+	}
+	if err := checkTime("created", m.created); err != nil {
+		return err
+	}
+	if err := checkTime("modified", m.modified); err != nil {
+		return err
 	}
 	if len(spec.OSDs) > MaxOSDs {
 		return fmt.Errorf("max_osd %d exceeds %d", len(spec.OSDs), MaxOSDs)
