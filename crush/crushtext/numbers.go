@@ -116,3 +116,9 @@ func appendWeight(b []byte, w uint32) []byte {
 	f := float32(int32(w)) / float32(0x10000)
 	return strconv.AppendFloat(b, float64(f), 'f', 3, 64)
 }
+
+// plainWeight formats a 16.16 weight for messages, unsigned and without
+// crushtool's float32 rounding.
+func plainWeight(w uint32) string {
+	return strconv.FormatFloat(float64(w)/0x10000, 'f', 3, 64)
+}

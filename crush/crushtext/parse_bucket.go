@@ -210,7 +210,7 @@ func (p *parser) parseItem(d *bucketDraft) error {
 			// the default explicitly, so check it too or the printed map
 			// would not compile back.
 			if !hasWeight && id < 0 && it.weight > maxBucketWeight {
-				return errorAt(nameTok, "item '%s' weighs %s, more than a bucket item may (65535)", nameTok.text, FormatWeight(it.weight))
+				return errorAt(nameTok, "item '%s' weighs %s, more than a bucket item may (65535)", nameTok.text, plainWeight(it.weight))
 			}
 			d.items = append(d.items, it)
 			return nil
@@ -253,7 +253,7 @@ func (p *parser) placeItems(d *bucketDraft) error {
 	for _, it := range d.items {
 		if d.b.Alg == crush.AlgUniform && it.weight != d.items[0].weight {
 			return errorAt(it.nameTok, "item '%s' in uniform bucket '%s' has weight %s but previous item(s) have weight %s; uniform bucket items must all have identical weights",
-				it.nameTok.text, d.b.Name, FormatWeight(it.weight), FormatWeight(d.items[0].weight))
+				it.nameTok.text, d.b.Name, plainWeight(it.weight), plainWeight(d.items[0].weight))
 		}
 		if total+it.weight < total {
 			return errorAt(it.nameTok, "bucket '%s' weight overflows 16.16 fixed point; lower the item weights", d.b.Name)
