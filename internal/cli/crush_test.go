@@ -163,7 +163,7 @@ func TestCrushTestBadMappingsAndJSON(t *testing.T) {
 		t.Errorf("bad mappings:\n%s", stdout)
 	}
 	stdout, _, err = run(t, "--format", "json", "crush", "test", "-i", mapPath, "--rule", "1", "--num-rep", "9",
-		"--max-x", "3", "--show-mappings", "--show-utilization")
+		"--max-x", "3", "--show-mappings", "--show-utilization", "--show-bad-mappings")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,8 @@ func TestCrushTestBadMappingsAndJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, stdout)
 	}
-	if len(got) != 1 || len(got[0].Mappings) != 4 || got[0].Mappings[0].OSDs[6] != 2147483647 || got[0].ResultSizes["9"] != 4 {
+	if len(got) != 1 || len(got[0].Mappings) != 4 || got[0].Mappings[0].OSDs[6] != 2147483647 || got[0].ResultSizes["9"] != 4 ||
+		len(got[0].BadMappings) == 0 || got[0].BadMappings[0].X != 0 {
 		t.Errorf("json result %+v", got)
 	}
 }

@@ -37,6 +37,7 @@ type crushTestResult struct {
 	MinX        int32          `json:"min_x"`
 	MaxX        int32          `json:"max_x"`
 	Mappings    []crushMapping `json:"mappings,omitempty"`
+	BadMappings []crushMapping `json:"bad_mappings,omitempty"`
 	ResultSizes map[string]int `json:"result_sizes"`
 	Utilization []deviceUsage  `json:"utilization,omitempty"`
 }
@@ -217,9 +218,14 @@ func runCrushTest(cmd *cobra.Command, out *Output, bw *bufio.Writer, m *crush.Ma
 			}
 			return dst
 		}
-	case f.showMappings:
+	case f.showMappings || f.showBadMappings:
 		run.Format = func(dst []byte, x int32, result []int32) []byte {
-			res.Mappings = append(res.Mappings, crushMapping{X: x, OSDs: slices.Clone(result)})
+			if f.showMappings {
+				res.Mappings = append(res.Mappings, crushMapping{X: x, OSDs: slices.Clone(result)})
+			}
+			if f.showBadMappings && isBadMapping(result, numRep) {
+				res.BadMappings = append(res.BadMappings, crushMapping{X: x, OSDs: slices.Clone(result)})
+			}
 			return dst
 		}
 		run.Workers = 1 // Format appends to res; keep it single-threaded
