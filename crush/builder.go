@@ -61,8 +61,12 @@ func BuildLayout(l Layout) (Spec, error) {
 			domainType = t.ID
 		}
 	}
-	if domainType < 0 {
+	switch {
+	case domainType < 0:
 		return Spec{}, fmt.Errorf("crush: unknown failure domain %q", domain)
+	case domain != "osd" && domain != "host" && (domain != "rack" || l.Racks == 0):
+		// Rules across a level the layout does not build would map nothing.
+		return Spec{}, fmt.Errorf("crush: failure domain %q is not a level of this layout (osd, host, or rack with racks)", domain)
 	}
 	const hostType, rackType, rootType = 1, 3, 11
 	nextID := int32(-2)

@@ -79,6 +79,19 @@ func (s mapSummary) plain(w io.Writer) error {
 	return err
 }
 
+// writeMap writes an encoded map and reports what it wrote, unless the map
+// itself went to standard output.
+func writeMap(out *Output, m *crush.Map, path string, data []byte) error {
+	if err := writeOutput(path, out.W, data); err != nil {
+		return err
+	}
+	if path == "-" {
+		return nil
+	}
+	s := summarize(m, path)
+	return out.Print(s, s.plain)
+}
+
 func crushCompileCommand(out *Output) *cobra.Command {
 	var in, output string
 	cmd := &cobra.Command{
@@ -97,11 +110,7 @@ func crushCompileCommand(out *Output) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := writeOutput(output, cmd.OutOrStdout(), data); err != nil {
-				return err
-			}
-			s := summarize(m, output)
-			return out.Print(s, s.plain)
+			return writeMap(out, m, output, data)
 		},
 	}
 	cmd.Flags().StringVarP(&in, "in", "i", "", "map to compile (text or binary)")
@@ -168,11 +177,7 @@ replicas across the failure domain.`,
 					return err
 				}
 			}
-			if err := writeOutput(output, cmd.OutOrStdout(), data); err != nil {
-				return err
-			}
-			s := summarize(m, output)
-			return out.Print(s, s.plain)
+			return writeMap(out, m, output, data)
 		},
 	}
 	f := cmd.Flags()
