@@ -3,17 +3,17 @@ package crush
 import (
 	"bytes"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 func TestCodecRoundTrip(t *testing.T) {
 	for _, name := range []string{"classes", "choose_args_compat", "alg_tree", "alg_straw", "tunables_legacy", "racks"} {
 		t.Run(name, func(t *testing.T) {
-			spec, _ := specFromDump(t, filepath.Join(vectorsDir, "maps", name+".json"))
+			spec, _ := specFromDump(t, crushvectors.Path(t, "maps/"+name+".json"))
 			m, err := New(spec)
 			if err != nil {
 				t.Fatal(err)
@@ -56,7 +56,7 @@ func assertSameMappings(t *testing.T, a, b *Map) {
 }
 
 func TestUnmarshalRejectsBadInput(t *testing.T) {
-	spec, _ := specFromDump(t, filepath.Join(vectorsDir, "maps/hosts.json"))
+	spec, _ := specFromDump(t, crushvectors.Path(t, "maps/hosts.json"))
 	m, err := New(spec)
 	if err != nil {
 		t.Fatal(err)

@@ -2,18 +2,15 @@ package crush
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 // TestHashVectors checks the rjenkins1 hashes against values Ceph's tools
 // produced (hash_vectors.json).
 func TestHashVectors(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(vectorsDir, "hash_vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := crushvectors.ReadFile(t, "hash_vectors.json")
 	var v struct {
 		H2 struct{ Vectors [][]uint32 } `json:"crush_hash32_2"`
 		H3 struct{ Vectors [][]uint32 } `json:"crush_hash32_3"`

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 func validSpec() Spec {
@@ -127,7 +129,7 @@ func TestBuildLayoutMatchesCephRacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cephSpec, _ := specFromDump(t, vectorsDir+"/maps/racks.json")
+	cephSpec, _ := specFromDump(t, crushvectors.Path(t, "maps/racks.json"))
 	ceph, err := New(cephSpec)
 	if err != nil {
 		t.Fatal(err)

@@ -4,16 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 // TestRunTestMatchesCrushtool runs vector cases through RunTest, with
 // several workers, and compares its ordered output with crushtool's.
 func TestRunTestMatchesCrushtool(t *testing.T) {
 	ran := 0
-	for _, c := range loadCases(t) {
+	for _, c := range crushvectors.Cases(t) {
 		// A handful of cases covers firstn, indep holes, reweights and
 		// pool ids; TestCephVectorsFromDump replays them all.
 		if (c.Map != "racks" && c.Map != "ec") || ran >= 8 {
@@ -21,7 +21,7 @@ func TestRunTestMatchesCrushtool(t *testing.T) {
 		}
 		ran++
 		t.Run(c.ID, func(t *testing.T) {
-			spec, _ := specFromDump(t, filepath.Join(vectorsDir, c.MapJSON))
+			spec, _ := specFromDump(t, crushvectors.Path(t, c.MapJSON))
 			m, err := New(spec)
 			if err != nil {
 				t.Fatal(err)
@@ -31,13 +31,13 @@ func TestRunTestMatchesCrushtool(t *testing.T) {
 				Rule: c.Rule, NumRep: c.NumRep, MinX: c.XMin, MaxX: c.XMax, Weights: crushtoolWeights(m, c),
 				PoolID: c.PoolID, ChooseArgs: m.ChooseArgsFor(0), Workers: 3,
 				Format: func(dst []byte, x int32, res []int32) []byte {
-					return append(append(dst, formatMapping(c.Rule, x, res)...), '\n')
+					return append(append(dst, crushvectors.FormatMapping(c.Rule, x, res)...), '\n')
 				},
 			}, &buf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := strings.Join(readMappings(t, c), "\n") + "\n"
+			want := crushvectors.MappingText(t, c)
 			if buf.String() != want {
 				t.Fatal("output differs from crushtool's")
 			}

@@ -1,21 +1,15 @@
 package crush
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// vectorsDir holds maps and mappings produced by Ceph 16.2.15's crushtool
-// (see its README.md).
-var vectorsDir = vectorsPath()
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
+)
 
 // dumpMap is the JSON that "crushtool --dump" prints.
 type dumpMap struct {
@@ -179,99 +173,18 @@ func specFromDump(t *testing.T, path string) (Spec, *dumpMap) {
 	return spec, &d
 }
 
-// vectorCase is one entry of vectors.json's "cases".
-type vectorCase struct {
-	ID        string `json:"id"`
-	Map       string `json:"map"`
-	MapJSON   string `json:"map_json"`
-	MapTxt    string `json:"map_txt"`
-	Rule      int32  `json:"rule"`
-	NumRep    int    `json:"num_rep"`
-	XMin      int32  `json:"x_min"`
-	XMax      int32  `json:"x_max"`
-	PoolID    *int64 `json:"pool_id"`
-	Mappings  string `json:"mappings"`
-	Reweights []struct {
-		OSD    int32  `json:"osd"`
-		Weight uint32 `json:"weight_16_16"`
-	} `json:"reweights"`
-}
-
-func loadCases(t testing.TB) []vectorCase {
-	data, err := os.ReadFile(filepath.Join(vectorsDir, "vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Cases []vectorCase `json:"cases"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v.Cases
-}
-
-// readMappings returns crushtool's output lines for a case.
-func readMappings(t testing.TB, c vectorCase) []string {
-	f, err := os.Open(filepath.Join(vectorsDir, c.Mappings))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	sc := bufio.NewScanner(zr)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return lines
-}
-
-// crushtoolWeights is the reweight vector crushtool --test builds: 1.0 for
-// every device in some bucket, 0 for other ids, then the case's --weight
-// options.
-func crushtoolWeights(m *Map, c vectorCase) []uint32 {
-	w := make([]uint32, m.MaxDevices())
-	for _, b := range m.Buckets() {
-		for _, it := range b.Items {
-			if it >= 0 {
-				w[it] = WeightOne
-			}
-		}
-	}
-	for _, rw := range c.Reweights {
-		w[rw.OSD] = rw.Weight
-	}
-	return w
-}
-
-// formatMapping prints one result as crushtool --show-mappings does.
-func formatMapping(rule int32, x int32, res []int32) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "CRUSH rule %d x %d [", rule, x)
-	for i, v := range res {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(strconv.Itoa(int(v)))
-	}
-	sb.WriteByte(']')
-	return sb.String()
+// crushtoolWeights is the reweight vector crushtool --test builds for c.
+func crushtoolWeights(m *Map, c crushvectors.Case) []uint32 {
+	return crushvectors.CrushtoolWeights(m.MaxDevices(), m.Buckets(), func(b *Bucket) []int32 { return b.Items }, c.Reweights)
 }
 
 // TestCephVectorsFromDump replays every crushtool vector on maps rebuilt
 // from crushtool's JSON dump, independently of the text compiler.
 func TestCephVectorsFromDump(t *testing.T) {
-	for _, c := range loadCases(t) {
+	for _, c := range crushvectors.Cases(t) {
 		t.Run(c.ID, func(t *testing.T) {
 			t.Parallel()
-			spec, _ := specFromDump(t, filepath.Join(vectorsDir, c.MapJSON))
+			spec, _ := specFromDump(t, crushvectors.Path(t, c.MapJSON))
 			m, err := New(spec)
 			if err != nil {
 				t.Fatal(err)
@@ -281,39 +194,24 @@ func TestCephVectorsFromDump(t *testing.T) {
 	}
 }
 
-func replayCase(t *testing.T, m *Map, c vectorCase) {
-	want := readMappings(t, c)
+func replayCase(t *testing.T, m *Map, c crushvectors.Case) {
 	weights := crushtoolWeights(m, c)
 	ws := m.NewWorkspace()
 	out := make([]int32, c.NumRep)
 	args := m.ChooseArgsFor(0)
-	bad := 0
-	for x := c.XMin; x <= c.XMax; x++ {
+	crushvectors.CheckMappings(t, c, func(x int32) []int32 {
 		input := x
 		if c.PoolID != nil {
 			input = int32(Hash2(uint32(x), uint32(*c.PoolID)))
 		}
-		n := m.DoRule(ws, c.Rule, input, out, weights, args)
-		got := formatMapping(c.Rule, x, out[:n])
-		if idx := int(x - c.XMin); idx >= len(want) || got != want[idx] {
-			if bad++; bad <= 5 {
-				w := "<missing>"
-				if idx < len(want) {
-					w = want[idx]
-				}
-				t.Errorf("got  %s\nwant %s", got, w)
-			}
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%d of %d mappings differ", bad, c.XMax-c.XMin+1)
-	}
+		return out[:m.DoRule(ws, c.Rule, input, out, weights, args)]
+	})
 }
 
 // TestShadowTreesMatchCeph checks that the shadow buckets New derives are
 // the ones crushtool built: same items, weights, algorithm.
 func TestShadowTreesMatchCeph(t *testing.T) {
-	spec, d := specFromDump(t, filepath.Join(vectorsDir, "maps/classes.json"))
+	spec, d := specFromDump(t, crushvectors.Path(t, "maps/classes.json"))
 	m, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -336,11 +234,4 @@ func TestShadowTreesMatchCeph(t *testing.T) {
 			}
 		}
 	}
-}
-
-func vectorsPath() string {
-	if p := os.Getenv("CUTTLE_CRUSH_VECTORS"); p != "" {
-		return p
-	}
-	return "../testdata/crush-vectors"
 }

@@ -3,26 +3,16 @@ package objid
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func vectorsDir() string {
-	if p := os.Getenv("CUTTLE_CRUSH_VECTORS"); p != "" {
-		return p
-	}
-	return "../testdata/crush-vectors"
-}
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
+)
 
 // TestStrHashCephVectors replays the ceph_str_hash_rjenkins values of
 // hash_vectors.json, which were checked against Ceph 16.2.15's osdmaptool.
 func TestStrHashCephVectors(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(vectorsDir(), "hash_vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := crushvectors.ReadFile(t, "hash_vectors.json")
 	var v struct {
 		Str struct {
 			Vectors []struct {

@@ -4,13 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/crush"
 	"github.com/cuttlestore/cuttle/crush/crushtext"
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 // The vectors were produced by Ceph 16.2.15's osdmaptool on the "racks"
@@ -20,25 +19,9 @@ import (
 // pg_num 2304 and pgp_num 2304 (om_racks) or 1152 (om_racks_pgp), every
 // OSD marked up and in by --mark-up-in.
 
-func vectorsDir() string {
-	if p := os.Getenv("CUTTLE_CRUSH_VECTORS"); p != "" {
-		return p
-	}
-	return "../testdata/crush-vectors"
-}
-
-func readVector(t testing.TB, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(vectorsDir(), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 func racksCrush(t testing.TB) *crush.Map {
 	t.Helper()
-	c, err := crushtext.Compile(readVector(t, "maps/racks.txt"))
+	c, err := crushtext.Compile(crushvectors.ReadFile(t, "maps/racks.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +111,7 @@ func TestOsdmaptoolPGDumps(t *testing.T) {
 			if c.change != nil {
 				m = c.change(t, m)
 			}
-			compareLines(t, dumpText(t, m, c.header), string(readVector(t, "osdmap/"+c.file)))
+			compareLines(t, dumpText(t, m, c.header), string(crushvectors.ReadFile(t, "osdmap/"+c.file)))
 		})
 	}
 }
@@ -137,7 +120,7 @@ func TestOsdmaptoolPGDumps(t *testing.T) {
 // -> PG -> acting set.
 func TestOsdmaptoolObjects(t *testing.T) {
 	m := racksMap(t, 2304)
-	sc := bufio.NewScanner(strings.NewReader(string(readVector(t, "osdmap/objects.om_racks.tsv"))))
+	sc := bufio.NewScanner(strings.NewReader(string(crushvectors.ReadFile(t, "osdmap/objects.om_racks.tsv"))))
 	sc.Scan() // header
 	var s Scratch
 	n := 0
@@ -183,7 +166,7 @@ func TestPGToPPSVectors(t *testing.T) {
 			} `json:"om_racks_pgp"`
 		} `json:"vectors"`
 	}
-	if err := json.Unmarshal(readVector(t, "osdmap/pg_pps.json"), &v); err != nil {
+	if err := json.Unmarshal(crushvectors.ReadFile(t, "osdmap/pg_pps.json"), &v); err != nil {
 		t.Fatal(err)
 	}
 	if len(v.Vectors) == 0 {
@@ -223,7 +206,7 @@ func TestStableModVectors(t *testing.T) {
 			Vectors [][4]uint32 `json:"vectors"`
 		} `json:"ceph_stable_mod"`
 	}
-	if err := json.Unmarshal(readVector(t, "hash_vectors.json"), &v); err != nil {
+	if err := json.Unmarshal(crushvectors.ReadFile(t, "hash_vectors.json"), &v); err != nil {
 		t.Fatal(err)
 	}
 	if len(v.StableMod.Vectors) == 0 {

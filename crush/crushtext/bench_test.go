@@ -1,17 +1,13 @@
 package crushtext
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 func largeMap(b *testing.B) []byte {
-	src, err := os.ReadFile(filepath.Join(vectorsDir(b), "maps", "large.txt"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return src
+	return crushvectors.ReadFile(b, "maps/large.txt")
 }
 
 // BenchmarkCompileLarge compiles the 1000-OSD vector map.

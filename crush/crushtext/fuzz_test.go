@@ -3,12 +3,11 @@ package crushtext
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 // FuzzParse feeds arbitrary text to the compiler. It must never panic and
@@ -23,8 +22,8 @@ import (
 // ids follow the order in which classes first appear, which the printed
 // device list (sorted by id) can change. Ceph behaves the same.
 func FuzzParse(f *testing.F) {
-	for _, src := range seedMaps() {
-		f.Add(src)
+	for _, name := range crushvectors.MapNames(f) {
+		f.Add(crushvectors.ReadFile(f, "maps/"+name+".txt"))
 	}
 	f.Add([]byte(header + hostH0 + "rule a {\n\tid 0\n\ttype replicated\n\tstep take h0 class ssd\n\tstep emit\n}\n"))
 	f.Add([]byte("device 1 b class hdd\ndevice 0 a class ssd\ntype 1 host\nhost h { alg uniform item a item b }\n"))
@@ -61,22 +60,6 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("decompiling is not stable after two rounds:\n%s", firstDiff(string(d3), string(d2)))
 		}
 	})
-}
-
-// seedMaps returns the vector maps, if they are there.
-func seedMaps() [][]byte {
-	dir := os.Getenv("CUTTLE_CRUSH_VECTORS")
-	if dir == "" {
-		dir = "../../testdata/crush-vectors"
-	}
-	paths, _ := filepath.Glob(filepath.Join(dir, "maps", "*.txt"))
-	var out [][]byte
-	for _, p := range paths {
-		if src, err := os.ReadFile(p); err == nil {
-			out = append(out, src)
-		}
-	}
-	return out
 }
 
 // hugeIDs reports whether spec uses ids far beyond the vector maps'; the

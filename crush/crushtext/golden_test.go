@@ -5,28 +5,19 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
 
 // mapTexts returns every maps/*.txt of the vectors, by base name.
 func mapTexts(t testing.TB) map[string][]byte {
-	dir := vectorsDir(t)
-	paths, err := filepath.Glob(filepath.Join(dir, "maps", "*.txt"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no maps in %s: %v", dir, err)
-	}
 	out := map[string][]byte{}
-	for _, p := range paths {
-		src, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[strings.TrimSuffix(filepath.Base(p), ".txt")] = src
+	for _, name := range crushvectors.MapNames(t) {
+		out[name] = crushvectors.ReadFile(t, "maps/"+name+".txt")
 	}
 	return out
 }
@@ -106,10 +97,9 @@ type dump struct {
 // (the float32 conversion), bucket and shadow ids, items, rule steps
 // (a class take resolved to the shadow id), tunables and choose_args.
 func TestCompileMatchesCrushtoolDump(t *testing.T) {
-	dir := vectorsDir(t)
 	for name, src := range mapTexts(t) {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dir, "maps", name+".json"))
+			data, err := os.ReadFile(crushvectors.Path(t, "maps/"+name+".json"))
 			if err != nil {
 				t.Skip(err)
 			}

@@ -73,6 +73,7 @@ var layers = []struct {
 
 	{"internal/sim/...", layerTestOnly},
 	{"internal/archtest", layerTestOnly},
+	{"internal/crushvectors", layerTestOnly},
 	{"internal/objectstore/storetest", layerTestOnly},
 	{"internal/qos/qossim", layerTestOnly},
 }

@@ -1,68 +1,22 @@
 package cli
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 )
-
-const crushVectors = "../../testdata/crush-vectors"
-
-// gunzip returns the text of a gzip'd vector file.
-func gunzip(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sb strings.Builder
-	sc := bufio.NewScanner(zr)
-	for sc.Scan() {
-		sb.WriteString(sc.Text() + "\n")
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return sb.String()
-}
 
 // TestCrushTestMatchesCrushtool runs "cuttle crush test --show-mappings"
 // with crushtool's options for a selection of vector cases (reweights,
 // pool ids, weight sets, indep holes) and expects crushtool's exact output.
 func TestCrushTestMatchesCrushtool(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(crushVectors, "vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Cases []struct {
-			ID        string `json:"id"`
-			MapTxt    string `json:"map_txt"`
-			Rule      int    `json:"rule"`
-			NumRep    int    `json:"num_rep"`
-			PoolID    *int64 `json:"pool_id"`
-			Mappings  string `json:"mappings"`
-			Reweights []struct {
-				OSD int    `json:"osd"`
-				Arg string `json:"arg"`
-			} `json:"reweights"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
 	picked := map[string]bool{}
-	for _, c := range v.Cases {
+	for _, c := range crushvectors.Cases(t) {
 		kind := "plain"
 		switch {
 		case len(c.Reweights) > 0:
@@ -79,10 +33,10 @@ func TestCrushTestMatchesCrushtool(t *testing.T) {
 		}
 		picked[kind] = true
 		t.Run(c.ID, func(t *testing.T) {
-			args := []string{"crush", "test", "-i", filepath.Join(crushVectors, c.MapTxt), "--show-mappings",
-				"--rule", strconv.Itoa(c.Rule), "--num-rep", strconv.Itoa(c.NumRep), "--min-x", "0", "--max-x", "9999"}
+			args := []string{"crush", "test", "-i", crushvectors.Path(t, c.MapTxt), "--show-mappings",
+				"--rule", strconv.Itoa(int(c.Rule)), "--num-rep", strconv.Itoa(c.NumRep), "--min-x", "0", "--max-x", "9999"}
 			for _, rw := range c.Reweights {
-				args = append(args, "--weight", strconv.Itoa(rw.OSD), rw.Arg)
+				args = append(args, "--weight", strconv.Itoa(int(rw.OSD)), rw.Arg)
 			}
 			if c.PoolID != nil {
 				args = append(args, "--pool-id", strconv.FormatInt(*c.PoolID, 10))
@@ -91,7 +45,7 @@ func TestCrushTestMatchesCrushtool(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := gunzip(t, filepath.Join(crushVectors, c.Mappings)); stdout != want {
+			if want := crushvectors.MappingText(t, c); stdout != want {
 				t.Fatalf("output differs from crushtool's (args %v)", args)
 			}
 		})
@@ -134,7 +88,7 @@ rule 0 (replicated_rule) num_rep 3 result size == 3:	10/10
 )
 
 func TestCrushTestStatisticsMatchCrushtool(t *testing.T) {
-	maps := filepath.Join(crushVectors, "maps")
+	maps := crushvectors.Path(t, "maps")
 	tests := []struct {
 		args []string
 		want string
@@ -154,7 +108,7 @@ func TestCrushTestStatisticsMatchCrushtool(t *testing.T) {
 }
 
 func TestCrushTestBadMappingsAndJSON(t *testing.T) {
-	mapPath := filepath.Join(crushVectors, "maps/ec.txt")
+	mapPath := crushvectors.Path(t, "maps/ec.txt")
 	stdout, _, err := run(t, "crush", "test", "-i", mapPath, "--rule", "1", "--num-rep", "9", "--max-x", "3", "--show-bad-mappings")
 	if err != nil {
 		t.Fatal(err)
@@ -179,14 +133,11 @@ func TestCrushTestBadMappingsAndJSON(t *testing.T) {
 
 func TestCrushTreeMatchesCrushtool(t *testing.T) {
 	for _, name := range []string{"classes", "choose_args_compat", "large", "alg_tree"} {
-		stdout, _, err := run(t, "crush", "tree", "-i", filepath.Join(crushVectors, "maps", name+".txt"))
+		stdout, _, err := run(t, "crush", "tree", "-i", crushvectors.Path(t, "maps/"+name+".txt"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(filepath.Join(crushVectors, "maps", name+".tree"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := crushvectors.ReadFile(t, "maps/"+name+".tree")
 		if stdout != string(want) {
 			t.Errorf("%s: tree differs from crushtool --tree:\n%s", name, stdout)
 		}
@@ -195,7 +146,7 @@ func TestCrushTreeMatchesCrushtool(t *testing.T) {
 
 func TestCrushCompileDecompileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(crushVectors, "maps/classes.txt")
+	src := crushvectors.Path(t, "maps/classes.txt")
 	bin := filepath.Join(dir, "map.bin")
 	stdout, _, err := run(t, "crush", "compile", "-i", src, "-o", bin)
 	if err != nil {
@@ -237,7 +188,7 @@ func TestCrushErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.txt")
 	os.WriteFile(bad, []byte("device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw9\n}\n"), 0o644)
-	maps := filepath.Join(crushVectors, "maps")
+	maps := crushvectors.Path(t, "maps")
 	tests := []struct {
 		args []string
 		want string

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuttlestore/cuttle/internal/crushvectors"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -224,16 +225,9 @@ func TestOSDMapJSON(t *testing.T) {
 // TestOSDMapMatchesOsdmaptool builds the map of the osdmaptool vectors from
 // the racks CRUSH map and checks map-pgs against osdmaptool's output.
 func TestOSDMapMatchesOsdmaptool(t *testing.T) {
-	dir := os.Getenv("CUTTLE_CRUSH_VECTORS")
-	if dir == "" {
-		dir = "../../testdata/crush-vectors"
-	}
-	want, err := os.ReadFile(filepath.Join(dir, "osdmap/om_racks.pool1.test-map-pgs-dump-all.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := crushvectors.ReadFile(t, "osdmap/om_racks.pool1.test-map-pgs-dump-all.txt")
 	path := filepath.Join(t.TempDir(), "om")
-	mustRun(t, "osdmap", "create", "--num-osds", "36", "--crush", filepath.Join(dir, "maps/racks.txt"),
+	mustRun(t, "osdmap", "create", "--num-osds", "36", "--crush", crushvectors.Path(t, "maps/racks.txt"),
 		"--pg-num", "2304", "-o", path)
 	got := "marking all OSDs up and in\n" + mustRun(t, "osdmap", "map-pgs", path)
 	if got != string(want) {
