@@ -1,0 +1,168 @@
+package objectstore
+
+import (
+	"context"
+	"sync"
+
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// MaxObjectSize bounds an object's size (offset plus length of any write),
+// as Ceph's osd_max_object_size does.
+const MaxObjectSize = 1 << 40
+
+// Store is a local object store. All methods are safe for concurrent use.
+type Store interface {
+	// Queue validates t and starts applying it. Validation errors (a
+	// missing object or collection, a bad range) return at once and
+	// nothing is applied. Otherwise the returned Completion reports when t
+	// is visible to readers and when it is durable.
+	Queue(ctx context.Context, t *Transaction) (*Completion, error)
+
+	// Read returns length bytes at off (fewer at the end of the object;
+	// holes read as zeros). length 0 reads to the end.
+	Read(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, error)
+	// Stat returns o's size and allocation.
+	Stat(ctx context.Context, c CollectionID, o objid.ID) (ObjectInfo, error)
+	// ExtentMap returns the allocated (non-hole) ranges of o within
+	// [off, off+length), in order; length 0 means to the end.
+	ExtentMap(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]Extent, error)
+
+	// GetAttr returns one attribute (ErrNoAttr if absent).
+	GetAttr(ctx context.Context, c CollectionID, o objid.ID, name string) ([]byte, error)
+	// GetAttrs returns every attribute.
+	GetAttrs(ctx context.Context, c CollectionID, o objid.ID) (map[string][]byte, error)
+
+	// OmapGetHeader returns the omap header (nil if unset).
+	OmapGetHeader(ctx context.Context, c CollectionID, o objid.ID) ([]byte, error)
+	// OmapGetValues returns the entries for the keys that exist.
+	OmapGetValues(ctx context.Context, c CollectionID, o objid.ID, keys []string) (map[string][]byte, error)
+	// OmapIterate returns, in key order, up to limit entries whose keys
+	// are > after (all keys when after is "") and start with prefix;
+	// more reports whether further entries match.
+	OmapIterate(ctx context.Context, c CollectionID, o objid.ID, after, prefix string, limit int) (entries []KV, more bool, err error)
+
+	// ListCollections returns every collection.
+	ListCollections(ctx context.Context) ([]CollectionID, error)
+	// CollectionExists reports whether c exists.
+	CollectionExists(ctx context.Context, c CollectionID) (bool, error)
+	// ListObjects returns up to limit objects of c in hash order
+	// (objid.Compare) that sort at or after start, and the cursor to
+	// continue from (objid.Max() when the listing is complete). Use the
+	// zero objid.ID to start from the beginning.
+	ListObjects(ctx context.Context, c CollectionID, start objid.ID, limit int) (objs []objid.ID, next objid.ID, err error)
+
+	// StatFS reports space usage.
+	StatFS(ctx context.Context) (FSStats, error)
+
+	// Close waits for queued transactions to commit and releases the
+	// store. Later calls return ErrClosed.
+	Close() error
+}
+
+// ObjectInfo describes an object.
+type ObjectInfo struct {
+	Size      uint64 // logical size in bytes
+	Allocated uint64 // bytes of allocated (non-hole) data
+}
+
+// Extent is a range of an object's logical bytes.
+type Extent struct {
+	Offset, Length uint64
+}
+
+// KV is one omap entry.
+type KV struct {
+	Key   string
+	Value []byte
+}
+
+// FSStats reports a store's space.
+type FSStats struct {
+	Total      uint64           // bytes of the device
+	Available  uint64           // bytes that can still be allocated
+	Allocated  uint64           // bytes allocated to object data
+	Stored     uint64           // logical bytes of object data (holes excluded)
+	PoolStored map[int64]uint64 // stored bytes by pool
+}
+
+// Completion tracks one queued transaction. Applied closes when readers
+// see the transaction; Committed closes when it is durable. If the store
+// fails to apply or commit it (an I/O error), both close and Err says why;
+// a transaction whose Err is non-nil may be partly durable only if the
+// store reports it corrupt on the next open.
+type Completion struct {
+	applied, committed chan struct{}
+	mu                 sync.Mutex
+	err                error
+	appliedOnce        sync.Once
+	committedOnce      sync.Once
+}
+
+// NewCompletion returns an open completion; engines create them.
+func NewCompletion() *Completion {
+	return &Completion{applied: make(chan struct{}), committed: make(chan struct{})}
+}
+
+// Applied is closed once readers see the transaction.
+func (c *Completion) Applied() <-chan struct{} { return c.applied }
+
+// Committed is closed once the transaction is durable (or failed).
+func (c *Completion) Committed() <-chan struct{} { return c.committed }
+
+// Err returns the transaction's failure, if any, once Committed is closed.
+func (c *Completion) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// MarkApplied closes Applied; engines call it.
+func (c *Completion) MarkApplied() { c.appliedOnce.Do(func() { close(c.applied) }) }
+
+// MarkCommitted records err (nil on success) and closes Applied and
+// Committed; engines call it.
+func (c *Completion) MarkCommitted(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+	c.MarkApplied()
+	c.committedOnce.Do(func() { close(c.committed) })
+}
+
+// WaitApplied blocks until the transaction is applied or ctx is done.
+func (c *Completion) WaitApplied(ctx context.Context) error {
+	select {
+	case <-c.applied:
+		select {
+		case <-c.committed:
+			return c.Err()
+		default:
+			return nil
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Wait blocks until the transaction is committed or ctx is done, and
+// returns its error.
+func (c *Completion) Wait(ctx context.Context) error {
+	select {
+	case <-c.committed:
+		return c.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Apply queues t on s and waits for it to commit.
+func Apply(ctx context.Context, s Store, t *Transaction) error {
+	c, err := s.Queue(ctx, t)
+	if err != nil {
+		return err
+	}
+	return c.Wait(ctx)
+}
