@@ -111,7 +111,7 @@ func TestBuildLayout(t *testing.T) {
 			t.Fatalf("x %d: replicas %v share a host", x, out)
 		}
 	}
-	for _, bad := range []Layout{{}, {Hosts: 1}, {Hosts: 1, OSDsPerHost: 1, FailureDomain: "galaxy"}, {Hosts: 1 << 20, OSDsPerHost: 1 << 20}} {
+	for _, bad := range []Layout{{}, {Hosts: 1}, {Hosts: 1, OSDsPerHost: 1, FailureDomain: "galaxy"}, {Hosts: 2, OSDsPerHost: 1, FailureDomain: "rack"}, {Hosts: 1 << 20, OSDsPerHost: 1 << 20}} {
 		if _, err := BuildLayout(bad); err == nil {
 			t.Errorf("BuildLayout(%+v) accepted", bad)
 		}
