@@ -95,6 +95,7 @@ type Completion struct {
 	applied, committed chan struct{}
 	mu                 sync.Mutex
 	err                error
+	done               bool // MarkCommitted has run; err no longer changes
 	appliedOnce        sync.Once
 	committedOnce      sync.Once
 }
@@ -121,11 +122,12 @@ func (c *Completion) Err() error {
 func (c *Completion) MarkApplied() { c.appliedOnce.Do(func() { close(c.applied) }) }
 
 // MarkCommitted records err (nil on success) and closes Applied and
-// Committed; engines call it.
+// Committed; engines call it. Only the first call's err is kept, so Err
+// does not change once Committed is closed.
 func (c *Completion) MarkCommitted(err error) {
 	c.mu.Lock()
-	if c.err == nil {
-		c.err = err
+	if !c.done {
+		c.err, c.done = err, true
 	}
 	c.mu.Unlock()
 	c.MarkApplied()

@@ -92,12 +92,12 @@ func (t *Transaction) Write(c CollectionID, o objid.ID, off uint64, data []byte)
 	return t.add(Op{Code: OpWrite, Collection: c, Object: o, Offset: off, Data: data})
 }
 
-// Zero zeroes length bytes at off, extending the object if needed.
+// Zero zeroes length bytes at off, creating o and extending it if needed.
 func (t *Transaction) Zero(c CollectionID, o objid.ID, off, length uint64) *Transaction {
 	return t.add(Op{Code: OpZero, Collection: c, Object: o, Offset: off, Length: length})
 }
 
-// Truncate sets o's size, discarding or zero-extending data.
+// Truncate sets o's size, discarding or zero-extending data; o must exist.
 func (t *Transaction) Truncate(c CollectionID, o objid.ID, size uint64) *Transaction {
 	return t.add(Op{Code: OpTruncate, Collection: c, Object: o, Offset: size})
 }
@@ -198,6 +198,9 @@ func (op *Op) validate() error {
 	}
 	if err := op.Object.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if op.Object.IsMax() || ((op.Code == OpClone || op.Code == OpCloneRange || op.Code == OpMove) && op.Dest.IsMax()) {
+		return fmt.Errorf("%w: objid.Max() names no object", ErrInvalid)
 	}
 	switch op.Code {
 	case OpWrite:
