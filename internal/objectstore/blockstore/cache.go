@@ -1,0 +1,72 @@
+package blockstore
+
+import (
+	"container/list"
+	"sync"
+)
+
+// recordCache is a bounded LRU of decoded object records keyed by their
+// Pebble key. It holds only records as of the applied state: readers
+// fill it while holding applyMu shared, the committer updates it while
+// holding applyMu exclusively, so it never holds a stale record.
+type recordCache struct {
+	mu      sync.Mutex
+	budget  int64
+	used    int64
+	entries map[string]*list.Element
+	lru     list.List // front = most recent; values are *cacheEntry
+}
+
+type cacheEntry struct {
+	key  string
+	rec  *onode
+	size int64
+}
+
+func newRecordCache(budget int64) *recordCache {
+	return &recordCache{budget: budget, entries: make(map[string]*list.Element)}
+}
+
+func (c *recordCache) get(key string) (*onode, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*cacheEntry).rec, true
+}
+
+// put caches rec under key; a nil rec drops the key.
+func (c *recordCache) put(key string, rec *onode) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.used -= e.Value.(*cacheEntry).size
+		c.lru.Remove(e)
+		delete(c.entries, key)
+	}
+	if rec == nil {
+		return
+	}
+	size := int64(rec.approxSize() + len(key) + 64)
+	if size > c.budget {
+		return
+	}
+	c.entries[key] = c.lru.PushFront(&cacheEntry{key: key, rec: rec, size: size})
+	c.used += size
+	for c.used > c.budget {
+		e := c.lru.Back()
+		ce := e.Value.(*cacheEntry)
+		c.lru.Remove(e)
+		delete(c.entries, ce.key)
+		c.used -= ce.size
+	}
+}
+
+func (c *recordCache) usedBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}

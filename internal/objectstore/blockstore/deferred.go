@@ -1,0 +1,93 @@
+package blockstore
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// applyDeferred writes a committed group's deferred writes in place. The
+// next group's data sync makes them durable before its batch deletes
+// their 'D' keys; until then Open would replay them.
+func (s *Store) applyDeferred(group []*pendingTxn) error {
+	cb := s.sb.ChecksumBlock
+	for _, p := range group {
+		for _, w := range p.deferred {
+			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+				return fmt.Errorf("apply deferred write at %d: %w", w.DevOff, err)
+			}
+			s.dataDirty = true
+			s.appliedDeferred = append(s.appliedDeferred, deferredKey(p.seq, w.DevOff))
+			for off := uint64(0); off < uint64(len(w.Data)); off += cb {
+				s.data.drop(w.DevOff+off, p.seq)
+			}
+		}
+	}
+	return nil
+}
+
+// flushDeferredDeletes makes applied deferred writes durable and deletes
+// their keys (at Close).
+func (s *Store) flushDeferredDeletes() error {
+	if s.dataDirty {
+		if err := s.file.SyncData(); err != nil {
+			return fmt.Errorf("sync data file: %w", err)
+		}
+		s.dataDirty = false
+	}
+	if len(s.appliedDeferred) == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, k := range s.appliedDeferred {
+		_ = b.Delete(k, nil)
+	}
+	if err := s.db.Apply(b, pebble.Sync); err != nil {
+		return fmt.Errorf("delete applied deferred writes: %w", err)
+	}
+	s.appliedDeferred = nil
+	return nil
+}
+
+// replayDeferred applies every deferred write left in Pebble (a crash
+// came between commit and apply), syncs the data file and deletes the
+// keys. Rewriting bytes that are already there is harmless, so replaying
+// twice is too.
+func (s *Store) replayDeferred() error {
+	lo, hi := []byte{prefixDeferred}, []byte{prefixDeferred + 1}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		w, err := decodeDeferred(it.Value(), s.sb)
+		if err != nil {
+			_ = it.Close()
+			return fmt.Errorf("deferred write %x: %w", it.Key(), err)
+		}
+		if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+			_ = it.Close()
+			return fmt.Errorf("replay deferred write at %d: %w", w.DevOff, err)
+		}
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := s.file.SyncData(); err != nil {
+		return fmt.Errorf("sync data file: %w", err)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	_ = b.DeleteRange(lo, hi, nil)
+	if err := s.db.Apply(b, pebble.Sync); err != nil {
+		return fmt.Errorf("delete replayed deferred writes: %w", err)
+	}
+	s.log.Info("blockstore: replayed deferred writes", "count", n)
+	return nil
+}

@@ -1,0 +1,229 @@
+package blockstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+)
+
+// On-disk format.
+//
+// A store is a directory holding two things, both reached through one
+// vfs.FS:
+//
+//	block   the data file (or, with Options.DevicePath, a raw device):
+//	        object data in allocation units, nothing else
+//	db/     a Pebble database with all metadata
+//
+// Pebble keys (all integers big-endian so that byte order is numeric
+// order; every value is an encoding envelope unless said otherwise):
+//
+//	'S'                          superblock: format version, device size,
+//	                             allocation unit, checksum block
+//	'N'                          next node id (uvarint in an envelope)
+//	'C' coll                     collection record (empty v1 body)
+//	'O' coll objkey              object record (record.go): nid, size,
+//	                             attributes, omap header, extent map with
+//	                             a crc32c per checksum block
+//	'M' nid key                  omap entry; the value is the user's bytes,
+//	                             stored raw (it is data, not a record)
+//	'D' seq devoff               deferred write: device offset and whole
+//	                             checksum blocks to write there
+//	'B' region                   allocation bitmap of one region of
+//	                             bitmapRegionUnits units (1 = in use)
+//	'P' pool                     stored bytes of a pool (uvarint)
+//
+// coll is kind u8, pool u64 with the sign bit flipped, seed u32. objkey
+// (keys.go, appendObjID) encodes pool, reversed hash, namespace, locator,
+// name, snap and a has-key flag so that a Pebble iteration over a
+// collection yields objects in objid.Compare order. Omap entries hang off
+// the node id, not the object name, so a Move rewrites one record and
+// leaves the omap where it is; a Clone copies the entries to a new nid.
+//
+// Free space is persisted, not rebuilt: the bitmap regions a transaction
+// changes are written in the same Pebble batch as the records that
+// reference or stop referencing the units, so after any crash the bitmap
+// agrees with the extent maps of the last durable batch. This keeps Open
+// independent of the number of objects, and a future fsck can compare
+// the two. The allocator in memory runs ahead of the bitmap in one
+// direction only: it hands out units at Queue time (they are marked in
+// the batch), and it takes freed units back only once the batch that
+// freed them is durable, so a unit is never reused while a durable record
+// may still point at it.
+//
+// Data is copy-on-write by allocation unit: a write covering a whole unit,
+// or any write to a unit that has no space yet, goes to newly allocated
+// units. A partial overwrite of a unit that already has space is
+// deferred: the new contents of the affected checksum blocks go into the
+// batch as a 'D' key, are written in place once the batch is durable, and
+// the key is deleted in a later batch. Open replays the 'D' keys left
+// (writing the same bytes twice is harmless), so no committed byte is ever
+// torn: either the old or the new checksum blocks are on disk, and the
+// record in force matches the ones there.
+
+// formatVersion is the superblock version Mkfs writes.
+const formatVersion = 1
+
+// ErrBadSuperblock is wrapped when the superblock is missing or does not
+// fit the options.
+var ErrBadSuperblock = errors.New("blockstore: bad superblock")
+
+// superblock describes the device geometry, fixed at Mkfs.
+type superblock struct {
+	Size          uint64
+	AllocUnit     uint64
+	ChecksumBlock uint64
+}
+
+func (sb superblock) encode() []byte {
+	var e encoding.Encoder
+	m := e.Begin(formatVersion, 1)
+	e.Uvarint(sb.Size)
+	e.Uvarint(sb.AllocUnit)
+	e.Uvarint(sb.ChecksumBlock)
+	e.End(m)
+	return e.Data()
+}
+
+func decodeSuperblock(b []byte) (superblock, error) {
+	var sb superblock
+	d := encoding.NewDecoder(b)
+	d.Begin(formatVersion)
+	sb.Size = d.Uvarint()
+	sb.AllocUnit = d.Uvarint()
+	sb.ChecksumBlock = d.Uvarint()
+	d.End()
+	if err := d.Finish(); err != nil {
+		return sb, fmt.Errorf("%w: superblock: %w", objectstore.ErrCorrupt, err)
+	}
+	if err := sb.validate(); err != nil {
+		return sb, fmt.Errorf("%w: superblock: %w", objectstore.ErrCorrupt, err)
+	}
+	return sb, nil
+}
+
+func (sb superblock) validate() error {
+	switch {
+	case sb.ChecksumBlock < 512 || sb.ChecksumBlock&(sb.ChecksumBlock-1) != 0:
+		return fmt.Errorf("checksum block %d is not a power of two >= 512", sb.ChecksumBlock)
+	case sb.AllocUnit < sb.ChecksumBlock || sb.AllocUnit&(sb.AllocUnit-1) != 0 || sb.AllocUnit > 1<<30:
+		return fmt.Errorf("allocation unit %d is not a power of two between the checksum block %d and 1 GiB", sb.AllocUnit, sb.ChecksumBlock)
+	case sb.Size < sb.AllocUnit || sb.Size%sb.AllocUnit != 0 || sb.Size > 1<<56:
+		return fmt.Errorf("size %d is not a positive multiple of the allocation unit %d below 2^56", sb.Size, sb.AllocUnit)
+	}
+	return nil
+}
+
+// units is the number of allocation units of the device.
+func (sb superblock) units() uint64 { return sb.Size / sb.AllocUnit }
+
+// blocksPerUnit is the number of checksum blocks per allocation unit.
+func (sb superblock) blocksPerUnit() int { return int(sb.AllocUnit / sb.ChecksumBlock) }
+
+// encodeEmpty encodes a record with no fields yet (collections).
+func encodeEmpty() []byte {
+	var e encoding.Encoder
+	e.End(e.Begin(1, 1))
+	return e.Data()
+}
+
+func decodeEmpty(b []byte) error {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return fmt.Errorf("%w: %w", objectstore.ErrCorrupt, err)
+	}
+	return nil
+}
+
+// encodeUvarint encodes a counter record ('N', 'P').
+func encodeUvarint(v uint64) []byte {
+	var e encoding.Encoder
+	m := e.Begin(1, 1)
+	e.Uvarint(v)
+	e.End(m)
+	return e.Data()
+}
+
+func decodeUvarint(b []byte) (uint64, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	v := d.Uvarint()
+	d.End()
+	if err := d.Finish(); err != nil {
+		return 0, fmt.Errorf("%w: %w", objectstore.ErrCorrupt, err)
+	}
+	return v, nil
+}
+
+// deferredWrite is the value of a 'D' key: whole checksum blocks to write
+// at DevOff once the batch holding it is durable.
+type deferredWrite struct {
+	DevOff uint64
+	Data   []byte
+}
+
+// maxDeferredBytes bounds a deferred record's data when decoding.
+const maxDeferredBytes = 1 << 30
+
+func (w deferredWrite) encode() []byte {
+	var e encoding.Encoder
+	m := e.Begin(1, 1)
+	e.Uvarint(w.DevOff)
+	e.Bytes(w.Data)
+	e.End(m)
+	return e.Data()
+}
+
+func decodeDeferred(b []byte, sb superblock) (deferredWrite, error) {
+	var w deferredWrite
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	w.DevOff = d.Uvarint()
+	w.Data = d.Bytes(maxDeferredBytes)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return w, fmt.Errorf("%w: deferred write: %w", objectstore.ErrCorrupt, err)
+	}
+	n := uint64(len(w.Data))
+	if n == 0 || n%sb.ChecksumBlock != 0 || w.DevOff%sb.ChecksumBlock != 0 || w.DevOff > sb.Size || n > sb.Size-w.DevOff {
+		return w, fmt.Errorf("%w: deferred write of %d bytes at %d does not fit the device", objectstore.ErrCorrupt, n, w.DevOff)
+	}
+	return w, nil
+}
+
+// bitmapRegionUnits is the number of allocation units per bitmap key.
+const bitmapRegionUnits = 4096
+
+func encodeBitmap(words []uint64) []byte {
+	var e encoding.Encoder
+	m := e.Begin(1, 1)
+	e.Uvarint(uint64(len(words)))
+	for _, w := range words {
+		e.Uint64(w)
+	}
+	e.End(m)
+	return e.Data()
+}
+
+func decodeBitmap(b []byte) ([]uint64, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	n := d.Count(8)
+	if n > bitmapRegionUnits/64 {
+		d.Fail(fmt.Errorf("%w: bitmap region of %d words", encoding.ErrCorrupt, n))
+		n = 0
+	}
+	words := make([]uint64, n)
+	for i := range words {
+		words[i] = d.Uint64()
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return nil, fmt.Errorf("%w: bitmap: %w", objectstore.ErrCorrupt, err)
+	}
+	return words, nil
+}

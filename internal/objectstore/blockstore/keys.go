@@ -1,0 +1,219 @@
+package blockstore
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Key prefixes (see format.go for the schema).
+const (
+	prefixSuper      = 'S'
+	prefixNextNid    = 'N'
+	prefixCollection = 'C'
+	prefixObject     = 'O'
+	prefixOmap       = 'M'
+	prefixDeferred   = 'D'
+	prefixBitmap     = 'B'
+	prefixPoolStats  = 'P'
+)
+
+// collKeyLen is the length of an encoded collection id.
+const collKeyLen = 1 + 8 + 4
+
+// appendColl appends c order-preservingly: kind u8, pool (sign bit
+// flipped) u64 BE, seed u32 BE.
+func appendColl(b []byte, c objectstore.CollectionID) []byte {
+	b = append(b, byte(c.Kind))
+	b = binary.BigEndian.AppendUint64(b, uint64(c.Pool)^(1<<63))
+	return binary.BigEndian.AppendUint32(b, c.Seed)
+}
+
+func decodeColl(b []byte) (objectstore.CollectionID, error) {
+	if len(b) != collKeyLen {
+		return objectstore.CollectionID{}, fmt.Errorf("%w: collection key of %d bytes", objectstore.ErrCorrupt, len(b))
+	}
+	c := objectstore.CollectionID{
+		Kind: objectstore.CollectionKind(b[0]),
+		Pool: int64(binary.BigEndian.Uint64(b[1:]) ^ (1 << 63)),
+		Seed: binary.BigEndian.Uint32(b[9:]),
+	}
+	if !c.Valid() {
+		return c, fmt.Errorf("%w: collection key decodes to invalid %v", objectstore.ErrCorrupt, c)
+	}
+	return c, nil
+}
+
+// collectionKey is the key of c's collection record.
+func collectionKey(c objectstore.CollectionID) []byte {
+	return appendColl([]byte{prefixCollection}, c)
+}
+
+// collObjectPrefix returns 'O' + collection.
+func collObjectPrefix(c objectstore.CollectionID) []byte {
+	return appendColl([]byte{prefixObject}, c)
+}
+
+// objectKey is the key of o's record in c: 'O' + collection + the
+// order-preserving encoding of o.
+func objectKey(c objectstore.CollectionID, o objid.ID) []byte {
+	b := make([]byte, 0, 1+collKeyLen+8+4+len(o.Namespace)+len(o.Key)+len(o.Name)+2*3+8+1)
+	b = append(b, prefixObject)
+	b = appendColl(b, c)
+	return appendObjID(b, o)
+}
+
+// appendObjID appends o so that bytes.Compare of two encodings agrees
+// with objid.Compare: pool (sign bit flipped) u64 BE, reversed hash u32
+// BE, namespace, locator and name as escaped strings, snap u64 BE, and a
+// final byte saying whether o has a key (so that an id whose key equals
+// its name, which objid.Compare ranks equal to the keyless one, still has
+// its own key). objid.Compare only looks at the locator when either id
+// has a key; when neither has, both locators are the names, so always
+// encoding the locator before the name gives the same order.
+func appendObjID(b []byte, o objid.ID) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(o.Pool)^(1<<63))
+	b = binary.BigEndian.AppendUint32(b, o.BitwiseKey())
+	b = appendEscaped(b, o.Namespace)
+	b = appendEscaped(b, o.Locator())
+	b = appendEscaped(b, o.Name)
+	b = binary.BigEndian.AppendUint64(b, o.Snap)
+	if o.Key != "" {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// appendEscaped appends s with each 0x00 written as 0x00 0xff and a
+// terminating 0x00 0x01, which keeps bytewise order and makes the
+// encoding self-delimiting.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		b = append(b, s[i])
+		if s[i] == 0 {
+			b = append(b, 0xff)
+		}
+	}
+	return append(b, 0, 1)
+}
+
+// readEscaped decodes a string written by appendEscaped from the front
+// of b and returns it with the rest of b.
+func readEscaped(b []byte) (string, []byte, error) {
+	out := make([]byte, 0, 16)
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0 {
+			out = append(out, b[i])
+			continue
+		}
+		if i+1 >= len(b) {
+			break
+		}
+		switch b[i+1] {
+		case 0xff:
+			out = append(out, 0)
+			i++
+		case 1:
+			if len(out) > objid.MaxNameLen {
+				return "", nil, fmt.Errorf("%w: object key string of %d bytes", objectstore.ErrCorrupt, len(out))
+			}
+			return string(out), b[i+2:], nil
+		default:
+			return "", nil, fmt.Errorf("%w: bad escape 0x00 0x%02x in object key", objectstore.ErrCorrupt, b[i+1])
+		}
+	}
+	return "", nil, fmt.Errorf("%w: unterminated string in object key", objectstore.ErrCorrupt)
+}
+
+// decodeObjID decodes what appendObjID wrote; b must hold exactly one id.
+func decodeObjID(b []byte) (objid.ID, error) {
+	var o objid.ID
+	if len(b) < 12 {
+		return o, fmt.Errorf("%w: object key of %d bytes", objectstore.ErrCorrupt, len(b))
+	}
+	o.Pool = int64(binary.BigEndian.Uint64(b) ^ (1 << 63))
+	o.Hash = objid.ReverseBits(binary.BigEndian.Uint32(b[8:]))
+	rest := b[12:]
+	var locator string
+	var err error
+	if o.Namespace, rest, err = readEscaped(rest); err != nil {
+		return o, err
+	}
+	if locator, rest, err = readEscaped(rest); err != nil {
+		return o, err
+	}
+	if o.Name, rest, err = readEscaped(rest); err != nil {
+		return o, err
+	}
+	if len(rest) != 9 {
+		return o, fmt.Errorf("%w: object key has %d bytes after the name, want 9", objectstore.ErrCorrupt, len(rest))
+	}
+	o.Snap = binary.BigEndian.Uint64(rest)
+	switch rest[8] {
+	case 0:
+		if locator != o.Name {
+			return o, fmt.Errorf("%w: keyless object key with locator %q != name %q", objectstore.ErrCorrupt, locator, o.Name)
+		}
+	case 1:
+		if locator == "" {
+			return o, fmt.Errorf("%w: object key flags a key but the locator is empty", objectstore.ErrCorrupt)
+		}
+		o.Key = locator
+	default:
+		return o, fmt.Errorf("%w: object key flag %d", objectstore.ErrCorrupt, rest[8])
+	}
+	return o, nil
+}
+
+// decodeObjectKey splits a full object record key into collection and id.
+func decodeObjectKey(k []byte) (objectstore.CollectionID, objid.ID, error) {
+	if len(k) < 1+collKeyLen || k[0] != prefixObject {
+		return objectstore.CollectionID{}, objid.ID{}, fmt.Errorf("%w: not an object key", objectstore.ErrCorrupt)
+	}
+	c, err := decodeColl(k[1 : 1+collKeyLen])
+	if err != nil {
+		return c, objid.ID{}, err
+	}
+	o, err := decodeObjID(k[1+collKeyLen:])
+	return c, o, err
+}
+
+// omapPrefix is the prefix of every omap key of node nid.
+func omapPrefix(nid uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixOmap}, nid)
+}
+
+// omapKey is the key of omap entry key of node nid.
+func omapKey(nid uint64, key string) []byte {
+	return append(omapPrefix(nid), key...)
+}
+
+// deferredKey is the key of a deferred write: 'D' + seq + device offset.
+func deferredKey(seq, devOff uint64) []byte {
+	b := binary.BigEndian.AppendUint64([]byte{prefixDeferred}, seq)
+	return binary.BigEndian.AppendUint64(b, devOff)
+}
+
+// bitmapKey is the key of allocation-bitmap region r.
+func bitmapKey(r uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixBitmap}, r)
+}
+
+// poolStatsKey is the key of pool's stored-bytes counter.
+func poolStatsKey(pool int64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixPoolStats}, uint64(pool)^(1<<63))
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}

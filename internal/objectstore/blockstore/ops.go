@@ -1,0 +1,287 @@
+package blockstore
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// apply prepares one operation against the transaction's working state.
+func (ts *txnState) apply(op *objectstore.Op) error {
+	c, o := op.Collection, op.Object
+	switch op.Code {
+	case objectstore.OpCreateCollection:
+		if ts.collExists(c) {
+			return fmt.Errorf("%w: collection %v", objectstore.ErrExists, c)
+		}
+		ts.colls[c] = true
+		return nil
+	case objectstore.OpRemoveCollection:
+		if !ts.collExists(c) {
+			return fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
+		}
+		empty, err := ts.collEmpty(c)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return fmt.Errorf("%w: %v", objectstore.ErrNotEmpty, c)
+		}
+		ts.colls[c] = false
+		return nil
+	case objectstore.OpTouch:
+		_, err := ts.create(c, o)
+		return err
+	case objectstore.OpWrite:
+		rs, err := ts.create(c, o)
+		if err != nil {
+			return err
+		}
+		return ts.write(rs, op.Offset, op.Data)
+	case objectstore.OpZero:
+		rs, err := ts.create(c, o)
+		if err != nil {
+			return err
+		}
+		return ts.zero(rs, op.Offset, op.Length)
+	case objectstore.OpTruncate:
+		rs, err := ts.existing(c, o)
+		if err != nil {
+			return err
+		}
+		return ts.truncate(rs, op.Offset)
+	case objectstore.OpRemove:
+		rs, err := ts.existing(c, o)
+		if err != nil {
+			return err
+		}
+		ts.destroy(rs)
+		return nil
+	case objectstore.OpClone:
+		return ts.clone(c, o, op.Dest)
+	case objectstore.OpCloneRange:
+		src, err := ts.existing(c, o)
+		if err != nil {
+			return err
+		}
+		data, err := ts.readRange(src, op.Offset, op.Length)
+		if err != nil {
+			return err
+		}
+		dst, err := ts.create(c, op.Dest)
+		if err != nil {
+			return err
+		}
+		return ts.write(dst, op.DestOffset, data)
+	case objectstore.OpSetAttrs:
+		rs, err := ts.create(c, o)
+		if err != nil {
+			return err
+		}
+		if rs.rec.Attrs == nil {
+			rs.rec.Attrs = make(map[string][]byte, len(op.Attrs))
+		}
+		for k, v := range op.Attrs {
+			rs.rec.Attrs[k] = append([]byte{}, v...)
+		}
+		return nil
+	case objectstore.OpRmAttr:
+		rs, err := ts.existing(c, o)
+		if err != nil {
+			return err
+		}
+		if _, ok := rs.rec.Attrs[op.Key]; !ok {
+			return fmt.Errorf("%w: %v %v attribute %q", objectstore.ErrNoAttr, c, o, op.Key)
+		}
+		delete(rs.rec.Attrs, op.Key)
+		return nil
+	case objectstore.OpOmapSetKeys:
+		rs, err := ts.create(c, o)
+		if err != nil {
+			return err
+		}
+		for k, v := range op.Attrs {
+			_ = ts.batch.Set(omapKey(rs.rec.Nid, k), v, nil)
+		}
+		return nil
+	case objectstore.OpOmapRmKeys:
+		rs, err := ts.existing(c, o)
+		if err != nil {
+			return err
+		}
+		for _, k := range op.Keys {
+			_ = ts.batch.Delete(omapKey(rs.rec.Nid, k), nil)
+		}
+		return nil
+	case objectstore.OpOmapRmKeyRange:
+		rs, err := ts.existing(c, o)
+		if err != nil {
+			return err
+		}
+		if op.Key < op.EndKey {
+			_ = ts.batch.DeleteRange(omapKey(rs.rec.Nid, op.Key), omapKey(rs.rec.Nid, op.EndKey), nil)
+		}
+		return nil
+	case objectstore.OpOmapClear:
+		rs, err := ts.existing(c, o)
+		if err != nil {
+			return err
+		}
+		p := omapPrefix(rs.rec.Nid)
+		_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
+		rs.rec.OmapHeader = nil
+		return nil
+	case objectstore.OpOmapSetHeader:
+		rs, err := ts.create(c, o)
+		if err != nil {
+			return err
+		}
+		rs.rec.OmapHeader = append([]byte(nil), op.Data...)
+		return nil
+	case objectstore.OpMove:
+		return ts.move(c, o, op.DestCollection, op.Dest)
+	}
+	return fmt.Errorf("%w: op %v", objectstore.ErrInvalid, op.Code)
+}
+
+// collEmpty reports whether c holds no object as this transaction sees
+// it: no record in Pebble that the overlays have not removed, and no
+// record the overlays have added.
+func (ts *txnState) collEmpty(c objectstore.CollectionID) (bool, error) {
+	prefix := collObjectPrefix(c)
+	for _, rs := range ts.records {
+		if rs.rec != nil && rs.coll == c {
+			return false, nil
+		}
+	}
+	for key, ov := range ts.s.overlay {
+		if ov.rec != nil && len(key) > len(prefix) && key[:len(prefix)] == string(prefix) {
+			if _, mine := ts.records[key]; !mine {
+				return false, nil
+			}
+		}
+	}
+	it, err := ts.s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if rs, ok := ts.records[string(it.Key())]; ok {
+			if rs.rec == nil {
+				continue
+			}
+			return false, nil
+		}
+		if ov, ok := ts.s.overlay[string(it.Key())]; ok && ov.rec == nil {
+			continue
+		}
+		return false, nil
+	}
+	return true, it.Error()
+}
+
+// peek returns o's working state without making it private; o must exist.
+func (ts *txnState) peek(c objectstore.CollectionID, o objid.ID) (*recState, error) {
+	rs, err := ts.lookup(c, o)
+	if err != nil {
+		return nil, err
+	}
+	if rs.rec == nil {
+		return nil, fmt.Errorf("%w: %v %v", objectstore.ErrNotFound, c, o)
+	}
+	return rs, nil
+}
+
+// clone makes dst a copy of src: new node id, data copied to new units,
+// attributes, omap header and omap entries copied. Queue has waited for
+// every earlier transaction to apply, so the indexed batch sees the
+// whole omap.
+func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) error {
+	src, err := ts.peek(c, srcID)
+	if err != nil {
+		return err
+	}
+	if srcID == dstID {
+		return nil
+	}
+	dst, err := ts.lookup(c, dstID)
+	if err != nil {
+		return err
+	}
+	if dst.rec != nil {
+		ts.mutable(dst)
+		ts.destroy(dst)
+	}
+	sr := src.rec
+	n := &onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...)}
+	if len(sr.Attrs) > 0 {
+		n.Attrs = make(map[string][]byte, len(sr.Attrs))
+		for k, v := range sr.Attrs {
+			n.Attrs[k] = append([]byte(nil), v...)
+		}
+	}
+	devs, err := ts.allocUnits(len(sr.Units), 0)
+	if err != nil {
+		return err
+	}
+	cb := ts.s.sb.ChecksumBlock
+	for i, u := range sr.Units {
+		for b := range u.Csums {
+			off := uint64(b) * cb
+			blk, err := ts.readBlock(c, srcID, u, b)
+			if err != nil {
+				return err
+			}
+			ts.blocks[devs[i]+off] = &txnBlock{data: blk}
+		}
+		n.Units = append(n.Units, unit{LU: u.LU, Dev: devs[i], Csums: u.Csums})
+	}
+	// Omap entries.
+	p := omapPrefix(sr.Nid)
+	it, err := ts.batch.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	type kv struct{ k, v []byte }
+	var kvs []kv
+	for it.First(); it.Valid(); it.Next() {
+		kvs = append(kvs, kv{append([]byte(nil), it.Key()[len(p):]...), append([]byte(nil), it.Value()...)})
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("clone %v %v: omap: %w", c, srcID, err)
+	}
+	for _, e := range kvs {
+		_ = ts.batch.Set(omapKey(n.Nid, string(e.k)), e.v, nil)
+	}
+	dst.rec = n
+	dst.dirty = true
+	return nil
+}
+
+// move renames src in from to dst in to, replacing dst. The node id and
+// so the omap go with it.
+func (ts *txnState) move(from objectstore.CollectionID, srcID objid.ID, to objectstore.CollectionID, dstID objid.ID) error {
+	src, err := ts.peek(from, srcID)
+	if err != nil {
+		return err
+	}
+	if from == to && srcID == dstID {
+		return nil
+	}
+	dst, err := ts.lookup(to, dstID)
+	if err != nil {
+		return err
+	}
+	if dst.rec != nil {
+		ts.mutable(dst)
+		ts.destroy(dst)
+	}
+	dst.rec = src.rec.clone()
+	dst.dirty = true
+	src.rec = nil
+	src.dirty = true
+	return nil
+}

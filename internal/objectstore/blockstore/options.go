@@ -1,0 +1,88 @@
+package blockstore
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+)
+
+// Defaults for Options.
+const (
+	DefaultAllocUnit     = 64 << 10
+	DefaultChecksumBlock = 4 << 10
+	DefaultCacheBytes    = 64 << 20
+)
+
+// Options configure Mkfs and Open.
+type Options struct {
+	// Path is the store's directory: it holds the data file "block" (unless
+	// DevicePath is set) and the Pebble database "db".
+	Path string
+	// DevicePath, if set, names the data file or raw block device to use
+	// instead of Path/block. Mkfs does not create it; it must exist and
+	// hold at least Size bytes.
+	DevicePath string
+	// FS is the file system every file is reached through (data file and
+	// Pebble); tests pass a vfs.MemFS or an errorfs. Default vfs.Default.
+	FS vfs.FS
+	// Size is the device size in bytes, used by Mkfs and rounded down to a
+	// multiple of AllocUnit. Open reads it from the superblock.
+	Size uint64
+	// AllocUnit is the allocation granularity in bytes, a power of two
+	// (Mkfs; default 64 KiB). Open reads it from the superblock.
+	AllocUnit uint64
+	// ChecksumBlock is the granularity of the crc32c checksums, a power of
+	// two no larger than AllocUnit (Mkfs; default 4 KiB).
+	ChecksumBlock uint64
+	// CacheBytes bounds the object-record cache (default 64 MiB).
+	CacheBytes int64
+	// Logger receives the store's log records (default: discarded).
+	Logger *slog.Logger
+
+	// testSkipDeferredApply leaves deferred writes unapplied after commit,
+	// to simulate a crash between commit and apply.
+	testSkipDeferredApply bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.AllocUnit == 0 {
+		o.AllocUnit = DefaultAllocUnit
+	}
+	if o.ChecksumBlock == 0 {
+		o.ChecksumBlock = DefaultChecksumBlock
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.AllocUnit != 0 {
+		o.Size -= o.Size % o.AllocUnit
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if o.Path == "" {
+		return fmt.Errorf("%w: blockstore: empty Path", objectstore.ErrInvalid)
+	}
+	if o.CacheBytes < 0 {
+		return fmt.Errorf("%w: blockstore: negative CacheBytes", objectstore.ErrInvalid)
+	}
+	return nil
+}
+
+func (o Options) devicePath() string {
+	if o.DevicePath != "" {
+		return o.DevicePath
+	}
+	return o.FS.PathJoin(o.Path, "block")
+}
+
+func (o Options) dbPath() string { return o.FS.PathJoin(o.Path, "db") }

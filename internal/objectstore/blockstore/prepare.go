@@ -1,0 +1,364 @@
+package blockstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// overlayRecord is an object record as changed by a queued transaction
+// that has not applied yet (rec nil: removed). seq is the transaction
+// that last changed it; the committer drops the entry when that
+// transaction applies.
+type overlayRecord struct {
+	rec *onode
+	seq uint64
+}
+
+// pendingTxn is a prepared transaction on its way through the committer.
+type pendingTxn struct {
+	seq      uint64
+	comp     *objectstore.Completion
+	batch    *pebble.Batch
+	writes   []deferredWrite // copy-on-write data to write before the batch commits
+	deferred []deferredWrite // in-place writes to apply once the batch is durable
+	freed    []alloc.Extent  // units to release once the batch is durable
+	records  map[string]*onode
+	colls    map[objectstore.CollectionID]bool
+	pools    map[int64]uint64 // new stored bytes of the pools it changed
+}
+
+// Queue validates t against the current state (the applied state plus
+// every queued transaction), allocates its space and hands it to the
+// committer. A transaction that fails validation changes nothing.
+func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objectstore.Completion, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	needsDrain := slices.ContainsFunc(t.Ops, func(op objectstore.Op) bool { return op.Code == objectstore.OpClone })
+	for {
+		s.prepMu.Lock()
+		if !needsDrain || s.lastComp == nil || isClosed(s.lastComp.Applied()) {
+			break
+		}
+		// Cloning copies omap entries, which Queue reads from Pebble:
+		// wait until every queued transaction has applied.
+		c := s.lastComp
+		s.prepMu.Unlock()
+		select {
+		case <-c.Applied():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	defer s.prepMu.Unlock()
+	if s.closed {
+		return nil, objectstore.ErrClosed
+	}
+	if s.failed != nil {
+		return nil, fmt.Errorf("blockstore: store failed earlier: %w", s.failed)
+	}
+	p, err := s.prepare(t)
+	if err != nil {
+		return nil, err
+	}
+	s.lastComp = p.comp
+	s.queue = append(s.queue, p)
+	s.kick()
+	return p.comp, nil
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Store) kick() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// txnState is the working state of one transaction being prepared.
+type txnState struct {
+	s         *Store
+	seq       uint64
+	batch     *pebble.Batch
+	records   map[string]*recState
+	colls     map[objectstore.CollectionID]bool
+	blocks    map[uint64]*txnBlock // device offset of a checksum block -> new contents
+	fresh     map[uint64]bool      // device units allocated by this transaction
+	allocated []alloc.Extent
+	freed     []alloc.Extent
+	nextNid   uint64
+}
+
+type recState struct {
+	coll   objectstore.CollectionID
+	oid    objid.ID
+	rec    *onode // nil: absent
+	orig   uint64 // stored bytes before the transaction
+	dirty  bool
+}
+
+type txnBlock struct {
+	data     []byte
+	deferred bool
+}
+
+func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
+	ts := &txnState{
+		s:       s,
+		seq:     s.nextSeq + 1,
+		batch:   s.db.NewIndexedBatch(),
+		records: make(map[string]*recState),
+		colls:   make(map[objectstore.CollectionID]bool),
+		blocks:  make(map[uint64]*txnBlock),
+		fresh:   make(map[uint64]bool),
+		nextNid: s.nextNid,
+	}
+	for i := range t.Ops {
+		if err := ts.apply(&t.Ops[i]); err != nil {
+			ts.abort()
+			return nil, fmt.Errorf("op %d (%s): %w", i, t.Ops[i].Code, err)
+		}
+	}
+	return ts.finish(), nil
+}
+
+// abort undoes a failed preparation: only the allocations need undoing.
+func (ts *txnState) abort() {
+	if len(ts.allocated) > 0 {
+		if err := ts.s.alloc.Release(ts.allocated...); err != nil {
+			ts.s.log.Error("blockstore: release after failed transaction", "err", err)
+		}
+	}
+	_ = ts.batch.Close()
+}
+
+// finish publishes a prepared transaction to the prepare state and
+// builds what the committer needs.
+func (ts *txnState) finish() *pendingTxn {
+	s := ts.s
+	s.nextSeq = ts.seq
+	p := &pendingTxn{
+		seq:     ts.seq,
+		comp:    objectstore.NewCompletion(),
+		batch:   ts.batch,
+		freed:   ts.freed,
+		records: make(map[string]*onode),
+		colls:   ts.colls,
+		pools:   make(map[int64]uint64),
+	}
+	// Allocation bitmap: allocations first, then frees, so a unit both
+	// allocated and freed here ends free.
+	dirty := make(map[uint64]bool)
+	for _, e := range ts.allocated {
+		s.setBits(e, true, dirty)
+	}
+	for _, e := range ts.freed {
+		s.setBits(e, false, dirty)
+	}
+	for _, r := range slices.Sorted(mapsKeys(dirty)) {
+		_ = ts.batch.Set(bitmapKey(r), s.regionValue(r), nil)
+	}
+	if ts.nextNid != s.nextNid {
+		s.nextNid = ts.nextNid
+		_ = ts.batch.Set([]byte{prefixNextNid}, encodeUvarint(s.nextNid), nil)
+	}
+	for c, exists := range ts.colls {
+		s.collsPrep[c] = exists
+		if exists {
+			_ = ts.batch.Set(collectionKey(c), encodeEmpty(), nil)
+		} else {
+			_ = ts.batch.Delete(collectionKey(c), nil)
+			delete(s.collsPrep, c)
+		}
+	}
+	deltas := make(map[int64]int64)
+	for key, rs := range ts.records {
+		if !rs.dirty {
+			continue
+		}
+		if rs.rec == nil {
+			_ = ts.batch.Delete([]byte(key), nil)
+		} else {
+			_ = ts.batch.Set([]byte(key), rs.rec.encode(s.sb), nil)
+		}
+		s.overlay[key] = overlayRecord{rec: rs.rec, seq: ts.seq}
+		p.records[key] = rs.rec
+		var now uint64
+		if rs.rec != nil {
+			now = rs.rec.allocatedBytes(s.sb.AllocUnit)
+		}
+		deltas[rs.oid.Pool] += int64(now) - int64(rs.orig)
+	}
+	for pool, d := range deltas {
+		if d == 0 {
+			continue
+		}
+		v := uint64(int64(s.poolPrep[pool]) + d)
+		s.poolPrep[pool] = v
+		p.pools[pool] = v
+		_ = ts.batch.Set(poolStatsKey(pool), encodeUvarint(v), nil)
+	}
+	// Data: copy-on-write blocks are written before the batch commits,
+	// deferred blocks go into the batch and are applied after.
+	offs := slices.Sorted(mapsKeys(ts.blocks))
+	cb := s.sb.ChecksumBlock
+	for _, off := range offs {
+		b := ts.blocks[off]
+		s.data.put(ts.seq, off, b.data)
+		list := &p.writes
+		if b.deferred {
+			list = &p.deferred
+		}
+		if n := len(*list); n > 0 {
+			last := &(*list)[n-1]
+			if last.DevOff+uint64(len(last.Data)) == off && uint64(len(last.Data)) < 1<<20 {
+				last.Data = append(last.Data, b.data...)
+				continue
+			}
+		}
+		*list = append(*list, deferredWrite{DevOff: off, Data: append(make([]byte, 0, cb), b.data...)})
+	}
+	for _, w := range p.deferred {
+		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), w.encode(), nil)
+	}
+	return p
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// collExists reports whether c exists as this transaction sees it.
+func (ts *txnState) collExists(c objectstore.CollectionID) bool {
+	if e, ok := ts.colls[c]; ok {
+		return e
+	}
+	return ts.s.collsPrep[c]
+}
+
+// lookup returns the working state of o in c, loading it from the
+// prepare overlay, the cache or Pebble. c must exist.
+func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, error) {
+	if !ts.collExists(c) {
+		return nil, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
+	}
+	key := string(objectKey(c, o))
+	if rs, ok := ts.records[key]; ok {
+		return rs, nil
+	}
+	rec, err := ts.s.prepRecord(key)
+	if err != nil {
+		return nil, fmt.Errorf("%v %v: %w", c, o, err)
+	}
+	rs := &recState{coll: c, oid: o, rec: rec}
+	if rec != nil {
+		rs.orig = rec.allocatedBytes(ts.s.sb.AllocUnit)
+	}
+	ts.records[key] = rs
+	return rs, nil
+}
+
+// prepRecord reads a record as of prepare order. Records from the cache
+// or the overlay are shared: never modify them.
+func (s *Store) prepRecord(key string) (*onode, error) {
+	if ov, ok := s.overlay[key]; ok {
+		return ov.rec, nil
+	}
+	if rec, ok := s.cache.get(key); ok {
+		return rec, nil
+	}
+	return s.loadRecord(key)
+}
+
+// loadRecord reads a record from Pebble (nil, nil if absent).
+func (s *Store) loadRecord(key string) (*onode, error) {
+	v, closer, err := s.db.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read record: %w", err)
+	}
+	defer closer.Close()
+	return decodeOnode(v, s.sb)
+}
+
+// existing returns o's working state, or ErrNotFound.
+func (ts *txnState) existing(c objectstore.CollectionID, o objid.ID) (*recState, error) {
+	rs, err := ts.lookup(c, o)
+	if err != nil {
+		return nil, err
+	}
+	if rs.rec == nil {
+		return nil, fmt.Errorf("%w: %v %v", objectstore.ErrNotFound, c, o)
+	}
+	return ts.mutable(rs), nil
+}
+
+// create returns o's working state, creating an empty object if absent.
+func (ts *txnState) create(c objectstore.CollectionID, o objid.ID) (*recState, error) {
+	rs, err := ts.lookup(c, o)
+	if err != nil {
+		return nil, err
+	}
+	if rs.rec == nil {
+		rs.rec = &onode{Nid: ts.newNid()}
+		rs.dirty = true
+		return rs, nil
+	}
+	return ts.mutable(rs), nil
+}
+
+// mutable makes rs's record private to the transaction and marks it dirty.
+func (ts *txnState) mutable(rs *recState) *recState {
+	if !rs.dirty {
+		rs.rec = rs.rec.clone()
+		rs.dirty = true
+	}
+	return rs
+}
+
+func (ts *txnState) newNid() uint64 {
+	n := ts.nextNid
+	ts.nextNid++
+	return n
+}
+
+// free schedules the units of rec for release and forgets its omap.
+func (ts *txnState) destroy(rs *recState) {
+	for _, u := range rs.rec.Units {
+		ts.freeUnit(u.Dev)
+	}
+	p := omapPrefix(rs.rec.Nid)
+	_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
+	rs.rec = nil
+	rs.dirty = true
+}
+
+func (ts *txnState) freeUnit(dev uint64) {
+	ts.freed = append(ts.freed, alloc.Extent{Offset: dev, Length: ts.s.sb.AllocUnit})
+}

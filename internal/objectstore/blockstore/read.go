@@ -1,0 +1,348 @@
+package blockstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Readers hold applyMu shared from fetching a record until they have read
+// its data: the committer cannot publish a newer record meanwhile, and
+// space the record points at is not released (it is released only after a
+// later apply, which waits for this reader).
+
+// record returns o's applied record; the caller holds applyMu shared.
+func (s *Store) record(c objectstore.CollectionID, o objid.ID) (*onode, error) {
+	if s.readClosed {
+		return nil, objectstore.ErrClosed
+	}
+	if !s.colls[c] {
+		return nil, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
+	}
+	key := string(objectKey(c, o))
+	if rec, ok := s.cache.get(key); ok {
+		return rec, nil
+	}
+	rec, err := s.loadRecord(key)
+	if err != nil {
+		return nil, fmt.Errorf("%v %v: %w", c, o, err)
+	}
+	if rec == nil {
+		return nil, fmt.Errorf("%w: %v %v", objectstore.ErrNotFound, c, o)
+	}
+	s.cache.put(key, rec)
+	return rec, nil
+}
+
+func (s *Store) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.applyMu.RLock()
+	if s.readClosed {
+		s.applyMu.RUnlock()
+		return objectstore.ErrClosed
+	}
+	return nil
+}
+
+// Read returns length bytes at off (fewer at the end; 0 means to the
+// end), verifying the checksum of every block it reads.
+func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return nil, err
+	}
+	if off >= rec.Size {
+		return []byte{}, nil
+	}
+	end := rec.Size
+	if length != 0 && length < end-off {
+		end = off + length
+	}
+	out := make([]byte, end-off)
+	au, cb := s.sb.AllocUnit, s.sb.ChecksumBlock
+	first, _ := rec.find(off / au)
+	for _, u := range rec.Units[first:] {
+		us := u.LU * au
+		if us >= end {
+			break
+		}
+		// Blocks of u that overlap [off, end).
+		b0 := (max(off, us) - us) / cb
+		b1 := (min(end, us+au) - us + cb - 1) / cb
+		buf := make([]byte, (b1-b0)*cb)
+		if err := s.readFull(buf, u.Dev+b0*cb); err != nil {
+			return nil, fmt.Errorf("%v %v: %w", c, o, err)
+		}
+		for b := b0; b < b1; b++ {
+			blk := buf[(b-b0)*cb : (b-b0+1)*cb]
+			if d, ok := s.data.visible(u.Dev+b*cb, s.appliedSeq); ok {
+				blk = d
+			}
+			if got := crc32.Checksum(blk, s.table); got != u.Csums[b] {
+				return nil, s.corrupt(c, o, us+b*cb, u.Dev+b*cb, got, u.Csums[b])
+			}
+			bs := us + b*cb
+			lo, hi := max(off, bs), min(end, bs+cb)
+			copy(out[lo-off:hi-off], blk[lo-bs:hi-bs])
+		}
+	}
+	return out, nil
+}
+
+// Stat returns o's size and allocated bytes.
+func (s *Store) Stat(ctx context.Context, c objectstore.CollectionID, o objid.ID) (objectstore.ObjectInfo, error) {
+	if err := s.begin(ctx); err != nil {
+		return objectstore.ObjectInfo{}, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return objectstore.ObjectInfo{}, err
+	}
+	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.allocatedBytes(s.sb.AllocUnit)}, nil
+}
+
+// ExtentMap returns the mapped ranges of o within [off, off+length),
+// clipped to its size, adjacent units merged.
+func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]objectstore.Extent, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return nil, err
+	}
+	end := rec.Size
+	if length != 0 && off+length < end {
+		end = off + length
+	}
+	var out []objectstore.Extent
+	au := s.sb.AllocUnit
+	for _, u := range rec.Units {
+		lo, hi := max(off, u.LU*au), min(end, (u.LU+1)*au)
+		if lo >= hi {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Offset+out[n-1].Length == lo {
+			out[n-1].Length += hi - lo
+			continue
+		}
+		out = append(out, objectstore.Extent{Offset: lo, Length: hi - lo})
+	}
+	return out, nil
+}
+
+// GetAttr returns one attribute.
+func (s *Store) GetAttr(ctx context.Context, c objectstore.CollectionID, o objid.ID, name string) ([]byte, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := rec.Attrs[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %v %v attribute %q", objectstore.ErrNoAttr, c, o, name)
+	}
+	return slices.Clone(v), nil
+}
+
+// GetAttrs returns every attribute.
+func (s *Store) GetAttrs(ctx context.Context, c objectstore.CollectionID, o objid.ID) (map[string][]byte, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(rec.Attrs))
+	for k, v := range rec.Attrs {
+		out[k] = slices.Clone(v)
+	}
+	return out, nil
+}
+
+// OmapGetHeader returns the omap header (nil if unset).
+func (s *Store) OmapGetHeader(ctx context.Context, c objectstore.CollectionID, o objid.ID) ([]byte, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(rec.OmapHeader) == 0 {
+		return nil, nil
+	}
+	return slices.Clone(rec.OmapHeader), nil
+}
+
+// OmapGetValues returns the entries of keys that exist.
+func (s *Store) OmapGetValues(ctx context.Context, c objectstore.CollectionID, o objid.ID, keys []string) (map[string][]byte, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte)
+	for _, k := range keys {
+		v, closer, err := s.db.Get(omapKey(rec.Nid, k))
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%v %v: omap %q: %w", c, o, k, err)
+		}
+		out[k] = slices.Clone(v)
+		_ = closer.Close()
+	}
+	return out, nil
+}
+
+// OmapIterate returns up to limit entries (all if limit <= 0) with keys
+// after after and starting with prefix, in key order.
+func (s *Store) OmapIterate(ctx context.Context, c objectstore.CollectionID, o objid.ID, after, prefix string, limit int) ([]objectstore.KV, bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.applyMu.RUnlock()
+	rec, err := s.record(c, o)
+	if err != nil {
+		return nil, false, err
+	}
+	base := omapPrefix(rec.Nid)
+	lower := omapKey(rec.Nid, prefix)
+	if after != "" && after+"\x00" > prefix {
+		lower = omapKey(rec.Nid, after+"\x00")
+	}
+	upper := prefixEnd(omapKey(rec.Nid, prefix))
+	if prefix == "" {
+		upper = prefixEnd(base)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, false, err
+	}
+	defer it.Close()
+	var out []objectstore.KV
+	for it.First(); it.Valid(); it.Next() {
+		if limit > 0 && len(out) == limit {
+			return out, true, nil
+		}
+		k := string(it.Key()[len(base):])
+		if !strings.HasPrefix(k, prefix) {
+			break
+		}
+		out = append(out, objectstore.KV{Key: k, Value: slices.Clone(it.Value())})
+	}
+	if err := it.Error(); err != nil {
+		return nil, false, fmt.Errorf("%v %v: omap: %w", c, o, err)
+	}
+	return out, false, nil
+}
+
+// ListCollections returns every collection, in key order.
+func (s *Store) ListCollections(ctx context.Context) ([]objectstore.CollectionID, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.applyMu.RUnlock()
+	out := slices.Collect(maps.Keys(s.colls))
+	slices.SortFunc(out, func(a, b objectstore.CollectionID) int {
+		return strings.Compare(string(collectionKey(a)), string(collectionKey(b)))
+	})
+	return out, nil
+}
+
+// CollectionExists reports whether c exists.
+func (s *Store) CollectionExists(ctx context.Context, c objectstore.CollectionID) (bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return false, err
+	}
+	defer s.applyMu.RUnlock()
+	return s.colls[c], nil
+}
+
+// ListObjects lists c's objects in objid.Compare order from start.
+func (s *Store) ListObjects(ctx context.Context, c objectstore.CollectionID, start objid.ID, limit int) ([]objid.ID, objid.ID, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, objid.ID{}, err
+	}
+	defer s.applyMu.RUnlock()
+	if !s.colls[c] {
+		return nil, objid.ID{}, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
+	}
+	prefix := collObjectPrefix(c)
+	lower := prefix
+	if start.IsMax() {
+		return nil, objid.Max(), nil
+	}
+	if start != (objid.ID{}) {
+		lower = objectKey(c, start)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, objid.ID{}, err
+	}
+	defer it.Close()
+	var out []objid.ID
+	for it.First(); it.Valid(); it.Next() {
+		_, o, err := decodeObjectKey(it.Key())
+		if err != nil {
+			return nil, objid.ID{}, fmt.Errorf("list %v: %w", c, err)
+		}
+		if limit > 0 && len(out) == limit {
+			return out, o, nil
+		}
+		out = append(out, o)
+	}
+	if err := it.Error(); err != nil {
+		return nil, objid.ID{}, fmt.Errorf("list %v: %w", c, err)
+	}
+	return out, objid.Max(), nil
+}
+
+// StatFS reports space usage.
+func (s *Store) StatFS(ctx context.Context) (objectstore.FSStats, error) {
+	if err := s.begin(ctx); err != nil {
+		return objectstore.FSStats{}, err
+	}
+	st := objectstore.FSStats{Total: s.sb.Size, PoolStored: make(map[int64]uint64)}
+	for pool, v := range s.poolStored {
+		if v != 0 {
+			st.PoolStored[pool] = v
+			st.Stored += v
+		}
+	}
+	s.applyMu.RUnlock()
+	s.prepMu.Lock()
+	st.Available = s.alloc.Free()
+	s.prepMu.Unlock()
+	st.Allocated = st.Total - st.Available
+	return st, nil
+}
+
+var _ objectstore.Store = (*Store)(nil)

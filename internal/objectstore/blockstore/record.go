@@ -1,0 +1,198 @@
+package blockstore
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+)
+
+// Limits the record decoder enforces on hostile input.
+const (
+	maxAttrName  = 4096
+	maxAttrValue = 64 << 20
+	maxHeader    = 64 << 20
+)
+
+// unit maps one allocation unit of an object's logical space to device
+// space. The object's bytes [LU*AllocUnit, (LU+1)*AllocUnit) live at
+// [Dev, Dev+AllocUnit), with one crc32c per checksum block. Bytes of a
+// mapped unit beyond the object's size are always zero.
+type unit struct {
+	LU    uint64
+	Dev   uint64
+	Csums []uint32 // immutable once the unit is in a record
+}
+
+// onode is an object record: what the object is, not its data. A
+// published onode (in the cache or the prepare overlay) is immutable;
+// change a clone.
+type onode struct {
+	Nid        uint64
+	Size       uint64
+	Attrs      map[string][]byte
+	OmapHeader []byte
+	Units      []unit // sorted by LU, no duplicates
+}
+
+func (n *onode) clone() *onode {
+	c := *n
+	c.Attrs = maps.Clone(n.Attrs)
+	c.Units = slices.Clone(n.Units)
+	return &c
+}
+
+// find returns the index of logical unit lu in n.Units and whether it is
+// mapped; when it is not, the index is where it would go.
+func (n *onode) find(lu uint64) (int, bool) {
+	i := sort.Search(len(n.Units), func(i int) bool { return n.Units[i].LU >= lu })
+	return i, i < len(n.Units) && n.Units[i].LU == lu
+}
+
+// allocatedBytes is the number of logical bytes below Size in mapped
+// units: the object's contribution to Stored.
+func (n *onode) allocatedBytes(au uint64) uint64 {
+	var total uint64
+	for _, u := range n.Units {
+		start := u.LU * au
+		if start >= n.Size {
+			break
+		}
+		total += min(start+au, n.Size) - start
+	}
+	return total
+}
+
+// approxSize estimates the memory an onode holds, for the cache budget.
+func (n *onode) approxSize() int {
+	s := 96 + len(n.OmapHeader)
+	for k, v := range n.Attrs {
+		s += 32 + len(k) + len(v)
+	}
+	for _, u := range n.Units {
+		s += 48 + 4*len(u.Csums)
+	}
+	return s
+}
+
+// encode writes the record, coalescing adjacent units into extents:
+//
+//	version 1: nid uvarint, size uvarint,
+//	  attrs count, then (name string, value bytes) in name order,
+//	  omap header bytes,
+//	  extents count, then (logical offset, length, device offset uvarints,
+//	  count of crc32c u32s, the crcs)
+func (n *onode) encode(sb superblock) []byte {
+	var e encoding.Encoder
+	m := e.Begin(1, 1)
+	e.Uvarint(n.Nid)
+	e.Uvarint(n.Size)
+	names := slices.Sorted(maps.Keys(n.Attrs))
+	e.Uvarint(uint64(len(names)))
+	for _, k := range names {
+		e.String(k)
+		e.Bytes(n.Attrs[k])
+	}
+	e.Bytes(n.OmapHeader)
+	type run struct{ start, end int }
+	var runs []run
+	for i := range n.Units {
+		if len(runs) > 0 {
+			r := &runs[len(runs)-1]
+			p := n.Units[r.end-1]
+			if n.Units[i].LU == p.LU+1 && n.Units[i].Dev == p.Dev+sb.AllocUnit {
+				r.end = i + 1
+				continue
+			}
+		}
+		runs = append(runs, run{i, i + 1})
+	}
+	e.Uvarint(uint64(len(runs)))
+	for _, r := range runs {
+		first := n.Units[r.start]
+		e.Uvarint(first.LU * sb.AllocUnit)
+		e.Uvarint(uint64(r.end-r.start) * sb.AllocUnit)
+		e.Uvarint(first.Dev)
+		e.Uvarint(uint64(r.end-r.start) * uint64(sb.blocksPerUnit()))
+		for _, u := range n.Units[r.start:r.end] {
+			for _, c := range u.Csums {
+				e.Uint32(c)
+			}
+		}
+	}
+	e.End(m)
+	return e.Data()
+}
+
+// decodeOnode decodes a record, checking it against the geometry: unit
+// alignment, one checksum per block, extents in order, on the device.
+func decodeOnode(b []byte, sb superblock) (*onode, error) {
+	n := &onode{}
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	n.Nid = d.Uvarint()
+	n.Size = d.Uvarint()
+	if cnt := d.Count(2); cnt > 0 {
+		n.Attrs = make(map[string][]byte, cnt)
+		for range cnt {
+			k := d.String(maxAttrName)
+			v := d.Bytes(maxAttrValue)
+			if d.Err() != nil {
+				break
+			}
+			if _, dup := n.Attrs[k]; dup {
+				d.Fail(fmt.Errorf("%w: attribute %q twice", encoding.ErrCorrupt, k))
+			}
+			n.Attrs[k] = v
+		}
+	}
+	n.OmapHeader = d.Bytes(maxHeader)
+	nExt := d.Count(4)
+	bpu := uint64(sb.blocksPerUnit())
+	nextLU := uint64(0)
+	for i := 0; i < nExt && d.Err() == nil; i++ {
+		loff, length, dev := d.Uvarint(), d.Uvarint(), d.Uvarint()
+		nc := d.Count(4)
+		if d.Err() != nil {
+			break
+		}
+		switch {
+		case length == 0 || loff%sb.AllocUnit != 0 || length%sb.AllocUnit != 0 || dev%sb.AllocUnit != 0:
+			d.Fail(fmt.Errorf("%w: extent %d+%d at %d not unit aligned", encoding.ErrCorrupt, loff, length, dev))
+		case loff > objectstore.MaxObjectSize || length > objectstore.MaxObjectSize-loff+sb.AllocUnit:
+			d.Fail(fmt.Errorf("%w: extent %d+%d beyond the maximum object size", encoding.ErrCorrupt, loff, length))
+		case dev > sb.Size || length > sb.Size-dev:
+			d.Fail(fmt.Errorf("%w: extent at %d+%d beyond the device", encoding.ErrCorrupt, dev, length))
+		case uint64(nc) != length/sb.AllocUnit*bpu:
+			d.Fail(fmt.Errorf("%w: extent of %d bytes with %d checksums", encoding.ErrCorrupt, length, nc))
+		case loff/sb.AllocUnit < nextLU:
+			d.Fail(fmt.Errorf("%w: extents overlap or out of order at %d", encoding.ErrCorrupt, loff))
+		}
+		if d.Err() != nil {
+			break
+		}
+		csums := make([]uint32, nc)
+		for j := range csums {
+			csums[j] = d.Uint32()
+		}
+		lu := loff / sb.AllocUnit
+		for j := uint64(0); j < length/sb.AllocUnit; j++ {
+			n.Units = append(n.Units, unit{LU: lu + j, Dev: dev + j*sb.AllocUnit, Csums: csums[j*bpu : (j+1)*bpu : (j+1)*bpu]})
+		}
+		nextLU = lu + length/sb.AllocUnit
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return nil, fmt.Errorf("%w: object record: %w", objectstore.ErrCorrupt, err)
+	}
+	if n.Nid == 0 {
+		return nil, fmt.Errorf("%w: object record with node id 0", objectstore.ErrCorrupt)
+	}
+	if n.Size > objectstore.MaxObjectSize {
+		return nil, fmt.Errorf("%w: object record with size %d", objectstore.ErrCorrupt, n.Size)
+	}
+	return n, nil
+}

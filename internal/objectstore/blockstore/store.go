@@ -1,0 +1,415 @@
+package blockstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"math/bits"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+)
+
+// Store is the block engine. Create one with Mkfs, then Open it.
+type Store struct {
+	opts  Options
+	log   *slog.Logger
+	sb    superblock
+	db    *pebble.DB
+	file  vfs.File
+	table *crc32.Table
+	cache *recordCache
+
+	// prepMu guards the prepare state: everything Queue reads and changes
+	// while validating and planning a transaction, and the committer's
+	// hand-back of applied state (overlay cleanup, releases).
+	prepMu    sync.Mutex
+	alloc     *alloc.Allocator
+	overlay   map[string]overlayRecord          // object key -> record changed by a queued, unapplied txn
+	collsPrep map[objectstore.CollectionID]bool // collections in prepare order
+	bitmap    []uint64                          // allocation bitmap in prepare order
+	nextNid   uint64
+	nextSeq   uint64
+	poolPrep  map[int64]uint64 // stored bytes per pool in prepare order
+	lastComp  *objectstore.Completion
+	queue     []*pendingTxn
+	failed    error // a commit failed: refuse everything
+	closed    bool
+	wake      chan struct{}
+	done      chan struct{}
+
+	// data holds checksum blocks not yet on the data file (copy-on-write
+	// data of queued transactions, deferred writes not yet applied).
+	data dataOverlay
+
+	// applyMu orders readers against the committer's apply step: readers
+	// hold it shared while they fetch a record and read its data, the
+	// committer holds it exclusively while it makes a group visible.
+	applyMu    sync.RWMutex
+	appliedSeq uint64
+	poolStored map[int64]uint64
+	colls      map[objectstore.CollectionID]bool // collections as applied
+	readClosed bool
+
+	// Committer-only state.
+	appliedDeferred [][]byte // 'D' keys applied, to delete in the next batch
+	dataDirty       bool     // data file written since its last sync
+}
+
+// Mkfs creates an empty store at opts.Path: the data file and a Pebble
+// database holding the superblock. It fails with ErrExists if a store
+// is there already.
+func Mkfs(opts Options) error {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	sb := superblock{Size: opts.Size, AllocUnit: opts.AllocUnit, ChecksumBlock: opts.ChecksumBlock}
+	if err := sb.validate(); err != nil {
+		return fmt.Errorf("%w: blockstore mkfs: %w", objectstore.ErrInvalid, err)
+	}
+	fs := opts.FS
+	if err := fs.MkdirAll(opts.Path, 0o755); err != nil {
+		return fmt.Errorf("blockstore mkfs %s: %w", opts.Path, err)
+	}
+	if _, err := fs.Stat(opts.dbPath()); err == nil {
+		return fmt.Errorf("%w: blockstore mkfs: %s holds a store", objectstore.ErrExists, opts.Path)
+	}
+	if opts.DevicePath == "" {
+		f, err := fs.Create(opts.devicePath(), vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return fmt.Errorf("blockstore mkfs: create data file: %w", err)
+		}
+		err = f.Preallocate(0, int64(sb.Size))
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("blockstore mkfs: data file: %w", err)
+		}
+		if err := syncDir(fs, opts.Path); err != nil {
+			return fmt.Errorf("blockstore mkfs: %w", err)
+		}
+	}
+	db, err := pebble.Open(opts.dbPath(), pebbleOptions(opts))
+	if err != nil {
+		return fmt.Errorf("blockstore mkfs: open pebble: %w", err)
+	}
+	b := db.NewBatch()
+	_ = b.Set([]byte{prefixSuper}, sb.encode(), nil)
+	_ = b.Set([]byte{prefixNextNid}, encodeUvarint(1), nil)
+	_ = b.Set(collectionKey(objectstore.MetaCollection), encodeEmpty(), nil)
+	err = db.Apply(b, pebble.Sync)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("blockstore mkfs: write superblock: %w", err)
+	}
+	opts.Logger.Info("blockstore: mkfs", "path", opts.Path, "size", sb.Size, "alloc_unit", sb.AllocUnit, "checksum_block", sb.ChecksumBlock)
+	return nil
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("open dir %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+func pebbleOptions(opts Options) *pebble.Options {
+	return &pebble.Options{
+		FS:     opts.FS,
+		Logger: pebbleLogger{opts.Logger.WithGroup("pebble")},
+	}
+}
+
+// Open opens a store made by Mkfs, replays deferred writes left by a
+// crash, and starts the committer.
+func Open(opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if _, err := opts.FS.Stat(opts.dbPath()); err != nil {
+		return nil, fmt.Errorf("%w: blockstore open %s: no store (run Mkfs): %w", ErrBadSuperblock, opts.Path, err)
+	}
+	po := pebbleOptions(opts)
+	po.ErrorIfNotExists = true
+	db, err := pebble.Open(opts.dbPath(), po)
+	if err != nil {
+		return nil, fmt.Errorf("blockstore open %s: pebble: %w", opts.Path, err)
+	}
+	s := &Store{
+		opts:       opts,
+		log:        opts.Logger.With("store", opts.Path),
+		db:         db,
+		table:      crc32.MakeTable(crc32.Castagnoli),
+		cache:      newRecordCache(opts.CacheBytes),
+		overlay:    make(map[string]overlayRecord),
+		collsPrep:  make(map[objectstore.CollectionID]bool),
+		colls:      make(map[objectstore.CollectionID]bool),
+		poolPrep:   make(map[int64]uint64),
+		poolStored: make(map[int64]uint64),
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+	}
+	s.data.init()
+	if err := s.load(); err != nil {
+		_ = db.Close()
+		if s.file != nil {
+			_ = s.file.Close()
+		}
+		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
+	}
+	go s.committer()
+	return s, nil
+}
+
+// load reads the superblock, opens the data file, replays deferred
+// writes and rebuilds the allocator from the persisted bitmap.
+func (s *Store) load() error {
+	v, closer, err := s.db.Get([]byte{prefixSuper})
+	if err != nil {
+		return fmt.Errorf("%w: read superblock: %w", ErrBadSuperblock, err)
+	}
+	s.sb, err = decodeSuperblock(v)
+	_ = closer.Close()
+	if err != nil {
+		return err
+	}
+	if s.nextNid, err = s.getUvarint([]byte{prefixNextNid}); err != nil {
+		return fmt.Errorf("next node id: %w", err)
+	}
+	s.file, err = s.opts.FS.OpenReadWrite(s.opts.devicePath(), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("open data file: %w", err)
+	}
+	if err := s.replayDeferred(); err != nil {
+		return err
+	}
+	if err := s.loadBitmap(); err != nil {
+		return err
+	}
+	if err := s.loadPoolStats(); err != nil {
+		return err
+	}
+	if err := s.loadCollections(); err != nil {
+		return err
+	}
+	s.log.Info("blockstore: open", "size", s.sb.Size, "free", s.alloc.Free())
+	return nil
+}
+
+func (s *Store) getUvarint(key []byte) (uint64, error) {
+	v, closer, err := s.db.Get(key)
+	if err != nil {
+		return 0, err
+	}
+	defer closer.Close()
+	return decodeUvarint(v)
+}
+
+func (s *Store) loadBitmap() error {
+	a, err := alloc.New(s.sb.Size, s.sb.AllocUnit)
+	if err != nil {
+		return fmt.Errorf("allocator: %w", err)
+	}
+	s.alloc = a
+	units := s.sb.units()
+	s.bitmap = make([]uint64, (units+63)/64)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixBitmap}, UpperBound: []byte{prefixBitmap + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	const wordsPerRegion = bitmapRegionUnits / 64
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			return fmt.Errorf("%w: bitmap key %x", objectstore.ErrCorrupt, k)
+		}
+		r := beUint64(k[1:])
+		words, err := decodeBitmap(it.Value())
+		if err != nil {
+			return err
+		}
+		if r > uint64(len(s.bitmap))/wordsPerRegion || r*wordsPerRegion+uint64(len(words)) > uint64(len(s.bitmap)) {
+			return fmt.Errorf("%w: bitmap region %d beyond the device", objectstore.ErrCorrupt, r)
+		}
+		copy(s.bitmap[r*wordsPerRegion:], words)
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	// Mark runs of used units.
+	var runStart, runLen uint64
+	flush := func() error {
+		if runLen == 0 {
+			return nil
+		}
+		err := s.alloc.MarkUsed(alloc.Extent{Offset: runStart * s.sb.AllocUnit, Length: runLen * s.sb.AllocUnit})
+		runLen = 0
+		return err
+	}
+	for u := uint64(0); u < units; u++ {
+		if s.bitmap[u/64]&(1<<(u%64)) == 0 {
+			if err := flush(); err != nil {
+				return fmt.Errorf("%w: bitmap: %w", objectstore.ErrCorrupt, err)
+			}
+			continue
+		}
+		if runLen == 0 {
+			runStart = u
+		}
+		runLen++
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("%w: bitmap: %w", objectstore.ErrCorrupt, err)
+	}
+	for i := units; i < uint64(len(s.bitmap))*64; i++ {
+		if s.bitmap[i/64]&(1<<(i%64)) != 0 {
+			return fmt.Errorf("%w: bitmap marks unit %d beyond the device", objectstore.ErrCorrupt, i)
+		}
+	}
+	return nil
+}
+
+func (s *Store) loadPoolStats() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPoolStats}, UpperBound: []byte{prefixPoolStats + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			return fmt.Errorf("%w: pool stats key %x", objectstore.ErrCorrupt, k)
+		}
+		v, err := decodeUvarint(it.Value())
+		if err != nil {
+			return fmt.Errorf("pool stats: %w", err)
+		}
+		pool := int64(beUint64(k[1:]) ^ (1 << 63))
+		s.poolPrep[pool] = v
+		s.poolStored[pool] = v
+	}
+	return it.Error()
+}
+
+// setBits marks units of ext used (or free) in the prepare bitmap and
+// returns the regions touched.
+func (s *Store) setBits(ext alloc.Extent, used bool, dirty map[uint64]bool) {
+	first := ext.Offset / s.sb.AllocUnit
+	for u := first; u < first+ext.Length/s.sb.AllocUnit; u++ {
+		if used {
+			s.bitmap[u/64] |= 1 << (u % 64)
+		} else {
+			s.bitmap[u/64] &^= 1 << (u % 64)
+		}
+		dirty[u/bitmapRegionUnits] = true
+	}
+}
+
+// regionValue encodes bitmap region r as it stands in prepare order.
+func (s *Store) regionValue(r uint64) []byte {
+	const w = bitmapRegionUnits / 64
+	end := min((r+1)*w, uint64(len(s.bitmap)))
+	return encodeBitmap(s.bitmap[r*w : end])
+}
+
+// usedUnits counts the units the bitmap marks used (for checks).
+func (s *Store) usedUnits() uint64 {
+	var n int
+	for _, w := range s.bitmap {
+		n += bits.OnesCount64(w)
+	}
+	return uint64(n)
+}
+
+// Close waits for queued transactions to commit, applies outstanding
+// deferred writes and closes the files. Later calls return ErrClosed.
+func (s *Store) Close() error {
+	s.prepMu.Lock()
+	if s.closed {
+		s.prepMu.Unlock()
+		return objectstore.ErrClosed
+	}
+	s.closed = true
+	s.prepMu.Unlock()
+	s.kick()
+	<-s.done
+	s.applyMu.Lock()
+	s.readClosed = true
+	s.applyMu.Unlock()
+	var errs []error
+	if s.failed == nil && !s.opts.testSkipDeferredApply {
+		if err := s.flushDeferredDeletes(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close pebble: %w", err))
+	}
+	if err := s.file.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close data file: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("blockstore close %s: %w", s.opts.Path, err)
+	}
+	s.log.Info("blockstore: closed")
+	return nil
+}
+
+func (s *Store) loadCollections() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixCollection}, UpperBound: []byte{prefixCollection + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		c, err := decodeColl(it.Key()[1:])
+		if err != nil {
+			return err
+		}
+		if err := decodeEmpty(it.Value()); err != nil {
+			return fmt.Errorf("collection %v: %w", c, err)
+		}
+		s.colls[c] = true
+		s.collsPrep[c] = true
+	}
+	return it.Error()
+}
+
+// readFull reads len(p) bytes at off of the data file; bytes past the end
+// of a data file that was never written that far read as zeros.
+func (s *Store) readFull(p []byte, off uint64) error {
+	n, err := s.file.ReadAt(p, int64(off))
+	if err == io.EOF || (err == nil && n < len(p)) {
+		clear(p[n:])
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read data file at %d: %w", off, err)
+	}
+	return nil
+}
+
+func beUint64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

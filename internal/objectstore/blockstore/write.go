@@ -1,0 +1,257 @@
+package blockstore
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// How a write treats one allocation unit.
+const (
+	unitNew      = iota // fresh space: whole-unit overwrite, or a unit without space
+	unitInPlace         // the unit was allocated by this transaction: patch it in memory
+	unitDeferred        // partial overwrite of committed space: deferred write
+)
+
+// allocUnits allocates n units near hint and returns their device offsets.
+func (ts *txnState) allocUnits(n int, hint uint64) ([]uint64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	au := ts.s.sb.AllocUnit
+	exts, err := ts.s.alloc.Allocate(uint64(n)*au, hint)
+	if err != nil {
+		if errors.Is(err, alloc.ErrNoSpace) {
+			return nil, fmt.Errorf("%w: %d units: %w", objectstore.ErrNoSpace, n, err)
+		}
+		return nil, fmt.Errorf("allocate %d units: %w", n, err)
+	}
+	ts.allocated = append(ts.allocated, exts...)
+	devs := make([]uint64, 0, n)
+	for _, e := range exts {
+		for off := e.Offset; off < e.Offset+e.Length; off += au {
+			devs = append(devs, off)
+			ts.fresh[off] = true
+		}
+	}
+	if len(devs) < n {
+		return nil, fmt.Errorf("allocator returned %d of %d units", len(devs), n)
+	}
+	return devs[:n], nil
+}
+
+func (ts *txnState) crc(b []byte) uint32 { return crc32.Checksum(b, ts.s.table) }
+
+// write writes data at off of rs's object.
+func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
+	rec := rs.rec
+	end := off + uint64(len(data))
+	au := ts.s.sb.AllocUnit
+	type step struct {
+		lu, ws, we uint64
+		mode       int
+	}
+	var steps []step
+	need := 0
+	for lu := off / au; lu*au < end; lu++ {
+		us := lu * au
+		ws, we := max(off, us), min(end, us+au)
+		idx, mapped := rec.find(lu)
+		mode := unitDeferred
+		switch {
+		case mapped && ts.fresh[rec.Units[idx].Dev]:
+			mode = unitInPlace
+		case !mapped || (ws == us && we == us+au):
+			mode = unitNew
+			need++
+		}
+		steps = append(steps, step{lu, ws, we, mode})
+	}
+	var hint uint64
+	if len(rec.Units) > 0 {
+		hint = rec.Units[len(rec.Units)-1].Dev + au
+	}
+	devs, err := ts.allocUnits(need, hint)
+	if err != nil {
+		return err
+	}
+	for _, st := range steps {
+		part := data[st.ws-off : st.we-off]
+		if st.mode == unitNew {
+			ts.newUnit(rec, st.lu, st.ws-st.lu*au, part, devs[0])
+			devs = devs[1:]
+			continue
+		}
+		if err := ts.patchUnit(rs, st.lu, st.ws, part, st.mode == unitDeferred); err != nil {
+			return err
+		}
+	}
+	rec.Size = max(rec.Size, end)
+	return nil
+}
+
+// newUnit maps logical unit lu of rec to the fresh unit at dev, holding
+// part at offset at within the unit and zeros elsewhere; the unit it
+// replaces, if any, is freed.
+func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64) {
+	sb := ts.s.sb
+	content := make([]byte, sb.AllocUnit)
+	copy(content[at:], part)
+	csums := make([]uint32, sb.blocksPerUnit())
+	for b := range csums {
+		blk := content[uint64(b)*sb.ChecksumBlock : uint64(b+1)*sb.ChecksumBlock]
+		csums[b] = ts.crc(blk)
+		ts.blocks[dev+uint64(b)*sb.ChecksumBlock] = &txnBlock{data: blk}
+	}
+	u := unit{LU: lu, Dev: dev, Csums: csums}
+	idx, mapped := rec.find(lu)
+	if mapped {
+		ts.freeUnit(rec.Units[idx].Dev)
+		rec.Units[idx] = u
+		return
+	}
+	rec.Units = slices.Insert(rec.Units, idx, u)
+}
+
+// patchUnit writes part at logical offset ws within mapped unit lu,
+// rewriting the checksum blocks it touches: in memory if the unit is
+// fresh, as a deferred write otherwise.
+func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred bool) error {
+	sb := ts.s.sb
+	rec := rs.rec
+	idx, _ := rec.find(lu)
+	u := rec.Units[idx]
+	us := lu * sb.AllocUnit
+	we := ws + uint64(len(part))
+	csums := slices.Clone(u.Csums)
+	for b := (ws - us) / sb.ChecksumBlock; us+b*sb.ChecksumBlock < we; b++ {
+		bs := us + b*sb.ChecksumBlock
+		blk, err := ts.readBlock(rs.coll, rs.oid, u, int(b))
+		if err != nil {
+			return err
+		}
+		lo, hi := max(ws, bs), min(we, bs+sb.ChecksumBlock)
+		copy(blk[lo-bs:hi-bs], part[lo-ws:hi-ws])
+		csums[b] = ts.crc(blk)
+		ts.blocks[u.Dev+b*sb.ChecksumBlock] = &txnBlock{data: blk, deferred: deferred}
+	}
+	rec.Units[idx].Csums = csums
+	return nil
+}
+
+// readBlock returns a private copy of checksum block b of unit u as the
+// transaction sees it, verifying data that comes from the file.
+func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, u unit, b int) ([]byte, error) {
+	cb := ts.s.sb.ChecksumBlock
+	dev := u.Dev + uint64(b)*cb
+	if tb, ok := ts.blocks[dev]; ok {
+		return slices.Clone(tb.data), nil
+	}
+	if d, ok := ts.s.data.latest(dev); ok {
+		return slices.Clone(d), nil
+	}
+	buf := make([]byte, cb)
+	if err := ts.s.readFull(buf, dev); err != nil {
+		return nil, fmt.Errorf("%v %v: %w", c, o, err)
+	}
+	if got := ts.crc(buf); got != u.Csums[b] {
+		return nil, ts.s.corrupt(c, o, u.LU*ts.s.sb.AllocUnit+uint64(b)*cb, dev, got, u.Csums[b])
+	}
+	return buf, nil
+}
+
+// corrupt builds the error for a checksum mismatch.
+func (s *Store) corrupt(c objectstore.CollectionID, o objid.ID, off, dev uint64, got, want uint32) error {
+	s.log.Error("blockstore: checksum mismatch", "collection", c.String(), "object", o.String(), "offset", off, "device_offset", dev, "crc", got, "want", want)
+	return fmt.Errorf("%w: %v %v: checksum mismatch in the block at offset %d (device offset %d): crc32c %08x, want %08x",
+		objectstore.ErrCorrupt, c, o, off, dev, got, want)
+}
+
+// zero zeroes [off, off+length): whole mapped units become holes,
+// partly covered ones are patched with zeros.
+func (ts *txnState) zero(rs *recState, off, length uint64) error {
+	rec := rs.rec
+	end := off + length
+	au := ts.s.sb.AllocUnit
+	for lu := off / au; lu*au < end; lu++ {
+		us := lu * au
+		ws, we := max(off, us), min(end, us+au)
+		idx, mapped := rec.find(lu)
+		if !mapped {
+			continue
+		}
+		if ws == us && we == us+au {
+			ts.freeUnit(rec.Units[idx].Dev)
+			rec.Units = slices.Delete(rec.Units, idx, idx+1)
+			continue
+		}
+		if ws >= rec.Size {
+			continue // already zero by the record invariant
+		}
+		we = min(we, rec.Size)
+		if err := ts.patchUnit(rs, lu, ws, make([]byte, we-ws), !ts.fresh[rec.Units[idx].Dev]); err != nil {
+			return err
+		}
+	}
+	rec.Size = max(rec.Size, end)
+	return nil
+}
+
+// truncate sets the size; shrinking frees whole units past the end and
+// zeroes the tail of the last one so that a later extension reads zeros.
+func (ts *txnState) truncate(rs *recState, size uint64) error {
+	rec := rs.rec
+	if size < rec.Size {
+		au := ts.s.sb.AllocUnit
+		keep := (size + au - 1) / au
+		idx, _ := rec.find(keep)
+		for _, u := range rec.Units[idx:] {
+			ts.freeUnit(u.Dev)
+		}
+		rec.Units = rec.Units[:idx]
+		if size%au != 0 {
+			lu := size / au
+			if i, mapped := rec.find(lu); mapped {
+				we := min(rec.Size, (lu+1)*au)
+				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh[rec.Units[i].Dev]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	rec.Size = size
+	return nil
+}
+
+// readRange returns length bytes at off of rs's object as the
+// transaction sees it (holes and bytes past the end as zeros).
+func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) {
+	out := make([]byte, length)
+	rec := rs.rec
+	sb := ts.s.sb
+	end := off + length
+	for _, u := range rec.Units {
+		us := u.LU * sb.AllocUnit
+		if us+sb.AllocUnit <= off || us >= end {
+			continue
+		}
+		for b := range u.Csums {
+			bs := us + uint64(b)*sb.ChecksumBlock
+			lo, hi := max(off, bs), min(end, bs+sb.ChecksumBlock)
+			if lo >= hi {
+				continue
+			}
+			blk, err := ts.readBlock(rs.coll, rs.oid, u, b)
+			if err != nil {
+				return nil, err
+			}
+			copy(out[lo-off:hi-off], blk[lo-bs:hi-bs])
+		}
+	}
+	return out, nil
+}
