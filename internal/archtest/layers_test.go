@@ -91,7 +91,7 @@ var sameLayerImports = map[string][]string{
 	"crush/crushtext":                 {"crush"},
 	"osdmap":                          {"crush"},
 	"internal/objectstore/memstore":   {"internal/objectstore"},
-	"internal/objectstore/blockstore": {"internal/objectstore"},
+	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc"},
 
 	// L2
 	"internal/msgr/memnet": {"internal/msgr"},
