@@ -2,6 +2,7 @@ package blockstore
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -62,19 +63,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 	case objectstore.OpClone:
 		return ts.clone(c, o, op.Dest)
 	case objectstore.OpCloneRange:
-		src, err := ts.existing(c, o)
-		if err != nil {
-			return err
-		}
-		data, err := ts.readRange(src, op.Offset, op.Length)
-		if err != nil {
-			return err
-		}
-		dst, err := ts.create(c, op.Dest)
-		if err != nil {
-			return err
-		}
-		return ts.write(dst, op.DestOffset, data)
+		return ts.cloneRange(c, o, op.Dest, op.Offset, op.Length, op.DestOffset)
 	case objectstore.OpSetAttrs:
 		rs, err := ts.create(c, o)
 		if err != nil {
@@ -91,9 +80,6 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		rs, err := ts.existing(c, o)
 		if err != nil {
 			return err
-		}
-		if _, ok := rs.rec.Attrs[op.Key]; !ok {
-			return fmt.Errorf("%w: %v %v attribute %q", objectstore.ErrNoAttr, c, o, op.Key)
 		}
 		delete(rs.rec.Attrs, op.Key)
 		return nil
@@ -216,7 +202,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		ts.destroy(dst)
 	}
 	sr := src.rec
-	n := &onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...)}
+	n := &onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...), Pages: slices.Clone(sr.Pages)}
 	if len(sr.Attrs) > 0 {
 		n.Attrs = make(map[string][]byte, len(sr.Attrs))
 		for k, v := range sr.Attrs {
@@ -258,6 +244,44 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 	}
 	dst.rec = n
 	dst.dirty = true
+	return nil
+}
+
+// cloneRange copies the allocated extents of src's [off, off+length) to
+// dst at dstOff, after zeroing the destination range; the source is read
+// first, so an overlapping copy within one object acts as memmove.
+func (ts *txnState) cloneRange(c objectstore.CollectionID, srcID, dstID objid.ID, off, length, dstOff uint64) error {
+	src, err := ts.peek(c, srcID)
+	if err != nil {
+		return err
+	}
+	if off+length > src.rec.Size {
+		return fmt.Errorf("%w: %v %v: clone range %d+%d beyond the size %d", objectstore.ErrInvalid, c, srcID, off, length, src.rec.Size)
+	}
+	type piece struct {
+		off  uint64
+		data []byte
+	}
+	var pieces []piece
+	for _, x := range clipSpans(src.rec.Pages, off, off+length) {
+		data, err := ts.readRange(src, x.Off, x.End-x.Off)
+		if err != nil {
+			return err
+		}
+		pieces = append(pieces, piece{x.Off - off + dstOff, data})
+	}
+	dst, err := ts.create(c, dstID)
+	if err != nil {
+		return err
+	}
+	if err := ts.zero(dst, dstOff, length); err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		if err := ts.write(dst, p.off, p.data); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

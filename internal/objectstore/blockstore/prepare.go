@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -203,9 +204,9 @@ func (ts *txnState) finish() *pendingTxn {
 		p.records[key] = rs.rec
 		var now uint64
 		if rs.rec != nil {
-			now = rs.rec.allocatedBytes(s.sb.AllocUnit)
+			now = rs.rec.allocatedBytes()
 		}
-		deltas[rs.oid.Pool] += int64(now) - int64(rs.orig)
+		deltas[statsPool(rs.coll)] += int64(now) - int64(rs.orig)
 	}
 	for pool, d := range deltas {
 		if d == 0 {
@@ -252,6 +253,18 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 	}
 }
 
+// metaPool is the key under which the meta collection's stored bytes are
+// counted: PG and temp collections have pools >= 0.
+const metaPool = math.MinInt64
+
+// statsPool is the pool c's objects count towards.
+func statsPool(c objectstore.CollectionID) int64 {
+	if c.Kind == objectstore.KindMeta {
+		return metaPool
+	}
+	return c.Pool
+}
+
 // collExists reports whether c exists as this transaction sees it.
 func (ts *txnState) collExists(c objectstore.CollectionID) bool {
 	if e, ok := ts.colls[c]; ok {
@@ -276,7 +289,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 	}
 	rs := &recState{coll: c, oid: o, rec: rec}
 	if rec != nil {
-		rs.orig = rec.allocatedBytes(ts.s.sb.AllocUnit)
+		rs.orig = rec.allocatedBytes()
 	}
 	ts.records[key] = rs
 	return rs, nil

@@ -83,13 +83,20 @@ func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 		// Blocks of u that overlap [off, end).
 		b0 := (max(off, us) - us) / cb
 		b1 := (min(end, us+au) - us + cb - 1) / cb
+		// Look in the data overlay before reading the file: the committer
+		// drops a block from the overlay only once the file holds it, so a
+		// block missing from the overlay now is on the file already.
+		pending := make([][]byte, b1-b0)
+		for b := b0; b < b1; b++ {
+			pending[b-b0], _ = s.data.visible(u.Dev+b*cb, s.appliedSeq)
+		}
 		buf := make([]byte, (b1-b0)*cb)
 		if err := s.readFull(buf, u.Dev+b0*cb); err != nil {
 			return nil, fmt.Errorf("%v %v: %w", c, o, err)
 		}
 		for b := b0; b < b1; b++ {
 			blk := buf[(b-b0)*cb : (b-b0+1)*cb]
-			if d, ok := s.data.visible(u.Dev+b*cb, s.appliedSeq); ok {
+			if d := pending[b-b0]; d != nil {
 				blk = d
 			}
 			if got := crc32.Checksum(blk, s.table); got != u.Csums[b] {
@@ -113,11 +120,11 @@ func (s *Store) Stat(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	if err != nil {
 		return objectstore.ObjectInfo{}, err
 	}
-	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.allocatedBytes(s.sb.AllocUnit)}, nil
+	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.allocatedBytes()}, nil
 }
 
-// ExtentMap returns the mapped ranges of o within [off, off+length),
-// clipped to its size, adjacent units merged.
+// ExtentMap returns the allocated pages of o within [off, off+length),
+// clipped to its size.
 func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]objectstore.Extent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -128,21 +135,12 @@ func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o obj
 		return nil, err
 	}
 	end := rec.Size
-	if length != 0 && off+length < end {
+	if length != 0 && off < end && length < end-off {
 		end = off + length
 	}
 	var out []objectstore.Extent
-	au := s.sb.AllocUnit
-	for _, u := range rec.Units {
-		lo, hi := max(off, u.LU*au), min(end, (u.LU+1)*au)
-		if lo >= hi {
-			continue
-		}
-		if n := len(out); n > 0 && out[n-1].Offset+out[n-1].Length == lo {
-			out[n-1].Length += hi - lo
-			continue
-		}
-		out = append(out, objectstore.Extent{Offset: lo, Length: hi - lo})
+	for _, x := range clipSpans(rec.Pages, off, end) {
+		out = append(out, objectstore.Extent{Offset: x.Off, Length: x.End - x.Off})
 	}
 	return out, nil
 }
@@ -332,9 +330,9 @@ func (s *Store) StatFS(ctx context.Context) (objectstore.FSStats, error) {
 	}
 	st := objectstore.FSStats{Total: s.sb.Size, PoolStored: make(map[int64]uint64)}
 	for pool, v := range s.poolStored {
-		if v != 0 {
+		st.Stored += v
+		if v != 0 && pool != metaPool {
 			st.PoolStored[pool] = v
-			st.Stored += v
 		}
 	}
 	s.applyMu.RUnlock()

@@ -36,12 +36,16 @@ type onode struct {
 	Attrs      map[string][]byte
 	OmapHeader []byte
 	Units      []unit // sorted by LU, no duplicates
+	// Pages are the logically allocated ranges (pages.go), sorted,
+	// merged, page aligned. Every page lies in a mapped unit.
+	Pages []span
 }
 
 func (n *onode) clone() *onode {
 	c := *n
 	c.Attrs = maps.Clone(n.Attrs)
 	c.Units = slices.Clone(n.Units)
+	c.Pages = slices.Clone(n.Pages)
 	return &c
 }
 
@@ -52,23 +56,19 @@ func (n *onode) find(lu uint64) (int, bool) {
 	return i, i < len(n.Units) && n.Units[i].LU == lu
 }
 
-// allocatedBytes is the number of logical bytes below Size in mapped
-// units: the object's contribution to Stored.
-func (n *onode) allocatedBytes(au uint64) uint64 {
+// allocatedBytes is the length of the allocated pages below Size:
+// ObjectInfo.Allocated and the object's contribution to Stored.
+func (n *onode) allocatedBytes() uint64 {
 	var total uint64
-	for _, u := range n.Units {
-		start := u.LU * au
-		if start >= n.Size {
-			break
-		}
-		total += min(start+au, n.Size) - start
+	for _, x := range clipSpans(n.Pages, 0, n.Size) {
+		total += x.End - x.Off
 	}
 	return total
 }
 
 // approxSize estimates the memory an onode holds, for the cache budget.
 func (n *onode) approxSize() int {
-	s := 96 + len(n.OmapHeader)
+	s := 96 + len(n.OmapHeader) + 16*len(n.Pages)
 	for k, v := range n.Attrs {
 		s += 32 + len(k) + len(v)
 	}
@@ -84,7 +84,8 @@ func (n *onode) approxSize() int {
 //	  attrs count, then (name string, value bytes) in name order,
 //	  omap header bytes,
 //	  extents count, then (logical offset, length, device offset uvarints,
-//	  count of crc32c u32s, the crcs)
+//	  count of crc32c u32s, the crcs),
+//	  allocated page spans count, then (offset, length uvarints)
 func (n *onode) encode(sb superblock) []byte {
 	var e encoding.Encoder
 	m := e.Begin(1, 1)
@@ -122,6 +123,11 @@ func (n *onode) encode(sb superblock) []byte {
 				e.Uint32(c)
 			}
 		}
+	}
+	e.Uvarint(uint64(len(n.Pages)))
+	for _, x := range n.Pages {
+		e.Uvarint(x.Off)
+		e.Uvarint(x.End - x.Off)
 	}
 	e.End(m)
 	return e.Data()
@@ -183,6 +189,23 @@ func decodeOnode(b []byte, sb superblock) (*onode, error) {
 			n.Units = append(n.Units, unit{LU: lu + j, Dev: dev + j*sb.AllocUnit, Csums: csums[j*bpu : (j+1)*bpu : (j+1)*bpu]})
 		}
 		nextLU = lu + length/sb.AllocUnit
+	}
+	nPages := d.Count(2)
+	var prevEnd uint64
+	for i := 0; i < nPages && d.Err() == nil; i++ {
+		off, length := d.Uvarint(), d.Uvarint()
+		switch {
+		case length == 0 || off%pageSize != 0 || length%pageSize != 0:
+			d.Fail(fmt.Errorf("%w: page span %d+%d not page aligned", encoding.ErrCorrupt, off, length))
+		case off > objectstore.MaxObjectSize || length > objectstore.MaxObjectSize+pageSize-off:
+			d.Fail(fmt.Errorf("%w: page span %d+%d beyond the maximum object size", encoding.ErrCorrupt, off, length))
+		case i > 0 && off <= prevEnd:
+			d.Fail(fmt.Errorf("%w: page spans overlap or out of order at %d", encoding.ErrCorrupt, off))
+		}
+		if d.Err() == nil {
+			n.Pages = append(n.Pages, span{off, off + length})
+			prevEnd = off + length
+		}
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

@@ -107,7 +107,6 @@ func Mkfs(opts Options) error {
 	b := db.NewBatch()
 	_ = b.Set([]byte{prefixSuper}, sb.encode(), nil)
 	_ = b.Set([]byte{prefixNextNid}, encodeUvarint(1), nil)
-	_ = b.Set(collectionKey(objectstore.MetaCollection), encodeEmpty(), nil)
 	err = db.Apply(b, pebble.Sync)
 	if cerr := db.Close(); err == nil {
 		err = cerr

@@ -91,6 +91,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 			return err
 		}
 	}
+	rec.Pages = addSpan(rec.Pages, off, end)
 	rec.Size = max(rec.Size, end)
 	return nil
 }
@@ -198,6 +199,7 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 			return err
 		}
 	}
+	rec.Pages = removeSpan(rec.Pages, off, end)
 	rec.Size = max(rec.Size, end)
 	return nil
 }
@@ -223,6 +225,9 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 				}
 			}
 		}
+	}
+	if size < rec.Size {
+		rec.Pages = removeSpan(rec.Pages, size, rec.Size+pageSize)
 	}
 	rec.Size = size
 	return nil

@@ -1,0 +1,26 @@
+package blockstore
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/storetest"
+)
+
+func openForSuite(t *testing.T) objectstore.Store {
+	opts := testOptions(vfs.NewMem())
+	opts.Size = 32 << 20
+	if err := Mkfs(opts); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, openForSuite)
+}
