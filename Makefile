@@ -72,6 +72,6 @@ fuzz:
 		pkg="./$$(dirname "$${file#./}")"; \
 		for name in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' "$$file"); do \
 			echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
-			$(GO) test -tags invariants -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+			$(GO) test -tags invariants -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$$pkg"; \
 		done; \
 	done
