@@ -109,11 +109,11 @@ type txnState struct {
 }
 
 type recState struct {
-	coll   objectstore.CollectionID
-	oid    objid.ID
-	rec    *onode // nil: absent
-	orig   uint64 // stored bytes before the transaction
-	dirty  bool
+	coll  objectstore.CollectionID
+	oid   objid.ID
+	rec   *onode // nil: absent
+	orig  uint64 // stored bytes before the transaction
+	dirty bool
 }
 
 type txnBlock struct {

@@ -78,6 +78,9 @@ func Mkfs(opts Options) error {
 	if err := fs.MkdirAll(opts.Path, 0o755); err != nil {
 		return fmt.Errorf("blockstore mkfs %s: %w", opts.Path, err)
 	}
+	if err := syncDir(fs, fs.PathDir(opts.Path)); err != nil {
+		return fmt.Errorf("blockstore mkfs: %w", err)
+	}
 	if _, err := fs.Stat(opts.dbPath()); err == nil {
 		return fmt.Errorf("%w: blockstore mkfs: %s holds a store", objectstore.ErrExists, opts.Path)
 	}
@@ -113,6 +116,9 @@ func Mkfs(opts Options) error {
 	}
 	if err != nil {
 		return fmt.Errorf("blockstore mkfs: write superblock: %w", err)
+	}
+	if err := syncDir(fs, opts.Path); err != nil {
+		return fmt.Errorf("blockstore mkfs: %w", err)
 	}
 	opts.Logger.Info("blockstore: mkfs", "path", opts.Path, "size", sb.Size, "alloc_unit", sb.AllocUnit, "checksum_block", sb.ChecksumBlock)
 	return nil

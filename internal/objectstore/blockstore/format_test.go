@@ -1,0 +1,126 @@
+package blockstore
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+var testSB = superblock{Size: 64 << 20, AllocUnit: testAU, ChecksumBlock: testCB}
+
+func randID(r *rand.Rand) objid.ID {
+	strs := []string{"", "a", "b", "a\x00", "a\x00b", "\x00", "\xff", "ab", "b\x01"}
+	pick := func() string { return strs[r.IntN(len(strs))] }
+	id := objid.New(int64(r.IntN(5))-2, pick(), pick(), pick(), []uint64{0, 1, objid.NoSnap, objid.SnapDir}[r.IntN(4)])
+	if r.IntN(3) == 0 {
+		id.Hash = []uint32{0, 1, 0x80000000, 0xffffffff}[r.IntN(4)]
+	}
+	return id
+}
+
+// TestObjectKeyOrder checks that byte order of object keys is
+// objid.Compare order, and that keys decode to the ids they encode.
+func TestObjectKeyOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		a, b := randID(r), randID(r)
+		ka, kb := objectKey(pg, a), objectKey(pg, b)
+		kc, cmp := bytes.Compare(ka, kb), objid.Compare(a, b)
+		if cmp != 0 && kc != cmp {
+			t.Fatalf("%v vs %v: Compare %d, keys %d", a, b, cmp, kc)
+		}
+		if kc == 0 && a != b {
+			t.Fatalf("distinct ids %v and %v share a key", a, b)
+		}
+		c, got, err := decodeObjectKey(ka)
+		if err != nil || c != pg || got != a {
+			t.Fatalf("decode %v: %v %v %v", a, c, got, err)
+		}
+	}
+	// Collections: keys of different collections never interleave.
+	c1, c2 := objectstore.PGCollection(1, 0xffffffff), objectstore.PGCollection(2, 0)
+	if bytes.Compare(objectKey(c1, objid.Max()), collObjectPrefix(c2)) >= 0 {
+		t.Fatal("collections interleave")
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	n := &onode{
+		Nid: 7, Size: 3*testAU + 5,
+		Attrs:      map[string][]byte{"a": []byte("1"), "": nil},
+		OmapHeader: []byte("h"),
+		Units: []unit{
+			{LU: 0, Dev: 0, Csums: []uint32{1, 2, 3, 4}},
+			{LU: 1, Dev: testAU, Csums: []uint32{5, 6, 7, 8}},
+			{LU: 3, Dev: 10 * testAU, Csums: []uint32{9, 10, 11, 12}},
+		},
+		Pages: []span{{0, 2 * testAU}, {3 * testAU, 3*testAU + 4096}},
+	}
+	got, err := decodeOnode(n.encode(testSB), testSB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Attrs[""] = nil
+	if !reflect.DeepEqual(got, n) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, n)
+	}
+	if _, err := decodeOnode(n.encode(testSB)[:20], testSB); !errors.Is(err, objectstore.ErrCorrupt) {
+		t.Fatalf("truncated record: %v", err)
+	}
+}
+
+func FuzzDecodeOnode(f *testing.F) {
+	f.Add((&onode{Nid: 1, Size: 10, Units: []unit{{LU: 0, Dev: 0, Csums: make([]uint32, 4)}}, Pages: []span{{0, 4096}}}).encode(testSB))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := decodeOnode(b, testSB)
+		if err != nil {
+			if !errors.Is(err, objectstore.ErrCorrupt) {
+				t.Fatalf("error not ErrCorrupt: %v", err)
+			}
+			return
+		}
+		again, err := decodeOnode(n.encode(testSB), testSB)
+		if err != nil || again.Nid != n.Nid || len(again.Units) != len(n.Units) {
+			t.Fatalf("re-decode: %v", err)
+		}
+	})
+}
+
+func FuzzDecodeObjectKey(f *testing.F) {
+	f.Add(objectKey(pg, objid.New(1, "ns", "k", "n", 3)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, o, err := decodeObjectKey(b)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(objectKey(c, o), b) {
+			t.Fatalf("key does not re-encode to itself")
+		}
+	})
+}
+
+func FuzzDecodeSmallRecords(f *testing.F) {
+	f.Add(testSB.encode())
+	f.Add(deferredWrite{DevOff: testCB, Data: make([]byte, testCB)}.encode())
+	f.Add(encodeBitmap([]uint64{1, 2}))
+	f.Add(encodeUvarint(5))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, err := range []error{
+			func() error { _, err := decodeSuperblock(b); return err }(),
+			func() error { _, err := decodeDeferred(b, testSB); return err }(),
+			func() error { _, err := decodeBitmap(b); return err }(),
+			func() error { _, err := decodeUvarint(b); return err }(),
+			decodeEmpty(b),
+		} {
+			if err != nil && !errors.Is(err, objectstore.ErrCorrupt) {
+				t.Fatalf("error not ErrCorrupt: %v", err)
+			}
+		}
+	})
+}
