@@ -1,6 +1,9 @@
 package blockstore
 
 import (
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -23,4 +26,16 @@ func openForSuite(t *testing.T) objectstore.Store {
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, openForSuite)
+}
+
+func TestDifferentialMemstore(t *testing.T) {
+	for seed := range int64(3) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			b := openForSuite(t)
+			defer b.Close()
+			m := memstore.New(memstore.Options{})
+			defer m.Close()
+			storetest.Differential(t, seed, 300, b, m)
+		})
+	}
 }
