@@ -84,6 +84,11 @@ type Workload struct {
 	// workload also stops when every worker has read its objects once.
 	Duration   time.Duration
 	TotalBytes uint64
+	// OnePass makes the random workloads visit every block of the
+	// objects once, in random order, and stop after that one pass (like
+	// fio's random map without time_based): no block is read twice, so a
+	// read run after dropping the page cache reads the device only.
+	OnePass bool
 	// AppliedOnly makes writers wait for Applied rather than Committed.
 	AppliedOnly bool
 	// Collection holds the benchmark's objects; it is created if missing.
@@ -270,6 +275,8 @@ type runner struct {
 	data     []byte
 	deadline time.Time
 	bytes    atomic.Uint64 // bytes done or claimed, for TotalBytes
+	perm     []uint32      // OnePass: the blocks in visiting order
+	next     atomic.Int64  // OnePass: index of the next block in perm
 }
 
 // claim reserves one operation's bytes; false when the run is over.
@@ -289,6 +296,17 @@ func run(ctx context.Context, s objectstore.Store, w Workload) (Result, error) {
 		// One buffer per run: transactions keep a reference until they
 		// apply, and the bytes never change, so sharing it is safe.
 		r.data = fill(w.BlockSize, w.Seed+1)
+	}
+	if w.OnePass && (w.Kind == RandWrite || w.Kind == RandRead) {
+		n := uint64(w.Objects) * (w.ObjectSize / w.BlockSize)
+		if n > 1<<32 {
+			return Result{}, fmt.Errorf("bench: %d blocks are too many for one pass", n)
+		}
+		r.perm = make([]uint32, n)
+		for i := range r.perm {
+			r.perm[i] = uint32(i)
+		}
+		rand.New(rand.NewPCG(w.Seed, 7)).Shuffle(len(r.perm), func(i, j int) { r.perm[i], r.perm[j] = r.perm[j], r.perm[i] })
 	}
 	lats := make([][]time.Duration, w.Concurrency)
 	errs := make([]error, w.Concurrency)
@@ -357,8 +375,18 @@ func (r *runner) worker(ctx context.Context, id int) ([]time.Duration, error) {
 			}
 			o = w.object(-1, obj)
 		default:
-			o = w.object(-1, rng.IntN(w.Objects))
-			off = rng.Uint64N(blocksPerObject) * w.BlockSize
+			if r.perm == nil {
+				o = w.object(-1, rng.IntN(w.Objects))
+				off = rng.Uint64N(blocksPerObject) * w.BlockSize
+				break
+			}
+			i := r.next.Add(1) - 1
+			if i >= int64(len(r.perm)) {
+				return lats, nil
+			}
+			blk := uint64(r.perm[i])
+			o = w.object(-1, int(blk/blocksPerObject))
+			off = blk % blocksPerObject * w.BlockSize
 		}
 		t0 := time.Now()
 		switch w.Kind {

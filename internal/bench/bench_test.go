@@ -84,6 +84,20 @@ func TestRunObjectStoreDuration(t *testing.T) {
 	}
 }
 
+func TestOnePass(t *testing.T) {
+	s := memstore.New(memstore.Options{})
+	defer s.Close()
+	for _, k := range []Kind{RandRead, RandWrite} {
+		r, err := RunObjectStore(context.Background(), s, Workload{Kind: k, ObjectSize: 64 << 10, Objects: 5, Concurrency: 4, OnePass: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Ops != 5*16 {
+			t.Errorf("%s: one pass over 80 blocks did %d operations", k, r.Ops)
+		}
+	}
+}
+
 func TestWorkloadErrors(t *testing.T) {
 	s := memstore.New(memstore.Options{})
 	defer s.Close()

@@ -1,0 +1,26 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// DropPageCache writes back and evicts path's pages from the kernel's page
+// cache (fdatasync, then posix_fadvise POSIX_FADV_DONTNEED over the whole
+// file), so the next reads go to the device, as fio's invalidate=1 does.
+func DropPageCache(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+		return fmt.Errorf("fdatasync %s: %w", path, err)
+	}
+	const fadvDontNeed = 4
+	if _, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, fadvDontNeed, 0, 0); errno != 0 {
+		return fmt.Errorf("fadvise %s: %w", path, errno)
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package blockstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/bench"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Benchmarks of the engine on a real file system (the temporary
+// directory: set TMPDIR to choose the disk). docs/BENCHMARKS.md and
+// scripts/bench-objectstore.sh compare them with fio.
+//
+//	go test -run '^$' -bench . ./internal/objectstore/blockstore/
+//
+// Two runs are behind environment variables because they are long:
+//
+//	CUTTLE_BENCH_1M=DIR      BenchmarkOpen1M: build (once, kept in DIR) a
+//	                         store of 1,000,000 small objects, then time
+//	                         Open and check memory against CacheBytes
+//	CUTTLE_BENCH_REPORT=DIR  TestBenchReport: the workloads the script
+//	                         compares with fio, as BENCHRESULT JSON lines
+
+// openBench makes a store of size bytes in dir (a fresh temporary
+// directory if empty) and returns it with its data file's path.
+func openBench(tb testing.TB, dir string, size uint64) (*blockstore.Store, string) {
+	tb.Helper()
+	if dir == "" {
+		dir = tb.TempDir()
+	}
+	opts := blockstore.Options{Path: filepath.Join(dir, "store"), Size: size}
+	if err := blockstore.Mkfs(opts); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := blockstore.Open(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s, filepath.Join(dir, "store", "block")
+}
+
+// runBench runs w for b.N operations and reports bytes and latency.
+func runBench(b *testing.B, s objectstore.Store, w bench.Workload) {
+	b.Helper()
+	ctx := context.Background()
+	w.Duration = time.Hour
+	// Prefill outside the timer, then b.N operations.
+	if w.Kind != bench.SeqWrite {
+		if err := bench.Prefill(ctx, s, w); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w.TotalBytes = uint64(b.N) * w.BlockSize
+	b.SetBytes(int64(w.BlockSize))
+	b.ResetTimer()
+	r, err := bench.RunObjectStore(ctx, s, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(r.IOPS, "IOPS")
+	b.ReportMetric(float64(r.P50.Microseconds()), "p50-µs")
+	b.ReportMetric(float64(r.P99.Microseconds()), "p99-µs")
+}
+
+func BenchmarkSeqWrite4M(b *testing.B) {
+	s, _ := openBench(b, "", 8<<30)
+	runBench(b, s, bench.Workload{Kind: bench.SeqWrite, ObjectSize: 4 << 20, BlockSize: 4 << 20})
+}
+
+func BenchmarkSeqRead4M(b *testing.B) {
+	// Each of the b.N reads reads a different object once, from the
+	// device: the page cache is dropped after the prefill.
+	s, block := openBench(b, "", uint64(b.N+1)*(4<<20)+(64<<20))
+	w := bench.Workload{Kind: bench.SeqRead, ObjectSize: 4 << 20, BlockSize: 4 << 20, Objects: b.N}
+	w.BeforeMeasure = func(context.Context) error { return bench.DropPageCache(block) }
+	runBench(b, s, w)
+}
+
+func BenchmarkRandWrite4K(b *testing.B) {
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			s, _ := openBench(b, "", 1<<30)
+			runBench(b, s, bench.Workload{Kind: bench.RandWrite, ObjectSize: 4 << 20, BlockSize: 4096, Objects: 64, Concurrency: writers})
+		})
+	}
+}
+
+func BenchmarkRandRead4K(b *testing.B) {
+	s, block := openBench(b, "", 1<<30)
+	w := bench.Workload{Kind: bench.RandRead, ObjectSize: 4 << 20, BlockSize: 4096, Objects: 128, Concurrency: 16}
+	w.BeforeMeasure = func(context.Context) error { return bench.DropPageCache(block) }
+	runBench(b, s, w)
+}
+
+// BenchmarkOpen1M builds a store of 1,000,000 objects of 1 KiB (kept in
+// $CUTTLE_BENCH_1M so later runs skip building it), then times Open and
+// a walk that stats 200,000 of them, and reports the record cache, Go
+// heap and process RSS against the 64 MiB cache budget.
+func BenchmarkOpen1M(b *testing.B) {
+	dir := os.Getenv("CUTTLE_BENCH_1M")
+	if dir == "" {
+		b.Skip("set CUTTLE_BENCH_1M=DIR to run (builds a store of 1,000,000 objects in DIR)")
+	}
+	const objects = 1_000_000
+	opts := blockstore.Options{Path: filepath.Join(dir, "store1m"), Size: 5 << 30, AllocUnit: 4096, CacheBytes: blockstore.DefaultCacheBytes}
+	c := objectstore.PGCollection(1, 0)
+	name := func(i int) objid.ID { return objid.Object(1, "", fmt.Sprintf("obj%07d", i)) }
+	ctx := context.Background()
+	if _, err := os.Stat(filepath.Join(opts.Path, "done")); err != nil {
+		_ = os.RemoveAll(opts.Path)
+		if err := blockstore.Mkfs(opts); err != nil {
+			b.Fatal(err)
+		}
+		s, err := blockstore.Open(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := objectstore.Apply(ctx, s, new(objectstore.Transaction).CreateCollection(c)); err != nil {
+			b.Fatal(err)
+		}
+		data := make([]byte, 1024)
+		const perTxn = 1000
+		var last *objectstore.Completion
+		for i := 0; i < objects; i += perTxn {
+			t := new(objectstore.Transaction)
+			for j := i; j < i+perTxn; j++ {
+				copy(data, strconv.Itoa(j))
+				t.Write(c, name(j), 0, data)
+				t.SetAttr(c, name(j), "_", data[:64])
+			}
+			if last, err = s.Queue(ctx, t); err != nil {
+				b.Fatal(err)
+			}
+			if i%(50*perTxn) == 0 {
+				if err := last.Wait(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := last.Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(opts.Path, "done"), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("built %d objects in %v", objects, time.Since(start).Round(time.Millisecond))
+	}
+	b.ResetTimer()
+	for range b.N {
+		runtime.GC()
+		start := time.Now()
+		s, err := blockstore.Open(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		openTime := time.Since(start)
+		start = time.Now()
+		const walk = 200_000
+		for i := range walk {
+			if _, err := s.Stat(ctx, c, name(i*(objects/walk))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		walkTime := time.Since(start)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		rss := rssBytes()
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(openTime.Seconds()*1000, "open-ms")
+		b.ReportMetric(float64(walkTime.Microseconds())/walk, "stat-µs")
+		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+		if ms.HeapAlloc > 2*uint64(opts.CacheBytes)+64<<20 {
+			b.Errorf("heap %d MiB after walking %d objects, cache budget %d MiB", ms.HeapAlloc>>20, walk, opts.CacheBytes>>20)
+		}
+	}
+}
+
+// rssBytes reads the process's resident set size from /proc (0 elsewhere).
+func rssBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// TestBenchReport runs the workloads scripts/bench-objectstore.sh
+// compares with fio, on a store in $CUTTLE_BENCH_REPORT, and prints one
+// "BENCHRESULT {json}" line per workload. CUTTLE_BENCH_DATA (bytes of the
+// sequential data set, default 2 GiB) and CUTTLE_BENCH_SECONDS (random
+// workloads' duration, default 10) size it.
+func TestBenchReport(t *testing.T) {
+	dir := os.Getenv("CUTTLE_BENCH_REPORT")
+	if dir == "" {
+		t.Skip("set CUTTLE_BENCH_REPORT=DIR to run")
+	}
+	data := envUint(t, "CUTTLE_BENCH_DATA", 2<<30)
+	secs := envUint(t, "CUTTLE_BENCH_SECONDS", 10)
+	only := os.Getenv("CUTTLE_BENCH_ONLY")
+	_ = os.RemoveAll(filepath.Join(dir, "store"))
+	s, block := openBench(t, dir, 2*data+(1<<30))
+	dropCache := func(context.Context) error { return bench.DropPageCache(block) }
+	const mib4 = 4 << 20
+	objs := int(data / mib4)
+	runs := []struct {
+		name string
+		w    bench.Workload
+	}{
+		{"seq-write", bench.Workload{Kind: bench.SeqWrite, ObjectSize: mib4, TotalBytes: data}},
+		{"seq-read", bench.Workload{Kind: bench.SeqRead, ObjectSize: mib4, Objects: objs, BeforeMeasure: dropCache}},
+		{"rand-write-1", bench.Workload{Kind: bench.RandWrite, ObjectSize: mib4, Objects: objs}},
+		{"rand-write-16", bench.Workload{Kind: bench.RandWrite, ObjectSize: mib4, Objects: objs, Concurrency: 16}},
+		{"rand-read-16", bench.Workload{Kind: bench.RandRead, ObjectSize: mib4, Objects: objs, Concurrency: 16, OnePass: true, BeforeMeasure: dropCache}},
+	}
+	for _, r := range runs {
+		if only != "" && !strings.Contains(","+only+",", ","+r.name+",") {
+			continue
+		}
+		w := r.w
+		if w.Kind == bench.RandWrite {
+			w.Duration = time.Duration(secs) * time.Second
+		} else {
+			w.Duration = time.Hour
+		}
+		res, err := bench.RunObjectStore(context.Background(), s, w)
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		out, _ := json.Marshal(map[string]any{
+			"name": r.name, "ops": res.Ops, "bytes": res.Bytes, "seconds": res.Elapsed.Seconds(),
+			"mibps": res.MiBps, "iops": res.IOPS, "p50_us": res.P50.Microseconds(), "p99_us": res.P99.Microseconds(),
+		})
+		fmt.Printf("BENCHRESULT %s\n", out)
+		t.Log(res)
+	}
+}
+
+func envUint(t *testing.T, name string, def uint64) uint64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, v, err)
+	}
+	return n
+}
