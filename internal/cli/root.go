@@ -57,6 +57,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		addVersionCommand,
 		addCrushCommands,
 		addOSDMapCommands,
+		addObjectStoreCommands,
 	} {
 		add(root, out)
 	}
