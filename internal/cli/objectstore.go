@@ -646,11 +646,18 @@ func printDump(w io.Writer, d dumpInfo) error {
 	}
 	fmt.Fprintf(w, "extents: %d (checksum block %d)\n", len(d.Layout.Extents), d.Layout.ChecksumBlock)
 	for _, e := range d.Layout.Extents {
-		fmt.Fprintf(w, "  %#x~%#x at device %#x crc32c", e.Offset, e.Length, e.DevOffset)
-		for _, c := range e.Checksums {
+		fmt.Fprintf(w, "  %#x~%#x at device %#x\n", e.Offset, e.Length, e.DevOffset)
+		// Eight checksums a line, each line headed by the logical offset
+		// of its first block.
+		for i, c := range e.Checksums {
+			if i%8 == 0 {
+				fmt.Fprintf(w, "    %#x crc32c", e.Offset+uint64(i)*d.Layout.ChecksumBlock)
+			}
 			fmt.Fprintf(w, " %08x", c)
+			if i%8 == 7 || i == len(e.Checksums)-1 {
+				fmt.Fprintln(w)
+			}
 		}
-		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "pages: %d\n", len(d.Layout.Pages))
 	for _, p := range d.Layout.Pages {

@@ -126,7 +126,8 @@ func TestObjectStoreDump(t *testing.T) {
 		"omap: 2\n",
 		`  "k1" (2 bytes) "v1"` + "\n",
 		"extents: 1 (checksum block 4096)\n",
-		"  0x0~0xc000 at device 0x0 crc32c ",
+		"  0x0~0xc000 at device 0x0\n    0x0 crc32c ",
+		"\n    0x8000 crc32c ",
 		"pages: 1\n  0x0~0xa000\n",
 	} {
 		if !strings.Contains(stdout, want) {

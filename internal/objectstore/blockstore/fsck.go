@@ -826,7 +826,13 @@ type ObjectLayout struct {
 	Extents       []LayoutExtent `json:"extents"`
 	// Pages are the logically allocated ranges (what ExtentMap reports,
 	// before clipping to Size).
-	Pages []objectstore.Extent `json:"pages"`
+	Pages []LayoutPages `json:"pages"`
+}
+
+// LayoutPages is a run of allocated pages of an object's logical bytes.
+type LayoutPages struct {
+	Offset uint64 `json:"offset"`
+	Length uint64 `json:"length"`
 }
 
 // LayoutExtent is a run of the object's logical bytes stored contiguously
@@ -850,7 +856,7 @@ func (s *Store) Layout(ctx context.Context, c objectstore.CollectionID, o objid.
 		return ObjectLayout{}, err
 	}
 	au := s.sb.AllocUnit
-	l := ObjectLayout{Nid: rec.Nid, Size: rec.Size, ChecksumBlock: s.sb.ChecksumBlock, Extents: []LayoutExtent{}, Pages: []objectstore.Extent{}}
+	l := ObjectLayout{Nid: rec.Nid, Size: rec.Size, ChecksumBlock: s.sb.ChecksumBlock, Extents: []LayoutExtent{}, Pages: []LayoutPages{}}
 	for i, u := range rec.Units {
 		if n := len(l.Extents); n > 0 && i > 0 && u.LU == rec.Units[i-1].LU+1 && u.Dev == rec.Units[i-1].Dev+au {
 			e := &l.Extents[n-1]
@@ -861,7 +867,7 @@ func (s *Store) Layout(ctx context.Context, c objectstore.CollectionID, o objid.
 		l.Extents = append(l.Extents, LayoutExtent{Offset: u.LU * au, Length: au, DevOffset: u.Dev, Checksums: slices.Clone(u.Csums)})
 	}
 	for _, x := range rec.Pages {
-		l.Pages = append(l.Pages, objectstore.Extent{Offset: x.Off, Length: x.End - x.Off})
+		l.Pages = append(l.Pages, LayoutPages{Offset: x.Off, Length: x.End - x.Off})
 	}
 	return l, nil
 }
