@@ -95,7 +95,7 @@ func (s *Store) commitGroup(group []*pendingTxn) (durable bool, err error) {
 		p.batch = nil
 	}
 	s.applyMu.Lock()
-	if err := s.db.Apply(b, pebble.NoSync); err != nil {
+	if err := pebbleCommit(func() error { return s.db.Apply(b, pebble.NoSync) }); err != nil {
 		s.applyMu.Unlock()
 		return false, fmt.Errorf("commit batch: %w", err)
 	}
@@ -126,7 +126,7 @@ func (s *Store) commitGroup(group []*pendingTxn) (durable bool, err error) {
 		p.comp.MarkApplied()
 	}
 	// 4. Durable.
-	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+	if err := pebbleCommit(func() error { return s.db.LogData(nil, pebble.Sync) }); err != nil {
 		return false, fmt.Errorf("sync pebble WAL: %w", err)
 	}
 	// 5-6. Deferred writes in place, then free space back. The group is

@@ -43,7 +43,7 @@ func (s *Store) flushDeferredDeletes() error {
 	for _, k := range s.appliedDeferred {
 		_ = b.Delete(k, nil)
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err := pebbleCommit(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
 	s.appliedDeferred = nil
@@ -85,7 +85,7 @@ func (s *Store) replayDeferred() error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lo, hi, nil)
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err := pebbleCommit(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
 		return fmt.Errorf("delete replayed deferred writes: %w", err)
 	}
 	s.log.Info("blockstore: replayed deferred writes", "count", n)
