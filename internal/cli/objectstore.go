@@ -727,6 +727,9 @@ read; a mismatch fails the command.`,
 				if cerr := file.Close(); err == nil {
 					err = cerr
 				}
+				if err != nil {
+					_ = os.Remove(output) // no partial object left behind
+				}
 			}
 			if err != nil || file == nil {
 				return err
