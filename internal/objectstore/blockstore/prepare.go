@@ -230,17 +230,40 @@ func (ts *txnState) finish() *pendingTxn {
 		}
 		if n := len(*list); n > 0 {
 			last := &(*list)[n-1]
-			if last.DevOff+uint64(len(last.Data)) == off && uint64(len(last.Data)) < 1<<20 {
-				last.Data = append(last.Data, b.data...)
-				continue
+			if last.DevOff+uint64(len(last.Data)) == off {
+				// Copy-on-write blocks adjacent in memory (one unit, or a
+				// caller's buffer covering whole units) become one
+				// write without copying; deferred blocks are merged by
+				// copying into one record.
+				if !b.deferred && adjacent(last.Data, b.data) && len(last.Data) < maxDataWrite {
+					last.Data = last.Data[:len(last.Data)+len(b.data)]
+					continue
+				}
+				if b.deferred && uint64(len(last.Data)) < 1<<20 {
+					last.Data = append(last.Data, b.data...)
+					continue
+				}
 			}
 		}
-		*list = append(*list, deferredWrite{DevOff: off, Data: append(make([]byte, 0, cb), b.data...)})
+		data := b.data // copy-on-write data is immutable: write it as it is
+		if b.deferred {
+			data = append(make([]byte, 0, cb), b.data...)
+		}
+		*list = append(*list, deferredWrite{DevOff: off, Data: data})
 	}
 	for _, w := range p.deferred {
 		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), w.encode(), nil)
 	}
 	return p
+}
+
+// maxDataWrite bounds one write of copy-on-write data to the file.
+const maxDataWrite = 16 << 20
+
+// adjacent reports whether b starts in memory where a ends, within a's
+// capacity, so that a[:len(a)+len(b)] covers both without copying.
+func adjacent(a, b []byte) bool {
+	return len(b) > 0 && cap(a)-len(a) >= len(b) && &a[:len(a)+1][len(a)] == &b[0]
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {

@@ -101,8 +101,15 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 // replaces, if any, is freed.
 func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64) {
 	sb := ts.s.sb
-	content := make([]byte, sb.AllocUnit)
-	copy(content[at:], part)
+	// A write covering the whole unit needs no copy: the committer writes
+	// copy-on-write data to the file, and drops it from the data overlay,
+	// before the transaction applies, and callers keep their buffers
+	// unchanged until then (objectstore.Transaction).
+	content := part
+	if at != 0 || uint64(len(part)) != sb.AllocUnit {
+		content = make([]byte, sb.AllocUnit)
+		copy(content[at:], part)
+	}
 	csums := make([]uint32, sb.blocksPerUnit())
 	for b := range csums {
 		blk := content[uint64(b)*sb.ChecksumBlock : uint64(b+1)*sb.ChecksumBlock]
