@@ -310,7 +310,7 @@ func (s *Store) ListObjects(ctx context.Context, c objectstore.CollectionID, sta
 	for it.First(); it.Valid(); it.Next() {
 		_, o, err := decodeObjectKey(it.Key())
 		if err != nil {
-			return nil, objid.ID{}, fmt.Errorf("list %v: %w", c, err)
+			return nil, objid.ID{}, fmt.Errorf("list %v: key %x: %w", c, it.Key(), err)
 		}
 		if limit > 0 && len(out) == limit {
 			return out, o, nil

@@ -203,14 +203,26 @@ func (s *Store) load() error {
 	if s.nextNid, err = s.getUvarint([]byte{prefixNextNid}); err != nil {
 		return fmt.Errorf("next node id: %w", err)
 	}
-	s.file, err = s.opts.FS.OpenReadWrite(s.opts.devicePath(), vfs.WriteCategoryUnspecified)
+	// OpenReadWrite would create a missing data file: check it is there
+	// and, if it is a regular file, that it reaches the end of the last
+	// allocated unit (every allocated unit was written whole), so that a
+	// lost or truncated data file fails Open instead of reading as zeros.
+	path := s.opts.devicePath()
+	fi, err := s.opts.FS.Stat(path)
+	if err != nil {
+		return fmt.Errorf("data file %s: %w", path, err)
+	}
+	if err := s.loadBitmap(); err != nil {
+		return err
+	}
+	if end := s.usedEnd(); fi.Mode().IsRegular() && uint64(fi.Size()) < end {
+		return fmt.Errorf("%w: data file %s holds %d bytes, but allocated units reach %d (truncated or replaced?)", objectstore.ErrCorrupt, path, fi.Size(), end)
+	}
+	s.file, err = s.opts.FS.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("open data file: %w", err)
 	}
 	if err := s.replayDeferred(); err != nil {
-		return err
-	}
-	if err := s.loadBitmap(); err != nil {
 		return err
 	}
 	if err := s.loadPoolStats(); err != nil {
@@ -338,6 +350,17 @@ func (s *Store) regionValue(r uint64) []byte {
 	const w = bitmapRegionUnits / 64
 	end := min((r+1)*w, uint64(len(s.bitmap)))
 	return encodeBitmap(s.bitmap[r*w : end])
+}
+
+// usedEnd is the device offset just past the last unit the bitmap marks
+// used (0 if none).
+func (s *Store) usedEnd() uint64 {
+	for i := len(s.bitmap) - 1; i >= 0; i-- {
+		if w := s.bitmap[i]; w != 0 {
+			return (uint64(i)*64 + uint64(63-bits.LeadingZeros64(w)) + 1) * s.sb.AllocUnit
+		}
+	}
+	return 0
 }
 
 // usedUnits counts the units the bitmap marks used (for checks).
