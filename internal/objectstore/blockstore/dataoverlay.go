@@ -72,3 +72,6 @@ func (d *dataOverlay) len() int {
 	defer d.mu.Unlock()
 	return len(d.m)
 }
+
+// any reports whether the overlay holds any block.
+func (d *dataOverlay) any() bool { return d.len() > 0 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"log/slog"
 	"math/bits"
+	"os"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -18,13 +18,16 @@ import (
 
 // Store is the block engine. Create one with Mkfs, then Open it.
 type Store struct {
-	opts  Options
-	log   *slog.Logger
-	sb    superblock
-	db    *pebble.DB
-	file  vfs.File
-	table *crc32.Table
-	cache *recordCache
+	opts Options
+	log  *slog.Logger
+	sb   superblock
+	db   *pebble.DB
+	file vfs.File
+	// direct is the data file opened again with O_DIRECT for reads
+	// (direct.go); nil unless the store is on vfs.Default.
+	direct *os.File
+	table  *crc32.Table
+	cache  *recordCache
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
@@ -182,6 +185,9 @@ func Open(opts Options) (*Store, error) {
 		if s.file != nil {
 			_ = s.file.Close()
 		}
+		if s.direct != nil {
+			_ = s.direct.Close()
+		}
 		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
 	}
 	go s.committer()
@@ -221,6 +227,9 @@ func (s *Store) load() error {
 	s.file, err = s.opts.FS.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("open data file: %w", err)
+	}
+	if s.opts.FS == vfs.Default {
+		s.direct = openDirect(path)
 	}
 	if err := s.replayDeferred(); err != nil {
 		return err
@@ -399,6 +408,11 @@ func (s *Store) Close() error {
 	if err := s.file.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close data file: %w", err))
 	}
+	if s.direct != nil {
+		if err := s.direct.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close data file: %w", err))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blockstore close %s: %w", s.opts.Path, err)
 	}
@@ -424,20 +438,6 @@ func (s *Store) loadCollections() error {
 		s.collsPrep[c] = true
 	}
 	return it.Error()
-}
-
-// readFull reads len(p) bytes at off of the data file; bytes past the end
-// of a data file that was never written that far read as zeros.
-func (s *Store) readFull(p []byte, off uint64) error {
-	n, err := s.file.ReadAt(p, int64(off))
-	if err == io.EOF || (err == nil && n < len(p)) {
-		clear(p[n:])
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read data file at %d: %w", off, err)
-	}
-	return nil
 }
 
 func beUint64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

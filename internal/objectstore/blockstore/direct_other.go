@@ -1,0 +1,8 @@
+//go:build !linux
+
+package blockstore
+
+import "os"
+
+// openDirect returns nil: direct reads are implemented on Linux only.
+func openDirect(string) *os.File { return nil }

@@ -1,0 +1,73 @@
+package blockstore
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// TestReadRangesOSFS reads ranges of every alignment, size and position
+// (holes, unit boundaries, direct and buffered, queued data) from a store
+// on the OS file system, where small aligned reads use O_DIRECT.
+func TestReadRangesOSFS(t *testing.T) {
+	opts := testOptions(vfs.Default)
+	opts.Path = filepath.Join(t.TempDir(), "store")
+	s := mkfsOpen(t, opts)
+	defer s.Close()
+	ctx := context.Background()
+	c := objectstore.PGCollection(1, 0)
+	o := objid.Object(1, "", "o")
+	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
+	r := rand.New(rand.NewPCG(1, 2))
+	const size = 40 * testAU
+	want := make([]byte, size)
+	write := func(off, n int) *objectstore.Transaction {
+		d := randBytes(r, n)
+		copy(want[off:], d)
+		return new(objectstore.Transaction).Write(c, o, uint64(off), d)
+	}
+	apply(t, s, write(0, 3*testAU))
+	apply(t, s, write(5*testAU+100, 30*testAU))
+	apply(t, s, write(size-1, 1))
+	check := func(off, n int) {
+		t.Helper()
+		got, err := s.Read(ctx, c, o, uint64(off), uint64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := min(off+n, size); !bytes.Equal(got, want[off:e]) {
+			t.Fatalf("read %d+%d differs", off, n)
+		}
+	}
+	for range 300 {
+		off := r.IntN(size)
+		n := 1 + r.IntN(size-off)
+		if r.IntN(2) == 0 {
+			off -= off % testCB
+			n = testCB * (1 + r.IntN(8))
+		}
+		check(off, n)
+		if r.IntN(10) == 0 {
+			// Overwrites, mostly deferred, read as soon as they apply
+			// (often before they are written in place).
+			woff := r.IntN(size - testCB)
+			comp, err := s.Queue(ctx, write(woff, 1+r.IntN(2*testCB)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := comp.WaitApplied(ctx); err != nil {
+				t.Fatal(err)
+			}
+			check(woff-woff%testCB, testCB)
+		}
+	}
+	if s.direct == nil {
+		t.Log("O_DIRECT not available here: buffered reads only")
+	}
+}
