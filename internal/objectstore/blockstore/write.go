@@ -139,12 +139,18 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 	csums := slices.Clone(u.Csums)
 	for b := (ws - us) / sb.ChecksumBlock; us+b*sb.ChecksumBlock < we; b++ {
 		bs := us + b*sb.ChecksumBlock
-		blk, err := ts.readBlock(rs.coll, rs.oid, u, int(b))
-		if err != nil {
-			return err
-		}
 		lo, hi := max(ws, bs), min(we, bs+sb.ChecksumBlock)
-		copy(blk[lo-bs:hi-bs], part[lo-ws:hi-ws])
+		var blk []byte
+		if lo == bs && hi == bs+sb.ChecksumBlock {
+			// The whole block is new: nothing to read.
+			blk = slices.Clone(part[lo-ws : hi-ws])
+		} else {
+			var err error
+			if blk, err = ts.readBlock(rs.coll, rs.oid, u, int(b)); err != nil {
+				return err
+			}
+			copy(blk[lo-bs:hi-bs], part[lo-ws:hi-ws])
+		}
 		csums[b] = ts.crc(blk)
 		ts.blocks[u.Dev+b*sb.ChecksumBlock] = &txnBlock{data: blk, deferred: deferred}
 	}
