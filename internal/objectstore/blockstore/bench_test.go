@@ -64,12 +64,24 @@ func runBench(b *testing.B, s objectstore.Store, w bench.Workload) {
 	}
 	w.TotalBytes = uint64(b.N) * w.BlockSize
 	b.SetBytes(int64(w.BlockSize))
+	var g0, t0 uint64
+	bs, _ := s.(*blockstore.Store)
+	if bs != nil {
+		g0, t0 = blockstore.GroupStats(bs)
+	}
 	b.ResetTimer()
 	r, err := bench.RunObjectStore(ctx, s, w)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
+	if bs != nil {
+		// Transactions per commit group: how many share one WAL sync.
+		g1, t1 := blockstore.GroupStats(bs)
+		if g1 > g0 {
+			b.ReportMetric(float64(t1-t0)/float64(g1-g0), "txn/group")
+		}
+	}
 	b.ReportMetric(r.IOPS, "IOPS")
 	b.ReportMetric(float64(r.P50.Microseconds()), "p50-µs")
 	b.ReportMetric(float64(r.P99.Microseconds()), "p99-µs")

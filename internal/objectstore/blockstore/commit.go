@@ -12,7 +12,10 @@ import (
 //
 //  1. write the group's copy-on-write data to the data file
 //  2. sync the data file (this also covers deferred writes applied by
-//     the previous group, whose 'D' keys this batch deletes)
+//     earlier groups, whose 'D' keys this batch deletes); a group that
+//     wrote no copy-on-write data skips it until maxUnsyncedDeferred
+//     deferred writes wait, so overwrite-only groups cost one sync each
+//     (the WAL's), not two
 //  3. commit one Pebble batch without sync; the group is visible: Applied
 //  4. sync the Pebble WAL: Committed
 //  5. apply the group's deferred writes in place
@@ -35,6 +38,8 @@ func (s *Store) committer() {
 		}
 		group := s.queue
 		s.queue = nil
+		s.statGroups.Add(1)
+		s.statTxns.Add(uint64(len(group)))
 		failed := s.failed
 		s.prepMu.Unlock()
 		durable := false
@@ -55,23 +60,33 @@ func (s *Store) committer() {
 	}
 }
 
+// maxUnsyncedDeferred bounds the deferred writes applied in place but not
+// yet synced, whose 'D' keys Open would replay after a crash.
+const maxUnsyncedDeferred = 256
+
 // commitGroup commits group; durable reports whether its completions
 // have been marked (the group reached the WAL even if err is set).
 func (s *Store) commitGroup(group []*pendingTxn) (durable bool, err error) {
-	// 1-2. Copy-on-write data, then one sync.
+	// 1-2. Copy-on-write data, then one sync. A group without new data
+	// skips the sync while few applied deferred writes wait for one:
+	// their 'D' keys stay (Open would replay them) until a later sync.
+	wrote := false
 	for _, p := range group {
 		for _, w := range p.writes {
 			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
 				return false, fmt.Errorf("write data at %d: %w", w.DevOff, err)
 			}
 			s.dataDirty = true
+			wrote = true
 		}
 	}
-	if s.dataDirty {
+	synced := false
+	if s.dataDirty && (wrote || len(s.appliedDeferred) >= maxUnsyncedDeferred) {
 		if err := s.file.SyncData(); err != nil {
 			return false, fmt.Errorf("sync data file: %w", err)
 		}
 		s.dataDirty = false
+		synced = true
 	}
 	cb := s.sb.ChecksumBlock
 	for _, p := range group {
@@ -84,8 +99,10 @@ func (s *Store) commitGroup(group []*pendingTxn) (durable bool, err error) {
 	// 3. One batch, not synced: visible.
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, k := range s.appliedDeferred {
-		_ = b.Delete(k, nil)
+	if synced {
+		for _, k := range s.appliedDeferred {
+			_ = b.Delete(k, nil)
+		}
 	}
 	for _, p := range group {
 		if err := b.Apply(p.batch, nil); err != nil {
@@ -99,7 +116,9 @@ func (s *Store) commitGroup(group []*pendingTxn) (durable bool, err error) {
 		s.applyMu.Unlock()
 		return false, fmt.Errorf("commit batch: %w", err)
 	}
-	s.appliedDeferred = s.appliedDeferred[:0]
+	if synced {
+		s.appliedDeferred = s.appliedDeferred[:0]
+	}
 	s.prepMu.Lock()
 	for _, p := range group {
 		for key, rec := range p.records {

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -59,6 +60,9 @@ type Store struct {
 	poolStored map[int64]uint64
 	colls      map[objectstore.CollectionID]bool // collections as applied
 	readClosed bool
+
+	// Group commit counters (groups committed, transactions in them).
+	statGroups, statTxns atomic.Uint64
 
 	// Committer-only state.
 	appliedDeferred [][]byte // 'D' keys applied, to delete in the next batch
