@@ -198,7 +198,7 @@ func (ts *txnState) finish() *pendingTxn {
 		if rs.rec == nil {
 			_ = ts.batch.Delete([]byte(key), nil)
 		} else {
-			_ = ts.batch.Set([]byte(key), rs.rec.encode(s.sb), nil)
+			_ = ts.batch.Set([]byte(key), rs.rec.encodeRecord(s.sb), nil)
 		}
 		s.overlay[key] = overlayRecord{rec: rs.rec, seq: ts.seq}
 		p.records[key] = rs.rec

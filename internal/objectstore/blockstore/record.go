@@ -1,6 +1,8 @@
 package blockstore
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,14 +41,68 @@ type onode struct {
 	// Pages are the logically allocated ranges (pages.go), sorted,
 	// merged, page aligned. Every page lies in a mapped unit.
 	Pages []span
+
+	// Not stored: enc is n's encoding, kept for records of big objects
+	// (encCacheUnits units and up) so that a clone changing only
+	// checksums is encoded by patching a copy of it; csumAt[i] is where
+	// unit i's checksums start in enc. base is the record a clone was
+	// made from, until the clone is encoded.
+	enc    []byte
+	csumAt []int
+	base   *onode
 }
+
+// encCacheUnits is the number of units from which a record keeps its
+// encoding for patching.
+const encCacheUnits = 8
 
 func (n *onode) clone() *onode {
 	c := *n
 	c.Attrs = maps.Clone(n.Attrs)
 	c.Units = slices.Clone(n.Units)
 	c.Pages = slices.Clone(n.Pages)
+	c.enc, c.csumAt, c.base = nil, nil, n
 	return &c
+}
+
+// sameLayout reports whether a and b encode alike except for checksum
+// values: every encoded field but the checksums is equal.
+func sameLayout(a, b *onode) bool {
+	if a.Nid != b.Nid || a.Size != b.Size || len(a.Units) != len(b.Units) ||
+		!bytes.Equal(a.OmapHeader, b.OmapHeader) || !slices.Equal(a.Pages, b.Pages) ||
+		!maps.EqualFunc(a.Attrs, b.Attrs, bytes.Equal) {
+		return false
+	}
+	for i := range a.Units {
+		x, y := &a.Units[i], &b.Units[i]
+		if x.LU != y.LU || x.Dev != y.Dev || len(x.Csums) != len(y.Csums) {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeRecord returns n's encoding: a patched copy of its base's when
+// only checksums changed, a full encoding otherwise. n must not change
+// afterwards (it is about to be published).
+func (n *onode) encodeRecord(sb superblock) []byte {
+	base := n.base
+	n.base = nil
+	if base != nil && base.enc != nil && sameLayout(base, n) {
+		out := slices.Clone(base.enc)
+		for i, u := range n.Units {
+			if len(u.Csums) == 0 || &u.Csums[0] == &base.Units[i].Csums[0] {
+				continue
+			}
+			at := base.csumAt[i]
+			for j, c := range u.Csums {
+				binary.LittleEndian.PutUint32(out[at+4*j:], c)
+			}
+		}
+		n.enc, n.csumAt = out, base.csumAt
+		return out
+	}
+	return n.encode(sb)
 }
 
 // find returns the index of logical unit lu in n.Units and whether it is
@@ -75,7 +131,7 @@ func (n *onode) approxSize() int {
 	for _, u := range n.Units {
 		s += 48 + 4*len(u.Csums)
 	}
-	return s
+	return s + len(n.enc) + 8*len(n.csumAt)
 }
 
 // encode writes the record, coalescing adjacent units into extents:
@@ -112,13 +168,21 @@ func (n *onode) encode(sb superblock) []byte {
 		runs = append(runs, run{i, i + 1})
 	}
 	e.Uvarint(uint64(len(runs)))
+	keep := len(n.Units) >= encCacheUnits
+	var csumAt []int
+	if keep {
+		csumAt = make([]int, len(n.Units))
+	}
 	for _, r := range runs {
 		first := n.Units[r.start]
 		e.Uvarint(first.LU * sb.AllocUnit)
 		e.Uvarint(uint64(r.end-r.start) * sb.AllocUnit)
 		e.Uvarint(first.Dev)
 		e.Uvarint(uint64(r.end-r.start) * uint64(sb.blocksPerUnit()))
-		for _, u := range n.Units[r.start:r.end] {
+		for i, u := range n.Units[r.start:r.end] {
+			if keep {
+				csumAt[r.start+i] = len(e.Data())
+			}
 			for _, c := range u.Csums {
 				e.Uint32(c)
 			}
@@ -130,6 +194,9 @@ func (n *onode) encode(sb superblock) []byte {
 		e.Uvarint(x.End - x.Off)
 	}
 	e.End(m)
+	if keep {
+		n.enc, n.csumAt = e.Data(), csumAt
+	}
 	return e.Data()
 }
 
