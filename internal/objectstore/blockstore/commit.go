@@ -17,9 +17,9 @@ import (
 //     deferred writes wait, so overwrite-only groups cost one sync each
 //     (the WAL's), not two
 //  3. commit one Pebble batch without sync; the group is visible: Applied
-//  4. sync the Pebble WAL: Committed
-//  5. apply the group's deferred writes in place
-//  6. release the space the group freed
+//  4. sync the Pebble WAL
+//  5. release the space the group freed; Committed
+//  6. apply the group's deferred writes in place
 //
 // An I/O error fails the group and the store: later transactions fail
 // and the store must be reopened, which recovers the last durable state.
@@ -148,23 +148,31 @@ func (s *Store) commitGroup(group []*pendingTxn) (durable bool, err error) {
 	if err := pebbleCommit(func() error { return s.db.LogData(nil, pebble.Sync) }); err != nil {
 		return false, fmt.Errorf("sync pebble WAL: %w", err)
 	}
-	// 5-6. Deferred writes in place, then free space back. The group is
+	// 5-6. Free space back, Committed, then deferred writes in place
+	// (readers find them in the data overlay until then). The group is
 	// durable whatever happens here: an error fails the store, not the
 	// group.
-	err = s.finishGroup(group)
+	if s.opts.testSkipDeferredApply {
+		for _, p := range group {
+			p.comp.MarkCommitted(nil)
+		}
+		return true, nil
+	}
+	err = s.releaseFreed(group)
 	for _, p := range group {
 		p.comp.MarkCommitted(nil)
 	}
-	return true, err
+	if err != nil {
+		return true, err
+	}
+	return true, s.applyDeferred(group)
 }
 
-func (s *Store) finishGroup(group []*pendingTxn) error {
-	if s.opts.testSkipDeferredApply {
-		return nil
-	}
-	if err := s.applyDeferred(group); err != nil {
-		return err
-	}
+// releaseFreed hands the space a durable group freed back to the
+// allocator. It may come before the group's deferred writes reach the
+// file: space is reused only through copy-on-write data, which the
+// committer writes after them, in a group whose batch deletes their keys.
+func (s *Store) releaseFreed(group []*pendingTxn) error {
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	for _, p := range group {
