@@ -13,15 +13,17 @@
 #   seq-write   4 MiB transactions, each waits for Committed; fio
 #               --rw=write --bs=4M --fsync=1 (one writer, one in flight)
 #   seq-read    4 MiB reads of every object once, page cache dropped
-#               first; fio --rw=read --bs=4M, buffered like blockstore,
-#               invalidate=1 (cache dropped at open)
+#               first; fio --rw=read --bs=4M, buffered like blockstore's
+#               reads of 256 KiB and more, invalidate=1 (cache dropped
+#               at open)
 #   rand-write  4 KiB overwrites, each waits for Committed, 1 and 16
 #               writers; fio --direct=1 --ioengine=libaio with
 #               --iodepth=1 --fsync=1 and --iodepth=16 --fsync=16
 #   rand-read   4 KiB reads of distinct random blocks (one pass, no block
 #               twice, as fio's random map) with 16 readers, page cache
 #               dropped first; fio --direct=1 --ioengine=libaio
-#               --iodepth=16, and buffered psync --numjobs=16
+#               --iodepth=16 (blockstore reads small ranges with
+#               O_DIRECT), and buffered psync --numjobs=16 for reference
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-/var/tmp/cuttle-bench}
