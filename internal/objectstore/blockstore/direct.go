@@ -51,7 +51,13 @@ func (s *Store) readFull(p []byte, off uint64) error {
 	var n int
 	var err error
 	if d := s.direct; d != nil && len(p) < directMax && isAligned(p, off) {
-		n, err = d.ReadAt(p, int64(off))
+		err = errAIOBusy
+		if s.aio != nil {
+			n, err = s.aio.readAt(p, int64(off))
+		}
+		if err == errAIOBusy {
+			n, err = d.ReadAt(p, int64(off))
+		}
 		if errors.Is(err, syscall.EINVAL) {
 			n, err = s.file.ReadAt(p, int64(off))
 		}

@@ -3,6 +3,7 @@ package blockstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -69,5 +70,31 @@ func TestReadRangesOSFS(t *testing.T) {
 	}
 	if s.direct == nil {
 		t.Log("O_DIRECT not available here: buffered reads only")
+	} else if s.aio == nil {
+		t.Log("Linux AIO not available here: blocking direct reads")
+	}
+	// Many concurrent small reads (asynchronous ones where available).
+	errs := make(chan error, 16)
+	for g := range 16 {
+		go func() {
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for range 200 {
+				off := r.IntN(size/testCB) * testCB
+				got, err := s.Read(ctx, c, o, uint64(off), testCB)
+				if err == nil && !bytes.Equal(got, want[off:off+testCB]) {
+					err = fmt.Errorf("concurrent read at %d differs", off)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

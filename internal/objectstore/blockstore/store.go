@@ -27,6 +27,7 @@ type Store struct {
 	// direct is the data file opened again with O_DIRECT for reads
 	// (direct.go); nil unless the store is on vfs.Default.
 	direct *os.File
+	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
 	table  *crc32.Table
 	cache  *recordCache
 
@@ -189,6 +190,9 @@ func Open(opts Options) (*Store, error) {
 		if s.file != nil {
 			_ = s.file.Close()
 		}
+		if s.aio != nil {
+			s.aio.close()
+		}
 		if s.direct != nil {
 			_ = s.direct.Close()
 		}
@@ -234,6 +238,9 @@ func (s *Store) load() error {
 	}
 	if s.opts.FS == vfs.Default {
 		s.direct = openDirect(path)
+		if s.direct != nil {
+			s.aio = newAIO(s.direct)
+		}
 	}
 	if err := s.replayDeferred(); err != nil {
 		return err
@@ -411,6 +418,9 @@ func (s *Store) Close() error {
 	}
 	if err := s.file.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close data file: %w", err))
+	}
+	if s.aio != nil {
+		s.aio.close()
 	}
 	if s.direct != nil {
 		if err := s.direct.Close(); err != nil {

@@ -1,0 +1,19 @@
+//go:build !(linux && (amd64 || arm64))
+
+package blockstore
+
+import (
+	"errors"
+	"os"
+)
+
+// aioReader is implemented on Linux (amd64, arm64) only.
+type aioReader struct{}
+
+var errAIOBusy = errors.New("aio unavailable")
+
+func newAIO(*os.File) *aioReader { return nil }
+
+func (*aioReader) readAt([]byte, int64) (int, error) { return 0, errAIOBusy }
+
+func (*aioReader) close() {}
