@@ -122,10 +122,17 @@ type txnBlock struct {
 }
 
 func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
+	// Only a clone reads the batch back (its omap entries, which earlier
+	// ops of the transaction may have changed); other transactions skip
+	// the indexed batch's skiplist.
+	batch := s.db.NewBatch()
+	if slices.ContainsFunc(t.Ops, func(op objectstore.Op) bool { return op.Code == objectstore.OpClone }) {
+		batch = s.db.NewIndexedBatch()
+	}
 	ts := &txnState{
 		s:       s,
 		seq:     s.nextSeq + 1,
-		batch:   s.db.NewIndexedBatch(),
+		batch:   batch,
 		records: make(map[string]*recState),
 		colls:   make(map[objectstore.CollectionID]bool),
 		blocks:  make(map[uint64]*txnBlock),
