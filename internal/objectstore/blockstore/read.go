@@ -54,17 +54,28 @@ func (s *Store) begin(ctx context.Context) error {
 	return nil
 }
 
+// lockedRecord takes the read lock and returns o's record with the
+// function that releases the lock; on error the lock is not held.
+func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o objid.ID) (*onode, func(), error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, nil, err
+	}
+	rec, err := s.record(c, o)
+	if err != nil {
+		s.applyMu.RUnlock()
+		return nil, nil, err
+	}
+	return rec, s.applyMu.RUnlock, nil
+}
+
 // Read returns length bytes at off (fewer at the end; 0 means to the
 // end), verifying the checksum of every block it reads.
 func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	if off >= rec.Size {
 		return []byte{}, nil
 	}
@@ -140,28 +151,22 @@ func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 
 // Stat returns o's size and allocated bytes.
 func (s *Store) Stat(ctx context.Context, c objectstore.CollectionID, o objid.ID) (objectstore.ObjectInfo, error) {
-	if err := s.begin(ctx); err != nil {
-		return objectstore.ObjectInfo{}, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return objectstore.ObjectInfo{}, err
 	}
+	defer unlock()
 	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.allocatedBytes()}, nil
 }
 
 // ExtentMap returns the allocated pages of o within [off, off+length),
 // clipped to its size.
 func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]objectstore.Extent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	end := rec.Size
 	if length != 0 && off < end && length < end-off {
 		end = off + length
@@ -175,14 +180,11 @@ func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o obj
 
 // GetAttr returns one attribute.
 func (s *Store) GetAttr(ctx context.Context, c objectstore.CollectionID, o objid.ID, name string) ([]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	v, ok := rec.Attrs[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: %v %v attribute %q", objectstore.ErrNoAttr, c, o, name)
@@ -192,14 +194,11 @@ func (s *Store) GetAttr(ctx context.Context, c objectstore.CollectionID, o objid
 
 // GetAttrs returns every attribute.
 func (s *Store) GetAttrs(ctx context.Context, c objectstore.CollectionID, o objid.ID) (map[string][]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	out := make(map[string][]byte, len(rec.Attrs))
 	for k, v := range rec.Attrs {
 		out[k] = slices.Clone(v)
@@ -209,14 +208,11 @@ func (s *Store) GetAttrs(ctx context.Context, c objectstore.CollectionID, o obji
 
 // OmapGetHeader returns the omap header (nil if unset).
 func (s *Store) OmapGetHeader(ctx context.Context, c objectstore.CollectionID, o objid.ID) ([]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	if len(rec.OmapHeader) == 0 {
 		return nil, nil
 	}
@@ -225,14 +221,11 @@ func (s *Store) OmapGetHeader(ctx context.Context, c objectstore.CollectionID, o
 
 // OmapGetValues returns the entries of keys that exist.
 func (s *Store) OmapGetValues(ctx context.Context, c objectstore.CollectionID, o objid.ID, keys []string) (map[string][]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	out := make(map[string][]byte)
 	for _, k := range keys {
 		v, closer, err := s.db.Get(omapKey(rec.Nid, k))
@@ -251,14 +244,11 @@ func (s *Store) OmapGetValues(ctx context.Context, c objectstore.CollectionID, o
 // OmapIterate returns up to limit entries (all if limit <= 0) with keys
 // after after and starting with prefix, in key order.
 func (s *Store) OmapIterate(ctx context.Context, c objectstore.CollectionID, o objid.ID, after, prefix string, limit int) ([]objectstore.KV, bool, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, false, err
-	}
-	defer s.applyMu.RUnlock()
-	rec, err := s.record(c, o)
+	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, false, err
 	}
+	defer unlock()
 	base := omapPrefix(rec.Nid)
 	lower := omapKey(rec.Nid, prefix)
 	if after != "" && after+"\x00" > prefix {
