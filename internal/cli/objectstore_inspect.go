@@ -291,6 +291,21 @@ func showBytes(b []byte) string {
 	return fmt.Sprintf("(%d bytes) %s", len(b), s)
 }
 
+// openObject opens the store and resolves the object the flags of name;
+// on success the caller closes the store.
+func (f *osFlags) openObject(cmd *cobra.Command, of *objectFlags) (*blockstore.Store, objectstore.CollectionID, objid.ID, error) {
+	s, err := f.open()
+	if err != nil {
+		return nil, objectstore.CollectionID{}, objid.ID{}, err
+	}
+	c, o, err := of.resolve(cmd, s)
+	if err != nil {
+		_ = s.Close()
+		return nil, objectstore.CollectionID{}, objid.ID{}, err
+	}
+	return s, c, o, nil
+}
+
 func osDumpCommand(out *Output, f *osFlags) *cobra.Command {
 	var of objectFlags
 	cmd := &cobra.Command{
@@ -299,15 +314,11 @@ func osDumpCommand(out *Output, f *osFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			s, err := f.open()
+			s, c, o, err := f.openObject(cmd, &of)
 			if err != nil {
 				return err
 			}
 			defer closeStore(s, &err)
-			c, o, err := of.resolve(cmd, s)
-			if err != nil {
-				return err
-			}
 			d := dumpInfo{Collection: c.String(), Object: newObjectInfo(o), Attrs: []kvInfo{}, Omap: []kvInfo{}}
 			st, err := s.Stat(ctx, c, o)
 			if err != nil {
@@ -415,15 +426,11 @@ read; a mismatch fails the command.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			s, err := f.open()
+			s, c, o, err := f.openObject(cmd, &of)
 			if err != nil {
 				return err
 			}
 			defer closeStore(s, &err)
-			c, o, err := of.resolve(cmd, s)
-			if err != nil {
-				return err
-			}
 			st, err := s.Stat(ctx, c, o)
 			if err != nil {
 				return err
