@@ -6,9 +6,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// applyDeferred writes a committed group's deferred writes in place. The
-// next group's data sync makes them durable before its batch deletes
-// their 'D' keys; until then Open would replay them.
+// applyDeferred writes a committed group's deferred writes in place
+// and queues their 'D' keys for deletion after the next data sync; until
+// then Open would replay them.
 func (s *Store) applyDeferred(group []*pendingTxn) error {
 	cb := s.sb.ChecksumBlock
 	for _, p := range group {
@@ -16,8 +16,9 @@ func (s *Store) applyDeferred(group []*pendingTxn) error {
 			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
 				return fmt.Errorf("apply deferred write at %d: %w", w.DevOff, err)
 			}
-			s.dataDirty = true
+			s.deferredMu.Lock()
 			s.appliedDeferred = append(s.appliedDeferred, deferredKey(p.seq, w.DevOff))
+			s.deferredMu.Unlock()
 			for off := uint64(0); off < uint64(len(w.Data)); off += cb {
 				s.data.drop(w.DevOff+off, p.seq)
 			}
@@ -26,27 +27,27 @@ func (s *Store) applyDeferred(group []*pendingTxn) error {
 	return nil
 }
 
-// flushDeferredDeletes makes applied deferred writes durable and deletes
-// their keys (at Close).
-func (s *Store) flushDeferredDeletes() error {
-	if s.dataDirty {
-		if err := s.file.SyncData(); err != nil {
-			return fmt.Errorf("sync data file: %w", err)
-		}
-		s.dataDirty = false
-	}
+// syncDeferred makes the applied deferred writes durable and deletes
+// their keys (by the applier every maxUnsyncedDeferred writes, and at
+// Close with pebble.Sync).
+func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
+	s.deferredMu.Lock()
+	defer s.deferredMu.Unlock()
 	if len(s.appliedDeferred) == 0 {
 		return nil
+	}
+	if err := s.file.SyncData(); err != nil {
+		return fmt.Errorf("sync data file: %w", err)
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	for _, k := range s.appliedDeferred {
 		_ = b.Delete(k, nil)
 	}
-	if err := pebbleCommit(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
+	if err := pebbleCommit(func() error { return s.db.Apply(b, wo) }); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
-	s.appliedDeferred = nil
+	s.appliedDeferred = s.appliedDeferred[:0]
 	return nil
 }
 

@@ -69,6 +69,24 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 		return nil, fmt.Errorf("blockstore: store failed earlier: %w", s.failed)
 	}
 	p, err := s.prepare(t)
+	if errors.Is(err, objectstore.ErrNoSpace) && s.finishedSeq < s.nextSeq {
+		// Space freed by earlier transactions comes back only when the
+		// pipeline has finished them: wait for that and try again.
+		seq := s.nextSeq
+		s.prepMu.Unlock()
+		err = s.waitFinished(ctx, seq)
+		s.prepMu.Lock()
+		if err != nil {
+			return nil, err
+		}
+		if s.closed {
+			return nil, objectstore.ErrClosed
+		}
+		if s.failed != nil {
+			return nil, fmt.Errorf("blockstore: store failed earlier: %w", s.failed)
+		}
+		p, err = s.prepare(t)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -62,12 +62,21 @@ type Store struct {
 	colls      map[objectstore.CollectionID]bool // collections as applied
 	readClosed bool
 
-	// Group commit counters (groups committed, transactions in them).
-	statGroups, statTxns atomic.Uint64
+	// Group commit counters: WAL syncs, and the transactions they made
+	// durable.
+	statSyncs, statTxns atomic.Uint64
 
-	// Committer-only state.
-	appliedDeferred [][]byte // 'D' keys applied, to delete in the next batch
-	dataDirty       bool     // data file written since its last sync
+	// The commit pipeline (commit.go): hand-offs between its stages,
+	// and the groups taken from the queue but not through the applier.
+	toSync, toApply *groupQueue
+	inFlight        sync.WaitGroup
+	finishedSeq     uint64        // every transaction up to it is through the pipeline (prepMu)
+	finishedCh      chan struct{} // closed and replaced when finishedSeq moves (prepMu)
+
+	// deferredMu orders data syncs with the deletion of the 'D' keys
+	// they make redundant (commit.go).
+	deferredMu      sync.Mutex
+	appliedDeferred [][]byte // 'D' keys applied in place, not yet synced
 }
 
 // Mkfs creates an empty store at opts.Path: the data file and a Pebble
@@ -149,8 +158,9 @@ func syncDir(fs vfs.FS, dir string) error {
 
 func pebbleOptions(opts Options) *pebble.Options {
 	return &pebble.Options{
-		FS:     opts.FS,
-		Logger: pebbleLogger{opts.Logger.WithGroup("pebble")},
+		FS:           opts.FS,
+		Logger:       pebbleLogger{opts.Logger.WithGroup("pebble")},
+		MemTableSize: 32 << 20,
 	}
 }
 
@@ -183,6 +193,7 @@ func Open(opts Options) (*Store, error) {
 		poolStored: make(map[int64]uint64),
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
+		finishedCh: make(chan struct{}),
 	}
 	s.data.init()
 	if err := s.load(); err != nil {
@@ -198,7 +209,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
 	}
-	go s.committer()
+	s.startPipeline()
 	return s, nil
 }
 
@@ -409,7 +420,7 @@ func (s *Store) Close() error {
 	s.applyMu.Unlock()
 	var errs []error
 	if s.failed == nil && !s.opts.testSkipDeferredApply {
-		if err := s.flushDeferredDeletes(); err != nil {
+		if err := s.syncDeferred(pebble.Sync); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -361,12 +361,12 @@ func TestDeferredReplay(t *testing.T) {
 // and the cache stays within budget.
 func checkQuiescent(t *testing.T, s *Store) {
 	t.Helper()
-	// The committer puts a group's deferred writes in place after marking
-	// it committed, but before it takes the next group: an empty
-	// transaction committing means the earlier groups are finished.
+	// An empty transaction committing means the queue has been taken;
+	// then wait for the pipeline to finish every group.
 	if err := objectstore.Apply(context.Background(), s, new(objectstore.Transaction)); err != nil {
 		t.Fatalf("empty transaction: %v", err)
 	}
+	s.inFlight.Wait()
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	if used := s.usedUnits() * s.sb.AllocUnit; used != s.sb.Size-s.alloc.Free() {
