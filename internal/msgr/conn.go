@@ -1,0 +1,251 @@
+package msgr
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+)
+
+// errReplaced ends a connection whose session moved to a newer one.
+var errReplaced = errors.New("msgr: connection replaced by a newer one")
+
+// Writer and reader tuning.
+const (
+	readBufSize  = 64 << 10 // bufio.Reader size; larger payloads bypass it
+	smallPayload = 16 << 10 // payloads up to this are copied into the batch
+	maxBatch     = 256      // frames per write
+)
+
+// conn is one connection: a handshake, then a reader (the serving
+// goroutine) and a writer goroutine, until the first fault.
+type conn struct {
+	m    *Messenger
+	nc   net.Conn
+	fr   frameReader
+	wsig *signer // signs frames written, once the handshake set a key
+	log  *slog.Logger
+	s    *Session      // set by the handshake
+	wake chan struct{} // wakes the writer
+	done chan struct{} // closed by fault
+
+	once sync.Once
+	err  error // the first fault; read after done is closed
+}
+
+func newConn(m *Messenger, nc net.Conn) *conn {
+	return &conn{
+		m:    m,
+		nc:   nc,
+		fr:   frameReader{r: bufio.NewReaderSize(nc, readBufSize), max: maxHandshakeFrame},
+		log:  m.log.With("remote", nc.RemoteAddr().String()),
+		wake: make(chan struct{}, 1),
+		done: make(chan struct{}),
+	}
+}
+
+// fault closes the connection for err; the first reason wins and is
+// logged.
+func (c *conn) fault(err error) {
+	c.once.Do(func() {
+		c.err = err
+		close(c.done)
+		c.nc.Close()
+		switch {
+		case errors.Is(err, ErrClosed), errors.Is(err, errReplaced), errors.Is(err, io.EOF),
+			errors.Is(err, ErrSessionClosed):
+			c.log.Debug("msgr: connection closed", "reason", err)
+		default:
+			c.log.Warn("msgr: connection closed", "reason", err)
+		}
+	})
+}
+
+// errOr returns the fault that closed c if there is one, else err: an I/O
+// error caused by fault is reported as the fault.
+func (c *conn) errOr(err error) error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return err
+	}
+}
+
+// kick wakes the writer.
+func (c *conn) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// serve runs an attached connection until it faults and returns the
+// fault.
+func (c *conn) serve() error {
+	var wg sync.WaitGroup
+	wg.Go(c.writeLoop)
+	c.kick() // send what queued before the connection was up
+	err := c.readLoop()
+	c.fault(err)
+	wg.Wait()
+	return c.err
+}
+
+func (c *conn) readLoop() error {
+	c.fr.max = c.m.cfg.MaxFrame
+	for {
+		f, err := c.fr.read()
+		if err != nil {
+			return c.errOr(err)
+		}
+		switch f.kind {
+		case kindMsg:
+			err = c.s.receive(c, &f)
+		case kindAck:
+			err = c.s.acked(c, f.ack)
+		default:
+			err = fmt.Errorf("%w: %s frame after the handshake", ErrProtocol, kindName(f.kind))
+		}
+		if err != nil {
+			return c.errOr(err)
+		}
+		if c.fr.r.Buffered() == 0 {
+			c.kick() // acknowledge what arrived, once the burst is read
+		}
+	}
+}
+
+// piece is a slice of the batch buffer or, for large payloads, the
+// payload itself.
+type piece struct {
+	start, end int
+	ext        []byte
+}
+
+// writeLoop writes queued messages and acks, coalescing what is queued
+// into one writev: small frames are copied into one buffer, large payloads
+// are written from the caller's slice.
+func (c *conn) writeLoop() {
+	var (
+		buf    = make([]outMsg, maxBatch)
+		out    []byte
+		pieces []piece
+		bufs   net.Buffers
+	)
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		for {
+			batch, ack, needAck, ok := c.s.takeBatch(c, buf)
+			if !ok {
+				c.fault(errReplaced)
+				return
+			}
+			if len(batch) == 0 && !needAck {
+				break
+			}
+			out, pieces = c.encodeBatch(out[:0], pieces[:0], batch, ack)
+			clear(batch)
+			bufs = bufs[:0]
+			for _, p := range pieces {
+				if p.ext != nil {
+					bufs = append(bufs, p.ext)
+				} else if p.end > p.start {
+					bufs = append(bufs, out[p.start:p.end])
+				}
+			}
+			clear(pieces)
+			w := bufs
+			if _, err := w.WriteTo(c.nc); err != nil {
+				c.fault(c.errOr(err))
+				return
+			}
+		}
+	}
+}
+
+// encodeBatch lays out the frames of batch (or an ack frame if it is
+// empty) into out and pieces.
+func (c *conn) encodeBatch(out []byte, pieces []piece, batch []outMsg, ack uint64) ([]byte, []piece) {
+	if len(batch) == 0 {
+		h := header{kind: kindAck, ack: ack}
+		out = appendFrame(out, &h, nil, c.wsig)
+		return out, append(pieces, piece{0, len(out), nil})
+	}
+	mark := 0
+	for i := range batch {
+		om := &batch[i]
+		h := header{kind: kindMsg, typ: om.msg.Type, version: om.msg.Version, seq: om.seq, ack: ack}
+		p := om.msg.Payload
+		if len(p) <= smallPayload {
+			out = appendFrame(out, &h, p, c.wsig)
+			continue
+		}
+		h.length = uint32(len(p))
+		if c.wsig != nil {
+			h.flags |= flagSigned
+		}
+		n := len(out)
+		out = append(out, make([]byte, headerLen)...)
+		putHeader(out[n:], &h, p)
+		pieces = append(pieces, piece{mark, len(out), nil}, piece{ext: p})
+		mark = len(out)
+		if c.wsig != nil {
+			out = c.wsig.sign(out, out[n:n+headerLen], p)
+		}
+	}
+	return out, append(pieces, piece{mark, len(out), nil})
+}
+
+// writeFrame writes one frame during the handshake.
+func (c *conn) writeFrame(kind, flags uint8, payload []byte, prefix []byte) error {
+	h := header{kind: kind, flags: flags}
+	b := appendFrame(prefix, &h, payload, c.wsig)
+	if _, err := c.nc.Write(b); err != nil {
+		return c.errOr(err)
+	}
+	return nil
+}
+
+// readFrame reads one handshake frame of the given kind; an error frame
+// from the peer becomes ErrRefused with its reason.
+func (c *conn) readFrame(kind uint8) (frame, error) {
+	f, err := c.fr.read()
+	if err != nil {
+		return frame{}, c.errOr(err)
+	}
+	switch f.kind {
+	case kind:
+		return f, nil
+	case kindError:
+		return frame{}, fmt.Errorf("%w: %s", ErrRefused, reasonText(f.payload))
+	}
+	return frame{}, fmt.Errorf("%w: got a %s frame, want %s", ErrProtocol, kindName(f.kind), kindName(kind))
+}
+
+func kindName(k uint8) string {
+	switch k {
+	case kindHello:
+		return "hello"
+	case kindAuth:
+		return "auth"
+	case kindSession:
+		return "session"
+	case kindSessionOK:
+		return "session_ok"
+	case kindMsg:
+		return "msg"
+	case kindAck:
+		return "ack"
+	case kindError:
+		return "error"
+	}
+	return "unknown"
+}

@@ -1,0 +1,78 @@
+package msgr
+
+import (
+	"github.com/cuttlestore/cuttle/internal/auth"
+)
+
+// Message is what the messenger carries: a type and version the
+// application interprets (internal/wire) and an opaque payload. The
+// messenger assigns sequence numbers itself. A received Payload belongs to
+// the Dispatcher; a sent one must not be modified until the session
+// acknowledges it (the messenger keeps it for retransmission).
+type Message struct {
+	Type    uint16
+	Version uint16
+	Payload []byte
+}
+
+// Peer describes the sender of a dispatched message.
+type Peer struct {
+	// Name is the peer's entity name: authenticated by the auth handshake
+	// on the accepting side, the name dialed on the connecting side.
+	Name auth.EntityName
+	// Caps are the capabilities auth granted the peer; set on the
+	// accepting side only (the client contract carries no server caps).
+	Caps auth.Caps
+	// Session carries replies back to the peer.
+	Session *Session
+}
+
+// EventKind classifies an Event.
+type EventKind int
+
+const (
+	// EventConnected: a connection of the session completed its handshake
+	// (the first one, or a reconnect that resumed the session).
+	EventConnected EventKind = iota + 1
+	// EventReset: the peer restarted or lost the session; messages queued
+	// for its old incarnation were dropped (Dropped counts them). On the
+	// connecting side the Session lives on with fresh sequence numbers;
+	// on the accepting side it is closed and a new one follows.
+	EventReset
+	// EventFailed: the session closed (a lossy fault, a refused
+	// handshake, Session.Close, Messenger.Close); Dropped messages were
+	// never acknowledged. Err says why.
+	EventFailed
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventConnected:
+		return "connected"
+	case EventReset:
+		return "reset"
+	case EventFailed:
+		return "failed"
+	}
+	return "EventKind(?)"
+}
+
+// Event reports a change of a session.
+type Event struct {
+	Kind    EventKind
+	Peer    auth.EntityName
+	Session *Session
+	Dropped int   // messages dropped (EventReset, EventFailed)
+	Err     error // the cause (EventReset, EventFailed)
+}
+
+// Dispatcher receives what sessions deliver. Each session calls it from
+// one goroutine, in order: its messages in sequence, its events between
+// them where they happened. Different sessions call it concurrently.
+// Dispatch should not block for long: messages waiting for it count
+// against the dispatch throttle, and a full throttle stops every
+// connection from reading.
+type Dispatcher interface {
+	Dispatch(from Peer, msg Message)
+	HandleEvent(ev Event)
+}

@@ -1,0 +1,243 @@
+package msgr
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+)
+
+// Wire constants. MESSENGER.md documents the layout byte by byte.
+const (
+	// preambleMagic opens every connection, in both directions.
+	preambleMagic = "CUTLMSGR"
+	// protocolVersion is the version written after the magic.
+	protocolVersion = 1
+	// preambleLen is magic + version u16 + reserved u16.
+	preambleLen = len(preambleMagic) + 4
+	// headerLen is the fixed frame header.
+	headerLen = 32
+	// sigLen is the truncated HMAC-SHA256 that follows the payload of a
+	// signed frame.
+	sigLen = 16
+)
+
+// Frame kinds.
+const (
+	kindHello     = 1 // banner: name, nonce, expected peer
+	kindAuth      = 2 // one auth handshake payload
+	kindSession   = 3 // connector: session id, connect seq, in seq
+	kindSessionOK = 4 // acceptor: in seq, reset
+	kindMsg       = 5 // an application message
+	kindAck       = 6 // explicit ack (ack field only)
+	kindError     = 7 // refusal reason, sent before closing
+	maxKind       = kindError
+)
+
+// Frame flags.
+const (
+	flagSigned   = 1 << 0 // a signature follows the payload
+	flagAuthDone = 1 << 1 // the server's last auth payload
+	knownFlags   = flagSigned | flagAuthDone
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// header is a decoded frame header.
+type header struct {
+	kind    uint8
+	flags   uint8
+	typ     uint16
+	version uint16
+	seq     uint64
+	ack     uint64
+	length  uint32
+}
+
+// frame is a decoded frame; payload is owned by the caller.
+type frame struct {
+	header
+	payload []byte
+}
+
+// putHeader writes h into b[:headerLen], with the crc32c of the header and
+// payload.
+func putHeader(b []byte, h *header, payload []byte) {
+	b[0] = h.kind
+	b[1] = h.flags
+	binary.LittleEndian.PutUint16(b[2:], h.typ)
+	binary.LittleEndian.PutUint16(b[4:], h.version)
+	binary.LittleEndian.PutUint16(b[6:], 0)
+	binary.LittleEndian.PutUint64(b[8:], h.seq)
+	binary.LittleEndian.PutUint64(b[16:], h.ack)
+	binary.LittleEndian.PutUint32(b[24:], h.length)
+	crc := crc32.Update(0, crcTable, b[:28])
+	crc = crc32.Update(crc, crcTable, payload)
+	binary.LittleEndian.PutUint32(b[28:], crc)
+}
+
+// parseHeader decodes and checks the fixed part of a header; the crc is
+// checked once the payload is read.
+func parseHeader(b []byte, max uint32) (header, error) {
+	h := header{
+		kind:    b[0],
+		flags:   b[1],
+		typ:     binary.LittleEndian.Uint16(b[2:]),
+		version: binary.LittleEndian.Uint16(b[4:]),
+		seq:     binary.LittleEndian.Uint64(b[8:]),
+		ack:     binary.LittleEndian.Uint64(b[16:]),
+		length:  binary.LittleEndian.Uint32(b[24:]),
+	}
+	switch {
+	case h.kind == 0 || h.kind > maxKind:
+		return h, fmt.Errorf("%w: unknown frame kind %d", ErrProtocol, h.kind)
+	case h.flags&^knownFlags != 0:
+		return h, fmt.Errorf("%w: unknown frame flags %#x", ErrProtocol, h.flags)
+	case binary.LittleEndian.Uint16(b[6:]) != 0:
+		return h, fmt.Errorf("%w: reserved header bytes set", ErrProtocol)
+	case h.length > max:
+		return h, fmt.Errorf("%w: %d-byte payload, limit %d", ErrFrameTooLarge, h.length, max)
+	}
+	return h, nil
+}
+
+// signer computes frame signatures with a session key.
+type signer struct{ mac hash.Hash }
+
+func newSigner(key []byte) *signer {
+	if key == nil {
+		return nil
+	}
+	return &signer{hmac.New(sha256.New, key)}
+}
+
+// sign appends the signature of hdr and payload to dst.
+func (s *signer) sign(dst, hdr, payload []byte) []byte {
+	s.mac.Reset()
+	s.mac.Write(hdr)
+	s.mac.Write(payload)
+	var sum [sha256.Size]byte
+	return append(dst, s.mac.Sum(sum[:0])[:sigLen]...)
+}
+
+// frameReader decodes frames from a stream. It is not safe for concurrent
+// use.
+type frameReader struct {
+	r   *bufio.Reader
+	max uint32  // payload limit
+	sig *signer // nil until the session is signed
+	hdr [headerLen]byte
+	tmp [sigLen]byte
+	own []byte // scratch for recomputed signatures
+}
+
+// read decodes the next frame. At a clean end of stream between frames it
+// returns io.EOF; every other error means the stream is unusable.
+func (fr *frameReader) read() (frame, error) {
+	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
+		return frame{}, streamErr(err, "header")
+	}
+	h, err := parseHeader(fr.hdr[:], fr.max)
+	if err != nil {
+		return frame{}, err
+	}
+	f := frame{header: h}
+	if h.length > 0 {
+		f.payload = make([]byte, h.length)
+		if _, err := io.ReadFull(fr.r, f.payload); err != nil {
+			return frame{}, streamErr(err, "payload")
+		}
+	}
+	crc := crc32.Update(0, crcTable, fr.hdr[:28])
+	crc = crc32.Update(crc, crcTable, f.payload)
+	if want := binary.LittleEndian.Uint32(fr.hdr[28:]); crc != want {
+		return frame{}, fmt.Errorf("%w: crc32c %#08x, header says %#08x (kind %d, seq %d)",
+			ErrCorrupt, crc, want, h.kind, h.seq)
+	}
+	return f, fr.verify(&f)
+}
+
+// verify reads and checks the signature of f when the session is signed.
+func (fr *frameReader) verify(f *frame) error {
+	signed := f.flags&flagSigned != 0
+	switch {
+	case fr.sig == nil && signed:
+		return fmt.Errorf("%w: signed frame on an unsigned session", ErrBadSignature)
+	case fr.sig == nil:
+		return nil
+	case !signed:
+		return fmt.Errorf("%w: unsigned frame (kind %d, seq %d) on a signed session",
+			ErrBadSignature, f.kind, f.seq)
+	}
+	if _, err := io.ReadFull(fr.r, fr.tmp[:]); err != nil {
+		return streamErr(err, "signature")
+	}
+	fr.own = fr.sig.sign(fr.own[:0], fr.hdr[:], f.payload)
+	if !hmac.Equal(fr.own, fr.tmp[:]) {
+		return fmt.Errorf("%w: kind %d, seq %d", ErrBadSignature, f.kind, f.seq)
+	}
+	return nil
+}
+
+// streamErr classifies a read error: EOF before a frame is a clean end,
+// EOF inside one is truncation.
+func streamErr(err error, what string) error {
+	switch {
+	case errors.Is(err, io.EOF) && what == "header":
+		return io.EOF
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: stream ended in the %s", ErrTruncated, what)
+	}
+	return fmt.Errorf("msgr: read %s: %w", what, err)
+}
+
+// appendFrame appends a whole frame (header, payload, signature) to dst.
+// The writer loop uses it for small frames; large payloads go out by
+// reference (see batch).
+func appendFrame(dst []byte, h *header, payload []byte, sig *signer) []byte {
+	h.length = uint32(len(payload))
+	if sig != nil {
+		h.flags |= flagSigned
+	}
+	n := len(dst)
+	dst = append(dst, make([]byte, headerLen)...)
+	putHeader(dst[n:], h, payload)
+	dst = append(dst, payload...)
+	if sig != nil {
+		dst = sig.sign(dst, dst[n:n+headerLen], payload)
+	}
+	return dst
+}
+
+// preamble returns the bytes that open a connection.
+func preamble() []byte {
+	b := make([]byte, preambleLen)
+	copy(b, preambleMagic)
+	binary.LittleEndian.PutUint16(b[len(preambleMagic):], protocolVersion)
+	return b
+}
+
+// readPreamble reads and checks the peer's preamble.
+func readPreamble(r io.Reader) error {
+	var b [preambleLen]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return streamErr(err, "preamble")
+	}
+	return checkPreamble(b[:])
+}
+
+func checkPreamble(b []byte) error {
+	if string(b[:len(preambleMagic)]) != preambleMagic {
+		return fmt.Errorf("%w: bad magic %q", ErrProtocol, b[:len(preambleMagic)])
+	}
+	v := binary.LittleEndian.Uint16(b[len(preambleMagic):])
+	if v != protocolVersion || binary.LittleEndian.Uint16(b[len(preambleMagic)+2:]) != 0 {
+		return fmt.Errorf("%w: peer speaks protocol %d, this side %d", ErrProtocol, v, protocolVersion)
+	}
+	return nil
+}
