@@ -156,6 +156,11 @@ func (c *conn) accept() (*Session, error) {
 
 func (c *conn) acceptHandshake() (*Session, error) {
 	m := c.m
+	// The preamble goes first, so that a refusal below reaches the peer
+	// as a frame it can read.
+	if _, err := c.nc.Write(preamble()); err != nil {
+		return nil, err
+	}
 	if err := readPreamble(c.fr.r); err != nil {
 		return nil, err
 	}
@@ -171,7 +176,7 @@ func (c *conn) acceptHandshake() (*Session, error) {
 		return nil, c.refuse(fmt.Errorf("%w: %s dialed %s, this is %s", ErrWrongPeer, them.Name, them.Target, m.cfg.Name))
 	}
 	me := hello{Name: m.cfg.Name, Nonce: m.nonce}
-	if err := c.writeFrame(kindHello, 0, me.encode(), preamble()); err != nil {
+	if err := c.writeFrame(kindHello, 0, me.encode(), nil); err != nil {
 		return nil, err
 	}
 	h, err := c.serverAuth()

@@ -3,6 +3,7 @@ package msgr_test
 import (
 	"encoding/binary"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,17 +136,37 @@ type node struct {
 	rec  *recorder
 	name auth.EntityName
 	addr string
+	logs *logBuffer // warnings and errors the messenger logged
+}
+
+// logBuffer collects log output from many goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // newNode starts a listening messenger named n at addr on net.
 func newNode(t *testing.T, net *memnet.Network, n, addr string, seed uint64, tweak func(*msgr.Config)) *node {
 	t.Helper()
 	rec := newRecorder()
+	logs := &logBuffer{}
 	cfg := msgr.Config{
 		Name:       name(n),
 		Network:    net.Host(addr),
 		Dispatcher: rec,
-		Logger:     testLogger(t),
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Seed:       seed,
 		ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: name(n)} },
 		ServerAuth: func() auth.ServerHandshake { return &auth.NoneServer{} },
@@ -160,13 +181,7 @@ func newNode(t *testing.T, net *memnet.Network, n, addr string, seed uint64, twe
 	if _, err := m.Listen(t.Context(), addr); err != nil {
 		t.Fatal(err)
 	}
-	return &node{m: m, rec: rec, name: cfg.Name, addr: addr}
-}
-
-// testLogger logs at warning level and above to the test log, so faults
-// the messenger reports show up with a failing test.
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
+	return &node{m: m, rec: rec, name: cfg.Name, addr: addr, logs: logs}
 }
 
 // numbered returns message i: its number in the payload, padded to size.

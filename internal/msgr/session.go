@@ -331,42 +331,47 @@ func (s *Session) dispatchLoop() {
 	d := s.m.cfg.Dispatcher
 	for {
 		s.mu.Lock()
-		items := s.dq
-		s.dq = s.dqScratch[:0]
-		finished := s.dqDone && len(items) == 0
-		peer := Peer{Name: s.peer, Caps: s.caps, Session: s}
-		s.mu.Unlock()
-		if finished {
-			return
-		}
-		if len(items) == 0 {
+		if len(s.dq) == 0 {
+			finished := s.dqDone
+			s.mu.Unlock()
+			if finished {
+				return
+			}
 			select {
 			case <-s.dqWake:
 			case <-s.m.done:
-			}
-			if s.messengerClosed() {
 				s.drainUndispatched()
 				return
 			}
 			continue
 		}
-		for i := range items {
-			it := &items[i]
-			if s.messengerClosed() {
-				s.releaseItems(items[i:])
-				break
-			}
-			if it.ev != nil {
-				d.HandleEvent(*it.ev)
-				continue
-			}
-			d.Dispatch(peer, it.msg)
-			s.m.dispatch.release(int64(len(it.msg.Payload)), 1)
-		}
+		// Swap in the spare slice, so pushes go on while we dispatch.
+		items := s.dq
+		s.dq, s.dqScratch = s.dqScratch[:0], nil
+		peer := Peer{Name: s.peer, Caps: s.caps, Session: s}
+		s.mu.Unlock()
+		s.dispatchItems(d, peer, items)
 		clear(items)
 		s.mu.Lock()
 		s.dqScratch = items[:0]
 		s.mu.Unlock()
+	}
+}
+
+// dispatchItems delivers items, stopping early if the messenger closes.
+func (s *Session) dispatchItems(d Dispatcher, peer Peer, items []dqItem) {
+	for i := range items {
+		it := &items[i]
+		if s.messengerClosed() {
+			s.releaseItems(items[i:])
+			return
+		}
+		if it.ev != nil {
+			d.HandleEvent(*it.ev)
+			continue
+		}
+		d.Dispatch(peer, it.msg)
+		s.m.dispatch.release(int64(len(it.msg.Payload)), 1)
 	}
 }
 
