@@ -6,6 +6,8 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/google/btree v1.1.3
 	github.com/spf13/cobra v1.10.2
+	go.etcd.io/raft/v3 v3.7.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -40,5 +42,4 @@ require (
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/sys v0.18.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
-	google.golang.org/protobuf v1.33.0 // indirect
 )
