@@ -97,6 +97,7 @@ func (c *conn) serve() error {
 
 func (c *conn) readLoop() error {
 	c.fr.max = c.m.cfg.MaxFrame
+	c.fr.alloc = c.m.bufs.get
 	for {
 		f, err := c.fr.read()
 		if err != nil {
@@ -185,7 +186,7 @@ func (c *conn) encodeBatch(out []byte, pieces []piece, batch []outMsg, ack uint6
 		h := header{kind: kindMsg, typ: om.msg.Type, version: om.msg.Version, seq: om.seq, ack: ack}
 		p := om.msg.Payload
 		if len(p) <= smallPayload {
-			out = appendFrame(out, &h, p, c.wsig)
+			out = appendFrameCRC(out, &h, p, om.crc, c.wsig)
 			continue
 		}
 		h.length = uint32(len(p))
@@ -194,7 +195,7 @@ func (c *conn) encodeBatch(out []byte, pieces []piece, batch []outMsg, ack uint6
 		}
 		n := len(out)
 		out = append(out, make([]byte, headerLen)...)
-		putHeader(out[n:], &h, p)
+		putHeader(out[n:], &h, om.crc)
 		pieces = append(pieces, piece{mark, len(out), nil}, piece{ext: p})
 		mark = len(out)
 		if c.wsig != nil {

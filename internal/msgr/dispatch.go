@@ -7,7 +7,7 @@ import (
 // Message is what the messenger carries: a type and version the
 // application interprets (internal/wire) and an opaque payload. The
 // messenger assigns sequence numbers itself. A received Payload belongs to
-// the Dispatcher; a sent one must not be modified until the session
+// the Dispatcher, which may hand it back with Messenger.Release; a sent one must not be modified until the session
 // acknowledges it (the messenger keeps it for retransmission).
 type Message struct {
 	Type    uint16

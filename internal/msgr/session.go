@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"sync"
 
@@ -47,6 +48,7 @@ type Session struct {
 
 type outMsg struct {
 	seq uint64
+	crc uint32 // of msg.Payload, computed by Send
 	msg Message
 }
 
@@ -101,6 +103,7 @@ func (s *Session) Send(ctx context.Context, msg Message) error {
 	if uint64(n) > uint64(s.m.cfg.MaxFrame) {
 		return fmt.Errorf("msgr: send to %s: %w: %d-byte payload, limit %d", s.peer, ErrFrameTooLarge, n, s.m.cfg.MaxFrame)
 	}
+	crc := crc32.Checksum(msg.Payload, crcTable)
 	if err := s.send.acquire(ctx, s.done, n); err != nil {
 		if errors.Is(err, errStopped) {
 			err = context.Cause(s.ctx)
@@ -115,7 +118,7 @@ func (s *Session) Send(ctx context.Context, msg Message) error {
 		return fmt.Errorf("msgr: send to %s: %w", s.peer, err)
 	}
 	s.outSeq++
-	s.out = append(s.out, outMsg{s.outSeq, msg})
+	s.out = append(s.out, outMsg{s.outSeq, crc, msg})
 	c := s.cur
 	s.mu.Unlock()
 	if c != nil {

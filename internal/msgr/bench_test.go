@@ -1,0 +1,143 @@
+package msgr_test
+
+import (
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/msgr"
+)
+
+// countingDispatcher counts messages and signals every want of them.
+type countingDispatcher struct {
+	m    *msgr.Messenger // releases payloads if set
+	n    atomic.Int64
+	want int64
+	done chan struct{}
+}
+
+func (d *countingDispatcher) Dispatch(_ msgr.Peer, m msgr.Message) {
+	if d.m != nil {
+		d.m.Release(m)
+	}
+	if d.n.Add(1)%d.want == 0 {
+		d.done <- struct{}{}
+	}
+}
+func (d *countingDispatcher) HandleEvent(msgr.Event) {}
+
+// msgrStream sends rounds of count messages of size bytes from one
+// messenger to another over loopback TCP.
+type msgrStream struct {
+	s    *msgr.Session
+	recv *countingDispatcher
+	msg  msgr.Message
+}
+
+func newMsgrStream(b *testing.B, count, size int) *msgrStream {
+	recv := &countingDispatcher{want: int64(count), done: make(chan struct{})}
+	m, addr := tcpNode(b, "osd.2", recv, nil, nil)
+	recv.m = m
+	send, _ := tcpNode(b, "osd.1", &countingDispatcher{want: 1, done: make(chan struct{})}, nil, nil)
+	s, err := send.Connect(name("osd.2"), addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &msgrStream{s: s, recv: recv, msg: msgr.Message{Type: 1, Version: 1, Payload: make([]byte, size)}}
+}
+
+// round sends one round and returns its duration, until the receiver
+// dispatched the last message.
+func (st *msgrStream) round(b *testing.B) time.Duration {
+	start := time.Now()
+	for range st.recv.want {
+		if err := st.s.Send(b.Context(), st.msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	<-st.recv.done
+	return time.Since(start)
+}
+
+// tcpStream writes rounds of count buffers of size bytes over one plain
+// loopback TCP stream: the ceiling for the messenger.
+type tcpStream struct {
+	c         net.Conn
+	buf       []byte
+	count     int
+	roundDone chan error
+}
+
+func newTCPStream(b *testing.B, count, size int) *tcpStream {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	st := &tcpStream{buf: make([]byte, size), count: count, roundDone: make(chan error)}
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, size)
+		for {
+			for range count {
+				if _, err := io.ReadFull(c, buf); err != nil {
+					return
+				}
+			}
+			st.roundDone <- nil
+		}
+	}()
+	if st.c, err = net.Dial("tcp", ln.Addr().String()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.c.Close() })
+	return st
+}
+
+func (st *tcpStream) round(b *testing.B) time.Duration {
+	start := time.Now()
+	for range st.count {
+		if _, err := st.c.Write(st.buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	<-st.roundDone
+	return time.Since(start)
+}
+
+// BenchmarkBandwidth4MiB sends 4 MiB messages one way through the
+// messenger and the same bytes through a plain TCP stream, alternating
+// rounds of each so that load from elsewhere on the machine hits both
+// alike, and reports both rates and their ratio.
+func BenchmarkBandwidth4MiB(b *testing.B) {
+	const size, perRound = 4 << 20, 16
+	rounds := max(b.N/perRound, 1)
+	ms := newMsgrStream(b, perRound, size)
+	ts := newTCPStream(b, perRound, size)
+	ms.round(b) // warm up: handshake, first allocations
+	ts.round(b)
+	var mt, tt time.Duration
+	for range rounds {
+		mt += ms.round(b)
+		tt += ts.round(b)
+	}
+	mb := float64(rounds*perRound) * size / 1e6
+	b.ReportMetric(mb/mt.Seconds(), "msgr-MB/s")
+	b.ReportMetric(mb/tt.Seconds(), "tcp-MB/s")
+	b.ReportMetric(tt.Seconds()/mt.Seconds(), "msgr/tcp")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSmall128 sends 128-byte messages one way on one connection.
+func BenchmarkSmall128(b *testing.B) {
+	n := max(b.N, 1)
+	ms := newMsgrStream(b, n, 128)
+	d := ms.round(b)
+	b.ReportMetric(float64(n)/d.Seconds(), "msgs/s")
+}

@@ -1,0 +1,213 @@
+package msgr
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+)
+
+func encodeOne(h header, payload []byte, key []byte) []byte {
+	return appendFrame(nil, &h, payload, newSigner(key))
+}
+
+func readOne(b []byte, max uint32, key []byte) (frame, error) {
+	fr := frameReader{r: bufio.NewReader(bytes.NewReader(b)), max: max, sig: newSigner(key)}
+	return fr.read()
+}
+
+func TestFrameRoundTrip(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("k")} {
+		h := header{kind: kindMsg, typ: 42, version: 3, seq: 7, ack: 5}
+		b := encodeOne(h, []byte("hello"), key)
+		f, err := readOne(b, 1<<20, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.typ != 42 || f.version != 3 || f.seq != 7 || f.ack != 5 || string(f.payload) != "hello" {
+			t.Fatalf("decoded %+v", f)
+		}
+	}
+}
+
+func TestFrameErrors(t *testing.T) {
+	good := encodeOne(header{kind: kindMsg, seq: 1}, []byte("payload"), nil)
+	mutate := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
+	// reCRC mutates the header and fixes its crc, to reach the checks
+	// behind it.
+	reCRC := func(f func(b []byte)) []byte {
+		return mutate(func(b []byte) []byte {
+			f(b)
+			binary.LittleEndian.PutUint32(b[32:], crc32.Checksum(b[:32], crcTable))
+			return b
+		})
+	}
+	cases := []struct {
+		name string
+		in   []byte
+		max  uint32
+		key  []byte
+		want error
+	}{
+		{"bad payload crc", mutate(func(b []byte) []byte { b[headerLen] ^= 1; return b }), 100, nil, ErrCorrupt},
+		{"bad header crc", mutate(func(b []byte) []byte { b[9] ^= 1; return b }), 100, nil, ErrCorrupt},
+		{"unknown kind", reCRC(func(b []byte) { b[0] = 99 }), 100, nil, ErrProtocol},
+		{"unknown flag", reCRC(func(b []byte) { b[1] = 0x80 }), 100, nil, ErrProtocol},
+		{"reserved set", reCRC(func(b []byte) { b[6] = 1 }), 100, nil, ErrProtocol},
+		{"too large", good, 3, nil, ErrFrameTooLarge},
+		{"truncated header", good[:10], 100, nil, ErrTruncated},
+		{"truncated payload", good[:headerLen+2], 100, nil, ErrTruncated},
+		{"unsigned on signed session", good, 100, []byte("k"), ErrBadSignature},
+		{"signed on unsigned session", encodeOne(header{kind: kindMsg}, nil, []byte("k")), 100, nil, ErrBadSignature},
+		{"wrong key", encodeOne(header{kind: kindMsg}, []byte("x"), []byte("k1")), 100, []byte("k2"), ErrBadSignature},
+		{"missing signature", encodeOne(header{kind: kindMsg}, []byte("x"), []byte("k"))[:headerLen+1+3], 100, []byte("k"), ErrTruncated},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readOne(c.in, c.max, c.key)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+		})
+	}
+	if _, err := readOne(nil, 100, nil); err != io.EOF {
+		t.Fatalf("empty stream: %v, want io.EOF", err)
+	}
+}
+
+func TestPreamble(t *testing.T) {
+	if err := checkPreamble(preamble()); err != nil {
+		t.Fatal(err)
+	}
+	bad := preamble()
+	bad[0] = 'X'
+	if err := checkPreamble(bad); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("bad magic: %v", err)
+	}
+	bad = preamble()
+	bad[len(preambleMagic)] = 9
+	if err := checkPreamble(bad); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("bad version: %v", err)
+	}
+	if err := readPreamble(bytes.NewReader(preamble()[:3])); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("short preamble: %v", err)
+	}
+}
+
+func TestPayloadsRoundTrip(t *testing.T) {
+	h := hello{Name: auth.EntityName{Type: "osd", ID: "1"}, Nonce: 9, Target: auth.EntityName{Type: "mon", ID: "a"}}
+	if got, err := decodeHello(h.encode()); err != nil || got != h {
+		t.Fatalf("hello: %+v, %v", got, err)
+	}
+	r := sessionReq{ID: 1, ConnectSeq: 2, InSeq: 3, Lossless: true}
+	if got, err := decodeSessionReq(r.encode()); err != nil || got != r {
+		t.Fatalf("session: %+v, %v", got, err)
+	}
+	o := sessionOK{InSeq: 4, Reset: true}
+	if got, err := decodeSessionOK(o.encode()); err != nil || got != o {
+		t.Fatalf("session_ok: %+v, %v", got, err)
+	}
+	if _, err := decodeHello((&hello{}).encode()); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("nameless hello: %v", err)
+	}
+	if _, err := decodeSessionOK(r.encode()); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("session request read as a reply: %v", err)
+	}
+}
+
+// A large payload goes out by reference, not copied into the batch, and
+// the batch decodes to the same frames.
+func TestEncodeBatchLargeByReference(t *testing.T) {
+	large := bytes.Repeat([]byte{7}, smallPayload+1)
+	for _, key := range [][]byte{nil, []byte("k")} {
+		c := &conn{wsig: newSigner(key)}
+		batch := []outMsg{
+			{1, crc32.Checksum([]byte("a"), crcTable), Message{Type: 1, Payload: []byte("a")}},
+			{2, crc32.Checksum(large, crcTable), Message{Type: 2, Payload: large}},
+			{3, crc32.Checksum([]byte("c"), crcTable), Message{Type: 3, Payload: []byte("c")}},
+		}
+		out, pieces := c.encodeBatch(nil, nil, batch, 9)
+		var stream []byte
+		byRef := false
+		for _, p := range pieces {
+			if p.ext != nil {
+				byRef = byRef || &p.ext[0] == &large[0]
+				stream = append(stream, p.ext...)
+			} else {
+				stream = append(stream, out[p.start:p.end]...)
+			}
+		}
+		if !byRef {
+			t.Fatal("large payload was copied")
+		}
+		fr := frameReader{r: bufio.NewReader(bytes.NewReader(stream)), max: 1 << 20, sig: newSigner(key)}
+		for i := range batch {
+			f, err := fr.read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.seq != batch[i].seq || f.ack != 9 || !bytes.Equal(f.payload, batch[i].msg.Payload) {
+				t.Fatalf("frame %d decoded as %+v", i, f.header)
+			}
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	m, err := New(Config{Name: auth.EntityName{Type: "osd", ID: "1"}, Network: &TCP{}, Dispatcher: nopDispatcher{},
+		ClientAuth: func(auth.EntityName) auth.ClientHandshake { return nil }, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 40 {
+		d := m.backoff(n)
+		full := min(m.cfg.BackoffMax, m.cfg.BackoffMin<<min(n, 30))
+		if d < full/2 || d > full {
+			t.Fatalf("attempt %d: %v outside [%v, %v]", n, d, full/2, full)
+		}
+	}
+}
+
+type nopDispatcher struct{}
+
+func (nopDispatcher) Dispatch(Peer, Message) {}
+func (nopDispatcher) HandleEvent(Event)      {}
+
+func TestThrottle(t *testing.T) {
+	th := newThrottle(10, 2)
+	if !th.tryAcquire(6) || th.tryAcquire(6) || !th.tryAcquire(4) || th.tryAcquire(0) {
+		t.Fatal("budget not enforced")
+	}
+	th.release(10, 2)
+	if !th.tryAcquire(100) {
+		t.Fatal("an oversized item alone must pass")
+	}
+	if b, c := th.held(); b != 100 || c != 1 {
+		t.Fatalf("held %d bytes %d items", b, c)
+	}
+}
+
+func newBufReader(r *bytes.Reader) *bufio.Reader { return bufio.NewReader(r) }
+
+func TestPool(t *testing.T) {
+	var p bufPool
+	for _, n := range []int{1, minPooled - 1, minPooled, minPooled + 1, 3 << 20, 4 << 20, 200 << 20} {
+		b := p.get(n)
+		if len(b) != n {
+			t.Fatalf("get(%d) has length %d", n, len(b))
+		}
+		if c := class(n); c >= 0 && cap(b) < n {
+			t.Fatalf("get(%d) has cap %d", n, cap(b))
+		}
+		p.put(b)
+	}
+	p.put(make([]byte, 100<<10)) // not a pool size: ignored
+	if b := p.get(100 << 10); cap(b) != 128<<10 {
+		t.Fatalf("a foreign buffer came back from the pool: cap %d", cap(b))
+	}
+}
