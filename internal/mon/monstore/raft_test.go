@@ -17,8 +17,18 @@ type raftNode struct {
 	t     *testing.T
 	id    uint64
 	fs    *vfs.MemFS
+	cache int64 // Options.EntryCacheBytes
 	store *Store
 	rn    *raft.RawNode
+}
+
+func (n *raftNode) open(fs *vfs.MemFS) {
+	n.t.Helper()
+	var err error
+	n.fs = fs
+	if n.store, err = Open(Options{FS: fs, Dir: "mon", EntryCacheBytes: n.cache}); err != nil {
+		n.t.Fatal(err)
+	}
 }
 
 // raftNet is a deterministic in-test network: messages queue in order and
@@ -204,13 +214,20 @@ func serviceDump(t *testing.T, n *raftNode) string {
 // TestRaftCluster runs three RawNodes over Stores: election, proposals,
 // a crash and restart of one node from its store, log compaction, and a
 // lagging node that catches up through a snapshot built by Snapshot and
-// installed by Append.
+// installed by Append. With a tiny entry cache, raft reads the log from
+// Pebble.
 func TestRaftCluster(t *testing.T) {
+	for _, cache := range []int64{0, 200} {
+		t.Run(fmt.Sprint("cache", cache), func(t *testing.T) { testRaftCluster(t, cache) })
+	}
+}
+
+func testRaftCluster(t *testing.T, cache int64) {
 	net := &raftNet{nodes: make(map[uint64]*raftNode), down: make(map[uint64]bool)}
 	peers := []raft.Peer{{ID: 1}, {ID: 2}, {ID: 3}}
 	for id := uint64(1); id <= 3; id++ {
-		n := &raftNode{t: t, id: id, fs: vfs.NewCrashableMem()}
-		n.store = testOpen(t, n.fs, "mon")
+		n := &raftNode{t: t, id: id, cache: cache}
+		n.open(vfs.NewCrashableMem())
 		n.start()
 		if err := n.rn.Bootstrap(peers); err != nil {
 			t.Fatal(err)
@@ -240,8 +257,7 @@ func TestRaftCluster(t *testing.T) {
 	if err := n3.store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n3.fs = clone
-	n3.store = testOpen(t, clone, "mon")
+	n3.open(clone)
 	if got := serviceDump(t, n3); got != before {
 		t.Fatalf("node 3 after restart: %s", diffLines(got, before))
 	}
@@ -293,7 +309,7 @@ func TestRaftCluster(t *testing.T) {
 	if err := n2.store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n2.store = testOpen(t, n2.fs, "mon")
+	n2.open(n2.fs)
 	n2.start()
 	net.propose(t, 90, 95)
 	net.tick(t, 3)
