@@ -15,10 +15,13 @@ import (
 //
 //   - committer: drains the Queue into a group, writes the group's
 //     copy-on-write data, syncs the data file if it wrote any, and
-//     commits one Pebble batch without sync: the group is visible,
-//     Applied. It hands the group to the syncer.
-//   - syncer: syncs the Pebble WAL once for every group handed to it
-//     since its last sync: Committed. Hands them to the applier.
+//     commits one Pebble batch with a WAL sync it does not wait for
+//     (ApplyNoSyncWait): the group is visible, Applied. It hands the
+//     group to the syncer.
+//   - syncer: waits for each group's WAL sync, in commit order:
+//     Committed. Pebble's WAL writer syncs everything written while the
+//     previous sync ran at once, so concurrent groups share syncs.
+//     Hands the groups to the applier.
 //   - applier: writes each durable group's deferred writes in place,
 //     then hands the space the group freed back to the allocator. Every
 //     maxUnsyncedDeferred writes it syncs the data file and deletes
@@ -46,17 +49,24 @@ import (
 // yet synced, whose 'D' keys Open would replay after a crash.
 const maxUnsyncedDeferred = 256
 
+// stagedGroup is a group between pipeline stages, with its batch until
+// the syncer has waited for it.
+type stagedGroup struct {
+	txns  []*pendingTxn
+	batch *pebble.Batch
+}
+
 // groupQueue hands groups from one pipeline stage to the next.
 type groupQueue struct {
 	mu     sync.Mutex
-	groups [][]*pendingTxn
+	groups []stagedGroup
 	closed bool
 	wake   chan struct{}
 }
 
 func newGroupQueue() *groupQueue { return &groupQueue{wake: make(chan struct{}, 1)} }
 
-func (q *groupQueue) push(g []*pendingTxn) {
+func (q *groupQueue) push(g stagedGroup) {
 	q.mu.Lock()
 	q.groups = append(q.groups, g)
 	q.mu.Unlock()
@@ -80,7 +90,7 @@ func (q *groupQueue) close() {
 
 // take waits for groups and returns all queued; ok is false once the
 // queue is closed and empty.
-func (q *groupQueue) take() (groups [][]*pendingTxn, ok bool) {
+func (q *groupQueue) take() (groups []stagedGroup, ok bool) {
 	for {
 		q.mu.Lock()
 		groups, closed := q.groups, q.closed
@@ -113,13 +123,17 @@ func (s *Store) fail(err error, stage string, txns int) {
 	if s.failed == nil {
 		s.log.Error("blockstore: commit failed; the store refuses further writes", "stage", stage, "err", err, "transactions", txns)
 		s.failed = err
+		s.failedErr.Store(&err)
 	}
 }
 
+// failure returns the error that failed the store, or nil. It takes no
+// lock, so the pipeline does not wait behind Queue's preparations.
 func (s *Store) failure() error {
-	s.prepMu.Lock()
-	defer s.prepMu.Unlock()
-	return s.failed
+	if e := s.failedErr.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 func failGroup(group []*pendingTxn, err error) {
@@ -132,10 +146,10 @@ func failGroup(group []*pendingTxn, err error) {
 func (s *Store) committer() {
 	defer s.toSync.close()
 	for {
-		s.prepMu.Lock()
+		s.queueMu.Lock()
 		if len(s.queue) == 0 {
-			closed := s.closed
-			s.prepMu.Unlock()
+			closed := s.queueClosed
+			s.queueMu.Unlock()
 			if closed {
 				return
 			}
@@ -144,11 +158,12 @@ func (s *Store) committer() {
 		}
 		group := s.queue
 		s.queue = nil
-		failed := s.failed
 		s.inFlight.Add(1)
-		s.prepMu.Unlock()
+		s.queueMu.Unlock()
+		failed := s.failure()
+		var batch *pebble.Batch
 		if failed == nil {
-			if failed = s.applyGroup(group); failed != nil {
+			if batch, failed = s.applyGroup(group); failed != nil {
 				s.fail(failed, "apply", len(group))
 			}
 		}
@@ -157,24 +172,41 @@ func (s *Store) committer() {
 			s.inFlight.Done()
 			continue
 		}
-		s.toSync.push(group)
+		s.toSync.push(stagedGroup{group, batch})
 	}
 }
 
 // applyGroup writes the group's copy-on-write data, syncs it, and makes
-// the group visible with one batch.
-func (s *Store) applyGroup(group []*pendingTxn) error {
+// the group visible with one batch, whose WAL sync the syncer waits for.
+func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
 	wrote := false
 	for _, p := range group {
 		for _, w := range p.writes {
 			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
-				return fmt.Errorf("write data at %d: %w", w.DevOff, err)
+				return nil, fmt.Errorf("write data at %d: %w", w.DevOff, err)
 			}
 			wrote = true
 		}
 	}
 	b := s.db.NewBatch()
-	defer b.Close()
+	if err := s.fillBatch(b, group, wrote); err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	if err := pebbleCommit(func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("commit batch: %w", err)
+	}
+	s.publish(group)
+	return b, nil
+}
+
+// fillBatch merges the group's batches into b, with the deletion of the
+// applied deferred writes' keys after a data sync if the group wrote
+// copy-on-write data.
+func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) error {
 	if wrote {
 		// The sync covers the deferred writes applied so far too, so
 		// their keys go in this batch (see the orderings above).
@@ -203,25 +235,17 @@ func (s *Store) applyGroup(group []*pendingTxn) error {
 		_ = p.batch.Close()
 		p.batch = nil
 	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	if err := pebbleCommit(func() error { return s.db.Apply(b, pebble.NoSync) }); err != nil {
-		return fmt.Errorf("commit batch: %w", err)
-	}
-	s.publish(group)
 	return nil
 }
 
 // publish makes an applied group's state the readers' state and marks
-// it Applied. The caller holds applyMu.
+// it Applied. The caller holds applyMu. Queue drops the group's entries
+// from the prepare overlay later (dropApplied), so that the committer
+// never waits for prepMu behind preparations.
 func (s *Store) publish(group []*pendingTxn) {
-	s.prepMu.Lock()
 	for _, p := range group {
 		for key, rec := range p.records {
 			s.cache.put(key, rec)
-			if ov, ok := s.overlay[key]; ok && ov.seq == p.seq {
-				delete(s.overlay, key)
-			}
 		}
 		for c, exists := range p.colls {
 			if exists {
@@ -235,14 +259,34 @@ func (s *Store) publish(group []*pendingTxn) {
 		}
 		s.appliedSeq = p.seq
 	}
-	s.prepMu.Unlock()
+	s.appliedMu.Lock()
+	s.applied = append(s.applied, group...)
+	s.appliedMu.Unlock()
 	for _, p := range group {
 		p.comp.MarkApplied()
 	}
 }
 
-// syncer is the second stage: one WAL sync for all applied groups,
-// Committed.
+// dropApplied removes the prepare-overlay entries of applied
+// transactions that no later transaction has replaced; the caller holds
+// prepMu. An entry left a little longer is harmless: it holds the same
+// record as the cache.
+func (s *Store) dropApplied() {
+	s.appliedMu.Lock()
+	applied := s.applied
+	s.applied = nil
+	s.appliedMu.Unlock()
+	for _, p := range applied {
+		for key := range p.records {
+			if ov, ok := s.overlay[key]; ok && ov.seq == p.seq {
+				delete(s.overlay, key)
+			}
+		}
+	}
+}
+
+// syncer is the second stage: it waits for each group's WAL sync in
+// order, Committed.
 func (s *Store) syncer() {
 	defer s.toApply.close()
 	for {
@@ -250,24 +294,20 @@ func (s *Store) syncer() {
 		if !ok {
 			return
 		}
-		err := s.failure()
-		if err == nil {
-			s.statSyncs.Add(1)
-			for _, g := range groups {
-				s.statTxns.Add(uint64(len(g)))
-			}
-			if err = pebbleCommit(func() error { return s.db.LogData(nil, pebble.Sync) }); err != nil {
-				err = fmt.Errorf("sync pebble WAL: %w", err)
-				s.fail(err, "sync", len(groups))
-			}
-		}
+		s.statSyncs.Add(1)
 		for _, g := range groups {
+			s.statTxns.Add(uint64(len(g.txns)))
+			err := pebbleCommit(g.batch.SyncWait)
+			_ = g.batch.Close()
+			g.batch = nil
 			if err != nil {
-				failGroup(g, err)
+				err = fmt.Errorf("sync pebble WAL: %w", err)
+				s.fail(err, "sync", len(g.txns))
+				failGroup(g.txns, err)
 				s.inFlight.Done()
 				continue
 			}
-			for _, p := range g {
+			for _, p := range g.txns {
 				p.comp.MarkCommitted(nil)
 			}
 			s.toApply.push(g)
@@ -284,16 +324,36 @@ func (s *Store) applier() {
 		if !ok {
 			return
 		}
-		for _, g := range groups {
-			if s.failure() == nil && !s.opts.testSkipDeferredApply {
-				if err := s.finishGroup(g); err != nil {
-					s.fail(err, "deferred", len(g))
-				}
+		if s.failure() == nil && !s.opts.testSkipDeferredApply {
+			if err := s.finishGroups(groups); err != nil {
+				s.fail(err, "deferred", len(groups))
 			}
-			s.finished(g[len(g)-1].seq)
+		}
+		for _, g := range groups {
+			s.finished(g.txns[len(g.txns)-1].seq)
 			s.inFlight.Done()
 		}
 	}
+}
+
+// finishGroups applies durable groups' deferred writes, releases the
+// space they freed, and syncs the data file if enough writes wait.
+func (s *Store) finishGroups(groups []stagedGroup) error {
+	if err := s.applyDeferred(groups); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if err := s.releaseFreed(g.txns); err != nil {
+			return err
+		}
+	}
+	s.deferredMu.Lock()
+	n := len(s.appliedDeferred)
+	s.deferredMu.Unlock()
+	if n >= maxUnsyncedDeferred {
+		return s.syncDeferred(pebble.NoSync)
+	}
+	return nil
 }
 
 // finished records that the pipeline is through seq and wakes those
@@ -325,24 +385,6 @@ func (s *Store) waitFinished(ctx context.Context, seq uint64) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// finishGroup applies a durable group's deferred writes, releases the
-// space it freed, and syncs the data file if enough writes wait.
-func (s *Store) finishGroup(group []*pendingTxn) error {
-	if err := s.applyDeferred(group); err != nil {
-		return err
-	}
-	if err := s.releaseFreed(group); err != nil {
-		return err
-	}
-	s.deferredMu.Lock()
-	n := len(s.appliedDeferred)
-	s.deferredMu.Unlock()
-	if n >= maxUnsyncedDeferred {
-		return s.syncDeferred(pebble.NoSync)
-	}
-	return nil
 }
 
 // releaseFreed hands the space a durable group freed back to the

@@ -334,7 +334,7 @@ func TestDamageRecords(t *testing.T) {
 		o := opts
 		o.FS = fs
 		po := pebbleOptions(o.withDefaults())
-		db, err := pebble.Open(o.dbPath(), po)
+		db, err := openPebble(o.dbPath(), po)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,9 +24,12 @@ import (
 //	                             allocation unit, checksum block
 //	'N'                          next node id (uvarint in an envelope)
 //	'C' coll                     collection record (empty v1 body)
-//	'O' coll objkey              object record (record.go): nid, size,
-//	                             attributes, omap header, extent map with
-//	                             a crc32c per checksum block
+//	'O' coll objkey              object record header (record.go): nid,
+//	                             size, attributes, omap header, allocated
+//	                             page spans
+//	'U' nid lu                   one mapped allocation unit of node nid:
+//	                             its device offset and a crc32c per
+//	                             checksum block
 //	'M' nid key                  omap entry; the value is the user's bytes,
 //	                             stored raw (it is data, not a record)
 //	'D' seq devoff               deferred write: device offset and whole
@@ -38,9 +41,13 @@ import (
 // coll is kind u8, pool u64 with the sign bit flipped, seed u32. objkey
 // (keys.go, appendObjID) encodes pool, reversed hash, namespace, locator,
 // name, snap and a has-key flag so that a Pebble iteration over a
-// collection yields objects in objid.Compare order. Omap entries hang off
-// the node id, not the object name, so a Move rewrites one record and
-// leaves the omap where it is; a Clone copies the entries to a new nid.
+// collection yields objects in objid.Compare order. Omap entries and
+// units hang off the node id, not the object name, so a Move rewrites one
+// record header and leaves the omap and the extent map where they are; a
+// Clone copies them to a new nid. Keeping one key per unit makes a small
+// overwrite cheap: it rewrites that unit's checksums (about 80 bytes with
+// the default geometry), not the whole extent map of a large object, and
+// the header only if the size, attributes or allocated pages changed.
 //
 // Free space is persisted, not rebuilt: the bitmap regions a transaction
 // changes are written in the same Pebble batch as the records that
@@ -63,8 +70,11 @@ import (
 // torn: either the old or the new checksum blocks are on disk, and the
 // record in force matches the ones there.
 
-// formatVersion is the superblock version Mkfs writes.
-const formatVersion = 1
+// formatVersion is the superblock version Mkfs writes; Open refuses
+// stores of another version. Version 2 moved the extent map from the
+// object record to unit keys; there is no upgrade from version 1 (no
+// release wrote it).
+const formatVersion = 2
 
 // ErrBadSuperblock is wrapped when the superblock is missing or does not
 // fit the options.
@@ -79,7 +89,7 @@ type superblock struct {
 
 func (sb superblock) encode() []byte {
 	var e encoding.Encoder
-	m := e.Begin(formatVersion, 1)
+	m := e.Begin(formatVersion, formatVersion)
 	e.Uvarint(sb.Size)
 	e.Uvarint(sb.AllocUnit)
 	e.Uvarint(sb.ChecksumBlock)
@@ -90,7 +100,9 @@ func (sb superblock) encode() []byte {
 func decodeSuperblock(b []byte) (superblock, error) {
 	var sb superblock
 	d := encoding.NewDecoder(b)
-	d.Begin(formatVersion)
+	if v := d.Begin(formatVersion); d.Err() == nil && v != formatVersion {
+		d.Fail(fmt.Errorf("%w: format version %d; this Cuttle reads version %d only", encoding.ErrUnsupportedVersion, v, formatVersion))
+	}
 	sb.Size = d.Uvarint()
 	sb.AllocUnit = d.Uvarint()
 	sb.ChecksumBlock = d.Uvarint()

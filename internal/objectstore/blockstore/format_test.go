@@ -54,14 +54,9 @@ func TestRecordRoundTrip(t *testing.T) {
 		Nid: 7, Size: 3*testAU + 5,
 		Attrs:      map[string][]byte{"a": []byte("1"), "": nil},
 		OmapHeader: []byte("h"),
-		Units: []unit{
-			{LU: 0, Dev: 0, Csums: []uint32{1, 2, 3, 4}},
-			{LU: 1, Dev: testAU, Csums: []uint32{5, 6, 7, 8}},
-			{LU: 3, Dev: 10 * testAU, Csums: []uint32{9, 10, 11, 12}},
-		},
-		Pages: []span{{0, 2 * testAU}, {3 * testAU, 3*testAU + 4096}},
+		Pages:      []span{{0, 2 * testAU}, {3 * testAU, 3*testAU + 4096}},
 	}
-	got, err := decodeOnode(n.encode(testSB), testSB)
+	got, err := decodeHeader(n.encodeHeader())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,25 +64,55 @@ func TestRecordRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, n) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, n)
 	}
-	if _, err := decodeOnode(n.encode(testSB)[:20], testSB); !errors.Is(err, objectstore.ErrCorrupt) {
+	if _, err := decodeHeader(n.encodeHeader()[:20]); !errors.Is(err, objectstore.ErrCorrupt) {
 		t.Fatalf("truncated record: %v", err)
+	}
+	u := unit{LU: 3, Dev: 10 * testAU, Csums: []uint32{9, 10, 11, 12}}
+	gotU, err := decodeUnit(3, encodeUnit(u), testSB)
+	if err != nil || !reflect.DeepEqual(gotU, u) {
+		t.Fatalf("unit round trip: %+v, %v", gotU, err)
+	}
+	for _, bad := range []unit{
+		{LU: 1, Dev: 10*testAU + 1, Csums: u.Csums}, // not unit aligned
+		{LU: 1, Dev: testSB.Size, Csums: u.Csums},   // beyond the device
+		{LU: 1, Dev: testAU, Csums: u.Csums[:3]},    // a checksum short
+		{LU: 1 << 60, Dev: testAU, Csums: u.Csums},  // beyond the maximum object size
+	} {
+		if _, err := decodeUnit(bad.LU, encodeUnit(bad), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
+			t.Errorf("unit %+v: %v, want ErrCorrupt", bad, err)
+		}
 	}
 }
 
-func FuzzDecodeOnode(f *testing.F) {
-	f.Add((&onode{Nid: 1, Size: 10, Units: []unit{{LU: 0, Dev: 0, Csums: make([]uint32, 4)}}, Pages: []span{{0, 4096}}}).encode(testSB))
+func TestDiffUnits(t *testing.T) {
+	cs := []uint32{1, 2, 3, 4}
+	was := []unit{{LU: 0, Dev: 0, Csums: cs}, {LU: 1, Dev: testAU, Csums: cs}, {LU: 3, Dev: 3 * testAU, Csums: cs}}
+	now := []unit{{LU: 0, Dev: 0, Csums: cs}, {LU: 1, Dev: testAU, Csums: []uint32{1, 2, 3, 5}}, {LU: 2, Dev: 2 * testAU, Csums: cs}}
+	var set, del []uint64
+	diffUnits(was, now, func(u unit) { set = append(set, u.LU) }, func(lu uint64) { del = append(del, lu) })
+	if !reflect.DeepEqual(set, []uint64{1, 2}) || !reflect.DeepEqual(del, []uint64{3}) {
+		t.Fatalf("set %v, deleted %v; want set [1 2], deleted [3]", set, del)
+	}
+}
+
+func FuzzDecodeRecord(f *testing.F) {
+	f.Add((&onode{Nid: 1, Size: 10, Pages: []span{{0, 4096}}}).encodeHeader())
+	f.Add(encodeUnit(unit{Dev: testAU, Csums: make([]uint32, testAU/testCB)}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := decodeOnode(b, testSB)
-		if err != nil {
+		if n, err := decodeHeader(b); err != nil {
 			if !errors.Is(err, objectstore.ErrCorrupt) {
 				t.Fatalf("error not ErrCorrupt: %v", err)
 			}
-			return
+		} else if again, err := decodeHeader(n.encodeHeader()); err != nil || !sameHeader(again, n) {
+			t.Fatalf("header re-decode: %v", err)
 		}
-		again, err := decodeOnode(n.encode(testSB), testSB)
-		if err != nil || again.Nid != n.Nid || len(again.Units) != len(n.Units) {
-			t.Fatalf("re-decode: %v", err)
+		if u, err := decodeUnit(1, b, testSB); err != nil {
+			if !errors.Is(err, objectstore.ErrCorrupt) {
+				t.Fatalf("error not ErrCorrupt: %v", err)
+			}
+		} else if again, err := decodeUnit(1, encodeUnit(u), testSB); err != nil || !sameUnit(again, u) {
+			t.Fatalf("unit re-decode: %v", err)
 		}
 	})
 }

@@ -89,6 +89,7 @@ const (
 	ProblemBitmapBeyond   ProblemKind = "bitmap-beyond-device" // repairable: bitmap bits past the last unit
 	ProblemAllocator      ProblemKind = "allocator"            // the bitmap does not load into an allocator
 	ProblemOrphanOmap     ProblemKind = "orphan-omap"          // repairable: omap entries of a node id no object has
+	ProblemOrphanUnits    ProblemKind = "orphan-units"         // repairable: unit keys of a node id no object has
 	ProblemPoolStats      ProblemKind = "pool-stats"           // repairable: a stored-bytes counter disagrees with the records
 	ProblemBadDeferred    ProblemKind = "bad-deferred"         // a deferred-write key or value is malformed
 	ProblemChecksum       ProblemKind = "checksum"             // a checksum block does not verify (Deep)
@@ -99,7 +100,7 @@ const (
 // Repairable reports whether Repair can fix problems of kind k.
 func (k ProblemKind) Repairable() bool {
 	switch k {
-	case ProblemOwnedFree, ProblemLeaked, ProblemBitmapBeyond, ProblemOrphanOmap, ProblemPoolStats:
+	case ProblemOwnedFree, ProblemLeaked, ProblemBitmapBeyond, ProblemOrphanOmap, ProblemOrphanUnits, ProblemPoolStats:
 		return true
 	}
 	return false
@@ -204,7 +205,7 @@ func Fsck(ctx context.Context, opts Options, fo FsckOptions) (FsckReport, error)
 	po := pebbleOptions(opts)
 	po.ErrorIfNotExists = true
 	po.ReadOnly = !fo.Repair
-	db, err := pebble.Open(opts.dbPath(), po)
+	db, err := openPebble(opts.dbPath(), po)
 	if err != nil {
 		return FsckReport{}, fmt.Errorf("blockstore fsck %s: pebble: %w", opts.Path, err)
 	}
@@ -272,8 +273,9 @@ type fsck struct {
 	conflicts     map[uint64][]string
 	overlay       map[uint64][]byte // pending deferred writes by checksum block
 	badRecords    int               // object keys or records that did not decode
-	orphanNids    []uint64
-	storedCounter map[int64]uint64 // 'P' keys as found
+	orphanNids    []uint64          // node ids with omap entries but no object
+	orphanUnits   []uint64          // node ids with unit keys but no object
+	storedCounter map[int64]uint64  // 'P' keys as found
 }
 
 func (f *fsck) add(p FsckProblem) {
@@ -297,7 +299,7 @@ func (f *fsck) run() error {
 	f.owned = make([]uint64, words)
 	for _, step := range []func() error{
 		f.checkKeys, f.checkNextNid, f.checkCollections, f.checkBitmap, f.checkDeferred,
-		f.checkObjects, f.checkOmap, f.checkPoolStats,
+		f.checkObjects, f.checkOmap, f.checkUnitKeys, f.checkPoolStats,
 	} {
 		if err := f.ctx.Err(); err != nil {
 			return err
@@ -325,7 +327,7 @@ func (f *fsck) checkKeys() error {
 				valid = it.Next()
 				continue
 			}
-		case prefixCollection, prefixObject, prefixOmap, prefixDeferred, prefixBitmap, prefixPoolStats:
+		case prefixCollection, prefixObject, prefixOmap, prefixUnit, prefixDeferred, prefixBitmap, prefixPoolStats:
 			valid = it.SeekGE([]byte{k[0] + 1})
 			continue
 		}
@@ -557,7 +559,10 @@ func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *onode) e
 			}
 			continue
 		}
-		rec, err := decodeOnode(it.Value(), f.sb)
+		rec, err := decodeHeader(it.Value())
+		if err == nil {
+			rec.Units, err = loadUnits(f.db, rec.Nid, f.sb)
+		}
 		if err != nil {
 			if report {
 				f.badRecords++
@@ -649,7 +654,18 @@ func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, u unit) {
 }
 
 func (f *fsck) checkOmap() error {
-	it, err := f.iter(prefixOmap)
+	return f.checkNodeKeys(prefixOmap, "omap entries", ProblemOrphanOmap, &f.rep.OmapEntries, &f.orphanNids)
+}
+
+func (f *fsck) checkUnitKeys() error {
+	var n uint64
+	return f.checkNodeKeys(prefixUnit, "unit keys", ProblemOrphanUnits, &n, &f.orphanUnits)
+}
+
+// checkNodeKeys counts the keys under prefix, which all start with a
+// node id, and reports those of node ids no object has.
+func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *uint64, orphans *[]uint64) error {
+	it, err := f.iter(prefix)
 	if err != nil {
 		return err
 	}
@@ -657,25 +673,26 @@ func (f *fsck) checkOmap() error {
 	for valid := it.First(); valid; {
 		k := it.Key()
 		if len(k) < 9 {
-			f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", k), Detail: "omap key shorter than a node id"})
+			f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", k), Detail: what + " key shorter than a node id"})
 			valid = it.Next()
 			continue
 		}
 		nid := beUint64(k[1:9])
 		if _, ok := f.nids[nid]; ok {
-			f.rep.OmapEntries++
+			*count++
 			valid = it.Next()
 			continue
 		}
-		// An orphaned node: count its entries and report it once.
+		// An orphaned node: count its keys and report it once.
 		var n uint64
-		prefix := omapPrefix(nid)
-		for ; valid && bytes.HasPrefix(it.Key(), prefix); valid = it.Next() {
+		p := k[:9:9]
+		p = append([]byte(nil), p...)
+		for ; valid && bytes.HasPrefix(it.Key(), p); valid = it.Next() {
 			n++
 		}
-		f.rep.OmapEntries += n
-		f.orphanNids = append(f.orphanNids, nid)
-		f.add(FsckProblem{Kind: ProblemOrphanOmap, Key: fmt.Sprintf("%x", prefix), Detail: fmt.Sprintf("%d omap entries of node id %d, which no object has", n, nid)})
+		*count += n
+		*orphans = append(*orphans, nid)
+		f.add(FsckProblem{Kind: kind, Key: fmt.Sprintf("%x", p), Detail: fmt.Sprintf("%d %s of node id %d, which no object has", n, what, nid)})
 	}
 	return it.Error()
 }
@@ -785,6 +802,10 @@ func (f *fsck) repair() error {
 			p := omapPrefix(nid)
 			_ = b.DeleteRange(p, prefixEnd(p), nil)
 		}
+		for _, nid := range f.orphanUnits {
+			lo, hi := unitRange(nid)
+			_ = b.DeleteRange(lo, hi, nil)
+		}
 		for p, want := range f.stored {
 			if f.storedCounter[p] != want {
 				_ = b.Set(poolStatsKey(p), encodeUvarint(want), nil)
@@ -798,6 +819,7 @@ func (f *fsck) repair() error {
 		fixed[ProblemLeaked] = true
 		fixed[ProblemBitmapBeyond] = true
 		fixed[ProblemOrphanOmap] = true
+		fixed[ProblemOrphanUnits] = true
 		fixed[ProblemPoolStats] = true
 	}
 	if b.Empty() {

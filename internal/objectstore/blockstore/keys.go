@@ -15,6 +15,7 @@ const (
 	prefixCollection = 'C'
 	prefixObject     = 'O'
 	prefixOmap       = 'M'
+	prefixUnit       = 'U'
 	prefixDeferred   = 'D'
 	prefixBitmap     = 'B'
 	prefixPoolStats  = 'P'
@@ -188,6 +189,16 @@ func omapPrefix(nid uint64) []byte {
 // omapKey is the key of omap entry key of node nid.
 func omapKey(nid uint64, key string) []byte {
 	return append(omapPrefix(nid), key...)
+}
+
+// unitPrefix is the prefix of every unit key of node nid.
+func unitPrefix(nid uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixUnit}, nid)
+}
+
+// unitKey is the key of logical unit lu of node nid.
+func unitKey(nid, lu uint64) []byte {
+	return binary.BigEndian.AppendUint64(unitPrefix(nid), lu)
 }
 
 // deferredKey is the key of a deferred write: 'D' + seq + device offset.

@@ -12,7 +12,7 @@ import (
 const (
 	DefaultAllocUnit     = 64 << 10
 	DefaultChecksumBlock = 4 << 10
-	DefaultCacheBytes    = 64 << 20
+	DefaultCacheBytes    = 256 << 20
 )
 
 // Options configure Mkfs and Open.
@@ -36,7 +36,10 @@ type Options struct {
 	// ChecksumBlock is the granularity of the crc32c checksums, a power of
 	// two no larger than AllocUnit (Mkfs; default 4 KiB).
 	ChecksumBlock uint64
-	// CacheBytes bounds the object-record cache (default 64 MiB).
+	// CacheBytes bounds the memory the store caches in (default 256
+	// MiB): half for decoded object records, a quarter for Pebble's
+	// block cache and a quarter for Pebble's memtables (up to four of
+	// CacheBytes/16 each).
 	CacheBytes int64
 	// Logger receives the store's log records (default: discarded).
 	Logger *slog.Logger
@@ -76,6 +79,26 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: blockstore: negative CacheBytes", objectstore.ErrInvalid)
 	}
 	return nil
+}
+
+// memTables is the number of Pebble memtables (one mutable, the rest
+// waiting to flush) before writes stall.
+const memTables = 4
+
+// cacheBudget is CacheBytes split between the caches.
+type cacheBudget struct {
+	records, blockCache int64
+	memTable            uint64
+}
+
+func (o Options) budget() cacheBudget {
+	return cacheBudget{
+		records:    o.CacheBytes / 2,
+		blockCache: o.CacheBytes / 4,
+		// Pebble wants a memtable of at least a few pages; 1 MiB keeps
+		// tiny test budgets working.
+		memTable: uint64(max(o.CacheBytes/(4*memTables), 1<<20)),
+	}
 }
 
 func (o Options) devicePath() string {

@@ -68,6 +68,7 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 	if s.failed != nil {
 		return nil, fmt.Errorf("blockstore: store failed earlier: %w", s.failed)
 	}
+	s.dropApplied()
 	p, err := s.prepare(t)
 	if errors.Is(err, objectstore.ErrNoSpace) && s.finishedSeq < s.nextSeq {
 		// Space freed by earlier transactions comes back only when the
@@ -91,7 +92,9 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 		return nil, err
 	}
 	s.lastComp = p.comp
+	s.queueMu.Lock()
 	s.queue = append(s.queue, p)
+	s.queueMu.Unlock()
 	s.kick()
 	return p.comp, nil
 }
@@ -124,12 +127,17 @@ type txnState struct {
 	allocated []alloc.Extent
 	freed     []alloc.Extent
 	nextNid   uint64
+	// stored holds the units in Pebble of every node the transaction
+	// has looked at, so that finish writes only the unit keys that
+	// change (a Move keeps the node and its unit keys).
+	stored map[uint64][]unit
 }
 
 type recState struct {
 	coll  objectstore.CollectionID
 	oid   objid.ID
 	rec   *onode // nil: absent
+	was   *onode // the record at this key before the transaction (nil: absent)
 	orig  uint64 // stored bytes before the transaction
 	dirty bool
 }
@@ -156,6 +164,7 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 		blocks:  make(map[uint64]*txnBlock),
 		fresh:   make(map[uint64]bool),
 		nextNid: s.nextNid,
+		stored:  make(map[uint64][]unit),
 	}
 	for i := range t.Ops {
 		if err := ts.apply(&t.Ops[i]); err != nil {
@@ -164,6 +173,23 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 		}
 	}
 	return ts.finish(), nil
+}
+
+// writeRecord puts rs's changes into the batch: the header if it
+// changed, and the unit keys that changed.
+func (ts *txnState) writeRecord(key string, rs *recState) {
+	rec := rs.rec
+	if rec == nil {
+		_ = ts.batch.Delete([]byte(key), nil)
+		return
+	}
+	if rs.was == nil || !sameHeader(rs.was, rec) {
+		_ = ts.batch.Set([]byte(key), rec.encodeHeader(), nil)
+	}
+	diffUnits(ts.stored[rec.Nid], rec.Units,
+		func(u unit) { _ = ts.batch.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil) },
+		func(lu uint64) { _ = ts.batch.Delete(unitKey(rec.Nid, lu), nil) })
+	ts.stored[rec.Nid] = rec.Units
 }
 
 // abort undoes a failed preparation: only the allocations need undoing.
@@ -220,11 +246,7 @@ func (ts *txnState) finish() *pendingTxn {
 		if !rs.dirty {
 			continue
 		}
-		if rs.rec == nil {
-			_ = ts.batch.Delete([]byte(key), nil)
-		} else {
-			_ = ts.batch.Set([]byte(key), rs.rec.encodeRecord(s.sb), nil)
-		}
+		ts.writeRecord(key, rs)
 		s.overlay[key] = overlayRecord{rec: rs.rec, seq: ts.seq}
 		p.records[key] = rs.rec
 		var now uint64
@@ -335,9 +357,12 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 	if err != nil {
 		return nil, fmt.Errorf("%v %v: %w", c, o, err)
 	}
-	rs := &recState{coll: c, oid: o, rec: rec}
+	rs := &recState{coll: c, oid: o, rec: rec, was: rec}
 	if rec != nil {
 		rs.orig = rec.allocatedBytes()
+		if _, ok := ts.stored[rec.Nid]; !ok {
+			ts.stored[rec.Nid] = rec.Units
+		}
 	}
 	ts.records[key] = rs
 	return rs, nil
@@ -355,7 +380,8 @@ func (s *Store) prepRecord(key string) (*onode, error) {
 	return s.loadRecord(key)
 }
 
-// loadRecord reads a record from Pebble (nil, nil if absent).
+// loadRecord reads a record, its header and its units, from Pebble (nil,
+// nil if absent).
 func (s *Store) loadRecord(key string) (*onode, error) {
 	v, closer, err := s.db.Get([]byte(key))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -364,8 +390,15 @@ func (s *Store) loadRecord(key string) (*onode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read record: %w", err)
 	}
-	defer closer.Close()
-	return decodeOnode(v, s.sb)
+	rec, err := decodeHeader(v)
+	_ = closer.Close()
+	if err != nil {
+		return nil, err
+	}
+	if rec.Units, err = loadUnits(s.db, rec.Nid, s.sb); err != nil {
+		return nil, fmt.Errorf("node %d: %w", rec.Nid, err)
+	}
+	return rec, nil
 }
 
 // existing returns o's working state, or ErrNotFound.
@@ -416,6 +449,9 @@ func (ts *txnState) destroy(rs *recState) {
 	}
 	p := omapPrefix(rs.rec.Nid)
 	_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
+	lo, hi := unitRange(rs.rec.Nid)
+	_ = ts.batch.DeleteRange(lo, hi, nil)
+	ts.stored[rs.rec.Nid] = nil
 	rs.rec = nil
 	rs.dirty = true
 }

@@ -2,12 +2,12 @@ package blockstore
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
 	"sort"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 )
@@ -41,68 +41,54 @@ type onode struct {
 	// Pages are the logically allocated ranges (pages.go), sorted,
 	// merged, page aligned. Every page lies in a mapped unit.
 	Pages []span
-
-	// Not stored: enc is n's encoding, kept for records of big objects
-	// (encCacheUnits units and up) so that a clone changing only
-	// checksums is encoded by patching a copy of it; csumAt[i] is where
-	// unit i's checksums start in enc. base is the record a clone was
-	// made from, until the clone is encoded.
-	enc    []byte
-	csumAt []int
-	base   *onode
 }
-
-// encCacheUnits is the number of units from which a record keeps its
-// encoding for patching.
-const encCacheUnits = 8
 
 func (n *onode) clone() *onode {
 	c := *n
 	c.Attrs = maps.Clone(n.Attrs)
 	c.Units = slices.Clone(n.Units)
 	c.Pages = slices.Clone(n.Pages)
-	c.enc, c.csumAt, c.base = nil, nil, n
 	return &c
 }
 
-// sameLayout reports whether a and b encode alike except for checksum
-// values: every encoded field but the checksums is equal.
-func sameLayout(a, b *onode) bool {
-	if a.Nid != b.Nid || a.Size != b.Size || len(a.Units) != len(b.Units) ||
-		!bytes.Equal(a.OmapHeader, b.OmapHeader) || !slices.Equal(a.Pages, b.Pages) ||
-		!maps.EqualFunc(a.Attrs, b.Attrs, bytes.Equal) {
-		return false
-	}
-	for i := range a.Units {
-		x, y := &a.Units[i], &b.Units[i]
-		if x.LU != y.LU || x.Dev != y.Dev || len(x.Csums) != len(y.Csums) {
-			return false
-		}
-	}
-	return true
+// sameHeader reports whether a and b have the same record header: every
+// field but the units, which have keys of their own.
+func sameHeader(a, b *onode) bool {
+	return a.Nid == b.Nid && a.Size == b.Size && bytes.Equal(a.OmapHeader, b.OmapHeader) &&
+		slices.Equal(a.Pages, b.Pages) && maps.EqualFunc(a.Attrs, b.Attrs, bytes.Equal)
 }
 
-// encodeRecord returns n's encoding: a patched copy of its base's when
-// only checksums changed, a full encoding otherwise. n must not change
-// afterwards (it is about to be published).
-func (n *onode) encodeRecord(sb superblock) []byte {
-	base := n.base
-	n.base = nil
-	if base != nil && base.enc != nil && sameLayout(base, n) {
-		out := slices.Clone(base.enc)
-		for i, u := range n.Units {
-			if len(u.Csums) == 0 || &u.Csums[0] == &base.Units[i].Csums[0] {
-				continue
-			}
-			at := base.csumAt[i]
-			for j, c := range u.Csums {
-				binary.LittleEndian.PutUint32(out[at+4*j:], c)
-			}
-		}
-		n.enc, n.csumAt = out, base.csumAt
-		return out
+// sameUnit reports whether a and b are the same mapping with the same
+// checksums. Checksum slices are immutable once in a record, so a unit
+// whose checksums changed has a new slice.
+func sameUnit(a, b unit) bool {
+	if a.LU != b.LU || a.Dev != b.Dev || len(a.Csums) != len(b.Csums) {
+		return false
 	}
-	return n.encode(sb)
+	return len(a.Csums) == 0 || &a.Csums[0] == &b.Csums[0] || slices.Equal(a.Csums, b.Csums)
+}
+
+// diffUnits calls set for every unit of now that was not in was, and del
+// for every logical unit of was that now does not map. Both are sorted
+// by LU.
+func diffUnits(was, now []unit, set func(unit), del func(lu uint64)) {
+	i, j := 0, 0
+	for i < len(was) || j < len(now) {
+		switch {
+		case j == len(now) || (i < len(was) && was[i].LU < now[j].LU):
+			del(was[i].LU)
+			i++
+		case i == len(was) || now[j].LU < was[i].LU:
+			set(now[j])
+			j++
+		default:
+			if !sameUnit(was[i], now[j]) {
+				set(now[j])
+			}
+			i++
+			j++
+		}
+	}
 }
 
 // find returns the index of logical unit lu in n.Units and whether it is
@@ -131,20 +117,23 @@ func (n *onode) approxSize() int {
 	for _, u := range n.Units {
 		s += 48 + 4*len(u.Csums)
 	}
-	return s + len(n.enc) + 8*len(n.csumAt)
+	return s
 }
 
-// encode writes the record, coalescing adjacent units into extents:
+// Records are stored in two parts (format.go): the header under the
+// object's key, and one key per mapped unit under the node id, so that an
+// overwrite inside a unit rewrites one small unit value instead of the
+// whole extent map.
+
+// encodeHeader encodes everything but the units:
 //
-//	version 1: nid uvarint, size uvarint,
+//	version 2: nid uvarint, size uvarint,
 //	  attrs count, then (name string, value bytes) in name order,
 //	  omap header bytes,
-//	  extents count, then (logical offset, length, device offset uvarints,
-//	  count of crc32c u32s, the crcs),
 //	  allocated page spans count, then (offset, length uvarints)
-func (n *onode) encode(sb superblock) []byte {
+func (n *onode) encodeHeader() []byte {
 	var e encoding.Encoder
-	m := e.Begin(1, 1)
+	m := e.Begin(recordVersion, recordVersion)
 	e.Uvarint(n.Nid)
 	e.Uvarint(n.Size)
 	names := slices.Sorted(maps.Keys(n.Attrs))
@@ -154,58 +143,23 @@ func (n *onode) encode(sb superblock) []byte {
 		e.Bytes(n.Attrs[k])
 	}
 	e.Bytes(n.OmapHeader)
-	type run struct{ start, end int }
-	var runs []run
-	for i := range n.Units {
-		if len(runs) > 0 {
-			r := &runs[len(runs)-1]
-			p := n.Units[r.end-1]
-			if n.Units[i].LU == p.LU+1 && n.Units[i].Dev == p.Dev+sb.AllocUnit {
-				r.end = i + 1
-				continue
-			}
-		}
-		runs = append(runs, run{i, i + 1})
-	}
-	e.Uvarint(uint64(len(runs)))
-	keep := len(n.Units) >= encCacheUnits
-	var csumAt []int
-	if keep {
-		csumAt = make([]int, len(n.Units))
-	}
-	for _, r := range runs {
-		first := n.Units[r.start]
-		e.Uvarint(first.LU * sb.AllocUnit)
-		e.Uvarint(uint64(r.end-r.start) * sb.AllocUnit)
-		e.Uvarint(first.Dev)
-		e.Uvarint(uint64(r.end-r.start) * uint64(sb.blocksPerUnit()))
-		for i, u := range n.Units[r.start:r.end] {
-			if keep {
-				csumAt[r.start+i] = len(e.Data())
-			}
-			for _, c := range u.Csums {
-				e.Uint32(c)
-			}
-		}
-	}
 	e.Uvarint(uint64(len(n.Pages)))
 	for _, x := range n.Pages {
 		e.Uvarint(x.Off)
 		e.Uvarint(x.End - x.Off)
 	}
 	e.End(m)
-	if keep {
-		n.enc, n.csumAt = e.Data(), csumAt
-	}
 	return e.Data()
 }
 
-// decodeOnode decodes a record, checking it against the geometry: unit
-// alignment, one checksum per block, extents in order, on the device.
-func decodeOnode(b []byte, sb superblock) (*onode, error) {
+// recordVersion is the version of record headers and unit values.
+const recordVersion = 2
+
+// decodeHeader decodes a record header (without units).
+func decodeHeader(b []byte) (*onode, error) {
 	n := &onode{}
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	d.Begin(recordVersion)
 	n.Nid = d.Uvarint()
 	n.Size = d.Uvarint()
 	if cnt := d.Count(2); cnt > 0 {
@@ -223,40 +177,6 @@ func decodeOnode(b []byte, sb superblock) (*onode, error) {
 		}
 	}
 	n.OmapHeader = d.Bytes(maxHeader)
-	nExt := d.Count(4)
-	bpu := uint64(sb.blocksPerUnit())
-	nextLU := uint64(0)
-	for i := 0; i < nExt && d.Err() == nil; i++ {
-		loff, length, dev := d.Uvarint(), d.Uvarint(), d.Uvarint()
-		nc := d.Count(4)
-		if d.Err() != nil {
-			break
-		}
-		switch {
-		case length == 0 || loff%sb.AllocUnit != 0 || length%sb.AllocUnit != 0 || dev%sb.AllocUnit != 0:
-			d.Fail(fmt.Errorf("%w: extent %d+%d at %d not unit aligned", encoding.ErrCorrupt, loff, length, dev))
-		case loff > objectstore.MaxObjectSize || length > objectstore.MaxObjectSize-loff+sb.AllocUnit:
-			d.Fail(fmt.Errorf("%w: extent %d+%d beyond the maximum object size", encoding.ErrCorrupt, loff, length))
-		case dev > sb.Size || length > sb.Size-dev:
-			d.Fail(fmt.Errorf("%w: extent at %d+%d beyond the device", encoding.ErrCorrupt, dev, length))
-		case uint64(nc) != length/sb.AllocUnit*bpu:
-			d.Fail(fmt.Errorf("%w: extent of %d bytes with %d checksums", encoding.ErrCorrupt, length, nc))
-		case loff/sb.AllocUnit < nextLU:
-			d.Fail(fmt.Errorf("%w: extents overlap or out of order at %d", encoding.ErrCorrupt, loff))
-		}
-		if d.Err() != nil {
-			break
-		}
-		csums := make([]uint32, nc)
-		for j := range csums {
-			csums[j] = d.Uint32()
-		}
-		lu := loff / sb.AllocUnit
-		for j := uint64(0); j < length/sb.AllocUnit; j++ {
-			n.Units = append(n.Units, unit{LU: lu + j, Dev: dev + j*sb.AllocUnit, Csums: csums[j*bpu : (j+1)*bpu : (j+1)*bpu]})
-		}
-		nextLU = lu + length/sb.AllocUnit
-	}
 	nPages := d.Count(2)
 	var prevEnd uint64
 	for i := 0; i < nPages && d.Err() == nil; i++ {
@@ -285,4 +205,83 @@ func decodeOnode(b []byte, sb superblock) (*onode, error) {
 		return nil, fmt.Errorf("%w: object record with size %d", objectstore.ErrCorrupt, n.Size)
 	}
 	return n, nil
+}
+
+// encodeUnit encodes a unit's value (its key holds nid and LU):
+//
+//	version 2: device offset uvarint, count of crc32c u32s, the crcs
+func encodeUnit(u unit) []byte {
+	var e encoding.Encoder
+	m := e.Begin(recordVersion, recordVersion)
+	e.Uvarint(u.Dev)
+	e.Uvarint(uint64(len(u.Csums)))
+	for _, c := range u.Csums {
+		e.Uint32(c)
+	}
+	e.End(m)
+	return e.Data()
+}
+
+// decodeUnit decodes logical unit lu's value, checking it against the
+// geometry: unit aligned, on the device, one checksum per block.
+func decodeUnit(lu uint64, b []byte, sb superblock) (unit, error) {
+	u := unit{LU: lu}
+	d := encoding.NewDecoder(b)
+	d.Begin(recordVersion)
+	u.Dev = d.Uvarint()
+	nc := d.Count(4)
+	if d.Err() == nil && uint64(nc) != uint64(sb.blocksPerUnit()) {
+		d.Fail(fmt.Errorf("%w: unit with %d checksums, want %d", encoding.ErrCorrupt, nc, sb.blocksPerUnit()))
+	}
+	if d.Err() == nil {
+		u.Csums = make([]uint32, nc)
+		for j := range u.Csums {
+			u.Csums[j] = d.Uint32()
+		}
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return u, fmt.Errorf("%w: unit %d: %w", objectstore.ErrCorrupt, lu, err)
+	}
+	switch {
+	case u.Dev%sb.AllocUnit != 0 || u.Dev > sb.Size-sb.AllocUnit:
+		return u, fmt.Errorf("%w: unit %d at device offset %d: not a unit of the device", objectstore.ErrCorrupt, lu, u.Dev)
+	case lu > objectstore.MaxObjectSize/sb.AllocUnit:
+		return u, fmt.Errorf("%w: unit %d beyond the maximum object size", objectstore.ErrCorrupt, lu)
+	}
+	return u, nil
+}
+
+// unitRange returns the key bounds of node nid's units.
+func unitRange(nid uint64) (lo, hi []byte) {
+	lo = unitPrefix(nid)
+	return lo, prefixEnd(lo)
+}
+
+// loadUnits reads node nid's units through r (the store's DB or an fsck
+// snapshot), in LU order.
+func loadUnits(r pebble.Reader, nid uint64, sb superblock) ([]unit, error) {
+	lo, hi := unitRange(nid)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	var units []unit
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != len(lo)+8 {
+			_ = it.Close()
+			return nil, fmt.Errorf("%w: unit key %x", objectstore.ErrCorrupt, k)
+		}
+		u, err := decodeUnit(beUint64(k[len(lo):]), it.Value(), sb)
+		if err != nil {
+			_ = it.Close()
+			return nil, err
+		}
+		units = append(units, u)
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	return units, nil
 }

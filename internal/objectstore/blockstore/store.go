@@ -43,11 +43,25 @@ type Store struct {
 	nextSeq   uint64
 	poolPrep  map[int64]uint64 // stored bytes per pool in prepare order
 	lastComp  *objectstore.Completion
-	queue     []*pendingTxn
 	failed    error // a commit failed: refuse everything
 	closed    bool
 	wake      chan struct{}
 	done      chan struct{}
+
+	// failedErr mirrors failed for the pipeline, which reads it without
+	// prepMu.
+	failedErr atomic.Pointer[error]
+
+	// queueMu guards the hand-off to the committer, apart from prepMu so
+	// that taking the queue does not wait for preparations.
+	queueMu     sync.Mutex
+	queue       []*pendingTxn
+	queueClosed bool
+
+	// appliedMu guards applied: transactions the committer has made
+	// visible, whose prepare-overlay entries Queue drops.
+	appliedMu sync.Mutex
+	applied   []*pendingTxn
 
 	// data holds checksum blocks not yet on the data file (copy-on-write
 	// data of queued transactions, deferred writes not yet applied).
@@ -120,7 +134,7 @@ func Mkfs(opts Options) error {
 			return fmt.Errorf("blockstore mkfs: %w", err)
 		}
 	}
-	db, err := pebble.Open(opts.dbPath(), pebbleOptions(opts))
+	db, err := openPebble(opts.dbPath(), pebbleOptions(opts))
 	if err != nil {
 		return fmt.Errorf("blockstore mkfs: open pebble: %w", err)
 	}
@@ -157,11 +171,22 @@ func syncDir(fs vfs.FS, dir string) error {
 }
 
 func pebbleOptions(opts Options) *pebble.Options {
+	b := opts.budget()
 	return &pebble.Options{
-		FS:           opts.FS,
-		Logger:       pebbleLogger{opts.Logger.WithGroup("pebble")},
-		MemTableSize: 32 << 20,
+		FS:                          opts.FS,
+		Logger:                      pebbleLogger{opts.Logger.WithGroup("pebble")},
+		Cache:                       pebble.NewCache(b.blockCache),
+		MemTableSize:                b.memTable,
+		MemTableStopWritesThreshold: memTables,
 	}
+}
+
+// openPebble opens the metadata database with o and drops the
+// reference to the block cache that pebbleOptions made (the database
+// holds its own).
+func openPebble(path string, o *pebble.Options) (*pebble.DB, error) {
+	defer o.Cache.Unref()
+	return pebble.Open(path, o)
 }
 
 // Open opens a store made by Mkfs, replays deferred writes left by a
@@ -176,7 +201,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	po := pebbleOptions(opts)
 	po.ErrorIfNotExists = true
-	db, err := pebble.Open(opts.dbPath(), po)
+	db, err := openPebble(opts.dbPath(), po)
 	if err != nil {
 		return nil, fmt.Errorf("blockstore open %s: pebble: %w", opts.Path, err)
 	}
@@ -185,7 +210,7 @@ func Open(opts Options) (*Store, error) {
 		log:        opts.Logger.With("store", opts.Path),
 		db:         db,
 		table:      crc32.MakeTable(crc32.Castagnoli),
-		cache:      newRecordCache(opts.CacheBytes),
+		cache:      newRecordCache(opts.budget().records),
 		overlay:    make(map[string]overlayRecord),
 		collsPrep:  make(map[objectstore.CollectionID]bool),
 		colls:      make(map[objectstore.CollectionID]bool),
@@ -413,6 +438,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.prepMu.Unlock()
+	s.queueMu.Lock()
+	s.queueClosed = true
+	s.queueMu.Unlock()
 	s.kick()
 	<-s.done
 	s.applyMu.Lock()

@@ -369,6 +369,7 @@ func checkQuiescent(t *testing.T, s *Store) {
 	s.inFlight.Wait()
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
+	s.dropApplied()
 	if used := s.usedUnits() * s.sb.AllocUnit; used != s.sb.Size-s.alloc.Free() {
 		t.Errorf("bitmap marks %d bytes used, allocator %d", used, s.sb.Size-s.alloc.Free())
 	}
