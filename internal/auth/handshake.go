@@ -134,3 +134,13 @@ func truncate(b []byte) string {
 	}
 	return string(b)
 }
+
+// The handshakes auth implements.
+var (
+	_ ClientHandshake = (*NoneClient)(nil)
+	_ ServerHandshake = (*NoneServer)(nil)
+	_ ClientHandshake = (*MonClient)(nil)
+	_ ServerHandshake = (*MonServer)(nil)
+	_ ClientHandshake = (*ServiceClient)(nil)
+	_ ServerHandshake = (*ServiceServer)(nil)
+)
