@@ -1,0 +1,13 @@
+// Package moncmd is the contract between the monitor, its services and
+// the clients that send it commands: the Command and Reply a client sends
+// and gets back, the error codes, and the Service interface each piece of
+// monitor state (OSD map, config, auth) implements. It owns no state and
+// does no I/O. The monitor's driver (internal/mon) routes commands to
+// services, runs their proposals through Raft and hands committed ones to
+// Apply; services (internal/mon/osdmon, configmon, authmon) never see Raft
+// or the network.
+//
+// Commands are named by a prefix of words, as Ceph's are ("osd pool
+// create"), with string arguments; every service formats its own replies
+// both as JSON (Reply.Data) for tools and as text (Reply.Text) for people.
+package moncmd
