@@ -1,7 +1,7 @@
-// Package moncmd is the contract between the monitor, its services and
-// the clients that send it commands: the Command and Reply a client sends
-// and gets back, the error codes, and the Service interface each piece of
-// monitor state (OSD map, config, auth) implements. It owns no state and
+// Package moncmd is the contract between the monitor and its services:
+// the Service interface each piece of monitor state (OSD map, config,
+// auth) implements, and, as aliases of internal/wire's types, the Command
+// and Reply a client sends and gets back and the error codes. It owns no state and
 // does no I/O. The monitor's driver (internal/mon) routes commands to
 // services, runs their proposals through Raft and hands committed ones to
 // Apply; services (internal/mon/osdmon, configmon, authmon) never see Raft

@@ -1,4 +1,4 @@
-package moncmd
+package wire
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestCommandRoundTrip(t *testing.T) {
-	c := New("osd pool create", "pool", "rbd", "pg_num", "64", "empty", "")
+	c := NewCommand("osd pool create", "pool", "rbd", "pg_num", "64", "empty", "")
 	got, err := DecodeCommand(c.Encode())
 	if err != nil || !reflect.DeepEqual(got, c) {
 		t.Fatalf("round trip: %+v, %v", got, err)
@@ -46,7 +46,7 @@ func TestReplyRoundTrip(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(New("osd set", "key", "noout").Encode())
+	f.Add(NewCommand("osd set", "key", "noout").Encode())
 	f.Add(Reply{Code: 2, Status: "x", Data: []byte("{}")}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if c, err := DecodeCommand(b); err == nil {

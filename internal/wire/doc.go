@@ -1,0 +1,7 @@
+// Package wire defines the messages Cuttle's daemons and clients
+// exchange: each one a struct with a versioned codec (the encoding
+// envelope) and a fuzz target, and a message type number the messenger
+// carries. It owns the numbering (types.go) and the formats; it does not
+// move bytes (internal/msgr does) or act on messages (the daemons do).
+// One file per family: moncommand.go and monmsg.go for the monitors.
+package wire

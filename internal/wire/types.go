@@ -1,0 +1,13 @@
+package wire
+
+// Message type numbers, as msgr.Message.Type carries them. Numbers are
+// never reused; a receiver drops (and logs) types it does not know.
+const (
+	// Monitor protocol (monmsg.go).
+	TypeMonCommand      uint16 = 1 // client -> mon: a command
+	TypeMonCommandReply uint16 = 2 // mon -> client: its reply
+	TypeMonSubscribe    uint16 = 3 // client -> mon: send maps from an epoch
+	TypeOSDMapUpdate    uint16 = 4 // mon -> client: OSD map epochs
+	TypeMonRaft         uint16 = 5 // mon <-> mon: a Raft message
+	TypeMonPing         uint16 = 6 // mon <-> mon: liveness and clock
+)
