@@ -1,0 +1,206 @@
+package mon
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"strings"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+)
+
+// builtin returns the handler of a command the monitor answers itself.
+func (m *Monitor) builtin(prefix string) (func(moncmd.Command, time.Time) moncmd.Reply, bool) {
+	switch prefix {
+	case "status":
+		return m.cmdStatus, true
+	case "health":
+		return m.cmdHealth, true
+	case "mon stat":
+		return m.cmdMonStat, true
+	case "mon dump":
+		return m.cmdMonDump, true
+	case "quorum_status":
+		return m.cmdQuorum, true
+	}
+	return nil, false
+}
+
+// HealthCheck is one named health problem, as Ceph reports them.
+type HealthCheck struct {
+	Code     string   `json:"code"`
+	Severity string   `json:"severity"` // HEALTH_WARN or HEALTH_ERR
+	Summary  string   `json:"summary"`
+	Detail   []string `json:"detail,omitempty"`
+}
+
+// HealthSource is a service that reports health checks.
+type HealthSource interface {
+	HealthChecks(now time.Time) []HealthCheck
+}
+
+// health gathers the monitor's own checks and its services'.
+func (m *Monitor) health(now time.Time) (status string, checks []HealthCheck) {
+	var down, skewed []string
+	for _, v := range m.view(now) {
+		if !v.Up {
+			down = append(down, fmt.Sprintf("mon.%s (rank %d) addr %s is down (out of quorum)", v.Name, v.Rank, v.Addr))
+		}
+		if v.Skewed {
+			skewed = append(skewed, fmt.Sprintf("mon.%s clock skew %v > max %v", v.Name, v.Offset.Round(time.Millisecond), m.cfg.MaxClockSkew))
+		}
+	}
+	if len(down) > 0 {
+		checks = append(checks, HealthCheck{Code: "MON_DOWN", Severity: "HEALTH_WARN",
+			Summary: fmt.Sprintf("%d/%d mons down, quorum %s", len(down), len(m.cfg.MonMap.Mons), strings.Join(m.quorum(now), ",")), Detail: down})
+	}
+	if len(skewed) > 0 {
+		checks = append(checks, HealthCheck{Code: "MON_CLOCK_SKEW", Severity: "HEALTH_WARN",
+			Summary: "clock skew detected on " + strings.Join(skewedNames(skewed), ", "), Detail: skewed})
+	}
+	m.svcMu.Lock()
+	for _, s := range m.cfg.Services {
+		if h, ok := s.(HealthSource); ok {
+			checks = append(checks, h.HealthChecks(now)...)
+		}
+	}
+	m.svcMu.Unlock()
+	status = "HEALTH_OK"
+	for _, c := range checks {
+		if c.Severity == "HEALTH_ERR" {
+			status = "HEALTH_ERR"
+		} else if status == "HEALTH_OK" {
+			status = "HEALTH_WARN"
+		}
+	}
+	return status, checks
+}
+
+func skewedNames(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i], _, _ = strings.Cut(l, " ")
+	}
+	return out
+}
+
+// quorum names the monitors this one hears from (and itself).
+func (m *Monitor) quorum(now time.Time) []string {
+	var q []string
+	for _, v := range m.view(now) {
+		if v.Up {
+			q = append(q, v.Name)
+		}
+	}
+	return q
+}
+
+func (m *Monitor) cmdHealth(cmd moncmd.Command, now time.Time) moncmd.Reply {
+	status, checks := m.health(now)
+	detail := cmd.StrOr("detail", "") != ""
+	var b strings.Builder
+	b.WriteString(status)
+	for i, c := range checks {
+		if i == 0 && !detail {
+			b.WriteString(" ")
+		} else if !detail {
+			b.WriteString("; ")
+		} else {
+			b.WriteString("\n[" + strings.TrimPrefix(c.Severity, "HEALTH_") + "] " + c.Code + ": ")
+		}
+		b.WriteString(c.Summary)
+		if detail {
+			for _, d := range c.Detail {
+				b.WriteString("\n    " + d)
+			}
+		}
+	}
+	b.WriteString("\n")
+	data, _ := json.Marshal(map[string]any{"status": status, "checks": checksJSON(checks, detail)})
+	return moncmd.Reply{Data: data, Text: b.String()}
+}
+
+func checksJSON(checks []HealthCheck, detail bool) map[string]any {
+	out := map[string]any{}
+	for _, c := range checks {
+		v := map[string]any{"severity": c.Severity, "summary": map[string]string{"message": c.Summary}}
+		if detail {
+			v["detail"] = c.Detail
+		}
+		out[c.Code] = v
+	}
+	return out
+}
+
+func (m *Monitor) monInfo(now time.Time) map[string]any {
+	m.mu.Lock()
+	leader, term := m.leader, m.term
+	m.mu.Unlock()
+	mons := m.view(now)
+	var leaderName string
+	if mi, ok := m.cfg.MonMap.ByID(leader); ok {
+		leaderName = mi.Name
+	}
+	return map[string]any{"fsid": m.cfg.MonMap.FSID, "mons": mons, "leader": leaderName,
+		"term": term, "quorum": m.quorum(now)}
+}
+
+func (m *Monitor) cmdMonStat(_ moncmd.Command, now time.Time) moncmd.Reply {
+	info := m.monInfo(now)
+	data, _ := json.Marshal(info)
+	text := fmt.Sprintf("%d mons at {%s}, term %d, leader %s, quorum %s\n", len(m.cfg.MonMap.Mons), m.cfg.MonMap.String(),
+		info["term"], info["leader"], strings.Join(info["quorum"].([]string), ","))
+	return moncmd.Reply{Data: data, Text: text}
+}
+
+func (m *Monitor) cmdQuorum(cmd moncmd.Command, now time.Time) moncmd.Reply {
+	return m.cmdMonStat(cmd, now)
+}
+
+func (m *Monitor) cmdMonDump(_ moncmd.Command, now time.Time) moncmd.Reply {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fsid %s\n", m.cfg.MonMap.FSID)
+	for i, mi := range m.cfg.MonMap.Mons {
+		fmt.Fprintf(&b, "%d: %s mon.%s\n", i, mi.Addr, mi.Name)
+	}
+	data, _ := json.Marshal(map[string]any{"fsid": m.cfg.MonMap.FSID, "mons": m.view(now)})
+	return moncmd.Reply{Data: data, Text: b.String()}
+}
+
+// cmdStatus is the cluster summary (ceph -s): health, monitors, and
+// each service's "stat" command when it has one.
+func (m *Monitor) cmdStatus(_ moncmd.Command, now time.Time) moncmd.Reply {
+	status, checks := m.health(now)
+	info := m.monInfo(now)
+	quorum := info["quorum"].([]string)
+	var b strings.Builder
+	fmt.Fprintf(&b, "  cluster:\n    id:     %s\n    health: %s\n", m.cfg.MonMap.FSID, status)
+	for _, c := range checks {
+		fmt.Fprintf(&b, "            %s\n", c.Summary)
+	}
+	fmt.Fprintf(&b, "\n  services:\n    mon: %d daemons, quorum %s (leader %s)\n", len(m.cfg.MonMap.Mons), strings.Join(quorum, ","), info["leader"])
+	data := map[string]any{"fsid": m.cfg.MonMap.FSID, "health": map[string]any{"status": status, "checks": checksJSON(checks, false)}, "monmap": info}
+	m.svcMu.Lock()
+	for _, s := range m.cfg.Services {
+		stat := s.Name() + " stat"
+		if s.Name() == osdmapService {
+			stat = "osd stat"
+		}
+		if ok, write := s.Handles(stat); !ok || write {
+			continue
+		}
+		r := s.Query(moncmd.New(stat))
+		if r.Code != moncmd.OK {
+			continue
+		}
+		fmt.Fprintf(&b, "    %s: %s\n", strings.Fields(stat)[0], strings.TrimSpace(r.Text))
+		var v any
+		if json.Unmarshal(r.Data, &v) == nil {
+			data[s.Name()] = v
+		}
+	}
+	m.svcMu.Unlock()
+	js, _ := json.Marshal(data)
+	return moncmd.Reply{Data: js, Text: b.String()}
+}
