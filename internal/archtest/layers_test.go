@@ -98,9 +98,14 @@ var sameLayerImports = map[string][]string{
 
 	// L3: the mon and osd drivers wire their sub-packages; mon, osd and
 	// rados never import each other.
-	"internal/mon":         {"internal/mon/..."},
-	"internal/osd":         {"internal/osd/..."},
-	"internal/osd/peering": {"internal/osd/pglog"},
+	"internal/mon": {"internal/mon/..."},
+	// The services implement moncmd's contract over monstore.
+	"internal/mon/moncmd":    {"internal/mon/monstore"},
+	"internal/mon/osdmon":    {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	"internal/mon/configmon": {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/authmon":   {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/osd":           {"internal/osd/..."},
+	"internal/osd/peering":   {"internal/osd/pglog"},
 
 	// L4
 	"rbd":              {"striper"},

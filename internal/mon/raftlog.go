@@ -1,6 +1,7 @@
 package mon
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,8 +24,8 @@ func (l raftLogger) Error(v ...any)                 { l.log.Error(fmt.Sprint(v..
 func (l raftLogger) Errorf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
 func (l raftLogger) Fatal(v ...any)                 { l.fatal(fmt.Sprint(v...)) }
 func (l raftLogger) Fatalf(format string, v ...any) { l.fatal(fmt.Sprintf(format, v...)) }
-func (l raftLogger) Panic(v ...any)                 { panic(fmt.Sprint(v...)) }
-func (l raftLogger) Panicf(format string, v ...any) { panic(fmt.Sprintf(format, v...)) }
+func (l raftLogger) Panic(v ...any)                 { panic(errors.New(fmt.Sprint(v...))) }
+func (l raftLogger) Panicf(format string, v ...any) { panic(fmt.Errorf(format, v...)) }
 
 func (l raftLogger) fatal(msg string) {
 	l.log.Error("raft: fatal: " + msg)
