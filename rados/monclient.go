@@ -1,0 +1,232 @@
+package rados
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+// MonAddr names a monitor and where it listens.
+type MonAddr struct {
+	Name string // "a" for mon.a
+	Addr string // host:port
+}
+
+// ParseMonHosts parses "a=host:port,b=host:port".
+func ParseMonHosts(s string) ([]MonAddr, error) {
+	var out []MonAddr
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, addr, ok := strings.Cut(part, "=")
+		if !ok || name == "" || addr == "" {
+			return nil, fmt.Errorf("rados: bad monitor %q in %q (want NAME=HOST:PORT)", part, s)
+		}
+		out = append(out, MonAddr{Name: name, Addr: addr})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("rados: no monitors given (want NAME=HOST:PORT,...)")
+	}
+	return out, nil
+}
+
+// MonClientConfig configures a MonClient.
+type MonClientConfig struct {
+	// Name is the client's entity (default client.admin).
+	Name auth.EntityName
+	// Mons are the monitors to try. Required.
+	Mons []MonAddr
+	// Network dials monitors (default msgr.TCP).
+	Network msgr.Network
+	// ClientAuth returns the handshake for a connection to a monitor
+	// (default: the none mode).
+	ClientAuth func(peer auth.EntityName) auth.ClientHandshake
+	// Attempt bounds one try at one monitor before the command is sent
+	// to the next (default 5 s).
+	Attempt time.Duration
+	// OnOSDMap receives OSD map updates of Subscribe (on the messenger's
+	// goroutine; do not block).
+	OnOSDMap func(wire.OSDMapUpdate)
+	Logger   *slog.Logger
+	Clock    clock.Clock
+	Seed     uint64
+}
+
+// MonClient sends commands to the monitors. It is safe for concurrent
+// use.
+type MonClient struct {
+	cfg  MonClientConfig
+	ms   *msgr.Messenger
+	rand *rand.Rand
+
+	mu      sync.Mutex
+	tid     uint64
+	waiting map[uint64]chan wire.Reply
+	cur     int // index of the monitor tried first
+	sub     *wire.MonSubscribe
+}
+
+// ErrNoMonitor means no monitor answered before the context ended.
+var ErrNoMonitor = errors.New("rados: no monitor answered")
+
+// NewMonClient makes a client; it connects on first use.
+func NewMonClient(cfg MonClientConfig) (*MonClient, error) {
+	if len(cfg.Mons) == 0 {
+		return nil, fmt.Errorf("rados: no monitors configured")
+	}
+	if cfg.Name.IsZero() {
+		cfg.Name = auth.EntityName{Type: "client", ID: "admin"}
+	}
+	if cfg.Network == nil {
+		cfg.Network = &msgr.TCP{}
+	}
+	if cfg.ClientAuth == nil {
+		self := cfg.Name
+		cfg.ClientAuth = func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: self} }
+	}
+	if cfg.Attempt == 0 {
+		cfg.Attempt = 5 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
+	c := &MonClient{cfg: cfg, waiting: make(map[uint64]chan wire.Reply), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
+	c.cur = c.rand.IntN(len(cfg.Mons))
+	ms, err := msgr.New(msgr.Config{Name: cfg.Name, Network: cfg.Network, Dispatcher: monDispatcher{c},
+		ClientAuth: cfg.ClientAuth, Logger: cfg.Logger, Clock: cfg.Clock, Seed: cfg.Seed})
+	if err != nil {
+		return nil, err
+	}
+	c.ms = ms
+	return c, nil
+}
+
+// Close closes the client's connections.
+func (c *MonClient) Close() error { return c.ms.Close() }
+
+// Run sends cmd to a monitor and returns its reply. A monitor that does
+// not answer within an attempt is given up for the next one; the same
+// command may then reach two monitors, which the monitors' services
+// tolerate (a repeated change finds it already made). A reply with a
+// non-zero code is returned as is, with a nil error.
+func (c *MonClient) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) {
+	ch := make(chan wire.Reply, 1)
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			if lastErr == nil {
+				lastErr = err
+			}
+			return wire.Reply{}, fmt.Errorf("%w: %s: %w", ErrNoMonitor, cmd.Prefix, lastErr)
+		}
+		mon := c.pick(attempt)
+		r, err := c.try(ctx, mon, cmd, ch)
+		if err == nil {
+			if r.Code == wire.EAGAIN && strings.Contains(r.Status, "not ready") {
+				lastErr = fmt.Errorf("mon.%s: %s", mon.Name, r.Status)
+				continue
+			}
+			return r, nil
+		}
+		lastErr = fmt.Errorf("mon.%s at %s: %w", mon.Name, mon.Addr, err)
+	}
+}
+
+// pick returns the monitor for an attempt: the last one that answered
+// first, then the others in turn.
+func (c *MonClient) pick(attempt int) MonAddr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfg.Mons[(c.cur+attempt)%len(c.cfg.Mons)]
+}
+
+func (c *MonClient) try(ctx context.Context, mon MonAddr, cmd wire.Command, ch chan wire.Reply) (wire.Reply, error) {
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Attempt)
+	defer cancel()
+	c.mu.Lock()
+	c.tid++
+	tid := c.tid
+	c.waiting[tid] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.waiting, tid)
+		c.mu.Unlock()
+	}()
+	msg := wire.MonCommand{Tid: tid, Cmd: cmd}
+	peer := auth.EntityName{Type: "mon", ID: mon.Name}
+	if err := c.ms.Send(actx, peer, mon.Addr, msgr.Message{Type: wire.TypeMonCommand, Version: 1, Payload: msg.Encode()}); err != nil {
+		return wire.Reply{}, err
+	}
+	select {
+	case r := <-ch:
+		c.mu.Lock()
+		for i, m := range c.cfg.Mons {
+			if m == mon {
+				c.cur = i
+			}
+		}
+		c.mu.Unlock()
+		return r, nil
+	case <-actx.Done():
+		return wire.Reply{}, actx.Err()
+	}
+}
+
+// Subscribe asks the monitors for the OSD map from epoch start on; every
+// update goes to OnOSDMap. The subscription is renewed on a new
+// connection by calling Subscribe again with the next epoch wanted.
+func (c *MonClient) Subscribe(ctx context.Context, start uint64) error {
+	s := wire.MonSubscribe{What: "osdmap", Start: start}
+	var err error
+	for attempt := range c.cfg.Mons {
+		mon := c.pick(attempt)
+		err = c.ms.Send(ctx, auth.EntityName{Type: "mon", ID: mon.Name}, mon.Addr, msgr.Message{Type: wire.TypeMonSubscribe, Version: 1, Payload: s.Encode()})
+		if err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("rados: subscribe: %w", err)
+}
+
+type monDispatcher struct{ c *MonClient }
+
+func (d monDispatcher) Dispatch(_ msgr.Peer, msg msgr.Message) {
+	c := d.c
+	switch msg.Type {
+	case wire.TypeMonCommandReply:
+		r, err := wire.DecodeMonCommandReply(msg.Payload)
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		ch := c.waiting[r.Tid]
+		delete(c.waiting, r.Tid)
+		c.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- r.Reply:
+			default:
+			}
+		}
+	case wire.TypeOSDMapUpdate:
+		u, err := wire.DecodeOSDMapUpdate(msg.Payload)
+		if err == nil && c.cfg.OnOSDMap != nil {
+			c.cfg.OnOSDMap(u)
+		}
+	}
+}
+
+func (d monDispatcher) HandleEvent(msgr.Event) {}
