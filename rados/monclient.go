@@ -73,13 +73,21 @@ type MonClient struct {
 
 	mu      sync.Mutex
 	tid     uint64
-	waiting map[uint64]chan wire.Reply
+	waiting map[uint64]*pending
 	cur     int // index of the monitor tried first
 	sub     *wire.MonSubscribe
 }
 
 // ErrNoMonitor means no monitor answered before the context ended.
 var ErrNoMonitor = errors.New("rados: no monitor answered")
+
+// pending is a command sent to one monitor, waiting for its reply or
+// for the session to fail.
+type pending struct {
+	mon   string
+	reply chan wire.Reply
+	fail  chan error
+}
 
 // NewMonClient makes a client; it connects on first use.
 func NewMonClient(cfg MonClientConfig) (*MonClient, error) {
@@ -102,7 +110,7 @@ func NewMonClient(cfg MonClientConfig) (*MonClient, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
-	c := &MonClient{cfg: cfg, waiting: make(map[uint64]chan wire.Reply), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
+	c := &MonClient{cfg: cfg, waiting: make(map[uint64]*pending), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
 	c.cur = c.rand.IntN(len(cfg.Mons))
 	ms, err := msgr.New(msgr.Config{Name: cfg.Name, Network: cfg.Network, Dispatcher: monDispatcher{c},
 		ClientAuth: cfg.ClientAuth, Logger: cfg.Logger, Clock: cfg.Clock, Seed: cfg.Seed})
@@ -120,9 +128,11 @@ func (c *MonClient) Close() error { return c.ms.Close() }
 // not answer within an attempt is given up for the next one; the same
 // command may then reach two monitors, which the monitors' services
 // tolerate (a repeated change finds it already made). A reply with a
-// non-zero code is returned as is, with a nil error.
+// non-zero code is returned as is, with a nil error. A monitor refusing
+// the client's authentication ends the command at once: the others would
+// refuse it too.
 func (c *MonClient) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) {
-	ch := make(chan wire.Reply, 1)
+	p := &pending{reply: make(chan wire.Reply, 1), fail: make(chan error, 1)}
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -132,7 +142,10 @@ func (c *MonClient) Run(ctx context.Context, cmd wire.Command) (wire.Reply, erro
 			return wire.Reply{}, fmt.Errorf("%w: %s: %w", ErrNoMonitor, cmd.Prefix, lastErr)
 		}
 		mon := c.pick(attempt)
-		r, err := c.try(ctx, mon, cmd, ch)
+		r, err := c.try(ctx, mon, cmd, p)
+		if errors.Is(err, msgr.ErrRefused) {
+			return wire.Reply{}, fmt.Errorf("rados: mon.%s refused %s: %w", mon.Name, c.cfg.Name, err)
+		}
 		if err == nil {
 			if r.Code == wire.EAGAIN && strings.Contains(r.Status, "not ready") {
 				lastErr = fmt.Errorf("mon.%s: %s", mon.Name, r.Status)
@@ -152,13 +165,14 @@ func (c *MonClient) pick(attempt int) MonAddr {
 	return c.cfg.Mons[(c.cur+attempt)%len(c.cfg.Mons)]
 }
 
-func (c *MonClient) try(ctx context.Context, mon MonAddr, cmd wire.Command, ch chan wire.Reply) (wire.Reply, error) {
+func (c *MonClient) try(ctx context.Context, mon MonAddr, cmd wire.Command, p *pending) (wire.Reply, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Attempt)
 	defer cancel()
 	c.mu.Lock()
 	c.tid++
 	tid := c.tid
-	c.waiting[tid] = ch
+	p.mon = mon.Name
+	c.waiting[tid] = p
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -171,7 +185,9 @@ func (c *MonClient) try(ctx context.Context, mon MonAddr, cmd wire.Command, ch c
 		return wire.Reply{}, err
 	}
 	select {
-	case r := <-ch:
+	case err := <-p.fail:
+		return wire.Reply{}, err
+	case r := <-p.reply:
 		c.mu.Lock()
 		for i, m := range c.cfg.Mons {
 			if m == mon {
@@ -212,12 +228,12 @@ func (d monDispatcher) Dispatch(_ msgr.Peer, msg msgr.Message) {
 			return
 		}
 		c.mu.Lock()
-		ch := c.waiting[r.Tid]
+		p := c.waiting[r.Tid]
 		delete(c.waiting, r.Tid)
 		c.mu.Unlock()
-		if ch != nil {
+		if p != nil {
 			select {
-			case ch <- r.Reply:
+			case p.reply <- r.Reply:
 			default:
 			}
 		}
@@ -229,4 +245,25 @@ func (d monDispatcher) Dispatch(_ msgr.Peer, msg msgr.Message) {
 	}
 }
 
-func (d monDispatcher) HandleEvent(msgr.Event) {}
+// HandleEvent fails the commands waiting on a monitor whose session
+// failed, so that they move on at once instead of timing out.
+func (d monDispatcher) HandleEvent(ev msgr.Event) {
+	if ev.Kind != msgr.EventFailed && ev.Kind != msgr.EventReset {
+		return
+	}
+	err := ev.Err
+	if err == nil {
+		err = msgr.ErrSessionClosed
+	}
+	c := d.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.waiting {
+		if ev.Peer.Type == "mon" && ev.Peer.ID == p.mon {
+			select {
+			case p.fail <- err:
+			default:
+			}
+		}
+	}
+}

@@ -5,8 +5,9 @@
 // It owns argument parsing and presentation only. Every command turns its
 // flags into a call on a library (crush, osdmap, rados, rbd, kv, fsclient)
 // and prints the result through an [Output], as plain text for people or as
-// JSON for tools (--format). It never reads environment variables or config
-// files (cmd/cuttle does) and holds no package-level state: everything a
+// JSON for tools (--format). Commands that reach a cluster read the cluster
+// configuration file named by --conf (cluster.go); the CLI never reads
+// environment variables (cmd/cuttle does) and holds no package-level state: everything a
 // command needs hangs off the tree that [NewRootCommand] returns, so tests
 // build a fresh tree per case with their own writers.
 //
@@ -39,7 +40,15 @@ import (
 // stderr. Errors are returned from Execute, not printed, so the caller
 // decides how to report them.
 func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	return NewRootCommandConf(stdout, stderr, "")
+}
+
+// NewRootCommandConf is NewRootCommand with the default of --conf, the
+// cluster configuration file commands that reach a cluster read (cmd/cuttle
+// passes $CUTTLE_CONF or DefaultConfPath).
+func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Command {
 	out := &Output{Format: FormatPlain, W: stdout}
+	cf := &clusterFlags{}
 	root := &cobra.Command{
 		Use:           "cuttle",
 		Short:         "Cuttle is a distributed object, block and file store",
@@ -50,6 +59,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.PersistentFlags().Var((*formatFlag)(&out.Format), "format",
 		"output format: "+FormatPlain+" or "+FormatJSON)
+	cf.register(root, defaultConf)
 
 	// Each family adds its commands under root. To add a family, write
 	// addXxxCommands(root, out) in its own file and list it here.
@@ -60,6 +70,13 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		addObjectStoreCommands,
 	} {
 		add(root, out)
+	}
+	// Families that reach a running cluster also get the cluster flags.
+	for _, add := range []func(*cobra.Command, *Output, *clusterFlags){
+		addMonCommands,
+		addConfigCommands,
+	} {
+		add(root, out, cf)
 	}
 	return root
 }

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/rados"
+	"github.com/spf13/cobra"
+)
+
+// DefaultConfPath is where commands look for the cluster configuration
+// file when neither --conf nor $CUTTLE_CONF names one.
+const DefaultConfPath = "/etc/cuttle/cuttle.conf"
+
+// clusterFlags say how commands reach a running cluster: the monitors,
+// the client's name and keyring, from flags or the configuration file.
+type clusterFlags struct {
+	conf    string
+	monHost string
+	name    string
+	keyring string
+	timeout time.Duration
+}
+
+func (f *clusterFlags) register(root *cobra.Command, defaultConf string) {
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.conf, "conf", defaultConf, "cluster configuration file")
+	pf.StringVar(&f.monHost, "mon-host", "", "monitors as NAME=HOST:PORT,... (default: mon_host from --conf)")
+	pf.StringVar(&f.name, "name", "client.admin", "the entity to act as")
+	pf.StringVar(&f.keyring, "keyring", "", "keyring file with the entity's key (default: keyring from --conf)")
+	pf.DurationVar(&f.timeout, "timeout", 60*time.Second, "give up on the cluster after this long")
+}
+
+// monClient connects to the monitors named by the flags or the
+// configuration file.
+func (f *clusterFlags) monClient() (*rados.MonClient, error) {
+	name, err := auth.ParseEntityName(f.name)
+	if err != nil {
+		return nil, err
+	}
+	hosts, authMode := f.monHost, "none"
+	if f.conf != "" {
+		conf, err := config.Load(f.conf)
+		if err != nil && hosts == "" {
+			return nil, fmt.Errorf("no monitors: give --mon-host, or --conf with mon_host (%w)", err)
+		}
+		if err == nil {
+			if hosts == "" {
+				hosts, _ = conf.Get(f.name, "mon_host")
+			}
+			if v, ok := conf.Get(f.name, "auth"); ok {
+				authMode = v
+			}
+			if v, ok := conf.Get(f.name, "keyring"); ok && f.keyring == "" {
+				f.keyring = v
+			}
+		}
+	}
+	mons, err := rados.ParseMonHosts(hosts)
+	if err != nil {
+		return nil, err
+	}
+	cfg := rados.MonClientConfig{Name: name, Mons: mons}
+	if authMode != "none" {
+		ca, err := clientAuth(name, f.keyring)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientAuth = ca
+	}
+	return rados.NewMonClient(cfg)
+}
+
+// runMon sends one command and prints its reply: the JSON document for
+// --format json, the text for people otherwise. A refused command is an
+// error carrying the monitor's status and code.
+func runMon(ctx context.Context, f *clusterFlags, out *Output, cmd wire.Command) error {
+	c, err := f.monClient()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	r, err := c.Run(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("%s: %w", cmd.Prefix, err)
+	}
+	return printReply(out, r)
+}
+
+func printReply(out *Output, r wire.Reply) error {
+	if out.Format == FormatJSON {
+		var v any = map[string]string{"status": r.Status}
+		if len(r.Data) > 0 {
+			if err := json.Unmarshal(r.Data, &v); err != nil {
+				return fmt.Errorf("cli: the monitor's reply is not JSON: %w", err)
+			}
+		}
+		return out.Print(v, nil)
+	}
+	return out.Print(nil, func(w io.Writer) error {
+		text := r.Text
+		if text == "" {
+			text = r.Status
+		}
+		if text != "" && text[len(text)-1] != '\n' {
+			text += "\n"
+		}
+		_, err := io.WriteString(w, text)
+		return err
+	})
+}
+
+// monCommand returns a cobra command that sends prefix with the
+// positional arguments named by argNames (a trailing "..." name takes
+// the rest, space-joined) and the given string flags as arguments.
+func monCommand(f *clusterFlags, out *Output, use, short, prefix string, argNames []string, flags ...string) *cobra.Command {
+	values := make([]string, len(flags))
+	minArgs, maxArgs := len(argNames), len(argNames)
+	variadic := len(argNames) > 0 && len(argNames[len(argNames)-1]) > 3 && argNames[len(argNames)-1][len(argNames[len(argNames)-1])-3:] == "..."
+	optional := 0
+	for _, a := range argNames {
+		if len(a) > 0 && a[0] == '?' {
+			optional++
+		}
+	}
+	minArgs -= optional
+	args := cobra.RangeArgs(minArgs, maxArgs)
+	if variadic {
+		args = cobra.MinimumNArgs(minArgs)
+	}
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			wc := wire.NewCommand(prefix)
+			for i, v := range pos {
+				name := argNames[min(i, len(argNames)-1)]
+				name = trimArgName(name)
+				if prev, ok := wc.Args[name]; ok && variadic {
+					v = prev + " " + v
+				}
+				wc.Args[name] = v
+			}
+			for i, fl := range flags {
+				if cmd.Flags().Changed(fl) {
+					wc.Args[flagArg(fl)] = values[i]
+				}
+			}
+			return runMon(cmd.Context(), f, out, wc)
+		},
+	}
+	for i, fl := range flags {
+		c.Flags().StringVar(&values[i], fl, "", "")
+	}
+	return c
+}
+
+func trimArgName(n string) string {
+	if len(n) > 0 && n[0] == '?' {
+		n = n[1:]
+	}
+	if len(n) > 3 && n[len(n)-3:] == "..." {
+		n = n[:len(n)-3]
+	}
+	return n
+}
+
+// flagArg maps a flag name (min-size) to its argument name (min_size).
+func flagArg(fl string) string {
+	b := []byte(fl)
+	for i := range b {
+		if b[i] == '-' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// clientAuth returns the cephx-style handshake for name with its key
+// from the keyring file.
+func clientAuth(name auth.EntityName, keyringPath string) (func(auth.EntityName) auth.ClientHandshake, error) {
+	if keyringPath == "" {
+		return nil, fmt.Errorf("the cluster requires authentication: give --keyring, or keyring in --conf")
+	}
+	kr, err := auth.LoadKeyring(keyringPath)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := kr[name]
+	if !ok {
+		return nil, fmt.Errorf("keyring %s has no key for %s", keyringPath, name)
+	}
+	return func(auth.EntityName) auth.ClientHandshake {
+		return auth.NewMonClient(auth.MonClientConfig{Name: name, Secret: e.Key})
+	}, nil
+}
