@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/mon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
@@ -205,7 +206,7 @@ func readMonDir(data string) (mon.MonMap, string, error) {
 }
 
 func monRunCommand(cf *clusterFlags) *cobra.Command {
-	var id, data, logLevel string
+	var id, data, logLevel, metricsAddr string
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run a monitor daemon in the foreground",
@@ -219,16 +220,17 @@ func monRunCommand(cf *clusterFlags) *cobra.Command {
 				return fmt.Errorf("mon run: --log-level: %w", err)
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			return runMonDaemon(cmd, id, data, log)
+			return runMonDaemon(cmd, id, data, metricsAddr, log)
 		},
 	}
 	c.Flags().StringVar(&id, "id", "", "this monitor's name (required)")
 	c.Flags().StringVar(&data, "data", "", "the monitor's data directory (required)")
 	c.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	return c
 }
 
-func runMonDaemon(cmd *cobra.Command, id, data string, log *slog.Logger) error {
+func runMonDaemon(cmd *cobra.Command, id, data, metricsAddr string, log *slog.Logger) error {
 	mm, mode, err := readMonDir(data)
 	if err != nil {
 		return err
@@ -238,11 +240,19 @@ func runMonDaemon(cmd *cobra.Command, id, data string, log *slog.Logger) error {
 		return fmt.Errorf("mon.%s: %w", id, err)
 	}
 	defer st.Close()
-	cfg := mon.Config{Name: id, MonMap: mm, Store: st, Services: monServices(log), Network: &msgr.TCP{}, Logger: log}
+	reg := metrics.NewRegistry()
+	cfg := mon.Config{Name: id, MonMap: mm, Store: st, Services: monServices(log), Network: &msgr.TCP{}, Logger: log, Metrics: reg}
 	if mode == "cephx" {
-		if err := monAuth(&cfg, id, data, log); err != nil {
+		if err := monAuth(&cfg, id, data, reg, log); err != nil {
 			return err
 		}
+	}
+	if metricsAddr != "" {
+		addr, err := metrics.Serve(cmd.Context(), metricsAddr, reg, log)
+		if err != nil {
+			return err
+		}
+		log.Info("serving metrics", "url", "http://"+addr.String()+"/metrics")
 	}
 	m, err := mon.New(cfg)
 	if err != nil {

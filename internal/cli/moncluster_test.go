@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,11 +27,12 @@ type monProc struct {
 }
 
 type procCluster struct {
-	t     *testing.T
-	dir   string
-	conf  string
-	hosts string
-	mons  map[string]*monProc
+	t       *testing.T
+	dir     string
+	conf    string
+	hosts   string
+	mons    map[string]*monProc
+	metrics map[string]string // monitor -> its metrics address
 }
 
 // freePorts returns n loopback ports that were free a moment ago.
@@ -55,9 +59,10 @@ func freePorts(t *testing.T, n int) []int {
 func newProcCluster(t *testing.T) *procCluster {
 	t.Helper()
 	dir := t.TempDir()
-	ports := freePorts(t, 3)
+	ports := freePorts(t, 6)
 	c := &procCluster{t: t, dir: dir, conf: filepath.Join(dir, "cuttle.conf"), mons: map[string]*monProc{},
-		hosts: fmt.Sprintf("a=127.0.0.1:%d,b=127.0.0.1:%d,c=127.0.0.1:%d", ports[0], ports[1], ports[2])}
+		metrics: map[string]string{"a": fmt.Sprintf("127.0.0.1:%d", ports[3]), "b": fmt.Sprintf("127.0.0.1:%d", ports[4]), "c": fmt.Sprintf("127.0.0.1:%d", ports[5])},
+		hosts:   fmt.Sprintf("a=127.0.0.1:%d,b=127.0.0.1:%d,c=127.0.0.1:%d", ports[0], ports[1], ports[2])}
 	kr := auth.Keyring{
 		{Type: "client", ID: "admin"}: {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
 		{Type: "client", ID: "ro"}:    {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow r"}},
@@ -88,7 +93,7 @@ func (c *procCluster) start(name string) {
 		c.t.Fatal(err)
 	}
 	p := &monProc{name: name, data: filepath.Join(c.dir, name), log: &bytes.Buffer{}, exited: make(chan error, 1)}
-	p.cmd = exec.Command(exe, "mon", "run", "--id", name, "--data", p.data, "--log-level", "debug")
+	p.cmd = exec.Command(exe, "mon", "run", "--id", name, "--data", p.data, "--log-level", "debug", "--metrics-addr", c.metrics[name])
 	p.cmd.Env = append(os.Environ(), daemonEnv+"=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -209,4 +214,37 @@ func TestMonitorAuthRefusals(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "error 13") {
 		t.Errorf("read-only client writing: %v", err)
 	}
+	// Every refusal is counted; sum the monitors' counters.
+	var proof, unknown, forbidden float64
+	for _, addr := range c.metrics {
+		page := scrape(t, addr)
+		proof += metricValue(page, `cuttle_auth_refusals_total{reason="bad proof"}`)
+		unknown += metricValue(page, `cuttle_auth_refusals_total{reason="unknown entity"}`)
+		forbidden += metricValue(page, `cuttle_auth_refusals_total{reason="forbidden"}`)
+	}
+	if proof < 1 || unknown < 1 || forbidden < 1 {
+		t.Errorf("refusal counters: bad proof %v, unknown entity %v, forbidden %v", proof, unknown, forbidden)
+	}
+}
+
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// metricValue returns the value of the series line starting with name.
+func metricValue(page, name string) float64 {
+	for _, line := range strings.Split(page, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f
+		}
+	}
+	return 0
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // monServices are the replicated services a monitor runs.
@@ -35,7 +36,7 @@ func (k monKeys) Secret(name auth.EntityName) (auth.Secret, auth.Caps, error) {
 // monAuth turns on authentication for a monitor: peers authenticate with
 // the keys in its data directory, monitors with the shared monitor key,
 // and commands are checked against the caller's mon caps.
-func monAuth(cfg *mon.Config, id, data string, log *slog.Logger) error {
+func monAuth(cfg *mon.Config, id, data string, reg prometheus.Registerer, log *slog.Logger) error {
 	kr, err := auth.LoadKeyring(filepath.Join(data, keyringFile))
 	if err != nil {
 		return fmt.Errorf("mon.%s: %w", id, err)
@@ -44,9 +45,17 @@ func monAuth(cfg *mon.Config, id, data string, log *slog.Logger) error {
 	if !ok {
 		return fmt.Errorf("mon.%s: keyring has no %s key", id, monKeyName)
 	}
-	events := auth.Events{OnRefusal: func(reason auth.Reason, peer auth.EntityName, err error) {
-		log.Warn("auth refused", "peer", peer.String(), "reason", string(reason), "err", err)
-	}}
+	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cuttle_auth_refusals_total",
+		Help: "Authentication and authorization refusals, by reason (unknown entity, bad proof, expired ticket, forbidden, ...)."}, []string{"reason"})
+	accepted := prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_auth_accepted_total", Help: "Entities authenticated."})
+	reg.MustRegister(refusals, accepted)
+	events := auth.Events{
+		OnRefusal: func(reason auth.Reason, peer auth.EntityName, err error) {
+			refusals.WithLabelValues(string(reason)).Inc()
+			log.Warn("auth refused", "peer", peer.String(), "reason", string(reason), "err", err)
+		},
+		OnAuthenticated: func(auth.EntityName) { accepted.Inc() },
+	}
 	authority, err := auth.NewAuthority(auth.AuthorityConfig{Keys: monKeys{kr}, Now: time.Now, Events: events})
 	if err != nil {
 		return err

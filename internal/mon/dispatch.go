@@ -84,6 +84,9 @@ func (m *Monitor) serveCommand(from msgr.Peer, c wire.MonCommand) {
 		}
 	}()
 	reply := m.handleCommand(ctx, from, c.Cmd)
+	_, builtin := m.builtin(c.Cmd.Prefix)
+	svc, _ := m.route(c.Cmd.Prefix)
+	m.metrics.command(c.Cmd.Prefix, builtin || svc != nil, reply.Code)
 	out := wire.MonCommandReply{Tid: c.Tid, Reply: reply}
 	if err := from.Session.Send(ctx, msgr.Message{Type: wire.TypeMonCommandReply, Version: 1, Payload: out.Encode()}); err != nil {
 		m.log.Info("reply not sent", "to", from.Name.String(), "command", c.Cmd.Prefix, "err", err)

@@ -108,11 +108,17 @@ func (m *Monitor) handleReady(ls *loopState, rd raft.Ready) error {
 		}
 		m.leader = rd.SoftState.Lead
 		m.mu.Unlock()
+		isLeader := 0.0
+		if rd.SoftState.Lead == m.id {
+			isLeader = 1
+		}
+		m.metrics.leader.Set(isLeader)
 	}
 	if rd.HardState != nil {
 		m.mu.Lock()
 		m.term = rd.HardState.GetTerm()
 		m.mu.Unlock()
+		m.metrics.term.Set(float64(rd.HardState.GetTerm()))
 	}
 	if err := m.st.Append(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
 		return fmt.Errorf("persist raft state: %w", err)
@@ -156,6 +162,7 @@ func (m *Monitor) installed(index uint64) error {
 }
 
 func (m *Monitor) setApplied(index uint64) {
+	m.metrics.applied.Set(float64(index))
 	m.mu.Lock()
 	m.applied = index
 	close(m.appliedCh)

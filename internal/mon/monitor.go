@@ -13,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
 	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 )
@@ -57,6 +58,8 @@ type Config struct {
 	PingInterval, MonDownAfter, MaxClockSkew time.Duration
 	// Seed seeds the messenger's backoff jitter.
 	Seed uint64
+	// Metrics receives the monitor's Prometheus series (optional).
+	Metrics prometheus.Registerer
 }
 
 func (c Config) withDefaults() Config {
@@ -100,12 +103,13 @@ var ErrNotReady = errors.New("mon: not ready (no quorum yet)")
 
 // Monitor is one running monitor.
 type Monitor struct {
-	cfg  Config
-	log  *slog.Logger
-	id   uint64
-	self auth.EntityName
-	st   *monstore.Store
-	msgr *msgr.Messenger
+	cfg     Config
+	log     *slog.Logger
+	metrics *monMetrics
+	id      uint64
+	self    auth.EntityName
+	st      *monstore.Store
+	msgr    *msgr.Messenger
 
 	// Loop inputs.
 	raftIn    chan raftMsg
@@ -151,6 +155,7 @@ func New(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{
 		cfg:         cfg,
+		metrics:     newMonMetrics(cfg.Metrics),
 		log:         cfg.Logger.With("mon", cfg.Name),
 		id:          id,
 		self:        auth.EntityName{Type: "mon", ID: cfg.Name},
