@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/mon/health"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 )
 
@@ -27,21 +28,15 @@ func (m *Monitor) builtin(prefix string) (func(moncmd.Command, time.Time) moncmd
 	return nil, false
 }
 
-// HealthCheck is one named health problem, as Ceph reports them.
-type HealthCheck struct {
-	Code     string   `json:"code"`
-	Severity string   `json:"severity"` // HEALTH_WARN or HEALTH_ERR
-	Summary  string   `json:"summary"`
-	Detail   []string `json:"detail,omitempty"`
-}
-
-// HealthSource is a service that reports health checks.
+// HealthSource is a service that reports health checks (osdmon's
+// OSD_DOWN, OSDMAP_FLAGS, ...).
 type HealthSource interface {
-	HealthChecks(now time.Time) []HealthCheck
+	HealthChecks(now time.Time) []health.Check
 }
 
-// health gathers the monitor's own checks and its services'.
-func (m *Monitor) health(now time.Time) (status string, checks []HealthCheck) {
+// health gathers the monitor's own checks and its services' into one
+// report.
+func (m *Monitor) health(now time.Time) health.Report {
 	var down, skewed []string
 	for _, v := range m.view(now) {
 		if !v.Up {
@@ -51,12 +46,13 @@ func (m *Monitor) health(now time.Time) (status string, checks []HealthCheck) {
 			skewed = append(skewed, fmt.Sprintf("mon.%s clock skew %v > max %v", v.Name, v.Offset.Round(time.Millisecond), m.cfg.MaxClockSkew))
 		}
 	}
+	var checks []health.Check
 	if len(down) > 0 {
-		checks = append(checks, HealthCheck{Code: "MON_DOWN", Severity: "HEALTH_WARN",
+		checks = append(checks, health.Check{Code: "MON_DOWN", Severity: health.Warn,
 			Summary: fmt.Sprintf("%d/%d mons down, quorum %s", len(down), len(m.cfg.MonMap.Mons), strings.Join(m.quorum(now), ",")), Detail: down})
 	}
 	if len(skewed) > 0 {
-		checks = append(checks, HealthCheck{Code: "MON_CLOCK_SKEW", Severity: "HEALTH_WARN",
+		checks = append(checks, health.Check{Code: "MON_CLOCK_SKEW", Severity: health.Warn,
 			Summary: "clock skew detected on " + strings.Join(skewedNames(skewed), ", "), Detail: skewed})
 	}
 	m.svcMu.Lock()
@@ -66,15 +62,7 @@ func (m *Monitor) health(now time.Time) (status string, checks []HealthCheck) {
 		}
 	}
 	m.svcMu.Unlock()
-	status = "HEALTH_OK"
-	for _, c := range checks {
-		if c.Severity == "HEALTH_ERR" {
-			status = "HEALTH_ERR"
-		} else if status == "HEALTH_OK" {
-			status = "HEALTH_WARN"
-		}
-	}
-	return status, checks
+	return health.Summarize(checks)
 }
 
 func skewedNames(lines []string) []string {
@@ -97,40 +85,9 @@ func (m *Monitor) quorum(now time.Time) []string {
 }
 
 func (m *Monitor) cmdHealth(cmd moncmd.Command, now time.Time) moncmd.Reply {
-	status, checks := m.health(now)
+	r := m.health(now)
 	detail := cmd.StrOr("detail", "") != ""
-	var b strings.Builder
-	b.WriteString(status)
-	for i, c := range checks {
-		if i == 0 && !detail {
-			b.WriteString(" ")
-		} else if !detail {
-			b.WriteString("; ")
-		} else {
-			b.WriteString("\n[" + strings.TrimPrefix(c.Severity, "HEALTH_") + "] " + c.Code + ": ")
-		}
-		b.WriteString(c.Summary)
-		if detail {
-			for _, d := range c.Detail {
-				b.WriteString("\n    " + d)
-			}
-		}
-	}
-	b.WriteString("\n")
-	data, _ := json.Marshal(map[string]any{"status": status, "checks": checksJSON(checks, detail)})
-	return moncmd.Reply{Data: data, Text: b.String()}
-}
-
-func checksJSON(checks []HealthCheck, detail bool) map[string]any {
-	out := map[string]any{}
-	for _, c := range checks {
-		v := map[string]any{"severity": c.Severity, "summary": map[string]string{"message": c.Summary}}
-		if detail {
-			v["detail"] = c.Detail
-		}
-		out[c.Code] = v
-	}
-	return out
+	return moncmd.Reply{Data: r.JSON(detail), Text: r.Text(detail)}
 }
 
 func (m *Monitor) monInfo(now time.Time) map[string]any {
@@ -171,16 +128,18 @@ func (m *Monitor) cmdMonDump(_ moncmd.Command, now time.Time) moncmd.Reply {
 // cmdStatus is the cluster summary (ceph -s): health, monitors, and
 // each service's "stat" command when it has one.
 func (m *Monitor) cmdStatus(_ moncmd.Command, now time.Time) moncmd.Reply {
-	status, checks := m.health(now)
+	rep := m.health(now)
 	info := m.monInfo(now)
 	quorum := info["quorum"].([]string)
 	var b strings.Builder
-	fmt.Fprintf(&b, "  cluster:\n    id:     %s\n    health: %s\n", m.cfg.MonMap.FSID, status)
-	for _, c := range checks {
+	fmt.Fprintf(&b, "  cluster:\n    id:     %s\n    health: %s\n", m.cfg.MonMap.FSID, rep.Status)
+	for _, c := range rep.Checks {
 		fmt.Fprintf(&b, "            %s\n", c.Summary)
 	}
 	fmt.Fprintf(&b, "\n  services:\n    mon: %d daemons, quorum %s (leader %s)\n", len(m.cfg.MonMap.Mons), strings.Join(quorum, ","), info["leader"])
-	data := map[string]any{"fsid": m.cfg.MonMap.FSID, "health": map[string]any{"status": status, "checks": checksJSON(checks, false)}, "monmap": info}
+	var healthJSON any
+	_ = json.Unmarshal(rep.JSON(false), &healthJSON)
+	data := map[string]any{"fsid": m.cfg.MonMap.FSID, "health": healthJSON, "monmap": info}
 	m.svcMu.Lock()
 	for _, s := range m.cfg.Services {
 		stat := s.Name() + " stat"
