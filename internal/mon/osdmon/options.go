@@ -1,0 +1,50 @@
+package osdmon
+
+import "time"
+
+// Options gives the service its configuration; configmon.View("mon")
+// implements it. Values must be the same on every monitor, since Apply
+// reads some of them: use a daemon-type section, not one monitor's.
+type Options interface {
+	Int(name string) int64
+	Bool(name string) bool
+	String(name string) string
+	Duration(name string) time.Duration
+}
+
+// The options the service reads (defaults are in configmon's schema).
+const (
+	// OptMinDownReporters: failure domains that must report an OSD.
+	OptMinDownReporters = "mon_osd_min_down_reporters"
+	// OptReporterSubtreeLevel: the CRUSH type reporters are counted by.
+	OptReporterSubtreeLevel = "mon_osd_reporter_subtree_level"
+	// OptHeartbeatGrace: how long an OSD must be reported failed.
+	OptHeartbeatGrace = "osd_heartbeat_grace"
+	// OptDownOutInterval: how long a down OSD waits to be marked out.
+	OptDownOutInterval = "mon_osd_down_out_interval"
+	// OptHistory: epochs of map history kept.
+	OptHistory = "mon_min_osdmap_epochs"
+	// OptAllowPoolDelete: whether "osd pool rm" may delete.
+	OptAllowPoolDelete = "mon_allow_pool_delete"
+	// OptPoolDefaultSize, OptPoolDefaultMinSize and OptPoolDefaultPGNum
+	// are the defaults of "osd pool create".
+	OptPoolDefaultSize    = "osd_pool_default_size"
+	OptPoolDefaultMinSize = "osd_pool_default_min_size"
+	OptPoolDefaultPGNum   = "osd_pool_default_pg_num"
+)
+
+// OptionNames lists every option the service reads, with its type
+// ("int", "bool", "str", "secs"), so the schema can be checked against it.
+func OptionNames() map[string]string {
+	return map[string]string{
+		OptMinDownReporters:     "int",
+		OptReporterSubtreeLevel: "str",
+		OptHeartbeatGrace:       "secs",
+		OptDownOutInterval:      "secs",
+		OptHistory:              "int",
+		OptAllowPoolDelete:      "bool",
+		OptPoolDefaultSize:      "int",
+		OptPoolDefaultMinSize:   "int",
+		OptPoolDefaultPGNum:     "int",
+	}
+}

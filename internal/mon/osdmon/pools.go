@@ -1,0 +1,260 @@
+package osdmon
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"time"
+
+	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// Limits of pool settings (Ceph's mon_max_pool_pg_num and size bounds).
+const (
+	maxPoolPGNum = 65536
+	maxPoolSize  = 10
+)
+
+// poolSettings are the settings "osd pool create" and "osd pool set"
+// change.
+type poolSettings struct {
+	Size, MinSize int
+	PGNum, PGPNum uint32
+	Rule          int32
+}
+
+// checkSettings validates settings against the CRUSH map.
+func checkSettings(cm *crush.Map, p poolSettings) error {
+	switch {
+	case p.Size < 1 || p.Size > maxPoolSize:
+		return fmt.Errorf("size %d out of [1, %d]", p.Size, maxPoolSize)
+	case p.MinSize < 1 || p.MinSize > p.Size:
+		return fmt.Errorf("min_size %d out of [1, size %d]", p.MinSize, p.Size)
+	case p.PGNum < 1 || p.PGNum > maxPoolPGNum:
+		return fmt.Errorf("pg_num %d out of [1, %d]", p.PGNum, maxPoolPGNum)
+	case p.PGPNum < 1 || p.PGPNum > p.PGNum:
+		return fmt.Errorf("pgp_num %d out of [1, pg_num %d]", p.PGPNum, p.PGNum)
+	}
+	r := cm.Rule(p.Rule)
+	if r == nil {
+		return fmt.Errorf("no crush rule %d", p.Rule)
+	}
+	if r.Type != crush.RuleReplicated {
+		return fmt.Errorf("crush rule %s is not a replicated rule", r.Name)
+	}
+	return nil
+}
+
+// ruleArg resolves a rule given by name or id.
+func ruleArg(cm *crush.Map, v string) (int32, error) {
+	if r := cm.RuleByName(v); r != nil {
+		return r.ID, nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 32); err == nil && cm.Rule(int32(n)) != nil {
+		return int32(n), nil
+	}
+	return 0, fmt.Errorf("no crush rule %q", v)
+}
+
+// countArg reads an optional positive count.
+func countArg(c moncmd.Command, name string, def int64) (int64, error) {
+	n, err := c.IntOr(name, def)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n > 1<<31 {
+		return 0, fmt.Errorf("%w: %s: %s %d out of range", moncmd.ErrBadArg, c.Prefix, name, n)
+	}
+	return n, nil
+}
+
+// preparePoolCreate handles "osd pool create pool [pg_num] [pgp_num]
+// [size] [min_size] [rule] [pool_type]".
+func (s *Service) preparePoolCreate(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	name, err := c.Str("pool")
+	if err != nil {
+		return bad(err)
+	}
+	if len(name) > osdmap.MaxNameLen {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool create: pool name longer than %d bytes", osdmap.MaxNameLen)
+	}
+	if typ := c.StrOr("pool_type", "replicated"); typ != "replicated" {
+		return nil, moncmd.Errorf(moncmd.ENOTSUP, "osd pool create: pool type %q is not supported (replicated only)", typ)
+	}
+	pgNum, err := countArg(c, "pg_num", max(s.opts.Int(OptPoolDefaultPGNum), 1))
+	if err != nil {
+		return bad(err)
+	}
+	pgpNum, err := countArg(c, "pgp_num", pgNum)
+	if err != nil {
+		return bad(err)
+	}
+	size, err := countArg(c, "size", max(s.opts.Int(OptPoolDefaultSize), 1))
+	if err != nil {
+		return bad(err)
+	}
+	defMin := s.opts.Int(OptPoolDefaultMinSize)
+	if defMin <= 0 || c.Has("size") {
+		defMin = size - size/2
+	}
+	minSize, err := countArg(c, "min_size", min(defMin, size))
+	if err != nil {
+		return bad(err)
+	}
+	rule, err := ruleArg(s.m.Crush(), c.StrOr("rule", DefaultRule))
+	if err != nil {
+		return nil, moncmd.Errorf(moncmd.ENOENT, "osd pool create: %v", err)
+	}
+	want := poolSettings{Size: int(size), MinSize: int(minSize), PGNum: uint32(pgNum), PGPNum: uint32(pgpNum), Rule: rule}
+	if err := checkSettings(s.m.Crush(), want); err != nil {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool create: %v", err)
+	}
+	if p := s.m.PoolByName(name); p != nil {
+		if (poolSettings{Size: p.Size, MinSize: p.MinSize, PGNum: p.PGNum, PGPNum: p.PGPNum, Rule: p.CrushRule}) == want {
+			return nil, moncmd.Reply{Status: fmt.Sprintf("pool '%s' already exists", name)}
+		}
+		return nil, moncmd.Errorf(moncmd.EEXIST, "pool '%s' already exists with other settings", name)
+	}
+	t := s.begin(now)
+	id := s.m.PoolMax() + 1
+	t.inc.NewPoolMax = &id
+	t.inc.NewPools = []osdmap.Pool{{ID: id, Name: name, Type: osdmap.PoolReplicated, Size: want.Size, MinSize: want.MinSize,
+		CrushRule: rule, PGNum: want.PGNum, PGPNum: want.PGPNum, Flags: osdmap.PoolHashPSPool, LastChange: t.inc.Epoch}}
+	status := fmt.Sprintf("pool '%s' created", name)
+	if bits.OnesCount32(want.PGNum) != 1 {
+		status += fmt.Sprintf(" (warning: pg_num %d is not a power of two, so PGs will differ in size)", want.PGNum)
+	}
+	r := replyJSON(map[string]any{"pool": name, "pool_id": id}, status+"\n")
+	r.Status = status
+	return t.propose(r)
+}
+
+// preparePoolSet handles "osd pool set pool var val".
+func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	name, err := c.Str("pool")
+	if err != nil {
+		return bad(err)
+	}
+	v, err := c.Str("var")
+	if err != nil {
+		return bad(err)
+	}
+	val, err := c.Str("val")
+	if err != nil {
+		return bad(err)
+	}
+	cur := s.m.PoolByName(name)
+	if cur == nil {
+		return nil, moncmd.Errorf(moncmd.ENOENT, "unrecognized pool '%s'", name)
+	}
+	p := *cur
+	num := func() (int64, error) {
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || n < 0 || n > 1<<31 {
+			return 0, fmt.Errorf("%s: %q is not a count", v, val)
+		}
+		return n, nil
+	}
+	var n int64
+	switch v {
+	case "size":
+		if n, err = num(); err == nil {
+			p.Size = int(n)
+			p.MinSize = min(p.MinSize, p.Size)
+		}
+	case "min_size":
+		if n, err = num(); err == nil {
+			p.MinSize = int(n)
+		}
+	case "pg_num":
+		if n, err = num(); err == nil {
+			if uint32(n) < p.PGNum {
+				return nil, moncmd.Errorf(moncmd.EPERM, "pool '%s': pg_num can only grow (from %d), not shrink to %d", name, p.PGNum, n)
+			}
+			p.PGNum = uint32(n)
+		}
+	case "pgp_num":
+		if n, err = num(); err == nil {
+			p.PGPNum = uint32(n)
+		}
+	case "crush_rule":
+		p.CrushRule, err = ruleArg(s.m.Crush(), val)
+	default:
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: unknown variable %q (size, min_size, pg_num, pgp_num, crush_rule)", v)
+	}
+	if err != nil {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: %v", err)
+	}
+	if err := checkSettings(s.m.Crush(), poolSettings{Size: p.Size, MinSize: p.MinSize, PGNum: p.PGNum, PGPNum: p.PGPNum, Rule: p.CrushRule}); err != nil {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: pool '%s': %v", name, err)
+	}
+	if p == *cur {
+		return nil, moncmd.Reply{Status: fmt.Sprintf("pool '%s' %s is already %s", name, v, val)}
+	}
+	t := s.begin(now)
+	p.LastChange = t.inc.Epoch
+	t.inc.NewPools = []osdmap.Pool{p}
+	return t.propose(moncmd.Reply{Status: fmt.Sprintf("set pool %d %s to %s", p.ID, v, val)})
+}
+
+// preparePoolRename handles "osd pool rename srcpool destpool".
+func (s *Service) preparePoolRename(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	src, err := c.Str("srcpool")
+	if err != nil {
+		return bad(err)
+	}
+	dst, err := c.Str("destpool")
+	if err != nil {
+		return bad(err)
+	}
+	if len(dst) > osdmap.MaxNameLen {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool rename: pool name longer than %d bytes", osdmap.MaxNameLen)
+	}
+	p := s.m.PoolByName(src)
+	switch {
+	case p == nil && s.m.PoolByName(dst) != nil:
+		return nil, moncmd.Reply{Status: fmt.Sprintf("pool '%s' does not exist; pool '%s' already exists", src, dst)}
+	case p == nil:
+		return nil, moncmd.Errorf(moncmd.ENOENT, "unrecognized pool '%s'", src)
+	case s.m.PoolByName(dst) != nil:
+		return nil, moncmd.Errorf(moncmd.EEXIST, "pool '%s' already exists", dst)
+	}
+	t := s.begin(now)
+	np := *p
+	np.Name, np.LastChange = dst, t.inc.Epoch
+	t.inc.NewPools = []osdmap.Pool{np}
+	return t.propose(moncmd.Reply{Status: fmt.Sprintf("pool '%s' renamed to '%s'", src, dst)})
+}
+
+// preparePoolRm handles "osd pool rm pool pool2
+// yes_i_really_really_mean_it", guarded as Ceph guards it.
+func (s *Service) preparePoolRm(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	name, err := c.Str("pool")
+	if err != nil {
+		return bad(err)
+	}
+	p := s.m.PoolByName(name)
+	if p == nil {
+		return nil, moncmd.Reply{Status: fmt.Sprintf("pool '%s' does not exist", name)}
+	}
+	sure, err := c.Bool("yes_i_really_really_mean_it")
+	if err != nil {
+		return bad(err)
+	}
+	if c.StrOr("pool2", "") != name || !sure {
+		return nil, moncmd.Errorf(moncmd.EPERM, "WARNING: this will *PERMANENTLY DESTROY* all data stored in pool %s.  "+
+			"If you are *ABSOLUTELY CERTAIN* that is what you want, pass the pool name *twice*, "+
+			"followed by --yes-i-really-really-mean-it.", name)
+	}
+	if !s.opts.Bool(OptAllowPoolDelete) {
+		return nil, moncmd.Errorf(moncmd.EPERM, "pool deletion is disabled; you must first set the %s config option to true before you can destroy a pool", OptAllowPoolDelete)
+	}
+	if p.Flags&osdmap.PoolNoDelete != 0 {
+		return nil, moncmd.Errorf(moncmd.EPERM, "pool '%s' has the nodelete flag set", name)
+	}
+	t := s.begin(now)
+	t.inc.OldPools = []int64{p.ID}
+	return t.propose(moncmd.Reply{Status: fmt.Sprintf("pool '%s' removed", name)})
+}
