@@ -33,6 +33,7 @@ type procCluster struct {
 	hosts   string
 	mons    map[string]*monProc
 	metrics map[string]string // monitor -> its metrics address
+	netns   map[string]string // monitor -> the network namespace it runs in, if any
 }
 
 // freePorts returns n loopback ports that were free a moment ago.
@@ -58,11 +59,18 @@ func freePorts(t *testing.T, n int) []int {
 // also holds client.ro, which may only read.
 func newProcCluster(t *testing.T) *procCluster {
 	t.Helper()
-	dir := t.TempDir()
 	ports := freePorts(t, 6)
+	return newProcClusterAt(t, fmt.Sprintf("a=127.0.0.1:%d,b=127.0.0.1:%d,c=127.0.0.1:%d", ports[0], ports[1], ports[2]),
+		map[string]string{"a": fmt.Sprintf("127.0.0.1:%d", ports[3]), "b": fmt.Sprintf("127.0.0.1:%d", ports[4]), "c": fmt.Sprintf("127.0.0.1:%d", ports[5])}, nil)
+}
+
+// newProcClusterAt makes the three monitors at the given addresses,
+// each in its network namespace if netns names one.
+func newProcClusterAt(t *testing.T, hosts string, metricsAddrs, netns map[string]string) *procCluster {
+	t.Helper()
+	dir := t.TempDir()
 	c := &procCluster{t: t, dir: dir, conf: filepath.Join(dir, "cuttle.conf"), mons: map[string]*monProc{},
-		metrics: map[string]string{"a": fmt.Sprintf("127.0.0.1:%d", ports[3]), "b": fmt.Sprintf("127.0.0.1:%d", ports[4]), "c": fmt.Sprintf("127.0.0.1:%d", ports[5])},
-		hosts:   fmt.Sprintf("a=127.0.0.1:%d,b=127.0.0.1:%d,c=127.0.0.1:%d", ports[0], ports[1], ports[2])}
+		metrics: metricsAddrs, netns: netns, hosts: hosts}
 	kr := auth.Keyring{
 		{Type: "client", ID: "admin"}: {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
 		{Type: "client", ID: "ro"}:    {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow r"}},
@@ -93,7 +101,16 @@ func (c *procCluster) start(name string) {
 		c.t.Fatal(err)
 	}
 	p := &monProc{name: name, data: filepath.Join(c.dir, name), log: &bytes.Buffer{}, exited: make(chan error, 1)}
-	p.cmd = exec.Command(exe, "mon", "run", "--id", name, "--data", p.data, "--log-level", "debug", "--metrics-addr", c.metrics[name])
+	args := []string{"mon", "run", "--id", name, "--data", p.data, "--log-level", "debug"}
+	if addr := c.metrics[name]; addr != "" {
+		args = append(args, "--metrics-addr", addr)
+	}
+	p.cmd = exec.Command(exe, args...)
+	if ns := c.netns[name]; ns != "" {
+		// ip netns exec enters the namespace and execs the daemon, so
+		// the process and its SIGKILL are the daemon's own.
+		p.cmd = exec.Command("ip", append([]string{"netns", "exec", ns, exe}, args...)...)
+	}
 	p.cmd.Env = append(os.Environ(), daemonEnv+"=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
