@@ -25,12 +25,13 @@ type Service struct {
 var _ moncmd.Service = (*Service)(nil)
 
 // New returns a service with an empty database; Load fills it from the
-// store. A nil logger discards.
+// store. log receives its messages as given (the caller adds any group);
+// nil discards.
 func New(log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{log: log.WithGroup(ServiceName), db: newDB()}
+	return &Service{log: log, db: newDB()}
 }
 
 // Name implements moncmd.Service.

@@ -98,3 +98,7 @@ func hostsDown(m *osdmap.Map) (health.Check, bool) {
 	return health.Check{Code: "OSD_HOST_DOWN", Severity: health.Warn,
 		Summary: fmt.Sprintf("%d host (%d osds) down", len(lines), osds), Detail: lines}, true
 }
+
+// HealthChecks returns Health(now); it makes the service a health source
+// of the monitor's driver (internal/mon's HealthSource).
+func (s *Service) HealthChecks(now time.Time) []health.Check { return s.Health(now) }

@@ -27,7 +27,8 @@ var ErrNoOptions = errors.New("osdmon: Config.Options is required")
 type Config struct {
 	// Options gives the option values (configmon's View("mon")). Required.
 	Options Options
-	// Logger receives the service's messages. Default: discard.
+	// Logger receives the service's messages, as given (the caller adds
+	// any group). Default: discard.
 	Logger *slog.Logger
 }
 
@@ -56,7 +57,7 @@ func New(cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{opts: cfg.Options, log: log.WithGroup(ServiceName), meta: metaTable{},
+	return &Service{opts: cfg.Options, log: log, meta: metaTable{},
 		failures: map[int32]map[int32]time.Time{}}, nil
 }
 

@@ -122,4 +122,3 @@ func (s *Service) queryTree(moncmd.Command) moncmd.Reply {
 	v := Tree(s.m)
 	return replyJSON(v, v.Text())
 }
-

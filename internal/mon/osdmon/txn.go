@@ -2,6 +2,7 @@ package osdmon
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/cuttlestore/cuttle/crush"
@@ -65,12 +66,24 @@ func (t *txn) propose(reply moncmd.Reply) ([]byte, moncmd.Reply) {
 		if err != nil {
 			return nil, moncmd.Errorf(moncmd.EINVAL, "crush: %v", err)
 		}
+		for _, r := range t.spec.Rules {
+			for _, st := range r.Steps {
+				if st.Op == crush.OpTake && st.Class != "" && !slices.Contains(cm.Classes(), st.Class) {
+					return nil, moncmd.Errorf(moncmd.EBUSY, "crush: rule %s takes device class %s, which would have no devices", r.Name, st.Class)
+				}
+			}
+		}
 		t.inc.NewCrush = cm
 	}
-	if _, err := t.base.Apply(t.inc); err != nil {
-		return nil, moncmd.Errorf(moncmd.EINVAL, "%v", err)
-	}
+	// Check what Apply will do: decode the encoded incremental and apply
+	// it, so that a map the codec cannot carry is refused here.
 	body, err := t.inc.MarshalBinary()
+	if err == nil {
+		var inc *osdmap.Incremental
+		if inc, err = osdmap.UnmarshalIncremental(body); err == nil {
+			_, err = t.base.Apply(inc)
+		}
+	}
 	if err != nil {
 		return nil, moncmd.Errorf(moncmd.EINVAL, "%v", err)
 	}

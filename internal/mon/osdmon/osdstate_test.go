@@ -1,0 +1,128 @@
+package osdmon
+
+import (
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+const uuidA = "11111111-2222-4333-8444-555555555555"
+
+func TestOSDLifecycle(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"create", []step{
+			{prefix: "osd create", status: "created osd.0", text: "0\n", data: `{"osdid":0}`},
+			{prefix: "osd create", args: []string{"uuid", uuidA}, status: "created osd.1", text: "1\n"},
+			{prefix: "osd create", args: []string{"uuid", "11111111-2222-4333-8444-555555555555"}, status: "exists with uuid", data: `{"osdid":1}`},
+			{prefix: "osd create", args: []string{"uuid", "bogus"}, code: moncmd.EINVAL, status: "not a uuid"},
+			{prefix: "osd ls", text: "0\n1\n", data: `[0,1]`},
+			{prefix: "osd stat", text: "2 osds: 0 up, 0 in; epoch: e3\n", data: `{"epoch":3,"num_osds":2,"num_up_osds":0,"num_in_osds":0,"flags":""}`},
+			{prefix: "osd rm", args: []string{"ids", "0"}, status: "removed osd.0"},
+			{prefix: "osd create", status: "created osd.0"}, // the lowest free id again
+		}},
+		{"boot", []step{
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}, code: moncmd.ENOENT, status: "does not exist"},
+			{prefix: "osd create", args: []string{"uuid", uuidA}},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0", "uuid", "99999999-2222-4333-8444-555555555555"}, code: moncmd.EPERM, status: "belongs to uuid"},
+			{prefix: "osd boot", args: []string{"id", "0", "host", "h0"}, code: moncmd.EINVAL, status: `missing "addr"`},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0", "weight", "-1"}, code: moncmd.EINVAL, status: "out of"},
+			{prefix: "osd set", args: []string{"key", "noup"}, status: "noup is set"},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}, code: moncmd.EAGAIN, status: "noup is set"},
+			{prefix: "osd unset", args: []string{"key", "noup"}, status: "noup is unset"},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0", "uuid", uuidA, "weight", "0.5", "class", "ssd"},
+				status: "osd.0 booted at a:1, marked in, placed under host=h0 with weight 0.50000"},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}, status: "already up"},
+			{prefix: "osd tree", text: "" +
+				"ID  CLASS  WEIGHT   TYPE NAME      STATUS  REWEIGHT  PRI-AFF\n" +
+				"-1         0.50000  root default\n" +
+				"-2         0.50000      host h0\n" +
+				" 0    ssd  0.50000          osd.0      up   1.00000  1.00000\n"},
+			{prefix: "osd find", args: []string{"id", "0"}, text: "osd.0 at a:1 (root=default,host=h0)\n",
+				data: `{"osd":0,"uuid":"11111111-2222-4333-8444-555555555555","addr":"a:1","host":"h0","crush_location":{"host":"h0","root":"default"}}`},
+			{prefix: "osd find", args: []string{"id", "7"}, code: moncmd.ENOENT},
+			// A restart at a new address is a new incarnation.
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:2", "host", "h0"}, status: "osd.0 booted at a:2"},
+		}},
+		{"down out in", []step{
+			{prefix: "osd create"}, {prefix: "osd create"},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}},
+			{prefix: "osd boot", args: []string{"id", "1", "addr", "a:2", "host", "h0"}},
+			{prefix: "osd down", args: []string{"ids", "0,osd.1"}, status: "marked down osd.0, osd.1"},
+			{prefix: "osd down", args: []string{"ids", "0"}, status: "osd.0 is already down"},
+			{prefix: "osd down", args: []string{"ids", "5"}, code: moncmd.ENOENT},
+			{prefix: "osd down", args: []string{"ids", "x"}, code: moncmd.EINVAL},
+			{prefix: "osd down", code: moncmd.EINVAL, status: `missing "ids"`},
+			{prefix: "osd out", args: []string{"ids", "0"}, status: "marked out osd.0"},
+			{prefix: "osd out", args: []string{"ids", "0 1"}, status: "marked out osd.1; osd.0 is already out"},
+			{prefix: "osd stat", text: "2 osds: 0 up, 0 in; epoch: e8\n"},
+			{prefix: "osd in", args: []string{"ids", "1"}, status: "marked in osd.1"},
+			{prefix: "osd in", args: []string{"ids", "1"}, status: "already in"},
+			{prefix: "osd rm", args: []string{"ids", "9"}, code: moncmd.ENOENT},
+		}},
+		{"rm", []step{
+			{prefix: "osd create"},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}},
+			{prefix: "osd rm", args: []string{"ids", "0"}, code: moncmd.EBUSY, status: "still up"},
+			{prefix: "osd down", args: []string{"ids", "0"}},
+			{prefix: "osd rm", args: []string{"ids", "0"}, status: "removed osd.0"},
+			{prefix: "osd ls", data: `[]`},
+			{prefix: "osd tree", text: "" +
+				"ID  CLASS  WEIGHT   TYPE NAME     STATUS  REWEIGHT  PRI-AFF\n" +
+				"-1         0.00000  root default\n" +
+				"-2         0.00000      host h0\n"},
+		}},
+		{"reweight", []step{
+			{prefix: "osd create"},
+			{prefix: "osd reweight", args: []string{"id", "0", "weight", "0.5"}, status: "reweighted osd.0 to 0.50000"},
+			{prefix: "osd reweight", args: []string{"id", "0", "weight", "0.5"}, status: "already has reweight"},
+			{prefix: "osd reweight", args: []string{"id", "0", "weight", "1.5"}, code: moncmd.EINVAL, status: "out of [0, 1]"},
+			{prefix: "osd reweight", args: []string{"id", "0", "weight", "NaN"}, code: moncmd.EINVAL},
+			{prefix: "osd reweight", args: []string{"id", "3", "weight", "1"}, code: moncmd.ENOENT},
+		}},
+		{"flags", []step{
+			{prefix: "osd set", args: []string{"key", "noout"}, status: "noout is set"},
+			{prefix: "osd set", args: []string{"key", "noout"}, status: "noout is already set"},
+			{prefix: "osd set", args: []string{"key", "pause"}, status: "pause is set"},
+			{prefix: "osd set", args: []string{"key", "norebalance"}},
+			{prefix: "osd stat", text: "0 osds: 0 up, 0 in; epoch: e4\nflags pauserd,pausewr,noout,norebalance\n"},
+			{prefix: "osd unset", args: []string{"key", "pause"}, status: "pause is unset"},
+			{prefix: "osd unset", args: []string{"key", "nodown"}, status: "already unset"},
+			{prefix: "osd set", args: []string{"key", "full"}, code: moncmd.EINVAL, status: "unknown flag"},
+			{prefix: "osd set", code: moncmd.EINVAL, status: `missing "key"`},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runSteps(t, newCluster(t), tc.steps) })
+	}
+}
+
+// TestBootMarksIn checks Ceph's rules for marking a booting OSD in: a new
+// OSD and one the monitor marked out come in (unless noin is set); one an
+// operator marked out stays out.
+func TestBootMarksIn(t *testing.T) {
+	m := newCluster(t)
+	must(t, m.run("osd create"))
+	must(t, m.run("osd set", "key", "noin"))
+	must(t, m.run("osd boot", "id", "0", "addr", "a:1", "host", "h0"))
+	if o := m.osd(0); !o.IsUp() || o.IsIn() {
+		t.Fatalf("noin: osd.0 %+v", o)
+	}
+	must(t, m.run("osd unset", "key", "noin"))
+	must(t, m.run("osd down", "ids", "0"))
+	must(t, m.run("osd boot", "id", "0", "addr", "a:1", "host", "h0"))
+	if o := m.osd(0); !o.IsIn() {
+		t.Fatalf("new osd not marked in on boot: %+v", o)
+	}
+	must(t, m.run("osd out", "ids", "0"))
+	must(t, m.run("osd down", "ids", "0"))
+	must(t, m.run("osd boot", "id", "0", "addr", "a:1", "host", "h0"))
+	if o := m.osd(0); o.IsIn() || !o.IsUp() {
+		t.Fatalf("operator's out should stick: %+v", o)
+	}
+	if o := m.osd(0); o.State&osdmap.OSDNew != 0 {
+		t.Fatalf("state %s", o.State)
+	}
+}
