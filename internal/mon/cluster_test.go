@@ -40,7 +40,11 @@ type runningMon struct {
 }
 
 func newTestCluster(t *testing.T, n int) *testCluster {
-	c := &testCluster{t: t, net: memnet.New(memnet.Config{Seed: 1, MinDelay: time.Millisecond, MaxDelay: 3 * time.Millisecond}),
+	return newTestClusterNet(t, n, memnet.Config{Seed: 1, MinDelay: time.Millisecond, MaxDelay: 3 * time.Millisecond})
+}
+
+func newTestClusterNet(t *testing.T, n int, nc memnet.Config) *testCluster {
+	c := &testCluster{t: t, net: memnet.New(nc),
 		fs: map[string]vfs.FS{}, mons: map[string]*runningMon{}}
 	c.monmap.FSID = "test-fsid"
 	for i := range n {
