@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
@@ -73,14 +75,8 @@ func commands() map[string]command {
 	}
 }
 
-// Prefixes returns the command prefixes the service handles.
-func Prefixes() []string {
-	var out []string
-	for p := range commands() {
-		out = append(out, p)
-	}
-	return out
-}
+// Prefixes returns the command prefixes the service handles, sorted.
+func Prefixes() []string { return slices.Sorted(maps.Keys(commands())) }
 
 // Handles implements moncmd.Service.
 func (s *Service) Handles(prefix string) (ok, write bool) {

@@ -50,13 +50,6 @@ func (t *txn) setMeta(id int32, m osdMeta) { t.meta[id] = metaChange{id: id, met
 
 func (t *txn) removeMeta(id int32) { t.meta[id] = metaChange{id: id, remove: true} }
 
-// changed reports whether the txn holds any change.
-func (t *txn) changed() bool {
-	i := t.inc
-	return t.spec != nil || len(t.meta) > 0 || i.NewFlags != nil || i.NewMaxOSD != nil || i.NewPoolMax != nil ||
-		len(i.NewPools) > 0 || len(i.OldPools) > 0 || len(i.NewOSDs) > 0
-}
-
 // propose finishes the txn: it builds the CRUSH map, checks that the
 // incremental applies to the base map, and encodes the proposal with the
 // reply the client will get.
