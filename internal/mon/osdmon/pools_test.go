@@ -23,6 +23,8 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool create", args: []string{"pool", "one", "size", "1", "pg_num", "8", "pgp_num", "4"}},
 			{prefix: "osd pool get", args: []string{"pool", "one", "var", "pgp_num"}, text: "pgp_num: 4\n"},
 			{prefix: "osd pool ls", text: "rbd\nodd\none\n", data: `["rbd","odd","one"]`},
+			{prefix: "osd pool ls", args: []string{"detail", "maybe"}, code: moncmd.EINVAL},
+			{prefix: "osd pool ls", args: []string{"detail", "detail"}, data: `[{"pool":1,"pool_name":"rbd","type":"replicated","size":3,"min_size":2,"crush_rule":0,"pg_num":32,"pgp_num":32,"flags_names":"hashpspool","last_change":2},{"pool":2,"pool_name":"odd","type":"replicated","size":2,"min_size":1,"crush_rule":0,"pg_num":30,"pgp_num":30,"flags_names":"hashpspool","last_change":3},{"pool":3,"pool_name":"one","type":"replicated","size":1,"min_size":1,"crush_rule":0,"pg_num":8,"pgp_num":4,"flags_names":"hashpspool","last_change":4}]`},
 			{prefix: "osd pool ls", args: []string{"detail", "true"},
 				text: "pool 1 'rbd' replicated size 3 min_size 2 crush_rule 0 object_hash rjenkins pg_num 32 pgp_num 32 last_change 2 flags hashpspool\n" +
 					"pool 2 'odd' replicated size 2 min_size 1 crush_rule 0 object_hash rjenkins pg_num 30 pgp_num 30 last_change 3 flags hashpspool\n" +

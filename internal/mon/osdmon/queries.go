@@ -219,11 +219,15 @@ func (s *Service) queryFind(c moncmd.Command) moncmd.Reply {
 	return replyJSON(v, fmt.Sprintf("osd.%d at %s (%s)\n", id, addr, locString(loc)))
 }
 
-// queryPoolLs answers "osd pool ls [detail=true]".
+// queryPoolLs answers "osd pool ls [detail=true|detail]".
 func (s *Service) queryPoolLs(c moncmd.Command) moncmd.Reply {
-	detail, err := c.Bool("detail")
-	if err != nil {
-		return moncmd.FromError(err, moncmd.EINVAL)
+	// "detail=detail" is how Ceph's CLI spells the optional word.
+	detail := c.StrOr("detail", "") == "detail"
+	if !detail {
+		var err error
+		if detail, err = c.Bool("detail"); err != nil {
+			return moncmd.FromError(err, moncmd.EINVAL)
+		}
 	}
 	var b strings.Builder
 	names, views := []string{}, []PoolView{}
