@@ -22,13 +22,14 @@ import (
 // testCluster runs monitors on an in-memory network inside a synctest
 // bubble: time is virtual, so elections and timeouts take no real time.
 type testCluster struct {
-	t      *testing.T
-	net    *memnet.Network
-	monmap MonMap
-	fs     map[string]vfs.FS
-	mons   map[string]*runningMon
-	keep   uint64
-	every  uint64
+	t         *testing.T
+	net       *memnet.Network
+	monmap    MonMap
+	fs        map[string]vfs.FS
+	mons      map[string]*runningMon
+	keep      uint64
+	every     uint64
+	bootstrap []moncmd.Command
 }
 
 type runningMon struct {
@@ -70,7 +71,7 @@ func (c *testCluster) start(name string) {
 	}
 	kv := &kvService{keep: c.keep}
 	m, err := New(Config{Name: name, MonMap: c.monmap, Store: st, Services: []moncmd.Service{kv},
-		Network: c.net.Host(name + ":6789"), Logger: testLogger(name), CompactEvery: c.every})
+		Network: c.net.Host(name + ":6789"), Logger: testLogger(name), CompactEvery: c.every, Bootstrap: c.bootstrap})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -315,6 +315,7 @@ func (m *Monitor) serviceTicks(ctx context.Context, rn *raft.RawNode, now time.T
 	if rn.BasicStatus().RaftState != raft.StateLeader {
 		return
 	}
+	m.bootstrap(ctx, now)
 	m.svcMu.Lock()
 	var cmds []moncmd.Command
 	for _, s := range m.cfg.Services {
@@ -328,4 +329,27 @@ func (m *Monitor) serviceTicks(ctx context.Context, rn *raft.RawNode, now time.T
 			}
 		}()
 	}
+}
+
+// bootstrap runs the Bootstrap commands not yet done, one pass at a time,
+// in order (a later one may need an earlier one's change).
+func (m *Monitor) bootstrap(ctx context.Context, now time.Time) {
+	if len(m.cfg.Bootstrap) == 0 || !m.bootstrapping.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer m.bootstrapping.Store(false)
+		for i, c := range m.cfg.Bootstrap {
+			if m.bootstrapped[i].Load() {
+				continue
+			}
+			r, err := m.runCommand(ctx, c, now)
+			if err != nil || (r.Code != moncmd.OK && r.Code != moncmd.EEXIST) {
+				m.log.Info("bootstrap command not done yet", "command", c.Prefix, "status", r.Status, "err", err)
+				return
+			}
+			m.bootstrapped[i].Store(true)
+			m.log.Info("bootstrap command done", "command", c.Prefix, "status", r.Status)
+		}
+	}()
 }

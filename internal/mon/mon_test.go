@@ -3,6 +3,7 @@ package mon
 import (
 	"fmt"
 
+	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"strings"
 	"testing"
@@ -210,4 +211,27 @@ func TestLossyNetwork(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Bootstrap commands run on the leader until they succeed, once: here a
+// first key written when the cluster forms, without any client.
+func TestBootstrapCommands(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		c := newTestCluster(t, 3)
+		c.bootstrap = []moncmd.Command{moncmd.New("kv set", "key", "created", "value", "yes")}
+		for _, n := range []string{"a", "b", "c"} {
+			c.start(n)
+		}
+		defer c.stopAll()
+		tc := c.client("x")
+		time.Sleep(5 * time.Second) // virtual: an election and a tick
+		for _, n := range []string{"a", "b", "c"} {
+			if got := get(t, tc, n, "created"); got != "yes" {
+				t.Fatalf("mon.%s: %q", n, got)
+			}
+			if r := tc.mustRun(t, n, "kv stat"); !strings.HasPrefix(r.Text, "1 keys, epoch 1") {
+				t.Fatalf("mon.%s: bootstrap ran more than once: %s", n, r.Text)
+			}
+		}
+	})
 }

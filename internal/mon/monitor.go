@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -60,6 +61,11 @@ type Config struct {
 	Seed uint64
 	// Metrics receives the monitor's Prometheus series (optional).
 	Metrics prometheus.Registerer
+	// Bootstrap are commands the leader runs until each has succeeded
+	// once (or found its change already made: EEXIST): creating the
+	// first OSD map of a new cluster, seeding the auth database. They
+	// must be idempotent; every monitor may run them after an election.
+	Bootstrap []moncmd.Command
 }
 
 func (c Config) withDefaults() Config {
@@ -138,6 +144,11 @@ type Monitor struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// bootstrapped marks Config.Bootstrap commands done (by index);
+	// bootstrapping is set while a leader runs them.
+	bootstrapped  []atomic.Bool
+	bootstrapping atomic.Bool
 }
 
 // New creates a monitor; Run starts it.
@@ -171,6 +182,7 @@ func New(cfg Config) (*Monitor, error) {
 		sendResults: make(chan sendResult, 256),
 		stop:        make(chan struct{}),
 	}
+	m.bootstrapped = make([]atomic.Bool, len(cfg.Bootstrap))
 	for _, mi := range cfg.MonMap.Mons {
 		if mi.Name != cfg.Name {
 			m.peers[mi.Name] = &peerState{}
