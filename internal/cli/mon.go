@@ -242,10 +242,8 @@ func runMonDaemon(cmd *cobra.Command, id, data, metricsAddr string, log *slog.Lo
 	defer st.Close()
 	reg := metrics.NewRegistry()
 	cfg := mon.Config{Name: id, MonMap: mm, Store: st, Services: monServices(log), Network: &msgr.TCP{}, Logger: log, Metrics: reg}
-	if mode == "cephx" {
-		if err := monAuth(&cfg, id, data, reg, log); err != nil {
-			return err
-		}
+	if err := addAuthService(&cfg, mode, id, data, reg, log); err != nil {
+		return err
 	}
 	if metricsAddr != "" {
 		addr, err := metrics.Serve(cmd.Context(), metricsAddr, reg, log)

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/mon"
+	"github.com/cuttlestore/cuttle/internal/mon/authmon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,24 +20,41 @@ func monServices(log *slog.Logger) []moncmd.Service {
 	return []moncmd.Service{configmon.New(log.WithGroup("config"))}
 }
 
-// monKeys is the monitor's key server: its keyring, where every monitor
-// (mon.a, mon.b, ...) authenticates with the shared monitor key.
-type monKeys struct{ kr auth.Keyring }
+// monKeys is the monitor's key server: the auth database's, where every
+// monitor (mon.a, mon.b, ...) authenticates with the shared monitor key.
+type monKeys struct{ ks auth.KeyServer }
 
 func (k monKeys) Secret(name auth.EntityName) (auth.Secret, auth.Caps, error) {
 	if name.Type == "mon" {
 		name = monKeyName
 	}
-	e, ok := k.kr[name]
-	if !ok {
-		return auth.Secret{}, nil, fmt.Errorf("%w: %s", auth.ErrUnknownEntity, name)
+	return k.ks.Secret(name)
+}
+
+// monRotationPeriod is how long each rotating service key seals tickets;
+// the Authority and the auth database agree on it.
+const monRotationPeriod = time.Hour
+
+// addAuthService adds the auth database (authmon) to the monitor's
+// services and, with cephx, turns on authentication.
+func addAuthService(cfg *mon.Config, mode, id, data string, reg prometheus.Registerer, log *slog.Logger) error {
+	if mode != "cephx" {
+		svc, err := authmon.New(authmon.Config{Logger: log})
+		if err != nil {
+			return err
+		}
+		cfg.Services = append(cfg.Services, svc)
+		return nil
 	}
-	return e.Key, e.Caps, nil
+	return monAuth(cfg, id, data, reg, log)
 }
 
 // monAuth turns on authentication for a monitor: peers authenticate with
-// the keys in its data directory, monitors with the shared monitor key,
-// and commands are checked against the caller's mon caps.
+// the keys of the auth database, monitors with the shared monitor key,
+// and commands are checked against the caller's mon caps. The keyring in
+// the data directory seeds the database at the cluster's first start
+// (the first leader imports it) and answers only until then, so the
+// monitors can authenticate to each other and elect that leader.
 func monAuth(cfg *mon.Config, id, data string, reg prometheus.Registerer, log *slog.Logger) error {
 	kr, err := auth.LoadKeyring(filepath.Join(data, keyringFile))
 	if err != nil {
@@ -56,10 +75,18 @@ func monAuth(cfg *mon.Config, id, data string, reg prometheus.Registerer, log *s
 		},
 		OnAuthenticated: func(auth.EntityName) { accepted.Inc() },
 	}
-	authority, err := auth.NewAuthority(auth.AuthorityConfig{Keys: monKeys{kr}, Now: time.Now, Events: events})
+	keys := authmon.NewKeyServer(kr)
+	authority, err := auth.NewAuthority(auth.AuthorityConfig{Keys: monKeys{keys}, Now: time.Now, Events: events,
+		RotationPeriod: monRotationPeriod})
 	if err != nil {
 		return err
 	}
+	svc, err := authmon.New(authmon.Config{Logger: log, Keys: keys, Authority: authority, Seed: kr,
+		RotationPeriod: monRotationPeriod})
+	if err != nil {
+		return fmt.Errorf("mon.%s: %w", id, err)
+	}
+	cfg.Services = append(cfg.Services, svc)
 	self := auth.EntityName{Type: "mon", ID: id}
 	cfg.ServerAuth = authority.NewHandshake
 	cfg.ClientAuth = func(auth.EntityName) auth.ClientHandshake {
@@ -73,6 +100,11 @@ func monAuth(cfg *mon.Config, id, data string, reg prometheus.Registerer, log *s
 		access := auth.AccessRead
 		if write {
 			access = auth.AccessWrite
+		}
+		if strings.HasPrefix(cmd.Prefix, "auth ") {
+			// The auth commands read and write secrets: they need x
+			// as well, as in Ceph (rx to read, rwx to change).
+			access |= auth.AccessRead | auth.AccessExec
 		}
 		return cc.Check(auth.Request{Service: "mon", Access: access, Command: cmd.Prefix})
 	}
