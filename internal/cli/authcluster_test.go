@@ -83,6 +83,10 @@ func TestAuthCommandsOnCluster(t *testing.T) {
 	if _, err := c.cli("client.admin", "auth", "rm", "mon.*"); err == nil || !strings.Contains(err.Error(), "(error 1)") {
 		t.Errorf("auth rm mon.*: %v", err)
 	}
+	// The way back in for an operator locked out: act as the monitors.
+	if out, err := c.cli("mon.*", "--keyring", filepath.Join(c.dir, "a", keyringFile), "auth", "get", "client.admin"); err != nil || !strings.Contains(out, "[client.admin]") {
+		t.Errorf("auth get as mon.*: %q, %v", out, err)
+	}
 
 	c.must("auth", "rm", "client.app")
 	if _, err := c.cli("client.app", "--keyring", keyring, "status"); err == nil || !strings.Contains(err.Error(), "unknown entity") {
