@@ -241,7 +241,11 @@ func runMonDaemon(cmd *cobra.Command, id, data, metricsAddr string, log *slog.Lo
 	}
 	defer st.Close()
 	reg := metrics.NewRegistry()
-	cfg := mon.Config{Name: id, MonMap: mm, Store: st, Services: monServices(log), Network: &msgr.TCP{}, Logger: log, Metrics: reg}
+	services, bootstrap, err := monServices(mm.FSID, log)
+	if err != nil {
+		return err
+	}
+	cfg := mon.Config{Name: id, MonMap: mm, Store: st, Services: services, Bootstrap: bootstrap, Network: &msgr.TCP{}, Logger: log, Metrics: reg}
 	if err := addAuthService(&cfg, mode, id, data, reg, log); err != nil {
 		return err
 	}

@@ -179,10 +179,16 @@ func TestMonitorProcesses(t *testing.T) {
 	}
 	c := newProcCluster(t)
 	c.must("config", "set", "osd", "osd_max_backfills", "3")
+	c.must("osd", "pool", "create", "rbd", "16", "--size", "2")
+	if out := c.must("osd", "create"); strings.TrimSpace(out) != "0" {
+		t.Fatalf("osd create: %q", out)
+	}
 	leader := c.leader()
 	c.kill(leader)
 	c.must("config", "set", "osd", "osd_max_backfills", "7")
 	c.must("config", "set", "global", "osd_recovery_max_active", "5")
+	c.must("osd", "pool", "create", "data", "8")
+	c.must("osd", "set", "noout")
 	c.start(leader)
 	// Ask the restarted monitor alone: it answers after catching up.
 	port := strings.Split(strings.Split(c.hosts, leader+"=")[1], ",")[0]
@@ -199,6 +205,12 @@ func TestMonitorProcesses(t *testing.T) {
 	out = c.must("config", "dump")
 	if !strings.Contains(out, "osd_max_backfills") || !strings.Contains(out, "7") || !strings.Contains(out, "osd_recovery_max_active") {
 		t.Fatalf("after a full restart: %q", out)
+	}
+	if out := c.must("osd", "pool", "ls"); out != "rbd\ndata\n" {
+		t.Fatalf("pools after a full restart: %q", out)
+	}
+	if out := c.must("health"); !strings.Contains(out, "noout flag(s) set") {
+		t.Fatalf("health with noout set: %q", out)
 	}
 	if out := c.must("status"); !strings.Contains(out, "quorum a,b,c") {
 		t.Logf("status after restart (quorum may still be forming):\n%s", out)

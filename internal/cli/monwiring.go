@@ -12,12 +12,21 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/authmon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// monServices are the replicated services a monitor runs.
-func monServices(log *slog.Logger) []moncmd.Service {
-	return []moncmd.Service{configmon.New(log.WithGroup("config"))}
+// monServices are the replicated services a monitor runs (the auth
+// database is added by addAuthService), and the commands that create a
+// new cluster's state: the first OSD map, with an empty hierarchy under
+// root "default" and the rule replicated_rule.
+func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Command, error) {
+	conf := configmon.New(log.WithGroup("config"))
+	osd, err := osdmon.New(osdmon.Config{Options: conf.View("mon"), Logger: log.WithGroup("osdmap")})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []moncmd.Service{osd, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
 }
 
 // monKeys is the monitor's key server: the auth database's, where every

@@ -75,6 +75,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	for _, add := range []func(*cobra.Command, *Output, *clusterFlags){
 		addMonCommands,
 		addConfigCommands,
+		addOSDCommands,
 		addAuthCommands,
 	} {
 		add(root, out, cf)

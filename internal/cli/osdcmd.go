@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/spf13/cobra"
+)
+
+// addOSDCommands adds "cuttle osd": the OSD map the monitors keep —
+// OSDs, flags, pools and the CRUSH hierarchy (MONITOR-COMMANDS.md lists
+// each command's arguments and output).
+func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+	mc := func(use, short, prefix string, args []string, flags ...string) *cobra.Command {
+		return monCommand(cf, out, use, short, prefix, args, flags...)
+	}
+	osd := &cobra.Command{Use: "osd", Short: "Show and change OSDs, pools and the CRUSH hierarchy in the cluster's OSD map"}
+	osd.AddCommand(
+		mc("dump [EPOCH]", "Show the OSD map: epoch, flags, pools, OSDs", "osd dump", []string{"?epoch"}),
+		mc("tree", "Show the CRUSH hierarchy with OSD states and weights", "osd tree", nil),
+		mc("stat", "Count OSDs up and in", "osd stat", nil),
+		mc("ls", "List OSD ids", "osd ls", nil),
+		mc("find ID", "Show where an OSD is: address and CRUSH location", "osd find", []string{"id"}),
+		osdGetmapCommand(cf),
+		mc("create [UUID]", "Allocate an OSD id (the same one again for the same UUID)", "osd create", []string{"?uuid"}),
+		mc("down ID...", "Mark OSDs down", "osd down", []string{"ids..."}),
+		mc("out ID...", "Mark OSDs out: their data moves elsewhere", "osd out", []string{"ids..."}),
+		mc("in ID...", "Mark OSDs in", "osd in", []string{"ids..."}),
+		mc("rm ID...", "Remove OSDs that are down, from the map and the CRUSH hierarchy", "osd rm", []string{"ids..."}),
+		mc("reweight ID WEIGHT", "Set an OSD's in-weight, 0 to 1", "osd reweight", []string{"id", "weight"}),
+		mc("set FLAG", "Set a cluster flag: noout, noup, nodown, noin, pause, ...", "osd set", []string{"key"}),
+		mc("unset FLAG", "Clear a cluster flag", "osd unset", []string{"key"}),
+		osdPoolCommands(cf, out, mc),
+		osdCrushCommands(cf, out, mc),
+	)
+	root.AddCommand(osd)
+}
+
+type mcFunc func(use, short, prefix string, args []string, flags ...string) *cobra.Command
+
+func osdPoolCommands(cf *clusterFlags, out *Output, mc mcFunc) *cobra.Command {
+	pool := &cobra.Command{Use: "pool", Short: "Create, list, change and delete pools"}
+	var yes bool
+	rm := &cobra.Command{
+		Use:   "rm POOL POOL --yes-i-really-really-mean-it",
+		Short: "Delete a pool and all its data (the name twice, the flag, and mon_allow_pool_delete=true)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := wire.NewCommand("osd pool rm", "pool", args[0], "pool2", args[1])
+			if yes {
+				c.Args["yes_i_really_really_mean_it"] = "true"
+			}
+			return runMon(cmd.Context(), cf, out, c)
+		},
+	}
+	rm.Flags().BoolVar(&yes, "yes-i-really-really-mean-it", false, "confirm deleting the pool's data")
+	pool.AddCommand(
+		mc("create POOL [PG_NUM [PGP_NUM]]", "Create a replicated pool", "osd pool create", []string{"pool", "?pg_num", "?pgp_num"}, "size", "min-size", "rule"),
+		mc("ls [detail]", "List pools", "osd pool ls", []string{"?detail"}),
+		mc("get POOL VAR", "Show a pool setting: size, min_size, pg_num, pgp_num, crush_rule or all", "osd pool get", []string{"pool", "var"}),
+		mc("set POOL VAR VALUE", "Change a pool setting", "osd pool set", []string{"pool", "var", "val"}),
+		mc("rename OLD NEW", "Rename a pool", "osd pool rename", []string{"srcpool", "destpool"}),
+		rm,
+	)
+	return pool
+}
+
+func osdCrushCommands(cf *clusterFlags, out *Output, mc mcFunc) *cobra.Command {
+	crush := &cobra.Command{Use: "crush", Short: "Change the CRUSH hierarchy and rules in the cluster's map"}
+	move := &cobra.Command{
+		Use:   "move NAME TYPE=PARENT...",
+		Short: "Move a bucket under a parent, e.g. move host1 rack=r1 root=default",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := wire.NewCommand("osd crush move", "name", args[0])
+			for _, kv := range args[1:] {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" || v == "" {
+					return fmt.Errorf("osd crush move: %q is not TYPE=NAME", kv)
+				}
+				c.Args[k] = v
+			}
+			return runMon(cmd.Context(), cf, out, c)
+		},
+	}
+	rule := &cobra.Command{Use: "rule", Short: "List, show, create and remove CRUSH rules"}
+	rule.AddCommand(
+		mc("ls", "List rules", "osd crush rule ls", nil),
+		mc("dump [NAME]", "Show rules", "osd crush rule dump", []string{"?name"}),
+		mc("create-replicated NAME ROOT FAILURE_DOMAIN [CLASS]", "Create a replicated rule", "osd crush rule create-replicated", []string{"name", "root", "type", "?class"}),
+		mc("rm NAME", "Remove a rule no pool uses", "osd crush rule rm", []string{"name"}),
+	)
+	crush.AddCommand(
+		mc("add-bucket NAME TYPE", "Add a bucket (host, rack, ...) not yet under any parent", "osd crush add-bucket", []string{"name", "type"}),
+		move,
+		mc("reweight NAME WEIGHT", "Set a device's CRUSH weight", "osd crush reweight", []string{"name", "weight"}),
+		mc("set-device-class CLASS ID...", "Set the device class of OSDs", "osd crush set-device-class", []string{"class", "ids..."}),
+		mc("rm-device-class ID...", "Clear the device class of OSDs", "osd crush rm-device-class", []string{"ids..."}),
+		mc("rm NAME", "Remove an empty bucket or a device from the hierarchy", "osd crush rm", []string{"name"}),
+		rule,
+	)
+	return crush
+}
+
+// osdGetmapCommand saves the binary OSD map (what `cuttle osdmap print`
+// and `cuttle osdmap map-object` read).
+func osdGetmapCommand(cf *clusterFlags) *cobra.Command {
+	var outFile string
+	c := &cobra.Command{
+		Use:   "getmap [EPOCH] -o FILE",
+		Short: "Save the OSD map (the newest, or EPOCH) to a file for the offline osdmap tools",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if outFile == "" {
+				return fmt.Errorf("osd getmap: -o FILE is required")
+			}
+			wc := wire.NewCommand("osd getmap")
+			if len(args) == 1 {
+				wc.Args["epoch"] = args[0]
+			}
+			return saveMap(cmd.Context(), cf, wc, outFile, cmd)
+		},
+	}
+	c.Flags().StringVarP(&outFile, "out", "o", "", "file to write the map to")
+	return c
+}
+
+func saveMap(ctx context.Context, cf *clusterFlags, wc wire.Command, path string, cmd *cobra.Command) error {
+	mc, err := cf.monClient()
+	if err != nil {
+		return err
+	}
+	defer mc.Close()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	r, err := mc.Run(ctx, wc)
+	if err != nil {
+		return err
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("osd getmap: %w", err)
+	}
+	if err := os.WriteFile(path, r.Data, 0o600); err != nil {
+		return fmt.Errorf("osd getmap: %w", err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "got osdmap (%s), %d bytes\n", strings.TrimSpace(r.Status), len(r.Data))
+	return nil
+}
