@@ -24,6 +24,7 @@ func addAuthCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		monCommand(cf, out, "print-key ENTITY", "Print ENTITY's key", "auth print-key", []string{"entity"}),
 		monCommand(cf, out, "ls", "List every entity with its key and caps", "auth ls", nil),
 		monCommand(cf, out, "rm ENTITY", "Remove ENTITY: it can no longer authenticate", "auth rm", []string{"entity"}),
+		monCommand(cf, out, "get-rotating [SERVICE]", "Fetch the calling daemon's service keys, sealed with its own key (daemons do this; --name osd.N)", "auth get-rotating", []string{"?service"}),
 		authImportCommand(cf, out),
 	)
 	root.AddCommand(c)

@@ -110,7 +110,9 @@ func monAuth(cfg *mon.Config, id, data string, reg prometheus.Registerer, log *s
 		if write {
 			access = auth.AccessWrite
 		}
-		if strings.HasPrefix(cmd.Prefix, "auth ") {
+		if strings.HasPrefix(cmd.Prefix, "auth ") && cmd.Prefix != "auth get-rotating" {
+			// (get-rotating hands a daemon only its own service's
+			// keys, sealed with its own secret: reading is enough.)
 			// The auth commands read and write secrets: they need x
 			// as well, as in Ceph (rx to read, rwx to change).
 			access |= auth.AccessRead | auth.AccessExec

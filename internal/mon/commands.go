@@ -19,8 +19,18 @@ const (
 	maxStaleRetry  = 20
 )
 
+// CallerArg is the argument the monitor sets on every command to the
+// authenticated entity that sent it, replacing whatever the client put
+// there, so services can answer per caller (a daemon fetching its own
+// service's rotating keys).
+const CallerArg = "_caller"
+
 // handleCommand authorizes and runs a command from a client.
 func (m *Monitor) handleCommand(ctx context.Context, from msgr.Peer, cmd moncmd.Command) moncmd.Reply {
+	if cmd.Args == nil {
+		cmd.Args = map[string]string{}
+	}
+	cmd.Args[CallerArg] = from.Name.String()
 	if b, ok := m.builtin(cmd.Prefix); ok {
 		if err := m.authorize(from, cmd, false); err != nil {
 			return moncmd.Errorf(moncmd.EACCES, "%v", err)

@@ -321,3 +321,39 @@ func replyJSON(v any, text string) moncmd.Reply {
 	}
 	return moncmd.Reply{Data: data, Text: text}
 }
+
+// callerArg is the argument the monitor sets to the authenticated caller
+// (mon.CallerArg; authmon cannot import the driver).
+const callerArg = "_caller"
+
+// queryGetRotating hands a daemon its service's rotating keys, sealed
+// with the daemon's own secret: how an OSD (or MDS) learns the keys that
+// open the tickets clients show it. Only an entity of that service's
+// type gets them (osd.3 the osd keys), and only for itself.
+func (s *Service) queryGetRotating(c moncmd.Command) moncmd.Reply {
+	caller, err := auth.ParseEntityName(c.StrOr(callerArg, ""))
+	if err != nil {
+		return moncmd.Errorf(moncmd.EACCES, "auth get-rotating: the caller is not known: %v", err)
+	}
+	service := c.StrOr("service", caller.Type)
+	if caller.Type == "client" || service != caller.Type {
+		return moncmd.Errorf(moncmd.EACCES, "auth get-rotating: %s may not have the %s service's keys", caller, service)
+	}
+	keys, ok := s.db.rotating[service]
+	if !ok {
+		return moncmd.Errorf(moncmd.ENOENT, "auth get-rotating: no rotating keys for service %q (auth none, or not rotated yet)", service)
+	}
+	e, ok := s.db.entities[caller]
+	if !ok {
+		return moncmd.Errorf(moncmd.ENOENT, "auth get-rotating: unknown entity %s", caller)
+	}
+	box := keys.Seal(e.Key[:])
+	ids := []uint64{}
+	for _, k := range keys.Keys() {
+		ids = append(ids, k.ID)
+	}
+	text := fmt.Sprintf("%d rotating keys of service %s, sealed for %s\n", len(ids), service, caller)
+	r := replyJSON(map[string]any{"service": service, "key_ids": ids}, text)
+	r.Data, _ = json.Marshal(map[string]any{"service": service, "key_ids": ids, "sealed": box})
+	return r
+}

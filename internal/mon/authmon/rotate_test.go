@@ -2,6 +2,7 @@ package authmon
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -162,5 +163,46 @@ func TestNoAuthorityNoRotation(t *testing.T) {
 	}
 	if _, err := New(Config{Services: []string{"toaster"}}); err == nil {
 		t.Error("unknown rotating service accepted")
+	}
+}
+
+// A daemon gets its service's rotating keys sealed with its own secret;
+// another service's keys, or another caller's, are refused.
+func TestGetRotating(t *testing.T) {
+	m := newTestMon(t, nil)
+	must(t, m.run("auth add", "entity", "osd.3", "caps.mon", "profile osd"))
+	must(t, m.run("auth add", "entity", "client.x", "caps.mon", "allow r"))
+	if r := m.svc.Query(moncmd.New("auth get-rotating", "_caller", "osd.3")); r.Code != moncmd.ENOENT {
+		t.Fatalf("before any rotation: %+v", r)
+	}
+	must(t, m.run("auth rotate"))
+	r := m.svc.Query(moncmd.New("auth get-rotating", "_caller", "osd.3"))
+	if r.Code != moncmd.OK {
+		t.Fatalf("osd.3: %+v", r)
+	}
+	var got struct {
+		Service string   `json:"service"`
+		KeyIDs  []uint64 `json:"key_ids"`
+		Sealed  []byte   `json:"sealed"`
+	}
+	if err := json.Unmarshal(r.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := m.svc.KeyServer().Secret(name("osd.3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.OpenRotatingKeys(secret[:], got.Sealed)
+	if err != nil || keys.Service() != "osd" || len(keys.Keys()) != len(got.KeyIDs) {
+		t.Fatalf("open sealed keys: %v, %+v", err, got)
+	}
+	for _, c := range []moncmd.Command{
+		moncmd.New("auth get-rotating", "_caller", "client.x"),
+		moncmd.New("auth get-rotating", "_caller", "osd.3", "service", "mds"),
+		moncmd.New("auth get-rotating"),
+	} {
+		if r := m.svc.Query(c); r.Code != moncmd.EACCES {
+			t.Errorf("%v: %+v, want EACCES", c, r)
+		}
 	}
 }

@@ -191,6 +191,7 @@ func commands() map[string]command {
 		"auth get":           {query: (*Service).queryGet},
 		"auth print-key":     {query: (*Service).queryPrintKey},
 		"auth ls":            {query: (*Service).queryLs},
+		"auth get-rotating":  {query: (*Service).queryGetRotating},
 	}
 }
 
