@@ -77,7 +77,7 @@ func entityArg(c moncmd.Command) (auth.EntityName, *moncmd.Reply) {
 func capsArgs(c moncmd.Command) (caps auth.Caps, n int, bad *moncmd.Reply) {
 	caps = auth.Caps{}
 	for _, k := range slices.Sorted(maps.Keys(c.Args)) {
-		if k == "entity" {
+		if k == "entity" || k == callerArg {
 			continue
 		}
 		svc, ok := strings.CutPrefix(k, capsPrefix)

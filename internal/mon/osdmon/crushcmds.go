@@ -77,8 +77,8 @@ func (s *Service) prepareMove(c moncmd.Command, now time.Time) ([]byte, moncmd.R
 	}
 	var loc []level
 	for k, v := range c.Args {
-		if k == "name" {
-			continue
+		if k == "name" || strings.HasPrefix(k, "_") {
+			continue // "_caller" and other arguments the monitor adds
 		}
 		typ, ok := typeID(sp, k)
 		if !ok {
@@ -125,7 +125,7 @@ func (s *Service) prepareMove(c moncmd.Command, now time.Time) ([]byte, moncmd.R
 func locArgs(c moncmd.Command) string {
 	var parts []string
 	for k, v := range c.Args {
-		if k != "name" {
+		if k != "name" && !strings.HasPrefix(k, "_") {
 			parts = append(parts, k+"="+v)
 		}
 	}
