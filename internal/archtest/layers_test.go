@@ -38,11 +38,13 @@ var layers = []struct {
 	{"internal/clock", layerLeaves},
 	{"internal/invariants", layerLeaves},
 	{"internal/qos", layerLeaves},
+	{"internal/pebblelog", layerLeaves},
 
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},
 	{"osdmap", layerModels},
 	{"internal/auth", layerModels},
+
 	{"internal/config", layerModels},
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/pebblelog"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 )
@@ -41,7 +42,7 @@ func corruptBase(t *testing.T) *vfs.MemFS {
 // or a buggy writer would.
 func rawSet(t *testing.T, fs vfs.FS, key, value []byte, del bool) {
 	t.Helper()
-	db, err := pebble.Open("mon", &pebble.Options{FS: fs, Logger: pebbleLogger{slog.New(slog.DiscardHandler)}})
+	db, err := pebble.Open("mon", &pebble.Options{FS: fs, Logger: pebblelog.Logger{Log: slog.New(slog.DiscardHandler), Prefix: "monstore"}})
 	if err != nil {
 		t.Fatal(err)
 	}

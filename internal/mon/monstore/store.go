@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/pebblelog"
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
@@ -41,7 +42,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	db, err := pebble.Open(opts.Dir, &pebble.Options{
 		FS:     opts.FS,
-		Logger: pebbleLogger{opts.Logger.WithGroup("pebble")},
+		Logger: pebblelog.Logger{Log: opts.Logger.WithGroup("pebble"), Prefix: "monstore"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("monstore open %s: pebble: %w", opts.Dir, err)
@@ -195,7 +196,7 @@ func (s *Store) checkWritable() error {
 // may or may not be durable, so the fields may no longer describe the disk.
 // Call with mu held exclusively (or before the store is shared).
 func (s *Store) commitBatch(b *pebble.Batch, opts *pebble.WriteOptions) error {
-	err := recoverFatal(func() error { return b.Commit(opts) })
+	err := pebblelog.Recover(func() error { return b.Commit(opts) })
 	// A batch whose commit hit a Pebble fatal is still referenced by the
 	// broken commit pipeline; leave it to the garbage collector.
 	if err == nil {

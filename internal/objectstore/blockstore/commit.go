@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
 
 // The commit pipeline has three goroutines, each taking whole groups of
@@ -195,7 +196,7 @@ func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
 	}
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	if err := pebbleCommit(func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
+	if err := pebblelog.Recover(func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}
@@ -297,7 +298,7 @@ func (s *Store) syncer() {
 		s.statSyncs.Add(1)
 		for _, g := range groups {
 			s.statTxns.Add(uint64(len(g.txns)))
-			err := pebbleCommit(g.batch.SyncWait)
+			err := pebblelog.Recover(g.batch.SyncWait)
 			_ = g.batch.Close()
 			g.batch = nil
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
 
 // applyDeferred writes committed groups' deferred writes in place and
@@ -51,7 +52,7 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 	for _, k := range s.appliedDeferred {
 		_ = b.Delete(k, nil)
 	}
-	if err := pebbleCommit(func() error { return s.db.Apply(b, wo) }); err != nil {
+	if err := pebblelog.Recover(func() error { return s.db.Apply(b, wo) }); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
 	s.appliedDeferred = s.appliedDeferred[:0]
@@ -93,7 +94,7 @@ func (s *Store) replayDeferred() error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lo, hi, nil)
-	if err := pebbleCommit(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
+	if err := pebblelog.Recover(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
 		return fmt.Errorf("delete replayed deferred writes: %w", err)
 	}
 	s.log.Info("blockstore: replayed deferred writes", "count", n)

@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
 
 // Store is the block engine. Create one with Mkfs, then Open it.
@@ -174,7 +175,7 @@ func pebbleOptions(opts Options) *pebble.Options {
 	b := opts.budget()
 	return &pebble.Options{
 		FS:                          opts.FS,
-		Logger:                      pebbleLogger{opts.Logger.WithGroup("pebble")},
+		Logger:                      pebblelog.Logger{Log: opts.Logger.WithGroup("pebble"), Prefix: "blockstore"},
 		Cache:                       pebble.NewCache(b.blockCache),
 		MemTableSize:                b.memTable,
 		MemTableStopWritesThreshold: memTables,
