@@ -139,16 +139,47 @@ type node struct {
 	logs *logBuffer // warnings and errors the messenger logged
 }
 
-// logBuffer collects log output from many goroutines.
+// logBuffer collects log output from many goroutines and lets tests wait
+// for a line without sleeping.
 type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu      sync.Mutex
+	b       strings.Builder
+	changed chan struct{} // closed and replaced on every write
 }
 
 func (l *logBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return l.b.Write(p)
+}
+
+// waitFor waits until the log contains want, failing the test after
+// timeout. The messenger logs why a connection closed after closing it,
+// so a peer that sees the close must wait for the line.
+func (l *logBuffer) waitFor(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		l.mu.Lock()
+		if strings.Contains(l.b.String(), want) {
+			l.mu.Unlock()
+			return
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("log does not name %q after %v:\n%s", want, timeout, l.String())
+		}
+	}
 }
 
 func (l *logBuffer) String() string {

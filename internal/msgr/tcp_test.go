@@ -98,9 +98,7 @@ func TestTCPBadPeer(t *testing.T) {
 		c.Close()
 	}
 	for _, want := range []string{"bad magic", "corrupt frame"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("log does not name the reason %q:\n%s", want, logs.String())
-		}
+		logs.waitFor(t, want, time.Minute)
 	}
 	// Still serving.
 	other, _ := tcpNode(t, "osd.2", newRecorder(), nil, nil)
