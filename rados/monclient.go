@@ -75,7 +75,6 @@ type MonClient struct {
 	tid     uint64
 	waiting map[uint64]*pending
 	cur     int // index of the monitor tried first
-	sub     *wire.MonSubscribe
 }
 
 // ErrNoMonitor means no monitor answered before the context ended.

@@ -19,7 +19,7 @@ func TestFollowerMonitorSealsWithSharedKeys(t *testing.T) {
 	follower.SetServiceKeys(keys)
 	c.mon = follower
 	tk := c.ticket(t, "client.admin", "osd")
-	if err, s := handshake(c.serviceClient(tk), c.osd.NewHandshake()); err != nil {
+	if s, err := handshake(c.serviceClient(tk), c.osd.NewHandshake()); err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
 }
@@ -61,7 +61,7 @@ func TestKeyServerFailureIsNotARefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	mc := NewMonClient(MonClientConfig{Name: name(t, "client.a"), Secret: NewSecret()})
-	err, _ = handshake(mc, a.NewHandshake())
+	_, err = handshake(mc, a.NewHandshake())
 	if err == nil || errors.Is(err, ErrDenied) || len(count.Refusals()) != 0 {
 		t.Fatalf("err %v, refusals %v", err, count.Refusals())
 	}
@@ -101,7 +101,7 @@ func TestReasonsAreDistinct(t *testing.T) {
 
 func TestNoneHandshake(t *testing.T) {
 	s := &NoneServer{}
-	if err, side := handshake(&NoneClient{Name: name(t, "osd.1")}, s); err != nil {
+	if side, err := handshake(&NoneClient{Name: name(t, "osd.1")}, s); err != nil {
 		t.Fatalf("%s: %v", side, err)
 	}
 	if s.Peer() != name(t, "osd.1") || s.SessionKey() != nil || s.Caps()["osd"] != "allow *" {

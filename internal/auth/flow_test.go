@@ -35,7 +35,7 @@ func TestFullFlow(t *testing.T) {
 	var cli ClientHandshake = NewMonClient(MonClientConfig{Name: name(t, "client.rbd"),
 		Secret: c.keyring[name(t, "client.rbd")].Key, Services: []string{"osd"}})
 	var mon ServerHandshake = c.mon.NewHandshake()
-	if err, s := handshake(cli, mon); err != nil {
+	if s, err := handshake(cli, mon); err != nil {
 		t.Fatalf("mon login: %s: %v", s, err)
 	}
 	monChecker, err := NewCapChecker(mon.Peer(), mon.Caps(), Events{})
@@ -63,7 +63,7 @@ func TestFullFlow(t *testing.T) {
 	}
 	cli = NewServiceClient(ServiceClientConfig{Ticket: tk, Now: c.clock.Now})
 	srv := osd.NewHandshake()
-	if err, s := handshake(cli, srv); err != nil {
+	if s, err := handshake(cli, srv); err != nil {
 		t.Fatalf("osd handshake: %s: %v", s, err)
 	}
 	if srv.Peer() != name(t, "client.rbd") {

@@ -36,31 +36,31 @@ const (
 
 // handshake drives c and s against each other as the messenger does,
 // passing each payload across, and returns the first error and its side.
-func handshake(c ClientHandshake, s ServerHandshake) (error, side) {
+func handshake(c ClientHandshake, s ServerHandshake) (side, error) {
 	out, done, err := c.Step(nil)
 	if err != nil {
-		return err, clientSide
+		return clientSide, err
 	}
 	if done {
-		return fmt.Errorf("client done before the server spoke"), clientSide
+		return clientSide, fmt.Errorf("client done before the server spoke")
 	}
 	for range 16 {
 		sout, sdone, err := s.Step(out)
 		if err != nil {
-			return err, serverSide
+			return serverSide, err
 		}
 		out, done, err = c.Step(sout)
 		if err != nil {
-			return err, clientSide
+			return clientSide, err
 		}
 		if done != sdone {
-			return fmt.Errorf("client done %v, server done %v", done, sdone), clientSide
+			return clientSide, fmt.Errorf("client done %v, server done %v", done, sdone)
 		}
 		if done {
-			return nil, ""
+			return "", nil
 		}
 	}
-	return fmt.Errorf("handshake did not end"), serverSide
+	return serverSide, fmt.Errorf("handshake did not end")
 }
 
 // cluster is a monitor authority and an osd and mds verifier sharing a
@@ -125,7 +125,7 @@ func (c *cluster) login(t testing.TB, who string, services ...string) (*MonClien
 	n := name(t, who)
 	mc := NewMonClient(MonClientConfig{Name: n, Secret: c.keyring[n].Key, Services: services})
 	ms := c.mon.NewHandshake().(*MonServer)
-	if err, s := handshake(mc, ms); err != nil {
+	if s, err := handshake(mc, ms); err != nil {
 		t.Fatalf("login %s: %s: %v", who, s, err)
 	}
 	return mc, ms

@@ -52,7 +52,7 @@ func TestMonHandshake(t *testing.T) {
 func TestMonRefusesUnknownEntity(t *testing.T) {
 	c := newCluster(t)
 	mc := NewMonClient(MonClientConfig{Name: name(t, "client.nobody"), Secret: NewSecret()})
-	err, s := handshake(mc, c.mon.NewHandshake())
+	s, err := handshake(mc, c.mon.NewHandshake())
 	if s != serverSide {
 		t.Fatalf("%s failed: %v", s, err)
 	}
@@ -62,7 +62,7 @@ func TestMonRefusesUnknownEntity(t *testing.T) {
 func TestMonRefusesWrongKey(t *testing.T) {
 	c := newCluster(t)
 	mc := NewMonClient(MonClientConfig{Name: name(t, "client.admin"), Secret: NewSecret()})
-	err, s := handshake(mc, c.mon.NewHandshake())
+	s, err := handshake(mc, c.mon.NewHandshake())
 	if s != serverSide {
 		t.Fatalf("%s failed: %v", s, err)
 	}
@@ -148,7 +148,7 @@ func TestIssueTicketsRenewal(t *testing.T) {
 	if err != nil || len(tickets) != 1 || tickets[0].Service != "osd" {
 		t.Fatalf("OpenTickets = %+v, %v", tickets, err)
 	}
-	if err, s := handshake(c.serviceClient(tickets[0]), c.osd.NewHandshake()); err != nil {
+	if s, err := handshake(c.serviceClient(tickets[0]), c.osd.NewHandshake()); err != nil {
 		t.Fatalf("renewed ticket refused by %s: %v", s, err)
 	}
 	if _, err := OpenTickets(randKey(), box); !errors.Is(err, ErrDenied) {

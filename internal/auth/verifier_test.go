@@ -12,7 +12,7 @@ func TestServiceHandshake(t *testing.T) {
 	tk := c.ticket(t, "client.rbd", "osd")
 	sc := c.serviceClient(tk)
 	ss := c.osd.NewHandshake().(*ServiceServer)
-	if err, s := handshake(sc, ss); err != nil {
+	if s, err := handshake(sc, ss); err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
 	if ss.Peer() != name(t, "client.rbd") || ss.Caps()["osd"] != "allow rw pool=rbd" || ss.GlobalID() != tk.GlobalID {
@@ -27,7 +27,7 @@ func TestServiceHandshake(t *testing.T) {
 
 	// Each connection with the same ticket gets its own key.
 	sc2, ss2 := c.serviceClient(tk), c.osd.NewHandshake()
-	if err, s := handshake(sc2, ss2); err != nil {
+	if s, err := handshake(sc2, ss2); err != nil {
 		t.Fatalf("second connection: %s: %v", s, err)
 	}
 	if bytes.Equal(sc.SessionKey(), sc2.SessionKey()) {
@@ -45,7 +45,7 @@ func TestServiceHandshake(t *testing.T) {
 // the server's error (the client must not fail first).
 func present(t *testing.T, sc ClientHandshake, v *Verifier) error {
 	t.Helper()
-	err, s := handshake(sc, v.NewHandshake())
+	s, err := handshake(sc, v.NewHandshake())
 	if err != nil && s != serverSide {
 		t.Fatalf("client failed first: %v", err)
 	}
