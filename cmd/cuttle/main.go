@@ -3,7 +3,7 @@
 //
 // main only connects the process to the command tree built by
 // internal/cli: it supplies stdout and stderr and the default cluster
-// configuration file ($CUTTLE_CONF, else /etc/cuttle/cuttle.conf), cancels
+// configuration file ($CUTTLE_CONF, else ./.cuttle/cuttle.conf), cancels
 // the context on SIGINT or SIGTERM, and turns an error into a message on
 // stderr and a non-zero exit status. Everything else lives in the libraries.
 package main

@@ -15,8 +15,10 @@ import (
 )
 
 // DefaultConfPath is where commands look for the cluster configuration
-// file when neither --conf nor $CUTTLE_CONF names one.
-const DefaultConfPath = "/etc/cuttle/cuttle.conf"
+// file when neither --conf nor $CUTTLE_CONF names one: the file of the
+// local cluster that `cuttle cluster up` (make run) starts in the
+// current directory.
+const DefaultConfPath = DefaultClusterDir + "/cuttle.conf"
 
 // clusterFlags say how commands reach a running cluster: the monitors,
 // the client's name and keyring, from flags or the configuration file.
@@ -48,7 +50,7 @@ func (f *clusterFlags) monClient() (*rados.MonClient, error) {
 	if f.conf != "" {
 		conf, err := config.Load(f.conf)
 		if err != nil && hosts == "" {
-			return nil, fmt.Errorf("no monitors: give --mon-host, or --conf with mon_host (%w)", err)
+			return nil, fmt.Errorf("no monitors: give --mon-host, or --conf (or $CUTTLE_CONF) with mon_host, or start a local cluster with cuttle cluster up (%w)", err)
 		}
 		if err == nil {
 			if hosts == "" {

@@ -77,6 +77,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		addConfigCommands,
 		addOSDCommands,
 		addAuthCommands,
+		addClusterCommands,
 	} {
 		add(root, out, cf)
 	}

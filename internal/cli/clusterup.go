@@ -1,0 +1,337 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/launcher"
+	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/spf13/cobra"
+)
+
+// DefaultClusterDir is where `cuttle cluster up` keeps a local cluster
+// (DefaultConfPath is the configuration file in it).
+const DefaultClusterDir = "./.cuttle"
+
+// clusterLauncherFlags are the flags of `cuttle cluster`.
+type clusterLauncherFlags struct {
+	dir         string
+	mons        int
+	basePort    int
+	stopTimeout time.Duration
+}
+
+func addClusterCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+	var f clusterLauncherFlags
+	c := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start, stop and list a local cluster: every daemon a process on this machine",
+		Long: `Run a whole cluster on this machine for development and trying Cuttle out.
+Each daemon is a cuttle process of its own with its data directory, log file
+and metrics port, all under one directory (--dir, default ./.cuttle), which
+also holds the cluster configuration file (cuttle.conf) and client.admin's
+keyring. Today a cluster is its monitors; OSDs will join when they exist.`,
+	}
+	c.PersistentFlags().StringVar(&f.dir, "dir", DefaultClusterDir, "the directory that holds the cluster")
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Create the cluster if --dir holds none, start what is not running, wait until it is healthy",
+		Long: `Create a cluster in --dir if it holds none (1, 3 or 5 monitors with cephx
+authentication), start every daemon that is not running, and wait (at most
+--timeout) until the monitors answer and report HEALTH_OK. Then print how to
+use it. Daemons keep running after this command exits; stop them with
+cuttle cluster down. Running up again restarts only what has stopped.
+
+Monitors listen on the first free ports from --base-port (default 7500),
+their metrics from --base-port+100, clear of Ceph's 3300, 6789, 6800-7300
+and 7480.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			mons := 0
+			if cmd.Flags().Changed("mons") {
+				mons = f.mons
+			}
+			return clusterUp(cmd, out, cf, f, mons)
+		},
+	}
+	up.Flags().IntVar(&f.mons, "mons", 1, "monitors of a new cluster: 1, 3 or 5")
+	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors; metrics from base-port+100")
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the cluster's daemons (SIGTERM, then SIGKILL after --stop-timeout); data is kept",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return clusterDown(cmd, out, f)
+		},
+	}
+	down.Flags().DurationVar(&f.stopTimeout, "stop-timeout", 10*time.Second, "how long a daemon has to exit after SIGTERM before SIGKILL")
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "List the cluster's daemons: name, state, pid, addresses, log",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return clusterStatus(cmd, out, f)
+		},
+	}
+	c.AddCommand(up, down, status)
+	root.AddCommand(c)
+}
+
+// newLauncher wires the launcher to this binary, to `mon mkfs` and to the
+// monitor client.
+func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.Context, *launcher.Cluster) error) (*launcher.Launcher, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: find the cuttle binary: %w", err)
+	}
+	stderr := cmd.ErrOrStderr()
+	return launcher.New(launcher.Config{
+		Exe:         exe,
+		Create:      createDaemon,
+		Probe:       probe,
+		StopTimeout: f.stopTimeout,
+		Events: launcher.Events{
+			Created: func(d launcher.Daemon) {
+				fmt.Fprintf(stderr, "created %s in %s\n", d.Name(), d.Data)
+			},
+			Started: func(d launcher.Daemon, pid int) {
+				fmt.Fprintf(stderr, "started %s (pid %d) at %s, log %s\n", d.Name(), pid, d.Addr, d.Log)
+			},
+			Waiting: func(timeout time.Duration) {
+				fmt.Fprintf(stderr, "waiting up to %v for the cluster to be healthy...\n", timeout)
+			},
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+}
+
+// createDaemon makes a daemon's data directory as its mkfs command
+// would.
+func createDaemon(_ context.Context, c *launcher.Cluster, d launcher.Daemon) error {
+	switch d.Kind {
+	case launcher.KindMon:
+		return monMkfs(monMkfsFlags{id: d.ID, data: d.Data, monHost: c.MonHost(), fsid: c.FSID,
+			authMode: c.Auth, adminKeyring: c.Keyring, confOut: c.Conf}, &Output{Format: FormatPlain, W: io.Discard})
+	}
+	return fmt.Errorf("cluster: no way to create a %s daemon", d.Kind)
+}
+
+// downChecks are the health checks that say a daemon of a kind is down.
+// Up waits until none of them is raised; other checks (a pool without
+// enough OSDs, a flag set) are the operator's business and do not keep
+// the cluster from counting as up.
+func downChecks(k launcher.Kind) []string {
+	switch k {
+	case launcher.KindMon:
+		return []string{"MON_DOWN"}
+	}
+	return nil
+}
+
+// healthProbe returns the launcher's Probe and a function returning the
+// last health summary it saw. The probe asks as client.admin, with the
+// cluster's configuration file: the cluster is up once every monitor
+// answers "mon stat" itself (which it does only in a quorum with a
+// leader, caught up), no health check in downChecks for its daemons'
+// kinds is raised, and the first OSD map exists.
+func healthProbe() (probe func(context.Context, *launcher.Cluster) error, last func() string) {
+	var summary string // only used on Up's goroutine
+	probe = func(ctx context.Context, c *launcher.Cluster) error {
+		for _, m := range c.Mons() {
+			if _, err := monQuery(ctx, c, m.ID+"="+m.Addr, "mon stat"); err != nil {
+				return fmt.Errorf("%s does not answer yet: %w", m.Name(), err)
+			}
+		}
+		r, err := monQuery(ctx, c, "", "health")
+		if err != nil {
+			return err
+		}
+		var h struct {
+			Checks map[string]struct{} `json:"checks"`
+		}
+		if err := json.Unmarshal(r.Data, &h); err != nil {
+			return fmt.Errorf("health: the monitor's reply is not JSON: %w", err)
+		}
+		summary = strings.Join(strings.Fields(r.Text), " ")
+		kinds := map[launcher.Kind]bool{}
+		for _, d := range c.Daemons {
+			kinds[d.Kind] = true
+		}
+		for kind := range kinds {
+			for _, code := range downChecks(kind) {
+				if _, ok := h.Checks[code]; ok {
+					return fmt.Errorf("health: %s", summary)
+				}
+			}
+		}
+		_, err = monQuery(ctx, c, "", "osd stat")
+		return err
+	}
+	return probe, func() string { return summary }
+}
+
+// monQuery sends a command without arguments to the cluster's monitors
+// (or to those of monHost) as client.admin and returns the reply; a
+// refusal is an error.
+func monQuery(ctx context.Context, c *launcher.Cluster, monHost, prefix string) (wire.Reply, error) {
+	f := &clusterFlags{conf: c.Conf, monHost: monHost, name: "client.admin"}
+	mc, err := f.monClient()
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	defer mc.Close()
+	r, err := mc.Run(ctx, moncmd.New(prefix))
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	if err := r.Err(); err != nil {
+		return wire.Reply{}, fmt.Errorf("%s: %w", prefix, err)
+	}
+	return r, nil
+}
+
+// clusterReport is what `cluster up` and `cluster status` print.
+type clusterReport struct {
+	FSID    string            `json:"fsid"`
+	Dir     string            `json:"dir"`
+	Conf    string            `json:"conf"`
+	Keyring string            `json:"keyring"`
+	Daemons []launcher.Status `json:"daemons"`
+	// Health is the cluster's health when up returned (cluster up only).
+	Health string `json:"health,omitempty"`
+}
+
+// noProbe is the Probe of commands that never wait for health.
+func noProbe(context.Context, *launcher.Cluster) error { return nil }
+
+func report(c *launcher.Cluster, st []launcher.Status) clusterReport {
+	return clusterReport{FSID: c.FSID, Dir: c.Dir, Conf: c.Conf, Keyring: c.Keyring, Daemons: st}
+}
+
+func clusterUp(cmd *cobra.Command, out *Output, cf *clusterFlags, f clusterLauncherFlags, mons int) error {
+	probe, health := healthProbe()
+	l, err := newLauncher(cmd, f, probe)
+	if err != nil {
+		return err
+	}
+	c, st, err := l.Up(cmd.Context(), launcher.UpOptions{
+		Options: launcher.Options{Dir: f.dir, Mons: mons, BasePort: f.basePort},
+		Wait:    cf.timeout,
+	})
+	if err != nil {
+		return fmt.Errorf("cluster up: %w", err)
+	}
+	rep := report(c, st)
+	rep.Health = health()
+	return out.Print(rep, func(w io.Writer) error {
+		self := displayExe()
+		dirFlag := ""
+		if f.dir != DefaultClusterDir {
+			dirFlag = " --dir " + f.dir
+		}
+		fmt.Fprintf(w, "Cuttle cluster %s is up in %s\nhealth: %s\n\n", c.FSID, c.Dir, rep.Health)
+		if err := printDaemons(w, st); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, `
+Use it (client.admin's keyring is %s):
+  export CUTTLE_CONF=%s
+  %[3]s status
+  %[3]s osd pool create rbd 32
+  %[3]s osd pool ls detail
+  %[3]s cluster status%[4]s
+
+Stop it with %[3]s cluster down%[4]s (data and logs stay in %[5]s;
+cluster up starts it again). Remove %[5]s to start afresh.
+Only monitors run for now: Cuttle has no OSD daemons yet.
+`, c.Keyring, c.Conf, self, dirFlag, f.dir)
+		return err
+	})
+}
+
+func clusterStatus(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error {
+	l, err := newLauncher(cmd, f, noProbe)
+	if err != nil {
+		return err
+	}
+	c, st, err := l.Status(f.dir)
+	if err != nil {
+		return fmt.Errorf("cluster status: %w", err)
+	}
+	return out.Print(report(c, st), func(w io.Writer) error {
+		fmt.Fprintf(w, "cluster %s in %s\n", c.FSID, c.Dir)
+		return printDaemons(w, st)
+	})
+}
+
+func printDaemons(w io.Writer, st []launcher.Status) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tPID\tADDRESS\tMETRICS\tLOG")
+	for _, s := range st {
+		pid := "-"
+		if s.PID != 0 {
+			pid = fmt.Sprint(s.PID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, pid, s.Addr, "http://"+s.MetricsAddr+"/metrics", s.Log)
+	}
+	return tw.Flush()
+}
+
+func clusterDown(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error {
+	l, err := newLauncher(cmd, f, noProbe)
+	if err != nil {
+		return err
+	}
+	stops, err := l.Down(cmd.Context(), f.dir)
+	if stops == nil && err != nil {
+		return fmt.Errorf("cluster down: %w", err)
+	}
+	if perr := out.Print(stops, func(w io.Writer) error {
+		for _, s := range stops {
+			switch s.Result {
+			case "not running":
+				fmt.Fprintf(w, "%s was not running\n", s.Name)
+			case "killed":
+				fmt.Fprintf(w, "killed %s (pid %d): it did not exit within %v of SIGTERM\n", s.Name, s.PID, f.stopTimeout)
+			default:
+				fmt.Fprintf(w, "%s %s (pid %d)\n", s.Result, s.Name, s.PID)
+			}
+		}
+		return nil
+	}); perr != nil {
+		return perr
+	}
+	if err != nil {
+		return fmt.Errorf("cluster down: %w", err)
+	}
+	return nil
+}
+
+// displayExe is how to run this binary from the current directory: a
+// relative path below it (bin/cuttle), else the absolute path.
+func displayExe() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "cuttle"
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return exe
+	}
+	if rel, err := filepath.Rel(wd, exe); err == nil && !strings.HasPrefix(rel, "..") {
+		if !strings.Contains(rel, string(filepath.Separator)) {
+			rel = "." + string(filepath.Separator) + rel
+		}
+		return rel
+	}
+	return exe
+}

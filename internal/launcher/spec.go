@@ -1,0 +1,220 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+)
+
+// Kind is a type of daemon.
+type Kind string
+
+// KindMon is a monitor (`cuttle mon run`).
+const KindMon Kind = "mon"
+
+// Daemon is the spec of one daemon of a local cluster: everything needed
+// to create it, start it and find it again. Paths are absolute.
+type Daemon struct {
+	// Kind is the daemon's type, ID its name within the type: mon and a
+	// make mon.a.
+	Kind Kind   `json:"kind"`
+	ID   string `json:"id"`
+	// Addr is the HOST:PORT the daemon serves the cluster on.
+	Addr string `json:"addr"`
+	// MetricsAddr is the HOST:PORT of its Prometheus metrics.
+	MetricsAddr string `json:"metrics_addr"`
+	// Data is the daemon's data directory.
+	Data string `json:"data"`
+	// Log receives the daemon's standard output and error.
+	Log string `json:"log"`
+	// Args are the arguments to the cuttle binary that run the daemon in
+	// the foreground (e.g. mon run --id a --data DIR/mon.a ...).
+	Args []string `json:"args"`
+}
+
+// Name is the daemon's entity name, e.g. mon.a.
+func (d Daemon) Name() string { return string(d.Kind) + "." + d.ID }
+
+// Cluster is the launcher's record of a cluster, kept in DIR/cluster.json.
+type Cluster struct {
+	// Version is the record's format version (recordVersion).
+	Version int `json:"version"`
+	// FSID is the cluster's id.
+	FSID string `json:"fsid"`
+	// Auth is the authentication mode: cephx.
+	Auth string `json:"auth"`
+	// Dir is the cluster's directory (absolute); Conf its configuration
+	// file and Keyring client.admin's keyring, both in Dir.
+	Dir     string `json:"dir"`
+	Conf    string `json:"conf"`
+	Keyring string `json:"keyring"`
+	// Daemons in start order: monitors first.
+	Daemons []Daemon `json:"daemons"`
+}
+
+// MonHost is the monitors as NAME=HOST:PORT,..., as mon_host and
+// `cuttle mon mkfs --mon-host` take them.
+func (c *Cluster) MonHost() string {
+	s := ""
+	for _, d := range c.Daemons {
+		if d.Kind != KindMon {
+			continue
+		}
+		if s != "" {
+			s += ","
+		}
+		s += d.ID + "=" + d.Addr
+	}
+	return s
+}
+
+// Mons returns the monitors' specs.
+func (c *Cluster) Mons() []Daemon {
+	var out []Daemon
+	for _, d := range c.Daemons {
+		if d.Kind == KindMon {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Defaults of [Options].
+const (
+	DefaultHost = "127.0.0.1"
+	// DefaultBasePort is the first port tried for monitors. Ceph's
+	// daemons use 3300 and 6789 (monitors), 6800-7300 (OSDs, MDSs,
+	// managers) and 7480 (the S3 gateway); 7500-7699 is clear of all of
+	// them and below Linux's ephemeral range (32768-60999).
+	DefaultBasePort = 7500
+	// MetricsOffset is how far above the base port the metrics ports
+	// start: daemons' addresses are searched in [base, base+100),
+	// metrics in [base+100, base+200).
+	MetricsOffset = 100
+	// portRange is how many ports each search may try.
+	portRange = 100
+)
+
+// Options say what cluster to make.
+type Options struct {
+	// Dir is the directory that holds everything. Required.
+	Dir string
+	// Mons is the number of monitors: 1, 3 or 5 (0 means 1 for a new
+	// cluster, and whatever an existing one has).
+	Mons int
+	// Host is the address daemons listen on (default 127.0.0.1).
+	Host string
+	// BasePort is the first port tried for monitors; metrics ports start
+	// at BasePort+MetricsOffset (default DefaultBasePort).
+	BasePort int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Mons == 0 {
+		o.Mons = 1
+	}
+	if o.Host == "" {
+		o.Host = DefaultHost
+	}
+	if o.BasePort == 0 {
+		o.BasePort = DefaultBasePort
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if o.Dir == "" {
+		return errors.New("launcher: no directory")
+	}
+	switch o.Mons {
+	case 1, 3, 5:
+	default:
+		return fmt.Errorf("launcher: %d monitors (want 1, 3 or 5)", o.Mons)
+	}
+	if o.BasePort < 1024 || o.BasePort+MetricsOffset+portRange > 65535 {
+		return fmt.Errorf("launcher: base port %d (want 1024 to %d)", o.BasePort, 65535-MetricsOffset-portRange)
+	}
+	if net.ParseIP(o.Host) == nil {
+		return fmt.Errorf("launcher: host %q is not an IP address", o.Host)
+	}
+	return nil
+}
+
+// monIDs name monitors as Ceph's tools do: a, b, c, ...
+const monIDs = "abcde"
+
+// Plan builds the record of a new cluster in o.Dir (absolute) with the
+// given fsid: the specs of its daemons, each with its data directory, log
+// file, and an address and a metrics address on ports that free reports
+// free, searched upward from o.BasePort and o.BasePort+MetricsOffset. It
+// starts nothing and writes nothing.
+func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(o.Dir) {
+		return nil, fmt.Errorf("launcher: directory %q is not absolute", o.Dir)
+	}
+	addrs, err := pickPorts(o.Host, o.BasePort, o.Mons, free)
+	if err != nil {
+		return nil, fmt.Errorf("launcher: monitor ports: %w", err)
+	}
+	metrics, err := pickPorts(o.Host, o.BasePort+MetricsOffset, o.Mons, free)
+	if err != nil {
+		return nil, fmt.Errorf("launcher: metrics ports: %w", err)
+	}
+	c := &Cluster{
+		Version: recordVersion,
+		FSID:    fsid,
+		Auth:    "cephx",
+		Dir:     o.Dir,
+		Conf:    filepath.Join(o.Dir, "cuttle.conf"),
+		Keyring: filepath.Join(o.Dir, "admin.keyring"),
+	}
+	for i := range o.Mons {
+		c.Daemons = append(c.Daemons, monSpec(o.Dir, monIDs[i:i+1], addrs[i], metrics[i]))
+	}
+	return c, nil
+}
+
+// monSpec is the spec of monitor id.
+func monSpec(dir, id, addr, metricsAddr string) Daemon {
+	d := Daemon{Kind: KindMon, ID: id, Addr: addr, MetricsAddr: metricsAddr}
+	d.Data = filepath.Join(dir, d.Name())
+	d.Log = filepath.Join(dir, "log", d.Name()+".log")
+	d.Args = []string{"mon", "run", "--id", id, "--data", d.Data, "--metrics-addr", metricsAddr}
+	return d
+}
+
+// pickPorts returns n addresses host:port with ports from [from,
+// from+portRange) that free reports free, lowest first.
+func pickPorts(host string, from, n int, free func(hostport string) bool) ([]string, error) {
+	var out []string
+	for p := from; p < from+portRange && len(out) < n; p++ {
+		a := net.JoinHostPort(host, strconv.Itoa(p))
+		if free(a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("%w: found %d of %d in %s ports %d-%d", ErrNoPorts, len(out), n, host, from, from+portRange-1)
+	}
+	return out, nil
+}
+
+// ErrNoPorts is returned when too few free ports are found.
+var ErrNoPorts = errors.New("launcher: not enough free ports")
+
+// PortFree reports whether a TCP listener can be opened at hostport now:
+// the default of [Config.Free].
+func PortFree(hostport string) bool {
+	l, err := net.Listen("tcp", hostport)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
