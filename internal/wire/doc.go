@@ -3,5 +3,6 @@
 // envelope) and a fuzz target, and a message type number the messenger
 // carries. It owns the numbering (types.go) and the formats; it does not
 // move bytes (internal/msgr does) or act on messages (the daemons do).
-// One file per family: moncommand.go and monmsg.go for the monitors.
+// One file per family: moncommand.go and monmsg.go for the monitors,
+// osdop.go for client I/O to OSDs.
 package wire

@@ -10,4 +10,8 @@ const (
 	TypeOSDMapUpdate    uint16 = 4 // mon -> client: OSD map epochs
 	TypeMonRaft         uint16 = 5 // mon <-> mon: a Raft message
 	TypeMonPing         uint16 = 6 // mon <-> mon: liveness and clock
+
+	// Client I/O (osdop.go).
+	TypeOSDOp      uint16 = 16 // client -> primary OSD: ops on one object
+	TypeOSDOpReply uint16 = 17 // OSD -> client: applied or committed, results
 )

@@ -1,0 +1,468 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// ObjectOpCode names one operation on an object in an OSDOp. The numbers
+// are part of the wire format and never reused.
+type ObjectOpCode uint16
+
+// Object operations. Reads fill their ObjectOpResult; writes change the
+// object. Every op of one OSDOp applies atomically: all or none.
+const (
+	// Reads.
+	OpRead          ObjectOpCode = 1  // Offset, Length (0: to the end) -> Data
+	OpSparseRead    ObjectOpCode = 2  // Offset, Length -> Extents, Data (the extents' bytes, concatenated)
+	OpStat          ObjectOpCode = 3  // -> Size, Mtime
+	OpGetXattr      ObjectOpCode = 4  // Name -> Data
+	OpGetXattrs     ObjectOpCode = 5  // -> Pairs
+	OpCmpXattr      ObjectOpCode = 6  // Name, Data, Flags (a CmpOp): ECANCELED if the comparison fails
+	OpOmapGetHeader ObjectOpCode = 7  // -> Data
+	OpOmapGetKeys   ObjectOpCode = 8  // Name (start after), Prefix, Length (max) -> Keys, More
+	OpOmapGetVals   ObjectOpCode = 9  // Name (start after), Prefix, Length (max) -> Pairs, More
+	OpOmapGetByKeys ObjectOpCode = 10 // Keys -> Pairs (those present)
+	OpOmapCmp       ObjectOpCode = 11 // Pairs, Flags (a CmpOp): ECANCELED if any comparison fails
+	OpAssertExists  ObjectOpCode = 12 // ENOENT if the object does not exist
+	OpAssertVersion ObjectOpCode = 13 // Version: ERANGE if older, EOVERFLOW if newer than the object's
+	OpListObjects   ObjectOpCode = 14 // PG listing: Name (cursor), Length (max) -> Objects, Cursor, More
+
+	// Writes.
+	OpWrite         ObjectOpCode = 32 // Offset, Data
+	OpWriteFull     ObjectOpCode = 33 // Data replaces the object's data
+	OpAppend        ObjectOpCode = 34 // Data at the end
+	OpTruncate      ObjectOpCode = 35 // Offset is the new size
+	OpZero          ObjectOpCode = 36 // Offset, Length
+	OpDelete        ObjectOpCode = 37 // ENOENT if missing
+	OpCreate        ObjectOpCode = 38 // Flags&CreateExclusive: EEXIST if it exists
+	OpSetXattr      ObjectOpCode = 39 // Name, Data
+	OpRmXattr       ObjectOpCode = 40 // Name: ENODATA if missing
+	OpOmapSet       ObjectOpCode = 41 // Pairs
+	OpOmapRmKeys    ObjectOpCode = 42 // Keys
+	OpOmapClear     ObjectOpCode = 43
+	OpOmapSetHeader ObjectOpCode = 44 // Data
+
+	// Object-class methods, on the primary, inside the op's transaction.
+	OpCall ObjectOpCode = 64 // Name "class.method", Data (input) -> Data (output)
+)
+
+var objectOpNames = map[ObjectOpCode]string{
+	OpRead: "read", OpSparseRead: "sparse-read", OpStat: "stat", OpGetXattr: "getxattr",
+	OpGetXattrs: "getxattrs", OpCmpXattr: "cmpxattr", OpOmapGetHeader: "omap-get-header",
+	OpOmapGetKeys: "omap-get-keys", OpOmapGetVals: "omap-get-vals", OpOmapGetByKeys: "omap-get-vals-by-keys",
+	OpOmapCmp: "omap-cmp", OpAssertExists: "assert-exists", OpAssertVersion: "assert-version",
+	OpListObjects: "list-objects", OpWrite: "write", OpWriteFull: "writefull", OpAppend: "append",
+	OpTruncate: "truncate", OpZero: "zero", OpDelete: "delete", OpCreate: "create",
+	OpSetXattr: "setxattr", OpRmXattr: "rmxattr", OpOmapSet: "omap-set", OpOmapRmKeys: "omap-rm-keys",
+	OpOmapClear: "omap-clear", OpOmapSetHeader: "omap-set-header", OpCall: "call",
+}
+
+func (c ObjectOpCode) String() string {
+	if n, ok := objectOpNames[c]; ok {
+		return n
+	}
+	return fmt.Sprintf("op(%d)", uint16(c))
+}
+
+// Known reports whether c is an operation this version defines.
+func (c ObjectOpCode) Known() bool { _, ok := objectOpNames[c]; return ok }
+
+// IsWrite reports whether c changes the object (OpCall may or may not;
+// the class method's registration says).
+func (c ObjectOpCode) IsWrite() bool { return c >= OpWrite && c < OpCall }
+
+// CmpOp is the comparison of OpCmpXattr and OpOmapCmp, in Flags: the
+// stored value compared with the given one, bytewise.
+type CmpOp uint32
+
+// Comparisons.
+const (
+	CmpEQ CmpOp = iota + 1
+	CmpNE
+	CmpGT
+	CmpGTE
+	CmpLT
+	CmpLTE
+)
+
+// CreateExclusive in an OpCreate's Flags makes it fail with EEXIST if the
+// object exists.
+const CreateExclusive = 1
+
+// KV is one key and value: an omap entry or an extended attribute.
+type KV struct {
+	Key   string
+	Value []byte
+}
+
+// Extent is an allocated range of an object, as OpSparseRead reports it.
+type Extent struct {
+	Offset, Length uint64
+}
+
+// ObjectOp is one operation of an OSDOp. Which fields matter depends on
+// Code (see the constants).
+type ObjectOp struct {
+	Code    ObjectOpCode
+	Flags   uint32
+	Offset  uint64
+	Length  uint64
+	Version uint64
+	Name    string
+	Prefix  string
+	Data    []byte
+	Keys    []string
+	Pairs   []KV
+}
+
+// ReqID names a client request across resends: the client's entity name
+// and incarnation (a random number per client instance, so a restarted
+// client's tids do not collide with its previous life's) and the tid.
+// OSDs remember recent ReqIDs in the PG log to apply a resent write once.
+type ReqID struct {
+	Client      string
+	Incarnation uint64
+	Tid         uint64
+}
+
+func (r ReqID) String() string {
+	return fmt.Sprintf("%s.%x:%d", r.Client, r.Incarnation, r.Tid)
+}
+
+// OSDOp flags.
+const (
+	// FlagWantApplied asks for a reply when the write is applied on every
+	// replica, before the one that says it is committed.
+	FlagWantApplied = 1 << iota
+	// FlagBalanceReads lets a replica serve a read-only op.
+	FlagBalanceReads
+)
+
+// OSDOp is a client's request to the acting primary of the object's PG:
+// the ops to apply atomically to one object. Epoch is the client's OSD
+// map epoch; an OSD whose PG changed since, or that is not the primary,
+// answers ESTALE with its own epoch and the client resends after a map
+// refresh.
+type OSDOp struct {
+	Req     ReqID
+	Epoch   uint64
+	PG      osdmap.PG
+	Object  objid.ID
+	Flags   uint32
+	Attempt uint32 // 0 on the first send, counted up on resends
+	Ops     []ObjectOp
+}
+
+// Version is an object or PG log version: the map epoch in which the
+// primary assigned it and a counter that increases within the PG.
+type Version struct {
+	Epoch   uint64
+	Counter uint64
+}
+
+// Less orders versions by epoch, then counter.
+func (v Version) Less(w Version) bool {
+	return v.Epoch < w.Epoch || v.Epoch == w.Epoch && v.Counter < w.Counter
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d'%d", v.Epoch, v.Counter) }
+
+// Further result codes of object ops, beside those of moncommand.go.
+const (
+	EIO       = 5
+	E2BIG     = 7
+	EFBIG     = 27
+	ENOSPC    = 28
+	ENODATA   = 61
+	EOVERFLOW = 75
+	ESTALE    = 116
+	ECANCELED = 125
+	ETIMEDOUT = 110
+)
+
+// ObjectOpResult is what one op returned. Which fields are set depends on
+// the op's code.
+type ObjectOpResult struct {
+	Result  int32 // 0 or an errno value
+	Data    []byte
+	Size    uint64
+	Mtime   int64 // Unix nanoseconds
+	Keys    []string
+	Pairs   []KV
+	Extents []Extent
+	Objects []objid.ID
+	Cursor  objid.ID
+	More    bool
+}
+
+// Reply kinds, in OSDOpReply.Flags.
+const (
+	// ReplyApplied: the write is applied (readable) on every replica.
+	ReplyApplied = 1 << iota
+	// ReplyCommitted: the write is durable on every replica; the last
+	// reply of a write, and the only one of a read.
+	ReplyCommitted
+)
+
+// OSDOpReply answers an OSDOp with the same Req.Tid. Result is 0 or the
+// errno value of the first op that failed (then nothing was applied);
+// ESTALE means "refresh your map to at least Epoch and resend".
+type OSDOpReply struct {
+	Tid     uint64
+	Epoch   uint64
+	Result  int32
+	Flags   uint32
+	Version Version // the object's version after the write, or when read
+	Ops     []ObjectOpResult
+}
+
+// Limits on decoded OSD ops.
+const (
+	maxOps     = 1024
+	maxKeyLen  = 64 << 10
+	maxOpData  = 1 << 30
+	maxEntries = 1 << 20
+	maxClient  = 256
+)
+
+// Encode encodes m: version 1: req (client, incarnation, tid), epoch,
+// pg (pool varint, seed u32), object, flags, attempt, ops.
+func (m OSDOp) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(m.Req.Client)
+	e.Uint64(m.Req.Incarnation)
+	e.Uint64(m.Req.Tid)
+	e.Uvarint(m.Epoch)
+	e.Varint(m.PG.Pool)
+	e.Uint32(m.PG.Seed)
+	m.Object.Encode(&e)
+	e.Uint32(m.Flags)
+	e.Uvarint(uint64(m.Attempt))
+	e.Uvarint(uint64(len(m.Ops)))
+	for i := range m.Ops {
+		encodeObjectOp(&e, &m.Ops[i])
+	}
+	e.End(mk)
+	return e.Data()
+}
+
+func encodeObjectOp(e *encoding.Encoder, op *ObjectOp) {
+	e.Uint16(uint16(op.Code))
+	e.Uint32(op.Flags)
+	e.Uvarint(op.Offset)
+	e.Uvarint(op.Length)
+	e.Uvarint(op.Version)
+	e.String(op.Name)
+	e.String(op.Prefix)
+	e.Bytes(op.Data)
+	encodeStrings(e, op.Keys)
+	encodeKVs(e, op.Pairs)
+}
+
+func encodeStrings(e *encoding.Encoder, ss []string) {
+	e.Uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		e.String(s)
+	}
+}
+
+func encodeKVs(e *encoding.Encoder, kvs []KV) {
+	e.Uvarint(uint64(len(kvs)))
+	for _, kv := range kvs {
+		e.String(kv.Key)
+		e.Bytes(kv.Value)
+	}
+}
+
+// DecodeOSDOp decodes an OSDOp. Unknown op codes decode (the OSD answers
+// them with ENOTSUP); malformed bytes are an error.
+func DecodeOSDOp(b []byte) (OSDOp, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	var m OSDOp
+	m.Req = ReqID{Client: d.String(maxClient), Incarnation: d.Uint64(), Tid: d.Uint64()}
+	m.Epoch = d.Uvarint()
+	m.PG = osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()}
+	m.Object = objid.Decode(d)
+	m.Flags = d.Uint32()
+	m.Attempt = uint32(min(d.Uvarint(), 1<<32-1))
+	n := d.Count(minObjectOpLen)
+	if n > maxOps {
+		d.Fail(fmt.Errorf("%w: %d ops", encoding.ErrCorrupt, n))
+	}
+	if n > 0 && d.Err() == nil {
+		m.Ops = make([]ObjectOp, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Ops[i] = decodeObjectOp(d)
+		}
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return OSDOp{}, fmt.Errorf("wire: osd op: %w", err)
+	}
+	if m.Object.IsMax() {
+		return OSDOp{}, fmt.Errorf("wire: osd op: %w: the max object id names no object", encoding.ErrCorrupt)
+	}
+	return m, nil
+}
+
+// minObjectOpLen is the fewest bytes an encoded ObjectOp takes.
+const minObjectOpLen = 2 + 4 + 3 + 5
+
+func decodeObjectOp(d *encoding.Decoder) ObjectOp {
+	return ObjectOp{
+		Code:    ObjectOpCode(d.Uint16()),
+		Flags:   d.Uint32(),
+		Offset:  d.Uvarint(),
+		Length:  d.Uvarint(),
+		Version: d.Uvarint(),
+		Name:    d.String(maxKeyLen),
+		Prefix:  d.String(maxKeyLen),
+		Data:    d.Bytes(maxOpData),
+		Keys:    decodeStrings(d),
+		Pairs:   decodeKVs(d),
+	}
+}
+
+func decodeStrings(d *encoding.Decoder) []string {
+	n := d.Count(1)
+	if n > maxEntries {
+		d.Fail(fmt.Errorf("%w: %d keys", encoding.ErrCorrupt, n))
+	}
+	if n == 0 || d.Err() != nil {
+		return nil
+	}
+	ss := make([]string, n)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		ss[i] = d.String(maxKeyLen)
+	}
+	return ss
+}
+
+func decodeKVs(d *encoding.Decoder) []KV {
+	n := d.Count(2)
+	if n > maxEntries {
+		d.Fail(fmt.Errorf("%w: %d pairs", encoding.ErrCorrupt, n))
+	}
+	if n == 0 || d.Err() != nil {
+		return nil
+	}
+	kvs := make([]KV, n)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		kvs[i] = KV{Key: d.String(maxKeyLen), Value: d.Bytes(maxOpData)}
+	}
+	return kvs
+}
+
+// Encode encodes m: version 1: tid, epoch, result varint, flags,
+// version (epoch, counter), op results.
+func (m OSDOpReply) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Uint64(m.Tid)
+	e.Uvarint(m.Epoch)
+	e.Varint(int64(m.Result))
+	e.Uint32(m.Flags)
+	e.Uvarint(m.Version.Epoch)
+	e.Uvarint(m.Version.Counter)
+	e.Uvarint(uint64(len(m.Ops)))
+	for i := range m.Ops {
+		encodeObjectOpResult(&e, &m.Ops[i])
+	}
+	e.End(mk)
+	return e.Data()
+}
+
+func encodeObjectOpResult(e *encoding.Encoder, r *ObjectOpResult) {
+	e.Varint(int64(r.Result))
+	e.Bytes(r.Data)
+	e.Uvarint(r.Size)
+	e.Varint(r.Mtime)
+	encodeStrings(e, r.Keys)
+	encodeKVs(e, r.Pairs)
+	e.Uvarint(uint64(len(r.Extents)))
+	for _, x := range r.Extents {
+		e.Uvarint(x.Offset)
+		e.Uvarint(x.Length)
+	}
+	e.Uvarint(uint64(len(r.Objects)))
+	for _, id := range r.Objects {
+		id.Encode(e)
+	}
+	r.Cursor.Encode(e)
+	e.Bool(r.More)
+}
+
+// DecodeOSDOpReply decodes an OSDOpReply.
+func DecodeOSDOpReply(b []byte) (OSDOpReply, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	var m OSDOpReply
+	m.Tid = d.Uint64()
+	m.Epoch = d.Uvarint()
+	m.Result = decodeResult(d)
+	m.Flags = d.Uint32()
+	m.Version = Version{Epoch: d.Uvarint(), Counter: d.Uvarint()}
+	n := d.Count(minObjectOpResultLen)
+	if n > maxOps {
+		d.Fail(fmt.Errorf("%w: %d op results", encoding.ErrCorrupt, n))
+	}
+	if n > 0 && d.Err() == nil {
+		m.Ops = make([]ObjectOpResult, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Ops[i] = decodeObjectOpResult(d)
+		}
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return OSDOpReply{}, fmt.Errorf("wire: osd op reply: %w", err)
+	}
+	return m, nil
+}
+
+// minObjectOpResultLen is the fewest bytes an encoded ObjectOpResult
+// takes.
+const minObjectOpResultLen = 8 + 6 + 1
+
+func decodeResult(d *encoding.Decoder) int32 {
+	v := d.Varint()
+	if v < -1<<31 || v > 1<<31-1 {
+		d.Fail(fmt.Errorf("%w: result %d out of range", encoding.ErrCorrupt, v))
+	}
+	return int32(v)
+}
+
+func decodeObjectOpResult(d *encoding.Decoder) ObjectOpResult {
+	r := ObjectOpResult{
+		Result: decodeResult(d),
+		Data:   d.Bytes(maxOpData),
+		Size:   d.Uvarint(),
+		Mtime:  d.Varint(),
+		Keys:   decodeStrings(d),
+		Pairs:  decodeKVs(d),
+	}
+	if n := d.Count(2); n > maxEntries {
+		d.Fail(fmt.Errorf("%w: %d extents", encoding.ErrCorrupt, n))
+	} else if n > 0 {
+		r.Extents = make([]Extent, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			r.Extents[i] = Extent{Offset: d.Uvarint(), Length: d.Uvarint()}
+		}
+	}
+	if n := d.Count(7); n > maxEntries {
+		d.Fail(fmt.Errorf("%w: %d objects", encoding.ErrCorrupt, n))
+	} else if n > 0 {
+		r.Objects = make([]objid.ID, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			r.Objects[i] = objid.Decode(d)
+		}
+	}
+	r.Cursor = objid.Decode(d)
+	r.More = d.Bool()
+	return r
+}
