@@ -1,0 +1,150 @@
+package launcher
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// busy returns a Free function that reports the given ports taken.
+func busy(taken ...string) func(string) bool {
+	return func(a string) bool { return !slices.Contains(taken, a) }
+}
+
+func TestPlanDefaults(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Plan(Options{Dir: dir}, "fsid-1", busy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Cluster{
+		Version: recordVersion, FSID: "fsid-1", Auth: "cephx", Dir: dir,
+		Conf: filepath.Join(dir, "cuttle.conf"), Keyring: filepath.Join(dir, "admin.keyring"),
+		Daemons: []Daemon{{
+			Kind: KindMon, ID: "a", Addr: "127.0.0.1:7500", MetricsAddr: "127.0.0.1:7600",
+			Data: filepath.Join(dir, "mon.a"), Log: filepath.Join(dir, "log", "mon.a.log"),
+			Args: []string{"mon", "run", "--id", "a", "--data", filepath.Join(dir, "mon.a"), "--metrics-addr", "127.0.0.1:7600"},
+		}},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("Plan =\n%+v\nwant\n%+v", c, want)
+	}
+	if c.MonHost() != "a=127.0.0.1:7500" {
+		t.Errorf("MonHost = %q", c.MonHost())
+	}
+}
+
+// Ports in use are skipped, for monitors and metrics alike.
+func TestPlanSkipsBusyPorts(t *testing.T) {
+	c, err := Plan(Options{Dir: t.TempDir(), Mons: 3, BasePort: 20000},
+		"f", busy("127.0.0.1:20001", "127.0.0.1:20100", "127.0.0.1:20102"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]string
+	for _, d := range c.Daemons {
+		got = append(got, [2]string{d.Name() + " " + d.Addr, d.MetricsAddr})
+	}
+	want := [][2]string{
+		{"mon.a 127.0.0.1:20000", "127.0.0.1:20101"},
+		{"mon.b 127.0.0.1:20002", "127.0.0.1:20103"},
+		{"mon.c 127.0.0.1:20003", "127.0.0.1:20104"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if c.MonHost() != "a=127.0.0.1:20000,b=127.0.0.1:20002,c=127.0.0.1:20003" {
+		t.Errorf("MonHost = %q", c.MonHost())
+	}
+}
+
+func TestPlanRejects(t *testing.T) {
+	dir := t.TempDir()
+	for _, o := range []Options{
+		{},
+		{Dir: "relative"},
+		{Dir: dir, Mons: 2},
+		{Dir: dir, Mons: 7},
+		{Dir: dir, BasePort: 80},
+		{Dir: dir, BasePort: 65400},
+		{Dir: dir, Host: "localhost"},
+	} {
+		if c, err := Plan(o, "f", busy()); err == nil {
+			t.Errorf("Plan(%+v) = %+v, want an error", o, c)
+		}
+	}
+	_, err := Plan(Options{Dir: dir}, "f", func(string) bool { return false })
+	if !errors.Is(err, ErrNoPorts) {
+		t.Errorf("every port busy: %v, want ErrNoPorts", err)
+	}
+}
+
+func TestPickPortsStaysInRange(t *testing.T) {
+	var tried []string
+	free := func(a string) bool { tried = append(tried, a); return len(tried) > portRange-2 }
+	got, err := pickPorts("127.0.0.1", 30000, 2, free)
+	if err != nil || !reflect.DeepEqual(got, []string{"127.0.0.1:30098", "127.0.0.1:30099"}) {
+		t.Fatalf("pickPorts = %v, %v", got, err)
+	}
+	tried = nil
+	if _, err := pickPorts("127.0.0.1", 30000, 3, free); !errors.Is(err, ErrNoPorts) || len(tried) != portRange {
+		t.Fatalf("three ports: %v after %d tries", err, len(tried))
+	}
+}
+
+func TestPortFree(t *testing.T) {
+	// Port 0 asks the kernel for any port: always free.
+	if !PortFree("127.0.0.1:0") {
+		t.Error("127.0.0.1:0 is not free")
+	}
+	if PortFree("256.0.0.1:1") {
+		t.Error("a bad address is free")
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Plan(Options{Dir: dir, Mons: 5}, "fsid", busy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := saveRecord(c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadRecord(dir)
+	if err != nil || !reflect.DeepEqual(got, c) {
+		t.Fatalf("load = %+v, %v; want %+v", got, err, c)
+	}
+	if _, err := loadRecord(t.TempDir()); !errors.Is(err, ErrNoCluster) {
+		t.Errorf("empty directory: %v, want ErrNoCluster", err)
+	}
+}
+
+func TestRecordRejects(t *testing.T) {
+	for _, text := range []string{
+		``,
+		`{"version":2,"daemons":[{"kind":"mon","id":"a","log":"/l","args":["x"]}]}`,
+		`{"version":1}`,
+		`{"version":1,"daemons":[{"kind":"mon","id":"a","log":"rel","args":["x"]}]}`,
+		`{"version":1,"daemons":[{"kind":"mon","id":"../a","log":"/l","args":["x"]}]}`,
+		`{"version":1,"daemons":[{"kind":"mon","id":"a","log":"/l","args":["x"]},{"kind":"mon","id":"a","log":"/l","args":["x"]}]}`,
+	} {
+		if c, err := parseRecord("cluster.json", []byte(text)); err == nil {
+			t.Errorf("parseRecord(%s) = %+v, want an error", text, c)
+		}
+	}
+}
+
+func TestStopTiers(t *testing.T) {
+	ds := []Daemon{{Kind: KindMon, ID: "a"}, {Kind: "osd", ID: "0"}, {Kind: KindMon, ID: "b"}, {Kind: "osd", ID: "1"}}
+	got := stopTiers(ds)
+	want := [][]Daemon{{ds[1], ds[3]}, {ds[0], ds[2]}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("stopTiers = %v, want %v", got, want)
+	}
+	if got := stopTiers(ds[:1]); len(got) != 1 {
+		t.Errorf("monitors only: %v", got)
+	}
+}
