@@ -275,7 +275,9 @@ func TestLockClass(t *testing.T) {
 func TestVersionClass(t *testing.T) {
 	f := newFixture(t)
 	num := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
-	call := func(m string, in []byte) wire.ObjectOp { return wire.ObjectOp{Code: wire.OpCall, Name: "version." + m, Data: in} }
+	call := func(m string, in []byte) wire.ObjectOp {
+		return wire.ObjectOp{Code: wire.OpCall, Name: "version." + m, Data: in}
+	}
 	if got := f.ok(call("read", nil)).Ops[0].Data; !bytes.Equal(got, num(0)) {
 		t.Fatalf("read of a missing object %x", got)
 	}
