@@ -52,6 +52,7 @@ var layers = []struct {
 
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
+	{"internal/monc", layerTransport},
 
 	{"internal/mon/...", layerCores},
 	{"internal/osd/...", layerCores},
@@ -97,6 +98,9 @@ var sameLayerImports = map[string][]string{
 
 	// L2
 	"internal/msgr/memnet": {"internal/msgr"},
+	// The monitor client is shared by daemons and clients: it speaks the
+	// monitor messages over its own messenger.
+	"internal/monc": {"internal/msgr", "internal/wire"},
 
 	// L3: the mon and osd drivers wire their sub-packages; mon, osd and
 	// rados never import each other.

@@ -10,7 +10,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/wire"
-	"github.com/cuttlestore/cuttle/rados"
+	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/spf13/cobra"
 )
 
@@ -41,7 +41,7 @@ func (f *clusterFlags) register(root *cobra.Command, defaultConf string) {
 
 // monClient connects to the monitors named by the flags or the
 // configuration file.
-func (f *clusterFlags) monClient() (*rados.MonClient, error) {
+func (f *clusterFlags) monClient() (*monc.Client, error) {
 	name, err := auth.ParseEntityName(f.name)
 	if err != nil {
 		return nil, err
@@ -64,11 +64,11 @@ func (f *clusterFlags) monClient() (*rados.MonClient, error) {
 			}
 		}
 	}
-	mons, err := rados.ParseMonHosts(hosts)
+	mons, err := monc.ParseHosts(hosts)
 	if err != nil {
 		return nil, err
 	}
-	cfg := rados.MonClientConfig{Name: name, Mons: mons}
+	cfg := monc.Config{Name: name, Mons: mons}
 	if authMode != "none" {
 		ca, err := clientAuth(name, f.keyring)
 		if err != nil {
@@ -76,7 +76,7 @@ func (f *clusterFlags) monClient() (*rados.MonClient, error) {
 		}
 		cfg.ClientAuth = ca
 	}
-	return rados.NewMonClient(cfg)
+	return monc.New(cfg)
 }
 
 // runMon sends one command and prints its reply: the JSON document for

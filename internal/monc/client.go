@@ -1,4 +1,4 @@
-package rados
+package monc
 
 import (
 	"context"
@@ -16,15 +16,15 @@ import (
 	"github.com/cuttlestore/cuttle/internal/wire"
 )
 
-// MonAddr names a monitor and where it listens.
-type MonAddr struct {
+// Addr names a monitor and where it listens.
+type Addr struct {
 	Name string // "a" for mon.a
 	Addr string // host:port
 }
 
-// ParseMonHosts parses "a=host:port,b=host:port".
-func ParseMonHosts(s string) ([]MonAddr, error) {
-	var out []MonAddr
+// ParseHosts parses "a=host:port,b=host:port".
+func ParseHosts(s string) ([]Addr, error) {
+	var out []Addr
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -32,22 +32,22 @@ func ParseMonHosts(s string) ([]MonAddr, error) {
 		}
 		name, addr, ok := strings.Cut(part, "=")
 		if !ok || name == "" || addr == "" {
-			return nil, fmt.Errorf("rados: bad monitor %q in %q (want NAME=HOST:PORT)", part, s)
+			return nil, fmt.Errorf("monc: bad monitor %q in %q (want NAME=HOST:PORT)", part, s)
 		}
-		out = append(out, MonAddr{Name: name, Addr: addr})
+		out = append(out, Addr{Name: name, Addr: addr})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("rados: no monitors given (want NAME=HOST:PORT,...)")
+		return nil, fmt.Errorf("monc: no monitors given (want NAME=HOST:PORT,...)")
 	}
 	return out, nil
 }
 
-// MonClientConfig configures a MonClient.
-type MonClientConfig struct {
+// Config configures a Client.
+type Config struct {
 	// Name is the client's entity (default client.admin).
 	Name auth.EntityName
 	// Mons are the monitors to try. Required.
-	Mons []MonAddr
+	Mons []Addr
 	// Network dials monitors (default msgr.TCP).
 	Network msgr.Network
 	// ClientAuth returns the handshake for a connection to a monitor
@@ -64,10 +64,10 @@ type MonClientConfig struct {
 	Seed     uint64
 }
 
-// MonClient sends commands to the monitors. It is safe for concurrent
+// Client sends commands to the monitors. It is safe for concurrent
 // use.
-type MonClient struct {
-	cfg  MonClientConfig
+type Client struct {
+	cfg  Config
 	ms   *msgr.Messenger
 	rand *rand.Rand
 
@@ -78,7 +78,7 @@ type MonClient struct {
 }
 
 // ErrNoMonitor means no monitor answered before the context ended.
-var ErrNoMonitor = errors.New("rados: no monitor answered")
+var ErrNoMonitor = errors.New("monc: no monitor answered")
 
 // pending is a command sent to one monitor, waiting for its reply or
 // for the session to fail.
@@ -88,10 +88,10 @@ type pending struct {
 	fail  chan error
 }
 
-// NewMonClient makes a client; it connects on first use.
-func NewMonClient(cfg MonClientConfig) (*MonClient, error) {
+// New makes a client; it connects on first use.
+func New(cfg Config) (*Client, error) {
 	if len(cfg.Mons) == 0 {
-		return nil, fmt.Errorf("rados: no monitors configured")
+		return nil, fmt.Errorf("monc: no monitors configured")
 	}
 	if cfg.Name.IsZero() {
 		cfg.Name = auth.EntityName{Type: "client", ID: "admin"}
@@ -109,7 +109,7 @@ func NewMonClient(cfg MonClientConfig) (*MonClient, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
-	c := &MonClient{cfg: cfg, waiting: make(map[uint64]*pending), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
+	c := &Client{cfg: cfg, waiting: make(map[uint64]*pending), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
 	c.cur = c.rand.IntN(len(cfg.Mons))
 	ms, err := msgr.New(msgr.Config{Name: cfg.Name, Network: cfg.Network, Dispatcher: monDispatcher{c},
 		ClientAuth: cfg.ClientAuth, Logger: cfg.Logger, Clock: cfg.Clock, Seed: cfg.Seed})
@@ -121,7 +121,7 @@ func NewMonClient(cfg MonClientConfig) (*MonClient, error) {
 }
 
 // Close closes the client's connections.
-func (c *MonClient) Close() error { return c.ms.Close() }
+func (c *Client) Close() error { return c.ms.Close() }
 
 // Run sends cmd to a monitor and returns its reply. A monitor that does
 // not answer within an attempt is given up for the next one; the same
@@ -130,7 +130,7 @@ func (c *MonClient) Close() error { return c.ms.Close() }
 // non-zero code is returned as is, with a nil error. A monitor refusing
 // the client's authentication ends the command at once: the others would
 // refuse it too.
-func (c *MonClient) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) {
+func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) {
 	p := &pending{reply: make(chan wire.Reply, 1), fail: make(chan error, 1)}
 	var lastErr error
 	for attempt := 0; ; attempt++ {
@@ -143,7 +143,7 @@ func (c *MonClient) Run(ctx context.Context, cmd wire.Command) (wire.Reply, erro
 		mon := c.pick(attempt)
 		r, err := c.try(ctx, mon, cmd, p)
 		if errors.Is(err, msgr.ErrRefused) {
-			return wire.Reply{}, fmt.Errorf("rados: mon.%s refused %s: %w", mon.Name, c.cfg.Name, err)
+			return wire.Reply{}, fmt.Errorf("monc: mon.%s refused %s: %w", mon.Name, c.cfg.Name, err)
 		}
 		if err == nil {
 			if r.Code == wire.EAGAIN && strings.Contains(r.Status, "not ready") {
@@ -158,13 +158,13 @@ func (c *MonClient) Run(ctx context.Context, cmd wire.Command) (wire.Reply, erro
 
 // pick returns the monitor for an attempt: the last one that answered
 // first, then the others in turn.
-func (c *MonClient) pick(attempt int) MonAddr {
+func (c *Client) pick(attempt int) Addr {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cfg.Mons[(c.cur+attempt)%len(c.cfg.Mons)]
 }
 
-func (c *MonClient) try(ctx context.Context, mon MonAddr, cmd wire.Command, p *pending) (wire.Reply, error) {
+func (c *Client) try(ctx context.Context, mon Addr, cmd wire.Command, p *pending) (wire.Reply, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Attempt)
 	defer cancel()
 	c.mu.Lock()
@@ -203,7 +203,7 @@ func (c *MonClient) try(ctx context.Context, mon MonAddr, cmd wire.Command, p *p
 // Subscribe asks the monitors for the OSD map from epoch start on; every
 // update goes to OnOSDMap. The subscription is renewed on a new
 // connection by calling Subscribe again with the next epoch wanted.
-func (c *MonClient) Subscribe(ctx context.Context, start uint64) error {
+func (c *Client) Subscribe(ctx context.Context, start uint64) error {
 	s := wire.MonSubscribe{What: "osdmap", Start: start}
 	var err error
 	for attempt := range c.cfg.Mons {
@@ -213,10 +213,10 @@ func (c *MonClient) Subscribe(ctx context.Context, start uint64) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("rados: subscribe: %w", err)
+	return fmt.Errorf("monc: subscribe: %w", err)
 }
 
-type monDispatcher struct{ c *MonClient }
+type monDispatcher struct{ c *Client }
 
 func (d monDispatcher) Dispatch(_ msgr.Peer, msg msgr.Message) {
 	c := d.c
