@@ -9,8 +9,8 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/config"
-	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
 
