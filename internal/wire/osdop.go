@@ -187,7 +187,7 @@ const (
 // ObjectOpResult is what one op returned. Which fields are set depends on
 // the op's code.
 type ObjectOpResult struct {
-	Result  int32 // 0 or an errno value
+	Result  int32 // 0 or a negated errno value, as Ceph returns them
 	Data    []byte
 	Size    uint64
 	Mtime   int64 // Unix nanoseconds
@@ -209,8 +209,9 @@ const (
 )
 
 // OSDOpReply answers an OSDOp with the same Req.Tid. Result is 0 or the
-// errno value of the first op that failed (then nothing was applied);
-// ESTALE means "refresh your map to at least Epoch and resend".
+// negated errno value of the first op that failed (then nothing was
+// applied); -ESTALE means "refresh your map to at least Epoch and
+// resend".
 type OSDOpReply struct {
 	Tid     uint64
 	Epoch   uint64
