@@ -29,7 +29,7 @@ const (
 	OpOmapCmp       ObjectOpCode = 11 // Pairs, Flags (a CmpOp): ECANCELED if any comparison fails
 	OpAssertExists  ObjectOpCode = 12 // ENOENT if the object does not exist
 	OpAssertVersion ObjectOpCode = 13 // Version: ERANGE if older, EOVERFLOW if newer than the object's
-	OpListObjects   ObjectOpCode = 14 // PG listing: Name (cursor), Length (max) -> Objects, Cursor, More
+	OpListObjects   ObjectOpCode = 14 // PG listing from the OSDOp's Object (the cursor): Name (namespace), Length (max) -> Objects, Cursor, More
 
 	// Writes.
 	OpWrite         ObjectOpCode = 32 // Offset, Data
@@ -92,6 +92,10 @@ const (
 // CreateExclusive in an OpCreate's Flags makes it fail with EEXIST if the
 // object exists.
 const CreateExclusive = 1
+
+// ListAllNamespaces in an OpListObjects' Flags lists every namespace, not
+// only the one in Name.
+const ListAllNamespaces = 1
 
 // KV is one key and value: an omap entry or an extended attribute.
 type KV struct {
