@@ -1,6 +1,9 @@
 # Cuttle build, test and lint entry points. CI runs .ci/run, which calls
 # `make test` and `make lint`.
 #
+#   make run     build bin/cuttle and start a local cluster in ./.cuttle
+#                (cuttle cluster up; RUNFLAGS="--mons 3" for three monitors)
+#   make stop    stop it (cuttle cluster down; data stays in ./.cuttle)
 #   make build   build bin/cuttle
 #   make test    install missing test tools, then run every test with the race
 #                detector and invariant checks (CI=true disables the test cache)
@@ -11,6 +14,7 @@
 GO       ?= go
 BIN      := $(CURDIR)/bin
 FUZZTIME ?= 10s
+RUNFLAGS ?=
 
 TESTFLAGS := -race -tags invariants
 ifeq ($(CI),true)
@@ -25,10 +29,16 @@ STATICCHECK := $(BIN)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 # tool; `make deps` installs missing ones when run as root on Debian.
 TEST_TOOLS := gcc:gcc
 
-.PHONY: build test deps bench lint fuzz
+.PHONY: build run stop test deps bench lint fuzz
 
 build:
 	$(GO) build -o bin/cuttle ./cmd/cuttle
+
+run: build
+	bin/cuttle cluster up $(RUNFLAGS)
+
+stop: build
+	bin/cuttle cluster down
 
 test: deps
 	$(GO) test $(TESTFLAGS) ./...

@@ -233,29 +233,50 @@ func clusterUp(cmd *cobra.Command, out *Output, cf *clusterFlags, f clusterLaunc
 	rep := report(c, st)
 	rep.Health = health()
 	return out.Print(rep, func(w io.Writer) error {
-		self := displayExe()
-		dirFlag := ""
-		if f.dir != DefaultClusterDir {
-			dirFlag = " --dir " + f.dir
-		}
 		fmt.Fprintf(w, "Cuttle cluster %s is up in %s\nhealth: %s\n\n", c.FSID, c.Dir, rep.Health)
 		if err := printDaemons(w, st); err != nil {
 			return err
 		}
-		_, err := fmt.Fprintf(w, `
-Use it (client.admin's keyring is %s):
-  export CUTTLE_CONF=%s
-  %[3]s status
-  %[3]s osd pool create rbd 32
-  %[3]s osd pool ls detail
-  %[3]s cluster status%[4]s
-
-Stop it with %[3]s cluster down%[4]s (data and logs stay in %[5]s;
-cluster up starts it again). Remove %[5]s to start afresh.
-Only monitors run for now: Cuttle has no OSD daemons yet.
-`, c.Keyring, c.Conf, self, dirFlag, f.dir)
+		_, err := io.WriteString(w, nextSteps(c, f.dir, displayExe()))
 		return err
 	})
+}
+
+// nextSteps is what `cluster up` tells people to do next, with self the
+// command that runs this binary.
+func nextSteps(c *launcher.Cluster, dir, self string) string {
+	dirFlag, where, mk := "", "Commands here read "+DefaultConfPath+"; from elsewhere, export it first:", [2]string{" (make stop)", " (make run)"}
+	if dir != DefaultClusterDir {
+		dirFlag, where, mk = " --dir "+dir, "Commands find it after this export:", [2]string{}
+	}
+	steps := [][2]string{
+		{self + " status", "health, monitors, OSD map"},
+		{self + " osd pool create rbd 32", ""},
+		{self + " osd pool ls detail", ""},
+		{self + " cluster status" + dirFlag, "the daemons: pids, addresses, logs"},
+	}
+	width := 0
+	for _, s := range steps {
+		if s[1] != "" {
+			width = max(width, len(s[0]))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nclient.admin's key: %s\n%s\n  export CUTTLE_CONF=%s\n", c.Keyring, where, c.Conf)
+	for _, s := range steps {
+		if s[1] == "" {
+			fmt.Fprintf(&b, "  %s\n", s[0])
+		} else {
+			fmt.Fprintf(&b, "  %-*s  # %s\n", width, s[0], s[1])
+		}
+	}
+	fmt.Fprintf(&b, `
+Stop it with %[1]s cluster down%[2]s%[3]s; data and logs stay in
+%[5]s and %[1]s cluster up%[2]s%[4]s starts it again.
+Remove %[5]s to start afresh. Only monitors run for now: Cuttle has no
+OSD daemon yet, so pools exist in the cluster map but cannot hold data.
+`, self, dirFlag, mk[0], mk[1], dir)
+	return b.String()
 }
 
 func clusterStatus(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error {
