@@ -1,0 +1,151 @@
+package objectstore
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Encoding of transactions, so that a primary OSD can send the
+// transaction it built to its replicas, which apply the same one.
+
+// Limits on decoded transactions: they bound what a hostile peer can make
+// a decoder allocate, not what a store accepts.
+const (
+	maxTxnOps     = 1 << 16
+	maxTxnData    = 1 << 30
+	maxTxnKey     = 64 << 10
+	maxTxnEntries = 1 << 20
+)
+
+// Encode encodes t: version 1: op count, then per op: code u8,
+// collection, object, destination collection, destination object,
+// offset, length, destination offset (uvarints), data, attributes or
+// entries (count, then key and value each, keys sorted), keys (count,
+// strings), key, end key. A collection is kind u8, pool varint, seed u32.
+func (t *Transaction) Encode() []byte {
+	var e encoding.Encoder
+	t.EncodeTo(&e)
+	return e.Data()
+}
+
+// EncodeTo appends t's encoding to e.
+func (t *Transaction) EncodeTo(e *encoding.Encoder) {
+	mk := e.Begin(1, 1)
+	e.Uvarint(uint64(len(t.Ops)))
+	for i := range t.Ops {
+		encodeOp(e, &t.Ops[i])
+	}
+	e.End(mk)
+}
+
+func encodeCollection(e *encoding.Encoder, c CollectionID) {
+	e.Uint8(uint8(c.Kind))
+	e.Varint(c.Pool)
+	e.Uint32(c.Seed)
+}
+
+func encodeOp(e *encoding.Encoder, op *Op) {
+	e.Uint8(uint8(op.Code))
+	encodeCollection(e, op.Collection)
+	op.Object.Encode(e)
+	encodeCollection(e, op.DestCollection)
+	op.Dest.Encode(e)
+	e.Uvarint(op.Offset)
+	e.Uvarint(op.Length)
+	e.Uvarint(op.DestOffset)
+	e.Bytes(op.Data)
+	e.Uvarint(uint64(len(op.Attrs)))
+	for _, k := range slices.Sorted(maps.Keys(op.Attrs)) {
+		e.String(k)
+		e.Bytes(op.Attrs[k])
+	}
+	e.Uvarint(uint64(len(op.Keys)))
+	for _, k := range op.Keys {
+		e.String(k)
+	}
+	e.String(op.Key)
+	e.String(op.EndKey)
+}
+
+// DecodeTransaction decodes what Encode wrote and validates the result
+// (Validate), so a transaction from the network is well-formed before a
+// store sees it.
+func DecodeTransaction(b []byte) (*Transaction, error) {
+	d := encoding.NewDecoder(b)
+	t := DecodeTransactionFrom(d)
+	if err := d.Finish(); err != nil {
+		return nil, fmt.Errorf("objectstore: transaction: %w", err)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("objectstore: decoded transaction: %w", err)
+	}
+	return t, nil
+}
+
+// DecodeTransactionFrom reads a transaction from d; errors stay in d
+// (check d.Finish), and the result is not validated.
+func DecodeTransactionFrom(d *encoding.Decoder) *Transaction {
+	d.Begin(1)
+	t := &Transaction{}
+	n := d.Count(minOpLen)
+	if n > maxTxnOps {
+		d.Fail(fmt.Errorf("%w: %d ops", encoding.ErrCorrupt, n))
+	}
+	if n > 0 && d.Err() == nil {
+		t.Ops = make([]Op, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			t.Ops[i] = decodeOp(d)
+		}
+	}
+	d.End()
+	return t
+}
+
+// minOpLen is the fewest bytes an encoded Op takes.
+const minOpLen = 1 + 2*(1+1+4+7) + 3 + 1 + 1 + 1 + 1 + 1
+
+func decodeCollection(d *encoding.Decoder) CollectionID {
+	return CollectionID{Kind: CollectionKind(d.Uint8()), Pool: d.Varint(), Seed: d.Uint32()}
+}
+
+func decodeOp(d *encoding.Decoder) Op {
+	op := Op{
+		Code:           OpCode(d.Uint8()),
+		Collection:     decodeCollection(d),
+		Object:         objid.Decode(d),
+		DestCollection: decodeCollection(d),
+		Dest:           objid.Decode(d),
+		Offset:         d.Uvarint(),
+		Length:         d.Uvarint(),
+		DestOffset:     d.Uvarint(),
+		Data:           d.Bytes(maxTxnData),
+	}
+	if n := d.Count(2); n > maxTxnEntries {
+		d.Fail(fmt.Errorf("%w: %d attributes", encoding.ErrCorrupt, n))
+	} else if n > 0 {
+		op.Attrs = make(map[string][]byte, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			k := d.String(maxTxnKey)
+			v := d.Bytes(maxTxnData)
+			if v == nil {
+				v = []byte{}
+			}
+			op.Attrs[k] = v
+		}
+	}
+	if n := d.Count(1); n > maxTxnEntries {
+		d.Fail(fmt.Errorf("%w: %d keys", encoding.ErrCorrupt, n))
+	} else if n > 0 {
+		op.Keys = make([]string, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			op.Keys[i] = d.String(maxTxnKey)
+		}
+	}
+	op.Key = d.String(maxTxnKey)
+	op.EndKey = d.String(maxTxnKey)
+	return op
+}
