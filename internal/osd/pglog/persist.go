@@ -1,0 +1,229 @@
+package pglog
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// MetaObject is the object of pg's collection whose omap holds the PG's
+// info and log. Its pool is -1-pg.Pool, which no client object has (pools
+// are never negative), so listings skip it by pool and it sorts first.
+func MetaObject(pg osdmap.PG) objid.ID {
+	return objid.New(-1-pg.Pool, "", "", "pgmeta."+pg.String(), objid.NoSnap)
+}
+
+// Keys of the meta object's omap.
+const (
+	infoKey   = "info"
+	logPrefix = "log."
+)
+
+// logKey sorts entries by version: epoch and counter as fixed-width hex.
+func logKey(v wire.Version) string {
+	return fmt.Sprintf("%s%016x.%016x", logPrefix, v.Epoch, v.Counter)
+}
+
+// Info is what a PG knows about itself beyond its log.
+type Info struct {
+	PG           osdmap.PG
+	EpochCreated uint64
+	// LastUpdate is the newest entry applied here; LastComplete the
+	// version up to which every object is up to date (they differ while
+	// recovering). LogTail is the log's tail.
+	LastUpdate   wire.Version
+	LastComplete wire.Version
+	LogTail      wire.Version
+	// SameIntervalSince is the epoch the current interval (acting set
+	// and primary) began; LastEpochStarted the last epoch the PG went
+	// active in.
+	SameIntervalSince uint64
+	LastEpochStarted  uint64
+}
+
+// Encode encodes i: version 1: pool, seed, epoch created, the three
+// versions (epoch, counter each), same interval since, last epoch
+// started.
+func (i Info) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Varint(i.PG.Pool)
+	e.Uint32(i.PG.Seed)
+	e.Uvarint(i.EpochCreated)
+	for _, v := range []wire.Version{i.LastUpdate, i.LastComplete, i.LogTail} {
+		e.Uvarint(v.Epoch)
+		e.Uvarint(v.Counter)
+	}
+	e.Uvarint(i.SameIntervalSince)
+	e.Uvarint(i.LastEpochStarted)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeInfo decodes what Encode wrote.
+func DecodeInfo(b []byte) (Info, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	i := Info{PG: osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()}, EpochCreated: d.Uvarint()}
+	for _, v := range []*wire.Version{&i.LastUpdate, &i.LastComplete, &i.LogTail} {
+		*v = wire.Version{Epoch: d.Uvarint(), Counter: d.Uvarint()}
+	}
+	i.SameIntervalSince = d.Uvarint()
+	i.LastEpochStarted = d.Uvarint()
+	d.End()
+	if err := d.Finish(); err != nil {
+		return Info{}, fmt.Errorf("pglog: info: %w", err)
+	}
+	return i, nil
+}
+
+// Encode encodes e: version 1: version, prior (epoch, counter each),
+// kind, object, request (client, incarnation, tid), result.
+func (e Entry) Encode() []byte {
+	var enc encoding.Encoder
+	mk := enc.Begin(1, 1)
+	enc.Uvarint(e.Version.Epoch)
+	enc.Uvarint(e.Version.Counter)
+	enc.Uvarint(e.Prior.Epoch)
+	enc.Uvarint(e.Prior.Counter)
+	enc.Uint8(uint8(e.Kind))
+	e.Object.Encode(&enc)
+	enc.String(e.Req.Client)
+	enc.Uint64(e.Req.Incarnation)
+	enc.Uint64(e.Req.Tid)
+	enc.Varint(int64(e.Result))
+	enc.End(mk)
+	return enc.Data()
+}
+
+// maxClient bounds a decoded request's client name.
+const maxClient = 256
+
+// DecodeEntry decodes what Encode wrote.
+func DecodeEntry(b []byte) (Entry, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	e := Entry{
+		Version: wire.Version{Epoch: d.Uvarint(), Counter: d.Uvarint()},
+		Prior:   wire.Version{Epoch: d.Uvarint(), Counter: d.Uvarint()},
+		Kind:    Kind(d.Uint8()),
+		Object:  objid.Decode(d),
+		Req:     wire.ReqID{Client: d.String(maxClient), Incarnation: d.Uint64(), Tid: d.Uint64()},
+	}
+	r := d.Varint()
+	d.End()
+	if err := d.Finish(); err != nil {
+		return Entry{}, fmt.Errorf("pglog: entry: %w", err)
+	}
+	if e.Kind != Modify && e.Kind != Delete {
+		return Entry{}, fmt.Errorf("pglog: entry: %w: kind %d", encoding.ErrCorrupt, e.Kind)
+	}
+	if r < -1<<31 || r > 0 {
+		return Entry{}, fmt.Errorf("pglog: entry: %w: result %d", encoding.ErrCorrupt, r)
+	}
+	e.Result = int32(r)
+	return e, nil
+}
+
+// CreateTxn adds to t the creation of pg's collection and meta object
+// with info.
+func CreateTxn(t *objectstore.Transaction, info Info) {
+	c := objectstore.PGCollection(info.PG.Pool, info.PG.Seed)
+	t.CreateCollection(c)
+	t.Touch(c, MetaObject(info.PG))
+	SaveInfoTxn(t, info)
+}
+
+// SaveInfoTxn adds to t the update of the PG's persisted info.
+func SaveInfoTxn(t *objectstore.Transaction, info Info) {
+	c := objectstore.PGCollection(info.PG.Pool, info.PG.Seed)
+	t.OmapSetKeys(c, MetaObject(info.PG), map[string][]byte{infoKey: info.Encode()})
+}
+
+// AppendTxn adds to t the persisted form of entries of pg's log.
+func AppendTxn(t *objectstore.Transaction, pg osdmap.PG, entries ...Entry) {
+	kv := make(map[string][]byte, len(entries))
+	for _, e := range entries {
+		kv[logKey(e.Version)] = e.Encode()
+	}
+	t.OmapSetKeys(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), kv)
+}
+
+// TrimTxn adds to t the removal of trimmed entries of pg's log.
+func TrimTxn(t *objectstore.Transaction, pg osdmap.PG, trimmed []Entry) {
+	if len(trimmed) == 0 {
+		return
+	}
+	keys := make([]string, len(trimmed))
+	for i, e := range trimmed {
+		keys[i] = logKey(e.Version)
+	}
+	t.OmapRmKeys(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), keys...)
+}
+
+// loadBatch is how many log entries Load reads per store call.
+const loadBatch = 1024
+
+// Load reads pg's info and log from s. A missing or damaged record is an
+// error naming what is wrong; the caller decides whether the PG is lost.
+func Load(ctx context.Context, s objectstore.Store, pg osdmap.PG) (Info, *Log, error) {
+	c, meta := objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg)
+	vals, err := s.OmapGetValues(ctx, c, meta, []string{infoKey})
+	if err != nil {
+		return Info{}, nil, fmt.Errorf("pglog: %v: %w", pg, err)
+	}
+	raw, ok := vals[infoKey]
+	if !ok {
+		return Info{}, nil, fmt.Errorf("pglog: %v: no info record", pg)
+	}
+	info, err := DecodeInfo(raw)
+	if err != nil {
+		return Info{}, nil, fmt.Errorf("pglog: %v: %w", pg, err)
+	}
+	if info.PG != pg {
+		return Info{}, nil, fmt.Errorf("pglog: %v: info names pg %v", pg, info.PG)
+	}
+	log := NewLog(info.LogTail)
+	for after := ""; ; {
+		kvs, more, err := s.OmapIterate(ctx, c, meta, after, logPrefix, loadBatch)
+		if err != nil {
+			return Info{}, nil, fmt.Errorf("pglog: %v: %w", pg, err)
+		}
+		for _, kv := range kvs {
+			e, err := DecodeEntry(kv.Value)
+			if err != nil {
+				return Info{}, nil, fmt.Errorf("pglog: %v: %s: %w", pg, kv.Key, err)
+			}
+			if err := log.Append(e); err != nil {
+				return Info{}, nil, fmt.Errorf("pglog: %v: %s: %w", pg, kv.Key, err)
+			}
+			after = kv.Key
+		}
+		if !more {
+			break
+		}
+	}
+	if log.Head() != info.LastUpdate && log.Len() > 0 {
+		return Info{}, nil, fmt.Errorf("pglog: %v: log head %v but info says last update %v", pg, log.Head(), info.LastUpdate)
+	}
+	return info, log, nil
+}
+
+// ParseLogKey is the inverse of the key AppendTxn writes, for tools.
+func ParseLogKey(k string) (wire.Version, bool) {
+	if len(k) != len(logPrefix)+33 || k[:len(logPrefix)] != logPrefix || k[len(logPrefix)+16] != '.' {
+		return wire.Version{}, false
+	}
+	ep, err1 := strconv.ParseUint(k[len(logPrefix):len(logPrefix)+16], 16, 64)
+	ct, err2 := strconv.ParseUint(k[len(logPrefix)+17:], 16, 64)
+	if err1 != nil || err2 != nil {
+		return wire.Version{}, false
+	}
+	return wire.Version{Epoch: ep, Counter: ct}, true
+}

@@ -1,0 +1,176 @@
+package pglog
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+func entry(epoch, counter, tid uint64) Entry {
+	return Entry{Version: wire.Version{Epoch: epoch, Counter: counter}, Kind: Modify,
+		Object: objid.Object(1, "", "o"), Req: wire.ReqID{Client: "client.1", Incarnation: 9, Tid: tid}}
+}
+
+func TestLog(t *testing.T) {
+	l := NewLog(wire.Version{Epoch: 1, Counter: 0})
+	for i := uint64(1); i <= 5; i++ {
+		if err := l.Append(entry(2, i, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Append(entry(2, 5, 99)); err == nil {
+		t.Fatal("appended a version equal to the head")
+	}
+	if err := l.Append(entry(1, 9, 99)); err == nil {
+		t.Fatal("appended an older epoch")
+	}
+	if l.Head() != (wire.Version{Epoch: 2, Counter: 5}) || l.Len() != 5 {
+		t.Fatalf("head %v len %d", l.Head(), l.Len())
+	}
+	if e, ok := l.Lookup(wire.ReqID{Client: "client.1", Incarnation: 9, Tid: 3}); !ok || e.Version.Counter != 3 {
+		t.Fatalf("lookup: %+v %v", e, ok)
+	}
+	if _, ok := l.Lookup(wire.ReqID{Client: "client.1", Incarnation: 8, Tid: 3}); ok {
+		t.Fatal("found another incarnation's request")
+	}
+	dropped := l.TrimTo(2)
+	if len(dropped) != 3 || l.Tail() != (wire.Version{Epoch: 2, Counter: 3}) || l.Len() != 2 {
+		t.Fatalf("trim: %d dropped, tail %v", len(dropped), l.Tail())
+	}
+	if _, ok := l.Lookup(wire.ReqID{Client: "client.1", Incarnation: 9, Tid: 2}); ok {
+		t.Fatal("trimmed request still found")
+	}
+	if e, ok := l.Lookup(wire.ReqID{Client: "client.1", Incarnation: 9, Tid: 5}); !ok || e.Version.Counter != 5 {
+		t.Fatalf("lookup after trim: %+v %v", e, ok)
+	}
+	if err := l.Append(entry(3, 6, 6)); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := l.Lookup(wire.ReqID{Client: "client.1", Incarnation: 9, Tid: 6}); !ok || e.Version.Epoch != 3 {
+		t.Fatalf("lookup of a new entry after trim: %+v %v", e, ok)
+	}
+	if l.TrimTo(10) != nil {
+		t.Fatal("trimmed below the limit")
+	}
+}
+
+func apply(t *testing.T, s objectstore.Store, txn *objectstore.Transaction) {
+	t.Helper()
+	if err := objectstore.Apply(context.Background(), s, txn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPersist(t *testing.T) {
+	s := memstore.New(memstore.Options{})
+	defer s.Close()
+	pg := osdmap.PG{Pool: 3, Seed: 0x1a}
+	info := Info{PG: pg, EpochCreated: 4, SameIntervalSince: 4}
+	var txn objectstore.Transaction
+	CreateTxn(&txn, info)
+	apply(t, s, &txn)
+
+	l := NewLog(info.LogTail)
+	for i := uint64(1); i <= 3000; i++ { // more than one Load batch
+		txn = objectstore.Transaction{}
+		e := entry(5, i, i)
+		if err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+		info.LastUpdate, info.LastComplete = e.Version, e.Version
+		AppendTxn(&txn, pg, e)
+		SaveInfoTxn(&txn, info)
+		apply(t, s, &txn)
+	}
+	txn = objectstore.Transaction{}
+	TrimTxn(&txn, pg, l.TrimTo(1000))
+	info.LogTail = l.Tail()
+	SaveInfoTxn(&txn, info)
+	apply(t, s, &txn)
+
+	gotInfo, gotLog, err := Load(context.Background(), s, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotInfo != info || gotLog.Len() != 1000 || gotLog.Tail() != l.Tail() || gotLog.Head() != l.Head() {
+		t.Fatalf("loaded info %+v, log %d entries %v..%v", gotInfo, gotLog.Len(), gotLog.Tail(), gotLog.Head())
+	}
+	if !reflect.DeepEqual(gotLog.Entries(), l.Entries()) {
+		t.Fatal("loaded entries differ")
+	}
+	// The meta object sorts before client objects and never in their pool.
+	if MetaObject(pg).Pool >= 0 {
+		t.Fatal("meta object in a client pool")
+	}
+	if _, _, err := Load(context.Background(), s, osdmap.PG{Pool: 3, Seed: 1}); err == nil {
+		t.Fatal("loaded a PG that does not exist")
+	}
+}
+
+func TestLoadDamaged(t *testing.T) {
+	pg := osdmap.PG{Pool: 1, Seed: 0}
+	c, meta := objectstore.PGCollection(1, 0), MetaObject(pg)
+	for name, damage := range map[string]func(*objectstore.Transaction){
+		"no info":      func(t *objectstore.Transaction) { t.OmapRmKeys(c, meta, infoKey) },
+		"garbage info": func(t *objectstore.Transaction) { t.OmapSetKeys(c, meta, map[string][]byte{infoKey: []byte("x")}) },
+		"other pg": func(t *objectstore.Transaction) {
+			t.OmapSetKeys(c, meta, map[string][]byte{infoKey: Info{PG: osdmap.PG{Pool: 1, Seed: 7}}.Encode()})
+		},
+		"garbage entry": func(t *objectstore.Transaction) {
+			t.OmapSetKeys(c, meta, map[string][]byte{logKey(wire.Version{Epoch: 1, Counter: 1}): {1, 2}})
+		},
+		"head mismatch": func(t *objectstore.Transaction) { AppendTxn(t, pg, entry(1, 1, 1)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := memstore.New(memstore.Options{})
+			defer s.Close()
+			var txn objectstore.Transaction
+			CreateTxn(&txn, Info{PG: pg})
+			damage(&txn)
+			apply(t, s, &txn)
+			if _, _, err := Load(context.Background(), s, pg); err == nil || !strings.Contains(err.Error(), "pglog: 1.0") {
+				t.Fatalf("loaded a damaged PG: %v", err)
+			}
+		})
+	}
+}
+
+func TestLogKey(t *testing.T) {
+	v := wire.Version{Epoch: 0xabc, Counter: 1 << 40}
+	if got, ok := ParseLogKey(logKey(v)); !ok || got != v {
+		t.Fatalf("parse %q: %v %v", logKey(v), got, ok)
+	}
+	for _, bad := range []string{"", "info", "log.", "log.000000000000000x.0000000000000001", logKey(v) + "0"} {
+		if _, ok := ParseLogKey(bad); ok {
+			t.Errorf("parsed %q", bad)
+		}
+	}
+	if !(logKey(wire.Version{Epoch: 1, Counter: 0xffff}) < logKey(wire.Version{Epoch: 2, Counter: 0})) {
+		t.Fatal("keys do not sort by version")
+	}
+}
+
+// FuzzDecoders: entries and infos never panic the decoders and round-trip.
+func FuzzDecoders(f *testing.F) {
+	f.Add(entry(1, 2, 3).Encode())
+	f.Add(Info{PG: osdmap.PG{Pool: 1, Seed: 2}, LastUpdate: wire.Version{Epoch: 3, Counter: 4}}.Encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if e, err := DecodeEntry(b); err == nil {
+			if again, err := DecodeEntry(e.Encode()); err != nil || again != e {
+				t.Fatalf("entry round trip: %v", err)
+			}
+		}
+		if i, err := DecodeInfo(b); err == nil {
+			if again, err := DecodeInfo(i.Encode()); err != nil || again != i {
+				t.Fatalf("info round trip: %v", err)
+			}
+		}
+	})
+}
