@@ -173,8 +173,10 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 			l.log.Info("daemon already running", "daemon", d.Name(), "pid", p.PID)
 			continue
 		}
+		// A daemon that was just killed may still hold its ports while
+		// its threads exit: give them a moment.
 		for _, a := range []string{d.Addr, d.MetricsAddr} {
-			if a != "" && !l.cfg.Free(a) {
+			if a != "" && !l.poll(ctx, portWait, func() bool { return l.cfg.Free(a) }) {
 				return nil, nil, fmt.Errorf("launcher: cannot start %s: %s is in use by another program", d.Name(), a)
 			}
 		}
@@ -195,6 +197,10 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 	}
 	return c, l.statuses(c), nil
 }
+
+// portWait bounds the wait for a daemon's port to be free before Up
+// starts it.
+const portWait = 3 * time.Second
 
 // create plans a new cluster in o.Dir, makes every daemon's data
 // directory and saves the record last, so that a directory with a record
@@ -266,6 +272,9 @@ func (l *Launcher) waitHealthy(ctx context.Context, c *Cluster, children []*chil
 		l.log.Debug("cluster not ready", "err", err)
 		select {
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return fmt.Errorf("launcher: interrupted while waiting for the cluster (the daemons keep running; cuttle cluster status shows them): %w", ctx.Err())
+			}
 			return fmt.Errorf("launcher: the cluster is not healthy after %v: %w (daemons' logs are in %s)",
 				wait, err, filepath.Join(c.Dir, "log"))
 		case <-tick.C:

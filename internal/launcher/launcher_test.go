@@ -184,7 +184,7 @@ func TestUpRestartDown(t *testing.T) {
 	}
 	waitFor(t, "mon.b to be stopped", func() bool { return tl.status(t)["mon.b"].State == Stopped })
 
-	_, st = tl.up(t, 0)
+	tl.up(t, 0)
 	if !slices.Equal(tl.started, []string{"mon.b"}) {
 		t.Fatalf("second up started %v, want only mon.b", tl.started)
 	}

@@ -106,14 +106,30 @@ type procState struct {
 	Exists bool
 	// Start is the process's start time, as in procID.
 	Start uint64
-	// Zombie is true for a process that has exited and not been reaped.
+	// Zombie is true once the process's main thread has exited. Its
+	// other threads may still be exiting, holding its files and sockets.
 	Zombie bool
+	// Threads counts the process's threads that have not been released
+	// (with a zombie, 1 once all but the main thread are gone). 0 where
+	// unknown.
+	Threads int
 }
 
 // running reports whether the process p names is the one that has its
 // pid now and has not exited: the same start time in the same boot.
 func running(p procID, now procState, boot string) bool {
-	return now.Exists && !now.Zombie && now.Start == p.Start && p.Boot == boot
+	return same(p, now, boot) && !now.Zombie
+}
+
+// released reports whether the process p names is gone with everything
+// it held: not there, or another process, or a zombie with no thread
+// left but the (exited) main one.
+func released(p procID, now procState, boot string) bool {
+	return !same(p, now, boot) || now.Zombie && now.Threads <= 1
+}
+
+func same(p procID, now procState, boot string) bool {
+	return now.Exists && now.Start == p.Start && p.Boot == boot
 }
 
 // alive reports whether the process recorded in p is running now.
@@ -123,6 +139,16 @@ func alive(p procID) bool {
 		return false
 	}
 	return running(p, st, bootID())
+}
+
+// gone reports whether the process recorded in p has exited and let go
+// of its files and sockets.
+func gone(p procID) bool {
+	st, err := lookupProc(p.PID)
+	if err != nil {
+		return false
+	}
+	return released(p, st, bootID())
 }
 
 // identify returns the identity of the running process pid.

@@ -63,19 +63,24 @@ func FuzzParsePIDFile(f *testing.F) {
 func TestRunningIdentity(t *testing.T) {
 	rec := procID{PID: 10, Start: 500, Boot: "boot-1"}
 	for _, tc := range []struct {
-		name string
-		now  procState
-		boot string
-		want bool
+		name              string
+		now               procState
+		boot              string
+		running, released bool
 	}{
-		{"same process", procState{Exists: true, Start: 500}, "boot-1", true},
-		{"no such pid", procState{}, "boot-1", false},
-		{"pid reused by a later process", procState{Exists: true, Start: 501}, "boot-1", false},
-		{"pid reused after a reboot", procState{Exists: true, Start: 500}, "boot-2", false},
-		{"exited, not reaped", procState{Exists: true, Start: 500, Zombie: true}, "boot-1", false},
+		{"same process", procState{Exists: true, Start: 500, Threads: 9}, "boot-1", true, false},
+		{"no such pid", procState{}, "boot-1", false, true},
+		{"pid reused by a later process", procState{Exists: true, Start: 501}, "boot-1", false, true},
+		{"pid reused after a reboot", procState{Exists: true, Start: 500}, "boot-2", false, true},
+		{"exited, not reaped", procState{Exists: true, Start: 500, Zombie: true, Threads: 1}, "boot-1", false, true},
+		// The main thread has exited, others still hold the sockets.
+		{"exiting", procState{Exists: true, Start: 500, Zombie: true, Threads: 4}, "boot-1", false, false},
 	} {
-		if got := running(rec, tc.now, tc.boot); got != tc.want {
-			t.Errorf("%s: running = %v, want %v", tc.name, got, tc.want)
+		if got := running(rec, tc.now, tc.boot); got != tc.running {
+			t.Errorf("%s: running = %v, want %v", tc.name, got, tc.running)
+		}
+		if got := released(rec, tc.now, tc.boot); got != tc.released {
+			t.Errorf("%s: released = %v, want %v", tc.name, got, tc.released)
 		}
 	}
 }
@@ -84,14 +89,14 @@ func TestParseStat(t *testing.T) {
 	// The command name may hold spaces and parentheses.
 	line := "1234 (a) b (c) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 7777 1000000 200 18446744073709551615\n"
 	st, err := parseStat([]byte(line))
-	if err != nil || st != (procState{Exists: true, Start: 7777}) {
+	if err != nil || st != (procState{Exists: true, Start: 7777, Threads: 3}) {
 		t.Fatalf("parseStat = %+v, %v", st, err)
 	}
 	st, err = parseStat([]byte(strings.Replace(line, ") S ", ") Z ", 1)))
 	if err != nil || !st.Zombie {
 		t.Fatalf("zombie: %+v, %v", st, err)
 	}
-	for _, bad := range []string{"", "1 (x S 1 2", "1 (x) S 1 2 3", strings.Replace(line, " 7777 ", " x ", 1)} {
+	for _, bad := range []string{"", "1 (x S 1 2", "1 (x) S 1 2 3", strings.Replace(line, " 7777 ", " x ", 1), strings.Replace(line, " 3 0 7777", " x 0 7777", 1)} {
 		if st, err := parseStat([]byte(bad)); err == nil {
 			t.Errorf("parseStat(%q) = %+v, want an error", bad, st)
 		}

@@ -30,8 +30,8 @@ func parseStat(b []byte) (procState, error) {
 		return procState{}, errors.New("launcher: /proc stat: no command name")
 	}
 	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); starttime is field 22.
-	const startField = 22 - 3
+	// f[0] is field 3 (state); num_threads is field 20, starttime 22.
+	const threadsField, startField = 20 - 3, 22 - 3
 	if len(f) <= startField {
 		return procState{}, fmt.Errorf("launcher: /proc stat: %d fields", len(f)+2)
 	}
@@ -39,7 +39,11 @@ func parseStat(b []byte) (procState, error) {
 	if err != nil {
 		return procState{}, fmt.Errorf("launcher: /proc stat: starttime: %w", err)
 	}
-	return procState{Exists: true, Start: start, Zombie: f[0] == "Z" || f[0] == "X"}, nil
+	threads, err := strconv.Atoi(f[threadsField])
+	if err != nil {
+		return procState{}, fmt.Errorf("launcher: /proc stat: num_threads: %w", err)
+	}
+	return procState{Exists: true, Start: start, Zombie: f[0] == "Z" || f[0] == "X", Threads: threads}, nil
 }
 
 // bootID is the kernel's id of this boot, or "" if it cannot be read.

@@ -8,7 +8,8 @@ import (
 )
 
 // lookupProc asks whether pid exists. Without /proc there is no start
-// time, so identity rests on the pid alone.
+// time, so identity rests on the pid alone, and an unreaped zombie counts
+// as existing.
 func lookupProc(pid int) (procState, error) {
 	err := syscall.Kill(pid, 0)
 	if err == nil || errors.Is(err, syscall.EPERM) {

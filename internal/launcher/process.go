@@ -85,6 +85,7 @@ func (l *Launcher) stop(ctx context.Context, p procID, timeout time.Duration) (s
 	}
 	defer proc.Release()
 	if !alive(p) {
+		l.waitGone(ctx, p, killWait) // it may be exiting still
 		return notRunning, nil
 	}
 	if err := proc.Signal(syscall.SIGTERM); err != nil {
@@ -108,22 +109,28 @@ func (l *Launcher) stop(ctx context.Context, p procID, timeout time.Duration) (s
 // killWait bounds the wait for a process to vanish after SIGKILL.
 const killWait = 10 * time.Second
 
-// waitGone polls until p is no longer running, ctx ends or timeout
+// waitGone polls until p is gone with all it held, ctx ends or timeout
 // passes, and reports whether p is gone.
 func (l *Launcher) waitGone(ctx context.Context, p procID, timeout time.Duration) bool {
+	return l.poll(ctx, timeout, func() bool { return gone(p) })
+}
+
+// poll checks cond every PollInterval until it holds, ctx ends or timeout
+// passes, and reports whether it held.
+func (l *Launcher) poll(ctx context.Context, timeout time.Duration, cond func() bool) bool {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	tick := time.NewTicker(l.cfg.PollInterval)
 	defer tick.Stop()
 	for {
-		if !alive(p) {
+		if cond() {
 			return true
 		}
 		select {
 		case <-ctx.Done():
-			return !alive(p)
+			return cond()
 		case <-t.C:
-			return !alive(p)
+			return cond()
 		case <-tick.C:
 		}
 	}
