@@ -4,5 +4,5 @@
 // carries. It owns the numbering (types.go) and the formats; it does not
 // move bytes (internal/msgr does) or act on messages (the daemons do).
 // One file per family: moncommand.go and monmsg.go for the monitors,
-// osdop.go for client I/O to OSDs.
+// osdop.go for client I/O to OSDs, pgmsg.go between the OSDs of a PG.
 package wire

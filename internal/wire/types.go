@@ -14,4 +14,8 @@ const (
 	// Client I/O (osdop.go).
 	TypeOSDOp      uint16 = 16 // client -> primary OSD: ops on one object
 	TypeOSDOpReply uint16 = 17 // OSD -> client: applied or committed, results
+
+	// Replication between the OSDs of a PG (pgmsg.go).
+	TypeRepOp      uint16 = 32 // primary -> replica: a write's transaction
+	TypeRepOpReply uint16 = 33 // replica -> primary: applied or committed
 )

@@ -1,0 +1,49 @@
+package wire
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+func TestPGMessagesRoundTrip(t *testing.T) {
+	op := RepOp{PG: osdmap.PG{Pool: 2, Seed: 9}, Epoch: 10, IntervalStart: 8, Tid: 77,
+		Version: Version{Epoch: 10, Counter: 5}, WantApplied: true, Entry: []byte("entry"), Txn: []byte("txn")}
+	if got, err := DecodeRepOp(op.Encode()); err != nil || !reflect.DeepEqual(got, op) {
+		t.Fatalf("rep op: %+v %v", got, err)
+	}
+	r := RepOpReply{PG: osdmap.PG{Pool: 2, Seed: 9}, Tid: 77, Epoch: 11, Flags: ReplyCommitted, Result: -EIO}
+	if got, err := DecodeRepOpReply(r.Encode()); err != nil || got != r {
+		t.Fatalf("rep op reply: %+v %v", got, err)
+	}
+	if _, err := DecodeRepOp(op.Encode()[:10]); err == nil {
+		t.Fatal("decoded a truncated rep op")
+	}
+}
+
+func FuzzPGMessages(f *testing.F) {
+	f.Add(RepOp{Entry: []byte{1}, Txn: []byte{2}}.Encode())
+	f.Add(RepOpReply{Flags: ReplyApplied}.Encode())
+	classified := func(err error) bool {
+		return errors.Is(err, encoding.ErrCorrupt) || errors.Is(err, encoding.ErrTruncated) || errors.Is(err, encoding.ErrUnsupportedVersion)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, err := DecodeRepOp(b); err == nil {
+			if again, err := DecodeRepOp(m.Encode()); err != nil || !reflect.DeepEqual(again, m) {
+				t.Fatalf("rep op re-decode: %v", err)
+			}
+		} else if !classified(err) {
+			t.Fatalf("unclassified: %v", err)
+		}
+		if m, err := DecodeRepOpReply(b); err == nil {
+			if again, err := DecodeRepOpReply(m.Encode()); err != nil || again != m {
+				t.Fatalf("reply re-decode: %v", err)
+			}
+		} else if !classified(err) {
+			t.Fatalf("unclassified: %v", err)
+		}
+	})
+}
