@@ -4,6 +4,7 @@ package blockstore
 
 import (
 	"errors"
+	"math"
 	"os"
 	"sync"
 	"syscall"
@@ -14,12 +15,18 @@ import (
 // pread keeps its P (GOMAXPROCS slot) until the runtime's monitor takes
 // it back, up to milliseconds later, so with few CPUs blocking direct
 // reads from many goroutines keep only about GOMAXPROCS of them in
-// flight. Instead a reader submits its read (io_submit, which does not
-// wait for the device with O_DIRECT) and parks on a channel; completions
-// signal an eventfd that the runtime's network poller watches, and one
-// goroutine reaps them (io_getevents without waiting) and wakes the
-// readers. No thread blocks in the kernel, so the device sees as many
-// reads as there are readers, as fio's libaio queue depth does.
+// flight. Instead a reader queues its read and parks on a channel;
+// completions signal an eventfd that the runtime's network poller
+// watches, and one goroutine reaps them (io_getevents without waiting)
+// and wakes the readers. No thread blocks in the kernel, so the device
+// sees as many reads as there are readers, as fio's libaio queue depth
+// does.
+//
+// Submissions are combined: the reader that finds nobody submitting
+// submits every queued read, and keeps submitting what other readers
+// queue meanwhile. io_submit costs a system call and, in a virtual
+// machine, a doorbell to the host per call rather than per read, so
+// with many readers one call carries several reads.
 
 // iocb is struct iocb of linux/aio_abi.h (little-endian layout).
 type iocb struct {
@@ -48,6 +55,9 @@ const (
 	iocbCmdPread  = 0
 	iocbFlagResfd = 1
 	aioQueueDepth = 256
+	// aioResBusy is the result of a read the kernel did not take (its
+	// queue was full): the reader reads another way.
+	aioResBusy = math.MinInt64
 )
 
 type aioReq struct {
@@ -57,13 +67,18 @@ type aioReq struct {
 }
 
 type aioReader struct {
-	ctx  uintptr
-	fd   int
-	efd  *os.File
-	mu   sync.Mutex
-	reqs map[uint64]*aioReq
-	next uint64
-	wg   sync.WaitGroup
+	ctx uintptr
+	fd  int
+	efd *os.File
+	wg  sync.WaitGroup
+
+	mu         sync.Mutex
+	reqs       map[uint64]*aioReq // submitted, not yet reaped
+	next       uint64
+	queued     []*aioReq // waiting for the next io_submit
+	spare      []*aioReq // the previous batch's slice, reused
+	cbs        []*iocb   // io_submit's argument, reused
+	submitting bool      // a reader is submitting the queued reads
 }
 
 // newAIO sets up an AIO context reading f (nil if the kernel refuses).
@@ -95,24 +110,55 @@ func (a *aioReader) readAt(p []byte, off int64) (int, error) {
 	a.mu.Lock()
 	a.next++
 	r.cb.data = a.next
-	a.reqs[a.next] = r
+	a.queued = append(a.queued, r)
+	if !a.submitting {
+		a.submitting = true
+		a.submitQueued()
+		a.submitting = false
+	}
 	a.mu.Unlock()
-	cbs := [1]*iocb{&r.cb}
-	n, _, e := syscall.Syscall(syscall.SYS_IO_SUBMIT, a.ctx, 1, uintptr(unsafe.Pointer(&cbs[0])))
-	if e != 0 || n != 1 {
-		a.mu.Lock()
-		delete(a.reqs, r.cb.data)
-		a.mu.Unlock()
-		if e == syscall.EAGAIN || e == 0 {
-			return 0, errAIOBusy
-		}
-		return 0, e
-	}
-	res := <-r.done
-	if res < 0 {
+	switch res := <-r.done; {
+	case res == aioResBusy:
+		return 0, errAIOBusy
+	case res < 0:
 		return 0, syscall.Errno(-res)
+	default:
+		return int(res), nil
 	}
-	return int(res), nil
+}
+
+// submitQueued submits the queued reads, and those queued while it
+// does, until none is left. The caller holds a.mu, which is released
+// during io_submit so that other readers can queue.
+func (a *aioReader) submitQueued() {
+	for len(a.queued) > 0 {
+		batch := a.queued
+		a.queued, a.spare = a.spare[:0], nil
+		a.cbs = a.cbs[:0]
+		for _, r := range batch {
+			a.reqs[r.cb.data] = r // before submitting: the reaper may see it at once
+			a.cbs = append(a.cbs, &r.cb)
+		}
+		cbs := a.cbs
+		a.mu.Unlock()
+		n, _, e := syscall.Syscall(syscall.SYS_IO_SUBMIT, a.ctx, uintptr(len(cbs)), uintptr(unsafe.Pointer(&cbs[0])))
+		a.mu.Lock()
+		if e != 0 {
+			n = 0
+		}
+		// io_submit stops at the first read it cannot take; it fails
+		// with that read's error only if it took none.
+		for i, r := range batch[n:] {
+			delete(a.reqs, r.cb.data)
+			res := int64(aioResBusy)
+			if i == 0 && e != 0 && e != syscall.EAGAIN {
+				res = -int64(e)
+			}
+			r.done <- res
+		}
+		clear(batch)
+		a.spare = batch
+	}
 }
 
 // reap waits for completions on the eventfd and hands them out.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,7 +32,10 @@ import (
 //	                         store of 1,000,000 small objects, then time
 //	                         Open and check memory against CacheBytes
 //	CUTTLE_BENCH_REPORT=DIR  TestBenchReport: the workloads the script
-//	                         compares with fio, as BENCHRESULT JSON lines
+//	                         compares with fio, as BENCHRESULT JSON lines;
+//	                         CUTTLE_BENCH_ONLY=a,b runs only those, and
+//	                         CUTTLE_BENCH_PROFILE=DIR writes a CPU profile
+//	                         of each measured interval to DIR/NAME.cpu
 
 // openBench makes a store of size bytes in dir (a fresh temporary
 // directory if empty) and returns it with its data file's path.
@@ -261,17 +266,83 @@ func TestBenchReport(t *testing.T) {
 		} else {
 			w.Duration = time.Hour
 		}
+		stop := profileMeasured(t, &w, r.name)
+		var cpu0 time.Duration
+		before := w.BeforeMeasure
+		w.BeforeMeasure = func(ctx context.Context) error {
+			if before != nil {
+				if err := before(ctx); err != nil {
+					return err
+				}
+			}
+			cpu0 = processCPU()
+			return nil
+		}
 		res, err := bench.RunObjectStore(context.Background(), s, w)
+		cpu := processCPU() - cpu0
+		stop()
 		if err != nil {
 			t.Fatalf("%s: %v", r.name, err)
 		}
 		out, _ := json.Marshal(map[string]any{
 			"name": r.name, "ops": res.Ops, "bytes": res.Bytes, "seconds": res.Elapsed.Seconds(),
 			"mibps": res.MiBps, "iops": res.IOPS, "p50_us": res.P50.Microseconds(), "p99_us": res.P99.Microseconds(),
+			"cpu_us_per_op": cpuPerOp(cpu, res.Ops),
 		})
 		fmt.Printf("BENCHRESULT %s\n", out)
-		t.Log(res)
+		t.Logf("%v  cpu/op %.1fµs", res, cpuPerOp(cpu, res.Ops))
 	}
+}
+
+// profileMeasured makes w write a CPU profile and an execution trace of
+// its measured interval (not the prefill) to $CUTTLE_BENCH_PROFILE/NAME.cpu
+// and NAME.trace when that variable is set; the returned function stops
+// them.
+func profileMeasured(t *testing.T, w *bench.Workload, name string) (stop func()) {
+	dir := os.Getenv("CUTTLE_BENCH_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	var f, tf *os.File
+	before := w.BeforeMeasure
+	w.BeforeMeasure = func(ctx context.Context) error {
+		if before != nil {
+			if err := before(ctx); err != nil {
+				return err
+			}
+		}
+		var err error
+		if f, err = os.Create(filepath.Join(dir, name+".cpu")); err != nil {
+			return err
+		}
+		if tf, err = os.Create(filepath.Join(dir, name+".trace")); err != nil {
+			return err
+		}
+		if err := trace.Start(tf); err != nil {
+			return err
+		}
+		return pprof.StartCPUProfile(f)
+	}
+	return func() {
+		if f == nil {
+			return
+		}
+		pprof.StopCPUProfile()
+		trace.Stop()
+		for _, c := range []*os.File{f, tf} {
+			if err := c.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// cpuPerOp is the process's CPU time per operation in microseconds.
+func cpuPerOp(cpu time.Duration, ops int64) float64 {
+	if ops == 0 {
+		return 0
+	}
+	return float64(cpu.Microseconds()) / float64(ops)
 }
 
 func envUint(t *testing.T, name string, def uint64) uint64 {

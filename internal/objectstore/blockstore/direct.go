@@ -32,6 +32,15 @@ const directMax = 256 << 10
 // alignedBuf returns a zeroed n-byte slice whose first byte is
 // directAlign aligned.
 func alignedBuf(n int) []byte {
+	if n > 0 && n%directAlign == 0 {
+		// Go's allocator places objects of these sizes (its size
+		// classes that are multiples of 4 KiB, and large objects) on
+		// 4 KiB boundaries in practice; check rather than rely on it.
+		b := make([]byte, n)
+		if uintptr(unsafe.Pointer(&b[0]))&(directAlign-1) == 0 {
+			return b
+		}
+	}
 	b := make([]byte, n+directAlign)
 	skip := 0
 	if r := int(uintptr(unsafe.Pointer(&b[0])) & (directAlign - 1)); r != 0 {
