@@ -44,11 +44,11 @@ keyring. Today a cluster is its monitors; OSDs will join when they exist.`,
 	c.PersistentFlags().StringVar(&f.dir, "dir", DefaultClusterDir, "the directory that holds the cluster")
 	up := &cobra.Command{
 		Use:   "up",
-		Short: "Create the cluster if --dir holds none, start what is not running, wait until it is healthy",
+		Short: "Create the cluster if --dir holds none, start what is not running, wait until it is up",
 		Long: `Create a cluster in --dir if it holds none (1, 3 or 5 monitors with cephx
 authentication), start every daemon that is not running, and wait (at most
---timeout) until the monitors answer and report HEALTH_OK. Then print how to
-use it. Daemons keep running after this command exits; stop them with
+--timeout) until every monitor answers in a quorum, none is reported down and
+the first OSD map exists. Then print the cluster's health and how to use it. Daemons keep running after this command exits; stop them with
 cuttle cluster down. Running up again restarts only what has stopped.
 
 Monitors listen on the first free ports from --base-port (default 7500),
@@ -107,7 +107,7 @@ func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.
 				fmt.Fprintf(stderr, "started %s (pid %d) at %s, log %s\n", d.Name(), pid, d.Addr, d.Log)
 			},
 			Waiting: func(timeout time.Duration) {
-				fmt.Fprintf(stderr, "waiting up to %v for the cluster to be healthy...\n", timeout)
+				fmt.Fprintf(stderr, "waiting up to %v for the cluster to be up...\n", timeout)
 			},
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
