@@ -4,6 +4,7 @@ package blockstore
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"sync"
@@ -53,6 +54,7 @@ type ioEvent struct {
 
 const (
 	iocbCmdPread  = 0
+	iocbCmdPwrite = 1
 	iocbFlagResfd = 1
 	aioQueueDepth = 256
 	// aioResBusy is the result of a read the kernel did not take (its
@@ -99,24 +101,64 @@ func newAIO(f *os.File) *aioReader {
 	return a
 }
 
-// errAIOBusy means the context's queue is full: read another way.
+// errAIOBusy means the context's queue is full: read or write another
+// way.
 var errAIOBusy = errors.New("aio queue full")
 
 // readAt reads len(p) bytes at off; p, off and len(p) must suit O_DIRECT.
 func (a *aioReader) readAt(p []byte, off int64) (int, error) {
+	r := a.request(iocbCmdPread, p, off)
+	a.enqueue(r)
+	return r.wait()
+}
+
+// writeAll writes every ws[i].Data at ws[i].DevOff, all submitted at
+// once, and waits for them; each must suit O_DIRECT and no two may
+// overlap (the kernel completes them in any order). errs[i] is
+// errAIOBusy for a write the kernel turned away (nothing written).
+func (a *aioReader) writeAll(ws []deferredWrite) (errs []error) {
+	reqs := make([]*aioReq, len(ws))
+	for i, w := range ws {
+		reqs[i] = a.request(iocbCmdPwrite, w.Data, int64(w.DevOff))
+	}
+	a.enqueue(reqs...)
+	errs = make([]error, len(ws))
+	for i, r := range reqs {
+		n, err := r.wait()
+		if err == nil && n != len(ws[i].Data) {
+			err = fmt.Errorf("short write: %d of %d bytes", n, len(ws[i].Data))
+		}
+		errs[i] = err
+	}
+	return errs
+}
+
+func (a *aioReader) request(op uint16, p []byte, off int64) *aioReq {
 	r := &aioReq{buf: p, done: make(chan int64, 1)}
-	r.cb = iocb{opcode: iocbCmdPread, fildes: uint32(a.fd), buf: uint64(uintptr(unsafe.Pointer(&p[0]))),
+	r.cb = iocb{opcode: op, fildes: uint32(a.fd), buf: uint64(uintptr(unsafe.Pointer(&p[0]))),
 		nbytes: uint64(len(p)), offset: off, flags: iocbFlagResfd, resfd: uint32(a.efd.Fd())}
+	return r
+}
+
+// enqueue queues requests and submits them, with any others queued,
+// unless another caller is submitting already and will take them.
+func (a *aioReader) enqueue(rs ...*aioReq) {
 	a.mu.Lock()
-	a.next++
-	r.cb.data = a.next
-	a.queued = append(a.queued, r)
+	for _, r := range rs {
+		a.next++
+		r.cb.data = a.next
+		a.queued = append(a.queued, r)
+	}
 	if !a.submitting {
 		a.submitting = true
 		a.submitQueued()
 		a.submitting = false
 	}
 	a.mu.Unlock()
+}
+
+// wait waits for r's completion.
+func (r *aioReq) wait() (int, error) {
 	switch res := <-r.done; {
 	case res == aioResBusy:
 		return 0, errAIOBusy
@@ -127,7 +169,7 @@ func (a *aioReader) readAt(p []byte, off int64) (int, error) {
 	}
 }
 
-// submitQueued submits the queued reads, and those queued while it
+// submitQueued submits the queued requests, and those queued while it
 // does, until none is left. The caller holds a.mu, which is released
 // during io_submit so that other readers can queue.
 func (a *aioReader) submitQueued() {

@@ -16,4 +16,12 @@ func newAIO(*os.File) *aioReader { return nil }
 
 func (*aioReader) readAt([]byte, int64) (int, error) { return 0, errAIOBusy }
 
+func (*aioReader) writeAll(ws []deferredWrite) []error {
+	errs := make([]error, len(ws))
+	for i := range errs {
+		errs[i] = errAIOBusy
+	}
+	return errs
+}
+
 func (*aioReader) close() {}

@@ -25,10 +25,12 @@ type Store struct {
 	sb   superblock
 	db   *pebble.DB
 	file vfs.File
-	// direct is the data file opened again with O_DIRECT for reads
-	// (direct.go); nil unless the store is on vfs.Default.
+	// direct is the data file opened again with O_DIRECT for small
+	// reads and deferred writes (direct.go); nil unless the store is on
+	// vfs.Default.
 	direct *os.File
 	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
+	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
 	table  *crc32.Table
 	cache  *recordCache
 
@@ -227,9 +229,7 @@ func Open(opts Options) (*Store, error) {
 		if s.file != nil {
 			_ = s.file.Close()
 		}
-		if s.aio != nil {
-			s.aio.close()
-		}
+		s.closeAIO()
 		if s.direct != nil {
 			_ = s.direct.Close()
 		}
@@ -276,7 +276,9 @@ func (s *Store) load() error {
 	if s.opts.FS == vfs.Default {
 		s.direct = openDirect(path)
 		if s.direct != nil {
-			s.aio = newAIO(s.direct)
+			// Separate contexts, so that a batch of deferred writes
+			// never fills the readers' queue.
+			s.aio, s.aioW = newAIO(s.direct), newAIO(s.direct)
 		}
 	}
 	if err := s.replayDeferred(); err != nil {
@@ -459,9 +461,7 @@ func (s *Store) Close() error {
 	if err := s.file.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close data file: %w", err))
 	}
-	if s.aio != nil {
-		s.aio.close()
-	}
+	s.closeAIO()
 	if s.direct != nil {
 		if err := s.direct.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close data file: %w", err))
@@ -472,6 +472,15 @@ func (s *Store) Close() error {
 	}
 	s.log.Info("blockstore: closed")
 	return nil
+}
+
+// closeAIO destroys the AIO contexts; nothing may be in flight.
+func (s *Store) closeAIO() {
+	for _, a := range []*aioReader{s.aio, s.aioW} {
+		if a != nil {
+			a.close()
+		}
+	}
 }
 
 func (s *Store) loadCollections() error {

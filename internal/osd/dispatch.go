@@ -1,0 +1,49 @@
+package osd
+
+import (
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+// dispatcher routes messages from the messenger. It never blocks: every
+// handler queues or answers.
+type dispatcher struct{ o *OSD }
+
+func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
+	o := d.o
+	switch msg.Type {
+	case wire.TypeOSDOp:
+		op, err := wire.DecodeOSDOp(msg.Payload)
+		if err != nil {
+			o.log.Warn("bad client op", "from", from.Name.String(), "err", err)
+			return
+		}
+		o.handleOp(from, op)
+	case wire.TypeRepOp:
+		if from.Name.Type != "osd" {
+			o.log.Warn("rep op from a non-OSD", "from", from.Name.String())
+			return
+		}
+		m, err := wire.DecodeRepOp(msg.Payload)
+		if err != nil {
+			o.log.Warn("bad rep op", "from", from.Name.String(), "err", err)
+			return
+		}
+		o.handleRepOp(from, m)
+	case wire.TypeRepOpReply:
+		m, err := wire.DecodeRepOpReply(msg.Payload)
+		if err != nil {
+			o.log.Warn("bad rep op reply", "from", from.Name.String(), "err", err)
+			return
+		}
+		o.handleRepOpReply(from, m)
+	default:
+		o.log.Info("message of an unknown type dropped", "from", from.Name.String(), "type", msg.Type)
+	}
+}
+
+func (d dispatcher) HandleEvent(ev msgr.Event) {
+	if ev.Kind == msgr.EventFailed || ev.Kind == msgr.EventReset {
+		d.o.forgetSession(ev.Session)
+	}
+}

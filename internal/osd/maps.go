@@ -1,0 +1,256 @@
+package osd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// onMapUpdate receives map updates from the monitor client's goroutine,
+// which must not block: a full queue drops the update, and the renewal
+// in mapLoop asks again from the epoch after the OSD's own.
+func (o *OSD) onMapUpdate(u wire.OSDMapUpdate) {
+	select {
+	case o.updates <- u:
+	default:
+		o.log.Warn("map update queue full; dropping an update", "newest", u.Newest)
+	}
+}
+
+// mapLoop applies map updates in order and renews the subscription when
+// none arrives for a while (a monitor that died takes the subscription
+// with it).
+func (o *OSD) mapLoop() {
+	defer o.wg.Done()
+	renew := o.cfg.Clock.NewTimer(o.cfg.MapRenew)
+	defer renew.Stop()
+	for {
+		select {
+		case u := <-o.updates:
+			o.applyUpdate(u)
+			renew.Reset(o.cfg.MapRenew)
+		case <-renew.C():
+			o.resubscribe()
+			renew.Reset(o.cfg.MapRenew)
+		case <-o.ctx.Done():
+			return
+		}
+	}
+}
+
+func (o *OSD) resubscribe() {
+	ctx, cancel := context.WithTimeout(o.ctx, o.cfg.MapRenew)
+	defer cancel()
+	if err := o.mon.Subscribe(ctx, o.Epoch()+1); err != nil && o.ctx.Err() == nil {
+		o.log.Warn("renewing the map subscription", "err", err)
+	}
+}
+
+// applyUpdate builds the newest map it can from u and activates it.
+func (o *OSD) applyUpdate(u wire.OSDMapUpdate) {
+	o.mu.Lock()
+	cur := o.osdmap
+	o.mu.Unlock()
+	m := cur
+	if len(u.Full) > 0 && (m == nil || uint64(m.Epoch()) < u.FullEpoch) {
+		full, err := osdmap.UnmarshalMap(u.Full)
+		if err != nil {
+			o.log.Error("undecodable full map from the monitors", "epoch", u.FullEpoch, "err", err)
+			return
+		}
+		m = full
+	}
+	for _, b := range u.Incs {
+		inc, err := osdmap.UnmarshalIncremental(b)
+		if err != nil {
+			o.log.Error("undecodable incremental map from the monitors", "err", err)
+			break
+		}
+		if m == nil || inc.Epoch <= m.Epoch() {
+			continue
+		}
+		next, err := m.Apply(inc)
+		if err != nil { // a gap: ask for what is missing
+			o.log.Info("map gap; asking again", "have", m.Epoch(), "got", inc.Epoch)
+			break
+		}
+		m = next
+	}
+	if m != cur {
+		o.activate(m)
+	}
+	if m == nil || uint64(m.Epoch()) < u.Newest {
+		o.resubscribe()
+	}
+}
+
+// activate makes m the OSD's map: PGs it now holds are created, every PG
+// learns its new acting set, and messages waiting for the map proceed.
+func (o *OSD) activate(m *osdmap.Map) {
+	mappings := o.myMappings(m)
+	o.mu.Lock()
+	var create []osdmap.PG
+	for id := range mappings {
+		if o.pgs[id] == nil {
+			create = append(create, id)
+		}
+	}
+	o.mu.Unlock()
+	for _, id := range create {
+		p, err := o.createPG(id, uint64(m.Epoch()))
+		if err != nil {
+			o.log.Error("creating a placement group", "pg", id.String(), "err", err)
+			continue
+		}
+		o.mu.Lock()
+		o.pgs[id] = p
+		o.mu.Unlock()
+	}
+	o.mu.Lock()
+	o.osdmap = m
+	pgs := make([]*pg, 0, len(o.pgs))
+	for _, p := range o.pgs {
+		pgs = append(pgs, p)
+	}
+	close(o.mapSeen)
+	o.mapSeen = make(chan struct{})
+	rebooting := o.booted && !m.IsUp(o.cfg.ID)
+	o.booted = o.booted || m.IsUp(o.cfg.ID)
+	o.mu.Unlock()
+	for _, p := range pgs {
+		mp, ok := mappings[p.id]
+		p.advance(m, mp, ok)
+	}
+	o.drainBacklog()
+	if rebooting {
+		o.log.Warn("the map marks this OSD down while it runs; booting again", "epoch", m.Epoch())
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			if err := o.boot(o.ctx); err != nil && o.ctx.Err() == nil {
+				o.log.Error("boot", "err", err)
+			}
+		}()
+	}
+}
+
+// myMappings returns the placement of every PG whose acting set holds
+// this OSD.
+func (o *OSD) myMappings(m *osdmap.Map) map[osdmap.PG]osdmap.Mapping {
+	out := map[osdmap.PG]osdmap.Mapping{}
+	var s osdmap.Scratch
+	for _, pool := range m.Pools() {
+		for seed := range pool.PGNum {
+			id := osdmap.PG{Pool: pool.ID, Seed: seed}
+			mp, err := m.PGToUpActing(id, &s)
+			if err != nil {
+				continue
+			}
+			if slices.Contains(mp.Acting, o.cfg.ID) {
+				mp.Acting, mp.Up, mp.Raw = slices.Clone(mp.Acting), slices.Clone(mp.Up), slices.Clone(mp.Raw)
+				out[id] = mp
+			}
+		}
+	}
+	return out
+}
+
+// createPG makes the collection and meta object of a PG new to this OSD.
+func (o *OSD) createPG(id osdmap.PG, epoch uint64) (*pg, error) {
+	info := pglog.Info{PG: id, EpochCreated: epoch, SameIntervalSince: epoch}
+	exists, err := o.cfg.Store.CollectionExists(o.ctx, objectstore.PGCollection(id.Pool, id.Seed))
+	if err != nil {
+		return nil, err
+	}
+	if exists { // left by an earlier life of the PG here
+		info, log, err := pglog.Load(o.ctx, o.cfg.Store, id)
+		if err != nil {
+			return nil, err
+		}
+		return newPG(o, info, log), nil
+	}
+	var t objectstore.Transaction
+	pglog.CreateTxn(&t, info)
+	if err := objectstore.Apply(o.ctx, o.cfg.Store, &t); err != nil {
+		return nil, fmt.Errorf("pg %v: %w", id, err)
+	}
+	return newPG(o, info, pglog.NewLog(info.LogTail)), nil
+}
+
+// whenMap runs f now if the OSD has epoch and nothing from the same
+// session waits before it, and otherwise queues it behind what waits; f
+// runs once the map arrives. Messages go through it so that those of one
+// session keep their order, while one session waiting (even for an epoch
+// that never comes) holds up no other.
+func (o *OSD) whenMap(from *msgr.Session, epoch uint64, f func()) {
+	o.mu.Lock()
+	if len(o.backlog[from]) == 0 && o.epochLocked() >= epoch {
+		o.mu.Unlock()
+		f()
+		return
+	}
+	o.backlog[from] = append(o.backlog[from], func() bool {
+		if o.Epoch() < epoch {
+			return false
+		}
+		f()
+		return true
+	})
+	o.mu.Unlock()
+}
+
+// drainBacklog runs the queued messages of each session, in order, until
+// one still waits for a newer map.
+func (o *OSD) drainBacklog() {
+	o.mu.Lock()
+	sessions := make([]*msgr.Session, 0, len(o.backlog))
+	for s := range o.backlog {
+		sessions = append(sessions, s)
+	}
+	o.mu.Unlock()
+	for _, s := range sessions {
+		o.drainSession(s)
+	}
+}
+
+func (o *OSD) drainSession(s *msgr.Session) {
+	for {
+		o.mu.Lock()
+		q := o.backlog[s]
+		if len(q) == 0 {
+			delete(o.backlog, s)
+			o.mu.Unlock()
+			return
+		}
+		f := q[0]
+		o.mu.Unlock()
+		if !f() {
+			return
+		}
+		o.mu.Lock()
+		if q := o.backlog[s]; len(q) > 0 {
+			o.backlog[s] = q[1:]
+		}
+		o.mu.Unlock()
+	}
+}
+
+// forgetSession drops what a closed session left waiting.
+func (o *OSD) forgetSession(s *msgr.Session) {
+	o.mu.Lock()
+	delete(o.backlog, s)
+	o.mu.Unlock()
+}
+
+// lookupPG returns the PG and the OSD's map.
+func (o *OSD) lookupPG(id osdmap.PG) (*pg, *osdmap.Map) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.pgs[id], o.osdmap
+}

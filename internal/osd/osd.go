@@ -1,0 +1,282 @@
+package osd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// Config configures an OSD. ID, Store, Network, Listen, Host and Mons are
+// required.
+type Config struct {
+	ID    int32
+	Store objectstore.Store
+	// Network carries every connection: msgr.TCP in the daemon, memnet
+	// in tests. Listen is the address to listen on; Addr the one the OSD
+	// advertises in the map (default: what the listener reports).
+	Network msgr.Network
+	Listen  string
+	Addr    string
+	// Host and Weight place the OSD in the CRUSH tree when it first
+	// boots (weight as the CLI takes it, e.g. "1.0"; default "1").
+	Host   string
+	Weight string
+	// Mons are the monitors; MonAuth the handshake for them (default:
+	// auth none).
+	Mons    []monc.Addr
+	MonAuth func(peer auth.EntityName) auth.ClientHandshake
+	// ServerAuth authenticates clients and peer OSDs; ClientAuth is the
+	// handshake with peer OSDs (defaults: auth none).
+	ServerAuth func() auth.ServerHandshake
+	ClientAuth func(peer auth.EntityName) auth.ClientHandshake
+	// Classes are the object classes OpCall may run (default
+	// ops.Builtin()).
+	Classes *ops.Registry
+	// LogEntries is how many entries each PG log keeps (default 3000).
+	LogEntries int
+	// MapRenew is how often the OSD renews its map subscription when
+	// no map arrives (default 5 s).
+	MapRenew time.Duration
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	Seed     uint64
+}
+
+func (cfg Config) withDefaults() (Config, error) {
+	switch {
+	case cfg.ID < 0:
+		return cfg, fmt.Errorf("osd: bad id %d", cfg.ID)
+	case cfg.Store == nil || cfg.Network == nil:
+		return cfg, errors.New("osd: Config.Store and Config.Network are required")
+	case cfg.Listen == "" || cfg.Host == "":
+		return cfg, errors.New("osd: Config.Listen and Config.Host are required")
+	case len(cfg.Mons) == 0:
+		return cfg, errors.New("osd: Config.Mons is required")
+	}
+	self := auth.EntityName{Type: "osd", ID: fmt.Sprint(cfg.ID)}
+	if cfg.Weight == "" {
+		cfg.Weight = "1"
+	}
+	none := func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: self} }
+	if cfg.MonAuth == nil {
+		cfg.MonAuth = none
+	}
+	if cfg.ClientAuth == nil {
+		cfg.ClientAuth = none
+	}
+	if cfg.ServerAuth == nil {
+		cfg.ServerAuth = func() auth.ServerHandshake { return &auth.NoneServer{} }
+	}
+	if cfg.Classes == nil {
+		cfg.Classes = ops.Builtin()
+	}
+	if cfg.LogEntries <= 0 {
+		cfg.LogEntries = 3000
+	}
+	if cfg.MapRenew <= 0 {
+		cfg.MapRenew = 5 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg, nil
+}
+
+// OSD is one running OSD daemon.
+type OSD struct {
+	cfg  Config
+	self auth.EntityName
+	log  *slog.Logger
+	ms   *msgr.Messenger
+	mon  *monc.Client
+	addr string
+
+	updates chan wire.OSDMapUpdate // from the monitor client to mapLoop
+	ctx     context.Context        // cancelled by Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	osdmap  *osdmap.Map
+	pgs     map[osdmap.PG]*pg
+	backlog map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
+	mapSeen chan struct{}                   // closed and replaced when a map is activated
+	booted  bool
+}
+
+// Start opens the OSD: it loads the PGs in its store, listens, connects to
+// the monitors, subscribes to the OSD map and boots (asks the monitors to
+// mark it up at its address). It returns once the boot request is sent;
+// WaitUp waits until the map shows the OSD up.
+func Start(ctx context.Context, cfg Config) (*OSD, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithCancel(context.Background())
+	o := &OSD{cfg: cfg, self: auth.EntityName{Type: "osd", ID: fmt.Sprint(cfg.ID)},
+		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
+		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
+		backlog: map[*msgr.Session][]func() bool{}}
+	if err := o.start(ctx); err != nil {
+		o.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *OSD) start(ctx context.Context) error {
+	if err := checkSuperblock(ctx, o.cfg.Store, o.cfg.ID); err != nil {
+		return err
+	}
+	if err := o.loadPGs(ctx); err != nil {
+		return err
+	}
+	ms, err := msgr.New(msgr.Config{Name: o.self, Network: o.cfg.Network, Dispatcher: dispatcher{o},
+		ClientAuth: o.cfg.ClientAuth, ServerAuth: o.cfg.ServerAuth, Logger: o.log, Clock: o.cfg.Clock,
+		Seed: o.cfg.Seed})
+	if err != nil {
+		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
+	}
+	o.ms = ms
+	la, err := ms.Listen(o.ctx, o.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("osd.%d: listen: %w", o.cfg.ID, err)
+	}
+	o.addr = o.cfg.Addr
+	if o.addr == "" {
+		o.addr = la.String()
+	}
+	mon, err := monc.New(monc.Config{Name: o.self, Mons: o.cfg.Mons, Network: o.cfg.Network,
+		ClientAuth: o.cfg.MonAuth, OnOSDMap: o.onMapUpdate, Logger: o.log, Clock: o.cfg.Clock, Seed: o.cfg.Seed + 1})
+	if err != nil {
+		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
+	}
+	o.mon = mon
+	o.wg.Add(1)
+	go o.mapLoop()
+	if err := o.mon.Subscribe(ctx, 0); err != nil {
+		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
+	}
+	return o.boot(ctx)
+}
+
+// boot asks the monitors to mark the OSD up at its address (and, the
+// first time, to place it under its host).
+func (o *OSD) boot(ctx context.Context) error {
+	r, err := o.mon.Run(ctx, wire.NewCommand("osd boot", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr,
+		"host", o.cfg.Host, "weight", o.cfg.Weight))
+	if err != nil {
+		return fmt.Errorf("osd.%d: boot: %w", o.cfg.ID, err)
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("osd.%d: boot: %w", o.cfg.ID, err)
+	}
+	o.log.Info("boot requested", "addr", o.addr, "status", r.Status)
+	return nil
+}
+
+// Addr is the address the OSD listens on and advertises.
+func (o *OSD) Addr() string { return o.addr }
+
+// Epoch is the epoch of the newest map the OSD has activated (0: none).
+func (o *OSD) Epoch() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.epochLocked()
+}
+
+func (o *OSD) epochLocked() uint64 {
+	if o.osdmap == nil {
+		return 0
+	}
+	return uint64(o.osdmap.Epoch())
+}
+
+// WaitForEpoch waits until the OSD has activated epoch.
+func (o *OSD) WaitForEpoch(ctx context.Context, epoch uint64) error {
+	for {
+		o.mu.Lock()
+		have, seen := o.epochLocked(), o.mapSeen
+		o.mu.Unlock()
+		if have >= epoch {
+			return nil
+		}
+		select {
+		case <-seen:
+		case <-ctx.Done():
+			return fmt.Errorf("osd.%d: waiting for epoch %d (have %d): %w", o.cfg.ID, epoch, have, ctx.Err())
+		}
+	}
+}
+
+// WaitUp waits until the OSD's own map shows it up at its address.
+func (o *OSD) WaitUp(ctx context.Context) error {
+	for {
+		o.mu.Lock()
+		m, seen := o.osdmap, o.mapSeen
+		o.mu.Unlock()
+		if m != nil && m.IsUp(o.cfg.ID) && m.OSD(o.cfg.ID).Addr == o.addr {
+			return nil
+		}
+		select {
+		case <-seen:
+		case <-ctx.Done():
+			return fmt.Errorf("osd.%d: waiting to be marked up: %w", o.cfg.ID, ctx.Err())
+		}
+	}
+}
+
+// Close stops serving and closes the connections. The store stays open:
+// its owner closes it.
+func (o *OSD) Close() error {
+	o.cancel()
+	var err error
+	if o.mon != nil {
+		err = errors.Join(err, o.mon.Close())
+	}
+	if o.ms != nil {
+		err = errors.Join(err, o.ms.Close())
+	}
+	o.wg.Wait()
+	return err
+}
+
+// loadPGs instantiates the PGs found in the store.
+func (o *OSD) loadPGs(ctx context.Context) error {
+	colls, err := o.cfg.Store.ListCollections(ctx)
+	if err != nil {
+		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
+	}
+	for _, c := range colls {
+		if c.Kind != objectstore.KindPG {
+			continue
+		}
+		id := osdmap.PG{Pool: c.Pool, Seed: c.Seed}
+		info, log, err := pglog.Load(ctx, o.cfg.Store, id)
+		if err != nil {
+			return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
+		}
+		o.pgs[id] = newPG(o, info, log)
+	}
+	if len(o.pgs) > 0 {
+		o.log.Info("loaded placement groups", "count", len(o.pgs))
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package osd
+
+import (
+	"sync"
+
+	"slices"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// pg is one placement group held by this OSD.
+type pg struct {
+	o    *OSD
+	id   osdmap.PG
+	coll objectstore.CollectionID
+
+	mu      sync.Mutex
+	info    pglog.Info
+	log     *pglog.Log
+	pool    osdmap.Pool // as of epoch
+	epoch   uint64      // the newest map the PG has seen
+	acting  []int32
+	primary int32 // -1: none
+	// objects holds the requests of each object, the running one first.
+	objects map[objid.ID][]*request
+	// writes are the writes replicating, by tid.
+	writes map[uint64]*write
+	tid    uint64
+	// parked requests wait for the PG to have min_size OSDs acting.
+	parked []*request
+}
+
+func newPG(o *OSD, info pglog.Info, log *pglog.Log) *pg {
+	return &pg{o: o, id: info.PG, coll: objectstore.PGCollection(info.PG.Pool, info.PG.Seed), info: info, log: log,
+		primary: -1, objects: map[objid.ID][]*request{}, writes: map[uint64]*write{}}
+}
+
+// advance tells the PG of a new map: mp is its placement if this OSD is in
+// the acting set (ok), and the zero value otherwise. A change of acting
+// set or primary starts a new interval: unfinished writes and queued
+// requests are answered -ESTALE, so clients resend to whoever serves now.
+func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
+	epoch := uint64(m.Epoch())
+	p.mu.Lock()
+	if epoch <= p.epoch {
+		p.mu.Unlock()
+		return
+	}
+	acting, primary := []int32(nil), int32(-1)
+	if ok {
+		acting, primary = mp.Acting, mp.ActingPrimary
+	}
+	changed := !slices.Equal(acting, p.acting) || primary != p.primary
+	p.epoch = epoch
+	if pool := m.Pool(p.id.Pool); pool != nil {
+		p.pool = *pool
+	}
+	var stale []*request
+	if changed {
+		p.acting, p.primary = acting, primary
+		p.info.SameIntervalSince = epoch
+		stale = p.endIntervalLocked()
+	}
+	parked := p.parked
+	p.parked = nil
+	p.mu.Unlock()
+	for _, r := range stale {
+		r.replyError(-wire.ESTALE, epoch)
+	}
+	for _, r := range parked {
+		p.enqueue(r)
+	}
+}
+
+// endIntervalLocked abandons the writes in flight and returns every
+// request that must be told to resend: the writes' and those queued
+// behind running ones (the running ones notice by themselves).
+func (p *pg) endIntervalLocked() []*request {
+	var stale []*request
+	for tid, w := range p.writes {
+		stale = append(stale, w.reqs...)
+		w.abandoned = true
+		delete(p.writes, tid)
+	}
+	for id, q := range p.objects {
+		if len(q) > 1 {
+			stale = append(stale, q[1:]...)
+			p.objects[id] = q[:1]
+		}
+	}
+	return stale
+}
+
+// isPrimaryLocked reports whether this OSD is the PG's acting primary.
+func (p *pg) isPrimaryLocked() bool { return p.primary == p.o.cfg.ID }
+
+// activeLocked reports whether the PG may serve writes: enough OSDs act.
+func (p *pg) activeLocked() bool {
+	return p.isPrimaryLocked() && len(p.acting) >= max(p.pool.MinSize, 1)
+}
+
+// replicasLocked returns the acting OSDs other than this one.
+func (p *pg) replicasLocked() []int32 {
+	out := make([]int32, 0, len(p.acting))
+	for _, id := range p.acting {
+		if id != p.o.cfg.ID && id >= 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}

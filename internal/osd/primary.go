@@ -1,0 +1,425 @@
+package osd
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// request is a client op being served.
+type request struct {
+	o    *OSD
+	from msgr.Peer
+	op   wire.OSDOp
+}
+
+// reply sends r to the client; a client that went away is not an error.
+func (r *request) reply(rep wire.OSDOpReply) {
+	rep.Tid = r.op.Req.Tid
+	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: rep.Encode()}
+	if err := r.from.Session.Send(r.o.ctx, msg); err != nil {
+		r.o.log.Debug("reply not sent", "client", r.from.Name.String(), "tid", r.op.Req.Tid, "err", err)
+	}
+}
+
+// replyError answers with a failure (a negated errno) and epoch.
+func (r *request) replyError(result int32, epoch uint64) {
+	r.reply(wire.OSDOpReply{Epoch: epoch, Result: result, Flags: wire.ReplyApplied | wire.ReplyCommitted})
+}
+
+// handleOp routes a client op once the OSD has the client's map epoch.
+func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp) {
+	r := &request{o: o, from: from, op: op}
+	o.whenMap(from.Session, op.Epoch, func() {
+		p, m := o.lookupPG(op.PG)
+		if p == nil {
+			r.replyError(-wire.ESTALE, uint64(m.Epoch()))
+			return
+		}
+		p.enqueue(r)
+	})
+}
+
+// listing reports whether the request is a PG listing, which names no
+// object (its object is a cursor).
+func (r *request) listing() bool {
+	return len(r.op.Ops) == 1 && r.op.Ops[0].Code == wire.OpListObjects
+}
+
+// checkLocked returns the errno that refuses r here and now (0: none) and
+// whether r must wait for the PG to become active.
+func (p *pg) checkLocked(r *request) (result int32, park bool) {
+	switch {
+	case !p.isPrimaryLocked() || r.op.Epoch < p.info.SameIntervalSince:
+		return -wire.ESTALE, false
+	case !r.listing() && r.op.Object.Pool != p.id.Pool:
+		return -wire.EINVAL, false
+	case !r.listing() && p.pool.HashToPG(r.op.Object.Hash) != p.id:
+		// The object is not in this PG: the client's map predates a
+		// split, or it is broken.
+		return -wire.ESTALE, false
+	case len(r.op.Ops) == 0:
+		return -wire.EINVAL, false
+	case !p.activeLocked():
+		return 0, true
+	}
+	return 0, false
+}
+
+// enqueue queues r behind the requests to its object, or refuses it.
+func (p *pg) enqueue(r *request) {
+	p.mu.Lock()
+	result, park := p.checkLocked(r)
+	switch {
+	case result != 0:
+		epoch := p.epoch
+		p.mu.Unlock()
+		r.replyError(result, epoch)
+		return
+	case park:
+		p.parked = append(p.parked, r)
+		p.mu.Unlock()
+		return
+	case r.listing():
+		p.mu.Unlock()
+		p.o.wg.Add(1)
+		go func() {
+			defer p.o.wg.Done()
+			p.list(r)
+		}()
+		return
+	}
+	id := r.op.Object
+	p.objects[id] = append(p.objects[id], r)
+	first := len(p.objects[id]) == 1
+	p.mu.Unlock()
+	if first {
+		p.o.wg.Add(1)
+		go func() {
+			defer p.o.wg.Done()
+			p.runObject(id)
+		}()
+	}
+}
+
+// runObject serves the requests of one object in order until none is
+// left.
+func (p *pg) runObject(id objid.ID) {
+	for {
+		p.mu.Lock()
+		q := p.objects[id]
+		if len(q) == 0 {
+			delete(p.objects, id)
+			p.mu.Unlock()
+			return
+		}
+		r := q[0]
+		p.mu.Unlock()
+		p.serve(r)
+		p.mu.Lock()
+		if q := p.objects[id]; len(q) > 0 && q[0] == r {
+			p.objects[id] = q[1:]
+		}
+		p.mu.Unlock()
+	}
+}
+
+// serve runs one request: a read at once, a write through replication.
+// It returns once a write is applied locally, so the object's next
+// request sees it.
+func (p *pg) serve(r *request) {
+	if p.o.cfg.Classes.IsWrite(r.op.Ops) {
+		p.serveWrite(r)
+		return
+	}
+	p.mu.Lock()
+	result, _ := p.checkLocked(r)
+	epoch := p.epoch
+	p.mu.Unlock()
+	if result != 0 {
+		r.replyError(result, epoch)
+		return
+	}
+	res, err := ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
+	if err != nil {
+		p.o.log.Error("read failed in the store", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
+		r.replyError(storeErrno(err), epoch)
+		return
+	}
+	r.reply(wire.OSDOpReply{Epoch: epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,
+		Version: res.Info.Version, Ops: res.Ops})
+}
+
+func (p *pg) env(r *request, v wire.Version) *ops.Env {
+	return &ops.Env{Store: p.o.cfg.Store, Collection: p.coll, Object: r.op.Object, Classes: p.o.cfg.Classes,
+		Version: v, Now: p.o.cfg.Clock.Now(), Caller: r.from.Name.String()}
+}
+
+// storeErrno maps a store failure to what the client is told.
+func storeErrno(err error) int32 {
+	switch {
+	case errors.Is(err, objectstore.ErrNoSpace):
+		return -wire.ENOSPC
+	case errors.Is(err, objectstore.ErrInvalid):
+		return -wire.EINVAL
+	case errors.Is(err, context.Canceled):
+		return -wire.ESTALE
+	}
+	return -wire.EIO
+}
+
+// write is one write replicating: who has applied and committed it, and
+// the requests to answer (the original and any resends of it).
+type write struct {
+	tid         uint64
+	version     wire.Version
+	reqs        []*request
+	wantApplied bool
+	pending     map[int32]bool // OSDs yet to apply
+	uncommitted map[int32]bool // OSDs yet to commit
+	result      int32          // the first failure a replica reported
+	abandoned   bool           // the interval ended
+	ops         []wire.ObjectOpResult
+}
+
+// serveWrite executes a write, logs and queues it, and sends it to the
+// replicas; it returns once the write is applied here.
+func (p *pg) serveWrite(r *request) {
+	p.mu.Lock()
+	if result, _ := p.checkLocked(r); result != 0 {
+		epoch := p.epoch
+		p.mu.Unlock()
+		r.replyError(result, epoch)
+		return
+	}
+	if p.answerResendLocked(r) {
+		p.mu.Unlock()
+		return
+	}
+	w, c, err := p.startWriteLocked(r)
+	epoch := p.epoch
+	p.mu.Unlock()
+	if err != nil {
+		p.o.log.Error("write failed", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
+		r.replyError(storeErrno(err), epoch)
+		return
+	}
+	if w == nil || c == nil {
+		return // answered already (a failed or empty op)
+	}
+	select {
+	case <-c.Applied():
+	case <-p.o.ctx.Done():
+		return
+	}
+	p.ack(w, p.o.cfg.ID, wire.ReplyApplied, 0)
+	p.o.wg.Add(1)
+	go func() {
+		defer p.o.wg.Done()
+		select {
+		case <-c.Committed():
+		case <-p.o.ctx.Done():
+			return
+		}
+		result := int32(0)
+		if err := c.Err(); err != nil {
+			p.o.log.Error("local commit failed", "pg", p.id.String(), "err", err)
+			result = storeErrno(err)
+		}
+		p.ack(w, p.o.cfg.ID, wire.ReplyCommitted, result)
+	}()
+}
+
+// answerResendLocked answers a write the PG has seen before (same request
+// id): it joins the write if it is still replicating, and otherwise gets
+// the logged outcome. It reports whether r was such a resend.
+func (p *pg) answerResendLocked(r *request) bool {
+	e, ok := p.log.Lookup(r.op.Req)
+	if !ok {
+		return false
+	}
+	for _, w := range p.writes {
+		if w.version == e.Version {
+			w.reqs = append(w.reqs, r)
+			return true
+		}
+	}
+	r.reply(wire.OSDOpReply{Epoch: p.epoch, Result: e.Result, Flags: wire.ReplyApplied | wire.ReplyCommitted, Version: e.Version})
+	return true
+}
+
+// startWriteLocked executes r with the next version; if it changes the
+// object it queues the transaction (with the log entry) here and sends it
+// to the replicas. It returns the write and the local completion, or nil
+// ones when r was answered already.
+func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
+	v := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}
+	prior := p.info.LastUpdate
+	res, err := ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Code != 0 || !res.Wrote() {
+		r.reply(wire.OSDOpReply{Epoch: p.epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,
+			Version: res.Info.Version, Ops: res.Ops})
+		return nil, nil, nil
+	}
+	kind := pglog.Modify
+	if !res.Exists {
+		kind = pglog.Delete
+	}
+	entry := pglog.Entry{Version: v, Prior: prior, Kind: kind, Object: r.op.Object, Req: r.op.Req}
+	info := p.info
+	info.LastUpdate, info.LastComplete = v, v
+	txn := &res.Txn
+	pglog.AppendTxn(txn, p.id, entry)
+	trimmed := p.log.Len() + 1 - p.o.cfg.LogEntries
+	var dropped []pglog.Entry
+	if trimmed > 0 {
+		dropped = p.log.Entries()[:trimmed]
+		info.LogTail = dropped[len(dropped)-1].Version
+		pglog.TrimTxn(txn, p.id, dropped)
+	}
+	pglog.SaveInfoTxn(txn, info)
+	replicas := p.replicasLocked()
+	var encoded []byte
+	if len(replicas) > 0 {
+		encoded = txn.Encode() // before Queue: the store may hold on to it
+	}
+	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.log.Append(entry); err != nil {
+		return nil, nil, err // cannot happen: v is past the head
+	}
+	if trimmed > 0 {
+		p.log.TrimTo(p.o.cfg.LogEntries)
+	}
+	p.info = info
+	p.tid++
+	w := &write{tid: p.tid, version: v, reqs: []*request{r}, wantApplied: r.op.Flags&wire.FlagWantApplied != 0,
+		pending: map[int32]bool{}, uncommitted: map[int32]bool{}, ops: res.Ops}
+	for _, id := range p.acting {
+		w.pending[id], w.uncommitted[id] = true, true
+	}
+	p.writes[w.tid] = w
+	if len(replicas) > 0 {
+		p.sendRepOps(w, entry, encoded, replicas)
+	}
+	return w, c, nil
+}
+
+// sendRepOps sends the write to each replica, in version order (the PG
+// lock is held, and each replica's session keeps order).
+func (p *pg) sendRepOps(w *write, entry pglog.Entry, txn []byte, replicas []int32) {
+	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: w.tid,
+		Version: w.version, WantApplied: w.wantApplied, Entry: entry.Encode(), Txn: txn}
+	payload := msg.Encode()
+	for _, id := range replicas {
+		if err := p.o.sendToOSD(id, msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: payload}); err != nil {
+			p.o.log.Warn("rep op not sent", "pg", p.id.String(), "osd", id, "err", err)
+		}
+	}
+}
+
+// ack records that osd applied or committed write w (result non-zero if
+// it failed), and answers the clients when everyone has.
+func (p *pg) ack(w *write, osd int32, flags uint32, result int32) {
+	p.mu.Lock()
+	if w.abandoned {
+		p.mu.Unlock()
+		return
+	}
+	if result != 0 && w.result == 0 {
+		w.result = result
+	}
+	wasPending := len(w.pending) > 0
+	if flags&(wire.ReplyApplied|wire.ReplyCommitted) != 0 {
+		delete(w.pending, osd)
+	}
+	if flags&wire.ReplyCommitted != 0 {
+		delete(w.uncommitted, osd)
+	}
+	appliedNow := wasPending && len(w.pending) == 0 && w.wantApplied && w.result == 0
+	done := len(w.uncommitted) == 0
+	if done {
+		delete(p.writes, w.tid)
+	}
+	reqs, epoch := append([]*request(nil), w.reqs...), p.epoch
+	p.mu.Unlock()
+	for _, r := range reqs {
+		switch {
+		case done:
+			r.reply(wire.OSDOpReply{Epoch: epoch, Result: w.result, Flags: wire.ReplyApplied | wire.ReplyCommitted,
+				Version: w.version, Ops: w.ops})
+		case appliedNow && r.op.Flags&wire.FlagWantApplied != 0:
+			r.reply(wire.OSDOpReply{Epoch: epoch, Flags: wire.ReplyApplied, Version: w.version, Ops: w.ops})
+		}
+	}
+}
+
+// handleRepOpReply takes a replica's answer to a write.
+func (o *OSD) handleRepOpReply(from msgr.Peer, m wire.RepOpReply) {
+	p, _ := o.lookupPG(m.PG)
+	if p == nil {
+		return
+	}
+	osd, ok := osdID(from.Name.String())
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	w := p.writes[m.Tid]
+	p.mu.Unlock()
+	if w == nil {
+		return // finished, or abandoned with its interval
+	}
+	p.ack(w, osd, m.Flags, m.Result)
+}
+
+// list answers a PG listing: up to Length objects from the cursor (the
+// op's object), in hash order, skipping the PG's own meta object.
+func (p *pg) list(r *request) {
+	op := r.op.Ops[0]
+	limit := int(min(op.Length, 1<<16))
+	if limit == 0 {
+		limit = 1024
+	}
+	p.mu.Lock()
+	epoch := p.epoch
+	p.mu.Unlock()
+	var out wire.ObjectOpResult
+	cursor := r.op.Object
+	for len(out.Objects) < limit {
+		objs, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, limit-len(out.Objects))
+		if err != nil {
+			r.replyError(storeErrno(err), epoch)
+			return
+		}
+		for _, id := range objs {
+			if id.Pool != p.id.Pool || id.Snap != objid.NoSnap {
+				continue
+			}
+			if op.Flags&wire.ListAllNamespaces == 0 && id.Namespace != op.Name {
+				continue
+			}
+			out.Objects = append(out.Objects, id)
+		}
+		cursor = next
+		if next.IsMax() {
+			break
+		}
+	}
+	out.More = !cursor.IsMax()
+	if out.More {
+		out.Cursor = cursor
+	}
+	r.reply(wire.OSDOpReply{Epoch: epoch, Flags: wire.ReplyApplied | wire.ReplyCommitted, Ops: []wire.ObjectOpResult{out}})
+}

@@ -1,0 +1,134 @@
+package osd
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+// handleRepOp applies a write the primary sent, once this OSD has the
+// primary's map. RepOps of one primary arrive in version order on its
+// session and are queued to the store in that order.
+func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp) {
+	o.whenMap(from.Session, m.Epoch, func() {
+		reply := func(flags uint32, result int32) {
+			r := wire.RepOpReply{PG: m.PG, Tid: m.Tid, Epoch: o.Epoch(), Flags: flags, Result: result}
+			msg := msgr.Message{Type: wire.TypeRepOpReply, Version: 1, Payload: r.Encode()}
+			if err := from.Session.Send(o.ctx, msg); err != nil {
+				o.log.Debug("rep op reply not sent", "to", from.Name.String(), "err", err)
+			}
+		}
+		p, _ := o.lookupPG(m.PG)
+		if p == nil {
+			reply(wire.ReplyCommitted, -wire.ESTALE)
+			return
+		}
+		c, result := p.applyRepOp(from, m)
+		if c == nil {
+			reply(wire.ReplyCommitted, result)
+			return
+		}
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			if m.WantApplied {
+				select {
+				case <-c.Applied():
+					reply(wire.ReplyApplied, 0)
+				case <-o.ctx.Done():
+					return
+				}
+			}
+			select {
+			case <-c.Committed():
+			case <-o.ctx.Done():
+				return
+			}
+			if err := c.Err(); err != nil {
+				o.log.Error("replica commit failed", "pg", m.PG.String(), "err", err)
+				reply(wire.ReplyCommitted, storeErrno(err))
+				return
+			}
+			reply(wire.ReplyApplied|wire.ReplyCommitted, 0)
+		}()
+	})
+}
+
+// applyRepOp checks and queues a replicated write. It returns the store's
+// completion, or nil and the errno to answer with.
+func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, int32) {
+	entry, err := pglog.DecodeEntry(m.Entry)
+	if err != nil {
+		p.o.log.Warn("bad rep op entry", "from", from.Name.String(), "err", err)
+		return nil, -wire.EINVAL
+	}
+	txn, err := objectstore.DecodeTransaction(m.Txn)
+	if err != nil {
+		p.o.log.Warn("bad rep op transaction", "from", from.Name.String(), "err", err)
+		return nil, -wire.EINVAL
+	}
+	if err := p.checkTxnScope(txn); err != nil {
+		p.o.log.Warn("rep op outside its PG", "from", from.Name.String(), "err", err)
+		return nil, -wire.EINVAL
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sender, _ := osdID(from.Name.String())
+	switch {
+	case m.IntervalStart != p.info.SameIntervalSince || sender != p.primary:
+		return nil, -wire.ESTALE // from another interval or another primary
+	case !p.log.Head().Less(entry.Version) || entry.Version != m.Version:
+		return nil, -wire.EINVAL
+	}
+	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
+	if err != nil {
+		p.o.log.Error("rep op failed in the store", "pg", p.id.String(), "err", err)
+		return nil, storeErrno(err)
+	}
+	if err := p.log.Append(entry); err != nil {
+		return nil, -wire.EINVAL
+	}
+	p.log.TrimTo(p.o.cfg.LogEntries)
+	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = entry.Version, entry.Version, p.log.Tail()
+	return c, 0
+}
+
+// checkTxnScope refuses a transaction that touches anything but the PG's
+// own collection: a replica applies what the primary sends, but only
+// within the PG the message names.
+func (p *pg) checkTxnScope(t *objectstore.Transaction) error {
+	for i, op := range t.Ops {
+		if op.Collection != p.coll || (op.Code == objectstore.OpMove && op.DestCollection != p.coll) ||
+			op.Code == objectstore.OpCreateCollection || op.Code == objectstore.OpRemoveCollection {
+			return fmt.Errorf("op %d (%s) on %v in a rep op of %v", i, op.Code, op.Collection, p.id)
+		}
+	}
+	return nil
+}
+
+// sendToOSD sends msg to OSD id at its address in the current map.
+func (o *OSD) sendToOSD(id int32, msg msgr.Message) error {
+	o.mu.Lock()
+	m := o.osdmap
+	o.mu.Unlock()
+	if m == nil || !m.IsUp(id) {
+		return fmt.Errorf("osd.%d is not up", id)
+	}
+	return o.ms.Send(o.ctx, auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))}, m.OSD(id).Addr, msg)
+}
+
+// osdID parses "osd.N".
+func osdID(name string) (int32, bool) {
+	s, ok := strings.CutPrefix(name, "osd.")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	return int32(n), err == nil && n >= 0
+}

@@ -1,0 +1,248 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/mon"
+	"github.com/cuttlestore/cuttle/internal/mon/authmon"
+	"github.com/cuttlestore/cuttle/internal/mon/configmon"
+	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+	"github.com/cuttlestore/cuttle/internal/mon/monstore"
+	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
+	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
+	"github.com/cuttlestore/cuttle/internal/osd"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// Options shape a Cluster.
+type Options struct {
+	Mons int // default 1
+	Net  memnet.Config
+}
+
+// Cluster is the daemons of one simulated cluster. Its methods must be
+// called from the test's synctest bubble.
+type Cluster struct {
+	t      testing.TB
+	Net    *memnet.Network
+	monmap mon.MonMap
+	mons   map[string]*runningMon
+	OSDs   map[int32]*OSD
+	Mon    *monc.Client // an admin client of the monitors
+}
+
+type runningMon struct {
+	m      *mon.Monitor
+	st     *monstore.Store
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// OSD is one simulated OSD: its store outlives restarts.
+type OSD struct {
+	ID    int32
+	Store objectstore.Store
+	Addr  string
+	D     *osd.OSD // nil while stopped
+}
+
+// Logger returns a logger for a daemon: silent unless CUTTLE_TEST_LOG is
+// set.
+func Logger(name string) *slog.Logger {
+	if os.Getenv("CUTTLE_TEST_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("daemon", name)
+}
+
+// New starts the monitors of a cluster and waits for their quorum.
+func New(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Mons == 0 {
+		opts.Mons = 1
+	}
+	c := &Cluster{t: t, Net: memnet.New(opts.Net), mons: map[string]*runningMon{}, OSDs: map[int32]*OSD{}}
+	c.monmap.FSID = "00000000-0000-4000-8000-00000000c0de"
+	var addrs []monc.Addr
+	for i := range opts.Mons {
+		name := string(rune('a' + i))
+		c.monmap.Mons = append(c.monmap.Mons, mon.MonInfo{Name: name, Addr: name + ":6789"})
+		addrs = append(addrs, monc.Addr{Name: name, Addr: name + ":6789"})
+	}
+	for _, mi := range c.monmap.Mons {
+		c.startMon(mi.Name)
+	}
+	client, err := monc.New(monc.Config{Mons: addrs, Network: c.Net.Host("admin"), Logger: Logger("client.admin")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Mon = client
+	t.Cleanup(c.Close)
+	c.Run("osd stat") // waits for a leader and the first map
+	return c
+}
+
+func (c *Cluster) startMon(name string) {
+	c.t.Helper()
+	st, err := monstore.Open(monstore.Options{FS: vfs.NewMem(), Dir: "/mon"})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	log := Logger("mon." + name)
+	conf := configmon.New(log)
+	om, err := osdmon.New(osdmon.Config{Options: conf.View("mon"), Logger: log})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	am, err := authmon.New(authmon.Config{Logger: log})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	m, err := mon.New(mon.Config{Name: name, MonMap: c.monmap, Store: st, Services: []moncmd.Service{om, conf, am},
+		Network: c.Net.Host(name + ":6789"), Logger: log,
+		Bootstrap: []moncmd.Command{moncmd.New("osdmap create", "fsid", c.monmap.FSID)}})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rm := &runningMon{m: m, st: st, cancel: cancel, done: make(chan error, 1)}
+	go func() { rm.done <- m.Run(ctx) }()
+	c.mons[name] = rm
+}
+
+// Run sends a monitor command and fails the test unless it succeeds.
+func (c *Cluster) Run(prefix string, kv ...string) wire.Reply {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := c.Mon.Run(ctx, wire.NewCommand(prefix, kv...))
+	if err != nil {
+		c.t.Fatalf("%s: %v", prefix, err)
+	}
+	if err := r.Err(); err != nil {
+		c.t.Fatalf("%s: %v", prefix, err)
+	}
+	return r
+}
+
+// AddOSD creates OSD id in the map (osd create), makes its store and
+// starts it on host.
+func (c *Cluster) AddOSD(host string) *OSD {
+	c.t.Helper()
+	r := c.Run("osd create")
+	var id int32
+	if _, err := fmt.Sscan(string(r.Text), &id); err != nil {
+		c.t.Fatalf("osd create answered %q: %v", r.Text, err)
+	}
+	s := memstore.New(memstore.Options{})
+	if err := osd.Mkfs(context.Background(), s, id); err != nil {
+		c.t.Fatal(err)
+	}
+	o := &OSD{ID: id, Store: s, Addr: fmt.Sprintf("%s:%d", host, 6800+id)}
+	c.OSDs[id] = o
+	c.StartOSD(id)
+	return o
+}
+
+// StartOSD starts a stopped OSD and waits until the map shows it up.
+func (c *Cluster) StartOSD(id int32) {
+	c.t.Helper()
+	o := c.OSDs[id]
+	var mons []monc.Addr
+	for _, mi := range c.monmap.Mons {
+		mons = append(mons, monc.Addr{Name: mi.Name, Addr: mi.Addr})
+	}
+	host, _, _ := cutPort(o.Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.Net.Host(o.Addr), Listen: o.Addr,
+		Host: host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id)})
+	if err != nil {
+		c.t.Fatalf("osd.%d: %v", id, err)
+	}
+	o.D = d
+	if err := d.WaitUp(ctx); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// StopOSD stops an OSD as a crash would, keeping its store, and marks it
+// down in the map so that its PGs move on at once.
+func (c *Cluster) StopOSD(id int32) {
+	c.t.Helper()
+	o := c.OSDs[id]
+	if o.D != nil {
+		o.D.Close()
+		o.D = nil
+	}
+	c.Run("osd down", "ids", fmt.Sprint(id))
+}
+
+// WaitForEpoch waits until every running OSD has activated epoch.
+func (c *Cluster) WaitForEpoch(epoch uint64) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, o := range c.OSDs {
+		if o.D == nil {
+			continue
+		}
+		if err := o.D.WaitForEpoch(ctx, epoch); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// Close stops every daemon.
+func (c *Cluster) Close() {
+	for _, o := range c.OSDs {
+		if o.D != nil {
+			o.D.Close()
+			o.D = nil
+		}
+		o.Store.Close()
+	}
+	if c.Mon != nil {
+		c.Mon.Close()
+	}
+	for name, rm := range c.mons {
+		rm.cancel()
+		<-rm.done
+		rm.st.Close()
+		delete(c.mons, name)
+	}
+	c.Net.Close()
+}
+
+func cutPort(addr string) (string, string, bool) {
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == ':' {
+			return addr[:i], addr[i+1:], true
+		}
+	}
+	return addr, "", false
+}
+
+// Map returns the monitors' newest OSD map.
+func (c *Cluster) Map() *osdmap.Map {
+	c.t.Helper()
+	r := c.Run("osd getmap")
+	m, err := osdmap.UnmarshalMap(r.Data)
+	if err != nil {
+		c.t.Fatalf("osd getmap: %v", err)
+	}
+	return m
+}
+
+// Epoch returns the monitors' newest OSD map epoch.
+func (c *Cluster) Epoch() uint64 { return uint64(c.Map().Epoch()) }
