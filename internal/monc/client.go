@@ -59,9 +59,13 @@ type Config struct {
 	// OnOSDMap receives OSD map updates of Subscribe (on the messenger's
 	// goroutine; do not block).
 	OnOSDMap func(wire.OSDMapUpdate)
-	Logger   *slog.Logger
-	Clock    clock.Clock
-	Seed     uint64
+	// OnTickets receives the service tickets of every completed
+	// handshake that issued some (a login, or a renewal), from the
+	// messenger's goroutine; do not block. Tickets also returns them.
+	OnTickets func([]auth.ServiceTicket)
+	Logger    *slog.Logger
+	Clock     clock.Clock
+	Seed      uint64
 }
 
 // Client sends commands to the monitors. It is safe for concurrent
@@ -75,6 +79,9 @@ type Client struct {
 	tid     uint64
 	waiting map[uint64]*pending
 	cur     int // index of the monitor tried first
+	closed  bool
+	sub     subState
+	tickets ticketState
 }
 
 // ErrNoMonitor means no monitor answered before the context ended.
@@ -112,7 +119,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, waiting: make(map[uint64]*pending), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
 	c.cur = c.rand.IntN(len(cfg.Mons))
 	ms, err := msgr.New(msgr.Config{Name: cfg.Name, Network: cfg.Network, Dispatcher: monDispatcher{c},
-		ClientAuth: cfg.ClientAuth, Logger: cfg.Logger, Clock: cfg.Clock, Seed: cfg.Seed})
+		ClientAuth: c.wrapAuth(cfg.ClientAuth), Logger: cfg.Logger, Clock: cfg.Clock, Seed: cfg.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +127,19 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Close closes the client's connections.
-func (c *Client) Close() error { return c.ms.Close() }
+// Close closes the client's connections and stops its timers.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	if c.sub.retry != nil {
+		c.sub.retry.Stop()
+	}
+	if c.tickets.renew != nil {
+		c.tickets.renew.Stop()
+	}
+	c.mu.Unlock()
+	return c.ms.Close()
+}
 
 // Run sends cmd to a monitor and returns its reply. A monitor that does
 // not answer within an attempt is given up for the next one; the same
@@ -200,22 +218,6 @@ func (c *Client) try(ctx context.Context, mon Addr, cmd wire.Command, p *pending
 	}
 }
 
-// Subscribe asks the monitors for the OSD map from epoch start on; every
-// update goes to OnOSDMap. The subscription is renewed on a new
-// connection by calling Subscribe again with the next epoch wanted.
-func (c *Client) Subscribe(ctx context.Context, start uint64) error {
-	s := wire.MonSubscribe{What: "osdmap", Start: start}
-	var err error
-	for attempt := range c.cfg.Mons {
-		mon := c.pick(attempt)
-		err = c.ms.Send(ctx, auth.EntityName{Type: "mon", ID: mon.Name}, mon.Addr, msgr.Message{Type: wire.TypeMonSubscribe, Version: 1, Payload: s.Encode()})
-		if err == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("monc: subscribe: %w", err)
-}
-
 type monDispatcher struct{ c *Client }
 
 func (d monDispatcher) Dispatch(_ msgr.Peer, msg msgr.Message) {
@@ -238,7 +240,11 @@ func (d monDispatcher) Dispatch(_ msgr.Peer, msg msgr.Message) {
 		}
 	case wire.TypeOSDMapUpdate:
 		u, err := wire.DecodeOSDMapUpdate(msg.Payload)
-		if err == nil && c.cfg.OnOSDMap != nil {
+		if err != nil {
+			return
+		}
+		c.gotMaps(u)
+		if c.cfg.OnOSDMap != nil {
 			c.cfg.OnOSDMap(u)
 		}
 	}
@@ -255,6 +261,7 @@ func (d monDispatcher) HandleEvent(ev msgr.Event) {
 		err = msgr.ErrSessionClosed
 	}
 	c := d.c
+	c.subscriptionLost(ev.Peer)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.waiting {

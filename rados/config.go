@@ -1,0 +1,165 @@
+package rados
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+)
+
+// Config says how to reach a cluster and who to be. Mons is required;
+// every other field has a default. LoadConfig reads one from the cluster
+// configuration file.
+type Config struct {
+	// Mons are the monitors, each "NAME=HOST:PORT" (as mon_host in
+	// cuttle.conf, which separates them with commas).
+	Mons []string
+	// Name is the entity to act as. Default "client.admin".
+	Name string
+	// Auth is "cephx" or "none". Default: cephx if Key or Keyring is
+	// set, else none.
+	Auth string
+	// Key is the entity's secret (base64, as in a keyring). It takes
+	// precedence over Keyring.
+	Key string
+	// Keyring is the path of a keyring file holding the entity's key.
+	Keyring string
+	// OpTimeout bounds every operation whose context has no deadline
+	// (Ceph's rados_osd_op_timeout). Default 0: no bound.
+	OpTimeout time.Duration
+	// MonTimeout bounds one attempt of a monitor command at one monitor
+	// before the next is tried. Default 5 s.
+	MonTimeout time.Duration
+
+	// Logger receives the client's log. Default: discard.
+	Logger *slog.Logger
+	// Network carries the client's connections. Default: TCP. Tests pass
+	// an in-memory network (internal/msgr/memnet).
+	Network msgr.Network
+	// Clock times retries and ticket renewals. Default: the real clock.
+	Clock clock.Clock
+	// Seed seeds the client's choices of monitor and its backoff jitter.
+	Seed uint64
+}
+
+// LoadConfig reads the cluster configuration file at path (cuttle.conf,
+// as `cuttle mon mkfs --conf-out` writes it) for entity name (""
+// means client.admin): mon_host, auth and keyring, from the entity's
+// section, its type's or [global].
+func LoadConfig(path, name string) (Config, error) {
+	if name == "" {
+		name = "client.admin"
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("rados: %w", err)
+	}
+	cfg := Config{Name: name}
+	hosts, ok := f.Get(name, "mon_host")
+	if !ok {
+		return Config{}, fmt.Errorf("rados: %s: no mon_host", path)
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			cfg.Mons = append(cfg.Mons, h)
+		}
+	}
+	cfg.Auth, _ = f.Get(name, "auth")
+	cfg.Keyring, _ = f.Get(name, "keyring")
+	return cfg, nil
+}
+
+// settings is a Config checked and with its defaults.
+type settings struct {
+	Config
+	name       auth.EntityName
+	mons       []monc.Addr
+	secret     auth.Secret
+	cephx      bool
+	logger     *slog.Logger
+	clock      clock.Clock
+	netw       msgr.Network
+	monTimeout time.Duration
+}
+
+func (cfg Config) settings() (settings, error) {
+	s := settings{Config: cfg}
+	if len(cfg.Mons) == 0 {
+		return s, fmt.Errorf("%w: Config.Mons is empty", ErrInvalid)
+	}
+	mons, err := monc.ParseHosts(strings.Join(cfg.Mons, ","))
+	if err != nil {
+		return s, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	s.mons = mons
+	name := cfg.Name
+	if name == "" {
+		name = "client.admin"
+	}
+	if s.name, err = auth.ParseEntityName(name); err != nil {
+		return s, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	mode := cfg.Auth
+	if mode == "" {
+		mode = "none"
+		if cfg.Key != "" || cfg.Keyring != "" {
+			mode = "cephx"
+		}
+	}
+	switch mode {
+	case "none":
+	case "cephx":
+		s.cephx = true
+		if s.secret, err = loadSecret(s.name, cfg.Key, cfg.Keyring); err != nil {
+			return s, err
+		}
+	default:
+		return s, fmt.Errorf("%w: auth %q (want cephx or none)", ErrInvalid, mode)
+	}
+	s.logger = cfg.Logger
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	s.clock = cfg.Clock
+	if s.clock == nil {
+		s.clock = clock.Real()
+	}
+	s.netw = cfg.Network
+	if s.netw == nil {
+		s.netw = &msgr.TCP{}
+	}
+	s.monTimeout = cfg.MonTimeout
+	if s.monTimeout <= 0 {
+		s.monTimeout = 5 * time.Second
+	}
+	return s, nil
+}
+
+func loadSecret(name auth.EntityName, key, keyring string) (auth.Secret, error) {
+	if key != "" {
+		s, err := auth.ParseSecret(key)
+		if err != nil {
+			return s, fmt.Errorf("%w: key: %w", ErrInvalid, err)
+		}
+		return s, nil
+	}
+	if keyring == "" {
+		return auth.Secret{}, errors.New("rados: cephx needs Config.Key or Config.Keyring")
+	}
+	kr, err := auth.LoadKeyring(keyring)
+	if err != nil {
+		return auth.Secret{}, fmt.Errorf("rados: %w", err)
+	}
+	e, ok := kr[name]
+	if !ok {
+		return auth.Secret{}, fmt.Errorf("rados: keyring %s has no key for %s", keyring, name)
+	}
+	return e.Key, nil
+}

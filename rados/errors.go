@@ -1,0 +1,132 @@
+package rados
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+// Error classes; test for them with errors.Is. An error from an OSD or a
+// monitor is an *OpError that wraps the class of its errno (if it has
+// one), so errors.As gives the errno of any failure.
+var (
+	// ErrNotFound: the object does not exist (ENOENT).
+	ErrNotFound = errors.New("rados: not found")
+	// ErrExists: the object (or pool) already exists (EEXIST).
+	ErrExists = errors.New("rados: already exists")
+	// ErrNoAttr: the extended attribute does not exist (ENODATA).
+	ErrNoAttr = errors.New("rados: no such attribute")
+	// ErrVersionMismatch: an AssertVersion failed: the object is newer
+	// (ERANGE: the asserted version is older) or older (EOVERFLOW).
+	ErrVersionMismatch = errors.New("rados: object version mismatch")
+	// ErrCompareFailed: a CmpXattr or CmpOmap comparison failed
+	// (ECANCELED); nothing was applied.
+	ErrCompareFailed = errors.New("rados: comparison failed")
+	// ErrPermission: the caller's capabilities do not allow the
+	// operation (EPERM, EACCES).
+	ErrPermission = errors.New("rados: permission denied")
+	// ErrInvalid: the request is malformed (EINVAL).
+	ErrInvalid = errors.New("rados: invalid argument")
+	// ErrNotSupported: the OSD does not know the operation or the class
+	// method (ENOTSUP).
+	ErrNotSupported = errors.New("rados: operation not supported")
+	// ErrTimedOut: the context's deadline passed before the operation
+	// completed (it also matches context.DeadlineExceeded), or the
+	// cluster answered ETIMEDOUT.
+	ErrTimedOut = errors.New("rados: timed out")
+	// ErrPoolNotFound: no pool has that name or id in the client's map.
+	ErrPoolNotFound = errors.New("rados: pool not found")
+	// ErrClosed: the Conn is closed.
+	ErrClosed = errors.New("rados: connection closed")
+)
+
+// OpError is a failure the cluster reported: the errno of an object
+// operation (from the OSD) or of a monitor command.
+type OpError struct {
+	// Op names what failed: the op's name ("write", "cmpxattr") or the
+	// monitor command's prefix.
+	Op string
+	// Object is the object's name, empty for monitor commands.
+	Object string
+	// Index is the position of the failed op in its compound operation
+	// (-1 if unknown or not an object operation).
+	Index int
+	// Errno is the positive errno value (ENOENT = 2, ...).
+	Errno int
+	// Status is the monitor's message for monitor commands.
+	Status string
+}
+
+func (e *OpError) Error() string {
+	what := e.Op
+	if e.Object != "" {
+		what = fmt.Sprintf("%s %q", e.Op, e.Object)
+	}
+	if e.Status != "" {
+		return fmt.Sprintf("rados: %s: %s (errno %d)", what, e.Status, e.Errno)
+	}
+	if c := errnoClass(e.Errno); c != nil {
+		return fmt.Sprintf("%s: %s (errno %d)", c, what, e.Errno)
+	}
+	return fmt.Sprintf("rados: %s: errno %d", what, e.Errno)
+}
+
+// Unwrap returns the error class of the errno, or nil.
+func (e *OpError) Unwrap() error { return errnoClass(e.Errno) }
+
+// errnoClass is the one table from errno to error class.
+func errnoClass(errno int) error {
+	switch errno {
+	case wire.ENOENT:
+		return ErrNotFound
+	case wire.EEXIST:
+		return ErrExists
+	case wire.ENODATA:
+		return ErrNoAttr
+	case wire.ERANGE, wire.EOVERFLOW:
+		return ErrVersionMismatch
+	case wire.ECANCELED:
+		return ErrCompareFailed
+	case wire.EPERM, wire.EACCES:
+		return ErrPermission
+	case wire.EINVAL:
+		return ErrInvalid
+	case wire.ENOTSUP:
+		return ErrNotSupported
+	case wire.ETIMEDOUT:
+		return ErrTimedOut
+	}
+	return nil
+}
+
+// replyError turns a failed OSD reply into an *OpError naming the op that
+// failed.
+func replyError(object string, ops []wire.ObjectOp, r *wire.OSDOpReply) error {
+	if r.Result == 0 {
+		return nil
+	}
+	e := &OpError{Object: object, Index: -1, Errno: int(-r.Result), Op: "op"}
+	for i := range r.Ops {
+		if r.Ops[i].Result != 0 && i < len(ops) {
+			e.Index, e.Op = i, ops[i].Code.String()
+			break
+		}
+	}
+	if e.Index < 0 && len(ops) == 1 {
+		e.Index, e.Op = 0, ops[0].Code.String()
+	}
+	return e
+}
+
+// ctxError turns the end of a context into the package's errors: a
+// deadline is ErrTimedOut (and context.DeadlineExceeded), a
+// cancellation is context.Canceled (or its cause).
+func ctxError(ctx context.Context) error {
+	err := context.Cause(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrTimedOut, err)
+	}
+	return err
+}

@@ -1,0 +1,278 @@
+package rados
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// The objecter (Ceph's Objecter) keeps every op in flight until its
+// last reply: it targets each at the acting primary of its PG in the
+// newest map (target.go), and sends it again when a new map moves the
+// PG, when the OSD answers ESTALE (after the map reaches the OSD's
+// epoch), or when the session to the OSD fails (after a backoff). Ops
+// keep their ReqID across resends, so an OSD that already applied one
+// answers with the first result; they are resent in tid order, so the
+// ops of one client to one object stay in order.
+//
+// Everything below runs under mu, called from the caller's goroutine
+// (submit), the messengers' dispatch goroutines (replies, session events
+// and maps) and timers. Sends happen under mu too: that is what keeps
+// resends and new ops in tid order. Session.Send blocks only while the
+// session's in-flight budget is used up.
+
+// Retry pacing.
+const (
+	// sessionBackoffMin and Max bound the delay before ops stranded by
+	// a failed OSD session are sent again (the first retry is at once).
+	sessionBackoffMin = 50 * time.Millisecond
+	sessionBackoffMax = 5 * time.Second
+	// mapRetryInterval is how often the monitors are asked again for a
+	// map while ops wait for an epoch the client does not have.
+	mapRetryInterval = 2 * time.Second
+)
+
+type objecter struct {
+	ms          *msgr.Messenger
+	log         *slog.Logger
+	clk         clock.Clock
+	client      string
+	incarnation uint64
+	// requestMap asks the monitors for maps from epoch start on; it
+	// must not block.
+	requestMap func(start uint64)
+	ctx        context.Context // ended by close
+	cancelCtx  context.CancelFunc
+
+	mu        sync.Mutex
+	closed    bool
+	m         *osdmap.Map
+	mapCh     chan struct{} // closed and replaced at every new map
+	scratch   osdmap.Scratch
+	lastTid   uint64
+	ops       map[uint64]*op
+	osds      map[int32]*osdSession
+	wantEpoch uint64 // the newest epoch an op waits for
+	mapRetry  clock.Timer
+}
+
+// osdSession is the client's session with one OSD.
+type osdSession struct {
+	s        *msgr.Session // nil until the next send connects
+	addr     string
+	failures int         // consecutive session failures without a reply
+	retry    clock.Timer // pending resend of stranded ops, or nil
+}
+
+// op is one request in flight.
+type op struct {
+	tid     uint64
+	msg     wire.OSDOp // Req, Object, Flags and Ops; PG, Epoch and Attempt are set per send
+	name    string     // the object's name, for errors
+	fixedPG bool       // msg.PG is given (a listing), not the object's
+	t       target
+	// session is the session the op was last sent on, nil while it is
+	// not in flight (no primary, waiting for a map or a backoff).
+	session   *msgr.Session
+	attempts  uint32
+	waitEpoch uint64 // after ESTALE: not sent before the map reaches it
+	comp      *Completion
+	onReply   func(*wire.OSDOpReply) // stores the results; may be nil
+	stop      func() bool            // stops the context's AfterFunc
+	release   func()                 // releases the op's context (OpTimeout), or nil
+}
+
+func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client string, incarnation uint64) *objecter {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &objecter{ms: ms, log: log, clk: clk, client: client, incarnation: incarnation,
+		requestMap: func(uint64) {}, ctx: ctx, cancelCtx: cancel,
+		mapCh: make(chan struct{}), ops: make(map[uint64]*op), osds: make(map[int32]*osdSession)}
+}
+
+// submit starts p; its completion reports the outcome. ctx bounds the
+// op: when it ends the op completes with its error (an OSD may still
+// apply a write it had received).
+func (o *objecter) submit(ctx context.Context, p *op) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || ctx.Err() != nil {
+		err := ErrClosed
+		if !o.closed {
+			err = ctxError(ctx)
+		}
+		if p.release != nil {
+			p.release()
+		}
+		p.comp.complete(0, err, nil)
+		return
+	}
+	o.lastTid++
+	p.tid = o.lastTid
+	p.msg.Req = wire.ReqID{Client: o.client, Incarnation: o.incarnation, Tid: p.tid}
+	o.ops[p.tid] = p
+	tid := p.tid
+	p.stop = context.AfterFunc(ctx, func() { o.cancel(tid, ctxError(ctx)) })
+	o.sendLocked(p)
+}
+
+// sendLocked (re)targets p under the current map and sends it, unless
+// it must wait: for a map (ESTALE), for a primary, or for the backoff
+// of its OSD's session.
+func (o *objecter) sendLocked(p *op) {
+	p.session = nil
+	p.t = calcTarget(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)
+	if p.t.noPool {
+		pool := p.msg.Object.Pool
+		if p.fixedPG {
+			pool = p.msg.PG.Pool
+		}
+		o.finishLocked(p, 0, fmt.Errorf("%w: pool %d is not in the map at epoch %d", ErrPoolNotFound, pool, o.m.Epoch()), nil)
+		return
+	}
+	if p.waitEpoch > uint64(o.m.Epoch()) {
+		o.wantMapLocked(p.waitEpoch)
+		return
+	}
+	if p.t.osd < 0 {
+		return // a map that gives the PG a primary resends it
+	}
+	os := o.osds[p.t.osd]
+	if os == nil {
+		os = &osdSession{}
+		o.osds[p.t.osd] = os
+	}
+	if os.retry != nil {
+		return // the backoff's timer resends it
+	}
+	peer := osdName(p.t.osd)
+	if os.s != nil && os.addr != p.t.addr {
+		old := os.s
+		os.s = nil
+		old.Close()
+	}
+	if os.s == nil {
+		s, err := o.ms.Connect(peer, p.t.addr)
+		if err != nil {
+			o.finishLocked(p, 0, fmt.Errorf("rados: connect to %s: %w", peer, ErrClosed), nil)
+			return
+		}
+		os.s, os.addr = s, p.t.addr
+	}
+	p.msg.PG, p.msg.Epoch, p.msg.Attempt = p.t.pg, uint64(o.m.Epoch()), p.attempts
+	p.attempts++
+	s := os.s
+	if err := s.Send(o.ctx, msgr.Message{Type: wire.TypeOSDOp, Version: 1, Payload: p.msg.Encode()}); err != nil {
+		o.log.Debug("rados: send failed", "osd", p.t.osd, "tid", p.tid, "err", err)
+		o.failSessionLocked(p.t.osd, s)
+		return
+	}
+	p.session = s
+}
+
+// finishLocked ends p.
+func (o *objecter) finishLocked(p *op, version uint64, err error, fill func()) {
+	delete(o.ops, p.tid)
+	if p.stop != nil {
+		p.stop()
+	}
+	if p.release != nil {
+		p.release()
+	}
+	p.session = nil
+	p.comp.complete(version, err, fill)
+}
+
+// cancel ends the op tid with err, if it is still in flight.
+func (o *objecter) cancel(tid uint64, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if p := o.ops[tid]; p != nil {
+		o.finishLocked(p, 0, err, nil)
+	}
+}
+
+// sortedOpsLocked returns the ops in flight in tid order.
+func (o *objecter) sortedOpsLocked() []*op {
+	ps := make([]*op, 0, len(o.ops))
+	for _, p := range o.ops {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *op) int { return compareTid(a.tid, b.tid) })
+	return ps
+}
+
+func compareTid(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// wantMapLocked asks the monitors for maps up to epoch, now and then
+// every mapRetryInterval until the map reaches it.
+func (o *objecter) wantMapLocked(epoch uint64) {
+	if epoch > o.wantEpoch {
+		o.wantEpoch = epoch
+		o.requestMap(uint64(o.m.Epoch()) + 1)
+	}
+	if o.mapRetry == nil && !o.closed {
+		o.mapRetry = o.clk.AfterFunc(mapRetryInterval, o.retryMap)
+	}
+}
+
+func (o *objecter) retryMap() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.mapRetry = nil
+	if o.closed || o.wantEpoch <= uint64(o.m.Epoch()) {
+		return
+	}
+	o.requestMap(uint64(o.m.Epoch()) + 1)
+	o.mapRetry = o.clk.AfterFunc(mapRetryInterval, o.retryMap)
+}
+
+// close fails every op in flight with ErrClosed.
+func (o *objecter) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	o.cancelCtx()
+	for _, p := range o.sortedOpsLocked() {
+		o.finishLocked(p, 0, ErrClosed, nil)
+	}
+	if o.mapRetry != nil {
+		o.mapRetry.Stop()
+	}
+	for _, os := range o.osds {
+		if os.retry != nil {
+			os.retry.Stop()
+		}
+	}
+}
+
+// osdName is the entity name of osd.id.
+func osdName(id int32) auth.EntityName {
+	return auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))}
+}
+
+// osdID parses an OSD's entity name.
+func osdID(n auth.EntityName) (int32, bool) {
+	if n.Type != "osd" {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(n.ID, 10, 32)
+	return int32(id), err == nil && id >= 0
+}
