@@ -92,9 +92,15 @@ func (o *OSD) applyUpdate(u wire.OSDMapUpdate) {
 
 // activate makes m the OSD's map: PGs it now holds are created, every PG
 // learns its new acting set, and messages waiting for the map proceed.
+// PGs see the map before the OSD publishes it, so a request routed by the
+// new epoch never meets a PG that has not seen it.
 func (o *OSD) activate(m *osdmap.Map) {
 	mappings := o.myMappings(m)
 	o.mu.Lock()
+	pgs := make([]*pg, 0, len(o.pgs))
+	for _, p := range o.pgs {
+		pgs = append(pgs, p)
+	}
 	var create []osdmap.PG
 	for id := range mappings {
 		if o.pgs[id] == nil {
@@ -102,31 +108,29 @@ func (o *OSD) activate(m *osdmap.Map) {
 		}
 	}
 	o.mu.Unlock()
+	var created []*pg
 	for _, id := range create {
 		p, err := o.createPG(id, uint64(m.Epoch()))
 		if err != nil {
 			o.log.Error("creating a placement group", "pg", id.String(), "err", err)
 			continue
 		}
-		o.mu.Lock()
-		o.pgs[id] = p
-		o.mu.Unlock()
+		created = append(created, p)
+	}
+	for _, p := range append(pgs, created...) {
+		mp, ok := mappings[p.id]
+		p.advance(m, mp, ok)
 	}
 	o.mu.Lock()
-	o.osdmap = m
-	pgs := make([]*pg, 0, len(o.pgs))
-	for _, p := range o.pgs {
-		pgs = append(pgs, p)
+	for _, p := range created {
+		o.pgs[p.id] = p
 	}
+	o.osdmap = m
 	close(o.mapSeen)
 	o.mapSeen = make(chan struct{})
 	rebooting := o.booted && !m.IsUp(o.cfg.ID)
 	o.booted = o.booted || m.IsUp(o.cfg.ID)
 	o.mu.Unlock()
-	for _, p := range pgs {
-		mp, ok := mappings[p.id]
-		p.advance(m, mp, ok)
-	}
 	o.drainBacklog()
 	if rebooting {
 		o.log.Warn("the map marks this OSD down while it runs; booting again", "epoch", m.Epoch())
@@ -190,6 +194,7 @@ func (o *OSD) createPG(id osdmap.PG, epoch uint64) (*pg, error) {
 // that never comes) holds up no other.
 func (o *OSD) whenMap(from *msgr.Session, epoch uint64, f func()) {
 	o.mu.Lock()
+	epoch = max(epoch, 1) // nothing is served before the first map
 	if len(o.backlog[from]) == 0 && o.epochLocked() >= epoch {
 		o.mu.Unlock()
 		f()

@@ -52,6 +52,7 @@ type runningMon struct {
 type OSD struct {
 	ID    int32
 	Store objectstore.Store
+	Gate  *GatedStore // Store, whose commits a test may hold back
 	Addr  string
 	D     *osd.OSD // nil while stopped
 }
@@ -144,11 +145,11 @@ func (c *Cluster) AddOSD(host string) *OSD {
 	if _, err := fmt.Sscan(string(r.Text), &id); err != nil {
 		c.t.Fatalf("osd create answered %q: %v", r.Text, err)
 	}
-	s := memstore.New(memstore.Options{})
+	s := &GatedStore{Store: memstore.New(memstore.Options{})}
 	if err := osd.Mkfs(context.Background(), s, id); err != nil {
 		c.t.Fatal(err)
 	}
-	o := &OSD{ID: id, Store: s, Addr: fmt.Sprintf("%s:%d", host, 6800+id)}
+	o := &OSD{ID: id, Store: s, Gate: s, Addr: fmt.Sprintf("%s:%d", host, 6800+id)}
 	c.OSDs[id] = o
 	c.StartOSD(id)
 	return o
