@@ -246,10 +246,12 @@ func (o *OSD) drainSession(s *msgr.Session) {
 	}
 }
 
-// forgetSession drops what a closed session left waiting.
+// forgetSession drops what a closed session left waiting, and its cap
+// checker.
 func (o *OSD) forgetSession(s *msgr.Session) {
 	o.mu.Lock()
 	delete(o.backlog, s)
+	delete(o.checkers, s)
 	o.mu.Unlock()
 }
 

@@ -42,6 +42,9 @@ type Config struct {
 	// handshake with peer OSDs (defaults: auth none).
 	ServerAuth func() auth.ServerHandshake
 	ClientAuth func(peer auth.EntityName) auth.ClientHandshake
+	// AuthEvents receives refusals of client ops by caps (counted and
+	// logged by the daemon's wiring).
+	AuthEvents auth.Events
 	// Classes are the object classes OpCall may run (default
 	// ops.Builtin()).
 	Classes *ops.Registry
@@ -118,6 +121,8 @@ type OSD struct {
 	backlog map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
 	mapSeen chan struct{}                   // closed and replaced when a map is activated
 	booted  bool
+	// checkers authorize each session's ops by its caps.
+	checkers map[*msgr.Session]*auth.CapChecker
 }
 
 // Start opens the OSD: it loads the PGs in its store, listens, connects to
@@ -133,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 	o := &OSD{cfg: cfg, self: auth.EntityName{Type: "osd", ID: fmt.Sprint(cfg.ID)},
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
-		backlog: map[*msgr.Session][]func() bool{}}
+		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{}}
 	if err := o.start(ctx); err != nil {
 		o.Close()
 		return nil, err

@@ -38,6 +38,11 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp) {
 	r := &request{o: o, from: from, op: op}
 	o.whenMap(from.Session, op.Epoch, func() {
 		p, m := o.lookupPG(op.PG)
+		if err := o.authorize(from, m, &op); err != nil {
+			o.log.Info("op refused", "client", from.Name.String(), "pg", op.PG.String(), "err", err)
+			r.replyError(-wire.EPERM, uint64(m.Epoch()))
+			return
+		}
 		if p == nil {
 			r.replyError(-wire.ESTALE, uint64(m.Epoch()))
 			return

@@ -46,9 +46,9 @@ func TestSlowReplicaCommit(t *testing.T) {
 // resent against the new map, it is applied once.
 func TestIntervalChangeMidWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, epoch := threeOSDs(t)
+		c, _ := threeOSDs(t)
 		c.AddOSD("h4")
-		epoch = c.Epoch()
+		epoch := c.Epoch()
 		c.WaitForEpoch(epoch)
 		rc := c.NewRawClient("client.1")
 		id, pg, mp := place(t, c, "moving")

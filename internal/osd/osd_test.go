@@ -1,0 +1,109 @@
+package osd
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
+	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+func TestSuperblock(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New(memstore.Options{})
+	defer s.Close()
+	if err := checkSuperblock(ctx, s, 3); err == nil || !strings.Contains(err.Error(), "osd mkfs") {
+		t.Fatalf("empty store: %v", err)
+	}
+	if err := Mkfs(ctx, s, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSuperblock(ctx, s, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSuperblock(ctx, s, 4); err == nil || !strings.Contains(err.Error(), "belongs to osd.3") {
+		t.Fatalf("another id: %v", err)
+	}
+	if err := Mkfs(ctx, s, 4); err == nil {
+		t.Fatal("mkfs of a store that belongs to an OSD")
+	}
+}
+
+func TestConfigRequired(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"negative id": {ID: -1},
+		"no store":    {ID: 1},
+		"no listen":   {ID: 1, Store: memstore.New(memstore.Options{}), Network: &msgr.TCP{}},
+	} {
+		if _, err := cfg.withDefaults(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// capsMap is a map with pool 1 "rbd" and pool 2 "other".
+func capsMap(t *testing.T) *osdmap.Map {
+	t.Helper()
+	spec, err := crush.BuildLayout(crush.Layout{Hosts: 1, OSDsPerHost: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := crush.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := osdmap.NewSimple(cm, 1,
+		osdmap.Pool{ID: 1, Name: "rbd", Type: osdmap.PoolReplicated, Size: 1, MinSize: 1, PGNum: 8, PGPNum: 8},
+		osdmap.Pool{ID: 2, Name: "other", Type: osdmap.PoolReplicated, Size: 1, MinSize: 1, PGNum: 8, PGPNum: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestAuthorize(t *testing.T) {
+	m := capsMap(t)
+	o := &OSD{cfg: Config{Classes: ops.Builtin()}, checkers: map[*msgr.Session]*auth.CapChecker{}}
+	peer := msgr.Peer{Name: auth.EntityName{Type: "client", ID: "ro"}, Caps: auth.Caps{"osd": "allow r pool=rbd, allow rw pool=rbd namespace=scratch"}}
+	op := func(pool int64, ns string, codes ...wire.ObjectOpCode) *wire.OSDOp {
+		o := &wire.OSDOp{PG: osdmap.PG{Pool: pool}, Object: objid.Object(pool, ns, "x")}
+		for _, c := range codes {
+			name := ""
+			if c == wire.OpCall {
+				name = "lock.info"
+			}
+			o.Ops = append(o.Ops, wire.ObjectOp{Code: c, Name: name})
+		}
+		return o
+	}
+	for _, tc := range []struct {
+		op *wire.OSDOp
+		ok bool
+	}{
+		{op(1, "", wire.OpRead), true},
+		{op(1, "", wire.OpRead, wire.OpWrite), false},
+		{op(1, "scratch", wire.OpWrite), true},
+		{op(2, "", wire.OpRead), false},
+		{op(1, "", wire.OpCall), false}, // class-read is not r
+		{op(9, "", wire.OpRead), false}, // no such pool
+	} {
+		err := o.authorize(peer, m, tc.op)
+		if (err == nil) != tc.ok {
+			t.Errorf("pool %d ns %q ops %v: %v", tc.op.PG.Pool, tc.op.Object.Namespace, tc.op.Ops, err)
+		}
+		if err != nil && tc.op.PG.Pool != 9 && !errors.Is(err, auth.ErrDenied) {
+			t.Errorf("refusal is not ErrDenied: %v", err)
+		}
+	}
+	if o.access([]wire.ObjectOp{{Code: wire.OpCall, Name: "lock.lock"}}) != auth.AccessClassWrite {
+		t.Error("a write method needs class-write")
+	}
+}
