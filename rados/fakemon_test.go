@@ -49,7 +49,7 @@ func (m *fakeMon) Dispatch(from msgr.Peer, msg msgr.Message) {
 			return
 		}
 		m.c.mu.Lock()
-		m.c.subs = append(m.c.subs, s)
+		m.c.subs = append(m.c.subs, subRecord{m.name, s})
 		m.c.mu.Unlock()
 		m.mu.Lock()
 		sub := m.subs[from.Session]

@@ -59,8 +59,18 @@ type clusterConfig struct {
 	mons      int // default 1
 }
 
+// reporter is the part of testing.TB the cluster uses; the Examples,
+// which have no T, pass stderrReporter.
+type reporter interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Fatal(args ...any)
+}
+
 type cluster struct {
-	t    testing.TB
+	t    reporter
 	net  *memnet.Network
 	cfg  clusterConfig
 	mons []*fakeMon
@@ -82,7 +92,7 @@ type cluster struct {
 	recv     []received
 	script   func(osd int32, op *wire.OSDOp) action
 	hold     chan struct{} // while non-nil, commits wait for it to close
-	subs     []wire.MonSubscribe
+	subs     []subRecord
 	commands []wire.Command
 }
 
@@ -103,7 +113,7 @@ func newCluster(t testing.TB, cfg clusterConfig) *cluster {
 	return c
 }
 
-func startCluster(t testing.TB, cfg clusterConfig) (*cluster, error) {
+func startCluster(t reporter, cfg clusterConfig) (*cluster, error) {
 	if cfg.osds == 0 {
 		cfg.osds = 3
 	}
@@ -369,8 +379,14 @@ func (c *cluster) appliedCount(req wire.ReqID) int {
 	return c.applies[req]
 }
 
+// subRecord is a subscription a monitor received.
+type subRecord struct {
+	mon string
+	wire.MonSubscribe
+}
+
 // subscriptions returns the subscriptions the monitors received.
-func (c *cluster) subscriptions() []wire.MonSubscribe {
+func (c *cluster) subscriptions() []subRecord {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.subs)
@@ -381,7 +397,10 @@ func serverAuth(c *cluster, service string) func() auth.ServerHandshake {
 		return func() auth.ServerHandshake { return &auth.NoneServer{} }
 	}
 	if service == "mon" {
-		return func() auth.ServerHandshake { return c.authority.NewHandshake() }
+		return func() auth.ServerHandshake {
+			c.authority.Rotate(time.Now())
+			return c.authority.NewHandshake()
+		}
 	}
 	return func() auth.ServerHandshake {
 		c.authority.Rotate(time.Now())
@@ -413,4 +432,9 @@ func newDaemonMessenger(c *cluster, name auth.EntityName, addr string, d msgr.Di
 		return nil, err
 	}
 	return ms, nil
+}
+
+// connectOnly connects without the test's cleanup.
+func connectOnly(ctx context.Context, cfg rados.Config) (*rados.Conn, error) {
+	return rados.Connect(ctx, cfg)
 }
