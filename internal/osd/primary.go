@@ -282,6 +282,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	entry := pglog.Entry{Version: v, Prior: prior, Kind: kind, Object: r.op.Object, Req: r.op.Req}
 	info := p.info
 	info.LastUpdate, info.LastComplete = v, v
+	info.Stats = info.Stats.Add(res.Existed, res.Exists, res.SizeBefore, res.Size)
 	txn := &res.Txn
 	pglog.AppendTxn(txn, p.id, entry)
 	trimmed := p.log.Len() + 1 - p.o.cfg.LogEntries
@@ -325,7 +326,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 // lock is held, and each replica's session keeps order).
 func (p *pg) sendRepOps(w *write, entry pglog.Entry, txn []byte, replicas []int32) {
 	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: w.tid,
-		Version: w.version, WantApplied: w.wantApplied, Entry: entry.Encode(), Txn: txn}
+		Version: w.version, WantApplied: w.wantApplied, Entry: entry.Encode(), Info: p.info.Encode(), Txn: txn}
 	payload := msg.Encode()
 	for _, id := range replicas {
 		if err := p.o.sendToOSD(id, msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: payload}); err != nil {

@@ -68,6 +68,11 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		p.o.log.Warn("bad rep op entry", "from", from.Name.String(), "err", err)
 		return nil, -wire.EINVAL
 	}
+	info, err := pglog.DecodeInfo(m.Info)
+	if err != nil || info.PG != m.PG {
+		p.o.log.Warn("bad rep op info", "from", from.Name.String(), "err", err)
+		return nil, -wire.EINVAL
+	}
 	txn, err := objectstore.DecodeTransaction(m.Txn)
 	if err != nil {
 		p.o.log.Warn("bad rep op transaction", "from", from.Name.String(), "err", err)
@@ -96,6 +101,7 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 	}
 	p.log.TrimTo(p.o.cfg.LogEntries)
 	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = entry.Version, entry.Version, p.log.Tail()
+	p.info.Stats = info.Stats
 	return c, 0
 }
 

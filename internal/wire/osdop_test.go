@@ -22,7 +22,7 @@ func sampleOSDOp() OSDOp {
 			{Code: OpAssertVersion, Version: 9},
 			{Code: OpCmpXattr, Name: "lock", Data: []byte("free"), Flags: uint32(CmpEQ)},
 			{Code: OpWrite, Offset: 4096, Data: []byte("hello")},
-			{Code: OpOmapSet, Pairs: []KV{{"a", []byte("1")}, {"b", nil}}},
+			{Code: OpOmapSet, Pairs: []KV{{Key: "a", Value: []byte("1")}, {Key: "b", Value: nil}}},
 			{Code: OpOmapRmKeys, Keys: []string{"x", "y"}},
 			{Code: OpOmapGetVals, Name: "a", Prefix: "p", Length: 100},
 			{Code: OpCall, Name: "lock.lock", Data: []byte{1, 2}},
@@ -37,8 +37,8 @@ func sampleOSDOpReply() OSDOpReply {
 		Ops: []ObjectOpResult{
 			{Data: []byte("abc"), Size: 3, Mtime: -1},
 			{Result: -ENOENT},
-			{Keys: []string{"k"}, Pairs: []KV{{"k", []byte("v")}}, More: true},
-			{Extents: []Extent{{0, 4096}, {8192, 10}}},
+			{Keys: []string{"k"}, Pairs: []KV{{Key: "k", Value: []byte("v")}}, More: true},
+			{Extents: []Extent{{Offset: 0, Length: 4096}, {Offset: 8192, Length: 10}}},
 			{Objects: []objid.ID{objid.Object(3, "", "a"), objid.Object(3, "ns", "b")}, Cursor: objid.Object(3, "", "c")},
 		},
 	}

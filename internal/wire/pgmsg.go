@@ -22,6 +22,7 @@ type RepOp struct {
 	Version       Version
 	WantApplied   bool
 	Entry         []byte // an encoded pglog.Entry
+	Info          []byte // the PG's encoded pglog.Info after the write
 	Txn           []byte // an encoded objectstore.Transaction
 }
 
@@ -43,7 +44,7 @@ const (
 )
 
 // Encode encodes m: version 1: pg, epoch, interval start, tid, version,
-// want-applied, entry, transaction.
+// want-applied, entry, info, transaction.
 func (m RepOp) Encode() []byte {
 	var e encoding.Encoder
 	mk := e.Begin(1, 1)
@@ -56,6 +57,7 @@ func (m RepOp) Encode() []byte {
 	e.Uvarint(m.Version.Counter)
 	e.Bool(m.WantApplied)
 	e.Bytes(m.Entry)
+	e.Bytes(m.Info)
 	e.Bytes(m.Txn)
 	e.End(mk)
 	return e.Data()
@@ -73,6 +75,7 @@ func DecodeRepOp(b []byte) (RepOp, error) {
 		Version:       Version{Epoch: d.Uvarint(), Counter: d.Uvarint()},
 		WantApplied:   d.Bool(),
 		Entry:         d.Bytes(maxEntryBytes),
+		Info:          d.Bytes(maxEntryBytes),
 		Txn:           d.Bytes(maxTxnBytes),
 	}
 	d.End()

@@ -11,7 +11,7 @@ import (
 
 func TestPGMessagesRoundTrip(t *testing.T) {
 	op := RepOp{PG: osdmap.PG{Pool: 2, Seed: 9}, Epoch: 10, IntervalStart: 8, Tid: 77,
-		Version: Version{Epoch: 10, Counter: 5}, WantApplied: true, Entry: []byte("entry"), Txn: []byte("txn")}
+		Version: Version{Epoch: 10, Counter: 5}, WantApplied: true, Entry: []byte("entry"), Info: []byte("info"), Txn: []byte("txn")}
 	if got, err := DecodeRepOp(op.Encode()); err != nil || !reflect.DeepEqual(got, op) {
 		t.Fatalf("rep op: %+v %v", got, err)
 	}

@@ -37,10 +37,13 @@ type Result struct {
 	// Txn holds the changes; it is empty for a read-only request.
 	Txn objectstore.Transaction
 	// Info is the object's info after the request (its version is the
-	// current one for reads). Exists and Size likewise.
-	Info   Info
-	Exists bool
-	Size   uint64
+	// current one for reads). Exists and Size likewise; Existed and
+	// SizeBefore are the object's before it, for the PG's statistics.
+	Info       Info
+	Exists     bool
+	Size       uint64
+	Existed    bool
+	SizeBefore uint64
 }
 
 // Wrote reports whether the request changes the object.
@@ -92,6 +95,7 @@ func Execute(ctx context.Context, env *Env, ops []wire.ObjectOp) (*Result, error
 	if err := x.load(); err != nil {
 		return nil, err
 	}
+	res.Existed, res.SizeBefore = x.exists, x.size
 	for i := range ops {
 		out, err := x.run(&ops[i])
 		res.Ops[i] = out

@@ -131,7 +131,7 @@ func TestSparseRead(t *testing.T) {
 	f := newFixture(t)
 	f.ok(wire.ObjectOp{Code: wire.OpWrite, Data: []byte("a")}, wire.ObjectOp{Code: wire.OpWrite, Offset: 3 * memstore.PageSize, Data: []byte("bc")})
 	out := f.ok(wire.ObjectOp{Code: wire.OpSparseRead}).Ops[0]
-	want := []wire.Extent{{0, memstore.PageSize}, {3 * memstore.PageSize, 2}}
+	want := []wire.Extent{{Offset: 0, Length: memstore.PageSize}, {Offset: 3 * memstore.PageSize, Length: 2}}
 	if !slices.Equal(out.Extents, want) || len(out.Data) != memstore.PageSize+2 || out.Data[0] != 'a' || string(out.Data[memstore.PageSize:]) != "bc" {
 		t.Fatalf("sparse read %v, %d bytes", out.Extents, len(out.Data))
 	}
@@ -144,7 +144,7 @@ func TestAtomicity(t *testing.T) {
 	f.fails(wire.ECANCELED, 1,
 		wire.ObjectOp{Code: wire.OpWriteFull, Data: []byte("v2")},
 		wire.ObjectOp{Code: wire.OpCmpXattr, Name: "state", Data: []byte("b"), Flags: uint32(wire.CmpEQ)},
-		wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{"k", []byte("v")}}})
+		wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{Key: "k", Value: []byte("v")}}})
 	if got := f.read(); string(got) != "v1" {
 		t.Fatalf("partial apply: %q", got)
 	}
@@ -206,7 +206,7 @@ func TestXattrs(t *testing.T) {
 func TestOmap(t *testing.T) {
 	f := newFixture(t)
 	f.fails(wire.ENOENT, 0, wire.ObjectOp{Code: wire.OpOmapRmKeys, Keys: []string{"a"}})
-	f.ok(wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{"a1", []byte("1")}, {"a2", []byte("2")}, {"b1", nil}}},
+	f.ok(wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{Key: "a1", Value: []byte("1")}, {Key: "a2", Value: []byte("2")}, {Key: "b1", Value: nil}}},
 		wire.ObjectOp{Code: wire.OpOmapSetHeader, Data: []byte("hdr")})
 	keys := f.ok(wire.ObjectOp{Code: wire.OpOmapGetKeys, Prefix: "a", Length: 1}).Ops[0]
 	if !slices.Equal(keys.Keys, []string{"a1"}) || !keys.More {
@@ -223,9 +223,9 @@ func TestOmap(t *testing.T) {
 	if h := f.ok(wire.ObjectOp{Code: wire.OpOmapGetHeader}).Ops[0].Data; string(h) != "hdr" {
 		t.Fatalf("header %q", h)
 	}
-	f.ok(wire.ObjectOp{Code: wire.OpOmapCmp, Pairs: []wire.KV{{"a1", []byte("1")}, {"a2", []byte("1")}}, Flags: uint32(wire.CmpGTE)})
-	f.fails(wire.ECANCELED, 0, wire.ObjectOp{Code: wire.OpOmapCmp, Pairs: []wire.KV{{"a1", []byte("1")}, {"a2", []byte("1")}}, Flags: uint32(wire.CmpEQ)})
-	f.fails(wire.ECANCELED, 0, wire.ObjectOp{Code: wire.OpOmapCmp, Pairs: []wire.KV{{"nope", nil}}, Flags: uint32(wire.CmpEQ)})
+	f.ok(wire.ObjectOp{Code: wire.OpOmapCmp, Pairs: []wire.KV{{Key: "a1", Value: []byte("1")}, {Key: "a2", Value: []byte("1")}}, Flags: uint32(wire.CmpGTE)})
+	f.fails(wire.ECANCELED, 0, wire.ObjectOp{Code: wire.OpOmapCmp, Pairs: []wire.KV{{Key: "a1", Value: []byte("1")}, {Key: "a2", Value: []byte("1")}}, Flags: uint32(wire.CmpEQ)})
+	f.fails(wire.ECANCELED, 0, wire.ObjectOp{Code: wire.OpOmapCmp, Pairs: []wire.KV{{Key: "nope", Value: nil}}, Flags: uint32(wire.CmpEQ)})
 	f.ok(wire.ObjectOp{Code: wire.OpOmapRmKeys, Keys: []string{"a1", "missing"}})
 	if k := f.ok(wire.ObjectOp{Code: wire.OpOmapGetKeys}).Ops[0].Keys; !slices.Equal(k, []string{"a2", "b1"}) {
 		t.Fatalf("after rm %v", k)

@@ -45,11 +45,34 @@ type Info struct {
 	// active in.
 	SameIntervalSince uint64
 	LastEpochStarted  uint64
+	// Stats counts the PG's objects and their bytes (logical sizes).
+	Stats Stats
+}
+
+// Stats are a PG's object statistics, kept with its info and updated in
+// every write's transaction.
+type Stats struct {
+	Objects int64
+	Bytes   int64
+}
+
+// Add returns s changed by one write: an object created or removed
+// (existed, exists) and its size before and after.
+func (s Stats) Add(existed, exists bool, before, after uint64) Stats {
+	if existed {
+		s.Objects--
+		s.Bytes -= int64(before)
+	}
+	if exists {
+		s.Objects++
+		s.Bytes += int64(after)
+	}
+	return s
 }
 
 // Encode encodes i: version 1: pool, seed, epoch created, the three
 // versions (epoch, counter each), same interval since, last epoch
-// started.
+// started, objects and bytes (varints).
 func (i Info) Encode() []byte {
 	var e encoding.Encoder
 	mk := e.Begin(1, 1)
@@ -62,6 +85,8 @@ func (i Info) Encode() []byte {
 	}
 	e.Uvarint(i.SameIntervalSince)
 	e.Uvarint(i.LastEpochStarted)
+	e.Varint(i.Stats.Objects)
+	e.Varint(i.Stats.Bytes)
 	e.End(mk)
 	return e.Data()
 }
@@ -76,6 +101,7 @@ func DecodeInfo(b []byte) (Info, error) {
 	}
 	i.SameIntervalSince = d.Uvarint()
 	i.LastEpochStarted = d.Uvarint()
+	i.Stats = Stats{Objects: d.Varint(), Bytes: d.Varint()}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return Info{}, fmt.Errorf("pglog: info: %w", err)
