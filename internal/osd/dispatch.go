@@ -37,6 +37,13 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			return
 		}
 		o.handleRepOpReply(from, m)
+	case wire.TypeDaemonCommand:
+		m, err := wire.DecodeMonCommand(msg.Payload)
+		if err != nil {
+			o.log.Warn("bad command", "from", from.Name.String(), "err", err)
+			return
+		}
+		go o.handleCommand(from, m)
 	default:
 		o.log.Info("message of an unknown type dropped", "from", from.Name.String(), "type", msg.Type)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config configures an OSD. ID, Store, Network, Listen, Host and Mons are
@@ -45,6 +46,8 @@ type Config struct {
 	// AuthEvents receives refusals of client ops by caps (counted and
 	// logged by the daemon's wiring).
 	AuthEvents auth.Events
+	// Metrics receives the OSD's Prometheus series (optional).
+	Metrics prometheus.Registerer
 	// Classes are the object classes OpCall may run (default
 	// ops.Builtin()).
 	Classes *ops.Registry
@@ -123,6 +126,10 @@ type OSD struct {
 	booted  bool
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
+
+	metrics    *osdMetrics
+	inflightMu sync.Mutex
+	inflight   map[*request]struct{}
 }
 
 // Start opens the OSD: it loads the PGs in its store, listens, connects to
@@ -138,7 +145,9 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 	o := &OSD{cfg: cfg, self: auth.EntityName{Type: "osd", ID: fmt.Sprint(cfg.ID)},
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
-		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{}}
+		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
+		inflight: map[*request]struct{}{}}
+	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	if err := o.start(ctx); err != nil {
 		o.Close()
 		return nil, err

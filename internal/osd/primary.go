@@ -3,6 +3,8 @@ package osd
 import (
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -14,17 +16,57 @@ import (
 
 // request is a client op being served.
 type request struct {
-	o    *OSD
-	from msgr.Peer
-	op   wire.OSDOp
+	o     *OSD
+	from  msgr.Peer
+	op    wire.OSDOp
+	since time.Time
+	write bool
+
+	mu       sync.Mutex
+	state    string // for dump_ops_in_flight
+	done     func() // ends tracking; nil once called
+	result   int32
+	bytesIn  int
+	bytesOut int
+}
+
+func (r *request) setState(s string) {
+	r.mu.Lock()
+	r.state = s
+	r.mu.Unlock()
+}
+
+func (r *request) getState() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
 }
 
 // reply sends r to the client; a client that went away is not an error.
+// The reply that ends the request (committed, or a failure) ends its
+// tracking.
 func (r *request) reply(rep wire.OSDOpReply) {
 	rep.Tid = r.op.Req.Tid
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: rep.Encode()}
 	if err := r.from.Session.Send(r.o.ctx, msg); err != nil {
 		r.o.log.Debug("reply not sent", "client", r.from.Name.String(), "tid", r.op.Req.Tid, "err", err)
+	}
+	if rep.Flags&wire.ReplyCommitted == 0 {
+		return
+	}
+	r.mu.Lock()
+	done := r.done
+	r.done = nil
+	r.result = rep.Result
+	for i := range r.op.Ops {
+		r.bytesIn += len(r.op.Ops[i].Data)
+	}
+	for i := range rep.Ops {
+		r.bytesOut += len(rep.Ops[i].Data)
+	}
+	r.mu.Unlock()
+	if done != nil {
+		done()
 	}
 }
 
@@ -35,7 +77,9 @@ func (r *request) replyError(result int32, epoch uint64) {
 
 // handleOp routes a client op once the OSD has the client's map epoch.
 func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp) {
-	r := &request{o: o, from: from, op: op}
+	r := &request{o: o, from: from, op: op, write: o.cfg.Classes.IsWrite(op.Ops)}
+	r.done = o.track(r)
+	r.setState("waiting for map")
 	o.whenMap(from.Session, op.Epoch, func() {
 		p, m := o.lookupPG(op.PG)
 		if err := o.authorize(from, m, &op); err != nil {
@@ -47,6 +91,7 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp) {
 			r.replyError(-wire.ESTALE, uint64(m.Epoch()))
 			return
 		}
+		r.setState("queued")
 		p.enqueue(r)
 	})
 }
@@ -88,6 +133,7 @@ func (p *pg) enqueue(r *request) {
 		r.replyError(result, epoch)
 		return
 	case park:
+		r.setState("waiting for min_size")
 		p.parked = append(p.parked, r)
 		p.mu.Unlock()
 		return
@@ -139,7 +185,8 @@ func (p *pg) runObject(id objid.ID) {
 // It returns once a write is applied locally, so the object's next
 // request sees it.
 func (p *pg) serve(r *request) {
-	if p.o.cfg.Classes.IsWrite(r.op.Ops) {
+	r.setState("started")
+	if r.write {
 		p.serveWrite(r)
 		return
 	}
@@ -309,6 +356,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		p.log.TrimTo(p.o.cfg.LogEntries)
 	}
 	p.info = info
+	r.setState("waiting for replicas")
 	p.tid++
 	w := &write{tid: p.tid, version: v, reqs: []*request{r}, wantApplied: r.op.Flags&wire.FlagWantApplied != 0,
 		pending: map[int32]bool{}, uncommitted: map[int32]bool{}, ops: res.Ops}

@@ -11,6 +11,11 @@ const (
 	TypeMonRaft         uint16 = 5 // mon <-> mon: a Raft message
 	TypeMonPing         uint16 = 6 // mon <-> mon: liveness and clock
 
+	// Commands to a daemon other than the monitors (cuttle tell osd.N):
+	// the payloads are MonCommand and MonCommandReply.
+	TypeDaemonCommand      uint16 = 8 // client -> daemon: an admin command
+	TypeDaemonCommandReply uint16 = 9 // daemon -> client: its reply
+
 	// Client I/O (osdop.go).
 	TypeOSDOp      uint16 = 16 // client -> primary OSD: ops on one object
 	TypeOSDOpReply uint16 = 17 // OSD -> client: applied or committed, results

@@ -1,0 +1,209 @@
+package osd
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+// Admin commands, as `cuttle tell osd.N COMMAND` sends them (Ceph's
+// `ceph tell osd.N` and admin socket): each answers a JSON document for
+// tools and the same as text for people. They need osd caps of '*'.
+//
+//	status               id, address, epoch, PG counts by state
+//	dump_ops_in_flight   every client op not yet answered, oldest first
+//	dump_pgs             every PG: state, acting set, versions, statistics
+
+// OpInFlight describes a client op the OSD has not finished.
+type OpInFlight struct {
+	Client string    `json:"client"`
+	Tid    uint64    `json:"tid"`
+	PG     string    `json:"pg"`
+	Object string    `json:"object"`
+	Ops    []string  `json:"ops"`
+	Since  time.Time `json:"since"`
+	Age    float64   `json:"age_seconds"`
+	State  string    `json:"state"`
+}
+
+// PGStatus describes one PG as this OSD holds it.
+type PGStatus struct {
+	PG                string  `json:"pgid"`
+	State             string  `json:"state"`
+	Role              string  `json:"role"`
+	Acting            []int32 `json:"acting"`
+	Primary           int32   `json:"acting_primary"`
+	Epoch             uint64  `json:"epoch"`
+	SameIntervalSince uint64  `json:"same_interval_since"`
+	LastUpdate        string  `json:"last_update"`
+	LogEntries        int     `json:"log_entries"`
+	Objects           int64   `json:"num_objects"`
+	Bytes             int64   `json:"num_bytes"`
+	WritesInFlight    int     `json:"writes_in_flight"`
+	Waiting           int     `json:"waiting"`
+}
+
+// track records r as in flight until done is called.
+func (o *OSD) track(r *request) (done func()) {
+	r.since = o.cfg.Clock.Now()
+	r.setState("queued")
+	o.inflightMu.Lock()
+	o.inflight[r] = struct{}{}
+	o.inflightMu.Unlock()
+	return func() {
+		o.inflightMu.Lock()
+		delete(o.inflight, r)
+		o.inflightMu.Unlock()
+		o.metrics.opDone(r, o.cfg.Clock.Since(r.since))
+	}
+}
+
+// OpsInFlight returns the client ops not yet answered, oldest first.
+func (o *OSD) OpsInFlight() []OpInFlight {
+	now := o.cfg.Clock.Now()
+	o.inflightMu.Lock()
+	out := make([]OpInFlight, 0, len(o.inflight))
+	for r := range o.inflight {
+		names := make([]string, len(r.op.Ops))
+		for i := range r.op.Ops {
+			names[i] = r.op.Ops[i].Code.String()
+		}
+		out = append(out, OpInFlight{Client: r.from.Name.String(), Tid: r.op.Req.Tid, PG: r.op.PG.String(),
+			Object: r.op.Object.Name, Ops: names, Since: r.since, Age: now.Sub(r.since).Seconds(), State: r.getState()})
+	}
+	o.inflightMu.Unlock()
+	slices.SortFunc(out, func(a, b OpInFlight) int { return a.Since.Compare(b.Since) })
+	return out
+}
+
+// PGs returns the status of every PG this OSD holds, by PG id.
+func (o *OSD) PGs() []PGStatus {
+	o.mu.Lock()
+	pgs := make([]*pg, 0, len(o.pgs))
+	for _, p := range o.pgs {
+		pgs = append(pgs, p)
+	}
+	o.mu.Unlock()
+	out := make([]PGStatus, 0, len(pgs))
+	for _, p := range pgs {
+		out = append(out, p.status())
+	}
+	slices.SortFunc(out, func(a, b PGStatus) int { return strings.Compare(a.PG, b.PG) })
+	return out
+}
+
+func (p *pg) status() PGStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	waiting := len(p.parked)
+	for _, q := range p.objects {
+		waiting += max(len(q)-1, 0)
+	}
+	return PGStatus{PG: p.id.String(), State: p.stateLocked(), Role: p.roleLocked(), Acting: slices.Clone(p.acting),
+		Primary: p.primary, Epoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince,
+		LastUpdate: p.info.LastUpdate.String(), LogEntries: p.log.Len(), Objects: p.info.Stats.Objects,
+		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting}
+}
+
+// stateLocked names the PG's state as Ceph operators know them: active
+// when it serves I/O, undersized when fewer OSDs act than the pool's
+// size, inactive below min_size; stray when this OSD no longer acts for
+// it.
+func (p *pg) stateLocked() string {
+	switch {
+	case !slices.Contains(p.acting, p.o.cfg.ID):
+		return "stray"
+	case len(p.acting) < max(p.pool.MinSize, 1):
+		return "inactive+undersized"
+	case len(p.acting) < p.pool.Size:
+		return "active+undersized"
+	}
+	return "active+clean"
+}
+
+func (p *pg) roleLocked() string {
+	switch {
+	case p.isPrimaryLocked():
+		return "primary"
+	case slices.Contains(p.acting, p.o.cfg.ID):
+		return "replica"
+	}
+	return "stray"
+}
+
+// status is the answer to the status command.
+type status struct {
+	ID       int32          `json:"id"`
+	Addr     string         `json:"addr"`
+	Epoch    uint64         `json:"epoch"`
+	PGs      int            `json:"num_pgs"`
+	ByState  map[string]int `json:"pgs_by_state"`
+	InFlight int            `json:"ops_in_flight"`
+}
+
+// Command answers an admin command (see the list above).
+func (o *OSD) Command(prefix string) wire.Reply {
+	switch prefix {
+	case "status":
+		st := status{ID: o.cfg.ID, Addr: o.addr, Epoch: o.Epoch(), ByState: map[string]int{}}
+		for _, p := range o.PGs() {
+			st.PGs++
+			st.ByState[p.State]++
+		}
+		o.inflightMu.Lock()
+		st.InFlight = len(o.inflight)
+		o.inflightMu.Unlock()
+		text := fmt.Sprintf("osd.%d at %s, epoch %d, %d pgs %v, %d ops in flight\n", st.ID, st.Addr, st.Epoch, st.PGs, st.ByState, st.InFlight)
+		return jsonReply(st, text)
+	case "dump_ops_in_flight":
+		ops := o.OpsInFlight()
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d ops in flight\n", len(ops))
+		for _, op := range ops {
+			fmt.Fprintf(&b, "%8.3fs  %-12s %s:%d pg %s %s %v\n", op.Age, op.State, op.Client, op.Tid, op.PG, op.Object, op.Ops)
+		}
+		return jsonReply(map[string]any{"num_ops": len(ops), "ops": ops}, b.String())
+	case "dump_pgs":
+		pgs := o.PGs()
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-8s %-20s %-8s %-12s %-10s %8s %12s\n", "PG", "STATE", "ROLE", "ACTING", "LAST", "OBJECTS", "BYTES")
+		for _, p := range pgs {
+			fmt.Fprintf(&b, "%-8s %-20s %-8s %-12s %-10s %8d %12d\n", p.PG, p.State, p.Role, fmt.Sprint(p.Acting), p.LastUpdate, p.Objects, p.Bytes)
+		}
+		return jsonReply(pgs, b.String())
+	}
+	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs)", prefix)
+}
+
+func jsonReply(v any, text string) wire.Reply {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return wire.Errorf(wire.EINVAL, "encoding the reply: %v", err)
+	}
+	return wire.Reply{Data: data, Text: text}
+}
+
+// handleCommand answers an admin command sent over the messenger, to
+// peers whose caps allow everything on the osd service.
+func (o *OSD) handleCommand(from msgr.Peer, m wire.MonCommand) {
+	var r wire.Reply
+	cc, err := o.checker(from)
+	if err == nil {
+		err = cc.Check(auth.Request{Service: "osd", Access: auth.AccessRead | auth.AccessWrite | auth.AccessExec})
+	}
+	if err != nil {
+		r = wire.Errorf(wire.EACCES, "tell osd.%d %s: %v", o.cfg.ID, m.Cmd.Prefix, err)
+	} else {
+		r = o.Command(m.Cmd.Prefix)
+	}
+	reply := wire.MonCommandReply{Tid: m.Tid, Reply: r}
+	if err := from.Session.Send(o.ctx, msgr.Message{Type: wire.TypeDaemonCommandReply, Version: 1, Payload: reply.Encode()}); err != nil {
+		o.log.Debug("command reply not sent", "to", from.Name.String(), "err", err)
+	}
+}

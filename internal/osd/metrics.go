@@ -1,0 +1,86 @@
+package osd
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// osdMetrics are the OSD's Prometheus series: client ops by kind and
+// result with their latency and bytes, the ops in flight, and per-PG
+// series (state, objects, bytes, log length) collected at scrape time.
+type osdMetrics struct {
+	ops      *prometheus.CounterVec   // kind, result
+	latency  *prometheus.HistogramVec // kind
+	bytesIn  prometheus.Counter
+	bytesOut prometheus.Counter
+}
+
+func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
+	om := &osdMetrics{
+		ops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cuttle_osd_ops_total",
+			Help: "Client ops answered, by kind (read or write) and result (0 or an errno)."}, []string{"kind", "result"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cuttle_osd_op_latency_seconds",
+			Help:    "Time from an op's arrival to its last reply (committed, for writes), by kind.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}, []string{"kind"}),
+		bytesIn: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_op_in_bytes_total",
+			Help: "Bytes of data clients sent in ops."}),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_op_out_bytes_total",
+			Help: "Bytes of data returned to clients."}),
+	}
+	if reg != nil {
+		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, pgCollector{o},
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
+				func() float64 {
+					o.inflightMu.Lock()
+					defer o.inflightMu.Unlock()
+					return float64(len(o.inflight))
+				}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_map_epoch", Help: "The OSD map epoch the OSD has activated."},
+				func() float64 { return float64(o.Epoch()) }))
+	}
+	return om
+}
+
+// opDone counts a finished op.
+func (om *osdMetrics) opDone(r *request, took time.Duration) {
+	kind := "read"
+	if r.write {
+		kind = "write"
+	}
+	om.ops.WithLabelValues(kind, strconv.Itoa(int(-r.result))).Inc()
+	om.latency.WithLabelValues(kind).Observe(took.Seconds())
+	om.bytesIn.Add(float64(r.bytesIn))
+	om.bytesOut.Add(float64(r.bytesOut))
+}
+
+// pgCollector reports every PG's state and statistics when scraped.
+type pgCollector struct{ o *OSD }
+
+var (
+	pgObjectsDesc = prometheus.NewDesc("cuttle_osd_pg_objects", "Objects in the PG, by PG and this OSD's role.", []string{"pg", "role"}, nil)
+	pgBytesDesc   = prometheus.NewDesc("cuttle_osd_pg_bytes", "Logical bytes of the PG's objects.", []string{"pg", "role"}, nil)
+	pgLogDesc     = prometheus.NewDesc("cuttle_osd_pg_log_entries", "Entries in the PG log.", []string{"pg", "role"}, nil)
+	pgStateDesc   = prometheus.NewDesc("cuttle_osd_pgs", "PGs this OSD holds, by state and role.", []string{"state", "role"}, nil)
+)
+
+func (pgCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- pgObjectsDesc
+	ch <- pgBytesDesc
+	ch <- pgLogDesc
+	ch <- pgStateDesc
+}
+
+func (c pgCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := map[[2]string]int{}
+	for _, p := range c.o.PGs() {
+		ch <- prometheus.MustNewConstMetric(pgObjectsDesc, prometheus.GaugeValue, float64(p.Objects), p.PG, p.Role)
+		ch <- prometheus.MustNewConstMetric(pgBytesDesc, prometheus.GaugeValue, float64(p.Bytes), p.PG, p.Role)
+		ch <- prometheus.MustNewConstMetric(pgLogDesc, prometheus.GaugeValue, float64(p.LogEntries), p.PG, p.Role)
+		counts[[2]string{p.State, p.Role}]++
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(pgStateDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+}
