@@ -15,6 +15,12 @@ import (
 
 // Dispatch implements msgr.Dispatcher.
 func (o *objecter) Dispatch(from msgr.Peer, msg msgr.Message) {
+	if msg.Type == wire.TypeDaemonCommandReply {
+		if err := o.commands.deliver(msg.Payload); err != nil {
+			o.log.Warn("rados: bad command reply", "from", from.Name.String(), "err", err)
+		}
+		return
+	}
 	if msg.Type != wire.TypeOSDOpReply {
 		o.log.Debug("rados: unexpected message", "from", from.Name.String(), "type", msg.Type)
 		return

@@ -53,6 +53,8 @@ type objecter struct {
 	requestMap func(start uint64)
 	ctx        context.Context // ended by close
 	cancelCtx  context.CancelFunc
+	// commands are the admin commands waiting for OSD replies.
+	commands commandWaiters
 
 	mu        sync.Mutex
 	closed    bool
