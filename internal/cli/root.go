@@ -78,6 +78,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		addOSDCommands,
 		addAuthCommands,
 		addClusterCommands,
+		addTellCommand,
 	} {
 		add(root, out, cf)
 	}
