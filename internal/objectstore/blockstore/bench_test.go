@@ -200,6 +200,7 @@ func BenchmarkOpen1M(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		rss := rssBytes()
+		cached := blockstore.RecordCacheBytes(s)
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}
@@ -207,6 +208,7 @@ func BenchmarkOpen1M(b *testing.B) {
 		b.ReportMetric(float64(walkTime.Microseconds())/walk, "stat-µs")
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
 		b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+		b.ReportMetric(float64(cached)/(1<<20), "cache-MiB")
 		if ms.HeapAlloc > 2*uint64(opts.CacheBytes)+64<<20 {
 			b.Errorf("heap %d MiB after walking %d objects, cache budget %d MiB", ms.HeapAlloc>>20, walk, opts.CacheBytes>>20)
 		}

@@ -23,6 +23,10 @@ type cacheEntry struct {
 	size int64
 }
 
+// cacheEntryOverhead is the heap an entry costs besides its record and
+// key: the list element, the cacheEntry and the index map's slot.
+const cacheEntryOverhead = 160
+
 func newRecordCache(budget int64) *recordCache {
 	return &recordCache{budget: budget, entries: make(map[string]*list.Element)}
 }
@@ -50,7 +54,7 @@ func (c *recordCache) put(key string, rec *onode) {
 	if rec == nil {
 		return
 	}
-	size := int64(rec.approxSize() + len(key) + 64)
+	size := int64(rec.approxSize() + len(key) + cacheEntryOverhead)
 	if size > c.budget {
 		return
 	}

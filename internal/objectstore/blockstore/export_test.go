@@ -5,3 +5,7 @@ package blockstore
 func GroupStats(s *Store) (groups, txns uint64) {
 	return s.statSyncs.Load(), s.statTxns.Load()
 }
+
+// RecordCacheBytes returns what the record cache counts against its
+// budget.
+func RecordCacheBytes(s *Store) int64 { return s.cache.usedBytes() }

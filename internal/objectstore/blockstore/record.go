@@ -108,17 +108,27 @@ func (n *onode) allocatedBytes() uint64 {
 	return total
 }
 
-// approxSize estimates the memory an onode holds, for the cache budget.
+// approxSize estimates the Go heap an onode holds, for the cache budget
+// (TestRecordCacheAccounting compares it with the heap). Small records
+// are mostly overhead: a map of attributes costs a few hundred bytes
+// before its first entry's name and value.
 func (n *onode) approxSize() int {
 	s := 96 + len(n.OmapHeader) + 16*len(n.Pages)
+	if len(n.Attrs) > 0 {
+		// Go's map header and its groups of eight slots (a string key
+		// and a slice value each).
+		s += 48 + 328*((len(n.Attrs)+6)/7)
+	}
 	for k, v := range n.Attrs {
-		s += 32 + len(k) + len(v)
+		s += roundUp8(len(k)) + roundUp8(len(v))
 	}
 	for _, u := range n.Units {
-		s += 48 + 4*len(u.Csums)
+		s += 48 + roundUp8(4*len(u.Csums))
 	}
 	return s
 }
+
+func roundUp8(n int) int { return (n + 7) &^ 7 }
 
 // Records are stored in two parts (format.go): the header under the
 // object's key, and one key per mapped unit under the node id, so that an
