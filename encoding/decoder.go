@@ -17,7 +17,7 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder that reads b. The Decoder does not modify b,
-// and every slice or string it returns is a copy.
+// and every slice or string it returns is a copy, except BytesRef's.
 func NewDecoder(b []byte) *Decoder {
 	return &Decoder{buf: b, end: len(b)}
 }
@@ -263,6 +263,18 @@ func (d *Decoder) Bytes(max int) []byte {
 	b := make([]byte, n)
 	copy(b, d.take(n))
 	return b
+}
+
+// BytesRef reads a byte string as Bytes does but returns a slice of the
+// input instead of a copy: it saves copying large payloads (object data
+// in a message), and the caller must keep the input unchanged for as long
+// as it uses the result.
+func (d *Decoder) BytesRef(max int) []byte {
+	n, ok := d.length(max)
+	if !ok || n == 0 {
+		return nil
+	}
+	return d.take(n)
 }
 
 // String reads a byte string as Bytes does and returns it as a string.

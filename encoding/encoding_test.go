@@ -114,6 +114,26 @@ func TestBytesReturnsCopy(t *testing.T) {
 	}
 }
 
+func TestBytesRefAliases(t *testing.T) {
+	var e Encoder
+	e.Bytes([]byte("abc"))
+	e.Bytes(nil)
+	buf := e.Data()
+	d := NewDecoder(buf)
+	got := d.BytesRef(10)
+	if string(got) != "abc" || d.BytesRef(10) != nil {
+		t.Fatalf("BytesRef read %q", got)
+	}
+	got[0] = 'z'
+	if buf[1] != 'z' {
+		t.Fatal("BytesRef copied the input")
+	}
+	d = NewDecoder(buf)
+	if d.BytesRef(2); d.Err() == nil {
+		t.Fatal("BytesRef read past its limit")
+	}
+}
+
 func TestEnvelopeLayout(t *testing.T) {
 	var e Encoder
 	m := e.Begin(3, 2)

@@ -73,7 +73,8 @@ func encodeOp(e *encoding.Encoder, op *Op) {
 
 // DecodeTransaction decodes what Encode wrote and validates the result
 // (Validate), so a transaction from the network is well-formed before a
-// store sees it.
+// store sees it. Write data aliases b: keep b unchanged until the
+// transaction has applied.
 func DecodeTransaction(b []byte) (*Transaction, error) {
 	d := encoding.NewDecoder(b)
 	t := DecodeTransactionFrom(d)
@@ -87,7 +88,8 @@ func DecodeTransaction(b []byte) (*Transaction, error) {
 }
 
 // DecodeTransactionFrom reads a transaction from d; errors stay in d
-// (check d.Finish), and the result is not validated.
+// (check d.Finish), and the result is not validated. Write data aliases
+// d's input.
 func DecodeTransactionFrom(d *encoding.Decoder) *Transaction {
 	d.Begin(1)
 	t := &Transaction{}
@@ -122,7 +124,7 @@ func decodeOp(d *encoding.Decoder) Op {
 		Offset:         d.Uvarint(),
 		Length:         d.Uvarint(),
 		DestOffset:     d.Uvarint(),
-		Data:           d.Bytes(maxTxnData),
+		Data:           d.BytesRef(maxTxnData),
 	}
 	if n := d.Count(2); n > maxTxnEntries {
 		d.Fail(fmt.Errorf("%w: %d attributes", encoding.ErrCorrupt, n))

@@ -341,9 +341,10 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	pglog.SaveInfoTxn(txn, info)
 	replicas := p.replicasLocked()
-	var encoded []byte
+	var repop []byte
 	if len(replicas) > 0 {
-		encoded = txn.Encode() // before Queue: the store may hold on to it
+		// Encoded before Queue: the store may hold on to the transaction.
+		repop = p.encodeRepOp(v, entry, info, txn, r.op.Flags&wire.FlagWantApplied != 0)
 	}
 	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
 	if err != nil {
@@ -365,17 +366,23 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
-		p.sendRepOps(w, entry, encoded, replicas)
+		p.sendRepOps(repop, replicas)
 	}
 	return w, c, nil
 }
 
-// sendRepOps sends the write to each replica, in version order (the PG
-// lock is held, and each replica's session keeps order).
-func (p *pg) sendRepOps(w *write, entry pglog.Entry, txn []byte, replicas []int32) {
-	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: w.tid,
-		Version: w.version, WantApplied: w.wantApplied, Entry: entry.Encode(), Info: p.info.Encode(), Txn: txn}
-	payload := msg.Encode()
+// encodeRepOp encodes the message that carries a write to the replicas;
+// the tid is the one the write is about to get.
+func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool) []byte {
+	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: p.tid + 1,
+		Version: v, WantApplied: wantApplied, Entry: entry.Encode(), Info: info.Encode(), Txn: txn}
+	return msg.Encode()
+}
+
+// sendRepOps sends a write to each replica, in version order (the PG
+// lock is held, and each replica's session keeps order). The payload is
+// shared: the messenger does not modify what it sends.
+func (p *pg) sendRepOps(payload []byte, replicas []int32) {
 	for _, id := range replicas {
 		if err := p.o.sendToOSD(id, msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: payload}); err != nil {
 			p.o.log.Warn("rep op not sent", "pg", p.id.String(), "osd", id, "err", err)

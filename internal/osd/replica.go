@@ -73,8 +73,8 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		p.o.log.Warn("bad rep op info", "from", from.Name.String(), "err", err)
 		return nil, -wire.EINVAL
 	}
-	txn, err := objectstore.DecodeTransaction(m.Txn)
-	if err != nil {
+	txn := m.Txn
+	if err := txn.Validate(); err != nil {
 		p.o.log.Warn("bad rep op transaction", "from", from.Name.String(), "err", err)
 		return nil, -wire.EINVAL
 	}

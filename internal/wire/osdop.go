@@ -285,7 +285,8 @@ func encodeKVs(e *encoding.Encoder, kvs []KV) {
 }
 
 // DecodeOSDOp decodes an OSDOp. Unknown op codes decode (the OSD answers
-// them with ENOTSUP); malformed bytes are an error.
+// them with ENOTSUP); malformed bytes are an error. The ops' Data alias b
+// (object data is not copied): keep b unchanged while the op is used.
 func DecodeOSDOp(b []byte) (OSDOp, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
@@ -328,7 +329,7 @@ func decodeObjectOp(d *encoding.Decoder) ObjectOp {
 		Version: d.Uvarint(),
 		Name:    d.String(maxKeyLen),
 		Prefix:  d.String(maxKeyLen),
-		Data:    d.Bytes(maxOpData),
+		Data:    d.BytesRef(maxOpData),
 		Keys:    decodeStrings(d),
 		Pairs:   decodeKVs(d),
 	}
@@ -403,7 +404,7 @@ func encodeObjectOpResult(e *encoding.Encoder, r *ObjectOpResult) {
 	e.Bool(r.More)
 }
 
-// DecodeOSDOpReply decodes an OSDOpReply.
+// DecodeOSDOpReply decodes an OSDOpReply. The results' Data alias b.
 func DecodeOSDOpReply(b []byte) (OSDOpReply, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
@@ -445,7 +446,7 @@ func decodeResult(d *encoding.Decoder) int32 {
 func decodeObjectOpResult(d *encoding.Decoder) ObjectOpResult {
 	r := ObjectOpResult{
 		Result: decodeResult(d),
-		Data:   d.Bytes(maxOpData),
+		Data:   d.BytesRef(maxOpData),
 		Size:   d.Uvarint(),
 		Mtime:  d.Varint(),
 		Keys:   decodeStrings(d),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -23,7 +24,7 @@ type RepOp struct {
 	WantApplied   bool
 	Entry         []byte // an encoded pglog.Entry
 	Info          []byte // the PG's encoded pglog.Info after the write
-	Txn           []byte // an encoded objectstore.Transaction
+	Txn           *objectstore.Transaction
 }
 
 // RepOpReply answers a RepOp with the same PG and Tid: Flags holds
@@ -40,11 +41,11 @@ type RepOpReply struct {
 // Limits on decoded PG messages.
 const (
 	maxEntryBytes = 64 << 10
-	maxTxnBytes   = 1<<30 + 1<<20
 )
 
 // Encode encodes m: version 1: pg, epoch, interval start, tid, version,
-// want-applied, entry, info, transaction.
+// want-applied, entry, info, then the transaction's own envelope
+// (objectstore's encoding), written in place so its data is copied once.
 func (m RepOp) Encode() []byte {
 	var e encoding.Encoder
 	mk := e.Begin(1, 1)
@@ -58,12 +59,17 @@ func (m RepOp) Encode() []byte {
 	e.Bool(m.WantApplied)
 	e.Bytes(m.Entry)
 	e.Bytes(m.Info)
-	e.Bytes(m.Txn)
+	txn := m.Txn
+	if txn == nil {
+		txn = &objectstore.Transaction{}
+	}
+	txn.EncodeTo(&e)
 	e.End(mk)
 	return e.Data()
 }
 
-// DecodeRepOp decodes a RepOp; the entry and transaction stay encoded.
+// DecodeRepOp decodes a RepOp; the entry and info stay encoded, and the
+// transaction, not yet validated, has its write data alias b.
 func DecodeRepOp(b []byte) (RepOp, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
@@ -76,7 +82,7 @@ func DecodeRepOp(b []byte) (RepOp, error) {
 		WantApplied:   d.Bool(),
 		Entry:         d.Bytes(maxEntryBytes),
 		Info:          d.Bytes(maxEntryBytes),
-		Txn:           d.Bytes(maxTxnBytes),
+		Txn:           objectstore.DecodeTransactionFrom(d),
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

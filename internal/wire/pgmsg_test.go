@@ -6,12 +6,21 @@ import (
 	"testing"
 
 	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
+func sampleTxn() *objectstore.Transaction {
+	t := &objectstore.Transaction{}
+	c := objectstore.PGCollection(2, 9)
+	t.Write(c, objid.Object(2, "", "o"), 4096, []byte("data")).OmapSetKeys(c, objid.Object(-3, "", "meta"), map[string][]byte{"k": {}})
+	return t
+}
+
 func TestPGMessagesRoundTrip(t *testing.T) {
 	op := RepOp{PG: osdmap.PG{Pool: 2, Seed: 9}, Epoch: 10, IntervalStart: 8, Tid: 77,
-		Version: Version{Epoch: 10, Counter: 5}, WantApplied: true, Entry: []byte("entry"), Info: []byte("info"), Txn: []byte("txn")}
+		Version: Version{Epoch: 10, Counter: 5}, WantApplied: true, Entry: []byte("entry"), Info: []byte("info"), Txn: sampleTxn()}
 	if got, err := DecodeRepOp(op.Encode()); err != nil || !reflect.DeepEqual(got, op) {
 		t.Fatalf("rep op: %+v %v", got, err)
 	}
@@ -25,7 +34,7 @@ func TestPGMessagesRoundTrip(t *testing.T) {
 }
 
 func FuzzPGMessages(f *testing.F) {
-	f.Add(RepOp{Entry: []byte{1}, Txn: []byte{2}}.Encode())
+	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn()}.Encode())
 	f.Add(RepOpReply{Flags: ReplyApplied}.Encode())
 	classified := func(err error) bool {
 		return errors.Is(err, encoding.ErrCorrupt) || errors.Is(err, encoding.ErrTruncated) || errors.Is(err, encoding.ErrUnsupportedVersion)
