@@ -200,6 +200,18 @@ func (o *OSD) whenMap(from *msgr.Session, epoch uint64, f func()) {
 		f()
 		return
 	}
+	if len(o.backlog[from]) >= maxBacklog {
+		// A peer that keeps sending for an epoch that does not come
+		// would grow the backlog without bound: drop its session (it
+		// reconnects and resends).
+		delete(o.backlog, from)
+		o.mu.Unlock()
+		o.log.Warn("closing a session whose messages wait for a map that does not come", "epoch", epoch)
+		if from != nil {
+			from.Close()
+		}
+		return
+	}
 	o.backlog[from] = append(o.backlog[from], func() bool {
 		if o.Epoch() < epoch {
 			return false
@@ -209,6 +221,9 @@ func (o *OSD) whenMap(from *msgr.Session, epoch uint64, f func()) {
 	})
 	o.mu.Unlock()
 }
+
+// maxBacklog bounds the messages of one session waiting for a map.
+const maxBacklog = 1 << 16
 
 // drainBacklog runs the queued messages of each session, in order, until
 // one still waits for a newer map.
