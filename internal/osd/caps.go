@@ -1,6 +1,7 @@
 package osd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -12,6 +13,9 @@ import (
 // Authorization of client ops by the caps the peer's ticket carries
 // (osd 'allow rw pool=rbd', ...), checked once the OSD has the op's map:
 // the pool's name comes from it. With auth none every peer has all caps.
+
+// errNoPool refuses an op on a pool the map does not have.
+var errNoPool = errors.New("no such pool")
 
 // access returns what ops need: r for reads, w for writes, class-read or
 // class-write for object-class calls by the method's kind.
@@ -60,7 +64,7 @@ func (o *OSD) authorize(from msgr.Peer, m *osdmap.Map, op *wire.OSDOp) error {
 	}
 	pool := m.Pool(op.PG.Pool)
 	if pool == nil {
-		return fmt.Errorf("pool %d does not exist", op.PG.Pool)
+		return fmt.Errorf("%w: %d", errNoPool, op.PG.Pool)
 	}
 	req := auth.Request{Service: "osd", Access: o.access(op.Ops), Pool: pool.Name}
 	if !(len(op.Ops) == 1 && op.Ops[0].Code == wire.OpListObjects) {

@@ -82,7 +82,10 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp) {
 	r.setState("waiting for map")
 	o.whenMap(from.Session, op.Epoch, func() {
 		p, m := o.lookupPG(op.PG)
-		if err := o.authorize(from, m, &op); err != nil {
+		if err := o.authorize(from, m, &op); errors.Is(err, errNoPool) {
+			r.replyError(-wire.ENOENT, uint64(m.Epoch()))
+			return
+		} else if err != nil {
 			o.log.Info("op refused", "client", from.Name.String(), "pg", op.PG.String(), "err", err)
 			r.replyError(-wire.EPERM, uint64(m.Epoch()))
 			return
