@@ -22,10 +22,16 @@ type Config struct {
 	Exe string
 	// Env is the daemons' environment (nil: the launcher's own).
 	Env []string
-	// Create makes d's data directory when the cluster is made (for a
-	// monitor: `cuttle mon mkfs`, which also writes c.Conf and
-	// c.Keyring). It is called once per daemon, in order. Required.
+	// Create makes d's data directory when the cluster is made. It is
+	// called once per daemon, in order: for the monitors before anything
+	// runs (`cuttle mon mkfs`, which also writes c.Conf and c.Keyring),
+	// for every other daemon once the monitors are up and Setup has run
+	// (an OSD asks them for its id and key). Required.
 	Create func(ctx context.Context, c *Cluster, d Daemon) error
+	// Setup, if set, is called once when a new cluster's monitors are
+	// up, before its other daemons are created: the cluster's initial
+	// settings (the command tree makes a CRUSH rule and a pool).
+	Setup func(ctx context.Context, c *Cluster) error
 	// Probe asks the cluster, through c.Conf, whether it answers and is
 	// healthy, and returns nil if so or an error saying what is missing.
 	// Up calls it until it returns nil. Required.
@@ -53,9 +59,10 @@ type Events struct {
 	Created func(d Daemon)
 	// Started is called after a daemon's process is started.
 	Started func(d Daemon, pid int)
-	// Waiting is called once the daemons run, before Up waits up to
-	// timeout for the cluster to become healthy.
-	Waiting func(timeout time.Duration)
+	// Waiting is called once daemons run, before Up waits up to
+	// timeout for them (and the cluster) to become healthy: for a new
+	// cluster first with its monitors alone, then with every daemon.
+	Waiting func(daemons []Daemon, timeout time.Duration)
 }
 
 func (c Config) withDefaults() Config {
@@ -152,11 +159,12 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 	}
 	defer unlock()
 
+	var children []*child // the daemons started by this Up
 	c, err := loadRecord(dir)
 	switch {
 	case err == nil:
-		if o.Mons != 0 && o.Mons != len(c.Mons()) {
-			return nil, nil, fmt.Errorf("launcher: %s holds a cluster of %d monitor(s), not %d (remove it to start afresh)", dir, len(c.Mons()), o.Mons)
+		if err := checkCounts(c, o.Options); err != nil {
+			return nil, nil, err
 		}
 	case errors.Is(err, ErrNoCluster):
 		c, err = l.create(ctx, o.Options, existed)
@@ -166,31 +174,20 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 	default:
 		return nil, nil, err
 	}
-
-	var children []*child
-	for _, d := range c.Daemons {
-		if p, err := readPIDFile(pidPath(dir, d)); err == nil && alive(p) {
-			l.log.Info("daemon already running", "daemon", d.Name(), "pid", p.PID)
-			continue
-		}
-		// A daemon that was just killed may still hold its ports while
-		// its threads exit: give them a moment.
-		for _, a := range []string{d.Addr, d.MetricsAddr} {
-			if a != "" && !l.poll(ctx, portWait, func() bool { return l.cfg.Free(a) }) {
-				return nil, nil, fmt.Errorf("launcher: cannot start %s: %s is in use by another program", d.Name(), a)
-			}
-		}
-		ch, err := l.start(c, d)
+	if len(c.Pending) > 0 {
+		children, err = l.finishCreate(ctx, c, o.Wait)
 		if err != nil {
-			return nil, nil, err
-		}
-		children = append(children, ch)
-		if f := l.cfg.Events.Started; f != nil {
-			f(d, ch.id.PID)
+			return c, l.statuses(c), err
 		}
 	}
+
+	started, err := l.startStopped(ctx, c)
+	children = append(children, started...)
+	if err != nil {
+		return nil, nil, err
+	}
 	if f := l.cfg.Events.Waiting; f != nil {
-		f(o.Wait)
+		f(c.Daemons, o.Wait)
 	}
 	if err := l.waitHealthy(ctx, c, children, o.Wait); err != nil {
 		return c, l.statuses(c), err
@@ -198,14 +195,59 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 	return c, l.statuses(c), nil
 }
 
+// checkCounts refuses options that ask an existing cluster for another
+// number of monitors or OSDs than it has.
+func checkCounts(c *Cluster, o Options) error {
+	if o.Mons != 0 && o.Mons != len(c.Mons()) {
+		return fmt.Errorf("launcher: %s holds a cluster of %d monitor(s), not %d (remove it to start afresh)", c.Dir, len(c.Mons()), o.Mons)
+	}
+	osds := o.OSDs
+	if osds == NoOSDs {
+		osds = 0
+	}
+	if o.OSDs != 0 && osds != len(c.OSDs()) {
+		return fmt.Errorf("launcher: %s holds a cluster of %d OSD(s), not %d (remove it to start afresh)", c.Dir, len(c.OSDs()), osds)
+	}
+	return nil
+}
+
+// startStopped starts every daemon of c that is not running, in order,
+// and returns those it started.
+func (l *Launcher) startStopped(ctx context.Context, c *Cluster) ([]*child, error) {
+	var children []*child
+	for _, d := range c.Daemons {
+		if p, err := readPIDFile(pidPath(c.Dir, d)); err == nil && alive(p) {
+			l.log.Info("daemon already running", "daemon", d.Name(), "pid", p.PID)
+			continue
+		}
+		// A daemon that was just killed may still hold its ports while
+		// its threads exit: give them a moment.
+		for _, a := range []string{d.Addr, d.MetricsAddr} {
+			if a != "" && !l.poll(ctx, portWait, func() bool { return l.cfg.Free(a) }) {
+				return children, fmt.Errorf("launcher: cannot start %s: %s is in use by another program", d.Name(), a)
+			}
+		}
+		ch, err := l.start(c, d)
+		if err != nil {
+			return children, err
+		}
+		children = append(children, ch)
+		if f := l.cfg.Events.Started; f != nil {
+			f(d, ch.id.PID)
+		}
+	}
+	return children, nil
+}
+
 // portWait bounds the wait for a daemon's port to be free before Up
 // starts it.
 const portWait = 3 * time.Second
 
-// create plans a new cluster in o.Dir, makes every daemon's data
-// directory and saves the record last, so that a directory with a record
-// holds a whole cluster. If it fails in a directory it created, it
-// removes the directory again.
+// create plans a new cluster in o.Dir and makes what needs nothing
+// running: the monitors' data directories. It saves the record last, so
+// that a directory with a record holds a cluster whose monitors can
+// start; the rest of the creation is the record's Pending steps. If it
+// fails in a directory it created, it removes the directory again.
 func (l *Launcher) create(ctx context.Context, o Options, existed bool) (c *Cluster, err error) {
 	entries, err := os.ReadDir(o.Dir)
 	if err != nil {
@@ -232,19 +274,68 @@ func (l *Launcher) create(ctx context.Context, o Options, existed bool) (c *Clus
 	if err := os.MkdirAll(filepath.Join(o.Dir, "log"), 0o755); err != nil {
 		return nil, fmt.Errorf("launcher: %w", err)
 	}
-	for _, d := range c.Daemons {
-		if err := l.cfg.Create(ctx, c, d); err != nil {
-			return nil, fmt.Errorf("launcher: create %s: %w", d.Name(), err)
-		}
-		l.log.Info("created daemon", "daemon", d.Name(), "data", d.Data)
-		if f := l.cfg.Events.Created; f != nil {
-			f(d)
+	for _, d := range c.Mons() {
+		if err := l.createDaemon(ctx, c, d); err != nil {
+			return nil, err
 		}
 	}
 	if err := saveRecord(c); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// finishCreate does the record's Pending steps: it starts the monitors
+// that are not running, waits until they are up, and runs Setup and
+// Create for the other daemons, saving the record after each step. It
+// returns the monitors it started.
+func (l *Launcher) finishCreate(ctx context.Context, c *Cluster, wait time.Duration) ([]*child, error) {
+	mons := c.only(KindMon)
+	children, err := l.startStopped(ctx, mons)
+	if err != nil {
+		return children, err
+	}
+	if f := l.cfg.Events.Waiting; f != nil {
+		f(mons.Daemons, wait)
+	}
+	if err := l.waitHealthy(ctx, mons, children, wait); err != nil {
+		return children, err
+	}
+	for len(c.Pending) > 0 {
+		step := c.Pending[0]
+		if step == setupStep {
+			if l.cfg.Setup != nil {
+				if err := l.cfg.Setup(ctx, c); err != nil {
+					return children, fmt.Errorf("launcher: set up the cluster: %w (cuttle cluster up tries again)", err)
+				}
+			}
+		} else {
+			i := slices.IndexFunc(c.Daemons, func(d Daemon) bool { return d.Name() == step })
+			if i < 0 {
+				return children, fmt.Errorf("launcher: %s: pending step %q names no daemon", filepath.Join(c.Dir, recordFile), step)
+			}
+			if err := l.createDaemon(ctx, c, c.Daemons[i]); err != nil {
+				return children, fmt.Errorf("%w (cuttle cluster up tries again)", err)
+			}
+		}
+		c.Pending = c.Pending[1:]
+		if err := saveRecord(c); err != nil {
+			return children, err
+		}
+	}
+	return children, nil
+}
+
+// createDaemon calls Create for d.
+func (l *Launcher) createDaemon(ctx context.Context, c *Cluster, d Daemon) error {
+	if err := l.cfg.Create(ctx, c, d); err != nil {
+		return fmt.Errorf("launcher: create %s: %w", d.Name(), err)
+	}
+	l.log.Info("created daemon", "daemon", d.Name(), "data", d.Data)
+	if f := l.cfg.Events.Created; f != nil {
+		f(d)
+	}
+	return nil
 }
 
 // waitHealthy probes the cluster until it is healthy, a daemon started
@@ -257,9 +348,9 @@ func (l *Launcher) waitHealthy(ctx context.Context, c *Cluster, children []*chil
 	for {
 		for _, ch := range children {
 			select {
-			case err := <-ch.exited:
+			case <-ch.exited:
 				return fmt.Errorf("launcher: %s exited (%v) before the cluster became healthy; the end of %s:\n%s",
-					ch.d.Name(), err, ch.d.Log, tail(ch.d.Log, 10))
+					ch.d.Name(), ch.err, ch.d.Log, tail(ch.d.Log, 10))
 			default:
 			}
 		}

@@ -69,7 +69,9 @@ type testLauncher struct {
 	*Launcher
 	dir     string
 	base    int
+	osds    int      // Options.OSDs of up
 	started []string // Events.Started, in order
+	created []string // Events.Created, in order
 }
 
 func newTestLauncher(t *testing.T, modes map[string]string) *testLauncher {
@@ -78,7 +80,7 @@ func newTestLauncher(t *testing.T, modes map[string]string) *testLauncher {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := &testLauncher{dir: filepath.Join(t.TempDir(), "cluster"), base: 20000 + rand.IntN(40)*250}
+	tl := &testLauncher{dir: filepath.Join(t.TempDir(), "cluster"), base: 20000 + rand.IntN(40)*250, osds: NoOSDs}
 	l, err := New(Config{
 		Exe: exe,
 		Env: append(os.Environ(), fakeDaemonEnv+"=1"),
@@ -102,7 +104,10 @@ func newTestLauncher(t *testing.T, modes map[string]string) *testLauncher {
 			}
 			return nil
 		},
-		Events:       Events{Started: func(d Daemon, _ int) { tl.started = append(tl.started, d.Name()) }},
+		Events: Events{
+			Started: func(d Daemon, _ int) { tl.started = append(tl.started, d.Name()) },
+			Created: func(d Daemon) { tl.created = append(tl.created, d.Name()) },
+		},
 		StopTimeout:  5 * time.Second,
 		PollInterval: 10 * time.Millisecond,
 	})
@@ -123,7 +128,7 @@ func newTestLauncher(t *testing.T, modes map[string]string) *testLauncher {
 func (tl *testLauncher) up(t *testing.T, mons int) (*Cluster, []Status) {
 	t.Helper()
 	tl.started = nil
-	c, st, err := tl.Up(context.Background(), UpOptions{Options: Options{Dir: tl.dir, Mons: mons, BasePort: tl.base}, Wait: 30 * time.Second})
+	c, st, err := tl.Up(context.Background(), UpOptions{Options: Options{Dir: tl.dir, Mons: mons, OSDs: tl.osds, BasePort: tl.base}, Wait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +189,7 @@ func TestUpRestartDown(t *testing.T) {
 	}
 	waitFor(t, "mon.b to be stopped", func() bool { return tl.status(t)["mon.b"].State == Stopped })
 
+	tl.osds = 0
 	tl.up(t, 0)
 	if !slices.Equal(tl.started, []string{"mon.b"}) {
 		t.Fatalf("second up started %v, want only mon.b", tl.started)
@@ -339,6 +345,77 @@ func TestUpRefusesOtherMonCount(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 monitor(s), not 3") {
 		t.Fatalf("up --mons 3 on a 1-monitor cluster: %v", err)
 	}
+}
+
+// A new cluster's OSDs are created once its monitors run and Setup has
+// run, then started; a creation that fails half-way leaves its pending
+// steps in the record, and the next Up resumes them without redoing
+// what was done.
+func TestUpCreatesOSDsOnceMonitorsRun(t *testing.T) {
+	tl := newTestLauncher(t, nil)
+	tl.osds = 3
+	create := tl.cfg.Create
+	var setups int
+	failOSD1 := true
+	tl.cfg.Setup = func(ctx context.Context, c *Cluster) error {
+		setups++
+		return monsAnswer(ctx, c)
+	}
+	tl.cfg.Create = func(ctx context.Context, c *Cluster, d Daemon) error {
+		if d.Kind == KindOSD {
+			if err := monsAnswer(ctx, c); err != nil {
+				return fmt.Errorf("%s created before the monitors run: %w", d.Name(), err)
+			}
+			if d.ID == "1" && failOSD1 {
+				failOSD1 = false
+				return errors.New("no key for osd.1")
+			}
+		}
+		return create(ctx, c, d)
+	}
+	_, _, err := tl.Up(context.Background(), UpOptions{Options: Options{Dir: tl.dir, OSDs: 3, BasePort: tl.base}, Wait: 30 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "no key for osd.1") {
+		t.Fatalf("up with a failing OSD creation: %v", err)
+	}
+	c, err := loadRecord(tl.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Pending, []string{"osd.1", "osd.2"}) || setups != 1 {
+		t.Fatalf("pending after the failure: %v, %d setups", c.Pending, setups)
+	}
+	if !slices.Equal(tl.created, []string{"mon.a", "osd.0"}) || !slices.Equal(tl.started, []string{"mon.a"}) {
+		t.Fatalf("created %v, started %v", tl.created, tl.started)
+	}
+	// The next up resumes: mon.a still runs, osd.1 and osd.2 are made,
+	// and every OSD starts.
+	tl.created = nil
+	_, st := tl.up(t, 0)
+	if !slices.Equal(tl.created, []string{"osd.1", "osd.2"}) || setups != 1 {
+		t.Fatalf("second up created %v, %d setups", tl.created, setups)
+	}
+	if !slices.Equal(tl.started, []string{"osd.0", "osd.1", "osd.2"}) || len(st) != 4 {
+		t.Fatalf("second up started %v: %+v", tl.started, st)
+	}
+	if c, err := loadRecord(tl.dir); err != nil || len(c.Pending) != 0 {
+		t.Fatalf("record after the second up: %+v, %v", c, err)
+	}
+	if _, _, err := tl.Up(context.Background(), UpOptions{Options: Options{Dir: tl.dir, OSDs: 5}}); err == nil ||
+		!strings.Contains(err.Error(), "3 OSD(s), not 5") {
+		t.Fatalf("up --osds 5 on a 3-OSD cluster: %v", err)
+	}
+}
+
+// monsAnswer reports whether every monitor of c accepts connections.
+func monsAnswer(ctx context.Context, c *Cluster) error {
+	for _, d := range c.Mons() {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", d.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		conn.Close()
+	}
+	return nil
 }
 
 func TestStatusWithoutCluster(t *testing.T) {

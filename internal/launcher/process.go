@@ -15,9 +15,11 @@ import (
 type child struct {
 	d  Daemon
 	id procID
-	// exited receives the result of Wait once the process ends (the
-	// launcher reaps its children so that none is left a zombie).
-	exited chan error
+	// exited is closed once the process has ended and been reaped (the
+	// launcher reaps its children so that none is left a zombie); err is
+	// then Wait's result.
+	exited chan struct{}
+	err    error
 }
 
 // pidPath is where the pid file of d is kept.
@@ -58,8 +60,11 @@ func (l *Launcher) start(c *Cluster, d Daemon) (*child, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("launcher: %s: %w", d.Name(), err)
 	}
-	ch := &child{d: d, id: id, exited: make(chan error, 1)}
-	go func() { ch.exited <- cmd.Wait() }()
+	ch := &child{d: d, id: id, exited: make(chan struct{})}
+	go func() {
+		ch.err = cmd.Wait()
+		close(ch.exited)
+	}()
 	l.log.Info("started daemon", "daemon", d.Name(), "pid", id.PID, "addr", d.Addr, "log", d.Log)
 	return ch, nil
 }

@@ -11,8 +11,13 @@ import (
 // Kind is a type of daemon.
 type Kind string
 
-// KindMon is a monitor (`cuttle mon run`).
-const KindMon Kind = "mon"
+// Kinds of daemons.
+const (
+	// KindMon is a monitor (`cuttle mon run`).
+	KindMon Kind = "mon"
+	// KindOSD is an OSD (`cuttle osd run`); its ID is its OSD number.
+	KindOSD Kind = "osd"
+)
 
 // Daemon is the spec of one daemon of a local cluster: everything needed
 // to create it, start it and find it again. Paths are absolute.
@@ -50,8 +55,35 @@ type Cluster struct {
 	Dir     string `json:"dir"`
 	Conf    string `json:"conf"`
 	Keyring string `json:"keyring"`
-	// Daemons in start order: monitors first.
+	// Daemons in start order: monitors first, then OSDs.
 	Daemons []Daemon `json:"daemons"`
+	// Pending are the steps of the cluster's creation still to do, in
+	// order: "setup" (Config.Setup), then the names of the daemons other
+	// than monitors whose data directories are still to be made. They
+	// need the monitors running; Up does them and removes each from the
+	// record once done, so a creation that failed half-way resumes.
+	Pending []string `json:"pending,omitempty"`
+}
+
+// setupStep is the Pending step that runs Config.Setup.
+const setupStep = "setup"
+
+// Of returns the specs of the daemons of kind k, in order.
+func (c *Cluster) Of(k Kind) []Daemon {
+	var out []Daemon
+	for _, d := range c.Daemons {
+		if d.Kind == k {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// only returns a copy of c holding only the daemons of kind k.
+func (c *Cluster) only(k Kind) *Cluster {
+	cc := *c
+	cc.Daemons = c.Of(k)
+	return &cc
 }
 
 // MonHost is the monitors as NAME=HOST:PORT,..., as mon_host and
@@ -71,28 +103,30 @@ func (c *Cluster) MonHost() string {
 }
 
 // Mons returns the monitors' specs.
-func (c *Cluster) Mons() []Daemon {
-	var out []Daemon
-	for _, d := range c.Daemons {
-		if d.Kind == KindMon {
-			out = append(out, d)
-		}
-	}
-	return out
-}
+func (c *Cluster) Mons() []Daemon { return c.Of(KindMon) }
+
+// OSDs returns the OSDs' specs.
+func (c *Cluster) OSDs() []Daemon { return c.Of(KindOSD) }
 
 // Defaults of [Options].
 const (
 	DefaultHost = "127.0.0.1"
-	// DefaultBasePort is the first port tried for monitors. Ceph's
-	// daemons use 3300 and 6789 (monitors), 6800-7300 (OSDs, MDSs,
-	// managers) and 7480 (the S3 gateway); 7500-7699 is clear of all of
-	// them and below Linux's ephemeral range (32768-60999).
+	// DefaultBasePort is the first port tried for monitors, then OSDs.
+	// Ceph's daemons use 3300 and 6789 (monitors), 6800-7300 (OSDs,
+	// MDSs, managers) and 7480 (the S3 gateway); 7500-7699 is clear of
+	// all of them and below Linux's ephemeral range (32768-60999).
 	DefaultBasePort = 7500
 	// MetricsOffset is how far above the base port the metrics ports
 	// start: daemons' addresses are searched in [base, base+100),
 	// metrics in [base+100, base+200).
 	MetricsOffset = 100
+	// DefaultOSDs is how many OSDs a new cluster gets unless told.
+	DefaultOSDs = 3
+	// NoOSDs as [Options.OSDs] makes a cluster of monitors only.
+	NoOSDs = -1
+	// MaxOSDs bounds [Options.OSDs]: every daemon's port must fit in
+	// the range searched.
+	MaxOSDs = 64
 	// portRange is how many ports each search may try.
 	portRange = 100
 )
@@ -104,6 +138,10 @@ type Options struct {
 	// Mons is the number of monitors: 1, 3 or 5 (0 means 1 for a new
 	// cluster, and whatever an existing one has).
 	Mons int
+	// OSDs is the number of OSDs, up to MaxOSDs (0 means DefaultOSDs
+	// for a new cluster, and whatever an existing one has; NoOSDs means
+	// none).
+	OSDs int
 	// Host is the address daemons listen on (default 127.0.0.1).
 	Host string
 	// BasePort is the first port tried for monitors; metrics ports start
@@ -114,6 +152,12 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Mons == 0 {
 		o.Mons = 1
+	}
+	switch {
+	case o.OSDs == 0:
+		o.OSDs = DefaultOSDs
+	case o.OSDs == NoOSDs:
+		o.OSDs = 0
 	}
 	if o.Host == "" {
 		o.Host = DefaultHost
@@ -133,6 +177,9 @@ func (o Options) validate() error {
 	default:
 		return fmt.Errorf("launcher: %d monitors (want 1, 3 or 5)", o.Mons)
 	}
+	if o.OSDs < 0 || o.OSDs > MaxOSDs {
+		return fmt.Errorf("launcher: %d OSDs (want 0 to %d)", o.OSDs, MaxOSDs)
+	}
 	if o.BasePort < 1024 || o.BasePort+MetricsOffset+portRange > 65535 {
 		return fmt.Errorf("launcher: base port %d (want 1024 to %d)", o.BasePort, 65535-MetricsOffset-portRange)
 	}
@@ -146,10 +193,11 @@ func (o Options) validate() error {
 const monIDs = "abcde"
 
 // Plan builds the record of a new cluster in o.Dir (absolute) with the
-// given fsid: the specs of its daemons, each with its data directory, log
-// file, and an address and a metrics address on ports that free reports
-// free, searched upward from o.BasePort and o.BasePort+MetricsOffset. It
-// starts nothing and writes nothing.
+// given fsid: the specs of its daemons, monitors then OSDs (numbered 0,
+// 1, ... as the monitors will number them), each with its data
+// directory, log file, and an address and a metrics address on ports that
+// free reports free, searched upward from o.BasePort and
+// o.BasePort+MetricsOffset. It starts nothing and writes nothing.
 func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, error) {
 	o = o.withDefaults()
 	if err := o.validate(); err != nil {
@@ -158,11 +206,12 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 	if !filepath.IsAbs(o.Dir) {
 		return nil, fmt.Errorf("launcher: directory %q is not absolute", o.Dir)
 	}
-	addrs, err := pickPorts(o.Host, o.BasePort, o.Mons, free)
+	n := o.Mons + o.OSDs
+	addrs, err := pickPorts(o.Host, o.BasePort, n, free)
 	if err != nil {
-		return nil, fmt.Errorf("launcher: monitor ports: %w", err)
+		return nil, fmt.Errorf("launcher: daemon ports: %w", err)
 	}
-	metrics, err := pickPorts(o.Host, o.BasePort+MetricsOffset, o.Mons, free)
+	metrics, err := pickPorts(o.Host, o.BasePort+MetricsOffset, n, free)
 	if err != nil {
 		return nil, fmt.Errorf("launcher: metrics ports: %w", err)
 	}
@@ -177,7 +226,23 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 	for i := range o.Mons {
 		c.Daemons = append(c.Daemons, monSpec(o.Dir, monIDs[i:i+1], addrs[i], metrics[i]))
 	}
+	c.Pending = []string{setupStep}
+	for i := range o.OSDs {
+		d := osdSpec(c, i, addrs[o.Mons+i], metrics[o.Mons+i])
+		c.Daemons = append(c.Daemons, d)
+		c.Pending = append(c.Pending, d.Name())
+	}
 	return c, nil
+}
+
+// osdSpec is the spec of OSD id: it listens at addr and finds the
+// monitors through the cluster's configuration file.
+func osdSpec(c *Cluster, id int, addr, metricsAddr string) Daemon {
+	d := Daemon{Kind: KindOSD, ID: strconv.Itoa(id), Addr: addr, MetricsAddr: metricsAddr}
+	d.Data = filepath.Join(c.Dir, d.Name())
+	d.Log = filepath.Join(c.Dir, "log", d.Name()+".log")
+	d.Args = []string{"osd", "run", "--id", d.ID, "--data", d.Data, "--listen", addr, "--metrics-addr", metricsAddr, "--conf", c.Conf}
+	return d
 }
 
 // monSpec is the spec of monitor id.

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -19,14 +20,25 @@ func TestPlanDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	conf := filepath.Join(dir, "cuttle.conf")
 	want := &Cluster{
 		Version: recordVersion, FSID: "fsid-1", Auth: "cephx", Dir: dir,
-		Conf: filepath.Join(dir, "cuttle.conf"), Keyring: filepath.Join(dir, "admin.keyring"),
+		Conf: conf, Keyring: filepath.Join(dir, "admin.keyring"),
 		Daemons: []Daemon{{
 			Kind: KindMon, ID: "a", Addr: "127.0.0.1:7500", MetricsAddr: "127.0.0.1:7600",
 			Data: filepath.Join(dir, "mon.a"), Log: filepath.Join(dir, "log", "mon.a.log"),
 			Args: []string{"mon", "run", "--id", "a", "--data", filepath.Join(dir, "mon.a"), "--metrics-addr", "127.0.0.1:7600"},
 		}},
+		Pending: []string{"setup", "osd.0", "osd.1", "osd.2"},
+	}
+	for i, id := range []string{"0", "1", "2"} {
+		data := filepath.Join(dir, "osd."+id)
+		addr, metrics := fmt.Sprintf("127.0.0.1:%d", 7501+i), fmt.Sprintf("127.0.0.1:%d", 7601+i)
+		want.Daemons = append(want.Daemons, Daemon{
+			Kind: KindOSD, ID: id, Addr: addr, MetricsAddr: metrics,
+			Data: data, Log: filepath.Join(dir, "log", "osd."+id+".log"),
+			Args: []string{"osd", "run", "--id", id, "--data", data, "--listen", addr, "--metrics-addr", metrics, "--conf", conf},
+		})
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Plan =\n%+v\nwant\n%+v", c, want)
@@ -34,11 +46,25 @@ func TestPlanDefaults(t *testing.T) {
 	if c.MonHost() != "a=127.0.0.1:7500" {
 		t.Errorf("MonHost = %q", c.MonHost())
 	}
+	if len(c.Mons()) != 1 || len(c.OSDs()) != 3 {
+		t.Errorf("Mons %v, OSDs %v", c.Mons(), c.OSDs())
+	}
+}
+
+// NoOSDs makes a cluster of monitors only.
+func TestPlanNoOSDs(t *testing.T) {
+	c, err := Plan(Options{Dir: t.TempDir(), OSDs: NoOSDs}, "f", busy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Daemons) != 1 || !reflect.DeepEqual(c.Pending, []string{"setup"}) {
+		t.Errorf("daemons %v, pending %v", c.Daemons, c.Pending)
+	}
 }
 
 // Ports in use are skipped, for monitors and metrics alike.
 func TestPlanSkipsBusyPorts(t *testing.T) {
-	c, err := Plan(Options{Dir: t.TempDir(), Mons: 3, BasePort: 20000},
+	c, err := Plan(Options{Dir: t.TempDir(), Mons: 3, OSDs: 2, BasePort: 20000},
 		"f", busy("127.0.0.1:20001", "127.0.0.1:20100", "127.0.0.1:20102"))
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +77,8 @@ func TestPlanSkipsBusyPorts(t *testing.T) {
 		{"mon.a 127.0.0.1:20000", "127.0.0.1:20101"},
 		{"mon.b 127.0.0.1:20002", "127.0.0.1:20103"},
 		{"mon.c 127.0.0.1:20003", "127.0.0.1:20104"},
+		{"osd.0 127.0.0.1:20004", "127.0.0.1:20105"},
+		{"osd.1 127.0.0.1:20005", "127.0.0.1:20106"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -67,6 +95,8 @@ func TestPlanRejects(t *testing.T) {
 		{Dir: "relative"},
 		{Dir: dir, Mons: 2},
 		{Dir: dir, Mons: 7},
+		{Dir: dir, OSDs: -2},
+		{Dir: dir, OSDs: MaxOSDs + 1},
 		{Dir: dir, BasePort: 80},
 		{Dir: dir, BasePort: 65400},
 		{Dir: dir, Host: "localhost"},
