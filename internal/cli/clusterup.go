@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/launcher"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
+	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +28,8 @@ const DefaultClusterDir = "./.cuttle"
 type clusterLauncherFlags struct {
 	dir         string
 	mons        int
+	osds        int
+	osdSize     string
 	basePort    int
 	stopTimeout time.Duration
 }
@@ -39,32 +43,54 @@ func addClusterCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 Each daemon is a cuttle process of its own with its data directory, log file
 and metrics port, all under one directory (--dir, default ./.cuttle), which
 also holds the cluster configuration file (cuttle.conf) and client.admin's
-keyring. Today a cluster is its monitors; OSDs will join when they exist.`,
+keyring. A cluster is its monitors and its OSDs (file-backed stores), with
+a pool ready for data.`,
 	}
 	c.PersistentFlags().StringVar(&f.dir, "dir", DefaultClusterDir, "the directory that holds the cluster")
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Create the cluster if --dir holds none, start what is not running, wait until it is up",
-		Long: `Create a cluster in --dir if it holds none (1, 3 or 5 monitors with cephx
-authentication), start every daemon that is not running, and wait (at most
---timeout) until every monitor answers in a quorum, none is reported down and
-the first OSD map exists. Then print the cluster's health and how to use it. Daemons keep running after this command exits; stop them with
+		Long: `Create a cluster in --dir if it holds none: 1, 3 or 5 monitors with cephx
+authentication and --osds OSDs (default 3), each with a store of --osd-size
+bytes in a sparse file (it takes disk space only as data is written). As all
+OSDs run on this machine, the new cluster gets the CRUSH rule replicated_osd
+(one copy per OSD rather than per host) and a pool rbd of min(3, OSDs) copies
+that uses it.
+
+Then start every daemon that is not running and wait (at most --timeout)
+until every monitor answers in a quorum, none is reported down, the first
+OSD map exists and every OSD is up in it; print the cluster's health and how
+to use it. Daemons keep running after this command exits; stop them with
 cuttle cluster down. Running up again restarts only what has stopped.
 
-Monitors listen on the first free ports from --base-port (default 7500),
-their metrics from --base-port+100, clear of Ceph's 3300, 6789, 6800-7300
-and 7480.`,
+Monitors, then OSDs, listen on the first free ports from --base-port (default
+7500), their metrics from --base-port+100, clear of Ceph's 3300, 6789,
+6800-7300 and 7480.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			mons := 0
+			mons, osds := 0, 0
 			if cmd.Flags().Changed("mons") {
 				mons = f.mons
 			}
-			return clusterUp(cmd, out, cf, f, mons)
+			if cmd.Flags().Changed("osds") {
+				osds = f.osds
+				if osds == 0 {
+					osds = launcher.NoOSDs
+				} else if osds < 0 {
+					return fmt.Errorf("cluster up: --osds %d", f.osds)
+				}
+			}
+			size, err := parseSize(f.osdSize)
+			if err != nil {
+				return fmt.Errorf("cluster up: --osd-size: %w", err)
+			}
+			return clusterUp(cmd, out, cf, f, mons, osds, size)
 		},
 	}
 	up.Flags().IntVar(&f.mons, "mons", 1, "monitors of a new cluster: 1, 3 or 5")
-	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors; metrics from base-port+100")
+	up.Flags().IntVar(&f.osds, "osds", launcher.DefaultOSDs, fmt.Sprintf("OSDs of a new cluster: 0 to %d", launcher.MaxOSDs))
+	up.Flags().StringVar(&f.osdSize, "osd-size", defaultClusterOSDSize, "each new OSD's store size (a sparse file)")
+	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs; metrics from base-port+100")
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the cluster's daemons (SIGTERM, then SIGKILL after --stop-timeout); data is kept",
@@ -86,17 +112,36 @@ and 7480.`,
 	root.AddCommand(c)
 }
 
-// newLauncher wires the launcher to this binary, to `mon mkfs` and to the
-// monitor client.
-func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.Context, *launcher.Cluster) error) (*launcher.Launcher, error) {
+// Defaults of the local cluster's OSDs and pool.
+const (
+	// defaultClusterOSDSize is each OSD's store: a sparse file, so it
+	// costs disk space only as data is written.
+	defaultClusterOSDSize = "2G"
+	// clusterRule is the CRUSH rule of a local cluster: one copy per OSD,
+	// as every OSD is on this machine (the default rule, one copy per
+	// host, could place only one). Ceph's vstart does the same with osd
+	// crush chooseleaf type = 0.
+	clusterRule = "replicated_osd"
+	// clusterPool and clusterPGs are the pool a local cluster starts
+	// with.
+	clusterPool = "rbd"
+	clusterPGs  = 32
+)
+
+// newLauncher wires the launcher to this binary, to the daemons' mkfs
+// and to the monitor client.
+func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.Context, *launcher.Cluster) error, osdSize uint64) (*launcher.Launcher, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cluster: find the cuttle binary: %w", err)
 	}
 	stderr := cmd.ErrOrStderr()
 	return launcher.New(launcher.Config{
-		Exe:         exe,
-		Create:      createDaemon,
+		Exe: exe,
+		Create: func(ctx context.Context, c *launcher.Cluster, d launcher.Daemon) error {
+			return createDaemon(ctx, c, d, osdSize)
+		},
+		Setup:       setupCluster,
 		Probe:       probe,
 		StopTimeout: f.stopTimeout,
 		Events: launcher.Events{
@@ -106,8 +151,12 @@ func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.
 			Started: func(d launcher.Daemon, pid int) {
 				fmt.Fprintf(stderr, "started %s (pid %d) at %s, log %s\n", d.Name(), pid, d.Addr, d.Log)
 			},
-			Waiting: func(timeout time.Duration) {
-				fmt.Fprintf(stderr, "waiting up to %v for the cluster to be up...\n", timeout)
+			Waiting: func(ds []launcher.Daemon, timeout time.Duration) {
+				what := "the cluster to be up"
+				if len(ds) == 0 || ds[len(ds)-1].Kind == launcher.KindMon {
+					what = "the monitors"
+				}
+				fmt.Fprintf(stderr, "waiting up to %v for %s...\n", timeout, what)
 			},
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -115,14 +164,69 @@ func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.
 }
 
 // createDaemon makes a daemon's data directory as its mkfs command
-// would.
-func createDaemon(_ context.Context, c *launcher.Cluster, d launcher.Daemon) error {
+// would. A monitor is made before anything runs; an OSD once the
+// monitors are up, as client.admin through the cluster's configuration
+// file, with a store of osdSize bytes.
+func createDaemon(ctx context.Context, c *launcher.Cluster, d launcher.Daemon, osdSize uint64) error {
 	switch d.Kind {
 	case launcher.KindMon:
 		return monMkfs(monMkfsFlags{id: d.ID, data: d.Data, monHost: c.MonHost(), fsid: c.FSID,
 			authMode: c.Auth, adminKeyring: c.Keyring, confOut: c.Conf}, &Output{Format: FormatPlain, W: io.Discard})
+	case launcher.KindOSD:
+		// What an earlier, failed attempt left is the launcher's own;
+		// the OSD's uuid is the same on every attempt, so osd create
+		// gives the same id again.
+		if err := os.RemoveAll(d.Data); err != nil {
+			return err
+		}
+		cf := &clusterFlags{conf: c.Conf, name: "client.admin", timeout: time.Minute}
+		res, err := osdMkfs(ctx, cf, osdMkfsFlags{data: d.Data, size: osdSize, id: -1, uuid: nameUUID(c.FSID, d.Name())})
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(res.ID) != d.ID {
+			return fmt.Errorf("the monitors gave the OSD id %d, not %s (was an OSD made by hand?)", res.ID, d.ID)
+		}
+		return nil
 	}
 	return fmt.Errorf("cluster: no way to create a %s daemon", d.Kind)
+}
+
+// nameUUID is a UUID (in version 4's layout) derived from a cluster's
+// fsid and a daemon's name: the same daemon gets the same one.
+func nameUUID(fsid, name string) string {
+	b := sha256.Sum256([]byte(fsid + "/" + name))
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// setupCluster gives a new local cluster what a single machine needs:
+// the CRUSH rule clusterRule, and, if it has OSDs, the pool clusterPool
+// of min(3, OSDs) copies with that rule. Either existing already (a
+// setup tried again) is fine.
+func setupCluster(ctx context.Context, c *launcher.Cluster) error {
+	cmds := []wire.Command{wire.NewCommand("osd crush rule create-replicated", "name", clusterRule, "root", "default", "type", "osd")}
+	if n := len(c.OSDs()); n > 0 {
+		cmds = append(cmds, wire.NewCommand("osd pool create", "pool", clusterPool, "pg_num", fmt.Sprint(clusterPGs),
+			"size", fmt.Sprint(min(3, n)), "rule", clusterRule))
+	}
+	f := &clusterFlags{conf: c.Conf, name: "client.admin"}
+	mc, err := f.monClient()
+	if err != nil {
+		return err
+	}
+	defer mc.Close()
+	for _, cmd := range cmds {
+		r, err := mc.Run(ctx, cmd)
+		if err != nil {
+			return err
+		}
+		if err := r.Err(); err != nil && r.Code != wire.EEXIST {
+			return fmt.Errorf("%s: %w", cmd.Prefix, err)
+		}
+	}
+	return nil
 }
 
 // downChecks are the health checks that say a daemon of a kind is down.
@@ -133,6 +237,8 @@ func downChecks(k launcher.Kind) []string {
 	switch k {
 	case launcher.KindMon:
 		return []string{"MON_DOWN"}
+	case launcher.KindOSD:
+		return []string{"OSD_DOWN"}
 	}
 	return nil
 }
@@ -142,7 +248,8 @@ func downChecks(k launcher.Kind) []string {
 // cluster's configuration file: the cluster is up once every monitor
 // answers "mon stat" itself (which it does only in a quorum with a
 // leader, caught up), no health check in downChecks for its daemons'
-// kinds is raised, and the first OSD map exists.
+// kinds is raised, the first OSD map exists and every OSD is up in it
+// at its address.
 func healthProbe() (probe func(context.Context, *launcher.Cluster) error, last func() string) {
 	var summary string // only used on Up's goroutine
 	probe = func(ctx context.Context, c *launcher.Cluster) error {
@@ -173,10 +280,38 @@ func healthProbe() (probe func(context.Context, *launcher.Cluster) error, last f
 				}
 			}
 		}
-		_, err = monQuery(ctx, c, "", "osd stat")
-		return err
+		r, err = monQuery(ctx, c, "", "osd dump")
+		if err != nil {
+			return err
+		}
+		return osdsUp(r.Data, c.OSDs())
 	}
 	return probe, func() string { return summary }
+}
+
+// osdsUp checks an "osd dump" reply: every OSD of osds must be up at its
+// address.
+func osdsUp(dump []byte, osds []launcher.Daemon) error {
+	var d osdmon.DumpView
+	if err := json.Unmarshal(dump, &d); err != nil {
+		return fmt.Errorf("osd dump: the monitor's reply is not JSON: %w", err)
+	}
+	up := map[string]string{}
+	for _, o := range d.OSDs {
+		if o.Up {
+			up[fmt.Sprint(o.OSD)] = o.Addr
+		}
+	}
+	var down []string
+	for _, o := range osds {
+		if addr, ok := up[o.ID]; !ok || addr != o.Addr {
+			down = append(down, o.Name())
+		}
+	}
+	if len(down) > 0 {
+		return fmt.Errorf("%s not up in the OSD map (epoch %d) yet", strings.Join(down, ", "), d.Epoch)
+	}
+	return nil
 }
 
 // monQuery sends a command without arguments to the cluster's monitors
@@ -217,14 +352,14 @@ func report(c *launcher.Cluster, st []launcher.Status) clusterReport {
 	return clusterReport{FSID: c.FSID, Dir: c.Dir, Conf: c.Conf, Keyring: c.Keyring, Daemons: st}
 }
 
-func clusterUp(cmd *cobra.Command, out *Output, cf *clusterFlags, f clusterLauncherFlags, mons int) error {
+func clusterUp(cmd *cobra.Command, out *Output, cf *clusterFlags, f clusterLauncherFlags, mons, osds int, osdSize uint64) error {
 	probe, health := healthProbe()
-	l, err := newLauncher(cmd, f, probe)
+	l, err := newLauncher(cmd, f, probe, osdSize)
 	if err != nil {
 		return err
 	}
 	c, st, err := l.Up(cmd.Context(), launcher.UpOptions{
-		Options: launcher.Options{Dir: f.dir, Mons: mons, BasePort: f.basePort},
+		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort},
 		Wait:    cf.timeout,
 	})
 	if err != nil {
@@ -250,10 +385,13 @@ func nextSteps(c *launcher.Cluster, dir, self string) string {
 		dirFlag, where, mk = " --dir "+dir, "Commands find it after this export:", [2]string{}
 	}
 	steps := [][2]string{
-		{self + " status", "health, monitors, OSD map"},
-		{self + " osd pool create rbd 32", ""},
-		{self + " osd pool ls detail", ""},
+		{self + " status", "health, monitors, OSDs"},
+		{self + " osd tree", "the OSDs in the CRUSH hierarchy"},
+		{self + " osd pool ls detail", "pools: " + clusterPool + " is ready for data"},
 		{self + " cluster status" + dirFlag, "the daemons: pids, addresses, logs"},
+	}
+	if len(c.OSDs()) == 0 {
+		steps[1] = [2]string{self + " osd pool create " + clusterPool + " 32", ""}
 	}
 	width := 0
 	for _, s := range steps {
@@ -273,14 +411,18 @@ func nextSteps(c *launcher.Cluster, dir, self string) string {
 	fmt.Fprintf(&b, `
 Stop it with %[1]s cluster down%[2]s%[3]s; data and logs stay in
 %[5]s and %[1]s cluster up%[2]s%[4]s starts it again.
-Remove %[5]s to start afresh. Only monitors run for now: Cuttle has no
-OSD daemon yet, so pools exist in the cluster map but cannot hold data.
+Remove %[5]s to start afresh.
 `, self, dirFlag, mk[0], mk[1], dir)
+	if n := len(c.OSDs()); n > 0 {
+		fmt.Fprintf(&b, `The %d OSDs all run on this machine, so pool %s keeps %d copies with
+CRUSH rule %s: one per OSD, not one per host.
+`, n, clusterPool, min(3, n), clusterRule)
+	}
 	return b.String()
 }
 
 func clusterStatus(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error {
-	l, err := newLauncher(cmd, f, noProbe)
+	l, err := newLauncher(cmd, f, noProbe, 0)
 	if err != nil {
 		return err
 	}
@@ -308,7 +450,7 @@ func printDaemons(w io.Writer, st []launcher.Status) error {
 }
 
 func clusterDown(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error {
-	l, err := newLauncher(cmd, f, noProbe)
+	l, err := newLauncher(cmd, f, noProbe, 0)
 	if err != nil {
 		return err
 	}

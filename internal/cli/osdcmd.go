@@ -12,12 +12,13 @@ import (
 
 // addOSDCommands adds "cuttle osd": the OSD map the monitors keep —
 // OSDs, flags, pools and the CRUSH hierarchy (MONITOR-COMMANDS.md lists
-// each command's arguments and output).
+// each command's arguments and output) — and the OSD daemon's mkfs and
+// run.
 func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 	mc := func(use, short, prefix string, args []string, flags ...string) *cobra.Command {
 		return monCommand(cf, out, use, short, prefix, args, flags...)
 	}
-	osd := &cobra.Command{Use: "osd", Short: "Show and change OSDs, pools and the CRUSH hierarchy in the cluster's OSD map"}
+	osd := &cobra.Command{Use: "osd", Short: "Create and run OSDs; show and change OSDs, pools and the CRUSH hierarchy in the cluster's OSD map"}
 	osd.AddCommand(
 		mc("dump [EPOCH]", "Show the OSD map: epoch, flags, pools, OSDs", "osd dump", []string{"?epoch"}),
 		mc("tree", "Show the CRUSH hierarchy with OSD states and weights", "osd tree", nil),
@@ -35,6 +36,9 @@ func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		mc("unset FLAG", "Clear a cluster flag", "osd unset", []string{"key"}),
 		osdPoolCommands(cf, out, mc),
 		osdCrushCommands(cf, out, mc),
+		// The daemon: osdmkfs.go, osdrun.go.
+		osdMkfsCommand(cf, out),
+		osdRunCommand(cf),
 	)
 	root.AddCommand(osd)
 }

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/metrics"
+	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
+	"github.com/cuttlestore/cuttle/internal/osd"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+)
+
+// osdRunFlags are the options of osd run.
+type osdRunFlags struct {
+	id          int // -1: the data directory's
+	data        string
+	listen      string
+	addr        string
+	host        string
+	weight      string
+	cache       string
+	metricsAddr string
+	logLevel    string
+}
+
+func osdRunCommand(cf *clusterFlags) *cobra.Command {
+	f := osdRunFlags{id: -1}
+	c := &cobra.Command{
+		Use:   "run --data DIR [--listen 127.0.0.1:0] [--host H] [--metrics-addr ADDR]",
+		Short: "Run an OSD daemon in the foreground",
+		Long: `Run the OSD whose data directory (made by cuttle osd mkfs) is DIR: open its
+store, log in to the monitors as osd.N (mon_host and auth from --conf; the key
+from DIR/keyring unless --keyring names another), listen for clients and peer
+OSDs, and boot: the monitors mark it up at its address, under host H in the
+CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+				return fmt.Errorf("osd run: --log-level: %w", err)
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			return runOSDDaemon(cmd.Context(), cf, f, log)
+		},
+	}
+	fl := c.Flags()
+	fl.IntVar(&f.id, "id", -1, "the OSD's id; checked against the data directory's (default: the directory's)")
+	fl.StringVar(&f.data, "data", "", "the OSD's data directory (required)")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on for clients and peer OSDs")
+	fl.StringVar(&f.addr, "public-addr", "", "address to advertise in the OSD map (default: the one listened on)")
+	fl.StringVar(&f.host, "host", "", "the CRUSH host bucket to place the OSD under on its first boot (default: this machine's short host name)")
+	fl.StringVar(&f.weight, "weight", "1", "the OSD's CRUSH weight on its first boot")
+	fl.StringVar(&f.cache, "cache-size", "256M", "memory the object store caches in")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return c
+}
+
+// osdDaemonConf is what an OSD reads from the configuration file.
+type osdDaemonConf struct {
+	mons []monc.Addr
+	auth string
+}
+
+// loadOSDConf reads the monitors and the auth mode for entity from the
+// configuration file (the --mon-host flag wins).
+func loadOSDConf(cf *clusterFlags, entity string) (osdDaemonConf, error) {
+	hosts, mode := cf.monHost, "none"
+	if cf.conf != "" {
+		conf, err := config.Load(cf.conf)
+		if err != nil && hosts == "" {
+			return osdDaemonConf{}, fmt.Errorf("no monitors: give --conf with mon_host, or --mon-host: %w", err)
+		}
+		if err == nil {
+			if hosts == "" {
+				hosts, _ = conf.Get(entity, "mon_host")
+			}
+			if v, ok := conf.Get(entity, "auth"); ok {
+				mode = v
+			}
+		}
+	}
+	mons, err := monc.ParseHosts(hosts)
+	if err != nil {
+		return osdDaemonConf{}, err
+	}
+	switch mode {
+	case "none", "cephx":
+	default:
+		return osdDaemonConf{}, fmt.Errorf("auth %q in %s (want cephx or none)", mode, cf.conf)
+	}
+	return osdDaemonConf{mons: mons, auth: mode}, nil
+}
+
+// shortHostname is the machine's host name without its domain.
+func shortHostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	h, _, _ = strings.Cut(h, ".")
+	return h
+}
+
+// runOSDDaemon runs the OSD in f.data until ctx ends, then closes the
+// OSD and its store.
+func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slog.Logger) (err error) {
+	if f.data == "" {
+		return errors.New("osd run: --data is required")
+	}
+	id, err := readOSDDir(f.data)
+	if err != nil {
+		return fmt.Errorf("osd run: %w", err)
+	}
+	if f.id >= 0 && int32(f.id) != id {
+		return fmt.Errorf("osd run: %s holds osd.%d, not osd.%d", f.data, id, f.id)
+	}
+	name := auth.EntityName{Type: "osd", ID: fmt.Sprint(id)}
+	log = log.With("daemon", name.String())
+	conf, err := loadOSDConf(cf, name.String())
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	cache, err := parseSize(f.cache)
+	if err != nil || cache == 0 || cache > 1<<50 {
+		return fmt.Errorf("%s: --cache-size %q: want a size such as 256M", name, f.cache)
+	}
+	if f.host == "" {
+		f.host = shortHostname()
+	}
+
+	reg := metrics.NewRegistry()
+	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
+		Mons: conf.mons, Logger: log}
+	if conf.auth == "cephx" {
+		a, err := osdCephx(cf, f.data, id, conf.mons, reg, log)
+		if err != nil {
+			return err
+		}
+		// The rotating keys come first: without them no client or peer
+		// could be verified.
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if err := a.start(actx); err != nil {
+			if ctx.Err() != nil {
+				log.Info("stopped before starting", "cause", context.Cause(ctx))
+				return nil
+			}
+			return err
+		}
+		cfg.MonAuth, cfg.ServerAuth, cfg.ClientAuth, cfg.AuthEvents = a.monHandshake, a.serverHandshake, a.peerHandshake, a.events
+	}
+
+	st, err := blockstore.Open(blockstore.Options{Path: f.data, CacheBytes: int64(cache), Logger: log.WithGroup("store")})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: close the store: %w", name, cerr))
+		} else {
+			log.Info("store closed")
+		}
+	}()
+	cfg.Store = st
+
+	if f.metricsAddr != "" {
+		mctx, cancel := context.WithCancel(context.Background())
+		defer cancel() // after the OSD and its store are closed
+		addr, err := metrics.Serve(mctx, f.metricsAddr, reg, log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		log.Info("serving metrics", "url", "http://"+addr.String()+"/metrics")
+	}
+
+	o, err := osd.Start(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped before starting", "cause", context.Cause(ctx))
+			return nil
+		}
+		return err
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_map_epoch",
+		Help: "The newest OSD map epoch the OSD has activated."}, func() float64 { return float64(o.Epoch()) }))
+	log.Info("started", "addr", o.Addr(), "host", f.host, "mons", len(conf.mons), "auth", conf.auth)
+	go func() {
+		if err := o.WaitUp(ctx); err == nil {
+			log.Info("up in the OSD map", "epoch", o.Epoch(), "addr", o.Addr())
+		}
+	}()
+
+	<-ctx.Done()
+	log.Info("stopping", "cause", context.Cause(ctx))
+	start := time.Now()
+	if err := o.Close(); err != nil {
+		log.Warn("close", "err", err)
+	}
+	log.Info("OSD closed", "took", time.Since(start))
+	return nil
+}
+
+// osdCephx loads osd name's key (from --keyring, else DIR/keyring) and
+// wires its cephx.
+func osdCephx(cf *clusterFlags, data string, id int32, mons []monc.Addr, reg prometheus.Registerer, log *slog.Logger) (*osdAuth, error) {
+	name := auth.EntityName{Type: "osd", ID: fmt.Sprint(id)}
+	path := cf.keyring
+	if path == "" {
+		path = filepath.Join(data, keyringFile)
+	}
+	kr, err := auth.LoadKeyring(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	e, ok := kr[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: keyring %s has no key for it", name, path)
+	}
+	return newOSDAuth(id, e.Key, mons, reg, log.WithGroup("auth"))
+}
