@@ -79,6 +79,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		addAuthCommands,
 		addClusterCommands,
 		addTellCommand,
+		addRadosCommands,
+		addBenchCommands,
 	} {
 		add(root, out, cf)
 	}

@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// dialFunc connects to the cluster. The commands close the connection
+// when they are done.
+type dialFunc func(ctx context.Context) (*rados.Conn, error)
+
+// radosConfig is the client configuration the cluster flags give:
+// --conf (mon_host, auth, keyring for --name), overridden by --mon-host
+// and --keyring; --timeout bounds the connection and every operation.
+func (f *clusterFlags) radosConfig() (rados.Config, error) {
+	var cfg rados.Config
+	if f.conf != "" {
+		c, err := rados.LoadConfig(f.conf, f.name)
+		if err != nil && f.monHost == "" {
+			return cfg, fmt.Errorf("no monitors: give --mon-host, or --conf (or $CUTTLE_CONF) with mon_host, or start a local cluster with cuttle cluster up (%w)", err)
+		}
+		if err == nil {
+			cfg = c
+		}
+	}
+	cfg.Name = f.name
+	if f.monHost != "" {
+		cfg.Mons = strings.Split(f.monHost, ",")
+	}
+	if len(cfg.Mons) == 0 {
+		return cfg, errors.New("no monitors: give --mon-host or --conf")
+	}
+	if f.keyring != "" {
+		cfg.Keyring = f.keyring
+	}
+	cfg.OpTimeout = f.timeout
+	return cfg, nil
+}
+
+// dial connects with the configuration of the flags, giving up after
+// --timeout.
+func (f *clusterFlags) dial(ctx context.Context) (*rados.Conn, error) {
+	cfg, err := f.radosConfig()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	conn, err := rados.Connect(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the cluster: %w", err)
+	}
+	return conn, nil
+}
+
+// radosEnv is what every `cuttle rados` command shares: how to connect,
+// where to print, and the pool and namespace flags.
+type radosEnv struct {
+	out  *Output
+	dial dialFunc
+	pool string
+	ns   string
+}
+
+// addRadosCommands adds "cuttle rados", the object tool (Ceph's rados).
+func addRadosCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+	root.AddCommand(newRadosCommand(out, cf.dial))
+}
+
+func newRadosCommand(out *Output, dial dialFunc) *cobra.Command {
+	e := &radosEnv{out: out, dial: dial}
+	c := &cobra.Command{
+		Use:   "rados -p POOL COMMAND ...",
+		Short: "Store, fetch, list and inspect objects in a pool (Ceph's rados tool)",
+		Long: `Object commands on one pool (-p) and namespace (-N), through the rados
+client library. FILE "-" is standard input or output. Data moves in 4 MiB
+pieces, so objects of any size stream without being held in memory.`,
+	}
+	pf := c.PersistentFlags()
+	pf.StringVarP(&e.pool, "pool", "p", "", "pool to work in (required)")
+	pf.StringVarP(&e.ns, "namespace", "N", "", "namespace of the objects (default: the default namespace)")
+	c.AddCommand(
+		radosPutCommand(e), radosGetCommand(e), radosRmCommand(e), radosLsCommand(e),
+		radosStatCommand(e), radosCpCommand(e),
+		radosSetXattrCommand(e), radosGetXattrCommand(e), radosListXattrCommand(e), radosRmXattrCommand(e),
+		radosSetOmapValCommand(e), radosGetOmapValCommand(e), radosRmOmapKeyCommand(e),
+		radosListOmapKeysCommand(e), radosListOmapValsCommand(e),
+	)
+	return c
+}
+
+// open connects and opens the pool and namespace of the flags; the
+// caller closes the connection.
+func (e *radosEnv) open(ctx context.Context) (*rados.Conn, *rados.IOContext, error) {
+	if e.pool == "" {
+		return nil, nil, errors.New("no pool: give -p POOL")
+	}
+	conn, err := e.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ioc, err := conn.OpenIOContext(e.pool)
+	if err != nil {
+		conn.Close()
+		return nil, nil, radosFailure(e.pool, err)
+	}
+	ioc.SetNamespace(e.ns)
+	return conn, ioc, nil
+}
+
+// with runs f on the pool of the flags.
+func (e *radosEnv) with(cmd *cobra.Command, f func(ctx context.Context, ioc *rados.IOContext) error) error {
+	conn, ioc, err := e.open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return f(cmd.Context(), ioc)
+}
+
+// path names an object for messages as Ceph's rados does: pool/name, or
+// pool/namespace/name.
+func (e *radosEnv) path(name string) string {
+	if e.ns != "" {
+		return e.pool + "/" + e.ns + "/" + name
+	}
+	return e.pool + "/" + name
+}
+
+// cliError is a failure told plainly, keeping the library's error for
+// errors.Is.
+type cliError struct {
+	msg string
+	err error
+}
+
+func (e *cliError) Error() string { return e.msg }
+func (e *cliError) Unwrap() error { return e.err }
+
+// radosFailure is the one table from the client library's error classes
+// to what the CLI says about what (an object's path, or a pool).
+func radosFailure(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var text string
+	switch {
+	case errors.Is(err, rados.ErrPoolNotFound):
+		return &cliError{fmt.Sprintf("pool %s does not exist", what), err}
+	case errors.Is(err, rados.ErrNotFound):
+		text = "no such object"
+	case errors.Is(err, rados.ErrNoAttr):
+		text = "no such attribute"
+	case errors.Is(err, rados.ErrPermission):
+		text = "permission denied"
+	case errors.Is(err, rados.ErrExists):
+		text = "already exists"
+	case errors.Is(err, rados.ErrTimedOut):
+		text = "timed out: " + err.Error()
+	case errors.Is(err, rados.ErrInvalid):
+		text = "invalid argument: " + err.Error()
+	default:
+		text = err.Error()
+	}
+	return &cliError{what + ": " + text, err}
+}
+
+// objectReport is the JSON result of commands that change one object.
+type objectReport struct {
+	Pool      string `json:"pool"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Bytes     *int64 `json:"bytes,omitempty"`
+	Attr      string `json:"attr,omitempty"`
+	Key       string `json:"key,omitempty"`
+	File      string `json:"file,omitempty"`
+}
+
+func (e *radosEnv) report(name string) objectReport {
+	return objectReport{Pool: e.pool, Namespace: e.ns, Name: name}
+}
+
+// printSilent prints r in JSON; plain output says nothing, as Ceph's
+// rados says nothing after a successful change.
+func (e *radosEnv) printSilent(r any) error {
+	return e.out.Print(r, func(io.Writer) error { return nil })
+}
+
+// valueArg returns args[i] if given, else standard input, as the value
+// of setxattr and setomapval.
+func valueArg(cmd *cobra.Command, args []string, i int) ([]byte, error) {
+	if len(args) > i {
+		return []byte(args[i]), nil
+	}
+	b, err := io.ReadAll(cmd.InOrStdin())
+	if err != nil {
+		return nil, fmt.Errorf("read the value from standard input: %w", err)
+	}
+	return b, nil
+}
+
+// openOut opens the output file of get-like commands: "-" is the
+// command's standard output. The returned function closes it and reports
+// the close's error.
+func openOut(out *Output, file string) (io.Writer, func() error, error) {
+	if file == "-" {
+		return out.W, func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// lineWriter writes lines through a buffer.
+type lineWriter struct{ w *bufio.Writer }
+
+func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{bufio.NewWriter(w)} }
+
+func (l *lineWriter) line(s string) error {
+	if _, err := l.w.WriteString(s); err != nil {
+		return err
+	}
+	return l.w.WriteByte('\n')
+}
+
+func (l *lineWriter) flush() error { return l.w.Flush() }
