@@ -76,7 +76,7 @@ func TestClusterUpDown(t *testing.T) {
 		}
 	})
 
-	out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--mons", "3", "--base-port", base)
+	out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--mons", "3", "--osds", "0", "--base-port", base)
 	if err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
