@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,8 +18,10 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
 	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
 	"github.com/cuttlestore/cuttle/internal/osd"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -28,12 +32,20 @@ import (
 type Options struct {
 	Mons int // default 1
 	Net  memnet.Config
+	// TCP runs the daemons over loopback TCP instead of memnet (for
+	// benchmarks, outside synctest), and StoreDir, if set, gives each OSD
+	// a blockstore of StoreSize bytes (default 4 GiB, sparse) there
+	// instead of a memstore.
+	TCP       bool
+	StoreDir  string
+	StoreSize uint64
 }
 
 // Cluster is the daemons of one simulated cluster. Its methods must be
 // called from the test's synctest bubble.
 type Cluster struct {
 	t      testing.TB
+	opts   Options
 	Net    *memnet.Network
 	monmap mon.MonMap
 	mons   map[string]*runningMon
@@ -53,6 +65,7 @@ type OSD struct {
 	ID    int32
 	Store objectstore.Store
 	Gate  *GatedStore // Store, whose commits a test may hold back
+	Host  string
 	Addr  string
 	D     *osd.OSD // nil while stopped
 }
@@ -72,18 +85,22 @@ func New(t testing.TB, opts Options) *Cluster {
 	if opts.Mons == 0 {
 		opts.Mons = 1
 	}
-	c := &Cluster{t: t, Net: memnet.New(opts.Net), mons: map[string]*runningMon{}, OSDs: map[int32]*OSD{}}
+	c := &Cluster{t: t, opts: opts, Net: memnet.New(opts.Net), mons: map[string]*runningMon{}, OSDs: map[int32]*OSD{}}
 	c.monmap.FSID = "00000000-0000-4000-8000-00000000c0de"
 	var addrs []monc.Addr
 	for i := range opts.Mons {
 		name := string(rune('a' + i))
-		c.monmap.Mons = append(c.monmap.Mons, mon.MonInfo{Name: name, Addr: name + ":6789"})
-		addrs = append(addrs, monc.Addr{Name: name, Addr: name + ":6789"})
+		addr := name + ":6789"
+		if opts.TCP {
+			addr = freeAddr(t)
+		}
+		c.monmap.Mons = append(c.monmap.Mons, mon.MonInfo{Name: name, Addr: addr})
+		addrs = append(addrs, monc.Addr{Name: name, Addr: addr})
 	}
 	for _, mi := range c.monmap.Mons {
 		c.startMon(mi.Name)
 	}
-	client, err := monc.New(monc.Config{Mons: addrs, Network: c.Net.Host("admin"), Logger: Logger("client.admin")})
+	client, err := monc.New(monc.Config{Mons: addrs, Network: c.network("admin"), Logger: Logger("client.admin")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +127,7 @@ func (c *Cluster) startMon(name string) {
 		c.t.Fatal(err)
 	}
 	m, err := mon.New(mon.Config{Name: name, MonMap: c.monmap, Store: st, Services: []moncmd.Service{om, conf, am},
-		Network: c.Net.Host(name + ":6789"), Logger: log,
+		Network: c.network(c.monAddr(name)), Logger: log,
 		Bootstrap: []moncmd.Command{moncmd.New("osdmap create", "fsid", c.monmap.FSID)}})
 	if err != nil {
 		c.t.Fatal(err)
@@ -145,11 +162,14 @@ func (c *Cluster) AddOSD(host string) *OSD {
 	if _, err := fmt.Sscan(string(r.Text), &id); err != nil {
 		c.t.Fatalf("osd create answered %q: %v", r.Text, err)
 	}
-	s := &GatedStore{Store: memstore.New(memstore.Options{})}
+	s := &GatedStore{Store: c.newStore(id)}
 	if err := osd.Mkfs(context.Background(), s, id); err != nil {
 		c.t.Fatal(err)
 	}
-	o := &OSD{ID: id, Store: s, Gate: s, Addr: fmt.Sprintf("%s:%d", host, 6800+id)}
+	o := &OSD{ID: id, Store: s, Gate: s, Host: host, Addr: fmt.Sprintf("%s:%d", host, 6800+id)}
+	if c.opts.TCP {
+		o.Addr = freeAddr(c.t)
+	}
 	c.OSDs[id] = o
 	c.StartOSD(id)
 	return o
@@ -163,11 +183,10 @@ func (c *Cluster) StartOSD(id int32) {
 	for _, mi := range c.monmap.Mons {
 		mons = append(mons, monc.Addr{Name: mi.Name, Addr: mi.Addr})
 	}
-	host, _, _ := cutPort(o.Addr)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.Net.Host(o.Addr), Listen: o.Addr,
-		Host: host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id)})
+	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
+		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id)})
 	if err != nil {
 		c.t.Fatalf("osd.%d: %v", id, err)
 	}
@@ -225,13 +244,53 @@ func (c *Cluster) Close() {
 	c.Net.Close()
 }
 
-func cutPort(addr string) (string, string, bool) {
-	for i := len(addr) - 1; i >= 0; i-- {
-		if addr[i] == ':' {
-			return addr[:i], addr[i+1:], true
+// network returns the network a daemon at addr uses.
+func (c *Cluster) network(addr string) msgr.Network {
+	if c.opts.TCP {
+		return &msgr.TCP{}
+	}
+	return c.Net.Host(addr)
+}
+
+func (c *Cluster) monAddr(name string) string {
+	for _, mi := range c.monmap.Mons {
+		if mi.Name == name {
+			return mi.Addr
 		}
 	}
-	return addr, "", false
+	return ""
+}
+
+// newStore makes OSD id's store: a blockstore under StoreDir, else a
+// memstore.
+func (c *Cluster) newStore(id int32) objectstore.Store {
+	if c.opts.StoreDir == "" {
+		return memstore.New(memstore.Options{})
+	}
+	size := c.opts.StoreSize
+	if size == 0 {
+		size = 4 << 30
+	}
+	opts := blockstore.Options{Path: filepath.Join(c.opts.StoreDir, fmt.Sprintf("osd.%d", id)), Size: size}
+	if err := blockstore.Mkfs(opts); err != nil {
+		c.t.Fatal(err)
+	}
+	s, err := blockstore.Open(opts)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return s
+}
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // Map returns the monitors' newest OSD map.

@@ -22,7 +22,7 @@ func (c *Cluster) connect(t *testing.T, name string) *rados.Conn {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := rados.Connect(ctx, rados.Config{Mons: mons, Name: name, Auth: "none", Network: c.Net.Host(name),
+	conn, err := rados.Connect(ctx, rados.Config{Mons: mons, Name: name, Auth: "none", Network: c.network(name),
 		Logger: Logger(name), Seed: 7})
 	if err != nil {
 		t.Fatal(err)

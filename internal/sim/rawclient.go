@@ -37,7 +37,7 @@ func (c *Cluster) NewRawClient(name string) *RawClient {
 		c.t.Fatal(err)
 	}
 	rc := &RawClient{t: c.t, name: name, inc: 0x5eed, replies: map[uint64]chan wire.OSDOpReply{}}
-	ms, err := msgr.New(msgr.Config{Name: en, Network: c.Net.Host(name), Dispatcher: rc,
+	ms, err := msgr.New(msgr.Config{Name: en, Network: c.network(name), Dispatcher: rc,
 		ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: en} }})
 	if err != nil {
 		c.t.Fatal(err)

@@ -1,0 +1,87 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// benchCluster starts, on loopback TCP with blockstores in a temporary
+// directory, one monitor and three OSDs and a pool of size 3, and returns
+// a connected client's I/O context. It runs in real time: these are
+// benchmarks of the whole I/O path in one process.
+func benchCluster(b *testing.B, size int) *rados.IOContext {
+	b.Helper()
+	return benchClusterOpts(b, size, Options{TCP: true, StoreDir: b.TempDir()})
+}
+
+func benchClusterOpts(b *testing.B, size int, opts Options) *rados.IOContext {
+	c := New(b, opts)
+	for _, h := range []string{"h1", "h2", "h3"} {
+		c.AddOSD(h)
+	}
+	c.Run("osd pool create", "pool", "bench", "pg_num", "32", "size", fmt.Sprint(size), "min_size", "1")
+	c.WaitForEpoch(c.Epoch())
+	var mons []string
+	for _, mi := range c.monmap.Mons {
+		mons = append(mons, mi.Name+"="+mi.Addr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := rados.Connect(ctx, rados.Config{Mons: mons, Name: "client.bench", Auth: "none"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	io, err := conn.OpenIOContext("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return io
+}
+
+// benchWrites writes b.N objects of size bytes with 16 writers, each
+// write counted once committed on every replica.
+func benchWrites(b *testing.B, replicas, size int) { benchWritesN(b, replicas, size, 16) }
+
+func benchWritesN(b *testing.B, replicas, size, writers int) {
+	io := benchCluster(b, replicas)
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				if err := io.WriteFull(context.Background(), fmt.Sprintf("obj-%d-%d", w, i), data); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+func BenchmarkRadosWrite4KOneWriter(b *testing.B) { benchWritesN(b, 3, 4<<10, 1) }
+func BenchmarkRadosWrite4K(b *testing.B)          { benchWrites(b, 3, 4<<10) }
+func BenchmarkRadosWrite4M(b *testing.B)          { benchWrites(b, 3, 4<<20) }
+func BenchmarkRadosWrite4KSize1(b *testing.B)     { benchWrites(b, 1, 4<<10) }
+func BenchmarkRadosWrite4MSize1(b *testing.B)     { benchWrites(b, 1, 4<<20) }
+
