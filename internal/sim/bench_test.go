@@ -84,4 +84,3 @@ func BenchmarkRadosWrite4K(b *testing.B)          { benchWrites(b, 3, 4<<10) }
 func BenchmarkRadosWrite4M(b *testing.B)          { benchWrites(b, 3, 4<<20) }
 func BenchmarkRadosWrite4KSize1(b *testing.B)     { benchWrites(b, 1, 4<<10) }
 func BenchmarkRadosWrite4MSize1(b *testing.B)     { benchWrites(b, 1, 4<<20) }
-
