@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -152,7 +153,10 @@ func radosFailure(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var text string
+	var (
+		text string
+		oe   *rados.OpError
+	)
 	switch {
 	case errors.Is(err, rados.ErrPoolNotFound):
 		return &cliError{fmt.Sprintf("pool %s does not exist", what), err}
@@ -168,6 +172,8 @@ func radosFailure(what string, err error) error {
 		text = "timed out: " + err.Error()
 	case errors.Is(err, rados.ErrInvalid):
 		text = "invalid argument: " + err.Error()
+	case errors.As(err, &oe) && oe.Errno == wire.ENOSPC:
+		text = "no space left on the OSDs: " + err.Error()
 	default:
 		text = err.Error()
 	}

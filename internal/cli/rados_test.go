@@ -21,6 +21,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/bench"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -378,6 +379,7 @@ func TestRadosFailureTable(t *testing.T) {
 		{rados.ErrPermission, "get p/o: permission denied"},
 		{rados.ErrNoAttr, "get p/o: no such attribute"},
 		{errors.New("weird"), "get p/o: weird"},
+		{&rados.OpError{Op: "write", Object: "o", Errno: wire.ENOSPC}, `get p/o: no space left on the OSDs: rados: write "o": errno 28`},
 	} {
 		err := radosFailure("get p/o", tc.err)
 		if err.Error() != tc.want || !errors.Is(err, tc.err) {
