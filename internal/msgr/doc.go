@@ -3,7 +3,7 @@
 // TCP in daemons and memnet in tests.
 //
 // It owns the byte stream: the preamble, frames with crc32c and optional
-// HMAC signatures, the auth handshake run before any message (through the
+// AES-GMAC signatures, the auth handshake run before any message (through the
 // contract in internal/auth), sessions that survive reconnects with
 // sequence numbers and acks, reconnect backoff, and throttles. It is
 // message-agnostic: a Message is a type, a version and opaque bytes, which

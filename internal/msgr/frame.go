@@ -2,12 +2,13 @@ package msgr
 
 import (
 	"bufio"
-	"crypto/hmac"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 )
@@ -22,8 +23,8 @@ const (
 	preambleLen = len(preambleMagic) + 4
 	// headerLen is the fixed frame header.
 	headerLen = 36
-	// sigLen is the truncated HMAC-SHA256 that follows the payload of a
-	// signed frame.
+	// sigLen is the AES-GMAC tag that follows the payload of a signed
+	// frame.
 	sigLen = 16
 )
 
@@ -110,23 +111,58 @@ func parseHeader(b []byte, max uint32) (header, error) {
 	return h, nil
 }
 
-// signer computes frame signatures with a session key.
-type signer struct{ mac hash.Hash }
+// signer signs the frames of one direction of one connection with
+// AES-128-GMAC, which runs at several GB/s where HMAC-SHA256 managed about
+// one: every payload is signed, so its cost is paid per byte moved. The
+// key is derived from the connection's session key; the nonce is the
+// direction and the frame's index among the signed frames of that
+// direction, so no two frames signed under one key share a nonce (a frame
+// retransmitted after a reconnect goes out under the new connection's
+// key). The tag authenticates the header (encrypted as the GCM plaintext,
+// which is discarded) and the payload (the additional data).
+type signer struct {
+	gcm   cipher.AEAD
+	dir   byte
+	count uint64
+	buf   []byte // scratch for the sealed header and tag
+}
 
-func newSigner(key []byte) *signer {
+// Directions, in the nonce: frames the dialer sends and frames the
+// acceptor sends.
+const (
+	dirFromDialer   = 1
+	dirFromAcceptor = 2
+)
+
+// signKeyInfo separates the frame-signing key from other uses of the
+// session key.
+const signKeyInfo = "cuttle msgr frame gmac v1"
+
+func newSigner(key []byte, dir byte) *signer {
 	if key == nil {
 		return nil
 	}
-	return &signer{hmac.New(sha256.New, key)}
+	k := sha256.Sum256(append([]byte(signKeyInfo), key...))
+	block, err := aes.NewCipher(k[:16])
+	if err != nil {
+		panic(err) // a 16-byte key is always valid
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err) // the standard nonce and tag sizes are always valid
+	}
+	return &signer{gcm: gcm, dir: dir}
 }
 
-// sign appends the signature of hdr and payload to dst.
+// sign appends the signature of hdr and payload, the next frame of its
+// direction, to dst.
 func (s *signer) sign(dst, hdr, payload []byte) []byte {
-	s.mac.Reset()
-	s.mac.Write(hdr)
-	s.mac.Write(payload)
-	var sum [sha256.Size]byte
-	return append(dst, s.mac.Sum(sum[:0])[:sigLen]...)
+	var nonce [12]byte
+	nonce[0] = s.dir
+	binary.LittleEndian.PutUint64(nonce[4:], s.count)
+	s.count++
+	s.buf = s.gcm.Seal(s.buf[:0], nonce[:], hdr, payload)
+	return append(dst, s.buf[len(s.buf)-sigLen:]...)
 }
 
 // frameReader decodes frames from a stream. It is not safe for concurrent
@@ -208,7 +244,7 @@ func (fr *frameReader) verify(f *frame) error {
 		return streamErr(err, "signature")
 	}
 	fr.own = fr.sig.sign(fr.own[:0], fr.hdr[:], f.payload)
-	if !hmac.Equal(fr.own, fr.tmp[:]) {
+	if subtle.ConstantTimeCompare(fr.own, fr.tmp[:]) != 1 {
 		return fmt.Errorf("%w: kind %d, seq %d", ErrBadSignature, f.kind, f.seq)
 	}
 	return nil

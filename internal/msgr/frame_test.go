@@ -13,11 +13,11 @@ import (
 )
 
 func encodeOne(h header, payload []byte, key []byte) []byte {
-	return appendFrame(nil, &h, payload, newSigner(key))
+	return appendFrame(nil, &h, payload, newSigner(key, dirFromDialer))
 }
 
 func readOne(b []byte, max uint32, key []byte) (frame, error) {
-	fr := frameReader{r: bufio.NewReader(bytes.NewReader(b)), max: max, sig: newSigner(key)}
+	fr := frameReader{r: bufio.NewReader(bytes.NewReader(b)), max: max, sig: newSigner(key, dirFromDialer)}
 	return fr.read()
 }
 
@@ -125,7 +125,7 @@ func TestPayloadsRoundTrip(t *testing.T) {
 func TestEncodeBatchLargeByReference(t *testing.T) {
 	large := bytes.Repeat([]byte{7}, smallPayload+1)
 	for _, key := range [][]byte{nil, []byte("k")} {
-		c := &conn{wsig: newSigner(key)}
+		c := &conn{wsig: newSigner(key, dirFromDialer)}
 		batch := []outMsg{
 			{1, crc32.Checksum([]byte("a"), crcTable), Message{Type: 1, Payload: []byte("a")}},
 			{2, crc32.Checksum(large, crcTable), Message{Type: 2, Payload: large}},
@@ -145,7 +145,7 @@ func TestEncodeBatchLargeByReference(t *testing.T) {
 		if !byRef {
 			t.Fatal("large payload was copied")
 		}
-		fr := frameReader{r: bufio.NewReader(bytes.NewReader(stream)), max: 1 << 20, sig: newSigner(key)}
+		fr := frameReader{r: bufio.NewReader(bytes.NewReader(stream)), max: 1 << 20, sig: newSigner(key, dirFromDialer)}
 		for i := range batch {
 			f, err := fr.read()
 			if err != nil {
@@ -209,5 +209,39 @@ func TestPool(t *testing.T) {
 	p.put(make([]byte, 100<<10)) // not a pool size: ignored
 	if b := p.get(100 << 10); cap(b) != 128<<10 {
 		t.Fatalf("a foreign buffer came back from the pool: cap %d", cap(b))
+	}
+}
+
+// Signatures bind a frame to its direction and its place in the stream:
+// the same frame signed twice gets two tags, a replayed or reordered frame
+// fails, and the acceptor's key does not verify the dialer's frames.
+func TestSignerNoncesAndDirections(t *testing.T) {
+	key := []byte("session-key")
+	hdr, payload := make([]byte, headerLen), []byte("payload")
+	w := newSigner(key, dirFromDialer)
+	first := w.sign(nil, hdr, payload)
+	second := w.sign(nil, hdr, payload)
+	if bytes.Equal(first, second) {
+		t.Fatal("two frames signed with the same nonce")
+	}
+	r := newSigner(key, dirFromDialer)
+	if got := r.sign(nil, hdr, payload); !bytes.Equal(got, first) {
+		t.Fatal("the reader's first tag differs from the writer's")
+	}
+	if got := r.sign(nil, hdr, payload); !bytes.Equal(got, second) {
+		t.Fatal("the reader's second tag differs from the writer's")
+	}
+	if got := newSigner(key, dirFromAcceptor).sign(nil, hdr, payload); bytes.Equal(got, first) {
+		t.Fatal("the other direction's key verifies this direction's frame")
+	}
+	if got := newSigner([]byte("other"), dirFromDialer).sign(nil, hdr, payload); bytes.Equal(got, first) {
+		t.Fatal("another session key verifies the frame")
+	}
+	hdr[0] ^= 1
+	if got := newSigner(key, dirFromDialer).sign(nil, hdr, payload); bytes.Equal(got, first) {
+		t.Fatal("a changed header verifies")
+	}
+	if got := newSigner(key, dirFromDialer).sign(nil, make([]byte, headerLen), []byte("paylaod")); bytes.Equal(got, first) {
+		t.Fatal("a changed payload verifies")
 	}
 }

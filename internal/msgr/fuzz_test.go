@@ -18,7 +18,7 @@ func FuzzReadFrame(f *testing.F) {
 			key = []byte("key")
 		}
 		r := bytes.NewReader(in)
-		fr := frameReader{r: newBufReader(r), max: 1 << 16, sig: newSigner(key)}
+		fr := frameReader{r: newBufReader(r), max: 1 << 16, sig: newSigner(key, dirFromDialer)}
 		consumed := 0
 		for {
 			fm, err := fr.read()

@@ -85,7 +85,7 @@ func (c *conn) connect() error {
 	if err != nil {
 		return err
 	}
-	c.setKey(key)
+	c.setKey(key, true)
 	s.mu.Lock()
 	req := sessionReq{ID: s.id, ConnectSeq: s.connectSeq, InSeq: s.inSeq, Lossless: s.policy == Lossless}
 	s.mu.Unlock()
@@ -186,7 +186,7 @@ func (c *conn) acceptHandshake() (*Session, error) {
 	if peer := h.Peer(); peer != them.Name {
 		return nil, c.refuse(fmt.Errorf("%w: authenticated as %s, hello says %s", ErrHandshake, peer, them.Name))
 	}
-	c.setKey(h.SessionKey())
+	c.setKey(h.SessionKey(), false)
 	if f, err = c.readFrame(kindSession); err != nil {
 		return nil, err
 	}
@@ -242,10 +242,14 @@ func (c *conn) refuse(err error) error {
 }
 
 // setKey turns on signing with key (nil: unsigned). Reader and writer get
-// their own HMAC state.
-func (c *conn) setKey(key []byte) {
-	c.wsig = newSigner(key)
-	c.fr.sig = newSigner(key)
+// their own signer, each for its direction.
+func (c *conn) setKey(key []byte, dialer bool) {
+	send, recv := byte(dirFromAcceptor), byte(dirFromDialer)
+	if dialer {
+		send, recv = recv, send
+	}
+	c.wsig = newSigner(key, send)
+	c.fr.sig = newSigner(key, recv)
 }
 
 // attachOutgoing joins c to outgoing session s after the acceptor's reply.
