@@ -233,7 +233,7 @@ func benchCleanupObjects(ctx context.Context, ioc *rados.IOContext, f *benchFlag
 }
 
 func printCleanup(w io.Writer, cl benchCleanup) error {
-	_, err := fmt.Fprintf(w, "Removed %d objects\nClean up completed and total clean up time :%g\n", cl.Removed, cl.Seconds)
+	_, err := fmt.Fprintf(w, "Removed %d objects\nClean up completed and total clean up time :%.6g\n", cl.Removed, cl.Seconds)
 	return err
 }
 
