@@ -13,8 +13,13 @@
 // (outside the measured interval), calls Workload.BeforeMeasure (a hook to
 // drop the page cache, say), then runs the workload and returns a Result.
 //
-// bench knows nothing of any engine: it uses the objectstore interface
-// only.
+// The same package drives a cluster through the rados client library for
+// `cuttle bench` (rados.go, timed.go): Timed keeps N operations in flight
+// for a duration and reports every second, RunRados writes or reads
+// objects as `rados bench` does.
+//
+// bench knows nothing of any engine or daemon: it uses the objectstore
+// interface and the rados client library only.
 package bench
 
 import (
