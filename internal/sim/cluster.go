@@ -271,7 +271,7 @@ func (c *Cluster) newStore(id int32) objectstore.Store {
 	if size == 0 {
 		size = 4 << 30
 	}
-	opts := blockstore.Options{Path: filepath.Join(c.opts.StoreDir, fmt.Sprintf("osd.%d", id)), Size: size}
+	opts := blockstore.Options{Path: filepath.Join(c.opts.StoreDir, fmt.Sprintf("osd.%d", id)), Size: size, AllocUnit: 4 << 10}
 	if err := blockstore.Mkfs(opts); err != nil {
 		c.t.Fatal(err)
 	}
