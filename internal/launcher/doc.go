@@ -10,7 +10,7 @@
 //	cluster.json     the cluster's record: fsid, and one [Daemon] per daemon
 //	cuttle.conf      the cluster configuration file commands read
 //	admin.keyring    client.admin's key (0600)
-//	mon.a/ ...       each daemon's data directory
+//	mon.a/ osd.0/ .. each daemon's data directory
 //	log/mon.a.log    each daemon's standard output and error
 //	run/mon.a.pid    each running daemon's pid and process identity
 //
@@ -18,7 +18,11 @@
 // data directory, address, metrics address) that [Plan] builds once and
 // cluster.json keeps. Creating, starting, stopping and listing daemons work
 // on that list only, so a new kind of daemon (OSDs) is new specs in [Plan]
-// and a case in the Create hook, nothing else.
+// and a case in the Create hook, nothing else. Monitors are created
+// before anything runs; the rest of a new cluster's creation (the Setup
+// hook, then every other daemon, which registers with the monitors) is
+// a list of pending steps in cluster.json that Up does with the monitors
+// running, so that a creation that failed half-way resumes.
 //
 // # What it must not know about
 //
