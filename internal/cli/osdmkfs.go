@@ -47,6 +47,11 @@ const (
 // defaultOSDSize is the store size osd mkfs makes without --size.
 const defaultOSDSize = "10G"
 
+// osdAllocUnit is the allocation unit of an OSD's store: 4 KiB, as
+// Ceph's BlueStore's min_alloc_size, so that small objects (RADOS holds
+// many) do not take 64 KiB each.
+const osdAllocUnit = 4 << 10
+
 // osdMkfsFlags are the options of osd mkfs.
 type osdMkfsFlags struct {
 	data string
@@ -80,7 +85,7 @@ a new OSD id (osd create) unless --id names one made beforehand, create the
 OSD's cephx key (caps mon 'profile osd', osd 'allow *') and write it
 to DIR/keyring (mode 0600), and make a block store of --size bytes in DIR:
 a sparse data file DIR/block, which takes disk space only as data is written,
-and its metadata in DIR/db. Then start the OSD with cuttle osd run --data DIR.
+and its metadata in DIR/db, with 4 KiB allocation units. Then start the OSD with cuttle osd run --data DIR.
 
 It reaches the monitors as the --name entity (default client.admin), which
 needs the caps to create OSDs and keys. Sizes take binary suffixes: 2G, 1.5T.`,
@@ -121,10 +126,10 @@ func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResu
 	if err := checkEmptyDir(f.data); err != nil {
 		return res, fmt.Errorf("osd mkfs: %w", err)
 	}
-	au := uint64(blockstore.DefaultAllocUnit)
+	au := uint64(osdAllocUnit)
 	res.Size = f.size - f.size%au
-	if res.Size < 16*au {
-		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", formatSize(f.size), formatSize(16*au))
+	if res.Size < 256*au {
+		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", formatSize(f.size), formatSize(256*au))
 	}
 	mc, err := cf.monClient()
 	if err != nil {
@@ -283,7 +288,7 @@ func makeOSDStore(ctx context.Context, dir string, size uint64, id int32) (err e
 	if err != nil {
 		return fmt.Errorf("data file: %w", err)
 	}
-	if err := blockstore.Mkfs(blockstore.Options{Path: dir, DevicePath: block, Size: size}); err != nil {
+	if err := blockstore.Mkfs(blockstore.Options{Path: dir, DevicePath: block, Size: size, AllocUnit: osdAllocUnit}); err != nil {
 		return err
 	}
 	st, err := blockstore.Open(blockstore.Options{Path: dir})
