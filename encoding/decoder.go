@@ -277,6 +277,23 @@ func (d *Decoder) BytesRef(max int) []byte {
 	return d.take(n)
 }
 
+// AlignedBytesRef reads what Encoder.AlignedBytes wrote: it skips the
+// padding (ErrCorrupt if longer than MaxAlign) and returns the bytes as
+// BytesRef does, aliasing the input.
+func (d *Decoder) AlignedBytesRef(max int) []byte {
+	off := d.off
+	pad := d.Uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if pad > MaxAlign {
+		d.err = fmt.Errorf("%w: padding of %d bytes at offset %d exceeds %d", ErrCorrupt, pad, off, MaxAlign)
+		return nil
+	}
+	d.take(int(pad))
+	return d.BytesRef(max)
+}
+
 // String reads a byte string as Bytes does and returns it as a string.
 func (d *Decoder) String(max int) string {
 	n, ok := d.length(max)

@@ -134,6 +134,44 @@ func TestBytesRefAliases(t *testing.T) {
 	}
 }
 
+func TestAlignedBytes(t *testing.T) {
+	for _, prefix := range []int{0, 1, 5, 127, 4090, 4095, 4096, 9000} {
+		for _, n := range []int{0, 100, 4096, 5000, 1 << 20} {
+			var e Encoder
+			e.Uint8(7)
+			for range prefix {
+				e.Uint8(1)
+			}
+			data := bytes.Repeat([]byte{0xab}, n)
+			e.AlignedBytes(data, 4096)
+			e.Uint8(9)
+			buf := e.Data()
+			d := NewDecoder(buf)
+			d.Uint8()
+			for range prefix {
+				d.Uint8()
+			}
+			got := d.AlignedBytesRef(1 << 21)
+			if !bytes.Equal(got, data) || d.Uint8() != 9 || d.Finish() != nil {
+				t.Fatalf("prefix %d, %d bytes: round trip failed", prefix, n)
+			}
+			if n >= 4096 {
+				start := len(buf) - 1 - n
+				if start%4096 != 0 || &buf[start] != &got[0] {
+					t.Fatalf("prefix %d, %d bytes: data at offset %d, not aligned", prefix, n, start)
+				}
+			} else if len(buf) != 1+prefix+1+uvarintLen(uint64(n))+n+1 {
+				t.Fatalf("prefix %d: %d bytes of data were padded", prefix, n)
+			}
+		}
+	}
+	var e Encoder
+	e.Uvarint(MaxAlign + 1)
+	if d := NewDecoder(e.Data()); d.AlignedBytesRef(10) != nil || !errors.Is(d.Err(), ErrCorrupt) {
+		t.Fatalf("oversized padding: %v", d.Err())
+	}
+}
+
 func TestEnvelopeLayout(t *testing.T) {
 	var e Encoder
 	m := e.Begin(3, 2)

@@ -116,7 +116,7 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 const (
 	// defaultClusterOSDSize is each OSD's store: a sparse file, so it
 	// costs disk space only as data is written.
-	defaultClusterOSDSize = "2G"
+	defaultClusterOSDSize = "16G"
 	// clusterRule is the CRUSH rule of a local cluster: one copy per OSD,
 	// as every OSD is on this machine (the default rule, one copy per
 	// host, could place only one). Ceph's vstart does the same with osd

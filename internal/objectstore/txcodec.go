@@ -12,6 +12,11 @@ import (
 // Encoding of transactions, so that a primary OSD can send the
 // transaction it built to its replicas, which apply the same one.
 
+// dataAlign aligns write data within an encoding (relative to its
+// start), so a replica that receives it into an aligned buffer can write
+// it with O_DIRECT straight from there.
+const dataAlign = 4096
+
 // Limits on decoded transactions: they bound what a hostile peer can make
 // a decoder allocate, not what a store accepts.
 const (
@@ -57,7 +62,7 @@ func encodeOp(e *encoding.Encoder, op *Op) {
 	e.Uvarint(op.Offset)
 	e.Uvarint(op.Length)
 	e.Uvarint(op.DestOffset)
-	e.Bytes(op.Data)
+	e.AlignedBytes(op.Data, dataAlign)
 	e.Uvarint(uint64(len(op.Attrs)))
 	for _, k := range slices.Sorted(maps.Keys(op.Attrs)) {
 		e.String(k)
@@ -108,7 +113,7 @@ func DecodeTransactionFrom(d *encoding.Decoder) *Transaction {
 }
 
 // minOpLen is the fewest bytes an encoded Op takes.
-const minOpLen = 1 + 2*(1+1+4+7) + 3 + 1 + 1 + 1 + 1 + 1
+const minOpLen = 1 + 2*(1+1+4+7) + 3 + 2 + 1 + 1 + 1 + 1
 
 func decodeCollection(d *encoding.Decoder) CollectionID {
 	return CollectionID{Kind: CollectionKind(d.Uint8()), Pool: d.Varint(), Seed: d.Uint32()}
@@ -124,7 +129,7 @@ func decodeOp(d *encoding.Decoder) Op {
 		Offset:         d.Uvarint(),
 		Length:         d.Uvarint(),
 		DestOffset:     d.Uvarint(),
-		Data:           d.BytesRef(maxTxnData),
+		Data:           d.AlignedBytesRef(maxTxnData),
 	}
 	if n := d.Count(2); n > maxTxnEntries {
 		d.Fail(fmt.Errorf("%w: %d attributes", encoding.ErrCorrupt, n))

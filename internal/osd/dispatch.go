@@ -18,7 +18,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			o.log.Warn("bad client op", "from", from.Name.String(), "err", err)
 			return
 		}
-		o.handleOp(from, op)
+		o.handleOp(from, op, func() { o.ms.Release(msg) })
 	case wire.TypeRepOp:
 		if from.Name.Type != "osd" {
 			o.log.Warn("rep op from a non-OSD", "from", from.Name.String())
@@ -29,7 +29,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			o.log.Warn("bad rep op", "from", from.Name.String(), "err", err)
 			return
 		}
-		o.handleRepOp(from, m)
+		o.handleRepOp(from, m, func() { o.ms.Release(msg) })
 	case wire.TypeRepOpReply:
 		m, err := wire.DecodeRepOpReply(msg.Payload)
 		if err != nil {

@@ -22,6 +22,15 @@ type request struct {
 	since time.Time
 	write bool
 
+	// release hands the message's buffer back to the messenger once the
+	// request is answered: its data is no longer used then (the store
+	// has committed any write of it).
+	release func()
+	// stored is closed once the store has committed the request's
+	// transaction (nil: none queued); the buffer goes back only then,
+	// even if the request was answered before (an interval ended).
+	stored <-chan struct{}
+
 	mu       sync.Mutex
 	state    string // for dump_ops_in_flight
 	done     func() // ends tracking; nil once called
@@ -67,6 +76,28 @@ func (r *request) reply(rep wire.OSDOpReply) {
 	r.mu.Unlock()
 	if done != nil {
 		done()
+		r.releaseWhenStored()
+	}
+}
+
+// releaseWhenStored hands the message buffer back once no queued
+// transaction refers to it.
+func (r *request) releaseWhenStored() {
+	r.mu.Lock()
+	stored := r.stored
+	r.mu.Unlock()
+	switch {
+	case r.release == nil:
+	case stored == nil || isClosed(stored):
+		r.release()
+	default:
+		go func() {
+			select {
+			case <-stored:
+				r.release()
+			case <-r.o.ctx.Done():
+			}
+		}()
 	}
 }
 
@@ -75,9 +106,10 @@ func (r *request) replyError(result int32, epoch uint64) {
 	r.reply(wire.OSDOpReply{Epoch: epoch, Result: result, Flags: wire.ReplyApplied | wire.ReplyCommitted})
 }
 
-// handleOp routes a client op once the OSD has the client's map epoch.
-func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp) {
-	r := &request{o: o, from: from, op: op, write: o.cfg.Classes.IsWrite(op.Ops)}
+// handleOp routes a client op once the OSD has the client's map epoch;
+// release returns its message's buffer once it is answered.
+func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func()) {
+	r := &request{o: o, from: from, op: op, write: o.cfg.Classes.IsWrite(op.Ops), release: release}
 	r.done = o.track(r)
 	r.setState("waiting for map")
 	o.whenMap(from.Session, op.Epoch, func() {
@@ -353,6 +385,9 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	r.mu.Lock()
+	r.stored = c.Committed()
+	r.mu.Unlock()
 	if err := p.log.Append(entry); err != nil {
 		return nil, nil, err // cannot happen: v is past the head
 	}

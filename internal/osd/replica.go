@@ -14,8 +14,10 @@ import (
 
 // handleRepOp applies a write the primary sent, once this OSD has the
 // primary's map. RepOps of one primary arrive in version order on its
-// session and are queued to the store in that order.
-func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp) {
+// session and are queued to the store in that order. release returns the
+// message's buffer, which the transaction's data aliases, once the store
+// has committed it (or refused it).
+func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 	o.whenMap(from.Session, m.Epoch, func() {
 		reply := func(flags uint32, result int32) {
 			r := wire.RepOpReply{PG: m.PG, Tid: m.Tid, Epoch: o.Epoch(), Flags: flags, Result: result}
@@ -26,17 +28,24 @@ func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp) {
 		}
 		p, _ := o.lookupPG(m.PG)
 		if p == nil {
+			release()
 			reply(wire.ReplyCommitted, -wire.ESTALE)
 			return
 		}
 		c, result := p.applyRepOp(from, m)
 		if c == nil {
+			release()
 			reply(wire.ReplyCommitted, result)
 			return
 		}
 		o.wg.Add(1)
 		go func() {
 			defer o.wg.Done()
+			defer func() {
+				if isClosed(c.Committed()) {
+					release()
+				}
+			}()
 			if m.WantApplied {
 				select {
 				case <-c.Applied():
@@ -137,4 +146,14 @@ func osdID(name string) (int32, bool) {
 	}
 	n, err := strconv.ParseInt(s, 10, 32)
 	return int32(n), err == nil && n >= 0
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

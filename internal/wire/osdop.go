@@ -225,6 +225,11 @@ type OSDOpReply struct {
 	Ops     []ObjectOpResult
 }
 
+// dataAlign is the alignment of object data within a message: data
+// received into an aligned buffer can go to disk with O_DIRECT without a
+// copy.
+const dataAlign = 4096
+
 // Limits on decoded OSD ops.
 const (
 	maxOps     = 1024
@@ -264,7 +269,7 @@ func encodeObjectOp(e *encoding.Encoder, op *ObjectOp) {
 	e.Uvarint(op.Version)
 	e.String(op.Name)
 	e.String(op.Prefix)
-	e.Bytes(op.Data)
+	e.AlignedBytes(op.Data, dataAlign)
 	encodeStrings(e, op.Keys)
 	encodeKVs(e, op.Pairs)
 }
@@ -318,7 +323,7 @@ func DecodeOSDOp(b []byte) (OSDOp, error) {
 }
 
 // minObjectOpLen is the fewest bytes an encoded ObjectOp takes.
-const minObjectOpLen = 2 + 4 + 3 + 5
+const minObjectOpLen = 2 + 4 + 3 + 6
 
 func decodeObjectOp(d *encoding.Decoder) ObjectOp {
 	return ObjectOp{
@@ -329,7 +334,7 @@ func decodeObjectOp(d *encoding.Decoder) ObjectOp {
 		Version: d.Uvarint(),
 		Name:    d.String(maxKeyLen),
 		Prefix:  d.String(maxKeyLen),
-		Data:    d.BytesRef(maxOpData),
+		Data:    d.AlignedBytesRef(maxOpData),
 		Keys:    decodeStrings(d),
 		Pairs:   decodeKVs(d),
 	}

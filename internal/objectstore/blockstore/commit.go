@@ -2,6 +2,7 @@ package blockstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -180,14 +181,9 @@ func (s *Store) committer() {
 // applyGroup writes the group's copy-on-write data, syncs it, and makes
 // the group visible with one batch, whose WAL sync the syncer waits for.
 func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
-	wrote := false
-	for _, p := range group {
-		for _, w := range p.writes {
-			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
-				return nil, fmt.Errorf("write data at %d: %w", w.DevOff, err)
-			}
-			wrote = true
-		}
+	wrote, err := s.writeCOW(group)
+	if err != nil {
+		return nil, err
 	}
 	b := s.db.NewBatch()
 	if err := s.fillBatch(b, group, wrote); err != nil {
@@ -202,6 +198,65 @@ func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
 	}
 	s.publish(group)
 	return b, nil
+}
+
+// writeCOW writes the group's copy-on-write data and reports whether
+// there was any. Aligned buffers (object data received into aligned
+// message buffers, whole allocation units) go to the device with O_DIRECT,
+// several at once: a buffered write of megabytes costs a copy into the
+// page cache and its writeback, which on the benchmark machine held
+// 4 MiB writes to a quarter of what the disk takes directly. The data
+// sync that follows covers both kinds.
+func (s *Store) writeCOW(group []*pendingTxn) (bool, error) {
+	var direct []deferredWrite
+	wrote := false
+	for _, p := range group {
+		for _, w := range p.writes {
+			wrote = true
+			if s.direct != nil && len(w.Data) >= directWriteMin && isAligned(w.Data, w.DevOff) {
+				direct = append(direct, w)
+				continue
+			}
+			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+				return false, fmt.Errorf("write data at %d: %w", w.DevOff, err)
+			}
+		}
+	}
+	return wrote, s.writeDirectCOW(direct)
+}
+
+// directWriteMin is the size from which aligned copy-on-write data goes
+// to the device directly: smaller writes are cheap to buffer and merge.
+const directWriteMin = 64 << 10
+
+// maxDirectWriters bounds the direct writes in flight at once.
+const maxDirectWriters = 8
+
+// writeDirectCOW writes ws with O_DIRECT, up to maxDirectWriters at a
+// time (each a blocking pwrite on its own thread, so the device sees them
+// together).
+func (s *Store) writeDirectCOW(ws []deferredWrite) error {
+	s.statDirectWrites.Add(uint64(len(ws)))
+	if len(ws) == 1 {
+		if _, err := s.direct.WriteAt(ws[0].Data, int64(ws[0].DevOff)); err != nil {
+			return fmt.Errorf("write data at %d: %w", ws[0].DevOff, err)
+		}
+		return nil
+	}
+	errs := make([]error, len(ws))
+	sem := make(chan struct{}, maxDirectWriters)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if _, err := s.direct.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+				errs[i] = fmt.Errorf("write data at %d: %w", w.DevOff, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // fillBatch merges the group's batches into b, with the deletion of the

@@ -9,3 +9,6 @@ func GroupStats(s *Store) (groups, txns uint64) {
 // RecordCacheBytes returns what the record cache counts against its
 // budget.
 func RecordCacheBytes(s *Store) int64 { return s.cache.usedBytes() }
+
+// DirectWrites returns how many copy-on-write writes went with O_DIRECT.
+func DirectWrites(s *Store) uint64 { return s.statDirectWrites.Load() }

@@ -82,6 +82,7 @@ type Store struct {
 	// Group commit counters: WAL syncs, and the transactions they made
 	// durable.
 	statSyncs, statTxns atomic.Uint64
+	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
 
 	// The commit pipeline (commit.go): hand-offs between its stages,
 	// and the groups taken from the queue but not through the applier.
