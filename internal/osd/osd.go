@@ -2,6 +2,8 @@ package osd
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -113,6 +115,7 @@ type OSD struct {
 	mon  *monc.Client
 	addr string
 
+	nonce   uint64                 // this process's boot nonce
 	updates chan wire.OSDMapUpdate // from the monitor client to mapLoop
 	ctx     context.Context        // cancelled by Close
 	cancel  context.CancelFunc
@@ -148,6 +151,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
 		inflight: map[*request]struct{}{}}
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
+	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
 		o.Close()
 		return nil, err
@@ -195,7 +199,7 @@ func (o *OSD) start(ctx context.Context) error {
 // first time, to place it under its host).
 func (o *OSD) boot(ctx context.Context) error {
 	r, err := o.mon.Run(ctx, wire.NewCommand("osd boot", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr,
-		"host", o.cfg.Host, "weight", o.cfg.Weight))
+		"host", o.cfg.Host, "weight", o.cfg.Weight, "nonce", fmt.Sprint(o.nonce)))
 	if err != nil {
 		return fmt.Errorf("osd.%d: boot: %w", o.cfg.ID, err)
 	}
@@ -293,4 +297,11 @@ func (o *OSD) loadPGs(ctx context.Context) error {
 		o.log.Info("loaded placement groups", "count", len(o.pgs))
 	}
 	return nil
+}
+
+// randomNonce returns a boot nonce: a restarted OSD boots with a new one.
+func randomNonce() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) | 1
 }

@@ -24,7 +24,8 @@ type pg struct {
 	pool    osdmap.Pool // as of epoch
 	epoch   uint64      // the newest map the PG has seen
 	acting  []int32
-	primary int32 // -1: none
+	upFrom  []uint32 // the acting OSDs' up_from epochs
+	primary int32    // -1: none
 	// objects holds the requests of each object, the running one first.
 	objects map[objid.ID][]*request
 	// writes are the writes replicating, by tid.
@@ -54,8 +55,15 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
 	if ok {
 		acting, primary = mp.Acting, mp.ActingPrimary
 	}
-	changed := !slices.Equal(acting, p.acting) || primary != p.primary
+	upFrom := make([]uint32, len(acting))
+	for i, id := range acting {
+		upFrom[i] = uint32(m.OSD(id).UpFrom)
+	}
+	// A member that restarted (a new up_from) lost what it had not
+	// committed: that too starts a new interval.
+	changed := !slices.Equal(acting, p.acting) || primary != p.primary || !slices.Equal(upFrom, p.upFrom)
 	p.epoch = epoch
+	p.upFrom = upFrom
 	if pool := m.Pool(p.id.Pool); pool != nil {
 		p.pool = *pool
 	}

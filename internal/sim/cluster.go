@@ -306,3 +306,13 @@ func (c *Cluster) Map() *osdmap.Map {
 
 // Epoch returns the monitors' newest OSD map epoch.
 func (c *Cluster) Epoch() uint64 { return uint64(c.Map().Epoch()) }
+
+// KillOSD stops an OSD as a crash would, without telling the monitors:
+// the map still shows it up until it boots again (with a new nonce).
+func (c *Cluster) KillOSD(id int32) {
+	c.t.Helper()
+	if o := c.OSDs[id]; o.D != nil {
+		o.D.Close()
+		o.D = nil
+	}
+}

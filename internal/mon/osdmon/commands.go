@@ -34,7 +34,7 @@ func commands() map[string]command {
 
 		// OSD lifecycle.
 		"osd create":   {prepare: (*Service).prepareOSDCreate}, // [uuid]
-		"osd boot":     {prepare: (*Service).prepareBoot},      // id addr host [weight] [uuid] [class]
+		"osd boot":     {prepare: (*Service).prepareBoot},      // id addr host [weight] [uuid] [class] [nonce]
 		"osd down":     {prepare: (*Service).prepareDown},      // ids
 		"osd out":      {prepare: (*Service).prepareOut},       // ids [auto]
 		"osd in":       {prepare: (*Service).prepareIn},        // ids

@@ -20,6 +20,11 @@ type osdMeta struct {
 	// marked in while down), from the leader's clock in the proposal;
 	// zero while the OSD is up.
 	DownSince time.Time
+	// Nonce identifies the OSD process that booted last (a random
+	// number per start): a boot with another nonce is a restart, even at
+	// the same address, and gets a new up_from epoch so that peers see
+	// a new interval.
+	Nonce uint64
 }
 
 // metaTable holds osdMeta by OSD id. It is replaced, never changed, once
@@ -81,23 +86,30 @@ func encodeMetaEntry(e *encoding.Encoder, id int32, m osdMeta) {
 	e.Varint(int64(id))
 	e.String(m.UUID)
 	encodeTime(e, m.DownSince)
+	e.Uint64(m.Nonce)
 }
 
-func decodeMetaEntry(d *encoding.Decoder) (int32, osdMeta) {
+// decodeMetaEntry reads an entry of a table of the given version (1 had
+// no nonce).
+func decodeMetaEntry(d *encoding.Decoder, version uint8) (int32, osdMeta) {
 	id := d.Varint()
 	if d.Err() == nil && (id < 0 || id >= osdmap.MaxOSDs) {
 		d.Fail(fmt.Errorf("%w: osd id %d", encoding.ErrCorrupt, id))
 	}
 	m := osdMeta{UUID: d.String(maxUUID)}
 	m.DownSince = decodeTime(d)
+	if version >= 2 {
+		m.Nonce = d.Uint64()
+	}
 	return int32(id), m
 }
 
-// encode writes the table: envelope v1 { count uvarint, (id varint, uuid
-// string, down_since varint unix nanoseconds or 0) * count } by id.
+// encode writes the table: envelope v2 (compat 2) { count uvarint, (id
+// varint, uuid string, down_since varint unix nanoseconds or 0, boot
+// nonce u64) * count } by id. Version 1 had no nonce.
 func (t metaTable) encode() []byte {
 	var e encoding.Encoder
-	m := e.Begin(1, 1)
+	m := e.Begin(2, 2)
 	ids := slices.Sorted(maps.Keys(t))
 	e.Uvarint(uint64(len(ids)))
 	for _, id := range ids {
@@ -109,12 +121,12 @@ func (t metaTable) encode() []byte {
 
 func decodeMeta(b []byte) (metaTable, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	n := d.Count(3)
 	t := make(metaTable, n)
 	prev := int32(-1)
 	for i := 0; i < n && d.Err() == nil; i++ {
-		id, m := decodeMetaEntry(d)
+		id, m := decodeMetaEntry(d, version)
 		if d.Err() == nil && id <= prev {
 			d.Fail(fmt.Errorf("%w: osd ids out of order", encoding.ErrCorrupt))
 		}

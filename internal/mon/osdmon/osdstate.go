@@ -2,6 +2,7 @@ package osdmon
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/cuttlestore/cuttle/crush"
@@ -43,7 +44,9 @@ func (s *Service) prepareOSDCreate(c moncmd.Command, now time.Time) ([]byte, mon
 	return t.propose(r)
 }
 
-// prepareBoot handles "osd boot id addr host [weight] [uuid] [class]".
+// prepareBoot handles "osd boot id addr host [weight] [uuid] [class]
+// [nonce]". A boot with a nonce other than the last one is a restart: the
+// OSD is marked up again, with a new up_from, even at the same address.
 func (s *Service) prepareBoot(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
 	id, err := osdID(c, "id")
 	if err != nil {
@@ -78,6 +81,13 @@ func (s *Service) prepareBoot(c moncmd.Command, now time.Time) ([]byte, moncmd.R
 			return nil, moncmd.Errorf(moncmd.EPERM, "osd.%d belongs to uuid %s, not %s", id, meta.UUID, uuid)
 		}
 		meta.UUID = uuid
+	}
+	if c.Has("nonce") {
+		n, err := strconv.ParseUint(c.StrOr("nonce", ""), 10, 64)
+		if err != nil {
+			return nil, moncmd.Errorf(moncmd.EINVAL, "osd boot: nonce %q is not a number", c.StrOr("nonce", ""))
+		}
+		meta.Nonce = n
 	}
 	if s.m.Flags()&osdmap.FlagNoUp != 0 || o.State&osdmap.OSDNoUp != 0 {
 		return nil, moncmd.Errorf(moncmd.EAGAIN, "noup is set: osd.%d stays down until it is unset", id)

@@ -1,6 +1,7 @@
 package osdmon
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
@@ -124,5 +125,28 @@ func TestBootMarksIn(t *testing.T) {
 	}
 	if o := m.osd(0); o.State&osdmap.OSDNew != 0 {
 		t.Fatalf("state %s", o.State)
+	}
+}
+
+// A boot with a new nonce is a restart: the OSD gets a new up_from even at
+// the same address; the same nonce again changes nothing.
+func TestBootNonceMarksRestart(t *testing.T) {
+	m := newCluster(t)
+	must(t, m.run("osd create"))
+	must(t, m.run("osd boot", "id", "0", "addr", "10.0.0.1:6800", "host", "h0", "nonce", "11"))
+	first := m.osd(0).UpFrom
+	epoch := m.svc.Map().Epoch()
+	if r := must(t, m.run("osd boot", "id", "0", "addr", "10.0.0.1:6800", "host", "h0", "nonce", "11")); !strings.Contains(r.Status, "already up") {
+		t.Fatalf("same nonce: %q", r.Status)
+	}
+	if m.svc.Map().Epoch() != epoch {
+		t.Fatal("a repeated boot made a new epoch")
+	}
+	must(t, m.run("osd boot", "id", "0", "addr", "10.0.0.1:6800", "host", "h0", "nonce", "12"))
+	if o := m.osd(0); !o.IsUp() || o.UpFrom <= first {
+		t.Fatalf("after a restart: up %v, up_from %d (was %d)", o.IsUp(), o.UpFrom, first)
+	}
+	if r := m.run("osd boot", "id", "0", "addr", "10.0.0.1:6800", "host", "h0", "nonce", "x"); r.Code != moncmd.EINVAL {
+		t.Fatalf("bad nonce: %+v", r)
 	}
 }

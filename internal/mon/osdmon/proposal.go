@@ -18,16 +18,17 @@ const (
 
 // proposal is one new epoch:
 //
-//	envelope v1 {
+//	envelope v2 (compat 2) {
 //	  kind u8, base u32,
 //	  body bytes            full map (create) or incremental, MarshalBinary form
 //	  meta count uvarint, (id varint, remove bool, uuid string,
-//	                       down_since varint) * count, by id
+//	                       down_since varint, boot nonce u64) * count, by id
 //	  status string, data bytes, text string     the reply to the client
 //	}
 //
 // base is the epoch Prepare read (0 for create). The reply is computed at
-// Prepare so that every monitor answers the same.
+// Prepare so that every monitor answers the same. Version 1 had no boot
+// nonce; it still decodes.
 type proposal struct {
 	kind  kind
 	base  osdmap.Epoch
@@ -45,7 +46,7 @@ const (
 
 func (p *proposal) encode() []byte {
 	var e encoding.Encoder
-	m := e.Begin(1, 1)
+	m := e.Begin(2, 2)
 	e.Uint8(uint8(p.kind))
 	e.Uint32(uint32(p.base))
 	e.Bytes(p.body)
@@ -55,6 +56,7 @@ func (p *proposal) encode() []byte {
 		e.Bool(c.remove)
 		e.String(c.meta.UUID)
 		encodeTime(&e, c.meta.DownSince)
+		e.Uint64(c.meta.Nonce)
 	}
 	e.String(p.reply.Status)
 	e.Bytes(p.reply.Data)
@@ -67,7 +69,7 @@ func (p *proposal) encode() []byte {
 // fields it can check alone; Apply checks the body against the map.
 func decodeProposal(b []byte) (*proposal, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	p := &proposal{kind: kind(d.Uint8()), base: osdmap.Epoch(d.Uint32()), body: d.Bytes(maxBody)}
 	if d.Err() == nil && p.kind != kindCreate && p.kind != kindInc {
 		d.Fail(fmt.Errorf("%w: proposal kind %d", encoding.ErrCorrupt, p.kind))
@@ -79,6 +81,9 @@ func decodeProposal(b []byte) (*proposal, error) {
 		c := metaChange{remove: d.Bool()}
 		c.meta.UUID = d.String(maxUUID)
 		c.meta.DownSince = decodeTime(d)
+		if version >= 2 {
+			c.meta.Nonce = d.Uint64()
+		}
 		if d.Err() == nil && (id <= int64(prev) || id >= osdmap.MaxOSDs) {
 			d.Fail(fmt.Errorf("%w: meta osd id %d", encoding.ErrCorrupt, id))
 		}
