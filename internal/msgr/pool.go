@@ -10,43 +10,51 @@ import (
 // allocate and fault in than to receive, and a reused one stays in cache.
 const (
 	minPooled  = 64 << 10 // smaller payloads are plain allocations
-	numClasses = 12       // power-of-two classes, 64 KiB to 128 MiB
+	maxPooled  = 128 << 20
+	subClasses = 4 // classes per power of two: a buffer wastes at most a quarter
 )
 
 type bufPool struct {
-	classes [numClasses]sync.Pool // of *[]byte with cap minPooled<<class
+	classes sync.Map // class size (int) -> *sync.Pool of *[]byte
 }
 
-// class returns the smallest class holding n bytes, or -1.
-func class(n int) int {
-	if n < minPooled {
-		return -1
+// classSize returns the capacity of the class holding n bytes, or 0 if n
+// is not pooled: n rounded up to a quarter of the power of two below it
+// (a 4 MiB object's message, a little over 4 MiB, takes 5 MiB, not 8).
+func classSize(n int) int {
+	if n < minPooled || n > maxPooled {
+		return 0
 	}
-	c := bits.Len(uint((n - 1) / minPooled))
-	if c >= numClasses {
-		return -1
+	step := 1 << (bits.Len(uint(n-1)) - 1) / subClasses
+	return (n + step - 1) / step * step
+}
+
+func (p *bufPool) class(size int) *sync.Pool {
+	if v, ok := p.classes.Load(size); ok {
+		return v.(*sync.Pool)
 	}
-	return c
+	v, _ := p.classes.LoadOrStore(size, &sync.Pool{})
+	return v.(*sync.Pool)
 }
 
 // get returns a buffer of length n; its contents are not zeroed.
 func (p *bufPool) get(n int) []byte {
-	c := class(n)
-	if c < 0 {
+	size := classSize(n)
+	if size == 0 {
 		return make([]byte, n)
 	}
-	if v := p.classes[c].Get(); v != nil {
+	if v := p.class(size).Get(); v != nil {
 		return (*v.(*[]byte))[:n]
 	}
-	return make([]byte, n, minPooled<<c)
+	return make([]byte, n, size)
 }
 
 // put returns b to its class if it came from the pool.
 func (p *bufPool) put(b []byte) {
-	c := class(cap(b))
-	if c < 0 || cap(b) != minPooled<<c {
+	size := classSize(cap(b))
+	if size == 0 || cap(b) != size {
 		return
 	}
 	b = b[:cap(b)]
-	p.classes[c].Put(&b)
+	p.class(size).Put(&b)
 }
