@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type osdRunFlags struct {
 	host        string
 	weight      string
 	cache       string
+	memTarget   string
 	metricsAddr string
 	logLevel    string
 }
@@ -61,7 +63,8 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.StringVar(&f.addr, "public-addr", "", "address to advertise in the OSD map (default: the one listened on)")
 	fl.StringVar(&f.host, "host", "", "the CRUSH host bucket to place the OSD under on its first boot (default: this machine's short host name)")
 	fl.StringVar(&f.weight, "weight", "1", "the OSD's CRUSH weight on its first boot")
-	fl.StringVar(&f.cache, "cache-size", "256M", "memory the object store caches in")
+	fl.StringVar(&f.cache, "cache-size", "", "memory the object store caches in (default: a quarter of --memory-target)")
+	fl.StringVar(&f.memTarget, "memory-target", "384M", "memory the OSD process aims to stay within (Go's soft memory limit; 0 for none)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	return c
@@ -132,9 +135,24 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	cache, err := parseSize(f.cache)
-	if err != nil || cache == 0 || cache > 1<<50 {
-		return fmt.Errorf("%s: --cache-size %q: want a size such as 256M", name, f.cache)
+	target, err := parseSize(f.memTarget)
+	if err != nil || target > 1<<50 {
+		return fmt.Errorf("%s: --memory-target %q: want a size such as 1G, or 0", name, f.memTarget)
+	}
+	cache := max(target/4, 32<<20)
+	if target == 0 {
+		cache = 256 << 20
+	}
+	if f.cache != "" {
+		cache, err = parseSize(f.cache)
+		if err != nil || cache == 0 || cache > 1<<50 {
+			return fmt.Errorf("%s: --cache-size %q: want a size such as 256M", name, f.cache)
+		}
+	}
+	if target > 0 {
+		// A soft limit: the garbage collector works harder as the heap
+		// nears it, instead of letting it double between collections.
+		debug.SetMemoryLimit(int64(target))
 	}
 	if f.host == "" {
 		f.host = shortHostname()
