@@ -30,6 +30,7 @@ type clusterLauncherFlags struct {
 	mons        int
 	osds        int
 	osdSize     string
+	auth        string
 	basePort    int
 	stopTimeout time.Duration
 }
@@ -90,6 +91,7 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 	up.Flags().IntVar(&f.mons, "mons", 1, "monitors of a new cluster: 1, 3 or 5")
 	up.Flags().IntVar(&f.osds, "osds", launcher.DefaultOSDs, fmt.Sprintf("OSDs of a new cluster: 0 to %d", launcher.MaxOSDs))
 	up.Flags().StringVar(&f.osdSize, "osd-size", defaultClusterOSDSize, "each new OSD's store size (a sparse file)")
+	up.Flags().StringVar(&f.auth, "auth", "cephx", "authentication of a new cluster: cephx, or none (no keys, no signatures: for benchmarks against a Ceph set up the same way)")
 	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs; metrics from base-port+100")
 	down := &cobra.Command{
 		Use:   "down",
@@ -359,7 +361,7 @@ func clusterUp(cmd *cobra.Command, out *Output, cf *clusterFlags, f clusterLaunc
 		return err
 	}
 	c, st, err := l.Up(cmd.Context(), launcher.UpOptions{
-		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort},
+		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth},
 		Wait:    cf.timeout,
 	})
 	if err != nil {

@@ -48,7 +48,7 @@ type Cluster struct {
 	Version int `json:"version"`
 	// FSID is the cluster's id.
 	FSID string `json:"fsid"`
-	// Auth is the authentication mode: cephx.
+	// Auth is the authentication mode: cephx or none.
 	Auth string `json:"auth"`
 	// Dir is the cluster's directory (absolute); Conf its configuration
 	// file and Keyring client.admin's keyring, both in Dir.
@@ -147,6 +147,9 @@ type Options struct {
 	// BasePort is the first port tried for monitors; metrics ports start
 	// at BasePort+MetricsOffset (default DefaultBasePort).
 	BasePort int
+	// Auth is a new cluster's authentication: "cephx" (the default) or
+	// "none".
+	Auth string
 }
 
 func (o Options) withDefaults() Options {
@@ -164,6 +167,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BasePort == 0 {
 		o.BasePort = DefaultBasePort
+	}
+	if o.Auth == "" {
+		o.Auth = "cephx"
 	}
 	return o
 }
@@ -185,6 +191,9 @@ func (o Options) validate() error {
 	}
 	if net.ParseIP(o.Host) == nil {
 		return fmt.Errorf("launcher: host %q is not an IP address", o.Host)
+	}
+	if o.Auth != "cephx" && o.Auth != "none" {
+		return fmt.Errorf("launcher: auth %q (want cephx or none)", o.Auth)
 	}
 	return nil
 }
@@ -218,7 +227,7 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 	c := &Cluster{
 		Version: recordVersion,
 		FSID:    fsid,
-		Auth:    "cephx",
+		Auth:    o.Auth,
 		Dir:     o.Dir,
 		Conf:    filepath.Join(o.Dir, "cuttle.conf"),
 		Keyring: filepath.Join(o.Dir, "admin.keyring"),
