@@ -160,7 +160,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 
 	reg := metrics.NewRegistry()
 	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
-		Mons: conf.mons, Logger: log}
+		Mons: conf.mons, Logger: log, Metrics: reg}
 	if conf.auth == "cephx" {
 		a, err := osdCephx(cf, f.data, id, conf.mons, reg, log)
 		if err != nil {
@@ -211,8 +211,6 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		}
 		return err
 	}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_map_epoch",
-		Help: "The newest OSD map epoch the OSD has activated."}, func() float64 { return float64(o.Epoch()) }))
 	log.Info("started", "addr", o.Addr(), "host", f.host, "mons", len(conf.mons), "auth", conf.auth)
 	go func() {
 		if err := o.WaitUp(ctx); err == nil {
