@@ -114,7 +114,7 @@ func TestDirectCOWWrites(t *testing.T) {
 	want := map[string][]byte{}
 	for i := range 6 {
 		o := objid.Object(1, "", fmt.Sprint("o", i))
-		data := alignedBuf(8 * testAU) // as a message buffer would hold it
+		data := alignedBuf(80 * testAU) // as a message buffer would hold it; reads of it go direct too
 		copy(data, randBytes(r, len(data)))
 		want[o.Name] = slices.Clone(data)
 		tx := new(objectstore.Transaction).Write(c, o, 0, data)
