@@ -151,8 +151,14 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	}
 	if target > 0 {
 		// A soft limit: the garbage collector works harder as the heap
-		// nears it, instead of letting it double between collections.
+		// nears it. Below it, collections may wait until the heap has
+		// grown threefold: an OSD allocates a buffer per large read, and
+		// collecting at every doubling cost 15-20% of 4 MiB read
+		// throughput (605-623 against 665-765 MB/s here).
 		debug.SetMemoryLimit(int64(target))
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(300)
+		}
 	}
 	if f.host == "" {
 		f.host = shortHostname()
