@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
-	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
 )
 
@@ -33,13 +32,13 @@ The entity needs osd caps of '*' (client.admin has them).`,
 			if !ok || err != nil || n < 0 {
 				return fmt.Errorf("tell: %q is not an OSD (want osd.N)", args[0])
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
-			defer cancel()
-			conn, err := f.radosConn(ctx)
+			conn, err := f.dial(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+			defer cancel()
 			r, err := conn.OSDCommand(ctx, int32(n), args[1])
 			if err != nil {
 				return err
@@ -47,27 +46,4 @@ The entity needs osd caps of '*' (client.admin has them).`,
 			return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
 		},
 	})
-}
-
-// radosConn connects the client library as the flags and configuration
-// file say.
-func (f *clusterFlags) radosConn(ctx context.Context) (*rados.Conn, error) {
-	var cfg rados.Config
-	if f.conf != "" {
-		c, err := rados.LoadConfig(f.conf, f.name)
-		if err != nil && f.monHost == "" {
-			return nil, fmt.Errorf("no monitors: give --mon-host, or --conf (or $CUTTLE_CONF) with mon_host, or start a local cluster with cuttle cluster up (%w)", err)
-		}
-		if err == nil {
-			cfg = c
-		}
-	}
-	cfg.Name = f.name
-	if f.monHost != "" {
-		cfg.Mons = strings.Split(f.monHost, ",")
-	}
-	if f.keyring != "" {
-		cfg.Keyring = f.keyring
-	}
-	return rados.Connect(ctx, cfg)
 }
