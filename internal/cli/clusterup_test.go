@@ -60,21 +60,7 @@ func TestClusterUpDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
 	}
-	dir := filepath.Join(t.TempDir(), "c")
-	// Ports below Linux's ephemeral range, where other tests' clients do
-	// not land; up skips any that are taken.
-	base := fmt.Sprint(20000 + rand.IntN(40)*250)
-	t.Cleanup(func() {
-		if _, _, err := run(t, "cluster", "down", "--dir", dir); err != nil {
-			t.Logf("cleanup: %v", err)
-		}
-		if t.Failed() {
-			for _, name := range []string{"mon.a", "mon.b", "mon.c"} {
-				b, _ := os.ReadFile(filepath.Join(dir, "log", name+".log"))
-				t.Logf("%s log:\n%s", name, lastLines(string(b), 30))
-			}
-		}
-	})
+	dir, base := localClusterDir(t, "mon.a", "mon.b", "mon.c")
 
 	out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--mons", "3", "--osds", "0", "--base-port", base)
 	if err != nil {
@@ -204,4 +190,27 @@ func TestClusterStatusWithoutCluster(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no cluster") {
 		t.Errorf("cluster status in an empty directory: %v", err)
 	}
+}
+
+// localClusterDir returns the directory and base port for a multi-process
+// test's `cuttle cluster up`, and stops the cluster when the test ends,
+// printing the end of each daemon's log if the test failed. Ports are
+// below Linux's ephemeral range, where other tests' clients do not land;
+// up skips any that are taken.
+func localClusterDir(t *testing.T, daemons ...string) (dir, base string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "c")
+	base = fmt.Sprint(20000 + rand.IntN(40)*250)
+	t.Cleanup(func() {
+		if _, _, err := run(t, "cluster", "down", "--dir", dir); err != nil {
+			t.Logf("cleanup: %v", err)
+		}
+		if t.Failed() {
+			for _, name := range daemons {
+				b, _ := os.ReadFile(filepath.Join(dir, "log", name+".log"))
+				t.Logf("%s log:\n%s", name, lastLines(string(b), 30))
+			}
+		}
+	})
+	return dir, base
 }

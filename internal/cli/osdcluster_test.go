@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -28,19 +26,7 @@ func TestClusterUpOSDs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
 	}
-	dir := filepath.Join(t.TempDir(), "c")
-	base := fmt.Sprint(20000 + rand.IntN(40)*250)
-	t.Cleanup(func() {
-		if _, _, err := run(t, "cluster", "down", "--dir", dir); err != nil {
-			t.Logf("cleanup: %v", err)
-		}
-		if t.Failed() {
-			for _, name := range []string{"mon.a", "osd.0", "osd.1", "osd.2"} {
-				b, _ := os.ReadFile(filepath.Join(dir, "log", name+".log"))
-				t.Logf("%s log:\n%s", name, lastLines(string(b), 30))
-			}
-		}
-	})
+	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
 
 	out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "256M")
 	if err != nil {
@@ -135,8 +121,17 @@ func TestClusterUpOSDs(t *testing.T) {
 		t.Fatalf("osd.1 after the second up: %+v", s)
 	}
 	checkUp("after the restart")
-	if log, _ := os.ReadFile(victim.Log); strings.Count(string(log), `msg="up in the OSD map"`) != 2 {
-		t.Errorf("osd.1's log should show it up twice:\n%s", lastLines(string(log), 20))
+	// The OSD logs that it is up once it has the map that says so, which
+	// may be after the monitors answered checkUp: wait for the line.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		log, _ := os.ReadFile(victim.Log)
+		if strings.Count(string(log), `msg="up in the OSD map"`) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("osd.1's log should show it up twice:\n%s", lastLines(string(log), 20))
+			break
+		}
 	}
 	roundTrip(ctx, t, conf, objects, "after", []byte("written after the restart"))
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,19 +54,7 @@ func TestRadosClusterUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
 	}
-	dir := filepath.Join(t.TempDir(), "c")
-	base := fmt.Sprint(20000 + rand.IntN(40)*250)
-	t.Cleanup(func() {
-		if _, _, err := run(t, "cluster", "down", "--dir", dir); err != nil {
-			t.Logf("cleanup: %v", err)
-		}
-		if t.Failed() {
-			for _, name := range []string{"mon.a", "osd.0", "osd.1", "osd.2"} {
-				b, _ := os.ReadFile(filepath.Join(dir, "log", name+".log"))
-				t.Logf("%s log:\n%s", name, lastLines(string(b), 20))
-			}
-		}
-	})
+	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
 	out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "2G")
 	if err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
