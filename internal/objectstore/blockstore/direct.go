@@ -91,6 +91,72 @@ func (s *Store) readFull(p []byte, off uint64) error {
 	return nil
 }
 
+// readVerified reads len(p) bytes at off like readFull and calls verify
+// on each piece it read, [lo, hi) of p, returning the first error. Large
+// reads go through staging buffers in pieces read at once, and each
+// piece is copied and verified as it arrives, while the device still
+// reads the others.
+func (s *Store) readVerified(p []byte, off uint64, verify func(lo, hi int) error) error {
+	if s.direct != nil && len(p) >= directMax && off%directAlign == 0 && len(p)%directAlign == 0 {
+		if b := s.staging.get(); b != nil {
+			defer s.staging.put(b)
+			return s.readStaged(p, off, b, verify)
+		}
+	}
+	if err := s.readFull(p, off); err != nil {
+		return err
+	}
+	return verify(0, len(p))
+}
+
+// stagedPiece is the piece of a staged read done at once: on a huge page,
+// one device request each.
+const stagedPiece = 1 << 20
+
+// readStaged reads p at off through the staging buffer b, one
+// stagingSize window at a time, each in stagedPiece pieces read at once.
+func (s *Store) readStaged(p []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
+	for lo := 0; lo < len(p); lo += stagingSize {
+		window := p[lo:min(lo+stagingSize, len(p))]
+		pieces := (len(window) + stagedPiece - 1) / stagedPiece
+		errs := make([]error, pieces)
+		var wg sync.WaitGroup
+		for i := range pieces {
+			plo, phi := i*stagedPiece, min((i+1)*stagedPiece, len(window))
+			wg.Go(func() {
+				at := int64(off) + int64(lo+plo)
+				errs[i] = s.readPiece(b[plo:phi], at)
+				if errs[i] == nil {
+					copy(window[plo:phi], b[plo:phi])
+					errs[i] = verify(lo+plo, lo+phi)
+				}
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPiece reads len(p) bytes at off with O_DIRECT (the buffered file if
+// the file system refuses), zeros past the end of the file.
+func (s *Store) readPiece(p []byte, off int64) error {
+	n, err := s.direct.ReadAt(p, off)
+	if errors.Is(err, syscall.EINVAL) {
+		n, err = s.file.ReadAt(p, off)
+	}
+	if err == io.EOF || (err == nil && n < len(p)) {
+		clear(p[n:])
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("read data file at %d: %w", off, err)
+	}
+	return nil
+}
+
 // readDirectParallel reads a large aligned range with O_DIRECT in
 // directChunk pieces, all at once. Data written with O_DIRECT (large
 // copy-on-write data) is not in the page cache, and a cold buffered read

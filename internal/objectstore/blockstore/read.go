@@ -126,22 +126,33 @@ func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			}
 		}
 	}
-	for _, r := range runs {
-		if err := s.readFull(buf[r.lo-aoff:r.hi-aoff], r.dev); err != nil {
-			return nil, fmt.Errorf("%v %v: %w", c, o, err)
-		}
-	}
-	for _, u := range units {
-		us := u.LU * au
-		for bs := max(aoff, us); bs < min(aend, us+au); bs += cb {
+	// verify checks the checksum blocks of the logical range [lo, hi),
+	// after laying the overlay's newer blocks over them. Pieces of one
+	// read are verified as they arrive, concurrently: they are disjoint.
+	verify := func(lo, hi uint64) error {
+		for bs := lo; bs < hi; bs += cb {
+			i, ok := rec.find(bs / au)
+			if !ok {
+				continue // a hole, zeros
+			}
+			u := rec.Units[i]
 			blk := buf[bs-aoff : bs-aoff+cb]
 			if d, ok := pending[bs]; ok {
 				copy(blk, d)
 			}
-			b := (bs - us) / cb
+			b := (bs - u.LU*au) / cb
 			if got := crc32.Checksum(blk, s.table); got != u.Csums[b] {
-				return nil, s.corrupt(c, o, bs, u.Dev+b*cb, got, u.Csums[b])
+				return s.corrupt(c, o, bs, u.Dev+b*cb, got, u.Csums[b])
 			}
+		}
+		return nil
+	}
+	for _, r := range runs {
+		err := s.readVerified(buf[r.lo-aoff:r.hi-aoff], r.dev, func(plo, phi int) error {
+			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%v %v: %w", c, o, err)
 		}
 	}
 	n := end - off

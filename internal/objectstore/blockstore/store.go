@@ -31,8 +31,10 @@ type Store struct {
 	direct *os.File
 	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
 	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
-	table  *crc32.Table
-	cache  *recordCache
+	// staging holds the huge-page buffers of large direct reads.
+	staging stagingPool
+	table   *crc32.Table
+	cache   *recordCache
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
@@ -477,6 +479,7 @@ func (s *Store) Close() error {
 
 // closeAIO destroys the AIO contexts; nothing may be in flight.
 func (s *Store) closeAIO() {
+	s.staging.close()
 	for _, a := range []*aioReader{s.aio, s.aioW} {
 		if a != nil {
 			a.close()

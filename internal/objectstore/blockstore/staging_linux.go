@@ -1,0 +1,29 @@
+package blockstore
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+const hugePage = 2 << 20
+
+// mapStaging maps an anonymous region with room for a stagingSize buffer
+// on hugePage boundaries and asks for transparent huge pages; it returns
+// the mapping and the buffer (nil, nil if mapping fails). Without huge
+// pages the buffer still works, as fast as a Go buffer.
+func mapStaging() (mapping, buf []byte) {
+	m, err := syscall.Mmap(-1, 0, stagingSize+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, nil
+	}
+	skip := 0
+	if r := int(uintptr(unsafe.Pointer(&m[0])) % hugePage); r != 0 {
+		skip = hugePage - r
+	}
+	buf = m[skip : skip+stagingSize : skip+stagingSize]
+	const madvHugepage = 14
+	_ = syscall.Madvise(buf, madvHugepage) // best effort
+	return m, buf
+}
+
+func unmapStaging(m []byte) { _ = syscall.Munmap(m) }
