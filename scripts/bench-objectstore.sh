@@ -14,8 +14,11 @@
 #               --rw=write --bs=4M --fsync=1 (one writer, one in flight)
 #   seq-read    4 MiB reads of every object once, page cache dropped
 #               first; fio --rw=read --bs=4M, buffered like blockstore's
-#               reads of 256 KiB and more, invalidate=1 (cache dropped
-#               at open)
+#               reads of the page cache (blockstore reads 256 KiB and
+#               more with O_DIRECT); the whole page cache is dropped
+#               first (/proc/sys/vm/drop_caches when root: fio's
+#               invalidate=1 alone left a just-read file cached here,
+#               which doubled fio's figure in some runs)
 #   rand-write  4 KiB overwrites, each waits for Committed, 1 and 16
 #               writers; fio --direct=1 --ioengine=libaio with
 #               --iodepth=1 --fsync=1 and --iodepth=16 --fsync=16
@@ -37,6 +40,11 @@ rm -f "$F"
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT" "$F"' EXIT
 
+cold() { # drop the whole page cache when allowed (root), else rely on invalidate=1
+	sync
+	if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches; fi
+}
+
 fio_run() { # name, extra args...; prints "mibps iops p50_us p99_us"
 	local name=$1; shift
 	fio --name="$name" --filename="$F" --size="$DATA" --output-format=json "$@" >"$OUT/$name.json"
@@ -51,12 +59,15 @@ echo "fio $(fio --version), $(nproc) CPUs, $(findmnt -no SOURCE,FSTYPE -T "$DIR"
 echo "fio: seq-write" >&2
 FIO_SW=$(fio_run sw --rw=write --bs=4M --ioengine=psync --fsync=1)
 echo "fio: seq-read" >&2
+cold
 FIO_SR=$(fio_run sr --rw=read --bs=4M --ioengine=psync --invalidate=1)
 echo "fio: rand-write" >&2
 FIO_RW1=$(fio_run rw1 --rw=randwrite --bs=4k --direct=1 --ioengine=libaio --iodepth=1 --fsync=1 --time_based --runtime="$SECS")
 FIO_RW16=$(fio_run rw16 --rw=randwrite --bs=4k --direct=1 --ioengine=libaio --iodepth=16 --fsync=16 --time_based --runtime="$SECS")
 echo "fio: rand-read" >&2
+cold
 FIO_RR16=$(fio_run rr16 --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=16 --invalidate=1)
+cold
 FIO_RRB=$(fio_run rrb --rw=randread --bs=4k --ioengine=psync --numjobs=16 --invalidate=1 --group_reporting --offset_increment=$((DATA / 16)) --size=$((DATA / 16)))
 rm -f "$F"
 
