@@ -192,7 +192,7 @@ func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
 	}
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	if err := pebblelog.Recover(func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
+	if err := s.applyBatch(b, pebble.Sync, false); err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}

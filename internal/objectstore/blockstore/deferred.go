@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
 
 // applyDeferred writes committed groups' deferred writes in place and
@@ -141,7 +140,7 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 	for _, k := range s.appliedDeferred {
 		_ = b.Delete(k, nil)
 	}
-	if err := pebblelog.Recover(func() error { return s.db.Apply(b, wo) }); err != nil {
+	if err := s.applyBatch(b, wo, true); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
 	s.appliedDeferred = s.appliedDeferred[:0]
@@ -183,7 +182,7 @@ func (s *Store) replayDeferred() error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lo, hi, nil)
-	if err := pebblelog.Recover(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
+	if err := s.applyBatch(b, pebble.Sync, true); err != nil {
 		return fmt.Errorf("delete replayed deferred writes: %w", err)
 	}
 	s.log.Info("blockstore: replayed deferred writes", "count", n)

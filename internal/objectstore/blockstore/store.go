@@ -31,6 +31,9 @@ type Store struct {
 	direct *os.File
 	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
 	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
+	// wal reports a failed WAL write or sync before Pebble would panic
+	// on the next batch (walwatch.go).
+	wal *walHealth
 	// staging holds the huge-page buffers of large direct reads.
 	staging stagingPool
 	table   *crc32.Table
@@ -207,6 +210,8 @@ func Open(opts Options) (*Store, error) {
 	}
 	po := pebbleOptions(opts)
 	po.ErrorIfNotExists = true
+	wal := &walHealth{}
+	po.FS = walWatch{FS: po.FS, health: wal}
 	db, err := openPebble(opts.dbPath(), po)
 	if err != nil {
 		return nil, fmt.Errorf("blockstore open %s: pebble: %w", opts.Path, err)
@@ -215,6 +220,7 @@ func Open(opts Options) (*Store, error) {
 		opts:       opts,
 		log:        opts.Logger.With("store", opts.Path),
 		db:         db,
+		wal:        wal,
 		table:      crc32.MakeTable(crc32.Castagnoli),
 		cache:      newRecordCache(opts.budget().records),
 		overlay:    make(map[string]overlayRecord),
@@ -269,9 +275,6 @@ func (s *Store) load() error {
 	if err := s.loadBitmap(); err != nil {
 		return err
 	}
-	if end := s.usedEnd(); fi.Mode().IsRegular() && uint64(fi.Size()) < end {
-		return fmt.Errorf("%w: data file %s holds %d bytes, but allocated units reach %d (truncated or replaced?)", objectstore.ErrCorrupt, path, fi.Size(), end)
-	}
 	s.file, err = s.opts.FS.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("open data file: %w", err)
@@ -286,6 +289,13 @@ func (s *Store) load() error {
 	}
 	if err := s.replayDeferred(); err != nil {
 		return err
+	}
+	// After the replay: the last units may hold only deferred writes.
+	if fi, err = s.opts.FS.Stat(path); err != nil {
+		return fmt.Errorf("data file %s: %w", path, err)
+	}
+	if end := s.usedEnd(); fi.Mode().IsRegular() && uint64(fi.Size()) < end {
+		return fmt.Errorf("%w: data file %s holds %d bytes, but allocated units reach %d (truncated or replaced?)", objectstore.ErrCorrupt, path, fi.Size(), end)
 	}
 	if err := s.loadPoolStats(); err != nil {
 		return err

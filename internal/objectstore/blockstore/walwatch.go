@@ -1,0 +1,115 @@
+package blockstore
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/pebblelog"
+)
+
+// Pebble's commit pipeline panics, holding its commit lock, when a batch
+// is written to a WAL whose background flush has failed before; Pebble is
+// wedged after that (even Close waits for the lock). The failure reaches
+// the store through the failed batch's sync only later, so the committer
+// could start one more batch into the broken WAL. walWatch notices the
+// failure where it happens, in the file system under Pebble, and the
+// store checks it before every batch (walHealth.check): the failing
+// write returns before the WAL writer records its error, which happens
+// before any later batch can see that error.
+
+// walHealth records the first failed write or sync of a WAL file.
+type walHealth struct {
+	err atomic.Pointer[error]
+}
+
+func (h *walHealth) record(name string, err error) error {
+	if err != nil {
+		werr := fmt.Errorf("pebble WAL %s: %w", path.Base(name), err)
+		h.err.CompareAndSwap(nil, &werr)
+	}
+	return err
+}
+
+// check returns the WAL's first failure, if any.
+func (h *walHealth) check() error {
+	if p := h.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// walWatch is the file system Pebble sees: fs, with its WAL files'
+// writes and syncs reported to health.
+type walWatch struct {
+	vfs.FS
+	health *walHealth
+}
+
+func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
+
+func (w walWatch) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || !isWAL(name) {
+		return f, err
+	}
+	return walFile{File: f, name: name, health: w.health}, nil
+}
+
+func (w walWatch) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := w.FS.Create(name, c)
+	return w.wrap(name, f, err)
+}
+
+func (w walWatch) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := w.FS.ReuseForWrite(oldname, newname, c)
+	return w.wrap(newname, f, err)
+}
+
+func (w walWatch) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := w.FS.OpenReadWrite(name, c, opts...)
+	return w.wrap(name, f, err)
+}
+
+// walFile reports a WAL file's failed writes and syncs.
+type walFile struct {
+	vfs.File
+	name   string
+	health *walHealth
+}
+
+func (f walFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	return n, f.health.record(f.name, err)
+}
+
+func (f walFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	return n, f.health.record(f.name, err)
+}
+
+func (f walFile) Sync() error { return f.health.record(f.name, f.File.Sync()) }
+
+func (f walFile) SyncData() error { return f.health.record(f.name, f.File.SyncData()) }
+
+func (f walFile) SyncTo(length int64) (bool, error) {
+	full, err := f.File.SyncTo(length)
+	return full, f.health.record(f.name, err)
+}
+
+// applyBatch commits b unless the WAL has failed; with wait false it
+// does not wait for the sync it asks for (ApplyNoSyncWait). A fatal
+// error inside Pebble comes back as an error (pebblelog.Recover).
+func (s *Store) applyBatch(b *pebble.Batch, wo *pebble.WriteOptions, wait bool) error {
+	if err := s.wal.check(); err != nil {
+		return err
+	}
+	return pebblelog.Recover(func() error {
+		if wait {
+			return s.db.Apply(b, wo)
+		}
+		return s.db.ApplyNoSyncWait(b, wo)
+	})
+}
