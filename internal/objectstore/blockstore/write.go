@@ -80,10 +80,11 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 	if err != nil {
 		return err
 	}
+	deferNew := uint64(need)*au <= deferNewMax
 	for _, st := range steps {
 		part := data[st.ws-off : st.we-off]
 		if st.mode == unitNew {
-			ts.newUnit(rec, st.lu, st.ws-st.lu*au, part, devs[0])
+			ts.newUnit(rec, st.lu, st.ws-st.lu*au, part, devs[0], deferNew)
 			devs = devs[1:]
 			continue
 		}
@@ -96,17 +97,30 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 	return nil
 }
 
+// deferNewMax is the most new space one write fills with deferred writes
+// rather than copy-on-write data. A small write of a new object (a 4 KiB
+// object, a PG log's info) then costs one WAL sync instead of a data-file
+// sync followed by a WAL sync; the data file gets it later, in batches.
+// Fresh space is as safe to defer into as old: the allocator hands a unit
+// out again only after the applier has written every deferred write into
+// it, and replay applies 'D' keys in commit order, so a stale key for
+// reused space is always followed by its new owner's (commit.go).
+const deferNewMax = 32 << 10
+
 // newUnit maps logical unit lu of rec to the fresh unit at dev, holding
-// part at offset at within the unit and zeros elsewhere; the unit it
-// replaces, if any, is freed.
-func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64) {
+// part at offset at within the unit and zeros elsewhere, as copy-on-write
+// data or, if deferred, as deferred writes; the unit it replaces, if any,
+// is freed.
+func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, deferred bool) {
 	sb := ts.s.sb
 	// A write covering the whole unit needs no copy: the committer writes
 	// copy-on-write data to the file, and drops it from the data overlay,
 	// before the transaction applies, and callers keep their buffers
-	// unchanged until then (objectstore.Transaction).
+	// unchanged until then (objectstore.Transaction). Deferred data stays
+	// in the overlay until the applier has written it, after Committed,
+	// when the caller may reuse its buffer: it is copied.
 	content := part
-	if at != 0 || uint64(len(part)) != sb.AllocUnit {
+	if deferred || at != 0 || uint64(len(part)) != sb.AllocUnit {
 		content = make([]byte, sb.AllocUnit)
 		copy(content[at:], part)
 	}
@@ -114,7 +128,7 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64) 
 	for b := range csums {
 		blk := content[uint64(b)*sb.ChecksumBlock : uint64(b+1)*sb.ChecksumBlock]
 		csums[b] = ts.crc(blk)
-		ts.blocks[dev+uint64(b)*sb.ChecksumBlock] = &txnBlock{data: blk}
+		ts.blocks[dev+uint64(b)*sb.ChecksumBlock] = &txnBlock{data: blk, deferred: deferred}
 	}
 	u := unit{LU: lu, Dev: dev, Csums: csums}
 	idx, mapped := rec.find(lu)
@@ -152,7 +166,10 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 			copy(blk[lo-bs:hi-bs], part[lo-ws:hi-ws])
 		}
 		csums[b] = ts.crc(blk)
-		ts.blocks[u.Dev+b*sb.ChecksumBlock] = &txnBlock{data: blk, deferred: deferred}
+		dev := u.Dev + b*sb.ChecksumBlock
+		// A block of fresh space this transaction defers stays deferred.
+		d := deferred || (ts.blocks[dev] != nil && ts.blocks[dev].deferred)
+		ts.blocks[dev] = &txnBlock{data: blk, deferred: d}
 	}
 	rec.Units[idx].Csums = csums
 	return nil
