@@ -299,7 +299,16 @@ func (m *Messenger) attachAccepted(c *conn, peer auth.EntityName, caps auth.Caps
 	s.mu.Lock()
 	ok := sessionOK{InSeq: s.inSeq, Reset: fresh && req.ConnectSeq > 0}
 	s.caps = caps
-	prev, err := s.attachLocked(c, req.InSeq)
+	// A fresh session has sent nothing: what the dialer says it received
+	// was from the session this one replaces (we restarted, or it
+	// resumes an id we no longer hold). It learns from Reset to start
+	// over; applying its count here would refuse the connection, and the
+	// dialer would retry the same forever.
+	peerIn := req.InSeq
+	if fresh {
+		peerIn = 0
+	}
+	prev, err := s.attachLocked(c, peerIn)
 	if err == nil {
 		s.ackSent = s.inSeq
 		c.s = s

@@ -161,6 +161,21 @@ func (m *Messenger) Connect(peer auth.EntityName, addr string) (*Session, error)
 	return s, nil
 }
 
+// MarkDown closes the sessions to and from peer, dropping what they hold
+// (EventFailed), as when the peer is known to have died or restarted: the
+// next Send opens a new session, so nothing meant for the new incarnation
+// rides on a session that will be reset.
+func (m *Messenger) MarkDown(peer auth.EntityName) {
+	m.mu.Lock()
+	out, in := m.outgoing[peer], m.accepted[peer]
+	m.mu.Unlock()
+	for _, s := range []*Session{out, in} {
+		if s != nil {
+			s.close(EventFailed, fmt.Errorf("%w: %s marked down", ErrSessionClosed, peer))
+		}
+	}
+}
+
 // Send queues msg on the session to peer (see Connect and Session.Send).
 func (m *Messenger) Send(ctx context.Context, peer auth.EntityName, addr string, msg Message) error {
 	s, err := m.Connect(peer, addr)

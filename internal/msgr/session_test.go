@@ -196,6 +196,76 @@ func TestPeerRestartResetsSession(t *testing.T) {
 	})
 }
 
+// A peer that restarts after replying on the session (so the dialer has
+// received from it) still resets it: the new incarnation ignores the
+// count of what the old one sent, instead of refusing every reconnect.
+func TestPeerRestartAfterRepliesResetsSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.Config{Seed: 8})
+		defer net.Close()
+		fast := func(c *msgr.Config) { c.BackoffMin, c.BackoffMax = 10*time.Millisecond, 50*time.Millisecond }
+		a := newNode(t, net, "osd.1", "a", 1, fast)
+		defer a.m.Close()
+		b := newNode(t, net, "osd.2", "b", 2, fast)
+		s, _ := a.m.Connect(b.name, "b")
+		s.Send(t.Context(), numbered(0, 10))
+		b.rec.waitMsgs(t, a.name, 1, time.Minute)
+		b.rec.mu.Lock()
+		back := b.rec.peers[a.name].Session
+		b.rec.mu.Unlock()
+		for i := range 4 {
+			if err := back.Send(t.Context(), numbered(i, 10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.rec.waitMsgs(t, b.name, 4, time.Minute)
+		synctest.Wait()
+
+		b.m.Close()
+		synctest.Wait()
+		b2 := newNode(t, net, "osd.2", "b", 3, fast) // restarted: new nonce
+		defer b2.m.Close()
+		ev := a.rec.waitEvent(t, msgr.EventReset, 1, time.Minute)
+		if ev.Session != s || !errors.Is(ev.Err, msgr.ErrPeerReset) {
+			t.Fatalf("reset event %+v, want a reset of the session", ev)
+		}
+		if err := s.Send(t.Context(), numbered(0, 10)); err != nil {
+			t.Fatal(err)
+		}
+		checkInOrder(t, b2.rec.waitMsgs(t, a.name, 1, time.Minute), 1)
+	})
+}
+
+// MarkDown closes the sessions to a peer; the next Send opens a new one,
+// which the peer takes as a new session.
+func TestMarkDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.Config{Seed: 9})
+		defer net.Close()
+		a := newNode(t, net, "osd.1", "a", 1, nil)
+		defer a.m.Close()
+		b := newNode(t, net, "osd.2", "b", 2, nil)
+		defer b.m.Close()
+		s, _ := a.m.Connect(b.name, "b")
+		s.Send(t.Context(), numbered(0, 10))
+		b.rec.waitMsgs(t, a.name, 1, time.Minute)
+		a.m.MarkDown(b.name)
+		<-s.Done()
+		if !errors.Is(s.Err(), msgr.ErrSessionClosed) {
+			t.Fatalf("session after MarkDown: %v", s.Err())
+		}
+		s2, _ := a.m.Connect(b.name, "b")
+		if s2 == s {
+			t.Fatal("Connect after MarkDown returned the closed session")
+		}
+		if err := s2.Send(t.Context(), numbered(0, 10)); err != nil {
+			t.Fatal(err)
+		}
+		got := b.rec.waitMsgs(t, a.name, 2, time.Minute)
+		checkInOrder(t, got[1:], 1)
+	})
+}
+
 // The accepting side sees the connecting peer restart: the old session
 // resets (its queued replies dropped) and a new one starts.
 func TestConnectorRestartResetsAcceptedSession(t *testing.T) {
