@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
+	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
@@ -97,6 +99,7 @@ func (o *OSD) applyUpdate(u wire.OSDMapUpdate) {
 func (o *OSD) activate(m *osdmap.Map) {
 	mappings := o.myMappings(m)
 	o.mu.Lock()
+	old := o.osdmap
 	pgs := make([]*pg, 0, len(o.pgs))
 	for _, p := range o.pgs {
 		pgs = append(pgs, p)
@@ -108,6 +111,7 @@ func (o *OSD) activate(m *osdmap.Map) {
 		}
 	}
 	o.mu.Unlock()
+	o.markDownChanged(old, m)
 	var created []*pg
 	for _, id := range create {
 		p, err := o.createPG(id, uint64(m.Epoch()))
@@ -141,6 +145,28 @@ func (o *OSD) activate(m *osdmap.Map) {
 				o.log.Error("boot", "err", err)
 			}
 		}()
+	}
+}
+
+// markDownChanged closes the messenger's sessions to every other OSD that
+// was up in old and in m is down, restarted (a new up_from) or moved (a
+// new address), before the PGs learn of m: writes of the new interval
+// then go out on new sessions, never queued behind the old incarnation's
+// on a session that its successor would reset, dropping them.
+func (o *OSD) markDownChanged(old, m *osdmap.Map) {
+	if old == nil {
+		return
+	}
+	for id := range old.MaxOSD() {
+		if id == o.cfg.ID || !old.IsUp(id) {
+			continue
+		}
+		was, now := old.OSD(id), m.OSD(id)
+		if id < m.MaxOSD() && m.IsUp(id) && now.UpFrom == was.UpFrom && now.Addr == was.Addr {
+			continue
+		}
+		o.log.Info("peer down or restarted: closing its sessions", "peer", id, "epoch", m.Epoch())
+		o.ms.MarkDown(auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // handleRepOp applies a write the primary sent, once this OSD has the
@@ -97,7 +98,14 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 	switch {
 	case m.IntervalStart != p.info.SameIntervalSince || sender != p.primary:
 		return nil, -wire.ESTALE // from another interval or another primary
-	case !p.log.Head().Less(entry.Version) || entry.Version != m.Version:
+	case entry.Version != m.Version:
+		return nil, -wire.EINVAL
+	case !p.log.Head().Less(entry.Version):
+		// A write this OSD committed before it restarted, sent again
+		// by a primary that never heard: it is here already.
+		if e, ok := p.log.Lookup(entry.Req); ok && e.Version == entry.Version {
+			return nil, 0
+		}
 		return nil, -wire.EINVAL
 	}
 	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
@@ -132,6 +140,11 @@ func (o *OSD) sendToOSD(id int32, msg msgr.Message) error {
 	o.mu.Lock()
 	m := o.osdmap
 	o.mu.Unlock()
+	return o.sendToOSDIn(m, id, msg)
+}
+
+// sendToOSDIn sends msg to OSD id at its address in map m.
+func (o *OSD) sendToOSDIn(m *osdmap.Map, id int32, msg msgr.Message) error {
 	if m == nil || !m.IsUp(id) {
 		return fmt.Errorf("osd.%d is not up", id)
 	}

@@ -10,11 +10,39 @@ import (
 // GatedStore wraps a store so that a test decides when its transactions
 // commit: while closed, transactions apply (readers see them) but their
 // Committed completions wait, as on a disk that is slow to flush.
+//
+// HoldVolatile models a disk with a volatile write cache instead:
+// transactions report Applied at once but reach the store only at Open,
+// and Crash loses them, as power loss would.
 type GatedStore struct {
 	objectstore.Store
-	mu     sync.Mutex
-	closed bool
-	held   []func()
+	mu       sync.Mutex
+	closed   bool
+	held     []func()
+	volatile bool
+	cached   []cachedTxn
+}
+
+// cachedTxn is a transaction in the volatile cache and the completion
+// its caller holds.
+type cachedTxn struct {
+	t    *objectstore.Transaction
+	comp *objectstore.Completion
+}
+
+// HoldVolatile keeps later transactions in a volatile cache until Open
+// (or Crash).
+func (g *GatedStore) HoldVolatile() {
+	g.mu.Lock()
+	g.volatile = true
+	g.mu.Unlock()
+}
+
+// Crash loses the volatile cache: its transactions never commit.
+func (g *GatedStore) Crash() {
+	g.mu.Lock()
+	g.cached = nil
+	g.mu.Unlock()
 }
 
 // Hold closes the gate: later transactions do not commit until Open.
@@ -24,20 +52,41 @@ func (g *GatedStore) Hold() {
 	g.mu.Unlock()
 }
 
-// Open lets every held transaction commit, and later ones at once.
+// Open lets every held transaction commit, and later ones at once; the
+// volatile cache goes to the store in order.
 func (g *GatedStore) Open() {
 	g.mu.Lock()
-	g.closed = false
-	held := g.held
-	g.held = nil
+	g.closed, g.volatile = false, false
+	held, cached := g.held, g.cached
+	g.held, g.cached = nil, nil
 	g.mu.Unlock()
 	for _, f := range held {
 		f()
+	}
+	for _, c := range cached {
+		inner, err := g.Store.Queue(context.Background(), c.t)
+		if err != nil {
+			c.comp.MarkCommitted(err)
+			continue
+		}
+		go func() {
+			<-inner.Committed()
+			c.comp.MarkCommitted(inner.Err())
+		}()
 	}
 }
 
 // Queue implements objectstore.Store.
 func (g *GatedStore) Queue(ctx context.Context, t *objectstore.Transaction) (*objectstore.Completion, error) {
+	g.mu.Lock()
+	if g.volatile {
+		c := cachedTxn{t: t, comp: objectstore.NewCompletion()}
+		c.comp.MarkApplied()
+		g.cached = append(g.cached, c)
+		g.mu.Unlock()
+		return c.comp, nil
+	}
+	g.mu.Unlock()
 	inner, err := g.Store.Queue(ctx, t)
 	if err != nil {
 		return nil, err
