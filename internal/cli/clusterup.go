@@ -204,11 +204,16 @@ func nameUUID(fsid, name string) string {
 }
 
 // setupCluster gives a new local cluster what a single machine needs:
-// the CRUSH rule clusterRule, and, if it has OSDs, the pool clusterPool
-// of min(3, OSDs) copies with that rule. Either existing already (a
-// setup tried again) is fine.
+// the CRUSH rule clusterRule; failure reports counted by OSD rather than
+// by host (every OSD shares the one host, so counting by host would never
+// reach mon_osd_min_down_reporters and a dead OSD would stay up); and, if
+// it has OSDs, the pool clusterPool of min(3, OSDs) copies with that
+// rule. Either existing already (a setup tried again) is fine.
 func setupCluster(ctx context.Context, c *launcher.Cluster) error {
-	cmds := []wire.Command{wire.NewCommand("osd crush rule create-replicated", "name", clusterRule, "root", "default", "type", "osd")}
+	cmds := []wire.Command{
+		wire.NewCommand("osd crush rule create-replicated", "name", clusterRule, "root", "default", "type", "osd"),
+		wire.NewCommand("config set", "who", "global", "name", "mon_osd_reporter_subtree_level", "value", "osd"),
+	}
 	if n := len(c.OSDs()); n > 0 {
 		cmds = append(cmds, wire.NewCommand("osd pool create", "pool", clusterPool, "pg_num", fmt.Sprint(clusterPGs),
 			"size", fmt.Sprint(min(3, n)), "rule", clusterRule))

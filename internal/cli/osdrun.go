@@ -24,16 +24,17 @@ import (
 
 // osdRunFlags are the options of osd run.
 type osdRunFlags struct {
-	id          int // -1: the data directory's
-	data        string
-	listen      string
-	addr        string
-	host        string
-	weight      string
-	cache       string
-	memTarget   string
-	metricsAddr string
-	logLevel    string
+	hbInterval, hbGrace time.Duration
+	id                  int // -1: the data directory's
+	data                string
+	listen              string
+	addr                string
+	host                string
+	weight              string
+	cache               string
+	memTarget           string
+	metricsAddr         string
+	logLevel            string
 }
 
 func osdRunCommand(cf *clusterFlags) *cobra.Command {
@@ -67,6 +68,8 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.StringVar(&f.memTarget, "memory-target", "384M", "memory the OSD process aims to stay within (Go's soft memory limit; 0 for none)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
+	fl.DurationVar(&f.hbGrace, "heartbeat-grace", 20*time.Second, "report a peer OSD to the monitors once it has been quiet this long")
 	return c
 }
 
@@ -166,7 +169,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 
 	reg := metrics.NewRegistry()
 	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
-		Mons: conf.mons, Logger: log, Metrics: reg}
+		Mons: conf.mons, Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace}
 	if conf.auth == "cephx" {
 		a, err := osdCephx(cf, f.data, id, conf.mons, reg, log)
 		if err != nil {

@@ -11,7 +11,19 @@ type dispatcher struct{ o *OSD }
 
 func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 	o := d.o
+	if from.Name.Type == "osd" {
+		o.hb.heard(from.Name.ID, o.cfg.Clock.Now())
+	}
 	switch msg.Type {
+	case wire.TypeOSDPing:
+		m, err := wire.DecodeOSDPing(msg.Payload)
+		if err != nil {
+			o.log.Warn("bad ping", "from", from.Name.String(), "err", err)
+			return
+		}
+		if from.Name.Type == "osd" {
+			o.handlePing(from, m)
+		}
 	case wire.TypeOSDOp:
 		op, err := wire.DecodeOSDOp(msg.Payload)
 		if err != nil {

@@ -58,9 +58,14 @@ type Config struct {
 	// MapRenew is how often the OSD renews its map subscription when
 	// no map arrives (default 5 s).
 	MapRenew time.Duration
-	Clock    clock.Clock
-	Logger   *slog.Logger
-	Seed     uint64
+	// HeartbeatInterval is how long a peer may be quiet before it is
+	// pinged (default 6 s); HeartbeatGrace how long before it is reported
+	// failed to the monitors (default 20 s). heartbeat.go.
+	HeartbeatInterval time.Duration
+	HeartbeatGrace    time.Duration
+	Clock             clock.Clock
+	Logger            *slog.Logger
+	Seed              uint64
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -97,6 +102,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MapRenew <= 0 {
 		cfg.MapRenew = 5 * time.Second
 	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = 6 * time.Second
+	}
+	if cfg.HeartbeatGrace <= 0 {
+		cfg.HeartbeatGrace = 20 * time.Second
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
@@ -129,6 +140,8 @@ type OSD struct {
 	booted  bool
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
+
+	hb heartbeats
 
 	metrics    *osdMetrics
 	inflightMu sync.Mutex
@@ -187,8 +200,9 @@ func (o *OSD) start(ctx context.Context) error {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}
 	o.mon = mon
-	o.wg.Add(1)
+	o.wg.Add(2)
 	go o.mapLoop()
+	go o.heartbeatLoop()
 	if err := o.mon.Subscribe(ctx, 0); err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}

@@ -23,4 +23,7 @@ const (
 	// Replication between the OSDs of a PG (pgmsg.go).
 	TypeRepOp      uint16 = 32 // primary -> replica: a write's transaction
 	TypeRepOpReply uint16 = 33 // replica -> primary: applied or committed
+
+	// Failure detection between OSDs that share PGs (heartbeat.go).
+	TypeOSDPing uint16 = 40 // OSD <-> OSD: a heartbeat or its answer
 )
