@@ -264,12 +264,11 @@ func (s *Store) load() error {
 		return fmt.Errorf("next node id: %w", err)
 	}
 	// OpenReadWrite would create a missing data file: check it is there
-	// and, if it is a regular file, that it reaches the end of the last
-	// allocated unit (every allocated unit was written whole), so that a
-	// lost or truncated data file fails Open instead of reading as zeros.
+	// and (below, after the replay) that it reaches the end of the last
+	// allocated unit, so that a lost or truncated data file fails Open
+	// instead of reading as zeros.
 	path := s.opts.devicePath()
-	fi, err := s.opts.FS.Stat(path)
-	if err != nil {
+	if _, err := s.opts.FS.Stat(path); err != nil {
 		return fmt.Errorf("data file %s: %w", path, err)
 	}
 	if err := s.loadBitmap(); err != nil {
@@ -291,7 +290,8 @@ func (s *Store) load() error {
 		return err
 	}
 	// After the replay: the last units may hold only deferred writes.
-	if fi, err = s.opts.FS.Stat(path); err != nil {
+	fi, err := s.opts.FS.Stat(path)
+	if err != nil {
 		return fmt.Errorf("data file %s: %w", path, err)
 	}
 	if end := s.usedEnd(); fi.Mode().IsRegular() && uint64(fi.Size()) < end {
