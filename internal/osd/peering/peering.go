@@ -1,0 +1,130 @@
+// Package peering decides how the OSDs of a placement group agree on one
+// history after its acting set changes: which member's log is
+// authoritative, which objects each member must fetch to match it, and
+// which members lack so much that only a full copy (backfill) will do.
+//
+// It is pure: the OSD gathers every member's PG info and log, calls Plan,
+// and carries the plan out (internal/osd). Acknowledged writes survive
+// because a write is acknowledged only once every member of its
+// interval's acting set has committed it, so some surviving member of any
+// later acting set holds it, and the member with the newest last_update
+// holds every write that any member holds, in order.
+package peering
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Member is what one OSD reports about the PG: its info and its log
+// (oldest entry first).
+type Member struct {
+	OSD  int32
+	Info pglog.Info
+	Log  []pglog.Entry
+}
+
+// Result is what peering decided.
+type Result struct {
+	// Auth is the member whose history every other member adopts.
+	Auth int32
+	// Log and Info are the authoritative log and info.
+	Log  []pglog.Entry
+	Info pglog.Info
+	// Missing lists, for each member that differs from the authority
+	// within the authoritative log's span, the objects it must make
+	// equal to the authority's copy (fetch it, or delete its own if the
+	// authority has none), in object order.
+	Missing map[int32][]objid.ID
+	// Backfill lists the members whose history ends before the
+	// authoritative log begins: they need every object.
+	Backfill []int32
+}
+
+// ErrNoMembers means there is no member to peer with.
+var ErrNoMembers = errors.New("peering: no members")
+
+// Plan chooses the authoritative member, the one with the newest
+// last_update (ties go to the earliest in members, where the primary
+// comes first), and works out what every member lacks.
+func Plan(members []Member) (Result, error) {
+	if len(members) == 0 {
+		return Result{}, ErrNoMembers
+	}
+	for _, m := range members {
+		if err := checkLog(m); err != nil {
+			return Result{}, err
+		}
+	}
+	auth := members[0]
+	for _, m := range members[1:] {
+		if auth.Info.LastUpdate.Less(m.Info.LastUpdate) {
+			auth = m
+		}
+	}
+	res := Result{Auth: auth.OSD, Log: auth.Log, Info: auth.Info, Missing: map[int32][]objid.ID{}}
+	authByVersion := make(map[wire.Version]pglog.Entry, len(auth.Log))
+	for _, e := range auth.Log {
+		authByVersion[e.Version] = e
+	}
+	for _, m := range members {
+		if m.OSD == auth.OSD {
+			continue
+		}
+		if m.Info.LastUpdate.Less(auth.Info.LogTail) {
+			res.Backfill = append(res.Backfill, m.OSD)
+			continue
+		}
+		if missing := missingFor(m, auth, authByVersion); len(missing) > 0 {
+			res.Missing[m.OSD] = missing
+		}
+	}
+	return res, nil
+}
+
+// missingFor returns the objects m must take from auth: those written
+// by auth's entries newer than m's last update, and those of m's own
+// entries that auth does not have (divergent writes, to be undone).
+func missingFor(m, auth Member, authByVersion map[wire.Version]pglog.Entry) []objid.ID {
+	set := map[objid.ID]bool{}
+	for _, e := range auth.Log {
+		if m.Info.LastUpdate.Less(e.Version) {
+			set[e.Object] = true
+		}
+	}
+	for _, e := range m.Log {
+		if a, ok := authByVersion[e.Version]; ok && a.Object == e.Object && a.Kind == e.Kind && a.Req == e.Req {
+			continue
+		}
+		if e.Version.Less(auth.Info.LogTail) || e.Version == auth.Info.LogTail {
+			// Older than the authority's log: it cannot tell; the
+			// entry is part of the shared history the logs no longer
+			// cover.
+			continue
+		}
+		set[e.Object] = true
+	}
+	return slices.SortedFunc(maps.Keys(set), objid.Compare)
+}
+
+// checkLog refuses a member whose log is out of order or whose info
+// disagrees with its log: peering on it would copy garbage.
+func checkLog(m Member) error {
+	prev := m.Info.LogTail
+	for i, e := range m.Log {
+		if !prev.Less(e.Version) {
+			return fmt.Errorf("peering: osd.%d log entry %d (%v) not after %v", m.OSD, i, e.Version, prev)
+		}
+		prev = e.Version
+	}
+	if len(m.Log) > 0 && prev != m.Info.LastUpdate {
+		return fmt.Errorf("peering: osd.%d log head %v is not its last update %v", m.OSD, prev, m.Info.LastUpdate)
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package peering
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+func v(e, c uint64) wire.Version { return wire.Version{Epoch: e, Counter: c} }
+
+func obj(name string) objid.ID { return objid.Object(1, "", name) }
+
+// history builds entries writing objs in turn, from counter first, in
+// epoch e.
+func history(e, first uint64, objs ...string) []pglog.Entry {
+	var out []pglog.Entry
+	for i, o := range objs {
+		out = append(out, pglog.Entry{Version: v(e, first+uint64(i)), Kind: pglog.Modify, Object: obj(o),
+			Req: wire.ReqID{Client: "client.a", Tid: first + uint64(i)}})
+	}
+	return out
+}
+
+func member(osd int32, tail wire.Version, log []pglog.Entry) Member {
+	last := tail
+	if len(log) > 0 {
+		last = log[len(log)-1].Version
+	}
+	return Member{OSD: osd, Info: pglog.Info{LastUpdate: last, LastComplete: last, LogTail: tail}, Log: log}
+}
+
+func TestPlanAgreeing(t *testing.T) {
+	log := history(5, 1, "a", "b", "c")
+	r, err := Plan([]Member{member(0, v(0, 0), log), member(1, v(0, 0), log), member(2, v(0, 0), log)})
+	if err != nil || r.Auth != 0 || len(r.Missing) != 0 || len(r.Backfill) != 0 {
+		t.Fatalf("plan %+v, %v", r, err)
+	}
+}
+
+func TestPlanReplicaBehind(t *testing.T) {
+	log := history(5, 1, "a", "b", "c", "d")
+	r, err := Plan([]Member{member(0, v(0, 0), log), member(1, v(0, 0), log[:2]), member(2, v(0, 0), log)})
+	if err != nil || r.Auth != 0 {
+		t.Fatalf("plan %+v, %v", r, err)
+	}
+	if got := r.Missing[1]; !slices.Equal(got, slices.SortedFunc(slices.Values([]objid.ID{obj("c"), obj("d")}), objid.Compare)) {
+		t.Fatalf("osd.1 misses %v, want c and d", got)
+	}
+	if _, ok := r.Missing[2]; ok {
+		t.Fatalf("osd.2 is complete, but misses %v", r.Missing[2])
+	}
+}
+
+// The primary restarted and lost writes a replica holds: the replica is
+// the authority, and the primary fetches from it.
+func TestPlanPrimaryBehind(t *testing.T) {
+	log := history(5, 1, "a", "b", "c")
+	r, err := Plan([]Member{member(0, v(0, 0), log[:1]), member(1, v(0, 0), log), member(2, v(0, 0), log[:2])})
+	if err != nil || r.Auth != 1 || r.Info.LastUpdate != v(5, 3) {
+		t.Fatalf("plan %+v, %v", r, err)
+	}
+	if !slices.Equal(r.Missing[0], slices.SortedFunc(slices.Values([]objid.ID{obj("b"), obj("c")}), objid.Compare)) || !slices.Equal(r.Missing[2], []objid.ID{obj("c")}) {
+		t.Fatalf("missing %v", r.Missing)
+	}
+}
+
+// A member holds a write the authority never saw (an old primary's, not
+// acknowledged): the object goes back to the authority's copy.
+func TestPlanDivergent(t *testing.T) {
+	shared := history(5, 1, "a", "b")
+	auth := append(slices.Clone(shared), history(7, 3, "c")...)
+	stale := append(slices.Clone(shared), history(6, 3, "x")...)
+	r, err := Plan([]Member{member(0, v(0, 0), auth), member(1, v(0, 0), stale)})
+	if err != nil || r.Auth != 0 {
+		t.Fatalf("plan %+v, %v", r, err)
+	}
+	if !slices.Equal(r.Missing[1], slices.SortedFunc(slices.Values([]objid.ID{obj("c"), obj("x")}), objid.Compare)) {
+		t.Fatalf("osd.1 misses %v, want c (new) and x (divergent)", r.Missing[1])
+	}
+}
+
+func TestPlanBackfill(t *testing.T) {
+	auth := member(0, v(5, 10), history(5, 11, "a", "b"))
+	r, err := Plan([]Member{auth, member(3, v(0, 0), nil), member(1, v(5, 10), history(5, 11, "a"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Backfill, []int32{3}) || !slices.Equal(r.Missing[1], []objid.ID{obj("b")}) {
+		t.Fatalf("plan %+v", r)
+	}
+}
+
+func TestPlanTiePrefersFirst(t *testing.T) {
+	log := history(5, 1, "a")
+	r, _ := Plan([]Member{member(2, v(0, 0), log), member(0, v(0, 0), log)})
+	if r.Auth != 2 {
+		t.Fatalf("auth osd.%d, want the first member", r.Auth)
+	}
+}
+
+func TestPlanRefusesBadLogs(t *testing.T) {
+	if _, err := Plan(nil); !errors.Is(err, ErrNoMembers) {
+		t.Fatalf("no members: %v", err)
+	}
+	bad := history(5, 1, "a", "b")
+	bad[0], bad[1] = bad[1], bad[0]
+	if _, err := Plan([]Member{member(0, v(0, 0), bad)}); err == nil {
+		t.Fatal("an out-of-order log was accepted")
+	}
+	m := member(0, v(0, 0), history(5, 1, "a"))
+	m.Info.LastUpdate = v(9, 9)
+	if _, err := Plan([]Member{m}); err == nil {
+		t.Fatal("a log whose head is not the last update was accepted")
+	}
+}

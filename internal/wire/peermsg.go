@@ -1,0 +1,267 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// Peering and recovery between the OSDs of a PG (internal/osd/recovery.go).
+// Every message names the PG and the interval it belongs to (the sender's
+// epoch and the epoch the interval began); a receiver in another interval
+// ignores it.
+
+// PGInterval names a PG in one interval.
+type PGInterval struct {
+	PG            osdmap.PG
+	Epoch         uint64 // the sender's map epoch
+	IntervalStart uint64 // the epoch the PG's interval began
+}
+
+func (h PGInterval) encode(e *encoding.Encoder) {
+	e.Varint(h.PG.Pool)
+	e.Uint32(h.PG.Seed)
+	e.Uvarint(h.Epoch)
+	e.Uvarint(h.IntervalStart)
+}
+
+func decodePGInterval(d *encoding.Decoder) PGInterval {
+	return PGInterval{PG: osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()}, Epoch: d.Uvarint(), IntervalStart: d.Uvarint()}
+}
+
+// PGQuery asks a member of the PG for its info and log (answered by
+// PGNotify).
+type PGQuery struct{ PGInterval }
+
+// PGNotify answers PGQuery: the member's encoded pglog.Info and its log
+// entries, oldest first.
+type PGNotify struct {
+	PGInterval
+	Info []byte
+	Log  [][]byte
+}
+
+// PGPull asks the PG's authoritative member to push the objects listed.
+type PGPull struct {
+	PGInterval
+	Objects []objid.ID
+}
+
+// PGPush carries an object's whole state to a member that must match the
+// sender's copy: Exists false means the member must not have it.
+type PGPush struct {
+	PGInterval
+	Object     objid.ID
+	Exists     bool
+	Data       []byte
+	Attrs      []KV
+	OmapHeader []byte
+	Omap       []KV
+}
+
+// PGActivate tells a member to adopt the authoritative info and log; with
+// Backfill, it also removes every object of the PG not pushed to it in
+// this interval.
+type PGActivate struct {
+	PGInterval
+	Info     []byte
+	Log      [][]byte
+	Backfill bool
+}
+
+// PGAck says a PGPush (Object set) or PGActivate (Activate) is committed
+// (Result 0) or failed (a negated errno).
+type PGAck struct {
+	PGInterval
+	Object   objid.ID
+	Activate bool
+	Result   int32
+}
+
+// maxLogEntries bounds the entries a PGNotify or PGActivate carries.
+const maxLogEntries = 1 << 20
+
+func encodeLog(e *encoding.Encoder, log [][]byte) {
+	e.Uvarint(uint64(len(log)))
+	for _, b := range log {
+		e.Bytes(b)
+	}
+}
+
+func decodeLog(d *encoding.Decoder) [][]byte {
+	n := d.Count(1)
+	if n > maxLogEntries {
+		d.Fail(fmt.Errorf("%w: %d log entries", encoding.ErrCorrupt, n))
+	}
+	if n == 0 || d.Err() != nil {
+		return nil
+	}
+	out := make([][]byte, n)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		out[i] = d.Bytes(maxEntryBytes)
+	}
+	return out
+}
+
+// Encode encodes m (version 1).
+func (m PGQuery) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGQuery decodes a PGQuery.
+func DecodePGQuery(b []byte) (PGQuery, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGQuery{decodePGInterval(d)}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGQuery{}, fmt.Errorf("wire: pg query: %w", err)
+	}
+	return m, nil
+}
+
+// Encode encodes m (version 1).
+func (m PGNotify) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	e.Bytes(m.Info)
+	encodeLog(&e, m.Log)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGNotify decodes a PGNotify.
+func DecodePGNotify(b []byte) (PGNotify, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGNotify{PGInterval: decodePGInterval(d), Info: d.Bytes(maxEntryBytes)}
+	m.Log = decodeLog(d)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGNotify{}, fmt.Errorf("wire: pg notify: %w", err)
+	}
+	return m, nil
+}
+
+// Encode encodes m (version 1).
+func (m PGPull) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	e.Uvarint(uint64(len(m.Objects)))
+	for _, id := range m.Objects {
+		id.Encode(&e)
+	}
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGPull decodes a PGPull.
+func DecodePGPull(b []byte) (PGPull, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGPull{PGInterval: decodePGInterval(d)}
+	n := d.Count(1)
+	if n > maxEntries {
+		d.Fail(fmt.Errorf("%w: %d objects", encoding.ErrCorrupt, n))
+	} else if n > 0 {
+		m.Objects = make([]objid.ID, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Objects[i] = objid.Decode(d)
+		}
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGPull{}, fmt.Errorf("wire: pg pull: %w", err)
+	}
+	return m, nil
+}
+
+// Encode encodes m (version 1).
+func (m PGPush) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	m.Object.Encode(&e)
+	e.Bool(m.Exists)
+	e.Bytes(m.Data)
+	encodeKVs(&e, m.Attrs)
+	e.Bytes(m.OmapHeader)
+	encodeKVs(&e, m.Omap)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGPush decodes a PGPush; Data aliases b.
+func DecodePGPush(b []byte) (PGPush, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGPush{PGInterval: decodePGInterval(d), Object: objid.Decode(d), Exists: d.Bool()}
+	m.Data = d.BytesRef(maxOpData)
+	m.Attrs = decodeKVs(d)
+	m.OmapHeader = d.Bytes(maxOpData)
+	m.Omap = decodeKVs(d)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGPush{}, fmt.Errorf("wire: pg push: %w", err)
+	}
+	return m, nil
+}
+
+// Encode encodes m (version 1).
+func (m PGActivate) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	e.Bytes(m.Info)
+	encodeLog(&e, m.Log)
+	e.Bool(m.Backfill)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGActivate decodes a PGActivate.
+func DecodePGActivate(b []byte) (PGActivate, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGActivate{PGInterval: decodePGInterval(d), Info: d.Bytes(maxEntryBytes)}
+	m.Log = decodeLog(d)
+	m.Backfill = d.Bool()
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGActivate{}, fmt.Errorf("wire: pg activate: %w", err)
+	}
+	return m, nil
+}
+
+// Encode encodes m (version 1).
+func (m PGAck) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	m.Object.Encode(&e)
+	e.Bool(m.Activate)
+	e.Varint(int64(m.Result))
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGAck decodes a PGAck.
+func DecodePGAck(b []byte) (PGAck, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGAck{PGInterval: decodePGInterval(d), Object: objid.Decode(d), Activate: d.Bool()}
+	m.Result = decodeResult(d)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGAck{}, fmt.Errorf("wire: pg ack: %w", err)
+	}
+	return m, nil
+}
