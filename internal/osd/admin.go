@@ -111,18 +111,21 @@ func (p *pg) status() PGStatus {
 		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting}
 }
 
-// stateLocked names the PG's state as Ceph operators know them: active
-// when it serves I/O, undersized when fewer OSDs act than the pool's
+// stateLocked names the PG's state as Ceph operators know them: peering
+// on a primary until its members agree (recovery.go), then active when it
+// serves I/O; undersized and degraded when fewer OSDs act than the pool's
 // size, inactive below min_size; stray when this OSD no longer acts for
-// it.
+// it. A replica reports what its acting set implies.
 func (p *pg) stateLocked() string {
 	switch {
 	case !slices.Contains(p.acting, p.o.cfg.ID):
 		return "stray"
+	case p.isPrimaryLocked() && !p.activated:
+		return "peering"
 	case len(p.acting) < max(p.pool.MinSize, 1):
-		return "inactive+undersized"
+		return "inactive+undersized+degraded"
 	case len(p.acting) < p.pool.Size:
-		return "active+undersized"
+		return "active+undersized+degraded"
 	}
 	return "active+clean"
 }

@@ -49,6 +49,17 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			return
 		}
 		o.handleRepOpReply(from, m)
+	case wire.TypePGQuery, wire.TypePGNotify, wire.TypePGPull, wire.TypePGPush, wire.TypePGActivate, wire.TypePGAck:
+		if from.Name.Type != "osd" {
+			o.log.Warn("peering message from a non-OSD", "from", from.Name.String(), "type", msg.Type)
+			return
+		}
+		h, m, err := decodePeering(msg)
+		if err != nil {
+			o.log.Warn("bad peering message", "from", from.Name.String(), "err", err)
+			return
+		}
+		o.handlePeering(from, h, m)
 	case wire.TypeDaemonCommand:
 		m, err := wire.DecodeMonCommand(msg.Payload)
 		if err != nil {
@@ -64,5 +75,29 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 func (d dispatcher) HandleEvent(ev msgr.Event) {
 	if ev.Kind == msgr.EventFailed || ev.Kind == msgr.EventReset {
 		d.o.forgetSession(ev.Session)
+	}
+}
+
+// decodePeering decodes a peering message and returns its interval.
+func decodePeering(msg msgr.Message) (wire.PGInterval, any, error) {
+	switch msg.Type {
+	case wire.TypePGQuery:
+		m, err := wire.DecodePGQuery(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypePGNotify:
+		m, err := wire.DecodePGNotify(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypePGPull:
+		m, err := wire.DecodePGPull(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypePGPush:
+		m, err := wire.DecodePGPush(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypePGActivate:
+		m, err := wire.DecodePGActivate(msg.Payload)
+		return m.PGInterval, m, err
+	default:
+		m, err := wire.DecodePGAck(msg.Payload)
+		return m.PGInterval, m, err
 	}
 }

@@ -1,11 +1,8 @@
 package osd
 
 import (
-	"maps"
 	"slices"
 	"sync"
-
-	"github.com/cuttlestore/cuttle/internal/msgr"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
@@ -33,8 +30,16 @@ type pg struct {
 	// writes are the writes replicating, by tid.
 	writes map[uint64]*write
 	tid    uint64
-	// parked requests wait for the PG to have min_size OSDs acting.
+	// parked requests wait for the PG to be active: peered, with
+	// min_size OSDs acting.
 	parked []*request
+	// run is the primary's peering of the current interval (nil on a
+	// replica, or before the first map); activated is set once it has
+	// brought every member to the same history (recovery.go). pushed are
+	// the objects a member was sent in this interval (for a backfill).
+	run       *peerRun
+	activated bool
+	pushed    map[objid.ID]bool
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log) *pg {
@@ -64,7 +69,6 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
 	// A member that restarted (a new up_from) lost what it had not
 	// committed: that too starts a new interval.
 	changed := !slices.Equal(acting, p.acting) || primary != p.primary || !slices.Equal(upFrom, p.upFrom)
-	restarted := p.restartedLocked(acting, primary, upFrom)
 	p.epoch = epoch
 	p.upFrom = upFrom
 	if pool := m.Pool(p.id.Pool); pool != nil {
@@ -74,14 +78,8 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
 	if changed {
 		p.acting, p.primary = acting, primary
 		p.info.SameIntervalSince = epoch
-		// Members that only restarted, under the same primary, lost the
-		// writes they had not committed: this primary sends those again
-		// rather than abandoning them, so no client need resend.
-		if restarted != nil && p.isPrimaryLocked() {
-			p.resendWritesLocked(m, restarted)
-		} else {
-			stale = p.endIntervalLocked()
-		}
+		stale = p.endIntervalLocked()
+		p.startPeeringLocked(m)
 	}
 	parked := p.parked
 	p.parked = nil
@@ -91,52 +89,6 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
 	}
 	for _, r := range parked {
 		p.enqueue(r)
-	}
-}
-
-// restartedLocked returns the members of the same acting set, under the
-// same primary, whose up_from changed (they restarted), or nil if
-// anything else changed or nobody restarted.
-func (p *pg) restartedLocked(acting []int32, primary int32, upFrom []uint32) []int32 {
-	if p.acting == nil || !slices.Equal(acting, p.acting) || primary != p.primary || len(upFrom) != len(p.upFrom) {
-		return nil
-	}
-	var out []int32
-	for i, id := range acting {
-		if upFrom[i] != p.upFrom[i] && id != p.o.cfg.ID {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// resendWritesLocked sends the writes in flight again, in version order,
-// to each restarted member that has not committed them, stamped with the
-// new interval; the others keep their answers. m is the new map (the
-// members' addresses may have changed).
-func (p *pg) resendWritesLocked(m *osdmap.Map, restarted []int32) {
-	tids := slices.Sorted(maps.Keys(p.writes))
-	for _, tid := range tids {
-		w := p.writes[tid]
-		msg, err := wire.DecodeRepOp(w.repop)
-		if err != nil {
-			p.o.log.Error("re-reading a rep op to resend", "pg", p.id.String(), "err", err)
-			continue
-		}
-		msg.Epoch, msg.IntervalStart = p.epoch, p.info.SameIntervalSince
-		payload := msg.Encode()
-		for _, id := range restarted {
-			if !w.uncommitted[id] {
-				continue
-			}
-			w.pending[id] = true
-			if err := p.o.sendToOSDIn(m, id, msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: payload}); err != nil {
-				p.o.log.Warn("rep op not resent", "pg", p.id.String(), "osd", id, "err", err)
-			}
-		}
-	}
-	if len(tids) > 0 {
-		p.o.log.Info("resent writes in flight to restarted replicas", "pg", p.id.String(), "writes", len(tids), "osds", restarted)
 	}
 }
 
@@ -164,7 +116,7 @@ func (p *pg) isPrimaryLocked() bool { return p.primary == p.o.cfg.ID }
 
 // activeLocked reports whether the PG may serve writes: enough OSDs act.
 func (p *pg) activeLocked() bool {
-	return p.isPrimaryLocked() && len(p.acting) >= max(p.pool.MinSize, 1)
+	return p.isPrimaryLocked() && p.activated && len(p.acting) >= max(p.pool.MinSize, 1)
 }
 
 // replicasLocked returns the acting OSDs other than this one.

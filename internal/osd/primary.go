@@ -273,9 +273,6 @@ type write struct {
 	result      int32          // the first failure a replica reported
 	abandoned   bool           // the interval ended
 	ops         []wire.ObjectOpResult
-	// repop is the encoded RepOp, kept to send again to a replica that
-	// restarts before committing it (pg.resendWritesLocked).
-	repop []byte
 }
 
 // serveWrite executes a write, logs and queues it, and sends it to the
@@ -401,7 +398,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	r.setState("waiting for replicas")
 	p.tid++
 	w := &write{tid: p.tid, version: v, reqs: []*request{r}, wantApplied: r.op.Flags&wire.FlagWantApplied != 0,
-		pending: map[int32]bool{}, uncommitted: map[int32]bool{}, ops: res.Ops, repop: repop}
+		pending: map[int32]bool{}, uncommitted: map[int32]bool{}, ops: res.Ops}
 	for _, id := range p.acting {
 		w.pending[id], w.uncommitted[id] = true, true
 	}

@@ -39,6 +39,9 @@ type Options struct {
 	TCP       bool
 	StoreDir  string
 	StoreSize uint64
+	// LogEntries is each PG log's length (default: the OSD's), short to
+	// make returning OSDs need a backfill.
+	LogEntries int
 }
 
 // Cluster is the daemons of one simulated cluster. Its methods must be
@@ -186,7 +189,7 @@ func (c *Cluster) StartOSD(id int32) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
-		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id)})
+		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries})
 	if err != nil {
 		c.t.Fatalf("osd.%d: %v", id, err)
 	}

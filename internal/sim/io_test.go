@@ -23,6 +23,7 @@ func threeOSDs(t *testing.T) (*Cluster, uint64) {
 	c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3")
 	epoch := c.Epoch()
 	c.WaitForEpoch(epoch)
+	synctest.Wait() // the PGs peer and go active
 	return c, epoch
 }
 

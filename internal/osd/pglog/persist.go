@@ -193,6 +193,21 @@ func TrimTxn(t *objectstore.Transaction, pg osdmap.PG, trimmed []Entry) {
 	t.OmapRmKeys(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), keys...)
 }
 
+// ReplaceTxn adds to t the replacement of pg's whole persisted log by
+// entries and of its info by info: what a member does when peering
+// gives it the authoritative history.
+func ReplaceTxn(t *objectstore.Transaction, info Info, entries []Entry) {
+	c := objectstore.PGCollection(info.PG.Pool, info.PG.Seed)
+	t.OmapRmKeyRange(c, MetaObject(info.PG), logPrefix, logPrefixEnd)
+	if len(entries) > 0 {
+		AppendTxn(t, info.PG, entries...)
+	}
+	SaveInfoTxn(t, info)
+}
+
+// logPrefixEnd is the first key after every log key.
+const logPrefixEnd = "log/"
+
 // loadBatch is how many log entries Load reads per store call.
 const loadBatch = 1024
 

@@ -1,0 +1,639 @@
+package osd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/peering"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// Peering and log-based recovery, as in section 5.4 of the Ceph paper.
+// Every interval starts with the PG inactive. Its primary asks each acting
+// member for its info and log (PGQuery, PGNotify), lets peering.Plan pick
+// the authoritative history, fetches from the authority the objects it
+// lacks itself (PGPull, PGPush) and adopts the authoritative log, pushes to
+// every other member the objects it lacks (all of them, for a member whose
+// history ends before the log begins: backfill), then has every member
+// adopt the authoritative log (PGActivate) and only then serves I/O.
+// Requests that arrive meanwhile wait, parked. An interval that ends
+// abandons its peering; the next starts over.
+//
+// Not yet: members of earlier intervals that left the acting set are not
+// asked (past intervals); recovery happens before the PG goes active, not
+// behind client I/O; a primary whose own history ends before the
+// authority's log begins waits (Ceph would ask for a temporary acting
+// set led by the authority).
+
+// peerRetry is how often an unanswered query is sent again.
+const peerRetry = 5 * time.Second
+
+// pushWindow bounds the pushes to one member in flight at once.
+const pushWindow = 8
+
+// peerRun is the peering of one interval on its primary: the messages
+// for it, queued by the dispatcher, and its end.
+type peerRun struct {
+	interval uint64
+	done     chan struct{} // closed when the interval ends
+	mu       sync.Mutex
+	events   []peerEvent
+	wake     chan struct{} // signalled when an event is queued
+}
+
+type peerEvent struct {
+	from int32
+	msg  any // wire.PGNotify, wire.PGPush or wire.PGAck
+}
+
+func newPeerRun(interval uint64) *peerRun {
+	return &peerRun{interval: interval, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+}
+
+func (r *peerRun) post(from int32, msg any) {
+	r.mu.Lock()
+	r.events = append(r.events, peerEvent{from, msg})
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the next event, or false if the interval ended, ctx ended
+// or timeout passed (timed reports the last).
+func (r *peerRun) next(ctx context.Context, timer <-chan time.Time) (ev peerEvent, ok, timed bool) {
+	for {
+		r.mu.Lock()
+		if len(r.events) > 0 {
+			ev = r.events[0]
+			r.events = r.events[1:]
+			r.mu.Unlock()
+			return ev, true, false
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.wake:
+		case <-r.done:
+			return peerEvent{}, false, false
+		case <-ctx.Done():
+			return peerEvent{}, false, false
+		case <-timer:
+			return peerEvent{}, false, true
+		}
+	}
+}
+
+// startPeeringLocked begins the interval's peering if this OSD is its
+// primary; the caller holds p.mu and has just started the interval.
+func (p *pg) startPeeringLocked(m *osdmap.Map) {
+	if p.run != nil {
+		close(p.run.done)
+		p.run = nil
+	}
+	p.activated = false
+	p.pushed = nil
+	if !p.isPrimaryLocked() || len(p.acting) == 0 {
+		return
+	}
+	r := newPeerRun(p.info.SameIntervalSince)
+	p.run = r
+	p.o.wg.Add(1)
+	go func() {
+		defer p.o.wg.Done()
+		if err := p.peer(r, m); err != nil && !errors.Is(err, errIntervalEnded) {
+			p.o.log.Error("peering stopped; the PG stays inactive", "pg", p.id.String(), "interval", r.interval, "err", err)
+		}
+	}()
+}
+
+var errIntervalEnded = errors.New("the interval ended")
+
+// peer runs one interval's peering on the primary, to activation.
+func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
+	p.mu.Lock()
+	self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: slices.Clone(p.log.Entries())}
+	replicas := p.replicasLocked()
+	p.mu.Unlock()
+	members, err := p.gather(r, m, self, replicas)
+	if err != nil {
+		return err
+	}
+	plan, err := peering.Plan(members)
+	if err != nil {
+		return err
+	}
+	if plan.Auth != self.OSD {
+		if slices.Contains(plan.Backfill, self.OSD) {
+			return fmt.Errorf("osd.%d holds the authoritative log (up to %v) but this primary's history ends before it: a full copy to the primary is not supported yet", plan.Auth, plan.Info.LastUpdate)
+		}
+		if err := p.pull(r, m, plan.Auth, plan.Missing[self.OSD]); err != nil {
+			return err
+		}
+		if err := p.adopt(plan.Info, plan.Log, r.interval, nil); err != nil {
+			return err
+		}
+	}
+	for _, x := range replicas {
+		objs := plan.Missing[x]
+		if slices.Contains(plan.Backfill, x) {
+			if objs, err = p.allObjects(); err != nil {
+				return err
+			}
+		}
+		if err := p.pushTo(r, m, x, objs); err != nil {
+			return err
+		}
+	}
+	if err := p.activateReplicas(r, m, replicas, plan); err != nil {
+		return err
+	}
+	return p.finishPeering(r, plan)
+}
+
+// gather queries every replica and returns every member's report, this
+// OSD's first.
+func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, replicas []int32) ([]peering.Member, error) {
+	got := map[int32]peering.Member{}
+	query := wire.PGQuery{PGInterval: p.header(r, m)}.Encode()
+	for len(got) < len(replicas) {
+		for _, x := range replicas {
+			if _, ok := got[x]; !ok {
+				p.sendPeer(m, x, wire.TypePGQuery, query)
+			}
+		}
+		timer := p.o.cfg.Clock.NewTimer(peerRetry)
+		for len(got) < len(replicas) {
+			ev, ok, timed := r.next(p.o.ctx, timer.C())
+			if timed {
+				break
+			}
+			if !ok {
+				timer.Stop()
+				return nil, errIntervalEnded
+			}
+			n, isNotify := ev.msg.(wire.PGNotify)
+			if !isNotify || !slices.Contains(replicas, ev.from) {
+				continue
+			}
+			mem, err := decodeMember(ev.from, n.Info, n.Log)
+			if err != nil {
+				p.o.log.Warn("bad peering report", "pg", p.id.String(), "from", ev.from, "err", err)
+				continue
+			}
+			got[ev.from] = mem
+		}
+		timer.Stop()
+	}
+	out := []peering.Member{self}
+	for _, x := range replicas {
+		out = append(out, got[x])
+	}
+	return out, nil
+}
+
+// pull fetches objs from the authority and applies them here.
+func (p *pg) pull(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	p.o.log.Info("peering: pulling from the authority", "pg", p.id.String(), "from", auth, "objects", len(objs))
+	p.sendPeer(m, auth, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), Objects: objs}.Encode())
+	want := map[objid.ID]bool{}
+	for _, o := range objs {
+		want[o] = true
+	}
+	for len(want) > 0 {
+		ev, ok, _ := r.next(p.o.ctx, nil)
+		if !ok {
+			return errIntervalEnded
+		}
+		push, isPush := ev.msg.(wire.PGPush)
+		if !isPush || ev.from != auth || !want[push.Object] {
+			continue
+		}
+		if err := p.applyPush(push); err != nil {
+			return err
+		}
+		delete(want, push.Object)
+	}
+	return nil
+}
+
+// pushTo makes member x's copies of objs equal to this OSD's, a window of
+// pushes at a time.
+func (p *pg) pushTo(r *peerRun, m *osdmap.Map, x int32, objs []objid.ID) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	p.o.log.Info("peering: recovering a member", "pg", p.id.String(), "osd", x, "objects", len(objs))
+	inFlight := map[objid.ID]bool{}
+	next := 0
+	for next < len(objs) || len(inFlight) > 0 {
+		for next < len(objs) && len(inFlight) < pushWindow {
+			push, err := p.objectState(objs[next])
+			if err != nil {
+				return err
+			}
+			push.PGInterval = p.header(r, m)
+			p.sendPeer(m, x, wire.TypePGPush, push.Encode())
+			inFlight[objs[next]] = true
+			next++
+		}
+		ev, ok, _ := r.next(p.o.ctx, nil)
+		if !ok {
+			return errIntervalEnded
+		}
+		ack, isAck := ev.msg.(wire.PGAck)
+		if !isAck || ev.from != x || ack.Activate || !inFlight[ack.Object] {
+			continue
+		}
+		if ack.Result != 0 {
+			return fmt.Errorf("osd.%d could not take %v: errno %d", x, ack.Object, -ack.Result)
+		}
+		delete(inFlight, ack.Object)
+	}
+	return nil
+}
+
+// activateReplicas has every replica adopt the authoritative history and
+// waits until all have.
+func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan peering.Result) error {
+	info := plan.Info
+	info.PG, info.SameIntervalSince, info.LastEpochStarted = p.id, r.interval, r.interval
+	log := make([][]byte, len(plan.Log))
+	for i, e := range plan.Log {
+		log[i] = e.Encode()
+	}
+	waiting := map[int32]bool{}
+	for _, x := range replicas {
+		msg := wire.PGActivate{PGInterval: p.header(r, m), Info: info.Encode(), Log: log, Backfill: slices.Contains(plan.Backfill, x)}
+		p.sendPeer(m, x, wire.TypePGActivate, msg.Encode())
+		waiting[x] = true
+	}
+	for len(waiting) > 0 {
+		ev, ok, _ := r.next(p.o.ctx, nil)
+		if !ok {
+			return errIntervalEnded
+		}
+		ack, isAck := ev.msg.(wire.PGAck)
+		if !isAck || !ack.Activate || !waiting[ev.from] {
+			continue
+		}
+		if ack.Result != 0 {
+			return fmt.Errorf("osd.%d could not activate: errno %d", ev.from, -ack.Result)
+		}
+		delete(waiting, ev.from)
+	}
+	return nil
+}
+
+// finishPeering records the start and lets the parked requests in.
+func (p *pg) finishPeering(r *peerRun, plan peering.Result) error {
+	p.mu.Lock()
+	if p.run != r {
+		p.mu.Unlock()
+		return errIntervalEnded
+	}
+	p.info.LastEpochStarted = r.interval
+	var t objectstore.Transaction
+	pglog.SaveInfoTxn(&t, p.info)
+	p.activated = true
+	parked := p.parked
+	p.parked = nil
+	p.mu.Unlock()
+	if err := objectstore.Apply(p.o.ctx, p.o.cfg.Store, &t); err != nil {
+		return err
+	}
+	p.o.log.Info("peering: active", "pg", p.id.String(), "interval", r.interval, "authority", plan.Auth,
+		"last_update", plan.Info.LastUpdate.String(), "backfilled", plan.Backfill)
+	for _, q := range parked {
+		p.enqueue(q)
+	}
+	return nil
+}
+
+// adopt makes info and entries this OSD's history of the PG, keeping its
+// own identity and interval; with keep non-nil it also removes every
+// object of the PG not in keep (the end of a backfill).
+func (p *pg) adopt(auth pglog.Info, entries []pglog.Entry, interval uint64, keep map[objid.ID]bool) error {
+	log := pglog.NewLog(auth.LogTail)
+	for _, e := range entries {
+		if err := log.Append(e); err != nil {
+			return err
+		}
+	}
+	var t objectstore.Transaction
+	if keep != nil {
+		objs, err := p.allObjects()
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if !keep[o] {
+				t.Remove(p.coll, o)
+			}
+		}
+	}
+	p.mu.Lock()
+	info := auth
+	info.PG, info.EpochCreated = p.id, p.info.EpochCreated
+	info.SameIntervalSince, info.LastEpochStarted = p.info.SameIntervalSince, interval
+	pglog.ReplaceTxn(&t, info, entries)
+	p.info, p.log = info, log
+	p.mu.Unlock()
+	return objectstore.Apply(p.o.ctx, p.o.cfg.Store, &t)
+}
+
+// objectState reads an object's whole state here, for a push.
+func (p *pg) objectState(id objid.ID) (wire.PGPush, error) {
+	ctx, st := p.o.ctx, p.o.cfg.Store
+	out := wire.PGPush{Object: id}
+	if _, err := st.Stat(ctx, p.coll, id); errors.Is(err, objectstore.ErrNotFound) {
+		return out, nil
+	} else if err != nil {
+		return out, fmt.Errorf("read %v for recovery: %w", id, err)
+	}
+	var err error
+	out.Exists = true
+	if out.Data, err = st.Read(ctx, p.coll, id, 0, 0); err != nil {
+		return out, fmt.Errorf("read %v for recovery: %w", id, err)
+	}
+	attrs, err := st.GetAttrs(ctx, p.coll, id)
+	if err != nil {
+		return out, fmt.Errorf("read %v for recovery: %w", id, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		out.Attrs = append(out.Attrs, wire.KV{Key: k, Value: attrs[k]})
+	}
+	if out.OmapHeader, err = st.OmapGetHeader(ctx, p.coll, id); err != nil {
+		return out, fmt.Errorf("read %v for recovery: %w", id, err)
+	}
+	kvs, _, err := st.OmapIterate(ctx, p.coll, id, "", "", 0)
+	if err != nil {
+		return out, fmt.Errorf("read %v for recovery: %w", id, err)
+	}
+	for _, kv := range kvs {
+		out.Omap = append(out.Omap, wire.KV{Key: kv.Key, Value: kv.Value})
+	}
+	return out, nil
+}
+
+// pushTxn returns the transaction that makes this OSD's copy of the
+// pushed object equal to the pusher's (nil: it is absent on both).
+func (p *pg) pushTxn(m wire.PGPush) (*objectstore.Transaction, error) {
+	_, err := p.o.cfg.Store.Stat(p.o.ctx, p.coll, m.Object)
+	exists := err == nil
+	if err != nil && !errors.Is(err, objectstore.ErrNotFound) {
+		return nil, err
+	}
+	if !exists && !m.Exists {
+		return nil, nil
+	}
+	t := new(objectstore.Transaction)
+	if exists {
+		t.Remove(p.coll, m.Object)
+	}
+	if m.Exists {
+		t.Touch(p.coll, m.Object)
+		if len(m.Data) > 0 {
+			t.Write(p.coll, m.Object, 0, m.Data)
+		}
+		if len(m.Attrs) > 0 {
+			attrs := make(map[string][]byte, len(m.Attrs))
+			for _, kv := range m.Attrs {
+				attrs[kv.Key] = kv.Value
+			}
+			t.SetAttrs(p.coll, m.Object, attrs)
+		}
+		if len(m.OmapHeader) > 0 {
+			t.OmapSetHeader(p.coll, m.Object, m.OmapHeader)
+		}
+		if len(m.Omap) > 0 {
+			kv := make(map[string][]byte, len(m.Omap))
+			for _, e := range m.Omap {
+				kv[e.Key] = e.Value
+			}
+			t.OmapSetKeys(p.coll, m.Object, kv)
+		}
+	}
+	return t, nil
+}
+
+// applyPush applies a pushed object and waits until it is committed.
+func (p *pg) applyPush(m wire.PGPush) error {
+	p.mu.Lock()
+	pool := p.pool
+	p.mu.Unlock()
+	if m.Object.Pool != p.id.Pool || pool.HashToPG(m.Object.Hash) != p.id {
+		return fmt.Errorf("pushed object %v is not in pg %v", m.Object, p.id)
+	}
+	t, err := p.pushTxn(m)
+	if err != nil || t == nil {
+		return err
+	}
+	return objectstore.Apply(p.o.ctx, p.o.cfg.Store, t)
+}
+
+// allObjects lists the PG's client objects here, in hash order.
+func (p *pg) allObjects() ([]objid.ID, error) {
+	var out []objid.ID
+	cursor := objid.ID{}
+	for {
+		objs, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, 1024)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if o.Pool == p.id.Pool {
+				out = append(out, o)
+			}
+		}
+		if next.IsMax() {
+			return out, nil
+		}
+		cursor = next
+	}
+}
+
+// header names the PG in run r's interval.
+func (p *pg) header(r *peerRun, m *osdmap.Map) wire.PGInterval {
+	return wire.PGInterval{PG: p.id, Epoch: uint64(m.Epoch()), IntervalStart: r.interval}
+}
+
+func (p *pg) sendPeer(m *osdmap.Map, to int32, typ uint16, payload []byte) {
+	if err := p.o.sendToOSDIn(m, to, msgr.Message{Type: typ, Version: 1, Payload: payload}); err != nil {
+		p.o.log.Debug("peering message not sent", "pg", p.id.String(), "to", to, "err", err)
+	}
+}
+
+// decodeMember decodes a member's report.
+func decodeMember(osd int32, rawInfo []byte, rawLog [][]byte) (peering.Member, error) {
+	info, err := pglog.DecodeInfo(rawInfo)
+	if err != nil {
+		return peering.Member{}, err
+	}
+	mem := peering.Member{OSD: osd, Info: info, Log: make([]pglog.Entry, 0, len(rawLog))}
+	for _, b := range rawLog {
+		e, err := pglog.DecodeEntry(b)
+		if err != nil {
+			return peering.Member{}, err
+		}
+		mem.Log = append(mem.Log, e)
+	}
+	return mem, nil
+}
+
+// The member side. Each handler waits for the sender's map epoch, then
+// acts only if the PG here is in the sender's interval.
+
+// peerPG returns the PG a peering message names if this OSD holds it in
+// interval h, with the sender's id.
+func (o *OSD) peerPG(from msgr.Peer, h wire.PGInterval) (*pg, int32, bool) {
+	sender, ok := osdID(from.Name.String())
+	if !ok {
+		return nil, 0, false
+	}
+	p, _ := o.lookupPG(h.PG)
+	if p == nil {
+		return nil, 0, false
+	}
+	p.mu.Lock()
+	same := p.info.SameIntervalSince == h.IntervalStart
+	p.mu.Unlock()
+	return p, sender, same
+}
+
+// handlePeering routes a decoded peering message.
+func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
+	o.whenMap(from.Session, h.Epoch, func() {
+		p, sender, ok := o.peerPG(from, h)
+		if !ok {
+			return
+		}
+		switch m := msg.(type) {
+		case wire.PGQuery:
+			p.answerQuery(from, m)
+		case wire.PGPull:
+			o.wg.Add(1)
+			go func() {
+				defer o.wg.Done()
+				p.answerPull(from, m)
+			}()
+		case wire.PGPush:
+			p.mu.Lock()
+			r := p.run
+			p.mu.Unlock()
+			if r != nil { // a pull's answer, for this primary
+				r.post(sender, m)
+				return
+			}
+			o.wg.Add(1)
+			go func() {
+				defer o.wg.Done()
+				p.takePush(from, m)
+			}()
+		case wire.PGActivate:
+			o.wg.Add(1)
+			go func() {
+				defer o.wg.Done()
+				p.takeActivate(from, sender, m)
+			}()
+		case wire.PGNotify, wire.PGAck:
+			p.mu.Lock()
+			r := p.run
+			p.mu.Unlock()
+			if r != nil {
+				r.post(sender, m)
+			}
+		}
+	})
+}
+
+// answerQuery reports this member's info and log.
+func (p *pg) answerQuery(from msgr.Peer, q wire.PGQuery) {
+	p.mu.Lock()
+	n := wire.PGNotify{PGInterval: wire.PGInterval{PG: p.id, Epoch: p.epoch, IntervalStart: q.IntervalStart}, Info: p.info.Encode()}
+	for _, e := range p.log.Entries() {
+		n.Log = append(n.Log, e.Encode())
+	}
+	p.mu.Unlock()
+	p.reply(from, wire.TypePGNotify, n.Encode())
+}
+
+// answerPull pushes the objects the primary asked for.
+func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
+	for _, id := range q.Objects {
+		push, err := p.objectState(id)
+		if err != nil {
+			p.o.log.Error("peering: cannot read an object the primary pulls", "pg", p.id.String(), "object", id.String(), "err", err)
+			return
+		}
+		push.PGInterval = q.PGInterval
+		p.reply(from, wire.TypePGPush, push.Encode())
+	}
+}
+
+// takePush applies a pushed object and acknowledges it once committed.
+func (p *pg) takePush(from msgr.Peer, m wire.PGPush) {
+	ack := wire.PGAck{PGInterval: m.PGInterval, Object: m.Object}
+	if err := p.applyPush(m); err != nil {
+		p.o.log.Error("peering: a pushed object was not applied", "pg", p.id.String(), "object", m.Object.String(), "err", err)
+		ack.Result = storeErrno(err)
+	} else {
+		p.mu.Lock()
+		if p.pushed == nil {
+			p.pushed = map[objid.ID]bool{}
+		}
+		p.pushed[m.Object] = true
+		p.mu.Unlock()
+	}
+	p.reply(from, wire.TypePGAck, ack.Encode())
+}
+
+// takeActivate adopts the authoritative history from the primary.
+func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
+	ack := wire.PGAck{PGInterval: m.PGInterval, Activate: true}
+	err := func() error {
+		p.mu.Lock()
+		primary := p.primary
+		var keep map[objid.ID]bool
+		if m.Backfill {
+			keep = maps.Clone(p.pushed)
+			if keep == nil {
+				keep = map[objid.ID]bool{}
+			}
+		}
+		p.mu.Unlock()
+		if sender != primary {
+			return fmt.Errorf("activation from osd.%d, but osd.%d is primary", sender, primary)
+		}
+		mem, err := decodeMember(sender, m.Info, m.Log)
+		if err != nil {
+			return err
+		}
+		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep)
+	}()
+	if err != nil {
+		p.o.log.Error("peering: activation failed", "pg", p.id.String(), "err", err)
+		ack.Result = -wire.EINVAL
+	}
+	p.reply(from, wire.TypePGAck, ack.Encode())
+}
+
+// reply sends a peering message back on the session it came on.
+func (p *pg) reply(to msgr.Peer, typ uint16, payload []byte) {
+	if err := to.Session.Send(p.o.ctx, msgr.Message{Type: typ, Version: 1, Payload: payload}); err != nil {
+		p.o.log.Debug("peering reply not sent", "pg", p.id.String(), "to", to.Name.String(), "err", err)
+	}
+}
