@@ -21,7 +21,11 @@ func TestAuthCommandsOnCluster(t *testing.T) {
 		t.Skip("multi-process monitor test")
 	}
 	c := newProcCluster(t)
-	if out := c.must("auth", "add", "client.app", "mon=allow r"); !strings.Contains(out, "added key for client.app") {
+	// A command the client had to send again (its monitor session was
+	// reset while the first try committed) is answered by the retry,
+	// which finds the entity as asked: both answers are success.
+	if out := c.must("auth", "add", "client.app", "mon=allow r"); !strings.Contains(out, "added key for client.app") &&
+		!strings.Contains(out, "client.app exists with the same caps") {
 		t.Fatalf("auth add: %q", out)
 	}
 	if _, err := c.cli("client.admin", "auth", "add", "client.app", "mon=allow rw"); err == nil || !strings.Contains(err.Error(), "error 17") {
