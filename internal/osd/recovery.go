@@ -134,13 +134,18 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 		return err
 	}
 	if plan.Auth != self.OSD {
+		var keep map[objid.ID]bool
 		if slices.Contains(plan.Backfill, self.OSD) {
-			return fmt.Errorf("osd.%d holds the authoritative log (up to %v) but this primary's history ends before it: a full copy to the primary is not supported yet", plan.Auth, plan.Info.LastUpdate)
-		}
-		if err := p.pull(r, m, plan.Auth, plan.Missing[self.OSD]); err != nil {
+			// This primary's history ends before the authority's log
+			// begins: it copies everything (the PG waits meanwhile;
+			// Ceph would serve from the authority through pg_temp).
+			if keep, err = p.pullAll(r, m, plan.Auth); err != nil {
+				return err
+			}
+		} else if err := p.pull(r, m, plan.Auth, plan.Missing[self.OSD]); err != nil {
 			return err
 		}
-		if err := p.adopt(plan.Info, plan.Log, r.interval, nil); err != nil {
+		if err := p.adopt(plan.Info, plan.Log, r.interval, keep); err != nil {
 			return err
 		}
 	}
@@ -213,6 +218,13 @@ func (p *pg) pull(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID) error 
 	for _, o := range objs {
 		want[o] = true
 	}
+	return p.receivePushes(r, auth, want)
+}
+
+// receivePushes applies the pushes from auth of the objects in want
+// until all have come.
+func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) error {
+	want := maps.Clone(objs)
 	for len(want) > 0 {
 		ev, ok, _ := r.next(p.o.ctx, nil)
 		if !ok {
@@ -228,6 +240,28 @@ func (p *pg) pull(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID) error 
 		delete(want, push.Object)
 	}
 	return nil
+}
+
+// pullAll fetches every object the authority holds and returns their
+// set (what this OSD keeps).
+func (p *pg) pullAll(r *peerRun, m *osdmap.Map, auth int32) (map[objid.ID]bool, error) {
+	p.o.log.Info("peering: copying every object from the authority", "pg", p.id.String(), "from", auth)
+	p.sendPeer(m, auth, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), All: true}.Encode())
+	for {
+		ev, ok, _ := r.next(p.o.ctx, nil)
+		if !ok {
+			return nil, errIntervalEnded
+		}
+		list, isList := ev.msg.(wire.PGPull)
+		if !isList || ev.from != auth {
+			continue
+		}
+		keep := make(map[objid.ID]bool, len(list.Objects))
+		for _, o := range list.Objects {
+			keep[o] = true
+		}
+		return keep, p.receivePushes(r, auth, keep)
+	}
 }
 
 // pushTo makes member x's copies of objs equal to this OSD's, a window of
@@ -525,6 +559,13 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 		case wire.PGQuery:
 			p.answerQuery(from, m)
 		case wire.PGPull:
+			p.mu.Lock()
+			r := p.run
+			p.mu.Unlock()
+			if r != nil { // the authority's list, for this primary
+				r.post(sender, m)
+				return
+			}
 			o.wg.Add(1)
 			go func() {
 				defer o.wg.Done()
@@ -571,9 +612,19 @@ func (p *pg) answerQuery(from msgr.Peer, q wire.PGQuery) {
 	p.reply(from, wire.TypePGNotify, n.Encode())
 }
 
-// answerPull pushes the objects the primary asked for.
+// answerPull pushes the objects the primary asked for (all, listed
+// first, for an All pull).
 func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
-	for _, id := range q.Objects {
+	objs := q.Objects
+	if q.All {
+		var err error
+		if objs, err = p.allObjects(); err != nil {
+			p.o.log.Error("peering: cannot list the PG for the primary", "pg", p.id.String(), "err", err)
+			return
+		}
+		p.reply(from, wire.TypePGPull, wire.PGPull{PGInterval: q.PGInterval, Objects: objs}.Encode())
+	}
+	for _, id := range objs {
 		push, err := p.objectState(id)
 		if err != nil {
 			p.o.log.Error("peering: cannot read an object the primary pulls", "pg", p.id.String(), "object", id.String(), "err", err)

@@ -15,7 +15,7 @@ import (
 // peering finds it behind, and the primary pushes it what it missed (or
 // pulls it first, when the returning OSD is the primary), before the PG
 // serves again; with a log too short to say what it missed, it gets every
-// object (backfill). The proof: after it has caught up, the two OSDs that
+// object (backfill; a primary copies them from the authority). The proof: after it has caught up, the two OSDs that
 // had the writes all along stop, and the returned one, alone, serves
 // every acknowledged write and none that was removed.
 func TestReturningOSDRecovers(t *testing.T) {
@@ -27,6 +27,7 @@ func TestReturningOSDRecovers(t *testing.T) {
 		{"replica", 2, 0},
 		{"primary", 0, 0},
 		{"replica-backfill", 1, 4},
+		{"primary-backfill", 0, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { returningOSD(t, tc.member, tc.logEntries) })

@@ -43,10 +43,13 @@ type PGNotify struct {
 	Log  [][]byte
 }
 
-// PGPull asks the PG's authoritative member to push the objects listed.
+// PGPull asks the PG's authoritative member to push the objects listed;
+// with All, every object it holds, which it first lists in a PGPull of
+// its own (the answer to an All pull).
 type PGPull struct {
 	PGInterval
 	Objects []objid.ID
+	All     bool
 }
 
 // PGPush carries an object's whole state to a member that must match the
@@ -159,6 +162,7 @@ func (m PGPull) Encode() []byte {
 	for _, id := range m.Objects {
 		id.Encode(&e)
 	}
+	e.Bool(m.All)
 	e.End(mk)
 	return e.Data()
 }
@@ -177,6 +181,7 @@ func DecodePGPull(b []byte) (PGPull, error) {
 			m.Objects[i] = objid.Decode(d)
 		}
 	}
+	m.All = d.Bool()
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGPull{}, fmt.Errorf("wire: pg pull: %w", err)

@@ -15,6 +15,7 @@ func peerSamples() []any {
 		PGQuery{h},
 		PGNotify{PGInterval: h, Info: []byte("info"), Log: [][]byte{[]byte("e1"), []byte("e2")}},
 		PGPull{PGInterval: h, Objects: []objid.ID{o, objid.Object(3, "", "other")}},
+		PGPull{PGInterval: h, All: true},
 		PGPush{PGInterval: h, Object: o, Exists: true, Data: []byte("data"), Attrs: []KV{{Key: "_", Value: []byte("v")}},
 			OmapHeader: []byte("hdr"), Omap: []KV{{Key: "k", Value: []byte("v")}}},
 		PGPush{PGInterval: h, Object: o},
