@@ -236,8 +236,12 @@ func TestSessionDropResends(t *testing.T) {
 				if err := io.Append(t.Context(), "obj", []byte("a")); err != nil {
 					t.Fatal(err)
 				}
+				// Usually attempt 1 arrives; under load a resend can be
+				// queued on the session being torn down and dropped
+				// with it, and the client sends again (attempt 2).
 				rs := c.receivedFor("obj")
-				if len(rs) != 2 || rs[0].osd != rs[1].osd || rs[1].op.Attempt != 1 {
+				last := len(rs) - 1
+				if len(rs) < 2 || rs[0].op.Attempt != 0 || rs[last].op.Attempt < 1 || rs[0].osd != rs[last].osd {
 					t.Fatalf("arrivals: %+v", rs)
 				}
 				if n := c.appliedCount(rs[0].op.Req); n != 1 {
