@@ -65,7 +65,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.StringVar(&f.host, "host", "", "the CRUSH host bucket to place the OSD under on its first boot (default: this machine's short host name)")
 	fl.StringVar(&f.weight, "weight", "1", "the OSD's CRUSH weight on its first boot")
 	fl.StringVar(&f.cache, "cache-size", "", "memory the object store caches in (default: a quarter of --memory-target)")
-	fl.StringVar(&f.memTarget, "memory-target", "384M", "memory the OSD process aims to stay within (Go's soft memory limit; 0 for none)")
+	fl.StringVar(&f.memTarget, "memory-target", "256M", "memory the OSD process aims to stay within (Go's soft memory limit; 0 for none)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
@@ -158,7 +158,12 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		// grown threefold: an OSD allocates a buffer per large read, and
 		// collecting at every doubling cost 15-20% of 4 MiB read
 		// throughput (605-623 against 665-765 MB/s here).
-		debug.SetMemoryLimit(int64(target))
+		// Pebble's block cache and memtables (half the store's cache)
+		// and the staging buffers of large reads live outside the Go
+		// heap: the heap gets what is left, so that the process as a
+		// whole stays near the target.
+		heap := int64(target) - int64(cache/2) - blockstore.StagingBytes
+		debug.SetMemoryLimit(max(heap, int64(target/2)))
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(300)
 		}

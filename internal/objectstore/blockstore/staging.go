@@ -20,6 +20,10 @@ const stagingSize = 4 << 20
 // maxStaging*stagingSize); readers beyond it read the slower way.
 const maxStaging = 4
 
+// StagingBytes is the most memory a store maps for staging buffers,
+// outside the Go heap.
+const StagingBytes = maxStaging * stagingSize
+
 // stagingPool hands out staging buffers, mapping them lazily.
 type stagingPool struct {
 	mu     sync.Mutex
