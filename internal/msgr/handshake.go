@@ -279,7 +279,8 @@ func (m *Messenger) attachAccepted(c *conn, peer auth.EntityName, caps auth.Caps
 		m.mu.Unlock()
 		return nil, sessionOK{}, ErrClosed
 	}
-	s := m.accepted[peer]
+	key := m.acceptKey(peer, nonce)
+	s := m.accepted[key]
 	var old *Session
 	if s != nil && (s.peerNonce != nonce || s.id != req.ID) {
 		old, s = s, nil
@@ -288,7 +289,7 @@ func (m *Messenger) attachAccepted(c *conn, peer auth.EntityName, caps auth.Caps
 	if fresh {
 		s = m.newSession(peer, "", req.ID)
 		s.peerNonce = nonce
-		m.accepted[peer] = s
+		m.accepted[key] = s
 		m.wg.Add(1)
 		go s.dispatchLoop()
 	}

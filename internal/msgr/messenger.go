@@ -34,7 +34,7 @@ type Messenger struct {
 	closed    bool
 	nextID    uint64
 	outgoing  map[auth.EntityName]*Session
-	accepted  map[auth.EntityName]*Session
+	accepted  map[acceptKey]*Session
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
 }
@@ -63,7 +63,7 @@ func New(cfg Config) (*Messenger, error) {
 		dispatch:  newThrottle(cfg.DispatchBytes, cfg.DispatchMessages),
 		rng:       rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		outgoing:  make(map[auth.EntityName]*Session),
-		accepted:  make(map[auth.EntityName]*Session),
+		accepted:  make(map[acceptKey]*Session),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 	}, nil
@@ -167,12 +167,18 @@ func (m *Messenger) Connect(peer auth.EntityName, addr string) (*Session, error)
 // rides on a session that will be reset.
 func (m *Messenger) MarkDown(peer auth.EntityName) {
 	m.mu.Lock()
-	out, in := m.outgoing[peer], m.accepted[peer]
-	m.mu.Unlock()
-	for _, s := range []*Session{out, in} {
-		if s != nil {
-			s.close(EventFailed, fmt.Errorf("%w: %s marked down", ErrSessionClosed, peer))
+	var sessions []*Session
+	if s := m.outgoing[peer]; s != nil {
+		sessions = append(sessions, s)
+	}
+	for k, s := range m.accepted {
+		if k.peer == peer {
+			sessions = append(sessions, s)
 		}
+	}
+	m.mu.Unlock()
+	for _, s := range sessions {
+		s.close(EventFailed, fmt.Errorf("%w: %s marked down", ErrSessionClosed, peer))
 	}
 }
 
@@ -254,9 +260,27 @@ func (m *Messenger) forget(s *Session) {
 	if m.outgoing[s.peer] == s {
 		delete(m.outgoing, s.peer)
 	}
-	if m.accepted[s.peer] == s {
-		delete(m.accepted, s.peer)
+	if k := m.acceptKey(s.peer, s.peerNonce); m.accepted[k] == s {
+		delete(m.accepted, k)
 	}
+}
+
+// acceptKey keys the accepted sessions. A daemon (a lossless peer) has
+// one session per name, so a new incarnation (nonce) replaces the old
+// one: that is how its restart is seen. Clients (lossy peers) are keyed
+// by incarnation too: many processes may run as one entity (several
+// `cuttle` commands and an application as client.admin), and one must
+// not reset another's session.
+type acceptKey struct {
+	peer  auth.EntityName
+	nonce uint64
+}
+
+func (m *Messenger) acceptKey(peer auth.EntityName, nonce uint64) acceptKey {
+	if m.cfg.Policy(peer) == Lossless {
+		nonce = 0
+	}
+	return acceptKey{peer, nonce}
 }
 
 // backoff returns the delay before reconnect attempt n (0-based):

@@ -546,3 +546,43 @@ func TestSignedSession(t *testing.T) {
 		}
 	})
 }
+
+// Two processes running as one client entity (an application and a
+// `cuttle` command, both client.admin) keep a session each at the
+// acceptor: the second does not reset the first's, as it would for a
+// restarted daemon.
+func TestSameClientNameTwoProcesses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.Config{Seed: 10})
+		defer net.Close()
+		osd := newNode(t, net, "osd.1", "o", 1, nil)
+		defer osd.m.Close()
+		c1 := newNode(t, net, "client.admin", "c1", 2, func(c *msgr.Config) { c.Nonce = 101 })
+		defer c1.m.Close()
+		c2 := newNode(t, net, "client.admin", "c2", 3, func(c *msgr.Config) { c.Nonce = 102 })
+		defer c2.m.Close()
+		s1, _ := c1.m.Connect(osd.name, "o")
+		if err := s1.Send(t.Context(), numbered(0, 10)); err != nil {
+			t.Fatal(err)
+		}
+		osd.rec.waitMsgs(t, c1.name, 1, time.Minute)
+		s2, _ := c2.m.Connect(osd.name, "o")
+		if err := s2.Send(t.Context(), numbered(0, 10)); err != nil {
+			t.Fatal(err)
+		}
+		osd.rec.waitMsgs(t, c1.name, 2, time.Minute)
+		synctest.Wait()
+		if err := s1.Send(t.Context(), numbered(1, 10)); err != nil {
+			t.Fatalf("the first process's session after the second connected: %v", err)
+		}
+		osd.rec.waitMsgs(t, c1.name, 3, time.Minute)
+		for _, kind := range []msgr.EventKind{msgr.EventReset, msgr.EventFailed} {
+			if ev, ok := c1.rec.lastEvent(kind); ok {
+				t.Fatalf("the first process saw %v: %+v", kind, ev)
+			}
+			if ev, ok := osd.rec.lastEvent(kind); ok {
+				t.Fatalf("the acceptor saw %v: %+v", kind, ev)
+			}
+		}
+	})
+}
