@@ -158,11 +158,7 @@ func (o *OSD) heartbeatTick() {
 			}
 		}
 		if a.report || a.cancel {
-			o.wg.Add(1)
-			go func() {
-				defer o.wg.Done()
-				o.reportPeer(a)
-			}()
+			o.wg.Go(func() { o.reportPeer(a) })
 		}
 	}
 }

@@ -108,13 +108,11 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 	}
 	r := newPeerRun(p.info.SameIntervalSince)
 	p.run = r
-	p.o.wg.Add(1)
-	go func() {
-		defer p.o.wg.Done()
+	p.o.wg.Go(func() {
 		if err := p.peer(r, m); err != nil && !errors.Is(err, errIntervalEnded) {
 			p.o.log.Error("peering stopped; the PG stays inactive", "pg", p.id.String(), "interval", r.interval, "err", err)
 		}
-	}()
+	})
 }
 
 var errIntervalEnded = errors.New("the interval ended")
@@ -558,47 +556,32 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 		switch m := msg.(type) {
 		case wire.PGQuery:
 			p.answerQuery(from, m)
-		case wire.PGPull:
-			p.mu.Lock()
-			r := p.run
-			p.mu.Unlock()
-			if r != nil { // the authority's list, for this primary
-				r.post(sender, m)
-				return
-			}
-			o.wg.Add(1)
-			go func() {
-				defer o.wg.Done()
-				p.answerPull(from, m)
-			}()
-		case wire.PGPush:
-			p.mu.Lock()
-			r := p.run
-			p.mu.Unlock()
-			if r != nil { // a pull's answer, for this primary
-				r.post(sender, m)
-				return
-			}
-			o.wg.Add(1)
-			go func() {
-				defer o.wg.Done()
-				p.takePush(from, m)
-			}()
-		case wire.PGActivate:
-			o.wg.Add(1)
-			go func() {
-				defer o.wg.Done()
-				p.takeActivate(from, sender, m)
-			}()
 		case wire.PGNotify, wire.PGAck:
-			p.mu.Lock()
-			r := p.run
-			p.mu.Unlock()
-			if r != nil {
-				r.post(sender, m)
+			p.postToRun(sender, m)
+		case wire.PGPull: // a request, or the authority's list for this primary
+			if !p.postToRun(sender, m) {
+				o.wg.Go(func() { p.answerPull(from, m) })
 			}
+		case wire.PGPush: // to apply, or a pull's answer for this primary
+			if !p.postToRun(sender, m) {
+				o.wg.Go(func() { p.takePush(from, m) })
+			}
+		case wire.PGActivate:
+			o.wg.Go(func() { p.takeActivate(from, sender, m) })
 		}
 	})
+}
+
+// postToRun hands msg to the primary's peering of this interval and
+// reports whether there is one (on a member there is none).
+func (p *pg) postToRun(from int32, msg any) bool {
+	p.mu.Lock()
+	r := p.run
+	p.mu.Unlock()
+	if r != nil {
+		r.post(from, msg)
+	}
+	return r != nil
 }
 
 // answerQuery reports this member's info and log.

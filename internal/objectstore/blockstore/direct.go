@@ -169,22 +169,7 @@ func (s *Store) readDirectParallel(p []byte, off uint64) error {
 	for i := range pieces {
 		lo := i * directChunk
 		hi := min(lo+directChunk, len(p))
-		wg.Go(func() {
-			n, err := s.direct.ReadAt(p[lo:hi], int64(off)+int64(lo))
-			if err == io.EOF || (err == nil && n < hi-lo) {
-				clear(p[lo+n : hi])
-				err = nil
-			}
-			if errors.Is(err, syscall.EINVAL) {
-				_, err = s.file.ReadAt(p[lo:hi], int64(off)+int64(lo))
-				if err == io.EOF {
-					err = nil
-				}
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("read data file at %d: %w", off+uint64(lo), err)
-			}
-		})
+		wg.Go(func() { errs[i] = s.readPiece(p[lo:hi], int64(off)+int64(lo)) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

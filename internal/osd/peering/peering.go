@@ -102,7 +102,7 @@ func missingFor(m, auth Member, authByVersion map[wire.Version]pglog.Entry) []ob
 		if a, ok := authByVersion[e.Version]; ok && a.Object == e.Object && a.Kind == e.Kind && a.Req == e.Req {
 			continue
 		}
-		if e.Version.Less(auth.Info.LogTail) || e.Version == auth.Info.LogTail {
+		if !auth.Info.LogTail.Less(e.Version) {
 			// Older than the authority's log: it cannot tell; the
 			// entry is part of the shared history the logs no longer
 			// cover.
