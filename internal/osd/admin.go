@@ -47,6 +47,10 @@ type PGStatus struct {
 	Bytes             int64   `json:"num_bytes"`
 	WritesInFlight    int     `json:"writes_in_flight"`
 	Waiting           int     `json:"waiting"`
+	LastEpochStarted  uint64  `json:"last_epoch_started"`
+	// DownReason and BlockedBy say why a down PG waits, and for whom.
+	DownReason string  `json:"down_reason,omitempty"`
+	BlockedBy  []int32 `json:"blocked_by,omitempty"`
 }
 
 // track records r as in flight until done is called.
@@ -108,11 +112,13 @@ func (p *pg) status() PGStatus {
 	return PGStatus{PG: p.id.String(), State: p.stateLocked(), Role: p.roleLocked(), Acting: slices.Clone(p.acting),
 		Primary: p.primary, Epoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince,
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: p.log.Len(), Objects: p.info.Stats.Objects,
-		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting}
+		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting,
+		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy)}
 }
 
 // stateLocked names the PG's state as Ceph operators know them: peering
-// on a primary until its members agree (recovery.go), then active when it
+// on a primary until its members agree (recovery.go), down when an
+// earlier interval's OSDs that may hold writes are all down, then active when it
 // serves I/O; undersized and degraded when fewer OSDs act than the pool's
 // size, inactive below min_size; stray when this OSD no longer acts for
 // it. A replica reports what its acting set implies.
@@ -120,6 +126,8 @@ func (p *pg) stateLocked() string {
 	switch {
 	case !slices.Contains(p.acting, p.o.cfg.ID):
 		return "stray"
+	case p.isPrimaryLocked() && p.down != "":
+		return "down"
 	case p.isPrimaryLocked() && !p.activated:
 		return "peering"
 	case len(p.acting) < max(p.pool.MinSize, 1):

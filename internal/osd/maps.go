@@ -67,6 +67,7 @@ func (o *OSD) applyUpdate(u wire.OSDMapUpdate) {
 			return
 		}
 		m = full
+		o.history.add(m)
 	}
 	for _, b := range u.Incs {
 		inc, err := osdmap.UnmarshalIncremental(b)
@@ -83,6 +84,7 @@ func (o *OSD) applyUpdate(u wire.OSDMapUpdate) {
 			break
 		}
 		m = next
+		o.history.add(m)
 	}
 	if m != cur {
 		o.activate(m)

@@ -137,6 +137,7 @@ type OSD struct {
 	pgs     map[osdmap.PG]*pg
 	backlog map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
 	mapSeen chan struct{}                   // closed and replaced when a map is activated
+	history *mapHistory                     // maps of past epochs, for past intervals
 	booted  bool
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
@@ -164,6 +165,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
 		inflight: map[*request]struct{}{}}
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
+	o.history = newMapHistory(o.fetchMap)
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
 		o.Close()

@@ -40,6 +40,11 @@ type pg struct {
 	run       *peerRun
 	activated bool
 	pushed    map[objid.ID]bool
+	// down says why peering cannot go on (a past interval none of whose
+	// OSDs is up), and blockedBy lists those OSDs; both clear when the
+	// interval ends.
+	down      string
+	blockedBy []int32
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log) *pg {

@@ -103,6 +103,7 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 	}
 	p.activated = false
 	p.pushed = nil
+	p.down, p.blockedBy = "", nil
 	if !p.isPrimaryLocked() || len(p.acting) == 0 {
 		return
 	}
@@ -123,9 +124,23 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: slices.Clone(p.log.Entries())}
 	replicas := p.replicasLocked()
 	p.mu.Unlock()
-	members, err := p.gather(r, m, self, replicas)
+	past, err := p.pastIntervals(r, self.Info.LastEpochStarted)
 	if err != nil {
 		return err
+	}
+	prior := peering.PriorSet(past, self.Info.LastEpochStarted, m.IsUp)
+	probe := slices.Clone(replicas)
+	for _, x := range prior.Probe {
+		if x != self.OSD && !slices.Contains(probe, x) {
+			probe = append(probe, x)
+		}
+	}
+	members, err := p.gather(r, m, self, probe)
+	if err != nil {
+		return err
+	}
+	if prior = peering.PriorSet(past, peering.MaxStarted(members), m.IsUp); len(prior.Down) > 0 {
+		return p.stayDown(r, prior)
 	}
 	plan, err := peering.Plan(members)
 	if err != nil {
@@ -164,19 +179,59 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	return p.finishPeering(r, plan)
 }
 
-// gather queries every replica and returns every member's report, this
-// OSD's first.
-func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, replicas []int32) ([]peering.Member, error) {
+// pastIntervals returns the PG's intervals since epoch since, trying
+// again while the monitors cannot be reached.
+func (p *pg) pastIntervals(r *peerRun, since uint64) ([]peering.Interval, error) {
+	for {
+		past, err := p.o.pastIntervals(p.o.ctx, p.id, since, r.interval)
+		if err == nil {
+			return past, nil
+		}
+		p.o.log.Warn("peering: cannot read past maps; trying again", "pg", p.id.String(), "err", err)
+		timer := p.o.cfg.Clock.NewTimer(peerRetry)
+		select {
+		case <-timer.C():
+		case <-r.done:
+			timer.Stop()
+			return nil, errIntervalEnded
+		case <-p.o.ctx.Done():
+			timer.Stop()
+			return nil, errIntervalEnded
+		}
+	}
+}
+
+// stayDown marks the PG down until its interval ends: a write may have
+// been acknowledged in a past interval none of whose OSDs is up, and
+// serving without it would lose it.
+func (p *pg) stayDown(r *peerRun, prior peering.Prior) error {
+	reason := prior.Reason()
+	p.mu.Lock()
+	if p.run == r {
+		p.down, p.blockedBy = reason, prior.BlockedBy
+	}
+	p.mu.Unlock()
+	p.o.log.Warn("peering: PG is down", "pg", p.id.String(), "reason", reason)
+	select {
+	case <-r.done:
+	case <-p.o.ctx.Done():
+	}
+	return errIntervalEnded
+}
+
+// gather queries every OSD of probe (replicas, and OSDs of past
+// intervals) and returns every one's report, this OSD's first.
+func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, probe []int32) ([]peering.Member, error) {
 	got := map[int32]peering.Member{}
 	query := wire.PGQuery{PGInterval: p.header(r, m)}.Encode()
-	for len(got) < len(replicas) {
-		for _, x := range replicas {
+	for len(got) < len(probe) {
+		for _, x := range probe {
 			if _, ok := got[x]; !ok {
 				p.sendPeer(m, x, wire.TypePGQuery, query)
 			}
 		}
 		timer := p.o.cfg.Clock.NewTimer(peerRetry)
-		for len(got) < len(replicas) {
+		for len(got) < len(probe) {
 			ev, ok, timed := r.next(p.o.ctx, timer.C())
 			if timed {
 				break
@@ -186,7 +241,7 @@ func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, replicas []i
 				return nil, errIntervalEnded
 			}
 			n, isNotify := ev.msg.(wire.PGNotify)
-			if !isNotify || !slices.Contains(replicas, ev.from) {
+			if !isNotify || !slices.Contains(probe, ev.from) {
 				continue
 			}
 			mem, err := decodeMember(ev.from, n.Info, n.Log)
@@ -199,7 +254,7 @@ func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, replicas []i
 		timer.Stop()
 	}
 	out := []peering.Member{self}
-	for _, x := range replicas {
+	for _, x := range probe {
 		out = append(out, got[x])
 	}
 	return out, nil
@@ -529,8 +584,8 @@ func decodeMember(osd int32, rawInfo []byte, rawLog [][]byte) (peering.Member, e
 // The member side. Each handler waits for the sender's map epoch, then
 // acts only if the PG here is in the sender's interval.
 
-// peerPG returns the PG a peering message names if this OSD holds it in
-// interval h, with the sender's id.
+// peerPG returns the PG a peering message names, the sender's id, and
+// whether this OSD holds the PG in the sender's interval h.
 func (o *OSD) peerPG(from msgr.Peer, h wire.PGInterval) (*pg, int32, bool) {
 	sender, ok := osdID(from.Name.String())
 	if !ok {
@@ -538,7 +593,7 @@ func (o *OSD) peerPG(from msgr.Peer, h wire.PGInterval) (*pg, int32, bool) {
 	}
 	p, _ := o.lookupPG(h.PG)
 	if p == nil {
-		return nil, 0, false
+		return nil, sender, false
 	}
 	p.mu.Lock()
 	same := p.info.SameIntervalSince == h.IntervalStart
@@ -546,16 +601,27 @@ func (o *OSD) peerPG(from msgr.Peer, h wire.PGInterval) (*pg, int32, bool) {
 	return p, sender, same
 }
 
-// handlePeering routes a decoded peering message.
+// handlePeering routes a decoded peering message. Queries and pulls only
+// read, so they are answered in any interval: a primary asks the OSDs of
+// past intervals (strays) too, and may copy from one.
 func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 	o.whenMap(from.Session, h.Epoch, func() {
-		p, sender, ok := o.peerPG(from, h)
-		if !ok {
+		p, sender, same := o.peerPG(from, h)
+		if q, isQuery := msg.(wire.PGQuery); isQuery {
+			o.answerQuery(from, p, q)
+			return
+		}
+		if p == nil {
+			return
+		}
+		if pull, isPull := msg.(wire.PGPull); isPull && !same {
+			o.wg.Go(func() { p.answerPull(from, pull) })
+			return
+		}
+		if !same {
 			return
 		}
 		switch m := msg.(type) {
-		case wire.PGQuery:
-			p.answerQuery(from, m)
 		case wire.PGNotify, wire.PGAck:
 			p.postToRun(sender, m)
 		case wire.PGPull: // a request, or the authority's list for this primary
@@ -584,15 +650,20 @@ func (p *pg) postToRun(from int32, msg any) bool {
 	return r != nil
 }
 
-// answerQuery reports this member's info and log.
-func (p *pg) answerQuery(from msgr.Peer, q wire.PGQuery) {
-	p.mu.Lock()
-	n := wire.PGNotify{PGInterval: wire.PGInterval{PG: p.id, Epoch: p.epoch, IntervalStart: q.IntervalStart}, Info: p.info.Encode()}
-	for _, e := range p.log.Entries() {
-		n.Log = append(n.Log, e.Encode())
+// answerQuery reports this OSD's info and log of the PG (p), or an empty
+// history if it holds none (p nil).
+func (o *OSD) answerQuery(from msgr.Peer, p *pg, q wire.PGQuery) {
+	n := wire.PGNotify{PGInterval: wire.PGInterval{PG: q.PG, Epoch: o.Epoch(), IntervalStart: q.IntervalStart},
+		Info: pglog.Info{PG: q.PG}.Encode()}
+	if p != nil {
+		p.mu.Lock()
+		n.Info = p.info.Encode()
+		for _, e := range p.log.Entries() {
+			n.Log = append(n.Log, e.Encode())
+		}
+		p.mu.Unlock()
 	}
-	p.mu.Unlock()
-	p.reply(from, wire.TypePGNotify, n.Encode())
+	o.reply(from, wire.TypePGNotify, n.Encode())
 }
 
 // answerPull pushes the objects the primary asked for (all, listed
@@ -666,8 +737,10 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 }
 
 // reply sends a peering message back on the session it came on.
-func (p *pg) reply(to msgr.Peer, typ uint16, payload []byte) {
-	if err := to.Session.Send(p.o.ctx, msgr.Message{Type: typ, Version: 1, Payload: payload}); err != nil {
-		p.o.log.Debug("peering reply not sent", "pg", p.id.String(), "to", to.Name.String(), "err", err)
+func (p *pg) reply(to msgr.Peer, typ uint16, payload []byte) { p.o.reply(to, typ, payload) }
+
+func (o *OSD) reply(to msgr.Peer, typ uint16, payload []byte) {
+	if err := to.Session.Send(o.ctx, msgr.Message{Type: typ, Version: 1, Payload: payload}); err != nil {
+		o.log.Debug("peering reply not sent", "to", to.Name.String(), "err", err)
 	}
 }

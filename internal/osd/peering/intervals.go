@@ -1,0 +1,150 @@
+package peering
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Interval is a stretch of map epochs during which a PG kept one acting
+// set and primary (a past interval, in Ceph's terms).
+type Interval struct {
+	First, Last uint64
+	Acting      []int32
+	Primary     int32
+	// MaybeWentRW is set when enough OSDs acted (min_size, with a
+	// primary) for the PG to have accepted writes in the interval: a
+	// write acknowledged then may exist only on those OSDs.
+	MaybeWentRW bool
+}
+
+func (iv Interval) String() string {
+	return fmt.Sprintf("[%d,%d] acting %v primary %d", iv.First, iv.Last, iv.Acting, iv.Primary)
+}
+
+// Prior is what a primary must learn from the past before it may serve:
+// whom to ask, and which intervals nobody can vouch for.
+type Prior struct {
+	// Probe lists the up OSDs of intervals that may have gone read-write;
+	// every one must report its info and log.
+	Probe []int32
+	// Down lists the read-write intervals none of whose OSDs is up: a
+	// write may have been acknowledged there that no reachable OSD holds,
+	// so the PG must stay down until one of them returns.
+	Down []Interval
+	// BlockedBy lists the down OSDs whose return would end Down.
+	BlockedBy []int32
+}
+
+// PriorSet works out whom to probe for past intervals since epoch since
+// (intervals that ended before it are covered: some member of the
+// interval that went active at since holds every write acknowledged
+// before it). isUp reports whether an OSD is up now.
+func PriorSet(past []Interval, since uint64, isUp func(int32) bool) Prior {
+	var pr Prior
+	for _, iv := range past {
+		if iv.Last < since || !iv.MaybeWentRW {
+			continue
+		}
+		anyUp := false
+		for _, id := range iv.Acting {
+			if id < 0 {
+				continue
+			}
+			if isUp(id) {
+				anyUp = true
+				if !slices.Contains(pr.Probe, id) {
+					pr.Probe = append(pr.Probe, id)
+				}
+			}
+		}
+		if !anyUp {
+			pr.Down = append(pr.Down, iv)
+			for _, id := range iv.Acting {
+				if id >= 0 && !slices.Contains(pr.BlockedBy, id) {
+					pr.BlockedBy = append(pr.BlockedBy, id)
+				}
+			}
+		}
+	}
+	slices.Sort(pr.Probe)
+	slices.Sort(pr.BlockedBy)
+	return pr
+}
+
+// Reason says why a PG is down, for operators.
+func (pr Prior) Reason() string {
+	if len(pr.Down) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("no OSD of a past interval that may have accepted writes is up: ")
+	for i, iv := range pr.Down {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(iv.String())
+	}
+	fmt.Fprintf(&b, " (waiting for one of osd %v)", pr.BlockedBy)
+	return b.String()
+}
+
+// MaxStarted returns the newest last_epoch_started among members: the
+// newest interval known to have gone active, whose members all hold
+// every write acknowledged before it.
+func MaxStarted(members []Member) uint64 {
+	var les uint64
+	for _, m := range members {
+		les = max(les, m.Info.LastEpochStarted)
+	}
+	return les
+}
+
+// Placement is where a PG was in one map epoch.
+type Placement struct {
+	Epoch   uint64
+	Acting  []int32
+	Primary int32    // -1: none
+	UpFrom  []uint32 // the acting OSDs' up_from epochs
+	MinSize int
+	// Exists is false in epochs before the pool existed (or after it was
+	// deleted): no interval.
+	Exists bool
+}
+
+// BuildIntervals groups consecutive placements, oldest first, into
+// intervals: a new one starts whenever the acting set, the primary or an
+// acting OSD's up_from changes (an OSD that restarted lost what it had
+// not committed), as the OSD starts a new interval on the same changes.
+func BuildIntervals(ps []Placement) []Interval {
+	var out []Interval
+	var prev *Placement
+	for i := range ps {
+		p := &ps[i]
+		if !p.Exists {
+			prev = nil
+			continue
+		}
+		same := prev != nil && prev.Epoch+1 == p.Epoch && slices.Equal(prev.Acting, p.Acting) &&
+			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom)
+		if same {
+			out[len(out)-1].Last = p.Epoch
+			out[len(out)-1].MaybeWentRW = out[len(out)-1].MaybeWentRW || wentRW(p)
+		} else {
+			out = append(out, Interval{First: p.Epoch, Last: p.Epoch, Acting: slices.Clone(p.Acting),
+				Primary: p.Primary, MaybeWentRW: wentRW(p)})
+		}
+		prev = p
+	}
+	return out
+}
+
+func wentRW(p *Placement) bool {
+	n := 0
+	for _, id := range p.Acting {
+		if id >= 0 {
+			n++
+		}
+	}
+	return p.Primary >= 0 && n > 0 && n >= max(p.MinSize, 1)
+}
