@@ -1,0 +1,67 @@
+package wire
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+func sampleReport() PGStatsReport {
+	return PGStatsReport{OSD: 3, Epoch: 42, Total: 10 << 30, Used: 1 << 30, Available: 9 << 30, PGs: []PGStat{
+		{PG: osdmap.PG{Pool: 1, Seed: 7}, State: "active+clean", Up: []int32{3, 1, 2}, Acting: []int32{3, 1, 2}, Primary: 3,
+			ReportedEpoch: 42, SameIntervalSince: 40, LastEpochStarted: 40, LastUpdate: "40'17", LogEntries: 17,
+			Objects: 5, Bytes: 5 << 20, LastScrub: time.Unix(1700000000, 5).UTC()},
+		{PG: osdmap.PG{Pool: 2, Seed: 0}, State: "down", Acting: []int32{3}, Primary: 3, Degraded: 4, Misplaced: 1,
+			Unfound: 2, BlockedBy: []int32{0, 1}, DownReason: "waiting", Inconsistent: []string{"1:obj"}},
+	}}
+}
+
+func TestPGStatsReportRoundTrip(t *testing.T) {
+	r := sampleReport()
+	got, err := DecodePGStatsReport(r.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, r) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, r)
+	}
+	empty, err := DecodePGStatsReport(PGStatsReport{OSD: 1}.Encode())
+	if err != nil || empty.OSD != 1 || len(empty.PGs) != 0 {
+		t.Fatalf("empty report: %+v, %v", empty, err)
+	}
+}
+
+func TestPGStatsReportBadInput(t *testing.T) {
+	good := sampleReport().Encode()
+	for i := range len(good) - 1 {
+		if _, err := DecodePGStatsReport(good[:i]); err == nil {
+			t.Fatalf("truncated to %d bytes: no error", i)
+		}
+	}
+	neg := sampleReport()
+	neg.OSD = -1
+	if _, err := DecodePGStatsReport(neg.Encode()); err == nil {
+		t.Fatal("negative OSD id accepted")
+	}
+	if _, err := DecodePGStatsReport(append(bytes.Clone(good), 0)); err == nil {
+		t.Fatal("trailing byte accepted")
+	}
+}
+
+func FuzzPGStatsReport(f *testing.F) {
+	f.Add(sampleReport().Encode())
+	f.Add(PGStatsReport{}.Encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodePGStatsReport(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodePGStatsReport(r.Encode())
+		if err != nil || !reflect.DeepEqual(again, r) {
+			t.Fatalf("%+v does not survive re-encoding: %+v, %v", r, again, err)
+		}
+	})
+}
