@@ -119,19 +119,23 @@ func (p *pg) status() PGStatus {
 // stateLocked names the PG's state as Ceph operators know them: peering
 // on a primary until its members agree (recovery.go), down when an
 // earlier interval's OSDs that may hold writes are all down, then active when it
-// serves I/O; undersized and degraded when fewer OSDs act than the pool's
-// size, inactive below min_size; stray when this OSD no longer acts for
-// it. A replica reports what its acting set implies.
+// serves I/O; peering+recovering or peering+backfilling while it copies
+// objects to members before activating; undersized and degraded when
+// fewer OSDs act than the pool's size, and only "peered" (not active)
+// below min_size; stray when this OSD no longer acts for it. A replica
+// reports what its acting set implies.
 func (p *pg) stateLocked() string {
 	switch {
 	case !slices.Contains(p.acting, p.o.cfg.ID):
 		return "stray"
 	case p.isPrimaryLocked() && p.down != "":
 		return "down"
+	case p.isPrimaryLocked() && !p.activated && p.recovering != "":
+		return "peering+" + p.recovering + "+degraded"
 	case p.isPrimaryLocked() && !p.activated:
 		return "peering"
 	case len(p.acting) < max(p.pool.MinSize, 1):
-		return "inactive+undersized+degraded"
+		return "undersized+degraded+peered"
 	case len(p.acting) < p.pool.Size:
 		return "active+undersized+degraded"
 	}

@@ -63,9 +63,13 @@ type Config struct {
 	// failed to the monitors (default 20 s). heartbeat.go.
 	HeartbeatInterval time.Duration
 	HeartbeatGrace    time.Duration
-	Clock             clock.Clock
-	Logger            *slog.Logger
-	Seed              uint64
+	// ReportInterval is how often the OSD reports its PGs' states and
+	// usage to the monitors when nothing changes (default 5 s); a state
+	// change is reported at once. pgstats.go.
+	ReportInterval time.Duration
+	Clock          clock.Clock
+	Logger         *slog.Logger
+	Seed           uint64
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -98,6 +102,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.LogEntries <= 0 {
 		cfg.LogEntries = 3000
+	}
+	if cfg.ReportInterval <= 0 {
+		cfg.ReportInterval = 5 * time.Second
 	}
 	if cfg.MapRenew <= 0 {
 		cfg.MapRenew = 5 * time.Second
@@ -132,13 +139,14 @@ type OSD struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
-	mu      sync.Mutex
-	osdmap  *osdmap.Map
-	pgs     map[osdmap.PG]*pg
-	backlog map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
-	mapSeen chan struct{}                   // closed and replaced when a map is activated
-	history *mapHistory                     // maps of past epochs, for past intervals
-	booted  bool
+	mu         sync.Mutex
+	osdmap     *osdmap.Map
+	pgs        map[osdmap.PG]*pg
+	backlog    map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
+	mapSeen    chan struct{}                   // closed and replaced when a map is activated
+	history    *mapHistory                     // maps of past epochs, for past intervals
+	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
+	booted     bool
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
 
@@ -166,6 +174,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		inflight: map[*request]struct{}{}}
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	o.history = newMapHistory(o.fetchMap)
+	o.statsDirty = make(chan struct{}, 1)
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
 		o.Close()
@@ -205,6 +214,7 @@ func (o *OSD) start(ctx context.Context) error {
 	o.wg.Add(2)
 	go o.mapLoop()
 	go o.heartbeatLoop()
+	o.wg.Go(o.reportLoop)
 	if err := o.mon.Subscribe(ctx, 0); err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}

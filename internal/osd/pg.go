@@ -45,6 +45,11 @@ type pg struct {
 	// interval ends.
 	down      string
 	blockedBy []int32
+	// recovering names what peering is doing while it copies objects
+	// ("recovering" or "backfilling"; empty otherwise), and
+	// missingCopies counts the object copies it has still to make.
+	recovering    string
+	missingCopies int64
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log) *pg {
@@ -85,6 +90,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
 		p.info.SameIntervalSince = epoch
 		stale = p.endIntervalLocked()
 		p.startPeeringLocked(m)
+		p.o.statsChanged()
 	}
 	parked := p.parked
 	p.parked = nil

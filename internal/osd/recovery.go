@@ -104,6 +104,7 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 	p.activated = false
 	p.pushed = nil
 	p.down, p.blockedBy = "", nil
+	p.recovering, p.missingCopies = "", 0
 	if !p.isPrimaryLocked() || len(p.acting) == 0 {
 		return
 	}
@@ -146,6 +147,7 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	if err != nil {
 		return err
 	}
+	p.noteRecovery(r, plan, replicas)
 	if plan.Auth != self.OSD {
 		var keep map[objid.ID]bool
 		if slices.Contains(plan.Backfill, self.OSD) {
@@ -177,6 +179,38 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 		return err
 	}
 	return p.finishPeering(r, plan)
+}
+
+// noteRecovery records how many object copies the plan has to make, for
+// the PG's state and degraded count.
+func (p *pg) noteRecovery(r *peerRun, plan peering.Result, replicas []int32) {
+	var copies int64
+	backfill := false
+	for _, x := range append([]int32{p.o.cfg.ID}, replicas...) {
+		if slices.Contains(plan.Backfill, x) {
+			copies += plan.Info.Stats.Objects
+			backfill = true
+		} else {
+			copies += int64(len(plan.Missing[x]))
+		}
+	}
+	p.mu.Lock()
+	if p.run == r && copies > 0 {
+		p.missingCopies, p.recovering = copies, "recovering"
+		if backfill {
+			p.recovering = "backfilling"
+		}
+	}
+	p.mu.Unlock()
+	p.o.statsChanged()
+}
+
+// copied counts one object copy made.
+func (p *pg) copied() {
+	p.mu.Lock()
+	p.missingCopies = max(p.missingCopies-1, 0)
+	p.mu.Unlock()
+	p.o.statsChanged()
 }
 
 // pastIntervals returns the PG's intervals since epoch since, trying
@@ -211,6 +245,7 @@ func (p *pg) stayDown(r *peerRun, prior peering.Prior) error {
 		p.down, p.blockedBy = reason, prior.BlockedBy
 	}
 	p.mu.Unlock()
+	p.o.statsChanged()
 	p.o.log.Warn("peering: PG is down", "pg", p.id.String(), "reason", reason)
 	select {
 	case <-r.done:
@@ -291,6 +326,7 @@ func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) error
 			return err
 		}
 		delete(want, push.Object)
+		p.copied()
 	}
 	return nil
 }
@@ -349,6 +385,7 @@ func (p *pg) pushTo(r *peerRun, m *osdmap.Map, x int32, objs []objid.ID) error {
 			return fmt.Errorf("osd.%d could not take %v: errno %d", x, ack.Object, -ack.Result)
 		}
 		delete(inFlight, ack.Object)
+		p.copied()
 	}
 	return nil
 }
@@ -396,12 +433,14 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result) error {
 	var t objectstore.Transaction
 	pglog.SaveInfoTxn(&t, p.info)
 	p.activated = true
+	p.recovering, p.missingCopies = "", 0
 	parked := p.parked
 	p.parked = nil
 	p.mu.Unlock()
 	if err := objectstore.Apply(p.o.ctx, p.o.cfg.Store, &t); err != nil {
 		return err
 	}
+	p.o.statsChanged()
 	p.o.log.Info("peering: active", "pg", p.id.String(), "interval", r.interval, "authority", plan.Auth,
 		"last_update", plan.Info.LastUpdate.String(), "backfilled", plan.Backfill)
 	for _, q := range parked {
