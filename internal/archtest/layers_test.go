@@ -110,6 +110,7 @@ var sameLayerImports = map[string][]string{
 	"internal/mon/osdmon":    {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
 	"internal/mon/configmon": {"internal/mon/moncmd", "internal/mon/monstore"},
 	"internal/mon/authmon":   {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/pgmon":     {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
 	"internal/osd":           {"internal/osd/..."},
 	"internal/osd/peering":   {"internal/osd/pglog"},
 
