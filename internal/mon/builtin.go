@@ -3,7 +3,6 @@ package mon
 import (
 	"encoding/json"
 	"fmt"
-
 	"strings"
 	"time"
 
@@ -125,8 +124,31 @@ func (m *Monitor) cmdMonDump(_ moncmd.Command, now time.Time) moncmd.Reply {
 	return moncmd.Reply{Data: data, Text: b.String()}
 }
 
-// cmdStatus is the cluster summary (ceph -s): health, monitors, and
-// each service's "stat" command when it has one.
+// StatusSource is a service that adds sections of its own to the text
+// of "status", after the services (pgmon's data and progress).
+type StatusSource interface {
+	StatusText(now time.Time) string
+}
+
+// pgmapService is the PG statistics service, whose stat command is "pg
+// stat".
+const pgmapService = "pgmap"
+
+// statPrefix is the read command whose reply "status" shows for a
+// service: "<name> stat", or Ceph's names for the maps.
+func statPrefix(service string) string {
+	switch service {
+	case osdmapService:
+		return "osd stat"
+	case pgmapService:
+		return "pg stat"
+	}
+	return service + " stat"
+}
+
+// cmdStatus is the cluster summary (ceph -s): health, monitors, each
+// service's "stat" command when it has one, and the sections of status
+// sources.
 func (m *Monitor) cmdStatus(_ moncmd.Command, now time.Time) moncmd.Reply {
 	rep := m.health(now)
 	info := m.monInfo(now)
@@ -140,12 +162,14 @@ func (m *Monitor) cmdStatus(_ moncmd.Command, now time.Time) moncmd.Reply {
 	var healthJSON any
 	_ = json.Unmarshal(rep.JSON(false), &healthJSON)
 	data := map[string]any{"fsid": m.cfg.MonMap.FSID, "health": healthJSON, "monmap": info}
+	var sections []string
 	m.svcMu.Lock()
 	for _, s := range m.cfg.Services {
-		stat := s.Name() + " stat"
-		if s.Name() == osdmapService {
-			stat = "osd stat"
+		src, own := s.(StatusSource)
+		if own {
+			sections = append(sections, src.StatusText(now))
 		}
+		stat := statPrefix(s.Name())
 		if ok, write := s.Handles(stat); !ok || write {
 			continue
 		}
@@ -153,13 +177,18 @@ func (m *Monitor) cmdStatus(_ moncmd.Command, now time.Time) moncmd.Reply {
 		if r.Code != moncmd.OK {
 			continue
 		}
-		fmt.Fprintf(&b, "    %s: %s\n", strings.Fields(stat)[0], strings.TrimSpace(r.Text))
+		if !own {
+			fmt.Fprintf(&b, "    %s: %s\n", strings.Fields(stat)[0], strings.TrimSpace(r.Text))
+		}
 		var v any
 		if json.Unmarshal(r.Data, &v) == nil {
 			data[s.Name()] = v
 		}
 	}
 	m.svcMu.Unlock()
+	for _, sec := range sections {
+		b.WriteString("\n" + sec)
+	}
 	js, _ := json.Marshal(data)
 	return moncmd.Reply{Data: js, Text: b.String()}
 }

@@ -30,6 +30,8 @@ type testCluster struct {
 	keep      uint64
 	every     uint64
 	bootstrap []moncmd.Command
+	// extra returns more services for each monitor started, if set.
+	extra func() []moncmd.Service
 }
 
 type runningMon struct {
@@ -70,7 +72,11 @@ func (c *testCluster) start(name string) {
 		c.t.Fatalf("mon.%s: open store: %v", name, err)
 	}
 	kv := &kvService{keep: c.keep}
-	m, err := New(Config{Name: name, MonMap: c.monmap, Store: st, Services: []moncmd.Service{kv},
+	services := []moncmd.Service{kv}
+	if c.extra != nil {
+		services = append(services, c.extra()...)
+	}
+	m, err := New(Config{Name: name, MonMap: c.monmap, Store: st, Services: services,
 		Network: c.net.Host(name + ":6789"), Logger: testLogger(name), CompactEvery: c.every, Bootstrap: c.bootstrap})
 	if err != nil {
 		c.t.Fatal(err)
