@@ -12,9 +12,10 @@ func profileText(service, name string) (string, bool) {
 		"mgr mgr", "mgr mon", "mgr admin":
 		return "allow *", true
 	case "mon osd":
-		// Boot, report failures and liveness, ask for pg_temp, log.
+		// Boot, report failures and liveness, ask for pg_temp, report
+		// PG stats, log.
 		return `allow r, allow command "osd boot", allow command "osd alive", allow command "osd failure", ` +
-			`allow command "osd pgtemp", allow command "osd beacon", allow command "log"`, true
+			`allow command "osd pgtemp", allow command "osd beacon", allow command "pg report", allow command "log"`, true
 	case "mon mds":
 		return `allow r, allow command "mds beacon", allow command "log"`, true
 	case "mon mgr":

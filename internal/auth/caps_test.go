@@ -150,6 +150,8 @@ func TestCapsProfiles(t *testing.T) {
 		{Request{Access: r}, true},
 		{Request{Command: "osd boot"}, true},
 		{Request{Command: "osd failure"}, true},
+		{Request{Command: "pg report"}, true},
+		{Request{Command: "pg dump", Access: r}, true},
 		{Request{Command: "osd pool create", Access: w}, false},
 		{Request{Access: w}, false},
 	})

@@ -13,20 +13,23 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
+	"github.com/cuttlestore/cuttle/internal/mon/pgmon"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // monServices are the replicated services a monitor runs (the auth
 // database is added by addAuthService), and the commands that create a
 // new cluster's state: the first OSD map, with an empty hierarchy under
-// root "default" and the rule replicated_rule.
+// root "default" and the rule replicated_rule. The PG statistics read
+// the OSD map as applied.
 func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Command, error) {
 	conf := configmon.New(log.WithGroup("config"))
 	osd, err := osdmon.New(osdmon.Config{Options: conf.View("mon"), Logger: log.WithGroup("osdmap")})
 	if err != nil {
 		return nil, nil, err
 	}
-	return []moncmd.Service{osd, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
+	pgs := pgmon.New(pgmon.Config{Map: osd.Map, Logger: log.WithGroup("pgmap")})
+	return []moncmd.Service{osd, pgs, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
 }
 
 // monKeys is the monitor's key server: the auth database's, where every

@@ -17,6 +17,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
+	"github.com/cuttlestore/cuttle/internal/mon/pgmon"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
@@ -129,7 +130,7 @@ func (c *Cluster) startMon(name string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	m, err := mon.New(mon.Config{Name: name, MonMap: c.monmap, Store: st, Services: []moncmd.Service{om, conf, am},
+	m, err := mon.New(mon.Config{Name: name, MonMap: c.monmap, Store: st, Services: []moncmd.Service{om, pgmon.New(pgmon.Config{Map: om.Map, Logger: log}), conf, am},
 		Network: c.network(c.monAddr(name)), Logger: log,
 		Bootstrap: []moncmd.Command{moncmd.New("osdmap create", "fsid", c.monmap.FSID)}})
 	if err != nil {
