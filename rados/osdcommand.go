@@ -56,16 +56,17 @@ func (w *commandWaiters) deliver(payload []byte) error {
 }
 
 // OSDCommand sends an admin command (status, dump_ops_in_flight,
-// dump_pgs) to OSD id at its address in the client's map, and returns
-// its reply. A refusal is an *OpError with the OSD's errno.
-func (c *Conn) OSDCommand(ctx context.Context, id int32, prefix string) (MonReply, error) {
+// dump_pgs, "pg scrub" with "pgid", ...) to OSD id at its address in the
+// client's map, with arguments given as alternating names and values,
+// and returns its reply. A refusal is an *OpError with the OSD's errno.
+func (c *Conn) OSDCommand(ctx context.Context, id int32, prefix string, args ...string) (MonReply, error) {
 	m := c.obj.currentMap()
 	if !m.Exists(id) || !m.IsUp(id) {
 		return MonReply{}, fmt.Errorf("rados: tell osd.%d: it is not up in map epoch %d", id, m.Epoch())
 	}
 	tid, ch := c.obj.commands.add()
 	defer c.obj.commands.remove(tid)
-	msg := wire.MonCommand{Tid: tid, Cmd: wire.Command{Prefix: prefix, Args: map[string]string{}}}
+	msg := wire.MonCommand{Tid: tid, Cmd: wire.NewCommand(prefix, args...)}
 	peer := auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))}
 	if err := c.ms.Send(ctx, peer, m.OSD(id).Addr, msgr.Message{Type: wire.TypeDaemonCommand, Version: 1, Payload: msg.Encode()}); err != nil {
 		return MonReply{}, fmt.Errorf("rados: tell osd.%d: %w", id, err)

@@ -51,6 +51,10 @@ type PGStatus struct {
 	// DownReason and BlockedBy say why a down PG waits, and for whom.
 	DownReason string  `json:"down_reason,omitempty"`
 	BlockedBy  []int32 `json:"blocked_by,omitempty"`
+	// When the last scrubs finished, and what the last one found.
+	LastScrub     time.Time `json:"last_scrub_stamp"`
+	LastDeepScrub time.Time `json:"last_deep_scrub_stamp"`
+	Inconsistent  []string  `json:"inconsistent_objects,omitempty"`
 }
 
 // track records r as in flight until done is called.
@@ -113,7 +117,8 @@ func (p *pg) status() PGStatus {
 		Primary: p.primary, Epoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince,
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: p.log.Len(), Objects: p.info.Stats.Objects,
 		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting,
-		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy)}
+		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy),
+		LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Inconsistent: p.inconsistentLocked()}
 }
 
 // stateLocked names the PG's state as Ceph operators know them: peering
@@ -123,8 +128,28 @@ func (p *pg) status() PGStatus {
 // objects to members before activating; undersized and degraded when
 // fewer OSDs act than the pool's size, and only "peered" (not active)
 // below min_size; stray when this OSD no longer acts for it. A replica
-// reports what its acting set implies.
+// reports what its acting set implies. An active PG adds what scrub is
+// doing ("+scrubbing", "+scrubbing+deep", "+repair") and "+inconsistent"
+// when the last scrub found damage.
 func (p *pg) stateLocked() string {
+	s := p.baseStateLocked()
+	if !p.isPrimaryLocked() || !p.activated {
+		return s
+	}
+	scrubbing, repair := strings.CutSuffix(p.scrubbing, "+repair")
+	if scrubbing != "" {
+		s += "+" + scrubbing
+	}
+	if len(p.inconsistent) > 0 {
+		s += "+inconsistent"
+	}
+	if repair {
+		s += "+repair"
+	}
+	return s
+}
+
+func (p *pg) baseStateLocked() string {
 	switch {
 	case !slices.Contains(p.acting, p.o.cfg.ID):
 		return "stray"
@@ -163,8 +188,11 @@ type status struct {
 }
 
 // Command answers an admin command (see the list above).
-func (o *OSD) Command(prefix string) wire.Reply {
+func (o *OSD) Command(cmd wire.Command) wire.Reply {
+	prefix := cmd.Prefix
 	switch prefix {
+	case "pg scrub", "pg deep-scrub", "pg repair":
+		return o.requestScrub(cmd)
 	case "status":
 		st := status{ID: o.cfg.ID, Addr: o.addr, Epoch: o.Epoch(), ByState: map[string]int{}}
 		for _, p := range o.PGs() {
@@ -193,7 +221,7 @@ func (o *OSD) Command(prefix string) wire.Reply {
 		}
 		return jsonReply(pgs, b.String())
 	}
-	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs)", prefix)
+	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, pg scrub|deep-scrub|repair)", prefix)
 }
 
 func jsonReply(v any, text string) wire.Reply {
@@ -215,7 +243,7 @@ func (o *OSD) handleCommand(from msgr.Peer, m wire.MonCommand) {
 	if err != nil {
 		r = wire.Errorf(wire.EACCES, "tell osd.%d %s: %v", o.cfg.ID, m.Cmd.Prefix, err)
 	} else {
-		r = o.Command(m.Cmd.Prefix)
+		r = o.Command(m.Cmd)
 	}
 	reply := wire.MonCommandReply{Tid: m.Tid, Reply: r}
 	if err := from.Session.Send(o.ctx, msgr.Message{Type: wire.TypeDaemonCommandReply, Version: 1, Payload: reply.Encode()}); err != nil {

@@ -49,7 +49,8 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			return
 		}
 		o.handleRepOpReply(from, m)
-	case wire.TypePGQuery, wire.TypePGNotify, wire.TypePGPull, wire.TypePGPush, wire.TypePGActivate, wire.TypePGAck:
+	case wire.TypePGQuery, wire.TypePGNotify, wire.TypePGPull, wire.TypePGPush, wire.TypePGActivate, wire.TypePGAck,
+		wire.TypeScrubRequest, wire.TypeScrubMap:
 		if from.Name.Type != "osd" {
 			o.log.Warn("peering message from a non-OSD", "from", from.Name.String(), "type", msg.Type)
 			return
@@ -95,6 +96,12 @@ func decodePeering(msg msgr.Message) (wire.PGInterval, any, error) {
 		return m.PGInterval, m, err
 	case wire.TypePGActivate:
 		m, err := wire.DecodePGActivate(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypeScrubRequest:
+		m, err := wire.DecodeScrubRequest(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypeScrubMap:
+		m, err := wire.DecodeScrubMap(msg.Payload)
 		return m.PGInterval, m, err
 	default:
 		m, err := wire.DecodePGAck(msg.Payload)

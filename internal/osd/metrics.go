@@ -15,6 +15,10 @@ type osdMetrics struct {
 	latency  *prometheus.HistogramVec // kind
 	bytesIn  prometheus.Counter
 	bytesOut prometheus.Counter
+	// Scrub and repair (scrub.go).
+	scrubs      *prometheus.CounterVec // kind: light or deep
+	scrubErrors prometheus.Counter
+	readRepairs prometheus.Counter
 }
 
 func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
@@ -28,9 +32,15 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 			Help: "Bytes of data clients sent in ops."}),
 		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_op_out_bytes_total",
 			Help: "Bytes of data returned to clients."}),
+		scrubs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cuttle_osd_scrubs_total",
+			Help: "PG scrubs finished on this primary, by kind (light or deep)."}, []string{"kind"}),
+		scrubErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_scrub_inconsistent_objects_total",
+			Help: "Inconsistent objects found by scrubs on this primary."}),
+		readRepairs: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_read_repairs_total",
+			Help: "Client reads that met a bad copy here and were answered after repairing it from a replica."}),
 	}
 	if reg != nil {
-		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, pgCollector{o},
+		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs, pgCollector{o},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
 				func() float64 {
 					o.inflightMu.Lock()

@@ -67,9 +67,16 @@ type Config struct {
 	// usage to the monitors when nothing changes (default 5 s); a state
 	// change is reported at once. pgstats.go.
 	ReportInterval time.Duration
-	Clock          clock.Clock
-	Logger         *slog.Logger
-	Seed           uint64
+	// ScrubInterval and DeepScrubInterval are how often each PG is
+	// scrubbed lightly (default a day) and deeply (default a week), each
+	// stretched by up to half per PG; ScrubCheck is how often the OSD
+	// looks for a scrub that is due (default a minute). scrubsched.go.
+	ScrubInterval     time.Duration
+	DeepScrubInterval time.Duration
+	ScrubCheck        time.Duration
+	Clock             clock.Clock
+	Logger            *slog.Logger
+	Seed              uint64
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -105,6 +112,15 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.ReportInterval <= 0 {
 		cfg.ReportInterval = 5 * time.Second
+	}
+	if cfg.ScrubInterval <= 0 {
+		cfg.ScrubInterval = 24 * time.Hour
+	}
+	if cfg.DeepScrubInterval <= 0 {
+		cfg.DeepScrubInterval = 7 * 24 * time.Hour
+	}
+	if cfg.ScrubCheck <= 0 {
+		cfg.ScrubCheck = time.Minute
 	}
 	if cfg.MapRenew <= 0 {
 		cfg.MapRenew = 5 * time.Second
@@ -146,6 +162,7 @@ type OSD struct {
 	mapSeen    chan struct{}                   // closed and replaced when a map is activated
 	history    *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
+	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
 	booted     bool
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
@@ -175,6 +192,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	o.history = newMapHistory(o.fetchMap)
 	o.statsDirty = make(chan struct{}, 1)
+	o.scrubJobs = make(chan scrubJob, scrubQueue)
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
 		o.Close()
@@ -215,6 +233,7 @@ func (o *OSD) start(ctx context.Context) error {
 	go o.mapLoop()
 	go o.heartbeatLoop()
 	o.wg.Go(o.reportLoop)
+	o.wg.Go(o.scrubLoop)
 	if err := o.mon.Subscribe(ctx, 0); err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}

@@ -3,6 +3,7 @@ package osd
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
@@ -50,11 +51,21 @@ type pg struct {
 	// missingCopies counts the object copies it has still to make.
 	recovering    string
 	missingCopies int64
+	// waiters are the messages tasks after peering wait for (scrub.go).
+	waiters map[waitKey]chan peerEvent
+	// scrubbing names the scrub running ("scrubbing", "scrubbing+deep",
+	// with "+repair"), scrubToken numbers its requests, inconsistent is
+	// what the last scrub found, and born is when this OSD instantiated
+	// the PG (the first scrub is due an interval after it).
+	scrubbing    string
+	scrubToken   uint64
+	inconsistent map[objid.ID]inconsistency
+	born         time.Time
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log) *pg {
 	return &pg{o: o, id: info.PG, coll: objectstore.PGCollection(info.PG.Pool, info.PG.Seed), info: info, log: log,
-		primary: -1, objects: map[objid.ID][]*request{}, writes: map[uint64]*write{}}
+		primary: -1, objects: map[objid.ID][]*request{}, writes: map[uint64]*write{}, born: o.cfg.Clock.Now()}
 }
 
 // advance tells the PG of a new map: mp is its placement if this OSD is in
@@ -139,4 +150,13 @@ func (p *pg) replicasLocked() []int32 {
 		}
 	}
 	return out
+}
+
+// saveInfoLocked queues a transaction saving the PG's info. It queues
+// under p.mu, as writes do, so that infos reach the store in the order
+// they were made: one saved after a newer write's would undo its update.
+func (p *pg) saveInfoLocked() (*objectstore.Completion, error) {
+	var t objectstore.Transaction
+	pglog.SaveInfoTxn(&t, p.info)
+	return p.o.cfg.Store.Queue(p.o.ctx, &t)
 }

@@ -3,10 +3,12 @@ package osd
 import (
 	"bytes"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -117,11 +119,37 @@ func (p *pg) stat(m *osdmap.Map, s *osdmap.Scratch) (wire.PGStat, bool) {
 		ReportedEpoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince, LastEpochStarted: p.info.LastEpochStarted,
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: int64(p.log.Len()), Objects: p.info.Stats.Objects,
 		Bytes: p.info.Stats.Bytes, Degraded: p.degradedLocked(), BlockedBy: slices.Clone(p.blockedBy),
-		DownReason: p.down}
+		DownReason: p.down, LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub)}
+	st.Inconsistent = p.inconsistentLocked()
 	if mp, err := m.PGToUpActing(p.id, s); err == nil {
 		st.Up = slices.Clone(mp.Up)
 	}
 	return st, true
+}
+
+// maxReportedInconsistent bounds the inconsistent objects a report names
+// per PG (the OSD's log names them all).
+const maxReportedInconsistent = 100
+
+// unixTime is the time of Unix nanoseconds n (zero for 0).
+func unixTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// inconsistentLocked names the objects the last scrub found damaged, in
+// object order, at most maxReportedInconsistent.
+func (p *pg) inconsistentLocked() []string {
+	var out []string
+	for _, id := range slices.SortedFunc(maps.Keys(p.inconsistent), objid.Compare) {
+		if len(out) == maxReportedInconsistent {
+			break
+		}
+		out = append(out, id.String())
+	}
+	return out
 }
 
 // degradedLocked counts the object copies the PG lacks: those of acting

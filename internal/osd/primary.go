@@ -234,6 +234,9 @@ func (p *pg) serve(r *request) {
 		return
 	}
 	res, err := ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
+	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(r.op.Object, err) {
+		res, err = ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
+	}
 	if err != nil {
 		p.o.log.Error("read failed in the store", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
 		r.replyError(storeErrno(err), epoch)
@@ -265,6 +268,7 @@ func storeErrno(err error) int32 {
 // the requests to answer (the original and any resends of it).
 type write struct {
 	tid         uint64
+	object      objid.ID
 	version     wire.Version
 	reqs        []*request
 	wantApplied bool
@@ -397,7 +401,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	p.info = info
 	r.setState("waiting for replicas")
 	p.tid++
-	w := &write{tid: p.tid, version: v, reqs: []*request{r}, wantApplied: r.op.Flags&wire.FlagWantApplied != 0,
+	w := &write{tid: p.tid, object: r.op.Object, version: v, reqs: []*request{r}, wantApplied: r.op.Flags&wire.FlagWantApplied != 0,
 		pending: map[int32]bool{}, uncommitted: map[int32]bool{}, ops: res.Ops}
 	for _, id := range p.acting {
 		w.pending[id], w.uncommitted[id] = true, true

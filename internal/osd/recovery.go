@@ -318,6 +318,9 @@ func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) error
 		if !ok {
 			return errIntervalEnded
 		}
+		if ack, isAck := ev.msg.(wire.PGAck); isAck && ev.from == auth && want[ack.Object] && ack.Result != 0 {
+			return fmt.Errorf("the authority osd.%d cannot read %v: errno %d", auth, ack.Object, -ack.Result)
+		}
 		push, isPush := ev.msg.(wire.PGPush)
 		if !isPush || ev.from != auth || !want[push.Object] {
 			continue
@@ -430,14 +433,17 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result) error {
 		return errIntervalEnded
 	}
 	p.info.LastEpochStarted = r.interval
-	var t objectstore.Transaction
-	pglog.SaveInfoTxn(&t, p.info)
+	c, err := p.saveInfoLocked()
+	if err != nil {
+		p.mu.Unlock()
+		return err
+	}
 	p.activated = true
 	p.recovering, p.missingCopies = "", 0
 	parked := p.parked
 	p.parked = nil
 	p.mu.Unlock()
-	if err := objectstore.Apply(p.o.ctx, p.o.cfg.Store, &t); err != nil {
+	if err := c.Wait(p.o.ctx); err != nil {
 		return err
 	}
 	p.o.statsChanged()
@@ -661,18 +667,26 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 			return
 		}
 		switch m := msg.(type) {
-		case wire.PGNotify, wire.PGAck:
+		case wire.PGNotify:
 			p.postToRun(sender, m)
+		case wire.PGAck: // for a repair (scrub.go), or for peering
+			if !p.deliver(waitKey{typ: wire.TypePGAck, from: sender, object: m.Object}, m) {
+				p.postToRun(sender, m)
+			}
 		case wire.PGPull: // a request, or the authority's list for this primary
 			if !p.postToRun(sender, m) {
 				o.wg.Go(func() { p.answerPull(from, m) })
 			}
-		case wire.PGPush: // to apply, or a pull's answer for this primary
-			if !p.postToRun(sender, m) {
+		case wire.PGPush: // to apply, or the answer to this primary's pull
+			if !p.deliver(waitKey{typ: wire.TypePGPush, from: sender, object: m.Object}, m) && !p.postToRun(sender, m) {
 				o.wg.Go(func() { p.takePush(from, m) })
 			}
 		case wire.PGActivate:
 			o.wg.Go(func() { p.takeActivate(from, sender, m) })
+		case wire.ScrubRequest:
+			o.wg.Go(func() { p.answerScrub(from, m) })
+		case wire.ScrubMap:
+			p.deliver(waitKey{typ: wire.TypeScrubMap, from: sender, token: m.Token}, m)
 		}
 	})
 }
@@ -720,8 +734,10 @@ func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
 	for _, id := range objs {
 		push, err := p.objectState(id)
 		if err != nil {
-			p.o.log.Error("peering: cannot read an object the primary pulls", "pg", p.id.String(), "object", id.String(), "err", err)
-			return
+			// The primary hears of it, and asks another copy.
+			p.o.log.Error("cannot read an object the primary pulls", "pg", p.id.String(), "object", id.String(), "err", err)
+			p.reply(from, wire.TypePGAck, wire.PGAck{PGInterval: q.PGInterval, Object: id, Result: storeErrno(err)}.Encode())
+			continue
 		}
 		push.PGInterval = q.PGInterval
 		p.reply(from, wire.TypePGPush, push.Encode())

@@ -43,6 +43,9 @@ type Options struct {
 	// LogEntries is each PG log's length (default: the OSD's), short to
 	// make returning OSDs need a backfill.
 	LogEntries int
+	// ScrubInterval and DeepScrubInterval schedule the OSDs' scrubs
+	// (default: the OSD's, a day and a week).
+	ScrubInterval, DeepScrubInterval time.Duration
 }
 
 // Cluster is the daemons of one simulated cluster. Its methods must be
@@ -190,7 +193,8 @@ func (c *Cluster) StartOSD(id int32) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
-		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries})
+		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
+		ScrubInterval: c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval})
 	if err != nil {
 		c.t.Fatalf("osd.%d: %v", id, err)
 	}

@@ -2,9 +2,11 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
 )
 
 // GatedStore wraps a store so that a test decides when its transactions
@@ -21,6 +23,35 @@ type GatedStore struct {
 	held     []func()
 	volatile bool
 	cached   []cachedTxn
+	corrupt  map[corruptKey]bool
+}
+
+type corruptKey struct {
+	c objectstore.CollectionID
+	o objid.ID
+}
+
+// Corrupt makes reads of object o in collection c fail as a checksum
+// mismatch would (objectstore.ErrCorrupt) until a transaction removes
+// or writes it: bit rot under a store that verifies what it reads.
+func (g *GatedStore) Corrupt(c objectstore.CollectionID, o objid.ID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.corrupt == nil {
+		g.corrupt = map[corruptKey]bool{}
+	}
+	g.corrupt[corruptKey{c, o}] = true
+}
+
+// Read implements objectstore.Store.
+func (g *GatedStore) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
+	g.mu.Lock()
+	bad := g.corrupt[corruptKey{c, o}]
+	g.mu.Unlock()
+	if bad {
+		return nil, fmt.Errorf("%w: object %v offset %d: checksum mismatch (injected)", objectstore.ErrCorrupt, o, off)
+	}
+	return g.Store.Read(ctx, c, o, off, length)
 }
 
 // cachedTxn is a transaction in the volatile cache and the completion
@@ -79,6 +110,11 @@ func (g *GatedStore) Open() {
 // Queue implements objectstore.Store.
 func (g *GatedStore) Queue(ctx context.Context, t *objectstore.Transaction) (*objectstore.Completion, error) {
 	g.mu.Lock()
+	for _, op := range t.Ops {
+		if op.Code == objectstore.OpRemove || op.Code == objectstore.OpWrite {
+			delete(g.corrupt, corruptKey{op.Collection, op.Object})
+		}
+	}
 	if g.volatile {
 		c := cachedTxn{t: t, comp: objectstore.NewCompletion()}
 		c.comp.MarkApplied()

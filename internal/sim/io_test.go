@@ -15,8 +15,11 @@ import (
 
 // threeOSDs starts a monitor and three OSDs on three hosts, and a pool of
 // size 3 with 8 PGs; it returns the map epoch after the pool exists.
-func threeOSDs(t *testing.T) (*Cluster, uint64) {
-	c := New(t, Options{})
+func threeOSDs(t *testing.T) (*Cluster, uint64) { return threeOSDsWith(t, Options{}) }
+
+// threeOSDsWith is threeOSDs with options.
+func threeOSDsWith(t *testing.T, opts Options) (*Cluster, uint64) {
+	c := New(t, opts)
 	for _, h := range []string{"h1", "h2", "h3"} {
 		c.AddOSD(h)
 	}

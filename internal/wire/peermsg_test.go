@@ -22,6 +22,10 @@ func peerSamples() []any {
 		PGActivate{PGInterval: h, Info: []byte("info"), Log: [][]byte{[]byte("e")}, Backfill: true},
 		PGAck{PGInterval: h, Object: o, Result: -EIO},
 		PGAck{PGInterval: h, Activate: true},
+		ScrubRequest{PGInterval: h, Token: 9, Start: o, End: objid.Max(), Deep: true},
+		ScrubMap{PGInterval: h, Token: 9, Objects: []ScrubObject{{ID: o, Size: 4096, Version: Version{Epoch: 3, Counter: 8},
+			AttrsDigest: 1, OmapDigest: 2, DataDigest: 3}, {ID: objid.Object(3, "", "other"), ReadError: "checksum mismatch"}}},
+		ScrubMap{PGInterval: h, Token: 10},
 	}
 }
 
@@ -38,6 +42,10 @@ func encodePeer(m any) []byte {
 	case PGActivate:
 		return m.Encode()
 	case PGAck:
+		return m.Encode()
+	case ScrubRequest:
+		return m.Encode()
+	case ScrubMap:
 		return m.Encode()
 	}
 	panic("unknown message")
@@ -64,6 +72,12 @@ func decodePeerAll(b []byte) []any {
 	if m, err := DecodePGAck(b); err == nil {
 		out = append(out, m)
 	}
+	if m, err := DecodeScrubRequest(b); err == nil {
+		out = append(out, m)
+	}
+	if m, err := DecodeScrubMap(b); err == nil {
+		out = append(out, m)
+	}
 	return out
 }
 
@@ -85,6 +99,10 @@ func TestPeeringMessagesRoundTrip(t *testing.T) {
 			got, err = DecodePGActivate(b)
 		case PGAck:
 			got, err = DecodePGAck(b)
+		case ScrubRequest:
+			got, err = DecodeScrubRequest(b)
+		case ScrubMap:
+			got, err = DecodeScrubMap(b)
 		}
 		if err != nil || !reflect.DeepEqual(got, m) {
 			t.Fatalf("%T: got %+v, %v; want %+v", m, got, err, m)

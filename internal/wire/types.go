@@ -28,10 +28,12 @@ const (
 	TypeOSDPing uint16 = 40 // OSD <-> OSD: a heartbeat or its answer
 
 	// Peering and recovery (peermsg.go).
-	TypePGQuery    uint16 = 48 // primary -> member: report your info and log
-	TypePGNotify   uint16 = 49 // member -> primary: info and log
-	TypePGPull     uint16 = 50 // primary -> authority: push me these objects
-	TypePGPush     uint16 = 51 // an object's whole state, to match the sender's
-	TypePGActivate uint16 = 52 // primary -> member: adopt this info and log
-	TypePGAck      uint16 = 53 // member -> primary: a push or activation committed
+	TypePGQuery      uint16 = 48 // primary -> member: report your info and log
+	TypePGNotify     uint16 = 49 // member -> primary: info and log
+	TypePGPull       uint16 = 50 // primary -> authority: push me these objects
+	TypePGPush       uint16 = 51 // an object's whole state, to match the sender's
+	TypePGActivate   uint16 = 52 // primary -> member: adopt this info and log
+	TypePGAck        uint16 = 53 // member -> primary: a push or activation committed
+	TypeScrubRequest uint16 = 54 // primary -> member: send your scrub map of a range
+	TypeScrubMap     uint16 = 55 // member -> primary: the scrub map
 )

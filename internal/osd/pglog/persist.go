@@ -47,6 +47,9 @@ type Info struct {
 	LastEpochStarted  uint64
 	// Stats counts the PG's objects and their bytes (logical sizes).
 	Stats Stats
+	// LastScrub and LastDeepScrub are when the last scrub and deep scrub
+	// of the PG finished (Unix nanoseconds; 0: never).
+	LastScrub, LastDeepScrub int64
 }
 
 // Stats are a PG's object statistics, kept with its info and updated in
@@ -72,10 +75,11 @@ func (s Stats) Add(existed, exists bool, before, after uint64) Stats {
 
 // Encode encodes i: version 1: pool, seed, epoch created, the three
 // versions (epoch, counter each), same interval since, last epoch
-// started, objects and bytes (varints).
+// started, objects and bytes (varints); version 2 adds the last scrub
+// and deep scrub times (varints).
 func (i Info) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Varint(i.PG.Pool)
 	e.Uint32(i.PG.Seed)
 	e.Uvarint(i.EpochCreated)
@@ -87,6 +91,8 @@ func (i Info) Encode() []byte {
 	e.Uvarint(i.LastEpochStarted)
 	e.Varint(i.Stats.Objects)
 	e.Varint(i.Stats.Bytes)
+	e.Varint(i.LastScrub)
+	e.Varint(i.LastDeepScrub)
 	e.End(mk)
 	return e.Data()
 }
@@ -94,7 +100,7 @@ func (i Info) Encode() []byte {
 // DecodeInfo decodes what Encode wrote.
 func DecodeInfo(b []byte) (Info, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	i := Info{PG: osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()}, EpochCreated: d.Uvarint()}
 	for _, v := range []*wire.Version{&i.LastUpdate, &i.LastComplete, &i.LogTail} {
 		*v = wire.Version{Epoch: d.Uvarint(), Counter: d.Uvarint()}
@@ -102,6 +108,9 @@ func DecodeInfo(b []byte) (Info, error) {
 	i.SameIntervalSince = d.Uvarint()
 	i.LastEpochStarted = d.Uvarint()
 	i.Stats = Stats{Objects: d.Varint(), Bytes: d.Varint()}
+	if version >= 2 {
+		i.LastScrub, i.LastDeepScrub = d.Varint(), d.Varint()
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return Info{}, fmt.Errorf("pglog: info: %w", err)

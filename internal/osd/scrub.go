@@ -1,0 +1,578 @@
+package osd
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Scrub compares the copies of a PG's objects across its acting members,
+// a chunk of objects (in hash order) at a time: a light scrub compares
+// sizes, versions and attributes; a deep scrub also reads every byte
+// (which verifies the store's checksums) and compares data and omap
+// digests. The primary asks each member for a scrub map of the chunk
+// (ScrubRequest, ScrubMap), builds its own, and compares. Copies that
+// cannot be read, or that disagree with the authoritative copy, make the
+// object inconsistent; repair copies the authoritative copy over the bad
+// ones with the recovery messages (PGPull, PGPush).
+//
+// Scrub does not stop writes. An object written while its chunk is
+// compared may differ between maps taken at different moments; such
+// objects (written since the chunk began, or replicating when it began)
+// are left for the next scrub rather than reported.
+//
+// A client read that meets a checksum error on the primary fetches the
+// object from a replica, repairs the primary's copy and is answered from
+// it; the client never sees the error while a good copy exists.
+
+// scrubChunk is how many objects one scrub map covers.
+const scrubChunk = 64
+
+// scrubWait bounds the wait for a member's scrub map or a repair's
+// answer.
+const scrubWait = time.Minute
+
+var errScrubTimeout = errors.New("scrub: a member did not answer")
+
+// crc32c is the Castagnoli table (hardware accelerated).
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+// waitKey names a message a task of the primary waits for once the PG is
+// active (peering's messages go through its run instead).
+type waitKey struct {
+	typ    uint16
+	from   int32
+	object objid.ID
+	token  uint64
+}
+
+// await registers keys, all answered on the returned channel, until done
+// is called.
+func (p *pg) await(keys ...waitKey) (ch <-chan peerEvent, done func()) {
+	c := make(chan peerEvent, len(keys))
+	p.mu.Lock()
+	if p.waiters == nil {
+		p.waiters = map[waitKey]chan peerEvent{}
+	}
+	for _, k := range keys {
+		p.waiters[k] = c
+	}
+	p.mu.Unlock()
+	return c, func() {
+		p.mu.Lock()
+		for _, k := range keys {
+			if p.waiters[k] == c {
+				delete(p.waiters, k)
+			}
+		}
+		p.mu.Unlock()
+	}
+}
+
+// deliver hands msg to whoever waits for k, and reports whether someone
+// did.
+func (p *pg) deliver(k waitKey, msg any) bool {
+	p.mu.Lock()
+	c := p.waiters[k]
+	p.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	select {
+	case c <- peerEvent{k.from, msg}:
+	default: // a duplicate: the first answer is taken
+	}
+	return true
+}
+
+// receive waits for a message on c, until the interval ends or timeout.
+func (p *pg) receive(r *peerRun, c <-chan peerEvent, timeout time.Duration) (peerEvent, error) {
+	timer := p.o.cfg.Clock.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case ev := <-c:
+		return ev, nil
+	case <-r.done:
+		return peerEvent{}, errIntervalEnded
+	case <-p.o.ctx.Done():
+		return peerEvent{}, errIntervalEnded
+	case <-timer.C():
+		return peerEvent{}, errScrubTimeout
+	}
+}
+
+// inconsistency is what a scrub found wrong with one object.
+type inconsistency struct {
+	auth []int32 // members holding the authoritative copy (none: no good copy)
+	bad  []int32 // members whose copy is unreadable, missing or different
+	why  string
+}
+
+// scrubJob is a scrub to run on a PG this OSD is primary of.
+type scrubJob struct {
+	pg           *pg
+	deep, repair bool
+}
+
+// errNotScrubbable means the PG cannot be scrubbed now.
+var errNotScrubbable = errors.New("the PG is not active and clean on this primary")
+
+// scrub scrubs the whole PG; with repair it then repairs what it found.
+func (p *pg) scrub(deep, repair bool) error {
+	p.mu.Lock()
+	r := p.run
+	if r == nil || !p.activeLocked() || len(p.acting) < p.pool.Size || p.scrubbing != "" {
+		p.mu.Unlock()
+		return errNotScrubbable
+	}
+	replicas := p.replicasLocked()
+	p.scrubbing = "scrubbing"
+	if deep {
+		p.scrubbing = "scrubbing+deep"
+	}
+	p.mu.Unlock()
+	p.o.statsChanged()
+	defer p.setScrubbing("")
+	found := map[objid.ID]inconsistency{}
+	cursor := objid.ID{}
+	for {
+		end, err := p.chunkEnd(cursor)
+		if err != nil {
+			return err
+		}
+		if err := p.scrubChunk(r, replicas, cursor, end, deep, found); err != nil {
+			return err
+		}
+		if end.IsMax() {
+			break
+		}
+		cursor = end
+	}
+	if repair && len(found) > 0 {
+		p.setScrubbing(p.scrubbingState() + "+repair")
+		for id, inc := range found {
+			if err := p.repairObject(r, id, inc); err != nil {
+				p.o.log.Error("scrub: repair failed", "pg", p.id.String(), "object", id.String(), "err", err)
+				continue
+			}
+			delete(found, id)
+		}
+	}
+	return p.finishScrub(deep, found)
+}
+
+// chunkEnd returns the end of the chunk that begins at cursor: the first
+// object after scrubChunk of them here, or objid.Max().
+func (p *pg) chunkEnd(cursor objid.ID) (objid.ID, error) {
+	_, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, scrubChunk)
+	if err != nil {
+		return objid.ID{}, fmt.Errorf("scrub: list pg %v: %w", p.id, err)
+	}
+	return next, nil
+}
+
+// scrubChunk compares the members' copies of the objects in [start, end)
+// and adds what differs to found.
+func (p *pg) scrubChunk(r *peerRun, replicas []int32, start, end objid.ID, deep bool, found map[objid.ID]inconsistency) error {
+	lu, replicating := p.fluxStart()
+	p.mu.Lock()
+	p.scrubToken++
+	token := p.scrubToken
+	h := wire.PGInterval{PG: p.id, Epoch: p.epoch, IntervalStart: r.interval}
+	p.mu.Unlock()
+	keys := make([]waitKey, len(replicas))
+	for i, x := range replicas {
+		keys[i] = waitKey{typ: wire.TypeScrubMap, from: x, token: token}
+	}
+	c, done := p.await(keys...)
+	defer done()
+	req := wire.ScrubRequest{PGInterval: h, Token: token, Start: start, End: end, Deep: deep}.Encode()
+	for _, x := range replicas {
+		if err := p.o.sendToOSD(x, msgr.Message{Type: wire.TypeScrubRequest, Version: 1, Payload: req}); err != nil {
+			return fmt.Errorf("scrub: ask osd.%d: %w", x, err)
+		}
+	}
+	own, err := p.scrubMap(start, end, deep)
+	if err != nil {
+		return err
+	}
+	maps := map[int32][]wire.ScrubObject{p.o.cfg.ID: own}
+	for len(maps) < len(replicas)+1 {
+		ev, err := p.receive(r, c, scrubWait)
+		if err != nil {
+			return err
+		}
+		maps[ev.from] = ev.msg.(wire.ScrubMap).Objects
+	}
+	flux := p.fluxSince(lu, replicating)
+	for id, inc := range compareScrubMaps(maps, p.o.cfg.ID) {
+		if !flux[id] {
+			found[id] = inc
+		}
+	}
+	return nil
+}
+
+// fluxStart notes, as a chunk's scrub begins, the PG's last update and
+// the objects whose writes are still replicating.
+func (p *pg) fluxStart() (wire.Version, map[objid.ID]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	replicating := map[objid.ID]bool{}
+	for _, w := range p.writes {
+		replicating[w.object] = true
+	}
+	return p.info.LastUpdate, replicating
+}
+
+// fluxSince returns the objects whose copies may have differed while the
+// chunk was scrubbed: those replicating when it began or now, and those
+// written since lu.
+func (p *pg) fluxSince(lu wire.Version, replicating map[objid.ID]bool) map[objid.ID]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	flux := maps.Clone(replicating)
+	for _, w := range p.writes {
+		flux[w.object] = true
+	}
+	entries := p.log.Entries()
+	for i := len(entries) - 1; i >= 0 && lu.Less(entries[i].Version); i-- {
+		flux[entries[i].Object] = true
+	}
+	return flux
+}
+
+// scrubMap describes this OSD's copies of the PG's objects in [start,
+// end).
+func (p *pg) scrubMap(start, end objid.ID, deep bool) ([]wire.ScrubObject, error) {
+	var out []wire.ScrubObject
+	cursor := start
+	for {
+		objs, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, scrubChunk)
+		if err != nil {
+			return nil, fmt.Errorf("scrub: list pg %v: %w", p.id, err)
+		}
+		for _, id := range objs {
+			if !end.IsMax() && objid.Compare(id, end) >= 0 {
+				return out, nil
+			}
+			if id.Pool != p.id.Pool {
+				continue // the PG's own metadata object
+			}
+			if so, ok := p.scrubObject(id, deep); ok {
+				out = append(out, so)
+			}
+		}
+		if next.IsMax() || len(out) >= scrubChunk*16 {
+			return out, nil
+		}
+		cursor = next
+	}
+}
+
+// scrubObject describes this OSD's copy of id; false if it vanished.
+func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
+	ctx, st := p.o.ctx, p.o.cfg.Store
+	so := wire.ScrubObject{ID: id}
+	bad := func(what string, err error) (wire.ScrubObject, bool) {
+		so.ReadError = fmt.Sprintf("%s: %v", what, err)
+		return so, true
+	}
+	info, err := st.Stat(ctx, p.coll, id)
+	if errors.Is(err, objectstore.ErrNotFound) {
+		return so, false
+	} else if err != nil {
+		return bad("stat", err)
+	}
+	so.Size = info.Size
+	attrs, err := st.GetAttrs(ctx, p.coll, id)
+	if err != nil {
+		return bad("attributes", err)
+	}
+	h := crc32.New(crc32c)
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(attrs[k]))
+		h.Write(attrs[k])
+	}
+	so.AttrsDigest = h.Sum32()
+	if oi, err := ops.DecodeInfo(attrs[ops.InfoAttr]); err == nil {
+		so.Version = oi.Version
+	}
+	if !deep {
+		return so, true
+	}
+	data, err := st.Read(ctx, p.coll, id, 0, 0)
+	if err != nil {
+		return bad("data", err)
+	}
+	so.DataDigest = crc32.Checksum(data, crc32c)
+	header, err := st.OmapGetHeader(ctx, p.coll, id)
+	if err != nil {
+		return bad("omap header", err)
+	}
+	kvs, _, err := st.OmapIterate(ctx, p.coll, id, "", "", 0)
+	if err != nil {
+		return bad("omap", err)
+	}
+	h = crc32.New(crc32c)
+	fmt.Fprintf(h, "%d:", len(header))
+	h.Write(header)
+	for _, kv := range kvs {
+		fmt.Fprintf(h, "%d:%s%d:", len(kv.Key), kv.Key, len(kv.Value))
+		h.Write(kv.Value)
+	}
+	so.OmapDigest = h.Sum32()
+	return so, true
+}
+
+// copyState is what scrub compares between copies.
+type copyState struct {
+	exists                bool
+	size                  uint64
+	version               wire.Version
+	attrs, omap, dataHash uint32
+}
+
+func (c copyState) String() string {
+	if !c.exists {
+		return "missing"
+	}
+	return fmt.Sprintf("version %v size %d digests %08x/%08x/%08x", c.version, c.size, c.attrs, c.omap, c.dataHash)
+}
+
+// compareScrubMaps returns the objects whose copies differ. The
+// authoritative copy is the one most members agree on (a copy that could
+// not be read has no vote); a tie goes to the newer version, then to the
+// primary's copy.
+func compareScrubMaps(scrubMaps map[int32][]wire.ScrubObject, primary int32) map[objid.ID]inconsistency {
+	members := slices.Sorted(maps.Keys(scrubMaps))
+	copies := map[objid.ID]map[int32]wire.ScrubObject{}
+	for osd, objs := range scrubMaps {
+		for _, o := range objs {
+			if copies[o.ID] == nil {
+				copies[o.ID] = map[int32]wire.ScrubObject{}
+			}
+			copies[o.ID][osd] = o
+		}
+	}
+	out := map[objid.ID]inconsistency{}
+	for id, byOSD := range copies {
+		votes := map[copyState][]int32{}
+		var why []string
+		for _, x := range members {
+			o, ok := byOSD[x]
+			if ok && o.ReadError != "" {
+				why = append(why, fmt.Sprintf("osd.%d cannot read it (%s)", x, o.ReadError))
+				continue
+			}
+			cs := copyState{exists: ok}
+			if ok {
+				cs = copyState{true, o.Size, o.Version, o.AttrsDigest, o.OmapDigest, o.DataDigest}
+			}
+			votes[cs] = append(votes[cs], x)
+		}
+		if len(votes) == 1 && len(why) == 0 {
+			continue
+		}
+		inc := inconsistency{}
+		if auth, ok := authoritative(votes, primary); ok {
+			inc.auth = votes[auth]
+			for cs, holders := range votes {
+				if cs != auth {
+					why = append(why, fmt.Sprintf("osd %v: %v, authoritative %v", holders, cs, auth))
+				}
+			}
+		} else {
+			why = append(why, "no readable copy")
+		}
+		for _, x := range members {
+			if !slices.Contains(inc.auth, x) {
+				inc.bad = append(inc.bad, x)
+			}
+		}
+		slices.Sort(why)
+		inc.why = strings.Join(why, "; ")
+		out[id] = inc
+	}
+	return out
+}
+
+// authoritative picks the copy state to keep.
+func authoritative(votes map[copyState][]int32, primary int32) (copyState, bool) {
+	states := slices.Collect(maps.Keys(votes))
+	if len(states) == 0 {
+		return copyState{}, false
+	}
+	slices.SortFunc(states, func(a, b copyState) int {
+		if c := cmp.Compare(len(votes[b]), len(votes[a])); c != 0 {
+			return c
+		}
+		if a.version != b.version {
+			if b.version.Less(a.version) {
+				return -1
+			}
+			return 1
+		}
+		if pa, pb := slices.Contains(votes[a], primary), slices.Contains(votes[b], primary); pa != pb {
+			if pa {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.String(), b.String())
+	})
+	return states[0], true
+}
+
+// repairObject makes every member's copy of id equal to the
+// authoritative one: fetched first if the primary's is bad.
+func (p *pg) repairObject(r *peerRun, id objid.ID, inc inconsistency) error {
+	self := p.o.cfg.ID
+	if len(inc.auth) == 0 {
+		return fmt.Errorf("no good copy of %v", id)
+	}
+	if !slices.Contains(inc.auth, self) {
+		if err := p.pullObject(r, inc.auth[0], id); err != nil {
+			return err
+		}
+	}
+	for _, x := range inc.bad {
+		if x != self {
+			if err := p.pushObject(r, x, id); err != nil {
+				return err
+			}
+		}
+	}
+	p.o.log.Info("scrub: repaired", "pg", p.id.String(), "object", id.String(), "from", inc.auth, "to", inc.bad)
+	return nil
+}
+
+// pullObject replaces this OSD's copy of id with member from's.
+func (p *pg) pullObject(r *peerRun, from int32, id objid.ID) error {
+	c, done := p.await(waitKey{typ: wire.TypePGPush, from: from, object: id}, waitKey{typ: wire.TypePGAck, from: from, object: id})
+	defer done()
+	pull := wire.PGPull{PGInterval: p.intervalHeader(r), Objects: []objid.ID{id}}.Encode()
+	if err := p.o.sendToOSD(from, msgr.Message{Type: wire.TypePGPull, Version: 1, Payload: pull}); err != nil {
+		return err
+	}
+	ev, err := p.receive(r, c, scrubWait)
+	if err != nil {
+		return err
+	}
+	switch m := ev.msg.(type) {
+	case wire.PGPush:
+		return p.applyPush(m)
+	case wire.PGAck:
+		return fmt.Errorf("osd.%d cannot read %v either: errno %d", from, id, -m.Result)
+	}
+	return nil
+}
+
+// pushObject replaces member to's copy of id with this OSD's.
+func (p *pg) pushObject(r *peerRun, to int32, id objid.ID) error {
+	push, err := p.objectState(id)
+	if err != nil {
+		return err
+	}
+	push.PGInterval = p.intervalHeader(r)
+	c, done := p.await(waitKey{typ: wire.TypePGAck, from: to, object: id})
+	defer done()
+	if err := p.o.sendToOSD(to, msgr.Message{Type: wire.TypePGPush, Version: 1, Payload: push.Encode()}); err != nil {
+		return err
+	}
+	ev, err := p.receive(r, c, scrubWait)
+	if err != nil {
+		return err
+	}
+	if ack := ev.msg.(wire.PGAck); ack.Result != 0 {
+		return fmt.Errorf("osd.%d could not take %v: errno %d", to, id, -ack.Result)
+	}
+	return nil
+}
+
+// intervalHeader names the PG in run r's interval, at the PG's epoch.
+func (p *pg) intervalHeader(r *peerRun) wire.PGInterval {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return wire.PGInterval{PG: p.id, Epoch: p.epoch, IntervalStart: r.interval}
+}
+
+// finishScrub records the scrub's time and what it found.
+func (p *pg) finishScrub(deep bool, found map[objid.ID]inconsistency) error {
+	now := p.o.cfg.Clock.Now().UnixNano()
+	p.mu.Lock()
+	p.info.LastScrub = now
+	if deep {
+		p.info.LastDeepScrub = now
+	}
+	p.inconsistent = found
+	c, err := p.saveInfoLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	p.o.statsChanged()
+	if len(found) > 0 {
+		for id, inc := range found {
+			p.o.log.Error("scrub: inconsistent object", "pg", p.id.String(), "object", id.String(), "bad", inc.bad, "why", inc.why)
+		}
+	}
+	p.o.log.Info("scrub: done", "pg", p.id.String(), "deep", deep, "inconsistent", len(found))
+	return c.Wait(p.o.ctx)
+}
+
+func (p *pg) setScrubbing(s string) {
+	p.mu.Lock()
+	p.scrubbing = s
+	p.mu.Unlock()
+	p.o.statsChanged()
+}
+
+func (p *pg) scrubbingState() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.scrubbing
+}
+
+// answerScrub sends the primary this member's scrub map.
+func (p *pg) answerScrub(from msgr.Peer, m wire.ScrubRequest) {
+	objs, err := p.scrubMap(m.Start, m.End, m.Deep)
+	if err != nil {
+		p.o.log.Error("scrub: cannot build a scrub map", "pg", p.id.String(), "err", err)
+		return
+	}
+	p.reply(from, wire.TypeScrubMap, wire.ScrubMap{PGInterval: m.PGInterval, Token: m.Token, Objects: objs}.Encode())
+}
+
+// repairFromReplica replaces the primary's unreadable copy of id with a
+// replica's, and reports whether it could.
+func (p *pg) repairFromReplica(id objid.ID, cause error) bool {
+	p.mu.Lock()
+	r, replicas, active := p.run, p.replicasLocked(), p.activated
+	p.mu.Unlock()
+	if r == nil || !active {
+		return false
+	}
+	p.o.log.Warn("read: this copy is bad; fetching it from a replica", "pg", p.id.String(), "object", id.String(), "err", cause)
+	for _, x := range replicas {
+		if err := p.pullObject(r, x, id); err != nil {
+			p.o.log.Warn("read: replica could not supply the object", "pg", p.id.String(), "object", id.String(), "osd", x, "err", err)
+			continue
+		}
+		p.o.log.Info("read: repaired this copy from a replica", "pg", p.id.String(), "object", id.String(), "osd", x)
+		p.o.metrics.readRepairs.Inc()
+		return true
+	}
+	return false
+}

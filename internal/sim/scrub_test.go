@@ -1,0 +1,153 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// scrubCluster starts three OSDs with a size-3 pool, writes objects of
+// one PG and returns their names, the PG and its placement.
+func scrubCluster(t *testing.T, opts Options) (*Cluster, *rados.Conn, *rados.IOContext, []string, osdmap.PG, osdmap.Mapping) {
+	c, _ := threeOSDsWith(t, opts)
+	conn := c.connect(t, "client.admin")
+	io, err := conn.OpenIOContext("rbd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pg, mp := place(t, c, "obj-0")
+	var names []string
+	for i := 0; len(names) < 5; i++ {
+		name := fmt.Sprint("obj-", i)
+		if _, p, _ := place(t, c, name); p == pg {
+			names = append(names, name)
+			if err := io.WriteFull(context.Background(), name, content(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return c, conn, io, names, pg, mp
+}
+
+func content(name string) []byte { return bytes.Repeat([]byte(name+" "), 500) }
+
+// tellPG sends a pg command to the PG's primary and lets it finish.
+func tellPG(t *testing.T, conn *rados.Conn, mp osdmap.Mapping, prefix string, pg osdmap.PG) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := conn.OSDCommand(ctx, mp.ActingPrimary, prefix, "pgid", pg.String()); err != nil {
+		t.Fatalf("%s %v: %v", prefix, pg, err)
+	}
+	synctest.Wait()
+}
+
+// A copy changed behind the OSD's back (same version, other bytes) is
+// invisible to a light scrub, found by a deep scrub (the PG turns
+// inconsistent, naming the object) and put right by repair from the
+// copies that agree.
+func TestDeepScrubFindsAndRepairsADifferingCopy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, conn, _, names, pg, mp := scrubCluster(t, Options{})
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		victim := objid.Object(1, "", names[1])
+		replica := c.OSDs[mp.Acting[2]]
+		bad := bytes.Repeat([]byte("X"), len(content(names[1])))
+		var txn objectstore.Transaction
+		txn.Write(coll, victim, 0, bad)
+		if err := objectstore.Apply(context.Background(), replica.Store, &txn); err != nil {
+			t.Fatal(err)
+		}
+		tellPG(t, conn, mp, "pg scrub", pg)
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.State != "active+clean" {
+			t.Fatalf("after a light scrub: %q; want active+clean (it does not read data)", st.State)
+		}
+		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		st := c.pgStatus(t, mp.ActingPrimary, pg)
+		if st.State != "active+clean+inconsistent" || !slices.Equal(st.Inconsistent, []string{victim.String()}) {
+			t.Fatalf("after a deep scrub: %q, inconsistent %v; want active+clean+inconsistent naming %v", st.State, st.Inconsistent, victim)
+		}
+		tellPG(t, conn, mp, "pg repair", pg)
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.State != "active+clean" || len(st.Inconsistent) != 0 || st.LastDeepScrub.IsZero() {
+			t.Fatalf("after repair: %q, inconsistent %v, deep scrubbed %v", st.State, st.Inconsistent, st.LastDeepScrub)
+		}
+		got, err := replica.Store.Read(context.Background(), coll, victim, 0, 0)
+		if err != nil || !bytes.Equal(got, content(names[1])) {
+			t.Fatalf("osd.%d's copy after repair: %.20q, %v", replica.ID, got, err)
+		}
+	})
+}
+
+// A copy whose data no longer passes its checksum: a deep scrub names it
+// (the replica says why it cannot read it), repair rewrites it.
+func TestDeepScrubRepairsAnUnreadableReplica(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, conn, _, names, pg, mp := scrubCluster(t, Options{})
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		victim := objid.Object(1, "", names[2])
+		replica := c.OSDs[mp.Acting[1]]
+		replica.Gate.Corrupt(coll, victim)
+		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); !strings.Contains(st.State, "inconsistent") {
+			t.Fatalf("after a deep scrub: %q; want inconsistent", st.State)
+		}
+		tellPG(t, conn, mp, "pg repair", pg)
+		got, err := replica.Store.Read(context.Background(), coll, victim, 0, 0)
+		if err != nil || !bytes.Equal(got, content(names[2])) {
+			t.Fatalf("osd.%d's copy after repair: %.20q, %v", replica.ID, got, err)
+		}
+		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.State != "active+clean" {
+			t.Fatalf("deep scrub after repair: %q", st.State)
+		}
+	})
+}
+
+// A client read that meets a bad copy on the primary is answered from a
+// replica's copy, and the primary's copy is rewritten on the way.
+func TestReadRepairsThePrimarysCopy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _, io, names, pg, mp := scrubCluster(t, Options{})
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		victim := objid.Object(1, "", names[3])
+		primary := c.OSDs[mp.ActingPrimary]
+		primary.Gate.Corrupt(coll, victim)
+		got, err := io.Read(context.Background(), names[3], 0, 0)
+		if err != nil || !bytes.Equal(got, content(names[3])) {
+			t.Fatalf("read of a corrupt primary copy: %.20q, %v", got, err)
+		}
+		if got, err := primary.Store.Read(context.Background(), coll, victim, 0, 0); err != nil || !bytes.Equal(got, content(names[3])) {
+			t.Fatalf("primary's copy after the read: %.20q, %v", got, err)
+		}
+	})
+}
+
+// Scrubs happen by themselves: a PG is deep scrubbed within one and a
+// half deep-scrub intervals (each PG's interval is stretched by up to
+// half), and not before one.
+func TestScheduledDeepScrub(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := Options{ScrubInterval: 20 * time.Minute, DeepScrubInterval: time.Hour}
+		c, _, _, _, pg, mp := scrubCluster(t, opts)
+		time.Sleep(opts.DeepScrubInterval - 2*time.Minute) // virtual time
+		synctest.Wait()
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); !st.LastDeepScrub.IsZero() {
+			t.Fatalf("deep scrubbed before its interval: %v", st.LastDeepScrub)
+		}
+		time.Sleep(opts.DeepScrubInterval/2 + 4*time.Minute)
+		synctest.Wait()
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.LastDeepScrub.IsZero() || st.LastScrub.IsZero() || st.State != "active+clean" {
+			t.Fatalf("after 1.5 intervals: state %q, last scrub %v, last deep scrub %v", st.State, st.LastScrub, st.LastDeepScrub)
+		}
+	})
+}
