@@ -232,13 +232,20 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		}
 	}()
 
-	<-ctx.Done()
-	log.Info("stopping", "cause", context.Cause(ctx))
+	select {
+	case <-ctx.Done():
+		log.Info("stopping", "cause", context.Cause(ctx))
+	case <-o.Failed():
+		log.Error("stopping: the store failed", "err", o.FailedErr())
+	}
 	start := time.Now()
 	if err := o.Close(); err != nil {
 		log.Warn("close", "err", err)
 	}
 	log.Info("OSD closed", "took", time.Since(start))
+	if err := o.FailedErr(); err != nil {
+		return fmt.Errorf("%s: the store failed; the OSD stopped after asking to be marked down: %w", name, err)
+	}
 	return nil
 }
 

@@ -163,6 +163,11 @@ type OSD struct {
 	history    *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
 	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
+	closeOnce  sync.Once
+	closeErr   error
+	failOnce   sync.Once
+	failed     chan struct{} // closed when the store failed and the OSD stopped (Failed)
+	failErr    error
 	booted     bool
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
@@ -193,6 +198,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 	o.history = newMapHistory(o.fetchMap)
 	o.statsDirty = make(chan struct{}, 1)
 	o.scrubJobs = make(chan scrubJob, scrubQueue)
+	o.failed = make(chan struct{})
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
 		o.Close()
@@ -309,16 +315,62 @@ func (o *OSD) WaitUp(ctx context.Context) error {
 // Close stops serving and closes the connections. The store stays open:
 // its owner closes it.
 func (o *OSD) Close() error {
-	o.cancel()
-	var err error
-	if o.mon != nil {
-		err = errors.Join(err, o.mon.Close())
+	o.closeOnce.Do(func() {
+		o.cancel()
+		if o.mon != nil {
+			o.closeErr = errors.Join(o.closeErr, o.mon.Close())
+		}
+		if o.ms != nil {
+			o.closeErr = errors.Join(o.closeErr, o.ms.Close())
+		}
+		o.wg.Wait()
+	})
+	return o.closeErr
+}
+
+// Failed is closed when the OSD has stopped by itself because its store
+// failed; FailedErr then says why. The daemon exits.
+func (o *OSD) Failed() <-chan struct{} { return o.failed }
+
+// FailedErr is the store failure that stopped the OSD (nil before).
+func (o *OSD) FailedErr() error {
+	select {
+	case <-o.failed:
+		return o.failErr
+	default:
+		return nil
 	}
-	if o.ms != nil {
-		err = errors.Join(err, o.ms.Close())
-	}
-	o.wg.Wait()
-	return err
+}
+
+// storeFailed stops the OSD because its store failed a write (a disk
+// returning I/O errors): whatever it acknowledged is on its peers, and
+// serving on would hang or fail clients. It first asks the monitors to
+// mark it down, so that its PGs move on at once; clients resend what it
+// had not answered to the new primaries.
+func (o *OSD) storeFailed(cause error) {
+	o.failOnce.Do(func() {
+		o.failErr = cause
+		o.log.Error("the store failed; asking to be marked down and stopping", "err", cause)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r, err := o.mon.Run(ctx, wire.NewCommand("osd markmedown", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr))
+		if err == nil {
+			err = r.Err()
+		}
+		if err != nil {
+			o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
+		}
+		close(o.failed)
+		go o.Close()
+	})
+}
+
+// isStoreFailure reports whether err from a store write means the store
+// can no longer be trusted (as opposed to a refused request).
+func isStoreFailure(err error) bool {
+	return err != nil && !errors.Is(err, objectstore.ErrNoSpace) && !errors.Is(err, objectstore.ErrInvalid) &&
+		!errors.Is(err, objectstore.ErrNotFound) && !errors.Is(err, objectstore.ErrCorrupt) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, objectstore.ErrClosed)
 }
 
 // loadPGs instantiates the PGs found in the store.

@@ -296,6 +296,10 @@ func (p *pg) serveWrite(r *request) {
 	w, c, err := p.startWriteLocked(r)
 	epoch := p.epoch
 	p.mu.Unlock()
+	if isStoreFailure(err) {
+		p.o.storeFailed(err) // unanswered: the client resends to the next primary
+		return
+	}
 	if err != nil {
 		p.o.log.Error("write failed", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
 		r.replyError(storeErrno(err), epoch)
@@ -319,7 +323,10 @@ func (p *pg) serveWrite(r *request) {
 			return
 		}
 		result := int32(0)
-		if err := c.Err(); err != nil {
+		if err := c.Err(); isStoreFailure(err) {
+			p.o.storeFailed(err) // unanswered: the client resends to the next primary
+			return
+		} else if err != nil {
 			p.o.log.Error("local commit failed", "pg", p.id.String(), "err", err)
 			result = storeErrno(err)
 		}

@@ -36,7 +36,9 @@ func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 		c, result := p.applyRepOp(from, m)
 		if c == nil {
 			release()
-			reply(wire.ReplyCommitted, result)
+			if result != storeFailedResult {
+				reply(wire.ReplyCommitted, result)
+			}
 			return
 		}
 		o.wg.Add(1)
@@ -60,7 +62,10 @@ func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 			case <-o.ctx.Done():
 				return
 			}
-			if err := c.Err(); err != nil {
+			if err := c.Err(); isStoreFailure(err) {
+				o.storeFailed(err) // no answer: the write goes on without this OSD
+				return
+			} else if err != nil {
 				o.log.Error("replica commit failed", "pg", m.PG.String(), "err", err)
 				reply(wire.ReplyCommitted, storeErrno(err))
 				return
@@ -109,7 +114,10 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		return nil, -wire.EINVAL
 	}
 	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
-	if err != nil {
+	if isStoreFailure(err) {
+		go p.o.storeFailed(err)
+		return nil, storeFailedResult
+	} else if err != nil {
 		p.o.log.Error("rep op failed in the store", "pg", p.id.String(), "err", err)
 		return nil, storeErrno(err)
 	}
@@ -170,3 +178,7 @@ func isClosed(ch <-chan struct{}) bool {
 		return false
 	}
 }
+
+// storeFailedResult is applyRepOp's result when the store failed: the
+// OSD is stopping, and the rep op gets no answer.
+const storeFailedResult int32 = 1

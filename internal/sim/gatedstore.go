@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"syscall"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
@@ -24,6 +25,15 @@ type GatedStore struct {
 	volatile bool
 	cached   []cachedTxn
 	corrupt  map[corruptKey]bool
+	failing  bool
+}
+
+// FailWrites makes every later transaction fail, as on a disk that is
+// gone.
+func (g *GatedStore) FailWrites() {
+	g.mu.Lock()
+	g.failing = true
+	g.mu.Unlock()
 }
 
 type corruptKey struct {
@@ -110,6 +120,10 @@ func (g *GatedStore) Open() {
 // Queue implements objectstore.Store.
 func (g *GatedStore) Queue(ctx context.Context, t *objectstore.Transaction) (*objectstore.Completion, error) {
 	g.mu.Lock()
+	if g.failing {
+		g.mu.Unlock()
+		return nil, fmt.Errorf("write: %w (injected)", syscall.EIO)
+	}
 	for _, op := range t.Ops {
 		if op.Code == objectstore.OpRemove || op.Code == objectstore.OpWrite {
 			delete(g.corrupt, corruptKey{op.Collection, op.Object})

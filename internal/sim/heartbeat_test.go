@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -56,6 +58,42 @@ func TestIdleOSDsStayUp(t *testing.T) {
 		}
 		if uint64(m.Epoch()) != epoch {
 			t.Fatalf("the map moved from epoch %d to %d while the cluster idled", epoch, m.Epoch())
+		}
+	})
+}
+
+// An OSD whose disk fails under writes asks to be marked down and stops;
+// the write it could not take goes on without it, acknowledged by the
+// others, and nothing acknowledged is lost.
+func TestFailingDiskStopsItsOSD(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		io, err := c.connect(t, "client.app").OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // virtual time
+		defer cancel()
+		_, _, mp := place(t, c, "obj")
+		if err := io.WriteFull(ctx, "obj", []byte("before")); err != nil {
+			t.Fatal(err)
+		}
+		sick := c.OSDs[mp.Acting[1]]
+		sick.Gate.FailWrites()
+		if err := io.WriteFull(ctx, "obj", []byte("after")); err != nil {
+			t.Fatalf("write while a replica's disk fails: %v", err)
+		}
+		select {
+		case <-sick.D.Failed():
+		default:
+			t.Fatalf("osd.%d still runs on a failed disk", sick.ID)
+		}
+		if !errors.Is(sick.D.FailedErr(), syscall.EIO) || c.Map().IsUp(sick.ID) {
+			t.Fatalf("osd.%d: failed with %v; up in the map: %v", sick.ID, sick.D.FailedErr(), c.Map().IsUp(sick.ID))
+		}
+		got, err := io.Read(ctx, "obj", 0, 0)
+		if err != nil || string(got) != "after" {
+			t.Fatalf("read: %q, %v", got, err)
 		}
 	})
 }

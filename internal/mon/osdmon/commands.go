@@ -33,16 +33,17 @@ func commands() map[string]command {
 		"osd crush rule dump": {query: (*Service).queryRuleDump}, // [name]
 
 		// OSD lifecycle.
-		"osd create":   {prepare: (*Service).prepareOSDCreate}, // [uuid]
-		"osd boot":     {prepare: (*Service).prepareBoot},      // id addr host [weight] [uuid] [class] [nonce]
-		"osd down":     {prepare: (*Service).prepareDown},      // ids
-		"osd out":      {prepare: (*Service).prepareOut},       // ids [auto]
-		"osd in":       {prepare: (*Service).prepareIn},        // ids
-		"osd rm":       {prepare: (*Service).prepareRm},        // ids
-		"osd reweight": {prepare: (*Service).prepareReweight},  // id weight
-		"osd set":      {prepare: (*Service).prepareSetFlag},   // key
-		"osd unset":    {prepare: (*Service).prepareUnsetFlag}, // key
-		"osd failure":  {prepare: (*Service).prepareFailure},   // target [reporter failed_for alive]
+		"osd create":     {prepare: (*Service).prepareOSDCreate},  // [uuid]
+		"osd boot":       {prepare: (*Service).prepareBoot},       // id addr host [weight] [uuid] [class] [nonce]
+		"osd down":       {prepare: (*Service).prepareDown},       // ids
+		"osd out":        {prepare: (*Service).prepareOut},        // ids [auto]
+		"osd in":         {prepare: (*Service).prepareIn},         // ids
+		"osd rm":         {prepare: (*Service).prepareRm},         // ids
+		"osd reweight":   {prepare: (*Service).prepareReweight},   // id weight
+		"osd set":        {prepare: (*Service).prepareSetFlag},    // key
+		"osd unset":      {prepare: (*Service).prepareUnsetFlag},  // key
+		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for alive]
+		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
 
 		// Pools.
 		"osd pool create": {prepare: (*Service).preparePoolCreate}, // pool [pg_num pgp_num size min_size rule pool_type]

@@ -193,6 +193,35 @@ func (s *Service) prepareDown(c moncmd.Command, now time.Time) ([]byte, moncmd.R
 	return t.propose(t.status("marked down " + osdNames(done)))
 }
 
+// prepareMarkMeDown handles "osd markmedown id addr": an OSD that must
+// stop (its disk fails) asks to be marked down at once rather than wait
+// for its peers to report it. It applies only to the incarnation at addr:
+// a late request never marks a restarted OSD down.
+func (s *Service) prepareMarkMeDown(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	ids, err := osdIDs(c, "id")
+	if err != nil {
+		return bad(err)
+	}
+	addr, err := c.Str("addr")
+	if err != nil {
+		return bad(err)
+	}
+	if len(ids) != 1 {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "%s: one id, got %d", c.Prefix, len(ids))
+	}
+	if r := s.checkExist(c.Prefix, ids); r != nil {
+		return nil, *r
+	}
+	id := ids[0]
+	t := s.begin(now)
+	if !t.base.IsUp(id) || t.base.OSD(id).Addr != addr {
+		t.notes = append(t.notes, fmt.Sprintf("osd.%d at %s is not up", id, addr))
+		return t.unchanged()
+	}
+	t.markDown(id)
+	return t.propose(t.status(fmt.Sprintf("marked osd.%d down at its own request", id)))
+}
+
 // markDown marks id down and starts its down-out clock.
 func (t *txn) markDown(id int32) {
 	_ = t.inc.MarkDown(t.base, id) // id exists: checked by callers

@@ -150,3 +150,22 @@ func TestBootNonceMarksRestart(t *testing.T) {
 		t.Fatalf("bad nonce: %+v", r)
 	}
 }
+
+// An OSD asks to be marked down when its store fails; a late request
+// from an earlier incarnation (another address) changes nothing.
+func TestMarkMeDown(t *testing.T) {
+	m := newBootedCluster(t, 2, 1)
+	addr := m.osd(1).Addr
+	if r := m.run("osd markmedown", "id", "1", "addr", "10.9.9.9:1"); r.Code != moncmd.OK || !m.osd(1).IsUp() {
+		t.Fatalf("another incarnation's request: %+v; up %v", r, m.osd(1).IsUp())
+	}
+	if r := must(t, m.run("osd markmedown", "id", "1", "addr", addr)); !strings.Contains(r.Status, "own request") || m.osd(1).IsUp() {
+		t.Fatalf("own request: %+v; up %v", r, m.osd(1).IsUp())
+	}
+	if r := m.run("osd markmedown", "id", "1"); r.Code != moncmd.EINVAL {
+		t.Fatalf("without addr: %+v", r)
+	}
+	if r := m.run("osd markmedown", "id", "7", "addr", addr); r.Code != moncmd.ENOENT {
+		t.Fatalf("unknown osd: %+v", r)
+	}
+}
