@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -166,6 +167,7 @@ type OSD struct {
 	closeOnce  sync.Once
 	closeErr   error
 	failOnce   sync.Once
+	stopping   atomic.Bool   // the store failed: never boot again
 	failed     chan struct{} // closed when the store failed and the OSD stopped (Failed)
 	failErr    error
 	booted     bool
@@ -349,6 +351,7 @@ func (o *OSD) FailedErr() error {
 // had not answered to the new primaries.
 func (o *OSD) storeFailed(cause error) {
 	o.failOnce.Do(func() {
+		o.stopping.Store(true)
 		o.failErr = cause
 		o.log.Error("the store failed; asking to be marked down and stopping", "err", cause)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
