@@ -20,7 +20,10 @@ func formatBytes(n uint64) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	v := float64(n) / float64(uint64(1)<<(10*u))
-	if v < 10 {
+	if v >= 1023.5 && u+1 < len(units) { // would print as 1024
+		u, v = u+1, v/1024
+	}
+	if v < 9.95 {
 		return fmt.Sprintf("%.1f %s", v, units[u])
 	}
 	return fmt.Sprintf("%.0f %s", v, units[u])

@@ -38,9 +38,10 @@ func TestProgressEstimate(t *testing.T) {
 	if len(p.samples) > 3 {
 		t.Errorf("samples kept beyond the window: %+v", p.samples)
 	}
-	// A growing backlog raises the peak; zero ends the recovery.
+	// A growing backlog raises the peak; it is new damage, not negative
+	// progress. Zero ends the recovery.
 	p.add(at(140), 300)
-	if e, _ := p.estimate(at(140)); e.peak != 300 || e.rate != 0 {
+	if e, _ := p.estimate(at(140)); e.peak != 300 || e.rate != 40.0/60 || !e.since.Equal(at(0)) {
 		t.Errorf("growing backlog: %+v", e)
 	}
 	p.add(at(150), 0)
@@ -72,6 +73,9 @@ func TestStatusText(t *testing.T) {
 		}
 	}
 	tm.reportAll(degraded(12))
+	if got := tm.svc.StatusText(tm.now); !strings.Contains(got, "recovery: no progress yet, 0% done\n      [") {
+		t.Errorf("degraded:\n%s", got)
+	}
 	tm.now = t0.Add(4 * time.Second)
 	tm.reportAll(degraded(4))
 	got := tm.svc.StatusText(tm.now)

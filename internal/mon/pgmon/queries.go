@@ -44,10 +44,14 @@ type StatView struct {
 // RecoveryView is the recovery's progress, while copies are degraded or
 // misplaced.
 type RecoveryView struct {
-	ObjectsLeft   int64   `json:"objects_left"`
-	Progress      float64 `json:"progress"` // of the backlog since recovery began, 0 to 1
-	ObjectsPerSec float64 `json:"objects_per_sec"`
-	ETASeconds    float64 `json:"eta_seconds"` // 0: unknown (no progress lately)
+	ObjectsLeft int64 `json:"objects_left"`
+	// Since is when copies became degraded or misplaced; Progress is
+	// the share of the largest backlog since then that is recovered,
+	// 0 to 1.
+	Since         time.Time `json:"since"`
+	Progress      float64   `json:"progress"`
+	ObjectsPerSec float64   `json:"objects_per_sec"` // over the last minute
+	ETASeconds    float64   `json:"eta_seconds"`     // 0: unknown (no progress lately)
 }
 
 // statView sums up the PGs and usage, and the recovery at now.
@@ -60,7 +64,8 @@ func (s *Service) statView(now time.Time) StatView {
 		v.ByState = []StateCount{}
 	}
 	if e, ok := s.prog.estimate(now); ok && sum.degraded+sum.misplaced > 0 {
-		v.Recovery = &RecoveryView{ObjectsLeft: e.left, Progress: e.done, ObjectsPerSec: e.rate, ETASeconds: e.eta.Seconds()}
+		v.Recovery = &RecoveryView{ObjectsLeft: e.left, Since: e.since, Progress: e.done, ObjectsPerSec: e.rate,
+			ETASeconds: e.eta.Seconds()}
 	}
 	return v
 }

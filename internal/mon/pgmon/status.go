@@ -43,9 +43,12 @@ func (s *Service) StatusText(now time.Time) string {
 	if r := v.Recovery; r != nil {
 		b.WriteString("\n  progress:\n    recovery: ")
 		done := int(r.Progress * 100)
-		if r.ObjectsPerSec > 0 {
+		switch {
+		case r.ObjectsPerSec > 0:
 			fmt.Fprintf(&b, "%.1f objects/s, %d%% done, ~%v left\n", r.ObjectsPerSec, done, time.Duration(r.ETASeconds)*time.Second)
-		} else {
+		case now.Sub(r.Since) < rateWindow:
+			fmt.Fprintf(&b, "no progress yet, %d%% done\n", done)
+		default:
 			fmt.Fprintf(&b, "no progress in the last %v, %d%% done\n", rateWindow, done)
 		}
 		fmt.Fprintf(&b, "      %s %s left\n", bar(r.Progress, barWidth), plural(int(r.ObjectsLeft), "object"))
