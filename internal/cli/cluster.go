@@ -10,6 +10,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
@@ -28,6 +29,9 @@ type clusterFlags struct {
 	name    string
 	keyring string
 	timeout time.Duration
+	// network reaches the monitors (nil: TCP); in-process tests set it
+	// to a simulated network.
+	network msgr.Network
 }
 
 func (f *clusterFlags) register(root *cobra.Command, defaultConf string) {
@@ -68,7 +72,7 @@ func (f *clusterFlags) monClient() (*monc.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := monc.Config{Name: name, Mons: mons}
+	cfg := monc.Config{Name: name, Mons: mons, Network: f.network}
 	if authMode != "none" {
 		ca, err := clientAuth(name, f.keyring)
 		if err != nil {

@@ -38,7 +38,7 @@ func addMonCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		monCommand(cf, out, "stat", "Show the monitors, the leader and the quorum", "mon stat", nil),
 		monCommand(cf, out, "dump", "Show the monitor map", "mon dump", nil))
 	root.AddCommand(monCmd,
-		monCommand(cf, out, "status", "Show the cluster's state: health, monitors, OSDs", "status", nil),
+		monCommand(cf, out, "status", "Show the cluster's state: health, monitors, OSDs, data and PGs, recovery", "status", nil),
 		&cobra.Command{
 			Use:   "health [detail]",
 			Short: "Show the cluster's health (HEALTH_OK, HEALTH_WARN, HEALTH_ERR) and its checks",

@@ -76,6 +76,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		addMonCommands,
 		addConfigCommands,
 		addOSDCommands,
+		addPGCommands,
 		addAuthCommands,
 		addClusterCommands,
 		addTellCommand,

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
+	"github.com/cuttlestore/cuttle/internal/sim"
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// `cuttle pg` and `cuttle status` in process against a simulated cluster
+// (a monitor and three OSDs on memnet, whose primaries report their PGs),
+// as text and as JSON.
+func TestPGCommandsInProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := sim.New(t, sim.Options{Net: memnet.Config{Seed: 1, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
+		for _, h := range []string{"h1", "h2", "h3"} {
+			c.AddOSD(h)
+		}
+		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3")
+		c.WaitForEpoch(c.Epoch())
+		cf := &clusterFlags{monHost: "a=a:6789", name: "client.admin", timeout: time.Minute, network: c.Net.Host("cli")}
+		run := func(args ...string) (string, error) {
+			var stdout bytes.Buffer
+			out := &Output{Format: FormatPlain, W: &stdout}
+			root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
+			root.PersistentFlags().Var((*formatFlag)(&out.Format), "format", "")
+			addPGCommands(root, out, cf)
+			addMonCommands(root, out, cf)
+			root.SetOut(&stdout)
+			root.SetArgs(args)
+			err := root.ExecuteContext(context.Background())
+			return stdout.String(), err
+		}
+		must := func(args ...string) string {
+			t.Helper()
+			out, err := run(args...)
+			if err != nil {
+				t.Fatalf("cuttle %s: %v", strings.Join(args, " "), err)
+			}
+			return out
+		}
+		waitFor := func(what string, ok func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(time.Second) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no %s after a minute: %s", what, must("pg", "stat"))
+				}
+			}
+		}
+		waitFor("clean PGs", func() bool { return strings.HasPrefix(must("pg", "stat"), "8 pgs: 8 active+clean; ") })
+
+		conn, err := rados.Connect(context.Background(), rados.Config{Mons: []string{"a=a:6789"}, Auth: "none",
+			Network: c.Net.Host("writer"), Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(context.Background(), "obj", []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor("the object", func() bool { return strings.Contains(must("pg", "stat"), "; 1 object, 5 B data, ") })
+
+		var stat struct {
+			NumPGs     int `json:"num_pgs"`
+			NumObjects int `json:"num_objects"`
+			ByState    []struct {
+				Name string `json:"name"`
+				Num  int    `json:"num"`
+			} `json:"num_pg_by_state"`
+		}
+		if err := json.Unmarshal([]byte(must("--format", "json", "pg", "stat")), &stat); err != nil ||
+			stat.NumPGs != 8 || stat.NumObjects != 1 || len(stat.ByState) != 1 || stat.ByState[0].Name != "active+clean" {
+			t.Errorf("pg stat json: %+v %v", stat, err)
+		}
+		if out := must("pg", "dump"); !strings.HasPrefix(out, "PG ") || strings.Count(out, "active+clean") != 8 || !strings.Contains(out, "osd.2") {
+			t.Errorf("pg dump:\n%s", out)
+		}
+		if out := must("pg", "query", "1.7"); !strings.Contains(out, "state            active+clean") {
+			t.Errorf("pg query:\n%s", out)
+		}
+		var ls struct {
+			PGStats []struct {
+				PGID string `json:"pgid"`
+			} `json:"pg_stats"`
+		}
+		if err := json.Unmarshal([]byte(must("--format", "json", "pg", "ls-by-osd", "osd.1")), &ls); err != nil || len(ls.PGStats) != 8 {
+			t.Errorf("pg ls-by-osd: %+v %v", ls, err)
+		}
+		if out := must("pg", "ls", "active", "clean"); strings.Count(out, "\n") != 9 {
+			t.Errorf("pg ls active clean:\n%s", out)
+		}
+		if out := must("pg", "ls", "degraded"); strings.Count(out, "\n") != 1 {
+			t.Errorf("pg ls degraded:\n%s", out)
+		}
+		if _, err := run("pg", "query", "9.0"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("pg query 9.0: %v", err)
+		}
+		if _, err := run("pg", "query"); err == nil {
+			t.Error("pg query without a PGID")
+		}
+		status := must("status")
+		for _, want := range []string{"health: HEALTH_OK", "  data:\n    pools:   1 pool, 8 pgs\n    objects: 1 object, 5 B\n",
+			"    pgs:     8 active+clean\n"} {
+			if !strings.Contains(status, want) {
+				t.Errorf("status lacks %q:\n%s", want, status)
+			}
+		}
+	})
+}
