@@ -60,9 +60,10 @@ that uses it.
 
 Then start every daemon that is not running and wait (at most --timeout)
 until every monitor answers in a quorum, none is reported down, the first
-OSD map exists and every OSD is up in it; print the cluster's health and how
-to use it. Daemons keep running after this command exits; stop them with
-cuttle cluster down. Running up again restarts only what has stopped.
+OSD map exists, every OSD is up in it and every PG is active; print the
+cluster's health and how to use it. Daemons keep running after this command
+exits; stop them with cuttle cluster down. Running up again restarts only
+what has stopped.
 
 Monitors, then OSDs, listen on the first free ports from --base-port (default
 7500), their metrics from --base-port+100, clear of Ceph's 3300, 6789,
@@ -236,16 +237,18 @@ func setupCluster(ctx context.Context, c *launcher.Cluster) error {
 	return nil
 }
 
-// downChecks are the health checks that say a daemon of a kind is down.
-// Up waits until none of them is raised; other checks (a pool without
-// enough OSDs, a flag set) are the operator's business and do not keep
-// the cluster from counting as up.
+// downChecks are the health checks that say a daemon of a kind is down,
+// or (OSDs) that data is not available yet: a new pool's PGs are unknown
+// until their primaries report them, and a restarted OSD's are stale or
+// peering for a moment. Up waits until none of them is raised; other
+// checks (a pool without enough OSDs, a flag set) are the operator's
+// business and do not keep the cluster from counting as up.
 func downChecks(k launcher.Kind) []string {
 	switch k {
 	case launcher.KindMon:
 		return []string{"MON_DOWN"}
 	case launcher.KindOSD:
-		return []string{"OSD_DOWN"}
+		return []string{"OSD_DOWN", "PG_AVAILABILITY"}
 	}
 	return nil
 }
@@ -255,8 +258,8 @@ func downChecks(k launcher.Kind) []string {
 // cluster's configuration file: the cluster is up once every monitor
 // answers "mon stat" itself (which it does only in a quorum with a
 // leader, caught up), no health check in downChecks for its daemons'
-// kinds is raised, the first OSD map exists and every OSD is up in it
-// at its address.
+// kinds is raised (so every PG is active), the first OSD map exists and
+// every OSD is up in it at its address.
 func healthProbe() (probe func(context.Context, *launcher.Cluster) error, last func() string) {
 	var summary string // only used on Up's goroutine
 	probe = func(ctx context.Context, c *launcher.Cluster) error {
@@ -392,7 +395,7 @@ func nextSteps(c *launcher.Cluster, dir, self string) string {
 		dirFlag, where, mk = " --dir "+dir, "Commands find it after this export:", [2]string{}
 	}
 	steps := [][2]string{
-		{self + " status", "health, monitors, OSDs"},
+		{self + " status", "health, monitors, OSDs, PGs"},
 		{self + " osd tree", "the OSDs in the CRUSH hierarchy"},
 		{self + " osd pool ls detail", "pools: " + clusterPool + " is ready for data"},
 		{self + " cluster status" + dirFlag, "the daemons: pids, addresses, logs"},
