@@ -6,7 +6,9 @@
 #   make stop    stop it (cuttle cluster down; data stays in ./.cuttle)
 #   make build   build bin/cuttle
 #   make test    install missing test tools, then run every test with the race
-#                detector and invariant checks (CI=true disables the test cache)
+#                detector and invariant checks (CI=true disables the test cache),
+#                then the chaos simulation for CHAOS_SEEDS seeds (200 in CI, 30
+#                otherwise; without the race detector, to afford many seeds)
 #   make bench   run every benchmark
 #   make lint    gofmt, go vet and staticcheck
 #   make fuzz    run every fuzz target for FUZZTIME each (default 10s)
@@ -17,8 +19,10 @@ FUZZTIME ?= 10s
 RUNFLAGS ?=
 
 TESTFLAGS := -race -tags invariants
+CHAOS_SEEDS ?= 30
 ifeq ($(CI),true)
 TESTFLAGS += -count=1
+CHAOS_SEEDS := 200
 endif
 
 STATICCHECK_VERSION := v0.8.2
@@ -42,6 +46,7 @@ stop: build
 
 test: deps
 	$(GO) test $(TESTFLAGS) ./...
+	$(GO) test -tags invariants -count=1 -timeout 30m -run '^TestChaos$$' ./internal/sim -chaos.seeds $(CHAOS_SEEDS)
 
 deps:
 	@missing=""; \

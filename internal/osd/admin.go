@@ -51,6 +51,8 @@ type PGStatus struct {
 	// DownReason and BlockedBy say why a down PG waits, and for whom.
 	DownReason string  `json:"down_reason,omitempty"`
 	BlockedBy  []int32 `json:"blocked_by,omitempty"`
+	// PeeringStep says what an inactive PG's peering is doing.
+	PeeringStep string `json:"peering_step,omitempty"`
 	// When the last scrubs finished, and what the last one found.
 	LastScrub     time.Time `json:"last_scrub_stamp"`
 	LastDeepScrub time.Time `json:"last_deep_scrub_stamp"`
@@ -117,7 +119,7 @@ func (p *pg) status() PGStatus {
 		Primary: p.primary, Epoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince,
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: p.log.Len(), Objects: p.info.Stats.Objects,
 		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting,
-		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy),
+		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy), PeeringStep: p.peeringStepLocked(),
 		LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Inconsistent: p.inconsistentLocked()}
 }
 
@@ -249,4 +251,12 @@ func (o *OSD) handleCommand(from msgr.Peer, m wire.MonCommand) {
 	if err := from.Session.Send(o.ctx, msgr.Message{Type: wire.TypeDaemonCommandReply, Version: 1, Payload: reply.Encode()}); err != nil {
 		o.log.Debug("command reply not sent", "to", from.Name.String(), "err", err)
 	}
+}
+
+// peeringStepLocked is what peering is doing, while the PG is not active.
+func (p *pg) peeringStepLocked() string {
+	if p.activated || !p.isPrimaryLocked() {
+		return ""
+	}
+	return p.peerStep
 }

@@ -31,9 +31,6 @@ type mapHistory struct {
 	mu    sync.Mutex
 	maps  map[uint64]*osdmap.Map
 	fetch func(ctx context.Context, epoch uint64) (*osdmap.Map, error)
-	// oldest is the oldest epoch the monitors still had when last asked
-	// (0: unknown).
-	oldest uint64
 }
 
 func newMapHistory(fetch func(context.Context, uint64) (*osdmap.Map, error)) *mapHistory {

@@ -209,7 +209,7 @@ func (o *OSD) createPG(id osdmap.PG, epoch uint64) (*pg, error) {
 	}
 	var t objectstore.Transaction
 	pglog.CreateTxn(&t, info)
-	if err := objectstore.Apply(o.ctx, o.cfg.Store, &t); err != nil {
+	if err := o.apply(&t); err != nil {
 		return nil, fmt.Errorf("pg %v: %w", id, err)
 	}
 	return newPG(o, info, pglog.NewLog(info.LogTail)), nil

@@ -166,8 +166,7 @@ type OSD struct {
 	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
 	closeOnce  sync.Once
 	closeErr   error
-	failOnce   sync.Once
-	stopping   atomic.Bool   // the store failed: never boot again
+	stopping   atomic.Bool   // the store failed: never boot again (storeFailed)
 	failed     chan struct{} // closed when the store failed and the OSD stopped (Failed)
 	failErr    error
 	booted     bool
@@ -350,22 +349,32 @@ func (o *OSD) FailedErr() error {
 // mark it down, so that its PGs move on at once; clients resend what it
 // had not answered to the new primaries.
 func (o *OSD) storeFailed(cause error) {
-	o.failOnce.Do(func() {
-		o.stopping.Store(true)
-		o.failErr = cause
-		o.log.Error("the store failed; asking to be marked down and stopping", "err", cause)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		r, err := o.mon.Run(ctx, wire.NewCommand("osd markmedown", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr))
-		if err == nil {
-			err = r.Err()
-		}
-		if err != nil {
-			o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
-		}
-		close(o.failed)
-		go o.Close()
-	})
+	if !o.stopping.CompareAndSwap(false, true) {
+		return // the first caller stops the OSD; the others need not wait
+	}
+	o.failErr = cause
+	o.log.Error("the store failed; asking to be marked down and stopping", "err", cause)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := o.mon.Run(ctx, wire.NewCommand("osd markmedown", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr))
+	if err == nil {
+		err = r.Err()
+	}
+	if err != nil {
+		o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
+	}
+	close(o.failed)
+	go o.Close()
+}
+
+// apply applies t and waits until it is committed; a store that fails it
+// stops the OSD (storeFailed).
+func (o *OSD) apply(t *objectstore.Transaction) error {
+	err := objectstore.Apply(o.ctx, o.cfg.Store, t)
+	if isStoreFailure(err) {
+		o.storeFailed(err)
+	}
+	return err
 }
 
 // isStoreFailure reports whether err from a store write means the store

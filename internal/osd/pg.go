@@ -46,6 +46,9 @@ type pg struct {
 	// interval ends.
 	down      string
 	blockedBy []int32
+	// peerStep says what peering is doing (querying, pulling, pushing,
+	// activating), for operators.
+	peerStep string
 	// recovering names what peering is doing while it copies objects
 	// ("recovering" or "backfilling"; empty otherwise), and
 	// missingCopies counts the object copies it has still to make.

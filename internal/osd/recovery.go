@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -70,6 +71,22 @@ func (r *peerRun) post(from int32, msg any) {
 	}
 }
 
+// unread puts back events a nested wait took but did not want (a pull in
+// the middle of pushes must not swallow the pushes' acks), ahead of the
+// rest and in their order.
+func (r *peerRun) unread(evs []peerEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.events = append(slices.Clone(evs), r.events...)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
 // next returns the next event, or false if the interval ended, ctx ended
 // or timeout passed (timed reports the last).
 func (r *peerRun) next(ctx context.Context, timer <-chan time.Time) (ev peerEvent, ok, timed bool) {
@@ -103,21 +120,65 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 	}
 	p.activated = false
 	p.pushed = nil
-	p.down, p.blockedBy = "", nil
+	p.down, p.blockedBy, p.peerStep = "", nil, ""
 	p.recovering, p.missingCopies = "", 0
 	if !p.isPrimaryLocked() || len(p.acting) == 0 {
 		return
 	}
 	r := newPeerRun(p.info.SameIntervalSince)
 	p.run = r
-	p.o.wg.Go(func() {
-		if err := p.peer(r, m); err != nil && !errors.Is(err, errIntervalEnded) {
-			p.o.log.Error("peering stopped; the PG stays inactive", "pg", p.id.String(), "interval", r.interval, "err", err)
+	p.o.wg.Go(func() { p.peerUntilActive(r, m) })
+}
+
+// peerUntilActive runs the interval's peering until the PG is active or
+// the interval ends. A failed attempt (a member that could not take an
+// object, say) is tried again from the start after peerRetry, with the
+// OSD's newest map. (A store that fails a write stops the OSD: apply.)
+func (p *pg) peerUntilActive(r *peerRun, m *osdmap.Map) {
+	for {
+		err := p.peer(r, m)
+		if err == nil || errors.Is(err, errIntervalEnded) {
+			return
 		}
-	})
+		if errors.Is(err, errPriorChanged) {
+			p.o.log.Info("peering starts over", "pg", p.id.String(), "interval", r.interval, "why", err)
+			if _, cur := p.o.lookupPG(p.id); cur != nil {
+				m = cur
+			}
+			continue
+		}
+		p.o.log.Warn("peering failed; trying again", "pg", p.id.String(), "interval", r.interval, "err", err)
+		timer := p.o.cfg.Clock.NewTimer(peerRetry)
+		select {
+		case <-timer.C():
+		case <-r.done:
+			timer.Stop()
+			return
+		case <-p.o.ctx.Done():
+			timer.Stop()
+			return
+		}
+		if _, cur := p.o.lookupPG(p.id); cur != nil {
+			m = cur
+		}
+	}
 }
 
 var errIntervalEnded = errors.New("the interval ended")
+
+const debugPeering = false
+
+// errPriorChanged means an OSD peering asked went down: peering starts
+// over at once.
+var errPriorChanged = errors.New("the OSDs to ask changed")
+
+// peerAnswerWait bounds the silence while peering waits for a member's
+// pushes or acknowledgements: a member that restarted outside the acting
+// set, or a lost message, must not stall the PG; peering then starts
+// over with the newest map (pushes and activation are idempotent).
+const peerAnswerWait = time.Minute
+
+var errNoAnswer = errors.New("no answer")
 
 // peer runs one interval's peering on the primary, to activation.
 func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
@@ -147,17 +208,36 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	if err != nil {
 		return err
 	}
+	if debugPeering {
+		var lus []string
+		for _, mem := range members {
+			lus = append(lus, fmt.Sprintf("osd.%d lu=%v les=%d", mem.OSD, mem.Info.LastUpdate, mem.Info.LastEpochStarted))
+		}
+		p.o.log.Info("DEBUG peer", "pg", p.id.String(), "interval", r.interval, "acting", replicas, "past", fmt.Sprint(past), "members", lus, "auth", plan.Auth)
+	}
 	p.noteRecovery(r, plan, replicas)
+	// fetch replaces this OSD's copy of an object with a good one from
+	// another OSD (its own could not be read, or the one it asked could
+	// not read its copy).
+	fetch := func(id objid.ID, exclude ...int32) error {
+		return p.fetchGood(r, m, id, upToDate(plan, members, id, append(exclude, self.OSD)...), p.authVersion(plan, id))
+	}
 	if plan.Auth != self.OSD {
 		var keep map[objid.ID]bool
 		if slices.Contains(plan.Backfill, self.OSD) {
 			// This primary's history ends before the authority's log
 			// begins: it copies everything (the PG waits meanwhile;
 			// Ceph would serve from the authority through pg_temp).
-			if keep, err = p.pullAll(r, m, plan.Auth); err != nil {
+			var failed []objid.ID
+			if keep, failed, err = p.pullAll(r, m, plan.Auth); err != nil {
 				return err
 			}
-		} else if err := p.pull(r, m, plan.Auth, plan.Missing[self.OSD]); err != nil {
+			for _, id := range failed {
+				if err := fetch(id, plan.Auth); err != nil {
+					return err
+				}
+			}
+		} else if err := p.pullFrom(r, m, plan.Auth, plan.Missing[self.OSD], fetch); err != nil {
 			return err
 		}
 		if err := p.adopt(plan.Info, plan.Log, r.interval, keep); err != nil {
@@ -171,7 +251,7 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 				return err
 			}
 		}
-		if err := p.pushTo(r, m, x, objs); err != nil {
+		if err := p.pushTo(r, m, x, objs, func(id objid.ID) error { return fetch(id, x) }); err != nil {
 			return err
 		}
 	}
@@ -211,6 +291,15 @@ func (p *pg) copied() {
 	p.missingCopies = max(p.missingCopies-1, 0)
 	p.mu.Unlock()
 	p.o.statsChanged()
+}
+
+// step records what the interval's peering is doing, for operators.
+func (p *pg) step(r *peerRun, what string) {
+	p.mu.Lock()
+	if p.run == r {
+		p.peerStep = what
+	}
+	p.mu.Unlock()
 }
 
 // pastIntervals returns the PG's intervals since epoch since, trying
@@ -260,10 +349,21 @@ func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, probe []int3
 	got := map[int32]peering.Member{}
 	query := wire.PGQuery{PGInterval: p.header(r, m)}.Encode()
 	for len(got) < len(probe) {
+		p.step(r, fmt.Sprintf("querying osd %v (have %d of %d)", probe, len(got), len(probe)))
+		// An OSD outside the acting set may go down or restart without
+		// ending the interval: ask at its newest address, and start
+		// over (with a new prior set) if one went down.
+		if _, cur := p.o.lookupPG(p.id); cur != nil {
+			m = cur
+		}
 		for _, x := range probe {
-			if _, ok := got[x]; !ok {
-				p.sendPeer(m, x, wire.TypePGQuery, query)
+			if _, ok := got[x]; ok {
+				continue
 			}
+			if !m.IsUp(x) {
+				return nil, fmt.Errorf("osd.%d went down while peering asked it: %w", x, errPriorChanged)
+			}
+			p.sendPeer(m, x, wire.TypePGQuery, query)
 		}
 		timer := p.o.cfg.Clock.NewTimer(peerRetry)
 		for len(got) < len(probe) {
@@ -295,12 +395,151 @@ func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, probe []int3
 	return out, nil
 }
 
-// pull fetches objs from the authority and applies them here.
-func (p *pg) pull(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID) error {
+// upToDate lists the members whose copy of id is current (the
+// authority first), but none of exclude.
+func upToDate(plan peering.Result, members []peering.Member, id objid.ID, exclude ...int32) []int32 {
+	var out []int32
+	for _, mem := range append([]peering.Member{{OSD: plan.Auth, Info: plan.Info}}, members...) {
+		switch {
+		case slices.Contains(exclude, mem.OSD) || slices.Contains(out, mem.OSD),
+			slices.Contains(plan.Backfill, mem.OSD), slices.Contains(plan.Missing[mem.OSD], id),
+			mem.Info.LastUpdate == (wire.Version{}):
+			continue
+		}
+		out = append(out, mem.OSD)
+	}
+	return out
+}
+
+// pullFrom fetches objs from the authority, and those it cannot read
+// with fetch.
+func (p *pg) pullFrom(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID, fetch func(objid.ID, ...int32) error) error {
+	failed, err := p.pull(r, m, auth, objs)
+	if err != nil {
+		return err
+	}
+	for _, id := range failed {
+		if err := fetch(id, auth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetchGood replaces this OSD's copy of id with the first readable copy
+// among sources (members whose copy is current). If none can supply one,
+// it asks every other up OSD, which may hold a copy from an older
+// interval, and takes one whose version is want (Ceph's search for
+// unfound objects).
+func (p *pg) fetchGood(r *peerRun, m *osdmap.Map, id objid.ID, sources []int32, want wire.Version) error {
+	for _, s := range sources {
+		failed, err := p.pull(r, m, s, []objid.ID{id})
+		if err != nil {
+			return err
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+	}
+	if want != (wire.Version{}) {
+		for x := range m.MaxOSD() {
+			if x == p.o.cfg.ID || slices.Contains(sources, x) || !m.IsUp(x) {
+				continue
+			}
+			ok, err := p.pullVersion(r, m, x, id, want)
+			if err != nil {
+				return err
+			}
+			if ok {
+				p.o.log.Info("peering: found a good copy outside the acting set", "pg", p.id.String(), "object", id.String(), "osd", x)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no OSD can supply a readable copy of %v at version %v (members asked: %v): %w", id, want, sources, errUnfound)
+}
+
+// errUnfound means no reachable OSD holds a readable copy of an object.
+var errUnfound = errors.New("object unfound")
+
+// pullVersion asks osd x for its copy of id and applies it if it is at
+// version want; it reports whether it did.
+func (p *pg) pullVersion(r *peerRun, m *osdmap.Map, x int32, id objid.ID, want wire.Version) (bool, error) {
+	p.sendPeer(m, x, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), Objects: []objid.ID{id}}.Encode())
+	timer := p.o.cfg.Clock.NewTimer(peerRetry)
+	defer timer.Stop()
+	var others []peerEvent
+	defer func() { r.unread(others) }()
+	for {
+		ev, ok, timed := r.next(p.o.ctx, timer.C())
+		switch {
+		case timed:
+			return false, nil
+		case !ok:
+			return false, errIntervalEnded
+		case ev.from != x:
+			others = append(others, ev)
+			continue
+		}
+		switch msg := ev.msg.(type) {
+		case wire.PGAck:
+			if msg.Object == id {
+				return false, nil
+			}
+			others = append(others, ev)
+		case wire.PGPush:
+			if msg.Object != id {
+				others = append(others, ev)
+				continue
+			}
+			if !msg.Exists || pushVersion(msg) != want {
+				return false, nil
+			}
+			return true, p.applyPush(msg)
+		}
+	}
+}
+
+// pushVersion is the version of a pushed object, from its info attribute.
+func pushVersion(m wire.PGPush) wire.Version {
+	for _, kv := range m.Attrs {
+		if kv.Key == ops.InfoAttr {
+			if info, err := ops.DecodeInfo(kv.Value); err == nil {
+				return info.Version
+			}
+		}
+	}
+	return wire.Version{}
+}
+
+// authVersion is the version the authoritative history gives object id:
+// its newest log entry's, or else this OSD's copy's info (zero if
+// unknown).
+func (p *pg) authVersion(plan peering.Result, id objid.ID) wire.Version {
+	for i := len(plan.Log) - 1; i >= 0; i-- {
+		if plan.Log[i].Object == id {
+			return plan.Log[i].Version
+		}
+	}
+	b, err := p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, id, ops.InfoAttr)
+	if err != nil {
+		return wire.Version{}
+	}
+	info, err := ops.DecodeInfo(b)
+	if err != nil {
+		return wire.Version{}
+	}
+	return info.Version
+}
+
+// pull fetches objs from member src and applies them here; it returns
+// those src could not read.
+func (p *pg) pull(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID) ([]objid.ID, error) {
 	if len(objs) == 0 {
-		return nil
+		return nil, nil
 	}
 	p.o.log.Info("peering: pulling from the authority", "pg", p.id.String(), "from", auth, "objects", len(objs))
+	p.step(r, fmt.Sprintf("pulling %d objects from osd.%d", len(objs), auth))
 	p.sendPeer(m, auth, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), Objects: objs}.Encode())
 	want := map[objid.ID]bool{}
 	for _, o := range objs {
@@ -310,39 +549,58 @@ func (p *pg) pull(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID) error 
 }
 
 // receivePushes applies the pushes from auth of the objects in want
-// until all have come.
-func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) error {
+// until each has come or auth said it cannot read it (those it returns).
+func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) ([]objid.ID, error) {
 	want := maps.Clone(objs)
+	var failed []objid.ID
+	var others []peerEvent
+	defer func() { r.unread(others) }()
+	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
+	defer timer.Stop()
 	for len(want) > 0 {
-		ev, ok, _ := r.next(p.o.ctx, nil)
+		ev, ok, timed := r.next(p.o.ctx, timer.C())
+		if timed {
+			return nil, fmt.Errorf("osd.%d sent %d of %d objects: %w", auth, len(objs)-len(want), len(objs), errNoAnswer)
+		}
 		if !ok {
-			return errIntervalEnded
+			return nil, errIntervalEnded
 		}
 		if ack, isAck := ev.msg.(wire.PGAck); isAck && ev.from == auth && want[ack.Object] && ack.Result != 0 {
-			return fmt.Errorf("the authority osd.%d cannot read %v: errno %d", auth, ack.Object, -ack.Result)
+			p.o.log.Warn("peering: a member cannot read an object", "pg", p.id.String(), "osd", auth, "object", ack.Object.String(), "errno", -ack.Result)
+			failed = append(failed, ack.Object)
+			delete(want, ack.Object)
+			continue
 		}
 		push, isPush := ev.msg.(wire.PGPush)
 		if !isPush || ev.from != auth || !want[push.Object] {
+			others = append(others, ev)
 			continue
 		}
 		if err := p.applyPush(push); err != nil {
-			return err
+			return nil, err
 		}
 		delete(want, push.Object)
 		p.copied()
+		timer.Reset(peerAnswerWait) // the wait is for silence, not for the whole copy
 	}
-	return nil
+	return failed, nil
 }
 
 // pullAll fetches every object the authority holds and returns their
-// set (what this OSD keeps).
-func (p *pg) pullAll(r *peerRun, m *osdmap.Map, auth int32) (map[objid.ID]bool, error) {
+// set (what this OSD keeps), and those the authority could not read.
+func (p *pg) pullAll(r *peerRun, m *osdmap.Map, auth int32) (keep map[objid.ID]bool, failed []objid.ID, err error) {
 	p.o.log.Info("peering: copying every object from the authority", "pg", p.id.String(), "from", auth)
+	p.step(r, fmt.Sprintf("copying every object from osd.%d", auth))
 	p.sendPeer(m, auth, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), All: true}.Encode())
+	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
+	defer timer.Stop()
 	for {
-		ev, ok, _ := r.next(p.o.ctx, nil)
+		ev, ok, timed := r.next(p.o.ctx, timer.C())
+		if timed {
+			return nil, nil, fmt.Errorf("osd.%d did not list its objects: %w", auth, errNoAnswer)
+		}
 		if !ok {
-			return nil, errIntervalEnded
+			return nil, nil, errIntervalEnded
 		}
 		list, isList := ev.msg.(wire.PGPull)
 		if !isList || ev.from != auth {
@@ -352,22 +610,34 @@ func (p *pg) pullAll(r *peerRun, m *osdmap.Map, auth int32) (map[objid.ID]bool, 
 		for _, o := range list.Objects {
 			keep[o] = true
 		}
-		return keep, p.receivePushes(r, auth, keep)
+		failed, err := p.receivePushes(r, auth, keep)
+		return keep, failed, err
 	}
 }
 
 // pushTo makes member x's copies of objs equal to this OSD's, a window of
-// pushes at a time.
-func (p *pg) pushTo(r *peerRun, m *osdmap.Map, x int32, objs []objid.ID) error {
+// pushes at a time. A copy here that cannot be read is first replaced
+// (fetch).
+func (p *pg) pushTo(r *peerRun, m *osdmap.Map, x int32, objs []objid.ID, fetch func(objid.ID) error) error {
 	if len(objs) == 0 {
 		return nil
 	}
 	p.o.log.Info("peering: recovering a member", "pg", p.id.String(), "osd", x, "objects", len(objs))
+	p.step(r, fmt.Sprintf("pushing %d objects to osd.%d", len(objs), x))
 	inFlight := map[objid.ID]bool{}
 	next := 0
+	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
+	defer timer.Stop()
 	for next < len(objs) || len(inFlight) > 0 {
 		for next < len(objs) && len(inFlight) < pushWindow {
 			push, err := p.objectState(objs[next])
+			if errors.Is(err, objectstore.ErrCorrupt) {
+				p.o.log.Warn("peering: this copy is bad; fetching a good one first", "pg", p.id.String(), "object", objs[next].String(), "err", err)
+				if err := fetch(objs[next]); err != nil {
+					return err
+				}
+				push, err = p.objectState(objs[next])
+			}
 			if err != nil {
 				return err
 			}
@@ -376,7 +646,10 @@ func (p *pg) pushTo(r *peerRun, m *osdmap.Map, x int32, objs []objid.ID) error {
 			inFlight[objs[next]] = true
 			next++
 		}
-		ev, ok, _ := r.next(p.o.ctx, nil)
+		ev, ok, timed := r.next(p.o.ctx, timer.C())
+		if timed {
+			return fmt.Errorf("osd.%d did not acknowledge %d pushes: %w", x, len(inFlight), errNoAnswer)
+		}
 		if !ok {
 			return errIntervalEnded
 		}
@@ -389,6 +662,7 @@ func (p *pg) pushTo(r *peerRun, m *osdmap.Map, x int32, objs []objid.ID) error {
 		}
 		delete(inFlight, ack.Object)
 		p.copied()
+		timer.Reset(peerAnswerWait)
 	}
 	return nil
 }
@@ -402,14 +676,20 @@ func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan 
 	for i, e := range plan.Log {
 		log[i] = e.Encode()
 	}
+	p.step(r, fmt.Sprintf("activating osd %v", replicas))
 	waiting := map[int32]bool{}
 	for _, x := range replicas {
 		msg := wire.PGActivate{PGInterval: p.header(r, m), Info: info.Encode(), Log: log, Backfill: slices.Contains(plan.Backfill, x)}
 		p.sendPeer(m, x, wire.TypePGActivate, msg.Encode())
 		waiting[x] = true
 	}
+	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
+	defer timer.Stop()
 	for len(waiting) > 0 {
-		ev, ok, _ := r.next(p.o.ctx, nil)
+		ev, ok, timed := r.next(p.o.ctx, timer.C())
+		if timed {
+			return fmt.Errorf("osd %v did not acknowledge activation: %w", slices.Sorted(maps.Keys(waiting)), errNoAnswer)
+		}
 		if !ok {
 			return errIntervalEnded
 		}
@@ -484,7 +764,7 @@ func (p *pg) adopt(auth pglog.Info, entries []pglog.Entry, interval uint64, keep
 	pglog.ReplaceTxn(&t, info, entries)
 	p.info, p.log = info, log
 	p.mu.Unlock()
-	return objectstore.Apply(p.o.ctx, p.o.cfg.Store, &t)
+	return p.o.apply(&t)
 }
 
 // objectState reads an object's whole state here, for a push.
@@ -574,7 +854,7 @@ func (p *pg) applyPush(m wire.PGPush) error {
 	if err != nil || t == nil {
 		return err
 	}
-	return objectstore.Apply(p.o.ctx, p.o.cfg.Store, t)
+	return p.o.apply(t)
 }
 
 // allObjects lists the PG's client objects here, in hash order.
@@ -654,6 +934,12 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 		p, sender, same := o.peerPG(from, h)
 		if q, isQuery := msg.(wire.PGQuery); isQuery {
 			o.answerQuery(from, p, q)
+			return
+		}
+		if pull, isPull := msg.(wire.PGPull); isPull && p == nil {
+			for _, id := range pull.Objects { // nothing here to give
+				o.reply(from, wire.TypePGAck, wire.PGAck{PGInterval: pull.PGInterval, Object: id, Result: -wire.ENOENT}.Encode())
+			}
 			return
 		}
 		if p == nil {
@@ -747,7 +1033,9 @@ func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
 // takePush applies a pushed object and acknowledges it once committed.
 func (p *pg) takePush(from msgr.Peer, m wire.PGPush) {
 	ack := wire.PGAck{PGInterval: m.PGInterval, Object: m.Object}
-	if err := p.applyPush(m); err != nil {
+	if err := p.applyPush(m); p.o.stopping.Load() {
+		return // the store failed: no answer, peering goes on without this OSD
+	} else if err != nil {
 		p.o.log.Error("peering: a pushed object was not applied", "pg", p.id.String(), "object", m.Object.String(), "err", err)
 		ack.Result = storeErrno(err)
 	} else {
@@ -784,6 +1072,9 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		}
 		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep)
 	}()
+	if p.o.stopping.Load() {
+		return // the store failed: no answer, peering goes on without this OSD
+	}
 	if err != nil {
 		p.o.log.Error("peering: activation failed", "pg", p.id.String(), "err", err)
 		ack.Result = -wire.EINVAL

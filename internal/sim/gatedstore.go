@@ -28,6 +28,13 @@ type GatedStore struct {
 	failing  bool
 }
 
+// Heal ends FailWrites.
+func (g *GatedStore) Heal() {
+	g.mu.Lock()
+	g.failing = false
+	g.mu.Unlock()
+}
+
 // FailWrites makes every later transaction fail, as on a disk that is
 // gone.
 func (g *GatedStore) FailWrites() {

@@ -50,9 +50,14 @@ type Result struct {
 // ErrNoMembers means there is no member to peer with.
 var ErrNoMembers = errors.New("peering: no members")
 
-// Plan chooses the authoritative member, the one with the newest
-// last_update (ties go to the earliest in members, where the primary
-// comes first), and works out what every member lacks.
+// Plan chooses the authoritative member and works out what every member
+// lacks. The authority is the member that went active most recently (the
+// newest last_epoch_started: that activation gathered every write
+// acknowledged before it), and among those the newest last_update; ties
+// go to the earliest in members, where the primary comes first. A member
+// with newer entries from an older interval holds writes that were never
+// acknowledged (they reached too few OSDs): they are divergent and rolled
+// back, as Ceph's find_best_info does.
 func Plan(members []Member) (Result, error) {
 	if len(members) == 0 {
 		return Result{}, ErrNoMembers
@@ -64,7 +69,8 @@ func Plan(members []Member) (Result, error) {
 	}
 	auth := members[0]
 	for _, m := range members[1:] {
-		if auth.Info.LastUpdate.Less(m.Info.LastUpdate) {
+		a, b := auth.Info, m.Info
+		if a.LastEpochStarted < b.LastEpochStarted || a.LastEpochStarted == b.LastEpochStarted && a.LastUpdate.Less(b.LastUpdate) {
 			auth = m
 		}
 	}

@@ -117,3 +117,21 @@ func TestPlanRefusesBadLogs(t *testing.T) {
 		t.Fatal("a log whose head is not the last update was accepted")
 	}
 }
+
+// A member that went active later is authoritative even if another holds
+// newer entries: those come from an older interval, never reached enough
+// OSDs to be acknowledged, and are rolled back.
+func TestPlanPrefersTheLatestActivation(t *testing.T) {
+	shared := history(18, 1, "a", "b")
+	stale := member(1, v(0, 0), append(slices.Clone(shared), history(18, 3, "x")...)) // 18'3 reached osd.1 only
+	stale.Info.LastEpochStarted = 19
+	later := member(2, v(0, 0), shared)
+	later.Info.LastEpochStarted = 26
+	r, err := Plan([]Member{member(0, v(0, 0), shared[:1]), stale, later})
+	if err != nil || r.Auth != 2 {
+		t.Fatalf("auth %d, %v; want osd.2, which went active last", r.Auth, err)
+	}
+	if !slices.Equal(r.Missing[1], []objid.ID{obj("x")}) || !slices.Equal(r.Missing[0], []objid.ID{obj("b")}) {
+		t.Fatalf("missing %v; want osd.1 to roll back x and osd.0 to fetch b", r.Missing)
+	}
+}
