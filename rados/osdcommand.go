@@ -9,6 +9,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // Admin commands to OSDs (`cuttle tell osd.N ...`, Ceph's `ceph tell`):
@@ -81,4 +82,27 @@ func (c *Conn) OSDCommand(ctx context.Context, id int32, prefix string, args ...
 	case <-ctx.Done():
 		return MonReply{}, fmt.Errorf("rados: tell osd.%d %s: %w", id, prefix, ctxError(ctx))
 	}
+}
+
+// PGCommand sends an admin command about placement group pgid (POOL.SEED,
+// e.g. "1.1f") to its acting primary in the client's map: "pg scrub",
+// "pg deep-scrub" or "pg repair", which the primary queues and answers at
+// once.
+func (c *Conn) PGCommand(ctx context.Context, pgid, prefix string) (MonReply, error) {
+	pg, err := osdmap.ParsePG(pgid)
+	if err != nil {
+		return MonReply{}, fmt.Errorf("rados: %s: %w", prefix, err)
+	}
+	m := c.obj.currentMap()
+	if p := m.Pool(pg.Pool); p == nil || pg.Seed >= p.PGNum {
+		return MonReply{}, fmt.Errorf("rados: %s: pg %v does not exist in map epoch %d", prefix, pg, m.Epoch())
+	}
+	mp, err := m.PGToUpActing(pg, &osdmap.Scratch{})
+	if err != nil {
+		return MonReply{}, fmt.Errorf("rados: %s %v: %w", prefix, pg, err)
+	}
+	if mp.ActingPrimary < 0 {
+		return MonReply{}, fmt.Errorf("rados: %s: pg %v has no primary in map epoch %d", prefix, pg, m.Epoch())
+	}
+	return c.OSDCommand(ctx, mp.ActingPrimary, prefix, "pgid", pg.String())
 }

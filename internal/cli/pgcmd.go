@@ -1,6 +1,11 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/spf13/cobra"
+)
 
 // addPGCommands adds "cuttle pg": the placement groups as the monitors
 // know them from their primaries' reports (MONITOR-COMMANDS.md lists each
@@ -17,6 +22,36 @@ func addPGCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		mc("query PGID", "Show one PG (PGID as POOL.SEED, e.g. 1.1f)", "pg query", []string{"pgid"}),
 		mc("ls [STATE...]", "List the PGs, or those whose state has every STATE given (active, clean, degraded, stale, ...)", "pg ls", []string{"?states..."}),
 		mc("ls-by-osd OSD", "List the PGs whose acting set holds an OSD (3 or osd.3)", "pg ls-by-osd", []string{"osd"}),
+		pgTell(cf, out, "scrub", "Scrub a PG now: compare its copies' sizes, versions and attributes"),
+		pgTell(cf, out, "deep-scrub", "Deep-scrub a PG now: also read every byte and compare data and omap digests"),
+		pgTell(cf, out, "repair", "Deep-scrub a PG and rewrite every copy that differs from the authoritative one"),
 	)
 	root.AddCommand(pg)
+}
+
+// pgTell is a command the PG's primary OSD carries out ("pg scrub"): the
+// CLI finds the primary in its map and sends it there, as Ceph's monitors
+// forward these to the primary. The primary queues the work and answers
+// at once; pg query shows its outcome (last scrub stamps, inconsistent
+// objects).
+func pgTell(cf *clusterFlags, out *Output, verb, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   verb + " PGID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conn, err := cf.dial(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			r, err := conn.PGCommand(ctx, args[0], "pg "+verb)
+			if err != nil {
+				return err
+			}
+			return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
+		},
+	}
 }

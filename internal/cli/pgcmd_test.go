@@ -111,6 +111,18 @@ func TestPGCommandsInProcess(t *testing.T) {
 		if _, err := run("pg", "query"); err == nil {
 			t.Error("pg query without a PGID")
 		}
+		if out := must("pg", "query", "1.7"); !strings.Contains(out, "last deep scrub  -") {
+			t.Errorf("pg query before a deep scrub:\n%s", out)
+		}
+		if out := must("pg", "deep-scrub", "1.7"); !strings.HasPrefix(out, "instructing pg 1.7 on osd.") {
+			t.Errorf("pg deep-scrub: %q", out)
+		}
+		waitFor("the deep scrub", func() bool {
+			return !strings.Contains(must("pg", "query", "1.7"), "last deep scrub  -")
+		})
+		if _, err := run("pg", "repair", "7.0"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("pg repair 7.0: %v", err)
+		}
 		status := must("status")
 		for _, want := range []string{"health: HEALTH_OK", "  data:\n    pools:   1 pool, 8 pgs\n    objects: 1 object, 5 B\n",
 			"    pgs:     8 active+clean\n"} {

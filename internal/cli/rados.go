@@ -44,6 +44,7 @@ func (f *clusterFlags) radosConfig() (rados.Config, error) {
 		cfg.Keyring = f.keyring
 	}
 	cfg.OpTimeout = f.timeout
+	cfg.Network = f.network // nil: TCP
 	return cfg, nil
 }
 
