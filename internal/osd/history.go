@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -134,6 +135,43 @@ func (o *OSD) pastIntervals(ctx context.Context, id osdmap.PG, since, until uint
 		ps = append(ps, placementAt(m, id, &s))
 	}
 	return peering.BuildIntervals(ps), nil
+}
+
+// maxLookBack bounds the epochs intervalStart examines.
+const maxLookBack = 500
+
+// intervalStart returns the epoch at which the PG's placement in m began.
+// Every OSD of an interval must agree on it, since peering messages name
+// the interval by it. When the PG has seen the epoch before m's, a change
+// in m starts the interval at m's epoch; but an OSD that skipped epochs
+// (it was down, or caught up with a full map) looks back through the
+// maps it missed for the first epoch with the same placement.
+func (o *OSD) intervalStart(p *pg, m *osdmap.Map, ok bool) uint64 {
+	epoch := uint64(m.Epoch())
+	p.mu.Lock()
+	seen := p.epoch
+	p.mu.Unlock()
+	if !ok || seen+1 >= epoch {
+		return epoch
+	}
+	var s osdmap.Scratch
+	cur := placementAt(m, p.id, &s)
+	start := epoch
+	for e := epoch - 1; e > seen && e >= 1 && epoch-e <= maxLookBack; e-- {
+		ctx, cancel := context.WithTimeout(o.ctx, 10*time.Second)
+		hm, err := o.history.get(ctx, e)
+		cancel()
+		if err != nil {
+			o.log.Warn("cannot tell when a PG's interval began; taking the current epoch", "pg", p.id.String(), "epoch", e, "err", err)
+			break
+		}
+		pl := placementAt(hm, p.id, &s)
+		if !pl.Exists || pl.Primary != cur.Primary || !slices.Equal(pl.Acting, cur.Acting) || !slices.Equal(pl.UpFrom, cur.UpFrom) {
+			break
+		}
+		start = e
+	}
+	return start
 }
 
 // placementAt returns where PG id was in map m.

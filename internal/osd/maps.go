@@ -125,7 +125,7 @@ func (o *OSD) activate(m *osdmap.Map) {
 	}
 	for _, p := range append(pgs, created...) {
 		mp, ok := mappings[p.id]
-		p.advance(m, mp, ok)
+		p.advance(m, mp, ok, o.intervalStart(p, m, ok))
 	}
 	o.mu.Lock()
 	for _, p := range created {

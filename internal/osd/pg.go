@@ -73,9 +73,10 @@ func newPG(o *OSD, info pglog.Info, log *pglog.Log) *pg {
 
 // advance tells the PG of a new map: mp is its placement if this OSD is in
 // the acting set (ok), and the zero value otherwise. A change of acting
-// set or primary starts a new interval: unfinished writes and queued
-// requests are answered -ESTALE, so clients resend to whoever serves now.
-func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
+// set or primary starts a new interval, which began at epoch start (see
+// OSD.intervalStart): unfinished writes and queued requests are answered
+// -ESTALE, so clients resend to whoever serves now.
+func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	epoch := uint64(m.Epoch())
 	p.mu.Lock()
 	if epoch <= p.epoch {
@@ -101,7 +102,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool) {
 	var stale []*request
 	if changed {
 		p.acting, p.primary = acting, primary
-		p.info.SameIntervalSince = epoch
+		p.info.SameIntervalSince = start
 		stale = p.endIntervalLocked()
 		p.startPeeringLocked(m)
 		p.o.statsChanged()
