@@ -50,7 +50,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 		}
 		o.handleRepOpReply(from, m)
 	case wire.TypePGQuery, wire.TypePGNotify, wire.TypePGPull, wire.TypePGPush, wire.TypePGActivate, wire.TypePGAck,
-		wire.TypeScrubRequest, wire.TypeScrubMap:
+		wire.TypeScrubRequest, wire.TypeScrubMap, wire.TypePGRemove:
 		if from.Name.Type != "osd" {
 			o.log.Warn("peering message from a non-OSD", "from", from.Name.String(), "type", msg.Type)
 			return
@@ -102,6 +102,9 @@ func decodePeering(msg msgr.Message) (wire.PGInterval, any, error) {
 		return m.PGInterval, m, err
 	case wire.TypeScrubMap:
 		m, err := wire.DecodeScrubMap(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypePGRemove:
+		m, err := wire.DecodePGRemove(msg.Payload)
 		return m.PGInterval, m, err
 	default:
 		m, err := wire.DecodePGAck(msg.Payload)

@@ -196,9 +196,18 @@ func (o *OSD) myMappings(m *osdmap.Map) map[osdmap.PG]osdmap.Mapping {
 // createPG makes the collection and meta object of a PG new to this OSD.
 func (o *OSD) createPG(id osdmap.PG, epoch uint64) (*pg, error) {
 	info := pglog.Info{PG: id, EpochCreated: epoch, SameIntervalSince: epoch}
+	o.waitDeleted(id)
 	exists, err := o.cfg.Store.CollectionExists(o.ctx, objectstore.PGCollection(id.Pool, id.Seed))
 	if err != nil {
 		return nil, err
+	}
+	if half, err := o.halfDeleted(id); err != nil {
+		return nil, err
+	} else if exists && half {
+		if err := o.deletePG(id); err != nil {
+			return nil, err
+		}
+		exists = false
 	}
 	if exists { // left by an earlier life of the PG here
 		info, log, err := pglog.Load(o.ctx, o.cfg.Store, id)

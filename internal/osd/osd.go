@@ -164,6 +164,7 @@ type OSD struct {
 	history    *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
 	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
+	deleting   map[osdmap.PG]chan struct{}     // stray copies being deleted, closed when done (removal.go)
 	closeOnce  sync.Once
 	closeErr   error
 	stopping   atomic.Bool   // the store failed: never boot again (storeFailed)
@@ -199,6 +200,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 	o.history = newMapHistory(o.fetchMap)
 	o.statsDirty = make(chan struct{}, 1)
 	o.scrubJobs = make(chan scrubJob, scrubQueue)
+	o.deleting = map[osdmap.PG]chan struct{}{}
 	o.failed = make(chan struct{})
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
@@ -354,14 +356,16 @@ func (o *OSD) storeFailed(cause error) {
 	}
 	o.failErr = cause
 	o.log.Error("the store failed; asking to be marked down and stopping", "err", cause)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r, err := o.mon.Run(ctx, wire.NewCommand("osd markmedown", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr))
-	if err == nil {
-		err = r.Err()
-	}
-	if err != nil {
-		o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
+	if o.mon != nil { // nil while the OSD starts
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r, err := o.mon.Run(ctx, wire.NewCommand("osd markmedown", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr))
+		if err == nil {
+			err = r.Err()
+		}
+		if err != nil {
+			o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
+		}
 	}
 	close(o.failed)
 	go o.Close()
@@ -396,6 +400,15 @@ func (o *OSD) loadPGs(ctx context.Context) error {
 			continue
 		}
 		id := osdmap.PG{Pool: c.Pool, Seed: c.Seed}
+		if half, err := o.halfDeleted(id); err != nil {
+			return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
+		} else if half {
+			o.log.Info("finishing the deletion of a stray PG", "pg", id.String())
+			if err := o.deletePG(id); err != nil {
+				return fmt.Errorf("osd.%d: finish deleting pg %v: %w", o.cfg.ID, id, err)
+			}
+			continue
+		}
 		info, log, err := pglog.Load(ctx, o.cfg.Store, id)
 		if err != nil {
 			return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)

@@ -258,7 +258,11 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	if err := p.activateReplicas(r, m, replicas, plan); err != nil {
 		return err
 	}
-	return p.finishPeering(r, plan)
+	if err := p.finishPeering(r, plan); err != nil {
+		return err
+	}
+	p.releaseStrays(r, m, probe)
+	return nil
 }
 
 // noteRecovery records how many object copies the plan has to make, for
@@ -934,6 +938,12 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 		p, sender, same := o.peerPG(from, h)
 		if q, isQuery := msg.(wire.PGQuery); isQuery {
 			o.answerQuery(from, p, q)
+			return
+		}
+		if _, isRemove := msg.(wire.PGRemove); isRemove { // to a stray, in another interval
+			if p != nil {
+				o.takeRemove(p, sender)
+			}
 			return
 		}
 		if pull, isPull := msg.(wire.PGPull); isPull && p == nil {

@@ -9,7 +9,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd"
+	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -84,7 +86,7 @@ func TestPGStaysDownWithoutPastIntervalMembers(t *testing.T) {
 
 // An OSD marked out keeps its copy as a stray; the OSD that takes its
 // place, empty, finds it through past intervals, copies the PG from it
-// and serves every object.
+// and serves every object; then the stray deletes its copy.
 func TestNewPrimaryCopiesFromStray(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := New(t, Options{})
@@ -119,6 +121,9 @@ func TestNewPrimaryCopiesFromStray(t *testing.T) {
 		if now.Acting[0] == old {
 			t.Fatalf("pg %v still maps to osd.%d after it was marked out", pg, old)
 		}
+		if ok, err := c.OSDs[old].Store.CollectionExists(ctx, objectstore.PGCollection(pg.Pool, pg.Seed)); err != nil || ok {
+			t.Fatalf("osd.%d still holds pg %v once it is clean on osd.%d: %v, %v", old, pg, now.Acting[0], ok, err)
+		}
 		for _, n := range names {
 			got, err := io.Read(ctx, n, 0, 0)
 			if err != nil || string(got) != "content of "+n {
@@ -131,6 +136,34 @@ func TestNewPrimaryCopiesFromStray(t *testing.T) {
 		for _, n := range names {
 			if got, err := io.Read(ctx, n, 0, 0); err != nil || string(got) != "content of "+n {
 				t.Fatalf("%s once osd.%d stopped: %q, %v", n, old, got, err)
+			}
+		}
+	})
+}
+
+// A PG collection whose meta object is gone (an OSD crashed while
+// deleting a stray copy) is finished off when the OSD starts, never taken
+// for a history of the PG.
+func TestHalfDeletedPGIsRemovedAtStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := New(t, Options{})
+		o := c.AddOSD("h1")
+		c.StopOSD(o.ID)
+		coll := objectstore.PGCollection(7, 3)
+		var txn objectstore.Transaction
+		txn.CreateCollection(coll)
+		txn.Write(coll, objid.Object(7, "", "leftover"), 0, []byte("stale"))
+		ctx := context.Background()
+		if err := objectstore.Apply(ctx, o.Store, &txn); err != nil {
+			t.Fatal(err)
+		}
+		c.StartOSD(o.ID)
+		if ok, err := o.Store.CollectionExists(ctx, coll); err != nil || ok {
+			t.Fatalf("a half-deleted PG survives the OSD's start: %v, %v", ok, err)
+		}
+		for _, st := range o.D.PGs() {
+			if st.PG == "7.3" {
+				t.Fatal("the OSD loaded the half-deleted PG")
 			}
 		}
 	})

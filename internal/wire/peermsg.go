@@ -35,6 +35,10 @@ func decodePGInterval(d *encoding.Decoder) PGInterval {
 // PGNotify).
 type PGQuery struct{ PGInterval }
 
+// PGRemove tells an OSD outside the acting set (a stray) that the PG is
+// active and clean without it: it may delete its copy.
+type PGRemove struct{ PGInterval }
+
 // PGNotify answers PGQuery: the member's encoded pglog.Info and its log
 // entries, oldest first.
 type PGNotify struct {
@@ -267,6 +271,27 @@ func DecodePGAck(b []byte) (PGAck, error) {
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGAck{}, fmt.Errorf("wire: pg ack: %w", err)
+	}
+	return m, nil
+}
+
+// Encode encodes m (version 1).
+func (m PGRemove) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGRemove decodes a PGRemove.
+func DecodePGRemove(b []byte) (PGRemove, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGRemove{decodePGInterval(d)}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGRemove{}, fmt.Errorf("wire: pg remove: %w", err)
 	}
 	return m, nil
 }

@@ -26,6 +26,7 @@ func peerSamples() []any {
 		ScrubMap{PGInterval: h, Token: 9, Objects: []ScrubObject{{ID: o, Size: 4096, Version: Version{Epoch: 3, Counter: 8},
 			AttrsDigest: 1, OmapDigest: 2, DataDigest: 3}, {ID: objid.Object(3, "", "other"), ReadError: "checksum mismatch"}}},
 		ScrubMap{PGInterval: h, Token: 10},
+		PGRemove{h},
 	}
 }
 
@@ -46,6 +47,8 @@ func encodePeer(m any) []byte {
 	case ScrubRequest:
 		return m.Encode()
 	case ScrubMap:
+		return m.Encode()
+	case PGRemove:
 		return m.Encode()
 	}
 	panic("unknown message")
@@ -78,6 +81,9 @@ func decodePeerAll(b []byte) []any {
 	if m, err := DecodeScrubMap(b); err == nil {
 		out = append(out, m)
 	}
+	if m, err := DecodePGRemove(b); err == nil {
+		out = append(out, m)
+	}
 	return out
 }
 
@@ -103,6 +109,8 @@ func TestPeeringMessagesRoundTrip(t *testing.T) {
 			got, err = DecodeScrubRequest(b)
 		case ScrubMap:
 			got, err = DecodeScrubMap(b)
+		case PGRemove:
+			got, err = DecodePGRemove(b)
 		}
 		if err != nil || !reflect.DeepEqual(got, m) {
 			t.Fatalf("%T: got %+v, %v; want %+v", m, got, err, m)

@@ -36,4 +36,5 @@ const (
 	TypePGAck        uint16 = 53 // member -> primary: a push or activation committed
 	TypeScrubRequest uint16 = 54 // primary -> member: send your scrub map of a range
 	TypeScrubMap     uint16 = 55 // member -> primary: the scrub map
+	TypePGRemove     uint16 = 56 // primary -> stray: the PG is clean without you; delete your copy
 )
