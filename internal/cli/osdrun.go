@@ -25,6 +25,7 @@ import (
 // osdRunFlags are the options of osd run.
 type osdRunFlags struct {
 	hbInterval, hbGrace time.Duration
+	scrub, deepScrub    time.Duration
 	id                  int // -1: the data directory's
 	data                string
 	listen              string
@@ -70,6 +71,8 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
 	fl.DurationVar(&f.hbGrace, "heartbeat-grace", 20*time.Second, "report a peer OSD to the monitors once it has been quiet this long")
+	fl.DurationVar(&f.scrub, "scrub-interval", 24*time.Hour, "scrub each PG this OSD is primary of about this often (each PG's interval stretched by up to half)")
+	fl.DurationVar(&f.deepScrub, "deep-scrub-interval", 7*24*time.Hour, "deep-scrub (read and compare everything) each PG about this often")
 	return c
 }
 
@@ -174,7 +177,8 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 
 	reg := metrics.NewRegistry()
 	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
-		Mons: conf.mons, Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace}
+		Mons: conf.mons, Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace,
+		ScrubInterval: f.scrub, DeepScrubInterval: f.deepScrub}
 	if conf.auth == "cephx" {
 		a, err := osdCephx(cf, f.data, id, conf.mons, reg, log)
 		if err != nil {
