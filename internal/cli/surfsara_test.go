@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,20 +41,26 @@ type surfCluster struct {
 	writes  int
 }
 
-func newSURFCluster(t *testing.T, mons int) *surfCluster {
+func newSURFCluster(t *testing.T, mons int) *surfCluster { return newSURFClusterOf(t, mons, 3) }
+
+func newSURFClusterOf(t *testing.T, mons, osds int) *surfCluster {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
 	}
-	daemons := []string{"osd.0", "osd.1", "osd.2"}
+	var daemons []string
+	for i := range osds {
+		daemons = append(daemons, fmt.Sprint("osd.", i))
+	}
 	for i := range mons {
 		daemons = append(daemons, fmt.Sprint("mon.", string(rune('a'+i))))
 	}
 	dir, base := localClusterDir(t, daemons...)
 	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--mons", fmt.Sprint(mons),
-		"--osds", "3", "--osd-size", "256M"); err != nil {
+		"--osds", fmt.Sprint(osds), "--osd-size", "256M"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
 	s := &surfCluster{t: t, dir: dir, conf: filepath.Join(dir, "cuttle.conf"), acked: map[string]int{}, unknown: map[string][]int{}}
+	t.Cleanup(s.dumpGoroutines) // before cluster down stops them
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn, err := rados.ConnectConf(ctx, s.conf)
@@ -312,4 +320,26 @@ func (s *surfCluster) deepStamps() map[string]time.Time {
 		out[p.PGID] = p.Deep
 	}
 	return out
+}
+
+// dumpGoroutines logs the goroutines of every running monitor and OSD
+// (from its metrics address) when the test failed: what a stuck daemon
+// waits for.
+func (s *surfCluster) dumpGoroutines() {
+	if !s.t.Failed() {
+		return
+	}
+	for name, st := range localStatus(s.t, s.dir) {
+		if st.State != launcher.Running || st.MetricsAddr == "" {
+			continue
+		}
+		resp, err := http.Get("http://" + st.MetricsAddr + "/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			s.t.Logf("%s goroutines: %v", name, err)
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		s.t.Logf("%s goroutines:\n%s", name, b)
+	}
 }
