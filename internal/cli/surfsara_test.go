@@ -187,7 +187,7 @@ func (s *surfCluster) kill(name string) {
 // restart runs cluster up again, which starts what is not running.
 func (s *surfCluster) restart() {
 	s.t.Helper()
-	if out, stderr, err := cuttleProc(s.t, "cluster", "up", "--dir", s.dir); err != nil {
+	if out, stderr, err := cuttleProc(s.t, "--timeout", "100s", "cluster", "up", "--dir", s.dir); err != nil {
 		s.t.Fatalf("cluster up again: %v\n%s%s", err, out, stderr)
 	}
 }

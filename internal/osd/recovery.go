@@ -176,7 +176,7 @@ var errPriorChanged = errors.New("the OSDs to ask changed")
 // pushes or acknowledgements: a member that restarted outside the acting
 // set, or a lost message, must not stall the PG; peering then starts
 // over with the newest map (pushes and activation are idempotent).
-const peerAnswerWait = time.Minute
+const peerAnswerWait = 20 * time.Second
 
 var errNoAnswer = errors.New("no answer")
 
