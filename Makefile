@@ -18,7 +18,7 @@ BIN      := $(CURDIR)/bin
 FUZZTIME ?= 10s
 RUNFLAGS ?=
 
-TESTFLAGS := -race -tags invariants
+TESTFLAGS := -race -tags invariants -timeout 30m
 CHAOS_SEEDS ?= 30
 ifeq ($(CI),true)
 TESTFLAGS += -count=1
