@@ -14,8 +14,8 @@ func profileText(service, name string) (string, bool) {
 	case "mon osd":
 		// Boot, report failures and liveness, ask for pg_temp, report
 		// PG stats, log.
-		return `allow r, allow command "osd boot", allow command "osd alive", allow command "osd failure", allow command "osd markmedown", ` +
-			`allow command "osd pgtemp", allow command "osd beacon", allow command "pg report", allow command "log"`, true
+		return `allow r, allow command "osd boot", allow command "osd alive", allow command "osd failure", allow command "osd markmedown", allow command "osd pg-temp", ` +
+			`allow command "osd beacon", allow command "pg report", allow command "log"`, true
 	case "mon mds":
 		return `allow r, allow command "mds beacon", allow command "log"`, true
 	case "mon mgr":

@@ -61,6 +61,9 @@ type RadosWorkload struct {
 	Prefix string
 	// Seed seeds rand's choice of objects.
 	Seed uint64
+	// MaxObjects, if not zero, bounds the objects a write creates (it
+	// ends sooner if they are all written).
+	MaxObjects int64
 	// Progress, if set, receives a report every second.
 	Progress func(Progress)
 }
@@ -185,6 +188,7 @@ func RunRados(ctx context.Context, io *rados.IOContext, w RadosWorkload) (RadosR
 	if w.Mode == RadosWrite {
 		res.Meta = RadosMetadata{Prefix: w.Prefix, ObjectSize: w.OpSize}
 		data = fill(w.OpSize, 1)
+		t.MaxOps = w.MaxObjects
 		t.Op = func(ctx context.Context, n int64) error {
 			// WriteFull returns once the write is committed.
 			return io.WriteFull(ctx, res.Meta.ObjectName(n), data)

@@ -29,6 +29,7 @@ type benchFlags struct {
 	noCleanup   bool
 	runName     string
 	seed        uint64
+	maxObjects  int64
 }
 
 // benchArgs are the positional arguments: SECONDS MODE, or cleanup.
@@ -147,6 +148,9 @@ as rados bench does.`,
 			if f.concurrency <= 0 {
 				return fmt.Errorf("-t %d: want at least 1", f.concurrency)
 			}
+			if f.maxObjects < 0 {
+				return fmt.Errorf("--max-objects %d: want 0 or more", f.maxObjects)
+			}
 			e := &radosEnv{out: out, dial: dial, pool: f.pool, ns: f.ns}
 			return e.with(cmd, func(ctx context.Context, ioc *rados.IOContext) error {
 				if a.cleanup {
@@ -164,13 +168,14 @@ as rados bench does.`,
 	fl.BoolVar(&f.noCleanup, "no-cleanup", false, "keep the objects a write creates, for seq and rand")
 	fl.StringVar(&f.runName, "run-name", bench.DefaultRunName, "metadata object recording what a write created")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of rand's choice of objects")
+	fl.Int64Var(&f.maxObjects, "max-objects", 0, "write at most this many objects (0: no bound), ending sooner once they are written")
 	return c
 }
 
 func benchRun(ctx context.Context, ioc *rados.IOContext, out *Output, f *benchFlags, a benchArgs, opSize uint64) error {
 	plain := out.Format != FormatJSON
 	w := bench.RadosWorkload{Mode: a.mode, Duration: time.Duration(a.seconds) * time.Second, OpSize: opSize,
-		Concurrency: f.concurrency, RunName: f.runName, Prefix: benchPrefix(), Seed: f.seed}
+		Concurrency: f.concurrency, RunName: f.runName, Prefix: benchPrefix(), Seed: f.seed, MaxObjects: f.maxObjects}
 	var werr error
 	if plain {
 		w.Progress = func(p bench.Progress) {

@@ -26,6 +26,9 @@ import (
 type osdRunFlags struct {
 	hbInterval, hbGrace time.Duration
 	scrub, deepScrub    time.Duration
+	recoveryPGs         int
+	recoveryPushes      int
+	recoverySleep       time.Duration
 	id                  int // -1: the data directory's
 	data                string
 	listen              string
@@ -73,6 +76,9 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.DurationVar(&f.hbGrace, "heartbeat-grace", 20*time.Second, "report a peer OSD to the monitors once it has been quiet this long")
 	fl.DurationVar(&f.scrub, "scrub-interval", 24*time.Hour, "scrub each PG this OSD is primary of about this often (each PG's interval stretched by up to half)")
 	fl.DurationVar(&f.deepScrub, "deep-scrub-interval", 7*24*time.Hour, "deep-scrub (read and compare everything) each PG about this often")
+	fl.IntVar(&f.recoveryPGs, "recovery-max-pgs", 2, "PGs this OSD is primary of that recover or backfill at once (Ceph's osd_max_backfills)")
+	fl.IntVar(&f.recoveryPushes, "recovery-max-pushes", 8, "objects each recovering PG pushes at once")
+	fl.DurationVar(&f.recoverySleep, "recovery-sleep", 0, "rest after each recovery push, to leave more of the disk to clients (Ceph's osd_recovery_sleep)")
 	return c
 }
 
@@ -178,7 +184,8 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	reg := metrics.NewRegistry()
 	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
 		Mons: conf.mons, Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace,
-		ScrubInterval: f.scrub, DeepScrubInterval: f.deepScrub}
+		ScrubInterval: f.scrub, DeepScrubInterval: f.deepScrub,
+		RecoveryMaxPGs: f.recoveryPGs, RecoveryMaxPushes: f.recoveryPushes, RecoverySleep: f.recoverySleep}
 	if conf.auth == "cephx" {
 		a, err := osdCephx(cf, f.data, id, conf.mons, reg, log)
 		if err != nil {

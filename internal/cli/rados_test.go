@@ -328,6 +328,18 @@ func TestBenchInProcess(t *testing.T) {
 		if got := s.must("", "rados", "-p", "rbd", "ls"); got != "" {
 			t.Errorf("objects left after a write: %q", got)
 		}
+		// --max-objects ends a write once that many are written.
+		var capped benchReport
+		if err := json.Unmarshal([]byte(s.must("", "--format", "json", "bench", "-p", "rbd", "60", "write", "-b", "1K", "-t", "3",
+			"--max-objects", "7")), &capped); err != nil {
+			t.Fatal(err)
+		}
+		if capped.Ops != 7 || capped.Objects != 7 || capped.TotalTime >= 60 {
+			t.Errorf("write with --max-objects 7: %+v", capped)
+		}
+		if _, err := s.run("", "bench", "-p", "rbd", "1", "write", "--max-objects", "-1"); err == nil {
+			t.Error("--max-objects -1 accepted")
+		}
 	})
 }
 

@@ -163,10 +163,24 @@ func (p *pg) baseStateLocked() string {
 		return "peering"
 	case len(p.acting) < max(p.pool.MinSize, 1):
 		return "undersized+degraded+peered"
-	case len(p.acting) < p.pool.Size:
-		return "active+undersized+degraded"
 	}
-	return "active+clean"
+	s := "active"
+	if p.recovering != "" {
+		s += "+" + p.recovering
+	}
+	if len(p.acting) < p.pool.Size {
+		s += "+undersized"
+	}
+	if p.degradedLocked() > 0 || len(p.acting) < p.pool.Size {
+		s += "+degraded"
+	}
+	if len(p.up) > 0 && !slices.Equal(p.up, p.acting) {
+		s += "+remapped"
+	}
+	if s == "active" {
+		return "active+clean"
+	}
+	return s
 }
 
 func (p *pg) roleLocked() string {

@@ -210,18 +210,14 @@ func (o *OSD) createPG(id osdmap.PG, epoch uint64) (*pg, error) {
 		exists = false
 	}
 	if exists { // left by an earlier life of the PG here
-		info, log, err := pglog.Load(o.ctx, o.cfg.Store, id)
-		if err != nil {
-			return nil, err
-		}
-		return newPG(o, info, log), nil
+		return o.loadPG(o.ctx, id)
 	}
 	var t objectstore.Transaction
 	pglog.CreateTxn(&t, info)
 	if err := o.apply(&t); err != nil {
 		return nil, fmt.Errorf("pg %v: %w", id, err)
 	}
-	return newPG(o, info, pglog.NewLog(info.LogTail)), nil
+	return newPG(o, info, pglog.NewLog(info.LogTail), nil), nil
 }
 
 // whenMap runs f now if the OSD has epoch and nothing from the same

@@ -19,6 +19,9 @@ type osdMetrics struct {
 	scrubs      *prometheus.CounterVec // kind: light or deep
 	scrubErrors prometheus.Counter
 	readRepairs prometheus.Counter
+	// Recovery behind client I/O (missing.go).
+	recoveredObjects   prometheus.Counter
+	priorityRecoveries prometheus.Counter
 }
 
 func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
@@ -38,9 +41,14 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 			Help: "Inconsistent objects found by scrubs on this primary."}),
 		readRepairs: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_read_repairs_total",
 			Help: "Client reads that met a bad copy here and were answered after repairing it from a replica."}),
+		recoveredObjects: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_recovered_objects_total",
+			Help: "Object copies this primary pushed to members that lacked them after the PG went active."}),
+		priorityRecoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_priority_recoveries_total",
+			Help: "Objects recovered ahead of the queue because a client wrote to them."}),
 	}
 	if reg != nil {
-		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs, pgCollector{o},
+		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs,
+			om.recoveredObjects, om.priorityRecoveries, pgCollector{o},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
 				func() float64 {
 					o.inflightMu.Lock()

@@ -17,7 +17,6 @@ import (
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
-	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,6 +55,15 @@ type Config struct {
 	Classes *ops.Registry
 	// LogEntries is how many entries each PG log keeps (default 3000).
 	LogEntries int
+	// RecoveryMaxPGs is how many of the PGs this OSD is primary of
+	// recover or backfill at once (default 2; Ceph's osd_max_backfills);
+	// RecoveryMaxPushes how many objects each pushes at once (default
+	// 8); RecoverySleep how long each push slot rests after a push
+	// (default 0; Ceph's osd_recovery_sleep), to leave more of the
+	// disks to clients. missing.go.
+	RecoveryMaxPGs    int
+	RecoveryMaxPushes int
+	RecoverySleep     time.Duration
 	// MapRenew is how often the OSD renews its map subscription when
 	// no map arrives (default 5 s).
 	MapRenew time.Duration
@@ -111,6 +119,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.LogEntries <= 0 {
 		cfg.LogEntries = 3000
 	}
+	if cfg.RecoveryMaxPGs <= 0 {
+		cfg.RecoveryMaxPGs = 2
+	}
+	if cfg.RecoveryMaxPushes <= 0 {
+		cfg.RecoveryMaxPushes = 8
+	}
 	if cfg.ReportInterval <= 0 {
 		cfg.ReportInterval = 5 * time.Second
 	}
@@ -156,21 +170,22 @@ type OSD struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
-	mu         sync.Mutex
-	osdmap     *osdmap.Map
-	pgs        map[osdmap.PG]*pg
-	backlog    map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
-	mapSeen    chan struct{}                   // closed and replaced when a map is activated
-	history    *mapHistory                     // maps of past epochs, for past intervals
-	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
-	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
-	deleting   map[osdmap.PG]chan struct{}     // stray copies being deleted, closed when done (removal.go)
-	closeOnce  sync.Once
-	closeErr   error
-	stopping   atomic.Bool   // the store failed: never boot again (storeFailed)
-	failed     chan struct{} // closed when the store failed and the OSD stopped (Failed)
-	failErr    error
-	booted     bool
+	mu            sync.Mutex
+	osdmap        *osdmap.Map
+	pgs           map[osdmap.PG]*pg
+	backlog       map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
+	mapSeen       chan struct{}                   // closed and replaced when a map is activated
+	history       *mapHistory                     // maps of past epochs, for past intervals
+	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
+	recoverySlots chan struct{}                   // one per PG recovering (missing.go)
+	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
+	deleting      map[osdmap.PG]chan struct{}     // stray copies being deleted, closed when done (removal.go)
+	closeOnce     sync.Once
+	closeErr      error
+	stopping      atomic.Bool   // the store failed: never boot again (storeFailed)
+	failed        chan struct{} // closed when the store failed and the OSD stopped (Failed)
+	failErr       error
+	booted        bool
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
 
@@ -195,7 +210,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}}
+		inflight: map[*request]struct{}{}, recoverySlots: make(chan struct{}, cfg.RecoveryMaxPGs)}
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	o.history = newMapHistory(o.fetchMap)
 	o.statsDirty = make(chan struct{}, 1)
@@ -409,11 +424,11 @@ func (o *OSD) loadPGs(ctx context.Context) error {
 			}
 			continue
 		}
-		info, log, err := pglog.Load(ctx, o.cfg.Store, id)
+		p, err := o.loadPG(ctx, id)
 		if err != nil {
 			return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 		}
-		o.pgs[id] = newPG(o, info, log)
+		o.pgs[id] = p
 	}
 	if len(o.pgs) > 0 {
 		o.log.Info("loaded placement groups", "count", len(o.pgs))

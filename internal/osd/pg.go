@@ -1,6 +1,7 @@
 package osd
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -36,11 +37,22 @@ type pg struct {
 	parked []*request
 	// run is the primary's peering of the current interval (nil on a
 	// replica, or before the first map); activated is set once it has
-	// brought every member to the same history (recovery.go). pushed are
-	// the objects a member was sent in this interval (for a backfill).
+	// brought every member to the same history (recovery.go).
 	run       *peerRun
 	activated bool
-	pushed    map[objid.ID]bool
+	// missing are the objects this OSD's log says it has but its store
+	// lacks (persisted with the log); peerMissing, on an active
+	// primary, those each other member lacks, and recoveringObj the
+	// objects being pushed to them, each closed when done (missing.go).
+	missing       map[objid.ID]bool
+	peerMissing   map[int32]map[objid.ID]bool
+	recoveringObj map[objid.ID]chan struct{}
+	// recoveryKick wakes the recoverer when an object it skipped (held
+	// by client ops or a push) is free again.
+	recoveryKick chan struct{}
+	// up is the PG's up set: it differs from acting while a temporary
+	// acting set (pg_temp) lets the old members serve.
+	up []int32
 	// down says why peering cannot go on (a past interval none of whose
 	// OSDs is up), and blockedBy lists those OSDs; both clear when the
 	// interval ends.
@@ -49,8 +61,9 @@ type pg struct {
 	// peerStep says what peering is doing (querying, pulling, pushing,
 	// activating), for operators.
 	peerStep string
-	// recovering names what peering is doing while it copies objects
-	// ("recovering" or "backfilling"; empty otherwise), and
+	// recovering names what recovery is doing ("recovering",
+	// "backfilling", or "recovery_wait" and "backfill_wait" while it
+	// waits for one of the OSD's recovery slots; empty otherwise), and
 	// missingCopies counts the object copies it has still to make.
 	recovering    string
 	missingCopies int64
@@ -66,9 +79,26 @@ type pg struct {
 	born         time.Time
 }
 
-func newPG(o *OSD, info pglog.Info, log *pglog.Log) *pg {
+func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *pg {
+	if missing == nil {
+		missing = map[objid.ID]bool{}
+	}
 	return &pg{o: o, id: info.PG, coll: objectstore.PGCollection(info.PG.Pool, info.PG.Seed), info: info, log: log,
-		primary: -1, objects: map[objid.ID][]*request{}, writes: map[uint64]*write{}, born: o.cfg.Clock.Now()}
+		missing: missing, primary: -1, objects: map[objid.ID][]*request{}, writes: map[uint64]*write{},
+		recoveringObj: map[objid.ID]chan struct{}{}, recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now()}
+}
+
+// loadPG reads a PG's info, log and missing set from the store.
+func (o *OSD) loadPG(ctx context.Context, id osdmap.PG) (*pg, error) {
+	info, log, err := pglog.Load(ctx, o.cfg.Store, id)
+	if err != nil {
+		return nil, err
+	}
+	missing, err := pglog.LoadMissing(ctx, o.cfg.Store, id)
+	if err != nil {
+		return nil, err
+	}
+	return newPG(o, info, log, missing), nil
 }
 
 // advance tells the PG of a new map: mp is its placement if this OSD is in
@@ -87,6 +117,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	if ok {
 		acting, primary = mp.Acting, mp.ActingPrimary
 	}
+	p.up = slices.Clone(mp.Up)
 	upFrom := make([]uint32, len(acting))
 	for i, id := range acting {
 		upFrom[i] = uint32(m.OSD(id).UpFrom)

@@ -118,7 +118,7 @@ func (p *pg) stat(m *osdmap.Map, s *osdmap.Scratch) (wire.PGStat, bool) {
 	st := wire.PGStat{PG: p.id, State: p.stateLocked(), Acting: slices.Clone(p.acting), Primary: p.primary,
 		ReportedEpoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince, LastEpochStarted: p.info.LastEpochStarted,
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: int64(p.log.Len()), Objects: p.info.Stats.Objects,
-		Bytes: p.info.Stats.Bytes, Degraded: p.degradedLocked(), BlockedBy: slices.Clone(p.blockedBy),
+		Bytes: p.info.Stats.Bytes, Degraded: p.degradedLocked(), Misplaced: p.misplacedLocked(), BlockedBy: slices.Clone(p.blockedBy),
 		DownReason: p.down, LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub)}
 	st.Inconsistent = p.inconsistentLocked()
 	if mp, err := m.PGToUpActing(p.id, s); err == nil {
@@ -154,8 +154,17 @@ func (p *pg) inconsistentLocked() []string {
 
 // degradedLocked counts the object copies the PG lacks: those of acting
 // members missing from a short acting set, and those recovery has yet to
-// copy.
+// copy, but for the misplaced ones.
 func (p *pg) degradedLocked() int64 {
 	short := int64(max(p.pool.Size-len(p.acting), 0))
-	return short*p.info.Stats.Objects + p.missingCopies
+	return short*p.info.Stats.Objects + p.missingCopies - p.misplacedLocked()
+}
+
+// misplacedLocked counts the copies recovery has yet to make on members
+// beyond the pool's size (a temporary acting set keeps the old members
+// serving while new ones fill): the PG has enough copies of those
+// objects, only not where CRUSH wants them.
+func (p *pg) misplacedLocked() int64 {
+	surplus := int64(max(len(p.acting)-p.pool.Size, 0))
+	return min(p.missingCopies, surplus*p.info.Stats.Objects)
 }

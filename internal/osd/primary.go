@@ -203,6 +203,7 @@ func (p *pg) runObject(id objid.ID) {
 		if len(q) == 0 {
 			delete(p.objects, id)
 			p.mu.Unlock()
+			p.kickRecovery()
 			return
 		}
 		r := q[0]
@@ -282,6 +283,13 @@ type write struct {
 // serveWrite executes a write, logs and queues it, and sends it to the
 // replicas; it returns once the write is applied here.
 func (p *pg) serveWrite(r *request) {
+	if !p.recoverFirst(r.op.Object) {
+		p.mu.Lock()
+		epoch := p.epoch
+		p.mu.Unlock()
+		r.replyError(-wire.ESTALE, epoch) // the interval ended
+		return
+	}
 	p.mu.Lock()
 	if result, _ := p.checkLocked(r); result != 0 {
 		epoch := p.epoch

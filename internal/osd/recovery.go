@@ -20,27 +20,23 @@ import (
 )
 
 // Peering and log-based recovery, as in section 5.4 of the Ceph paper.
-// Every interval starts with the PG inactive. Its primary asks each acting
-// member for its info and log (PGQuery, PGNotify), lets peering.Plan pick
-// the authoritative history, fetches from the authority the objects it
-// lacks itself (PGPull, PGPush) and adopts the authoritative log, pushes to
-// every other member the objects it lacks (all of them, for a member whose
-// history ends before the log begins: backfill), then has every member
-// adopt the authoritative log (PGActivate) and only then serves I/O.
-// Requests that arrive meanwhile wait, parked. An interval that ends
+// Every interval starts with the PG inactive. Its primary asks each
+// member of the acting set and of the past intervals that may have taken
+// writes for its info, log and missing set (PGQuery, PGNotify), lets
+// peering.Plan pick the authoritative history, fetches from the
+// authority the objects it lacks itself (PGPull, PGPush; all of them if
+// its history ends before the authority's log begins) and adopts the
+// authoritative log, then has every other member adopt it too, with the
+// list of objects that member lacks (PGActivate), and goes active.
+// Requests that arrive meanwhile wait, parked. What the other members
+// lack is pushed behind client I/O (missing.go). An interval that ends
 // abandons its peering; the next starts over.
 //
-// Not yet: members of earlier intervals that left the acting set are not
-// asked (past intervals); recovery happens before the PG goes active, not
-// behind client I/O; a primary whose own history ends before the
-// authority's log begins waits (Ceph would ask for a temporary acting
-// set led by the authority).
+// A primary whose own history ends before the authority's log begins
+// asks for a temporary acting set instead (pgtemp.go).
 
 // peerRetry is how often an unanswered query is sent again.
 const peerRetry = 5 * time.Second
-
-// pushWindow bounds the pushes to one member in flight at once.
-const pushWindow = 8
 
 // peerRun is the peering of one interval on its primary: the messages
 // for it, queued by the dispatcher, and its end.
@@ -119,7 +115,7 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 		p.run = nil
 	}
 	p.activated = false
-	p.pushed = nil
+	p.peerMissing = nil
 	p.down, p.blockedBy, p.peerStep = "", nil, ""
 	p.recovering, p.missingCopies = "", 0
 	if !p.isPrimaryLocked() || len(p.acting) == 0 {
@@ -183,7 +179,8 @@ var errNoAnswer = errors.New("no answer")
 // peer runs one interval's peering on the primary, to activation.
 func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	p.mu.Lock()
-	self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: slices.Clone(p.log.Entries())}
+	self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: slices.Clone(p.log.Entries()),
+		Missing: slices.Collect(maps.Keys(p.missing))}
 	replicas := p.replicasLocked()
 	p.mu.Unlock()
 	past, err := p.pastIntervals(r, self.Info.LastEpochStarted)
@@ -215,6 +212,9 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 		}
 		p.o.log.Info("DEBUG peer", "pg", p.id.String(), "interval", r.interval, "acting", replicas, "past", fmt.Sprint(past), "members", lus, "auth", plan.Auth)
 	}
+	if slices.Contains(plan.Backfill, self.OSD) {
+		return p.requestTemp(r, p.tempActing(m, plan, members, replicas))
+	}
 	p.noteRecovery(r, plan, replicas)
 	// fetch replaces this OSD's copy of an object with a good one from
 	// another OSD (its own could not be read, or the one it asked could
@@ -222,47 +222,80 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	fetch := func(id objid.ID, exclude ...int32) error {
 		return p.fetchGood(r, m, id, upToDate(plan, members, id, append(exclude, self.OSD)...), p.authVersion(plan, id))
 	}
-	if plan.Auth != self.OSD {
-		var keep map[objid.ID]bool
-		if slices.Contains(plan.Backfill, self.OSD) {
-			// This primary's history ends before the authority's log
-			// begins: it copies everything (the PG waits meanwhile;
-			// Ceph would serve from the authority through pg_temp).
-			var failed []objid.ID
-			if keep, failed, err = p.pullAll(r, m, plan.Auth); err != nil {
-				return err
-			}
-			for _, id := range failed {
-				if err := fetch(id, plan.Auth); err != nil {
-					return err
-				}
-			}
-		} else if err := p.pullFrom(r, m, plan.Auth, plan.Missing[self.OSD], fetch); err != nil {
-			return err
-		}
-		if err := p.adopt(plan.Info, plan.Log, r.interval, keep); err != nil {
-			return err
-		}
-	}
-	for _, x := range replicas {
-		objs := plan.Missing[x]
-		if slices.Contains(plan.Backfill, x) {
-			if objs, err = p.allObjects(); err != nil {
-				return err
-			}
-		}
-		if err := p.pushTo(r, m, x, objs, func(id objid.ID) error { return fetch(id, x) }); err != nil {
-			return err
-		}
-	}
-	if err := p.activateReplicas(r, m, replicas, plan); err != nil {
+	if err := p.completeSelf(r, m, plan, fetch); err != nil {
 		return err
 	}
-	if err := p.finishPeering(r, plan); err != nil {
+	missing, err := p.replicaMissing(plan, replicas)
+	if err != nil {
 		return err
 	}
-	p.releaseStrays(r, m, probe)
+	if err := p.activateReplicas(r, m, replicas, plan, missing); err != nil {
+		return err
+	}
+	if err := p.finishPeering(r, plan, missing); err != nil {
+		return err
+	}
+	// The PG serves I/O from here on; what the replicas lack is pushed
+	// behind it.
+	if p.recoverReplicas(r) {
+		p.releaseStrays(r, m, probe)
+		p.clearTemp(r, m)
+	}
 	return nil
+}
+
+// completeSelf brings this OSD (the primary) to the authoritative
+// history before the PG serves: it fetches every object it lacks (all of
+// them if its history ends before the authority's log begins; the PG
+// waits meanwhile, where Ceph would serve from the authority through
+// pg_temp) and adopts the authoritative log.
+func (p *pg) completeSelf(r *peerRun, m *osdmap.Map, plan peering.Result, fetch func(objid.ID, ...int32) error) error {
+	self := p.o.cfg.ID
+	if plan.Auth == self {
+		for _, id := range plan.Missing[self] { // what an interrupted recovery left
+			if err := fetch(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var keep map[objid.ID]bool
+	if slices.Contains(plan.Backfill, self) {
+		var failed []objid.ID
+		var err error
+		if keep, failed, err = p.pullAll(r, m, plan.Auth); err != nil {
+			return err
+		}
+		for _, id := range failed {
+			if err := fetch(id, plan.Auth); err != nil {
+				return err
+			}
+		}
+	} else if err := p.pullFrom(r, m, plan.Auth, plan.Missing[self], fetch); err != nil {
+		return err
+	}
+	return p.adopt(plan.Info, plan.Log, r.interval, keep, nil)
+}
+
+// replicaMissing lists what each replica lacks: the plan's objects, or
+// every object of the PG for one to backfill.
+func (p *pg) replicaMissing(plan peering.Result, replicas []int32) (map[int32][]objid.ID, error) {
+	out := map[int32][]objid.ID{}
+	var all []objid.ID
+	for _, x := range replicas {
+		if !slices.Contains(plan.Backfill, x) {
+			out[x] = plan.Missing[x]
+			continue
+		}
+		if all == nil {
+			var err error
+			if all, err = p.allObjects(); err != nil {
+				return nil, err
+			}
+		}
+		out[x] = all
+	}
+	return out, nil
 }
 
 // noteRecovery records how many object copies the plan has to make, for
@@ -388,6 +421,7 @@ func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, probe []int3
 				p.o.log.Warn("bad peering report", "pg", p.id.String(), "from", ev.from, "err", err)
 				continue
 			}
+			mem.Missing = n.Missing
 			got[ev.from] = mem
 		}
 		timer.Stop()
@@ -619,61 +653,9 @@ func (p *pg) pullAll(r *peerRun, m *osdmap.Map, auth int32) (keep map[objid.ID]b
 	}
 }
 
-// pushTo makes member x's copies of objs equal to this OSD's, a window of
-// pushes at a time. A copy here that cannot be read is first replaced
-// (fetch).
-func (p *pg) pushTo(r *peerRun, m *osdmap.Map, x int32, objs []objid.ID, fetch func(objid.ID) error) error {
-	if len(objs) == 0 {
-		return nil
-	}
-	p.o.log.Info("peering: recovering a member", "pg", p.id.String(), "osd", x, "objects", len(objs))
-	p.step(r, fmt.Sprintf("pushing %d objects to osd.%d", len(objs), x))
-	inFlight := map[objid.ID]bool{}
-	next := 0
-	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
-	defer timer.Stop()
-	for next < len(objs) || len(inFlight) > 0 {
-		for next < len(objs) && len(inFlight) < pushWindow {
-			push, err := p.objectState(objs[next])
-			if errors.Is(err, objectstore.ErrCorrupt) {
-				p.o.log.Warn("peering: this copy is bad; fetching a good one first", "pg", p.id.String(), "object", objs[next].String(), "err", err)
-				if err := fetch(objs[next]); err != nil {
-					return err
-				}
-				push, err = p.objectState(objs[next])
-			}
-			if err != nil {
-				return err
-			}
-			push.PGInterval = p.header(r, m)
-			p.sendPeer(m, x, wire.TypePGPush, push.Encode())
-			inFlight[objs[next]] = true
-			next++
-		}
-		ev, ok, timed := r.next(p.o.ctx, timer.C())
-		if timed {
-			return fmt.Errorf("osd.%d did not acknowledge %d pushes: %w", x, len(inFlight), errNoAnswer)
-		}
-		if !ok {
-			return errIntervalEnded
-		}
-		ack, isAck := ev.msg.(wire.PGAck)
-		if !isAck || ev.from != x || ack.Activate || !inFlight[ack.Object] {
-			continue
-		}
-		if ack.Result != 0 {
-			return fmt.Errorf("osd.%d could not take %v: errno %d", x, ack.Object, -ack.Result)
-		}
-		delete(inFlight, ack.Object)
-		p.copied()
-		timer.Reset(peerAnswerWait)
-	}
-	return nil
-}
-
 // activateReplicas has every replica adopt the authoritative history and
 // waits until all have.
-func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan peering.Result) error {
+func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan peering.Result, missing map[int32][]objid.ID) error {
 	info := plan.Info
 	info.PG, info.SameIntervalSince, info.LastEpochStarted = p.id, r.interval, r.interval
 	log := make([][]byte, len(plan.Log))
@@ -683,7 +665,8 @@ func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan 
 	p.step(r, fmt.Sprintf("activating osd %v", replicas))
 	waiting := map[int32]bool{}
 	for _, x := range replicas {
-		msg := wire.PGActivate{PGInterval: p.header(r, m), Info: info.Encode(), Log: log, Backfill: slices.Contains(plan.Backfill, x)}
+		msg := wire.PGActivate{PGInterval: p.header(r, m), Info: info.Encode(), Log: log,
+			Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]}
 		p.sendPeer(m, x, wire.TypePGActivate, msg.Encode())
 		waiting[x] = true
 	}
@@ -709,8 +692,9 @@ func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan 
 	return nil
 }
 
-// finishPeering records the start and lets the parked requests in.
-func (p *pg) finishPeering(r *peerRun, plan peering.Result) error {
+// finishPeering records the start, notes what each replica lacks and
+// lets the parked requests in.
+func (p *pg) finishPeering(r *peerRun, plan peering.Result, missing map[int32][]objid.ID) error {
 	p.mu.Lock()
 	if p.run != r {
 		p.mu.Unlock()
@@ -723,7 +707,7 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result) error {
 		return err
 	}
 	p.activated = true
-	p.recovering, p.missingCopies = "", 0
+	p.notePeerMissingLocked(plan, missing)
 	parked := p.parked
 	p.parked = nil
 	p.mu.Unlock()
@@ -740,9 +724,10 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result) error {
 }
 
 // adopt makes info and entries this OSD's history of the PG, keeping its
-// own identity and interval; with keep non-nil it also removes every
-// object of the PG not in keep (the end of a backfill).
-func (p *pg) adopt(auth pglog.Info, entries []pglog.Entry, interval uint64, keep map[objid.ID]bool) error {
+// own identity and interval, and missing the objects it lacks; with keep
+// non-nil it also removes every object of the PG not in keep (the end of
+// a primary's backfill, or the start of a replica's).
+func (p *pg) adopt(auth pglog.Info, entries []pglog.Entry, interval uint64, keep map[objid.ID]bool, missing []objid.ID) error {
 	log := pglog.NewLog(auth.LogTail)
 	for _, e := range entries {
 		if err := log.Append(e); err != nil {
@@ -766,7 +751,13 @@ func (p *pg) adopt(auth pglog.Info, entries []pglog.Entry, interval uint64, keep
 	info.PG, info.EpochCreated = p.id, p.info.EpochCreated
 	info.SameIntervalSince, info.LastEpochStarted = p.info.SameIntervalSince, interval
 	pglog.ReplaceTxn(&t, info, entries)
+	pglog.ClearMissingTxn(&t, p.id)
+	pglog.SetMissingTxn(&t, p.id, missing...)
 	p.info, p.log = info, log
+	p.missing = make(map[objid.ID]bool, len(missing))
+	for _, id := range missing {
+		p.missing[id] = true
+	}
 	p.mu.Unlock()
 	return p.o.apply(&t)
 }
@@ -855,10 +846,20 @@ func (p *pg) applyPush(m wire.PGPush) error {
 		return fmt.Errorf("pushed object %v is not in pg %v", m.Object, p.id)
 	}
 	t, err := p.pushTxn(m)
-	if err != nil || t == nil {
+	if err != nil {
 		return err
 	}
-	return p.o.apply(t)
+	if t == nil {
+		t = new(objectstore.Transaction)
+	}
+	pglog.RecoveredTxn(t, p.id, m.Object)
+	if err := p.o.apply(t); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	delete(p.missing, m.Object)
+	p.mu.Unlock()
+	return nil
 }
 
 // allObjects lists the PG's client objects here, in hash order.
@@ -1010,13 +1011,15 @@ func (o *OSD) answerQuery(from msgr.Peer, p *pg, q wire.PGQuery) {
 		for _, e := range p.log.Entries() {
 			n.Log = append(n.Log, e.Encode())
 		}
+		n.Missing = slices.SortedFunc(maps.Keys(p.missing), objid.Compare)
 		p.mu.Unlock()
 	}
 	o.reply(from, wire.TypePGNotify, n.Encode())
 }
 
 // answerPull pushes the objects the primary asked for (all, listed
-// first, for an All pull).
+// first, for an All pull). It refuses those it lacks (its missing set),
+// which the primary then fetches elsewhere.
 func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
 	objs := q.Objects
 	if q.All {
@@ -1025,9 +1028,27 @@ func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
 			p.o.log.Error("peering: cannot list the PG for the primary", "pg", p.id.String(), "err", err)
 			return
 		}
+		listed := make(map[objid.ID]bool, len(objs))
+		for _, id := range objs {
+			listed[id] = true
+		}
+		p.mu.Lock()
+		for id := range p.missing {
+			if !listed[id] {
+				objs = append(objs, id)
+			}
+		}
+		p.mu.Unlock()
 		p.reply(from, wire.TypePGPull, wire.PGPull{PGInterval: q.PGInterval, Objects: objs}.Encode())
 	}
 	for _, id := range objs {
+		p.mu.Lock()
+		lacks := p.missing[id]
+		p.mu.Unlock()
+		if lacks {
+			p.reply(from, wire.TypePGAck, wire.PGAck{PGInterval: q.PGInterval, Object: id, Result: -wire.ENOENT}.Encode())
+			continue
+		}
 		push, err := p.objectState(id)
 		if err != nil {
 			// The primary hears of it, and asks another copy.
@@ -1048,13 +1069,6 @@ func (p *pg) takePush(from msgr.Peer, m wire.PGPush) {
 	} else if err != nil {
 		p.o.log.Error("peering: a pushed object was not applied", "pg", p.id.String(), "object", m.Object.String(), "err", err)
 		ack.Result = storeErrno(err)
-	} else {
-		p.mu.Lock()
-		if p.pushed == nil {
-			p.pushed = map[objid.ID]bool{}
-		}
-		p.pushed[m.Object] = true
-		p.mu.Unlock()
 	}
 	p.reply(from, wire.TypePGAck, ack.Encode())
 }
@@ -1065,14 +1079,11 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 	err := func() error {
 		p.mu.Lock()
 		primary := p.primary
+		p.mu.Unlock()
 		var keep map[objid.ID]bool
 		if m.Backfill {
-			keep = maps.Clone(p.pushed)
-			if keep == nil {
-				keep = map[objid.ID]bool{}
-			}
+			keep = map[objid.ID]bool{} // every object will be pushed
 		}
-		p.mu.Unlock()
 		if sender != primary {
 			return fmt.Errorf("activation from osd.%d, but osd.%d is primary", sender, primary)
 		}
@@ -1080,7 +1091,7 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		if err != nil {
 			return err
 		}
-		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep)
+		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep, m.Missing)
 	}()
 	if p.o.stopping.Load() {
 		return // the store failed: no answer, peering goes on without this OSD

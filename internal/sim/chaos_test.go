@@ -207,9 +207,10 @@ func chaosFaults(t *testing.T, c *Cluster, rng *rand.Rand) map[string]int {
 			c.restartOSD(t, down()[rng.IntN(len(down()))])
 			done["restart"]++
 		case k < 8 && len(down()) == 0:
-			// Only while every OSD runs: a copy rotting while it is the
-			// only one of its version would leave the object unfound,
-			// which needs an operator (not automated yet).
+			// Only while every OSD runs, and only in a clean PG: a copy
+			// rotting while it is the only one of its version (recovery
+			// had yet to copy it) would leave the object unfound, which
+			// needs an operator (not automated yet).
 			if c.corruptCopy(rng, id) {
 				done["rotten copy"]++
 			}
@@ -248,6 +249,9 @@ func (c *Cluster) corruptCopy(rng *rand.Rand, id int32) bool {
 		return false
 	}
 	coll := colls[rng.IntN(len(colls))]
+	if !c.pgClean(osdmap.PG{Pool: coll.Pool, Seed: coll.Seed}) {
+		return false
+	}
 	objs, _, err := o.Store.ListObjects(context.Background(), coll, objid.ID{}, 1000)
 	if err != nil {
 		return false
@@ -258,6 +262,15 @@ func (c *Cluster) corruptCopy(rng *rand.Rand, id int32) bool {
 	}
 	o.Gate.Corrupt(coll, objs[rng.IntN(len(objs))])
 	return true
+}
+
+// pgClean reports whether pg's primary says it is active+clean.
+func (c *Cluster) pgClean(pg osdmap.PG) bool {
+	mp, err := c.Map().PGToUpActing(pg, &osdmap.Scratch{})
+	if err != nil || mp.ActingPrimary < 0 || c.OSDs[mp.ActingPrimary].D == nil {
+		return false
+	}
+	return pgState(c, mp.ActingPrimary, pg) == "active+clean"
 }
 
 // heal ends every fault: links mend, stopped OSDs start.

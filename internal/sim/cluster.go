@@ -46,6 +46,10 @@ type Options struct {
 	// ScrubInterval and DeepScrubInterval schedule the OSDs' scrubs
 	// (default: the OSD's, a day and a week).
 	ScrubInterval, DeepScrubInterval time.Duration
+	// RecoveryMaxPushes and RecoverySleep throttle the OSDs' recovery
+	// (default: the OSD's).
+	RecoveryMaxPushes int
+	RecoverySleep     time.Duration
 }
 
 // Cluster is the daemons of one simulated cluster. Its methods must be
@@ -194,7 +198,8 @@ func (c *Cluster) StartOSD(id int32) {
 	defer cancel()
 	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
 		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
-		ScrubInterval: c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval})
+		ScrubInterval: c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval,
+		RecoveryMaxPushes: c.opts.RecoveryMaxPushes, RecoverySleep: c.opts.RecoverySleep})
 	if err != nil {
 		c.t.Fatalf("osd.%d: %v", id, err)
 	}

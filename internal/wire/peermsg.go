@@ -39,12 +39,14 @@ type PGQuery struct{ PGInterval }
 // active and clean without it: it may delete its copy.
 type PGRemove struct{ PGInterval }
 
-// PGNotify answers PGQuery: the member's encoded pglog.Info and its log
-// entries, oldest first.
+// PGNotify answers PGQuery: the member's encoded pglog.Info, its log
+// entries, oldest first, and the objects its log says it has but its
+// store lacks (recovery behind client I/O had not reached them yet).
 type PGNotify struct {
 	PGInterval
-	Info []byte
-	Log  [][]byte
+	Info    []byte
+	Log     [][]byte
+	Missing []objid.ID
 }
 
 // PGPull asks the PG's authoritative member to push the objects listed;
@@ -68,14 +70,16 @@ type PGPush struct {
 	Omap       []KV
 }
 
-// PGActivate tells a member to adopt the authoritative info and log; with
-// Backfill, it also removes every object of the PG not pushed to it in
-// this interval.
+// PGActivate tells a member to adopt the authoritative info and log and
+// to remember Missing, the objects the primary will push to it after the
+// PG goes active; with Backfill, it first removes every object of the PG
+// it holds (Missing then lists them all).
 type PGActivate struct {
 	PGInterval
 	Info     []byte
 	Log      [][]byte
 	Backfill bool
+	Missing  []objid.ID
 }
 
 // PGAck says a PGPush (Object set) or PGActivate (Activate) is committed
@@ -112,6 +116,31 @@ func decodeLog(d *encoding.Decoder) [][]byte {
 	return out
 }
 
+// encodeObjects writes a count and the objects.
+func encodeObjects(e *encoding.Encoder, objs []objid.ID) {
+	e.Uvarint(uint64(len(objs)))
+	for _, id := range objs {
+		id.Encode(e)
+	}
+}
+
+// decodeObjects reads what encodeObjects wrote (nil for none).
+func decodeObjects(d *encoding.Decoder) []objid.ID {
+	n := d.Count(1)
+	if n > maxEntries {
+		d.Fail(fmt.Errorf("%w: %d objects", encoding.ErrCorrupt, n))
+		return nil
+	}
+	if n == 0 || d.Err() != nil {
+		return nil
+	}
+	out := make([]objid.ID, n)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		out[i] = objid.Decode(d)
+	}
+	return out
+}
+
 // Encode encodes m (version 1).
 func (m PGQuery) Encode() []byte {
 	var e encoding.Encoder
@@ -133,13 +162,15 @@ func DecodePGQuery(b []byte) (PGQuery, error) {
 	return m, nil
 }
 
-// Encode encodes m (version 1).
+// Encode encodes m: version 1: interval, info, log; version 2 adds the
+// missing objects.
 func (m PGNotify) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	m.encode(&e)
 	e.Bytes(m.Info)
 	encodeLog(&e, m.Log)
+	encodeObjects(&e, m.Missing)
 	e.End(mk)
 	return e.Data()
 }
@@ -147,9 +178,12 @@ func (m PGNotify) Encode() []byte {
 // DecodePGNotify decodes a PGNotify.
 func DecodePGNotify(b []byte) (PGNotify, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	m := PGNotify{PGInterval: decodePGInterval(d), Info: d.Bytes(maxEntryBytes)}
 	m.Log = decodeLog(d)
+	if version >= 2 {
+		m.Missing = decodeObjects(d)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGNotify{}, fmt.Errorf("wire: pg notify: %w", err)
@@ -162,10 +196,7 @@ func (m PGPull) Encode() []byte {
 	var e encoding.Encoder
 	mk := e.Begin(1, 1)
 	m.encode(&e)
-	e.Uvarint(uint64(len(m.Objects)))
-	for _, id := range m.Objects {
-		id.Encode(&e)
-	}
+	encodeObjects(&e, m.Objects)
 	e.Bool(m.All)
 	e.End(mk)
 	return e.Data()
@@ -176,15 +207,7 @@ func DecodePGPull(b []byte) (PGPull, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
 	m := PGPull{PGInterval: decodePGInterval(d)}
-	n := d.Count(1)
-	if n > maxEntries {
-		d.Fail(fmt.Errorf("%w: %d objects", encoding.ErrCorrupt, n))
-	} else if n > 0 {
-		m.Objects = make([]objid.ID, n)
-		for i := 0; i < n && d.Err() == nil; i++ {
-			m.Objects[i] = objid.Decode(d)
-		}
-	}
+	m.Objects = decodeObjects(d)
 	m.All = d.Bool()
 	d.End()
 	if err := d.Finish(); err != nil {
@@ -224,14 +247,16 @@ func DecodePGPush(b []byte) (PGPush, error) {
 	return m, nil
 }
 
-// Encode encodes m (version 1).
+// Encode encodes m: version 1: interval, info, log, backfill; version
+// 2 adds the missing objects.
 func (m PGActivate) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	m.encode(&e)
 	e.Bytes(m.Info)
 	encodeLog(&e, m.Log)
 	e.Bool(m.Backfill)
+	encodeObjects(&e, m.Missing)
 	e.End(mk)
 	return e.Data()
 }
@@ -239,10 +264,13 @@ func (m PGActivate) Encode() []byte {
 // DecodePGActivate decodes a PGActivate.
 func DecodePGActivate(b []byte) (PGActivate, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	m := PGActivate{PGInterval: decodePGInterval(d), Info: d.Bytes(maxEntryBytes)}
 	m.Log = decodeLog(d)
 	m.Backfill = d.Bool()
+	if version >= 2 {
+		m.Missing = decodeObjects(d)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGActivate{}, fmt.Errorf("wire: pg activate: %w", err)

@@ -44,6 +44,7 @@ func commands() map[string]command {
 		"osd unset":      {prepare: (*Service).prepareUnsetFlag},  // key
 		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for alive]
 		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
+		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
 
 		// Pools.
 		"osd pool create": {prepare: (*Service).preparePoolCreate}, // pool [pg_num pgp_num size min_size rule pool_type]

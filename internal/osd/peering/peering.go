@@ -22,12 +22,14 @@ import (
 	"github.com/cuttlestore/cuttle/objid"
 )
 
-// Member is what one OSD reports about the PG: its info and its log
-// (oldest entry first).
+// Member is what one OSD reports about the PG: its info, its log
+// (oldest entry first), and the objects it has yet to receive to match
+// its log (recovery was interrupted).
 type Member struct {
-	OSD  int32
-	Info pglog.Info
-	Log  []pglog.Entry
+	OSD     int32
+	Info    pglog.Info
+	Log     []pglog.Entry
+	Missing []objid.ID
 }
 
 // Result is what peering decided.
@@ -40,7 +42,8 @@ type Result struct {
 	// Missing lists, for each member that differs from the authority
 	// within the authoritative log's span, the objects it must make
 	// equal to the authority's copy (fetch it, or delete its own if the
-	// authority has none), in object order.
+	// authority has none), in object order. It includes what each
+	// member, the authority too, reported missing itself.
 	Missing map[int32][]objid.ID
 	// Backfill lists the members whose history ends before the
 	// authoritative log begins: they need every object.
@@ -80,25 +83,31 @@ func Plan(members []Member) (Result, error) {
 		authByVersion[e.Version] = e
 	}
 	for _, m := range members {
-		if m.OSD == auth.OSD {
-			continue
-		}
-		if m.Info.LastUpdate.Less(auth.Info.LogTail) {
+		switch {
+		case m.OSD == auth.OSD:
+			if len(m.Missing) > 0 {
+				res.Missing[m.OSD] = slices.SortedFunc(slices.Values(m.Missing), objid.Compare)
+			}
+		case m.Info.LastUpdate.Less(auth.Info.LogTail):
 			res.Backfill = append(res.Backfill, m.OSD)
-			continue
-		}
-		if missing := missingFor(m, auth, authByVersion); len(missing) > 0 {
-			res.Missing[m.OSD] = missing
+		default:
+			if missing := missingFor(m, auth, authByVersion); len(missing) > 0 {
+				res.Missing[m.OSD] = missing
+			}
 		}
 	}
 	return res, nil
 }
 
 // missingFor returns the objects m must take from auth: those written
-// by auth's entries newer than m's last update, and those of m's own
-// entries that auth does not have (divergent writes, to be undone).
+// by auth's entries newer than m's last update, those of m's own
+// entries that auth does not have (divergent writes, to be undone), and
+// those m reported missing.
 func missingFor(m, auth Member, authByVersion map[wire.Version]pglog.Entry) []objid.ID {
 	set := map[objid.ID]bool{}
+	for _, id := range m.Missing {
+		set[id] = true
+	}
 	for _, e := range auth.Log {
 		if m.Info.LastUpdate.Less(e.Version) {
 			set[e.Object] = true

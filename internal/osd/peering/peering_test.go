@@ -135,3 +135,24 @@ func TestPlanPrefersTheLatestActivation(t *testing.T) {
 		t.Fatalf("missing %v; want osd.1 to roll back x and osd.0 to fetch b", r.Missing)
 	}
 }
+
+// A member whose recovery was interrupted reports what it still lacks:
+// the plan has it fetch those too, the authority included.
+func TestPlanKeepsReportedMissing(t *testing.T) {
+	log := history(5, 1, "a", "b", "c")
+	auth := member(0, v(0, 0), log)
+	auth.Missing = []objid.ID{obj("b")}
+	replica := member(1, v(0, 0), log[:2])
+	replica.Missing = []objid.ID{obj("a")}
+	r, err := Plan([]Member{auth, replica, member(2, v(0, 0), log)})
+	if err != nil || r.Auth != 0 {
+		t.Fatalf("plan %+v, %v", r, err)
+	}
+	if got := r.Missing[0]; !slices.Equal(got, []objid.ID{obj("b")}) {
+		t.Fatalf("the authority misses %v, want b", got)
+	}
+	want := slices.SortedFunc(slices.Values([]objid.ID{obj("a"), obj("c")}), objid.Compare)
+	if got := r.Missing[1]; !slices.Equal(got, want) {
+		t.Fatalf("osd.1 misses %v, want a (reported) and c (newer)", got)
+	}
+}

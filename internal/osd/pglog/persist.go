@@ -2,6 +2,7 @@ package pglog
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 
@@ -23,6 +24,11 @@ func MetaObject(pg osdmap.PG) objid.ID {
 const (
 	infoKey   = "info"
 	logPrefix = "log."
+	// missingPrefix starts the key of each object the PG's log says
+	// this OSD has but its store lacks (hex of the object's encoding);
+	// the value is the encoding.
+	missingPrefix    = "missing."
+	missingPrefixEnd = "missing/"
 )
 
 // logKey sorts entries by version: epoch and counter as fixed-width hex.
@@ -212,6 +218,59 @@ func ReplaceTxn(t *objectstore.Transaction, info Info, entries []Entry) {
 		AppendTxn(t, info.PG, entries...)
 	}
 	SaveInfoTxn(t, info)
+}
+
+// SetMissingTxn adds to t the recording of ids as missing here.
+func SetMissingTxn(t *objectstore.Transaction, pg osdmap.PG, ids ...objid.ID) {
+	if len(ids) == 0 {
+		return
+	}
+	kv := make(map[string][]byte, len(ids))
+	for _, id := range ids {
+		b := encodeObject(id)
+		kv[missingPrefix+hex.EncodeToString(b)] = b
+	}
+	t.OmapSetKeys(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), kv)
+}
+
+// RecoveredTxn adds to t that id is no longer missing here.
+func RecoveredTxn(t *objectstore.Transaction, pg osdmap.PG, id objid.ID) {
+	t.OmapRmKeys(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), missingPrefix+hex.EncodeToString(encodeObject(id)))
+}
+
+// ClearMissingTxn adds to t that nothing is missing here.
+func ClearMissingTxn(t *objectstore.Transaction, pg osdmap.PG) {
+	t.OmapRmKeyRange(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), missingPrefix, missingPrefixEnd)
+}
+
+func encodeObject(id objid.ID) []byte {
+	var e encoding.Encoder
+	id.Encode(&e)
+	return e.Data()
+}
+
+// LoadMissing reads the objects recorded missing for pg in s.
+func LoadMissing(ctx context.Context, s objectstore.Store, pg osdmap.PG) (map[objid.ID]bool, error) {
+	c, meta := objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg)
+	out := map[objid.ID]bool{}
+	for after := ""; ; {
+		kvs, more, err := s.OmapIterate(ctx, c, meta, after, missingPrefix, loadBatch)
+		if err != nil {
+			return nil, fmt.Errorf("pglog: %v: missing set: %w", pg, err)
+		}
+		for _, kv := range kvs {
+			d := encoding.NewDecoder(kv.Value)
+			id := objid.Decode(d)
+			if err := d.Finish(); err != nil {
+				return nil, fmt.Errorf("pglog: %v: %s: %w", pg, kv.Key, err)
+			}
+			out[id] = true
+			after = kv.Key
+		}
+		if !more {
+			return out, nil
+		}
+	}
 }
 
 // logPrefixEnd is the first key after every log key.

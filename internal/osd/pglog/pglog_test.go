@@ -2,6 +2,7 @@ package pglog
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -173,4 +174,43 @@ func FuzzDecoders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The missing set survives with the log: recorded, each object cleared
+// as it is recovered, all cleared at once, and damaged records refused.
+func TestPersistMissing(t *testing.T) {
+	s := memstore.New(memstore.Options{})
+	defer s.Close()
+	pg := osdmap.PG{Pool: 3, Seed: 7}
+	var txn objectstore.Transaction
+	CreateTxn(&txn, Info{PG: pg})
+	var ids []objid.ID
+	for i := range 1500 { // more than one load batch
+		ids = append(ids, objid.Object(3, "ns", fmt.Sprint("obj-", i)))
+	}
+	SetMissingTxn(&txn, pg, ids...)
+	apply(t, s, &txn)
+	txn = objectstore.Transaction{}
+	RecoveredTxn(&txn, pg, ids[0])
+	apply(t, s, &txn)
+	got, err := LoadMissing(context.Background(), s, pg)
+	if err != nil || len(got) != len(ids)-1 || got[ids[0]] || !got[ids[1]] || !got[ids[1499]] {
+		t.Fatalf("loaded %d missing, %v", len(got), err)
+	}
+	if _, _, err := Load(context.Background(), s, pg); err != nil {
+		t.Fatalf("missing records disturb the log: %v", err)
+	}
+	txn = objectstore.Transaction{}
+	c, meta := objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg)
+	txn.OmapSetKeys(c, meta, map[string][]byte{missingPrefix + "zz": []byte("garbage")})
+	apply(t, s, &txn)
+	if _, err := LoadMissing(context.Background(), s, pg); err == nil {
+		t.Fatal("a damaged missing record loaded")
+	}
+	txn = objectstore.Transaction{}
+	ClearMissingTxn(&txn, pg)
+	apply(t, s, &txn)
+	if got, err := LoadMissing(context.Background(), s, pg); err != nil || len(got) != 0 {
+		t.Fatalf("after clearing: %d missing, %v", len(got), err)
+	}
 }

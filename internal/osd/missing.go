@@ -1,0 +1,341 @@
+package osd
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/peering"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Recovery behind client I/O. A PG goes active as soon as its primary
+// holds the authoritative copy of every object and every member has
+// adopted the authoritative log; each member then remembers, with its
+// log, the objects it still lacks (its missing set), and the primary
+// pushes them in the background. A write to an object some member lacks
+// pushes that object first (it jumps the queue): a replica applies a
+// write's transaction to its own copy, which must be current. Reads are
+// served by the primary, whose copies are all current.
+//
+// Recovery is throttled per OSD: at most RecoveryMaxPGs of the PGs it is
+// primary of recover at once (the others wait, shown recovery_wait or
+// backfill_wait), each with at most RecoveryMaxPushes objects in flight,
+// each slot resting RecoverySleep after a push.
+
+// recoveryIdle is how long recovery waits before pushing again an object
+// whose push failed.
+const recoveryIdle = time.Second
+
+// notePeerMissingLocked records what each replica lacks once the PG is
+// active, for the recoverer and the PG's state.
+func (p *pg) notePeerMissingLocked(plan peering.Result, missing map[int32][]objid.ID) {
+	p.peerMissing = map[int32]map[objid.ID]bool{}
+	var copies int64
+	backfill := false
+	for x, objs := range missing {
+		if len(objs) == 0 {
+			continue
+		}
+		set := make(map[objid.ID]bool, len(objs))
+		for _, id := range objs {
+			set[id] = true
+		}
+		p.peerMissing[x] = set
+		copies += int64(len(set))
+		backfill = backfill || slices.Contains(plan.Backfill, x)
+	}
+	p.missingCopies, p.recovering = copies, ""
+	if copies > 0 {
+		p.recovering = "recovery_wait"
+		if backfill {
+			p.recovering = "backfill_wait"
+		}
+	}
+}
+
+// missingOnLocked lists the members that lack id.
+func (p *pg) missingOnLocked(id objid.ID) []int32 {
+	var out []int32
+	for x, set := range p.peerMissing {
+		if set[id] {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// recoverReplicas pushes to the replicas what they lack, a window at a
+// time, once the OSD grants the PG a recovery slot. It returns true once
+// every member is complete, false if the interval ended first.
+func (p *pg) recoverReplicas(r *peerRun) bool {
+	p.mu.Lock()
+	todo := len(p.peerMissing) > 0
+	p.mu.Unlock()
+	if !todo {
+		return true
+	}
+	p.o.statsChanged()
+	select {
+	case p.o.recoverySlots <- struct{}{}:
+	case <-r.done:
+		return false
+	case <-p.o.ctx.Done():
+		return false
+	}
+	defer func() { <-p.o.recoverySlots }()
+	p.mu.Lock()
+	if p.run == r {
+		if p.recovering == "backfill_wait" {
+			p.recovering = "backfilling"
+		} else {
+			p.recovering = "recovering"
+		}
+	}
+	p.mu.Unlock()
+	p.o.statsChanged()
+	p.o.log.Info("recovery: pushing behind client I/O", "pg", p.id.String(), "copies", p.missingCount())
+
+	window := make(chan struct{}, p.o.cfg.RecoveryMaxPushes)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case window <- struct{}{}:
+		case <-r.done:
+			return false
+		case <-p.o.ctx.Done():
+			return false
+		}
+		id, targets, ch, ok, busy := p.nextToRecover(r)
+		if !ok {
+			<-window
+			if !busy { // nothing missing, nothing in flight
+				done, _ := p.recoveryDone(r)
+				return done
+			}
+			// What is left is being pushed, or held by client ops.
+			select {
+			case <-p.recoveryKick:
+			case <-r.done:
+				return false
+			case <-p.o.ctx.Done():
+				return false
+			}
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-window }()
+			err := p.recoverObject(r, id, targets)
+			if err != nil && !errors.Is(err, errIntervalEnded) {
+				p.o.log.Warn("recovery: push failed; will try again", "pg", p.id.String(), "object", id.String(), "err", err)
+				p.idle(r)
+			}
+			if err != nil {
+				targets = nil
+			}
+			p.releaseObject(id, ch, targets)
+			if err == nil && p.o.cfg.RecoverySleep > 0 {
+				p.rest(r, p.o.cfg.RecoverySleep)
+			}
+		})
+	}
+}
+
+func (p *pg) missingCount() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.missingCopies
+}
+
+// idle waits recoveryIdle, and reports false if the interval ended.
+func (p *pg) idle(r *peerRun) bool { return p.rest(r, recoveryIdle) }
+
+// rest waits d, and reports false if the interval ended.
+func (p *pg) rest(r *peerRun, d time.Duration) bool {
+	timer := p.o.cfg.Clock.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+		return true
+	case <-r.done:
+		return false
+	case <-p.o.ctx.Done():
+		return false
+	}
+}
+
+// recoveryDone reports whether no member lacks anything, and whether the
+// interval ended.
+func (p *pg) recoveryDone(r *peerRun) (done, ended bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.run != r {
+		return false, true
+	}
+	if len(p.peerMissing) > 0 {
+		return false, false
+	}
+	p.recovering, p.missingCopies = "", 0
+	p.o.statsChanged()
+	p.o.log.Info("recovery: every member is complete", "pg", p.id.String())
+	return true, false
+}
+
+// nextToRecover claims the first object (in object order) some member
+// lacks that no client op and no push holds: ok false if there is none,
+// busy true if some were held.
+func (p *pg) nextToRecover(r *peerRun) (id objid.ID, targets []int32, ch chan struct{}, ok, busy bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.run != r {
+		return id, nil, nil, false, false
+	}
+	var best objid.ID
+	found := false
+	for _, set := range p.peerMissing {
+		for o := range set {
+			if len(p.objects[o]) > 0 || p.recoveringObj[o] != nil {
+				busy = true
+				continue
+			}
+			if !found || objid.Compare(o, best) < 0 {
+				best, found = o, true
+			}
+		}
+	}
+	if !found {
+		return id, nil, nil, false, busy
+	}
+	ch = make(chan struct{})
+	p.recoveringObj[best] = ch
+	return best, p.missingOnLocked(best), ch, true, busy
+}
+
+// releaseObject ends the push of id: the members in recovered have it
+// now; ops waiting for it go on.
+func (p *pg) releaseObject(id objid.ID, ch chan struct{}, recovered []int32) {
+	p.mu.Lock()
+	for _, x := range recovered {
+		if set := p.peerMissing[x]; set[id] {
+			delete(set, id)
+			p.missingCopies = max(p.missingCopies-1, 0)
+			if len(set) == 0 {
+				delete(p.peerMissing, x)
+			}
+		}
+	}
+	if p.recoveringObj[id] == ch {
+		delete(p.recoveringObj, id)
+	}
+	p.mu.Unlock()
+	close(ch)
+	p.kickRecovery()
+	if len(recovered) > 0 {
+		p.o.statsChanged()
+	}
+}
+
+// kickRecovery wakes the recoverer if it waits for a held object.
+func (p *pg) kickRecovery() {
+	select {
+	case p.recoveryKick <- struct{}{}:
+	default:
+	}
+}
+
+// recoverFirst makes sure every member holds id before a write to it
+// runs: it pushes id now if some member lacks it, or waits for the push
+// under way. It returns false if the interval ended.
+func (p *pg) recoverFirst(id objid.ID) bool {
+	for {
+		p.mu.Lock()
+		r := p.run
+		if r == nil || !p.activated {
+			p.mu.Unlock()
+			return true // checkLocked refuses or parks the op
+		}
+		if ch := p.recoveringObj[id]; ch != nil {
+			p.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-r.done:
+				return false
+			case <-p.o.ctx.Done():
+				return false
+			}
+		}
+		targets := p.missingOnLocked(id)
+		if len(targets) == 0 {
+			p.mu.Unlock()
+			return true
+		}
+		ch := make(chan struct{})
+		p.recoveringObj[id] = ch
+		p.mu.Unlock()
+		p.o.metrics.priorityRecoveries.Inc()
+		err := p.recoverObject(r, id, targets)
+		if err != nil {
+			p.o.log.Warn("recovery: push before a write failed; trying again", "pg", p.id.String(), "object", id.String(), "err", err)
+			p.releaseObject(id, ch, nil)
+			if !p.idle(r) {
+				return false
+			}
+			continue
+		}
+		p.releaseObject(id, ch, targets)
+	}
+}
+
+// recoverObject pushes this OSD's copy of id to targets and waits until
+// each has committed it. A copy here that cannot be read is first
+// replaced from a replica that holds it.
+func (p *pg) recoverObject(r *peerRun, id objid.ID, targets []int32) error {
+	push, err := p.objectState(id)
+	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(id, err) {
+		push, err = p.objectState(id)
+	}
+	if err != nil {
+		return err
+	}
+	push.PGInterval = p.intervalHeader(r)
+	keys := make([]waitKey, len(targets))
+	for i, x := range targets {
+		keys[i] = waitKey{typ: wire.TypePGAck, from: x, object: id}
+	}
+	c, done := p.await(keys...)
+	defer done()
+	msg := msgr.Message{Type: wire.TypePGPush, Version: 1, Payload: push.Encode()}
+	for _, x := range targets {
+		if err := p.o.sendToOSD(x, msg); err != nil {
+			return err
+		}
+	}
+	waiting := map[int32]bool{}
+	for _, x := range targets {
+		waiting[x] = true
+	}
+	for len(waiting) > 0 {
+		ev, err := p.receive(r, c, peerAnswerWait)
+		if errors.Is(err, errScrubTimeout) {
+			return fmt.Errorf("osd %v did not acknowledge the push: %w", slices.Sorted(maps.Keys(waiting)), errNoAnswer)
+		}
+		if err != nil {
+			return err
+		}
+		if ack := ev.msg.(wire.PGAck); ack.Result != 0 {
+			return fmt.Errorf("osd.%d could not take %v: errno %d", ev.from, id, -ack.Result)
+		}
+		delete(waiting, ev.from)
+	}
+	p.o.metrics.recoveredObjects.Add(float64(len(targets)))
+	return nil
+}
