@@ -106,6 +106,7 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 	window := make(chan struct{}, p.o.cfg.RecoveryMaxPushes)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var queue []objid.ID
 	for {
 		select {
 		case window <- struct{}{}:
@@ -114,12 +115,18 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		case <-p.o.ctx.Done():
 			return false
 		}
-		id, targets, ch, ok, busy := p.nextToRecover(r)
+		if len(queue) == 0 {
+			queue = p.recoveryQueue()
+		}
+		id, targets, ch, ok, busy := p.claimNext(r, &queue)
 		if !ok {
 			<-window
-			if !busy { // nothing missing, nothing in flight
-				done, _ := p.recoveryDone(r)
-				return done
+			if !busy {
+				done, ended := p.recoveryDone(r)
+				if done || ended {
+					return done
+				}
+				continue // the queue had gone stale: it is built afresh
 			}
 			// What is left is being pushed, or held by client ops.
 			select {
@@ -139,7 +146,7 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 				p.idle(r)
 			}
 			if err != nil {
-				targets = nil
+				targets = nil // still missing: the next round of the queue has it
 			}
 			p.releaseObject(id, ch, targets)
 			if err == nil && p.o.cfg.RecoverySleep > 0 {
@@ -147,6 +154,19 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 			}
 		})
 	}
+}
+
+// recoveryQueue lists, in object order, every object some member lacks.
+func (p *pg) recoveryQueue() []objid.ID {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	set := map[objid.ID]bool{}
+	for _, m := range p.peerMissing {
+		for id := range m {
+			set[id] = true
+		}
+	}
+	return slices.SortedFunc(maps.Keys(set), objid.Compare)
 }
 
 func (p *pg) missingCount() int64 {
@@ -189,34 +209,35 @@ func (p *pg) recoveryDone(r *peerRun) (done, ended bool) {
 	return true, false
 }
 
-// nextToRecover claims the first object (in object order) some member
-// lacks that no client op and no push holds: ok false if there is none,
-// busy true if some were held.
-func (p *pg) nextToRecover(r *peerRun) (id objid.ID, targets []int32, ch chan struct{}, ok, busy bool) {
+// claimNext claims the first object of the queue that some member still
+// lacks and no client op or push holds, and takes it and those no member
+// lacks any more off the queue. ok is false if there is none; busy says
+// whether some objects were held or pushes are under way.
+func (p *pg) claimNext(r *peerRun, queue *[]objid.ID) (id objid.ID, targets []int32, ch chan struct{}, ok, busy bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.run != r {
 		return id, nil, nil, false, false
 	}
-	var best objid.ID
-	found := false
-	for _, set := range p.peerMissing {
-		for o := range set {
-			if len(p.objects[o]) > 0 || p.recoveringObj[o] != nil {
-				busy = true
-				continue
-			}
-			if !found || objid.Compare(o, best) < 0 {
-				best, found = o, true
-			}
+	busy = len(p.recoveringObj) > 0
+	q := *queue
+	kept := q[:0]
+	for i, o := range q {
+		lacking := p.missingOnLocked(o)
+		switch {
+		case len(lacking) == 0: // recovered meanwhile, ahead of the queue
+		case len(p.objects[o]) > 0 || p.recoveringObj[o] != nil:
+			kept = append(kept, o)
+			busy = true
+		default:
+			ch = make(chan struct{})
+			p.recoveringObj[o] = ch
+			*queue = append(kept, q[i+1:]...)
+			return o, lacking, ch, true, true
 		}
 	}
-	if !found {
-		return id, nil, nil, false, busy
-	}
-	ch = make(chan struct{})
-	p.recoveringObj[best] = ch
-	return best, p.missingOnLocked(best), ch, true, busy
+	*queue = kept
+	return id, nil, nil, false, busy
 }
 
 // releaseObject ends the push of id: the members in recovered have it

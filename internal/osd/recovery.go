@@ -542,9 +542,7 @@ func (p *pg) pullVersion(r *peerRun, m *osdmap.Map, x int32, id objid.ID, want w
 func pushVersion(m wire.PGPush) wire.Version {
 	for _, kv := range m.Attrs {
 		if kv.Key == ops.InfoAttr {
-			if info, err := ops.DecodeInfo(kv.Value); err == nil {
-				return info.Version
-			}
+			return ops.VersionOf(kv.Value)
 		}
 	}
 	return wire.Version{}
@@ -563,11 +561,7 @@ func (p *pg) authVersion(plan peering.Result, id objid.ID) wire.Version {
 	if err != nil {
 		return wire.Version{}
 	}
-	info, err := ops.DecodeInfo(b)
-	if err != nil {
-		return wire.Version{}
-	}
-	return info.Version
+	return ops.VersionOf(b)
 }
 
 // pull fetches objs from member src and applies them here; it returns

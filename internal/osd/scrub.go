@@ -306,9 +306,7 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 		h.Write(attrs[k])
 	}
 	so.AttrsDigest = h.Sum32()
-	if oi, err := ops.DecodeInfo(attrs[ops.InfoAttr]); err == nil {
-		so.Version = oi.Version
-	}
+	so.Version = ops.VersionOf(attrs[ops.InfoAttr])
 	if !deep {
 		return so, true
 	}

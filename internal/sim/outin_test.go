@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -51,18 +50,6 @@ func TestOutAndIn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		settle := func(what string) {
-			t.Helper()
-			c.WaitForEpoch(c.Epoch())
-			for range 60 {
-				time.Sleep(10 * time.Second)
-				synctest.Wait()
-				if len(c.uncleanPGs()) == 0 {
-					return
-				}
-			}
-			t.Fatalf("%s: PGs not active+clean:\n%s", what, strings.Join(c.uncleanPGs(), "\n"))
-		}
 		readAll := func(what string) {
 			t.Helper()
 			for i := range 40 {
@@ -77,17 +64,17 @@ func TestOutAndIn(t *testing.T) {
 			t.Fatal("osd.4 holds no PG to start with")
 		}
 		c.Run("osd out", "ids", "4")
-		settle("after osd.4 went out")
+		c.settle(t, "after osd.4 went out")
 		if left := c.pgsHeldBy(t, 4); len(left) != 0 {
 			t.Fatalf("osd.4 still holds %v after it went out and every PG is clean", left)
 		}
 		readAll("with osd.4 out")
 		c.StopOSD(4) // its copies are gone: nothing may depend on it
-		settle("with osd.4 out and stopped")
+		c.settle(t, "with osd.4 out and stopped")
 		readAll("with osd.4 out and stopped")
 		c.StartOSD(4)
 		c.Run("osd in", "ids", "4")
-		settle("after osd.4 came back in")
+		c.settle(t, "after osd.4 came back in")
 		back := c.pgsHeldBy(t, 4)
 		slices.SortFunc(back, osdmap.ComparePG)
 		slices.SortFunc(held, osdmap.ComparePG)

@@ -34,17 +34,7 @@ func (c *Cluster) pgStatus(t *testing.T, id int32, pg osdmap.PG) osd.PGStatus {
 // min_size 1, take writes that peering would later throw away.
 func TestPGStaysDownWithoutPastIntervalMembers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := New(t, Options{})
-		for _, h := range []string{"h1", "h2", "h3"} {
-			c.AddOSD(h)
-		}
-		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "min_size", "1")
-		c.WaitForEpoch(c.Epoch())
-		synctest.Wait()
-		io, err := c.connect(t, "client.app").OpenIOContext("rbd")
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, io := newPoolCluster(t, Options{}, 1, "h1", "h2", "h3")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // virtual time
 		defer cancel()
 		_, pg, mp := place(t, c, "obj")

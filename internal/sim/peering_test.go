@@ -40,18 +40,7 @@ func TestReturningOSDRecovers(t *testing.T) {
 }
 
 func returningOSD(t *testing.T, member, logEntries int) {
-	c := New(t, Options{LogEntries: logEntries})
-	for _, h := range []string{"h1", "h2", "h3"} {
-		c.AddOSD(h)
-	}
-	c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "min_size", "1")
-	c.WaitForEpoch(c.Epoch())
-	synctest.Wait()
-	conn := c.connect(t, "client.app")
-	io, err := conn.OpenIOContext("rbd")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, io := newPoolCluster(t, Options{LogEntries: logEntries}, 1, "h1", "h2", "h3")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // virtual time
 	defer cancel()
 	_, pg, mp := place(t, c, "probe")
@@ -113,17 +102,7 @@ func TestRecoveryRunsBehindClientIO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// One push at a time, a second apart (virtual): recovering 20
 		// objects takes 20 s, long after the PG went active.
-		c := New(t, Options{RecoveryMaxPushes: 1, RecoverySleep: time.Second})
-		for _, h := range []string{"h1", "h2", "h3"} {
-			c.AddOSD(h)
-		}
-		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "min_size", "2")
-		c.WaitForEpoch(c.Epoch())
-		synctest.Wait()
-		io, err := c.connect(t, "client.app").OpenIOContext("rbd")
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, io := newPoolCluster(t, Options{RecoveryMaxPushes: 1, RecoverySleep: time.Second}, 2, "h1", "h2", "h3")
 		ctx := context.Background()
 		_, pg, mp := place(t, c, "probe")
 		returning, primary := mp.Acting[2], mp.ActingPrimary
@@ -167,16 +146,7 @@ func TestRecoveryRunsBehindClientIO(t *testing.T) {
 		if state := pgState(c, primary, pg); state != "active+recovering+degraded" {
 			t.Fatalf("pg %v is %q while it recovers, want active+recovering+degraded", pg, state)
 		}
-		for range 60 {
-			time.Sleep(5 * time.Second)
-			synctest.Wait()
-			if len(c.uncleanPGs()) == 0 {
-				break
-			}
-		}
-		if bad := c.uncleanPGs(); len(bad) > 0 {
-			t.Fatalf("PGs not clean after recovery: %v", bad)
-		}
+		c.settle(t, "after recovery")
 		for _, id := range ids {
 			want := content(id, 2)
 			if id == last {
@@ -205,17 +175,7 @@ func pgState(c *Cluster, id int32, pg osdmap.PG) string {
 // then hands the PG back to it by removing the temporary set.
 func TestBackfillOfAPrimaryUsesPGTemp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := New(t, Options{LogEntries: 4, RecoveryMaxPushes: 1, RecoverySleep: time.Second})
-		for _, h := range []string{"h1", "h2", "h3"} {
-			c.AddOSD(h)
-		}
-		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "min_size", "2")
-		c.WaitForEpoch(c.Epoch())
-		synctest.Wait()
-		io, err := c.connect(t, "client.app").OpenIOContext("rbd")
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, io := newPoolCluster(t, Options{LogEntries: 4, RecoveryMaxPushes: 1, RecoverySleep: time.Second}, 2, "h1", "h2", "h3")
 		ctx := context.Background()
 		_, pg, mp := place(t, c, "probe")
 		returning := mp.ActingPrimary
@@ -251,16 +211,7 @@ func TestBackfillOfAPrimaryUsesPGTemp(t *testing.T) {
 		if state := pgState(c, now.ActingPrimary, pg); state != "active+backfilling+degraded+remapped" {
 			t.Fatalf("pg %v is %q while osd.%d is backfilled, want active+backfilling+degraded+remapped (two complete copies of three)", pg, state, returning)
 		}
-		for range 60 {
-			time.Sleep(5 * time.Second)
-			synctest.Wait()
-			if len(c.uncleanPGs()) == 0 {
-				break
-			}
-		}
-		if bad := c.uncleanPGs(); len(bad) > 0 {
-			t.Fatalf("PGs not clean after the backfill: %v", bad)
-		}
+		c.settle(t, "after the backfill")
 		m = c.Map()
 		end, _ := m.PGToUpActing(pg, &osdmap.Scratch{})
 		if m.PGTemp(pg) != nil || end.ActingPrimary != returning {

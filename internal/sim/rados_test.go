@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -175,4 +176,38 @@ func TestRadosAppliedThenCommitted(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// newPoolCluster starts a cluster of one OSD per host in hosts with pool
+// rbd (8 PGs, size 3, min_size minSize) and returns it with an I/O
+// context on the pool.
+func newPoolCluster(t *testing.T, opts Options, minSize int, hosts ...string) (*Cluster, *rados.IOContext) {
+	t.Helper()
+	c := New(t, opts)
+	for _, h := range hosts {
+		c.AddOSD(h)
+	}
+	c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "min_size", fmt.Sprint(minSize))
+	c.WaitForEpoch(c.Epoch())
+	synctest.Wait()
+	io, err := c.connect(t, "client.app").OpenIOContext("rbd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, io
+}
+
+// settle waits (in virtual time, up to ten minutes) until every PG is
+// active+clean, and fails the test if they are not.
+func (c *Cluster) settle(t *testing.T, what string) {
+	t.Helper()
+	c.WaitForEpoch(c.Epoch())
+	for range 60 {
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if len(c.uncleanPGs()) == 0 {
+			return
+		}
+	}
+	t.Fatalf("%s: PGs not active+clean:\n%s", what, strings.Join(c.uncleanPGs(), "\n"))
 }

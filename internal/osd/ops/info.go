@@ -34,6 +34,16 @@ func (i Info) Encode() []byte {
 	return e.Data()
 }
 
+// VersionOf is the version in an encoded info attribute b, zero if b is
+// absent or damaged (recovery and scrub then compare it as unknown).
+func VersionOf(b []byte) wire.Version {
+	i, err := DecodeInfo(b)
+	if err != nil {
+		return wire.Version{}
+	}
+	return i.Version
+}
+
 // DecodeInfo decodes what Encode wrote.
 func DecodeInfo(b []byte) (Info, error) {
 	d := encoding.NewDecoder(b)

@@ -344,3 +344,15 @@ func FuzzDecoders(f *testing.F) {
 		}
 	})
 }
+
+func TestVersionOf(t *testing.T) {
+	v := wire.Version{Epoch: 7, Counter: 42}
+	if got := VersionOf(Info{Version: v, Mtime: 5}.Encode()); got != v {
+		t.Fatalf("VersionOf(encoded %v) = %v", v, got)
+	}
+	for _, b := range [][]byte{nil, []byte("garbage")} {
+		if got := VersionOf(b); got != (wire.Version{}) {
+			t.Fatalf("VersionOf(%q) = %v, want zero", b, got)
+		}
+	}
+}
