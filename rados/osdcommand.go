@@ -85,10 +85,11 @@ func (c *Conn) OSDCommand(ctx context.Context, id int32, prefix string, args ...
 }
 
 // PGCommand sends an admin command about placement group pgid (POOL.SEED,
-// e.g. "1.1f") to its acting primary in the client's map: "pg scrub",
-// "pg deep-scrub" or "pg repair", which the primary queues and answers at
-// once.
-func (c *Conn) PGCommand(ctx context.Context, pgid, prefix string) (MonReply, error) {
+// e.g. "1.1f"), with arguments kv (name, value, ...), to its acting
+// primary in the client's map: "pg scrub", "pg deep-scrub" or "pg
+// repair", which the primary queues and answers at once, or "pg
+// mark_unfound_lost" (mode delete).
+func (c *Conn) PGCommand(ctx context.Context, pgid, prefix string, kv ...string) (MonReply, error) {
 	pg, err := osdmap.ParsePG(pgid)
 	if err != nil {
 		return MonReply{}, fmt.Errorf("rados: %s: %w", prefix, err)
@@ -104,5 +105,5 @@ func (c *Conn) PGCommand(ctx context.Context, pgid, prefix string) (MonReply, er
 	if mp.ActingPrimary < 0 {
 		return MonReply{}, fmt.Errorf("rados: %s: pg %v has no primary in map epoch %d", prefix, pg, m.Epoch())
 	}
-	return c.OSDCommand(ctx, mp.ActingPrimary, prefix, "pgid", pg.String())
+	return c.OSDCommand(ctx, mp.ActingPrimary, prefix, append([]string{"pgid", pg.String()}, kv...)...)
 }

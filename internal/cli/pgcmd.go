@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ func addPGCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		pgTell(cf, out, "scrub", "Scrub a PG now: compare its copies' sizes, versions and attributes"),
 		pgTell(cf, out, "deep-scrub", "Deep-scrub a PG now: also read every byte and compare data and omap digests"),
 		pgTell(cf, out, "repair", "Deep-scrub a PG and rewrite every copy that differs from the authoritative one"),
+		markUnfoundLostCommand(cf, out),
 	)
 	root.AddCommand(pg)
 }
@@ -48,6 +50,40 @@ func pgTell(cf *clusterFlags, out *Output, verb, short string) *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
 			defer cancel()
 			r, err := conn.PGCommand(ctx, args[0], "pg "+verb)
+			if err != nil {
+				return err
+			}
+			return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
+		},
+	}
+}
+
+// markUnfoundLostCommand is "cuttle pg mark_unfound_lost PGID delete":
+// the primary of a PG stuck on objects no OSD holds forgets them.
+func markUnfoundLostCommand(cf *clusterFlags, out *Output) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mark_unfound_lost PGID delete",
+		Short: "Let a PG go active without the objects no reachable OSD holds (they are deleted)",
+		Long: `A PG whose peering cannot find a readable copy of some objects (the OSDs that
+held them are gone, or their copies rotted) stays in peering+recovery_unfound
+and the monitors raise OBJECT_UNFOUND. If no OSD that could hold them will
+return, this tells the PG's primary to forget them: the PG's log records
+their removal, every member deletes its copy, and the PG goes active. Their
+data is lost. Only "delete" is supported (Ceph's "revert" would roll back to
+an older copy, which Cuttle does not keep).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[1] != "delete" {
+				return fmt.Errorf("mode %q: want delete", args[1])
+			}
+			conn, err := cf.dial(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			r, err := conn.PGCommand(ctx, args[0], "pg mark_unfound_lost", "mode", args[1])
 			if err != nil {
 				return err
 			}

@@ -53,6 +53,10 @@ type PGStatus struct {
 	BlockedBy  []int32 `json:"blocked_by,omitempty"`
 	// PeeringStep says what an inactive PG's peering is doing.
 	PeeringStep string `json:"peering_step,omitempty"`
+	// Unfound counts the objects peering found no copy of; Missing the
+	// object copies members lack (recovery's work left).
+	Unfound int   `json:"num_objects_unfound,omitempty"`
+	Missing int64 `json:"num_missing_copies,omitempty"`
 	// When the last scrubs finished, and what the last one found.
 	LastScrub     time.Time `json:"last_scrub_stamp"`
 	LastDeepScrub time.Time `json:"last_deep_scrub_stamp"`
@@ -120,14 +124,15 @@ func (p *pg) status() PGStatus {
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: p.log.Len(), Objects: p.info.Stats.Objects,
 		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting,
 		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy), PeeringStep: p.peeringStepLocked(),
-		LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Inconsistent: p.inconsistentLocked()}
+		LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Inconsistent: p.inconsistentLocked(),
+		Unfound: len(p.unfound), Missing: p.missingCopies}
 }
 
 // stateLocked names the PG's state as Ceph operators know them: peering
 // on a primary until its members agree (recovery.go), down when an
 // earlier interval's OSDs that may hold writes are all down, then active when it
-// serves I/O; peering+recovering or peering+backfilling while it copies
-// objects to members before activating; undersized and degraded when
+// serves I/O; recovering or backfilling (or waiting to) while members
+// lack objects (missing.go); undersized and degraded when
 // fewer OSDs act than the pool's size, and only "peered" (not active)
 // below min_size; stray when this OSD no longer acts for it. A replica
 // reports what its acting set implies. An active PG adds what scrub is
@@ -157,6 +162,8 @@ func (p *pg) baseStateLocked() string {
 		return "stray"
 	case p.isPrimaryLocked() && p.down != "":
 		return "down"
+	case p.isPrimaryLocked() && !p.activated && len(p.unfound) > 0:
+		return "peering+recovery_unfound+degraded"
 	case p.isPrimaryLocked() && !p.activated && p.recovering != "":
 		return "peering+" + p.recovering + "+degraded"
 	case p.isPrimaryLocked() && !p.activated:
@@ -209,6 +216,8 @@ func (o *OSD) Command(cmd wire.Command) wire.Reply {
 	switch prefix {
 	case "pg scrub", "pg deep-scrub", "pg repair":
 		return o.requestScrub(cmd)
+	case "pg mark_unfound_lost":
+		return o.markUnfoundLost(cmd)
 	case "status":
 		st := status{ID: o.cfg.ID, Addr: o.addr, Epoch: o.Epoch(), ByState: map[string]int{}}
 		for _, p := range o.PGs() {
@@ -237,7 +246,7 @@ func (o *OSD) Command(cmd wire.Command) wire.Reply {
 		}
 		return jsonReply(pgs, b.String())
 	}
-	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, pg scrub|deep-scrub|repair)", prefix)
+	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, pg scrub|deep-scrub|repair|mark_unfound_lost)", prefix)
 }
 
 func jsonReply(v any, text string) wire.Reply {

@@ -47,6 +47,11 @@ type pg struct {
 	missing       map[objid.ID]bool
 	peerMissing   map[int32]map[objid.ID]bool
 	recoveringObj map[objid.ID]chan struct{}
+	// unfound are the objects peering could not find a copy of, and
+	// loseUnfound says an operator told it to go on without them
+	// (unfound.go).
+	unfound     []objid.ID
+	loseUnfound bool
 	// recoveryKick wakes the recoverer when an object it skipped (held
 	// by client ops or a push) is free again.
 	recoveryKick chan struct{}

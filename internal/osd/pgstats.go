@@ -118,7 +118,7 @@ func (p *pg) stat(m *osdmap.Map, s *osdmap.Scratch) (wire.PGStat, bool) {
 	st := wire.PGStat{PG: p.id, State: p.stateLocked(), Acting: slices.Clone(p.acting), Primary: p.primary,
 		ReportedEpoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince, LastEpochStarted: p.info.LastEpochStarted,
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: int64(p.log.Len()), Objects: p.info.Stats.Objects,
-		Bytes: p.info.Stats.Bytes, Degraded: p.degradedLocked(), Misplaced: p.misplacedLocked(), BlockedBy: slices.Clone(p.blockedBy),
+		Bytes: p.info.Stats.Bytes, Degraded: p.degradedLocked(), Misplaced: p.misplacedLocked(), Unfound: int64(len(p.unfound)), BlockedBy: slices.Clone(p.blockedBy),
 		DownReason: p.down, LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub)}
 	st.Inconsistent = p.inconsistentLocked()
 	if mp, err := m.PGToUpActing(p.id, s); err == nil {

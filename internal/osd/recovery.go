@@ -117,6 +117,7 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 	p.activated = false
 	p.peerMissing = nil
 	p.down, p.blockedBy, p.peerStep = "", nil, ""
+	p.unfound = nil
 	p.recovering, p.missingCopies = "", 0
 	if !p.isPrimaryLocked() || len(p.acting) == 0 {
 		return
@@ -222,12 +223,21 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	fetch := func(id objid.ID, exclude ...int32) error {
 		return p.fetchGood(r, m, id, upToDate(plan, members, id, append(exclude, self.OSD)...), p.authVersion(plan, id))
 	}
-	if err := p.completeSelf(r, m, plan, fetch); err != nil {
+	lost, err := p.completeSelf(r, m, plan, fetch)
+	if err != nil {
 		return err
+	}
+	if len(lost) > 0 { // the history now ends with their removal
+		p.mu.Lock()
+		plan.Info, plan.Log = p.info, slices.Clone(p.log.Entries())
+		p.mu.Unlock()
 	}
 	missing, err := p.replicaMissing(plan, replicas)
 	if err != nil {
 		return err
+	}
+	for _, x := range replicas {
+		missing[x] = append(slices.Clone(missing[x]), lost...)
 	}
 	if err := p.activateReplicas(r, m, replicas, plan, missing); err != nil {
 		return err
@@ -245,36 +255,40 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 }
 
 // completeSelf brings this OSD (the primary) to the authoritative
-// history before the PG serves: it fetches every object it lacks (all of
-// them if its history ends before the authority's log begins; the PG
-// waits meanwhile, where Ceph would serve from the authority through
-// pg_temp) and adopts the authoritative log.
-func (p *pg) completeSelf(r *peerRun, m *osdmap.Map, plan peering.Result, fetch func(objid.ID, ...int32) error) error {
+// history before the PG serves: it fetches every object it lacks and
+// adopts the authoritative log. (A primary whose history ends before the
+// authority's log begins asked for pg_temp instead: pgtemp.go.) Objects
+// no reachable OSD can supply leave the PG unable to go active, unless
+// an operator marked them lost (unfound.go); it returns those.
+func (p *pg) completeSelf(r *peerRun, m *osdmap.Map, plan peering.Result, fetch func(objid.ID, ...int32) error) ([]objid.ID, error) {
 	self := p.o.cfg.ID
-	if plan.Auth == self {
-		for _, id := range plan.Missing[self] { // what an interrupted recovery left
-			if err := fetch(id); err != nil {
-				return err
-			}
+	var unfound []objid.ID
+	tolerant := func(id objid.ID, exclude ...int32) error {
+		err := fetch(id, exclude...)
+		if errors.Is(err, errUnfound) {
+			unfound = append(unfound, id)
+			return nil
 		}
-		return nil
-	}
-	var keep map[objid.ID]bool
-	if slices.Contains(plan.Backfill, self) {
-		var failed []objid.ID
-		var err error
-		if keep, failed, err = p.pullAll(r, m, plan.Auth); err != nil {
-			return err
-		}
-		for _, id := range failed {
-			if err := fetch(id, plan.Auth); err != nil {
-				return err
-			}
-		}
-	} else if err := p.pullFrom(r, m, plan.Auth, plan.Missing[self], fetch); err != nil {
 		return err
 	}
-	return p.adopt(plan.Info, plan.Log, r.interval, keep, nil)
+	if plan.Auth == self {
+		for _, id := range plan.Missing[self] { // what an interrupted recovery left
+			if err := tolerant(id); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := p.pullFrom(r, m, plan.Auth, plan.Missing[self], tolerant); err != nil {
+		return nil, err
+	}
+	if err := p.settleUnfound(r, unfound); err != nil {
+		return nil, err
+	}
+	if plan.Auth != self {
+		if err := p.adopt(plan.Info, plan.Log, r.interval, nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	return unfound, p.forgetLost(unfound)
 }
 
 // replicaMissing lists what each replica lacks: the plan's objects, or
@@ -497,9 +511,6 @@ func (p *pg) fetchGood(r *peerRun, m *osdmap.Map, id objid.ID, sources []int32, 
 	return fmt.Errorf("no OSD can supply a readable copy of %v at version %v (members asked: %v): %w", id, want, sources, errUnfound)
 }
 
-// errUnfound means no reachable OSD holds a readable copy of an object.
-var errUnfound = errors.New("object unfound")
-
 // pullVersion asks osd x for its copy of id and applies it if it is at
 // version want; it reports whether it did.
 func (p *pg) pullVersion(r *peerRun, m *osdmap.Map, x int32, id objid.ID, want wire.Version) (bool, error) {
@@ -618,35 +629,6 @@ func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) ([]ob
 	return failed, nil
 }
 
-// pullAll fetches every object the authority holds and returns their
-// set (what this OSD keeps), and those the authority could not read.
-func (p *pg) pullAll(r *peerRun, m *osdmap.Map, auth int32) (keep map[objid.ID]bool, failed []objid.ID, err error) {
-	p.o.log.Info("peering: copying every object from the authority", "pg", p.id.String(), "from", auth)
-	p.step(r, fmt.Sprintf("copying every object from osd.%d", auth))
-	p.sendPeer(m, auth, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), All: true}.Encode())
-	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
-	defer timer.Stop()
-	for {
-		ev, ok, timed := r.next(p.o.ctx, timer.C())
-		if timed {
-			return nil, nil, fmt.Errorf("osd.%d did not list its objects: %w", auth, errNoAnswer)
-		}
-		if !ok {
-			return nil, nil, errIntervalEnded
-		}
-		list, isList := ev.msg.(wire.PGPull)
-		if !isList || ev.from != auth {
-			continue
-		}
-		keep := make(map[objid.ID]bool, len(list.Objects))
-		for _, o := range list.Objects {
-			keep[o] = true
-		}
-		failed, err := p.receivePushes(r, auth, keep)
-		return keep, failed, err
-	}
-}
-
 // activateReplicas has every replica adopt the authoritative history and
 // waits until all have.
 func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan peering.Result, missing map[int32][]objid.ID) error {
@@ -701,6 +683,7 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result, missing map[int32][]
 		return err
 	}
 	p.activated = true
+	p.unfound, p.loseUnfound = nil, false
 	p.notePeerMissingLocked(plan, missing)
 	parked := p.parked
 	p.parked = nil
