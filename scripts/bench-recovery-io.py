@@ -2,14 +2,18 @@
 """Recovery under client load, Cuttle and Ceph one after the other.
 
 For each system: start OSDS OSDs (4), fill a size-3 pool with GIB GiB of
-4 MiB objects, measure a client's write throughput alone (BASE_S seconds
-of `bench write -t 16` on a second size-3 pool), then mark the last OSD
-out while the same client keeps writing, and report how long the cluster
-takes to become active+clean and the client's mean throughput over that
-time, as a share of its throughput alone.
+4 MiB objects and a second size-3 pool with CLIENT_GIB GiB for a client,
+measure the client's throughput alone (BASE_S seconds of random 4 MiB
+reads, 16 in flight: `bench rand`), then mark the last OSD out while the
+same client keeps reading, and report how long the cluster takes to
+become active+clean and the client's mean throughput over that time, as
+a share of its throughput alone. The client reads rather than writes:
+a writer at full speed during a slow recovery fills 16 GiB OSDs (Ceph's
+did, in a first attempt, and stopped), and reads ask for the same disks
+as recovery's writes do.
 
-  scripts/bench-recovery-io.py OUTDIR   (env: OSDS=4 GIB=4 BASE_S=20
-                                         SYSTEMS=cuttle,ceph)
+  scripts/bench-recovery-io.py OUTDIR   (env: OSDS=4 GIB=4 CLIENT_GIB=1
+                                         BASE_S=20 SYSTEMS=cuttle,ceph)
 
 Ceph comes from ../shared/anchors/ceph/up.sh (NOSD=OSDS), which needs the
 Debian ceph packages; Cuttle from `make build`.
@@ -17,6 +21,7 @@ Debian ceph packages; Cuttle from `make build`.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = sys.argv[1]
 OSDS = int(os.environ.get("OSDS", "4"))
 GIB = int(os.environ.get("GIB", "4"))
+CLIENT_GIB = int(os.environ.get("CLIENT_GIB", "1"))
 BASE_S = int(os.environ.get("BASE_S", "20"))
 SYSTEMS = os.environ.get("SYSTEMS", "cuttle,ceph").split(",")
 ANCHOR = os.path.join(ROOT, "..", "shared", "anchors", "ceph")
@@ -54,8 +60,9 @@ class Cuttle:
     def pool(self, name, pgs):
         self.run("osd", "pool", "create", name, str(pgs), "--size", "3", "--min-size", "2", "--rule", "replicated_osd")
 
-    def bench(self, pool, secs, extra):
-        return self.cli + ["bench", "-p", pool, str(secs), "write", "-b", "4M", "-t", "16"] + extra
+    def bench(self, pool, secs, extra, mode="write"):
+        size = ["-b", "4M"] if mode == "write" else []
+        return self.cli + ["bench", "-p", pool, str(secs), mode, "-t", "16"] + size + extra
 
     def pg_stat(self):
         return self.run("pg", "stat")
@@ -65,6 +72,7 @@ class Cuttle:
 
     def down(self):
         subprocess.run([self.cli[0], "cluster", "down", "--dir", self.dir], stdout=subprocess.DEVNULL)
+        shutil.rmtree(self.dir, ignore_errors=True)  # its stores hold tens of GiB
 
     def run(self, *args):
         return subprocess.run(self.cli + list(args), check=True, capture_output=True, text=True).stdout
@@ -87,8 +95,9 @@ class Ceph:
         self.run("osd", "pool", "set", name, "min_size", "2")
         self.run("osd", "pool", "application", "enable", name, "rados")
 
-    def bench(self, pool, secs, extra):
-        return ["rados", "-c", self.conf, "bench", "-p", pool, str(secs), "write", "-b", "4194304", "-t", "16"] + extra
+    def bench(self, pool, secs, extra, mode="write"):
+        size = ["-b", "4194304"] if mode == "write" else []
+        return ["rados", "-c", self.conf, "bench", "-p", pool, str(secs), mode, "-t", "16"] + size + extra
 
     def pg_stat(self):
         return self.run("pg", "stat")
@@ -99,6 +108,7 @@ class Ceph:
     def down(self):
         subprocess.run([os.path.join(ANCHOR, "down.sh")], env=dict(os.environ, DATA=CEPH_DATA),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(CEPH_DATA, ignore_errors=True)
 
     def run(self, *args):
         return subprocess.run(["ceph", "-c", self.conf] + list(args), check=True, capture_output=True, text=True).stdout
@@ -156,7 +166,8 @@ class Client:
 
 
 def measure(system):
-    res = {"osds": OSDS, "logical_gib": GIB, "pool_size": 3}
+    res = {"osds": OSDS, "logical_gib": GIB, "client_gib": CLIENT_GIB, "client": "rand 4 MiB reads, 16 in flight",
+           "pool_size": 3}
     system.up()
     try:
         system.pool("recov", 64)
@@ -166,12 +177,15 @@ def measure(system):
         subprocess.run(system.bench("recov", 600, ["--no-cleanup", "--max-objects", str(GIB * 256), "--run-name", "fill"]),
                        check=True, stdout=open(os.path.join(OUT, system.name + "-fill.txt"), "w"))
         res["fill_s"] = round(time.time() - t, 1)
+        subprocess.run(system.bench("client", 600, ["--no-cleanup", "--max-objects", str(CLIENT_GIB * 256), "--run-name", "cl"]),
+                       check=True, stdout=subprocess.DEVNULL)
         wait(lambda: clean(system), "clean after the fill")
-        alone = Client(system.bench("client", BASE_S, []), os.path.join(OUT, system.name + "-client-alone.txt"))
+        reads = ["--run-name", "cl"]
+        alone = Client(system.bench("client", BASE_S, reads, "rand"), os.path.join(OUT, system.name + "-client-alone.txt"))
         alone.wait()
         res["client_alone_mib_s"] = round(alone.mean(), 1)
 
-        busy = Client(system.bench("client", LIMIT, []), os.path.join(OUT, system.name + "-client-during.txt"))
+        busy = Client(system.bench("client", LIMIT, reads, "rand"), os.path.join(OUT, system.name + "-client-during.txt"))
         time.sleep(5)  # the client at full speed first
         t_out = time.time()
         system.out(OSDS - 1)

@@ -76,8 +76,8 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.DurationVar(&f.hbGrace, "heartbeat-grace", 20*time.Second, "report a peer OSD to the monitors once it has been quiet this long")
 	fl.DurationVar(&f.scrub, "scrub-interval", 24*time.Hour, "scrub each PG this OSD is primary of about this often (each PG's interval stretched by up to half)")
 	fl.DurationVar(&f.deepScrub, "deep-scrub-interval", 7*24*time.Hour, "deep-scrub (read and compare everything) each PG about this often")
-	fl.IntVar(&f.recoveryPGs, "recovery-max-pgs", 2, "PGs this OSD is primary of that recover or backfill at once (Ceph's osd_max_backfills)")
-	fl.IntVar(&f.recoveryPushes, "recovery-max-pushes", 8, "objects each recovering PG pushes at once")
+	fl.IntVar(&f.recoveryPGs, "recovery-max-pgs", 1, "PGs this OSD is primary of that recover or backfill at once (Ceph's osd_max_backfills)")
+	fl.IntVar(&f.recoveryPushes, "recovery-max-pushes", 4, "objects each recovering PG pushes at once")
 	fl.DurationVar(&f.recoverySleep, "recovery-sleep", 0, "rest after each recovery push, to leave more of the disk to clients (Ceph's osd_recovery_sleep)")
 	return c
 }

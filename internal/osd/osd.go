@@ -56,9 +56,9 @@ type Config struct {
 	// LogEntries is how many entries each PG log keeps (default 3000).
 	LogEntries int
 	// RecoveryMaxPGs is how many of the PGs this OSD is primary of
-	// recover or backfill at once (default 2; Ceph's osd_max_backfills);
+	// recover or backfill at once (default 1; Ceph's osd_max_backfills);
 	// RecoveryMaxPushes how many objects each pushes at once (default
-	// 8); RecoverySleep how long each push slot rests after a push
+	// 4); RecoverySleep how long each push slot rests after a push
 	// (default 0; Ceph's osd_recovery_sleep), to leave more of the
 	// disks to clients. missing.go.
 	RecoveryMaxPGs    int
@@ -120,10 +120,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.LogEntries = 3000
 	}
 	if cfg.RecoveryMaxPGs <= 0 {
-		cfg.RecoveryMaxPGs = 2
+		cfg.RecoveryMaxPGs = 1
 	}
 	if cfg.RecoveryMaxPushes <= 0 {
-		cfg.RecoveryMaxPushes = 8
+		cfg.RecoveryMaxPushes = 4
 	}
 	if cfg.ReportInterval <= 0 {
 		cfg.ReportInterval = 5 * time.Second
