@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.16.0
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/raft/v3 v3.7.0
+	golang.org/x/sys v0.18.0
 	google.golang.org/protobuf v1.36.11
 )
 
@@ -40,6 +41,5 @@ require (
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
-	golang.org/x/sys v0.18.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )

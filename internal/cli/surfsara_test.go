@@ -23,9 +23,9 @@ import (
 // The failure table of SURFsara's evaluation of Ceph, as named tests
 // against a launched cluster: each injects one failure while a verifying
 // workload writes, checks that I/O goes on, and ends with the cluster
-// HEALTH_OK and every acknowledged write intact. (A disk that returns I/O
-// errors is TestFailingDiskStopsItsOSD in internal/sim: these machines
-// cannot make a real disk fail under a running process.)
+// HEALTH_OK and every acknowledged write intact. An OSD's disk gone is
+// TestSURFsaraDiskGone (diskgone_test.go), an OSD cut off by the network
+// TestOSDNetworkPartition (osdpartition_test.go).
 
 // surfCluster is a local cluster with a workload that writes versioned
 // objects and remembers what was acknowledged.
