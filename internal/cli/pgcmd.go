@@ -65,7 +65,7 @@ func markUnfoundLostCommand(cf *clusterFlags, out *Output) *cobra.Command {
 		Use:   "mark_unfound_lost PGID delete",
 		Short: "Let a PG go active without the objects no reachable OSD holds (they are deleted)",
 		Long: `A PG whose peering cannot find a readable copy of some objects (the OSDs that
-held them are gone, or their copies rotted) stays in peering+recovery_unfound
+held them are gone, or their copies rotted) stays incomplete
 and the monitors raise OBJECT_UNFOUND. If no OSD that could hold them will
 return, this tells the PG's primary to forget them: the PG's log records
 their removal, every member deletes its copy, and the PG goes active. Their

@@ -61,18 +61,24 @@ func newSURFClusterOf(t *testing.T, mons, osds int) *surfCluster {
 	}
 	s := &surfCluster{t: t, dir: dir, conf: filepath.Join(dir, "cuttle.conf"), acked: map[string]int{}, unknown: map[string][]int{}}
 	t.Cleanup(s.dumpGoroutines) // before cluster down stops them
+	s.connect()
+	return s
+}
+
+// connect opens the workload's client of pool rbd.
+func (s *surfCluster) connect() {
+	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn, err := rados.ConnectConf(ctx, s.conf)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	s.t.Cleanup(func() { conn.Close() })
 	s.conn = conn
 	if s.io, err = conn.OpenIOContext("rbd"); err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	return s
 }
 
 func (s *surfCluster) cli(args ...string) string {

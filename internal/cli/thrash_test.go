@@ -10,66 +10,89 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cuttlestore/cuttle/internal/launcher"
 )
 
-// The thrash test: a verifying workload against a launched cluster of
-// four OSDs while a thrasher kills OSDs with SIGKILL and restarts them,
-// marks them out and in, and overwrites bytes in an OSD's data file. It
-// ends with every fault healed, every PG repaired and deep scrubbed, the
+// The thrash test: a verifying workload against a cluster of four OSDs,
+// each in its own network namespace, while a thrasher kills OSDs with
+// SIGKILL and restarts them, marks them out and in, overwrites bytes in
+// an OSD's data file, and cuts an OSD off the network and back. It ends
+// with every fault healed, every PG repaired and deep scrubbed, the
 // cluster HEALTH_OK, and every acknowledged write intact, and reports
-// what it injected and verified. (Partitioning an OSD in its own network
-// namespace is not in it yet: the namespace lab starts monitors only.)
+// what it injected and verified. At most one OSD is down or cut off at a
+// time: the pool keeps three copies and needs two.
 func TestThrash(t *testing.T) {
-	s := newSURFClusterOf(t, 1, 4)
+	c := newNSCluster(t, 4)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("thrasher seed %d", seed)
 	rng := mrand.New(mrand.NewPCG(seed, 1))
-	stop := s.writer()
-	s.keepsWriting("before the thrashing", 40)
+	stop := c.writer()
+	c.keepsWriting("before the thrashing", 40)
 
 	faults := map[string]int{}
 	out := map[int]bool{}
-	for round := range 10 {
+	cut := -1
+	heal := func() {
+		for i := range c.osds {
+			if !c.running(i) {
+				c.start(i)
+			}
+		}
+		if cut >= 0 {
+			c.cut(cut, false)
+			cut = -1
+		}
+		for o := range out {
+			c.cli("osd", "in", fmt.Sprint(o))
+			delete(out, o)
+		}
+	}
+	for round := range 12 {
 		osd := rng.IntN(4)
-		name := fmt.Sprint("osd.", osd)
-		running := localStatus(t, s.dir)[name].State == launcher.Running
-		switch k := rng.IntN(4); {
-		case k == 0 && running && s.downOSDs() == 0:
-			s.kill(name)
+		whole := cut < 0 && c.downCount() == 0
+		switch k := rng.IntN(5); {
+		case k == 0 && whole:
+			c.kill(osd)
 			faults["kill"]++
 		case k == 1 && len(out) == 0:
-			s.cli("osd", "out", fmt.Sprint(osd))
+			c.cli("osd", "out", fmt.Sprint(osd))
 			out[osd] = true
 			faults["out"]++
 		case k == 2:
-			s.overwrite(name, rng)
+			c.overwrite(fmt.Sprint("osd.", osd), rng)
 			faults["overwritten bytes"]++
-		default: // heal: restart what is down, mark in what is out
-			s.restart()
-			for o := range out {
-				s.cli("osd", "in", fmt.Sprint(o))
-				delete(out, o)
-			}
+		case k == 3 && whole:
+			c.cut(osd, true)
+			cut = osd
+			faults["partition"]++
+		default:
+			heal()
 			faults["heal"]++
 		}
-		s.keepsWriting(fmt.Sprintf("in round %d (%v)", round, faults), 20)
+		c.keepsWriting(fmt.Sprintf("in round %d (%v)", round, faults), 20)
 	}
-	s.restart()
-	for o := range out {
-		s.cli("osd", "in", fmt.Sprint(o))
-	}
+	heal()
 	stop()
-	s.waitFor("every PG active+clean", 3*time.Minute, func() bool { return pgsAllActiveClean(s.cli("pg", "stat")) })
-	pgs := s.pgIDs()
-	s.scrubAll(pgs, "repair")
-	s.scrubAll(pgs, "deep-scrub")
-	s.healthOK()
-	s.verify()
-	s.mu.Lock()
-	t.Logf("thrash: faults %v; %d writes acknowledged and read back at the end", faults, s.writes)
-	s.mu.Unlock()
+	c.waitFor("every OSD up", 3*time.Minute, func() bool { return c.upOSDs() == len(c.osds) })
+	c.waitFor("every PG active+clean", 3*time.Minute, func() bool { return pgsAllActiveClean(c.cli("pg", "stat")) })
+	pgs := c.pgIDs()
+	c.scrubAll(pgs, "repair")
+	c.scrubAll(pgs, "deep-scrub")
+	c.healthOK()
+	c.verify()
+	c.mu.Lock()
+	t.Logf("thrash: faults %v; %d writes acknowledged and read back at the end", faults, c.writes)
+	c.mu.Unlock()
+}
+
+// downCount counts the OSDs whose process is not running.
+func (c *nsCluster) downCount() int {
+	n := 0
+	for i := range c.osds {
+		if !c.running(i) {
+			n++
+		}
+	}
+	return n
 }
 
 // pgsAllActiveClean reports whether a pg stat line counts only
@@ -81,17 +104,6 @@ func pgsAllActiveClean(stat string) bool {
 	}
 	states, _, _ := strings.Cut(rest, ";")
 	return !strings.Contains(states, ",") && strings.HasSuffix(strings.TrimSpace(states), " active+clean")
-}
-
-// downOSDs counts the OSDs not running.
-func (s *surfCluster) downOSDs() int {
-	n := 0
-	for name, st := range localStatus(s.t, s.dir) {
-		if strings.HasPrefix(name, "osd.") && st.State != launcher.Running {
-			n++
-		}
-	}
-	return n
 }
 
 // overwrite writes 256 KiB of random bytes at a random place in the first

@@ -163,9 +163,11 @@ func (p *pg) baseStateLocked() string {
 	case p.isPrimaryLocked() && p.down != "":
 		return "down"
 	case p.isPrimaryLocked() && !p.activated && len(p.unfound) > 0:
-		return "peering+recovery_unfound+degraded"
+		return "incomplete"
 	case p.isPrimaryLocked() && !p.activated && p.recovering != "":
 		return "peering+" + p.recovering + "+degraded"
+	case p.isPrimaryLocked() && !p.activated && p.info.LastEpochStarted == 0:
+		return "creating+peering" // never active yet: a new PG
 	case p.isPrimaryLocked() && !p.activated:
 		return "peering"
 	case len(p.acting) < max(p.pool.MinSize, 1):

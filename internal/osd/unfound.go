@@ -15,7 +15,7 @@ import (
 // Unfound objects. When no reachable OSD holds a readable copy of an
 // object at the version the authoritative log gives it (the OSDs that
 // had it are down, or their copies rotted), the primary cannot go active
-// without losing it: the PG stays in peering+recovery_unfound, reports
+// without losing it: the PG stays incomplete (Ceph's name), reports
 // how many objects are unfound (OBJECT_UNFOUND) and tries again every few
 // seconds, in case an OSD holding a copy returns. If none will, an
 // operator runs `cuttle pg mark_unfound_lost PGID delete`: the next

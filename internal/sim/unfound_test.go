@@ -14,7 +14,7 @@ import (
 
 // An object whose only current copy rots while the other OSDs were away
 // is unfound: its PG does not go active without it, says so
-// (peering+recovery_unfound, an unfound count for OBJECT_UNFOUND), and
+// (incomplete, with an unfound count for OBJECT_UNFOUND), and
 // waits. An operator's mark_unfound_lost delete lets it go on without
 // the object, which then reads as absent everywhere; every other object
 // survives.
@@ -50,8 +50,8 @@ func TestUnfoundObjectMarkedLost(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 
-		if state := pgState(c, primary, pg); state != "peering+recovery_unfound+degraded" {
-			t.Fatalf("pg %v is %q, want peering+recovery_unfound+degraded", pg, state)
+		if state := pgState(c, primary, pg); state != "incomplete" {
+			t.Fatalf("pg %v is %q, want incomplete", pg, state)
 		}
 		var unfound int
 		for _, st := range c.OSDs[primary].D.PGs() {
