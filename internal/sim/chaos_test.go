@@ -34,12 +34,13 @@ import (
 var (
 	chaosSeeds = flag.Int("chaos.seeds", 12, "how many seeds TestChaos runs")
 	chaosSeed  = flag.Uint64("chaos.seed", 0, "run TestChaos with this seed only")
+	chaosFirst = flag.Uint64("chaos.first", 1, "the first of the seeds TestChaos runs (to explore other ranges)")
 )
 
 func TestChaos(t *testing.T) {
 	seeds := make([]uint64, *chaosSeeds)
 	for i := range seeds {
-		seeds[i] = uint64(i + 1)
+		seeds[i] = *chaosFirst + uint64(i)
 	}
 	if *chaosSeed != 0 {
 		seeds = []uint64{*chaosSeed}
