@@ -42,20 +42,26 @@ func pgTell(cf *clusterFlags, out *Output, verb, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, err := cf.dial(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			r, err := conn.PGCommand(ctx, args[0], "pg "+verb)
-			if err != nil {
-				return err
-			}
-			return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
+			return sendPGCommand(cmd, cf, out, args[0], "pg "+verb)
 		},
 	}
+}
+
+// sendPGCommand sends prefix (with arguments kv) about pgid to the PG's
+// acting primary and prints its answer.
+func sendPGCommand(cmd *cobra.Command, cf *clusterFlags, out *Output, pgid, prefix string, kv ...string) error {
+	conn, err := cf.dial(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+	defer cancel()
+	r, err := conn.PGCommand(ctx, pgid, prefix, kv...)
+	if err != nil {
+		return err
+	}
+	return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
 }
 
 // markUnfoundLostCommand is "cuttle pg mark_unfound_lost PGID delete":
@@ -76,18 +82,7 @@ an older copy, which Cuttle does not keep).`,
 			if args[1] != "delete" {
 				return fmt.Errorf("mode %q: want delete", args[1])
 			}
-			conn, err := cf.dial(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			r, err := conn.PGCommand(ctx, args[0], "pg mark_unfound_lost", "mode", args[1])
-			if err != nil {
-				return err
-			}
-			return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
+			return sendPGCommand(cmd, cf, out, args[0], "pg mark_unfound_lost", "mode", args[1])
 		},
 	}
 }

@@ -947,10 +947,8 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 			if !p.deliver(waitKey{typ: wire.TypePGAck, from: sender, object: m.Object}, m) {
 				p.postToRun(sender, m)
 			}
-		case wire.PGPull: // a request, or the authority's list for this primary
-			if !p.postToRun(sender, m) {
-				o.wg.Go(func() { p.answerPull(from, m) })
-			}
+		case wire.PGPull:
+			o.wg.Go(func() { p.answerPull(from, m) })
 		case wire.PGPush: // to apply, or the answer to this primary's pull
 			if !p.deliver(waitKey{typ: wire.TypePGPush, from: sender, object: m.Object}, m) && !p.postToRun(sender, m) {
 				o.wg.Go(func() { p.takePush(from, m) })
@@ -994,30 +992,10 @@ func (o *OSD) answerQuery(from msgr.Peer, p *pg, q wire.PGQuery) {
 	o.reply(from, wire.TypePGNotify, n.Encode())
 }
 
-// answerPull pushes the objects the primary asked for (all, listed
-// first, for an All pull). It refuses those it lacks (its missing set),
-// which the primary then fetches elsewhere.
+// answerPull pushes the objects the primary asked for. It refuses those
+// it lacks (its missing set), which the primary then fetches elsewhere.
 func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
 	objs := q.Objects
-	if q.All {
-		var err error
-		if objs, err = p.allObjects(); err != nil {
-			p.o.log.Error("peering: cannot list the PG for the primary", "pg", p.id.String(), "err", err)
-			return
-		}
-		listed := make(map[objid.ID]bool, len(objs))
-		for _, id := range objs {
-			listed[id] = true
-		}
-		p.mu.Lock()
-		for id := range p.missing {
-			if !listed[id] {
-				objs = append(objs, id)
-			}
-		}
-		p.mu.Unlock()
-		p.reply(from, wire.TypePGPull, wire.PGPull{PGInterval: q.PGInterval, Objects: objs}.Encode())
-	}
 	for _, id := range objs {
 		p.mu.Lock()
 		lacks := p.missing[id]

@@ -49,9 +49,9 @@ type PGNotify struct {
 	Missing []objid.ID
 }
 
-// PGPull asks the PG's authoritative member to push the objects listed;
-// with All, every object it holds, which it first lists in a PGPull of
-// its own (the answer to an All pull).
+// PGPull asks a member of the PG to push the objects listed. All is
+// kept in the encoding but no longer sent (a primary that needs every
+// object asks for pg_temp instead); members ignore it.
 type PGPull struct {
 	PGInterval
 	Objects []objid.ID
