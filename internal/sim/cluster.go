@@ -46,8 +46,9 @@ type Options struct {
 	// ScrubInterval and DeepScrubInterval schedule the OSDs' scrubs
 	// (default: the OSD's, a day and a week).
 	ScrubInterval, DeepScrubInterval time.Duration
-	// RecoveryMaxPushes and RecoverySleep throttle the OSDs' recovery
-	// (default: the OSD's).
+	// RecoveryMaxPGs, RecoveryMaxPushes and RecoverySleep throttle the
+	// OSDs' recovery (default: the OSD's).
+	RecoveryMaxPGs    int
 	RecoveryMaxPushes int
 	RecoverySleep     time.Duration
 }
@@ -199,7 +200,7 @@ func (c *Cluster) StartOSD(id int32) {
 	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
 		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
 		ScrubInterval: c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval,
-		RecoveryMaxPushes: c.opts.RecoveryMaxPushes, RecoverySleep: c.opts.RecoverySleep})
+		RecoveryMaxPGs: c.opts.RecoveryMaxPGs, RecoveryMaxPushes: c.opts.RecoveryMaxPushes, RecoverySleep: c.opts.RecoverySleep})
 	if err != nil {
 		c.t.Fatalf("osd.%d: %v", id, err)
 	}

@@ -102,7 +102,7 @@ func TestRecoveryRunsBehindClientIO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// One push at a time, a second apart (virtual): recovering 20
 		// objects takes 20 s, long after the PG went active.
-		c, io := newPoolCluster(t, Options{RecoveryMaxPushes: 1, RecoverySleep: time.Second}, 2, "h1", "h2", "h3")
+		c, io := newPoolCluster(t, Options{RecoveryMaxPGs: 8, RecoveryMaxPushes: 1, RecoverySleep: time.Second}, 2, "h1", "h2", "h3")
 		ctx := context.Background()
 		_, pg, mp := place(t, c, "probe")
 		returning, primary := mp.Acting[2], mp.ActingPrimary
@@ -175,7 +175,7 @@ func pgState(c *Cluster, id int32, pg osdmap.PG) string {
 // then hands the PG back to it by removing the temporary set.
 func TestBackfillOfAPrimaryUsesPGTemp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, io := newPoolCluster(t, Options{LogEntries: 4, RecoveryMaxPushes: 1, RecoverySleep: time.Second}, 2, "h1", "h2", "h3")
+		c, io := newPoolCluster(t, Options{LogEntries: 4, RecoveryMaxPGs: 8, RecoveryMaxPushes: 1, RecoverySleep: time.Second}, 2, "h1", "h2", "h3")
 		ctx := context.Background()
 		_, pg, mp := place(t, c, "probe")
 		returning := mp.ActingPrimary
