@@ -91,18 +91,21 @@ func (s *Store) readFull(p []byte, off uint64) error {
 	return nil
 }
 
-// readVerified reads len(p) bytes at off like readFull and calls verify
-// on each piece it read, [lo, hi) of p, returning the first error. Large
+// readVerified reads n bytes at off into dst() like readFull and calls
+// verify on each piece it read, [lo, hi) of the destination, returning
+// the first error. dst returns the destination, waiting for it to be
+// allocated if need be; it is called only once data has arrived. Large
 // reads go through staging buffers in pieces read at once, and each
 // piece is copied and verified as it arrives, while the device still
 // reads the others.
-func (s *Store) readVerified(p []byte, off uint64, verify func(lo, hi int) error) error {
-	if s.direct != nil && len(p) >= directMax && off%directAlign == 0 && len(p)%directAlign == 0 {
+func (s *Store) readVerified(n int, dst func() []byte, off uint64, verify func(lo, hi int) error) error {
+	if s.direct != nil && n >= directMax && off%directAlign == 0 && n%directAlign == 0 {
 		if b := s.staging.get(); b != nil {
 			defer s.staging.put(b)
-			return s.readStaged(p, off, b, verify)
+			return s.readStaged(n, dst, off, b, verify)
 		}
 	}
+	p := dst()
 	if err := s.readFull(p, off); err != nil {
 		return err
 	}
@@ -113,20 +116,22 @@ func (s *Store) readVerified(p []byte, off uint64, verify func(lo, hi int) error
 // one device request each.
 const stagedPiece = 1 << 20
 
-// readStaged reads p at off through the staging buffer b, one
-// stagingSize window at a time, each in stagedPiece pieces read at once.
-func (s *Store) readStaged(p []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
-	for lo := 0; lo < len(p); lo += stagingSize {
-		window := p[lo:min(lo+stagingSize, len(p))]
-		pieces := (len(window) + stagedPiece - 1) / stagedPiece
+// readStaged reads n bytes at off into dst() through the staging buffer
+// b, one stagingSize window at a time, each in stagedPiece pieces read at
+// once.
+func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
+	for lo := 0; lo < n; lo += stagingSize {
+		wlen := min(stagingSize, n-lo)
+		pieces := (wlen + stagedPiece - 1) / stagedPiece
 		errs := make([]error, pieces)
 		var wg sync.WaitGroup
 		for i := range pieces {
-			plo, phi := i*stagedPiece, min((i+1)*stagedPiece, len(window))
+			plo, phi := i*stagedPiece, min((i+1)*stagedPiece, wlen)
 			wg.Go(func() {
 				at := int64(off) + int64(lo+plo)
 				errs[i] = s.readPiece(b[plo:phi], at)
 				if errs[i] == nil {
+					window := dst()[lo : lo+wlen]
 					copy(window[plo:phi], b[plo:phi])
 					errs[i] = verify(lo+plo, lo+phi)
 				}
