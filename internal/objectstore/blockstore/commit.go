@@ -72,10 +72,7 @@ func (q *groupQueue) push(g stagedGroup) {
 	q.mu.Lock()
 	q.groups = append(q.groups, g)
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.signal()
 }
 
 // close tells the next stage no more groups come; it still gets the
@@ -84,10 +81,7 @@ func (q *groupQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.signal()
 }
 
 // take waits for groups and returns all queued; ok is false once the
@@ -105,6 +99,23 @@ func (q *groupQueue) take() (groups []stagedGroup, ok bool) {
 			return nil, false
 		}
 		<-q.wake
+	}
+}
+
+// poll returns the queued groups without waiting, and whether the queue
+// is closed and empty.
+func (q *groupQueue) poll() (groups []stagedGroup, closed bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	groups, q.groups = q.groups, nil
+	return groups, q.closed && len(groups) == 0
+}
+
+// signal wakes the stage waiting on q without queueing anything.
+func (q *groupQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -161,6 +172,7 @@ func (s *Store) committer() {
 		group := s.queue
 		s.queue = nil
 		s.inFlight.Add(1)
+		s.groupsInFlight.Add(1)
 		s.queueMu.Unlock()
 		failed := s.failure()
 		var batch *pebble.Batch
@@ -171,7 +183,7 @@ func (s *Store) committer() {
 		}
 		if failed != nil {
 			failGroup(group, failed)
-			s.inFlight.Done()
+			s.groupGone()
 			continue
 		}
 		s.toSync.push(stagedGroup{group, batch})
@@ -360,7 +372,7 @@ func (s *Store) syncer() {
 				err = fmt.Errorf("sync pebble WAL: %w", err)
 				s.fail(err, "sync", len(g.txns))
 				failGroup(g.txns, err)
-				s.inFlight.Done()
+				s.groupGone()
 				continue
 			}
 			for _, p := range g.txns {
@@ -380,16 +392,64 @@ func (s *Store) applier() {
 		if !ok {
 			return
 		}
+		groups = s.gatherDeferred(groups)
 		if s.failure() == nil && !s.opts.testSkipDeferredApply {
 			if err := s.finishGroups(groups); err != nil {
 				s.fail(err, "deferred", len(groups))
 			}
 		}
-		for _, g := range groups {
-			s.finished(g.txns[len(g.txns)-1].seq)
-			s.inFlight.Done()
+		last := groups[len(groups)-1].txns
+		s.finished(last[len(last)-1].seq)
+		for range groups {
+			s.groupGone()
 		}
 	}
+}
+
+// applyBatchMin is how many deferred writes the applier gathers before it
+// writes them, while more groups are on their way. One io_submit of many
+// writes costs the kernel (and, in a virtual machine, the doorbell to the
+// host) less per write than several small ones, and the applier wakes,
+// and takes prepMu to publish its progress, less often. With 16 writers
+// of 4 KiB the applier's CPU per write fell by about a tenth.
+const applyBatchMin = 64
+
+// gatherDeferred adds to groups those that arrive while fewer than
+// applyBatchMin deferred writes are in hand and other groups are still
+// in the committer or the syncer. Deferred data stays readable meanwhile
+// (the data overlay holds it), and a group that fails upstream wakes the
+// applier (groupGone), so it never waits for a group that will not come.
+func (s *Store) gatherDeferred(groups []stagedGroup) []stagedGroup {
+	for countDeferred(groups) < applyBatchMin && int(s.groupsInFlight.Load()) > len(groups) {
+		more, closed := s.toApply.poll()
+		if closed {
+			break
+		}
+		if len(more) == 0 {
+			<-s.toApply.wake
+			continue
+		}
+		groups = append(groups, more...)
+	}
+	return groups
+}
+
+func countDeferred(groups []stagedGroup) int {
+	n := 0
+	for _, g := range groups {
+		for _, p := range g.txns {
+			n += len(p.deferred)
+		}
+	}
+	return n
+}
+
+// groupGone records that a group has left the pipeline, and wakes the
+// applier in case it is waiting for it.
+func (s *Store) groupGone() {
+	s.groupsInFlight.Add(-1)
+	s.inFlight.Done()
+	s.toApply.signal()
 }
 
 // finishGroups applies durable groups' deferred writes, releases the

@@ -93,6 +93,7 @@ type Store struct {
 	// and the groups taken from the queue but not through the applier.
 	toSync, toApply *groupQueue
 	inFlight        sync.WaitGroup
+	groupsInFlight  atomic.Int64  // groups between the committer and the applier's end
 	finishedSeq     uint64        // every transaction up to it is through the pipeline (prepMu)
 	finishedCh      chan struct{} // closed and replaced when finishedSeq moves (prepMu)
 
