@@ -3,6 +3,7 @@ package encoding
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // envelopeHeaderSize is the size of version u8, compat u8 and length u32.
@@ -13,6 +14,10 @@ const envelopeHeaderSize = 6
 type Encoder struct {
 	buf []byte
 }
+
+// Grow makes room for n more bytes, so that encoding that many appends
+// without reallocating.
+func (e *Encoder) Grow(n int) { e.buf = slices.Grow(e.buf, n) }
 
 // Uint8 appends v.
 func (e *Encoder) Uint8(v uint8) { e.buf = append(e.buf, v) }

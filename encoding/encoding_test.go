@@ -449,3 +449,17 @@ func BenchmarkEncodeDecode(b *testing.B) {
 		}
 	}
 }
+
+func TestGrowKeepsDataAndMakesRoom(t *testing.T) {
+	var e Encoder
+	e.Uint8(7)
+	e.Grow(4096)
+	before := &e.Data()[0]
+	if got := e.Data(); len(got) != 1 || got[0] != 7 {
+		t.Fatalf("Grow changed the data: %v", got)
+	}
+	e.Bytes(make([]byte, 4000))
+	if &e.Data()[0] != before {
+		t.Error("appending within the grown room reallocated the buffer")
+	}
+}

@@ -183,6 +183,7 @@ const maxDeferredBytes = 1 << 30
 
 func (w deferredWrite) encode() []byte {
 	var e encoding.Encoder
+	e.Grow(len(w.Data) + 32) // the envelope and two varints
 	m := e.Begin(1, 1)
 	e.Uvarint(w.DevOff)
 	e.Bytes(w.Data)

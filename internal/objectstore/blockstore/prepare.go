@@ -267,7 +267,6 @@ func (ts *txnState) finish() *pendingTxn {
 	// Data: copy-on-write blocks are written before the batch commits,
 	// deferred blocks go into the batch and are applied after.
 	offs := slices.Sorted(mapsKeys(ts.blocks))
-	cb := s.sb.ChecksumBlock
 	for _, off := range offs {
 		b := ts.blocks[off]
 		s.data.put(ts.seq, off, b.data)
@@ -292,9 +291,13 @@ func (ts *txnState) finish() *pendingTxn {
 				}
 			}
 		}
-		data := b.data // copy-on-write data is immutable: write it as it is
+		// Block data never changes: write it as it is. Deferred data is
+		// the transaction's own copy; its capacity is capped so that a
+		// merge above copies rather than appending into memory next to
+		// it.
+		data := b.data
 		if b.deferred {
-			data = append(make([]byte, 0, cb), b.data...)
+			data = data[:len(data):len(data)]
 		}
 		*list = append(*list, deferredWrite{DevOff: off, Data: data})
 	}
