@@ -220,6 +220,8 @@ func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
 // 4 MiB writes to a quarter of what the disk takes directly. The data
 // sync that follows covers both kinds.
 func (s *Store) writeCOW(group []*pendingTxn) (bool, error) {
+	s.writes.begin()
+	defer s.writes.end()
 	var direct []deferredWrite
 	wrote := false
 	for _, p := range group {

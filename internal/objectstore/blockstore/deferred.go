@@ -54,6 +54,8 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // and a unit's copy-on-write data is synced before the batch that maps
 // it, long before a deferred write into it.
 func (s *Store) writeInPlace(ws []deferredWrite) error {
+	s.writes.begin()
+	defer s.writes.end()
 	if s.aioW == nil {
 		for _, w := range ws {
 			if err := s.writeBuffered(w); err != nil {

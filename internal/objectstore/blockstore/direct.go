@@ -100,6 +100,11 @@ func (s *Store) readFull(p []byte, off uint64) error {
 // reads the others.
 func (s *Store) readVerified(n int, dst func() []byte, off uint64, verify func(lo, hi int) error) error {
 	if s.direct != nil && n >= directMax && off%directAlign == 0 && n%directAlign == 0 {
+		if p := s.startRead(off, n); p != nil {
+			if s.takePrefetch(p) {
+				return s.readPrefetched(p, dst, verify)
+			}
+		}
 		if b := s.staging.get(); b != nil {
 			defer s.staging.put(b)
 			return s.readStaged(n, dst, off, b, verify)
@@ -120,25 +125,15 @@ const stagedPiece = 1 << 20
 // b, one stagingSize window at a time, each in stagedPiece pieces read at
 // once.
 func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
-	for lo := 0; lo < n; lo += stagingSize {
-		wlen := min(stagingSize, n-lo)
-		pieces := (wlen + stagedPiece - 1) / stagedPiece
-		errs := make([]error, pieces)
-		var wg sync.WaitGroup
-		for i := range pieces {
-			plo, phi := i*stagedPiece, min((i+1)*stagedPiece, wlen)
-			wg.Go(func() {
-				at := int64(off) + int64(lo+plo)
-				errs[i] = s.readPiece(b[plo:phi], at)
-				if errs[i] == nil {
-					window := dst()[lo : lo+wlen]
-					copy(window[plo:phi], b[plo:phi])
-					errs[i] = verify(lo+plo, lo+phi)
-				}
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+	for w := 0; w < n; w += stagingSize {
+		err := spread(min(stagingSize, n-w), func(lo, hi int) error {
+			if err := s.readPiece(b[lo:hi], int64(off)+int64(w+lo)); err != nil {
+				return err
+			}
+			copy(dst()[w+lo:w+hi], b[lo:hi])
+			return verify(w+lo, w+hi)
+		})
+		if err != nil {
 			return err
 		}
 	}

@@ -12,3 +12,6 @@ func RecordCacheBytes(s *Store) int64 { return s.cache.usedBytes() }
 
 // DirectWrites returns how many copy-on-write writes went with O_DIRECT.
 func DirectWrites(s *Store) uint64 { return s.statDirectWrites.Load() }
+
+// ReadaheadHits returns how many large reads a prefetch served.
+func ReadaheadHits(s *Store) uint64 { return s.statReadahead.Load() }

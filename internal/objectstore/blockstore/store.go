@@ -36,8 +36,12 @@ type Store struct {
 	wal *walHealth
 	// staging holds the huge-page buffers of large direct reads.
 	staging stagingPool
-	table   *crc32.Table
-	cache   *recordCache
+	// ra prefetches for sequential large reads; writes tells it whether
+	// the data file changed under a prefetch (readahead.go).
+	ra     readahead
+	writes dataWrites
+	table  *crc32.Table
+	cache  *recordCache
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
@@ -88,6 +92,7 @@ type Store struct {
 	// durable.
 	statSyncs, statTxns atomic.Uint64
 	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
+	statReadahead       atomic.Uint64 // large reads served from a prefetch
 
 	// The commit pipeline (commit.go): hand-offs between its stages,
 	// and the groups taken from the queue but not through the applier.
@@ -463,6 +468,7 @@ func (s *Store) Close() error {
 	s.applyMu.Lock()
 	s.readClosed = true
 	s.applyMu.Unlock()
+	s.ra.wg.Wait() // no read is left to start a prefetch
 	var errs []error
 	if s.failed == nil && !s.opts.testSkipDeferredApply {
 		if err := s.syncDeferred(pebble.Sync); err != nil {
