@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
@@ -187,13 +188,20 @@ func syncDir(fs vfs.FS, dir string) error {
 
 func pebbleOptions(opts Options) *pebble.Options {
 	b := opts.budget()
-	return &pebble.Options{
+	o := &pebble.Options{
 		FS:                          opts.FS,
 		Logger:                      pebblelog.Logger{Log: opts.Logger.WithGroup("pebble"), Prefix: "blockstore"},
 		Cache:                       pebble.NewCache(b.blockCache),
 		MemTableSize:                b.memTable,
 		MemTableStopWritesThreshold: memTables,
 	}
+	// Bloom filters on every level (later levels take L0's): a new
+	// object's first write looks its record up, and without filters a
+	// lookup of a key that is nowhere searched the index of every table
+	// it could be in (about 30 µs per replicated 4 KiB create in the OSD
+	// benchmark's profile).
+	o.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	return o
 }
 
 // openPebble opens the metadata database with o and drops the
