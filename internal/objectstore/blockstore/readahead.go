@@ -6,15 +6,15 @@ import (
 	"sync/atomic"
 )
 
-// Readahead for sequential large reads. When a large direct read starts
-// where the previous one ended on the device (an object read in pieces,
-// or objects written one after another and read back in that order), the
-// store reads the next stretch of the device, as long as this read, into
-// a spare staging buffer while the caller deals with this one. The next
-// read takes it if it starts there. The kernel does the same for a
-// buffered file; direct reads get no help from it. Without it a 4 MiB
-// read waits for the device and then copies and checks the data while the
-// device idles; with it the two overlap.
+// Readahead for sequential large reads. When large direct reads start
+// where the previous one ended on the device, twice in a row (an object
+// read in pieces, or objects written one after another and read back in
+// that order), the store reads the next two stretches of the device, each
+// as long as this read, into spare staging buffers while the caller deals
+// with this one. The next read takes its stretch if it starts there. The
+// kernel does the same for a buffered file; direct reads get no help from
+// it. Without it a 4 MiB read waits for the device and then copies and
+// checks the data while the device idles; with it the two overlap.
 //
 // A prefetch holds bytes of the data file as they were when it was read.
 // It is used only if no write to the data file began or was under way
@@ -60,6 +60,7 @@ type prefetch struct {
 type readahead struct {
 	mu      sync.Mutex
 	lastEnd uint64      // device offset where the last large read ended
+	run     int         // consecutive large reads that each began at lastEnd
 	ahead   []*prefetch // not yet taken, in device order
 	wg      sync.WaitGroup
 }
@@ -67,6 +68,12 @@ type readahead struct {
 // readaheadDepth is how many reads' worth the stream reads ahead: two
 // keep the device busy while the caller copies and checks one.
 const readaheadDepth = 2
+
+// readaheadAfter is how many reads in a row must each continue the last
+// before the store reads ahead: large reads from many clients at once
+// sometimes land one after another on the device by chance, and a
+// prefetch for them would only cost the device time.
+const readaheadAfter = 2
 
 // startRead notes a large read of n bytes at off and, if it continues
 // the last one, makes sure the readaheadDepth stretches of n bytes after
@@ -78,6 +85,11 @@ func (s *Store) startRead(off uint64, n int) *prefetch {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	sequential := off == ra.lastEnd
+	if sequential {
+		ra.run++
+	} else {
+		ra.run = 0
+	}
 	ra.lastEnd = off + uint64(n)
 	var mine *prefetch
 	horizon := off + uint64((readaheadDepth+1)*n)
@@ -93,7 +105,7 @@ func (s *Store) startRead(off uint64, n int) *prefetch {
 		}
 	}
 	ra.ahead = keep
-	if !sequential || n > stagingSize {
+	if ra.run < readaheadAfter || n > stagingSize {
 		return mine
 	}
 	for next := off + uint64(n); next < horizon && next+uint64(n) <= s.sb.Size; next += uint64(n) {
