@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -220,13 +221,14 @@ func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
 // 4 MiB writes to a quarter of what the disk takes directly. The data
 // sync that follows covers both kinds.
 func (s *Store) writeCOW(group []*pendingTxn) (bool, error) {
-	s.writes.begin()
+	if !slices.ContainsFunc(group, func(p *pendingTxn) bool { return len(p.writes) > 0 }) {
+		return false, nil
+	}
+	s.writes.begin() // only around real writes: each one voids the prefetches
 	defer s.writes.end()
 	var direct []deferredWrite
-	wrote := false
 	for _, p := range group {
 		for _, w := range p.writes {
-			wrote = true
 			if s.direct != nil && len(w.Data) >= directWriteMin && isAligned(w.Data, w.DevOff) {
 				direct = append(direct, w)
 				continue
@@ -236,7 +238,7 @@ func (s *Store) writeCOW(group []*pendingTxn) (bool, error) {
 			}
 		}
 	}
-	return wrote, s.writeDirectCOW(direct)
+	return true, s.writeDirectCOW(direct)
 }
 
 // directWriteMin is the size from which aligned copy-on-write data goes

@@ -54,7 +54,10 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // and a unit's copy-on-write data is synced before the batch that maps
 // it, long before a deferred write into it.
 func (s *Store) writeInPlace(ws []deferredWrite) error {
-	s.writes.begin()
+	if len(ws) == 0 {
+		return nil
+	}
+	s.writes.begin() // only around real writes: each one voids the prefetches
 	defer s.writes.end()
 	if s.aioW == nil {
 		for _, w := range ws {
