@@ -75,11 +75,11 @@ const readaheadDepth = 2
 // prefetch for them would only cost the device time.
 const readaheadAfter = 2
 
-// startRead notes a large read of n bytes at off and, if it continues
-// the last one, makes sure the readaheadDepth stretches of n bytes after
-// it are being prefetched. It returns the prefetch for exactly this
-// read, if there is one, which the caller takes (takePrefetch) and gives
-// back.
+// startRead notes a large read of n bytes at off and, once
+// readaheadAfter reads in a row have each continued the last one, makes
+// sure the readaheadDepth stretches of n bytes after it are being
+// prefetched. It returns the prefetch for exactly this read, if there is
+// one, which the caller takes (takePrefetch) and gives back.
 func (s *Store) startRead(off uint64, n int) *prefetch {
 	ra := &s.ra
 	ra.mu.Lock()
