@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
 )
 
@@ -50,18 +50,9 @@ func pgTell(cf *clusterFlags, out *Output, verb, short string) *cobra.Command {
 // sendPGCommand sends prefix (with arguments kv) about pgid to the PG's
 // acting primary and prints its answer.
 func sendPGCommand(cmd *cobra.Command, cf *clusterFlags, out *Output, pgid, prefix string, kv ...string) error {
-	conn, err := cf.dial(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-	defer cancel()
-	r, err := conn.PGCommand(ctx, pgid, prefix, kv...)
-	if err != nil {
-		return err
-	}
-	return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
+	return sendDaemonCommand(cmd, cf, out, func(ctx context.Context, c *rados.Conn) (rados.MonReply, error) {
+		return c.PGCommand(ctx, pgid, prefix, kv...)
+	})
 }
 
 // markUnfoundLostCommand is "cuttle pg mark_unfound_lost PGID delete":

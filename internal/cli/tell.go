@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
 )
 
@@ -32,18 +33,26 @@ The entity needs osd caps of '*' (client.admin has them).`,
 			if !ok || err != nil || n < 0 {
 				return fmt.Errorf("tell: %q is not an OSD (want osd.N)", args[0])
 			}
-			conn, err := f.dial(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
-			defer cancel()
-			r, err := conn.OSDCommand(ctx, int32(n), args[1])
-			if err != nil {
-				return err
-			}
-			return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
+			return sendDaemonCommand(cmd, f, out, func(ctx context.Context, c *rados.Conn) (rados.MonReply, error) {
+				return c.OSDCommand(ctx, int32(n), args[1])
+			})
 		},
 	})
+}
+
+// sendDaemonCommand connects to the cluster, sends one daemon command
+// with send, bounded by the command timeout, and prints the answer.
+func sendDaemonCommand(cmd *cobra.Command, cf *clusterFlags, out *Output, send func(context.Context, *rados.Conn) (rados.MonReply, error)) error {
+	conn, err := cf.dial(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+	defer cancel()
+	r, err := send(ctx, conn)
+	if err != nil {
+		return err
+	}
+	return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
 }
