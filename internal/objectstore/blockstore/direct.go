@@ -13,7 +13,7 @@ import (
 // data file a second time with O_DIRECT. Small aligned reads go through it
 // with Linux AIO (no kernel readahead pulling in neighbours, no page-cache
 // copy); large aligned reads (directMax and up) go through it too, split
-// into directChunk pieces read at once: large copy-on-write data is
+// into directPiece pieces read at once: large copy-on-write data is
 // written with O_DIRECT (commit.go), so it is not in the page cache, and a
 // cold buffered read of it cost the kernel far more CPU than a direct one
 // (4 MiB: 375 MB/s buffered, 570-700 MB/s direct on the benchmark disk).
@@ -26,13 +26,14 @@ import (
 // block size of common devices).
 const directAlign = 4096
 
-// directMax is the size from which reads are split into directChunk
-// pieces read at once (readDirectParallel).
+// directMax is the size from which reads are split into directPiece
+// pieces read at once.
 const directMax = 256 << 10
 
-// directChunk is the piece of a large direct read; several in flight give
-// the device the queue depth one synchronous read lacks.
-const directChunk = 1 << 20
+// directPiece is the piece of a large direct read done at once: several
+// in flight give the device the queue depth one synchronous read lacks,
+// and on a huge-page staging buffer each is one device request.
+const directPiece = 1 << 20
 
 // alignedBuf returns a zeroed n-byte slice whose first byte is
 // directAlign aligned.
@@ -117,12 +118,8 @@ func (s *Store) readVerified(n int, dst func() []byte, off uint64, verify func(l
 	return verify(0, len(p))
 }
 
-// stagedPiece is the piece of a staged read done at once: on a huge page,
-// one device request each.
-const stagedPiece = 1 << 20
-
 // readStaged reads n bytes at off into dst() through the staging buffer
-// b, one stagingSize window at a time, each in stagedPiece pieces read at
+// b, one stagingSize window at a time, each in directPiece pieces read at
 // once.
 func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
 	for w := 0; w < n; w += stagingSize {
@@ -158,19 +155,29 @@ func (s *Store) readPiece(p []byte, off int64) error {
 }
 
 // readDirectParallel reads a large aligned range with O_DIRECT in
-// directChunk pieces, all at once. Data written with O_DIRECT (large
+// directPiece pieces, all at once. Data written with O_DIRECT (large
 // copy-on-write data) is not in the page cache, and a cold buffered read
 // of 4 MiB cost the kernel about 10 ms of CPU here (375 MB/s) where these
 // reads reached 700 MB/s and more.
 func (s *Store) readDirectParallel(p []byte, off uint64) error {
-	pieces := (len(p) + directChunk - 1) / directChunk
+	return spread(len(p), func(lo, hi int) error { return s.readPiece(p[lo:hi], int64(off)+int64(lo)) })
+}
+
+// spread runs f on [0, n) in directPiece pieces at once and returns the
+// first error.
+func spread(n int, f func(lo, hi int) error) error {
+	pieces := (n + directPiece - 1) / directPiece
 	errs := make([]error, pieces)
 	var wg sync.WaitGroup
 	for i := range pieces {
-		lo := i * directChunk
-		hi := min(lo+directChunk, len(p))
-		wg.Go(func() { errs[i] = s.readPiece(p[lo:hi], int64(off)+int64(lo)) })
+		lo, hi := i*directPiece, min((i+1)*directPiece, n)
+		wg.Go(func() { errs[i] = f(lo, hi) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

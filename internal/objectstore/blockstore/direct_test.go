@@ -166,14 +166,14 @@ func TestLargeStagedReads(t *testing.T) {
 	o := objid.Object(1, "", "big")
 	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
 	r := rand.New(rand.NewPCG(5, 6))
-	const size = stagingSize*2 + 3*stagedPiece + testCB // three windows
+	const size = stagingSize*2 + 3*directPiece + testCB // three windows
 	want := make([]byte, size)
-	for _, w := range []struct{ off, n int }{{0, stagingSize - 5*testAU}, {stagingSize, stagingSize + 2*stagedPiece}, {size - 7*testCB, 7 * testCB}} {
+	for _, w := range []struct{ off, n int }{{0, stagingSize - 5*testAU}, {stagingSize, stagingSize + 2*directPiece}, {size - 7*testCB, 7 * testCB}} {
 		d := randBytes(r, w.n)
 		copy(want[w.off:], d)
 		apply(t, s, new(objectstore.Transaction).Write(c, o, uint64(w.off), d))
 	}
-	for _, rg := range []struct{ off, n int }{{0, 0}, {testCB, directMax}, {stagingSize - stagedPiece, 2 * stagingSize}, {100, size - 200}} {
+	for _, rg := range []struct{ off, n int }{{0, 0}, {testCB, directMax}, {stagingSize - directPiece, 2 * stagingSize}, {100, size - 200}} {
 		got, err := s.Read(ctx, c, o, uint64(rg.off), uint64(rg.n))
 		end := size
 		if rg.n != 0 {
@@ -189,7 +189,7 @@ func TestLargeStagedReads(t *testing.T) {
 		s.staging.put(b)
 	}
 	// Flip one byte in the second window's third piece.
-	bad := uint64(stagingSize + 2*stagedPiece + 3*testCB + 17)
+	bad := uint64(stagingSize + 2*directPiece + 3*testCB + 17)
 	s.applyMu.RLock()
 	rec, err := s.record(c, o)
 	s.applyMu.RUnlock()

@@ -169,22 +169,3 @@ func (s *Store) readPrefetched(p *prefetch, dst func() []byte, verify func(lo, h
 		return verify(lo, hi)
 	})
 }
-
-// spread runs f on [0, n) in stagedPiece pieces at once and returns the
-// first error.
-func spread(n int, f func(lo, hi int) error) error {
-	pieces := (n + stagedPiece - 1) / stagedPiece
-	errs := make([]error, pieces)
-	var wg sync.WaitGroup
-	for i := range pieces {
-		lo, hi := i*stagedPiece, min((i+1)*stagedPiece, n)
-		wg.Go(func() { errs[i] = f(lo, hi) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
