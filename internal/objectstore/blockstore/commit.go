@@ -172,7 +172,6 @@ func (s *Store) committer() {
 		}
 		group := s.queue
 		s.queue = nil
-		s.inFlight.Add(1)
 		s.groupsInFlight.Add(1)
 		s.queueMu.Unlock()
 		failed := s.failure()
@@ -452,7 +451,6 @@ func countDeferred(groups []stagedGroup) int {
 // applier in case it is waiting for it.
 func (s *Store) groupGone() {
 	s.groupsInFlight.Add(-1)
-	s.inFlight.Done()
 	s.toApply.signal()
 }
 

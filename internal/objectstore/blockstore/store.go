@@ -98,7 +98,6 @@ type Store struct {
 	// The commit pipeline (commit.go): hand-offs between its stages,
 	// and the groups taken from the queue but not through the applier.
 	toSync, toApply *groupQueue
-	inFlight        sync.WaitGroup
 	groupsInFlight  atomic.Int64  // groups between the committer and the applier's end
 	finishedSeq     uint64        // every transaction up to it is through the pipeline (prepMu)
 	finishedCh      chan struct{} // closed and replaced when finishedSeq moves (prepMu)

@@ -363,10 +363,16 @@ func checkQuiescent(t *testing.T, s *Store) {
 	t.Helper()
 	// An empty transaction committing means the queue has been taken;
 	// then wait for the pipeline to finish every group.
-	if err := objectstore.Apply(context.Background(), s, new(objectstore.Transaction)); err != nil {
+	ctx := context.Background()
+	if err := objectstore.Apply(ctx, s, new(objectstore.Transaction)); err != nil {
 		t.Fatalf("empty transaction: %v", err)
 	}
-	s.inFlight.Wait()
+	s.prepMu.Lock()
+	seq := s.nextSeq
+	s.prepMu.Unlock()
+	if err := s.waitFinished(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	s.dropApplied()
