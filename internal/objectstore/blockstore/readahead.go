@@ -45,11 +45,10 @@ func (w *dataWrites) quiet() (int64, bool) {
 	return g, w.active.Load() == 0
 }
 
-// prefetch is one readahead: n bytes at off read into buf (a staging
-// buffer) by a goroutine that closes done.
+// prefetch is one readahead: len(buf) bytes at off read into buf (a
+// staging buffer) by a goroutine that closes done.
 type prefetch struct {
 	off  uint64
-	n    int
 	buf  []byte
 	gen  int64
 	done chan struct{}
@@ -96,9 +95,9 @@ func (s *Store) startRead(off uint64, n int) *prefetch {
 	keep := ra.ahead[:0]
 	for _, p := range ra.ahead {
 		switch {
-		case mine == nil && p.off == off && p.n == n:
+		case mine == nil && p.off == off && len(p.buf) == n:
 			mine = p
-		case sequential && p.n == n && p.off > off && p.off < horizon:
+		case sequential && len(p.buf) == n && p.off > off && p.off < horizon:
 			keep = append(keep, p)
 		default:
 			s.dropPrefetch(p)
@@ -132,7 +131,7 @@ func (s *Store) prefetch(off uint64, n int) *prefetch {
 	if b == nil {
 		return nil
 	}
-	p := &prefetch{off: off, n: n, buf: b[:n], gen: gen, done: make(chan struct{})}
+	p := &prefetch{off: off, buf: b[:n], gen: gen, done: make(chan struct{})}
 	s.ra.wg.Go(func() {
 		defer close(p.done)
 		p.err = spread(n, func(lo, hi int) error { return s.readPiece(p.buf[lo:hi], int64(off)+int64(lo)) })
@@ -164,7 +163,7 @@ func (s *Store) dropPrefetch(p *prefetch) {
 // pieces at once, and gives the staging buffer back.
 func (s *Store) readPrefetched(p *prefetch, dst func() []byte, verify func(lo, hi int) error) error {
 	defer s.staging.put(p.buf[:cap(p.buf)])
-	return spread(p.n, func(lo, hi int) error {
+	return spread(len(p.buf), func(lo, hi int) error {
 		copy(dst()[lo:hi], p.buf[lo:hi])
 		return verify(lo, hi)
 	})
