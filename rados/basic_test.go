@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/cuttlestore/cuttle/rados"
@@ -167,6 +168,60 @@ func TestStaleAtCurrentEpoch(t *testing.T) {
 		}
 		if rs := c.receivedFor("obj"); len(rs) != 2 || rs[1].op.Epoch != 3 {
 			t.Fatalf("arrivals: %+v", rs)
+		}
+	})
+}
+
+// An ESTALE answering an earlier send arrives after the op was sent
+// again, on the same session, at the epoch the ESTALE names: the client
+// ignores it, as it answers a send the op has moved past, and takes the
+// answer to the latest one. It used to wait for a map one past the
+// ESTALE's epoch, which a quiet cluster never makes.
+func TestStaleAnswerToEarlierAttemptIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, clusterConfig{})
+		conn, io := c.connect(t)
+		_, primary := c.objectPG("obj")
+		c.setScript(func(_ int32, op *wire.OSDOp) action {
+			if op.Attempt == 0 {
+				return actIgnore
+			}
+			return actServe
+		})
+		release := c.holdCommits()
+		done := make(chan error, 1)
+		go func() { done <- io.WriteFull(t.Context(), "obj", []byte("v")) }()
+		synctest.Wait()
+		// The primary restarts at the same address: a new interval, so
+		// the client sends the op again, to the same session.
+		m := c.newEpoch(func(m *osdmap.Map, inc *osdmap.Incremental) {
+			o := m.OSD(primary)
+			o.UpFrom = m.Epoch() + 1
+			inc.NewOSDs = map[int32]osdmap.OSD{primary: o}
+		})
+		if err := conn.WaitForEpoch(t.Context(), uint64(m.Epoch())); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		rs := c.receivedFor("obj")
+		if len(rs) != 2 || rs[1].op.Attempt != 1 || rs[1].from != rs[0].from {
+			t.Fatalf("arrivals: %+v", rs)
+		}
+		first := rs[0].op
+		stale := wire.OSDOpReply{Tid: first.Req.Tid, Attempt: first.Attempt, Epoch: uint64(m.Epoch()), Result: -wire.ESTALE}
+		if err := rs[0].from.Send(t.Context(), msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: stale.Encode()}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		release()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("write: %v", err)
+			}
+		default:
+			t.Fatal("the write waits after its latest send was answered")
 		}
 	})
 }

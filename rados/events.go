@@ -57,6 +57,14 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply) {
 	if p == nil || p.session == nil || p.session != from.Session {
 		return // done, cancelled, or answered on a session it was since moved from
 	}
+	if r.Attempt != p.msg.Attempt {
+		// The answer to an earlier send, which its resend superseded on
+		// this same session: the resend is answered too. An ESTALE
+		// taken from here would name an epoch the op has already been
+		// sent with, and the op would wait for a map that may not come.
+		o.log.Debug("rados: answer to an earlier attempt ignored", "tid", p.tid, "attempt", r.Attempt, "latest", p.msg.Attempt)
+		return
+	}
 	if os := o.osds[p.t.osd]; os != nil && os.s == from.Session {
 		os.failures = 0
 	}

@@ -45,7 +45,7 @@ func (o *fakeOSD) Dispatch(from msgr.Peer, msg msgr.Message) {
 	}
 	c := o.c
 	c.mu.Lock()
-	c.recv = append(c.recv, received{osd: o.id, op: op})
+	c.recv = append(c.recv, received{osd: o.id, op: op, from: from.Session})
 	script := c.script
 	m := c.maps[len(c.maps)-1]
 	primary := o.primarySinceLocked(op)
@@ -63,7 +63,7 @@ func (o *fakeOSD) Dispatch(from msgr.Peer, msg msgr.Message) {
 		return
 	}
 	if act == actStale || !primary {
-		o.send(from, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Result: -wire.ESTALE}, false)
+		o.send(from, &op, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Result: -wire.ESTALE}, false)
 		return
 	}
 	if len(op.Ops) == 1 && op.Ops[0].Code == wire.OpListObjects {
@@ -72,7 +72,7 @@ func (o *fakeOSD) Dispatch(from msgr.Peer, msg msgr.Message) {
 	}
 	if pg, err := m.ObjectIDToPG(op.Object); err != nil || pg != op.PG {
 		c.t.Errorf("osd.%d: op on %v names pg %v, the object is in %v (%v)", o.id, op.Object, op.PG, pg, err)
-		o.send(from, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Result: -wire.EINVAL, Flags: wire.ReplyApplied | wire.ReplyCommitted}, false)
+		o.send(from, &op, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Result: -wire.EINVAL, Flags: wire.ReplyApplied | wire.ReplyCommitted}, false)
 		return
 	}
 	o.execute(from, m, op, act)
@@ -108,9 +108,9 @@ func (o *fakeOSD) execute(from msgr.Peer, m *osdmap.Map, op wire.OSDOp, act acti
 		if op.Flags&wire.FlagWantApplied != 0 && r.Result == 0 {
 			a := r
 			a.Flags = wire.ReplyApplied
-			o.send(from, a, dup)
+			o.send(from, &op, a, dup)
 		}
-		o.send(from, r, dup)
+		o.send(from, &op, r, dup)
 		return
 	}
 	c.counter++
@@ -151,21 +151,21 @@ func (o *fakeOSD) execute(from msgr.Peer, m *osdmap.Map, op wire.OSDOp, act acti
 		return
 	}
 	if !write || reply.Result != 0 {
-		o.send(from, reply, dup)
+		o.send(from, &op, reply, dup)
 		return
 	}
 	if op.Flags&wire.FlagWantApplied != 0 {
 		a := reply
 		a.Flags = wire.ReplyApplied
-		o.send(from, a, dup)
+		o.send(from, &op, a, dup)
 	}
 	if hold == nil {
-		o.send(from, reply, dup)
+		o.send(from, &op, reply, dup)
 		return
 	}
 	go func() {
 		<-hold
-		o.send(from, reply, dup)
+		o.send(from, &op, reply, dup)
 	}()
 }
 
@@ -179,7 +179,7 @@ func (o *fakeOSD) list(from msgr.Peer, m *osdmap.Map, op wire.OSDOp) {
 	for len(out) < limit && !cursor.IsMax() {
 		objs, next, err := o.c.store.ListObjects(context.Background(), coll, cursor, limit-len(out))
 		if err != nil {
-			o.send(from, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Result: -wire.EIO, Flags: wire.ReplyApplied | wire.ReplyCommitted}, false)
+			o.send(from, &op, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Result: -wire.EIO, Flags: wire.ReplyApplied | wire.ReplyCommitted}, false)
 			return
 		}
 		for _, id := range objs {
@@ -193,11 +193,13 @@ func (o *fakeOSD) list(from msgr.Peer, m *osdmap.Map, op wire.OSDOp) {
 	if res.More {
 		res.Cursor = cursor
 	}
-	o.send(from, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Flags: wire.ReplyApplied | wire.ReplyCommitted,
+	o.send(from, &op, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Flags: wire.ReplyApplied | wire.ReplyCommitted,
 		Ops: []wire.ObjectOpResult{res}}, false)
 }
 
-func (o *fakeOSD) send(from msgr.Peer, r wire.OSDOpReply, twice bool) {
+// send answers op; like an OSD, it echoes the op's tid and attempt.
+func (o *fakeOSD) send(from msgr.Peer, op *wire.OSDOp, r wire.OSDOpReply, twice bool) {
+	r.Tid, r.Attempt = op.Req.Tid, op.Attempt
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: r.Encode()}
 	_ = from.Session.Send(context.Background(), msg)
 	if twice {

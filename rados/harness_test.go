@@ -46,8 +46,9 @@ const (
 
 // received is one op as an OSD saw it.
 type received struct {
-	osd int32
-	op  wire.OSDOp
+	osd  int32
+	op   wire.OSDOp
+	from *msgr.Session // the OSD's session to the client
 }
 
 type clusterConfig struct {

@@ -55,7 +55,7 @@ func (r *request) getState() string {
 // The reply that ends the request (committed, or a failure) ends its
 // tracking.
 func (r *request) reply(rep wire.OSDOpReply) {
-	rep.Tid = r.op.Req.Tid
+	rep.Tid, rep.Attempt = r.op.Req.Tid, r.op.Attempt
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: rep.Encode()}
 	if err := r.from.Session.Send(r.o.ctx, msg); err != nil {
 		r.o.log.Debug("reply not sent", "client", r.from.Name.String(), "tid", r.op.Req.Tid, "err", err)

@@ -223,6 +223,10 @@ type OSDOpReply struct {
 	Flags   uint32
 	Version Version // the object's version after the write, or when read
 	Ops     []ObjectOpResult
+	// Attempt echoes the OSDOp's Attempt: a client that sent an op again
+	// takes only the answer to its latest send (an ESTALE to an earlier
+	// one names an epoch it has already moved past).
+	Attempt uint32
 }
 
 // dataAlign is the alignment of object data within a message: data
@@ -371,10 +375,10 @@ func decodeKVs(d *encoding.Decoder) []KV {
 }
 
 // Encode encodes m: version 1: tid, epoch, result varint, flags,
-// version (epoch, counter), op results.
+// version (epoch, counter), op results; version 2 adds attempt.
 func (m OSDOpReply) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uint64(m.Tid)
 	e.Uvarint(m.Epoch)
 	e.Varint(int64(m.Result))
@@ -385,6 +389,7 @@ func (m OSDOpReply) Encode() []byte {
 	for i := range m.Ops {
 		encodeObjectOpResult(&e, &m.Ops[i])
 	}
+	e.Uvarint(uint64(m.Attempt))
 	e.End(mk)
 	return e.Data()
 }
@@ -412,7 +417,7 @@ func encodeObjectOpResult(e *encoding.Encoder, r *ObjectOpResult) {
 // DecodeOSDOpReply decodes an OSDOpReply. The results' Data alias b.
 func DecodeOSDOpReply(b []byte) (OSDOpReply, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	var m OSDOpReply
 	m.Tid = d.Uint64()
 	m.Epoch = d.Uvarint()
@@ -428,6 +433,9 @@ func DecodeOSDOpReply(b []byte) (OSDOpReply, error) {
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Ops[i] = decodeObjectOpResult(d)
 		}
+	}
+	if v >= 2 {
+		m.Attempt = uint32(min(d.Uvarint(), 1<<32-1))
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

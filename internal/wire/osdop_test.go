@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -33,7 +34,7 @@ func sampleOSDOp() OSDOp {
 func sampleOSDOpReply() OSDOpReply {
 	return OSDOpReply{
 		Tid: 42, Epoch: 18, Result: -ECANCELED, Flags: ReplyApplied | ReplyCommitted,
-		Version: Version{Epoch: 18, Counter: 7},
+		Version: Version{Epoch: 18, Counter: 7}, Attempt: 3,
 		Ops: []ObjectOpResult{
 			{Data: []byte("abc"), Size: 3, Mtime: -1},
 			{Result: -ENOENT},
@@ -54,6 +55,21 @@ func TestOSDOpRoundTrip(t *testing.T) {
 	gotR, err := DecodeOSDOpReply(r.Encode())
 	if err != nil || !reflect.DeepEqual(gotR, r) {
 		t.Fatalf("reply: %+v %v", gotR, err)
+	}
+}
+
+// A version-1 reply, from before replies echoed the attempt, decodes
+// with attempt 0, which is what its sender's clients sent first.
+func TestOSDOpReplyVersion1(t *testing.T) {
+	r := sampleOSDOpReply()
+	r.Attempt = 0
+	b := r.Encode()
+	b = b[:len(b)-1] // the attempt, 0, is one byte
+	b[0] = 1
+	binary.LittleEndian.PutUint32(b[2:], uint32(len(b)-6))
+	got, err := DecodeOSDOpReply(b)
+	if err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("version 1 reply: %+v %v", got, err)
 	}
 }
 
