@@ -246,6 +246,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	select {
 	case <-ctx.Done():
 		log.Info("stopping", "cause", context.Cause(ctx))
+		markDownBeforeStop(o, log)
 	case <-o.Failed():
 		log.Error("stopping: the store failed", "err", o.FailedErr())
 	}
@@ -277,4 +278,21 @@ func osdCephx(cf *clusterFlags, data string, id int32, mons []monc.Addr, reg pro
 		return nil, fmt.Errorf("%s: keyring %s has no key for it", name, path)
 	}
 	return newOSDAuth(id, e.Key, mons, reg, log.WithGroup("auth"))
+}
+
+// markDownWait bounds how long a stopping OSD waits for the monitors to
+// mark it down (Ceph's osd_mon_shutdown_timeout is also 5 s): with no
+// quorum it stops anyway, and its peers report it.
+const markDownWait = 5 * time.Second
+
+// markDownBeforeStop asks the monitors to mark o down before it closes,
+// so that its PGs move on at once.
+func markDownBeforeStop(o *osd.OSD, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), markDownWait)
+	defer cancel()
+	if err := o.MarkMeDown(ctx); err != nil {
+		log.Warn("stopping without being marked down; its peers will report it", "err", err)
+		return
+	}
+	log.Info("marked down in the OSD map")
 }

@@ -134,7 +134,7 @@ func (o *OSD) activate(m *osdmap.Map) {
 	o.osdmap = m
 	close(o.mapSeen)
 	o.mapSeen = make(chan struct{})
-	rebooting := o.booted && !m.IsUp(o.cfg.ID) && !o.stopping.Load()
+	rebooting := o.booted && !m.IsUp(o.cfg.ID) && !o.stopping.Load() && !o.leaving.Load()
 	o.booted = o.booted || m.IsUp(o.cfg.ID)
 	o.mu.Unlock()
 	o.drainBacklog()

@@ -183,6 +183,7 @@ type OSD struct {
 	closeOnce     sync.Once
 	closeErr      error
 	stopping      atomic.Bool   // the store failed: never boot again (storeFailed)
+	leaving       atomic.Bool   // asked to be marked down (MarkMeDown): never boot again
 	failed        chan struct{} // closed when the store failed and the OSD stopped (Failed)
 	failErr       error
 	booted        bool
@@ -371,19 +372,40 @@ func (o *OSD) storeFailed(cause error) {
 	}
 	o.failErr = cause
 	o.log.Error("the store failed; asking to be marked down and stopping", "err", cause)
-	if o.mon != nil { // nil while the OSD starts
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		r, err := o.mon.Run(ctx, wire.NewCommand("osd markmedown", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr))
-		if err == nil {
-			err = r.Err()
-		}
-		if err != nil {
-			o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := o.MarkMeDown(ctx); err != nil {
+		o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
 	}
 	close(o.failed)
 	go o.Close()
+}
+
+// MarkMeDown asks the monitors to mark this OSD down now, as an OSD that
+// stops does before it closes (Ceph's osd_mon_shutdown_timeout): its PGs
+// move to their other OSDs at once instead of after its peers' heartbeat
+// grace, clients resend to the new primaries, and a cluster started
+// again waits for this OSD to boot rather than take the map's word that
+// it is up. It asks nothing while the OSD is not up in its map. The
+// request names this incarnation's address, so a late one never marks a
+// successor down. The OSD is stopping from then on: marked down, it does
+// not boot again.
+func (o *OSD) MarkMeDown(ctx context.Context) error {
+	o.leaving.Store(true)
+	o.mu.Lock()
+	m := o.osdmap
+	o.mu.Unlock()
+	if o.mon == nil || m == nil || !m.IsUp(o.cfg.ID) || m.OSD(o.cfg.ID).Addr != o.addr {
+		return nil
+	}
+	r, err := o.mon.Run(ctx, wire.NewCommand("osd markmedown", "id", fmt.Sprint(o.cfg.ID), "addr", o.addr))
+	if err == nil {
+		err = r.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("osd.%d: mark down: %w", o.cfg.ID, err)
+	}
+	return nil
 }
 
 // apply applies t and waits until it is committed; a store that fails it
