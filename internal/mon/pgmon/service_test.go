@@ -202,6 +202,35 @@ func TestStale(t *testing.T) {
 	}
 }
 
+// A report from before its primary restarted is stale until the new
+// incarnation reports: "cluster up" on a stopped cluster waits for that,
+// not for what the OSDs said before they stopped.
+func TestStaleAfterRestart(t *testing.T) {
+	tm := newTestMon(t)
+	tm.reportAll(tm.clean)
+	pg := pgid(t, "1.1")
+	p := tm.primary(pg)
+	tm.markDown(p)
+	tm.change(func(s *osdmap.Spec) {
+		s.OSDs[p].State |= osdmap.OSDUp
+		s.OSDs[p].UpFrom = s.Epoch
+	})
+	if tm.primary(pg) != p {
+		t.Fatalf("primary after the restart: osd.%d, want osd.%d", tm.primary(pg), p)
+	}
+	v := tm.query("1.1")
+	if v.State != "stale+active+clean" || !strings.Contains(v.StaleReason, "restarted") {
+		t.Errorf("reported before the restart: %+v", v)
+	}
+	if c := tm.checks()["PG_AVAILABILITY"]; !strings.Contains(c, "pg 1.1 is stuck stale") {
+		t.Errorf("PG_AVAILABILITY: %s", c)
+	}
+	tm.reportAll(tm.clean)
+	if v := tm.query("1.1"); v.State != "active+clean" || v.StaleReason != "" {
+		t.Errorf("after the new incarnation's report: %+v", v)
+	}
+}
+
 // Deleting a pool or shrinking it drops its PGs' statistics from the
 // store at the next report, and from the queries at once.
 func TestDeletedPoolDropped(t *testing.T) {

@@ -71,7 +71,9 @@ func (s *Service) views() []pgView {
 // derive makes the view of pg from its stored entry, if any (ok), and m.
 // A PG is stale, as in Ceph, when the OSD that reported it is down, or
 // is no longer its acting primary and the new primary has not reported
-// it yet.
+// it yet; and also when the report came from an earlier incarnation of
+// its primary: an OSD that restarted has its PGs to peer again, and
+// what it said before it stopped no longer holds.
 func derive(m *osdmap.Map, pg osdmap.PG, size int, e pgEntry, ok bool, sc *osdmap.Scratch) pgView {
 	mp, err := m.PGToUpActing(pg, sc)
 	if err != nil {
@@ -90,6 +92,8 @@ func derive(m *osdmap.Map, pg osdmap.PG, size int, e pgEntry, ok bool, sc *osdma
 		v.stale = "no OSD of its acting set is up"
 	case mp.ActingPrimary != e.reporter:
 		v.stale = fmt.Sprintf("its primary is now osd.%d, which has not reported it yet", mp.ActingPrimary)
+	case e.stat.ReportedEpoch < uint64(m.OSD(e.reporter).UpFrom):
+		v.stale = fmt.Sprintf("osd.%d restarted (up from epoch %d) and has not reported it since", e.reporter, m.OSD(e.reporter).UpFrom)
 	}
 	if v.stale != "" && !v.has("stale") {
 		v.state = "stale+" + v.state
