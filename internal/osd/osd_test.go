@@ -107,3 +107,25 @@ func TestAuthorize(t *testing.T) {
 		t.Error("a write method needs class-write")
 	}
 }
+
+// Peering that starts over takes the OSD's published map only if it is
+// newer than its own: a PG learns a map before the OSD publishes it, and
+// the older published map would show the OSDs that just booted as down,
+// so peering would not activate them (and waited peerAnswerWait for
+// their answers when a whole cluster restarted).
+func TestPeeringNeverGoesBackToAnOlderMap(t *testing.T) {
+	older := capsMap(t)
+	newer, err := older.Apply(older.NewIncremental())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &OSD{osdmap: older}
+	p := &pg{o: o, id: osdmap.PG{Pool: 1}}
+	if got := p.newerMap(newer); got != newer {
+		t.Errorf("published epoch %d, peering's %d: got epoch %d", older.Epoch(), newer.Epoch(), got.Epoch())
+	}
+	o.osdmap = newer
+	if got := p.newerMap(older); got != newer {
+		t.Errorf("published epoch %d, peering's %d: got epoch %d", newer.Epoch(), older.Epoch(), got.Epoch())
+	}
+}

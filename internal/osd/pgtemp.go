@@ -79,9 +79,7 @@ func (p *pg) requestTemp(r *peerRun, temp []int32) error {
 // clearTemp removes the PG's temporary acting set once every member is
 // complete, trying again while the monitors cannot be reached.
 func (p *pg) clearTemp(r *peerRun, m *osdmap.Map) {
-	if _, cur := p.o.lookupPG(p.id); cur != nil {
-		m = cur
-	}
+	m = p.newerMap(m)
 	if m.PGTemp(p.id) == nil {
 		return
 	}

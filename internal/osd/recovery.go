@@ -139,9 +139,7 @@ func (p *pg) peerUntilActive(r *peerRun, m *osdmap.Map) {
 		}
 		if errors.Is(err, errPriorChanged) {
 			p.o.log.Info("peering starts over", "pg", p.id.String(), "interval", r.interval, "why", err)
-			if _, cur := p.o.lookupPG(p.id); cur != nil {
-				m = cur
-			}
+			m = p.newerMap(m)
 			continue
 		}
 		p.o.log.Warn("peering failed; trying again", "pg", p.id.String(), "interval", r.interval, "err", err)
@@ -155,10 +153,20 @@ func (p *pg) peerUntilActive(r *peerRun, m *osdmap.Map) {
 			timer.Stop()
 			return
 		}
-		if _, cur := p.o.lookupPG(p.id); cur != nil {
-			m = cur
-		}
+		m = p.newerMap(m)
 	}
+}
+
+// newerMap returns the OSD's published map if it is newer than m, and m
+// otherwise. A PG learns a map before the OSD publishes it (activate),
+// so the published one may be older than the one peering began with:
+// going back to it would see OSDs that just booted as down, and peering
+// would neither ask nor activate them.
+func (p *pg) newerMap(m *osdmap.Map) *osdmap.Map {
+	if _, cur := p.o.lookupPG(p.id); cur != nil && (m == nil || cur.Epoch() > m.Epoch()) {
+		return cur
+	}
+	return m
 }
 
 var errIntervalEnded = errors.New("the interval ended")
@@ -404,9 +412,7 @@ func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, probe []int3
 		// An OSD outside the acting set may go down or restart without
 		// ending the interval: ask at its newest address, and start
 		// over (with a new prior set) if one went down.
-		if _, cur := p.o.lookupPG(p.id); cur != nil {
-			m = cur
-		}
+		m = p.newerMap(m)
 		for _, x := range probe {
 			if _, ok := got[x]; ok {
 				continue
