@@ -142,10 +142,12 @@ func (o *objecter) sendLocked(p *op) {
 		return
 	}
 	if p.waitEpoch > uint64(o.m.Epoch()) {
+		o.log.Debug("rados: op waits for a map", "tid", p.tid, "want", p.waitEpoch, "have", o.m.Epoch())
 		o.wantMapLocked(p.waitEpoch)
 		return
 	}
 	if p.t.osd < 0 {
+		o.log.Debug("rados: op waits for a primary", "tid", p.tid, "pg", p.t.pg.String(), "epoch", o.m.Epoch())
 		return // a map that gives the PG a primary resends it
 	}
 	os := o.osds[p.t.osd]
@@ -154,6 +156,7 @@ func (o *objecter) sendLocked(p *op) {
 		o.osds[p.t.osd] = os
 	}
 	if os.retry != nil {
+		o.log.Debug("rados: op waits for its OSD's backoff", "tid", p.tid, "osd", p.t.osd)
 		return // the backoff's timer resends it
 	}
 	peer := osdName(p.t.osd)

@@ -29,6 +29,7 @@ type clusterFlags struct {
 	name    string
 	keyring string
 	timeout time.Duration
+	debug   bool // the client library's debug log to stderr
 	// network reaches the monitors (nil: TCP); in-process tests set it
 	// to a simulated network.
 	network msgr.Network
@@ -41,6 +42,7 @@ func (f *clusterFlags) register(root *cobra.Command, defaultConf string) {
 	pf.StringVar(&f.name, "name", "client.admin", "the entity to act as")
 	pf.StringVar(&f.keyring, "keyring", "", "keyring file with the entity's key (default: keyring from --conf)")
 	pf.DurationVar(&f.timeout, "timeout", 60*time.Second, "give up on the cluster after this long")
+	pf.BoolVar(&f.debug, "debug", false, "log what the client library does (sessions, resends, waits for maps) to stderr")
 }
 
 // monClient connects to the monitors named by the flags or the

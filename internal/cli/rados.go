@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -44,6 +45,9 @@ func (f *clusterFlags) radosConfig() (rados.Config, error) {
 		cfg.Keyring = f.keyring
 	}
 	cfg.OpTimeout = f.timeout
+	if f.debug {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	cfg.Network = f.network // nil: TCP
 	return cfg, nil
 }
