@@ -66,7 +66,7 @@ func (l *Log) Tail() wire.Version { return l.tail }
 func (l *Log) Len() int { return len(l.entries) }
 
 // Entries returns the entries, oldest first. The slice is the log's: do
-// not modify it.
+// not modify it, nor keep it past the next Append or TrimTo.
 func (l *Log) Entries() []Entry { return l.entries }
 
 // Append adds e, which must be newer than the head.
@@ -105,7 +105,14 @@ func (l *Log) TrimTo(keep int) []Entry {
 		}
 	}
 	l.tail = dropped[n-1].Version
-	l.entries = append(l.entries[:0:0], l.entries[n:]...)
+	// Trimming moves the start of the slice rather than copying what is
+	// kept: a full log is trimmed by one entry at every write, and
+	// copying its 3,000 entries each time cost 15% of an OSD's CPU under
+	// 4 KiB writes. Append moves the entries to a new array once the old
+	// one is used up, which leaves the trimmed ones behind; until then
+	// they are zeroed, so that what they name can be collected.
+	clear(l.entries[:n])
+	l.entries = l.entries[n:]
 	l.trimmed += n
 	return dropped
 }
