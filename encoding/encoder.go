@@ -13,6 +13,16 @@ const envelopeHeaderSize = 6
 // empty Encoder ready to use.
 type Encoder struct {
 	buf []byte
+	// refs are the slices BytesRef placed by reference, in order: each
+	// comes after buf[:at] in the encoding.
+	refs   []ref
+	refLen int // their total length
+}
+
+// ref is a slice placed by reference at offset at of buf.
+type ref struct {
+	at int
+	b  []byte
 }
 
 // Grow makes room for n more bytes, so that encoding that many appends
@@ -59,6 +69,24 @@ func (e *Encoder) Bytes(b []byte) {
 	e.buf = append(e.buf, b...)
 }
 
+// BytesRef appends b as Bytes does, but by reference: b is not copied,
+// and the encoding is then only to be had as Segments, with b as one of
+// them. It suits large data the caller holds already, such as an object
+// read from disk, that is written out with writev. b must not change
+// until the segments have been used.
+func (e *Encoder) BytesRef(b []byte) {
+	e.Uvarint(uint64(len(b)))
+	if len(b) == 0 {
+		return
+	}
+	e.refs = append(e.refs, ref{at: len(e.buf), b: b})
+	e.refLen += len(b)
+}
+
+// Len returns the length of the encoding so far, referenced bytes
+// included.
+func (e *Encoder) Len() int { return len(e.buf) + e.refLen }
+
 // AlignedBytes appends b as Bytes does, preceded by padding: a uvarint
 // count and that many zero bytes, chosen so that b starts at a multiple of
 // align bytes from the start of the Encoder's data. A receiver that reads
@@ -71,7 +99,7 @@ func (e *Encoder) AlignedBytes(b []byte, align int) {
 	if len(b) >= align && align > 1 {
 		lenLen := uvarintLen(uint64(len(b)))
 		for pad = 0; pad <= align; pad++ {
-			if (len(e.buf)+uvarintLen(uint64(pad))+pad+lenLen)%align == 0 {
+			if (e.Len()+uvarintLen(uint64(pad))+pad+lenLen)%align == 0 {
 				break
 			}
 		}
@@ -121,6 +149,9 @@ func (e *Encoder) End(mark int) {
 		panic("encoding: End: mark does not belong to this Encoder")
 	}
 	n := len(e.buf) - (mark + envelopeHeaderSize)
+	for i := len(e.refs) - 1; i >= 0 && e.refs[i].at >= mark+envelopeHeaderSize; i-- {
+		n += len(e.refs[i].b)
+	}
 	if uint64(n) > math.MaxUint32 {
 		panic("encoding: End: envelope body exceeds 4 GiB")
 	}
@@ -129,5 +160,32 @@ func (e *Encoder) End(mark int) {
 
 // Data returns the bytes encoded so far. The slice aliases the Encoder's
 // buffer: it is valid until the next append, and modifying it modifies what
-// the Encoder holds.
-func (e *Encoder) Data() []byte { return e.buf }
+// the Encoder holds. It panics if BytesRef placed data by reference: use
+// Segments then.
+func (e *Encoder) Data() []byte {
+	if len(e.refs) > 0 {
+		panic("encoding: Data of an Encoder holding data by reference; use Segments")
+	}
+	return e.buf
+}
+
+// Segments returns the encoding so far as the slices whose concatenation
+// it is: the Encoder's buffer, split where BytesRef placed data by
+// reference, with that data between the pieces. Without such data it is
+// Data alone. The slices alias the Encoder's buffer and the referenced
+// data.
+func (e *Encoder) Segments() [][]byte {
+	out := make([][]byte, 0, 2*len(e.refs)+1)
+	start := 0
+	for _, r := range e.refs {
+		if r.at > start {
+			out = append(out, e.buf[start:r.at])
+		}
+		out = append(out, r.b)
+		start = r.at
+	}
+	if start < len(e.buf) || len(out) == 0 {
+		out = append(out, e.buf[start:])
+	}
+	return out
+}

@@ -463,3 +463,52 @@ func TestGrowKeepsDataAndMakesRoom(t *testing.T) {
 		t.Error("appending within the grown room reallocated the buffer")
 	}
 }
+
+// Data placed by reference encodes exactly as copied data does: the
+// segments joined are the same bytes, envelope lengths and alignment
+// padding count it, and the data is not copied.
+func TestEncoderBytesRef(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+	small := []byte("tail")
+	encode := func(byRef bool) *Encoder {
+		var e Encoder
+		outer := e.Begin(2, 1)
+		e.Uint32(7)
+		inner := e.Begin(1, 1)
+		if byRef {
+			e.BytesRef(big)
+		} else {
+			e.Bytes(big)
+		}
+		e.String("after")
+		e.End(inner)
+		if byRef {
+			e.BytesRef(nil) // nothing by reference: just the length
+			e.BytesRef(small)
+		} else {
+			e.Bytes(nil)
+			e.Bytes(small)
+		}
+		e.AlignedBytes(bytes.Repeat([]byte{9}, 8192), 4096)
+		e.End(outer)
+		return &e
+	}
+	want := encode(false).Data()
+	e := encode(true)
+	segs := e.Segments()
+	if got := bytes.Join(segs, nil); !bytes.Equal(got, want) {
+		t.Fatalf("segments joined differ from the copied encoding (%d vs %d bytes)", len(got), len(want))
+	}
+	if e.Len() != len(want) {
+		t.Errorf("Len %d, want %d", e.Len(), len(want))
+	}
+	if len(segs) != 5 || &segs[1][0] != &big[0] || &segs[3][0] != &small[0] {
+		t.Errorf("the referenced data is not its own segment: %d segments", len(segs))
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Data of an encoder holding data by reference did not panic")
+		}
+	}()
+	e.Data()
+}

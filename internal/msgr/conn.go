@@ -184,25 +184,68 @@ func (c *conn) encodeBatch(out []byte, pieces []piece, batch []outMsg, ack uint6
 	for i := range batch {
 		om := &batch[i]
 		h := header{kind: kindMsg, typ: om.msg.Type, version: om.msg.Version, seq: om.seq, ack: ack}
-		p := om.msg.Payload
-		if len(p) <= smallPayload {
-			out = appendFrameCRC(out, &h, p, om.crc, c.wsig)
+		size := om.msg.Len()
+		if size <= smallPayload {
+			out = appendFrameVec(out, &h, &om.msg, om.crc, c.wsig)
 			continue
 		}
-		h.length = uint32(len(p))
+		h.length = uint32(size)
 		if c.wsig != nil {
 			h.flags |= flagSigned
 		}
 		n := len(out)
 		out = append(out, make([]byte, headerLen)...)
 		putHeader(out[n:], &h, om.crc)
-		pieces = append(pieces, piece{mark, len(out), nil}, piece{ext: p})
+		pieces = append(pieces, piece{mark, len(out), nil})
+		for _, p := range append([][]byte{om.msg.Payload}, om.msg.Tail...) {
+			if len(p) > 0 {
+				pieces = append(pieces, piece{ext: p})
+			}
+		}
 		mark = len(out)
 		if c.wsig != nil {
-			out = c.wsig.sign(out, out[n:n+headerLen], p)
+			out = c.wsig.sign(out, out[n:n+headerLen], contiguous(&om.msg))
 		}
 	}
 	return out, append(pieces, piece{mark, len(out), nil})
+}
+
+// appendFrameVec appends the frame of msg, payload and tail copied in,
+// its payload's crc32c computed already.
+func appendFrameVec(dst []byte, h *header, msg *Message, crc uint32, sig *signer) []byte {
+	if len(msg.Tail) == 0 {
+		return appendFrameCRC(dst, h, msg.Payload, crc, sig)
+	}
+	h.length = uint32(msg.Len())
+	if sig != nil {
+		h.flags |= flagSigned
+	}
+	n := len(dst)
+	dst = append(dst, make([]byte, headerLen)...)
+	putHeader(dst[n:], h, crc)
+	dst = append(dst, msg.Payload...)
+	for _, b := range msg.Tail {
+		dst = append(dst, b...)
+	}
+	if sig != nil {
+		dst = sig.sign(dst, dst[n:n+headerLen], dst[n+headerLen:])
+	}
+	return dst
+}
+
+// contiguous returns msg's payload on the wire as one slice, for the
+// signature (AES-GMAC takes its data whole): Payload itself when there is
+// no tail, else a copy of both.
+func contiguous(msg *Message) []byte {
+	if len(msg.Tail) == 0 {
+		return msg.Payload
+	}
+	b := make([]byte, 0, msg.Len())
+	b = append(b, msg.Payload...)
+	for _, t := range msg.Tail {
+		b = append(b, t...)
+	}
+	return b
 }
 
 // writeFrame writes one frame during the handshake.

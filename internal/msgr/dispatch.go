@@ -1,6 +1,8 @@
 package msgr
 
 import (
+	"hash/crc32"
+
 	"github.com/cuttlestore/cuttle/internal/auth"
 )
 
@@ -13,6 +15,31 @@ type Message struct {
 	Type    uint16
 	Version uint16
 	Payload []byte
+	// Tail, if set, continues Payload on the wire: the peer receives
+	// Payload and Tail's slices, in order, as one Payload. A sender puts
+	// large data it holds already (an object read from the store) there
+	// rather than copy it into Payload. Like Payload, it must not be
+	// modified until the session acknowledges the message. Received
+	// messages have none.
+	Tail [][]byte
+}
+
+// Len is the length of the payload on the wire: Payload and Tail.
+func (m *Message) Len() int {
+	n := len(m.Payload)
+	for _, b := range m.Tail {
+		n += len(b)
+	}
+	return n
+}
+
+// checksum returns the crc32c of the payload on the wire.
+func (m *Message) checksum() uint32 {
+	crc := crc32.Checksum(m.Payload, crcTable)
+	for _, b := range m.Tail {
+		crc = crc32.Update(crc, crcTable, b)
+	}
+	return crc
 }
 
 // Peer describes the sender of a dispatched message.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
 	"sync"
 
@@ -48,7 +47,7 @@ type Session struct {
 
 type outMsg struct {
 	seq uint64
-	crc uint32 // of msg.Payload, computed by Send
+	crc uint32 // of the payload on the wire, computed by Send
 	msg Message
 }
 
@@ -99,11 +98,11 @@ func (s *Session) Err() error {
 // session delivers it exactly once unless the peer restarts (EventReset);
 // a lossy one may drop it on a fault (EventFailed).
 func (s *Session) Send(ctx context.Context, msg Message) error {
-	n := len(msg.Payload)
+	n := msg.Len()
 	if uint64(n) > uint64(s.m.cfg.MaxFrame) {
 		return fmt.Errorf("msgr: send to %s: %w: %d-byte payload, limit %d", s.peer, ErrFrameTooLarge, n, s.m.cfg.MaxFrame)
 	}
-	crc := crc32.Checksum(msg.Payload, crcTable)
+	crc := msg.checksum()
 	if err := s.send.acquire(ctx, s.done, n); err != nil {
 		if errors.Is(err, errStopped) {
 			err = context.Cause(s.ctx)
@@ -181,7 +180,7 @@ func (s *Session) dropOutLocked() int {
 	n := len(s.out)
 	var bytes int64
 	for i := range s.out {
-		bytes += int64(len(s.out[i].msg.Payload))
+		bytes += int64(s.out[i].msg.Len())
 	}
 	s.send.release(bytes, int64(n))
 	clear(s.out)
@@ -207,7 +206,7 @@ func (s *Session) ackLocked(ack uint64) error {
 	k := 0
 	var bytes int64
 	for k < len(s.out) && s.out[k].seq <= ack {
-		bytes += int64(len(s.out[k].msg.Payload))
+		bytes += int64(s.out[k].msg.Len())
 		k++
 	}
 	if k == 0 {

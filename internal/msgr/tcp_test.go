@@ -1,6 +1,7 @@
 package msgr_test
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net"
@@ -104,4 +105,49 @@ func TestTCPBadPeer(t *testing.T) {
 	other, _ := tcpNode(t, "osd.2", newRecorder(), nil, nil)
 	other.Send(t.Context(), name("osd.1"), addr, numbered(0, 10))
 	rec.waitMsgs(t, name("osd.2"), 1, time.Minute)
+}
+
+// A message's Tail goes out after its Payload and arrives as one
+// payload, whether the frame is small enough to be copied into the batch
+// or large enough for its pieces to be written by reference, signed or
+// not.
+func TestTailArrivesAsOnePayload(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tweak func(string) func(*msgr.Config)
+	}{
+		{"none", func(string) func(*msgr.Config) { return nil }},
+		{"signed", func(self string) func(*msgr.Config) { return keyed(self, []byte("tcp-key")) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rb := newRecorder()
+			a, _ := tcpNode(t, "osd.1", newRecorder(), nil, tc.tweak("osd.1"))
+			_, addrB := tcpNode(t, "osd.2", rb, nil, tc.tweak("osd.2"))
+			s, err := a.Connect(name("osd.2"), addrB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want [][]byte
+			for i, sizes := range [][]int{{8, 100}, {8, 0, 3000, 5}, {8, 4 << 20, 17}, {8, 1 << 20}, {20 << 10, 64 << 10, 1}} {
+				msg := numbered(i, sizes[0])
+				whole := append([]byte(nil), msg.Payload...)
+				for j, n := range sizes[1:] {
+					b := bytes.Repeat([]byte{byte(i*16 + j)}, n)
+					msg.Tail = append(msg.Tail, b)
+					whole = append(whole, b...)
+				}
+				want = append(want, whole)
+				if err := s.Send(t.Context(), msg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := rb.waitMsgs(t, name("osd.1"), len(want), time.Minute)
+			checkInOrder(t, got, len(want))
+			for i, m := range got {
+				if !bytes.Equal(m.Payload, want[i]) || m.Tail != nil {
+					t.Errorf("message %d: %d bytes, want %d (tail %d slices)", i, len(m.Payload), len(want[i]), len(m.Tail))
+				}
+			}
+		})
+	}
 }
