@@ -20,7 +20,9 @@ type Store interface {
 	Queue(ctx context.Context, t *Transaction) (*Completion, error)
 
 	// Read returns length bytes at off (fewer at the end of the object;
-	// holes read as zeros). length 0 reads to the end.
+	// holes read as zeros). length 0 reads to the end. The slice is the
+	// caller's: the store keeps no reference to it, so later writes do
+	// not change it (an OSD sends read data from it without a copy).
 	Read(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, error)
 	// Stat returns o's size and allocation.
 	Stat(ctx context.Context, c CollectionID, o objid.ID) (ObjectInfo, error)

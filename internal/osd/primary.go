@@ -56,7 +56,9 @@ func (r *request) getState() string {
 // tracking.
 func (r *request) reply(rep wire.OSDOpReply) {
 	rep.Tid, rep.Attempt = r.op.Req.Tid, r.op.Attempt
-	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: rep.Encode()}
+	// Read data goes out from the buffer the store read it into.
+	segs := rep.EncodeSegments()
+	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:]}
 	if err := r.from.Session.Send(r.o.ctx, msg); err != nil {
 		r.o.log.Debug("reply not sent", "client", r.from.Name.String(), "tid", r.op.Req.Tid, "err", err)
 	}

@@ -94,3 +94,52 @@ func BenchmarkRadosWrite4MSize1(b *testing.B)     { benchWrites(b, 1, 4<<20) }
 func BenchmarkRadosWrite4KMemStore(b *testing.B) {
 	runWrites(b, benchClusterOpts(b, 3, Options{TCP: true}), 4<<10, 16)
 }
+
+// BenchmarkRadosRead4K reads 4 KiB objects at random with 16 readers
+// from a size-3 pool of 2,048 objects written first.
+func BenchmarkRadosRead4K(b *testing.B) { benchReads(b, 3, 4<<10, 2048) }
+
+// BenchmarkRadosRead4M is the same with 64 objects of 4 MiB.
+func BenchmarkRadosRead4M(b *testing.B) { benchReads(b, 3, 4<<20, 64) }
+
+func benchReads(b *testing.B, replicas, size, objects int) {
+	io := benchCluster(b, replicas)
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(objects); i = next.Add(1) {
+				if err := io.WriteFull(context.Background(), fmt.Sprintf("r-%d", i), data); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	next.Store(0)
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	for w := range 16 {
+		wg.Go(func() {
+			x := uint64(w)*0x9e3779b97f4a7c15 + 1
+			for next.Add(1) <= int64(b.N) {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				name := fmt.Sprintf("r-%d", x%uint64(objects)+1)
+				got, err := io.Read(context.Background(), name, 0, uint64(size))
+				if err != nil || len(got) != size {
+					b.Errorf("read %s: %d bytes, %v", name, len(got), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}

@@ -378,6 +378,25 @@ func decodeKVs(d *encoding.Decoder) []KV {
 // version (epoch, counter), op results; version 2 adds attempt.
 func (m OSDOpReply) Encode() []byte {
 	var e encoding.Encoder
+	m.encode(&e, false)
+	return e.Data()
+}
+
+// refData is the size from which EncodeSegments passes an op result's
+// data by reference: below it, a copy costs less than the extra slice.
+const refData = 64 << 10
+
+// EncodeSegments encodes m as Encode does, as slices whose concatenation
+// is the encoding: op results' data of refData bytes or more are slices
+// of their own, not copied (a 4 MiB read reaches the socket from the
+// buffer the store read it into). The first slice is never empty.
+func (m OSDOpReply) EncodeSegments() [][]byte {
+	var e encoding.Encoder
+	m.encode(&e, true)
+	return e.Segments()
+}
+
+func (m OSDOpReply) encode(e *encoding.Encoder, byRef bool) {
 	mk := e.Begin(2, 1)
 	e.Uint64(m.Tid)
 	e.Uvarint(m.Epoch)
@@ -387,16 +406,19 @@ func (m OSDOpReply) Encode() []byte {
 	e.Uvarint(m.Version.Counter)
 	e.Uvarint(uint64(len(m.Ops)))
 	for i := range m.Ops {
-		encodeObjectOpResult(&e, &m.Ops[i])
+		encodeObjectOpResult(e, &m.Ops[i], byRef)
 	}
 	e.Uvarint(uint64(m.Attempt))
 	e.End(mk)
-	return e.Data()
 }
 
-func encodeObjectOpResult(e *encoding.Encoder, r *ObjectOpResult) {
+func encodeObjectOpResult(e *encoding.Encoder, r *ObjectOpResult, byRef bool) {
 	e.Varint(int64(r.Result))
-	e.Bytes(r.Data)
+	if byRef && len(r.Data) >= refData {
+		e.BytesRef(r.Data)
+	} else {
+		e.Bytes(r.Data)
+	}
 	e.Uvarint(r.Size)
 	e.Varint(r.Mtime)
 	encodeStrings(e, r.Keys)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"reflect"
@@ -55,6 +56,27 @@ func TestOSDOpRoundTrip(t *testing.T) {
 	gotR, err := DecodeOSDOpReply(r.Encode())
 	if err != nil || !reflect.DeepEqual(gotR, r) {
 		t.Fatalf("reply: %+v %v", gotR, err)
+	}
+}
+
+// EncodeSegments is Encode in pieces: large data by reference, the
+// rest copied, the same bytes once joined.
+func TestOSDOpReplySegments(t *testing.T) {
+	r := sampleOSDOpReply()
+	big := bytes.Repeat([]byte{7}, 4<<20)
+	r.Ops = append(r.Ops, ObjectOpResult{Data: big, Size: uint64(len(big))}, ObjectOpResult{Data: []byte("small")})
+	segs := r.EncodeSegments()
+	if got := bytes.Join(segs, nil); !bytes.Equal(got, r.Encode()) {
+		t.Fatal("segments joined differ from Encode")
+	}
+	if len(segs) != 3 || &segs[1][0] != &big[0] {
+		t.Fatalf("%d segments; want the 4 MiB of data as the second, by reference", len(segs))
+	}
+	if got, err := DecodeOSDOpReply(bytes.Join(segs, nil)); err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("decode: %v", err)
+	}
+	if segs := sampleOSDOpReply().EncodeSegments(); len(segs) != 1 {
+		t.Fatalf("a reply without large data is %d segments, want 1", len(segs))
 	}
 }
 

@@ -195,4 +195,16 @@ func testNoAliasing(e *env) {
 	if got := e.read(pgA, obj("c"), 0, 0); !bytes.Equal(got, []byte("data")) {
 		e.Fatalf("clone changed with its source: %q", got)
 	}
+	// What a read returned is the caller's for good: later writes,
+	// small and large, in place or not, leave it as it was read. (An OSD
+	// sends read data from that buffer, and may send it again.)
+	big := obj("big")
+	e.apply(txn().Write(pgA, big, 0, pattern(1, 256<<10)))
+	keptBig, keptSmall := e.read(pgA, big, 0, 0), e.read(pgA, big, 4096, 100)
+	e.apply(txn().Write(pgA, big, 0, pattern(2, 256<<10)))
+	e.apply(txn().Write(pgA, big, 4096, pattern(3, 100)))
+	e.apply(txn().Truncate(pgA, big, 0).Write(pgA, big, 0, pattern(4, 128<<10)))
+	if !bytes.Equal(keptBig, pattern(1, 256<<10)) || !bytes.Equal(keptSmall, pattern(1, 256<<10)[4096:4196]) {
+		e.Fatal("a buffer a read returned changed with later writes")
+	}
 }
