@@ -81,6 +81,12 @@ func (o Options) validate() error {
 	return nil
 }
 
+// Pebble's L0 thresholds (see pebbleOptions).
+const (
+	l0CompactionThreshold = 16
+	l0StopWritesThreshold = 64
+)
+
 // memTables is the number of Pebble memtables (one mutable, the rest
 // waiting to flush) before writes stall.
 const memTables = 4
