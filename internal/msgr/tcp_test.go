@@ -13,6 +13,16 @@ import (
 	"github.com/cuttlestore/cuttle/internal/msgr"
 )
 
+// tcpModes are the two ways the TCP tests run a session: frames
+// unsigned, and signed with a shared key.
+var tcpModes = []struct {
+	name  string
+	tweak func(self string) func(*msgr.Config)
+}{
+	{"none", func(string) func(*msgr.Config) { return nil }},
+	{"signed", func(self string) func(*msgr.Config) { return keyed(self, []byte("tcp-key")) }},
+}
+
 // tcpNode starts a messenger listening on loopback TCP.
 func tcpNode(t testing.TB, n string, d msgr.Dispatcher, logs io.Writer, tweak func(*msgr.Config)) (*msgr.Messenger, string) {
 	t.Helper()
@@ -45,13 +55,7 @@ func tcpNode(t testing.TB, n string, d msgr.Dispatcher, logs io.Writer, tweak fu
 // Over real TCP, mixed sizes (small frames batched, large ones written by
 // reference) arrive in order, signed or not, both ways.
 func TestTCPLoopback(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		tweak func(string) func(*msgr.Config)
-	}{
-		{"none", func(string) func(*msgr.Config) { return nil }},
-		{"signed", func(self string) func(*msgr.Config) { return keyed(self, []byte("tcp-key")) }},
-	} {
+	for _, tc := range tcpModes {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 300
 			ra, rb := newRecorder(), newRecorder()
@@ -112,13 +116,7 @@ func TestTCPBadPeer(t *testing.T) {
 // or large enough for its pieces to be written by reference, signed or
 // not.
 func TestTailArrivesAsOnePayload(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		tweak func(string) func(*msgr.Config)
-	}{
-		{"none", func(string) func(*msgr.Config) { return nil }},
-		{"signed", func(self string) func(*msgr.Config) { return keyed(self, []byte("tcp-key")) }},
-	} {
+	for _, tc := range tcpModes {
 		t.Run(tc.name, func(t *testing.T) {
 			rb := newRecorder()
 			a, _ := tcpNode(t, "osd.1", newRecorder(), nil, tc.tweak("osd.1"))
