@@ -52,6 +52,20 @@ func (m *Monitor) loop(ctx context.Context, rn *raft.RawNode) error {
 	defer tick.Stop()
 	svcTick := m.cfg.Clock.Now()
 	for {
+		// Ready first: a lone voter's campaign (newRawNode) completes
+		// before anything else arrives.
+		for rn.HasReady() {
+			rd := rn.Ready()
+			if rd.SoftState != nil {
+				// Raft drops read-index requests across a leader
+				// change; their waiters retry.
+				clear(ls.reads)
+			}
+			if err := m.handleReady(ls, rd); err != nil {
+				m.log.Error("monitor stops: store failure", "err", err)
+				return err
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -82,18 +96,6 @@ func (m *Monitor) loop(ctx context.Context, rn *raft.RawNode) error {
 				rn.ReportSnapshot(res.to, status)
 			} else if !res.ok {
 				rn.ReportUnreachable(res.to)
-			}
-		}
-		for rn.HasReady() {
-			rd := rn.Ready()
-			if rd.SoftState != nil {
-				// Raft drops read-index requests across a leader
-				// change; their waiters retry.
-				clear(ls.reads)
-			}
-			if err := m.handleReady(ls, rd); err != nil {
-				m.log.Error("monitor stops: store failure", "err", err)
-				return err
 			}
 		}
 	}
