@@ -32,9 +32,7 @@ type readWait struct {
 
 // loopState is what only the loop goroutine touches.
 type loopState struct {
-	rn *raft.RawNode
-	// alone is set while a lone voter has yet to campaign (see loop).
-	alone      bool
+	rn         *raft.RawNode
 	reads      map[uint64]*readWait // asked, no index yet
 	readsReady []*readWait          // index known, waiting for apply
 	sendFailed chan sendResult
@@ -49,11 +47,13 @@ type sendResult struct {
 // loop owns the RawNode: it ticks it, steps messages into it, proposes,
 // asks for read indexes, and handles every Ready.
 func (m *Monitor) loop(ctx context.Context, rn *raft.RawNode) error {
-	ls := &loopState{rn: rn, reads: make(map[uint64]*readWait), sendFailed: m.sendResults, alone: m.loneVoter(rn)}
+	ls := &loopState{rn: rn, reads: make(map[uint64]*readWait), sendFailed: m.sendResults}
 	tick := m.cfg.Clock.NewTimer(m.cfg.TickInterval)
 	defer tick.Stop()
 	svcTick := m.cfg.Clock.Now()
 	for {
+		// Ready first: a lone voter's campaign (newRawNode) completes
+		// before anything else arrives.
 		for rn.HasReady() {
 			rd := rn.Ready()
 			if rd.SoftState != nil {
@@ -65,18 +65,6 @@ func (m *Monitor) loop(ctx context.Context, rn *raft.RawNode) error {
 				m.log.Error("monitor stops: store failure", "err", err)
 				return err
 			}
-		}
-		// A lone voter has no one to wait for: it campaigns as soon as
-		// it has applied what is committed (Raft will not campaign with
-		// a configuration change unapplied, as after the bootstrap),
-		// instead of after an election timeout, which cost a
-		// single-monitor cluster 1-2 s at every start.
-		if st := rn.BasicStatus(); ls.alone && st.Lead == raft.None && st.Applied >= st.HardState.GetCommit() {
-			ls.alone = false
-			if err := rn.Campaign(); err != nil {
-				m.log.Debug("raft campaign", "err", err)
-			}
-			continue
 		}
 		select {
 		case <-ctx.Done():
