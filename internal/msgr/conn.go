@@ -186,7 +186,7 @@ func (c *conn) encodeBatch(out []byte, pieces []piece, batch []outMsg, ack uint6
 		h := header{kind: kindMsg, typ: om.msg.Type, version: om.msg.Version, seq: om.seq, ack: ack}
 		size := om.msg.Len()
 		if size <= smallPayload {
-			out = appendFrameVec(out, &h, &om.msg, om.crc, c.wsig)
+			out = appendFrameCRC(out, &h, om.crc, c.wsig, om.msg.Payload, om.msg.Tail...)
 			continue
 		}
 		h.length = uint32(size)
@@ -197,7 +197,10 @@ func (c *conn) encodeBatch(out []byte, pieces []piece, batch []outMsg, ack uint6
 		out = append(out, make([]byte, headerLen)...)
 		putHeader(out[n:], &h, om.crc)
 		pieces = append(pieces, piece{mark, len(out), nil})
-		for _, p := range append([][]byte{om.msg.Payload}, om.msg.Tail...) {
+		if len(om.msg.Payload) > 0 {
+			pieces = append(pieces, piece{ext: om.msg.Payload})
+		}
+		for _, p := range om.msg.Tail {
 			if len(p) > 0 {
 				pieces = append(pieces, piece{ext: p})
 			}
@@ -208,29 +211,6 @@ func (c *conn) encodeBatch(out []byte, pieces []piece, batch []outMsg, ack uint6
 		}
 	}
 	return out, append(pieces, piece{mark, len(out), nil})
-}
-
-// appendFrameVec appends the frame of msg, payload and tail copied in,
-// its payload's crc32c computed already.
-func appendFrameVec(dst []byte, h *header, msg *Message, crc uint32, sig *signer) []byte {
-	if len(msg.Tail) == 0 {
-		return appendFrameCRC(dst, h, msg.Payload, crc, sig)
-	}
-	h.length = uint32(msg.Len())
-	if sig != nil {
-		h.flags |= flagSigned
-	}
-	n := len(dst)
-	dst = append(dst, make([]byte, headerLen)...)
-	putHeader(dst[n:], h, crc)
-	dst = append(dst, msg.Payload...)
-	for _, b := range msg.Tail {
-		dst = append(dst, b...)
-	}
-	if sig != nil {
-		dst = sig.sign(dst, dst[n:n+headerLen], dst[n+headerLen:])
-	}
-	return dst
 }
 
 // contiguous returns msg's payload on the wire as one slice, for the

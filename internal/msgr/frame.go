@@ -266,13 +266,16 @@ func streamErr(err error, what string) error {
 // The writer loop uses it for small frames; large payloads go out by
 // reference (see batch).
 func appendFrame(dst []byte, h *header, payload []byte, sig *signer) []byte {
-	return appendFrameCRC(dst, h, payload, crc32.Checksum(payload, crcTable), sig)
+	return appendFrameCRC(dst, h, crc32.Checksum(payload, crcTable), sig, payload)
 }
 
-// appendFrameCRC is appendFrame with the payload's crc32c computed
-// already.
-func appendFrameCRC(dst []byte, h *header, payload []byte, crc uint32, sig *signer) []byte {
+// appendFrameCRC is appendFrame for a payload on the wire made of payload
+// and then tail (Message.Tail), its crc32c computed already.
+func appendFrameCRC(dst []byte, h *header, crc uint32, sig *signer, payload []byte, tail ...[]byte) []byte {
 	h.length = uint32(len(payload))
+	for _, b := range tail {
+		h.length += uint32(len(b))
+	}
 	if sig != nil {
 		h.flags |= flagSigned
 	}
@@ -280,8 +283,11 @@ func appendFrameCRC(dst []byte, h *header, payload []byte, crc uint32, sig *sign
 	dst = append(dst, make([]byte, headerLen)...)
 	putHeader(dst[n:], h, crc)
 	dst = append(dst, payload...)
+	for _, b := range tail {
+		dst = append(dst, b...)
+	}
 	if sig != nil {
-		dst = sig.sign(dst, dst[n:n+headerLen], payload)
+		dst = sig.sign(dst, dst[n:n+headerLen], dst[n+headerLen:])
 	}
 	return dst
 }

@@ -56,9 +56,7 @@ func (o *OSD) resubscribe() {
 
 // applyUpdate builds the newest map it can from u and activates it.
 func (o *OSD) applyUpdate(u wire.OSDMapUpdate) {
-	o.mu.Lock()
-	cur := o.osdmap
-	o.mu.Unlock()
+	cur := o.currentMap()
 	m := cur
 	if len(u.Full) > 0 && (m == nil || uint64(m.Epoch()) < u.FullEpoch) {
 		full, err := osdmap.UnmarshalMap(u.Full)
@@ -301,6 +299,14 @@ func (o *OSD) forgetSession(s *msgr.Session) {
 	delete(o.backlog, s)
 	delete(o.checkers, s)
 	o.mu.Unlock()
+}
+
+// currentMap returns the map the OSD has published (nil before the
+// first).
+func (o *OSD) currentMap() *osdmap.Map {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.osdmap
 }
 
 // lookupPG returns the PG and the OSD's map.

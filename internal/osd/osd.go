@@ -392,9 +392,7 @@ func (o *OSD) storeFailed(cause error) {
 // not boot again.
 func (o *OSD) MarkMeDown(ctx context.Context) error {
 	o.leaving.Store(true)
-	o.mu.Lock()
-	m := o.osdmap
-	o.mu.Unlock()
+	m := o.currentMap()
 	if o.mon == nil || m == nil || !m.IsUp(o.cfg.ID) || m.OSD(o.cfg.ID).Addr != o.addr {
 		return nil
 	}

@@ -163,7 +163,7 @@ func (p *pg) peerUntilActive(r *peerRun, m *osdmap.Map) {
 // going back to it would see OSDs that just booted as down, and peering
 // would neither ask nor activate them.
 func (p *pg) newerMap(m *osdmap.Map) *osdmap.Map {
-	if _, cur := p.o.lookupPG(p.id); cur != nil && (m == nil || cur.Epoch() > m.Epoch()) {
+	if cur := p.o.currentMap(); cur != nil && (m == nil || cur.Epoch() > m.Epoch()) {
 		return cur
 	}
 	return m

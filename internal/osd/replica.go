@@ -145,10 +145,7 @@ func (p *pg) checkTxnScope(t *objectstore.Transaction) error {
 
 // sendToOSD sends msg to OSD id at its address in the current map.
 func (o *OSD) sendToOSD(id int32, msg msgr.Message) error {
-	o.mu.Lock()
-	m := o.osdmap
-	o.mu.Unlock()
-	return o.sendToOSDIn(m, id, msg)
+	return o.sendToOSDIn(o.currentMap(), id, msg)
 }
 
 // sendToOSDIn sends msg to OSD id at its address in map m.
