@@ -8,6 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/clock"
 )
 
 // errReplaced ends a connection whose session moved to a newer one.
@@ -18,6 +22,17 @@ const (
 	readBufSize  = 64 << 10 // bufio.Reader size; larger payloads bypass it
 	smallPayload = 16 << 10 // payloads up to this are copied into the batch
 	maxBatch     = 256      // frames per write
+)
+
+// When a lossless session acknowledges what it received. An ack rides on
+// the next outgoing message when there is one; a bare ack frame costs a
+// write and a read, so it waits ackDelay for such a message, unless
+// ackMessages or ackBytes are unacknowledged, which would hold up the
+// peer's send budget (Config.SendMessages, SendBytes) or its memory.
+const (
+	ackDelay    = 2 * time.Millisecond
+	ackMessages = 256
+	ackBytes    = 1 << 20
 )
 
 // conn is one connection: a handshake, then a reader (the serving
@@ -32,6 +47,13 @@ type conn struct {
 	wake chan struct{} // wakes the writer
 	done chan struct{} // closed by fault
 
+	// Delayed acks (lossless sessions): the reader arms ackTimer once
+	// per delay (ackArmed) or, past the thresholds, sets ackNow and
+	// wakes the writer.
+	ackTimer clock.Timer
+	ackArmed atomic.Bool
+	ackNow   atomic.Bool
+
 	once sync.Once
 	err  error // the first fault; read after done is closed
 }
@@ -45,6 +67,13 @@ func newConn(m *Messenger, nc net.Conn) *conn {
 		wake: make(chan struct{}, 1),
 		done: make(chan struct{}),
 	}
+}
+
+// newAckTimer returns a stopped timer on the messenger's clock.
+func newAckTimer(clk clock.Clock) clock.Timer {
+	t := clk.NewTimer(time.Hour)
+	t.Stop()
+	return t
 }
 
 // fault closes the connection for err; the first reason wins and is
@@ -86,6 +115,8 @@ func (c *conn) kick() {
 // serve runs an attached connection until it faults and returns the
 // fault.
 func (c *conn) serve() error {
+	c.ackTimer = newAckTimer(c.m.cfg.Clock)
+	defer c.ackTimer.Stop()
 	var wg sync.WaitGroup
 	wg.Go(c.writeLoop)
 	c.kick() // send what queued before the connection was up
@@ -115,9 +146,33 @@ func (c *conn) readLoop() error {
 			return c.errOr(err)
 		}
 		if c.fr.r.Buffered() == 0 {
-			c.kick() // acknowledge what arrived, once the burst is read
+			c.scheduleAck() // once the burst is read
 		}
 	}
+}
+
+// scheduleAck arranges for the peer to learn what arrived: at once when
+// much is unacknowledged, else within ackDelay unless an outgoing message
+// carries the ack first. Lossy sessions send no acks: nothing is
+// retransmitted on them, so a sender forgets a message once written.
+func (c *conn) scheduleAck() {
+	if c.s.policy == Lossy {
+		return
+	}
+	msgs, bytes := c.s.unacked()
+	switch {
+	case msgs == 0:
+	case msgs >= ackMessages || bytes >= ackBytes:
+		c.ackSoon()
+	case c.ackArmed.CompareAndSwap(false, true):
+		c.ackTimer.Reset(ackDelay)
+	}
+}
+
+// ackSoon makes the writer acknowledge what arrived without waiting.
+func (c *conn) ackSoon() {
+	c.ackNow.Store(true)
+	c.kick()
 }
 
 // piece is a slice of the batch buffer or, for large payloads, the
@@ -140,11 +195,14 @@ func (c *conn) writeLoop() {
 	for {
 		select {
 		case <-c.wake:
+		case <-c.ackTimer.C():
+			c.ackArmed.Store(false)
+			c.ackNow.Store(true)
 		case <-c.done:
 			return
 		}
 		for {
-			batch, ack, needAck, ok := c.s.takeBatch(c, buf)
+			batch, ack, needAck, ok := c.s.takeBatch(c, buf, c.ackNow.Swap(false))
 			if !ok {
 				c.fault(errReplaced)
 				return
@@ -153,6 +211,11 @@ func (c *conn) writeLoop() {
 				break
 			}
 			out, pieces = c.encodeBatch(out[:0], pieces[:0], batch, ack)
+			var written int64
+			for i := range batch {
+				written += int64(batch[i].msg.Len())
+			}
+			n := len(batch)
 			clear(batch)
 			bufs = bufs[:0]
 			for _, p := range pieces {
@@ -164,7 +227,11 @@ func (c *conn) writeLoop() {
 			}
 			clear(pieces)
 			w := bufs
-			if _, err := w.WriteTo(c.nc); err != nil {
+			_, err := w.WriteTo(c.nc)
+			if c.s.policy == Lossy {
+				c.s.send.release(written, int64(n)) // takeBatch forgot them
+			}
+			if err != nil {
 				c.fault(c.errOr(err))
 				return
 			}

@@ -18,7 +18,7 @@ const (
 	// preambleMagic opens every connection, in both directions.
 	preambleMagic = "CUTLMSGR"
 	// protocolVersion is the version written after the magic.
-	protocolVersion = 1
+	protocolVersion = 2
 	// preambleLen is magic + version u16 + reserved u16.
 	preambleLen = len(preambleMagic) + 4
 	// headerLen is the fixed frame header.

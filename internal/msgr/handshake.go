@@ -263,7 +263,7 @@ func (s *Session) attachOutgoing(c *conn, nonce, sentIn uint64, ok sessionOK) er
 	case s.peerNonce != 0 && s.peerNonce != nonce:
 		s.resetLocked(fmt.Errorf("%w: %s restarted", ErrPeerReset, s.peer))
 	default:
-		s.ackSent = sentIn
+		s.ackSent, s.inUnacked = sentIn, 0
 	}
 	s.peerNonce = nonce
 	_, err := s.attachLocked(c, ok.InSeq)
@@ -311,7 +311,7 @@ func (m *Messenger) attachAccepted(c *conn, peer auth.EntityName, caps auth.Caps
 	}
 	prev, err := s.attachLocked(c, peerIn)
 	if err == nil {
-		s.ackSent = s.inSeq
+		s.ackSent, s.inUnacked = s.inSeq, 0
 		c.s = s
 	}
 	s.mu.Unlock()

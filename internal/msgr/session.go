@@ -35,6 +35,7 @@ type Session struct {
 	outSeq     uint64   // last sequence number assigned
 	inSeq      uint64   // last sequence number received
 	ackSent    uint64   // last inSeq the peer was told
+	inUnacked  int64    // payload bytes received since ackSent
 	out        []outMsg // not yet acknowledged, in sequence order
 	sent       int      // out[:sent] were written on cur
 	cur        *conn    // the connection, nil between connections
@@ -193,7 +194,7 @@ func (s *Session) dropOutLocked() int {
 // messages are dropped and sequence numbers restart.
 func (s *Session) resetLocked(err error) {
 	dropped := s.dropOutLocked()
-	s.outSeq, s.inSeq, s.ackSent = 0, 0, 0
+	s.outSeq, s.inSeq, s.ackSent, s.inUnacked = 0, 0, 0, 0
 	s.pushLocked(dqItem{ev: &Event{Kind: EventReset, Peer: s.peer, Session: s, Dropped: dropped, Err: err}})
 	s.log.Warn("msgr: session reset", "dropped", dropped, "err", err)
 }
@@ -258,7 +259,9 @@ func (s *Session) receive(c *conn, f *frame) error {
 	if !s.m.dispatch.tryAcquire(int(n)) {
 		// About to wait for the Dispatcher: acknowledge what arrived so
 		// far first, so the peer's send budget is not held up with it.
-		c.kick()
+		if s.policy == Lossless {
+			c.ackSoon()
+		}
 		if err := s.m.dispatch.acquire(context.Background(), c.done, int(n)); err != nil {
 			return c.errOr(err)
 		}
@@ -286,6 +289,7 @@ func (s *Session) receiveLocked(c *conn, f *frame) (queued bool, err error) {
 		return false, fmt.Errorf("%w: message seq %d after %d", ErrProtocol, f.seq, s.inSeq)
 	}
 	s.inSeq = f.seq
+	s.inUnacked += int64(len(f.payload))
 	s.pushLocked(dqItem{msg: Message{Type: f.typ, Version: f.version, Payload: f.payload}})
 	return true, nil
 }
@@ -300,20 +304,38 @@ func (s *Session) acked(c *conn, ack uint64) error {
 	return s.ackLocked(ack)
 }
 
+// unacked returns how many messages, and payload bytes, arrived since
+// the peer was last told.
+func (s *Session) unacked() (msgs uint64, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inSeq - s.ackSent, s.inUnacked
+}
+
 // takeBatch moves up to len(buf) unsent messages into buf for c's writer
 // and says what to acknowledge: ack is the last sequence received, and
-// needAck is set if the peer has not been told it yet. ok is false once c
-// is no longer the session's connection.
-func (s *Session) takeBatch(c *conn, buf []outMsg) (batch []outMsg, ack uint64, needAck, ok bool) {
+// needAck is set if a bare ack frame must tell the peer (forceAck, and
+// something arrived since the last ack). Messages in the batch carry the
+// ack anyway. ok is false once c is no longer the session's connection.
+// A lossy session forgets the batch: it is never retransmitted, and the
+// writer releases its send budget once it is written.
+func (s *Session) takeBatch(c *conn, buf []outMsg, forceAck bool) (batch []outMsg, ack uint64, needAck, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur != c {
 		return nil, 0, false, false
 	}
 	n := copy(buf[:cap(buf)], s.out[s.sent:])
+	if s.policy == Lossy {
+		clear(s.out[:n])
+		s.out = s.out[n:]
+		return buf[:n], s.inSeq, false, true
+	}
 	s.sent += n
-	needAck = s.inSeq > s.ackSent
-	s.ackSent = s.inSeq
+	needAck = forceAck && n == 0 && s.inSeq > s.ackSent
+	if n > 0 || needAck {
+		s.ackSent, s.inUnacked = s.inSeq, 0
+	}
 	return buf[:n], s.inSeq, needAck, true
 }
 

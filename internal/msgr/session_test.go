@@ -172,7 +172,8 @@ func TestPeerRestartResetsSession(t *testing.T) {
 			s.Send(t.Context(), numbered(i, 10))
 		}
 		checkInOrder(t, b.rec.waitMsgs(t, a.name, 3, time.Minute), 3)
-		synctest.Wait() // b's ack reaches a
+		time.Sleep(time.Second) // virtual: b's delayed ack goes out
+		synctest.Wait()         // and reaches a
 
 		// b dies while a keeps sending; the messages queue.
 		b.m.Close()

@@ -89,7 +89,7 @@ func TestTCPBadPeer(t *testing.T) {
 	_, addr := tcpNode(t, "osd.1", rec, logs, nil)
 	for _, garbage := range []string{
 		"GET / HTTP/1.1\r\n\r\n",
-		"CUTLMSGR\x01\x00\x00\x00" + strings.Repeat("\xff", 64), // good preamble, bad frame
+		"CUTLMSGR\x02\x00\x00\x00" + strings.Repeat("\xff", 64), // good preamble, bad frame
 	} {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {

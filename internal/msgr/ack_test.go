@@ -1,0 +1,154 @@
+package msgr_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
+)
+
+// countingNet counts the writes on the connections a host accepts.
+type countingNet struct {
+	msgr.Network
+	writes atomic.Int64
+}
+
+func (n *countingNet) Listen(addr string) (net.Listener, error) {
+	l, err := n.Network.Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	return countingListener{l, n}, nil
+}
+
+type countingListener struct {
+	net.Listener
+	n *countingNet
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, n: l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *countingNet
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.n.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// pingPong sends n requests from client to server one at a time, each
+// after the echo of the last, and returns how many writes the server's
+// connection made for them (the handshake's excluded).
+func pingPong(t *testing.T, client, server string, n int) int64 {
+	mn := memnet.New(memnet.Config{Seed: 21})
+	defer mn.Close()
+	cn := &countingNet{Network: mn.Host("srv")}
+	srv := newNode(t, mn, server, "srv", 1, func(c *msgr.Config) { c.Network = cn })
+	defer srv.m.Close()
+	srv.rec.onMsg = func(from msgr.Peer, msg msgr.Message) { from.Session.Send(context.Background(), msg) }
+	cl := newNode(t, mn, client, "cl", 2, nil)
+	defer cl.m.Close()
+	s, err := cl.m.Connect(srv.name, "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.rec.waitEvent(t, msgr.EventConnected, 1, time.Minute)
+	synctest.Wait()
+	handshake := cn.writes.Load()
+	for i := range n {
+		if err := s.Send(t.Context(), numbered(i, 100)); err != nil {
+			t.Fatal(err)
+		}
+		cl.rec.waitMsgs(t, srv.name, i+1, time.Minute)
+	}
+	synctest.Wait()
+	return cn.writes.Load() - handshake
+}
+
+// A lossy session (a client's) sends no acks: a request and its answer
+// cost one write each way, not two.
+func TestLossySendsNoAcks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 50
+		if got := pingPong(t, "client.x", "osd.1", n); got != n {
+			t.Fatalf("server wrote %d times for %d requests, want %d (no ack frames)", got, n, n)
+		}
+	})
+}
+
+// A lossless session (between daemons) acknowledges a request on its
+// answer: no bare ack frame goes out while answers follow at once.
+func TestLosslessAckRidesOnTheAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 50
+		// The last request's ack may go out bare after the delay; every
+		// other one rides on an answer.
+		if got := pingPong(t, "osd.2", "osd.1", n); got > n+1 {
+			t.Fatalf("server wrote %d times for %d requests, want at most %d", got, n, n+1)
+		}
+	})
+}
+
+// A lossless peer that never answers still acknowledges, after the ack
+// delay, so a sender whose budget is one message keeps going.
+func TestLosslessDelayedAckFreesTheSender(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.Config{Seed: 22})
+		defer net.Close()
+		one := func(c *msgr.Config) { c.SendMessages = 1 }
+		a := newNode(t, net, "osd.1", "a", 1, one)
+		defer a.m.Close()
+		b := newNode(t, net, "osd.2", "b", 2, nil)
+		defer b.m.Close()
+		s, _ := a.m.Connect(b.name, "b")
+		start := time.Now()
+		for i := range 5 {
+			if err := s.Send(t.Context(), numbered(i, 10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkInOrder(t, b.rec.waitMsgs(t, a.name, 5, time.Minute), 5)
+		if took := time.Since(start); took > time.Second {
+			t.Fatalf("5 messages with a budget of one took %v of virtual time", took)
+		}
+	})
+}
+
+// A lossy sender whose budget is one message is not held up waiting for
+// acks that never come: the budget frees once a message is written.
+func TestLossyBudgetFreesOnWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.Config{Seed: 23})
+		defer net.Close()
+		osd := newNode(t, net, "osd.1", "osd", 1, nil)
+		defer osd.m.Close()
+		cl := newNode(t, net, "client.x", "cl", 2, func(c *msgr.Config) { c.SendMessages = 1 })
+		defer cl.m.Close()
+		s, _ := cl.m.Connect(osd.name, "osd")
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i := range 20 {
+				if err := s.Send(t.Context(), numbered(i, 10)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		wg.Wait()
+		checkInOrder(t, osd.rec.waitMsgs(t, cl.name, 20, time.Minute), 20)
+	})
+}
