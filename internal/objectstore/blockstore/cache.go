@@ -8,7 +8,11 @@ import (
 // recordCache is a bounded LRU of decoded object records keyed by their
 // Pebble key. It holds only records as of the applied state: readers
 // fill it while holding applyMu shared, the committer updates it while
-// holding applyMu exclusively, so it never holds a stale record.
+// holding applyMu exclusively, so it never holds a stale record. It also
+// remembers keys that have no record: a new object's first write looks it
+// up on the primary (the op's stat) and again as its transaction is
+// prepared, and a lookup of an absent key probes every memtable and L0
+// table of Pebble, so it costs several times a present one.
 type recordCache struct {
 	mu      sync.Mutex
 	budget  int64
@@ -31,10 +35,25 @@ func newRecordCache(budget int64) *recordCache {
 	return &recordCache{budget: budget, entries: make(map[string]*list.Element)}
 }
 
+// get returns key's cached record and true, or false if key is not
+// cached; a nil record with true means key is known to have none.
 func (c *recordCache) get(key string) (*onode, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
+	return c.hitLocked(e, ok)
+}
+
+// getBytes is get for a key the caller holds as bytes: the lookup itself
+// does not copy it into a string.
+func (c *recordCache) getBytes(key []byte) (*onode, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[string(key)]
+	return c.hitLocked(e, ok)
+}
+
+func (c *recordCache) hitLocked(e *list.Element, ok bool) (*onode, bool) {
 	if !ok {
 		return nil, false
 	}
@@ -42,7 +61,8 @@ func (c *recordCache) get(key string) (*onode, bool) {
 	return e.Value.(*cacheEntry).rec, true
 }
 
-// put caches rec under key; a nil rec drops the key.
+// put caches rec under key; a nil rec records that key has no record (a
+// lookup found none, or the object was removed).
 func (c *recordCache) put(key string, rec *onode) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -51,10 +71,10 @@ func (c *recordCache) put(key string, rec *onode) {
 		c.lru.Remove(e)
 		delete(c.entries, key)
 	}
-	if rec == nil {
-		return
+	size := int64(len(key) + cacheEntryOverhead)
+	if rec != nil {
+		size += int64(rec.approxSize())
 	}
-	size := int64(rec.approxSize() + len(key) + cacheEntryOverhead)
 	if size > c.budget {
 		return
 	}

@@ -1,9 +1,15 @@
 package blockstore
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
 )
 
 // TestRecordCacheAccounting fills the record cache with records shaped
@@ -48,5 +54,38 @@ func TestRecordCacheAccounting(t *testing.T) {
 			}
 			runtime.KeepAlive(c)
 		})
+	}
+}
+
+// A lookup that finds no record is remembered: a new object's first write
+// (its stat on the primary, then its transaction) goes to Pebble once, and
+// the record the write makes, or its removal, replaces what was
+// remembered.
+func TestRecordCacheRemembersAbsence(t *testing.T) {
+	ctx := context.Background()
+	s := mkfsOpen(t, testOptions(vfs.NewMem()))
+	defer s.Close()
+	apply(t, s, new(objectstore.Transaction).CreateCollection(pg))
+	o := objid.Object(1, "", "new")
+	loads := func() uint64 { return s.statRecordLoads.Load() }
+	start := loads()
+	for range 2 {
+		if _, err := s.Stat(ctx, pg, o); !errors.Is(err, objectstore.ErrNotFound) {
+			t.Fatalf("stat of a new object: %v, want not found", err)
+		}
+	}
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, []byte("hello")))
+	if got := loads() - start; got != 1 {
+		t.Fatalf("two stats and a create looked the record up in Pebble %d times, want 1", got)
+	}
+	if st, err := s.Stat(ctx, pg, o); err != nil || st.Size != 5 {
+		t.Fatalf("stat after the create: %+v, %v", st, err)
+	}
+	apply(t, s, new(objectstore.Transaction).Remove(pg, o))
+	if _, err := s.Stat(ctx, pg, o); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("stat after the removal: %v, want not found", err)
+	}
+	if got := loads() - start; got != 1 {
+		t.Fatalf("Pebble lookups %d after the removal, want still 1", got)
 	}
 }

@@ -60,7 +60,11 @@ func collObjectPrefix(c objectstore.CollectionID) []byte {
 // objectKey is the key of o's record in c: 'O' + collection + the
 // order-preserving encoding of o.
 func objectKey(c objectstore.CollectionID, o objid.ID) []byte {
-	b := make([]byte, 0, 1+collKeyLen+8+4+len(o.Namespace)+len(o.Key)+len(o.Name)+2*3+8+1)
+	return appendObjectKey(make([]byte, 0, 1+collKeyLen+8+4+len(o.Namespace)+len(o.Key)+len(o.Name)+2*3+8+1), c, o)
+}
+
+// appendObjectKey appends o's record key to b.
+func appendObjectKey(b []byte, c objectstore.CollectionID, o objid.ID) []byte {
 	b = append(b, prefixObject)
 	b = appendColl(b, c)
 	return appendObjID(b, o)

@@ -386,6 +386,7 @@ func (s *Store) prepRecord(key string) (*onode, error) {
 // loadRecord reads a record, its header and its units, from Pebble (nil,
 // nil if absent).
 func (s *Store) loadRecord(key string) (*onode, error) {
+	s.statRecordLoads.Add(1)
 	v, closer, err := s.db.Get([]byte(key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil

@@ -27,18 +27,20 @@ func (s *Store) record(c objectstore.CollectionID, o objid.ID) (*onode, error) {
 	if !s.colls[c] {
 		return nil, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
 	}
-	key := string(objectKey(c, o))
-	if rec, ok := s.cache.get(key); ok {
-		return rec, nil
-	}
-	rec, err := s.loadRecord(key)
-	if err != nil {
-		return nil, fmt.Errorf("%v %v: %w", c, o, err)
+	var buf [128]byte // the key of most objects: no allocation for a hit
+	k := appendObjectKey(buf[:0], c, o)
+	rec, ok := s.cache.getBytes(k)
+	if !ok {
+		key := string(k)
+		var err error
+		if rec, err = s.loadRecord(key); err != nil {
+			return nil, fmt.Errorf("%v %v: %w", c, o, err)
+		}
+		s.cache.put(key, rec)
 	}
 	if rec == nil {
 		return nil, fmt.Errorf("%w: %v %v", objectstore.ErrNotFound, c, o)
 	}
-	s.cache.put(key, rec)
 	return rec, nil
 }
 

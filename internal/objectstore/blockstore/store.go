@@ -94,6 +94,7 @@ type Store struct {
 	statSyncs, statTxns atomic.Uint64
 	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
 	statReadahead       atomic.Uint64 // large reads served from a prefetch
+	statRecordLoads     atomic.Uint64 // record lookups that went to Pebble
 
 	// The commit pipeline (commit.go): hand-offs between its stages,
 	// and the groups taken from the queue but not through the applier.
