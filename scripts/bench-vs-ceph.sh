@@ -9,7 +9,11 @@
 #   4 MiB objects: write (counted when committed on every replica), seq, rand
 #   4 KiB objects: write, rand
 #
-# and each OSD's peak resident memory (VmHWM) over the phases.
+# and each OSD's peak resident memory (VmHWM) over the phases. `rados
+# bench` prints no latency percentiles, so for Ceph a probe through
+# librados (scripts/ceph-latency.py, same shape: 16 workers, 4 KiB
+# writes of new objects, then random reads of them) measures the p99s
+# that `cuttle bench` prints for Cuttle.
 #
 # Usage: scripts/bench-vs-ceph.sh [OUTDIR]     (default /var/tmp/cuttle-vs-ceph)
 # env:   SECS (30), CEPH_ANCHOR (../shared/anchors/ceph), SKIP_CEPH=1, SKIP_CUTTLE=1
@@ -55,6 +59,11 @@ if [ -z "${SKIP_CEPH:-}" ]; then
 	hwm_reset $osds
 	phases rados bench3 ceph
 	phases rados bench1 ceph
+	for pool in bench3 bench1; do
+		log "ceph $pool 4k latency probe: $SECS s write, $SECS s rand"
+		/usr/bin/python3 scripts/ceph-latency.py --conf "$CEPH_CONF" --pool "$pool" --seconds "$SECS" > "$OUT/ceph_${pool}_4k_latency.txt" 2>&1 || log "  (failed: see $OUT/ceph_${pool}_4k_latency.txt)"
+		grep -E '^==|Average IOPS|p99' "$OUT/ceph_${pool}_4k_latency.txt" | tr -s ' ' | tr '\n' ' ' >&2; echo >&2
+	done
 	for p in $osds; do echo "ceph osd pid $p peak RSS $(hwm "$p") KiB"; done | tee "$OUT/ceph_rss.txt" >&2
 	DATA=/tmp/ceph-anchor bash "$ANCHOR/down.sh" > /dev/null 2>&1
 	rm -rf /tmp/ceph-anchor
