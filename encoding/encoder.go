@@ -95,6 +95,20 @@ func (e *Encoder) Len() int { return len(e.buf) + e.refLen }
 // Data shorter than align gets no padding (a count of 0). align must be a
 // power of two no larger than MaxAlign.
 func (e *Encoder) AlignedBytes(b []byte, align int) {
+	e.alignFor(b, align)
+	e.Bytes(b)
+}
+
+// AlignedBytesRef is AlignedBytes with b placed by reference, as BytesRef
+// places it: b must not change until the encoding has been used.
+func (e *Encoder) AlignedBytesRef(b []byte, align int) {
+	e.alignFor(b, align)
+	e.BytesRef(b)
+}
+
+// alignFor appends the padding count and padding that make b, appended
+// next with its length, start at a multiple of align.
+func (e *Encoder) alignFor(b []byte, align int) {
 	pad := 0
 	if len(b) >= align && align > 1 {
 		lenLen := uvarintLen(uint64(len(b)))
@@ -106,7 +120,6 @@ func (e *Encoder) AlignedBytes(b []byte, align int) {
 	}
 	e.Uvarint(uint64(pad))
 	e.buf = append(e.buf, make([]byte, pad)...)
-	e.Bytes(b)
 }
 
 // MaxAlign bounds the alignment AlignedBytes may ask for, and so the

@@ -512,3 +512,34 @@ func TestEncoderBytesRef(t *testing.T) {
 	}()
 	e.Data()
 }
+
+// AlignedBytesRef encodes exactly as AlignedBytes does, after data placed
+// by reference too, and leaves the data where it is.
+func TestAlignedBytesRef(t *testing.T) {
+	first := bytes.Repeat([]byte{1}, 5000)
+	data := bytes.Repeat([]byte{0xab}, 3*4096+7)
+	encode := func(byRef bool) *Encoder {
+		var e Encoder
+		e.Uint8(7)
+		if byRef {
+			e.AlignedBytesRef(first, 4096)
+			e.AlignedBytesRef(data, 4096)
+		} else {
+			e.AlignedBytes(first, 4096)
+			e.AlignedBytes(data, 4096)
+		}
+		e.Uint8(9)
+		return &e
+	}
+	want := encode(false).Data()
+	segs := encode(true).Segments()
+	if got := bytes.Join(segs, nil); !bytes.Equal(got, want) {
+		t.Fatalf("segments joined differ from the copied encoding (%d vs %d bytes)", len(got), len(want))
+	}
+	if len(segs) != 5 || &segs[1][0] != &first[0] || &segs[3][0] != &data[0] {
+		t.Fatalf("the data are not segments of their own: %d segments", len(segs))
+	}
+	if off := len(segs[0]) + len(segs[1]) + len(segs[2]); off%4096 != 0 {
+		t.Fatalf("the second data start at %d, not aligned", off)
+	}
+}

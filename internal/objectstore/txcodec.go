@@ -38,11 +38,23 @@ func (t *Transaction) Encode() []byte {
 }
 
 // EncodeTo appends t's encoding to e.
-func (t *Transaction) EncodeTo(e *encoding.Encoder) {
+func (t *Transaction) EncodeTo(e *encoding.Encoder) { t.encodeTo(e, false) }
+
+// EncodeRefTo appends t's encoding to e as EncodeTo does, with write data
+// of RefData bytes or more placed by reference (encoding.Encoder.BytesRef):
+// e's Segments then carry it without a copy, and it must not change until
+// they have been used.
+func (t *Transaction) EncodeRefTo(e *encoding.Encoder) { t.encodeTo(e, true) }
+
+// RefData is the size from which EncodeRefTo places write data by
+// reference: below it a copy costs less than another slice to write.
+const RefData = 64 << 10
+
+func (t *Transaction) encodeTo(e *encoding.Encoder, byRef bool) {
 	mk := e.Begin(1, 1)
 	e.Uvarint(uint64(len(t.Ops)))
 	for i := range t.Ops {
-		encodeOp(e, &t.Ops[i])
+		encodeOp(e, &t.Ops[i], byRef)
 	}
 	e.End(mk)
 }
@@ -53,7 +65,7 @@ func encodeCollection(e *encoding.Encoder, c CollectionID) {
 	e.Uint32(c.Seed)
 }
 
-func encodeOp(e *encoding.Encoder, op *Op) {
+func encodeOp(e *encoding.Encoder, op *Op, byRef bool) {
 	e.Uint8(uint8(op.Code))
 	encodeCollection(e, op.Collection)
 	op.Object.Encode(e)
@@ -62,7 +74,11 @@ func encodeOp(e *encoding.Encoder, op *Op) {
 	e.Uvarint(op.Offset)
 	e.Uvarint(op.Length)
 	e.Uvarint(op.DestOffset)
-	e.AlignedBytes(op.Data, dataAlign)
+	if byRef && len(op.Data) >= RefData {
+		e.AlignedBytesRef(op.Data, dataAlign)
+	} else {
+		e.AlignedBytes(op.Data, dataAlign)
+	}
 	e.Uvarint(uint64(len(op.Attrs)))
 	for _, k := range slices.Sorted(maps.Keys(op.Attrs)) {
 		e.String(k)

@@ -160,6 +160,9 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 func (p *pg) endIntervalLocked() []*request {
 	var stale []*request
 	for tid, w := range p.writes {
+		for _, r := range w.reqs {
+			r.dropBuffer() // rep ops referring to it may be queued still
+		}
 		stale = append(stale, w.reqs...)
 		w.abandoned = true
 		delete(p.writes, tid)

@@ -83,24 +83,36 @@ func (r *request) reply(rep wire.OSDOpReply) {
 }
 
 // releaseWhenStored hands the message buffer back once no queued
-// transaction refers to it.
+// transaction refers to it. The rep ops of a write refer to it too: a
+// write answered as committed was received whole by every replica, so
+// its rep ops are written and never retransmitted; a write abandoned
+// with its interval may still have rep ops queued, and its buffers are
+// left to the collector instead (dropBuffer).
 func (r *request) releaseWhenStored() {
 	r.mu.Lock()
-	stored := r.stored
+	stored, release := r.stored, r.release
 	r.mu.Unlock()
 	switch {
-	case r.release == nil:
+	case release == nil:
 	case stored == nil || isClosed(stored):
-		r.release()
+		release()
 	default:
 		go func() {
 			select {
 			case <-stored:
-				r.release()
+				release()
 			case <-r.o.ctx.Done():
 			}
 		}()
 	}
+}
+
+// dropBuffer makes sure r's message buffer never goes back to the
+// messenger's pool: something the messenger may still send refers to it.
+func (r *request) dropBuffer() {
+	r.mu.Lock()
+	r.release = nil
+	r.mu.Unlock()
 }
 
 // replyError answers with a failure (a negated errno) and epoch.
@@ -397,7 +409,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	pglog.SaveInfoTxn(txn, info)
 	replicas := p.replicasLocked()
-	var repop []byte
+	var repop [][]byte
 	if len(replicas) > 0 {
 		// Encoded before Queue: the store may hold on to the transaction.
 		repop = p.encodeRepOp(v, entry, info, txn, r.op.Flags&wire.FlagWantApplied != 0)
@@ -431,19 +443,22 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 }
 
 // encodeRepOp encodes the message that carries a write to the replicas;
-// the tid is the one the write is about to get.
-func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool) []byte {
+// the tid is the one the write is about to get. Large write data stays
+// where it is, in the client's message: see releaseWhenStored for why
+// that buffer outlives the messages that refer to it.
+func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool) [][]byte {
 	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: p.tid + 1,
 		Version: v, WantApplied: wantApplied, Entry: entry.Encode(), Info: info.Encode(), Txn: txn}
-	return msg.Encode()
+	return msg.EncodeSegments()
 }
 
 // sendRepOps sends a write to each replica, in version order (the PG
 // lock is held, and each replica's session keeps order). The payload is
 // shared: the messenger does not modify what it sends.
-func (p *pg) sendRepOps(payload []byte, replicas []int32) {
+func (p *pg) sendRepOps(segs [][]byte, replicas []int32) {
 	for _, id := range replicas {
-		if err := p.o.sendToOSD(id, msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: payload}); err != nil {
+		msg := msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: segs[0], Tail: segs[1:]}
+		if err := p.o.sendToOSD(id, msg); err != nil {
 			p.o.log.Warn("rep op not sent", "pg", p.id.String(), "osd", id, "err", err)
 		}
 	}

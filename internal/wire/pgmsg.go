@@ -48,6 +48,22 @@ const (
 // (objectstore's encoding), written in place so its data is copied once.
 func (m RepOp) Encode() []byte {
 	var e encoding.Encoder
+	m.encode(&e, false)
+	return e.Data()
+}
+
+// EncodeSegments encodes m as Encode does, as slices whose concatenation
+// is the encoding: write data of objectstore.RefData bytes or more are
+// slices of their own, not copied (a 4 MiB write goes to each replica
+// from the buffer the client's op arrived in), and must not change until
+// the messenger is done with the message. The first slice is never empty.
+func (m RepOp) EncodeSegments() [][]byte {
+	var e encoding.Encoder
+	m.encode(&e, true)
+	return e.Segments()
+}
+
+func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
 	mk := e.Begin(1, 1)
 	e.Varint(m.PG.Pool)
 	e.Uint32(m.PG.Seed)
@@ -63,9 +79,12 @@ func (m RepOp) Encode() []byte {
 	if txn == nil {
 		txn = &objectstore.Transaction{}
 	}
-	txn.EncodeTo(&e)
+	if byRef {
+		txn.EncodeRefTo(e)
+	} else {
+		txn.EncodeTo(e)
+	}
 	e.End(mk)
-	return e.Data()
 }
 
 // DecodeRepOp decodes a RepOp; the entry and info stay encoded, and the
