@@ -176,7 +176,10 @@ func (o *objecter) sendLocked(p *op) {
 	p.msg.PG, p.msg.Epoch, p.msg.Attempt = p.t.pg, uint64(o.m.Epoch()), p.attempts
 	p.attempts++
 	s := os.s
-	if err := s.Send(o.ctx, msgr.Message{Type: wire.TypeOSDOp, Version: 1, Payload: p.msg.Encode()}); err != nil {
+	// Large data goes out from the caller's buffer, which WriteOp's
+	// contract keeps unchanged until the op completes.
+	segs := p.msg.EncodeSegments()
+	if err := s.Send(o.ctx, msgr.Message{Type: wire.TypeOSDOp, Version: 1, Payload: segs[0], Tail: segs[1:]}); err != nil {
 		o.log.Debug("rados: send failed", "osd", p.t.osd, "tid", p.tid, "err", err)
 		o.failSessionLocked(p.t.osd, s)
 		return

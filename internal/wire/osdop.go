@@ -247,6 +247,21 @@ const (
 // pg (pool varint, seed u32), object, flags, attempt, ops.
 func (m OSDOp) Encode() []byte {
 	var e encoding.Encoder
+	m.encode(&e, false)
+	return e.Data()
+}
+
+// EncodeSegments encodes m as Encode does, as slices whose concatenation
+// is the encoding: ops' data of refData bytes or more are slices of their
+// own, not copied (a client's 4 MiB write goes to the socket from the
+// caller's buffer). The first slice is never empty.
+func (m OSDOp) EncodeSegments() [][]byte {
+	var e encoding.Encoder
+	m.encode(&e, true)
+	return e.Segments()
+}
+
+func (m OSDOp) encode(e *encoding.Encoder, byRef bool) {
 	mk := e.Begin(1, 1)
 	e.String(m.Req.Client)
 	e.Uint64(m.Req.Incarnation)
@@ -254,18 +269,17 @@ func (m OSDOp) Encode() []byte {
 	e.Uvarint(m.Epoch)
 	e.Varint(m.PG.Pool)
 	e.Uint32(m.PG.Seed)
-	m.Object.Encode(&e)
+	m.Object.Encode(e)
 	e.Uint32(m.Flags)
 	e.Uvarint(uint64(m.Attempt))
 	e.Uvarint(uint64(len(m.Ops)))
 	for i := range m.Ops {
-		encodeObjectOp(&e, &m.Ops[i])
+		encodeObjectOp(e, &m.Ops[i], byRef)
 	}
 	e.End(mk)
-	return e.Data()
 }
 
-func encodeObjectOp(e *encoding.Encoder, op *ObjectOp) {
+func encodeObjectOp(e *encoding.Encoder, op *ObjectOp, byRef bool) {
 	e.Uint16(uint16(op.Code))
 	e.Uint32(op.Flags)
 	e.Uvarint(op.Offset)
@@ -273,7 +287,11 @@ func encodeObjectOp(e *encoding.Encoder, op *ObjectOp) {
 	e.Uvarint(op.Version)
 	e.String(op.Name)
 	e.String(op.Prefix)
-	e.AlignedBytes(op.Data, dataAlign)
+	if byRef && len(op.Data) >= refData {
+		e.AlignedBytesRef(op.Data, dataAlign)
+	} else {
+		e.AlignedBytes(op.Data, dataAlign)
+	}
 	encodeStrings(e, op.Keys)
 	encodeKVs(e, op.Pairs)
 }

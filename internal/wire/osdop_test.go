@@ -80,6 +80,28 @@ func TestOSDOpReplySegments(t *testing.T) {
 	}
 }
 
+// An op's segments are its encoding in pieces: large write data by
+// reference, still aligned for O_DIRECT once joined.
+func TestOSDOpSegments(t *testing.T) {
+	m := sampleOSDOp()
+	big := bytes.Repeat([]byte{9}, 4<<20)
+	m.Ops = append(m.Ops, ObjectOp{Code: OpWriteFull, Data: big})
+	segs := m.EncodeSegments()
+	joined := bytes.Join(segs, nil)
+	if !bytes.Equal(joined, m.Encode()) {
+		t.Fatal("segments joined differ from Encode")
+	}
+	if len(segs) != 3 || &segs[1][0] != &big[0] || len(segs[0])%dataAlign != 0 {
+		t.Fatalf("%d segments; want the 4 MiB of data by reference, at an aligned offset", len(segs))
+	}
+	if got, err := DecodeOSDOp(joined); err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("decode: %v", err)
+	}
+	if segs := sampleOSDOp().EncodeSegments(); len(segs) != 1 {
+		t.Fatalf("an op without large data is %d segments, want 1", len(segs))
+	}
+}
+
 // A version-1 reply, from before replies echoed the attempt, decodes
 // with attempt 0, which is what its sender's clients sent first.
 func TestOSDOpReplyVersion1(t *testing.T) {
