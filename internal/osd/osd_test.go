@@ -129,3 +129,29 @@ func TestPeeringNeverGoesBackToAnOlderMap(t *testing.T) {
 		t.Errorf("published epoch %d, peering's %d: got epoch %d", newer.Epoch(), older.Epoch(), got.Epoch())
 	}
 }
+
+// The buffer a write arrived in goes back to the messenger's pool once
+// the write is committed everywhere, but never when the write is
+// abandoned with its interval: rep ops that send its data by reference
+// may still be queued for a replica.
+func TestAbandonedWriteKeepsItsBuffer(t *testing.T) {
+	o := &OSD{}
+	p := &pg{o: o, writes: map[uint64]*write{}, objects: map[objid.ID][]*request{}}
+	released := map[string]bool{}
+	newReq := func(name string) *request {
+		return &request{o: o, release: func() { released[name] = true }}
+	}
+	done, abandoned := newReq("done"), newReq("abandoned")
+	p.writes[1] = &write{tid: 1, reqs: []*request{abandoned}}
+	p.mu.Lock()
+	stale := p.endIntervalLocked()
+	p.mu.Unlock()
+	if len(stale) != 1 || stale[0] != abandoned {
+		t.Fatalf("endIntervalLocked returned %d requests, want the abandoned write's", len(stale))
+	}
+	done.releaseWhenStored()
+	abandoned.releaseWhenStored()
+	if !released["done"] || released["abandoned"] {
+		t.Fatalf("released %v; want the finished write's buffer only", released)
+	}
+}
