@@ -57,9 +57,9 @@ if [ -z "${SKIP_CEPH:-}" ]; then
 	export CEPH_CONF=/tmp/ceph-anchor/ceph.conf
 	osds=$(awk '$1 ~ /^osd\./ {print $2}' /tmp/ceph-anchor/pids)
 	hwm_reset $osds
-	phases rados bench3 ceph
-	phases rados bench1 ceph
 	for pool in bench3 bench1; do
+		phases rados "$pool" ceph
+		# Right after the pool's own 4 KiB phases, in the same state.
 		log "ceph $pool 4k latency probe: $SECS s write, $SECS s rand"
 		/usr/bin/python3 scripts/ceph-latency.py --conf "$CEPH_CONF" --pool "$pool" --seconds "$SECS" > "$OUT/ceph_${pool}_4k_latency.txt" 2>&1 || log "  (failed: see $OUT/ceph_${pool}_4k_latency.txt)"
 		grep -E '^==|Average IOPS|p99' "$OUT/ceph_${pool}_4k_latency.txt" | tr -s ' ' | tr '\n' ' ' >&2; echo >&2
