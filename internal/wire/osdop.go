@@ -246,9 +246,7 @@ const (
 // Encode encodes m: version 1: req (client, incarnation, tid), epoch,
 // pg (pool varint, seed u32), object, flags, attempt, ops.
 func (m OSDOp) Encode() []byte {
-	var e encoding.Encoder
-	m.encode(&e, false)
-	return e.Data()
+	return encodeCopied(m.encode)
 }
 
 // EncodeSegments encodes m as Encode does, as slices whose concatenation
@@ -256,9 +254,7 @@ func (m OSDOp) Encode() []byte {
 // own, not copied (a client's 4 MiB write goes to the socket from the
 // caller's buffer). The first slice is never empty.
 func (m OSDOp) EncodeSegments() [][]byte {
-	var e encoding.Encoder
-	m.encode(&e, true)
-	return e.Segments()
+	return encodeSegments(m.encode)
 }
 
 func (m OSDOp) encode(e *encoding.Encoder, byRef bool) {
@@ -395,9 +391,23 @@ func decodeKVs(d *encoding.Decoder) []KV {
 // Encode encodes m: version 1: tid, epoch, result varint, flags,
 // version (epoch, counter), op results; version 2 adds attempt.
 func (m OSDOpReply) Encode() []byte {
+	return encodeCopied(m.encode)
+}
+
+// encodeCopied runs a message's encode with every byte copied into one
+// buffer, which it returns.
+func encodeCopied(encode func(e *encoding.Encoder, byRef bool)) []byte {
 	var e encoding.Encoder
-	m.encode(&e, false)
+	encode(&e, false)
 	return e.Data()
+}
+
+// encodeSegments runs a message's encode with large data placed by
+// reference and returns the segments.
+func encodeSegments(encode func(e *encoding.Encoder, byRef bool)) [][]byte {
+	var e encoding.Encoder
+	encode(&e, true)
+	return e.Segments()
 }
 
 // refData is the size from which EncodeSegments passes an op result's
@@ -409,9 +419,7 @@ const refData = 64 << 10
 // of their own, not copied (a 4 MiB read reaches the socket from the
 // buffer the store read it into). The first slice is never empty.
 func (m OSDOpReply) EncodeSegments() [][]byte {
-	var e encoding.Encoder
-	m.encode(&e, true)
-	return e.Segments()
+	return encodeSegments(m.encode)
 }
 
 func (m OSDOpReply) encode(e *encoding.Encoder, byRef bool) {

@@ -47,9 +47,7 @@ const (
 // want-applied, entry, info, then the transaction's own envelope
 // (objectstore's encoding), written in place so its data is copied once.
 func (m RepOp) Encode() []byte {
-	var e encoding.Encoder
-	m.encode(&e, false)
-	return e.Data()
+	return encodeCopied(m.encode)
 }
 
 // EncodeSegments encodes m as Encode does, as slices whose concatenation
@@ -58,9 +56,7 @@ func (m RepOp) Encode() []byte {
 // from the buffer the client's op arrived in), and must not change until
 // the messenger is done with the message. The first slice is never empty.
 func (m RepOp) EncodeSegments() [][]byte {
-	var e encoding.Encoder
-	m.encode(&e, true)
-	return e.Segments()
+	return encodeSegments(m.encode)
 }
 
 func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
