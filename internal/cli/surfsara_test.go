@@ -18,6 +18,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/launcher"
 	"github.com/cuttlestore/cuttle/rados"
+	"golang.org/x/sys/unix"
 )
 
 // The failure table of SURFsara's evaluation of Ceph, as named tests
@@ -246,13 +247,21 @@ func TestSURFsaraStoredDataOverwritten(t *testing.T) {
 	s.keepsWriting("before the damage", 120)
 	stop()
 	// Objects were written first into the start of the data file (no
-	// header there): overwrite its first 2 MiB.
+	// header there): overwrite its first 2 MiB. With O_DIRECT, as the
+	// OSD itself writes, the way a failing disk would: a buffered write
+	// beside the OSD's direct I/O can make the kernel fail to invalidate
+	// its cached pages ("collision with buffered I/O") and report EIO on
+	// the file to the next fsync, the OSD's included.
 	block := filepath.Join(s.dir, "osd.2", "block")
-	f, err := os.OpenFile(block, os.O_WRONLY, 0)
+	f, err := os.OpenFile(block, os.O_WRONLY|unix.O_DIRECT, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	junk := make([]byte, 2<<20)
+	junk, err := unix.Mmap(-1, 0, 2<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE) // page-aligned
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(junk)
 	rand.Read(junk)
 	if _, err := f.WriteAt(junk, 0); err != nil {
 		t.Fatal(err)
