@@ -211,9 +211,11 @@ func (c *conn) writeLoop() {
 				break
 			}
 			out, pieces = c.encodeBatch(out[:0], pieces[:0], batch, ack)
-			var written int64
-			for i := range batch {
-				written += int64(batch[i].msg.Len())
+			var written int64 // lossy only: the budget to free once written
+			if c.s.policy == Lossy {
+				for i := range batch {
+					written += int64(batch[i].msg.Len())
+				}
 			}
 			n := len(batch)
 			clear(batch)
