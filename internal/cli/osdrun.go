@@ -37,6 +37,7 @@ type osdRunFlags struct {
 	weight              string
 	cache               string
 	memTarget           string
+	directReads         bool
 	metricsAddr         string
 	logLevel            string
 }
@@ -70,6 +71,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.StringVar(&f.weight, "weight", "1", "the OSD's CRUSH weight on its first boot")
 	fl.StringVar(&f.cache, "cache-size", "", "memory the object store caches in (default: a quarter of --memory-target)")
 	fl.StringVar(&f.memTarget, "memory-target", "256M", "memory the OSD process aims to stay within (Go's soft memory limit; 0 for none)")
+	fl.BoolVar(&f.directReads, "direct-reads", false, "read small blocks from the device with O_DIRECT too, never through the kernel's page cache")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
@@ -205,7 +207,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		cfg.MonAuth, cfg.ServerAuth, cfg.ClientAuth, cfg.AuthEvents = a.monHandshake, a.serverHandshake, a.peerHandshake, a.events
 	}
 
-	st, err := blockstore.Open(blockstore.Options{Path: f.data, CacheBytes: int64(cache), Logger: log.WithGroup("store")})
+	st, err := blockstore.Open(blockstore.Options{Path: f.data, CacheBytes: int64(cache), DirectReads: f.directReads, Logger: log.WithGroup("store")})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

@@ -62,6 +62,23 @@ type Store interface {
 	Close() error
 }
 
+// DeviceReader is implemented by stores that may answer reads from a
+// cache (such as the kernel's page cache). ReadDevice reads like Read but
+// checks the data the device holds, never a cached copy: a deep scrub
+// must find what the disk has lost even while a good copy is cached.
+type DeviceReader interface {
+	ReadDevice(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, error)
+}
+
+// ReadDevice reads from the device where st implements DeviceReader and
+// with st.Read otherwise (a store that caches no data).
+func ReadDevice(ctx context.Context, st Store, c CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
+	if dr, ok := st.(DeviceReader); ok {
+		return dr.ReadDevice(ctx, c, o, off, length)
+	}
+	return st.Read(ctx, c, o, off, length)
+}
+
 // ObjectInfo describes an object.
 type ObjectInfo struct {
 	Size      uint64 // logical size in bytes

@@ -310,7 +310,8 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 	if !deep {
 		return so, true
 	}
-	data, err := st.Read(ctx, p.coll, id, 0, 0)
+	// From the device: a cached copy could hide what the disk lost.
+	data, err := objectstore.ReadDevice(ctx, st, p.coll, id, 0, 0)
 	if err != nil {
 		return bad("data", err)
 	}

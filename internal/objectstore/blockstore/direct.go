@@ -9,18 +9,29 @@ import (
 	"unsafe"
 )
 
-// Direct reads. On the OS file system (vfs.Default) the store opens the
-// data file a second time with O_DIRECT. Small aligned reads go through it
-// with Linux AIO (no kernel readahead pulling in neighbours, no page-cache
-// copy); large aligned reads (directMax and up) go through it too, split
-// into directPiece pieces read at once: large copy-on-write data is
-// written with O_DIRECT (commit.go), so it is not in the page cache, and a
-// cold buffered read of it cost the kernel far more CPU than a direct one
-// (4 MiB: 375 MB/s buffered, 570-700 MB/s direct on the benchmark disk).
-// O_DIRECT needs the buffer, the offset and the length aligned to the
-// device's logical block; other reads go through the ordinary file. A
+// Direct and cached reads. On the OS file system (vfs.Default) the store
+// opens the data file a second time with O_DIRECT. Large aligned reads
+// (directMax and up) go through it, split into directPiece pieces read at
+// once: large copy-on-write data is written with O_DIRECT (commit.go), so
+// it is not in the page cache, and a cold buffered read of it cost the
+// kernel far more CPU than a direct one (4 MiB: 375 MB/s buffered,
+// 570-700 MB/s direct on the benchmark disk). O_DIRECT needs the buffer,
+// the offset and the length aligned to the device's logical block. A
 // direct read of a range with dirty cached pages makes the kernel write
 // them back first, so it sees every completed buffered write.
+//
+// Small reads go through the page cache (the ordinary file, with
+// readahead off): a hit costs a copy instead of a device round trip, and
+// the cache lives outside the OSD's memory budget, where the kernel gives
+// it back under pressure (4 KiB random reads of a size-3 pool: 16,500
+// IOPS direct, 19,500-24,500 cached; BENCHMARKS.md, "Small reads through
+// the page cache"). Direct writes make the kernel drop the cached pages
+// they cover, but a page a racing buffered read brought in could survive
+// the drop and hold old data. Every block is checked against its
+// checksum anyway, so a mismatch in data that came through the cache is
+// read again from the device (readChecked) and only the device's copy
+// can be corrupt. Options.DirectReads turns this off; ReadDevice (deep
+// scrub) always reads the device.
 
 // directAlign is the alignment direct reads need (the largest logical
 // block size of common devices).
@@ -61,45 +72,72 @@ func isAligned(p []byte, off uint64) bool {
 }
 
 // readFull reads len(p) bytes at off of the data file; bytes past the end
-// of a data file that was never written that far read as zeros.
-func (s *Store) readFull(p []byte, off uint64) error {
+// of a data file that was never written that far read as zeros. Small
+// reads come through the page cache unless dev is set or the store reads
+// directly (Options.DirectReads); cached reports whether it did.
+func (s *Store) readFull(p []byte, off uint64, dev bool) (cached bool, err error) {
 	var n int
-	var err error
 	if d := s.direct; d != nil && len(p) >= directMax && isAligned(p, off) {
-		return s.readDirectParallel(p, off)
+		return false, s.readDirectParallel(p, off)
 	}
-	if d := s.direct; d != nil && len(p) < directMax && isAligned(p, off) {
+	cached = s.direct == nil || !isAligned(p, off) || !(dev || s.opts.DirectReads)
+	if !cached {
 		err = errAIOBusy
 		if s.aio != nil {
 			n, err = s.aio.readAt(p, int64(off))
 		}
 		if err == errAIOBusy {
-			n, err = d.ReadAt(p, int64(off))
+			n, err = s.direct.ReadAt(p, int64(off))
 		}
 		if errors.Is(err, syscall.EINVAL) {
 			n, err = s.file.ReadAt(p, int64(off))
 		}
 	} else {
+		if s.direct != nil {
+			s.statCachedReads.Add(1)
+		}
 		n, err = s.file.ReadAt(p, int64(off))
 	}
 	if err == io.EOF || (err == nil && n < len(p)) {
 		clear(p[n:])
-		return nil
+		return cached, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read data file at %d: %w", off, err)
+		return cached, fmt.Errorf("read data file at %d: %w", off, err)
 	}
-	return nil
+	return cached, nil
 }
 
-// readVerified reads n bytes at off into dst() like readFull and calls
+// readChecked reads p at off like readFull and returns what check says
+// of it. A checksum mismatch in data that came through the page cache
+// may be a stale cached page rather than damage: the pages are dropped
+// and read again from the device, and only that copy's verdict counts.
+func (s *Store) readChecked(p []byte, off uint64, dev bool, check func() error) error {
+	cached, err := s.readFull(p, off, dev)
+	if err != nil {
+		return err
+	}
+	err = check()
+	var mm *mismatchError
+	if !cached || s.direct == nil || !errors.As(err, &mm) {
+		return err
+	}
+	s.statStaleCached.Add(1)
+	s.dropCached(off, len(p))
+	if _, err := s.readFull(p, off, true); err != nil {
+		return err
+	}
+	return check()
+}
+
+// readVerified reads n bytes at off into dst() like readChecked and calls
 // verify on each piece it read, [lo, hi) of the destination, returning
 // the first error. dst returns the destination, waiting for it to be
 // allocated if need be; it is called only once data has arrived. Large
 // reads go through staging buffers in pieces read at once, and each
 // piece is copied and verified as it arrives, while the device still
 // reads the others.
-func (s *Store) readVerified(n int, dst func() []byte, off uint64, verify func(lo, hi int) error) error {
+func (s *Store) readVerified(n int, dst func() []byte, off uint64, dev bool, verify func(lo, hi int) error) error {
 	if s.direct != nil && n >= directMax && off%directAlign == 0 && n%directAlign == 0 {
 		if p := s.startRead(off, n); p != nil {
 			if s.takePrefetch(p) {
@@ -112,10 +150,7 @@ func (s *Store) readVerified(n int, dst func() []byte, off uint64, verify func(l
 		}
 	}
 	p := dst()
-	if err := s.readFull(p, off); err != nil {
-		return err
-	}
-	return verify(0, len(p))
+	return s.readChecked(p, off, dev, func() error { return verify(0, len(p)) })
 }
 
 // readStaged reads n bytes at off into dst() through the staging buffer

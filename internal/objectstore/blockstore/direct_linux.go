@@ -3,6 +3,8 @@ package blockstore
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // openDirect opens path for reading and writing with O_DIRECT,
@@ -13,4 +15,15 @@ func openDirect(path string) *os.File {
 		return nil
 	}
 	return f
+}
+
+// adviseRandom turns the kernel's readahead off for the file fd.
+func adviseRandom(fd uintptr) {
+	_ = unix.Fadvise(int(fd), 0, 0, unix.FADV_RANDOM)
+}
+
+// dropCached asks the kernel to drop the data file's cached pages of
+// [off, off+n), so that the next buffered read of them goes to the device.
+func (s *Store) dropCached(off uint64, n int) {
+	_ = unix.Fadvise(int(s.file.Fd()), int64(off), int64(n), unix.FADV_DONTNEED)
 }

@@ -6,3 +6,7 @@ import "os"
 
 // openDirect returns nil: direct reads are implemented on Linux only.
 func openDirect(string) *os.File { return nil }
+
+func adviseRandom(uintptr) {}
+
+func (s *Store) dropCached(uint64, int) {}

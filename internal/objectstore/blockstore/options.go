@@ -41,6 +41,10 @@ type Options struct {
 	// block cache and a quarter for Pebble's memtables (up to four of
 	// CacheBytes/16 each).
 	CacheBytes int64
+	// DirectReads reads small blocks with O_DIRECT too, never through the
+	// kernel's page cache (default false: reads under 256 KiB are
+	// buffered and the kernel caches what they read; direct.go).
+	DirectReads bool
 	// Logger receives the store's log records (default: discarded).
 	Logger *slog.Logger
 

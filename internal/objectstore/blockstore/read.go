@@ -71,8 +71,19 @@ func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o 
 }
 
 // Read returns length bytes at off (fewer at the end; 0 means to the
-// end), verifying the checksum of every block it reads.
+// end), verifying the checksum of every block it reads. Small blocks may
+// come from the page cache (direct.go).
 func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
+	return s.read(ctx, c, o, off, length, false)
+}
+
+// ReadDevice reads like Read, but every block from the device, none
+// from the page cache (objectstore.DeviceReader).
+func (s *Store) ReadDevice(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
+	return s.read(ctx, c, o, off, length, true)
+}
+
+func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64, dev bool) ([]byte, error) {
 	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
@@ -144,16 +155,18 @@ func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			}
 			b := (bs - u.LU*au) / cb
 			if got := crc32.Checksum(blk, s.table); got != u.Csums[b] {
-				return s.corrupt(c, o, bs, u.Dev+b*cb, got, u.Csums[b])
+				return &mismatchError{c, o, bs, u.Dev + b*cb, got, u.Csums[b]}
 			}
 		}
 		return nil
 	}
 	for _, r := range runs {
-		err := s.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, func(plo, phi int) error {
+		err := s.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
 			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
 		})
-		if err != nil {
+		if mm := (*mismatchError)(nil); errors.As(err, &mm) {
+			return nil, s.logMismatch(err)
+		} else if err != nil {
 			return nil, fmt.Errorf("%v %v: %w", c, o, err)
 		}
 	}

@@ -95,6 +95,8 @@ type Store struct {
 	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
 	statReadahead       atomic.Uint64 // large reads served from a prefetch
 	statRecordLoads     atomic.Uint64 // record lookups that went to Pebble
+	statCachedReads     atomic.Uint64 // small reads through the page cache
+	statStaleCached     atomic.Uint64 // cached reads that failed their checksums and were read again
 
 	// The commit pipeline (commit.go): hand-offs between its stages,
 	// and the groups taken from the queue but not through the applier.
@@ -307,6 +309,10 @@ func (s *Store) load() error {
 	if s.opts.FS == vfs.Default {
 		s.direct = openDirect(path)
 		if s.direct != nil {
+			// Small reads come through the page cache (direct.go):
+			// they are random, so readahead would only pull in
+			// neighbours nobody asked for.
+			adviseRandom(s.file.Fd())
 			// Separate contexts, so that a batch of deferred writes
 			// never fills the readers' queue.
 			s.aio, s.aioW = newAIO(s.direct), newAIO(s.direct)

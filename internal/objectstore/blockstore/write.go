@@ -186,21 +186,45 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, u unit, b 
 	if d, ok := ts.s.data.latest(dev); ok {
 		return slices.Clone(d), nil
 	}
-	buf := make([]byte, cb)
-	if err := ts.s.readFull(buf, dev); err != nil {
+	buf := alignedBuf(int(cb))
+	err := ts.s.readChecked(buf, dev, false, func() error {
+		if got := ts.crc(buf); got != u.Csums[b] {
+			return &mismatchError{c, o, u.LU*ts.s.sb.AllocUnit + uint64(b)*cb, dev, got, u.Csums[b]}
+		}
+		return nil
+	})
+	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
+		return nil, ts.s.logMismatch(err)
+	} else if err != nil {
 		return nil, fmt.Errorf("%v %v: %w", c, o, err)
-	}
-	if got := ts.crc(buf); got != u.Csums[b] {
-		return nil, ts.s.corrupt(c, o, u.LU*ts.s.sb.AllocUnit+uint64(b)*cb, dev, got, u.Csums[b])
 	}
 	return buf, nil
 }
 
-// corrupt builds the error for a checksum mismatch.
-func (s *Store) corrupt(c objectstore.CollectionID, o objid.ID, off, dev uint64, got, want uint32) error {
-	s.log.Error("blockstore: checksum mismatch", "collection", c.String(), "object", o.String(), "offset", off, "device_offset", dev, "crc", got, "want", want)
-	return fmt.Errorf("%w: %v %v: checksum mismatch in the block at offset %d (device offset %d): crc32c %08x, want %08x",
-		objectstore.ErrCorrupt, c, o, off, dev, got, want)
+// mismatchError reports a checksum block whose data does not match its
+// checksum; errors.Is(err, objectstore.ErrCorrupt) holds for it.
+type mismatchError struct {
+	c         objectstore.CollectionID
+	o         objid.ID
+	off, dev  uint64 // the block's offset in the object and on the device
+	got, want uint32
+}
+
+func (e *mismatchError) Error() string {
+	return fmt.Sprintf("%v: %v %v: checksum mismatch in the block at offset %d (device offset %d): crc32c %08x, want %08x",
+		objectstore.ErrCorrupt, e.c, e.o, e.off, e.dev, e.got, e.want)
+}
+
+func (e *mismatchError) Unwrap() error { return objectstore.ErrCorrupt }
+
+// logMismatch logs err if it reports a checksum mismatch, and returns it.
+// Callers log only the verdict on the device's copy (see readChecked).
+func (s *Store) logMismatch(err error) error {
+	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
+		s.log.Error("blockstore: checksum mismatch", "collection", mm.c.String(), "object", mm.o.String(),
+			"offset", mm.off, "device_offset", mm.dev, "crc", mm.got, "want", mm.want)
+	}
+	return err
 }
 
 // zero zeroes [off, off+length): whole mapped units become holes,

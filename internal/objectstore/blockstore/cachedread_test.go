@@ -1,0 +1,90 @@
+//go:build linux
+
+package blockstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// openOSStore opens a store on the OS file system, where small reads can
+// go through the page cache; it skips the test where O_DIRECT is refused.
+func openOSStore(t *testing.T, direct bool) *Store {
+	t.Helper()
+	opts := testOptions(vfs.Default)
+	opts.Path = filepath.Join(t.TempDir(), "store")
+	opts.DirectReads = direct
+	s := mkfsOpen(t, opts)
+	t.Cleanup(func() { _ = s.Close() })
+	if s.direct == nil {
+		t.Skip("the file system refuses O_DIRECT: every read is buffered")
+	}
+	return s
+}
+
+// Small reads come through the page cache by default; ReadDevice (deep
+// scrub) and a store opened with DirectReads read the device.
+func TestSmallReadsUseThePageCache(t *testing.T) {
+	ctx := context.Background()
+	c, o := objectstore.PGCollection(1, 0), objid.Object(1, "", "small")
+	want := randBytes(rand.New(rand.NewPCG(1, 2)), 3*testCB)
+	for _, direct := range []bool{false, true} {
+		s := openOSStore(t, direct)
+		apply(t, s, new(objectstore.Transaction).CreateCollection(c).Write(c, o, 0, want))
+		read := func(f func(context.Context, objectstore.CollectionID, objid.ID, uint64, uint64) ([]byte, error)) uint64 {
+			t.Helper()
+			before := s.statCachedReads.Load()
+			got, err := f(ctx, c, o, 0, 0)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("direct=%v: read %d bytes (%v), want %d", direct, len(got), err, len(want))
+			}
+			return s.statCachedReads.Load() - before
+		}
+		if n := read(s.Read); (n > 0) == direct {
+			t.Errorf("DirectReads %v: Read made %d cached reads", direct, n)
+		}
+		if n := read(s.ReadDevice); n != 0 {
+			t.Errorf("DirectReads %v: ReadDevice made %d cached reads, want none", direct, n)
+		}
+	}
+}
+
+// A checksum mismatch in data that came through the page cache is not
+// reported until the device's copy has been read and checked too: a
+// cached page can be stale. A mismatch in the device's copy is reported.
+func TestStaleCachedReadIsReadAgainFromTheDevice(t *testing.T) {
+	s := openOSStore(t, false)
+	p := alignedBuf(testCB)
+	bad := &mismatchError{off: 0, dev: 0, got: 1, want: 2}
+
+	checks := 0
+	err := s.readChecked(p, 0, false, func() error {
+		if checks++; checks == 1 {
+			return bad // the cached copy
+		}
+		return nil
+	})
+	if err != nil || checks != 2 || s.statStaleCached.Load() != 1 {
+		t.Fatalf("stale cached block: err %v after %d checks, %d rereads; want nil after 2, 1", err, checks, s.statStaleCached.Load())
+	}
+
+	checks = 0
+	err = s.readChecked(p, 0, false, func() error { checks++; return bad })
+	if !errors.Is(err, objectstore.ErrCorrupt) || checks != 2 {
+		t.Fatalf("damaged block: err %v after %d checks, want ErrCorrupt after 2", err, checks)
+	}
+
+	checks = 0
+	err = s.readChecked(p, 0, true, func() error { checks++; return bad })
+	if !errors.Is(err, objectstore.ErrCorrupt) || checks != 1 || s.statStaleCached.Load() != 2 {
+		t.Fatalf("device read: err %v after %d checks, %d rereads; want ErrCorrupt after 1, 2", err, checks, s.statStaleCached.Load())
+	}
+}
