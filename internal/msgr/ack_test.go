@@ -152,3 +152,57 @@ func TestLossyBudgetFreesOnWrite(t *testing.T) {
 		checkInOrder(t, osd.rec.waitMsgs(t, cl.name, 20, time.Minute), 20)
 	})
 }
+
+// Done runs once per accepted message: after the write on a lossy session,
+// after the peer's acknowledgement on a lossless one, and for messages
+// still queued when the session closes.
+func TestDoneOncePerMessage(t *testing.T) {
+	for _, tc := range []struct{ client, server string }{{"client.x", "osd.1"}, {"osd.2", "osd.1"}} {
+		t.Run(tc.client, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mn := memnet.New(memnet.Config{Seed: 23})
+				defer mn.Close()
+				srv := newNode(t, mn, tc.server, "srv", 1, nil)
+				defer srv.m.Close()
+				cl := newNode(t, mn, tc.client, "cl", 2, nil)
+				s, err := cl.m.Connect(srv.name, "srv")
+				if err != nil {
+					t.Fatal(err)
+				}
+				cl.rec.waitEvent(t, msgr.EventConnected, 1, time.Minute)
+				const n = 20
+				var done [n]atomic.Int32
+				for i := range n {
+					msg := numbered(i, 100<<10) // large: written from the caller's slice
+					msg.Done = func() { done[i].Add(1) }
+					if err := s.Send(t.Context(), msg); err != nil {
+						t.Fatal(err)
+					}
+				}
+				srv.rec.waitMsgs(t, cl.name, n, time.Minute)
+				time.Sleep(time.Second) // virtual: past the ack delay
+				synctest.Wait()
+				for i := range n {
+					if got := done[i].Load(); got != 1 {
+						t.Fatalf("message %d: Done ran %d times once delivered, want 1", i, got)
+					}
+				}
+				// Queued behind a closed connection: dropped at close.
+				srv.m.Close()
+				synctest.Wait()
+				var late atomic.Int32
+				msg := numbered(n, 10)
+				msg.Done = func() { late.Add(1) }
+				if err := s.Send(t.Context(), msg); err == nil {
+					cl.m.Close()
+					synctest.Wait()
+					if got := late.Load(); got != 1 {
+						t.Fatalf("message sent to a closed peer: Done ran %d times after close, want 1", got)
+					}
+				} else {
+					cl.m.Close()
+				}
+			})
+		})
+	}
+}

@@ -191,6 +191,7 @@ func (c *conn) writeLoop() {
 		out    []byte
 		pieces []piece
 		bufs   net.Buffers
+		dones  []func()
 	)
 	for {
 		select {
@@ -212,9 +213,13 @@ func (c *conn) writeLoop() {
 			}
 			out, pieces = c.encodeBatch(out[:0], pieces[:0], batch, ack)
 			var written int64 // lossy only: the budget to free once written
+			dones = dones[:0] // lossy only: whom to tell once written
 			if c.s.policy == Lossy {
 				for i := range batch {
 					written += int64(batch[i].msg.Len())
+					if batch[i].msg.Done != nil {
+						dones = append(dones, batch[i].msg.Done)
+					}
 				}
 			}
 			n := len(batch)
@@ -232,6 +237,10 @@ func (c *conn) writeLoop() {
 			_, err := w.WriteTo(c.nc)
 			if c.s.policy == Lossy {
 				c.s.send.release(written, int64(n)) // takeBatch forgot them
+				for _, f := range dones {
+					f()
+				}
+				clear(dones)
 			}
 			if err != nil {
 				c.fault(c.errOr(err))

@@ -22,6 +22,14 @@ type Message struct {
 	// modified until the session acknowledges the message. Received
 	// messages have none.
 	Tail [][]byte
+	// Done, if set, is called once the messenger is finished with a
+	// message Send accepted: written, on a lossy session; acknowledged by
+	// the peer or dropped, on a lossless one. Payload and Tail are the
+	// sender's again from then (a reader recycles its buffers). It runs on
+	// a messenger goroutine, possibly under the session's lock: it must
+	// be quick and must not call into the session. It is not called when
+	// Send returns an error.
+	Done func()
 }
 
 // Len is the length of the payload on the wire: Payload and Tail.
@@ -31,6 +39,13 @@ func (m *Message) Len() int {
 		n += len(b)
 	}
 	return n
+}
+
+// done calls Done if set.
+func (m *Message) done() {
+	if m.Done != nil {
+		m.Done()
+	}
 }
 
 // checksum returns the crc32c of the payload on the wire.

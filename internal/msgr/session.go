@@ -182,6 +182,7 @@ func (s *Session) dropOutLocked() int {
 	var bytes int64
 	for i := range s.out {
 		bytes += int64(s.out[i].msg.Len())
+		s.out[i].msg.done()
 	}
 	s.send.release(bytes, int64(n))
 	clear(s.out)
@@ -208,6 +209,7 @@ func (s *Session) ackLocked(ack uint64) error {
 	var bytes int64
 	for k < len(s.out) && s.out[k].seq <= ack {
 		bytes += int64(s.out[k].msg.Len())
+		s.out[k].msg.done()
 		k++
 	}
 	if k == 0 {

@@ -70,6 +70,13 @@ type DeviceReader interface {
 	ReadDevice(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, error)
 }
 
+// Recycler is implemented by stores that reuse read buffers. Recycle
+// hands back a slice Read returned, which the caller must not touch
+// afterwards; slices the store cannot reuse are left to the collector.
+type Recycler interface {
+	Recycle(b []byte)
+}
+
 // ReadDevice reads from the device where st implements DeviceReader and
 // with st.Read otherwise (a store that caches no data).
 func ReadDevice(ctx context.Context, st Store, c CollectionID, o objid.ID, off, length uint64) ([]byte, error) {

@@ -54,11 +54,15 @@ func (r *request) getState() string {
 // reply sends r to the client; a client that went away is not an error.
 // The reply that ends the request (committed, or a failure) ends its
 // tracking.
-func (r *request) reply(rep wire.OSDOpReply) {
+func (r *request) reply(rep wire.OSDOpReply) { r.replyThen(rep, nil) }
+
+// replyThen replies and calls sent, if not nil, once the reply no longer
+// needs the buffers its data sits in.
+func (r *request) replyThen(rep wire.OSDOpReply, sent func()) {
 	rep.Tid, rep.Attempt = r.op.Req.Tid, r.op.Attempt
 	// Read data goes out from the buffer the store read it into.
 	segs := rep.EncodeSegments()
-	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:]}
+	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent}
 	if err := r.from.Session.Send(r.o.ctx, msg); err != nil {
 		r.o.log.Debug("reply not sent", "client", r.from.Name.String(), "tid", r.op.Req.Tid, "err", err)
 	}
@@ -257,8 +261,23 @@ func (p *pg) serve(r *request) {
 		r.replyError(storeErrno(err), epoch)
 		return
 	}
-	r.reply(wire.OSDOpReply{Epoch: epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,
-		Version: res.Info.Version, Ops: res.Ops})
+	rep := wire.OSDOpReply{Epoch: epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,
+		Version: res.Info.Version, Ops: res.Ops}
+	r.replyThen(rep, p.recycler(res.Buffers))
+}
+
+// recycler returns what hands bufs back to the store once a reply that
+// carries them is sent, or nil.
+func (p *pg) recycler(bufs [][]byte) func() {
+	rc, ok := p.o.cfg.Store.(objectstore.Recycler)
+	if !ok || len(bufs) == 0 {
+		return nil
+	}
+	return func() {
+		for _, b := range bufs {
+			rc.Recycle(b)
+		}
+	}
 }
 
 func (p *pg) env(r *request, v wire.Version) *ops.Env {

@@ -88,3 +88,42 @@ func TestStaleCachedReadIsReadAgainFromTheDevice(t *testing.T) {
 		t.Fatalf("device read: err %v after %d checks, %d rereads; want ErrCorrupt after 1, 2", err, checks, s.statStaleCached.Load())
 	}
 }
+
+// A large read's buffer handed back with Recycle serves a later read,
+// and the holes of that read come back zero, not the earlier bytes.
+func TestRecycledReadBufferZeroesHoles(t *testing.T) {
+	ctx := context.Background()
+	s := openOSStore(t, false)
+	c, o := objectstore.PGCollection(1, 0), objid.Object(1, "", "holes")
+	r := rand.New(rand.NewPCG(3, 4))
+	head, tail := randBytes(r, 64<<10), randBytes(r, 512<<10)
+	apply(t, s, new(objectstore.Transaction).CreateCollection(c).Write(c, o, 0, head).Write(c, o, 512<<10, tail))
+	want := make([]byte, 1<<20)
+	copy(want, head)
+	copy(want[512<<10:], tail)
+
+	first, err := s.Read(ctx, c, o, 0, 0)
+	if err != nil || !bytes.Equal(first, want) {
+		t.Fatalf("first read: %d bytes (%v)", len(first), err)
+	}
+	for i := range first {
+		first[i] = 0xff // what a reused buffer would leak into the hole
+	}
+	s.Recycle(first)
+	second, err := s.Read(ctx, c, o, 0, 0)
+	if err != nil || !bytes.Equal(second, want) {
+		t.Fatalf("read into a recycled buffer: %d bytes (%v), or the hole kept old bytes", len(second), err)
+	}
+	if &second[0] != &first[0] {
+		t.Fatal("the recycled buffer was not reused")
+	}
+	// A slice that is not a whole read buffer is not kept.
+	s.Recycle(second[4096:])
+	third, err := s.Read(ctx, c, o, 0, 0)
+	if err != nil || !bytes.Equal(third, want) {
+		t.Fatalf("third read: %d bytes (%v)", len(third), err)
+	}
+	if &third[0] == &second[4096] {
+		t.Fatal("a partial slice was recycled")
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"maps"
+	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -103,7 +105,7 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	// zero.
 	au, cb := s.sb.AllocUnit, s.sb.ChecksumBlock
 	aoff, aend := off/cb*cb, (end+cb-1)/cb*cb
-	buf := newResultBuf(int(aend - aoff))
+	buf := s.newResultBuf(int(aend - aoff))
 	type run struct{ lo, hi, dev uint64 } // logical [lo, hi) at dev
 	var runs []run
 	first, _ := rec.find(off / au)
@@ -121,6 +123,16 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			continue
 		}
 		runs = append(runs, run{lo, hi, dev})
+	}
+	if buf.reused {
+		// A recycled buffer holds an earlier read's bytes: zero the
+		// holes, which no run overwrites.
+		b, pos := buf.bytes(), aoff
+		for _, r := range runs {
+			clear(b[pos-aoff : r.lo-aoff])
+			pos = r.hi
+		}
+		clear(b[pos-aoff:])
 	}
 	// Look in the data overlay before reading the file: the committer
 	// drops a block from the overlay only once the file holds it, so a
@@ -170,9 +182,8 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			return nil, fmt.Errorf("%v %v: %w", c, o, err)
 		}
 	}
-	n := end - off
-	out := buf.bytes()[off-aoff:]
-	return out[:n:n], nil
+	// The capacity past n stays: Recycle knows a whole buffer by it.
+	return buf.bytes()[off-aoff:][:end-off], nil
 }
 
 // resultBuf is a read's result buffer. Go zeroes what it allocates,
@@ -181,20 +192,113 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 // rather than before its first request goes out (4 MiB sequential reads
 // went from 1,255-1,323 to 1,421-1,576 MiB/s).
 type resultBuf struct {
-	ready chan struct{} // closed once b is allocated; nil for small reads
-	b     []byte
+	ready  chan struct{} // closed once b is allocated; nil for small reads
+	b      []byte
+	reused bool // b came from the pool: holes must be zeroed
 }
 
-func newResultBuf(n int) *resultBuf {
+func (s *Store) newResultBuf(n int) *resultBuf {
 	if n < directMax {
 		return &resultBuf{b: alignedBuf(n)}
 	}
+	if b := s.readBufs.get(n); b != nil {
+		return &resultBuf{b: b, reused: true}
+	}
 	r := &resultBuf{ready: make(chan struct{})}
 	go func() {
-		r.b = alignedBuf(n)
+		r.b = s.readBufs.alloc(n)
 		close(r.ready)
 	}()
 	return r
+}
+
+// readBufPool keeps large read buffers that callers handed back
+// (Store.Recycle), by power-of-two size from directMax to maxRecycled,
+// up to maxIdleRead bytes in all. Without it every 4 MiB read allocated
+// 4 MiB: at 800 MB/s of reads that drove a garbage collection every few
+// dozen milliseconds, each scanning the whole live heap (PG logs,
+// records), which on an OSD that had run a while took 45% of its CPU and
+// held reads to 790 MB/s where a fresh OSD reached 1,330 (BENCHMARKS.md,
+// "Recycled read buffers"). A sync.Pool would empty at every collection,
+// just when the buffers are needed.
+type readBufPool struct {
+	mu    sync.Mutex
+	idle  [recycledClasses][][]byte
+	bytes int // in idle
+}
+
+// recycledClasses is the number of sizes pooled: 256 KiB (directMax) to
+// 16 MiB (maxRecycled), powers of two.
+const recycledClasses = 7
+
+// maxRecycled is the largest read buffer kept for reuse.
+const maxRecycled = 16 << 20
+
+// maxIdleRead bounds the bytes of idle read buffers kept.
+const maxIdleRead = 32 << 20
+
+// class returns the index of the pool for n-byte buffers and their
+// capacity, or -1 if n is not pooled.
+func (p *readBufPool) class(n int) (int, int) {
+	if n < directMax || n > maxRecycled {
+		return -1, 0
+	}
+	c := bits.Len(uint(n-1)) - bits.Len(directMax-1)
+	return c, directMax << c
+}
+
+// get returns a pooled buffer of length n (its old contents kept), or
+// nil.
+func (p *readBufPool) get(n int) []byte {
+	c, size := p.class(n)
+	if c < 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	idle := p.idle[c]
+	if len(idle) == 0 {
+		return nil
+	}
+	b := idle[len(idle)-1]
+	idle[len(idle)-1] = nil
+	p.idle[c] = idle[:len(idle)-1]
+	p.bytes -= size
+	return b[:n]
+}
+
+// alloc returns a new zeroed buffer of length n, with its class's
+// capacity if n is pooled so that it can be recycled.
+func (p *readBufPool) alloc(n int) []byte {
+	if _, size := p.class(n); size > 0 {
+		return alignedBuf(size)[:n]
+	}
+	return alignedBuf(n)
+}
+
+// put keeps b if it is a whole pooled buffer (aligned, with a class's
+// capacity) and there is room.
+func (p *readBufPool) put(b []byte) {
+	c, size := p.class(cap(b))
+	if c < 0 || size != cap(b) || !isAligned(b[:directAlign], 0) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+size > maxIdleRead {
+		return
+	}
+	p.idle[c] = append(p.idle[c], b[:size])
+	p.bytes += size
+}
+
+// Recycle hands back a buffer Read returned (objectstore.Recycler): a
+// whole large read's buffer is reused by a later read; the caller must
+// not touch b afterwards.
+func (s *Store) Recycle(b []byte) {
+	if cap(b) >= directMax {
+		s.readBufs.put(b)
+	}
 }
 
 // bytes waits for the buffer and returns it.

@@ -95,6 +95,7 @@ type Store struct {
 	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
 	statReadahead       atomic.Uint64 // large reads served from a prefetch
 	statRecordLoads     atomic.Uint64 // record lookups that went to Pebble
+	readBufs            readBufPool   // large read buffers handed back by Recycle
 	statCachedReads     atomic.Uint64 // small reads through the page cache
 	statStaleCached     atomic.Uint64 // cached reads that failed their checksums and were read again
 

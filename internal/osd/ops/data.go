@@ -16,6 +16,7 @@ func (x *executor) read(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err != nil {
 		return wire.ObjectOpResult{}, x.storeErr("read", err)
 	}
+	x.res.Buffers = append(x.res.Buffers, b)
 	return wire.ObjectOpResult{Data: b}, nil
 }
 

@@ -44,6 +44,10 @@ type Result struct {
 	Size       uint64
 	Existed    bool
 	SizeBefore uint64
+	// Buffers are the store's read buffers the Ops' data sits in; once
+	// the reply is sent they can go back to the store
+	// (objectstore.Recycler).
+	Buffers [][]byte
 }
 
 // Wrote reports whether the request changes the object.
