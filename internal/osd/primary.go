@@ -422,7 +422,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	trimmed := p.log.Len() + 1 - p.o.cfg.LogEntries
 	var dropped []pglog.Entry
 	if trimmed > 0 {
-		dropped = p.log.Entries()[:trimmed]
+		dropped = p.log.Oldest(trimmed)
 		info.LogTail = dropped[len(dropped)-1].Version
 		pglog.TrimTxn(txn, p.id, dropped)
 	}
