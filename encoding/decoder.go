@@ -278,7 +278,7 @@ func (d *Decoder) BytesRef(max int) []byte {
 }
 
 // AlignedBytesRef reads what Encoder.AlignedBytes wrote: it skips the
-// padding (ErrCorrupt if longer than MaxAlign) and returns the bytes as
+// padding (ErrCorrupt if longer than maxPad) and returns the bytes as
 // BytesRef does, aliasing the input.
 func (d *Decoder) AlignedBytesRef(max int) []byte {
 	off := d.off
@@ -286,8 +286,8 @@ func (d *Decoder) AlignedBytesRef(max int) []byte {
 	if d.err != nil {
 		return nil
 	}
-	if pad > MaxAlign {
-		d.err = fmt.Errorf("%w: padding of %d bytes at offset %d exceeds %d", ErrCorrupt, pad, off, MaxAlign)
+	if pad > maxPad {
+		d.err = fmt.Errorf("%w: padding of %d bytes at offset %d exceeds %d", ErrCorrupt, pad, off, maxPad)
 		return nil
 	}
 	d.take(int(pad))

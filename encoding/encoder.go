@@ -111,20 +111,45 @@ func (e *Encoder) AlignedBytesRef(b []byte, align int) {
 func (e *Encoder) alignFor(b []byte, align int) {
 	pad := 0
 	if len(b) >= align && align > 1 {
-		lenLen := uvarintLen(uint64(len(b)))
-		for pad = 0; pad <= align; pad++ {
-			if (e.Len()+uvarintLen(uint64(pad))+pad+lenLen)%align == 0 {
-				break
-			}
-		}
+		pad = alignPad(e.Len()+uvarintLen(uint64(len(b))), align)
 	}
 	e.Uvarint(uint64(pad))
 	e.buf = append(e.buf, make([]byte, pad)...)
 }
 
-// MaxAlign bounds the alignment AlignedBytes may ask for, and so the
-// padding a decoder accepts.
+// alignPad returns the least pad for which base, then pad's uvarint,
+// then pad bytes end at a multiple of align. The pad's uvarint takes k
+// bytes for pads in [lo, hi]; for each k the least pad of that length
+// that lines up follows from the remainder, and the least of those wins.
+// (Trying pads one by one cost up to align steps, 2% of the CPU of a
+// cluster under 4 KiB writes.)
+func alignPad(base, align int) int {
+	best := -1
+	lo := 0
+	for k := 1; k <= 10; k++ {
+		hi := 1<<(7*k) - 1
+		r := (align - (base+k)%align) % align // pad ≡ r (mod align)
+		pad := r
+		if pad < lo {
+			pad += (lo - pad + align - 1) / align * align
+		}
+		if pad <= hi && (best < 0 || pad < best) {
+			best = pad
+		}
+		if best >= 0 && best < lo {
+			break // longer uvarints only give larger pads
+		}
+		lo = hi + 1
+	}
+	return best
+}
+
+// MaxAlign bounds the alignment AlignedBytes may ask for.
 const MaxAlign = 64 << 10
+
+// maxPad bounds the padding a decoder accepts: alignPad's result is less
+// than align plus the 128 a longer uvarint of the count can cost.
+const maxPad = MaxAlign + 128
 
 func uvarintLen(v uint64) int {
 	n := 1
