@@ -206,3 +206,87 @@ func TestDoneOncePerMessage(t *testing.T) {
 		})
 	}
 }
+
+// gatedNet holds the writes of the connections a host dials once closed
+// is set, until open is called: a peer that stops reading, as far as the
+// writer can tell.
+type gatedNet struct {
+	msgr.Network
+	mu     sync.Mutex
+	closed bool
+	gate   chan struct{}
+}
+
+func (n *gatedNet) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	c, err := n.Network.Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedConn{Conn: c, n: n}, nil
+}
+
+func (n *gatedNet) close() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed, n.gate = true, make(chan struct{})
+}
+
+func (n *gatedNet) open() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed = false
+	close(n.gate)
+}
+
+type gatedConn struct {
+	net.Conn
+	n *gatedNet
+}
+
+func (c *gatedConn) Write(b []byte) (int, error) {
+	c.n.mu.Lock()
+	closed, gate := c.n.closed, c.n.gate
+	c.n.mu.Unlock()
+	if closed {
+		<-gate
+	}
+	return c.Conn.Write(b)
+}
+
+// Done does not run while the message is still being written: the
+// sender's buffers stay untouched until the bytes are out (a reader's
+// buffer reused too soon would send another object's bytes).
+func TestDoneWaitsForTheWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mn := memnet.New(memnet.Config{Seed: 24})
+		defer mn.Close()
+		srv := newNode(t, mn, "osd.1", "srv", 1, nil)
+		defer srv.m.Close()
+		gn := &gatedNet{Network: mn.Host("cl")}
+		cl := newNode(t, mn, "client.x", "cl", 2, func(c *msgr.Config) { c.Network = gn })
+		defer cl.m.Close()
+		s, err := cl.m.Connect(srv.name, "srv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.rec.waitEvent(t, msgr.EventConnected, 1, time.Minute)
+		synctest.Wait()
+		gn.close()
+		var done atomic.Int32
+		msg := numbered(1, 100<<10)
+		msg.Done = func() { done.Add(1) }
+		if err := s.Send(t.Context(), msg); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if got := done.Load(); got != 0 {
+			t.Fatalf("Done ran %d times while the write was held", got)
+		}
+		gn.open()
+		srv.rec.waitMsgs(t, cl.name, 1, time.Minute)
+		synctest.Wait()
+		if got := done.Load(); got != 1 {
+			t.Fatalf("Done ran %d times once written, want 1", got)
+		}
+	})
+}

@@ -20,7 +20,7 @@ func benchCluster(b *testing.B, size int) *rados.IOContext {
 	return benchClusterOpts(b, size, Options{TCP: true, StoreDir: b.TempDir()})
 }
 
-func benchClusterOpts(b *testing.B, size int, opts Options) *rados.IOContext {
+func benchClusterOpts(b testing.TB, size int, opts Options) *rados.IOContext {
 	c := New(b, opts)
 	for _, h := range []string{"h1", "h2", "h3"} {
 		c.AddOSD(h)
