@@ -188,7 +188,7 @@ var errNoAnswer = errors.New("no answer")
 // peer runs one interval's peering on the primary, to activation.
 func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	p.mu.Lock()
-	self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: slices.Clone(p.log.Entries()),
+	self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: p.log.Entries(),
 		Missing: slices.Collect(maps.Keys(p.missing))}
 	replicas := p.replicasLocked()
 	p.mu.Unlock()
@@ -237,7 +237,7 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	}
 	if len(lost) > 0 { // the history now ends with their removal
 		p.mu.Lock()
-		plan.Info, plan.Log = p.info, slices.Clone(p.log.Entries())
+		plan.Info, plan.Log = p.info, p.log.Entries()
 		p.mu.Unlock()
 	}
 	missing, err := p.replicaMissing(plan, replicas)

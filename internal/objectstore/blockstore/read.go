@@ -176,10 +176,8 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 		err := s.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
 			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
 		})
-		if mm := (*mismatchError)(nil); errors.As(err, &mm) {
-			return nil, s.logMismatch(err)
-		} else if err != nil {
-			return nil, fmt.Errorf("%v %v: %w", c, o, err)
+		if err != nil {
+			return nil, s.readFailed(c, o, err)
 		}
 	}
 	// The capacity past n stays: Recycle knows a whole buffer by it.
@@ -295,11 +293,7 @@ func (p *readBufPool) put(b []byte) {
 // Recycle hands back a buffer Read returned (objectstore.Recycler): a
 // whole large read's buffer is reused by a later read; the caller must
 // not touch b afterwards.
-func (s *Store) Recycle(b []byte) {
-	if cap(b) >= directMax {
-		s.readBufs.put(b)
-	}
-}
+func (s *Store) Recycle(b []byte) { s.readBufs.put(b) }
 
 // bytes waits for the buffer and returns it.
 func (r *resultBuf) bytes() []byte {

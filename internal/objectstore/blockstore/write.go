@@ -193,10 +193,8 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, u unit, b 
 		}
 		return nil
 	})
-	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
-		return nil, ts.s.logMismatch(err)
-	} else if err != nil {
-		return nil, fmt.Errorf("%v %v: %w", c, o, err)
+	if err != nil {
+		return nil, ts.s.readFailed(c, o, err)
 	}
 	return buf, nil
 }
@@ -217,14 +215,16 @@ func (e *mismatchError) Error() string {
 
 func (e *mismatchError) Unwrap() error { return objectstore.ErrCorrupt }
 
-// logMismatch logs err if it reports a checksum mismatch, and returns it.
-// Callers log only the verdict on the device's copy (see readChecked).
-func (s *Store) logMismatch(err error) error {
+// readFailed returns what a read of o that failed with err reports: a
+// checksum mismatch, logged (only the verdict on the device's copy gets
+// here; see readChecked), or the I/O error naming the object.
+func (s *Store) readFailed(c objectstore.CollectionID, o objid.ID, err error) error {
 	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
 		s.log.Error("blockstore: checksum mismatch", "collection", mm.c.String(), "object", mm.o.String(),
 			"offset", mm.off, "device_offset", mm.dev, "crc", mm.got, "want", mm.want)
+		return err
 	}
-	return err
+	return fmt.Errorf("%v %v: %w", c, o, err)
 }
 
 // zero zeroes [off, off+length): whole mapped units become holes,

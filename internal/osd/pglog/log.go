@@ -142,6 +142,13 @@ func (l *Log) reqKey(r wire.ReqID) reqKey {
 	return reqKey{maphash.String(l.seed, r.Client), r.Incarnation, r.Tid}
 }
 
+// packedKey is reqKey of a packed entry's request (the same hash: Bytes
+// and String of equal contents agree).
+func (l *Log) packedKey(p *packed) reqKey {
+	_, _, _, client := l.strings(p)
+	return reqKey{maphash.Bytes(l.seed, client), p.incarnation, p.tid}
+}
+
 // strings returns p's strings as slices of the arena.
 func (l *Log) strings(p *packed) (ns, key, name, client []byte) {
 	b := l.arena[p.at-l.arenaBase:]
@@ -183,9 +190,7 @@ func (l *Log) TrimTo(keep int) int {
 		return 0
 	}
 	for i := range n {
-		p := &l.entries[i]
-		_, _, _, client := l.strings(p)
-		k := reqKey{maphash.Bytes(l.seed, client), p.incarnation, p.tid}
+		k := l.packedKey(&l.entries[i])
 		if j, ok := l.byReq[k]; ok && j == l.trimmed+i {
 			delete(l.byReq, k)
 		}
