@@ -246,12 +246,12 @@ func TestDamageDataFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Damage only blocks within the object's size: a unit's bytes
-			// past the size are never read.
+			// Damage only blocks that hold data: a unit's bytes past the
+			// size, and blocks without a marked page, are never read.
 			var cands []uint64
 			for _, u := range rec.Units {
 				for b := range u.Csums {
-					if u.LU*testAU+uint64(b)*testCB < rec.Size {
+					if lo := u.LU*testAU + uint64(b)*testCB; lo < rec.Size && holdsData(rec.Pages, lo, lo+testCB) {
 						cands = append(cands, u.Dev+uint64(b)*testCB)
 					}
 				}

@@ -47,7 +47,9 @@ import (
 //   - every omap entry belongs to the node id of an existing object;
 //   - the per-pool stored-bytes counters equal the sums over the records;
 //   - with FsckOptions.Deep, every checksum block of every mapped unit
-//     is read and its crc32c verified, with pending deferred writes (a
+//     that holds an allocated page (the others read as zeros and may
+//     never have been written) is read and its crc32c verified, with
+//     pending deferred writes (a
 //     crash between commit and apply) laid over the file as Open would
 //     replay them.
 //
@@ -64,7 +66,8 @@ import (
 
 // FsckOptions choose what Fsck does beyond the metadata checks.
 type FsckOptions struct {
-	// Deep reads every mapped unit and verifies every checksum.
+	// Deep reads every mapped unit and verifies the checksums of its
+	// blocks that hold data.
 	Deep bool
 	// Repair fixes the metadata problems that can be fixed safely (see
 	// above). Without it the store is opened read-only.
@@ -623,14 +626,16 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *onode) e
 			prob(ProblemOwnedFree, u.LU*au, u.Dev, au, "mapped unit marked free in the bitmap")
 		}
 		if f.fo.Deep {
-			f.verifyUnit(c, o, u)
+			f.verifyUnit(c, o, rec, u)
 		}
 	}
 	return nil
 }
 
-// verifyUnit reads unit u and checks its checksums.
-func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, u unit) {
+// verifyUnit reads rec's unit u and checks the checksums of its blocks
+// that hold data (blocks without a marked page may never have been
+// written: holdsData).
+func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *onode, u unit) {
 	au, cb := f.sb.AllocUnit, f.sb.ChecksumBlock
 	buf := make([]byte, au)
 	n, err := f.file.ReadAt(buf, int64(u.Dev))
@@ -640,6 +645,9 @@ func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, u unit) {
 	}
 	clear(buf[n:]) // a data file never written this far reads as zeros
 	for b, want := range u.Csums {
+		if bs := u.LU*au + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
+			continue
+		}
 		dev := u.Dev + uint64(b)*cb
 		blk := buf[uint64(b)*cb : uint64(b+1)*cb]
 		if d, ok := f.overlay[dev]; ok {

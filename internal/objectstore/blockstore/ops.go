@@ -217,7 +217,10 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 	for i, u := range sr.Units {
 		for b := range u.Csums {
 			off := uint64(b) * cb
-			blk, err := ts.readBlock(c, srcID, u, b)
+			if bs := u.LU*ts.s.sb.AllocUnit + off; !holdsData(sr.Pages, bs, bs+cb) {
+				continue // zeros: readers of the copy skip it too (holdsData)
+			}
+			blk, err := ts.readBlock(c, srcID, sr, u, b)
 			if err != nil {
 				return err
 			}

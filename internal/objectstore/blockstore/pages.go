@@ -1,6 +1,9 @@
 package blockstore
 
-import "slices"
+import (
+	"slices"
+	"sort"
+)
 
 // pageSize is the granularity of logical allocation: which parts of an
 // object hold data as opposed to holes, as ExtentMap and
@@ -54,6 +57,15 @@ func removeSpan(s []span, off, end uint64) []span {
 		}
 	}
 	return out
+}
+
+// holdsData reports whether a page of [lo, hi) is marked. A checksum
+// block none of whose pages is marked reads as zeros whatever the device
+// holds there: newUnit does not write the blocks of a fresh unit that no
+// write touched, so readers neither read nor verify such blocks.
+func holdsData(s []span, lo, hi uint64) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i].End > lo })
+	return i < len(s) && s[i].Off < hi
 }
 
 // clipSpans returns the parts of s inside [off, end).

@@ -162,6 +162,10 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			}
 			u := rec.Units[i]
 			blk := buf.bytes()[bs-aoff : bs-aoff+cb]
+			if !holdsData(rec.Pages, bs, bs+cb) {
+				clear(blk) // possibly never written (newUnit)
+				continue
+			}
 			if d, ok := pending[bs]; ok {
 				copy(blk, d)
 			}

@@ -42,7 +42,10 @@ type Store struct {
 	ra     readahead
 	writes dataWrites
 	table  *crc32.Table
-	cache  *recordCache
+	// zeroSum is the checksum of a block of zeros: that of every block
+	// of a unit that no write has touched (newUnit).
+	zeroSum uint32
+	cache   *recordCache
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
@@ -289,13 +292,16 @@ func (s *Store) load() error {
 	if err != nil {
 		return err
 	}
+	s.zeroSum = crc32.Checksum(make([]byte, s.sb.ChecksumBlock), s.table)
 	if s.nextNid, err = s.getUvarint([]byte{prefixNextNid}); err != nil {
 		return fmt.Errorf("next node id: %w", err)
 	}
 	// OpenReadWrite would create a missing data file: check it is there
-	// and (below, after the replay) that it reaches the end of the last
+	// and (below, after the replay) that it reaches into the last
 	// allocated unit, so that a lost or truncated data file fails Open
-	// instead of reading as zeros.
+	// instead of reading as zeros. (A unit's blocks that no write
+	// touched are never written, so the file may end inside the last
+	// unit; a truncation there fails the checksums of what it cut.)
 	path := s.opts.devicePath()
 	if _, err := s.opts.FS.Stat(path); err != nil {
 		return fmt.Errorf("data file %s: %w", path, err)
@@ -327,7 +333,7 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", path, err)
 	}
-	if end := s.usedEnd(); fi.Mode().IsRegular() && uint64(fi.Size()) < end {
+	if end := s.usedEnd(); fi.Mode().IsRegular() && end > 0 && uint64(fi.Size()) <= end-s.sb.AllocUnit {
 		return fmt.Errorf("%w: data file %s holds %d bytes, but allocated units reach %d (truncated or replaced?)", objectstore.ErrCorrupt, path, fi.Size(), end)
 	}
 	if err := s.loadPoolStats(); err != nil {

@@ -80,7 +80,14 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 	if err != nil {
 		return err
 	}
-	deferNew := uint64(need)*au <= deferNewMax
+	var newBytes uint64 // what the new units write to the device
+	for _, st := range steps {
+		if st.mode == unitNew {
+			lo, hi := ts.newSpan(st.ws-st.lu*au, st.we-st.ws)
+			newBytes += hi - lo
+		}
+	}
+	deferNew := newBytes <= deferNewMax
 	for _, st := range steps {
 		part := data[st.ws-off : st.we-off]
 		if st.mode == unitNew {
@@ -98,7 +105,8 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 }
 
 // deferNewMax is the most new space one write fills with deferred writes
-// rather than copy-on-write data. A small write of a new object (a 4 KiB
+// rather than copy-on-write data (counting the blocks written, not the
+// units allocated: newSpan). A small write of a new object (a 4 KiB
 // object, a PG log's info) then costs one WAL sync instead of a data-file
 // sync followed by a WAL sync; the data file gets it later, in batches.
 // Fresh space is as safe to defer into as old: the allocator hands a unit
@@ -107,28 +115,50 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 // reused space is always followed by its new owner's (commit.go).
 const deferNewMax = 32 << 10
 
+// newSpan returns the part [lo, hi) of a fresh unit that a write of n
+// bytes at offset at within it fills: the checksum blocks it touches.
+// The unit's other blocks are not written; they hold no marked page, so
+// readers take them for zeros (holdsData). With checksum blocks smaller
+// than a page the whole unit is written, because a page the write marks
+// would then span blocks it does not touch.
+func (ts *txnState) newSpan(at, n uint64) (lo, hi uint64) {
+	sb := ts.s.sb
+	if sb.ChecksumBlock < pageSize {
+		return 0, sb.AllocUnit
+	}
+	cb := sb.ChecksumBlock
+	return at / cb * cb, (at + n + cb - 1) / cb * cb
+}
+
 // newUnit maps logical unit lu of rec to the fresh unit at dev, holding
 // part at offset at within the unit and zeros elsewhere, as copy-on-write
 // data or, if deferred, as deferred writes; the unit it replaces, if any,
-// is freed.
+// is freed. Only the blocks of newSpan are written.
 func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, deferred bool) {
 	sb := ts.s.sb
-	// A write covering the whole unit needs no copy: the committer writes
-	// copy-on-write data to the file, and drops it from the data overlay,
-	// before the transaction applies, and callers keep their buffers
-	// unchanged until then (objectstore.Transaction). Deferred data stays
-	// in the overlay until the applier has written it, after Committed,
-	// when the caller may reuse its buffer: it is copied.
+	cb := sb.ChecksumBlock
+	lo, hi := ts.newSpan(at, uint64(len(part)))
+	// Whole blocks need no copy: the committer writes copy-on-write
+	// data to the file, and drops it from the data overlay, before the
+	// transaction applies, and callers keep their buffers unchanged
+	// until then (objectstore.Transaction). Deferred data stays in the
+	// overlay until the applier has written it, after Committed, when
+	// the caller may reuse its buffer: it is copied.
 	content := part
-	if deferred || at != 0 || uint64(len(part)) != sb.AllocUnit {
-		content = make([]byte, sb.AllocUnit)
-		copy(content[at:], part)
+	if deferred || at != lo || uint64(len(part)) != hi-lo {
+		content = make([]byte, hi-lo)
+		copy(content[at-lo:], part)
 	}
 	csums := make([]uint32, sb.blocksPerUnit())
 	for b := range csums {
-		blk := content[uint64(b)*sb.ChecksumBlock : uint64(b+1)*sb.ChecksumBlock]
+		bs := uint64(b) * cb
+		if bs < lo || bs >= hi {
+			csums[b] = ts.s.zeroSum
+			continue
+		}
+		blk := content[bs-lo : bs-lo+cb]
 		csums[b] = ts.crc(blk)
-		ts.blocks[dev+uint64(b)*sb.ChecksumBlock] = &txnBlock{data: blk, deferred: deferred}
+		ts.blocks[dev+bs] = &txnBlock{data: blk, deferred: deferred}
 	}
 	u := unit{LU: lu, Dev: dev, Csums: csums}
 	idx, mapped := rec.find(lu)
@@ -160,7 +190,7 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 			blk = slices.Clone(part[lo-ws : hi-ws])
 		} else {
 			var err error
-			if blk, err = ts.readBlock(rs.coll, rs.oid, u, int(b)); err != nil {
+			if blk, err = ts.readBlock(rs.coll, rs.oid, rec, u, int(b)); err != nil {
 				return err
 			}
 			copy(blk[lo-bs:hi-bs], part[lo-ws:hi-ws])
@@ -175,13 +205,16 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 	return nil
 }
 
-// readBlock returns a private copy of checksum block b of unit u as the
-// transaction sees it, verifying data that comes from the file.
-func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, u unit, b int) ([]byte, error) {
+// readBlock returns a private copy of checksum block b of rec's unit u
+// as the transaction sees it, verifying data that comes from the file.
+func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode, u unit, b int) ([]byte, error) {
 	cb := ts.s.sb.ChecksumBlock
 	dev := u.Dev + uint64(b)*cb
 	if tb, ok := ts.blocks[dev]; ok {
 		return slices.Clone(tb.data), nil
+	}
+	if bs := u.LU*ts.s.sb.AllocUnit + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
+		return make([]byte, cb), nil // possibly never written: zeros
 	}
 	if d, ok := ts.s.data.latest(dev); ok {
 		return slices.Clone(d), nil
@@ -305,7 +338,7 @@ func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) 
 			if lo >= hi {
 				continue
 			}
-			blk, err := ts.readBlock(rs.coll, rs.oid, u, b)
+			blk, err := ts.readBlock(rs.coll, rs.oid, rec, u, b)
 			if err != nil {
 				return nil, err
 			}
