@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
+	"golang.org/x/sys/unix"
 )
 
 // openOSStore opens a store on the OS file system, where small reads can
@@ -126,4 +127,42 @@ func TestRecycledReadBufferZeroesHoles(t *testing.T) {
 	if &third[0] == &second[4096] {
 		t.Fatal("a partial slice was recycled")
 	}
+}
+
+// A small deferred write is applied through the page cache, so the reads
+// that follow it find its block in memory.
+func TestSmallDeferredWritesStayCached(t *testing.T) {
+	s := openOSStore(t, false)
+	c, o := objectstore.PGCollection(1, 0), objid.Object(1, "", "small")
+	r := rand.New(rand.NewPCG(5, 6))
+	apply(t, s, new(objectstore.Transaction).CreateCollection(c).Write(c, o, 0, randBytes(r, testAU)))
+	// An overwrite inside allocated space: deferred, applied after commit.
+	apply(t, s, new(objectstore.Transaction).Write(c, o, testCB, randBytes(r, testCB)))
+	checkQuiescent(t, s)
+	rec, err := s.record(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pageCached(t, s, rec.Units[0].Dev+testCB) {
+		t.Error("a small deferred write's block is not in the page cache after it was applied")
+	}
+}
+
+// pageCached reports whether the data file's block at off is in the page
+// cache: a read with RWF_NOWAIT fails with EAGAIN rather than wait for
+// the device.
+func pageCached(t *testing.T, s *Store, off uint64) bool {
+	t.Helper()
+	buf := make([]byte, testCB)
+	_, err := unix.Preadv2(int(s.file.Fd()), [][]byte{buf}, int64(off), unix.RWF_NOWAIT)
+	if errors.Is(err, unix.EAGAIN) {
+		return false
+	}
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		t.Skip("no RWF_NOWAIT reads here")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true
 }

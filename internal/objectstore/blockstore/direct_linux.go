@@ -27,3 +27,12 @@ func adviseRandom(fd uintptr) {
 func (s *Store) dropCached(off uint64, n int) {
 	_ = unix.Fadvise(int(s.file.Fd()), int64(off), int64(n), unix.FADV_DONTNEED)
 }
+
+// startWriteback starts the writeback of the data file's dirty pages in
+// [off, off+n) without waiting for it (the data sync that follows waits).
+func (s *Store) startWriteback(off, n uint64) {
+	if s.direct == nil {
+		return // not an OS file (vfs.NewMem in tests)
+	}
+	_ = unix.SyncFileRange(int(s.file.Fd()), int64(off), int64(n), unix.SYNC_FILE_RANGE_WRITE)
+}
