@@ -37,7 +37,7 @@ func TestRecordCacheAccounting(t *testing.T) {
 			for i := range n {
 				rec := &onode{Nid: uint64(i), Size: 1024, Pages: []span{{0, 4096}}}
 				if sh.attr > 0 {
-					rec.Attrs = map[string][]byte{"_": make([]byte, sh.attr)}
+					rec.Attrs = attrList{{"_", make([]byte, sh.attr)}}
 				}
 				for u := range sh.units {
 					rec.Units = append(rec.Units, unit{LU: uint64(u), Dev: uint64(u) << 16, Csums: make([]uint32, sh.sums)})

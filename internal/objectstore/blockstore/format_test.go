@@ -52,7 +52,7 @@ func TestObjectKeyOrder(t *testing.T) {
 func TestRecordRoundTrip(t *testing.T) {
 	n := &onode{
 		Nid: 7, Size: 3*testAU + 5,
-		Attrs:      map[string][]byte{"a": []byte("1"), "": nil},
+		Attrs:      attrList{{"", nil}, {"a", []byte("1")}},
 		OmapHeader: []byte("h"),
 		Pages:      []span{{0, 2 * testAU}, {3 * testAU, 3*testAU + 4096}},
 	}
@@ -60,7 +60,6 @@ func TestRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.Attrs[""] = nil
 	if !reflect.DeepEqual(got, n) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, n)
 	}
@@ -97,6 +96,7 @@ func TestDiffUnits(t *testing.T) {
 
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add((&onode{Nid: 1, Size: 10, Pages: []span{{0, 4096}}}).encodeHeader())
+	f.Add((&onode{Nid: 2, Attrs: attrList{{"@", []byte{1, 2}}, {"_x", nil}}}).encodeHeader())
 	f.Add(encodeUnit(unit{Dev: testAU, Csums: make([]uint32, testAU/testCB)}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {

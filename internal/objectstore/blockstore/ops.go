@@ -69,11 +69,8 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		if err != nil {
 			return err
 		}
-		if rs.rec.Attrs == nil {
-			rs.rec.Attrs = make(map[string][]byte, len(op.Attrs))
-		}
 		for k, v := range op.Attrs {
-			rs.rec.Attrs[k] = append([]byte{}, v...)
+			rs.rec.Attrs.set(k, append([]byte{}, v...))
 		}
 		return nil
 	case objectstore.OpRmAttr:
@@ -81,7 +78,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		if err != nil {
 			return err
 		}
-		delete(rs.rec.Attrs, op.Key)
+		rs.rec.Attrs.remove(op.Key)
 		return nil
 	case objectstore.OpOmapSetKeys:
 		rs, err := ts.create(c, o)
@@ -203,11 +200,8 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 	}
 	sr := src.rec
 	n := &onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...), Pages: slices.Clone(sr.Pages)}
-	if len(sr.Attrs) > 0 {
-		n.Attrs = make(map[string][]byte, len(sr.Attrs))
-		for k, v := range sr.Attrs {
-			n.Attrs[k] = append([]byte(nil), v...)
-		}
+	for _, a := range sr.Attrs {
+		n.Attrs = append(n.Attrs, attr{a.name, slices.Clone(a.value)})
 	}
 	devs, err := ts.allocUnits(len(sr.Units), 0)
 	if err != nil {

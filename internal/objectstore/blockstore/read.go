@@ -343,7 +343,7 @@ func (s *Store) GetAttr(ctx context.Context, c objectstore.CollectionID, o objid
 		return nil, err
 	}
 	defer unlock()
-	v, ok := rec.Attrs[name]
+	v, ok := rec.Attrs.get(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %v %v attribute %q", objectstore.ErrNoAttr, c, o, name)
 	}
@@ -358,8 +358,8 @@ func (s *Store) GetAttrs(ctx context.Context, c objectstore.CollectionID, o obji
 	}
 	defer unlock()
 	out := make(map[string][]byte, len(rec.Attrs))
-	for k, v := range rec.Attrs {
-		out[k] = slices.Clone(v)
+	for _, a := range rec.Attrs {
+		out[a.name] = slices.Clone(a.value)
 	}
 	return out, nil
 }

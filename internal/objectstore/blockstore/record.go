@@ -3,7 +3,6 @@ package blockstore
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 
@@ -35,7 +34,7 @@ type unit struct {
 type onode struct {
 	Nid        uint64
 	Size       uint64
-	Attrs      map[string][]byte
+	Attrs      attrList
 	OmapHeader []byte
 	Units      []unit // sorted by LU, no duplicates
 	// Pages are the logically allocated ranges (pages.go), sorted,
@@ -45,7 +44,7 @@ type onode struct {
 
 func (n *onode) clone() *onode {
 	c := *n
-	c.Attrs = maps.Clone(n.Attrs)
+	c.Attrs = slices.Clone(n.Attrs)
 	c.Units = slices.Clone(n.Units)
 	c.Pages = slices.Clone(n.Pages)
 	return &c
@@ -55,7 +54,7 @@ func (n *onode) clone() *onode {
 // field but the units, which have keys of their own.
 func sameHeader(a, b *onode) bool {
 	return a.Nid == b.Nid && a.Size == b.Size && bytes.Equal(a.OmapHeader, b.OmapHeader) &&
-		slices.Equal(a.Pages, b.Pages) && maps.EqualFunc(a.Attrs, b.Attrs, bytes.Equal)
+		slices.Equal(a.Pages, b.Pages) && a.Attrs.equal(b.Attrs)
 }
 
 // sameUnit reports whether a and b are the same mapping with the same
@@ -113,15 +112,7 @@ func (n *onode) allocatedBytes() uint64 {
 // are mostly overhead: a map of attributes costs a few hundred bytes
 // before its first entry's name and value.
 func (n *onode) approxSize() int {
-	s := 96 + len(n.OmapHeader) + 16*len(n.Pages)
-	if len(n.Attrs) > 0 {
-		// Go's map header and its groups of eight slots (a string key
-		// and a slice value each).
-		s += 48 + 328*((len(n.Attrs)+6)/7)
-	}
-	for k, v := range n.Attrs {
-		s += roundUp8(len(k)) + roundUp8(len(v))
-	}
+	s := 112 + len(n.OmapHeader) + 16*len(n.Pages) + n.Attrs.approxSize()
 	for _, u := range n.Units {
 		s += 48 + roundUp8(4*len(u.Csums))
 	}
@@ -146,11 +137,10 @@ func (n *onode) encodeHeader() []byte {
 	m := e.Begin(recordVersion, recordVersion)
 	e.Uvarint(n.Nid)
 	e.Uvarint(n.Size)
-	names := slices.Sorted(maps.Keys(n.Attrs))
-	e.Uvarint(uint64(len(names)))
-	for _, k := range names {
-		e.String(k)
-		e.Bytes(n.Attrs[k])
+	e.Uvarint(uint64(len(n.Attrs)))
+	for _, a := range n.Attrs {
+		e.String(a.name)
+		e.Bytes(a.value)
 	}
 	e.Bytes(n.OmapHeader)
 	e.Uvarint(uint64(len(n.Pages)))
@@ -173,17 +163,18 @@ func decodeHeader(b []byte) (*onode, error) {
 	n.Nid = d.Uvarint()
 	n.Size = d.Uvarint()
 	if cnt := d.Count(2); cnt > 0 {
-		n.Attrs = make(map[string][]byte, cnt)
+		n.Attrs = make(attrList, 0, cnt)
 		for range cnt {
 			k := d.String(maxAttrName)
 			v := d.Bytes(maxAttrValue)
 			if d.Err() != nil {
 				break
 			}
-			if _, dup := n.Attrs[k]; dup {
-				d.Fail(fmt.Errorf("%w: attribute %q twice", encoding.ErrCorrupt, k))
+			if i := len(n.Attrs); i > 0 && n.Attrs[i-1].name >= k {
+				d.Fail(fmt.Errorf("%w: attribute %q out of order or twice", encoding.ErrCorrupt, k))
+				break
 			}
-			n.Attrs[k] = v
+			n.Attrs = append(n.Attrs, attr{k, v})
 		}
 	}
 	n.OmapHeader = d.Bytes(maxHeader)
