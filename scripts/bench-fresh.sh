@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Fresh-cluster benchmarks used to compare two builds of cuttle, one run
+# per call (alternate the binaries across calls: the machines drift).
+# Each call starts a cluster in a temporary directory under /var/tmp,
+# creates pool bp (size SIZE, default 3, 64 PGs), runs one measurement
+# and removes the cluster.
+#
+#   scripts/bench-fresh.sh small BIN SECS  4 KiB writes for SECS, then
+#       random reads for SECS: write IOPS and p99, the read phase's first
+#       three seconds (cold reads show there), read IOPS and p99
+#   scripts/bench-fresh.sh cpu BIN SECS    4 KiB writes for SECS: IOPS and
+#       CPU µs per write of each daemon and of the bench client
+#   scripts/bench-fresh.sh large BIN SECS  4 MiB write, seq and rand
+#   scripts/bench-fresh.sh store BIN       a store alone (no cluster): 4 KiB
+#       new objects, 16 jobs, 100 MiB on a default 8 GiB store; IOPS and
+#       device KiB written per object (/sys/block/*/stat of /var/tmp's disk)
+set -euo pipefail
+[ $# -ge 2 ] || { sed -n 2,16p "$0" >&2; exit 2; }
+MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3}
+D=$(mktemp -d /var/tmp/bench-fresh.XXXXXX)
+trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
+export CUTTLE_CONF=$D/cuttle.conf
+
+up() {
+	"$BIN" cluster up --dir "$D" --auth none >/dev/null 2>&1
+	"$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd >/dev/null
+}
+summary() { awk '/Bandwidth \(MB/ {b=$3} /Average IOPS/ {i=$3} /p99 latency/ {p=$3} END {printf "%s MB/s %s IOPS p99 %s s", b, i, p}'; }
+# sectors written to the disk holding /var/tmp
+disk=$(lsblk -no PKNAME "$(df --output=source /var/tmp | tail -1)" 2>/dev/null || true)
+[ -n "$disk" ] || disk=$(basename "$(df --output=source /var/tmp | tail -1)")
+written() { sync; awk '{print $7}' "/sys/block/$disk/stat"; }
+
+case $MODE in
+small)
+	up
+	w=$("$BIN" bench -p bp "$SECS" write -b 4096 -t 16 --no-cleanup | summary)
+	"$BIN" bench -p bp "$SECS" rand -t 16 > "$D/rand.txt"
+	first=$(awk '$1 ~ /^[123]$/ {printf "%s ", $4-p} {p=$4}' "$D/rand.txt")
+	echo "$(basename "$BIN") size $SIZE: write $w | read first seconds: $first| read $(summary < "$D/rand.txt")"
+	;;
+cpu)
+	up
+	"$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); [print(x["name"],x["pid"]) for x in d]' > "$D/pids"
+	snap() { while read -r n p; do echo "$n $(awk '{print $14+$15}' "/proc/$p/stat")"; done < "$D/pids"; }
+	snap > "$D/a"
+	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" write -b 4096 -t 16 --no-cleanup > "$D/bench.txt" 2> "$D/time.txt"
+	snap > "$D/b"
+	iops=$(awk '/Average IOPS/ {print $3}' "$D/bench.txt")
+	hz=$(getconf CLK_TCK)
+	echo "$(basename "$BIN") size $SIZE: $iops IOPS; CPU µs per write:"
+	join "$D/a" "$D/b" | awk -v ops=$((iops * SECS)) -v hz="$hz" '{printf "  %s %d\n", $1, ($3-$2)*1e6/hz/ops}'
+	awk -v ops=$((iops * SECS)) '/client/ {printf "  client %d\n", ($2+$3)*1e6/ops}' "$D/time.txt"
+	;;
+large)
+	up
+	w=$("$BIN" bench -p bp "$SECS" write -t 16 --no-cleanup | summary)
+	q=$("$BIN" bench -p bp "$SECS" seq -t 16 | summary)
+	r=$("$BIN" bench -p bp "$SECS" rand -t 16 | summary)
+	echo "$(basename "$BIN") size $SIZE: write $w | seq $q | rand $r"
+	;;
+store)
+	"$BIN" objectstore mkfs --path "$D/store" --size 8G >/dev/null
+	a=$(written)
+	"$BIN" objectstore bench --path "$D/store" --workload seq-write --object-size 4K --jobs 16 --duration 60s --total 100M > "$D/out.txt"
+	b=$(written)
+	echo "$(basename "$BIN") store: $(grep -m1 -i iops "$D/out.txt" | tr -s ' ') | device KiB per object: $(( (b - a) * 512 / 1024 / 25600 ))"
+	;;
+*)
+	sed -n 2,16p "$0" >&2; exit 2 ;;
+esac
