@@ -30,14 +30,28 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, openForSuite)
 }
 
+// TestDifferentialMemstore runs the differential stream against memstore,
+// then reopens the store (whose checks include that the data file
+// reaches its last unit) and runs a deep fsck.
 func TestDifferentialMemstore(t *testing.T) {
 	for seed := range int64(3) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			b := openForSuite(t)
-			defer b.Close()
+			opts := testOptions(vfs.NewMem())
+			opts.Size = 32 << 20
+			b := mkfsOpen(t, opts)
 			m := memstore.New(memstore.Options{})
 			defer m.Close()
 			storetest.Differential(t, seed, 300, b, m)
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := mustOpen(t, opts).Close(); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Fsck(context.Background(), opts, FsckOptions{Deep: true})
+			if err != nil || !rep.Clean() {
+				t.Fatalf("deep fsck: %v, %v", err, rep.Problems)
+			}
 		})
 	}
 }

@@ -203,15 +203,23 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 	for _, a := range sr.Attrs {
 		n.Attrs = append(n.Attrs, attr{a.name, slices.Clone(a.value)})
 	}
-	devs, err := ts.allocUnits(len(sr.Units), 0)
+	// Units holding no allocated page are zeros: the copy leaves them
+	// unmapped rather than map a unit it writes nothing into.
+	au, cb := ts.s.sb.AllocUnit, ts.s.sb.ChecksumBlock
+	var units []unit
+	for _, u := range sr.Units {
+		if holdsData(sr.Pages, u.LU*au, (u.LU+1)*au) {
+			units = append(units, u)
+		}
+	}
+	devs, err := ts.allocUnits(len(units), 0)
 	if err != nil {
 		return err
 	}
-	cb := ts.s.sb.ChecksumBlock
-	for i, u := range sr.Units {
+	for i, u := range units {
 		for b := range u.Csums {
 			off := uint64(b) * cb
-			if bs := u.LU*ts.s.sb.AllocUnit + off; !holdsData(sr.Pages, bs, bs+cb) {
+			if bs := u.LU*au + off; !holdsData(sr.Pages, bs, bs+cb) {
 				continue // zeros: readers of the copy skip it too (holdsData)
 			}
 			blk, err := ts.readBlock(c, srcID, sr, u, b)

@@ -389,3 +389,42 @@ func checkQuiescent(t *testing.T, s *Store) {
 		t.Errorf("cache holds %d bytes, budget %d", u, s.opts.CacheBytes)
 	}
 }
+
+// A unit mapped without a written block would leave the data file short
+// of it, and Open would take the store for truncated: a zero-length
+// write maps no unit, and a clone leaves units without data unmapped.
+func TestReopenAfterWritesWithoutData(t *testing.T) {
+	for name, txns := range map[string][]*objectstore.Transaction{
+		"empty write": {new(objectstore.Transaction).CreateCollection(pg).Write(pg, objid.Object(1, "", "e"), 4096, nil)},
+		"clone of zeroed unit": {
+			new(objectstore.Transaction).CreateCollection(pg).Write(pg, objid.Object(1, "", "z"), 0, bytes.Repeat([]byte("z"), 4096)),
+			new(objectstore.Transaction).Zero(pg, objid.Object(1, "", "z"), 0, 4096),
+			new(objectstore.Transaction).Clone(pg, objid.Object(1, "", "z"), objid.Object(1, "", "z2")),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := testOptions(vfs.NewMem())
+			s := mkfsOpen(t, opts)
+			for _, tx := range txns {
+				apply(t, s, tx)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s = mustOpen(t, opts)
+			defer s.Close()
+			for _, o := range []string{"e", "z", "z2"} {
+				info, err := s.Stat(context.Background(), pg, objid.Object(1, "", o))
+				if errors.Is(err, objectstore.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := read(t, s, pg, objid.Object(1, "", o)); !bytes.Equal(got, make([]byte, info.Size)) {
+					t.Errorf("%s: %d bytes, not %d zeros", o, len(got), info.Size)
+				}
+			}
+		})
+	}
+}

@@ -51,6 +51,12 @@ func (ts *txnState) crc(b []byte) uint32 { return crc32.Checksum(b, ts.s.table) 
 func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 	rec := rs.rec
 	end := off + uint64(len(data))
+	if len(data) == 0 {
+		// Nothing to write, and no unit to map: a unit without a
+		// written block would leave the data file short of it (Open).
+		rec.Size = max(rec.Size, end)
+		return nil
+	}
 	au := ts.s.sb.AllocUnit
 	type step struct {
 		lu, ws, we uint64
