@@ -219,6 +219,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		}
 	}()
 	cfg.Store = st
+	reg.MustRegister(storeMetrics(st)...)
 
 	if f.metricsAddr != "" {
 		mctx, cancel := context.WithCancel(context.Background())
@@ -297,4 +298,26 @@ func markDownBeforeStop(o *osd.OSD, log *slog.Logger) {
 		return
 	}
 	log.Info("marked down in the OSD map")
+}
+
+// storeMetrics are the store's record cache series: its hit rate says
+// whether --cache-size covers the objects in use.
+func storeMetrics(st *blockstore.Store) []prometheus.Collector {
+	stat := func(f func(blockstore.CacheStats) float64) func() float64 {
+		return func() float64 { return f(st.CacheStats()) }
+	}
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cuttle_osd_store_record_cache_hits_total",
+			Help: "Object record lookups the store's record cache answered."},
+			stat(func(c blockstore.CacheStats) float64 { return float64(c.Hits) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cuttle_osd_store_record_cache_misses_total",
+			Help: "Object record lookups that went to the store's metadata database."},
+			stat(func(c blockstore.CacheStats) float64 { return float64(c.Misses) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_store_record_cache_records",
+			Help: "Object records (and known absences) in the store's record cache."},
+			stat(func(c blockstore.CacheStats) float64 { return float64(c.Records) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_store_record_cache_bytes",
+			Help: "Memory the store's record cache holds, as counted against its budget (half of --cache-size)."},
+			stat(func(c blockstore.CacheStats) float64 { return float64(c.Bytes) })),
+	}
 }

@@ -19,6 +19,8 @@ type recordCache struct {
 	used    int64
 	entries map[string]*list.Element
 	lru     list.List // front = most recent; values are *cacheEntry
+	// hits and misses count lookups (CacheStats).
+	hits, misses uint64
 }
 
 type cacheEntry struct {
@@ -55,8 +57,10 @@ func (c *recordCache) getBytes(key []byte) (*onode, bool) {
 
 func (c *recordCache) hitLocked(e *list.Element, ok bool) (*onode, bool) {
 	if !ok {
+		c.misses++
 		return nil, false
 	}
+	c.hits++
 	c.lru.MoveToFront(e)
 	return e.Value.(*cacheEntry).rec, true
 }
@@ -93,4 +97,25 @@ func (c *recordCache) usedBytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.used
+}
+
+// CacheStats describes the store's cache of decoded object records.
+type CacheStats struct {
+	// Hits and Misses count record lookups, by readers and by
+	// transactions being prepared, since Open; a miss reads Pebble.
+	Hits, Misses uint64
+	// Records and Bytes are what the cache holds now (Bytes as counted
+	// against its budget, half of Options.CacheBytes).
+	Records int
+	Bytes   int64
+}
+
+// CacheStats returns the record cache's counters, for metrics: a miss
+// rate that stays high means the cache is too small for the objects in
+// use.
+func (s *Store) CacheStats() CacheStats {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Hits: c.hits, Misses: c.misses, Records: len(c.entries), Bytes: c.used}
 }

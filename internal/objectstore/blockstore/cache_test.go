@@ -89,3 +89,26 @@ func TestRecordCacheRemembersAbsence(t *testing.T) {
 		t.Fatalf("Pebble lookups %d after the removal, want still 1", got)
 	}
 }
+
+// CacheStats counts a first lookup as a miss and the next as a hit, and
+// reports what the cache holds.
+func TestCacheStats(t *testing.T) {
+	ctx := context.Background()
+	s := mkfsOpen(t, testOptions(vfs.NewMem()))
+	defer s.Close()
+	apply(t, s, new(objectstore.Transaction).CreateCollection(pg).Write(pg, objid.Object(1, "", "a"), 0, []byte("a")))
+	before := s.CacheStats()
+	o := objid.Object(1, "", "absent")
+	for range 2 {
+		if _, err := s.Stat(ctx, pg, o); !errors.Is(err, objectstore.ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	after := s.CacheStats()
+	if after.Misses-before.Misses != 1 || after.Hits-before.Hits != 1 {
+		t.Errorf("two stats: %d misses and %d hits, want 1 and 1", after.Misses-before.Misses, after.Hits-before.Hits)
+	}
+	if after.Records != before.Records+1 || after.Bytes <= before.Bytes {
+		t.Errorf("cache holds %d records in %d bytes after remembering one more than %d in %d", after.Records, after.Bytes, before.Records, before.Bytes)
+	}
+}
