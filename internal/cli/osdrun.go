@@ -303,21 +303,28 @@ func markDownBeforeStop(o *osd.OSD, log *slog.Logger) {
 // storeMetrics are the store's record cache series: its hit rate says
 // whether --cache-size covers the objects in use.
 func storeMetrics(st *blockstore.Store) []prometheus.Collector {
-	stat := func(f func(blockstore.CacheStats) float64) func() float64 {
-		return func() float64 { return f(st.CacheStats()) }
+	series := []struct {
+		name, help string
+		counter    bool
+		value      func(blockstore.CacheStats) float64
+	}{
+		{"hits_total", "Object record lookups the store's record cache answered.", true,
+			func(c blockstore.CacheStats) float64 { return float64(c.Hits) }},
+		{"misses_total", "Object record lookups that went to the store's metadata database.", true,
+			func(c blockstore.CacheStats) float64 { return float64(c.Misses) }},
+		{"records", "Object records (and known absences) in the store's record cache.", false,
+			func(c blockstore.CacheStats) float64 { return float64(c.Records) }},
+		{"bytes", "Memory the store's record cache holds, as counted against its budget (half of --cache-size).", false,
+			func(c blockstore.CacheStats) float64 { return float64(c.Bytes) }},
 	}
-	return []prometheus.Collector{
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cuttle_osd_store_record_cache_hits_total",
-			Help: "Object record lookups the store's record cache answered."},
-			stat(func(c blockstore.CacheStats) float64 { return float64(c.Hits) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cuttle_osd_store_record_cache_misses_total",
-			Help: "Object record lookups that went to the store's metadata database."},
-			stat(func(c blockstore.CacheStats) float64 { return float64(c.Misses) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_store_record_cache_records",
-			Help: "Object records (and known absences) in the store's record cache."},
-			stat(func(c blockstore.CacheStats) float64 { return float64(c.Records) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_store_record_cache_bytes",
-			Help: "Memory the store's record cache holds, as counted against its budget (half of --cache-size)."},
-			stat(func(c blockstore.CacheStats) float64 { return float64(c.Bytes) })),
+	var cs []prometheus.Collector
+	for _, x := range series {
+		name, value := "cuttle_osd_store_record_cache_"+x.name, func() float64 { return x.value(st.CacheStats()) }
+		if x.counter {
+			cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: x.help}, value))
+		} else {
+			cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: x.help}, value))
+		}
 	}
+	return cs
 }
