@@ -116,11 +116,7 @@ func TestSmallObjectWritesItsBlocksOnly(t *testing.T) {
 		s.prepMu.Lock()
 		p, err := s.prepare(tx)
 		if err == nil {
-			s.lastComp = p.comp
-			s.queueMu.Lock()
-			s.queue = append(s.queue, p)
-			s.queueMu.Unlock()
-			s.kick()
+			s.enqueueLocked(p)
 		}
 		s.prepMu.Unlock()
 		if err != nil {

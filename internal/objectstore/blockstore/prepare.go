@@ -91,12 +91,18 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 	if err != nil {
 		return nil, err
 	}
+	s.enqueueLocked(p)
+	return p.comp, nil
+}
+
+// enqueueLocked hands a prepared transaction to the committer. The caller
+// holds prepMu, so transactions queue in the order they were prepared.
+func (s *Store) enqueueLocked(p *pendingTxn) {
 	s.lastComp = p.comp
 	s.queueMu.Lock()
 	s.queue = append(s.queue, p)
 	s.queueMu.Unlock()
 	s.kick()
-	return p.comp, nil
 }
 
 func isClosed(c <-chan struct{}) bool {
