@@ -11,11 +11,14 @@
 #   scripts/bench-fresh.sh cpu BIN SECS    4 KiB writes for SECS: IOPS and
 #       CPU µs per write of each daemon and of the bench client
 #   scripts/bench-fresh.sh large BIN SECS  4 MiB write, seq and rand
+#   scripts/bench-fresh.sh readcpu BIN SECS  4 MiB writes for SECS, then
+#       random reads for SECS: read MB/s and the CPU each daemon and the
+#       bench client used during the reads (% of one CPU)
 #   scripts/bench-fresh.sh store BIN       a store alone (no cluster): 4 KiB
 #       new objects, 16 jobs, 100 MiB on a default 8 GiB store; IOPS and
 #       device KiB written per object (/sys/block/*/stat of /var/tmp's disk)
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,16p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,19p "$0" >&2; exit 2; }
 MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3}
 D=$(mktemp -d /var/tmp/bench-fresh.XXXXXX)
 trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
@@ -30,6 +33,12 @@ summary() { awk '/Bandwidth \(MB/ {b=$3} /Average IOPS/ {i=$3} /p99 latency/ {p=
 disk=$(lsblk -no PKNAME "$(df --output=source /var/tmp | tail -1)" 2>/dev/null || true)
 [ -n "$disk" ] || disk=$(basename "$(df --output=source /var/tmp | tail -1)")
 written() { sync; awk '{print $7}' "/sys/block/$disk/stat"; }
+# pids lists each daemon's name and pid in $D/pids; snap prints each
+# one's CPU ticks so far.
+pids() {
+	"$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); [print(x["name"],x["pid"]) for x in d]' > "$D/pids"
+}
+snap() { while read -r n p; do echo "$n $(awk '{print $14+$15}' "/proc/$p/stat")"; done < "$D/pids"; }
 
 case $MODE in
 small)
@@ -41,8 +50,7 @@ small)
 	;;
 cpu)
 	up
-	"$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); [print(x["name"],x["pid"]) for x in d]' > "$D/pids"
-	snap() { while read -r n p; do echo "$n $(awk '{print $14+$15}' "/proc/$p/stat")"; done < "$D/pids"; }
+	pids
 	snap > "$D/a"
 	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" write -b 4096 -t 16 --no-cleanup > "$D/bench.txt" 2> "$D/time.txt"
 	snap > "$D/b"
@@ -59,6 +67,17 @@ large)
 	r=$("$BIN" bench -p bp "$SECS" rand -t 16 | summary)
 	echo "$(basename "$BIN") size $SIZE: write $w | seq $q | rand $r"
 	;;
+readcpu)
+	up
+	"$BIN" bench -p bp "$SECS" write -t 16 --no-cleanup > /dev/null
+	pids
+	snap > "$D/a"
+	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" rand -t 16 > "$D/bench.txt" 2> "$D/time.txt"
+	snap > "$D/b"
+	echo "$(basename "$BIN") size $SIZE: rand $(summary < "$D/bench.txt"); CPU % during the reads:"
+	join "$D/a" "$D/b" | awk -v s="$SECS" -v hz="$(getconf CLK_TCK)" '{printf "  %s %.0f\n", $1, ($3-$2)/hz/s*100}'
+	awk -v s="$SECS" '/client/ {printf "  client %.0f\n", ($2+$3)/s*100}' "$D/time.txt"
+	;;
 store)
 	"$BIN" objectstore mkfs --path "$D/store" --size 8G >/dev/null
 	a=$(written)
@@ -67,5 +86,5 @@ store)
 	echo "$(basename "$BIN") store: $(grep -m1 -i iops "$D/out.txt" | tr -s ' ') | device KiB per object: $(( (b - a) * 512 / 1024 / 25600 ))"
 	;;
 *)
-	sed -n 2,16p "$0" >&2; exit 2 ;;
+	sed -n 2,19p "$0" >&2; exit 2 ;;
 esac

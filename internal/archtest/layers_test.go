@@ -39,6 +39,7 @@ var layers = []struct {
 	{"internal/invariants", layerLeaves},
 	{"internal/qos", layerLeaves},
 	{"internal/pebblelog", layerLeaves},
+	{"internal/crc32c", layerLeaves},
 
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},

@@ -4,6 +4,7 @@ import (
 	"hash/crc32"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/crc32c"
 )
 
 // Message is what the messenger carries: a type and version the
@@ -22,6 +23,12 @@ type Message struct {
 	// modified until the session acknowledges the message. Received
 	// messages have none.
 	Tail [][]byte
+	// TailCRC, if set, returns the crc32c of a Tail slice the sender
+	// knows already (ok false for the others), which Send then combines
+	// instead of hashing the slice: a store derives the checksum of what
+	// it read from the block checksums it verified. A wrong answer makes
+	// the peer drop the frame as corrupt.
+	TailCRC func(b []byte) (crc uint32, ok bool)
 	// Done, if set, is called once the messenger is finished with a
 	// message Send accepted: written, on a lossy session; acknowledged by
 	// the peer or dropped, on a lossless one. Payload and Tail are the
@@ -52,6 +59,12 @@ func (m *Message) done() {
 func (m *Message) checksum() uint32 {
 	crc := crc32.Checksum(m.Payload, crcTable)
 	for _, b := range m.Tail {
+		if m.TailCRC != nil {
+			if known, ok := m.TailCRC(b); ok {
+				crc = crc32c.Combine(crc, known, uint64(len(b)))
+				continue
+			}
+		}
 		crc = crc32.Update(crc, crcTable, b)
 	}
 	return crc

@@ -70,6 +70,14 @@ type DeviceReader interface {
 	ReadDevice(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, error)
 }
 
+// CRCReader is implemented by stores that verify checksums on reads.
+// ReadCRC reads like Read and also returns the crc32c (Castagnoli) of the
+// bytes it returns, derived from the checksums it verified, so that a
+// caller sending the data on (the OSD's messenger) need not hash it again.
+type CRCReader interface {
+	ReadCRC(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, uint32, error)
+}
+
 // Recycler is implemented by stores that reuse read buffers. Recycle
 // hands back a slice Read returned, which the caller must not touch
 // afterwards; slices the store cannot reuse are left to the collector.

@@ -54,15 +54,16 @@ func (r *request) getState() string {
 // reply sends r to the client; a client that went away is not an error.
 // The reply that ends the request (committed, or a failure) ends its
 // tracking.
-func (r *request) reply(rep wire.OSDOpReply) { r.replyThen(rep, nil) }
+func (r *request) reply(rep wire.OSDOpReply) { r.replyThen(rep, nil, nil) }
 
 // replyThen replies and calls sent, if not nil, once the reply no longer
-// needs the buffers its data sits in.
-func (r *request) replyThen(rep wire.OSDOpReply, sent func()) {
+// needs the buffers its data sits in; tailCRC, if not nil, gives the
+// messenger the checksums of read data the store returned with it.
+func (r *request) replyThen(rep wire.OSDOpReply, sent func(), tailCRC func([]byte) (uint32, bool)) {
 	rep.Tid, rep.Attempt = r.op.Req.Tid, r.op.Attempt
 	// Read data goes out from the buffer the store read it into.
 	segs := rep.EncodeSegments()
-	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent}
+	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent, TailCRC: tailCRC}
 	if err := r.from.Session.Send(r.o.ctx, msg); err != nil {
 		r.o.log.Debug("reply not sent", "client", r.from.Name.String(), "tid", r.op.Req.Tid, "err", err)
 	}
@@ -263,7 +264,7 @@ func (p *pg) serve(r *request) {
 	}
 	rep := wire.OSDOpReply{Epoch: epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,
 		Version: res.Info.Version, Ops: res.Ops}
-	r.replyThen(rep, p.recycler(res.Buffers))
+	r.replyThen(rep, p.recycler(res.Buffers), res.TailCRC)
 }
 
 // recycler returns what hands bufs back to the store once a reply that

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"sync"
 	"syscall"
 
@@ -62,13 +63,45 @@ func (g *GatedStore) Corrupt(c objectstore.CollectionID, o objid.ID) {
 
 // Read implements objectstore.Store.
 func (g *GatedStore) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
+	if err := g.injected(c, o, off); err != nil {
+		return nil, err
+	}
+	return g.Store.Read(ctx, c, o, off, length)
+}
+
+// injected returns the error a read of o at off fails with if Corrupt
+// marked it.
+func (g *GatedStore) injected(c objectstore.CollectionID, o objid.ID, off uint64) error {
 	g.mu.Lock()
 	bad := g.corrupt[corruptKey{c, o}]
 	g.mu.Unlock()
 	if bad {
-		return nil, fmt.Errorf("%w: object %v offset %d: checksum mismatch (injected)", objectstore.ErrCorrupt, o, off)
+		return fmt.Errorf("%w: object %v offset %d: checksum mismatch (injected)", objectstore.ErrCorrupt, o, off)
 	}
-	return g.Store.Read(ctx, c, o, off, length)
+	return nil
+}
+
+// ReadCRC implements objectstore.CRCReader, failing like Read on injected
+// corruption: the underlying store's where it has one (a blockstore),
+// else by hashing what Read returns.
+func (g *GatedStore) ReadCRC(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, uint32, error) {
+	cr, ok := g.Store.(objectstore.CRCReader)
+	if !ok {
+		b, err := g.Read(ctx, c, o, off, length)
+		return b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)), err
+	}
+	if err := g.injected(c, o, off); err != nil {
+		return nil, 0, err
+	}
+	return cr.ReadCRC(ctx, c, o, off, length)
+}
+
+// Recycle implements objectstore.Recycler, handing b to the underlying
+// store if it reuses read buffers.
+func (g *GatedStore) Recycle(b []byte) {
+	if rc, ok := g.Store.(objectstore.Recycler); ok {
+		rc.Recycle(b)
+	}
 }
 
 // cachedTxn is a transaction in the volatile cache and the completion

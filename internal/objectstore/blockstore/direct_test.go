@@ -2,6 +2,7 @@ package blockstore
 
 import (
 	"bytes"
+	"hash/crc32"
 	"context"
 	"errors"
 	"fmt"
@@ -181,6 +182,12 @@ func TestLargeStagedReads(t *testing.T) {
 		}
 		if err != nil || !bytes.Equal(got, want[rg.off:end]) {
 			t.Fatalf("read %d+%d: %d bytes, %v", rg.off, rg.n, len(got), err)
+		}
+		// ReadCRC's checksum, folded from the blocks' checksums, is that
+		// of the bytes (holes included).
+		got, crc, err := s.ReadCRC(ctx, c, o, uint64(rg.off), uint64(rg.n))
+		if err != nil || !bytes.Equal(got, want[rg.off:end]) || crc != crc32.Checksum(got, s.table) {
+			t.Fatalf("ReadCRC %d+%d: %d bytes, crc %#08x, %v", rg.off, rg.n, len(got), crc, err)
 		}
 	}
 	if b := s.staging.get(); b == nil {

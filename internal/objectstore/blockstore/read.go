@@ -76,23 +76,33 @@ func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o 
 // end), verifying the checksum of every block it reads. Small blocks may
 // come from the page cache (direct.go).
 func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
-	return s.read(ctx, c, o, off, length, false)
+	b, _, err := s.read(ctx, c, o, off, length, false, false)
+	return b, err
 }
 
 // ReadDevice reads like Read, but every block from the device, none
 // from the page cache (objectstore.DeviceReader).
 func (s *Store) ReadDevice(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
-	return s.read(ctx, c, o, off, length, true)
+	b, _, err := s.read(ctx, c, o, off, length, true, false)
+	return b, err
 }
 
-func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64, dev bool) ([]byte, error) {
+// ReadCRC reads like Read and also returns the crc32c of the bytes it
+// returns (objectstore.CRCReader). Whole checksum blocks contribute the
+// checksums they were verified against, folded together; only the parts
+// of blocks at either end of an unaligned range are hashed.
+func (s *Store) ReadCRC(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, uint32, error) {
+	return s.read(ctx, c, o, off, length, false, true)
+}
+
+func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64, dev, wantCRC bool) ([]byte, uint32, error) {
 	rec, unlock, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer unlock()
 	if off >= rec.Size {
-		return []byte{}, nil
+		return []byte{}, 0, nil
 	}
 	end := rec.Size
 	if length != 0 && length < end-off {
@@ -151,6 +161,15 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			}
 		}
 	}
+	// sums collects each block's verified checksum for ReadCRC; blocks
+	// no run covers are holes, zeros.
+	var sums []uint32
+	if wantCRC {
+		sums = make([]uint32, (aend-aoff)/cb)
+		for i := range sums {
+			sums[i] = s.zeroSum
+		}
+	}
 	// verify checks the checksum blocks of the logical range [lo, hi),
 	// after laying the overlay's newer blocks over them. Pieces of one
 	// read are verified as they arrive, concurrently: they are disjoint.
@@ -173,6 +192,9 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			if got := crc32.Checksum(blk, s.table); got != u.Csums[b] {
 				return &mismatchError{c, o, bs, u.Dev + b*cb, got, u.Csums[b]}
 			}
+			if sums != nil {
+				sums[(bs-aoff)/cb] = u.Csums[b]
+			}
 		}
 		return nil
 	}
@@ -181,11 +203,31 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
 		})
 		if err != nil {
-			return nil, s.readFailed(c, o, err)
+			return nil, 0, s.readFailed(c, o, err)
 		}
 	}
+	var crc uint32
+	if wantCRC {
+		crc = s.foldCRC(buf.bytes(), sums, aoff, off, end)
+	}
 	// The capacity past n stays: Recycle knows a whole buffer by it.
-	return buf.bytes()[off-aoff:][:end-off], nil
+	return buf.bytes()[off-aoff:][:end-off], crc, nil
+}
+
+// foldCRC returns the crc32c of the logical range [off, end) of b, which
+// maps [aoff, ...) in whole checksum blocks whose checksums are sums.
+func (s *Store) foldCRC(b []byte, sums []uint32, aoff, off, end uint64) uint32 {
+	cb := s.sb.ChecksumBlock
+	var crc uint32 // of nothing
+	for i, bs := 0, aoff; bs < end; i, bs = i+1, bs+cb {
+		lo, hi := max(bs, off), min(bs+cb, end)
+		if lo == bs && hi == bs+cb {
+			crc = s.blockCRC.Combine(crc, sums[i])
+		} else {
+			crc = crc32.Update(crc, s.table, b[lo-aoff:hi-aoff])
+		}
+	}
+	return crc
 }
 
 // resultBuf is a read's result buffer. Go zeroes what it allocates,

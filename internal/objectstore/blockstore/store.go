@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/crc32c"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
@@ -45,7 +46,10 @@ type Store struct {
 	// zeroSum is the checksum of a block of zeros: that of every block
 	// of a unit that no write has touched (newUnit).
 	zeroSum uint32
-	cache   *recordCache
+	// blockCRC folds block checksums into the checksum of a read's
+	// result (ReadCRC).
+	blockCRC *crc32c.Joiner
+	cache    *recordCache
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
@@ -293,6 +297,7 @@ func (s *Store) load() error {
 		return err
 	}
 	s.zeroSum = crc32.Checksum(make([]byte, s.sb.ChecksumBlock), s.table)
+	s.blockCRC = crc32c.NewJoiner(s.sb.ChecksumBlock)
 	if s.nextNid, err = s.getUvarint([]byte{prefixNextNid}); err != nil {
 		return fmt.Errorf("next node id: %w", err)
 	}

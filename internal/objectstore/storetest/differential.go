@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"maps"
 	"slices"
 	"strings"
@@ -106,7 +108,8 @@ func (g *Generator) probe() func(context.Context, objectstore.Store) string {
 		off, n := g.offset(), 1+g.length()*uint64(g.rng.IntN(3))
 		return func(ctx context.Context, s objectstore.Store) string {
 			data, err := s.Read(ctx, c, o, off, n)
-			return fmt.Sprintf("read %v %v @%d len %d: %d bytes %s %s", c, o, off, n, len(data), short(data), ErrorClass(err))
+			return fmt.Sprintf("read %v %v @%d len %d: %d bytes %s %s%s", c, o, off, n, len(data), short(data), ErrorClass(err),
+				checkReadCRC(ctx, s, c, o, off, n, data, err))
 		}
 	case 1:
 		off, n := g.offset(), g.length()*uint64(g.rng.IntN(4))
@@ -155,3 +158,21 @@ func (g *Generator) probe() func(context.Context, objectstore.Store) string {
 }
 
 func sortedKeys(m map[string][]byte) []string { return slices.Sorted(maps.Keys(m)) }
+
+// checkReadCRC reads again with ReadCRC where s implements it and returns
+// what is wrong with its result (nothing for a good one): other bytes or
+// another error than Read's, or a checksum that is not theirs.
+func checkReadCRC(ctx context.Context, s objectstore.Store, c objectstore.CollectionID, o objid.ID, off, n uint64, data []byte, err error) string {
+	cr, ok := s.(objectstore.CRCReader)
+	if !ok {
+		return ""
+	}
+	got, crc, cerr := cr.ReadCRC(ctx, c, o, off, n)
+	switch {
+	case ErrorClass(cerr) != ErrorClass(err) || !bytes.Equal(got, data):
+		return fmt.Sprintf(" (ReadCRC returned %d bytes %s %s)", len(got), short(got), ErrorClass(cerr))
+	case cerr == nil && crc != crc32.Checksum(got, crc32.MakeTable(crc32.Castagnoli)):
+		return fmt.Sprintf(" (ReadCRC checksum %#08x is not that of its bytes)", crc)
+	}
+	return ""
+}

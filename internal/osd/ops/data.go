@@ -12,11 +12,22 @@ func (x *executor) read(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err := x.mustExist(); err != nil {
 		return wire.ObjectOpResult{}, err
 	}
-	b, err := x.env.Store.Read(x.ctx, x.env.Collection, x.env.Object, op.Offset, op.Length)
+	var b []byte
+	var crc uint32
+	var err error
+	cr, known := x.env.Store.(objectstore.CRCReader)
+	if known {
+		b, crc, err = cr.ReadCRC(x.ctx, x.env.Collection, x.env.Object, op.Offset, op.Length)
+	} else {
+		b, err = x.env.Store.Read(x.ctx, x.env.Collection, x.env.Object, op.Offset, op.Length)
+	}
 	if err != nil {
 		return wire.ObjectOpResult{}, x.storeErr("read", err)
 	}
 	x.res.Buffers = append(x.res.Buffers, b)
+	if known {
+		x.res.CRCs = append(x.res.CRCs, DataCRC{b, crc})
+	}
 	return wire.ObjectOpResult{Data: b}, nil
 }
 

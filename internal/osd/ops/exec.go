@@ -48,6 +48,28 @@ type Result struct {
 	// the reply is sent they can go back to the store
 	// (objectstore.Recycler).
 	Buffers [][]byte
+	// CRCs are the crc32c of read data the store returned with it
+	// (objectstore.CRCReader), for the messenger to use instead of
+	// hashing the data again (ReplyCRC).
+	CRCs []DataCRC
+}
+
+// DataCRC is the crc32c of one op's result data.
+type DataCRC struct {
+	Data []byte
+	CRC  uint32
+}
+
+// TailCRC returns the crc32c of b if b is the very data (the same bytes
+// in memory, not equal ones) of a read whose checksum the store gave: it
+// suits msgr.Message.TailCRC.
+func (r *Result) TailCRC(b []byte) (uint32, bool) {
+	for _, d := range r.CRCs {
+		if len(b) == len(d.Data) && len(b) > 0 && &b[0] == &d.Data[0] {
+			return d.CRC, true
+		}
+	}
+	return 0, false
 }
 
 // Wrote reports whether the request changes the object.
