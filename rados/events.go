@@ -30,7 +30,9 @@ func (o *objecter) Dispatch(from msgr.Peer, msg msgr.Message) {
 		o.log.Warn("rados: bad reply", "from", from.Name.String(), "err", err)
 		return
 	}
-	o.handleReply(from, &r)
+	if !o.handleReply(from, &r) {
+		o.ms.Release(msg)
+	}
 }
 
 // HandleEvent implements msgr.Dispatcher: a failed (or reset) session to
@@ -50,12 +52,14 @@ func (o *objecter) HandleEvent(ev msgr.Event) {
 	}
 }
 
-func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply) {
+// handleReply applies an OSD's reply and reports whether the op kept
+// slices of it (otherwise its payload may be reused).
+func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply) (kept bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := o.ops[r.Tid]
 	if p == nil || p.session == nil || p.session != from.Session {
-		return // done, cancelled, or answered on a session it was since moved from
+		return false // done, cancelled, or answered on a session it was since moved from
 	}
 	if r.Attempt != p.msg.Attempt {
 		// The answer to an earlier send, which its resend superseded on
@@ -63,7 +67,7 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply) {
 		// taken from here would name an epoch the op has already been
 		// sent with, and the op would wait for a map that may not come.
 		o.log.Debug("rados: answer to an earlier attempt ignored", "tid", p.tid, "attempt", r.Attempt, "latest", p.msg.Attempt)
-		return
+		return false
 	}
 	if os := o.osds[p.t.osd]; os != nil && os.s == from.Session {
 		os.failures = 0
@@ -85,11 +89,13 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply) {
 		var fill func()
 		if p.onReply != nil {
 			fill = func() { p.onReply(r) }
+			kept = !p.copiesReply
 		}
 		o.finishLocked(p, r.Version.Counter, nil, fill)
 	case r.Flags&wire.ReplyApplied != 0:
 		p.comp.markApplied(r.Version.Counter)
 	}
+	return kept
 }
 
 // failSessionLocked strands the ops in flight on session s to OSD id and

@@ -119,6 +119,32 @@ func ExampleCompletion() {
 	// committed: <nil>
 }
 
+// Read into a buffer of your own, reused from read to read: the client
+// allocates nothing per read.
+func ExampleIOContext_ReadInto() {
+	cl := exampleCluster()
+	defer cl.close()
+	ctx := context.Background()
+	conn, _ := rados.Connect(ctx, rados.Config{Mons: []string{"a=mon-a:6789"}, Network: cl.net.Host("client")})
+	defer conn.Close()
+	io, _ := conn.OpenIOContext("data")
+	_ = io.WriteFull(ctx, "log", []byte("first line\nsecond line\n"))
+
+	buf := make([]byte, 11)
+	for off := uint64(0); ; {
+		n, err := io.ReadInto(ctx, "log", off, buf)
+		if err != nil || n == 0 {
+			break
+		}
+		fmt.Printf("%q\n", buf[:n])
+		off += uint64(n)
+	}
+	// Output:
+	// "first line\n"
+	// "second line"
+	// "\n"
+}
+
 // List the objects of a pool, PG by PG; a Cursor resumes a listing.
 func ExampleIOContext_Objects() {
 	cl := exampleCluster()

@@ -90,8 +90,11 @@ type op struct {
 	waitEpoch uint64 // after ESTALE: not sent before the map reaches it
 	comp      *Completion
 	onReply   func(*wire.OSDOpReply) // stores the results; may be nil
-	stop      func() bool            // stops the context's AfterFunc
-	release   func()                 // releases the op's context (OpTimeout), or nil
+	// copiesReply says onReply keeps nothing of the reply, whose buffer
+	// can then go back to the messenger.
+	copiesReply bool
+	stop        func() bool // stops the context's AfterFunc
+	release     func()      // releases the op's context (OpTimeout), or nil
 }
 
 func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client string, incarnation uint64) *objecter {

@@ -92,6 +92,19 @@ func (io *IOContext) Read(ctx context.Context, name string, offset, length uint6
 	return st.Data, nil
 }
 
+// ReadInto reads up to len(buf) bytes at offset of object name into buf
+// and returns how many it read (fewer at the end of the object), as
+// librados' rados_read does. Unlike Read it allocates nothing per call:
+// the reply's buffer goes back to the client's messenger once copied.
+func (io *IOContext) ReadInto(ctx context.Context, name string, offset uint64, buf []byte) (int, error) {
+	r := NewReadOp()
+	st := r.ReadInto(offset, buf)
+	if err := io.OperateRead(ctx, name, r); err != nil {
+		return 0, err
+	}
+	return len(st.Data), nil
+}
+
 // ReadAsync starts a read of object name; the step holds the data once
 // the Completion is committed without error.
 func (io *IOContext) ReadAsync(ctx context.Context, name string, offset, length uint64) (*ReadStep, *Completion) {

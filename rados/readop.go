@@ -15,12 +15,22 @@ import (
 type ReadOp struct {
 	ops   []wire.ObjectOp
 	steps []func(*wire.ObjectOpResult)
+	// keeps counts the steps that keep slices of the reply; with none,
+	// the reply's buffer goes back to the messenger once they ran.
+	keeps int
 }
 
 // NewReadOp returns an empty ReadOp.
 func NewReadOp() *ReadOp { return &ReadOp{} }
 
+// add appends an op whose step may keep slices of the reply.
 func (r *ReadOp) add(op wire.ObjectOp, step func(*wire.ObjectOpResult)) {
+	r.addCopying(op, step)
+	r.keeps++
+}
+
+// addCopying appends an op whose step keeps nothing of the reply.
+func (r *ReadOp) addCopying(op wire.ObjectOp, step func(*wire.ObjectOpResult)) {
 	r.ops = append(r.ops, op)
 	r.steps = append(r.steps, step)
 }
@@ -84,6 +94,25 @@ func (r *ReadOp) Read(offset, length uint64) *ReadStep {
 	return st
 }
 
+// ReadInto reads up to len(buf) bytes at offset into buf, as librados'
+// rados_read does: the step's Data is the part of buf filled (shorter at
+// the end of the object; empty, for an empty buf, if the object exists).
+// A ReadOp whose steps all copy (ReadInto, Stat) hands the reply's buffer
+// back to the messenger at once, so a reader that reuses its buffers
+// allocates nothing per read.
+func (r *ReadOp) ReadInto(offset uint64, buf []byte) *ReadStep {
+	st := &ReadStep{}
+	if len(buf) == 0 {
+		// A read of length 0 reads to the end: ask whether it exists.
+		r.addCopying(wire.ObjectOp{Code: wire.OpStat}, func(*wire.ObjectOpResult) { st.Data = buf[:0] })
+		return st
+	}
+	r.addCopying(wire.ObjectOp{Code: wire.OpRead, Offset: offset, Length: uint64(len(buf))}, func(res *wire.ObjectOpResult) {
+		st.Data = buf[:copy(buf, res.Data)]
+	})
+	return st
+}
+
 // SparseRead reads the allocated parts of length bytes at offset.
 func (r *ReadOp) SparseRead(offset, length uint64) *SparseReadStep {
 	st := &SparseReadStep{}
@@ -100,7 +129,7 @@ func (r *ReadOp) SparseRead(offset, length uint64) *SparseReadStep {
 // Stat reads the object's size and modification time.
 func (r *ReadOp) Stat() *StatStep {
 	st := &StatStep{}
-	r.add(wire.ObjectOp{Code: wire.OpStat}, func(res *wire.ObjectOpResult) {
+	r.addCopying(wire.ObjectOp{Code: wire.OpStat}, func(res *wire.ObjectOpResult) {
 		st.Size, st.ModTime = res.Size, time.Unix(0, res.Mtime)
 	})
 	return st

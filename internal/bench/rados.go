@@ -201,14 +201,30 @@ func RunRados(ctx context.Context, io *rados.IOContext, w RadosWorkload) (RadosR
 			return res, fmt.Errorf("bench: metadata object %q lists no objects", w.RunName)
 		}
 		data = fill(res.Meta.ObjectSize, 1)
+		// Each read lands in a buffer of its own, reused by later reads
+		// (as rados bench reads into its own buffers): a reader that
+		// allocated one per read would measure Go's allocator.
+		bufs := make(chan []byte, w.Concurrency)
 		read := func(ctx context.Context, n int64) error {
+			var buf []byte
+			select {
+			case buf = <-bufs:
+			default:
+				buf = make([]byte, res.Meta.ObjectSize)
+			}
+			defer func() {
+				select {
+				case bufs <- buf:
+				default:
+				}
+			}()
 			name := res.Meta.ObjectName(n)
-			b, err := io.Read(ctx, name, 0, res.Meta.ObjectSize)
+			got, err := io.ReadInto(ctx, name, 0, buf)
 			if err != nil {
 				return fmt.Errorf("bench: read %s: %w", name, err)
 			}
-			if !bytes.Equal(b, data) {
-				return fmt.Errorf("bench: read %s: %d bytes, not the %d the write benchmark wrote", name, len(b), len(data))
+			if !bytes.Equal(buf[:got], data) {
+				return fmt.Errorf("bench: read %s: %d bytes, not the %d the write benchmark wrote", name, got, len(data))
 			}
 			return nil
 		}

@@ -71,6 +71,23 @@ func TestRadosAgainstOSDs(t *testing.T) {
 		if _, err := io.Read(ctx, "missing", 0, 0); !errors.Is(err, rados.ErrNotFound) {
 			t.Fatalf("read of a missing object: %v", err)
 		}
+		// ReadInto fills at most the buffer, fewer at the end; an empty
+		// buffer still says whether the object exists.
+		buf := make([]byte, 5)
+		if n, err := io.ReadInto(ctx, "doc", 0, buf); err != nil || string(buf[:n]) != "hello" {
+			t.Fatalf("ReadInto = %q, %v", buf[:n], err)
+		}
+		if n, err := io.ReadInto(ctx, "doc", 9, buf); err != nil || string(buf[:n]) != "ld!" {
+			t.Fatalf("ReadInto at the end = %q, %v", buf[:n], err)
+		}
+		if n, err := io.ReadInto(ctx, "doc", 0, nil); err != nil || n != 0 {
+			t.Fatalf("ReadInto with no buffer = %d, %v", n, err)
+		}
+		for _, b := range [][]byte{nil, buf} {
+			if _, err := io.ReadInto(ctx, "missing", 0, b); !errors.Is(err, rados.ErrNotFound) {
+				t.Fatalf("ReadInto (%d bytes) of a missing object: %v", len(b), err)
+			}
+		}
 		for i := range 40 {
 			if err := io.WriteFull(ctx, fmt.Sprintf("obj-%02d", i), []byte{byte(i)}); err != nil {
 				t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/cuttlestore/cuttle/rados"
 )
 
 // Large reads return their buffers to the store once the reply is
@@ -52,4 +54,81 @@ func TestRecycledReadBuffersKeepRepliesIntact(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// ReadInto hands each reply's buffer back to the client's messenger,
+// which reuses it for later replies; replies whose data a caller still
+// holds (Read, or a ReadOp mixing Read and ReadInto) must never be
+// reused. 16 workers over TCP mix all three and keep every Read result;
+// at the end each kept result still holds its object's bytes.
+func TestReadIntoReusesOnlyRepliesNobodyHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 200 MiB")
+	}
+	io := benchClusterOpts(t, 1, Options{TCP: true, StoreDir: t.TempDir()})
+	ctx := context.Background()
+	const objects, size = 12, 1 << 20
+	want := make([][]byte, objects)
+	for i := range want {
+		want[i] = bytes.Repeat([]byte{byte(i + 1)}, size)
+		want[i][i] = 0xee
+		if err := io.WriteFull(ctx, fmt.Sprint("o", i), want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type held struct {
+		i, off int // data should be object i's bytes from off
+		data   []byte
+	}
+	var mu sync.Mutex
+	var kept []held
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 3))
+			buf := make([]byte, size)
+			for range 12 {
+				i := r.IntN(objects)
+				name := fmt.Sprint("o", i)
+				switch r.IntN(3) {
+				case 0:
+					n, err := io.ReadInto(ctx, name, 0, buf)
+					if err != nil || !bytes.Equal(buf[:n], want[i]) {
+						t.Errorf("ReadInto %s: %d bytes, %v", name, n, err)
+						return
+					}
+				case 1:
+					b, err := io.Read(ctx, name, 0, size)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					kept = append(kept, held{i, 0, b})
+					mu.Unlock()
+				case 2:
+					op := rados.NewReadOp()
+					into := op.ReadInto(0, buf[:size/2])
+					rest := op.Read(size/2, 0)
+					if err := io.OperateRead(ctx, name, op); err != nil {
+						t.Error(err)
+						return
+					}
+					if !bytes.Equal(into.Data, want[i][:size/2]) {
+						t.Errorf("ReadInto step of %s came back with other bytes", name)
+						return
+					}
+					mu.Lock()
+					kept = append(kept, held{i, size / 2, rest.Data})
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, h := range kept {
+		if !bytes.Equal(h.data, want[h.i][h.off:]) {
+			t.Fatalf("a held read of object %d at %d was overwritten", h.i, h.off)
+		}
+	}
 }
