@@ -8,8 +8,9 @@
 #   scripts/bench-fresh.sh small BIN SECS  4 KiB writes for SECS, then
 #       random reads for SECS: write IOPS and p99, the read phase's first
 #       three seconds (cold reads show there), read IOPS and p99
-#   scripts/bench-fresh.sh cpu BIN SECS    4 KiB writes for SECS: IOPS and
-#       CPU µs per write of each daemon and of the bench client
+#   scripts/bench-fresh.sh cpu BIN SECS    4 KiB writes (env BS: another
+#       size) for SECS: IOPS and CPU µs per write of each daemon and of
+#       the bench client
 #   scripts/bench-fresh.sh large BIN SECS  4 MiB write, seq and rand
 #   scripts/bench-fresh.sh readcpu BIN SECS  4 MiB writes for SECS, then
 #       random reads for SECS: read MB/s and the CPU each daemon and the
@@ -18,8 +19,8 @@
 #       new objects, 16 jobs, 100 MiB on a default 8 GiB store; IOPS and
 #       device KiB written per object (/sys/block/*/stat of /var/tmp's disk)
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,19p "$0" >&2; exit 2; }
-MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3}
+[ $# -ge 2 ] || { sed -n 2,20p "$0" >&2; exit 2; }
+MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3} BS=${BS:-4096}
 D=$(mktemp -d /var/tmp/bench-fresh.XXXXXX)
 trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
 export CUTTLE_CONF=$D/cuttle.conf
@@ -52,11 +53,11 @@ cpu)
 	up
 	pids
 	snap > "$D/a"
-	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" write -b 4096 -t 16 --no-cleanup > "$D/bench.txt" 2> "$D/time.txt"
+	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" write -b "$BS" -t 16 --no-cleanup > "$D/bench.txt" 2> "$D/time.txt"
 	snap > "$D/b"
 	iops=$(awk '/Average IOPS/ {print $3}' "$D/bench.txt")
 	hz=$(getconf CLK_TCK)
-	echo "$(basename "$BIN") size $SIZE: $iops IOPS; CPU µs per write:"
+	echo "$(basename "$BIN") size $SIZE: $BS-byte writes, $iops IOPS; CPU µs per write:"
 	join "$D/a" "$D/b" | awk -v ops=$((iops * SECS)) -v hz="$hz" '{printf "  %s %d\n", $1, ($3-$2)*1e6/hz/ops}'
 	awk -v ops=$((iops * SECS)) '/client/ {printf "  client %d\n", ($2+$3)*1e6/ops}' "$D/time.txt"
 	;;
@@ -86,5 +87,5 @@ store)
 	echo "$(basename "$BIN") store: $(grep -m1 -i iops "$D/out.txt" | tr -s ' ') | device KiB per object: $(( (b - a) * 512 / 1024 / 25600 ))"
 	;;
 *)
-	sed -n 2,19p "$0" >&2; exit 2 ;;
+	sed -n 2,20p "$0" >&2; exit 2 ;;
 esac

@@ -291,14 +291,7 @@ func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) erro
 		}
 		s.appliedDeferred = s.appliedDeferred[:0]
 	}
-	cb := s.sb.ChecksumBlock
-	for _, p := range group {
-		for _, w := range p.writes {
-			for off := uint64(0); off < uint64(len(w.Data)); off += cb {
-				s.data.drop(w.DevOff+off, p.seq)
-			}
-		}
-	}
+	s.data.dropRuns(group[len(group)-1].seq)
 	for _, p := range group {
 		if err := b.Apply(p.batch, nil); err != nil {
 			return fmt.Errorf("build batch: %w", err)

@@ -275,9 +275,9 @@ func (ts *txnState) finish() *pendingTxn {
 	offs := slices.Sorted(mapsKeys(ts.blocks))
 	for _, off := range offs {
 		b := ts.blocks[off]
-		s.data.put(ts.seq, off, b.data)
 		list := &p.writes
 		if b.deferred {
+			s.data.put(ts.seq, off, b.data)
 			list = &p.deferred
 		}
 		if n := len(*list); n > 0 {
@@ -306,6 +306,9 @@ func (ts *txnState) finish() *pendingTxn {
 			data = data[:len(data):len(data)]
 		}
 		*list = append(*list, deferredWrite{DevOff: off, Data: data})
+	}
+	for _, w := range p.writes {
+		s.data.putRun(ts.seq, w.DevOff, w.Data)
 	}
 	for _, w := range p.deferred {
 		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), w.encode(), nil)

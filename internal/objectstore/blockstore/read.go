@@ -152,7 +152,7 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 		for _, u := range units {
 			us := u.LU * au
 			for bs := max(aoff, us); bs < min(aend, us+au); bs += cb {
-				if d, ok := s.data.visible(u.Dev+(bs-us), s.appliedSeq); ok && d != nil {
+				if d, ok := s.data.visible(u.Dev+(bs-us), s.appliedSeq, cb); ok && d != nil {
 					if pending == nil {
 						pending = make(map[uint64][]byte)
 					}

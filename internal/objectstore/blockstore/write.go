@@ -222,7 +222,7 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode
 	if bs := u.LU*ts.s.sb.AllocUnit + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
 		return make([]byte, cb), nil // possibly never written: zeros
 	}
-	if d, ok := ts.s.data.latest(dev); ok {
+	if d, ok := ts.s.data.latest(dev, cb); ok {
 		return slices.Clone(d), nil
 	}
 	buf := alignedBuf(int(cb))
