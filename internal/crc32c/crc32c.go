@@ -15,6 +15,8 @@
 // cancel out. Everything here is pure and safe for concurrent use.
 package crc32c
 
+import "sync"
+
 // poly is the Castagnoli polynomial, bit-reversed as hash/crc32 uses it:
 // the most significant bit is the coefficient of x^0.
 const poly = 0x82f63b78
@@ -104,4 +106,27 @@ func (j *Joiner) Combine(crcA, crcB uint32) uint32 {
 	}
 	return j.tables[0][crcA&0xff] ^ j.tables[1][crcA>>8&0xff] ^
 		j.tables[2][crcA>>16&0xff] ^ j.tables[3][crcA>>24] ^ crcB
+}
+
+// PieceLen is the length of the pieces FoldPieces joins: the checksum
+// block of the object store and the piece the messenger checksums
+// received payloads by.
+const PieceLen = 4096
+
+// joinPiece joins PieceLen-byte pieces; built once, never changed.
+var joinPiece = sync.OnceValue(func() *Joiner { return NewJoiner(PieceLen) })
+
+// CombinePiece returns the crc32c of A followed by B, given crcA and
+// crcB, the crc32c of each, where B is a PieceLen-byte piece.
+func CombinePiece(crcA, crcB uint32) uint32 { return joinPiece().Combine(crcA, crcB) }
+
+// FoldPieces returns the crc32c of len(crcs) PieceLen-byte pieces in a
+// row, given the crc32c of each.
+func FoldPieces(crcs []uint32) uint32 {
+	j := joinPiece()
+	var crc uint32
+	for _, c := range crcs {
+		crc = j.Combine(crc, c)
+	}
+	return crc
 }

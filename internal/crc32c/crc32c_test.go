@@ -112,3 +112,21 @@ func TestShiftPolyLargeLengths(t *testing.T) {
 		}
 	}
 }
+
+func TestFoldPieces(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	data := make([]byte, 7*PieceLen)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	var crcs []uint32
+	for off := 0; off < len(data); off += PieceLen {
+		crcs = append(crcs, sum(data[off:off+PieceLen]))
+	}
+	if got, want := FoldPieces(crcs), sum(data); got != want {
+		t.Fatalf("FoldPieces = %#08x, want %#08x", got, want)
+	}
+	if FoldPieces(nil) != 0 {
+		t.Fatal("FoldPieces of nothing is not the checksum of nothing")
+	}
+}

@@ -37,3 +37,28 @@ func TestChecksumWithKnownTailCRCs(t *testing.T) {
 		t.Fatal("a wrong known crc went unnoticed")
 	}
 }
+
+// PieceCRCsOf finds the piece checksums of a slice of the payload that
+// starts at a piece boundary, and nothing for any other slice.
+func TestPieceCRCsOf(t *testing.T) {
+	payload := make([]byte, 10*4096+100)
+	crcs := make([]uint32, 10)
+	for i := range crcs {
+		crcs[i] = uint32(i + 1)
+	}
+	m := Message{Payload: payload, PieceCRCs: crcs}
+	if got := m.PieceCRCsOf(payload[4096 : 4096+3*4096+5]); len(got) != 3 || got[0] != 2 || got[2] != 4 {
+		t.Errorf("aligned slice: %v", got)
+	}
+	if got := m.PieceCRCsOf(payload[9*4096:]); len(got) != 1 || got[0] != 10 {
+		t.Errorf("last piece: %v", got)
+	}
+	for _, b := range [][]byte{payload[100 : 100+4096], payload[:4000], make([]byte, 8192), nil} {
+		if got := m.PieceCRCsOf(b); got != nil {
+			t.Errorf("%d-byte slice: %v, want none", len(b), got)
+		}
+	}
+	if got := (&Message{Payload: payload}).PieceCRCsOf(payload[:4096]); got != nil {
+		t.Errorf("message without piece checksums: %v", got)
+	}
+}

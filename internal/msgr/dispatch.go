@@ -2,6 +2,7 @@ package msgr
 
 import (
 	"hash/crc32"
+	"unsafe"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/crc32c"
@@ -29,6 +30,12 @@ type Message struct {
 	// it read from the block checksums it verified. A wrong answer makes
 	// the peer drop the frame as corrupt.
 	TailCRC func(b []byte) (crc uint32, ok bool)
+	// PieceCRCs, on a received message of 64 KiB or more, holds the
+	// crc32c of each whole crc32c.PieceLen piece of Payload, computed
+	// while checking the frame's: PieceCRCs[i] covers
+	// Payload[i*PieceLen:(i+1)*PieceLen]. A store keeps object data with
+	// such checksums, and takes them rather than hashing the data again.
+	PieceCRCs []uint32
 	// Done, if set, is called once the messenger is finished with a
 	// message Send accepted: written, on a lossy session; acknowledged by
 	// the peer or dropped, on a lossless one. Payload and Tail are the
@@ -68,6 +75,26 @@ func (m *Message) checksum() uint32 {
 		crc = crc32.Update(crc, crcTable, b)
 	}
 	return crc
+}
+
+// PieceCRCsOf returns the crc32c of each whole crc32c.PieceLen piece of
+// b, if b lies in m's Payload starting at a piece boundary and m has
+// PieceCRCs; else nil.
+func (m *Message) PieceCRCsOf(b []byte) []uint32 {
+	if len(b) < crc32c.PieceLen || len(m.PieceCRCs) == 0 {
+		return nil
+	}
+	start := uintptr(unsafe.Pointer(&m.Payload[0]))
+	at := uintptr(unsafe.Pointer(&b[0]))
+	if at < start || at-start > uintptr(len(m.Payload)-len(b)) || (at-start)%crc32c.PieceLen != 0 {
+		return nil
+	}
+	first := int(at-start) / crc32c.PieceLen
+	n := len(b) / crc32c.PieceLen
+	if first+n > len(m.PieceCRCs) {
+		return nil
+	}
+	return m.PieceCRCs[first : first+n : first+n]
 }
 
 // Peer describes the sender of a dispatched message.

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/cuttlestore/cuttle/internal/crc32c"
 )
 
 // Wire constants. MESSENGER.md documents the layout byte by byte.
@@ -64,6 +66,7 @@ type header struct {
 type frame struct {
 	header
 	payload []byte
+	pieces  []uint32 // Message.PieceCRCs
 }
 
 // putHeader writes h into b[:headerLen]: payloadCRC is the crc32c of the
@@ -195,7 +198,8 @@ func (fr *frameReader) read() (frame, error) {
 		} else {
 			f.payload = make([]byte, h.length)
 		}
-		crc, err := readChecked(fr.r, f.payload)
+		crc, pieces, err := readChecked(fr.r, f.payload)
+		f.pieces = pieces
 		if err != nil {
 			return frame{}, err
 		}
@@ -214,19 +218,39 @@ func (fr *frameReader) read() (frame, error) {
 // bytes arrive keeps the socket draining while the crc is computed.
 const readChunk = 256 << 10
 
-// readChecked fills p from r and returns its crc32c.
-func readChecked(r io.Reader, p []byte) (uint32, error) {
+// readChecked fills p from r and returns its crc32c, and for a payload
+// of at least minPieced bytes the crc32c of each whole crc32c.PieceLen
+// piece (Message.PieceCRCs), from which the payload's is folded.
+func readChecked(r io.Reader, p []byte) (uint32, []uint32, error) {
 	var crc uint32
+	var pieces []uint32
+	if len(p) >= minPieced {
+		pieces = make([]uint32, 0, len(p)/crc32c.PieceLen)
+	}
 	for off := 0; off < len(p); {
 		end := min(off+readChunk, len(p))
 		if _, err := io.ReadFull(r, p[off:end]); err != nil {
-			return 0, streamErr(err, "payload")
+			return 0, nil, streamErr(err, "payload")
 		}
-		crc = crc32.Update(crc, crcTable, p[off:end])
+		if pieces == nil {
+			crc = crc32.Update(crc, crcTable, p[off:end])
+			off = end
+			continue
+		}
+		for ; off+crc32c.PieceLen <= end; off += crc32c.PieceLen {
+			c := crc32.Checksum(p[off:off+crc32c.PieceLen], crcTable)
+			pieces = append(pieces, c)
+			crc = crc32c.CombinePiece(crc, c)
+		}
+		crc = crc32.Update(crc, crcTable, p[off:end]) // a last partial piece
 		off = end
 	}
-	return crc, nil
+	return crc, pieces, nil
 }
+
+// minPieced is the payload size from which readChecked keeps piece
+// checksums: large object data, which the OSD stores with them.
+const minPieced = 64 << 10
 
 // verify reads and checks the signature of f when the session is signed.
 func (fr *frameReader) verify(f *frame) error {

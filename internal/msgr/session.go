@@ -292,7 +292,7 @@ func (s *Session) receiveLocked(c *conn, f *frame) (queued bool, err error) {
 	}
 	s.inSeq = f.seq
 	s.inUnacked += int64(len(f.payload))
-	s.pushLocked(dqItem{msg: Message{Type: f.typ, Version: f.version, Payload: f.payload}})
+	s.pushLocked(dqItem{msg: Message{Type: f.typ, Version: f.version, Payload: f.payload, PieceCRCs: f.pieces}})
 	return true, nil
 }
 

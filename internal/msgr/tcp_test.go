@@ -2,6 +2,7 @@ package msgr_test
 
 import (
 	"bytes"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
@@ -145,7 +146,29 @@ func TestTailArrivesAsOnePayload(t *testing.T) {
 				if !bytes.Equal(m.Payload, want[i]) || m.Tail != nil {
 					t.Errorf("message %d: %d bytes, want %d (tail %d slices)", i, len(m.Payload), len(want[i]), len(m.Tail))
 				}
+				checkPieceCRCs(t, m)
 			}
 		})
+	}
+}
+
+// checkPieceCRCs checks that a received message of 64 KiB or more
+// carries the checksum of each whole 4 KiB piece of its payload.
+func checkPieceCRCs(t *testing.T, m msgr.Message) {
+	t.Helper()
+	if len(m.Payload) < 64<<10 {
+		if m.PieceCRCs != nil {
+			t.Errorf("%d-byte message with piece checksums", len(m.Payload))
+		}
+		return
+	}
+	if len(m.PieceCRCs) != len(m.Payload)/4096 {
+		t.Fatalf("%d-byte message: %d piece checksums", len(m.Payload), len(m.PieceCRCs))
+	}
+	table := crc32.MakeTable(crc32.Castagnoli)
+	for i, c := range m.PieceCRCs {
+		if want := crc32.Checksum(m.Payload[i*4096:(i+1)*4096], table); c != want {
+			t.Fatalf("piece %d: checksum %#08x, want %#08x", i, c, want)
+		}
 	}
 }

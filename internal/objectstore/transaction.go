@@ -57,10 +57,21 @@ type Op struct {
 	Length         uint64
 	DestOffset     uint64
 	Data           []byte            // OpWrite, OpOmapSetHeader
+	// DataCRCs optionally holds the crc32c of each whole DataCRCPiece of
+	// an OpWrite's Data (DataCRCs[i] covers Data[i*DataCRCPiece:
+	// (i+1)*DataCRCPiece]), when the caller has them: the OSD takes them
+	// from the messenger, which computed them checking the frame the data
+	// arrived in. A store whose checksum blocks line up with the pieces
+	// keeps them instead of hashing the data again. They are not part of
+	// the transaction's encoding.
+	DataCRCs []uint32
 	Attrs          map[string][]byte // OpSetAttrs, OpOmapSetKeys
 	Keys           []string          // OpOmapRmKeys
 	Key, EndKey    string            // OpRmAttr, OpOmapRmKeyRange
 }
+
+// DataCRCPiece is the piece of an Op's Data each of its DataCRCs covers.
+const DataCRCPiece = 4096
 
 // Transaction is an ordered group of operations on any number of objects
 // and collections, applied all or nothing. Later operations see the
@@ -204,6 +215,9 @@ func (op *Op) validate() error {
 	}
 	switch op.Code {
 	case OpWrite:
+		if len(op.DataCRCs) > len(op.Data)/DataCRCPiece {
+			return fmt.Errorf("%w: %d data checksums for %d bytes", ErrInvalid, len(op.DataCRCs), len(op.Data))
+		}
 		return checkRange(op.Offset, uint64(len(op.Data)))
 	case OpZero:
 		return checkRange(op.Offset, op.Length)

@@ -30,7 +30,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			o.log.Warn("bad client op", "from", from.Name.String(), "err", err)
 			return
 		}
-		o.handleOp(from, op, func() { o.ms.Release(msg) })
+		o.handleOp(from, op, func() { o.ms.Release(msg) }, msg.PieceCRCsOf)
 	case wire.TypeRepOp:
 		if from.Name.Type != "osd" {
 			o.log.Warn("rep op from a non-OSD", "from", from.Name.String())
@@ -41,6 +41,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			o.log.Warn("bad rep op", "from", from.Name.String(), "err", err)
 			return
 		}
+		keepDataCRCs(m.Txn, msg.PieceCRCsOf)
 		o.handleRepOp(from, m, func() { o.ms.Release(msg) })
 	case wire.TypeRepOpReply:
 		m, err := wire.DecodeRepOpReply(msg.Payload)

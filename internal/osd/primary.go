@@ -26,6 +26,9 @@ type request struct {
 	// request is answered: its data is no longer used then (the store
 	// has committed any write of it).
 	release func()
+	// pieceCRCs gives the piece checksums the messenger computed for data
+	// of the message (msgr.Message.PieceCRCsOf).
+	pieceCRCs func([]byte) []uint32
 	// stored is closed once the store has committed the request's
 	// transaction (nil: none queued); the buffer goes back only then,
 	// even if the request was answered before (an interval ended).
@@ -127,8 +130,8 @@ func (r *request) replyError(result int32, epoch uint64) {
 
 // handleOp routes a client op once the OSD has the client's map epoch;
 // release returns its message's buffer once it is answered.
-func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func()) {
-	r := &request{o: o, from: from, op: op, write: o.cfg.Classes.IsWrite(op.Ops), release: release}
+func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func(), pieceCRCs func([]byte) []uint32) {
+	r := &request{o: o, from: from, op: op, write: o.cfg.Classes.IsWrite(op.Ops), release: release, pieceCRCs: pieceCRCs}
 	r.done = o.track(r)
 	r.setState("waiting for map")
 	o.whenMap(from.Session, op.Epoch, func() {
@@ -419,6 +422,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	info.LastUpdate, info.LastComplete = v, v
 	info.Stats = info.Stats.Add(res.Existed, res.Exists, res.SizeBefore, res.Size)
 	txn := &res.Txn
+	keepDataCRCs(txn, r.pieceCRCs)
 	pglog.AppendTxn(txn, p.id, entry)
 	trimmed := p.log.Len() + 1 - p.o.cfg.LogEntries
 	var dropped []pglog.Entry
@@ -457,7 +461,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
-		p.sendRepOps(repop, replicas)
+		p.sendRepOps(repop, dataCRCsOf(txn), replicas)
 	}
 	return w, c, nil
 }
@@ -475,9 +479,11 @@ func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn
 // sendRepOps sends a write to each replica, in version order (the PG
 // lock is held, and each replica's session keeps order). The payload is
 // shared: the messenger does not modify what it sends.
-func (p *pg) sendRepOps(segs [][]byte, replicas []int32) {
+//
+// tailCRC gives the messenger the checksums of write data it knows.
+func (p *pg) sendRepOps(segs [][]byte, tailCRC func([]byte) (uint32, bool), replicas []int32) {
 	for _, id := range replicas {
-		msg := msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: segs[0], Tail: segs[1:]}
+		msg := msgr.Message{Type: wire.TypeRepOp, Version: 1, Payload: segs[0], Tail: segs[1:], TailCRC: tailCRC}
 		if err := p.o.sendToOSD(id, msg); err != nil {
 			p.o.log.Warn("rep op not sent", "pg", p.id.String(), "osd", id, "err", err)
 		}

@@ -45,8 +45,8 @@ const scrubWait = time.Minute
 
 var errScrubTimeout = errors.New("scrub: a member did not answer")
 
-// crc32c is the Castagnoli table (hardware accelerated).
-var crc32c = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the Castagnoli table (hardware accelerated).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // waitKey names a message a task of the primary waits for once the PG is
 // active (peering's messages go through its run instead).
@@ -300,7 +300,7 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 	if err != nil {
 		return bad("attributes", err)
 	}
-	h := crc32.New(crc32c)
+	h := crc32.New(castagnoli)
 	for _, k := range slices.Sorted(maps.Keys(attrs)) {
 		fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(attrs[k]))
 		h.Write(attrs[k])
@@ -315,7 +315,7 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 	if err != nil {
 		return bad("data", err)
 	}
-	so.DataDigest = crc32.Checksum(data, crc32c)
+	so.DataDigest = crc32.Checksum(data, castagnoli)
 	header, err := st.OmapGetHeader(ctx, p.coll, id)
 	if err != nil {
 		return bad("omap header", err)
@@ -324,7 +324,7 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 	if err != nil {
 		return bad("omap", err)
 	}
-	h = crc32.New(crc32c)
+	h = crc32.New(castagnoli)
 	fmt.Fprintf(h, "%d:", len(header))
 	h.Write(header)
 	for _, kv := range kvs {

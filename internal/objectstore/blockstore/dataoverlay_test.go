@@ -3,7 +3,10 @@ package blockstore
 import (
 	"bytes"
 	"context"
+	"errors"
+	"hash/crc32"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -99,5 +102,54 @@ func TestQueuedOverwritesOfUnwrittenData(t *testing.T) {
 		if got := read(t, s, c, o); !bytes.Equal(got, want) {
 			t.Fatalf("round %d: object differs from its writes", round)
 		}
+	}
+}
+
+// A write's DataCRCs become the blocks' checksums without hashing: right
+// ones read back and pass a deep fsck; a wrong one (the data changed in
+// memory after the messenger checked it) makes the block read as corrupt
+// instead of being blessed with a fresh checksum.
+func TestWriteKeepsGivenDataCRCs(t *testing.T) {
+	opts := testOptions(vfs.NewMem())
+	s := mkfsOpen(t, opts)
+	c := objectstore.PGCollection(1, 0)
+	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
+	if s.sb.ChecksumBlock != objectstore.DataCRCPiece {
+		t.Skipf("checksum block %d", s.sb.ChecksumBlock)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	data := randBytes(r, 8*objectstore.DataCRCPiece+100)
+	crcs := make([]uint32, 8)
+	for i := range crcs {
+		crcs[i] = crc32.Checksum(data[i*objectstore.DataCRCPiece:(i+1)*objectstore.DataCRCPiece], s.table)
+	}
+	good, bad := objid.Object(1, "", "good"), objid.Object(1, "", "bad")
+	tx := new(objectstore.Transaction).Write(c, good, 0, data)
+	tx.Ops[0].DataCRCs = crcs
+	apply(t, s, tx)
+	if got := read(t, s, c, good); !bytes.Equal(got, data) {
+		t.Fatal("object written with its data checksums reads back other bytes")
+	}
+	wrong := slices.Clone(crcs)
+	wrong[5] ^= 1
+	tx = new(objectstore.Transaction).Write(c, bad, 0, data)
+	tx.Ops[0].DataCRCs = wrong
+	apply(t, s, tx)
+	if _, err := s.Read(context.Background(), c, bad, 0, 0); !errors.Is(err, objectstore.ErrCorrupt) {
+		t.Fatalf("read with a wrong given checksum: %v, want ErrCorrupt", err)
+	}
+	tx = new(objectstore.Transaction).Write(c, good, 0, data[:2*objectstore.DataCRCPiece])
+	tx.Ops[0].DataCRCs = crcs[:3]
+	if err := objectstore.Apply(context.Background(), s, tx); !errors.Is(err, objectstore.ErrInvalid) {
+		t.Fatalf("more checksums than pieces: %v, want ErrInvalid", err)
+	}
+	tx = new(objectstore.Transaction).Remove(c, bad)
+	apply(t, s, tx)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Fsck(context.Background(), opts, FsckOptions{Deep: true})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("deep fsck: %v, %v", err, rep.Problems)
 	}
 }

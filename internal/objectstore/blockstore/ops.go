@@ -40,7 +40,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		if err != nil {
 			return err
 		}
-		return ts.write(rs, op.Offset, op.Data)
+		return ts.write(rs, op.Offset, op.Data, op.DataCRCs)
 	case objectstore.OpZero:
 		rs, err := ts.create(c, o)
 		if err != nil {
@@ -283,7 +283,7 @@ func (ts *txnState) cloneRange(c objectstore.CollectionID, srcID, dstID objid.ID
 		return err
 	}
 	for _, p := range pieces {
-		if err := ts.write(dst, p.off, p.data); err != nil {
+		if err := ts.write(dst, p.off, p.data, nil); err != nil {
 			return err
 		}
 	}

@@ -47,8 +47,10 @@ func (ts *txnState) allocUnits(n int, hint uint64) ([]uint64, error) {
 
 func (ts *txnState) crc(b []byte) uint32 { return crc32.Checksum(b, ts.s.table) }
 
-// write writes data at off of rs's object.
-func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
+// write writes data at off of rs's object; known, if not nil, holds the
+// crc32c of data's whole objectstore.DataCRCPiece pieces
+// (objectstore.Op.DataCRCs).
+func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32) error {
 	rec := rs.rec
 	end := off + uint64(len(data))
 	if len(data) == 0 {
@@ -97,7 +99,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 	for _, st := range steps {
 		part := data[st.ws-off : st.we-off]
 		if st.mode == unitNew {
-			ts.newUnit(rec, st.lu, st.ws-st.lu*au, part, devs[0], deferNew)
+			ts.newUnit(rec, st.lu, st.ws-st.lu*au, part, devs[0], deferNew, knownCRCs(known, st.ws-off, uint64(len(part))))
 			devs = devs[1:]
 			continue
 		}
@@ -108,6 +110,17 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte) error {
 	rec.Pages = addSpan(rec.Pages, off, end)
 	rec.Size = max(rec.Size, end)
 	return nil
+}
+
+// knownCRCs returns the piece checksums of data[at:at+n] from known,
+// those of data's pieces: nil unless at starts a piece.
+func knownCRCs(known []uint32, at, n uint64) []uint32 {
+	const piece = objectstore.DataCRCPiece
+	if len(known) == 0 || at%piece != 0 || at/piece >= uint64(len(known)) {
+		return nil
+	}
+	first := at / piece
+	return known[first:min(uint64(len(known)), first+n/piece)]
 }
 
 // deferNewMax is the most new space one write fills with deferred writes
@@ -140,9 +153,16 @@ func (ts *txnState) newSpan(at, n uint64) (lo, hi uint64) {
 // part at offset at within the unit and zeros elsewhere, as copy-on-write
 // data or, if deferred, as deferred writes; the unit it replaces, if any,
 // is freed. Only the blocks of newSpan are written.
-func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, deferred bool) {
+//
+// known, if not nil, holds the checksums of part's whole
+// objectstore.DataCRCPiece pieces; whole blocks of that size take theirs
+// rather than being hashed.
+func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, deferred bool, known []uint32) {
 	sb := ts.s.sb
 	cb := sb.ChecksumBlock
+	if cb != objectstore.DataCRCPiece || at%cb != 0 {
+		known = nil // blocks and pieces do not line up
+	}
 	lo, hi := ts.newSpan(at, uint64(len(part)))
 	// Whole blocks need no copy: the committer writes copy-on-write
 	// data to the file, and drops it from the data overlay, before the
@@ -163,7 +183,11 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 			continue
 		}
 		blk := content[bs-lo : bs-lo+cb]
-		csums[b] = ts.crc(blk)
+		if i := (bs - at) / cb; bs >= at && i < uint64(len(known)) {
+			csums[b] = known[i]
+		} else {
+			csums[b] = ts.crc(blk)
+		}
 		ts.blocks[dev+bs] = &txnBlock{data: blk, deferred: deferred}
 	}
 	u := unit{LU: lu, Dev: dev, Csums: csums}
