@@ -73,7 +73,7 @@ if [ -z "${SKIP_CUTTLE:-}" ]; then
 	log "Cuttle: starting"
 	make build > /dev/null
 	DIR=$(mktemp -d /var/tmp/cuttle-bench.XXXXXX)
-	bin/cuttle cluster up --dir "$DIR" --auth none --base-port 7700 > "$OUT/cuttle_up.log" 2>&1
+	bin/cuttle cluster up --dir "$DIR" --auth none --base-port 7700 --osd-size 64G > "$OUT/cuttle_up.log" 2>&1
 	export CUTTLE_CONF=$DIR/cuttle.conf
 	bin/cuttle osd pool create bench3 64 --size 3 --min-size 2 --rule replicated_osd > /dev/null
 	bin/cuttle osd pool create bench1 64 --size 1 --min-size 1 --rule replicated_osd > /dev/null

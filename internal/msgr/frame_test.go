@@ -201,20 +201,21 @@ func TestPool(t *testing.T) {
 		if len(b) != n {
 			t.Fatalf("get(%d) has length %d", n, len(b))
 		}
-		if size := classSize(n); size > 0 && (cap(b) != size || size-n > n/4+minPooled/4) {
+		if size := classSize(n); size > 0 && (cap(b) != size || size-n > n/subClasses+minPooled/subClasses) {
 			t.Fatalf("get(%d) has cap %d (class %d)", n, cap(b), size)
 		}
 		p.put(b)
 	}
-	// A 4 MiB object's message takes a 5 MiB buffer, not 8.
-	if size := classSize(4<<20 + 300); size != 5<<20 {
+	// A 4 MiB object's message takes a 4.25 MiB buffer, not 8.
+	if size := classSize(4<<20 + 300); size != 4<<20+256<<10 {
 		t.Fatalf("class of 4 MiB + 300: %d", size)
 	}
-	p.put(make([]byte, 100<<10)) // not a pool size: ignored
-	if b := p.get(100 << 10); cap(b) != classSize(100<<10) || cap(b) == 100<<10 {
+	const odd = 100<<10 + 1 // not a class size
+	p.put(make([]byte, odd)) // ignored
+	if b := p.get(odd); cap(b) != classSize(odd) || cap(b) == odd {
 		t.Fatalf("a foreign buffer came back from the pool: cap %d", cap(b))
 	}
-	if b := p.get(100 << 10); cap(b) != classSize(100<<10) {
+	if b := p.get(odd); cap(b) != classSize(odd) {
 		t.Fatalf("cap %d", cap(b))
 	}
 }

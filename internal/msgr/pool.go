@@ -9,9 +9,13 @@ import (
 // to (Messenger.Release): a fresh multi-megabyte buffer costs more to
 // allocate and fault in than to receive, and a reused one stays in cache.
 const (
-	minPooled  = 64 << 10 // smaller payloads are plain allocations
-	maxPooled  = 128 << 20
-	subClasses = 4 // classes per power of two: a buffer wastes at most a quarter
+	minPooled = 64 << 10 // smaller payloads are plain allocations
+	maxPooled = 128 << 20
+	// subClasses is the number of classes per power of two: a buffer wastes
+	// at most a sixteenth. With four, a 4 MiB write's message (a little
+	// over 4 MiB) took a 5 MiB buffer, and an OSD with 16 such writes in
+	// flight held 16 MiB it never used.
+	subClasses = 16
 )
 
 type bufPool struct {
@@ -19,8 +23,8 @@ type bufPool struct {
 }
 
 // classSize returns the capacity of the class holding n bytes, or 0 if n
-// is not pooled: n rounded up to a quarter of the power of two below it
-// (a 4 MiB object's message, a little over 4 MiB, takes 5 MiB, not 8).
+// is not pooled: n rounded up to a subClasses-th of the power of two below
+// it (a 4 MiB object's message, a little over 4 MiB, takes 4.25 MiB).
 func classSize(n int) int {
 	if n < minPooled || n > maxPooled {
 		return 0
