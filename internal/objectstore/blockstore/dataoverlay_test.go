@@ -80,7 +80,9 @@ func TestQueuedOverwritesOfUnwrittenData(t *testing.T) {
 		o := objid.Object(1, "", string(rune('a'+round)))
 		want := randBytes(r, 16*testAU)
 		comps := make([]*objectstore.Completion, 0, 9)
-		comp, err := s.Queue(ctx, new(objectstore.Transaction).Write(c, o, 0, want))
+		// The store keeps what it is given until applied: queue a copy,
+		// as want changes below.
+		comp, err := s.Queue(ctx, new(objectstore.Transaction).Write(c, o, 0, slices.Clone(want)))
 		if err != nil {
 			t.Fatal(err)
 		}
