@@ -210,7 +210,7 @@ func TestPool(t *testing.T) {
 	if size := classSize(4<<20 + 300); size != 4<<20+256<<10 {
 		t.Fatalf("class of 4 MiB + 300: %d", size)
 	}
-	const odd = 100<<10 + 1 // not a class size
+	const odd = 100<<10 + 1  // not a class size
 	p.put(make([]byte, odd)) // ignored
 	if b := p.get(odd); cap(b) != classSize(odd) || cap(b) == odd {
 		t.Fatalf("a foreign buffer came back from the pool: cap %d", cap(b))

@@ -56,7 +56,7 @@ type Op struct {
 	Offset         uint64
 	Length         uint64
 	DestOffset     uint64
-	Data           []byte            // OpWrite, OpOmapSetHeader
+	Data           []byte // OpWrite, OpOmapSetHeader
 	// DataCRCs optionally holds the crc32c of each whole DataCRCPiece of
 	// an OpWrite's Data (DataCRCs[i] covers Data[i*DataCRCPiece:
 	// (i+1)*DataCRCPiece]), when the caller has them: the OSD takes them
@@ -64,10 +64,10 @@ type Op struct {
 	// arrived in. A store whose checksum blocks line up with the pieces
 	// keeps them instead of hashing the data again. They are not part of
 	// the transaction's encoding.
-	DataCRCs []uint32
-	Attrs          map[string][]byte // OpSetAttrs, OpOmapSetKeys
-	Keys           []string          // OpOmapRmKeys
-	Key, EndKey    string            // OpRmAttr, OpOmapRmKeyRange
+	DataCRCs    []uint32
+	Attrs       map[string][]byte // OpSetAttrs, OpOmapSetKeys
+	Keys        []string          // OpOmapRmKeys
+	Key, EndKey string            // OpRmAttr, OpOmapRmKeyRange
 }
 
 // DataCRCPiece is the piece of an Op's Data each of its DataCRCs covers.

@@ -2,10 +2,10 @@ package blockstore
 
 import (
 	"bytes"
-	"hash/crc32"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
