@@ -3,6 +3,7 @@ package objectstore
 import (
 	"fmt"
 
+	"github.com/cuttlestore/cuttle/internal/crc32c"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -70,8 +71,9 @@ type Op struct {
 	Key, EndKey string            // OpRmAttr, OpOmapRmKeyRange
 }
 
-// DataCRCPiece is the piece of an Op's Data each of its DataCRCs covers.
-const DataCRCPiece = 4096
+// DataCRCPiece is the piece of an Op's Data each of its DataCRCs covers:
+// the piece the messenger checksums received payloads by.
+const DataCRCPiece = crc32c.PieceLen
 
 // Transaction is an ordered group of operations on any number of objects
 // and collections, applied all or nothing. Later operations see the

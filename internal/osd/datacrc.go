@@ -36,7 +36,7 @@ func dataCRCsOf(txn *objectstore.Transaction) func([]byte) (uint32, bool) {
 	}
 	var ks []known
 	for _, op := range txn.Ops {
-		if op.Code == objectstore.OpWrite && len(op.Data) > 0 && len(op.DataCRCs)*crc32c.PieceLen == len(op.Data) {
+		if op.Code == objectstore.OpWrite && len(op.Data) > 0 && len(op.DataCRCs)*objectstore.DataCRCPiece == len(op.Data) {
 			ks = append(ks, known{op.Data, crc32c.FoldPieces(op.DataCRCs)})
 		}
 	}
