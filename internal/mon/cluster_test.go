@@ -110,15 +110,17 @@ func (c *testCluster) stopAll() {
 // testClient sends commands to monitors over the same network.
 type testClient struct {
 	ms      *msgr.Messenger
+	nonce   uint64
 	mu      sync.Mutex
 	tid     uint64
+	seq     uint64 // number of the last command
 	waiting map[uint64]chan wire.Reply
 	maps    chan wire.OSDMapUpdate
 }
 
 func (c *testCluster) client(name string) *testClient {
 	c.t.Helper()
-	tc := &testClient{waiting: map[uint64]chan wire.Reply{}, maps: make(chan wire.OSDMapUpdate, 100)}
+	tc := &testClient{nonce: uint64(len(name))<<32 | 0xc0ffee, waiting: map[uint64]chan wire.Reply{}, maps: make(chan wire.OSDMapUpdate, 100)}
 	self := auth.EntityName{Type: "client", ID: name}
 	ms, err := msgr.New(msgr.Config{Name: self, Network: c.net.Host("client-" + name), Dispatcher: tc,
 		ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: self} }})
@@ -160,7 +162,18 @@ func (tc *testClient) HandleEvent(msgr.Event) {}
 // run sends cmd to one monitor and waits for the reply, resending every
 // few seconds (a lossy session drops what it had queued when its
 // connection fails, as the real client's does), until timeout.
+// Every send of one command carries the same number, as monc's do.
 func (tc *testClient) run(mon string, timeout time.Duration, prefix string, kv ...string) (wire.Reply, error) {
+	tc.mu.Lock()
+	tc.seq++
+	seq := tc.seq
+	tc.mu.Unlock()
+	return tc.runNumbered(mon, timeout, seq, seq, moncmd.New(prefix, kv...))
+}
+
+// runNumbered sends a command under the given number and oldest awaited
+// number until one of its sends is answered.
+func (tc *testClient) runNumbered(mon string, timeout time.Duration, seq, oldest uint64, cmd moncmd.Command) (wire.Reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ch := make(chan wire.Reply, 1)
@@ -170,7 +183,7 @@ func (tc *testClient) run(mon string, timeout time.Duration, prefix string, kv .
 		tid := tc.tid
 		tc.waiting[tid] = ch
 		tc.mu.Unlock()
-		msg := wire.MonCommand{Tid: tid, Cmd: moncmd.New(prefix, kv...)}
+		msg := wire.MonCommand{Tid: tid, Cmd: cmd, Client: tc.nonce, Seq: seq, Oldest: oldest}
 		_ = tc.ms.Send(ctx, auth.EntityName{Type: "mon", ID: mon}, mon+":6789", msgr.Message{Type: wire.TypeMonCommand, Version: 1, Payload: msg.Encode()})
 		t := time.NewTimer(5 * time.Second)
 		select {

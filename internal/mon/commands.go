@@ -25,8 +25,9 @@ const (
 // service's rotating keys).
 const CallerArg = "_caller"
 
-// handleCommand authorizes and runs a command from a client.
-func (m *Monitor) handleCommand(ctx context.Context, from msgr.Peer, cmd moncmd.Command) moncmd.Reply {
+// handleCommand authorizes and runs a command from a client; id numbers
+// it if the client did.
+func (m *Monitor) handleCommand(ctx context.Context, from msgr.Peer, cmd moncmd.Command, id commandID) moncmd.Reply {
 	if cmd.Args == nil {
 		cmd.Args = map[string]string{}
 	}
@@ -55,7 +56,7 @@ func (m *Monitor) handleCommand(ctx context.Context, from msgr.Peer, cmd moncmd.
 		defer m.svcMu.Unlock()
 		return svc.Query(cmd)
 	}
-	r, err := m.runCommand(ctx, cmd, m.cfg.Clock.Now())
+	r, err := m.runCommand(ctx, cmd, m.cfg.Clock.Now(), id)
 	if err != nil {
 		return moncmd.FromError(err, moncmd.EAGAIN)
 	}
@@ -83,8 +84,9 @@ func (m *Monitor) route(prefix string) (moncmd.Service, bool) {
 
 // runCommand prepares a write command on this monitor's applied state,
 // proposes it and waits for it to apply, preparing it again when another
-// proposal got in first.
-func (m *Monitor) runCommand(ctx context.Context, cmd moncmd.Command, now time.Time) (moncmd.Reply, error) {
+// proposal got in first or the proposal seems lost. Every proposal of the
+// command carries id, so that at most one of them applies.
+func (m *Monitor) runCommand(ctx context.Context, cmd moncmd.Command, now time.Time, id commandID) (moncmd.Reply, error) {
 	svc, write := m.route(cmd.Prefix)
 	if svc == nil || !write {
 		return moncmd.Errorf(moncmd.EINVAL, "%q is not a write command", cmd.Prefix), nil
@@ -99,7 +101,7 @@ func (m *Monitor) runCommand(ctx context.Context, cmd moncmd.Command, now time.T
 		if prop == nil {
 			return reply, nil
 		}
-		reply, err := m.propose(ctx, entry{Service: svc.Name(), Proposal: prop, Origin: m.id, Time: now.UnixNano()})
+		reply, err := m.propose(ctx, entry{Service: svc.Name(), Proposal: prop, Origin: m.id, Time: now.UnixNano(), Command: id})
 		switch {
 		case errors.Is(err, errLost):
 			continue

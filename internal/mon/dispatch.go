@@ -83,7 +83,11 @@ func (m *Monitor) serveCommand(from msgr.Peer, c wire.MonCommand) {
 		case <-ctx.Done():
 		}
 	}()
-	reply := m.handleCommand(ctx, from, c.Cmd)
+	var id commandID
+	if c.Seq != 0 {
+		id = commandID{Client: clientKey(from.Name.String(), c.Client), Seq: c.Seq, Oldest: c.Oldest}
+	}
+	reply := m.handleCommand(ctx, from, c.Cmd, id)
 	_, builtin := m.builtin(c.Cmd.Prefix)
 	svc, _ := m.route(c.Cmd.Prefix)
 	m.metrics.command(c.Cmd.Prefix, builtin || svc != nil, reply.Code)

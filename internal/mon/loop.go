@@ -228,6 +228,12 @@ func (m *Monitor) apply(rn *raft.RawNode, ents []*pb.Entry) error {
 				results = append(results, result{reply.req, reply.reply})
 			}
 			changed[reply.service] = true
+			if e.GetIndex()%expireEvery == 0 && reply.at != 0 {
+				if err := m.cmds.expire(b, reply.at-int64(commandMemory)); err != nil {
+					m.svcMu.Unlock()
+					return fmt.Errorf("entry %d: command log: %w", e.GetIndex(), err)
+				}
+			}
 		}
 	}
 	m.svcMu.Unlock()
@@ -254,6 +260,7 @@ type applied struct {
 	service string
 	req     uint64
 	reply   moncmd.Reply
+	at      int64 // the entry's time (Unix ns)
 }
 
 // applyEntry decodes one proposal and applies it through its service.
@@ -270,15 +277,36 @@ func (m *Monitor) applyEntry(b *monstore.Batch, e *pb.Entry) (applied, error) {
 		m.log.Error("skipping an entry of an unknown service", "index", e.GetIndex(), "service", en.Service)
 		return applied{}, nil
 	}
-	reply, err := svc.Apply(b, en.Proposal, time.Unix(0, en.Time).UTC())
+	reply, err := m.applyOnce(b, svc, en)
 	if err != nil {
 		return applied{}, fmt.Errorf("%s: apply: %w", en.Service, err)
 	}
-	a := applied{service: en.Service, reply: reply}
+	a := applied{service: en.Service, reply: reply, at: en.Time}
 	if en.Origin == m.id {
 		a.req = en.Request
 	}
 	return a, nil
+}
+
+// applyOnce applies an entry through its service, unless the command log
+// knows its command already (a second copy of it): then it answers from
+// the log.
+func (m *Monitor) applyOnce(b *monstore.Batch, svc moncmd.Service, en entry) (moncmd.Reply, error) {
+	id := en.Command
+	if id.Client != "" {
+		reply, seen, err := m.cmds.seen(b, id, en.Time)
+		if err != nil || seen {
+			if seen {
+				m.metrics.repeats.Inc()
+			}
+			return reply, err
+		}
+	}
+	reply, err := svc.Apply(b, en.Proposal, time.Unix(0, en.Time).UTC())
+	if err != nil || id.Client == "" {
+		return reply, err
+	}
+	return reply, m.cmds.record(b, id, reply)
 }
 
 func (m *Monitor) service(name string) moncmd.Service {
@@ -326,7 +354,7 @@ func (m *Monitor) serviceTicks(ctx context.Context, rn *raft.RawNode, now time.T
 	m.svcMu.Unlock()
 	for _, c := range cmds {
 		go func() {
-			if r, err := m.runCommand(ctx, c, now); err != nil || r.Code != moncmd.OK {
+			if r, err := m.runCommand(ctx, c, now, commandID{}); err != nil || r.Code != moncmd.OK {
 				m.log.Info("tick command not applied", "command", c.String(), "status", r.Status, "err", err)
 			}
 		}()
@@ -345,7 +373,7 @@ func (m *Monitor) bootstrap(ctx context.Context, now time.Time) {
 			if m.bootstrapped[i].Load() {
 				continue
 			}
-			r, err := m.runCommand(ctx, c, now)
+			r, err := m.runCommand(ctx, c, now, commandID{})
 			if err != nil || (r.Code != moncmd.OK && r.Code != moncmd.EEXIST) {
 				m.log.Info("bootstrap command not done yet", "command", c.Prefix, "status", r.Status, "err", err)
 				return

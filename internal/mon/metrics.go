@@ -12,6 +12,7 @@ type monMetrics struct {
 	leader   prometheus.Gauge
 	term     prometheus.Gauge
 	applied  prometheus.Gauge
+	repeats  prometheus.Counter
 }
 
 func newMonMetrics(reg prometheus.Registerer) *monMetrics {
@@ -21,9 +22,11 @@ func newMonMetrics(reg prometheus.Registerer) *monMetrics {
 		leader:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "cuttle_mon_leader", Help: "1 while this monitor leads the quorum."}),
 		term:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "cuttle_mon_term", Help: "The Raft term this monitor knows."}),
 		applied: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cuttle_mon_applied_index", Help: "The last Raft entry this monitor applied."}),
+		repeats: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_mon_repeated_commands_total",
+			Help: "Committed copies of client commands already applied or no longer awaited, answered without applying them again."}),
 	}
 	if reg != nil {
-		reg.MustRegister(mm.commands, mm.leader, mm.term, mm.applied)
+		reg.MustRegister(mm.commands, mm.leader, mm.term, mm.applied, mm.repeats)
 	}
 	return mm
 }

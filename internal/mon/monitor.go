@@ -123,8 +123,9 @@ type Monitor struct {
 	readIn    chan *readWait
 
 	// svcMu serializes service calls (the loop's Apply, requests'
-	// Query and Prepare).
+	// Query and Prepare) and guards the command log.
 	svcMu sync.Mutex
+	cmds  commandLog
 
 	// mu guards the request bookkeeping and the state requests read.
 	mu        sync.Mutex
@@ -259,6 +260,9 @@ func (m *Monitor) loadServices() error {
 		if err := s.Load(m.st); err != nil {
 			return fmt.Errorf("mon.%s: load %s: %w", m.cfg.Name, s.Name(), err)
 		}
+	}
+	if err := m.cmds.load(m.st); err != nil {
+		return fmt.Errorf("mon.%s: load the command log: %w", m.cfg.Name, err)
 	}
 	applied, err := m.st.AppliedIndex()
 	if err != nil {

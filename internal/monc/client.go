@@ -75,8 +75,14 @@ type Client struct {
 	ms   *msgr.Messenger
 	rand *rand.Rand
 
+	// nonce tells this client's numbered commands from other clients'
+	// (see wire.MonCommand).
+	nonce uint64
+
 	mu      sync.Mutex
 	tid     uint64
+	seq     uint64              // last command number given out
+	running map[uint64]struct{} // numbers of the commands not yet answered
 	waiting map[uint64]*pending
 	cur     int // index of the monitor tried first
 	closed  bool
@@ -116,7 +122,8 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
-	c := &Client{cfg: cfg, waiting: make(map[uint64]*pending), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
+	c := &Client{cfg: cfg, nonce: newNonce(), running: make(map[uint64]struct{}),
+		waiting: make(map[uint64]*pending), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
 	c.cur = c.rand.IntN(len(cfg.Mons))
 	ms, err := msgr.New(msgr.Config{Name: cfg.Name, Network: cfg.Network, Dispatcher: monDispatcher{c},
 		ClientAuth: c.wrapAuth(cfg.ClientAuth), Logger: cfg.Logger, Clock: cfg.Clock, Seed: cfg.Seed})
@@ -141,15 +148,28 @@ func (c *Client) Close() error {
 	return c.ms.Close()
 }
 
+// newNonce returns a random non-zero number. It comes from the runtime's
+// randomly seeded generator, never from Config.Seed, so that two clients
+// started alike (two runs of one CLI command) still differ.
+func newNonce() uint64 {
+	for {
+		if n := rand.Uint64(); n != 0 {
+			return n
+		}
+	}
+}
+
 // Run sends cmd to a monitor and returns its reply. A monitor that does
 // not answer within an attempt is given up for the next one; the same
-// command may then reach two monitors, which the monitors' services
-// tolerate (a repeated change finds it already made). A reply with a
+// command may then reach two monitors, which apply it once: every attempt
+// carries the command's number (wire.MonCommand). A reply with a
 // non-zero code is returned as is, with a nil error. A monitor refusing
 // the client's authentication ends the command at once: the others would
 // refuse it too.
 func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) {
 	p := &pending{reply: make(chan wire.Reply, 1), fail: make(chan error, 1)}
+	seq := c.begin()
+	defer c.finish(seq)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -159,7 +179,7 @@ func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) 
 			return wire.Reply{}, fmt.Errorf("%w: %s: %w", ErrNoMonitor, cmd.Prefix, lastErr)
 		}
 		mon := c.pick(attempt)
-		r, err := c.try(ctx, mon, cmd, p)
+		r, err := c.try(ctx, mon, cmd, seq, p)
 		if errors.Is(err, msgr.ErrRefused) {
 			return wire.Reply{}, fmt.Errorf("monc: mon.%s refused %s: %w", mon.Name, c.cfg.Name, err)
 		}
@@ -182,7 +202,32 @@ func (c *Client) pick(attempt int) Addr {
 	return c.cfg.Mons[(c.cur+attempt)%len(c.cfg.Mons)]
 }
 
-func (c *Client) try(ctx context.Context, mon Addr, cmd wire.Command, p *pending) (wire.Reply, error) {
+// begin numbers a new command and records it as running.
+func (c *Client) begin() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	c.running[c.seq] = struct{}{}
+	return c.seq
+}
+
+// finish records that the client no longer waits for command seq.
+func (c *Client) finish(seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.running, seq)
+}
+
+// oldestLocked is the lowest number of a running command.
+func (c *Client) oldestLocked() uint64 {
+	oldest := c.seq
+	for s := range c.running {
+		oldest = min(oldest, s)
+	}
+	return oldest
+}
+
+func (c *Client) try(ctx context.Context, mon Addr, cmd wire.Command, seq uint64, p *pending) (wire.Reply, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Attempt)
 	defer cancel()
 	c.mu.Lock()
@@ -190,13 +235,14 @@ func (c *Client) try(ctx context.Context, mon Addr, cmd wire.Command, p *pending
 	tid := c.tid
 	p.mon = mon.Name
 	c.waiting[tid] = p
+	oldest := c.oldestLocked()
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.waiting, tid)
 		c.mu.Unlock()
 	}()
-	msg := wire.MonCommand{Tid: tid, Cmd: cmd}
+	msg := wire.MonCommand{Tid: tid, Cmd: cmd, Client: c.nonce, Seq: seq, Oldest: oldest}
 	peer := auth.EntityName{Type: "mon", ID: mon.Name}
 	if err := c.ms.Send(actx, peer, mon.Addr, msgr.Message{Type: wire.TypeMonCommand, Version: 1, Payload: msg.Encode()}); err != nil {
 		return wire.Reply{}, err

@@ -7,9 +7,20 @@ import (
 )
 
 // MonCommand carries a command to a monitor; Tid matches the reply.
+//
+// Client, Seq and Oldest let the monitors apply a write command at most
+// once although the client may send it to several monitors in turn: Client
+// is a random number the client chose when it started, Seq numbers the
+// client's commands (the same for every attempt of one command; 0: not
+// numbered, the command is applied as often as it arrives), and Oldest is
+// the lowest Seq the client still waits for, so that the monitors forget
+// the outcomes of commands below it and drop their late copies.
 type MonCommand struct {
-	Tid uint64
-	Cmd Command
+	Tid    uint64
+	Cmd    Command
+	Client uint64
+	Seq    uint64
+	Oldest uint64
 }
 
 // MonCommandReply answers the MonCommand with the same Tid.
@@ -61,12 +72,16 @@ const (
 	maxName     = 256
 )
 
-// Encode encodes m: version 1: tid u64, then the command's encoding.
+// Encode encodes m: version 1: tid u64, then the command's encoding;
+// version 2 adds client u64, seq and oldest uvarints.
 func (m MonCommand) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uint64(m.Tid)
 	e.Bytes(m.Cmd.Encode())
+	e.Uint64(m.Client)
+	e.Uvarint(m.Seq)
+	e.Uvarint(m.Oldest)
 	e.End(mk)
 	return e.Data()
 }
@@ -74,9 +89,15 @@ func (m MonCommand) Encode() []byte {
 // DecodeMonCommand decodes a MonCommand.
 func DecodeMonCommand(b []byte) (MonCommand, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	m := MonCommand{Tid: d.Uint64()}
 	inner := d.Bytes(maxArgs * maxArg)
+	if v >= 2 {
+		m.Client, m.Seq, m.Oldest = d.Uint64(), d.Uvarint(), d.Uvarint()
+		if m.Oldest > m.Seq && d.Err() == nil {
+			d.Fail(fmt.Errorf("%w: oldest command %d after command %d", encoding.ErrCorrupt, m.Oldest, m.Seq))
+		}
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return MonCommand{}, fmt.Errorf("wire: mon command: %w", err)

@@ -8,8 +8,29 @@ import (
 	"github.com/cuttlestore/cuttle/encoding"
 )
 
+// A version-1 command (before commands were numbered) still decodes, as
+// an unnumbered command.
+func TestMonCommandVersion1(t *testing.T) {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Uint64(3)
+	e.Bytes(NewCommand("osd set", "key", "noout").Encode())
+	e.End(mk)
+	got, err := DecodeMonCommand(e.Data())
+	if err != nil || got.Tid != 3 || got.Cmd.Prefix != "osd set" || got.Client != 0 || got.Seq != 0 {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+}
+
+func TestMonCommandOldestAfterSeq(t *testing.T) {
+	b := MonCommand{Tid: 1, Cmd: NewCommand("osd set"), Client: 1, Seq: 2, Oldest: 3}.Encode()
+	if _, err := DecodeMonCommand(b); !errors.Is(err, encoding.ErrCorrupt) {
+		t.Fatalf("oldest after seq: %v, want ErrCorrupt", err)
+	}
+}
+
 func TestMonMessagesRoundTrip(t *testing.T) {
-	cmd := MonCommand{Tid: 7, Cmd: NewCommand("osd pool create", "pool", "rbd")}
+	cmd := MonCommand{Tid: 7, Cmd: NewCommand("osd pool create", "pool", "rbd"), Client: 0xfeedface12345678, Seq: 9, Oldest: 4}
 	if got, err := DecodeMonCommand(cmd.Encode()); err != nil || !reflect.DeepEqual(got, cmd) {
 		t.Fatalf("command: %+v %v", got, err)
 	}
@@ -45,6 +66,7 @@ func TestMonMessagesRoundTrip(t *testing.T) {
 // decodes to the same value.
 func FuzzMonMessages(f *testing.F) {
 	f.Add(MonCommand{Tid: 1, Cmd: NewCommand("osd set", "key", "noout")}.Encode())
+	f.Add(MonCommand{Tid: 2, Cmd: NewCommand("config set", "name", "x"), Client: 77, Seq: 5, Oldest: 5}.Encode())
 	f.Add(MonCommandReply{Tid: 1, Reply: Reply{Status: "ok"}}.Encode())
 	f.Add(MonSubscribe{What: "osdmap", Start: 1}.Encode())
 	f.Add(OSDMapUpdate{FullEpoch: 1, Full: []byte("m"), Incs: [][]byte{{2}}, Newest: 2}.Encode())

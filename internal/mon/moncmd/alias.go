@@ -20,16 +20,17 @@ var ErrBadArg = wire.ErrBadArg // a sentinel, never reassigned
 
 // Codes are errno values (wire's).
 const (
-	OK      = wire.OK
-	EPERM   = wire.EPERM
-	ENOENT  = wire.ENOENT
-	EAGAIN  = wire.EAGAIN
-	EACCES  = wire.EACCES
-	EBUSY   = wire.EBUSY
-	EEXIST  = wire.EEXIST
-	EINVAL  = wire.EINVAL
-	ERANGE  = wire.ERANGE
-	ENOTSUP = wire.ENOTSUP
+	OK        = wire.OK
+	EPERM     = wire.EPERM
+	ENOENT    = wire.ENOENT
+	EAGAIN    = wire.EAGAIN
+	EACCES    = wire.EACCES
+	EBUSY     = wire.EBUSY
+	EEXIST    = wire.EEXIST
+	EINVAL    = wire.EINVAL
+	ERANGE    = wire.ERANGE
+	ENOTSUP   = wire.ENOTSUP
+	ETIMEDOUT = wire.ETIMEDOUT
 )
 
 // New returns a command with the given prefix and alternating argument
