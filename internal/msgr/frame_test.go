@@ -220,6 +220,29 @@ func TestPool(t *testing.T) {
 	}
 }
 
+// A returned buffer is the next one handed out of its class, and the
+// pool keeps at most maxIdlePooled bytes waiting.
+func TestPoolReusesAndBounds(t *testing.T) {
+	var p bufPool
+	const n = 4<<20 + 300
+	b := p.get(n)
+	b[0] = 42
+	p.put(b)
+	if again := p.get(n); &again[0] != &b[0] {
+		t.Fatal("a released buffer was not reused")
+	}
+	var held [][]byte
+	for range maxIdlePooled/classSize(n) + 4 {
+		held = append(held, p.get(n))
+	}
+	for _, b := range held {
+		p.put(b)
+	}
+	if p.idle > maxIdlePooled || p.idle < maxIdlePooled-classSize(n) {
+		t.Fatalf("%d bytes idle, bound %d", p.idle, maxIdlePooled)
+	}
+}
+
 // Signatures bind a frame to its direction and its place in the stream:
 // the same frame signed twice gets two tags, a replayed or reordered frame
 // fails, and the acceptor's key does not verify the dialer's frames.
