@@ -40,7 +40,7 @@ func TestRecordCacheAccounting(t *testing.T) {
 					rec.Attrs = attrList{{"_", make([]byte, sh.attr)}}
 				}
 				for u := range sh.units {
-					rec.Units = append(rec.Units, unit{LU: uint64(u), Dev: uint64(u) << 16, Csums: make([]uint32, sh.sums)})
+					rec.Units = append(rec.Units, makeUnit(uint64(u), uint64(u)<<16, make([]uint32, sh.sums)))
 				}
 				c.put(fmt.Sprintf("O\x00\x00\x00\x01obj%07d\x00", i), rec)
 			}

@@ -250,7 +250,7 @@ func TestDamageDataFile(t *testing.T) {
 			// size, and blocks without a marked page, are never read.
 			var cands []uint64
 			for _, u := range rec.Units {
-				for b := range u.Csums {
+				for b := range u.nsums() {
 					if lo := u.LU*testAU + uint64(b)*testCB; lo < rec.Size && holdsData(rec.Pages, lo, lo+testCB) {
 						cands = append(cands, u.Dev+uint64(b)*testCB)
 					}

@@ -66,16 +66,16 @@ func TestRecordRoundTrip(t *testing.T) {
 	if _, err := decodeHeader(n.encodeHeader()[:20]); !errors.Is(err, objectstore.ErrCorrupt) {
 		t.Fatalf("truncated record: %v", err)
 	}
-	u := unit{LU: 3, Dev: 10 * testAU, Csums: []uint32{9, 10, 11, 12}}
+	u := makeUnit(3, 10*testAU, []uint32{9, 10, 11, 12})
 	gotU, err := decodeUnit(3, encodeUnit(u), testSB)
 	if err != nil || !reflect.DeepEqual(gotU, u) {
 		t.Fatalf("unit round trip: %+v, %v", gotU, err)
 	}
 	for _, bad := range []unit{
-		{LU: 1, Dev: 10*testAU + 1, Csums: u.Csums}, // not unit aligned
-		{LU: 1, Dev: testSB.Size, Csums: u.Csums},   // beyond the device
-		{LU: 1, Dev: testAU, Csums: u.Csums[:3]},    // a checksum short
-		{LU: 1 << 60, Dev: testAU, Csums: u.Csums},  // beyond the maximum object size
+		makeUnit(1, 10*testAU+1, u.sums), // not unit aligned
+		makeUnit(1, testSB.Size, u.sums),  // beyond the device
+		makeUnit(1, testAU, u.sums[:3]),   // a checksum short
+		makeUnit(1<<60, testAU, u.sums),   // beyond the maximum object size
 	} {
 		if _, err := decodeUnit(bad.LU, encodeUnit(bad), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
 			t.Errorf("unit %+v: %v, want ErrCorrupt", bad, err)
@@ -83,10 +83,31 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// A unit of one checksum block keeps its checksum inline, without a
+// slice the collector would have to follow.
+func TestOneBlockUnit(t *testing.T) {
+	sb := testSB
+	sb.ChecksumBlock = sb.AllocUnit
+	u := makeUnit(2, 4*testAU, []uint32{7})
+	if u.sums != nil || u.nsums() != 1 || u.csum(0) != 7 || !reflect.DeepEqual(u.appendSums(nil), []uint32{7}) {
+		t.Fatalf("one-block unit %+v", u)
+	}
+	got, err := decodeUnit(2, encodeUnit(u), sb)
+	if err != nil || !reflect.DeepEqual(got, u) {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if sameUnit(u, makeUnit(2, 4*testAU, []uint32{8})) || !sameUnit(u, makeUnit(2, 4*testAU, []uint32{7})) {
+		t.Fatal("sameUnit ignores the inline checksum")
+	}
+	if _, err := decodeUnit(2, encodeUnit(u), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
+		t.Fatalf("one checksum where the geometry wants %d: %v", testSB.blocksPerUnit(), err)
+	}
+}
+
 func TestDiffUnits(t *testing.T) {
 	cs := []uint32{1, 2, 3, 4}
-	was := []unit{{LU: 0, Dev: 0, Csums: cs}, {LU: 1, Dev: testAU, Csums: cs}, {LU: 3, Dev: 3 * testAU, Csums: cs}}
-	now := []unit{{LU: 0, Dev: 0, Csums: cs}, {LU: 1, Dev: testAU, Csums: []uint32{1, 2, 3, 5}}, {LU: 2, Dev: 2 * testAU, Csums: cs}}
+	was := []unit{makeUnit(0, 0, cs), makeUnit(1, testAU, cs), makeUnit(3, 3*testAU, cs)}
+	now := []unit{makeUnit(0, 0, cs), makeUnit(1, testAU, []uint32{1, 2, 3, 5}), makeUnit(2, 2*testAU, cs)}
 	var set, del []uint64
 	diffUnits(was, now, func(u unit) { set = append(set, u.LU) }, func(lu uint64) { del = append(del, lu) })
 	if !reflect.DeepEqual(set, []uint64{1, 2}) || !reflect.DeepEqual(del, []uint64{3}) {
@@ -97,7 +118,7 @@ func TestDiffUnits(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add((&onode{Nid: 1, Size: 10, Pages: []span{{0, 4096}}}).encodeHeader())
 	f.Add((&onode{Nid: 2, Attrs: attrList{{"@", []byte{1, 2}}, {"_x", nil}}}).encodeHeader())
-	f.Add(encodeUnit(unit{Dev: testAU, Csums: make([]uint32, testAU/testCB)}))
+	f.Add(encodeUnit(makeUnit(0, testAU, make([]uint32, testAU/testCB))))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if n, err := decodeHeader(b); err != nil {

@@ -644,7 +644,8 @@ func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *onode, u 
 		return
 	}
 	clear(buf[n:]) // a data file never written this far reads as zeros
-	for b, want := range u.Csums {
+	for b := range u.nsums() {
+		want := u.csum(b)
 		if bs := u.LU*au + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
 			continue
 		}
@@ -891,10 +892,10 @@ func (s *Store) Layout(ctx context.Context, c objectstore.CollectionID, o objid.
 		if n := len(l.Extents); n > 0 && i > 0 && u.LU == rec.Units[i-1].LU+1 && u.Dev == rec.Units[i-1].Dev+au {
 			e := &l.Extents[n-1]
 			e.Length += au
-			e.Checksums = append(e.Checksums, u.Csums...)
+			e.Checksums = u.appendSums(e.Checksums)
 			continue
 		}
-		l.Extents = append(l.Extents, LayoutExtent{Offset: u.LU * au, Length: au, DevOffset: u.Dev, Checksums: slices.Clone(u.Csums)})
+		l.Extents = append(l.Extents, LayoutExtent{Offset: u.LU * au, Length: au, DevOffset: u.Dev, Checksums: u.appendSums(nil)})
 	}
 	for _, x := range rec.Pages {
 		l.Pages = append(l.Pages, LayoutPages{Offset: x.Off, Length: x.End - x.Off})

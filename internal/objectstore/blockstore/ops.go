@@ -217,7 +217,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		return err
 	}
 	for i, u := range units {
-		for b := range u.Csums {
+		for b := range u.nsums() {
 			off := uint64(b) * cb
 			if bs := u.LU*au + off; !holdsData(sr.Pages, bs, bs+cb) {
 				continue // zeros: readers of the copy skip it too (holdsData)
@@ -228,7 +228,9 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 			}
 			ts.blocks[devs[i]+off] = &txnBlock{data: blk}
 		}
-		n.Units = append(n.Units, unit{LU: u.LU, Dev: devs[i], Csums: u.Csums})
+		moved := u
+		moved.Dev = devs[i]
+		n.Units = append(n.Units, moved)
 	}
 	// Omap entries.
 	p := omapPrefix(sr.Nid)

@@ -189,11 +189,12 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 				copy(blk, d)
 			}
 			b := (bs - u.LU*au) / cb
-			if got := crc32.Checksum(blk, s.table); got != u.Csums[b] {
-				return &mismatchError{c, o, bs, u.Dev + b*cb, got, u.Csums[b]}
+			want := u.csum(int(b))
+			if got := crc32.Checksum(blk, s.table); got != want {
+				return &mismatchError{c, o, bs, u.Dev + b*cb, got, want}
 			}
 			if sums != nil {
-				sums[(bs-aoff)/cb] = u.Csums[b]
+				sums[(bs-aoff)/cb] = want
 			}
 		}
 		return nil

@@ -175,22 +175,27 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 		content = make([]byte, hi-lo)
 		copy(content[at-lo:], part)
 	}
-	csums := make([]uint32, sb.blocksPerUnit())
-	for b := range csums {
-		bs := uint64(b) * cb
-		if bs < lo || bs >= hi {
-			csums[b] = ts.s.zeroSum
-			continue
-		}
-		blk := content[bs-lo : bs-lo+cb]
-		if i := (bs - at) / cb; bs >= at && i < uint64(len(known)) {
-			csums[b] = known[i]
-		} else {
-			csums[b] = ts.crc(blk)
-		}
-		ts.blocks[dev+bs] = &txnBlock{data: blk, deferred: deferred}
+	u := unit{LU: lu, Dev: dev}
+	if n := sb.blocksPerUnit(); n > 1 {
+		u.sums = make([]uint32, n) // one block: the sum is inline, nothing allocated
 	}
-	u := unit{LU: lu, Dev: dev, Csums: csums}
+	for b := range u.nsums() {
+		sum := ts.s.zeroSum
+		if bs := uint64(b) * cb; bs >= lo && bs < hi {
+			blk := content[bs-lo : bs-lo+cb]
+			if i := (bs - at) / cb; bs >= at && i < uint64(len(known)) {
+				sum = known[i]
+			} else {
+				sum = ts.crc(blk)
+			}
+			ts.blocks[dev+bs] = &txnBlock{data: blk, deferred: deferred}
+		}
+		if u.sums != nil {
+			u.sums[b] = sum
+		} else {
+			u.sum = sum
+		}
+	}
 	idx, mapped := rec.find(lu)
 	if mapped {
 		ts.freeUnit(rec.Units[idx].Dev)
@@ -210,7 +215,7 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 	u := rec.Units[idx]
 	us := lu * sb.AllocUnit
 	we := ws + uint64(len(part))
-	csums := slices.Clone(u.Csums)
+	csums := u.appendSums(nil)
 	for b := (ws - us) / sb.ChecksumBlock; us+b*sb.ChecksumBlock < we; b++ {
 		bs := us + b*sb.ChecksumBlock
 		lo, hi := max(ws, bs), min(we, bs+sb.ChecksumBlock)
@@ -231,7 +236,7 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 		d := deferred || (ts.blocks[dev] != nil && ts.blocks[dev].deferred)
 		ts.blocks[dev] = &txnBlock{data: blk, deferred: d}
 	}
-	rec.Units[idx].Csums = csums
+	rec.Units[idx].setSums(csums)
 	return nil
 }
 
@@ -251,8 +256,8 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode
 	}
 	buf := alignedBuf(int(cb))
 	err := ts.s.readChecked(buf, dev, false, func() error {
-		if got := ts.crc(buf); got != u.Csums[b] {
-			return &mismatchError{c, o, u.LU*ts.s.sb.AllocUnit + uint64(b)*cb, dev, got, u.Csums[b]}
+		if got, want := ts.crc(buf), u.csum(b); got != want {
+			return &mismatchError{c, o, u.LU*ts.s.sb.AllocUnit + uint64(b)*cb, dev, got, want}
 		}
 		return nil
 	})
@@ -362,7 +367,7 @@ func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) 
 		if us+sb.AllocUnit <= off || us >= end {
 			continue
 		}
-		for b := range u.Csums {
+		for b := range u.nsums() {
 			bs := us + uint64(b)*sb.ChecksumBlock
 			lo, hi := max(off, bs), min(end, bs+sb.ChecksumBlock)
 			if lo >= hi {
