@@ -73,9 +73,9 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 	for _, bad := range []unit{
 		makeUnit(1, 10*testAU+1, u.sums), // not unit aligned
-		makeUnit(1, testSB.Size, u.sums),  // beyond the device
-		makeUnit(1, testAU, u.sums[:3]),   // a checksum short
-		makeUnit(1<<60, testAU, u.sums),   // beyond the maximum object size
+		makeUnit(1, testSB.Size, u.sums), // beyond the device
+		makeUnit(1, testAU, u.sums[:3]),  // a checksum short
+		makeUnit(1<<60, testAU, u.sums),  // beyond the maximum object size
 	} {
 		if _, err := decodeUnit(bad.LU, encodeUnit(bad), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
 			t.Errorf("unit %+v: %v, want ErrCorrupt", bad, err)
