@@ -29,6 +29,7 @@ type osdRunFlags struct {
 	recoveryPGs         int
 	recoveryPushes      int
 	recoverySleep       time.Duration
+	logEntries          int
 	id                  int // -1: the data directory's
 	data                string
 	listen              string
@@ -77,6 +78,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
 	fl.DurationVar(&f.hbGrace, "heartbeat-grace", 20*time.Second, "report a peer OSD to the monitors once it has been quiet this long")
 	fl.DurationVar(&f.scrub, "scrub-interval", 24*time.Hour, "scrub each PG this OSD is primary of about this often (each PG's interval stretched by up to half)")
+	fl.IntVar(&f.logEntries, "pg-log-entries", 100_000, "PG log entries the OSD keeps in memory across all its PGs; each PG keeps its share, 250 to 3000")
 	fl.DurationVar(&f.deepScrub, "deep-scrub-interval", 7*24*time.Hour, "deep-scrub (read and compare everything) each PG about this often")
 	fl.IntVar(&f.recoveryPGs, "recovery-max-pgs", 1, "PGs this OSD is primary of that recover or backfill at once (Ceph's osd_max_backfills)")
 	fl.IntVar(&f.recoveryPushes, "recovery-max-pushes", 4, "objects each recovering PG pushes at once")
@@ -149,6 +151,9 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	if f.logEntries < 1 {
+		return fmt.Errorf("%s: --pg-log-entries %d: want at least 1", name, f.logEntries)
+	}
 	target, err := parseSize(f.memTarget)
 	if err != nil || target > 1<<50 {
 		return fmt.Errorf("%s: --memory-target %q: want a size such as 1G, or 0", name, f.memTarget)
@@ -187,7 +192,8 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
 		Mons: conf.mons, Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace,
 		ScrubInterval: f.scrub, DeepScrubInterval: f.deepScrub,
-		RecoveryMaxPGs: f.recoveryPGs, RecoveryMaxPushes: f.recoveryPushes, RecoverySleep: f.recoverySleep}
+		RecoveryMaxPGs: f.recoveryPGs, RecoveryMaxPushes: f.recoveryPushes, RecoverySleep: f.recoverySleep,
+		LogEntriesPerOSD: f.logEntries}
 	if conf.auth == "cephx" {
 		a, err := osdCephx(cf, f.data, id, conf.mons, reg, log)
 		if err != nil {

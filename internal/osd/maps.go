@@ -129,6 +129,7 @@ func (o *OSD) activate(m *osdmap.Map) {
 	for _, p := range created {
 		o.pgs[p.id] = p
 	}
+	o.setLogLimitLocked()
 	o.osdmap = m
 	close(o.mapSeen)
 	o.mapSeen = make(chan struct{})

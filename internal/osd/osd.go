@@ -53,8 +53,14 @@ type Config struct {
 	// Classes are the object classes OpCall may run (default
 	// ops.Builtin()).
 	Classes *ops.Registry
-	// LogEntries is how many entries each PG log keeps (default 3000).
-	LogEntries int
+	// LogEntriesPerOSD is how many PG log entries the OSD keeps across
+	// all its PGs (default 100,000; Ceph's
+	// osd_target_pg_log_entries_per_osd): each PG's log keeps this
+	// share of it, between 250 entries and LogEntries (default 3000).
+	// The logs are held in memory, about 200 bytes an entry, so the
+	// share bounds what they cost however many PGs the OSD holds.
+	LogEntriesPerOSD int
+	LogEntries       int
 	// RecoveryMaxPGs is how many of the PGs this OSD is primary of
 	// recover or backfill at once (default 1; Ceph's osd_max_backfills);
 	// RecoveryMaxPushes how many objects each pushes at once (default
@@ -118,6 +124,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.LogEntries <= 0 {
 		cfg.LogEntries = 3000
+	}
+	if cfg.LogEntriesPerOSD <= 0 {
+		cfg.LogEntriesPerOSD = 100_000
 	}
 	if cfg.RecoveryMaxPGs <= 0 {
 		cfg.RecoveryMaxPGs = 1
@@ -187,6 +196,7 @@ type OSD struct {
 	failed        chan struct{} // closed when the store failed and the OSD stopped (Failed)
 	failErr       error
 	booted        bool
+	logLimit      atomic.Int64 // entries each PG log keeps (setLogLimitLocked)
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
 
@@ -453,7 +463,21 @@ func (o *OSD) loadPGs(ctx context.Context) error {
 	if len(o.pgs) > 0 {
 		o.log.Info("loaded placement groups", "count", len(o.pgs))
 	}
+	o.setLogLimitLocked()
 	return nil
+}
+
+// minLogEntries is the fewest entries a PG log keeps however many PGs
+// share the OSD's budget (Ceph's osd_min_pg_log_entries), unless
+// Config.LogEntries is lower still.
+const minLogEntries = 250
+
+// setLogLimitLocked shares Config.LogEntriesPerOSD among the OSD's PGs;
+// call it whenever o.pgs changes. A log over its new share shrinks at
+// its PG's next write.
+func (o *OSD) setLogLimitLocked() {
+	share := o.cfg.LogEntriesPerOSD / max(1, len(o.pgs))
+	o.logLimit.Store(int64(min(o.cfg.LogEntries, max(share, minLogEntries))))
 }
 
 // randomNonce returns a boot nonce: a restarted OSD boots with a new one.

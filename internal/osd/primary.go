@@ -424,7 +424,8 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	txn := &res.Txn
 	keepDataCRCs(txn, r.pieceCRCs)
 	pglog.AppendTxn(txn, p.id, entry)
-	trimmed := p.log.Len() + 1 - p.o.cfg.LogEntries
+	keep := int(p.o.logLimit.Load())
+	trimmed := p.log.Len() + 1 - keep
 	var dropped []pglog.Entry
 	if trimmed > 0 {
 		dropped = p.log.Oldest(trimmed)
@@ -449,7 +450,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		return nil, nil, err // cannot happen: v is past the head
 	}
 	if trimmed > 0 {
-		p.log.TrimTo(p.o.cfg.LogEntries)
+		p.log.TrimTo(keep)
 	}
 	p.info = info
 	r.setState("waiting for replicas")

@@ -63,6 +63,7 @@ func (o *OSD) takeRemove(p *pg, sender int32) {
 		return
 	}
 	delete(o.pgs, p.id)
+	o.setLogLimitLocked()
 	done := make(chan struct{})
 	o.deleting[p.id] = done
 	o.mu.Unlock()

@@ -124,7 +124,10 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 	if err := p.log.Append(entry); err != nil {
 		return nil, -wire.EINVAL
 	}
-	p.log.TrimTo(p.o.cfg.LogEntries)
+	// The primary chose the tail, and the transaction deleted the
+	// trimmed entries' keys: the log in memory follows it, so that it
+	// matches the log on disk.
+	p.log.TrimThrough(info.LogTail)
 	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = entry.Version, entry.Version, p.log.Tail()
 	p.info.Stats = info.Stats
 	return c, 0

@@ -43,6 +43,9 @@ type Options struct {
 	// LogEntries is each PG log's length (default: the OSD's), short to
 	// make returning OSDs need a backfill.
 	LogEntries int
+	// LogEntriesPerOSD is the OSDs' budget of log entries across their
+	// PGs (default: the OSD's).
+	LogEntriesPerOSD int
 	// ScrubInterval and DeepScrubInterval schedule the OSDs' scrubs
 	// (default: the OSD's, a day and a week).
 	ScrubInterval, DeepScrubInterval time.Duration
@@ -199,7 +202,8 @@ func (c *Cluster) StartOSD(id int32) {
 	defer cancel()
 	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
 		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
-		ScrubInterval: c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval,
+		LogEntriesPerOSD: c.opts.LogEntriesPerOSD,
+		ScrubInterval:    c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval,
 		RecoveryMaxPGs: c.opts.RecoveryMaxPGs, RecoveryMaxPushes: c.opts.RecoveryMaxPushes, RecoverySleep: c.opts.RecoverySleep})
 	if err != nil {
 		c.t.Fatalf("osd.%d: %v", id, err)

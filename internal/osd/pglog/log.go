@@ -3,6 +3,7 @@ package pglog
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -185,7 +186,24 @@ func (l *Log) Lookup(r wire.ReqID) (Entry, bool) {
 // the same transaction that records the new tail: take them with Oldest
 // first.
 func (l *Log) TrimTo(keep int) int {
-	n := len(l.entries) - keep
+	return l.trimOldest(len(l.entries) - keep)
+}
+
+// TrimThrough drops the entries at or before version v and returns how
+// many it dropped: a replica follows the tail its primary chose, whose
+// transaction deleted the same entries' keys.
+func (l *Log) TrimThrough(v wire.Version) int {
+	n, _ := slices.BinarySearchFunc(l.entries, v, func(p packed, v wire.Version) int {
+		if v.Less(p.version) {
+			return 1
+		}
+		return -1
+	})
+	return l.trimOldest(n)
+}
+
+// trimOldest drops the n oldest entries (none if n <= 0).
+func (l *Log) trimOldest(n int) int {
 	if n <= 0 {
 		return 0
 	}

@@ -279,7 +279,7 @@ func TestPackedLogMatchesAModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			model = append(model, e)
-		default:
+		case r.IntN(2) == 0:
 			keep := r.IntN(len(model) + 1)
 			if got, want := l.TrimTo(keep), max(0, len(model)-keep); got != want {
 				t.Fatalf("step %d: trimmed %d, want %d", step, got, want)
@@ -287,6 +287,20 @@ func TestPackedLogMatchesAModel(t *testing.T) {
 			if len(model) > keep {
 				model = model[len(model)-keep:]
 			}
+		default:
+			// A version anywhere from before the tail to past the head.
+			v := wire.Version{Epoch: 2, Counter: uint64(r.IntN(step + 2))}
+			want := 0
+			for want < len(model) && !v.Less(model[want].Version) {
+				want++
+			}
+			if got := l.TrimThrough(v); got != want {
+				t.Fatalf("step %d: trimmed %d through %v, want %d", step, got, v, want)
+			}
+			if want > 0 && l.Tail() != model[want-1].Version {
+				t.Fatalf("step %d: tail %v after trimming through %v, want %v", step, l.Tail(), v, model[want-1].Version)
+			}
+			model = model[want:]
 		}
 		if i := len(model) - 1 - r.IntN(max(1, len(model))); i >= 0 && model[i].Req.Client != "" {
 			if e, ok := l.Lookup(model[i].Req); !ok || !reflect.DeepEqual(e, model[i]) {
