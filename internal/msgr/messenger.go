@@ -136,7 +136,25 @@ func (m *Messenger) serveAccepted(c *conn) {
 // optional (an unreleased payload is garbage collected), and msg.Payload
 // must not be used after it; it pays off for large payloads, whose fresh
 // allocation costs more than receiving them.
-func (m *Messenger) Release(msg Message) { m.bufs.put(msg.Payload) }
+func (m *Messenger) Release(msg Message) {
+	if m.bufs.put(msg.Payload) {
+		m.startTrimmer()
+	}
+}
+
+// startTrimmer trims the buffer pool every poolTrimInterval until it is
+// empty or the messenger closes.
+func (m *Messenger) startTrimmer() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.wg.Go(func() {
+		for m.sleep(poolTrimInterval, nil) && m.bufs.trim() {
+		}
+	})
+}
 
 // Connect returns the session to peer, creating it (and its first
 // connection, made in the background) if there is none. addr is where

@@ -3,6 +3,7 @@ package msgr
 import (
 	"math/bits"
 	"sync"
+	"time"
 )
 
 // Large received payloads come from a pool the Dispatcher may return them
@@ -27,10 +28,19 @@ const (
 // to the collector.
 const maxIdlePooled = 32 << 20
 
+// poolTrimInterval is how often the pool lets go of buffers no one took
+// since the last time. Idle buffers count in the heap the collector paces
+// itself by: 32 MiB of them, kept after a burst of large writes, left an
+// OSD serving small reads that much less room before each collection
+// (runs 1-12 of BENCHMARKS.md).
+const poolTrimInterval = 5 * time.Second
+
 type bufPool struct {
-	mu   sync.Mutex
-	free map[int][][]byte // class size -> idle buffers of that capacity
-	idle int              // bytes in free
+	mu       sync.Mutex
+	free     map[int][][]byte // class size -> idle buffers of that capacity
+	idle     int              // bytes in free
+	low      int              // the fewest bytes idle since the last trim
+	trimming bool             // a trimmer runs (Messenger.startTrimmer)
 }
 
 // classSize returns the capacity of the class holding n bytes, or 0 if n
@@ -56,6 +66,7 @@ func (p *bufPool) get(n int) []byte {
 		bs[len(bs)-1] = nil
 		p.free[size] = bs[:len(bs)-1]
 		p.idle -= size
+		p.low = min(p.low, p.idle)
 		p.mu.Unlock()
 		return b[:n]
 	}
@@ -64,20 +75,46 @@ func (p *bufPool) get(n int) []byte {
 }
 
 // put returns b to its class if it came from the pool and the pool has
-// room.
-func (p *bufPool) put(b []byte) {
+// room. It reports whether a trimmer should start: the pool holds
+// buffers and none runs.
+func (p *bufPool) put(b []byte) (startTrimmer bool) {
 	size := classSize(cap(b))
 	if size == 0 || cap(b) != size {
-		return
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.idle+size > maxIdlePooled {
-		return
+		return false
 	}
 	if p.free == nil {
 		p.free = map[int][][]byte{}
 	}
 	p.free[size] = append(p.free[size], b[:size])
 	p.idle += size
+	if p.trimming {
+		return false
+	}
+	p.trimming, p.low = true, p.idle
+	return true
+}
+
+// trim drops buffers worth the bytes that stayed idle since the last
+// trim (none of them was needed) and reports whether any remain; when
+// none do, the trimmer stops and the next put starts another.
+func (p *bufPool) trim() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for size, bs := range p.free {
+		for len(bs) > 0 && p.low > 0 {
+			bs[len(bs)-1] = nil
+			bs = bs[:len(bs)-1]
+			p.idle -= size
+			p.low -= size
+		}
+		p.free[size] = bs
+	}
+	p.low = p.idle
+	p.trimming = p.idle > 0
+	return p.trimming
 }
