@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -169,4 +172,64 @@ func FuzzDecodeSmallRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Version 3 headers carry the omap flag; version 2 headers, written
+// before it, decode as objects that may have omap entries.
+func TestHeaderOmapFlag(t *testing.T) {
+	for _, omap := range []bool{false, true} {
+		n := &onode{Nid: 7, Size: 4096, Pages: []span{{0, 4096}}, Omap: omap}
+		got, err := decodeHeader(n.encodeHeader())
+		if err != nil || got.Omap != omap || !sameHeader(got, n) {
+			t.Fatalf("omap %v: round trip %+v, %v", omap, got, err)
+		}
+	}
+	var e encoding.Encoder
+	m := e.Begin(2, 2)
+	e.Uvarint(7) // nid
+	e.Uvarint(0) // size
+	e.Uvarint(0) // attrs
+	e.Bytes(nil) // omap header
+	e.Uvarint(0) // page spans
+	e.End(m)
+	got, err := decodeHeader(e.Data())
+	if err != nil || got.Nid != 7 || !got.Omap {
+		t.Fatalf("version 2 header: %+v, %v; want nid 7 and omap possible", got, err)
+	}
+}
+
+// Removing objects of every shape leaves no unit or omap key behind,
+// whether their keys went one by one or in a range.
+func TestRemovalLeavesNoKeys(t *testing.T) {
+	s := mkfsOpen(t, testOptions(vfs.NewMem()))
+	defer s.Close()
+	apply(t, s, new(objectstore.Transaction).CreateCollection(pg))
+	obj := func(name string) objid.ID { return objid.Object(1, "", name) }
+	kv := map[string][]byte{"a": []byte("1"), "b": []byte("2")}
+	au := int(s.sb.AllocUnit)
+	big := make([]byte, (maxPointUnitDeletes+4)*au)
+	mid := make([]byte, maxPointUnitDeletes/2*au)
+	apply(t, s, new(objectstore.Transaction).
+		Write(pg, obj("small"), 0, []byte("hello")).
+		Write(pg, obj("big"), 0, big).
+		Write(pg, obj("mid"), 0, mid).
+		Write(pg, obj("omap"), 0, []byte("x")).OmapSetKeys(pg, obj("omap"), kv).
+		OmapSetKeys(pg, obj("cleared"), kv).OmapClear(pg, obj("cleared")).OmapSetKeys(pg, obj("cleared"), kv))
+	apply(t, s, new(objectstore.Transaction).Clone(pg, obj("omap"), obj("clone")))
+	// Shrunk and removed in one transaction: the unit keys to delete are
+	// those stored before it, not those the object has at its removal.
+	apply(t, s, new(objectstore.Transaction).Truncate(pg, obj("mid"), 3).Remove(pg, obj("mid")))
+	for _, name := range []string{"small", "big", "omap", "cleared", "clone"} {
+		apply(t, s, new(objectstore.Transaction).Remove(pg, obj(name)))
+	}
+	for _, prefix := range []byte{prefixUnit, prefixOmap} {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for it.First(); it.Valid(); it.Next() {
+			t.Errorf("key %q left after every object was removed", it.Key())
+		}
+		_ = it.Close()
+	}
 }

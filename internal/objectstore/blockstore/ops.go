@@ -88,6 +88,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		for k, v := range op.Attrs {
 			_ = ts.batch.Set(omapKey(rs.rec.Nid, k), v, nil)
 		}
+		rs.rec.Omap = rs.rec.Omap || len(op.Attrs) > 0
 		return nil
 	case objectstore.OpOmapRmKeys:
 		rs, err := ts.existing(c, o)
@@ -114,7 +115,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		}
 		p := omapPrefix(rs.rec.Nid)
 		_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
-		rs.rec.OmapHeader = nil
+		rs.rec.OmapHeader, rs.rec.Omap = nil, false
 		return nil
 	case objectstore.OpOmapSetHeader:
 		rs, err := ts.create(c, o)
@@ -232,6 +233,11 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		moved.Dev = devs[i]
 		n.Units = append(n.Units, moved)
 	}
+	dst.rec = n
+	dst.dirty = true
+	if !sr.Omap {
+		return nil
+	}
 	// Omap entries.
 	p := omapPrefix(sr.Nid)
 	it, err := ts.batch.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
@@ -249,8 +255,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 	for _, e := range kvs {
 		_ = ts.batch.Set(omapKey(n.Nid, string(e.k)), e.v, nil)
 	}
-	dst.rec = n
-	dst.dirty = true
+	n.Omap = len(kvs) > 0
 	return nil
 }
 

@@ -455,16 +455,35 @@ func (ts *txnState) newNid() uint64 {
 	return n
 }
 
-// free schedules the units of rec for release and forgets its omap.
+// maxPointUnitDeletes is the most unit keys destroy deletes one by one;
+// a node with more loses them to one range deletion. Every read of a
+// Pebble table with range deletions first splits them into fragments,
+// and after 100,000 small objects were removed that work, redone
+// whenever the block cache let the fragments go, was a seventh of an
+// OSD's allocations (BENCHMARKS.md, "Removing small objects").
+const maxPointUnitDeletes = 32
+
+// destroy schedules the units of rec for release and deletes its unit
+// keys and omap.
 func (ts *txnState) destroy(rs *recState) {
 	for _, u := range rs.rec.Units {
 		ts.freeUnit(u.Dev)
 	}
-	p := omapPrefix(rs.rec.Nid)
-	_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
-	lo, hi := unitRange(rs.rec.Nid)
-	_ = ts.batch.DeleteRange(lo, hi, nil)
-	ts.stored[rs.rec.Nid] = nil
+	nid := rs.rec.Nid
+	if rs.rec.Omap {
+		p := omapPrefix(nid)
+		_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
+	}
+	// The unit keys in Pebble (with this batch) are the stored ones.
+	if stored := ts.stored[nid]; len(stored) <= maxPointUnitDeletes {
+		for _, u := range stored {
+			_ = ts.batch.Delete(unitKey(nid, u.LU), nil)
+		}
+	} else {
+		lo, hi := unitRange(nid)
+		_ = ts.batch.DeleteRange(lo, hi, nil)
+	}
+	ts.stored[nid] = nil
 	rs.rec = nil
 	rs.dirty = true
 }

@@ -85,7 +85,10 @@ type onode struct {
 	Size       uint64
 	Attrs      attrList
 	OmapHeader []byte
-	Units      []unit // sorted by LU, no duplicates
+	// Omap is set once omap entries may exist, so that removing an
+	// object without any costs no range deletion.
+	Omap  bool
+	Units []unit // sorted by LU, no duplicates
 	// Pages are the logically allocated ranges (pages.go), sorted,
 	// merged, page aligned. Every page lies in a mapped unit.
 	Pages []span
@@ -102,7 +105,7 @@ func (n *onode) clone() *onode {
 // sameHeader reports whether a and b have the same record header: every
 // field but the units, which have keys of their own.
 func sameHeader(a, b *onode) bool {
-	return a.Nid == b.Nid && a.Size == b.Size && bytes.Equal(a.OmapHeader, b.OmapHeader) &&
+	return a.Nid == b.Nid && a.Size == b.Size && bytes.Equal(a.OmapHeader, b.OmapHeader) && a.Omap == b.Omap &&
 		slices.Equal(a.Pages, b.Pages) && a.Attrs.equal(b.Attrs)
 }
 
@@ -177,13 +180,14 @@ func roundUp8(n int) int { return (n + 7) &^ 7 }
 
 // encodeHeader encodes everything but the units:
 //
-//	version 2: nid uvarint, size uvarint,
+//	version 3 (compat 2): nid uvarint, size uvarint,
 //	  attrs count, then (name string, value bytes) in name order,
 //	  omap header bytes,
-//	  allocated page spans count, then (offset, length uvarints)
+//	  allocated page spans count, then (offset, length uvarints),
+//	  flags uvarint (headerFlagOmap; absent in version 2)
 func (n *onode) encodeHeader() []byte {
 	var e encoding.Encoder
-	m := e.Begin(recordVersion, recordVersion)
+	m := e.Begin(headerVersion, recordVersion)
 	e.Uvarint(n.Nid)
 	e.Uvarint(n.Size)
 	e.Uvarint(uint64(len(n.Attrs)))
@@ -197,18 +201,33 @@ func (n *onode) encodeHeader() []byte {
 		e.Uvarint(x.Off)
 		e.Uvarint(x.End - x.Off)
 	}
+	var flags uint64
+	if n.Omap {
+		flags |= headerFlagOmap
+	}
+	e.Uvarint(flags)
 	e.End(m)
 	return e.Data()
 }
 
-// recordVersion is the version of record headers and unit values.
-const recordVersion = 2
+// recordVersion is the version of unit values, and the oldest version
+// of record headers that decoders must understand (compat).
+// headerVersion is the version of record headers: version 3 appends a
+// flags field, which version 2 decoders skip.
+const (
+	recordVersion = 2
+	headerVersion = 3
+)
+
+// headerFlagOmap marks a record whose object may have omap entries.
+// Headers of version 2 lack flags and are taken to have them.
+const headerFlagOmap = 1
 
 // decodeHeader decodes a record header (without units).
 func decodeHeader(b []byte) (*onode, error) {
 	n := &onode{}
 	d := encoding.NewDecoder(b)
-	d.Begin(recordVersion)
+	version := d.Begin(headerVersion)
 	n.Nid = d.Uvarint()
 	n.Size = d.Uvarint()
 	if cnt := d.Count(2); cnt > 0 {
@@ -243,6 +262,10 @@ func decodeHeader(b []byte) (*onode, error) {
 			n.Pages = append(n.Pages, span{off, off + length})
 			prevEnd = off + length
 		}
+	}
+	n.Omap = true
+	if version >= 3 {
+		n.Omap = d.Uvarint()&headerFlagOmap != 0
 	}
 	d.End()
 	if err := d.Finish(); err != nil {
