@@ -32,7 +32,7 @@ const maxIdlePooled = 32 << 20
 // since the last time. Idle buffers count in the heap the collector paces
 // itself by: 32 MiB of them, kept after a burst of large writes, left an
 // OSD serving small reads that much less room before each collection
-// (runs 1-12 of BENCHMARKS.md).
+// (BENCHMARKS.md, "A cluster that has run a while").
 const poolTrimInterval = 5 * time.Second
 
 type bufPool struct {

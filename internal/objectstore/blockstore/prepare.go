@@ -459,8 +459,9 @@ func (ts *txnState) newNid() uint64 {
 // a node with more loses them to one range deletion. Every read of a
 // Pebble table with range deletions first splits them into fragments,
 // and after 100,000 small objects were removed that work, redone
-// whenever the block cache let the fragments go, was a seventh of an
-// OSD's allocations (BENCHMARKS.md, "Removing small objects").
+// whenever the block cache let the fragments go, was an eighth of an
+// OSD's allocations (BENCHMARKS.md, "A cluster that has run a while:
+// the collector, PG logs and range deletions").
 const maxPointUnitDeletes = 32
 
 // destroy schedules the units of rec for release and deletes its unit
