@@ -53,7 +53,7 @@ func TestAttrListModel(t *testing.T) {
 func TestDecodeHeaderAttrOrder(t *testing.T) {
 	for _, bad := range []attrList{{{"b", nil}, {"a", nil}}, {{"a", nil}, {"a", []byte("x")}}} {
 		n := &onode{Nid: 1, Attrs: bad}
-		if _, err := decodeHeader(n.encodeHeader()); !errors.Is(err, objectstore.ErrCorrupt) {
+		if _, err := decodeRecord(n.encodeRecord(), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
 			t.Errorf("attributes %v: %v, want ErrCorrupt", bad, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package blockstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,24 +14,26 @@ import (
 )
 
 // TestRecordCacheAccounting fills the record cache with records shaped
-// like the 1,000,000-object benchmark's (one unit, one attribute) and
-// like a 4 MiB object's (64 units of 16 checksums), and checks that
-// what the cache counts against its budget is close to the Go heap the
-// entries really hold: an undercount lets the cache grow past
-// CacheBytes.
+// like the 1,000,000-object benchmark's (one unit, one attribute), kept
+// encoded as the store keeps them or decoded, and like a 4 MiB object's
+// (64 units of 16 checksums), and checks that what the cache counts
+// against its budget is close to the Go heap the entries really hold:
+// an undercount lets the cache grow past CacheBytes.
 func TestRecordCacheAccounting(t *testing.T) {
 	shapes := []struct {
 		name        string
 		units, sums int
 		attr        int
+		inline      bool
 	}{
-		{"small", 1, 1, 64},
-		{"4MiB", 64, 16, 0},
+		{"small", 1, 1, 64, true},
+		{"small-decoded", 1, 1, 64, false},
+		{"4MiB", 64, 16, 0, false},
 	}
 	for _, sh := range shapes {
 		t.Run(sh.name, func(t *testing.T) {
 			const n = 20000
-			c := newRecordCache(1 << 40)
+			c := newRecordCache(1<<40, nil)
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
@@ -41,6 +44,11 @@ func TestRecordCacheAccounting(t *testing.T) {
 				}
 				for u := range sh.units {
 					rec.Units = append(rec.Units, makeUnit(uint64(u), uint64(u)<<16, make([]uint32, sh.sums)))
+				}
+				if sh.inline {
+					rec.inline = true
+					rec.enc = rec.encodeRecord()
+					rec = &onode{inline: true, enc: rec.enc} // only enc stays
 				}
 				c.put(fmt.Sprintf("O\x00\x00\x00\x01obj%07d\x00", i), rec)
 			}
@@ -110,5 +118,61 @@ func TestCacheStats(t *testing.T) {
 	}
 	if after.Records != before.Records+1 || after.Bytes <= before.Bytes {
 		t.Errorf("cache holds %d records in %d bytes after remembering one more than %d in %d", after.Records, after.Bytes, before.Records, before.Bytes)
+	}
+}
+
+// The cache evicts by CLOCK: records looked up since the hand last
+// passed them outlive those that were not, and what it holds stays in
+// its budget.
+func TestRecordCacheKeepsRecordsInUse(t *testing.T) {
+	key := func(i int) string { return fmt.Sprintf("k%02d", i) }
+	entry := int64(len(key(0)) + cacheEntryOverhead) // a remembered absence
+	c := newRecordCache(10*entry, nil)
+	for i := range 10 {
+		c.put(key(i), nil)
+	}
+	for i := range 5 {
+		if _, ok := c.get(key(i)); !ok {
+			t.Fatalf("%s not cached", key(i))
+		}
+	}
+	c.put(key(10), nil)
+	for i := range 11 {
+		_, ok := c.get(key(i))
+		if want := i != 5; ok != want {
+			t.Errorf("%s cached %v, want %v: the first record not in use goes", key(i), ok, want)
+		}
+	}
+	for i := 11; i < 100; i++ {
+		c.put(key(i), nil)
+		if used := c.usedBytes(); used > c.budget {
+			t.Fatalf("cache holds %d bytes of a %d budget", used, c.budget)
+		}
+	}
+	if st := len(c.slots) - len(c.free); st != 10 {
+		t.Errorf("cache holds %d records, want 10", st)
+	}
+}
+
+// An inline record is kept as its value and decoded afresh for every
+// lookup; a larger record is kept decoded and shared.
+func TestRecordCacheDecodesInlineRecords(t *testing.T) {
+	c := newRecordCache(1<<20, func(b []byte) (*onode, error) { return decodeRecord(b, testSB) })
+	small := &onode{Nid: 5, Size: 10, Pages: []span{{0, 4096}}, Attrs: attrList{{"@", []byte("info")}}, inline: true,
+		Units: []unit{makeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
+	small.enc = small.encodeRecord()
+	c.put("small", small)
+	a, okA := c.get("small")
+	b, okB := c.getBytes([]byte("small"))
+	if !okA || !okB || a == b || a == small || !sameValue(a, small) || !sameValue(b, small) || !bytes.Equal(a.enc, small.enc) {
+		t.Fatalf("inline record: %+v, %+v", a, b)
+	}
+	large := &onode{Nid: 6}
+	for lu := range maxInlineUnits + 1 {
+		large.Units = append(large.Units, makeUnit(uint64(lu), uint64(lu)*testAU, []uint32{1, 2, 3, 4}))
+	}
+	c.put("large", large)
+	if got, ok := c.get("large"); !ok || got != large {
+		t.Fatalf("large record: %p, %v; want the record put, %p", got, ok, large)
 	}
 }

@@ -24,12 +24,13 @@ import (
 //	                             allocation unit, checksum block
 //	'N'                          next node id (uvarint in an envelope)
 //	'C' coll                     collection record (empty v1 body)
-//	'O' coll objkey              object record header (record.go): nid,
-//	                             size, attributes, omap header, allocated
-//	                             page spans
-//	'U' nid lu                   one mapped allocation unit of node nid:
-//	                             its device offset and a crc32c per
-//	                             checksum block
+//	'O' coll objkey              object record (record.go): nid, size,
+//	                             attributes, omap header, allocated page
+//	                             spans and, for a small object, its units
+//	'U' nid lu                   one mapped allocation unit of node nid
+//	                             (if its record is not inline): its
+//	                             device offset and a crc32c per checksum
+//	                             block
 //	'M' nid key                  omap entry; the value is the user's bytes,
 //	                             stored raw (it is data, not a record)
 //	'D' seq devoff               deferred write: device offset and whole
@@ -47,7 +48,9 @@ import (
 // Clone copies them to a new nid. Keeping one key per unit makes a small
 // overwrite cheap: it rewrites that unit's checksums (about 80 bytes with
 // the default geometry), not the whole extent map of a large object, and
-// the header only if the size, attributes or allocated pages changed.
+// the header only if the size, attributes or allocated pages changed. A
+// record of at most maxInlineUnits units keeps them inline instead: a
+// small object is then one key, read with one point lookup.
 //
 // Free space is persisted, not rebuilt: the bitmap regions a transaction
 // changes are written in the same Pebble batch as the records that

@@ -2,6 +2,7 @@ package blockstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math/rand/v2"
 	"reflect"
@@ -59,14 +60,14 @@ func TestRecordRoundTrip(t *testing.T) {
 		OmapHeader: []byte("h"),
 		Pages:      []span{{0, 2 * testAU}, {3 * testAU, 3*testAU + 4096}},
 	}
-	got, err := decodeHeader(n.encodeHeader())
+	got, err := decodeRecord(n.encodeRecord(), testSB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, n) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, n)
 	}
-	if _, err := decodeHeader(n.encodeHeader()[:20]); !errors.Is(err, objectstore.ErrCorrupt) {
+	if _, err := decodeRecord(n.encodeRecord()[:20], testSB); !errors.Is(err, objectstore.ErrCorrupt) {
 		t.Fatalf("truncated record: %v", err)
 	}
 	u := makeUnit(3, 10*testAU, []uint32{9, 10, 11, 12})
@@ -119,16 +120,18 @@ func TestDiffUnits(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add((&onode{Nid: 1, Size: 10, Pages: []span{{0, 4096}}}).encodeHeader())
-	f.Add((&onode{Nid: 2, Attrs: attrList{{"@", []byte{1, 2}}, {"_x", nil}}}).encodeHeader())
+	f.Add((&onode{Nid: 1, Size: 10, Pages: []span{{0, 4096}}}).encodeRecord())
+	f.Add((&onode{Nid: 2, Attrs: attrList{{"@", []byte{1, 2}}, {"_x", nil}}}).encodeRecord())
 	f.Add(encodeUnit(makeUnit(0, testAU, make([]uint32, testAU/testCB))))
+	f.Add((&onode{Nid: 3, Size: testAU + 1, Pages: []span{{0, testAU + 4096}}, inline: true,
+		Units: []unit{makeUnit(0, testAU, make([]uint32, testAU/testCB)), makeUnit(1, 5*testAU, []uint32{1, 2, 3, 4})}}).encodeRecord())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if n, err := decodeHeader(b); err != nil {
+		if n, err := decodeRecord(b, testSB); err != nil {
 			if !errors.Is(err, objectstore.ErrCorrupt) {
 				t.Fatalf("error not ErrCorrupt: %v", err)
 			}
-		} else if again, err := decodeHeader(n.encodeHeader()); err != nil || !sameHeader(again, n) {
+		} else if again, err := decodeRecord(n.encodeRecord(), testSB); err != nil || !sameValue(again, n) {
 			t.Fatalf("header re-decode: %v", err)
 		}
 		if u, err := decodeUnit(1, b, testSB); err != nil {
@@ -179,7 +182,7 @@ func FuzzDecodeSmallRecords(f *testing.F) {
 func TestHeaderOmapFlag(t *testing.T) {
 	for _, omap := range []bool{false, true} {
 		n := &onode{Nid: 7, Size: 4096, Pages: []span{{0, 4096}}, Omap: omap}
-		got, err := decodeHeader(n.encodeHeader())
+		got, err := decodeRecord(n.encodeRecord(), testSB)
 		if err != nil || got.Omap != omap || !sameHeader(got, n) {
 			t.Fatalf("omap %v: round trip %+v, %v", omap, got, err)
 		}
@@ -192,7 +195,7 @@ func TestHeaderOmapFlag(t *testing.T) {
 	e.Bytes(nil) // omap header
 	e.Uvarint(0) // page spans
 	e.End(m)
-	got, err := decodeHeader(e.Data())
+	got, err := decodeRecord(e.Data(), testSB)
 	if err != nil || got.Nid != 7 || !got.Omap {
 		t.Fatalf("version 2 header: %+v, %v; want nid 7 and omap possible", got, err)
 	}
@@ -208,7 +211,7 @@ func TestRemovalLeavesNoKeys(t *testing.T) {
 	kv := map[string][]byte{"a": []byte("1"), "b": []byte("2")}
 	au := int(s.sb.AllocUnit)
 	big := make([]byte, (maxPointUnitDeletes+4)*au)
-	mid := make([]byte, maxPointUnitDeletes/2*au)
+	mid := make([]byte, (maxInlineUnits+8)*au) // keyed, deleted key by key
 	apply(t, s, new(objectstore.Transaction).
 		Write(pg, obj("small"), 0, []byte("hello")).
 		Write(pg, obj("big"), 0, big).
@@ -231,5 +234,122 @@ func TestRemovalLeavesNoKeys(t *testing.T) {
 			t.Errorf("key %q left after every object was removed", it.Key())
 		}
 		_ = it.Close()
+	}
+}
+
+// An inline record round-trips with its units, and refuses units that do
+// not fit the geometry or come out of order; a decoder of version 3
+// refuses it rather than take it for an object without data.
+func TestInlineRecordFormat(t *testing.T) {
+	n := &onode{Nid: 9, Size: 2*testAU + 5, Attrs: attrList{{"@", []byte("info")}}, Pages: []span{{0, 3 * testAU}}, inline: true,
+		Units: []unit{makeUnit(0, 4*testAU, []uint32{1, 2, 3, 4}), makeUnit(1, 9*testAU, []uint32{5, 6, 7, 8}), makeUnit(2, testAU, []uint32{9, 9, 9, 9})}}
+	v := n.encodeRecord()
+	got, err := decodeRecord(v, testSB)
+	if err != nil || !got.inline || !sameValue(got, n) || !reflect.DeepEqual(got.Units, n.Units) {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if d := encoding.NewDecoder(v); d.Begin(3) != 0 || d.Err() == nil {
+		t.Fatalf("a version 3 decoder accepts an inline record")
+	}
+	keyed := *n
+	keyed.inline = false
+	if d := encoding.NewDecoder(keyed.encodeRecord()); d.Begin(3) == 0 || d.Err() != nil {
+		t.Fatalf("a version 3 decoder refuses a record without inline units: %v", d.Err())
+	}
+	for name, units := range map[string][]unit{
+		"out of order":       {makeUnit(1, testAU, []uint32{1, 2, 3, 4}), makeUnit(0, 2*testAU, []uint32{1, 2, 3, 4})},
+		"twice":              {makeUnit(1, testAU, []uint32{1, 2, 3, 4}), makeUnit(1, 2*testAU, []uint32{1, 2, 3, 4})},
+		"not unit aligned":   {makeUnit(0, testAU+1, []uint32{1, 2, 3, 4})},
+		"beyond the device":  {makeUnit(0, testSB.Size, []uint32{1, 2, 3, 4})},
+		"a checksum short":   {makeUnit(0, testAU, []uint32{1, 2, 3})},
+		"beyond max objsize": {makeUnit(1<<60, testAU, []uint32{1, 2, 3, 4})},
+	} {
+		bad := *n
+		bad.Units = units
+		if _, err := decodeRecord(bad.encodeRecord(), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// unitKeysOf counts node nid's unit keys in Pebble.
+func unitKeysOf(t *testing.T, s *Store, nid uint64) int {
+	t.Helper()
+	units, err := loadUnits(s.db, nid, s.sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(units)
+}
+
+// storedRecord reads o's record from Pebble, past the cache.
+func storedRecord(t *testing.T, s *Store, o objid.ID) *onode {
+	t.Helper()
+	rec, err := s.loadRecord(string(objectKey(pg, o)))
+	if err != nil || rec == nil {
+		t.Fatalf("record of %v: %v, %v", o, rec, err)
+	}
+	return rec
+}
+
+// A record keeps its units inline while it has at most maxInlineUnits,
+// moves them to unit keys as it grows past that and back as it shrinks;
+// a record written with unit keys by an older version moves them inline
+// at its next write. Every step reads back and passes fsck.
+func TestInlineUnitsFollowTheSize(t *testing.T) {
+	ctx := context.Background()
+	opts := testOptions(vfs.NewMem())
+	s := mkfsOpen(t, opts)
+	o := objid.Object(1, "", "o")
+	au := int(s.sb.AllocUnit)
+	want := randBytes(rand.New(rand.NewPCG(1, 2)), (maxInlineUnits+3)*au)
+	check := func(step string, size int, inline bool) {
+		t.Helper()
+		rec := storedRecord(t, s, o)
+		keys := unitKeysOf(t, s, rec.Nid)
+		if rec.inline != inline || (inline && keys != 0) || (!inline && keys != len(rec.Units)) {
+			t.Fatalf("%s: inline %v with %d units and %d unit keys, want inline %v", step, rec.inline, len(rec.Units), keys, inline)
+		}
+		got, err := s.Read(ctx, pg, o, 0, 0)
+		if err != nil || !bytes.Equal(got, want[:size]) {
+			t.Fatalf("%s: read %d bytes, %v; want %d", step, len(got), err, size)
+		}
+	}
+	apply(t, s, new(objectstore.Transaction).CreateCollection(pg).Write(pg, o, 0, want[:au+10]))
+	check("small", au+10, true)
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, want[:maxInlineUnits*au]))
+	check("at the limit", maxInlineUnits*au, true)
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, want))
+	check("grown", len(want), false)
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, 100, want[100:200]))
+	check("overwritten while keyed", len(want), false)
+	apply(t, s, new(objectstore.Transaction).Truncate(pg, o, uint64(2*au)))
+	check("shrunk", 2*au, true)
+
+	// A record as an older version wrote it: the same units under keys.
+	rec := storedRecord(t, s, o)
+	rec.inline = false
+	b := s.db.NewBatch()
+	_ = b.Set(objectKey(pg, o), rec.encodeRecord(), nil)
+	for _, u := range rec.Units {
+		_ = b.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil)
+	}
+	if err := s.db.Apply(b, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, opts)
+	check("written by an older version", 2*au, false)
+	copy(want[10:], "patched")
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, 10, []byte("patched")))
+	check("rewritten", 2*au, true)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Fsck(ctx, opts, FsckOptions{Deep: true})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("fsck: %+v, %v", rep, err)
 	}
 }

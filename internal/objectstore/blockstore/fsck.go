@@ -232,11 +232,12 @@ func Fsck(ctx context.Context, opts Options, fo FsckOptions) (FsckReport, error)
 			Path: opts.Path, Size: sb.Size, AllocUnit: sb.AllocUnit, ChecksumBlock: sb.ChecksumBlock,
 			Deep: fo.Deep, Repair: fo.Repair, Counts: make(map[ProblemKind]int), Problems: []FsckProblem{},
 		},
-		colls:     make(map[objectstore.CollectionID]bool),
-		nids:      make(map[uint64]string),
-		stored:    make(map[int64]uint64),
-		overlay:   make(map[uint64][]byte),
-		conflicts: make(map[uint64][]string),
+		colls:      make(map[objectstore.CollectionID]bool),
+		nids:       make(map[uint64]string),
+		inlineNids: make(map[uint64]bool),
+		stored:     make(map[int64]uint64),
+		overlay:    make(map[uint64][]byte),
+		conflicts:  make(map[uint64][]string),
 	}
 	if fo.Deep {
 		if f.file, err = opts.FS.Open(opts.devicePath()); err != nil {
@@ -268,7 +269,10 @@ type fsck struct {
 	colls   map[objectstore.CollectionID]bool
 	nextNid uint64 // 0: unknown
 	nids    map[uint64]string
-	stored  map[int64]uint64 // stored bytes per statsPool, from the records
+	// inlineNids are the node ids of records that keep their units
+	// inline.
+	inlineNids map[uint64]bool
+	stored     map[int64]uint64 // stored bytes per statsPool, from the records
 
 	bitmap        []uint64          // persisted bitmap, as decoded
 	regions       map[uint64][]byte // raw value of each bitmap region key present
@@ -562,8 +566,8 @@ func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *onode) e
 			}
 			continue
 		}
-		rec, err := decodeHeader(it.Value())
-		if err == nil {
+		rec, err := decodeRecord(bytes.Clone(it.Value()), f.sb)
+		if err == nil && !rec.inline {
 			rec.Units, err = loadUnits(f.db, rec.Nid, f.sb)
 		}
 		if err != nil {
@@ -595,6 +599,9 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *onode) e
 		prob(ProblemDuplicateNid, 0, 0, 0, "node id %d also belongs to %s", rec.Nid, prev)
 	} else {
 		f.nids[rec.Nid] = name
+		if rec.inline {
+			f.inlineNids[rec.Nid] = true
+		}
 	}
 	if f.nextNid != 0 && rec.Nid >= f.nextNid {
 		prob(ProblemNidNotIssued, 0, 0, 0, "node id %d is not below the counter %d: it would be issued again", rec.Nid, f.nextNid)
@@ -663,17 +670,20 @@ func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *onode, u 
 }
 
 func (f *fsck) checkOmap() error {
-	return f.checkNodeKeys(prefixOmap, "omap entries", ProblemOrphanOmap, &f.rep.OmapEntries, &f.orphanNids)
+	return f.checkNodeKeys(prefixOmap, "omap entries", ProblemOrphanOmap, &f.rep.OmapEntries, &f.orphanNids, nil)
 }
 
+// checkUnitKeys reports unit keys of node ids no object has, and of
+// objects that keep their units inline (nothing reads those keys).
 func (f *fsck) checkUnitKeys() error {
 	var n uint64
-	return f.checkNodeKeys(prefixUnit, "unit keys", ProblemOrphanUnits, &n, &f.orphanUnits)
+	return f.checkNodeKeys(prefixUnit, "unit keys", ProblemOrphanUnits, &n, &f.orphanUnits, f.inlineNids)
 }
 
 // checkNodeKeys counts the keys under prefix, which all start with a
-// node id, and reports those of node ids no object has.
-func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *uint64, orphans *[]uint64) error {
+// node id, and reports those of node ids no object has, or that unused
+// holds.
+func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *uint64, orphans *[]uint64, unused map[uint64]bool) error {
 	it, err := f.iter(prefix)
 	if err != nil {
 		return err
@@ -687,7 +697,7 @@ func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *
 			continue
 		}
 		nid := beUint64(k[1:9])
-		if _, ok := f.nids[nid]; ok {
+		if _, ok := f.nids[nid]; ok && !unused[nid] {
 			*count++
 			valid = it.Next()
 			continue
@@ -701,7 +711,11 @@ func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *
 		}
 		*count += n
 		*orphans = append(*orphans, nid)
-		f.add(FsckProblem{Kind: kind, Key: fmt.Sprintf("%x", p), Detail: fmt.Sprintf("%d %s of node id %d, which no object has", n, what, nid)})
+		why := "which no object has"
+		if unused[nid] {
+			why = "whose object keeps its units inline"
+		}
+		f.add(FsckProblem{Kind: kind, Key: fmt.Sprintf("%x", p), Detail: fmt.Sprintf("%d %s of node id %d, %s", n, what, nid, why)})
 	}
 	return it.Error()
 }

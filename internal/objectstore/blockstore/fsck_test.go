@@ -16,7 +16,8 @@ import (
 
 // fsckFixture is a closed store with a varied population: copy-on-write
 // and deferred writes, holes, a clone, omap entries, attributes, removed
-// objects and objects in three collections.
+// objects, objects in three collections, and records with their units
+// inline (all but one) and under unit keys (fsckBig).
 type fsckFixture struct {
 	fs   vfs.FS
 	opts Options
@@ -26,6 +27,7 @@ type fsckFixture struct {
 var (
 	fsckA    = objid.Object(1, "", "a")
 	fsckB    = objid.Object(1, "", "b")
+	fsckBig  = objid.Object(1, "", "big")
 	fsckMeta = objid.Object(-1, "", "osdmap.1")
 )
 
@@ -37,11 +39,12 @@ func newFsckFixture(t *testing.T) *fsckFixture {
 	r := rand.New(rand.NewPCG(3, 4))
 	a := randBytes(r, 3*testAU+100)
 	b := randBytes(r, 5000)
+	big := randBytes(r, (maxInlineUnits+1)*testAU+1)
 	meta := randBytes(r, 2*testAU)
 	pg2 := objectstore.PGCollection(2, 7)
 	apply(t, s, new(objectstore.Transaction).
 		CreateCollection(pg).CreateCollection(pg2).CreateCollection(objectstore.MetaCollection).
-		Write(pg, fsckA, 0, a).Write(pg, fsckB, 0, b).
+		Write(pg, fsckA, 0, a).Write(pg, fsckB, 0, b).Write(pg, fsckBig, 0, big).
 		SetAttrs(pg, fsckA, map[string][]byte{"_": []byte("oi")}).
 		OmapSetKeys(pg, fsckA, map[string][]byte{"k1": []byte("v1"), "k2": []byte("v2")}).
 		Write(objectstore.MetaCollection, fsckMeta, 0, meta))
@@ -60,7 +63,7 @@ func newFsckFixture(t *testing.T) *fsckFixture {
 		t.Fatal(err)
 	}
 	return &fsckFixture{fs: fs, opts: opts, data: map[string][]byte{
-		pg.String() + " a": a, pg.String() + " a.clone": a, pg.String() + " b": b,
+		pg.String() + " a": a, pg.String() + " a.clone": a, pg.String() + " b": b, pg.String() + " big": big,
 		pg2.String() + " hole": holeData, "meta osdmap.1": meta,
 	}}
 }
@@ -122,14 +125,27 @@ func (fx *fsckFixture) record(t *testing.T, db *pebble.DB, c objectstore.Collect
 		t.Fatal(err)
 	}
 	defer closer.Close()
-	rec, err := decodeHeader(v)
+	sb := superblock{Size: fx.opts.Size, AllocUnit: testAU, ChecksumBlock: testCB}
+	rec, err := decodeRecord(bytes.Clone(v), sb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Units, err = loadUnits(db, rec.Nid, superblock{Size: fx.opts.Size, AllocUnit: testAU, ChecksumBlock: testCB}); err != nil {
+	if rec.inline {
+		return rec
+	}
+	if rec.Units, err = loadUnits(db, rec.Nid, sb); err != nil {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// putRecord writes rec under c/o as the store would: its value, and its
+// unit keys unless it is inline.
+func (fx *fsckFixture) putRecord(b *pebble.Batch, c objectstore.CollectionID, o objid.ID, rec *onode) {
+	_ = b.Set(objectKey(c, o), rec.encodeRecord(), nil)
+	for _, u := range rec.keyedUnits() {
+		_ = b.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil)
+	}
 }
 
 func wantKinds(t *testing.T, rep FsckReport, want map[ProblemKind]int) {
@@ -155,18 +171,18 @@ func TestFsckClean(t *testing.T) {
 		if !rep.Clean() || rep.Found != 0 || len(rep.Problems) != 0 {
 			t.Fatalf("deep=%v: problems in a clean store: %v", deep, rep.Problems)
 		}
-		if rep.Objects != 5 || rep.Collections != 3 || rep.OmapEntries != 4 || rep.Extents == 0 {
+		if rep.Objects != 6 || rep.Collections != 3 || rep.OmapEntries != 4 || rep.Extents == 0 {
 			t.Errorf("counts %+v", rep)
 		}
 		if rep.BytesUsed != rep.BytesOwned || rep.BytesUsed+rep.BytesFree != rep.Size || rep.BytesUsed == 0 {
 			t.Errorf("space: used %d owned %d free %d size %d", rep.BytesUsed, rep.BytesOwned, rep.BytesFree, rep.Size)
 		}
 		// Deep fsck verifies the blocks that hold data: 13 each for a
-		// and its clone (3 units and 100 bytes), 2 for b, 1 for the
-		// hole's byte, 8 for meta; the other blocks of their units were
-		// never written.
-		if deep && rep.BlocksVerified != 37 {
-			t.Errorf("verified %d blocks, want 37 (of %d owned)", rep.BlocksVerified, rep.BytesOwned/testCB)
+		// and its clone (3 units and 100 bytes), 2 for b, 69 for big (17
+		// units and a byte), 1 for the hole's byte, 8 for meta; the
+		// other blocks of their units were never written.
+		if deep && rep.BlocksVerified != 106 {
+			t.Errorf("verified %d blocks, want 106 (of %d owned)", rep.BlocksVerified, rep.BytesOwned/testCB)
 		}
 		if !deep && rep.BlocksVerified != 0 {
 			t.Errorf("shallow fsck verified %d blocks", rep.BlocksVerified)
@@ -354,13 +370,10 @@ func TestFsckOverlapAndNids(t *testing.T) {
 		// b's first unit now points at a's first unit, and b's own unit
 		// becomes leaked.
 		dev, aUnits = ra.Units[0].Dev, len(ra.Units)
-		u := rb.Units[0]
-		u.Dev = dev
-		_ = b.Set(unitKey(rb.Nid, u.LU), encodeUnit(u), nil)
-		// A new record takes a's node id, and so a's units.
-		d := *ra
-		d.Units = nil
-		_ = b.Set(objectKey(pg, dup), d.encodeHeader(), nil)
+		rb.Units[0].Dev = dev
+		fx.putRecord(b, pg, fsckB, rb)
+		// A new record takes a's node id and units.
+		fx.putRecord(b, pg, dup, ra)
 	})
 	rep := fx.fsck(t, FsckOptions{Deep: true})
 	// Every unit of a is mapped twice (by a and dup); b's checksums do
@@ -389,13 +402,13 @@ func TestFsckOverlapAndNids(t *testing.T) {
 func TestFsckUndecodableRecordBlocksFreeing(t *testing.T) {
 	fx := newFsckFixture(t)
 	fx.edit(t, func(_ *pebble.DB, b *pebble.Batch) {
-		_ = b.Set(objectKey(pg, fsckB), []byte("garbage"), nil)
+		_ = b.Set(objectKey(pg, fsckBig), []byte("garbage"), nil)
 		_ = b.Set(omapKey(999, "k"), nil, nil)
 		_ = b.Set([]byte("Zunknown"), nil, nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
-	// b's unit looks leaked and its unit key orphaned, but its record
-	// may still name them.
+	// big's units look leaked and its unit keys orphaned, but its
+	// record may still name them.
 	wantKinds(t, rep, map[ProblemKind]int{ProblemUndecodable: 1, ProblemLeaked: 1, ProblemOrphanOmap: 1, ProblemOrphanUnits: 1, ProblemUnknownKey: 1})
 	rep = fx.fsck(t, FsckOptions{Repair: true})
 	if rep.Repaired != 0 || rep.RepairSkipped == "" {
@@ -466,4 +479,30 @@ func TestLayout(t *testing.T) {
 	if _, err := s.Layout(context.Background(), pg, objid.Object(1, "", "nope")); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("layout of a missing object: %v", err)
 	}
+}
+
+// Unit keys under the node id of a record that keeps its units inline
+// are never read: fsck reports them as orphans and repair deletes them
+// without touching the object.
+func TestFsckUnitKeysOfAnInlineRecord(t *testing.T) {
+	fx := newFsckFixture(t)
+	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
+		ra := fx.record(t, db, pg, fsckA)
+		if !ra.inline {
+			t.Fatalf("a keeps its %d units under keys", len(ra.Units))
+		}
+		_ = b.Set(unitKey(ra.Nid, 0), encodeUnit(ra.Units[0]), nil)
+	})
+	rep := fx.fsck(t, FsckOptions{})
+	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanUnits: 1})
+	if !strings.Contains(rep.Problems[0].Detail, "inline") {
+		t.Errorf("problem does not say the object keeps its units inline: %v", rep.Problems[0])
+	}
+	if rep := fx.fsck(t, FsckOptions{Repair: true}); !rep.Clean() {
+		t.Fatalf("repair: %+v", rep)
+	}
+	if rep := fx.fsck(t, FsckOptions{Deep: true}); rep.Found != 0 {
+		t.Fatalf("after repair: %v", rep.Problems)
+	}
+	fx.checkData(t)
 }

@@ -1,6 +1,7 @@
 package blockstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -181,21 +182,34 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 	return ts.finish(), nil
 }
 
-// writeRecord puts rs's changes into the batch: the header if it
-// changed, and the unit keys that changed.
+// writeRecord puts rs's changes into the batch: the record's value if
+// it changed, and the unit keys that changed. It decides where the
+// record keeps its units; a record that moves them (growing past
+// maxInlineUnits, or written first by an older version) deletes or
+// writes all its unit keys.
 func (ts *txnState) writeRecord(key string, rs *recState) {
 	rec := rs.rec
 	if rec == nil {
 		_ = ts.batch.Delete([]byte(key), nil)
 		return
 	}
-	if rs.was == nil || !sameHeader(rs.was, rec) {
-		_ = ts.batch.Set([]byte(key), rec.encodeHeader(), nil)
+	rec.inline = len(rec.Units) <= maxInlineUnits
+	if rs.was == nil || !sameValue(rs.was, rec) {
+		v := rec.encodeRecord()
+		_ = ts.batch.Set([]byte(key), v, nil)
+		if rec.inline {
+			rec.enc = v
+		}
+	} else if rec.inline {
+		if rec.enc = rs.was.enc; rec.enc == nil {
+			rec.enc = rec.encodeRecord()
+		}
 	}
-	diffUnits(ts.stored[rec.Nid], rec.Units,
+	keyed := rec.keyedUnits()
+	diffUnits(ts.stored[rec.Nid], keyed,
 		func(u unit) { _ = ts.batch.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil) },
 		func(lu uint64) { _ = ts.batch.Delete(unitKey(rec.Nid, lu), nil) })
-	ts.stored[rec.Nid] = rec.Units
+	ts.stored[rec.Nid] = keyed
 }
 
 // abort undoes a failed preparation: only the allocations need undoing.
@@ -373,7 +387,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 	if rec != nil {
 		rs.orig = rec.allocatedBytes()
 		if _, ok := ts.stored[rec.Nid]; !ok {
-			ts.stored[rec.Nid] = rec.Units
+			ts.stored[rec.Nid] = rec.keyedUnits()
 		}
 	}
 	ts.records[key] = rs
@@ -392,8 +406,8 @@ func (s *Store) prepRecord(key string) (*onode, error) {
 	return s.loadRecord(key)
 }
 
-// loadRecord reads a record, its header and its units, from Pebble (nil,
-// nil if absent).
+// loadRecord reads a record from Pebble, its value and, unless they are
+// inline, its units (nil, nil if absent).
 func (s *Store) loadRecord(key string) (*onode, error) {
 	s.statRecordLoads.Add(1)
 	v, closer, err := s.db.Get([]byte(key))
@@ -403,10 +417,15 @@ func (s *Store) loadRecord(key string) (*onode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read record: %w", err)
 	}
-	rec, err := decodeHeader(v)
+	enc := bytes.Clone(v) // the record aliases it; v lives until Close
 	_ = closer.Close()
+	rec, err := decodeRecord(enc, s.sb)
 	if err != nil {
 		return nil, err
+	}
+	if rec.inline {
+		rec.enc = enc
+		return rec, nil
 	}
 	if rec.Units, err = loadUnits(s.db, rec.Nid, s.sb); err != nil {
 		return nil, fmt.Errorf("node %d: %w", rec.Nid, err)

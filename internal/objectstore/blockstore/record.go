@@ -92,10 +92,35 @@ type onode struct {
 	// Pages are the logically allocated ranges (pages.go), sorted,
 	// merged, page aligned. Every page lies in a mapped unit.
 	Pages []span
+	// inline is set when the units are in the record's own value, not
+	// under unit keys: a published record says where its units are
+	// stored; writeRecord decides it for the record it writes.
+	inline bool
+	// enc is a published inline record's value as stored, shared and
+	// read only, which the record cache keeps in place of the decoded
+	// record; nil if not known.
+	enc []byte
+}
+
+// maxInlineUnits is the most units a record keeps in its own value. A
+// small object then costs one Pebble key instead of two, and reading its
+// record one point lookup instead of a lookup and an iterator (a third
+// of the cost of a record-cache miss); a larger one keeps a key per unit
+// so that a small overwrite rewrites one unit's value, not the whole
+// extent map.
+const maxInlineUnits = 16
+
+// keyedUnits returns the units n has under unit keys: none if inline.
+func (n *onode) keyedUnits() []unit {
+	if n.inline {
+		return nil
+	}
+	return n.Units
 }
 
 func (n *onode) clone() *onode {
 	c := *n
+	c.enc = nil
 	c.Attrs = slices.Clone(n.Attrs)
 	c.Units = slices.Clone(n.Units)
 	c.Pages = slices.Clone(n.Pages)
@@ -103,10 +128,20 @@ func (n *onode) clone() *onode {
 }
 
 // sameHeader reports whether a and b have the same record header: every
-// field but the units, which have keys of their own.
+// field but the units.
 func sameHeader(a, b *onode) bool {
 	return a.Nid == b.Nid && a.Size == b.Size && bytes.Equal(a.OmapHeader, b.OmapHeader) && a.Omap == b.Omap &&
 		slices.Equal(a.Pages, b.Pages) && a.Attrs.equal(b.Attrs)
+}
+
+// sameValue reports whether records a and b encode to the same value
+// under the object's key: the same header and, if b is inline, the same
+// units kept the same way.
+func sameValue(a, b *onode) bool {
+	if a.inline != b.inline || !sameHeader(a, b) {
+		return false
+	}
+	return !b.inline || slices.EqualFunc(a.Units, b.Units, sameUnit)
 }
 
 // sameUnit reports whether a and b are the same mapping with the same
@@ -178,16 +213,28 @@ func roundUp8(n int) int { return (n + 7) &^ 7 }
 // overwrite inside a unit rewrites one small unit value instead of the
 // whole extent map.
 
-// encodeHeader encodes everything but the units:
+// encodeRecord encodes the value under the object's key: everything but
+// the units unless n is inline.
 //
-//	version 3 (compat 2): nid uvarint, size uvarint,
+//	version 4 (compat 2, or 4 if inline): nid uvarint, size uvarint,
 //	  attrs count, then (name string, value bytes) in name order,
 //	  omap header bytes,
 //	  allocated page spans count, then (offset, length uvarints),
-//	  flags uvarint (headerFlagOmap; absent in version 2)
-func (n *onode) encodeHeader() []byte {
+//	  flags uvarint (headerFlagOmap, headerFlagInline; absent in
+//	  version 2),
+//	  if inline: units count, then per unit (LU uvarint, device offset
+//	  uvarint, count of crc32c u32s, the crcs), LU ascending
+//
+// A record without inline units reads the same to a version 3 decoder
+// (it skips nothing); one with them must not be read by a decoder that
+// would take it for an object without data, hence compat 4.
+func (n *onode) encodeRecord() []byte {
 	var e encoding.Encoder
-	m := e.Begin(headerVersion, recordVersion)
+	compat := uint8(recordVersion)
+	if n.inline {
+		compat = inlineVersion
+	}
+	m := e.Begin(headerVersion, compat)
 	e.Uvarint(n.Nid)
 	e.Uvarint(n.Size)
 	e.Uvarint(uint64(len(n.Attrs)))
@@ -205,26 +252,48 @@ func (n *onode) encodeHeader() []byte {
 	if n.Omap {
 		flags |= headerFlagOmap
 	}
+	if n.inline {
+		flags |= headerFlagInline
+	}
 	e.Uvarint(flags)
+	if n.inline {
+		e.Uvarint(uint64(len(n.Units)))
+		for _, u := range n.Units {
+			e.Uvarint(u.LU)
+			appendUnitBody(&e, u)
+		}
+	}
 	e.End(m)
 	return e.Data()
 }
 
 // recordVersion is the version of unit values, and the oldest version
 // of record headers that decoders must understand (compat).
-// headerVersion is the version of record headers: version 3 appends a
-// flags field, which version 2 decoders skip.
+// headerVersion is the version of record values: version 3 appended a
+// flags field, which version 2 decoders skip; version 4 (inlineVersion)
+// may append the units.
 const (
 	recordVersion = 2
-	headerVersion = 3
+	headerVersion = 4
+	inlineVersion = 4
 )
 
-// headerFlagOmap marks a record whose object may have omap entries.
-// Headers of version 2 lack flags and are taken to have them.
-const headerFlagOmap = 1
+// Record flags. headerFlagOmap marks a record whose object may have omap
+// entries; headers of version 2 lack flags and are taken to have them.
+// headerFlagInline marks a record whose units follow the flags.
+const (
+	headerFlagOmap   = 1
+	headerFlagInline = 2
+)
 
-// decodeHeader decodes a record header (without units).
-func decodeHeader(b []byte) (*onode, error) {
+// minInlineUnitBytes is the smallest encoding of an inline unit: LU,
+// device offset, a count and one checksum.
+const minInlineUnitBytes = 7
+
+// decodeRecord decodes the value under an object's key, checking inline
+// units against the geometry. The record's attribute values alias b:
+// the caller must own b and never change it.
+func decodeRecord(b []byte, sb superblock) (*onode, error) {
 	n := &onode{}
 	d := encoding.NewDecoder(b)
 	version := d.Begin(headerVersion)
@@ -234,7 +303,7 @@ func decodeHeader(b []byte) (*onode, error) {
 		n.Attrs = make(attrList, 0, cnt)
 		for range cnt {
 			k := d.String(maxAttrName)
-			v := d.Bytes(maxAttrValue)
+			v := d.BytesRef(maxAttrValue)
 			if d.Err() != nil {
 				break
 			}
@@ -245,27 +314,16 @@ func decodeHeader(b []byte) (*onode, error) {
 			n.Attrs = append(n.Attrs, attr{k, v})
 		}
 	}
-	n.OmapHeader = d.Bytes(maxHeader)
-	nPages := d.Count(2)
-	var prevEnd uint64
-	for i := 0; i < nPages && d.Err() == nil; i++ {
-		off, length := d.Uvarint(), d.Uvarint()
-		switch {
-		case length == 0 || off%pageSize != 0 || length%pageSize != 0:
-			d.Fail(fmt.Errorf("%w: page span %d+%d not page aligned", encoding.ErrCorrupt, off, length))
-		case off > objectstore.MaxObjectSize || length > objectstore.MaxObjectSize+pageSize-off:
-			d.Fail(fmt.Errorf("%w: page span %d+%d beyond the maximum object size", encoding.ErrCorrupt, off, length))
-		case i > 0 && off <= prevEnd:
-			d.Fail(fmt.Errorf("%w: page spans overlap or out of order at %d", encoding.ErrCorrupt, off))
-		}
-		if d.Err() == nil {
-			n.Pages = append(n.Pages, span{off, off + length})
-			prevEnd = off + length
-		}
-	}
+	n.OmapHeader = d.BytesRef(maxHeader)
+	n.Pages = decodePages(d)
 	n.Omap = true
 	if version >= 3 {
-		n.Omap = d.Uvarint()&headerFlagOmap != 0
+		flags := d.Uvarint()
+		n.Omap = flags&headerFlagOmap != 0
+		if flags&headerFlagInline != 0 {
+			n.inline = true
+			n.Units = decodeInlineUnits(d, sb)
+		}
 	}
 	d.End()
 	if err := d.Finish(); err != nil {
@@ -280,50 +338,111 @@ func decodeHeader(b []byte) (*onode, error) {
 	return n, nil
 }
 
+// decodePages decodes a record's allocated page spans.
+func decodePages(d *encoding.Decoder) []span {
+	var pages []span
+	nPages := d.Count(2)
+	var prevEnd uint64
+	for i := 0; i < nPages && d.Err() == nil; i++ {
+		off, length := d.Uvarint(), d.Uvarint()
+		switch {
+		case length == 0 || off%pageSize != 0 || length%pageSize != 0:
+			d.Fail(fmt.Errorf("%w: page span %d+%d not page aligned", encoding.ErrCorrupt, off, length))
+		case off > objectstore.MaxObjectSize || length > objectstore.MaxObjectSize+pageSize-off:
+			d.Fail(fmt.Errorf("%w: page span %d+%d beyond the maximum object size", encoding.ErrCorrupt, off, length))
+		case i > 0 && off <= prevEnd:
+			d.Fail(fmt.Errorf("%w: page spans overlap or out of order at %d", encoding.ErrCorrupt, off))
+		}
+		if d.Err() == nil {
+			pages = append(pages, span{off, off + length})
+			prevEnd = off + length
+		}
+	}
+	return pages
+}
+
+// decodeInlineUnits decodes the units of an inline record.
+func decodeInlineUnits(d *encoding.Decoder, sb superblock) []unit {
+	cnt := d.Count(minInlineUnitBytes)
+	if cnt == 0 {
+		return nil
+	}
+	units := make([]unit, 0, cnt)
+	for range cnt {
+		lu := d.Uvarint()
+		if n := len(units); d.Err() == nil && n > 0 && lu <= units[n-1].LU {
+			d.Fail(fmt.Errorf("%w: unit %d out of order or twice", encoding.ErrCorrupt, lu))
+		}
+		u := decodeUnitBody(d, lu, sb)
+		if d.Err() != nil {
+			return nil
+		}
+		units = append(units, u)
+	}
+	return units
+}
+
 // encodeUnit encodes a unit's value (its key holds nid and LU):
 //
 //	version 2: device offset uvarint, count of crc32c u32s, the crcs
 func encodeUnit(u unit) []byte {
 	var e encoding.Encoder
 	m := e.Begin(recordVersion, recordVersion)
+	appendUnitBody(&e, u)
+	e.End(m)
+	return e.Data()
+}
+
+// appendUnitBody encodes a unit's device offset and checksums.
+func appendUnitBody(e *encoding.Encoder, u unit) {
 	e.Uvarint(u.Dev)
 	e.Uvarint(uint64(u.nsums()))
 	for b := range u.nsums() {
 		e.Uint32(u.csum(b))
 	}
-	e.End(m)
-	return e.Data()
 }
 
 // decodeUnit decodes logical unit lu's value, checking it against the
 // geometry: unit aligned, on the device, one checksum per block.
 func decodeUnit(lu uint64, b []byte, sb superblock) (unit, error) {
-	u := unit{LU: lu}
 	d := encoding.NewDecoder(b)
 	d.Begin(recordVersion)
+	u := decodeUnitBody(d, lu, sb)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return u, fmt.Errorf("%w: unit value: %w", objectstore.ErrCorrupt, err)
+	}
+	return u, nil
+}
+
+// decodeUnitBody decodes what appendUnitBody wrote for logical unit lu
+// and checks it against the geometry, failing d if it does not fit.
+func decodeUnitBody(d *encoding.Decoder, lu uint64, sb superblock) unit {
+	u := unit{LU: lu}
 	u.Dev = d.Uvarint()
 	nc := d.Count(4)
 	if d.Err() == nil && uint64(nc) != uint64(sb.blocksPerUnit()) {
-		d.Fail(fmt.Errorf("%w: unit with %d checksums, want %d", encoding.ErrCorrupt, nc, sb.blocksPerUnit()))
+		d.Fail(fmt.Errorf("%w: unit %d with %d checksums, want %d", encoding.ErrCorrupt, lu, nc, sb.blocksPerUnit()))
 	}
-	if d.Err() == nil {
+	if d.Err() != nil {
+		return u
+	}
+	if nc == 1 {
+		u.sum = d.Uint32()
+	} else {
 		cs := make([]uint32, nc)
 		for j := range cs {
 			cs[j] = d.Uint32()
 		}
 		u.setSums(cs)
 	}
-	d.End()
-	if err := d.Finish(); err != nil {
-		return u, fmt.Errorf("%w: unit %d: %w", objectstore.ErrCorrupt, lu, err)
-	}
 	switch {
 	case u.Dev%sb.AllocUnit != 0 || u.Dev > sb.Size-sb.AllocUnit:
-		return u, fmt.Errorf("%w: unit %d at device offset %d: not a unit of the device", objectstore.ErrCorrupt, lu, u.Dev)
+		d.Fail(fmt.Errorf("%w: unit %d at device offset %d: not a unit of the device", encoding.ErrCorrupt, lu, u.Dev))
 	case lu > objectstore.MaxObjectSize/sb.AllocUnit:
-		return u, fmt.Errorf("%w: unit %d beyond the maximum object size", objectstore.ErrCorrupt, lu)
+		d.Fail(fmt.Errorf("%w: unit %d beyond the maximum object size", encoding.ErrCorrupt, lu))
 	}
-	return u, nil
+	return u
 }
 
 // unitRange returns the key bounds of node nid's units.

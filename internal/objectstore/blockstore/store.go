@@ -258,7 +258,6 @@ func Open(opts Options) (*Store, error) {
 		db:         db,
 		wal:        wal,
 		table:      crc32.MakeTable(crc32.Castagnoli),
-		cache:      newRecordCache(opts.budget().records),
 		overlay:    make(map[string]overlayRecord),
 		collsPrep:  make(map[objectstore.CollectionID]bool),
 		colls:      make(map[objectstore.CollectionID]bool),
@@ -268,6 +267,7 @@ func Open(opts Options) (*Store, error) {
 		done:       make(chan struct{}),
 		finishedCh: make(chan struct{}),
 	}
+	s.cache = newRecordCache(opts.budget().records, func(b []byte) (*onode, error) { return decodeRecord(b, s.sb) })
 	s.data.init()
 	if err := s.load(); err != nil {
 		_ = db.Close()
