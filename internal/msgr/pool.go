@@ -25,8 +25,15 @@ const (
 // 4 MiB buffers, which made garbage, which made collections; between them
 // the heap overshot the memory target by 150 MB and more (an OSD peaked
 // at 459-523 MiB under size-1 4 MiB writes). Buffers beyond the bound go
-// to the collector.
-const maxIdlePooled = 32 << 20
+// to the collector. The bound is well above what an OSD holds at once
+// (16 writes of 4 MiB in flight are 68 MiB): with 32 MiB, the buffers
+// of writes that completed together overflowed it, 15% of them became
+// garbage, and their replacements pushed the heap past the memory
+// target again (up to 461 MiB resident under size-3 4 MiB writes,
+// against 227 MiB with this bound; BENCHMARKS.md, "OSD memory under
+// 4 MiB writes: no buffer churn"). Idle buffers do not stay: the trimmer
+// lets go of those no one took for poolTrimInterval.
+const maxIdlePooled = 128 << 20
 
 // poolTrimInterval is how often the pool lets go of buffers no one took
 // since the last time. Idle buffers count in the heap the collector paces
