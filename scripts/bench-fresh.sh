@@ -15,11 +15,14 @@
 #   scripts/bench-fresh.sh readcpu BIN SECS  4 MiB writes for SECS, then
 #       random reads for SECS: read MB/s and the CPU each daemon and the
 #       bench client used during the reads (% of one CPU)
+#   scripts/bench-fresh.sh memwrite BIN SECS  4 MiB writes for SECS,
+#       sampling every OSD's RSS and Go heap (from /metrics) four times a
+#       second: each OSD's peak RSS and its heap in use at that moment
 #   scripts/bench-fresh.sh store BIN       a store alone (no cluster): 4 KiB
 #       new objects, 16 jobs, 100 MiB on a default 8 GiB store; IOPS and
 #       device KiB written per object (/sys/block/*/stat of /var/tmp's disk)
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,20p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,23p "$0" >&2; exit 2; }
 MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3} BS=${BS:-4096}
 D=$(mktemp -d /var/tmp/bench-fresh.XXXXXX)
 trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
@@ -79,6 +82,23 @@ readcpu)
 	join "$D/a" "$D/b" | awk -v s="$SECS" -v hz="$(getconf CLK_TCK)" '{printf "  %s %.0f\n", $1, ($3-$2)/hz/s*100}'
 	awk -v s="$SECS" '/client/ {printf "  client %.0f\n", ($2+$3)/s*100}' "$D/time.txt"
 	;;
+memwrite)
+	up
+	"$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); [print(x["name"],x["pid"],x["metrics_addr"]) for x in d if x["name"].startswith("osd")]' > "$D/osds"
+	"$BIN" bench -p bp "$SECS" write -t 16 --no-cleanup > "$D/bench.txt" &
+	b=$!
+	while kill -0 "$b" 2>/dev/null; do
+		while read -r n p m; do
+			rss=$(awk '/VmRSS/ {print int($2/1024)}' "/proc/$p/status")
+			heap=$(curl -s "http://$m/metrics" | awk '/^go_memstats_heap_inuse_bytes / {print int($2/1048576)}')
+			echo "$n $rss $heap"
+		done < "$D/osds" >> "$D/samples"
+		sleep 0.25
+	done
+	wait "$b"
+	echo "$(basename "$BIN") size $SIZE: write $(summary < "$D/bench.txt"); peak RSS MiB (Go heap in use then):"
+	sort -k1,1 -k2,2n "$D/samples" | awk '{peak[$1]=$2; heap[$1]=$3} END {for (n in peak) printf "  %s %d (%d)\n", n, peak[n], heap[n]}' | sort
+	;;
 store)
 	"$BIN" objectstore mkfs --path "$D/store" --size 8G >/dev/null
 	a=$(written)
@@ -87,5 +107,5 @@ store)
 	echo "$(basename "$BIN") store: $(grep -m1 -i iops "$D/out.txt" | tr -s ' ') | device KiB per object: $(( (b - a) * 512 / 1024 / 25600 ))"
 	;;
 *)
-	sed -n 2,20p "$0" >&2; exit 2 ;;
+	sed -n 2,23p "$0" >&2; exit 2 ;;
 esac

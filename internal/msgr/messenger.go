@@ -271,14 +271,15 @@ func (m *Messenger) dropConn(c *conn) {
 	m.wg.Done()
 }
 
-// forget removes s from the session maps if it is still there.
-func (m *Messenger) forget(s *Session) {
+// forget removes s, whose peer incarnation was nonce when it closed,
+// from the session maps if it is still there.
+func (m *Messenger) forget(s *Session, nonce uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.outgoing[s.peer] == s {
 		delete(m.outgoing, s.peer)
 	}
-	if k := m.acceptKey(s.peer, s.peerNonce); m.accepted[k] == s {
+	if k := m.acceptKey(s.peer, nonce); m.accepted[k] == s {
 		delete(m.accepted, k)
 	}
 }

@@ -30,7 +30,7 @@ type Session struct {
 	addr       string // where to dial; "" on the accepting side
 	id         uint64 // chosen by the connecting side
 	connectSeq uint64 // connections completed so far
-	peerNonce  uint64 // the peer's incarnation, 0 until known
+	peerNonce  uint64 // the peer's incarnation, 0 until known (accepted: set at creation)
 	caps       auth.Caps
 	outSeq     uint64   // last sequence number assigned
 	inSeq      uint64   // last sequence number received
@@ -167,12 +167,13 @@ func (s *Session) close(kind EventKind, err error) {
 	s.pushLocked(dqItem{ev: &Event{Kind: kind, Peer: s.peer, Session: s, Dropped: dropped, Err: err}})
 	s.dqDone = true
 	s.cancel(err)
+	nonce := s.peerNonce // an outgoing session's dialer may still set it
 	s.mu.Unlock()
 	s.log.Info("msgr: session closed", "dropped", dropped, "err", err)
 	if c != nil {
 		c.fault(err)
 	}
-	s.m.forget(s)
+	s.m.forget(s, nonce)
 }
 
 // dropOutLocked discards every unacknowledged message and returns how many
