@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -267,9 +268,11 @@ func (s *Store) newResultBuf(n int) *resultBuf {
 // "Recycled read buffers"). A sync.Pool would empty at every collection,
 // just when the buffers are needed.
 type readBufPool struct {
-	mu    sync.Mutex
-	idle  [recycledClasses][][]byte
-	bytes int // in idle
+	mu       sync.Mutex
+	idle     [recycledClasses][][]byte
+	bytes    int  // in idle
+	low      int  // the fewest bytes idle since the last trim
+	trimming bool // a trimmer runs (Store.trimReadBufs)
 }
 
 // recycledClasses is the number of sizes pooled: 256 KiB (directMax) to
@@ -279,8 +282,18 @@ const recycledClasses = 7
 // maxRecycled is the largest read buffer kept for reuse.
 const maxRecycled = 16 << 20
 
-// maxIdleRead bounds the bytes of idle read buffers kept.
-const maxIdleRead = 32 << 20
+// maxIdleRead bounds the bytes of idle read buffers kept. It is well
+// above what 16 reads of 4 MiB in flight hold: with 32 MiB, buffers of
+// reads that finished together overflowed it, and 2.5-10% of an OSD's
+// read buffers went to the collector while as many were allocated
+// afresh (the messenger's pool had the same trouble with writes:
+// BENCHMARKS.md, "OSD memory under 4 MiB writes: no buffer churn").
+const maxIdleRead = 128 << 20
+
+// readTrimInterval is how often the pool lets go of the buffers no read
+// took since the last time, so that those left after a burst of large
+// reads do not stay in the heap.
+const readTrimInterval = time.Second
 
 // class returns the index of the pool for n-byte buffers and their
 // capacity, or -1 if n is not pooled.
@@ -309,6 +322,7 @@ func (p *readBufPool) get(n int) []byte {
 	idle[len(idle)-1] = nil
 	p.idle[c] = idle[:len(idle)-1]
 	p.bytes -= size
+	p.low = min(p.low, p.bytes)
 	return b[:n]
 }
 
@@ -322,25 +336,72 @@ func (p *readBufPool) alloc(n int) []byte {
 }
 
 // put keeps b if it is a whole pooled buffer (aligned, with a class's
-// capacity) and there is room.
-func (p *readBufPool) put(b []byte) {
+// capacity) and there is room. It reports whether a trimmer should
+// start: the pool holds buffers and none runs.
+func (p *readBufPool) put(b []byte) (startTrimmer bool) {
 	c, size := p.class(cap(b))
 	if c < 0 || size != cap(b) || !isAligned(b[:directAlign], 0) {
-		return
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bytes+size > maxIdleRead {
-		return
+		return false
 	}
 	p.idle[c] = append(p.idle[c], b[:size])
 	p.bytes += size
+	if p.trimming {
+		return false
+	}
+	p.trimming, p.low = true, p.bytes
+	return true
+}
+
+// trim drops buffers worth the bytes that stayed idle since the last
+// trim (no read needed them) and reports whether any remain; when none
+// do, the trimmer stops and the next put starts another.
+func (p *readBufPool) trim() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.idle {
+		size := directMax << c
+		for len(p.idle[c]) > 0 && p.low > 0 {
+			p.idle[c][len(p.idle[c])-1] = nil
+			p.idle[c] = p.idle[c][:len(p.idle[c])-1]
+			p.bytes -= size
+			p.low -= size
+		}
+	}
+	p.low = p.bytes
+	p.trimming = p.bytes > 0
+	return p.trimming
 }
 
 // Recycle hands back a buffer Read returned (objectstore.Recycler): a
 // whole large read's buffer is reused by a later read; the caller must
 // not touch b afterwards.
-func (s *Store) Recycle(b []byte) { s.readBufs.put(b) }
+func (s *Store) Recycle(b []byte) {
+	if s.readBufs.put(b) {
+		go s.trimReadBufs()
+	}
+}
+
+// trimReadBufs trims the read-buffer pool every readTrimInterval until
+// it is empty or the store closes.
+func (s *Store) trimReadBufs() {
+	t := time.NewTicker(readTrimInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-s.done:
+			return
+		}
+		if !s.readBufs.trim() {
+			return
+		}
+	}
+}
 
 // bytes waits for the buffer and returns it.
 func (r *resultBuf) bytes() []byte {
