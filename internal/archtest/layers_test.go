@@ -35,6 +35,7 @@ var layers = []struct {
 }{
 	{"objid", layerLeaves},
 	{"encoding", layerLeaves},
+	{"internal/bufpool", layerLeaves},
 	{"internal/clock", layerLeaves},
 	{"internal/invariants", layerLeaves},
 	{"internal/qos", layerLeaves},

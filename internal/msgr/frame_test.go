@@ -238,40 +238,8 @@ func TestPoolReusesAndBounds(t *testing.T) {
 	for _, b := range held {
 		p.put(b)
 	}
-	if p.idle > maxIdlePooled || p.idle < maxIdlePooled-classSize(n) {
-		t.Fatalf("%d bytes idle, bound %d", p.idle, maxIdlePooled)
-	}
-}
-
-// A trim lets go of as many buffers as stayed idle since the trim before
-// it, keeps those that were taken in between, and ends the trimmer once
-// nothing is left.
-func TestPoolTrimDropsIdleBuffers(t *testing.T) {
-	var p bufPool
-	const n = 1 << 20
-	size := classSize(n)
-	held := [][]byte{p.get(n), p.get(n), p.get(n), p.get(n)}
-	if !p.put(held[0]) {
-		t.Fatal("the first buffer back did not start a trimmer")
-	}
-	for _, b := range held[1:] {
-		if p.put(b) {
-			t.Fatal("a second trimmer started")
-		}
-	}
-	// Only the first buffer was idle since the trimmer started.
-	if !p.trim() || p.idle != 3*size {
-		t.Fatalf("after the first trim %d bytes idle, want %d", p.idle, 3*size)
-	}
-	p.put(p.get(n)) // taken and back: the fewest idle were 2
-	if !p.trim() || p.idle != size {
-		t.Fatalf("after the second trim %d bytes idle, want %d", p.idle, size)
-	}
-	if p.trim() || p.idle != 0 || p.trimming {
-		t.Fatalf("after the third trim %d bytes idle, trimming %v; want none, not trimming", p.idle, p.trimming)
-	}
-	if !p.put(p.get(n)) {
-		t.Fatal("a buffer back in an emptied pool did not start a trimmer")
+	if idle, _ := p.list.Idle(); idle > maxIdlePooled || idle < maxIdlePooled-classSize(n) {
+		t.Fatalf("%d bytes idle, bound %d", idle, maxIdlePooled)
 	}
 }
 

@@ -2,8 +2,9 @@ package msgr
 
 import (
 	"math/bits"
-	"sync"
 	"time"
+
+	"github.com/cuttlestore/cuttle/internal/bufpool"
 )
 
 // Large received payloads come from a pool the Dispatcher may return them
@@ -45,12 +46,9 @@ const maxIdlePooled = 128 << 20
 // stream of messages needs is taken again within milliseconds.
 const poolTrimInterval = time.Second
 
+// bufPool pools received payloads by class size (classSize).
 type bufPool struct {
-	mu       sync.Mutex
-	free     map[int][][]byte // class size -> idle buffers of that capacity
-	idle     int              // bytes in free
-	low      int              // the fewest bytes idle since the last trim
-	trimming bool             // a trimmer runs (Messenger.startTrimmer)
+	list bufpool.FreeList
 }
 
 // classSize returns the capacity of the class holding n bytes, or 0 if n
@@ -70,17 +68,9 @@ func (p *bufPool) get(n int) []byte {
 	if size == 0 {
 		return make([]byte, n)
 	}
-	p.mu.Lock()
-	if bs := p.free[size]; len(bs) > 0 {
-		b := bs[len(bs)-1]
-		bs[len(bs)-1] = nil
-		p.free[size] = bs[:len(bs)-1]
-		p.idle -= size
-		p.low = min(p.low, p.idle)
-		p.mu.Unlock()
+	if b := p.list.Get(size); b != nil {
 		return b[:n]
 	}
-	p.mu.Unlock()
 	return make([]byte, n, size)
 }
 
@@ -92,39 +82,9 @@ func (p *bufPool) put(b []byte) (startTrimmer bool) {
 	if size == 0 || cap(b) != size {
 		return false
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.idle+size > maxIdlePooled {
-		return false
-	}
-	if p.free == nil {
-		p.free = map[int][][]byte{}
-	}
-	p.free[size] = append(p.free[size], b[:size])
-	p.idle += size
-	if p.trimming {
-		return false
-	}
-	p.trimming, p.low = true, p.idle
-	return true
+	return p.list.Put(b, maxIdlePooled)
 }
 
-// trim drops buffers worth the bytes that stayed idle since the last
-// trim (none of them was needed) and reports whether any remain; when
-// none do, the trimmer stops and the next put starts another.
-func (p *bufPool) trim() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for size, bs := range p.free {
-		for len(bs) > 0 && p.low > 0 {
-			bs[len(bs)-1] = nil
-			bs = bs[:len(bs)-1]
-			p.idle -= size
-			p.low -= size
-		}
-		p.free[size] = bs
-	}
-	p.low = p.idle
-	p.trimming = p.idle > 0
-	return p.trimming
-}
+// trim drops the buffers that stayed idle since the last trim and
+// reports whether any remain (bufpool.FreeList.Trim).
+func (p *bufPool) trim() bool { return p.list.Trim() }

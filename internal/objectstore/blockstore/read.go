@@ -9,10 +9,10 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/bufpool"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -268,18 +268,11 @@ func (s *Store) newResultBuf(n int) *resultBuf {
 // "Recycled read buffers"). A sync.Pool would empty at every collection,
 // just when the buffers are needed.
 type readBufPool struct {
-	mu       sync.Mutex
-	idle     [recycledClasses][][]byte
-	bytes    int  // in idle
-	low      int  // the fewest bytes idle since the last trim
-	trimming bool // a trimmer runs (Store.trimReadBufs)
+	list bufpool.FreeList
 }
 
-// recycledClasses is the number of sizes pooled: 256 KiB (directMax) to
-// 16 MiB (maxRecycled), powers of two.
-const recycledClasses = 7
-
-// maxRecycled is the largest read buffer kept for reuse.
+// maxRecycled is the largest read buffer kept for reuse; the classes are
+// the powers of two from directMax (256 KiB) to it.
 const maxRecycled = 16 << 20
 
 // maxIdleRead bounds the bytes of idle read buffers kept. It is well
@@ -312,18 +305,10 @@ func (p *readBufPool) get(n int) []byte {
 	if c < 0 {
 		return nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	idle := p.idle[c]
-	if len(idle) == 0 {
-		return nil
+	if b := p.list.Get(size); b != nil {
+		return b[:n]
 	}
-	b := idle[len(idle)-1]
-	idle[len(idle)-1] = nil
-	p.idle[c] = idle[:len(idle)-1]
-	p.bytes -= size
-	p.low = min(p.low, p.bytes)
-	return b[:n]
+	return nil
 }
 
 // alloc returns a new zeroed buffer of length n, with its class's
@@ -343,38 +328,7 @@ func (p *readBufPool) put(b []byte) (startTrimmer bool) {
 	if c < 0 || size != cap(b) || !isAligned(b[:directAlign], 0) {
 		return false
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bytes+size > maxIdleRead {
-		return false
-	}
-	p.idle[c] = append(p.idle[c], b[:size])
-	p.bytes += size
-	if p.trimming {
-		return false
-	}
-	p.trimming, p.low = true, p.bytes
-	return true
-}
-
-// trim drops buffers worth the bytes that stayed idle since the last
-// trim (no read needed them) and reports whether any remain; when none
-// do, the trimmer stops and the next put starts another.
-func (p *readBufPool) trim() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.idle {
-		size := directMax << c
-		for len(p.idle[c]) > 0 && p.low > 0 {
-			p.idle[c][len(p.idle[c])-1] = nil
-			p.idle[c] = p.idle[c][:len(p.idle[c])-1]
-			p.bytes -= size
-			p.low -= size
-		}
-	}
-	p.low = p.bytes
-	p.trimming = p.bytes > 0
-	return p.trimming
+	return p.list.Put(b, maxIdleRead)
 }
 
 // Recycle hands back a buffer Read returned (objectstore.Recycler): a
@@ -397,7 +351,7 @@ func (s *Store) trimReadBufs() {
 		case <-s.done:
 			return
 		}
-		if !s.readBufs.trim() {
+		if !s.readBufs.list.Trim() {
 			return
 		}
 	}

@@ -94,33 +94,20 @@ func TestReadaheadFollowsSequentialReads(t *testing.T) {
 	read(4)
 }
 
-// The read-buffer pool lets go of what no read took since the last
-// trim, one trim at a time, and stops its trimmer once empty.
-func TestReadBufPoolTrimDropsIdleBuffers(t *testing.T) {
+// The read-buffer pool keeps only whole aligned buffers of a class's
+// capacity, and the first one kept asks for a trimmer (the trims
+// themselves: bufpool).
+func TestReadBufPoolKeepsWholeBuffers(t *testing.T) {
 	var p readBufPool
 	const n = 4 << 20
-	_, size := p.class(n)
-	held := [][]byte{p.alloc(n), p.alloc(n), p.alloc(n), p.alloc(n)}
-	if !p.put(held[0]) {
+	b := p.alloc(n)
+	if p.put(b[:n-4096:n-4096]) || p.put(make([]byte, n)[1:]) {
+		t.Fatal("a buffer short of its class or misaligned was kept")
+	}
+	if !p.put(b) {
 		t.Fatal("the first buffer back did not start a trimmer")
 	}
-	for _, b := range held[1:] {
-		if p.put(b) {
-			t.Fatal("a second trimmer started")
-		}
-	}
-	// Only the first buffer was idle since the trimmer started.
-	if !p.trim() || p.bytes != 3*size {
-		t.Fatalf("after the first trim %d bytes idle, want %d", p.bytes, 3*size)
-	}
-	p.put(p.get(n)) // taken and back: the fewest idle were 2
-	if !p.trim() || p.bytes != size {
-		t.Fatalf("after the second trim %d bytes idle, want %d", p.bytes, size)
-	}
-	if p.trim() || p.bytes != 0 || p.trimming {
-		t.Fatalf("after the third trim %d bytes idle, trimming %v; want none, not trimming", p.bytes, p.trimming)
-	}
-	if !p.put(p.alloc(n)) {
-		t.Fatal("a buffer back in an emptied pool did not start a trimmer")
+	if got := p.get(n); len(got) != n || &got[0] != &b[0] {
+		t.Fatal("the buffer kept was not handed out again")
 	}
 }
