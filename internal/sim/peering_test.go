@@ -143,6 +143,7 @@ func TestRecoveryRunsBehindClientIO(t *testing.T) {
 		if got := onReturning(ids[len(ids)-2]); got != content(ids[len(ids)-2], 1) {
 			t.Fatalf("osd.%d already holds %q for an object recovery had not reached", returning, got)
 		}
+		synctest.Wait() // the recoverer takes its slot on its own goroutine
 		if state := pgState(c, primary, pg); state != "active+recovering+degraded" {
 			t.Fatalf("pg %v is %q while it recovers, want active+recovering+degraded", pg, state)
 		}
@@ -208,6 +209,9 @@ func TestBackfillOfAPrimaryUsesPGTemp(t *testing.T) {
 		if len(temp) == 0 || now.ActingPrimary == returning || !slices.Contains(now.Acting, returning) {
 			t.Fatalf("while osd.%d is backfilled: pg_temp %v, acting %v led by osd.%d", returning, temp, now.Acting, now.ActingPrimary)
 		}
+		// The write completes once the PG is active; the recoverer takes
+		// its slot (backfill_wait to backfilling) on its own goroutine.
+		synctest.Wait()
 		if state := pgState(c, now.ActingPrimary, pg); state != "active+backfilling+degraded+remapped" {
 			t.Fatalf("pg %v is %q while osd.%d is backfilled, want active+backfilling+degraded+remapped (two complete copies of three)", pg, state, returning)
 		}
