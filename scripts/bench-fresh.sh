@@ -12,9 +12,10 @@
 #       size) for SECS: IOPS and CPU µs per write of each daemon and of
 #       the bench client
 #   scripts/bench-fresh.sh large BIN SECS  4 MiB write, seq and rand
-#   scripts/bench-fresh.sh readcpu BIN SECS  4 MiB writes for SECS, then
-#       random reads for SECS: read MB/s and the CPU each daemon and the
-#       bench client used during the reads (% of one CPU)
+#   scripts/bench-fresh.sh readcpu BIN SECS  4 MiB writes (env BS: another
+#       size) for SECS, then random reads for SECS: read MB/s and IOPS,
+#       and the CPU each daemon and the bench client used during the
+#       reads (% of one CPU, and µs per read)
 #   scripts/bench-fresh.sh memwrite BIN SECS  4 MiB writes for SECS,
 #       sampling every OSD's RSS and Go heap (from /metrics) four times a
 #       second: each OSD's peak RSS and its heap in use at that moment
@@ -22,8 +23,8 @@
 #       new objects, 16 jobs, 100 MiB on a default 8 GiB store; IOPS and
 #       device KiB written per object (/sys/block/*/stat of /var/tmp's disk)
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,23p "$0" >&2; exit 2; }
-MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3} BS=${BS:-4096}
+[ $# -ge 2 ] || { sed -n 2,24p "$0" >&2; exit 2; }
+MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3} BS=${BS:-}
 D=$(mktemp -d /var/tmp/bench-fresh.XXXXXX)
 trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
 export CUTTLE_CONF=$D/cuttle.conf
@@ -56,11 +57,11 @@ cpu)
 	up
 	pids
 	snap > "$D/a"
-	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" write -b "$BS" -t 16 --no-cleanup > "$D/bench.txt" 2> "$D/time.txt"
+	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" write -b "${BS:-4096}" -t 16 --no-cleanup > "$D/bench.txt" 2> "$D/time.txt"
 	snap > "$D/b"
 	iops=$(awk '/Average IOPS/ {print $3}' "$D/bench.txt")
 	hz=$(getconf CLK_TCK)
-	echo "$(basename "$BIN") size $SIZE: $BS-byte writes, $iops IOPS; CPU µs per write:"
+	echo "$(basename "$BIN") size $SIZE: ${BS:-4096}-byte writes, $iops IOPS; CPU µs per write:"
 	join "$D/a" "$D/b" | awk -v ops=$((iops * SECS)) -v hz="$hz" '{printf "  %s %d\n", $1, ($3-$2)*1e6/hz/ops}'
 	awk -v ops=$((iops * SECS)) '/client/ {printf "  client %d\n", ($2+$3)*1e6/ops}' "$D/time.txt"
 	;;
@@ -73,14 +74,15 @@ large)
 	;;
 readcpu)
 	up
-	"$BIN" bench -p bp "$SECS" write -t 16 --no-cleanup > /dev/null
+	"$BIN" bench -p bp "$SECS" write -b "${BS:-4194304}" -t 16 --no-cleanup > /dev/null
 	pids
 	snap > "$D/a"
 	/usr/bin/time -f "client %U %S" "$BIN" bench -p bp "$SECS" rand -t 16 > "$D/bench.txt" 2> "$D/time.txt"
 	snap > "$D/b"
-	echo "$(basename "$BIN") size $SIZE: rand $(summary < "$D/bench.txt"); CPU % during the reads:"
-	join "$D/a" "$D/b" | awk -v s="$SECS" -v hz="$(getconf CLK_TCK)" '{printf "  %s %.0f\n", $1, ($3-$2)/hz/s*100}'
-	awk -v s="$SECS" '/client/ {printf "  client %.0f\n", ($2+$3)/s*100}' "$D/time.txt"
+	ops=$(awk -v s="$SECS" '/Average IOPS/ {print $3*s}' "$D/bench.txt")
+	echo "$(basename "$BIN") size $SIZE: rand $(summary < "$D/bench.txt"); CPU during the reads (% of a CPU, µs per read):"
+	join "$D/a" "$D/b" | awk -v s="$SECS" -v ops="$ops" -v hz="$(getconf CLK_TCK)" '{printf "  %s %.0f %.1f\n", $1, ($3-$2)/hz/s*100, ($3-$2)/hz*1e6/ops}'
+	awk -v s="$SECS" -v ops="$ops" '/client/ {printf "  client %.0f %.1f\n", ($2+$3)/s*100, ($2+$3)*1e6/ops}' "$D/time.txt"
 	;;
 memwrite)
 	up
@@ -107,5 +109,5 @@ store)
 	echo "$(basename "$BIN") store: $(grep -m1 -i iops "$D/out.txt" | tr -s ' ') | device KiB per object: $(( (b - a) * 512 / 1024 / 25600 ))"
 	;;
 *)
-	sed -n 2,23p "$0" >&2; exit 2 ;;
+	sed -n 2,24p "$0" >&2; exit 2 ;;
 esac
