@@ -27,10 +27,15 @@ import (
 //	'O' coll objkey              object record (record.go): nid, size,
 //	                             attributes, omap header, allocated page
 //	                             spans and, for a small object, its units
+//	'V' nid shard                the mapped units of node nid in
+//	                             [shard*shardUnits, (shard+1)*shardUnits)
+//	                             (if its record keeps shards): each one's
+//	                             offset in the shard, device offset and a
+//	                             crc32c per checksum block
 //	'U' nid lu                   one mapped allocation unit of node nid
-//	                             (if its record is not inline): its
-//	                             device offset and a crc32c per checksum
-//	                             block
+//	                             (records written before shards, neither
+//	                             inline nor sharded): its device offset
+//	                             and a crc32c per checksum block
 //	'M' nid key                  omap entry; the value is the user's bytes,
 //	                             stored raw (it is data, not a record)
 //	'D' seq devoff               deferred write: device offset and whole

@@ -3,9 +3,11 @@ package blockstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -117,6 +119,73 @@ func TestDiffUnits(t *testing.T) {
 	if !reflect.DeepEqual(set, []uint64{1, 2}) || !reflect.DeepEqual(del, []uint64{3}) {
 		t.Fatalf("set %v, deleted %v; want set [1 2], deleted [3]", set, del)
 	}
+}
+
+// A shard value round-trips, and one that breaks the shard's bounds,
+// the units' order or the geometry is corrupt.
+func TestShardFormat(t *testing.T) {
+	cs := []uint32{1, 2, 3, 4}
+	base := uint64(2 * shardUnits)
+	units := []unit{makeUnit(base, 7*testAU, cs), makeUnit(base+5, 3*testAU, []uint32{5, 6, 7, 8}), makeUnit(base+shardUnits-1, 0, cs)}
+	got, err := decodeShard(nil, encodeShard(units, base), base, testSB)
+	if err != nil || !reflect.DeepEqual(got, units) {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	prev := []unit{makeUnit(1, testAU, cs)}
+	if got, err := decodeShard(prev, encodeShard(units, base), base, testSB); err != nil || len(got) != 4 || got[0].LU != 1 {
+		t.Fatalf("appended to %v: %+v, %v", prev, got, err)
+	}
+	for name, b := range map[string][]byte{
+		"empty":            encodeShard(nil, base),
+		"beyond the shard": encodeShard([]unit{makeUnit(base+shardUnits, 0, cs)}, base),
+		"out of order":     encodeShard([]unit{units[1], units[0]}, base),
+		"twice":            encodeShard([]unit{units[0], units[0]}, base),
+		"checksum short":   encodeShard([]unit{makeUnit(base, 0, cs[:3])}, base),
+		"truncated":        encodeShard(units, base)[:12],
+		"no envelope":      {},
+	} {
+		if got, err := decodeShard(prev, b, base, testSB); !errors.Is(err, objectstore.ErrCorrupt) || len(got) != 1 {
+			t.Errorf("%s: %d units, %v; want ErrCorrupt and the units before", name, len(got), err)
+		}
+	}
+}
+
+// A record that keeps shards says so in a header older decoders refuse,
+// and a header that claims both inline units and shards is corrupt.
+func TestShardedRecordHeader(t *testing.T) {
+	n := &onode{Nid: 4, Size: 3 * testAU, Pages: []span{{0, 3 * testAU}}, shards: true}
+	b := n.encodeRecord()
+	got, err := decodeRecord(b, testSB)
+	if err != nil || !got.shards || got.inline {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if b[1] != shardVersion {
+		t.Fatalf("compat version %d, want %d", b[1], shardVersion)
+	}
+	both := &onode{Nid: 4, inline: true, shards: true}
+	if _, err := decodeRecord(both.encodeRecord(), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
+		t.Fatalf("inline and sharded: %v, want ErrCorrupt", err)
+	}
+}
+
+func FuzzDecodeShard(f *testing.F) {
+	cs := make([]uint32, testAU/testCB)
+	f.Add(encodeShard([]unit{makeUnit(shardUnits, testAU, cs), makeUnit(shardUnits+9, 4*testAU, cs)}, shardUnits))
+	f.Add(encodeShard([]unit{makeUnit(shardUnits-1, 0, cs)}, shardUnits))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		units, err := decodeShard(nil, b, shardUnits, testSB)
+		if err != nil {
+			if !errors.Is(err, objectstore.ErrCorrupt) || len(units) != 0 {
+				t.Fatalf("%d units, error %v; want none and ErrCorrupt", len(units), err)
+			}
+			return
+		}
+		again, err := decodeShard(nil, encodeShard(units, shardUnits), shardUnits, testSB)
+		if err != nil || !slices.EqualFunc(again, units, sameUnit) {
+			t.Fatalf("re-decode: %v", err)
+		}
+	})
 }
 
 func FuzzDecodeRecord(f *testing.F) {
@@ -272,14 +341,61 @@ func TestInlineRecordFormat(t *testing.T) {
 	}
 }
 
-// unitKeysOf counts node nid's unit keys in Pebble.
-func unitKeysOf(t *testing.T, s *Store, nid uint64) int {
+// keysOf counts node nid's keys under prefix (prefixUnit or
+// prefixShard) in Pebble.
+func keysOf(t *testing.T, s *Store, prefix byte, nid uint64) int {
 	t.Helper()
-	units, err := loadUnits(s.db, nid, s.sb)
+	lo := binary.BigEndian.AppendUint64([]byte{prefix}, nid)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(units)
+	defer it.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}
+
+// shardsOf counts the shards units fall in.
+func shardsOf(units []unit) int {
+	n := 0
+	for i, u := range units {
+		if i == 0 || u.LU/shardUnits != units[i-1].LU/shardUnits {
+			n++
+		}
+	}
+	return n
+}
+
+// Where a record keeps its units.
+type unitLayout int
+
+const (
+	layoutInline unitLayout = iota
+	layoutShards
+	layoutUnitKeys // as versions before shards wrote large records
+)
+
+// checkLayout fails t unless o's stored record keeps its units as want
+// says, with exactly the keys that takes.
+func checkLayout(t *testing.T, s *Store, o objid.ID, step string, want unitLayout) {
+	t.Helper()
+	rec := storedRecord(t, s, o)
+	u, v := keysOf(t, s, prefixUnit, rec.Nid), keysOf(t, s, prefixShard, rec.Nid)
+	var ok bool
+	switch want {
+	case layoutInline:
+		ok = rec.inline && !rec.shards && u == 0 && v == 0
+	case layoutShards:
+		ok = !rec.inline && rec.shards && u == 0 && v == shardsOf(rec.Units)
+	case layoutUnitKeys:
+		ok = !rec.inline && !rec.shards && u == len(rec.Units) && v == 0
+	}
+	if !ok {
+		t.Fatalf("%s: inline %v, shards %v, %d units, %d unit keys, %d shard keys; want layout %d", step, rec.inline, rec.shards, len(rec.Units), u, v, want)
+	}
 }
 
 // storedRecord reads o's record from Pebble, past the cache.
@@ -293,7 +409,7 @@ func storedRecord(t *testing.T, s *Store, o objid.ID) *onode {
 }
 
 // A record keeps its units inline while it has at most maxInlineUnits,
-// moves them to unit keys as it grows past that and back as it shrinks;
+// moves them to shard keys as it grows past that and back as it shrinks;
 // a record written with unit keys by an older version moves them inline
 // at its next write. Every step reads back and passes fsck.
 func TestInlineUnitsFollowTheSize(t *testing.T) {
@@ -303,34 +419,49 @@ func TestInlineUnitsFollowTheSize(t *testing.T) {
 	o := objid.Object(1, "", "o")
 	au := int(s.sb.AllocUnit)
 	want := randBytes(rand.New(rand.NewPCG(1, 2)), (maxInlineUnits+3)*au)
-	check := func(step string, size int, inline bool) {
+	check := func(step string, size int, layout unitLayout) {
 		t.Helper()
-		rec := storedRecord(t, s, o)
-		keys := unitKeysOf(t, s, rec.Nid)
-		if rec.inline != inline || (inline && keys != 0) || (!inline && keys != len(rec.Units)) {
-			t.Fatalf("%s: inline %v with %d units and %d unit keys, want inline %v", step, rec.inline, len(rec.Units), keys, inline)
-		}
+		checkLayout(t, s, o, step, layout)
 		got, err := s.Read(ctx, pg, o, 0, 0)
 		if err != nil || !bytes.Equal(got, want[:size]) {
 			t.Fatalf("%s: read %d bytes, %v; want %d", step, len(got), err, size)
 		}
 	}
 	apply(t, s, new(objectstore.Transaction).CreateCollection(pg).Write(pg, o, 0, want[:au+10]))
-	check("small", au+10, true)
+	check("small", au+10, layoutInline)
 	apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, want[:maxInlineUnits*au]))
-	check("at the limit", maxInlineUnits*au, true)
+	check("at the limit", maxInlineUnits*au, layoutInline)
 	apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, want))
-	check("grown", len(want), false)
+	check("grown", len(want), layoutShards)
 	apply(t, s, new(objectstore.Transaction).Write(pg, o, 100, want[100:200]))
-	check("overwritten while keyed", len(want), false)
+	check("overwritten while keyed", len(want), layoutShards)
 	apply(t, s, new(objectstore.Transaction).Truncate(pg, o, uint64(2*au)))
-	check("shrunk", 2*au, true)
+	check("shrunk", 2*au, layoutInline)
 
-	// A record as an older version wrote it: the same units under keys.
+	s = asOlderVersion(t, s, opts, o)
+	check("written by an older version", 2*au, layoutUnitKeys)
+	copy(want[10:], "patched")
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, 10, []byte("patched")))
+	check("rewritten", 2*au, layoutInline)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Fsck(ctx, opts, FsckOptions{Deep: true})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("fsck: %+v, %v", rep, err)
+	}
+}
+
+// asOlderVersion rewrites o's record as versions before inline units and
+// shards wrote it, with a unit key per unit, and reopens the store.
+func asOlderVersion(t *testing.T, s *Store, opts Options, o objid.ID) *Store {
+	t.Helper()
 	rec := storedRecord(t, s, o)
-	rec.inline = false
+	rec.inline, rec.shards = false, false
 	b := s.db.NewBatch()
 	_ = b.Set(objectKey(pg, o), rec.encodeRecord(), nil)
+	lo, hi := shardRange(rec.Nid)
+	_ = b.DeleteRange(lo, hi, nil)
 	for _, u := range rec.Units {
 		_ = b.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil)
 	}
@@ -340,11 +471,79 @@ func TestInlineUnitsFollowTheSize(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return mustOpen(t, opts)
+}
+
+// storeWithObject returns a store on a memory file system holding one
+// object of units random allocation units, and the object's contents.
+func storeWithObject(t *testing.T, units int) (*Store, Options, objid.ID, []byte) {
+	t.Helper()
+	opts := testOptions(vfs.NewMem())
+	s := mkfsOpen(t, opts)
+	o := objid.Object(1, "", "big")
+	want := randBytes(rand.New(rand.NewPCG(uint64(units), 6)), units*int(s.sb.AllocUnit))
+	apply(t, s, new(objectstore.Transaction).CreateCollection(pg).Write(pg, o, 0, want))
+	return s, opts, o, want
+}
+
+// Shard keys follow the units: a truncate deletes the shards it empties,
+// a sparse write adds only the shard it lands in, and removing the
+// object deletes them all.
+func TestShardKeysFollowTheUnits(t *testing.T) {
+	ctx := context.Background()
+	s, _, o, want := storeWithObject(t, 2*shardUnits+5)
+	au := int(s.sb.AllocUnit)
+	read := func(step string) {
+		t.Helper()
+		got, err := s.Read(ctx, pg, o, 0, 0)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: read %d bytes, %v; want %d", step, len(got), err, len(want))
+		}
+	}
+	checkLayout(t, s, o, "three shards", layoutShards)
+	read("three shards")
+	want = want[:shardUnits*au+100]
+	apply(t, s, new(objectstore.Transaction).Truncate(pg, o, uint64(len(want))))
+	checkLayout(t, s, o, "truncated into the second shard", layoutShards)
+	read("truncated")
+	far := 5*shardUnits*au + 7
+	tail := []byte("far away")
+	want = append(want, make([]byte, far+len(tail)-len(want))...)
+	copy(want[far:], tail)
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, uint64(far), tail))
+	checkLayout(t, s, o, "a sparse write", layoutShards)
+	if rec := storedRecord(t, s, o); shardsOf(rec.Units) != 3 {
+		t.Fatalf("%d shards after a sparse write, want 3", shardsOf(rec.Units))
+	}
+	read("sparse")
+	nid := storedRecord(t, s, o).Nid
+	apply(t, s, new(objectstore.Transaction).Remove(pg, o))
+	if u, v := keysOf(t, s, prefixUnit, nid), keysOf(t, s, prefixShard, nid); u+v != 0 {
+		t.Fatalf("removed object left %d unit keys and %d shard keys", u, v)
+	}
+}
+
+// A large record an older version wrote with a key per unit reads as it
+// did, and its next write moves it to shard keys, deleting the unit keys.
+func TestUnitKeysMoveToShards(t *testing.T) {
+	ctx := context.Background()
+	s, opts, o, want := storeWithObject(t, shardUnits+9)
+	au := int(s.sb.AllocUnit)
+	s = asOlderVersion(t, s, opts, o)
+	checkLayout(t, s, o, "written by an older version", layoutUnitKeys)
+	if got, err := s.Read(ctx, pg, o, 0, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("old layout: read %d bytes, %v", len(got), err)
+	}
+	copy(want[70*au:], "patched")
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, uint64(70*au), []byte("patched")))
+	checkLayout(t, s, o, "rewritten", layoutShards)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	s = mustOpen(t, opts)
-	check("written by an older version", 2*au, false)
-	copy(want[10:], "patched")
-	apply(t, s, new(objectstore.Transaction).Write(pg, o, 10, []byte("patched")))
-	check("rewritten", 2*au, true)
+	if got, err := s.Read(ctx, pg, o, 0, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after the move: read %d bytes, %v", len(got), err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

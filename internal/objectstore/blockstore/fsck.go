@@ -234,7 +234,7 @@ func Fsck(ctx context.Context, opts Options, fo FsckOptions) (FsckReport, error)
 		},
 		colls:      make(map[objectstore.CollectionID]bool),
 		nids:       make(map[uint64]string),
-		inlineNids: make(map[uint64]bool),
+		unitsUnder: make(map[uint64]byte),
 		stored:     make(map[int64]uint64),
 		overlay:    make(map[uint64][]byte),
 		conflicts:  make(map[uint64][]string),
@@ -269,9 +269,9 @@ type fsck struct {
 	colls   map[objectstore.CollectionID]bool
 	nextNid uint64 // 0: unknown
 	nids    map[uint64]string
-	// inlineNids are the node ids of records that keep their units
-	// inline.
-	inlineNids map[uint64]bool
+	// unitsUnder says where the record of a node id keeps its units:
+	// under prefixShard or prefixUnit keys, or 0 (inline).
+	unitsUnder map[uint64]byte
 	stored     map[int64]uint64 // stored bytes per statsPool, from the records
 
 	bitmap        []uint64          // persisted bitmap, as decoded
@@ -281,7 +281,8 @@ type fsck struct {
 	overlay       map[uint64][]byte // pending deferred writes by checksum block
 	badRecords    int               // object keys or records that did not decode
 	orphanNids    []uint64          // node ids with omap entries but no object
-	orphanUnits   []uint64          // node ids with unit keys but no object
+	orphanUnits   []uint64          // node ids with unit keys no object reads
+	orphanShards  []uint64          // node ids with shard keys no object reads
 	storedCounter map[int64]uint64  // 'P' keys as found
 }
 
@@ -334,7 +335,7 @@ func (f *fsck) checkKeys() error {
 				valid = it.Next()
 				continue
 			}
-		case prefixCollection, prefixObject, prefixOmap, prefixUnit, prefixDeferred, prefixBitmap, prefixPoolStats:
+		case prefixCollection, prefixObject, prefixOmap, prefixUnit, prefixShard, prefixDeferred, prefixBitmap, prefixPoolStats:
 			valid = it.SeekGE([]byte{k[0] + 1})
 			continue
 		}
@@ -568,7 +569,7 @@ func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *onode) e
 		}
 		rec, err := decodeRecord(bytes.Clone(it.Value()), f.sb)
 		if err == nil && !rec.inline {
-			rec.Units, err = loadUnits(f.db, rec.Nid, f.sb)
+			rec.Units, err = loadUnits(f.db, rec.Nid, f.sb, rec.shards)
 		}
 		if err != nil {
 			if report {
@@ -599,8 +600,11 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *onode) e
 		prob(ProblemDuplicateNid, 0, 0, 0, "node id %d also belongs to %s", rec.Nid, prev)
 	} else {
 		f.nids[rec.Nid] = name
-		if rec.inline {
-			f.inlineNids[rec.Nid] = true
+		switch {
+		case rec.shards:
+			f.unitsUnder[rec.Nid] = prefixShard
+		case !rec.inline:
+			f.unitsUnder[rec.Nid] = prefixUnit
 		}
 	}
 	if f.nextNid != 0 && rec.Nid >= f.nextNid {
@@ -673,17 +677,28 @@ func (f *fsck) checkOmap() error {
 	return f.checkNodeKeys(prefixOmap, "omap entries", ProblemOrphanOmap, &f.rep.OmapEntries, &f.orphanNids, nil)
 }
 
-// checkUnitKeys reports unit keys of node ids no object has, and of
-// objects that keep their units inline (nothing reads those keys).
+// checkUnitKeys reports unit and shard keys of node ids no object has,
+// and of objects that keep their units elsewhere (nothing reads those
+// keys).
 func (f *fsck) checkUnitKeys() error {
 	var n uint64
-	return f.checkNodeKeys(prefixUnit, "unit keys", ProblemOrphanUnits, &n, &f.orphanUnits, f.inlineNids)
+	for _, k := range []struct {
+		prefix  byte
+		what    string
+		orphans *[]uint64
+	}{{prefixUnit, "unit keys", &f.orphanUnits}, {prefixShard, "unit shard keys", &f.orphanShards}} {
+		elsewhere := func(nid uint64) bool { return f.unitsUnder[nid] != k.prefix }
+		if err := f.checkNodeKeys(k.prefix, k.what, ProblemOrphanUnits, &n, k.orphans, elsewhere); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkNodeKeys counts the keys under prefix, which all start with a
 // node id, and reports those of node ids no object has, or that unused
 // holds.
-func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *uint64, orphans *[]uint64, unused map[uint64]bool) error {
+func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *uint64, orphans *[]uint64, unused func(nid uint64) bool) error {
 	it, err := f.iter(prefix)
 	if err != nil {
 		return err
@@ -697,7 +712,8 @@ func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *
 			continue
 		}
 		nid := beUint64(k[1:9])
-		if _, ok := f.nids[nid]; ok && !unused[nid] {
+		_, has := f.nids[nid]
+		if has && (unused == nil || !unused(nid)) {
 			*count++
 			valid = it.Next()
 			continue
@@ -712,8 +728,11 @@ func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *
 		*count += n
 		*orphans = append(*orphans, nid)
 		why := "which no object has"
-		if unused[nid] {
-			why = "whose object keeps its units inline"
+		if has {
+			why = "whose object keeps its units elsewhere"
+			if f.unitsUnder[nid] == 0 {
+				why = "whose object keeps its units inline"
+			}
 		}
 		f.add(FsckProblem{Kind: kind, Key: fmt.Sprintf("%x", p), Detail: fmt.Sprintf("%d %s of node id %d, %s", n, what, nid, why)})
 	}
@@ -827,6 +846,10 @@ func (f *fsck) repair() error {
 		}
 		for _, nid := range f.orphanUnits {
 			lo, hi := unitRange(nid)
+			_ = b.DeleteRange(lo, hi, nil)
+		}
+		for _, nid := range f.orphanShards {
+			lo, hi := shardRange(nid)
 			_ = b.DeleteRange(lo, hi, nil)
 		}
 		for p, want := range f.stored {

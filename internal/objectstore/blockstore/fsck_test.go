@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // fsckFixture is a closed store with a varied population: copy-on-write
 // and deferred writes, holes, a clone, omap entries, attributes, removed
 // objects, objects in three collections, and records with their units
-// inline (all but one) and under unit keys (fsckBig).
+// inline (all but one) and under shard keys (fsckBig).
 type fsckFixture struct {
 	fs   vfs.FS
 	opts Options
@@ -133,18 +134,32 @@ func (fx *fsckFixture) record(t *testing.T, db *pebble.DB, c objectstore.Collect
 	if rec.inline {
 		return rec
 	}
-	if rec.Units, err = loadUnits(db, rec.Nid, sb); err != nil {
+	if rec.Units, err = loadUnits(db, rec.Nid, sb, rec.shards); err != nil {
 		t.Fatal(err)
 	}
 	return rec
 }
 
 // putRecord writes rec under c/o as the store would: its value, and its
-// unit keys unless it is inline.
+// shard keys (or unit keys, for a record without shards) unless it is
+// inline.
 func (fx *fsckFixture) putRecord(b *pebble.Batch, c objectstore.CollectionID, o objid.ID, rec *onode) {
 	_ = b.Set(objectKey(c, o), rec.encodeRecord(), nil)
-	for _, u := range rec.keyedUnits() {
-		_ = b.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil)
+	units := rec.keyedUnits()
+	for i, u := range units {
+		if !rec.shards {
+			_ = b.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil)
+			continue
+		}
+		sh := u.LU / shardUnits
+		if i > 0 && units[i-1].LU/shardUnits == sh {
+			continue
+		}
+		j := i
+		for j < len(units) && units[j].LU/shardUnits == sh {
+			j++
+		}
+		_ = b.Set(shardKey(rec.Nid, sh), encodeShard(units[i:j], sh*shardUnits), nil)
 	}
 }
 
@@ -497,6 +512,36 @@ func TestFsckUnitKeysOfAnInlineRecord(t *testing.T) {
 	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanUnits: 1})
 	if !strings.Contains(rep.Problems[0].Detail, "inline") {
 		t.Errorf("problem does not say the object keeps its units inline: %v", rep.Problems[0])
+	}
+	if rep := fx.fsck(t, FsckOptions{Repair: true}); !rep.Clean() {
+		t.Fatalf("repair: %+v", rep)
+	}
+	if rep := fx.fsck(t, FsckOptions{Deep: true}); rep.Found != 0 {
+		t.Fatalf("after repair: %v", rep.Problems)
+	}
+	fx.checkData(t)
+}
+
+// Unit keys under a sharded record, and shard keys of a node id no
+// object has, are never read: fsck reports both as orphans, and repair
+// deletes them and leaves the sharded object whole.
+func TestFsckUnitKeysBesideShards(t *testing.T) {
+	fx := newFsckFixture(t)
+	var orphanNid uint64
+	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
+		big := fx.record(t, db, pg, fsckBig)
+		if !big.shards {
+			t.Fatalf("big keeps its %d units inline %v, not in shards", len(big.Units), big.inline)
+		}
+		_ = b.Set(unitKey(big.Nid, 0), encodeUnit(big.Units[0]), nil)
+		orphanNid = big.Nid + 1000
+		_ = b.Set(shardKey(orphanNid, 0), encodeShard(big.Units[:1], 0), nil)
+	})
+	rep := fx.fsck(t, FsckOptions{})
+	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanUnits: 2})
+	details := rep.Problems[0].Detail + " | " + rep.Problems[1].Detail
+	if !strings.Contains(details, "elsewhere") || !strings.Contains(details, fmt.Sprint(orphanNid)) {
+		t.Errorf("problems do not name the sharded object's stray unit key and the orphaned node: %s", details)
 	}
 	if rep := fx.fsck(t, FsckOptions{Repair: true}); !rep.Clean() {
 		t.Fatalf("repair: %+v", rep)

@@ -16,6 +16,7 @@ const (
 	prefixObject     = 'O'
 	prefixOmap       = 'M'
 	prefixUnit       = 'U'
+	prefixShard      = 'V'
 	prefixDeferred   = 'D'
 	prefixBitmap     = 'B'
 	prefixPoolStats  = 'P'
@@ -203,6 +204,17 @@ func unitPrefix(nid uint64) []byte {
 // unitKey is the key of logical unit lu of node nid.
 func unitKey(nid, lu uint64) []byte {
 	return binary.BigEndian.AppendUint64(unitPrefix(nid), lu)
+}
+
+// shardPrefix is the prefix of every unit shard key of node nid.
+func shardPrefix(nid uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixShard}, nid)
+}
+
+// shardKey is the key of unit shard sh of node nid: its units
+// [sh*shardUnits, (sh+1)*shardUnits).
+func shardKey(nid, sh uint64) []byte {
+	return binary.BigEndian.AppendUint64(shardPrefix(nid), sh)
 }
 
 // deferredKey is the key of a deferred write: 'D' + seq + device offset.

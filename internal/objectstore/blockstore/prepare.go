@@ -2,6 +2,7 @@ package blockstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,9 +136,21 @@ type txnState struct {
 	freed     []alloc.Extent
 	nextNid   uint64
 	// stored holds the units in Pebble of every node the transaction
-	// has looked at, so that finish writes only the unit keys that
-	// change (a Move keeps the node and its unit keys).
-	stored map[uint64][]unit
+	// has looked at, so that finish writes only the shard keys that
+	// change (a Move keeps the node and its keys).
+	stored map[uint64]storedUnits
+}
+
+// storedUnits are a node's units as Pebble has them: under shard keys,
+// or under a unit key each (legacy, written before shards).
+type storedUnits struct {
+	units  []unit
+	legacy bool
+}
+
+// storedOf returns how rec's units are stored.
+func storedOf(rec *onode) storedUnits {
+	return storedUnits{units: rec.keyedUnits(), legacy: !rec.inline && !rec.shards}
 }
 
 type recState struct {
@@ -171,7 +184,7 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 		blocks:  make(map[uint64]*txnBlock),
 		fresh:   make(map[uint64]bool),
 		nextNid: s.nextNid,
-		stored:  make(map[uint64][]unit),
+		stored:  make(map[uint64]storedUnits),
 	}
 	for i := range t.Ops {
 		if err := ts.apply(&t.Ops[i]); err != nil {
@@ -183,10 +196,10 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 }
 
 // writeRecord puts rs's changes into the batch: the record's value if
-// it changed, and the unit keys that changed. It decides where the
-// record keeps its units; a record that moves them (growing past
-// maxInlineUnits, or written first by an older version) deletes or
-// writes all its unit keys.
+// it changed, and the shard keys whose units changed. It decides where
+// the record keeps its units; a record that moves them (growing past
+// maxInlineUnits, or written by a version without shards) deletes or
+// writes all its keys.
 func (ts *txnState) writeRecord(key string, rs *recState) {
 	rec := rs.rec
 	if rec == nil {
@@ -194,6 +207,7 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 		return
 	}
 	rec.inline = len(rec.Units) <= maxInlineUnits
+	rec.shards = !rec.inline
 	if rs.was == nil || !sameValue(rs.was, rec) {
 		v := rec.encodeRecord()
 		_ = ts.batch.Set([]byte(key), v, nil)
@@ -206,10 +220,28 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 		}
 	}
 	keyed := rec.keyedUnits()
-	diffUnits(ts.stored[rec.Nid], keyed,
-		func(u unit) { _ = ts.batch.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil) },
-		func(lu uint64) { _ = ts.batch.Delete(unitKey(rec.Nid, lu), nil) })
-	ts.stored[rec.Nid] = keyed
+	was := ts.stored[rec.Nid]
+	if was.legacy {
+		ts.deleteUnitKeys(rec.Nid, was)
+		was = storedUnits{}
+	}
+	var dirty []uint64 // shards to rewrite, ascending (diffUnits goes in LU order)
+	mark := func(lu uint64) {
+		if sh := lu / shardUnits; len(dirty) == 0 || dirty[len(dirty)-1] != sh {
+			dirty = append(dirty, sh)
+		}
+	}
+	diffUnits(was.units, keyed, func(u unit) { mark(u.LU) }, mark)
+	for _, sh := range dirty {
+		lo, _ := slices.BinarySearchFunc(keyed, sh*shardUnits, func(u unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
+		hi, _ := slices.BinarySearchFunc(keyed, (sh+1)*shardUnits, func(u unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
+		if lo == hi {
+			_ = ts.batch.Delete(shardKey(rec.Nid, sh), nil)
+			continue
+		}
+		_ = ts.batch.Set(shardKey(rec.Nid, sh), encodeShard(keyed[lo:hi], sh*shardUnits), nil)
+	}
+	ts.stored[rec.Nid] = storedUnits{units: keyed}
 }
 
 // abort undoes a failed preparation: only the allocations need undoing.
@@ -387,7 +419,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 	if rec != nil {
 		rs.orig = rec.allocatedBytes()
 		if _, ok := ts.stored[rec.Nid]; !ok {
-			ts.stored[rec.Nid] = rec.keyedUnits()
+			ts.stored[rec.Nid] = storedOf(rec)
 		}
 	}
 	ts.records[key] = rs
@@ -427,7 +459,7 @@ func (s *Store) loadRecord(key string) (*onode, error) {
 		rec.enc = enc
 		return rec, nil
 	}
-	if rec.Units, err = loadUnits(s.db, rec.Nid, s.sb); err != nil {
+	if rec.Units, err = loadUnits(s.db, rec.Nid, s.sb, rec.shards); err != nil {
 		return nil, fmt.Errorf("node %d: %w", rec.Nid, err)
 	}
 	return rec, nil
@@ -494,18 +526,39 @@ func (ts *txnState) destroy(rs *recState) {
 		p := omapPrefix(nid)
 		_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
 	}
-	// The unit keys in Pebble (with this batch) are the stored ones.
-	if stored := ts.stored[nid]; len(stored) <= maxPointUnitDeletes {
-		for _, u := range stored {
-			_ = ts.batch.Delete(unitKey(nid, u.LU), nil)
-		}
-	} else {
-		lo, hi := unitRange(nid)
-		_ = ts.batch.DeleteRange(lo, hi, nil)
-	}
-	ts.stored[nid] = nil
+	ts.deleteUnitKeys(nid, ts.stored[nid])
+	ts.stored[nid] = storedUnits{}
 	rs.rec = nil
 	rs.dirty = true
+}
+
+// deleteUnitKeys deletes the keys that hold st, node nid's units in
+// Pebble (with this batch): one by one when they are few, else with a
+// range deletion.
+func (ts *txnState) deleteUnitKeys(nid uint64, st storedUnits) {
+	var keys [][]byte
+	for _, u := range st.units {
+		switch {
+		case st.legacy:
+			keys = append(keys, unitKey(nid, u.LU))
+		case len(keys) == 0 || beUint64(keys[len(keys)-1][9:]) != u.LU/shardUnits:
+			keys = append(keys, shardKey(nid, u.LU/shardUnits))
+		}
+		if len(keys) > maxPointUnitDeletes {
+			break
+		}
+	}
+	if len(keys) <= maxPointUnitDeletes {
+		for _, k := range keys {
+			_ = ts.batch.Delete(k, nil)
+		}
+		return
+	}
+	lo, hi := shardRange(nid)
+	if st.legacy {
+		lo, hi = unitRange(nid)
+	}
+	_ = ts.batch.DeleteRange(lo, hi, nil)
 }
 
 func (ts *txnState) freeUnit(dev uint64) {

@@ -96,6 +96,11 @@ type onode struct {
 	// under unit keys: a published record says where its units are
 	// stored; writeRecord decides it for the record it writes.
 	inline bool
+	// shards is set when the units are under unit shard keys ('V'),
+	// shardUnits to a key; a record neither inline nor sharded was
+	// written before shards and has a 'U' key per unit. writeRecord
+	// shards every record it writes that is not inline.
+	shards bool
 	// enc is a published inline record's value as stored, shared and
 	// read only, which the record cache keeps in place of the decoded
 	// record; nil if not known.
@@ -105,12 +110,20 @@ type onode struct {
 // maxInlineUnits is the most units a record keeps in its own value. A
 // small object then costs one Pebble key instead of two, and reading its
 // record one point lookup instead of a lookup and an iterator (a third
-// of the cost of a record-cache miss); a larger one keeps a key per unit
-// so that a small overwrite rewrites one unit's value, not the whole
+// of the cost of a record-cache miss); a larger one keeps its units in
+// shard keys so that a small overwrite rewrites one shard, not the whole
 // extent map.
 const maxInlineUnits = 16
 
-// keyedUnits returns the units n has under unit keys: none if inline.
+// shardUnits is the number of logical units one shard key covers:
+// 256 KiB of an object with the OSD's 4 KiB units. A 4 MiB object then
+// costs 16 keys, not 1,024: a key per unit made Pebble's compactions a
+// fifth of the CPU of replicated 4 MiB writes. A small overwrite of a
+// large object rewrites one shard, about 700 bytes.
+const shardUnits = 64
+
+// keyedUnits returns the units n has under unit or shard keys: none if
+// inline.
 func (n *onode) keyedUnits() []unit {
 	if n.inline {
 		return nil
@@ -138,7 +151,7 @@ func sameHeader(a, b *onode) bool {
 // under the object's key: the same header and, if b is inline, the same
 // units kept the same way.
 func sameValue(a, b *onode) bool {
-	if a.inline != b.inline || !sameHeader(a, b) {
+	if a.inline != b.inline || a.shards != b.shards || !sameHeader(a, b) {
 		return false
 	}
 	return !b.inline || slices.EqualFunc(a.Units, b.Units, sameUnit)
@@ -209,30 +222,34 @@ func (n *onode) approxSize() int {
 func roundUp8(n int) int { return (n + 7) &^ 7 }
 
 // Records are stored in two parts (format.go): the header under the
-// object's key, and one key per mapped unit under the node id, so that an
-// overwrite inside a unit rewrites one small unit value instead of the
-// whole extent map.
+// object's key, and the units of a large object in shard keys under the
+// node id, so that an overwrite inside the object rewrites one shard
+// instead of the whole extent map.
 
 // encodeRecord encodes the value under the object's key: everything but
 // the units unless n is inline.
 //
-//	version 4 (compat 2, or 4 if inline): nid uvarint, size uvarint,
+//	version 5 (compat 2, 4 if inline, 5 if sharded): nid uvarint, size uvarint,
 //	  attrs count, then (name string, value bytes) in name order,
 //	  omap header bytes,
 //	  allocated page spans count, then (offset, length uvarints),
-//	  flags uvarint (headerFlagOmap, headerFlagInline; absent in
-//	  version 2),
+//	  flags uvarint (headerFlagOmap, headerFlagInline, headerFlagShards;
+//	  absent in version 2),
 //	  if inline: units count, then per unit (LU uvarint, device offset
 //	  uvarint, count of crc32c u32s, the crcs), LU ascending
 //
-// A record without inline units reads the same to a version 3 decoder
-// (it skips nothing); one with them must not be read by a decoder that
-// would take it for an object without data, hence compat 4.
+// A record with neither inline units nor shards reads the same to a
+// version 3 decoder (it skips nothing); one with either must not be read
+// by a decoder that would take it for an object without data, hence
+// compat 4 and 5.
 func (n *onode) encodeRecord() []byte {
 	var e encoding.Encoder
 	compat := uint8(recordVersion)
-	if n.inline {
+	switch {
+	case n.inline:
 		compat = inlineVersion
+	case n.shards:
+		compat = shardVersion
 	}
 	m := e.Begin(headerVersion, compat)
 	e.Uvarint(n.Nid)
@@ -255,6 +272,9 @@ func (n *onode) encodeRecord() []byte {
 	if n.inline {
 		flags |= headerFlagInline
 	}
+	if n.shards {
+		flags |= headerFlagShards
+	}
 	e.Uvarint(flags)
 	if n.inline {
 		e.Uvarint(uint64(len(n.Units)))
@@ -272,18 +292,23 @@ func (n *onode) encodeRecord() []byte {
 // headerVersion is the version of record values: version 3 appended a
 // flags field, which version 2 decoders skip; version 4 (inlineVersion)
 // may append the units.
+// Version 5 (shardVersion) adds a flag for records whose units are under
+// shard keys, which older decoders would take for 'U' keys.
 const (
 	recordVersion = 2
-	headerVersion = 4
+	headerVersion = 5
 	inlineVersion = 4
+	shardVersion  = 5
 )
 
 // Record flags. headerFlagOmap marks a record whose object may have omap
 // entries; headers of version 2 lack flags and are taken to have them.
 // headerFlagInline marks a record whose units follow the flags.
+// headerFlagShards marks a record whose units are under shard keys.
 const (
 	headerFlagOmap   = 1
 	headerFlagInline = 2
+	headerFlagShards = 4
 )
 
 // minInlineUnitBytes is the smallest encoding of an inline unit: LU,
@@ -320,8 +345,12 @@ func decodeRecord(b []byte, sb superblock) (*onode, error) {
 	if version >= 3 {
 		flags := d.Uvarint()
 		n.Omap = flags&headerFlagOmap != 0
+		n.shards = flags&headerFlagShards != 0
 		if flags&headerFlagInline != 0 {
 			n.inline = true
+			if n.shards {
+				d.Fail(fmt.Errorf("%w: record both inline and sharded", encoding.ErrCorrupt))
+			}
 			n.Units = decodeInlineUnits(d, sb)
 		}
 	}
@@ -445,6 +474,63 @@ func decodeUnitBody(d *encoding.Decoder, lu uint64, sb superblock) unit {
 	return u
 }
 
+// encodeShard encodes the value of a unit shard key: units, all of the
+// shard at base and in LU order.
+//
+//	version 1: count, then per unit (LU - base uvarint, device offset
+//	  uvarint, count of crc32c u32s, the crcs)
+func encodeShard(units []unit, base uint64) []byte {
+	var e encoding.Encoder
+	m := e.Begin(shardValueVersion, shardValueVersion)
+	e.Uvarint(uint64(len(units)))
+	for _, u := range units {
+		e.Uvarint(u.LU - base)
+		appendUnitBody(&e, u)
+	}
+	e.End(m)
+	return e.Data()
+}
+
+const shardValueVersion = 1
+
+// decodeShard appends to units those of the shard value b at base,
+// checking them against the geometry and their order.
+func decodeShard(units []unit, b []byte, base uint64, sb superblock) ([]unit, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(shardValueVersion)
+	cnt := d.Count(minInlineUnitBytes)
+	if d.Err() == nil && cnt == 0 {
+		d.Fail(fmt.Errorf("%w: empty unit shard", encoding.ErrCorrupt))
+	}
+	first := len(units)
+	for range cnt {
+		off := d.Uvarint()
+		switch {
+		case d.Err() != nil:
+		case off >= shardUnits:
+			d.Fail(fmt.Errorf("%w: unit %d of a %d-unit shard", encoding.ErrCorrupt, off, shardUnits))
+		case len(units) > first && base+off <= units[len(units)-1].LU:
+			d.Fail(fmt.Errorf("%w: unit %d out of order or twice", encoding.ErrCorrupt, base+off))
+		}
+		u := decodeUnitBody(d, base+off, sb)
+		if d.Err() != nil {
+			break
+		}
+		units = append(units, u)
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return units[:first], fmt.Errorf("%w: unit shard: %w", objectstore.ErrCorrupt, err)
+	}
+	return units, nil
+}
+
+// shardRange returns the key bounds of node nid's unit shards.
+func shardRange(nid uint64) (lo, hi []byte) {
+	lo = shardPrefix(nid)
+	return lo, prefixEnd(lo)
+}
+
 // unitRange returns the key bounds of node nid's units.
 func unitRange(nid uint64) (lo, hi []byte) {
 	lo = unitPrefix(nid)
@@ -452,9 +538,13 @@ func unitRange(nid uint64) (lo, hi []byte) {
 }
 
 // loadUnits reads node nid's units through r (the store's DB or an fsck
-// snapshot), in LU order.
-func loadUnits(r pebble.Reader, nid uint64, sb superblock) ([]unit, error) {
+// snapshot), in LU order: from its shard keys if shards, else from its
+// unit keys.
+func loadUnits(r pebble.Reader, nid uint64, sb superblock, shards bool) ([]unit, error) {
 	lo, hi := unitRange(nid)
+	if shards {
+		lo, hi = shardRange(nid)
+	}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, err
@@ -466,12 +556,22 @@ func loadUnits(r pebble.Reader, nid uint64, sb superblock) ([]unit, error) {
 			_ = it.Close()
 			return nil, fmt.Errorf("%w: unit key %x", objectstore.ErrCorrupt, k)
 		}
-		u, err := decodeUnit(beUint64(k[len(lo):]), it.Value(), sb)
+		n := beUint64(k[len(lo):])
+		if shards {
+			if n > objectstore.MaxObjectSize/sb.AllocUnit/shardUnits {
+				_ = it.Close()
+				return nil, fmt.Errorf("%w: unit shard %d beyond the maximum object size", objectstore.ErrCorrupt, n)
+			}
+			units, err = decodeShard(units, it.Value(), n*shardUnits, sb)
+		} else {
+			var u unit
+			u, err = decodeUnit(n, it.Value(), sb)
+			units = append(units, u)
+		}
 		if err != nil {
 			_ = it.Close()
 			return nil, err
 		}
-		units = append(units, u)
 	}
 	if err := it.Close(); err != nil {
 		return nil, err
