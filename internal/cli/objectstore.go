@@ -246,7 +246,7 @@ The exit status is 1 if problems remain after any repair.`,
 		},
 	}
 	cmd.Flags().BoolVar(&fo.Deep, "deep", false, "read all object data and verify every checksum")
-	cmd.Flags().BoolVar(&fo.Repair, "repair", false, "fix leaked space, the bitmap, orphaned omap entries and counters")
+	cmd.Flags().BoolVar(&fo.Repair, "repair", false, "fix leaked space, the bitmap, orphaned omap entries, unit and shard keys, and counters")
 	return cmd
 }
 
