@@ -361,10 +361,8 @@ func keysOf(t *testing.T, s *Store, prefix byte, nid uint64) int {
 // shardsOf counts the shards units fall in.
 func shardsOf(units []unit) int {
 	n := 0
-	for i, u := range units {
-		if i == 0 || u.LU/shardUnits != units[i-1].LU/shardUnits {
-			n++
-		}
+	for range shardRuns(units) {
+		n++
 	}
 	return n
 }

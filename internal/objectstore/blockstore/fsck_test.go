@@ -145,21 +145,14 @@ func (fx *fsckFixture) record(t *testing.T, db *pebble.DB, c objectstore.Collect
 // inline.
 func (fx *fsckFixture) putRecord(b *pebble.Batch, c objectstore.CollectionID, o objid.ID, rec *onode) {
 	_ = b.Set(objectKey(c, o), rec.encodeRecord(), nil)
-	units := rec.keyedUnits()
-	for i, u := range units {
-		if !rec.shards {
+	if !rec.shards {
+		for _, u := range rec.keyedUnits() {
 			_ = b.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil)
-			continue
 		}
-		sh := u.LU / shardUnits
-		if i > 0 && units[i-1].LU/shardUnits == sh {
-			continue
-		}
-		j := i
-		for j < len(units) && units[j].LU/shardUnits == sh {
-			j++
-		}
-		_ = b.Set(shardKey(rec.Nid, sh), encodeShard(units[i:j], sh*shardUnits), nil)
+		return
+	}
+	for sh, units := range shardRuns(rec.keyedUnits()) {
+		_ = b.Set(shardKey(rec.Nid, sh), encodeShard(units, sh*shardUnits), nil)
 	}
 }
 

@@ -232,9 +232,13 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 		}
 	}
 	diffUnits(was.units, keyed, func(u unit) { mark(u.LU) }, mark)
+	// index is where logical unit lu is, or would be, in keyed.
+	index := func(lu uint64) int {
+		i, _ := slices.BinarySearchFunc(keyed, lu, func(u unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
+		return i
+	}
 	for _, sh := range dirty {
-		lo, _ := slices.BinarySearchFunc(keyed, sh*shardUnits, func(u unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
-		hi, _ := slices.BinarySearchFunc(keyed, (sh+1)*shardUnits, func(u unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
+		lo, hi := index(sh*shardUnits), index((sh+1)*shardUnits)
 		if lo == hi {
 			_ = ts.batch.Delete(shardKey(rec.Nid, sh), nil)
 			continue
@@ -537,28 +541,28 @@ func (ts *txnState) destroy(rs *recState) {
 // range deletion.
 func (ts *txnState) deleteUnitKeys(nid uint64, st storedUnits) {
 	var keys [][]byte
-	for _, u := range st.units {
-		switch {
-		case st.legacy:
+	if st.legacy {
+		for _, u := range st.units[:min(len(st.units), maxPointUnitDeletes+1)] {
 			keys = append(keys, unitKey(nid, u.LU))
-		case len(keys) == 0 || beUint64(keys[len(keys)-1][9:]) != u.LU/shardUnits:
-			keys = append(keys, shardKey(nid, u.LU/shardUnits))
 		}
-		if len(keys) > maxPointUnitDeletes {
-			break
+	} else {
+		for sh := range shardRuns(st.units) {
+			if keys = append(keys, shardKey(nid, sh)); len(keys) > maxPointUnitDeletes {
+				break
+			}
 		}
 	}
-	if len(keys) <= maxPointUnitDeletes {
-		for _, k := range keys {
-			_ = ts.batch.Delete(k, nil)
+	if len(keys) > maxPointUnitDeletes {
+		lo, hi := shardRange(nid)
+		if st.legacy {
+			lo, hi = unitRange(nid)
 		}
+		_ = ts.batch.DeleteRange(lo, hi, nil)
 		return
 	}
-	lo, hi := shardRange(nid)
-	if st.legacy {
-		lo, hi = unitRange(nid)
+	for _, k := range keys {
+		_ = ts.batch.Delete(k, nil)
 	}
-	_ = ts.batch.DeleteRange(lo, hi, nil)
 }
 
 func (ts *txnState) freeUnit(dev uint64) {

@@ -288,33 +288,33 @@ const maxIdleRead = 128 << 20
 // reads do not stay in the heap.
 const readTrimInterval = time.Second
 
-// class returns the index of the pool for n-byte buffers and their
-// capacity, or -1 if n is not pooled.
-func (p *readBufPool) class(n int) (int, int) {
+// classSize returns the capacity of the pooled buffers that hold n
+// bytes, or 0 if n is not pooled.
+func classSize(n int) int {
 	if n < directMax || n > maxRecycled {
-		return -1, 0
+		return 0
 	}
-	c := bits.Len(uint(n-1)) - bits.Len(directMax-1)
-	return c, directMax << c
+	return directMax << (bits.Len(uint(n-1)) - bits.Len(directMax-1))
 }
 
 // get returns a pooled buffer of length n (its old contents kept), or
 // nil.
 func (p *readBufPool) get(n int) []byte {
-	c, size := p.class(n)
-	if c < 0 {
+	size := classSize(n)
+	if size == 0 {
 		return nil
 	}
-	if b := p.list.Get(size); b != nil {
-		return b[:n]
+	b := p.list.Get(size)
+	if b == nil {
+		return nil
 	}
-	return nil
+	return b[:n]
 }
 
 // alloc returns a new zeroed buffer of length n, with its class's
 // capacity if n is pooled so that it can be recycled.
 func (p *readBufPool) alloc(n int) []byte {
-	if _, size := p.class(n); size > 0 {
+	if size := classSize(n); size > 0 {
 		return alignedBuf(size)[:n]
 	}
 	return alignedBuf(n)
@@ -324,8 +324,8 @@ func (p *readBufPool) alloc(n int) []byte {
 // capacity) and there is room. It reports whether a trimmer should
 // start: the pool holds buffers and none runs.
 func (p *readBufPool) put(b []byte) (startTrimmer bool) {
-	c, size := p.class(cap(b))
-	if c < 0 || size != cap(b) || !isAligned(b[:directAlign], 0) {
+	size := classSize(cap(b))
+	if size == 0 || size != cap(b) || !isAligned(b[:directAlign], 0) {
 		return false
 	}
 	return p.list.Put(b, maxIdleRead)

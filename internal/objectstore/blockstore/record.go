@@ -3,6 +3,7 @@ package blockstore
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 
@@ -121,6 +122,24 @@ const maxInlineUnits = 16
 // fifth of the CPU of replicated 4 MiB writes. A small overwrite of a
 // large object rewrites one shard, about 700 bytes.
 const shardUnits = 64
+
+// shardRuns yields each shard units fall in and the units in it; units
+// are in LU order.
+func shardRuns(units []unit) iter.Seq2[uint64, []unit] {
+	return func(yield func(uint64, []unit) bool) {
+		for len(units) > 0 {
+			sh := units[0].LU / shardUnits
+			n := 1
+			for n < len(units) && units[n].LU/shardUnits == sh {
+				n++
+			}
+			if !yield(sh, units[:n]) {
+				return
+			}
+			units = units[n:]
+		}
+	}
+}
 
 // keyedUnits returns the units n has under unit or shard keys: none if
 // inline.
