@@ -15,3 +15,6 @@ func DirectWrites(s *Store) uint64 { return s.statDirectWrites.Load() }
 
 // ReadaheadHits returns how many large reads a prefetch served.
 func ReadaheadHits(s *Store) uint64 { return s.statReadahead.Load() }
+
+// AlignedBuf returns a zeroed n-byte buffer suited to O_DIRECT.
+func AlignedBuf(n int) []byte { return alignedBuf(n) }

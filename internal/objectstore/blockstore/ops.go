@@ -227,7 +227,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 			if err != nil {
 				return err
 			}
-			ts.blocks[devs[i]+off] = &txnBlock{data: blk}
+			ts.blocks.addFresh(devs[i]+off, txnBlock{data: blk})
 		}
 		moved := u
 		moved.Dev = devs[i]

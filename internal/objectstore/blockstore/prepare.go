@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -125,16 +126,15 @@ func (s *Store) kick() {
 
 // txnState is the working state of one transaction being prepared.
 type txnState struct {
-	s         *Store
-	seq       uint64
-	batch     *pebble.Batch
-	records   map[string]*recState
-	colls     map[objectstore.CollectionID]bool
-	blocks    map[uint64]*txnBlock // device offset of a checksum block -> new contents
-	fresh     map[uint64]bool      // device units allocated by this transaction
-	allocated []alloc.Extent
-	freed     []alloc.Extent
-	nextNid   uint64
+	s       *Store
+	seq     uint64
+	batch   *pebble.Batch
+	records map[string]*recState
+	colls   map[objectstore.CollectionID]bool
+	blocks  txnBlocks  // the checksum blocks it writes
+	fresh   freshUnits // the units it allocated
+	freed   []alloc.Extent
+	nextNid uint64
 	// stored holds the units in Pebble of every node the transaction
 	// has looked at, so that finish writes only the shard keys that
 	// change (a Move keeps the node and its keys).
@@ -162,11 +162,6 @@ type recState struct {
 	dirty bool
 }
 
-type txnBlock struct {
-	data     []byte
-	deferred bool
-}
-
 func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 	// Only a clone reads the batch back (its omap entries, which earlier
 	// ops of the transaction may have changed); other transactions skip
@@ -181,8 +176,6 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 		batch:   batch,
 		records: make(map[string]*recState),
 		colls:   make(map[objectstore.CollectionID]bool),
-		blocks:  make(map[uint64]*txnBlock),
-		fresh:   make(map[uint64]bool),
 		nextNid: s.nextNid,
 		stored:  make(map[uint64]storedUnits),
 	}
@@ -250,8 +243,8 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 
 // abort undoes a failed preparation: only the allocations need undoing.
 func (ts *txnState) abort() {
-	if len(ts.allocated) > 0 {
-		if err := ts.s.alloc.Release(ts.allocated...); err != nil {
+	if len(ts.fresh.allocated) > 0 {
+		if err := ts.s.alloc.Release(ts.fresh.allocated...); err != nil {
 			ts.s.log.Error("blockstore: release after failed transaction", "err", err)
 		}
 	}
@@ -275,13 +268,13 @@ func (ts *txnState) finish() *pendingTxn {
 	// Allocation bitmap: allocations first, then frees, so a unit both
 	// allocated and freed here ends free.
 	dirty := make(map[uint64]bool)
-	for _, e := range ts.allocated {
+	for _, e := range ts.fresh.allocated {
 		s.setBits(e, true, dirty)
 	}
 	for _, e := range ts.freed {
 		s.setBits(e, false, dirty)
 	}
-	for _, r := range slices.Sorted(mapsKeys(dirty)) {
+	for _, r := range slices.Sorted(maps.Keys(dirty)) {
 		_ = ts.batch.Set(bitmapKey(r), s.regionValue(r), nil)
 	}
 	if ts.nextNid != s.nextNid {
@@ -322,9 +315,8 @@ func (ts *txnState) finish() *pendingTxn {
 	}
 	// Data: copy-on-write blocks are written before the batch commits,
 	// deferred blocks go into the batch and are applied after.
-	offs := slices.Sorted(mapsKeys(ts.blocks))
-	for _, off := range offs {
-		b := ts.blocks[off]
+	for _, b := range ts.blocks.sorted() {
+		off := b.dev
 		list := &p.writes
 		if b.deferred {
 			s.data.put(ts.seq, off, b.data)
@@ -373,16 +365,6 @@ const maxDataWrite = 16 << 20
 // capacity, so that a[:len(a)+len(b)] covers both without copying.
 func adjacent(a, b []byte) bool {
 	return len(b) > 0 && cap(a)-len(a) >= len(b) && &a[:len(a)+1][len(a)] == &b[0]
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // metaPool is the key under which the meta collection's stored bytes are

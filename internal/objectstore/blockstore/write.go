@@ -31,12 +31,11 @@ func (ts *txnState) allocUnits(n int, hint uint64) ([]uint64, error) {
 		}
 		return nil, fmt.Errorf("allocate %d units: %w", n, err)
 	}
-	ts.allocated = append(ts.allocated, exts...)
+	ts.fresh.add(exts)
 	devs := make([]uint64, 0, n)
 	for _, e := range exts {
 		for off := e.Offset; off < e.Offset+e.Length; off += au {
 			devs = append(devs, off)
-			ts.fresh[off] = true
 		}
 	}
 	if len(devs) < n {
@@ -72,7 +71,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 		idx, mapped := rec.find(lu)
 		mode := unitDeferred
 		switch {
-		case mapped && ts.fresh[rec.Units[idx].Dev]:
+		case mapped && ts.fresh.contains(rec.Units[idx].Dev):
 			mode = unitInPlace
 		case !mapped || (ws == us && we == us+au):
 			mode = unitNew
@@ -103,6 +102,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 	// object's 1,024 units grew the slice ten times, and the record
 	// kept up to a quarter more capacity than it used.
 	rec.Units = slices.Grow(rec.Units, unmapped)
+	ts.blocks.grow(need * int(ts.s.sb.blocksPerUnit()))
 	for _, st := range steps {
 		part := data[st.ws-off : st.we-off]
 		if st.mode == unitNew {
@@ -195,7 +195,7 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 			} else {
 				sum = ts.crc(blk)
 			}
-			ts.blocks[dev+bs] = &txnBlock{data: blk, deferred: deferred}
+			ts.blocks.addFresh(dev+bs, txnBlock{data: blk, deferred: deferred})
 		}
 		if u.sums != nil {
 			u.sums[b] = sum
@@ -240,8 +240,8 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 		csums[b] = ts.crc(blk)
 		dev := u.Dev + b*sb.ChecksumBlock
 		// A block of fresh space this transaction defers stays deferred.
-		d := deferred || (ts.blocks[dev] != nil && ts.blocks[dev].deferred)
-		ts.blocks[dev] = &txnBlock{data: blk, deferred: d}
+		old, _ := ts.blocks.get(dev)
+		ts.blocks.set(dev, txnBlock{data: blk, deferred: deferred || old.deferred})
 	}
 	rec.Units[idx].setSums(csums)
 	return nil
@@ -252,7 +252,7 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode, u unit, b int) ([]byte, error) {
 	cb := ts.s.sb.ChecksumBlock
 	dev := u.Dev + uint64(b)*cb
-	if tb, ok := ts.blocks[dev]; ok {
+	if tb, ok := ts.blocks.get(dev); ok {
 		return slices.Clone(tb.data), nil
 	}
 	if bs := u.LU*ts.s.sb.AllocUnit + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
@@ -324,7 +324,7 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 			continue // already zero by the record invariant
 		}
 		we = min(we, rec.Size)
-		if err := ts.patchUnit(rs, lu, ws, make([]byte, we-ws), !ts.fresh[rec.Units[idx].Dev]); err != nil {
+		if err := ts.patchUnit(rs, lu, ws, make([]byte, we-ws), !ts.fresh.contains(rec.Units[idx].Dev)); err != nil {
 			return err
 		}
 	}
@@ -349,7 +349,7 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 			lu := size / au
 			if i, mapped := rec.find(lu); mapped {
 				we := min(rec.Size, (lu+1)*au)
-				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh[rec.Units[i].Dev]); err != nil {
+				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh.contains(rec.Units[i].Dev)); err != nil {
 					return err
 				}
 			}
