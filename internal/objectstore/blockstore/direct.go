@@ -162,8 +162,7 @@ func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verif
 			if err := s.readPiece(b[lo:hi], int64(off)+int64(w+lo)); err != nil {
 				return err
 			}
-			copy(dst()[w+lo:w+hi], b[lo:hi])
-			return verify(w+lo, w+hi)
+			return s.copyVerified(dst(), w+lo, b[lo:hi], verify)
 		})
 		if err != nil {
 			return err
@@ -171,6 +170,28 @@ func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verif
 	}
 	return nil
 }
+
+// copyVerified copies src to dst[at:] and verifies it, a chunk at a
+// time: the checksums then read bytes the copy has just brought into
+// the cache. Verifying a whole 1 MiB piece after copying it read most of
+// it from memory again, and the checksums of freshly read data were the
+// largest single cost of 4 MiB reads (BENCHMARKS.md, "Where the 4 MiB
+// reads' CPU goes").
+func (s *Store) copyVerified(dst []byte, at int, src []byte, verify func(lo, hi int) error) error {
+	chunk := max(verifyChunk, int(s.sb.ChecksumBlock))
+	for c := 0; c < len(src); c += chunk {
+		e := min(c+chunk, len(src))
+		copy(dst[at+c:at+e], src[c:e])
+		if err := verify(at+c, at+e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyChunk is the most copyVerified copies before verifying: well
+// inside a core's L2 cache.
+const verifyChunk = 64 << 10
 
 // readPiece reads len(p) bytes at off with O_DIRECT (the buffered file if
 // the file system refuses), zeros past the end of the file.

@@ -164,7 +164,6 @@ func (s *Store) dropPrefetch(p *prefetch) {
 func (s *Store) readPrefetched(p *prefetch, dst func() []byte, verify func(lo, hi int) error) error {
 	defer s.staging.put(p.buf[:cap(p.buf)])
 	return spread(len(p.buf), func(lo, hi int) error {
-		copy(dst()[lo:hi], p.buf[lo:hi])
-		return verify(lo, hi)
+		return s.copyVerified(dst(), lo, p.buf[lo:hi], verify)
 	})
 }
