@@ -30,7 +30,7 @@ func (o *objecter) Dispatch(from msgr.Peer, msg msgr.Message) {
 		o.log.Warn("rados: bad reply", "from", from.Name.String(), "err", err)
 		return
 	}
-	if !o.handleReply(from, &r) {
+	if !o.handleReply(from, &r, msg) {
 		o.ms.Release(msg)
 	}
 }
@@ -52,9 +52,9 @@ func (o *objecter) HandleEvent(ev msgr.Event) {
 	}
 }
 
-// handleReply applies an OSD's reply and reports whether the op kept
-// slices of it (otherwise its payload may be reused).
-func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply) (kept bool) {
+// handleReply applies an OSD's reply, decoded from msg, and reports
+// whether the op kept slices of it (otherwise its payload may be reused).
+func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply, msg msgr.Message) (kept bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := o.ops[r.Tid]
@@ -87,7 +87,14 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply) (kept bool) {
 		o.finishLocked(p, r.Version.Counter, replyError(p.name, p.msg.Ops, r), nil)
 	case r.Flags&wire.ReplyCommitted != 0:
 		var fill func()
-		if p.onReply != nil {
+		switch {
+		case p.onReply != nil && p.takeReply != nil:
+			fill = func() {
+				p.onReply(r)
+				p.takeReply(func() { o.ms.Release(msg) })
+			}
+			kept = true
+		case p.onReply != nil:
 			fill = func() { p.onReply(r) }
 			kept = !p.copiesReply
 		}

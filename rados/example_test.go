@@ -145,6 +145,28 @@ func ExampleIOContext_ReadInto() {
 	// "\n"
 }
 
+// Read without a copy: the Buffer holds the reply as it arrived, and
+// Release hands its memory back to the client for later replies.
+func ExampleIOContext_ReadBuffer() {
+	cl := exampleCluster()
+	defer cl.close()
+	ctx := context.Background()
+	conn, _ := rados.Connect(ctx, rados.Config{Mons: []string{"a=mon-a:6789"}, Network: cl.net.Host("client")})
+	defer conn.Close()
+	io, _ := conn.OpenIOContext("data")
+	_ = io.WriteFull(ctx, "greeting", []byte("hello, world"))
+
+	b, err := io.ReadBuffer(ctx, "greeting", 7, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%q\n", b.Data)
+	b.Release() // b.Data must not be used after this
+	// Output:
+	// "world"
+}
+
 // List the objects of a pool, PG by PG; a Cursor resumes a listing.
 func ExampleIOContext_Objects() {
 	cl := exampleCluster()

@@ -86,8 +86,9 @@ func (io *IOContext) objectID(name string) (objid.ID, error) {
 }
 
 // start builds the op for ops on object name and submits it.
-// copies says the steps keep nothing of the reply (ReadOp.keeps).
-func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp, steps []func(*wire.ObjectOpResult), flags uint32, copies bool) *Completion {
+// copies says the steps keep nothing of the reply (ReadOp.keeps); take,
+// if not nil, takes the reply's buffer after the steps (op.takeReply).
+func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp, steps []func(*wire.ObjectOpResult), flags uint32, copies bool, take func(release func())) *Completion {
 	comp := newCompletion()
 	id, err := io.objectID(name)
 	if err == nil && len(ops) == 0 {
@@ -97,7 +98,7 @@ func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp
 		comp.complete(0, err, nil)
 		return comp
 	}
-	p := &op{name: name, msg: wire.OSDOp{Object: id, Flags: flags, Ops: ops}, comp: comp, copiesReply: copies}
+	p := &op{name: name, msg: wire.OSDOp{Object: id, Flags: flags, Ops: ops}, comp: comp, copiesReply: copies, takeReply: take}
 	if len(steps) > 0 {
 		p.onReply = func(r *wire.OSDOpReply) { fillSteps(steps, r) }
 	}
@@ -109,24 +110,24 @@ func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp
 // OperateWrite runs a compound write on object name and returns once it
 // is committed (durable on every replica).
 func (io *IOContext) OperateWrite(ctx context.Context, name string, w *WriteOp) error {
-	return io.start(ctx, name, w.ops, w.steps, 0, false).Wait(context.Background())
+	return io.start(ctx, name, w.ops, w.steps, 0, false, nil).Wait(context.Background())
 }
 
 // OperateWriteAsync starts a compound write on object name. Its
 // Completion reports when it is applied and when committed; ctx bounds
 // the whole operation.
 func (io *IOContext) OperateWriteAsync(ctx context.Context, name string, w *WriteOp) *Completion {
-	return io.start(ctx, name, w.ops, w.steps, wire.FlagWantApplied, false)
+	return io.start(ctx, name, w.ops, w.steps, wire.FlagWantApplied, false, nil)
 }
 
 // OperateRead runs a compound read on object name; its results are in
 // the ReadOp's steps.
 func (io *IOContext) OperateRead(ctx context.Context, name string, r *ReadOp) error {
-	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0).Wait(context.Background())
+	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, nil).Wait(context.Background())
 }
 
 // OperateReadAsync starts a compound read on object name; the steps hold
 // its results once the Completion is committed without error.
 func (io *IOContext) OperateReadAsync(ctx context.Context, name string, r *ReadOp) *Completion {
-	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0)
+	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, nil)
 }

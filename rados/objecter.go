@@ -93,8 +93,11 @@ type op struct {
 	// copiesReply says onReply keeps nothing of the reply, whose buffer
 	// can then go back to the messenger.
 	copiesReply bool
-	stop        func() bool // stops the context's AfterFunc
-	release     func()      // releases the op's context (OpTimeout), or nil
+	// takeReply, if set, is handed the release of the reply's buffer
+	// after onReply: the op's caller holds the buffer until then.
+	takeReply func(release func())
+	stop      func() bool // stops the context's AfterFunc
+	release   func()      // releases the op's context (OpTimeout), or nil
 }
 
 func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client string, incarnation uint64) *objecter {

@@ -2,6 +2,7 @@ package rados
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -103,6 +104,42 @@ func (io *IOContext) ReadInto(ctx context.Context, name string, offset uint64, b
 		return 0, err
 	}
 	return len(st.Data), nil
+}
+
+// Buffer holds bytes read without a copy: Data is a slice of the OSD's
+// reply as the client received it.
+type Buffer struct {
+	Data    []byte
+	release atomic.Pointer[func()]
+}
+
+// Release hands the buffer's memory back to the client, which reuses it
+// for later replies: Data must not be used after. Calling it more than
+// once does nothing more. A Buffer never released is left to the
+// garbage collector; releasing saves the client allocating (and zeroing)
+// as much again for a later reply.
+func (b *Buffer) Release() {
+	if f := b.release.Swap(nil); f != nil {
+		b.Data = nil
+		(*f)()
+	}
+}
+
+// ReadBuffer reads length bytes at offset (0: to the end) of object name
+// as Read does, without copying them out of the reply, as librados' C++
+// read into a bufferlist does. Release the Buffer once done with its
+// Data. For large reads it is the cheapest way to read: ReadInto copies
+// each reply, Read leaves every reply's memory to the garbage collector.
+func (io *IOContext) ReadBuffer(ctx context.Context, name string, offset, length uint64) (*Buffer, error) {
+	r := NewReadOp()
+	st := r.Read(offset, length)
+	b := &Buffer{}
+	comp := io.start(ctx, name, r.ops, r.steps, 0, false, func(release func()) { b.release.Store(&release) })
+	if err := comp.Wait(context.Background()); err != nil {
+		return nil, err
+	}
+	b.Data = st.Data
+	return b, nil
 }
 
 // ReadAsync starts a read of object name; the step holds the data once

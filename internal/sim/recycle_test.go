@@ -57,10 +57,11 @@ func TestRecycledReadBuffersKeepRepliesIntact(t *testing.T) {
 }
 
 // ReadInto hands each reply's buffer back to the client's messenger,
-// which reuses it for later replies; replies whose data a caller still
-// holds (Read, or a ReadOp mixing Read and ReadInto) must never be
-// reused. 16 workers over TCP mix all three and keep every Read result;
-// at the end each kept result still holds its object's bytes.
+// which reuses it for later replies, and so does a released ReadBuffer;
+// replies whose data a caller still holds (Read, a ReadOp mixing Read and
+// ReadInto, a Buffer not released) must never be reused. 16 workers over
+// TCP mix all of them and keep every result they hold; at the end each
+// kept result still holds its object's bytes.
 func TestReadIntoReusesOnlyRepliesNobodyHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 200 MiB")
@@ -87,10 +88,10 @@ func TestReadIntoReusesOnlyRepliesNobodyHolds(t *testing.T) {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(w), 3))
 			buf := make([]byte, size)
-			for range 12 {
+			for range 16 {
 				i := r.IntN(objects)
 				name := fmt.Sprint("o", i)
-				switch r.IntN(3) {
+				switch r.IntN(5) {
 				case 0:
 					n, err := io.ReadInto(ctx, name, 0, buf)
 					if err != nil || !bytes.Equal(buf[:n], want[i]) {
@@ -120,6 +121,23 @@ func TestReadIntoReusesOnlyRepliesNobodyHolds(t *testing.T) {
 					}
 					mu.Lock()
 					kept = append(kept, held{i, size / 2, rest.Data})
+					mu.Unlock()
+				case 3:
+					b, err := io.ReadBuffer(ctx, name, 0, 0)
+					if err != nil || !bytes.Equal(b.Data, want[i]) {
+						t.Errorf("ReadBuffer %s: %v", name, err)
+						return
+					}
+					b.Release()
+					b.Release() // a second release must not free it twice
+				case 4:
+					b, err := io.ReadBuffer(ctx, name, 0, 0)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					kept = append(kept, held{i, 0, b.Data}) // never released
 					mu.Unlock()
 				}
 			}
