@@ -94,6 +94,11 @@ type Config struct {
 	// while they are used up. Defaults 256 MiB and 65536.
 	DispatchBytes    int64
 	DispatchMessages int64
+	// HugePayloads receives payloads of bufpool.HugePage and more into
+	// buffers on huge pages (bufpool.Huge), for a daemon that writes them
+	// to disk with O_DIRECT: the OSDs. Default false: a client's large
+	// replies go to ordinary buffers.
+	HugePayloads bool
 }
 
 // DefaultPolicy is lossy when either side is a client, lossless between

@@ -66,6 +66,7 @@ func New(cfg Config) (*Messenger, error) {
 		accepted:  make(map[acceptKey]*Session),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
+		bufs:      bufPool{huge: cfg.HugePayloads},
 	}, nil
 }
 

@@ -49,6 +49,7 @@ const poolTrimInterval = time.Second
 // bufPool pools received payloads by class size (classSize).
 type bufPool struct {
 	list bufpool.FreeList
+	huge bool // Config.HugePayloads
 }
 
 // classSize returns the capacity of the class holding n bytes, or 0 if n
@@ -70,6 +71,9 @@ func (p *bufPool) get(n int) []byte {
 	}
 	if b := p.list.Get(size); b != nil {
 		return b[:n]
+	}
+	if p.huge {
+		return bufpool.Huge(size)[:n]
 	}
 	return make([]byte, n, size)
 }

@@ -245,7 +245,7 @@ func (o *OSD) start(ctx context.Context) error {
 	}
 	ms, err := msgr.New(msgr.Config{Name: o.self, Network: o.cfg.Network, Dispatcher: dispatcher{o},
 		ClientAuth: o.cfg.ClientAuth, ServerAuth: o.cfg.ServerAuth, Logger: o.log, Clock: o.cfg.Clock,
-		Seed: o.cfg.Seed})
+		Seed: o.cfg.Seed, HugePayloads: true})
 	if err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}
