@@ -16,7 +16,12 @@
 # that `cuttle bench` prints for Cuttle.
 #
 # Usage: scripts/bench-vs-ceph.sh [OUTDIR]     (default /var/tmp/cuttle-vs-ceph)
-# env:   SECS (30), CEPH_ANCHOR (../shared/anchors/ceph), SKIP_CEPH=1, SKIP_CUTTLE=1
+# env:   SECS (30), CEPH_ANCHOR (../shared/anchors/ceph), SKIP_CEPH=1, SKIP_CUTTLE=1,
+#        MAX_OBJECTS (0: none): end each 4 MiB write phase after this many
+#        objects (both tools' --max-objects), so that the read phases of
+#        both read the same data. On the benchmark VM data written more
+#        than about 30 GB ago reads several times slower (BENCHMARKS.md,
+#        run 16): a faster writer otherwise leaves its reads colder data.
 # Needs: root, the ceph packages (CEPH_ANCHOR/install.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +46,9 @@ phases() {
 		grep -E 'Bandwidth \(|Average IOPS|Average Latency|p99' "$OUT/${tag}_${pool}_${name}.txt" | tr -s ' ' | tr '\n' ' ' >&2; echo >&2
 	}
 	if [ "$tool" = rados ]; then bench=(rados bench); cleanup=(rados -p "$pool" cleanup); else bench=(bin/cuttle bench); cleanup=(bin/cuttle bench -p "$pool" cleanup); fi
-	run 4m_write "$SECS" write -t 16 --no-cleanup
+	local cap=()
+	[ "${MAX_OBJECTS:-0}" -gt 0 ] && cap=(--max-objects "$MAX_OBJECTS")
+	run 4m_write "$SECS" write -t 16 --no-cleanup "${cap[@]}"
 	run 4m_seq "$SECS" seq -t 16
 	run 4m_rand "$SECS" rand -t 16
 	"${cleanup[@]}" > /dev/null 2>&1 || true
