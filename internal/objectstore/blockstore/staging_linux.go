@@ -3,9 +3,11 @@ package blockstore
 import (
 	"syscall"
 	"unsafe"
+
+	"github.com/cuttlestore/cuttle/internal/bufpool"
 )
 
-const hugePage = 2 << 20
+const hugePage = bufpool.HugePage
 
 // mapStaging maps an anonymous region with room for a stagingSize buffer
 // on hugePage boundaries and asks for transparent huge pages; it returns
