@@ -90,16 +90,24 @@ func TestClusterUpOSDs(t *testing.T) {
 	objects := map[string][]byte{}
 	roundTrip(ctx, t, conf, objects, "before", []byte("written before the SIGKILL"))
 	// The objects' records went through the OSDs' record caches.
-	var lookups float64
+	// Their transactions went through the stores' group commits.
+	var lookups, txns float64
 	for _, name := range []string{"osd.0", "osd.1", "osd.2"} {
 		m := httpGet(t, "http://"+before[name].MetricsAddr+"/metrics")
 		lookups += metricValue(m, "cuttle_osd_store_record_cache_hits_total") + metricValue(m, "cuttle_osd_store_record_cache_misses_total")
+		txns += metricValue(m, "cuttle_osd_store_transactions_total")
+		if !strings.Contains(m, "cuttle_osd_store_unstaged_reads_total") {
+			t.Errorf("%s's metrics lack the store's counters:\n%s", name, lastLines(m, 10))
+		}
 		if !strings.Contains(m, "cuttle_osd_store_record_cache_bytes") {
 			t.Errorf("%s's metrics lack the record cache:\n%s", name, lastLines(m, 10))
 		}
 	}
 	if lookups == 0 {
 		t.Error("no record cache lookups counted after writing and reading objects")
+	}
+	if txns == 0 {
+		t.Error("no store transactions counted after writing objects")
 	}
 
 	// SIGKILL an OSD; the next up restarts it and only it.

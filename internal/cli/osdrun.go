@@ -306,8 +306,8 @@ func markDownBeforeStop(o *osd.OSD, log *slog.Logger) {
 	log.Info("marked down in the OSD map")
 }
 
-// storeMetrics are the store's record cache series: its hit rate says
-// whether --cache-size covers the objects in use.
+// storeMetrics are the store's record cache series (its hit rate says
+// whether --cache-size covers the objects in use) and its counters.
 func storeMetrics(st *blockstore.Store) []prometheus.Collector {
 	series := []struct {
 		name, help string
@@ -331,6 +331,10 @@ func storeMetrics(st *blockstore.Store) []prometheus.Collector {
 		} else {
 			cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: x.help}, value))
 		}
+	}
+	for i, c := range st.Counters() {
+		cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cuttle_osd_store_" + c.Name + "_total", Help: c.Help},
+			func() float64 { return float64(st.Counters()[i].Value) }))
 	}
 	return cs
 }

@@ -146,8 +146,10 @@ func (s *Store) readVerified(n int, dst func() []byte, off uint64, dev bool, ver
 		}
 		if b := s.staging.get(); b != nil {
 			defer s.staging.put(b)
+			s.statStaged.Add(1)
 			return s.readStaged(n, dst, off, b, verify)
 		}
+		s.statUnstaged.Add(1)
 	}
 	p := dst()
 	return s.readChecked(p, off, dev, func() error { return verify(0, len(p)) })

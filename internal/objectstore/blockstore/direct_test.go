@@ -195,6 +195,9 @@ func TestLargeStagedReads(t *testing.T) {
 	} else {
 		s.staging.put(b)
 	}
+	if counter(s, "staged_reads") == 0 || counter(s, "unstaged_reads") != 0 {
+		t.Fatalf("large reads: %d staged, %d unstaged; want some staged, none unstaged", counter(s, "staged_reads"), counter(s, "unstaged_reads"))
+	}
 	// Flip one byte in the second window's third piece.
 	bad := uint64(stagingSize + 2*directPiece + 3*testCB + 17)
 	s.applyMu.RLock()
@@ -232,4 +235,14 @@ func TestLargeStagedReads(t *testing.T) {
 	if _, err := s.Read(ctx, c, o, 0, stagingSize); err != nil {
 		t.Fatalf("read of the undamaged first window: %v", err)
 	}
+}
+
+// counter returns the value of s's counter name, failing if there is none.
+func counter(s *Store, name string) uint64 {
+	for _, c := range s.Counters() {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	panic("no counter " + name)
 }

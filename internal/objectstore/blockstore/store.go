@@ -101,6 +101,8 @@ type Store struct {
 	statSyncs, statTxns atomic.Uint64
 	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
 	statReadahead       atomic.Uint64 // large reads served from a prefetch
+	statStaged          atomic.Uint64 // large reads through a staging buffer
+	statUnstaged        atomic.Uint64 // large direct reads that found no staging buffer free
 	statRecordLoads     atomic.Uint64 // record lookups that went to Pebble
 	readBufs            readBufPool   // large read buffers handed back by Recycle
 	statCachedReads     atomic.Uint64 // small reads through the page cache

@@ -1,0 +1,23 @@
+package blockstore
+
+// Counter is one of the store's running totals of its internal work, for
+// monitoring: Name is short and snake_case, Help says what it counts.
+type Counter struct {
+	Name, Help string
+	Value      uint64
+}
+
+// Counters returns the store's running totals, the same names in the
+// same order on every call (the record cache's are in CacheStats).
+func (s *Store) Counters() []Counter {
+	return []Counter{
+		{"wal_syncs", "Group commits: syncs of the store's metadata write-ahead log.", s.statSyncs.Load()},
+		{"transactions", "Transactions the store's group commits made durable.", s.statTxns.Load()},
+		{"direct_writes", "Copy-on-write data writes the store made with O_DIRECT.", s.statDirectWrites.Load()},
+		{"cached_reads", "Small reads the store served through the page cache.", s.statCachedReads.Load()},
+		{"stale_cached_reads", "Reads through the page cache that failed their checksums and were read again from the device.", s.statStaleCached.Load()},
+		{"readahead_hits", "Large reads the store served from a readahead.", s.statReadahead.Load()},
+		{"staged_reads", "Large reads through a huge-page staging buffer.", s.statStaged.Load()},
+		{"unstaged_reads", "Large reads that found no staging buffer free and read into ordinary pages.", s.statUnstaged.Load()},
+	}
+}
