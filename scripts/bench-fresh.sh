@@ -16,6 +16,10 @@
 #       size) for SECS, then random reads for SECS: read MB/s and IOPS,
 #       and the CPU each daemon and the bench client used during the
 #       reads (% of one CPU, and µs per read)
+#   scripts/bench-fresh.sh readdisk BIN SECS  4 MiB writes for 30 s (at
+#       most MAX_OBJECTS, default 6000), then seq and rand reads for SECS
+#       each: MB/s, vmstat's CPU split and disk reads, and each OSD's
+#       large reads by path (readahead, staged, unstaged)
 #   scripts/bench-fresh.sh memwrite BIN SECS  4 MiB writes for SECS,
 #       sampling every OSD's RSS and Go heap (from /metrics) four times a
 #       second: each OSD's peak RSS and its heap in use at that moment
@@ -23,7 +27,7 @@
 #       new objects, 16 jobs, 100 MiB on a default 8 GiB store; IOPS and
 #       device KiB written per object (/sys/block/*/stat of /var/tmp's disk)
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,24p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,28p "$0" >&2; exit 2; }
 MODE=$1 BIN=$2 SECS=${3:-20} SIZE=${SIZE:-3} BS=${BS:-}
 D=$(mktemp -d /var/tmp/bench-fresh.XXXXXX)
 trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
@@ -84,6 +88,20 @@ readcpu)
 	join "$D/a" "$D/b" | awk -v s="$SECS" -v ops="$ops" -v hz="$(getconf CLK_TCK)" '{printf "  %s %.0f %.1f\n", $1, ($3-$2)/hz/s*100, ($3-$2)/hz*1e6/ops}'
 	awk -v s="$SECS" -v ops="$ops" '/client/ {printf "  client %.0f %.1f\n", ($2+$3)/s*100, ($2+$3)*1e6/ops}' "$D/time.txt"
 	;;
+readdisk)
+	up
+	"$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); [print(x["metrics_addr"]) for x in d if x["name"].startswith("osd")]' > "$D/osds"
+	paths() { while read -r m; do curl -s "http://$m/metrics" | awk '/^cuttle_osd_store_(readahead_hits|staged_reads|unstaged_reads)_total/ {sub("cuttle_osd_store_", "", $1); sub("_total", "", $1); printf "%s %s  ", $1, $2} END {print ""}'; done < "$D/osds"; }
+	"$BIN" bench -p bp 30 write -t 16 --no-cleanup --max-objects "${MAX_OBJECTS:-6000}" > /dev/null
+	for phase in seq rand; do
+		vmstat 2 $((SECS / 2 + 1)) > "$D/vmstat" &
+		"$BIN" bench -p bp "$SECS" "$phase" -t 16 > "$D/bench.txt"
+		wait
+		echo "$(basename "$BIN") size $SIZE: $phase $(summary < "$D/bench.txt")"
+		awk 'NR > 3 {us += $13; sy += $14; id += $15; wa += $16; bi += $9; n++} END {printf "  vmstat: user %.0f%% system %.0f%% idle %.0f%% iowait %.0f%%, disk reads %.0f MB/s\n", us/n, sy/n, id/n, wa/n, bi/n/1024}' "$D/vmstat"
+		echo "  large reads so far, per OSD:"; paths | sed 's/^/    /'
+	done
+	;;
 memwrite)
 	up
 	"$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); [print(x["name"],x["pid"],x["metrics_addr"]) for x in d if x["name"].startswith("osd")]' > "$D/osds"
@@ -109,5 +127,5 @@ store)
 	echo "$(basename "$BIN") store: $(grep -m1 -i iops "$D/out.txt" | tr -s ' ') | device KiB per object: $(( (b - a) * 512 / 1024 / 25600 ))"
 	;;
 *)
-	sed -n 2,24p "$0" >&2; exit 2 ;;
+	sed -n 2,28p "$0" >&2; exit 2 ;;
 esac

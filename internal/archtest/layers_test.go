@@ -37,6 +37,7 @@ var layers = []struct {
 	{"encoding", layerLeaves},
 	{"internal/bufpool", layerLeaves},
 	{"internal/clock", layerLeaves},
+	{"internal/procs", layerLeaves},
 	{"internal/invariants", layerLeaves},
 	{"internal/qos", layerLeaves},
 	{"internal/pebblelog", layerLeaves},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
 	"github.com/cuttlestore/cuttle/internal/osd"
+	"github.com/cuttlestore/cuttle/internal/procs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 )
@@ -39,6 +41,7 @@ type osdRunFlags struct {
 	cache               string
 	memTarget           string
 	directReads         bool
+	adaptiveProcs       bool
 	metricsAddr         string
 	logLevel            string
 }
@@ -73,6 +76,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.StringVar(&f.cache, "cache-size", "", "memory the object store caches in (default: a quarter of --memory-target)")
 	fl.StringVar(&f.memTarget, "memory-target", "256M", "memory the OSD process aims to stay within (Go's soft memory limit; 0 for none)")
 	fl.BoolVar(&f.directReads, "direct-reads", false, "read small blocks from the device with O_DIRECT too, never through the kernel's page cache")
+	fl.BoolVar(&f.adaptiveProcs, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the OSD serves small ops with little CPU, on all of them otherwise; off when GOMAXPROCS is set")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
@@ -226,6 +230,9 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	}()
 	cfg.Store = st
 	reg.MustRegister(storeMetrics(st)...)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_gomaxprocs",
+		Help: "Threads the OSD runs Go code on at once (GOMAXPROCS), as --adaptive-procs sets it."},
+		func() float64 { return float64(runtime.GOMAXPROCS(0)) }))
 
 	if f.metricsAddr != "" {
 		mctx, cancel := context.WithCancel(context.Background())
@@ -251,6 +258,11 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 			log.Info("up in the OSD map", "epoch", o.Epoch(), "addr", o.Addr())
 		}
 	}()
+	if f.adaptiveProcs && procs.Enabled() {
+		gctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go procs.New(procs.DefaultPolicy()).Run(gctx, procsInterval, o.Traffic, log)
+	}
 
 	select {
 	case <-ctx.Done():
@@ -305,6 +317,10 @@ func markDownBeforeStop(o *osd.OSD, log *slog.Logger) {
 	}
 	log.Info("marked down in the OSD map")
 }
+
+// procsInterval is the window over which the OSD's procs.Governor judges
+// its work (procs.DefaultPolicy counts in these).
+const procsInterval = 250 * time.Millisecond
 
 // storeMetrics are the store's record cache series (its hit rate says
 // whether --cache-size covers the objects in use) and its counters.

@@ -74,8 +74,16 @@ func (o *OSD) track(r *request) (done func()) {
 		o.inflightMu.Lock()
 		delete(o.inflight, r)
 		o.inflightMu.Unlock()
+		o.trafficLen.Add(uint64(r.bytesOut))
 		o.metrics.opDone(r, o.cfg.Clock.Since(r.since))
 	}
+}
+
+// Traffic returns the messages the OSD has received and the bytes they
+// carried plus the data its replies returned: the average says whether
+// its work is small ops or large transfers (the daemon's procs.Governor).
+func (o *OSD) Traffic() (msgs, bytes uint64) {
+	return o.msgsIn.Load(), o.trafficLen.Load()
 }
 
 // OpsInFlight returns the client ops not yet answered, oldest first.

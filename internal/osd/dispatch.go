@@ -11,6 +11,8 @@ type dispatcher struct{ o *OSD }
 
 func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 	o := d.o
+	o.msgsIn.Add(1)
+	o.trafficLen.Add(uint64(len(msg.Payload)))
 	if from.Name.Type == "osd" {
 		o.hb.heard(from.Name.ID, o.cfg.Clock.Now())
 	}

@@ -203,6 +203,8 @@ type OSD struct {
 	hb heartbeats
 
 	metrics    *osdMetrics
+	msgsIn     atomic.Uint64 // messages received
+	trafficLen atomic.Uint64 // their bytes, plus the data replies returned
 	inflightMu sync.Mutex
 	inflight   map[*request]struct{}
 }

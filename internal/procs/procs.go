@@ -1,0 +1,150 @@
+// Package procs sizes a daemon's Go scheduler to the work it does.
+//
+// A Go process runs goroutines on at most GOMAXPROCS threads at once
+// (its Ps). When a goroutine makes another runnable while a P is idle,
+// the runtime wakes a second thread to run it. An OSD serving small ops
+// hands each one from the connection's reader to the dispatcher, to its
+// PG and to the connection's writer, so with two Ps nearly every hand-off
+// became a futex wake-up and a context switch: on the benchmark machine
+// (two vCPUs shared by three OSDs and a client) those were the largest
+// costs of 4 KiB reads, and one P per OSD served 20-54% more of them
+// (BENCHMARKS.md, "One P while the ops are small"). Large transfers are
+// the other way round: checksums and copies of 4 MiB need more than one
+// core at times, and one P cost 4 MiB writes 11%.
+//
+// A Governor samples the daemon's traffic and CPU time and runs it on one
+// P while its messages are small and it uses little CPU, and on all of
+// them otherwise.
+package procs
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// Sample is a daemon's running totals at one moment.
+type Sample struct {
+	At    time.Time
+	Msgs  uint64        // messages received
+	Bytes uint64        // bytes they carried, plus the data sent back in replies
+	CPU   time.Duration // CPU time the process has used, user and system
+}
+
+// Policy decides when one P is enough.
+type Policy struct {
+	// SmallBytes is the average bytes per message under which the
+	// work is small.
+	SmallBytes uint64
+	// MinRate is the message rate (per second) under which a window
+	// says nothing: an idle daemon keeps the Ps it has.
+	MinRate float64
+	// LowCPU and HighCPU, in cores: with all Ps the daemon drops to one
+	// only while it uses less than LowCPU; with one it goes back to all
+	// once it uses more than HighCPU.
+	LowCPU, HighCPU float64
+	// DownWindows is how many windows in a row must call for one P
+	// before the Governor drops to it; one window is enough to go back
+	// to all, since large work on one P loses more than small work on
+	// all of them does.
+	DownWindows int
+}
+
+// DefaultPolicy is the policy OSDs run with: messages under 64 KiB on
+// average are small, and with Run's quarter-second windows the governor
+// drops to one P after a second of small work and goes back within a
+// quarter of a second of large work.
+func DefaultPolicy() Policy {
+	return Policy{SmallBytes: 64 << 10, MinRate: 200, LowCPU: 0.5, HighCPU: 0.8, DownWindows: 4}
+}
+
+// Governor switches a process between one P and all of them. Step is
+// deterministic; Run drives it from a ticker.
+type Governor struct {
+	policy Policy
+	one    bool   // running on one P
+	votes  int    // windows in a row that called for one P
+	last   Sample // the start of the current window
+	primed bool   // last holds a sample
+}
+
+// New returns a governor that starts on all Ps.
+func New(p Policy) *Governor { return &Governor{policy: p} }
+
+// Step ends the window that began at the previous sample with s and
+// reports whether the daemon should now run on one P.
+func (g *Governor) Step(s Sample) (one bool) {
+	a := g.last
+	g.last = s
+	if !g.primed {
+		g.primed = true
+		return g.one
+	}
+	secs := s.At.Sub(a.At).Seconds()
+	msgs := s.Msgs - a.Msgs
+	if secs <= 0 || s.Msgs < a.Msgs || float64(msgs)/secs < g.policy.MinRate {
+		g.votes = 0
+		return g.one
+	}
+	small := (s.Bytes-a.Bytes)/msgs < g.policy.SmallBytes
+	cores := (s.CPU - a.CPU).Seconds() / secs
+	switch {
+	case g.one && (!small || cores > g.policy.HighCPU):
+		g.one, g.votes = false, 0
+	case !g.one && small && cores < g.policy.LowCPU:
+		if g.votes++; g.votes >= g.policy.DownWindows {
+			g.one, g.votes = true, 0
+		}
+	case !g.one:
+		g.votes = 0
+	}
+	return g.one
+}
+
+// Enabled reports whether a governor may change GOMAXPROCS here: not if
+// the operator set GOMAXPROCS, nor with a single P to begin with.
+func Enabled() bool {
+	_, set := os.LookupEnv("GOMAXPROCS")
+	return !set && runtime.GOMAXPROCS(0) > 1
+}
+
+// Run samples traffic (the daemon's message and byte totals) and the
+// process's CPU time every interval and sets GOMAXPROCS as the governor
+// decides, until ctx is done; then it gives the runtime back its
+// default.
+func (g *Governor) Run(ctx context.Context, interval time.Duration, traffic func() (msgs, bytes uint64), log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	defer runtime.SetDefaultGOMAXPROCS()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			msgs, bytes := traffic()
+			was := g.one
+			one := g.Step(Sample{At: now, Msgs: msgs, Bytes: bytes, CPU: cpuTime()})
+			if one == was {
+				continue
+			}
+			if one {
+				runtime.GOMAXPROCS(1)
+			} else {
+				runtime.SetDefaultGOMAXPROCS()
+			}
+			log.Debug("scheduler resized", "gomaxprocs", runtime.GOMAXPROCS(0))
+		}
+	}
+}
+
+// cpuTime returns the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

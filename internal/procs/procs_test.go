@@ -1,0 +1,139 @@
+package procs
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// feeder steps a governor through 250 ms windows.
+type feeder struct {
+	g   *Governor
+	cur Sample
+}
+
+// window feeds one window with msgs messages of size bytes each and
+// cores of CPU, and returns the governor's answer.
+func (f *feeder) window(msgs, size uint64, cores float64) bool {
+	const d = 250 * time.Millisecond
+	f.cur.At = f.cur.At.Add(d)
+	f.cur.Msgs += msgs
+	f.cur.Bytes += msgs * size
+	f.cur.CPU += time.Duration(cores * float64(d))
+	return f.g.Step(f.cur)
+}
+
+func newFeeder() *feeder {
+	f := &feeder{g: New(DefaultPolicy()), cur: Sample{At: time.Unix(1000, 0)}}
+	f.g.Step(f.cur)
+	return f
+}
+
+func TestSmallWorkDropsToOnePAfterDownWindows(t *testing.T) {
+	f := newFeeder()
+	for i := 1; i < DefaultPolicy().DownWindows; i++ {
+		if f.window(2000, 4096, 0.3) {
+			t.Fatalf("one P after %d windows, want %d", i, DefaultPolicy().DownWindows)
+		}
+	}
+	if !f.window(2000, 4096, 0.3) {
+		t.Fatal("still on all Ps after DownWindows windows of small work")
+	}
+	// Small work that stays on one P keeps it.
+	if !f.window(2000, 4096, 0.6) {
+		t.Fatal("left one P under small work below HighCPU")
+	}
+}
+
+func TestLargeWorkOrBusyCPUGoesBackAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		size  uint64
+		cores float64
+	}{{"large messages", 4 << 20, 0.3}, {"busy CPU", 4096, 0.9}} {
+		f := newFeeder()
+		for range DefaultPolicy().DownWindows {
+			f.window(2000, 4096, 0.3)
+		}
+		if f.window(200, tc.size, tc.cores) {
+			t.Errorf("%s: still on one P", tc.name)
+		}
+	}
+}
+
+func TestWindowsThatSayNothing(t *testing.T) {
+	f := newFeeder()
+	// A busy or large window in between restarts the count.
+	for range DefaultPolicy().DownWindows - 1 {
+		f.window(2000, 4096, 0.3)
+	}
+	f.window(2000, 4096, 0.7)
+	for range DefaultPolicy().DownWindows - 1 {
+		if f.window(2000, 4096, 0.3) {
+			t.Fatal("one P although a busy window broke the run")
+		}
+	}
+	if !f.window(2000, 4096, 0.3) {
+		t.Fatal("all Ps after a full run of small windows")
+	}
+	// Idle windows keep one P even with large messages: too few to say.
+	for range 10 {
+		if !f.window(10, 4<<20, 0) {
+			t.Fatal("an idle window changed the Ps")
+		}
+	}
+	// Totals that go backwards (a restarted counter) are skipped.
+	f.cur.Msgs = 0
+	if !f.g.Step(f.cur) {
+		t.Fatal("a counter reset changed the Ps")
+	}
+}
+
+// Run sets GOMAXPROCS as the governor decides and restores the default
+// when it stops.
+func TestRunSetsGOMAXPROCS(t *testing.T) {
+	if !Enabled() {
+		t.Skip("GOMAXPROCS is set or this machine has one CPU")
+	}
+	all := runtime.GOMAXPROCS(0)
+	var msgs, size atomic.Uint64
+	size.Store(512)
+	traffic := func() (uint64, uint64) {
+		n := msgs.Add(1000)
+		return n, n * size.Load()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The decisions above ignore CPU here: this test's own CPU use
+		// depends on the machine.
+		p := DefaultPolicy()
+		p.LowCPU, p.HighCPU = 1000, 1000
+		New(p).Run(ctx, time.Millisecond, traffic, slog.New(slog.DiscardHandler))
+	}()
+	waitFor := func(what string, ok func(int) bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok(runtime.GOMAXPROCS(0)) {
+			if time.Now().After(deadline) {
+				cancel()
+				t.Fatalf("GOMAXPROCS %d: never %s", runtime.GOMAXPROCS(0), what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFor("1 under small messages", func(n int) bool { return n == 1 })
+	size.Store(1 << 20)
+	waitFor("back to all under large messages", func(n int) bool { return n == all })
+	size.Store(512)
+	waitFor("1 again", func(n int) bool { return n == 1 })
+	cancel()
+	<-done
+	if n := runtime.GOMAXPROCS(0); n != all {
+		t.Fatalf("GOMAXPROCS %d after Run returned, want the default %d", n, all)
+	}
+}
