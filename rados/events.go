@@ -222,7 +222,7 @@ func (o *objecter) scanLocked() {
 			o.sendLocked(p)
 			continue
 		}
-		if needsResend(p.t, calcTarget(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)) {
+		if needsResend(p.t, o.targets.get(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)) {
 			o.sendLocked(p)
 		}
 	}

@@ -61,6 +61,7 @@ type objecter struct {
 	m         *osdmap.Map
 	mapCh     chan struct{} // closed and replaced at every new map
 	scratch   osdmap.Scratch
+	targets   targetCache // under m
 	lastTid   uint64
 	ops       map[uint64]*op
 	osds      map[int32]*osdSession
@@ -138,7 +139,7 @@ func (o *objecter) submit(ctx context.Context, p *op) {
 // of its OSD's session.
 func (o *objecter) sendLocked(p *op) {
 	p.session = nil
-	p.t = calcTarget(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)
+	p.t = o.targets.get(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)
 	if p.t.noPool {
 		pool := p.msg.Object.Pool
 		if p.fixedPG {

@@ -17,21 +17,23 @@ type target struct {
 	checked bool // computed at least once
 }
 
-// calcTarget computes an op's target in m: the PG of object (or pg when
-// fixed, for listings) and its acting primary, if that OSD is up.
-func calcTarget(m *osdmap.Map, s *osdmap.Scratch, object objid.ID, pg osdmap.PG, fixed bool) target {
-	t := target{osd: -1, checked: true}
+// opPG returns the PG an op goes to in m, reduced to the pool's pg_num;
+// false if its pool is not in m.
+func opPG(m *osdmap.Map, object objid.ID, pg osdmap.PG, fixed bool) (osdmap.PG, bool) {
 	if !fixed {
 		p, err := m.ObjectIDToPG(object)
-		if err != nil {
-			t.noPool = true
-			return t
-		}
-		pg = p
-	} else if m.Pool(pg.Pool) == nil {
-		t.noPool = true
-		return t
+		return p, err == nil
 	}
+	pool := m.Pool(pg.Pool)
+	if pool == nil {
+		return osdmap.PG{}, false
+	}
+	return pool.RawPGToPG(pg), true
+}
+
+// pgTarget maps the reduced PG pg, whose pool m has, to its target.
+func pgTarget(m *osdmap.Map, s *osdmap.Scratch, pg osdmap.PG) target {
+	t := target{osd: -1, checked: true}
 	mp, err := m.PGToUpActing(pg, s)
 	if err != nil {
 		t.noPool = true
@@ -42,6 +44,34 @@ func calcTarget(m *osdmap.Map, s *osdmap.Scratch, object objid.ID, pg osdmap.PG,
 		o := m.OSD(p)
 		t.osd, t.addr, t.upFrom = p, o.Addr, o.UpFrom
 	}
+	return t
+}
+
+// targetCache remembers the targets of the PGs ops went to under one map,
+// which a map never changes: running CRUSH for every op was 4-5% of the
+// client's CPU under 4 KiB reads (BENCHMARKS.md, session 23). A new map
+// empties it. Not safe for concurrent use (the objecter's lock guards it).
+type targetCache struct {
+	m    *osdmap.Map
+	byPG map[osdmap.PG]target
+}
+
+// get returns an op's target in m: the PG of object (or pg when fixed,
+// for listings) and its acting primary, if that OSD is up; from the cache
+// if m's target for the PG is in it.
+func (c *targetCache) get(m *osdmap.Map, s *osdmap.Scratch, object objid.ID, pg osdmap.PG, fixed bool) target {
+	pg, ok := opPG(m, object, pg, fixed)
+	if !ok {
+		return target{osd: -1, checked: true, noPool: true}
+	}
+	if c.m != m || c.byPG == nil {
+		c.m, c.byPG = m, make(map[osdmap.PG]target)
+	}
+	if t, ok := c.byPG[pg]; ok {
+		return t
+	}
+	t := pgTarget(m, s, pg)
+	c.byPG[pg] = t
 	return t
 }
 
