@@ -175,3 +175,35 @@ func TestWritesToOneObjectApplyInOrder(t *testing.T) {
 		}
 	})
 }
+
+// An OSD's traffic counts the messages it received and their bytes, and
+// the data its replies returned: the primary of a 64 KiB write and read
+// sees both copies of the data, a replica the write's.
+func TestTrafficCountsMessagesAndData(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, epoch := threeOSDs(t)
+		rc := c.NewRawClient("client.1")
+		id, pg, mp := place(t, c, "traffic")
+		primary, replica := c.OSDs[mp.ActingPrimary], c.OSDs[mp.Acting[1]]
+		pm0, pb0 := primary.D.Traffic()
+		rm0, rb0 := replica.D.Traffic()
+		data := make([]byte, 64<<10)
+		_, ch := rc.Send(primary, Op{Epoch: epoch, Object: id, PG: pg, Ops: []wire.ObjectOp{{Code: wire.OpWriteFull, Data: data}}})
+		if r := rc.Wait(ch); r.Result != 0 {
+			t.Fatalf("write: %+v", r)
+		}
+		_, ch = rc.Send(primary, Op{Epoch: epoch, Object: id, PG: pg, Ops: []wire.ObjectOp{{Code: wire.OpRead}}})
+		if r := rc.Wait(ch); r.Result != 0 || len(r.Ops[0].Data) != len(data) {
+			t.Fatalf("read: %+v", r)
+		}
+		synctest.Wait()
+		pm, pb := primary.D.Traffic()
+		rm, rb := replica.D.Traffic()
+		if pm-pm0 < 2 || pb-pb0 < 2*uint64(len(data)) {
+			t.Errorf("primary: %d messages, %d bytes; want at least 2 and %d", pm-pm0, pb-pb0, 2*len(data))
+		}
+		if rm-rm0 < 1 || rb-rb0 < uint64(len(data)) || rb-rb0 >= 2*uint64(len(data)) {
+			t.Errorf("replica: %d messages, %d bytes; want at least 1 and one copy of %d", rm-rm0, rb-rb0, len(data))
+		}
+	})
+}
