@@ -11,10 +11,15 @@ import (
 // result with their latency and bytes, the ops in flight, and per-PG
 // series (state, objects, bytes, log length) collected at scrape time.
 type osdMetrics struct {
-	ops      *prometheus.CounterVec   // kind, result
-	latency  *prometheus.HistogramVec // kind
-	bytesIn  prometheus.Counter
-	bytesOut prometheus.Counter
+	ops     *prometheus.CounterVec   // kind, result
+	latency *prometheus.HistogramVec // kind
+	// The series of successful ops, looked up once: finding a series by
+	// its labels allocated five times per op, a tenth of a 4 KiB read's
+	// allocations.
+	readsOK, writesOK         prometheus.Counter
+	readLatency, writeLatency prometheus.Observer
+	bytesIn                   prometheus.Counter
+	bytesOut                  prometheus.Counter
 	// Scrub and repair (scrub.go).
 	scrubs      *prometheus.CounterVec // kind: light or deep
 	scrubErrors prometheus.Counter
@@ -46,6 +51,8 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 		priorityRecoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_priority_recoveries_total",
 			Help: "Objects recovered ahead of the queue because a client wrote to them."}),
 	}
+	om.readsOK, om.writesOK = om.ops.WithLabelValues("read", "0"), om.ops.WithLabelValues("write", "0")
+	om.readLatency, om.writeLatency = om.latency.WithLabelValues("read"), om.latency.WithLabelValues("write")
 	if reg != nil {
 		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs,
 			om.recoveredObjects, om.priorityRecoveries, pgCollector{o},
@@ -63,12 +70,16 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 
 // opDone counts a finished op.
 func (om *osdMetrics) opDone(r *request, took time.Duration) {
-	kind := "read"
+	kind, ok, latency := "read", om.readsOK, om.readLatency
 	if r.write {
-		kind = "write"
+		kind, ok, latency = "write", om.writesOK, om.writeLatency
 	}
-	om.ops.WithLabelValues(kind, strconv.Itoa(int(-r.result))).Inc()
-	om.latency.WithLabelValues(kind).Observe(took.Seconds())
+	if r.result == 0 {
+		ok.Inc()
+	} else {
+		om.ops.WithLabelValues(kind, strconv.Itoa(int(-r.result))).Inc()
+	}
+	latency.Observe(took.Seconds())
 	om.bytesIn.Add(float64(r.bytesIn))
 	om.bytesOut.Add(float64(r.bytesOut))
 }

@@ -3,6 +3,7 @@ package osd
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -285,8 +286,14 @@ func (p *pg) recycler(bufs [][]byte) func() {
 }
 
 func (p *pg) env(r *request, v wire.Version) *ops.Env {
-	return &ops.Env{Store: p.o.cfg.Store, Collection: p.coll, Object: r.op.Object, Classes: p.o.cfg.Classes,
-		Version: v, Now: p.o.cfg.Clock.Now(), Caller: r.from.Name.String()}
+	e := &ops.Env{Store: p.o.cfg.Store, Collection: p.coll, Object: r.op.Object, Classes: p.o.cfg.Classes,
+		Version: v, Now: p.o.cfg.Clock.Now()}
+	// Only class methods ask who called; naming the caller for every op
+	// allocated a string each time.
+	if slices.ContainsFunc(r.op.Ops, func(o wire.ObjectOp) bool { return o.Code == wire.OpCall }) {
+		e.Caller = r.from.Name.String()
+	}
+	return e
 }
 
 // storeErrno maps a store failure to what the client is told.

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -204,6 +205,34 @@ func TestTrafficCountsMessagesAndData(t *testing.T) {
 		}
 		if rm-rm0 < 1 || rb-rb0 < uint64(len(data)) || rb-rb0 >= 2*uint64(len(data)) {
 			t.Errorf("replica: %d messages, %d bytes; want at least 1 and one copy of %d", rm-rm0, rb-rb0, len(data))
+		}
+	})
+}
+
+// Class methods see who called them through the OSD: a lock taken by one
+// client names it as the holder and refuses another.
+func TestClassMethodsSeeTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, epoch := threeOSDs(t)
+		alice, bob := c.NewRawClient("client.alice"), c.NewRawClient("client.bob")
+		id, pg, mp := place(t, c, "locked")
+		primary := c.OSDs[mp.ActingPrimary]
+		call := func(rc *RawClient, method string) wire.OSDOpReply {
+			req := ops.LockRequest{Name: "l", Type: ops.LockExclusive, Cookie: "c"}
+			_, ch := rc.Send(primary, Op{Epoch: epoch, Object: id, PG: pg,
+				Ops: []wire.ObjectOp{{Code: wire.OpCall, Name: "lock." + method, Data: req.Encode()}}})
+			return rc.Wait(ch)
+		}
+		if r := call(alice, "lock"); r.Result != 0 {
+			t.Fatalf("alice's lock: %d", r.Result)
+		}
+		if r := call(bob, "lock"); r.Result != -wire.EBUSY {
+			t.Fatalf("bob's lock of alice's: %d, want EBUSY", r.Result)
+		}
+		r := call(bob, "info")
+		st, err := ops.DecodeLockState(r.Ops[0].Data)
+		if r.Result != 0 || err != nil || len(st.Holders) != 1 || st.Holders[0].Entity != "client.alice" {
+			t.Fatalf("lock info: %d, %+v, %v; want held by client.alice", r.Result, st, err)
 		}
 	})
 }

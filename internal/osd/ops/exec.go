@@ -23,7 +23,8 @@ type Env struct {
 	Version wire.Version
 	Now     time.Time
 	// Caller is the requesting entity, for class methods (locks record
-	// their owner).
+	// their owner); callers may leave it empty for requests with no
+	// OpCall.
 	Caller string
 }
 
