@@ -14,8 +14,8 @@ func TestOpMetrics(t *testing.T) {
 	om := newOSDMetrics(nil, nil)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(om.ops, om.latency)
-	for _, r := range []request{{}, {}, {write: true}, {result: -2}, {write: true, result: -16}} {
-		om.opDone(&r, time.Millisecond)
+	for _, r := range []*request{{}, {}, {write: true}, {result: -2}, {write: true, result: -16}} {
+		om.opDone(r, time.Millisecond)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
