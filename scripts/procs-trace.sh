@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Traces --adaptive-procs: starts a fresh cluster in a temporary
-# directory, creates pool bp (size SIZE, default 3), and runs 4 MiB
-# writes and sequential reads, then 4 KiB writes and random reads, SECS
-# seconds each (default 8), printing every half second each OSD's
-# cuttle_osd_gomaxprocs and the phase under way.
+# directory, creates pool bp (size SIZE, default 3), and runs the phases
+# of scripts/bench-vs-ceph.sh (4 MiB writes, sequential and random reads,
+# cleanup, 4 KiB writes and random reads), SECS seconds each (default 8),
+# printing every half second each OSD's cuttle_osd_gomaxprocs and the
+# phase under way, and after each phase its bandwidth, IOPS and p99.
 #
 #   scripts/procs-trace.sh BIN [SECS]
 set -euo pipefail
@@ -24,9 +25,17 @@ echo idle > "$D/phase"
 done) &
 w=$!
 "$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd >/dev/null
-phase() { echo "$1" > "$D/phase"; shift; "$BIN" bench -p bp "$SECS" "$@" > "$D/out" 2>&1; }
+phase() {
+	local name=$1
+	echo "$name" > "$D/phase"
+	shift
+	"$BIN" bench -p bp "$SECS" "$@" > "$D/out" 2>&1
+	echo "== $name: $(awk '/Bandwidth \(MB/ {b=$3} /Average IOPS/ {i=$3} /p99 latency/ {p=$3} END {printf "%s MB/s %s IOPS p99 %s s", b, i, p}' "$D/out")"
+}
 phase 4m-write write -t 16 --no-cleanup
 phase 4m-seq seq -t 16
+phase 4m-rand rand -t 16
+echo cleanup > "$D/phase"
 "$BIN" bench -p bp cleanup >/dev/null 2>&1 || true
 phase 4k-write write -t 16 -b 4096 --no-cleanup
 phase 4k-rand rand -t 16
