@@ -4,7 +4,8 @@
 # of scripts/bench-vs-ceph.sh (4 MiB writes, sequential and random reads,
 # cleanup, 4 KiB writes and random reads), SECS seconds each (default 8),
 # printing every half second each OSD's cuttle_osd_gomaxprocs and the
-# phase under way, and after each phase its bandwidth, IOPS and p99.
+# phase under way, and after each phase its bandwidth, IOPS and p99. The
+# OSDs' stores are 64 GiB, as bench-vs-ceph.sh makes them.
 #
 #   scripts/procs-trace.sh BIN [SECS]
 set -euo pipefail
@@ -14,7 +15,7 @@ D=$(mktemp -d /var/tmp/procs-trace.XXXXXX)
 w=
 trap '[ -n "$w" ] && kill "$w" 2>/dev/null; "$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
 export CUTTLE_CONF=$D/cuttle.conf
-"$BIN" cluster up --dir "$D" --auth none >/dev/null 2>&1
+"$BIN" cluster up --dir "$D" --auth none --osd-size 64G >/dev/null 2>&1
 m=$("$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); print(" ".join(x["metrics_addr"] for x in d if x["name"].startswith("osd")))')
 echo idle > "$D/phase"
 (while true; do
