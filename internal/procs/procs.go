@@ -14,7 +14,10 @@
 //
 // A Governor samples the daemon's traffic and CPU time and runs it on one
 // P while its messages are small and it uses little CPU, and on all of
-// them otherwise.
+// them otherwise. The average message size is a rough measure: an OSD's
+// small messages (pings, replica acks) dilute it, so writes up to about
+// 100 KiB at size 3 count as small; the CPU bound keeps such work on all
+// Ps when it needs them.
 package procs
 
 import (
@@ -22,7 +25,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"syscall"
 	"time"
 )
 
@@ -84,8 +86,14 @@ func (g *Governor) Step(s Sample) (one bool) {
 		return g.one
 	}
 	secs := s.At.Sub(a.At).Seconds()
+	// A window whose totals went backwards (a counter restarted, or the
+	// CPU time could not be read) says nothing.
+	if secs <= 0 || s.Msgs <= a.Msgs || s.Bytes < a.Bytes || s.CPU < a.CPU {
+		g.votes = 0
+		return g.one
+	}
 	msgs := s.Msgs - a.Msgs
-	if secs <= 0 || s.Msgs < a.Msgs || float64(msgs)/secs < g.policy.MinRate {
+	if float64(msgs)/secs < g.policy.MinRate {
 		g.votes = 0
 		return g.one
 	}
@@ -105,17 +113,22 @@ func (g *Governor) Step(s Sample) (one bool) {
 }
 
 // Enabled reports whether a governor may change GOMAXPROCS here: not if
-// the operator set GOMAXPROCS, nor with a single P to begin with.
+// the operator set GOMAXPROCS, nor with a single P to begin with, nor
+// where the process's CPU time cannot be read.
 func Enabled() bool {
 	_, set := os.LookupEnv("GOMAXPROCS")
-	return !set && runtime.GOMAXPROCS(0) > 1
+	return cpuTimeSupported && !set && runtime.GOMAXPROCS(0) > 1
 }
 
 // Run samples traffic (the daemon's message and byte totals) and the
 // process's CPU time every interval and sets GOMAXPROCS as the governor
 // decides, until ctx is done; then it gives the runtime back its
-// default.
+// default. Where Enabled is false it returns at once: setting the
+// default back would override the operator's GOMAXPROCS.
 func (g *Governor) Run(ctx context.Context, interval time.Duration, traffic func() (msgs, bytes uint64), log *slog.Logger) {
+	if !Enabled() {
+		return
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	defer runtime.SetDefaultGOMAXPROCS()
@@ -123,10 +136,10 @@ func (g *Governor) Run(ctx context.Context, interval time.Duration, traffic func
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
+		case <-t.C:
 			msgs, bytes := traffic()
 			was := g.one
-			one := g.Step(Sample{At: now, Msgs: msgs, Bytes: bytes, CPU: cpuTime()})
+			one := g.Step(Sample{At: time.Now(), Msgs: msgs, Bytes: bytes, CPU: cpuTime()})
 			if one == was {
 				continue
 			}
@@ -138,13 +151,4 @@ func (g *Governor) Run(ctx context.Context, interval time.Duration, traffic func
 			log.Debug("scheduler resized", "gomaxprocs", runtime.GOMAXPROCS(0))
 		}
 	}
-}
-
-// cpuTime returns the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

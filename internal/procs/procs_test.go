@@ -55,8 +55,12 @@ func TestLargeWorkOrBusyCPUGoesBackAtOnce(t *testing.T) {
 		cores float64
 	}{{"large messages", 4 << 20, 0.3}, {"busy CPU", 4096, 0.9}} {
 		f := newFeeder()
+		one := false
 		for range DefaultPolicy().DownWindows {
-			f.window(2000, 4096, 0.3)
+			one = f.window(2000, 4096, 0.3)
+		}
+		if !one {
+			t.Fatalf("%s: never on one P to begin with", tc.name)
 		}
 		if f.window(200, tc.size, tc.cores) {
 			t.Errorf("%s: still on one P", tc.name)
@@ -85,11 +89,24 @@ func TestWindowsThatSayNothing(t *testing.T) {
 			t.Fatal("an idle window changed the Ps")
 		}
 	}
-	// Totals that go backwards (a restarted counter) are skipped.
-	f.cur.Msgs = 0
-	if !f.g.Step(f.cur) {
-		t.Fatal("a counter reset changed the Ps")
+	// Totals that go backwards (a restarted counter, or a CPU time that
+	// could not be read) are skipped, even with large messages.
+	for _, reset := range []func(*Sample){func(s *Sample) { s.Msgs = 0 }, func(s *Sample) { s.CPU = 0 }} {
+		f.cur.At = f.cur.At.Add(250 * time.Millisecond)
+		reset(&f.cur)
+		if !f.g.Step(f.cur) {
+			t.Fatal("a counter reset changed the Ps")
+		}
+		if !f.window(2000, 4096, 0.3) {
+			t.Fatal("a window after a reset changed the Ps")
+		}
 	}
+	// With no minimum rate an empty window divides by nothing.
+	p := DefaultPolicy()
+	p.MinRate = 0
+	g := New(p)
+	g.Step(Sample{At: time.Unix(1, 0)})
+	g.Step(Sample{At: time.Unix(2, 0)})
 }
 
 // Run sets GOMAXPROCS as the governor decides and restores the default
@@ -98,7 +115,14 @@ func TestRunSetsGOMAXPROCS(t *testing.T) {
 	if !Enabled() {
 		t.Skip("GOMAXPROCS is set or this machine has one CPU")
 	}
+	// go test -cpu sets GOMAXPROCS; Run restores the runtime's default.
+	was := runtime.GOMAXPROCS(0)
+	runtime.SetDefaultGOMAXPROCS()
+	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
 	all := runtime.GOMAXPROCS(0)
+	if all < 2 {
+		t.Skip("the runtime's default is one P")
+	}
 	var msgs, size atomic.Uint64
 	size.Store(512)
 	traffic := func() (uint64, uint64) {
