@@ -69,8 +69,7 @@ type Governor struct {
 	policy Policy
 	one    bool   // running on one P
 	votes  int    // windows in a row that called for one P
-	last   Sample // the start of the current window
-	primed bool   // last holds a sample
+	last   Sample // the start of the current window; zero before the first
 }
 
 // New returns a governor that starts on all Ps.
@@ -81,8 +80,7 @@ func New(p Policy) *Governor { return &Governor{policy: p} }
 func (g *Governor) Step(s Sample) (one bool) {
 	a := g.last
 	g.last = s
-	if !g.primed {
-		g.primed = true
+	if a.At.IsZero() {
 		return g.one
 	}
 	secs := s.At.Sub(a.At).Seconds()
