@@ -3,6 +3,7 @@ package blockstore_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -31,7 +32,9 @@ import (
 //
 //	CUTTLE_BENCH_1M=DIR      BenchmarkOpen1M: build (once, kept in DIR) a
 //	                         store of 1,000,000 small objects, then time
-//	                         Open and check memory against CacheBytes
+//	                         Open, the key filter's build and stats of
+//	                         present and absent objects, and check memory
+//	                         against CacheBytes
 //	CUTTLE_BENCH_REPORT=DIR  TestBenchReport: the workloads the script
 //	                         compares with fio, as BENCHRESULT JSON lines;
 //	                         CUTTLE_BENCH_ONLY=a,b runs only those, and
@@ -230,6 +233,8 @@ func BenchmarkOpen1M(b *testing.B) {
 			b.Fatal(err)
 		}
 		openTime := time.Since(start)
+		blockstore.WaitKeyFilter(s)
+		filterTime := time.Since(start) - openTime
 		start = time.Now()
 		const walk = 200_000
 		for i := range walk {
@@ -238,6 +243,13 @@ func BenchmarkOpen1M(b *testing.B) {
 			}
 		}
 		walkTime := time.Since(start)
+		start = time.Now()
+		for i := range walk {
+			if _, err := s.Stat(ctx, c, name(objects+i)); !errors.Is(err, objectstore.ErrNotFound) {
+				b.Fatalf("stat of an absent object: %v", err)
+			}
+		}
+		absentTime := time.Since(start)
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -248,6 +260,8 @@ func BenchmarkOpen1M(b *testing.B) {
 		}
 		b.ReportMetric(openTime.Seconds()*1000, "open-ms")
 		b.ReportMetric(float64(walkTime.Microseconds())/walk, "stat-µs")
+		b.ReportMetric(filterTime.Seconds()*1000, "filter-ms")
+		b.ReportMetric(float64(absentTime.Microseconds())/walk, "absent-stat-µs")
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
 		b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
 		b.ReportMetric(float64(cached)/(1<<20), "cache-MiB")

@@ -19,5 +19,7 @@ func (s *Store) Counters() []Counter {
 		{"readahead_hits", "Large reads the store served from a readahead.", s.statReadahead.Load()},
 		{"staged_reads", "Large reads through a huge-page staging buffer.", s.statStaged.Load()},
 		{"unstaged_reads", "Large reads that found no staging buffer free and read into ordinary pages.", s.statUnstaged.Load()},
+		{"filtered_lookups", "Lookups of object records that the key filter showed absent without reading the metadata database.", s.statFilterSkips.Load()},
+		{"key_filter_builds", "Key filters built: one after the store opens, another whenever more objects were created than the filter was sized for.", s.statFilterBuilds.Load()},
 	}
 }

@@ -18,3 +18,6 @@ func ReadaheadHits(s *Store) uint64 { return s.statReadahead.Load() }
 
 // AlignedBuf returns a zeroed n-byte buffer suited to O_DIRECT.
 func AlignedBuf(n int) []byte { return alignedBuf(n) }
+
+// WaitKeyFilter waits for a running key filter build to finish.
+func WaitKeyFilter(s *Store) { s.filterBuilds.Wait() }

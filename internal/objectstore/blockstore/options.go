@@ -51,6 +51,12 @@ type Options struct {
 	// testSkipDeferredApply leaves deferred writes unapplied after commit,
 	// to simulate a crash between commit and apply.
 	testSkipDeferredApply bool
+	// testNoKeyFilter never builds the key filter: every lookup goes
+	// to Pebble.
+	testNoKeyFilter bool
+	// testFilterMinKeys, if set, replaces minFilterKeys, so that a
+	// test rebuilds the key filter after a few creations.
+	testFilterMinKeys int64
 }
 
 func (o Options) withDefaults() Options {

@@ -204,6 +204,7 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 	if rs.was == nil || !sameValue(rs.was, rec) {
 		v := rec.encodeRecord()
 		_ = ts.batch.Set([]byte(key), v, nil)
+		ts.s.noteRecord(key, rs.was == nil)
 		if rec.inline {
 			rec.enc = v
 		}
@@ -427,6 +428,9 @@ func (s *Store) prepRecord(key string) (*onode, error) {
 // loadRecord reads a record from Pebble, its value and, unless they are
 // inline, its units (nil, nil if absent).
 func (s *Store) loadRecord(key string) (*onode, error) {
+	if !s.mayHaveRecord(key) {
+		return nil, nil
+	}
 	s.statRecordLoads.Add(1)
 	v, closer, err := s.db.Get([]byte(key))
 	if errors.Is(err, pebble.ErrNotFound) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"log/slog"
 	"math/bits"
 	"os"
@@ -50,6 +51,16 @@ type Store struct {
 	// result (ReadCRC).
 	blockCRC *crc32c.Joiner
 	cache    *recordCache
+
+	// The key filter (keyfilter.go, filterbuild.go): nil until the
+	// first build after Open; then lookups of records it rules out skip
+	// Pebble.
+	filter         atomic.Pointer[keyFilter]
+	keySeed        maphash.Seed
+	filterNext     *keyFilter     // being built: new records go into both (prepMu)
+	filterBuilding bool           // a build is running (prepMu)
+	filterFailed   bool           // a build failed: no more (prepMu)
+	filterBuilds   sync.WaitGroup // the running build, which Close waits for
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
@@ -107,6 +118,8 @@ type Store struct {
 	readBufs            readBufPool   // large read buffers handed back by Recycle
 	statCachedReads     atomic.Uint64 // small reads through the page cache
 	statStaleCached     atomic.Uint64 // cached reads that failed their checksums and were read again
+	statFilterSkips     atomic.Uint64 // record lookups the key filter answered
+	statFilterBuilds    atomic.Uint64 // key filters built
 
 	// The commit pipeline (commit.go): hand-offs between its stages,
 	// and the groups taken from the queue but not through the applier.
@@ -211,7 +224,9 @@ func pebbleOptions(opts Options) *pebble.Options {
 	// object's first write looks its record up, and without filters a
 	// lookup of a key that is nowhere searched the index of every table
 	// it could be in (about 30 µs per replicated 4 KiB create in the OSD
-	// benchmark's profile).
+	// benchmark's profile). Get still skips L6's filters and opens every
+	// L0 table it passes, so the store's own key filter (keyfilter.go)
+	// answers most lookups of absent records before Pebble.
 	o.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	// Compact L0 later than Pebble's default of 4 sublevels. While the
 	// database is small its base level is L6, which every L0 compaction
@@ -268,6 +283,7 @@ func Open(opts Options) (*Store, error) {
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		finishedCh: make(chan struct{}),
+		keySeed:    maphash.MakeSeed(),
 	}
 	s.cache = newRecordCache(opts.budget().records, func(b []byte) (*onode, error) { return decodeRecord(b, s.sb) })
 	s.data.init()
@@ -283,6 +299,9 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
 	}
 	s.startPipeline()
+	s.prepMu.Lock()
+	s.startFilterBuildLocked()
+	s.prepMu.Unlock()
 	return s, nil
 }
 
@@ -508,7 +527,8 @@ func (s *Store) Close() error {
 	s.applyMu.Lock()
 	s.readClosed = true
 	s.applyMu.Unlock()
-	s.ra.wg.Wait() // no read is left to start a prefetch
+	s.ra.wg.Wait()        // no read is left to start a prefetch
+	s.filterBuilds.Wait() // a build stops once s.done is closed
 	var errs []error
 	if s.failed == nil && !s.opts.testSkipDeferredApply {
 		if err := s.syncDeferred(pebble.Sync); err != nil {
