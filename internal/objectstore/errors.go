@@ -1,6 +1,11 @@
 package objectstore
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/objid"
+)
 
 // Errors engines return, classed so callers can test them with errors.Is.
 // Engines wrap them with the collection, object and offset concerned.
@@ -27,3 +32,19 @@ var (
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("objectstore: store closed")
 )
+
+// NotFoundError is ErrNotFound for one object. Engines return it where a
+// missing object is routine (every new object's first write looks it
+// up), since it costs one small allocation and formats its message only
+// when asked.
+type NotFoundError struct {
+	Collection CollectionID
+	Object     objid.ID
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("%v: %v %v", ErrNotFound, e.Collection, e.Object)
+}
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

@@ -174,7 +174,7 @@ func (ts *txnState) peek(c objectstore.CollectionID, o objid.ID) (*recState, err
 		return nil, err
 	}
 	if rs.rec == nil {
-		return nil, fmt.Errorf("%w: %v %v", objectstore.ErrNotFound, c, o)
+		return nil, &objectstore.NotFoundError{Collection: c, Object: o}
 	}
 	return rs, nil
 }

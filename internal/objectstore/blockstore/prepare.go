@@ -462,7 +462,7 @@ func (ts *txnState) existing(c objectstore.CollectionID, o objid.ID) (*recState,
 		return nil, err
 	}
 	if rs.rec == nil {
-		return nil, fmt.Errorf("%w: %v %v", objectstore.ErrNotFound, c, o)
+		return nil, &objectstore.NotFoundError{Collection: c, Object: o}
 	}
 	return ts.mutable(rs), nil
 }

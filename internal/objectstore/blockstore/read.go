@@ -42,7 +42,7 @@ func (s *Store) record(c objectstore.CollectionID, o objid.ID) (*onode, error) {
 		s.cache.put(key, rec)
 	}
 	if rec == nil {
-		return nil, fmt.Errorf("%w: %v %v", objectstore.ErrNotFound, c, o)
+		return nil, &objectstore.NotFoundError{Collection: c, Object: o}
 	}
 	return rec, nil
 }
