@@ -414,3 +414,37 @@ func envUint(t *testing.T, name string, def uint64) uint64 {
 	}
 	return n
 }
+
+// BenchmarkSmallObjectRead does what an OSD does for a client's read of a
+// small object: stat it, read its info attribute, read its data with the
+// data's checksum, from the record cache and the page cache.
+func BenchmarkSmallObjectRead(b *testing.B) {
+	s, _ := openBench(b, "", 1<<30)
+	ctx := context.Background()
+	c := objectstore.PGCollection(1, 0)
+	const objects = 1000
+	name := func(i int) objid.ID { return objid.Object(1, "", fmt.Sprintf("obj%04d", i)) }
+	t := new(objectstore.Transaction).CreateCollection(c)
+	data := make([]byte, 4096)
+	for i := range objects {
+		t.Write(c, name(i), 0, data)
+		t.SetAttr(c, name(i), "_", data[:200])
+	}
+	if err := objectstore.Apply(ctx, s, t); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		o := name(i * 7919 % objects)
+		if _, err := s.Stat(ctx, c, o); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.GetAttr(ctx, c, o, "_"); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := s.ReadCRC(ctx, c, o, 0, 4096); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

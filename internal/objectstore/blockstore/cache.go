@@ -40,6 +40,22 @@ type recordCache struct {
 	decode func([]byte) (*onode, error)
 	// hits and misses count lookups (CacheStats).
 	hits, misses uint64
+	// recent holds the records last decoded at hits, by the value they
+	// were decoded from: an op looks its object up two or three times
+	// in a row (its stat, its info attribute, its data), and a decode
+	// costs about ten allocations. A slot's value never changes (put
+	// makes a new one) and an entry keeps its value alive, so an entry
+	// whose value is the slot's is that record.
+	recent     [recentDecoded]decoded
+	recentNext int
+}
+
+// recentDecoded is how many decoded records the cache remembers.
+const recentDecoded = 8
+
+type decoded struct {
+	enc *byte
+	rec *onode
 }
 
 // cacheSlot holds one key's record. kv is the key and, if the record is
@@ -111,8 +127,11 @@ func (c *recordCache) hitUnlock(i int32, ok bool) (*onode, bool) {
 	sl := &c.slots[i]
 	sl.referenced = true
 	rec, enc := sl.rec, sl.enc()
+	if enc != nil {
+		rec = c.recentLocked(&enc[0])
+	}
 	c.mu.Unlock()
-	if enc == nil {
+	if enc == nil || rec != nil {
 		return rec, true
 	}
 	rec, err := c.decode(enc)
@@ -123,7 +142,21 @@ func (c *recordCache) hitUnlock(i int32, ok bool) (*onode, bool) {
 		return nil, false
 	}
 	rec.enc = enc
+	c.mu.Lock()
+	c.recent[c.recentNext] = decoded{&enc[0], rec}
+	c.recentNext = (c.recentNext + 1) % recentDecoded
+	c.mu.Unlock()
 	return rec, true
+}
+
+// recentLocked returns the record decoded from the value at enc, or nil.
+func (c *recordCache) recentLocked(enc *byte) *onode {
+	for _, d := range c.recent {
+		if d.enc == enc {
+			return d.rec
+		}
+	}
+	return nil
 }
 
 // put caches rec under key; a nil rec records that key has no record (a

@@ -156,18 +156,37 @@ func TestRecordCacheKeepsRecordsInUse(t *testing.T) {
 	}
 }
 
-// An inline record is kept as its value and decoded afresh for every
-// lookup; a larger record is kept decoded and shared.
+// An inline record is kept as its value and decoded at a lookup, unless
+// it is among the last few decoded, which lookups share until its value
+// is replaced; a larger record is kept decoded and shared.
 func TestRecordCacheDecodesInlineRecords(t *testing.T) {
-	c := newRecordCache(1<<20, func(b []byte) (*onode, error) { return decodeRecord(b, testSB) })
+	decodes := 0
+	c := newRecordCache(1<<20, func(b []byte) (*onode, error) { decodes++; return decodeRecord(b, testSB) })
 	small := &onode{Nid: 5, Size: 10, Pages: []span{{0, 4096}}, Attrs: attrList{{"@", []byte("info")}}, inline: true,
 		Units: []unit{makeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
 	small.enc = small.encodeRecord()
 	c.put("small", small)
 	a, okA := c.get("small")
 	b, okB := c.getBytes([]byte("small"))
-	if !okA || !okB || a == b || a == small || !sameValue(a, small) || !sameValue(b, small) || !bytes.Equal(a.enc, small.enc) {
-		t.Fatalf("inline record: %+v, %+v", a, b)
+	if !okA || !okB || a != b || a == small || !sameValue(a, small) || !bytes.Equal(a.enc, small.enc) || decodes != 1 {
+		t.Fatalf("inline record: %+v, %+v after %d decodes, want one record decoded once", a, b, decodes)
+	}
+	// A new value for the key is decoded, never the old one returned.
+	grown := small.clone()
+	grown.Size = 20
+	grown.enc = grown.encodeRecord()
+	c.put("small", grown)
+	if got, ok := c.get("small"); !ok || got.Size != 20 || decodes != 2 {
+		t.Fatalf("after a put: %+v, %v after %d decodes, want size 20 decoded anew", got, ok, decodes)
+	}
+	// Past recentDecoded other decodes it is decoded afresh.
+	for i := range recentDecoded {
+		k := fmt.Sprintf("other-%d", i)
+		c.put(k, small)
+		c.get(k)
+	}
+	if got, ok := c.get("small"); !ok || got.Size != 20 || decodes != 3+recentDecoded {
+		t.Fatalf("after %d other records: %+v, %v after %d decodes", recentDecoded, got, ok, decodes)
 	}
 	large := &onode{Nid: 6}
 	for lu := range maxInlineUnits + 1 {

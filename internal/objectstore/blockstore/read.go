@@ -59,18 +59,18 @@ func (s *Store) begin(ctx context.Context) error {
 	return nil
 }
 
-// lockedRecord takes the read lock and returns o's record with the
-// function that releases the lock; on error the lock is not held.
-func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o objid.ID) (*onode, func(), error) {
+// lockedRecord takes the read lock and returns o's record; the caller
+// releases the lock (applyMu.RUnlock). On error the lock is not held.
+func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o objid.ID) (*onode, error) {
 	if err := s.begin(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rec, err := s.record(c, o)
 	if err != nil {
 		s.applyMu.RUnlock()
-		return nil, nil, err
+		return nil, err
 	}
-	return rec, s.applyMu.RUnlock, nil
+	return rec, nil
 }
 
 // Read returns length bytes at off (fewer at the end; 0 means to the
@@ -97,11 +97,11 @@ func (s *Store) ReadCRC(ctx context.Context, c objectstore.CollectionID, o objid
 }
 
 func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64, dev, wantCRC bool) ([]byte, uint32, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	if off >= rec.Size {
 		return []byte{}, 0, nil
 	}
@@ -367,22 +367,22 @@ func (r *resultBuf) bytes() []byte {
 
 // Stat returns o's size and allocated bytes.
 func (s *Store) Stat(ctx context.Context, c objectstore.CollectionID, o objid.ID) (objectstore.ObjectInfo, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return objectstore.ObjectInfo{}, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.allocatedBytes()}, nil
 }
 
 // ExtentMap returns the allocated pages of o within [off, off+length),
 // clipped to its size.
 func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]objectstore.Extent, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	end := rec.Size
 	if length != 0 && off < end && length < end-off {
 		end = off + length
@@ -396,11 +396,11 @@ func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o obj
 
 // GetAttr returns one attribute.
 func (s *Store) GetAttr(ctx context.Context, c objectstore.CollectionID, o objid.ID, name string) ([]byte, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	v, ok := rec.Attrs.get(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %v %v attribute %q", objectstore.ErrNoAttr, c, o, name)
@@ -410,11 +410,11 @@ func (s *Store) GetAttr(ctx context.Context, c objectstore.CollectionID, o objid
 
 // GetAttrs returns every attribute.
 func (s *Store) GetAttrs(ctx context.Context, c objectstore.CollectionID, o objid.ID) (map[string][]byte, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	out := make(map[string][]byte, len(rec.Attrs))
 	for _, a := range rec.Attrs {
 		out[a.name] = slices.Clone(a.value)
@@ -424,11 +424,11 @@ func (s *Store) GetAttrs(ctx context.Context, c objectstore.CollectionID, o obji
 
 // OmapGetHeader returns the omap header (nil if unset).
 func (s *Store) OmapGetHeader(ctx context.Context, c objectstore.CollectionID, o objid.ID) ([]byte, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	if len(rec.OmapHeader) == 0 {
 		return nil, nil
 	}
@@ -437,11 +437,11 @@ func (s *Store) OmapGetHeader(ctx context.Context, c objectstore.CollectionID, o
 
 // OmapGetValues returns the entries of keys that exist.
 func (s *Store) OmapGetValues(ctx context.Context, c objectstore.CollectionID, o objid.ID, keys []string) (map[string][]byte, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	out := make(map[string][]byte)
 	for _, k := range keys {
 		v, closer, err := s.db.Get(omapKey(rec.Nid, k))
@@ -460,11 +460,11 @@ func (s *Store) OmapGetValues(ctx context.Context, c objectstore.CollectionID, o
 // OmapIterate returns up to limit entries (all if limit <= 0) with keys
 // after after and starting with prefix, in key order.
 func (s *Store) OmapIterate(ctx context.Context, c objectstore.CollectionID, o objid.ID, after, prefix string, limit int) ([]objectstore.KV, bool, error) {
-	rec, unlock, err := s.lockedRecord(ctx, c, o)
+	rec, err := s.lockedRecord(ctx, c, o)
 	if err != nil {
 		return nil, false, err
 	}
-	defer unlock()
+	defer s.applyMu.RUnlock()
 	base := omapPrefix(rec.Nid)
 	lower := omapKey(rec.Nid, prefix)
 	if after != "" && after+"\x00" > prefix {

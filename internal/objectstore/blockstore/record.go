@@ -220,8 +220,10 @@ func (n *onode) find(lu uint64) (int, bool) {
 // ObjectInfo.Allocated and the object's contribution to Stored.
 func (n *onode) allocatedBytes() uint64 {
 	var total uint64
-	for _, x := range clipSpans(n.Pages, 0, n.Size) {
-		total += x.End - x.Off
+	for _, x := range n.Pages { // clipSpans(n.Pages, 0, n.Size), without its slice
+		if hi := min(x.End, n.Size); x.Off < hi {
+			total += hi - x.Off
+		}
 	}
 	return total
 }
