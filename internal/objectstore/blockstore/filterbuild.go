@@ -80,10 +80,12 @@ func (s *Store) buildFilter() {
 	switch {
 	case errors.Is(err, errFilterStopped):
 	case err != nil:
-		// Lookups keep going to Pebble (or through the old filter,
-		// which stays correct); an I/O error here fails a transaction
-		// soon enough.
+		// Drop the old filter too: it stays correct, but full, its
+		// false positives would only grow. Lookups go to Pebble until
+		// the store is opened again; a read error here is likely to
+		// fail a transaction soon anyway.
 		s.filterFailed = true
+		s.filter.Store(nil)
 		s.log.Warn("blockstore: key filter build failed; absent records are looked up in Pebble", "err", err)
 	default:
 		s.filter.Store(f)
@@ -122,6 +124,8 @@ func (s *Store) fillFilter() (*keyFilter, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Records created since the switch and applied before the scan are
+	// counted twice: the next build comes a little early.
 	f.created.Add(n)
 	return f, nil
 }

@@ -13,7 +13,7 @@ import (
 // Bloom filter) and then searches L6, whose filters Get never reads: about
 // 12 µs, a tenth of the OSDs' CPU under replicated 4 KiB creates, where
 // the primary's stat and each replica's prepare look a new object up
-// (BENCHMARKS.md, "Looking up objects that do not exist").
+// (BENCHMARKS.md, "Session 24").
 //
 // Each key sets filterProbes bits inside one 512-bit block (a cache
 // line), so a lookup touches one line. At filterBitsPerKey bits per key
@@ -26,7 +26,7 @@ import (
 type keyFilter struct {
 	blocks   []filterBlock
 	capacity int64        // keys it holds at its designed false-positive rate
-	created  atomic.Int64 // new records added since it was sized
+	created  atomic.Int64 // records it was filled with plus new ones since (a few counted twice)
 }
 
 type filterBlock [filterBlockWords]atomic.Uint64
@@ -48,7 +48,7 @@ func newKeyFilter(capacity int64) *keyFilter {
 func (f *keyFilter) add(h uint64) {
 	b := f.block(h)
 	p := uint32(h)
-	step := bits.RotateLeft32(p, 15)
+	step := bits.RotateLeft32(p, 15) | 1 // odd: seven different bits of the block
 	for range filterProbes {
 		b[p/64%filterBlockWords].Or(1 << (p % 64))
 		p += step
@@ -59,7 +59,7 @@ func (f *keyFilter) add(h uint64) {
 func (f *keyFilter) mayContain(h uint64) bool {
 	b := f.block(h)
 	p := uint32(h)
-	step := bits.RotateLeft32(p, 15)
+	step := bits.RotateLeft32(p, 15) | 1 // odd: seven different bits of the block
 	for range filterProbes {
 		if b[p/64%filterBlockWords].Load()&(1<<(p%64)) == 0 {
 			return false

@@ -58,7 +58,8 @@ func TestKeyFilterFull(t *testing.T) {
 
 func filterObj(i int) objid.ID { return objid.Object(1, "", fmt.Sprintf("obj-%d", i)) }
 
-// stat is Stat past the record cache: what a lookup that misses it does.
+// statUncached looks object i up past the record cache, as a lookup
+// that misses it does.
 func statUncached(s *Store, i int) (bool, error) {
 	rec, err := s.loadRecord(string(objectKey(pg, filterObj(i))))
 	return rec != nil, err
