@@ -427,6 +427,15 @@ func TestDeadlineAndCancel(t *testing.T) {
 		if err := io.WriteFull(ctx2, "obj", []byte("w")); !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled context: %v", err)
 		}
+		// A synchronous call ends its op itself when its context ends.
+		ctx3, cancel3 := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- io.WriteFull(ctx3, "obj", []byte("x")) }()
+		synctest.Wait()
+		cancel3()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled in flight: %v", err)
+		}
 
 		cfg := c.config()
 		cfg.OpTimeout = time.Second
@@ -436,8 +445,16 @@ func TestDeadlineAndCancel(t *testing.T) {
 		}
 		defer conn2.Close()
 		io2, _ := conn2.OpenIOContext(testPool)
-		if _, err := io2.Read(t.Context(), "obj", 0, 0); !errors.Is(err, rados.ErrTimedOut) {
+		start = time.Now()
+		if _, err := io2.Read(t.Context(), "obj", 0, 0); !errors.Is(err, rados.ErrTimedOut) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("op timeout: %v", err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Fatalf("op timed out after %v, want 1s", d)
+		}
+		comp = io2.WriteFullAsync(t.Context(), "obj", []byte("y"))
+		if err := comp.Wait(t.Context()); !errors.Is(err, rados.ErrTimedOut) {
+			t.Fatalf("async op timeout: %v", err)
 		}
 		// The OSDs serve again: the ignored ops are long gone.
 		c.setScript(nil)

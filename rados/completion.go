@@ -17,6 +17,10 @@ import (
 type Completion struct {
 	applied, committed chan struct{}
 
+	// obj and tid name the op while it is in flight, for waitOp.
+	obj *objecter
+	tid uint64
+
 	mu          sync.Mutex
 	appliedDone bool
 	done        bool
@@ -59,6 +63,23 @@ func (c *Completion) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctxError(ctx)
 	}
+}
+
+// waitOp waits for an op submitted without watching its context, and
+// ends the op with ctx's error if ctx ends first, as a watched op would
+// have been ended.
+func (c *Completion) waitOp(ctx context.Context) error {
+	select {
+	case <-c.committed:
+	case <-ctx.Done():
+		if c.obj != nil {
+			c.obj.cancel(c.tid, ctxError(ctx))
+		}
+		// cancel completed the op, or found it completed: either way
+		// under the objecter's lock, which complete runs under.
+		<-c.committed
+	}
+	return c.Err()
 }
 
 // Err returns the operation's error once it is complete, nil before.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/monc"
@@ -181,10 +182,12 @@ func (c *Conn) MonCommand(ctx context.Context, prefix string, args map[string]st
 	return out, nil
 }
 
-// withOpTimeout bounds ctx by Config.OpTimeout if it has no deadline.
-func (c *Conn) withOpTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok || c.cfg.OpTimeout <= 0 {
-		return ctx, func() {}
+// opTimeout is how long an op under ctx may take before it fails:
+// Config.OpTimeout if ctx has no deadline, else 0 (ctx's deadline
+// decides).
+func (c *Conn) opTimeout(ctx context.Context) time.Duration {
+	if _, ok := ctx.Deadline(); ok {
+		return 0
 	}
-	return context.WithTimeout(ctx, c.cfg.OpTimeout)
+	return c.cfg.OpTimeout
 }

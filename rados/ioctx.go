@@ -88,7 +88,9 @@ func (io *IOContext) objectID(name string) (objid.ID, error) {
 // start builds the op for ops on object name and submits it.
 // copies says the steps keep nothing of the reply (ReadOp.keeps); take,
 // if not nil, takes the reply's buffer after the steps (op.takeReply).
-func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp, steps []func(*wire.ObjectOpResult), flags uint32, copies bool, take func(release func())) *Completion {
+// start submits ops on object name; with watch false the caller must
+// wait for the Completion with waitOp(ctx).
+func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp, steps []func(*wire.ObjectOpResult), flags uint32, copies, watch bool, take func(release func())) *Completion {
 	comp := newCompletion()
 	id, err := io.objectID(name)
 	if err == nil && len(ops) == 0 {
@@ -102,32 +104,31 @@ func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp
 	if len(steps) > 0 {
 		p.onReply = func(r *wire.OSDOpReply) { fillSteps(steps, r) }
 	}
-	ctx, p.release = io.conn.withOpTimeout(ctx)
-	io.conn.obj.submit(ctx, p)
+	io.conn.obj.submit(ctx, p, watch, io.conn.opTimeout(ctx))
 	return comp
 }
 
 // OperateWrite runs a compound write on object name and returns once it
 // is committed (durable on every replica).
 func (io *IOContext) OperateWrite(ctx context.Context, name string, w *WriteOp) error {
-	return io.start(ctx, name, w.ops, w.steps, 0, false, nil).Wait(context.Background())
+	return io.start(ctx, name, w.ops, w.steps, 0, false, false, nil).waitOp(ctx)
 }
 
 // OperateWriteAsync starts a compound write on object name. Its
 // Completion reports when it is applied and when committed; ctx bounds
 // the whole operation.
 func (io *IOContext) OperateWriteAsync(ctx context.Context, name string, w *WriteOp) *Completion {
-	return io.start(ctx, name, w.ops, w.steps, wire.FlagWantApplied, false, nil)
+	return io.start(ctx, name, w.ops, w.steps, wire.FlagWantApplied, false, true, nil)
 }
 
 // OperateRead runs a compound read on object name; its results are in
 // the ReadOp's steps.
 func (io *IOContext) OperateRead(ctx context.Context, name string, r *ReadOp) error {
-	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, nil).Wait(context.Background())
+	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, false, nil).waitOp(ctx)
 }
 
 // OperateReadAsync starts a compound read on object name; the steps hold
 // its results once the Completion is committed without error.
 func (io *IOContext) OperateReadAsync(ctx context.Context, name string, r *ReadOp) *Completion {
-	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, nil)
+	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, true, nil)
 }

@@ -132,9 +132,8 @@ func (io *IOContext) listPG(ctx context.Context, pg osdmap.PG, start objid.ID, n
 				res = r.Ops[0]
 			}
 		}}
-	ctx, p.release = io.conn.withOpTimeout(ctx)
-	io.conn.obj.submit(ctx, p)
-	if err := comp.Wait(context.Background()); err != nil {
+	io.conn.obj.submit(ctx, p, false, io.conn.opTimeout(ctx))
+	if err := comp.waitOp(ctx); err != nil {
 		return nil, err
 	}
 	return &res, nil

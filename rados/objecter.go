@@ -97,8 +97,8 @@ type op struct {
 	// takeReply, if set, is handed the release of the reply's buffer
 	// after onReply: the op's caller holds the buffer until then.
 	takeReply func(release func())
-	stop      func() bool // stops the context's AfterFunc
-	release   func()      // releases the op's context (OpTimeout), or nil
+	stop      func() bool // stops the context's AfterFunc, or nil
+	timer     clock.Timer // ends the op at Config.OpTimeout, or nil
 }
 
 func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client string, incarnation uint64) *objecter {
@@ -110,17 +110,18 @@ func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client s
 
 // submit starts p; its completion reports the outcome. ctx bounds the
 // op: when it ends the op completes with its error (an OSD may still
-// apply a write it had received).
-func (o *objecter) submit(ctx context.Context, p *op) {
+// apply a write it had received). With watch false the caller waits
+// for the op and ends it itself when ctx ends (Completion.waitOp),
+// which spares a registration with ctx's parent for every op. timeout,
+// if positive, ends the op with ErrTimedOut after that long: one
+// runtime timer, cheaper than a context of its own.
+func (o *objecter) submit(ctx context.Context, p *op, watch bool, timeout time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed || ctx.Err() != nil {
 		err := ErrClosed
 		if !o.closed {
 			err = ctxError(ctx)
-		}
-		if p.release != nil {
-			p.release()
 		}
 		p.comp.complete(0, err, nil)
 		return
@@ -130,7 +131,13 @@ func (o *objecter) submit(ctx context.Context, p *op) {
 	p.msg.Req = wire.ReqID{Client: o.client, Incarnation: o.incarnation, Tid: p.tid}
 	o.ops[p.tid] = p
 	tid := p.tid
-	p.stop = context.AfterFunc(ctx, func() { o.cancel(tid, ctxError(ctx)) })
+	p.comp.obj, p.comp.tid = o, tid
+	if watch && ctx.Done() != nil {
+		p.stop = context.AfterFunc(ctx, func() { o.cancel(tid, ctxError(ctx)) })
+	}
+	if timeout > 0 {
+		p.timer = o.clk.AfterFunc(timeout, func() { o.cancel(tid, opTimeoutError(timeout)) })
+	}
 	o.sendLocked(p)
 }
 
@@ -200,8 +207,8 @@ func (o *objecter) finishLocked(p *op, version uint64, err error, fill func()) {
 	if p.stop != nil {
 		p.stop()
 	}
-	if p.release != nil {
-		p.release()
+	if p.timer != nil {
+		p.timer.Stop()
 	}
 	p.session = nil
 	p.comp.complete(version, err, fill)

@@ -134,8 +134,8 @@ func (io *IOContext) ReadBuffer(ctx context.Context, name string, offset, length
 	r := NewReadOp()
 	st := r.Read(offset, length)
 	b := &Buffer{}
-	comp := io.start(ctx, name, r.ops, r.steps, 0, false, func(release func()) { b.release.Store(&release) })
-	if err := comp.Wait(context.Background()); err != nil {
+	comp := io.start(ctx, name, r.ops, r.steps, 0, false, false, func(release func()) { b.release.Store(&release) })
+	if err := comp.waitOp(ctx); err != nil {
 		return nil, err
 	}
 	b.Data = st.Data
