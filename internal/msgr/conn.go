@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,10 +193,16 @@ func (c *conn) writeLoop() {
 		pieces []piece
 		bufs   net.Buffers
 		dones  []func()
+		yield  sendYield
 	)
 	for {
 		select {
 		case <-c.wake:
+			if yield.should() {
+				before := c.s.unsent()
+				runtime.Gosched()
+				yield.record(c.s.unsent() > before)
+			}
 		case <-c.ackTimer.C():
 			c.ackArmed.Store(false)
 			c.ackNow.Store(true)

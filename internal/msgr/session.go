@@ -342,6 +342,13 @@ func (s *Session) takeBatch(c *conn, buf []outMsg, forceAck bool) (batch []outMs
 	return buf[:n], s.inSeq, needAck, true
 }
 
+// unsent returns how many queued messages are not yet written.
+func (s *Session) unsent() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.out) - s.sent
+}
+
 // pushLocked queues an item for dispatchLoop.
 func (s *Session) pushLocked(it dqItem) {
 	s.dq = append(s.dq, it)
