@@ -7,8 +7,8 @@ package msgr
 // messages first and share its writev. A writev on loopback TCP costs
 // about 8 µs of CPU however little it carries, since it also runs the
 // receiver's TCP input and wakes its reader: under 4 KiB reads, 16 in
-// flight, yielding cut the CPU per read by a fifth on every process and
-// raised the reads by 30% (BENCHMARKS.md, "Session 24").
+// flight, yielding cut the CPU per read by 10-20% in every process and
+// raised the reads by 11-20% (BENCHMARKS.md, "Session 24").
 //
 // When nobody else has anything to send, the yield only delays the
 // message: at one op in flight, writes took 10% longer. So the writer

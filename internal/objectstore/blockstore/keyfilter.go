@@ -17,7 +17,7 @@ import (
 //
 // Each key sets filterProbes bits inside one 512-bit block (a cache
 // line), so a lookup touches one line. At filterBitsPerKey bits per key
-// of its capacity it answers "maybe" for about 1% of absent keys when
+// of its capacity it answers "maybe" for about 1.2% of absent keys when
 // full, far fewer while it is not. Keys are never taken out: a removed
 // object's key stays until the filter is rebuilt (filterbuild.go), which
 // only costs the Pebble lookups it would have made anyway.
