@@ -121,15 +121,15 @@ func replyError(object string, ops []wire.ObjectOp, r *wire.OSDOpReply) error {
 	return e
 }
 
-// ctxError turns the end of a context into the package's errors: a
-// deadline is ErrTimedOut (and context.DeadlineExceeded), a
-// cancellation is context.Canceled (or its cause).
 // opTimeoutError is the error of an op that Config.OpTimeout ended: it
 // is ErrTimedOut and, as a context deadline would be, DeadlineExceeded.
 func opTimeoutError(d time.Duration) error {
 	return fmt.Errorf("%w: no reply within the op timeout (%v): %w", ErrTimedOut, d, context.DeadlineExceeded)
 }
 
+// ctxError turns the end of a context into the package's errors: a
+// deadline is ErrTimedOut (and context.DeadlineExceeded), a
+// cancellation is context.Canceled (or its cause).
 func ctxError(ctx context.Context) error {
 	err := context.Cause(ctx)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {

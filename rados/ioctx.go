@@ -88,8 +88,8 @@ func (io *IOContext) objectID(name string) (objid.ID, error) {
 // start builds the op for ops on object name and submits it.
 // copies says the steps keep nothing of the reply (ReadOp.keeps); take,
 // if not nil, takes the reply's buffer after the steps (op.takeReply).
-// start submits ops on object name; with watch false the caller must
-// wait for the Completion with waitOp(ctx).
+// With watch false the op does not watch ctx: the caller must wait for
+// the Completion with waitOp(ctx).
 func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp, steps []func(*wire.ObjectOpResult), flags uint32, copies, watch bool, take func(release func())) *Completion {
 	comp := newCompletion()
 	id, err := io.objectID(name)

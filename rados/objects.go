@@ -154,8 +154,8 @@ func (io *IOContext) ReadAsync(ctx context.Context, name string, offset, length 
 func (io *IOContext) Stat(ctx context.Context, name string) (ObjectStat, error) {
 	r := NewReadOp()
 	st := r.Stat()
-	c := io.OperateReadAsync(ctx, name, r)
-	if err := c.Wait(context.Background()); err != nil {
+	c := io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, false, nil)
+	if err := c.waitOp(ctx); err != nil {
 		return ObjectStat{}, err
 	}
 	return ObjectStat{Size: st.Size, ModTime: st.ModTime, Version: c.Version()}, nil

@@ -79,8 +79,5 @@ func (f *keyFilter) block(h uint64) *filterBlock {
 // full reports whether more new records were added than it was sized for.
 func (f *keyFilter) full() bool { return f.created.Load() > f.capacity }
 
-// size is the filter's memory in bytes.
-func (f *keyFilter) size() int64 { return int64(len(f.blocks)) * filterBlockWords * 8 }
-
 // keyHash hashes a record key for the store's filters.
 func keyHash(seed maphash.Seed, key string) uint64 { return maphash.String(seed, key) }

@@ -190,3 +190,6 @@ func TestKeyFilterOff(t *testing.T) {
 		t.Fatalf("filter counters %d with the filter off", got)
 	}
 }
+
+// size is the filter's memory in bytes.
+func (f *keyFilter) size() int64 { return int64(len(f.blocks)) * filterBlockWords * 8 }
