@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -55,6 +56,7 @@ type ioEvent struct {
 const (
 	iocbCmdPread  = 0
 	iocbCmdPwrite = 1
+	iocbCmdFdsync = 3
 	iocbFlagResfd = 1
 	aioQueueDepth = 256
 	// aioResBusy is the result of a read the kernel did not take (its
@@ -72,7 +74,12 @@ type aioReader struct {
 	ctx uintptr
 	fd  int
 	efd *os.File
-	wg  sync.WaitGroup
+	// resfd is efd's descriptor, kept apart: efd.Fd() would switch the
+	// eventfd to blocking mode, and the reaper's read would then hold a
+	// thread instead of parking in the network poller.
+	resfd uint32
+	syncs atomic.Uint64 // syncs the kernel ran (tests read it)
+	wg    sync.WaitGroup
 
 	mu         sync.Mutex
 	reqs       map[uint64]*aioReq // submitted, not yet reaped
@@ -84,7 +91,11 @@ type aioReader struct {
 }
 
 // newAIO sets up an AIO context reading f (nil if the kernel refuses).
-func newAIO(f *os.File) *aioReader {
+func newAIO(f *os.File) *aioReader { return newAIOFd(int(f.Fd())) }
+
+// newAIOFd sets up an AIO context whose reads and writes go to fd, or
+// one for syncs only with fd -1 (nil if the kernel refuses).
+func newAIOFd(fd int) *aioReader {
 	var ctx uintptr
 	if _, _, e := syscall.Syscall(syscall.SYS_IO_SETUP, aioQueueDepth, uintptr(unsafe.Pointer(&ctx)), 0); e != 0 {
 		return nil
@@ -95,7 +106,7 @@ func newAIO(f *os.File) *aioReader {
 		_, _, _ = syscall.Syscall(syscall.SYS_IO_DESTROY, ctx, 0, 0)
 		return nil
 	}
-	a := &aioReader{ctx: ctx, fd: int(f.Fd()), efd: os.NewFile(efd, "aio-eventfd"), reqs: make(map[uint64]*aioReq)}
+	a := &aioReader{ctx: ctx, fd: fd, efd: os.NewFile(efd, "aio-eventfd"), resfd: uint32(efd), reqs: make(map[uint64]*aioReq)}
 	a.wg.Add(1)
 	go a.reap()
 	return a
@@ -133,10 +144,29 @@ func (a *aioReader) writeAll(ws []deferredWrite) (errs []error) {
 	return errs
 }
 
+// syncData makes fd's data durable as fdatasync does, without blocking
+// a thread in the kernel: the kernel syncs on one of its workers and the
+// caller parks until the completion arrives. It returns errAIOBusy when
+// the kernel will not take the sync (a full queue, or a file whose
+// syncs AIO cannot run): sync another way.
+func (a *aioReader) syncData(fd uintptr) error {
+	r := &aioReq{done: make(chan int64, 1)}
+	r.cb = iocb{opcode: iocbCmdFdsync, fildes: uint32(fd), flags: iocbFlagResfd, resfd: a.resfd}
+	a.enqueue(r)
+	_, err := r.wait()
+	if errors.Is(err, syscall.EINVAL) {
+		return errAIOBusy
+	}
+	if err == nil {
+		a.syncs.Add(1)
+	}
+	return err
+}
+
 func (a *aioReader) request(op uint16, p []byte, off int64) *aioReq {
 	r := &aioReq{buf: p, done: make(chan int64, 1)}
 	r.cb = iocb{opcode: op, fildes: uint32(a.fd), buf: uint64(uintptr(unsafe.Pointer(&p[0]))),
-		nbytes: uint64(len(p)), offset: off, flags: iocbFlagResfd, resfd: uint32(a.efd.Fd())}
+		nbytes: uint64(len(p)), offset: off, flags: iocbFlagResfd, resfd: a.resfd}
 	return r
 }
 

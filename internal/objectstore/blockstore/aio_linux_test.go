@@ -11,6 +11,11 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+	"golang.org/x/sys/unix"
 )
 
 // TestAIOCombinedSubmissions reads from more goroutines than the AIO
@@ -73,4 +78,59 @@ func TestAIOCombinedSubmissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d of %d reads turned away", busy, readers*reads)
+}
+
+// TestAIOSyncData syncs a file through an AIO context, and checks that
+// a bad descriptor is an error rather than a silent success and that
+// the eventfd stays non-blocking (a blocking one would hold a thread in
+// the reaper's read).
+func TestAIOSyncData(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("durable")); err != nil {
+		t.Fatal(err)
+	}
+	a := newAIOFd(-1)
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	defer a.close()
+	if err := a.syncData(f.Fd()); err != nil {
+		t.Fatalf("syncData: %v", err)
+	}
+	if got := a.syncs.Load(); got != 1 {
+		t.Fatalf("syncs = %d, want 1", got)
+	}
+	if err := a.syncData(1 << 30); err == nil || errors.Is(err, errAIOBusy) {
+		t.Fatalf("syncData of a bad descriptor: %v, want an error", err)
+	}
+	flags, err := unix.FcntlInt(uintptr(a.resfd), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags&unix.O_NONBLOCK == 0 {
+		t.Fatal("the eventfd is in blocking mode")
+	}
+}
+
+// TestWALSyncsThroughAIO checks that a store on the OS file system makes
+// its commits durable through its AIO context.
+func TestWALSyncsThroughAIO(t *testing.T) {
+	opts := testOptions(vfs.Default)
+	opts.Path = filepath.Join(t.TempDir(), "store")
+	s := mkfsOpen(t, opts)
+	defer s.Close()
+	if s.aioSync == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	before := s.aioSync.syncs.Load()
+	c := objectstore.PGCollection(1, 0)
+	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
+	apply(t, s, new(objectstore.Transaction).Write(c, objid.Object(1, "", "o"), 0, []byte("x")))
+	if s.aioSync.syncs.Load() == before {
+		t.Fatal("no WAL sync went through AIO")
+	}
 }

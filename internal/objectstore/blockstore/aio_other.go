@@ -24,4 +24,8 @@ func (*aioReader) writeAll(ws []deferredWrite) []error {
 	return errs
 }
 
+func newAIOFd(int) *aioReader { return nil }
+
+func (*aioReader) syncData(uintptr) error { return errAIOBusy }
+
 func (*aioReader) close() {}

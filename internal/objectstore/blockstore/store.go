@@ -34,6 +34,9 @@ type Store struct {
 	direct *os.File
 	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
 	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
+	// aioSync runs the WAL's syncs (walwatch.go), or is nil; closed
+	// after Pebble.
+	aioSync *aioReader
 	// wal reports a failed WAL write or sync before Pebble would panic
 	// on the next batch (walwatch.go).
 	wal *walHealth
@@ -264,9 +267,16 @@ func Open(opts Options) (*Store, error) {
 	po := pebbleOptions(opts)
 	po.ErrorIfNotExists = true
 	wal := &walHealth{}
-	po.FS = walWatch{FS: po.FS, health: wal}
+	var walSyncer *aioReader
+	if opts.FS == vfs.Default {
+		walSyncer = newAIOFd(-1)
+	}
+	po.FS = walWatch{FS: po.FS, health: wal, syncer: walSyncer}
 	db, err := openPebble(opts.dbPath(), po)
 	if err != nil {
+		if walSyncer != nil {
+			walSyncer.close()
+		}
 		return nil, fmt.Errorf("blockstore open %s: pebble: %w", opts.Path, err)
 	}
 	s := &Store{
@@ -274,6 +284,7 @@ func Open(opts Options) (*Store, error) {
 		log:        opts.Logger.With("store", opts.Path),
 		db:         db,
 		wal:        wal,
+		aioSync:    walSyncer,
 		table:      crc32.MakeTable(crc32.Castagnoli),
 		overlay:    make(map[string]overlayRecord),
 		collsPrep:  make(map[objectstore.CollectionID]bool),
@@ -557,7 +568,7 @@ func (s *Store) Close() error {
 // closeAIO destroys the AIO contexts; nothing may be in flight.
 func (s *Store) closeAIO() {
 	s.staging.close()
-	for _, a := range []*aioReader{s.aio, s.aioW} {
+	for _, a := range []*aioReader{s.aio, s.aioW, s.aioSync} {
 		if a != nil {
 			a.close()
 		}
