@@ -7,11 +7,16 @@ import (
 	"github.com/cuttlestore/cuttle/internal/bufpool"
 )
 
-// Large received payloads come from a pool the Dispatcher may return them
-// to (Messenger.Release): a fresh multi-megabyte buffer costs more to
-// allocate and fault in than to receive, and a reused one stays in cache.
+// Received payloads of 4 KiB and more come from a pool the Dispatcher
+// may return them to (Messenger.Release): a fresh multi-megabyte buffer
+// costs more to allocate and fault in than to receive, and a reused one
+// stays in cache. Small ones are pooled for the garbage they would make:
+// from 64 KiB up only, the replies of 4 KiB reads were 130 MB/s of
+// garbage in the bench client at 32,000 reads a second, and its
+// collections and allocations a fifth of its CPU; pooled, client CPU per
+// read fell from 21-24 to 18 µs (BENCHMARKS.md, "Session 25").
 const (
-	minPooled = 64 << 10 // smaller payloads are plain allocations
+	minPooled = 4 << 10 // smaller payloads are plain allocations
 	maxPooled = 128 << 20
 	// subClasses is the number of classes per power of two: a buffer wastes
 	// at most a sixteenth. With four, a 4 MiB write's message (a little
