@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -126,6 +127,47 @@ func TestRecycledReadBufferZeroesHoles(t *testing.T) {
 	}
 	if &third[0] == &second[4096] {
 		t.Fatal("a partial slice was recycled")
+	}
+}
+
+// Small reads recycle their buffers too, and zero the holes of a reused
+// one; a read that starts inside a checksum block returns a slice that
+// is not a whole buffer, which is not kept.
+func TestRecycledSmallReadBuffer(t *testing.T) {
+	ctx := context.Background()
+	s := openOSStore(t, false)
+	c, o := objectstore.PGCollection(1, 0), objid.Object(1, "", "small holes")
+	r := rand.New(rand.NewPCG(7, 8))
+	head, tail := randBytes(r, 4096), randBytes(r, 4096)
+	apply(t, s, new(objectstore.Transaction).CreateCollection(c).Write(c, o, 0, head).Write(c, o, 8192, tail))
+	want := append(append(slices.Clone(head), make([]byte, 4096)...), tail...)
+
+	first, err := s.Read(ctx, c, o, 0, 0)
+	if err != nil || !bytes.Equal(first, want) {
+		t.Fatalf("first read: %d bytes (%v)", len(first), err)
+	}
+	for i := range first {
+		first[i] = 0xff
+	}
+	s.Recycle(first)
+	second, err := s.Read(ctx, c, o, 0, 0)
+	if err != nil || !bytes.Equal(second, want) {
+		t.Fatalf("read into a recycled buffer: %d bytes (%v), or the hole kept old bytes", len(second), err)
+	}
+	if &second[0] != &first[0] {
+		t.Fatal("the small read's buffer was not reused")
+	}
+	inside, err := s.Read(ctx, c, o, 8192+10, 100)
+	if err != nil || !bytes.Equal(inside, tail[10:110]) {
+		t.Fatalf("read inside a block: %v", err)
+	}
+	s.Recycle(inside)
+	again, err := s.Read(ctx, c, o, 8192, 4096)
+	if err != nil || !bytes.Equal(again, tail) {
+		t.Fatalf("read after recycling: %v", err)
+	}
+	if &again[10] == &inside[0] {
+		t.Fatal("a slice from inside a buffer was recycled")
 	}
 }
 
