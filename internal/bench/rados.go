@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,7 +88,18 @@ type RadosMetadata struct {
 
 // ObjectName returns the name of the benchmark's object n.
 func (m RadosMetadata) ObjectName(n int64) string {
-	return fmt.Sprintf("%s_object%d", m.Prefix, n)
+	return m.Prefix + "_object" + strconv.FormatInt(n, 10)
+}
+
+// pickObject chooses the object the n-th random read reads, from a
+// generator seeded by the read's number, so that a run reads the same
+// objects however its workers interleave. The generator stays on the
+// stack (rand.New would put two allocations on every read).
+func pickObject(seed uint64, n, objects int64) int64 {
+	var g rand.PCG
+	g.Seed(seed, uint64(n))
+	hi, _ := bits.Mul64(g.Uint64(), uint64(objects)) // Lemire's multiply-shift: uniform to within objects/2^64
+	return int64(hi)
 }
 
 const radosMetadataVersion = 1
@@ -221,8 +234,7 @@ func RunRados(ctx context.Context, io *rados.IOContext, w RadosWorkload) (RadosR
 			t.Op = read
 		} else {
 			t.Op = func(ctx context.Context, n int64) error {
-				r := rand.New(rand.NewPCG(w.Seed, uint64(n)))
-				return read(ctx, r.Int64N(res.Meta.Objects))
+				return read(ctx, pickObject(w.Seed, n, res.Meta.Objects))
 			}
 		}
 	}

@@ -259,3 +259,28 @@ func FuzzRadosMetadata(f *testing.F) {
 		}
 	})
 }
+
+// TestPickObject checks that random reads stay in range, repeat for the
+// same seed and read number, and reach every object about evenly.
+func TestPickObject(t *testing.T) {
+	const objects, reads = 10, 100_000
+	var hits [objects]int
+	for n := range int64(reads) {
+		o := pickObject(7, n, objects)
+		if o < 0 || o >= objects {
+			t.Fatalf("read %d picks object %d of %d", n, o, objects)
+		}
+		if again := pickObject(7, n, objects); again != o {
+			t.Fatalf("read %d picks %d, then %d", n, o, again)
+		}
+		hits[o]++
+	}
+	for o, h := range hits {
+		if h < reads/objects*9/10 || h > reads/objects*11/10 {
+			t.Fatalf("object %d read %d times of %d: %v", o, h, reads, hits)
+		}
+	}
+	if pickObject(7, 1, 1<<40) == pickObject(8, 1, 1<<40) {
+		t.Fatal("the seed does not change the choice")
+	}
+}
