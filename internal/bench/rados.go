@@ -68,6 +68,8 @@ type RadosWorkload struct {
 	MaxObjects int64
 	// Progress, if set, receives a report every second.
 	Progress func(Progress)
+	// Traffic, if set, counts the operations as they finish.
+	Traffic *Traffic
 }
 
 // RadosResult is what a cluster benchmark measured, with what it worked
@@ -195,7 +197,7 @@ func RunRados(ctx context.Context, io *rados.IOContext, w RadosWorkload) (RadosR
 	if err != nil {
 		return RadosResult{}, err
 	}
-	t := Timed{Concurrency: w.Concurrency, Duration: w.Duration, Progress: w.Progress}
+	t := Timed{Concurrency: w.Concurrency, Duration: w.Duration, Progress: w.Progress, Traffic: w.Traffic}
 	res := RadosResult{Mode: w.Mode}
 	var data []byte
 	if w.Mode == RadosWrite {

@@ -34,6 +34,23 @@ type Timed struct {
 	// Progress, if set, is called with a report at the start and after
 	// every Interval, from one goroutine.
 	Progress func(Progress)
+	// Traffic, if set, counts the operations as they finish.
+	Traffic *Traffic
+}
+
+// Traffic counts the operations a run has finished and the bytes they
+// moved, for whoever watches the run's load while it goes (the CLI's
+// procs.Governor). It is safe for concurrent use.
+type Traffic struct{ ops, bytes atomic.Uint64 }
+
+// Totals returns the operations finished so far and their bytes.
+func (t *Traffic) Totals() (ops, bytes uint64) { return t.ops.Load(), t.bytes.Load() }
+
+func (t *Traffic) add(opBytes uint64) {
+	if t != nil {
+		t.ops.Add(1)
+		t.bytes.Add(opBytes)
+	}
 }
 
 // Progress is the state of a Timed run at one report.
@@ -129,6 +146,7 @@ func (t Timed) Run(ctx context.Context) (Summary, error) {
 				st.latSum.Add(int64(lat))
 				st.lastLat.Store(int64(lat))
 				st.finished.Add(1)
+				t.Traffic.add(t.OpBytes)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -283,4 +284,30 @@ func TestPickObject(t *testing.T) {
 	if pickObject(7, 1, 1<<40) == pickObject(8, 1, 1<<40) {
 		t.Fatal("the seed does not change the choice")
 	}
+}
+
+// TestTimedCountsTraffic checks that a run's Traffic counts every
+// finished operation and its bytes, as they finish.
+func TestTimedCountsTraffic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := new(Traffic)
+		var seenMidway atomic.Uint64
+		s, err := Timed{Concurrency: 2, MaxOps: 12, OpBytes: 4096, Traffic: tr, Op: func(ctx context.Context, n int64) error {
+			if n == 6 {
+				ops, _ := tr.Totals()
+				seenMidway.Store(ops)
+			}
+			time.Sleep(time.Millisecond)
+			return nil
+		}}.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ops, bytes := tr.Totals(); ops != uint64(s.Ops) || ops != 12 || bytes != 12*4096 {
+			t.Fatalf("traffic %d ops %d bytes, want 12 and %d", ops, bytes, 12*4096)
+		}
+		if m := seenMidway.Load(); m == 0 || m >= 12 {
+			t.Fatalf("traffic midway %d ops, want some but not all", m)
+		}
+	})
 }

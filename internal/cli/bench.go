@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/bench"
+	"github.com/cuttlestore/cuttle/internal/procs"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -30,6 +32,7 @@ type benchFlags struct {
 	runName     string
 	seed        uint64
 	maxObjects  int64
+	adaptive    bool
 }
 
 // benchArgs are the positional arguments: SECONDS MODE, or cleanup.
@@ -169,8 +172,13 @@ as rados bench does.`,
 	fl.StringVar(&f.runName, "run-name", bench.DefaultRunName, "metadata object recording what a write created")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of rand's choice of objects")
 	fl.Int64Var(&f.maxObjects, "max-objects", 0, "write at most this many objects (0: no bound), ending sooner once they are written")
+	fl.BoolVar(&f.adaptive, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the ops are small and the benchmark uses under 0.9 of a core; off when GOMAXPROCS is set")
 	return c
 }
+
+// benchProcsInterval is the window over which the benchmark's
+// procs.Governor judges its load.
+const benchProcsInterval = 250 * time.Millisecond
 
 func benchRun(ctx context.Context, ioc *rados.IOContext, out *Output, f *benchFlags, a benchArgs, opSize uint64) error {
 	plain := out.Format != FormatJSON
@@ -191,6 +199,15 @@ func benchRun(ctx context.Context, ioc *rados.IOContext, out *Output, f *benchFl
 		if err != nil {
 			return err
 		}
+	}
+	if f.adaptive && procs.Enabled() {
+		// Sixteen workers each waiting on its own reply hand work back
+		// and forth between goroutines; on one P that costs no thread
+		// wake-ups (procs' package doc).
+		w.Traffic = new(bench.Traffic)
+		gctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go procs.New(procs.ClientPolicy()).Run(gctx, benchProcsInterval, w.Traffic.Totals, slog.Default())
 	}
 	res, err := bench.RunRados(ctx, ioc, w)
 	if err != nil {

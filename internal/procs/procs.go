@@ -63,6 +63,15 @@ func DefaultPolicy() Policy {
 	return Policy{SmallBytes: 64 << 10, MinRate: 200, LowCPU: 0.5, HighCPU: 0.8, DownWindows: 4}
 }
 
+// ClientPolicy is for a client process that drives small operations,
+// such as cuttle bench: a client waits on one reply per op in flight
+// and does little else, so it may use most of a core before it needs a
+// second P. It goes to one P under 0.9 of a core and back to all of them
+// over 0.95: a client that one P holds back runs at one full core.
+func ClientPolicy() Policy {
+	return Policy{SmallBytes: 64 << 10, MinRate: 200, LowCPU: 0.9, HighCPU: 0.95, DownWindows: 4}
+}
+
 // Governor switches a process between one P and all of them. Step is
 // deterministic; Run drives it from a ticker.
 type Governor struct {

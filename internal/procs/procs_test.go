@@ -161,3 +161,26 @@ func TestRunSetsGOMAXPROCS(t *testing.T) {
 		t.Fatalf("GOMAXPROCS %d after Run returned, want the default %d", n, all)
 	}
 }
+
+// TestClientPolicy: a client using most of a core on small ops drops to
+// one P, and goes back once one P holds it at a full core.
+func TestClientPolicy(t *testing.T) {
+	f := &feeder{g: New(ClientPolicy()), cur: Sample{At: time.Unix(1000, 0)}}
+	f.g.Step(f.cur)
+	one := false
+	for range ClientPolicy().DownWindows {
+		one = f.window(10000, 4300, 0.7)
+	}
+	if !one {
+		t.Fatal("a client at 0.7 of a core on small ops kept all Ps")
+	}
+	if !f.window(10000, 4300, 0.9) {
+		t.Fatal("left one P at 0.9 of a core")
+	}
+	if f.window(10000, 4300, 1.0) {
+		t.Fatal("kept one P at a full core")
+	}
+	if f.window(400, 4<<20, 0.5) {
+		t.Fatal("dropped to one P on large transfers")
+	}
+}
