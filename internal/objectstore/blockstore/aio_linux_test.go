@@ -93,7 +93,7 @@ func TestAIOSyncData(t *testing.T) {
 	if _, err := f.Write([]byte("durable")); err != nil {
 		t.Fatal(err)
 	}
-	a := newAIOFd(-1)
+	a := newSyncAIO()
 	if a == nil {
 		t.Skip("Linux AIO not available here")
 	}

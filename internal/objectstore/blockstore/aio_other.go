@@ -24,7 +24,7 @@ func (*aioReader) writeAll(ws []deferredWrite) []error {
 	return errs
 }
 
-func newAIOFd(int) *aioReader { return nil }
+func newSyncAIO() *aioReader { return nil }
 
 func (*aioReader) syncData(uintptr) error { return errAIOBusy }
 

@@ -269,7 +269,7 @@ func Open(opts Options) (*Store, error) {
 	wal := &walHealth{}
 	var walSyncer *aioReader
 	if opts.FS == vfs.Default {
-		walSyncer = newAIOFd(-1)
+		walSyncer = newSyncAIO()
 	}
 	po.FS = walWatch{FS: po.FS, health: wal, syncer: walSyncer}
 	db, err := openPebble(opts.dbPath(), po)
