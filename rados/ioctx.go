@@ -91,7 +91,7 @@ func (io *IOContext) objectID(name string) (objid.ID, error) {
 // With watch false the op does not watch ctx: the caller must wait for
 // the Completion with waitOp(ctx).
 func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp, steps []func(*wire.ObjectOpResult), flags uint32, copies, watch bool, take func(release func())) *Completion {
-	comp := newCompletion()
+	comp := newCompletion(flags&wire.FlagWantApplied != 0)
 	id, err := io.objectID(name)
 	if err == nil && len(ops) == 0 {
 		err = fmt.Errorf("%w: %q: empty operation", ErrInvalid, name)

@@ -123,7 +123,7 @@ func (io *IOContext) listPG(ctx context.Context, pg osdmap.PG, start objid.ID, n
 	if ns == AllNamespaces {
 		lop.Name, lop.Flags = "", wire.ListAllNamespaces
 	}
-	comp := newCompletion()
+	comp := newCompletion(false)
 	var res wire.ObjectOpResult
 	p := &op{name: "list " + pg.String(), fixedPG: true, comp: comp,
 		msg: wire.OSDOp{PG: pg, Object: start, Ops: []wire.ObjectOp{lop}},
