@@ -34,8 +34,8 @@ type Store struct {
 	direct *os.File
 	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
 	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
-	// aioSync runs the WAL's syncs (walwatch.go), or is nil; closed
-	// after Pebble.
+	// aioSync runs the WAL's syncs (walwatch.go) and the data file's
+	// (syncDataVia), or is nil; closed after Pebble.
 	aioSync *aioReader
 	// wal reports a failed WAL write or sync before Pebble would panic
 	// on the next batch (walwatch.go).
