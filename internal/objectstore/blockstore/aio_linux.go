@@ -138,7 +138,7 @@ var errAIOBusy = errors.New("aio queue full")
 
 // readAt reads len(p) bytes at off; p, off and len(p) must suit O_DIRECT.
 func (a *aioReader) readAt(p []byte, off int64) (int, error) {
-	r := a.request(iocbCmdPread, p, off)
+	r := a.request(iocbCmdPread, uint32(a.fd), p, off)
 	a.enqueue(r)
 	return r.wait()
 }
@@ -150,7 +150,7 @@ func (a *aioReader) readAt(p []byte, off int64) (int, error) {
 func (a *aioReader) writeAll(ws []deferredWrite) (errs []error) {
 	reqs := make([]*aioReq, len(ws))
 	for i, w := range ws {
-		reqs[i] = a.request(iocbCmdPwrite, w.Data, int64(w.DevOff))
+		reqs[i] = a.request(iocbCmdPwrite, uint32(a.fd), w.Data, int64(w.DevOff))
 	}
 	a.enqueue(reqs...)
 	errs = make([]error, len(ws))
@@ -170,8 +170,7 @@ func (a *aioReader) writeAll(ws []deferredWrite) (errs []error) {
 // the kernel will not take the sync (a full queue, or a file whose
 // syncs AIO cannot run): sync another way.
 func (a *aioReader) syncData(fd uintptr) error {
-	r := &aioReq{done: make(chan int64, 1)}
-	r.cb = iocb{opcode: iocbCmdFdsync, fildes: uint32(fd), flags: iocbFlagResfd, resfd: a.resfd}
+	r := a.request(iocbCmdFdsync, uint32(fd), nil, 0)
 	a.enqueue(r)
 	_, err := r.wait()
 	if errors.Is(err, syscall.EINVAL) {
@@ -183,10 +182,13 @@ func (a *aioReader) syncData(fd uintptr) error {
 	return err
 }
 
-func (a *aioReader) request(op uint16, p []byte, off int64) *aioReq {
+// request builds a request of op on fd for p at off (p empty: none).
+func (a *aioReader) request(op uint16, fd uint32, p []byte, off int64) *aioReq {
 	r := &aioReq{buf: p, done: make(chan int64, 1)}
-	r.cb = iocb{opcode: op, fildes: uint32(a.fd), buf: uint64(uintptr(unsafe.Pointer(&p[0]))),
-		nbytes: uint64(len(p)), offset: off, flags: iocbFlagResfd, resfd: a.resfd}
+	r.cb = iocb{opcode: op, fildes: fd, nbytes: uint64(len(p)), offset: off, flags: iocbFlagResfd, resfd: a.resfd}
+	if len(p) > 0 {
+		r.cb.buf = uint64(uintptr(unsafe.Pointer(&p[0])))
+	}
 	return r
 }
 

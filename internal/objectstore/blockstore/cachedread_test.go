@@ -91,6 +91,30 @@ func TestStaleCachedReadIsReadAgainFromTheDevice(t *testing.T) {
 	}
 }
 
+// rereadRecycled reads o whole (want), scribbles over the buffer, hands
+// it back with Recycle and reads o again: the second read must reuse the
+// buffer and return want, holes zeroed. It returns the second read.
+func rereadRecycled(t *testing.T, s *Store, c objectstore.CollectionID, o objid.ID, want []byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	first, err := s.Read(ctx, c, o, 0, 0)
+	if err != nil || !bytes.Equal(first, want) {
+		t.Fatalf("first read: %d bytes (%v)", len(first), err)
+	}
+	for i := range first {
+		first[i] = 0xff // what a reused buffer would leak into the holes
+	}
+	s.Recycle(first)
+	second, err := s.Read(ctx, c, o, 0, 0)
+	if err != nil || !bytes.Equal(second, want) {
+		t.Fatalf("read into a recycled buffer: %d bytes (%v), or the hole kept old bytes", len(second), err)
+	}
+	if &second[0] != &first[0] {
+		t.Fatal("the recycled buffer was not reused")
+	}
+	return second
+}
+
 // A large read's buffer handed back with Recycle serves a later read,
 // and the holes of that read come back zero, not the earlier bytes.
 func TestRecycledReadBufferZeroesHoles(t *testing.T) {
@@ -104,21 +128,7 @@ func TestRecycledReadBufferZeroesHoles(t *testing.T) {
 	copy(want, head)
 	copy(want[512<<10:], tail)
 
-	first, err := s.Read(ctx, c, o, 0, 0)
-	if err != nil || !bytes.Equal(first, want) {
-		t.Fatalf("first read: %d bytes (%v)", len(first), err)
-	}
-	for i := range first {
-		first[i] = 0xff // what a reused buffer would leak into the hole
-	}
-	s.Recycle(first)
-	second, err := s.Read(ctx, c, o, 0, 0)
-	if err != nil || !bytes.Equal(second, want) {
-		t.Fatalf("read into a recycled buffer: %d bytes (%v), or the hole kept old bytes", len(second), err)
-	}
-	if &second[0] != &first[0] {
-		t.Fatal("the recycled buffer was not reused")
-	}
+	second := rereadRecycled(t, s, c, o, want)
 	// A slice that is not a whole read buffer is not kept.
 	s.Recycle(second[4096:])
 	third, err := s.Read(ctx, c, o, 0, 0)
@@ -142,21 +152,7 @@ func TestRecycledSmallReadBuffer(t *testing.T) {
 	apply(t, s, new(objectstore.Transaction).CreateCollection(c).Write(c, o, 0, head).Write(c, o, 8192, tail))
 	want := append(append(slices.Clone(head), make([]byte, 4096)...), tail...)
 
-	first, err := s.Read(ctx, c, o, 0, 0)
-	if err != nil || !bytes.Equal(first, want) {
-		t.Fatalf("first read: %d bytes (%v)", len(first), err)
-	}
-	for i := range first {
-		first[i] = 0xff
-	}
-	s.Recycle(first)
-	second, err := s.Read(ctx, c, o, 0, 0)
-	if err != nil || !bytes.Equal(second, want) {
-		t.Fatalf("read into a recycled buffer: %d bytes (%v), or the hole kept old bytes", len(second), err)
-	}
-	if &second[0] != &first[0] {
-		t.Fatal("the small read's buffer was not reused")
-	}
+	rereadRecycled(t, s, c, o, want)
 	inside, err := s.Read(ctx, c, o, 8192+10, 100)
 	if err != nil || !bytes.Equal(inside, tail[10:110]) {
 		t.Fatalf("read inside a block: %v", err)

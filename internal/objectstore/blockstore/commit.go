@@ -283,7 +283,7 @@ func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) erro
 		// their keys go in this batch (see the orderings above).
 		s.deferredMu.Lock()
 		defer s.deferredMu.Unlock()
-		if err := syncDataVia(s.aioSync, s.file); err != nil {
+		if err := s.file.SyncData(); err != nil {
 			return fmt.Errorf("sync data file: %w", err)
 		}
 		for _, k := range s.appliedDeferred {

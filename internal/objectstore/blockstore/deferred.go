@@ -142,7 +142,7 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 	if len(s.appliedDeferred) == 0 {
 		return nil
 	}
-	if err := syncDataVia(s.aioSync, s.file); err != nil {
+	if err := s.file.SyncData(); err != nil {
 		return fmt.Errorf("sync data file: %w", err)
 	}
 	b := s.db.NewBatch()
@@ -186,7 +186,7 @@ func (s *Store) replayDeferred() error {
 	if n == 0 {
 		return nil
 	}
-	if err := syncDataVia(s.aioSync, s.file); err != nil {
+	if err := s.file.SyncData(); err != nil {
 		return fmt.Errorf("sync data file: %w", err)
 	}
 	b := s.db.NewBatch()

@@ -34,8 +34,8 @@ type Store struct {
 	direct *os.File
 	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
 	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
-	// aioSync runs the WAL's syncs (walwatch.go) and the data file's
-	// (syncDataVia), or is nil; closed after Pebble.
+	// aioSync runs the WAL's and the data file's syncs (aioSyncFile),
+	// or is nil; closed after Pebble.
 	aioSync *aioReader
 	// wal reports a failed WAL write or sync before Pebble would panic
 	// on the next batch (walwatch.go).
@@ -350,6 +350,7 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("open data file: %w", err)
 	}
+	s.file = withAIOSync(s.file, s.aioSync)
 	if s.opts.FS == vfs.Default {
 		s.direct = openDirect(path)
 		if s.direct != nil {

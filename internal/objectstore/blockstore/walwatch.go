@@ -58,7 +58,7 @@ func (w walWatch) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil || !isWAL(name) {
 		return f, err
 	}
-	return walFile{File: f, name: name, health: w.health, syncer: w.syncer}, nil
+	return walFile{File: withAIOSync(f, w.syncer), name: name, health: w.health}, nil
 }
 
 func (w walWatch) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -81,7 +81,6 @@ type walFile struct {
 	vfs.File
 	name   string
 	health *walHealth
-	syncer *aioReader // or nil
 }
 
 func (f walFile) Write(p []byte) (int, error) {
@@ -96,26 +95,36 @@ func (f walFile) WriteAt(p []byte, off int64) (int, error) {
 
 func (f walFile) Sync() error { return f.health.record(f.name, f.File.Sync()) }
 
-func (f walFile) SyncData() error { return f.health.record(f.name, f.syncData()) }
+func (f walFile) SyncData() error { return f.health.record(f.name, f.File.SyncData()) }
 
-func (f walFile) syncData() error { return syncDataVia(f.syncer, f.File) }
-
-// syncDataVia syncs f's data through the AIO context a, when a is not
-// nil and the kernel takes the sync, else with fdatasync. A goroutine in
+// aioSyncFile is a file whose data syncs go through an AIO context when
+// the kernel takes them, else through fdatasync. A goroutine in
 // fdatasync holds its thread, and its P until the runtime's monitor
 // takes the P back; the group commit's sync, several hundred a second
 // under small writes, then costs two thread switches and keeps the
 // monitor waking every 20 µs. Through AIO the kernel syncs on one of its
 // workers and the caller parks until the completion arrives.
-func syncDataVia(a *aioReader, f vfs.File) error {
-	if a != nil {
-		if fd := f.Fd(); fd != vfs.InvalidFd {
-			if err := a.syncData(fd); !errors.Is(err, errAIOBusy) {
-				return err
-			}
+type aioSyncFile struct {
+	vfs.File
+	syncer *aioReader
+}
+
+// withAIOSync returns f with its data syncs run through a, or f itself
+// if a is nil.
+func withAIOSync(f vfs.File, a *aioReader) vfs.File {
+	if a == nil {
+		return f
+	}
+	return aioSyncFile{File: f, syncer: a}
+}
+
+func (f aioSyncFile) SyncData() error {
+	if fd := f.Fd(); fd != vfs.InvalidFd {
+		if err := f.syncer.syncData(fd); !errors.Is(err, errAIOBusy) {
+			return err
 		}
 	}
-	return f.SyncData()
+	return f.File.SyncData()
 }
 
 func (f walFile) SyncTo(length int64) (bool, error) {
