@@ -17,6 +17,11 @@ import (
 // it with O_DIRECT straight from there.
 const dataAlign = 4096
 
+// alignedData is the least write data an encoding aligns: smaller writes
+// go through the store's WAL and the page cache, never with O_DIRECT from
+// the received buffer, so padding would only add zeros to copy.
+const alignedData = 64 << 10
+
 // Limits on decoded transactions: they bound what a hostile peer can make
 // a decoder allocate, not what a store accepts.
 const (
@@ -74,9 +79,12 @@ func encodeOp(e *encoding.Encoder, op *Op, byRef bool) {
 	e.Uvarint(op.Offset)
 	e.Uvarint(op.Length)
 	e.Uvarint(op.DestOffset)
-	if byRef && len(op.Data) >= RefData {
+	switch {
+	case len(op.Data) < alignedData:
+		e.AlignedBytes(op.Data, 1) // a pad count of 0
+	case byRef && len(op.Data) >= RefData:
 		e.AlignedBytesRef(op.Data, dataAlign)
-	} else {
+	default:
 		e.AlignedBytes(op.Data, dataAlign)
 	}
 	e.Uvarint(uint64(len(op.Attrs)))
