@@ -196,6 +196,15 @@ func (e *Encoder) End(mark int) {
 	binary.LittleEndian.PutUint32(e.buf[mark+2:], uint32(n))
 }
 
+// Reset empties e for another encoding, keeping its buffer's memory: a
+// scratch Encoder for values that are copied once encoded.
+func (e *Encoder) Reset() {
+	e.buf = e.buf[:0]
+	clear(e.refs)
+	e.refs = e.refs[:0]
+	e.refLen = 0
+}
+
 // Data returns the bytes encoded so far. The slice aliases the Encoder's
 // buffer: it is valid until the next append, and modifying it modifies what
 // the Encoder holds. It panics if BytesRef placed data by reference: use

@@ -579,3 +579,19 @@ func BenchmarkAlignedBytes4K(b *testing.B) {
 		e.AlignedBytesRef(data, 4096)
 	}
 }
+
+// Reset starts a new encoding in the same memory, with nothing left of
+// the previous one, references included.
+func TestEncoderReset(t *testing.T) {
+	var e Encoder
+	e.Uint32(7)
+	e.BytesRef(make([]byte, 10))
+	e.Reset()
+	if e.Len() != 0 {
+		t.Fatalf("Len after Reset = %d", e.Len())
+	}
+	e.Uint8(1)
+	if got := e.Data(); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("Data after Reset = %v", got)
+	}
+}

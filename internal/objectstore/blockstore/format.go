@@ -189,8 +189,8 @@ type deferredWrite struct {
 // maxDeferredBytes bounds a deferred record's data when decoding.
 const maxDeferredBytes = 1 << 30
 
-func (w deferredWrite) encode() []byte {
-	var e encoding.Encoder
+// encodeTo appends w's encoding to e and returns e's data.
+func (w deferredWrite) encodeTo(e *encoding.Encoder) []byte {
 	e.Grow(len(w.Data) + 32) // the envelope and two varints
 	m := e.Begin(1, 1)
 	e.Uvarint(w.DevOff)
@@ -221,6 +221,12 @@ const bitmapRegionUnits = 4096
 
 func encodeBitmap(words []uint64) []byte {
 	var e encoding.Encoder
+	return encodeBitmapTo(&e, words)
+}
+
+// encodeBitmapTo appends the encoding of words to e and returns e's data.
+func encodeBitmapTo(e *encoding.Encoder, words []uint64) []byte {
+	e.Grow(16 + 8*len(words))
 	m := e.Begin(1, 1)
 	e.Uvarint(uint64(len(words)))
 	for _, w := range words {

@@ -228,7 +228,7 @@ func FuzzDecodeObjectKey(f *testing.F) {
 
 func FuzzDecodeSmallRecords(f *testing.F) {
 	f.Add(testSB.encode())
-	f.Add(deferredWrite{DevOff: testCB, Data: make([]byte, testCB)}.encode())
+	f.Add(deferredWrite{DevOff: testCB, Data: make([]byte, testCB)}.encodeTo(new(encoding.Encoder)))
 	f.Add(encodeBitmap([]uint64{1, 2}))
 	f.Add(encodeUvarint(5))
 	f.Fuzz(func(t *testing.T, b []byte) {

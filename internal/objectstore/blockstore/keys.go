@@ -3,6 +3,7 @@ package blockstore
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
@@ -96,13 +97,15 @@ func appendObjID(b []byte, o objid.ID) []byte {
 // terminating 0x00 0x01, which keeps bytewise order and makes the
 // encoding self-delimiting.
 func appendEscaped(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		b = append(b, s[i])
-		if s[i] == 0 {
-			b = append(b, 0xff)
+	for {
+		i := strings.IndexByte(s, 0)
+		if i < 0 {
+			break
 		}
+		b = append(append(b, s[:i+1]...), 0xff)
+		s = s[i+1:]
 	}
-	return append(b, 0, 1)
+	return append(append(b, s...), 0, 1)
 }
 
 // readEscaped decodes a string written by appendEscaped from the front

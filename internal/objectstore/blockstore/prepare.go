@@ -354,7 +354,8 @@ func (ts *txnState) finish() *pendingTxn {
 		s.data.putRun(ts.seq, w.DevOff, w.Data)
 	}
 	for _, w := range p.deferred {
-		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), w.encode(), nil)
+		s.prepEnc.Reset()
+		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), w.encodeTo(&s.prepEnc), nil) // Set copies
 	}
 	return p
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/crc32c"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
@@ -76,6 +77,7 @@ type Store struct {
 	nextNid   uint64
 	nextSeq   uint64
 	poolPrep  map[int64]uint64 // stored bytes per pool in prepare order
+	prepEnc   encoding.Encoder // scratch for values the batch copies
 	lastComp  *objectstore.Completion
 	failed    error // a commit failed: refuse everything
 	closed    bool
@@ -494,11 +496,13 @@ func (s *Store) setBits(ext alloc.Extent, used bool, dirty map[uint64]bool) {
 	}
 }
 
-// regionValue encodes bitmap region r as it stands in prepare order.
+// regionValue encodes bitmap region r as it stands in prepare order,
+// into s.prepEnc: valid until its next use.
 func (s *Store) regionValue(r uint64) []byte {
 	const w = bitmapRegionUnits / 64
 	end := min((r+1)*w, uint64(len(s.bitmap)))
-	return encodeBitmap(s.bitmap[r*w : end])
+	s.prepEnc.Reset()
+	return encodeBitmapTo(&s.prepEnc, s.bitmap[r*w:end])
 }
 
 // usedEnd is the device offset just past the last unit the bitmap marks
