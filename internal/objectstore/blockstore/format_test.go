@@ -215,6 +215,7 @@ func FuzzDecodeRecord(f *testing.F) {
 
 func FuzzDecodeObjectKey(f *testing.F) {
 	f.Add(objectKey(pg, objid.New(1, "ns", "k", "n", 3)))
+	f.Add(objectKey(pg, objid.New(1, "n\x00s", "\x00k\x00", "a\x00\x00b\x00", 0)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, o, err := decodeObjectKey(b)
 		if err != nil {

@@ -62,7 +62,13 @@ func collObjectPrefix(c objectstore.CollectionID) []byte {
 // objectKey is the key of o's record in c: 'O' + collection + the
 // order-preserving encoding of o.
 func objectKey(c objectstore.CollectionID, o objid.ID) []byte {
-	return appendObjectKey(make([]byte, 0, 1+collKeyLen+8+4+len(o.Namespace)+len(o.Key)+len(o.Name)+2*3+8+1), c, o)
+	return appendObjectKey(make([]byte, 0, objectKeyLen(o)), c, o)
+}
+
+// objectKeyLen is the length of an object key for o without NULs to
+// escape (the locator is the name when o has no key).
+func objectKeyLen(o objid.ID) int {
+	return 1 + collKeyLen + 8 + 4 + len(o.Namespace) + len(o.Locator()) + len(o.Name) + 2*3 + 8 + 1
 }
 
 // appendObjectKey appends o's record key to b.
@@ -190,50 +196,47 @@ func decodeObjectKey(k []byte) (objectstore.CollectionID, objid.ID, error) {
 }
 
 // omapPrefix is the prefix of every omap key of node nid.
-func omapPrefix(nid uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefixOmap}, nid)
-}
+func omapPrefix(nid uint64) []byte { return u64Key(prefixOmap, nid, 0) }
 
 // omapKey is the key of omap entry key of node nid.
 func omapKey(nid uint64, key string) []byte {
-	return append(omapPrefix(nid), key...)
+	return append(u64Key(prefixOmap, nid, len(key)), key...)
 }
 
 // unitPrefix is the prefix of every unit key of node nid.
-func unitPrefix(nid uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefixUnit}, nid)
-}
+func unitPrefix(nid uint64) []byte { return u64Key(prefixUnit, nid, 0) }
 
 // unitKey is the key of logical unit lu of node nid.
 func unitKey(nid, lu uint64) []byte {
-	return binary.BigEndian.AppendUint64(unitPrefix(nid), lu)
+	return binary.BigEndian.AppendUint64(u64Key(prefixUnit, nid, 8), lu)
 }
 
 // shardPrefix is the prefix of every unit shard key of node nid.
-func shardPrefix(nid uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefixShard}, nid)
-}
+func shardPrefix(nid uint64) []byte { return u64Key(prefixShard, nid, 0) }
 
 // shardKey is the key of unit shard sh of node nid: its units
 // [sh*shardUnits, (sh+1)*shardUnits).
 func shardKey(nid, sh uint64) []byte {
-	return binary.BigEndian.AppendUint64(shardPrefix(nid), sh)
+	return binary.BigEndian.AppendUint64(u64Key(prefixShard, nid, 8), sh)
 }
 
 // deferredKey is the key of a deferred write: 'D' + seq + device offset.
 func deferredKey(seq, devOff uint64) []byte {
-	b := binary.BigEndian.AppendUint64([]byte{prefixDeferred}, seq)
-	return binary.BigEndian.AppendUint64(b, devOff)
+	return binary.BigEndian.AppendUint64(u64Key(prefixDeferred, seq, 8), devOff)
 }
 
 // bitmapKey is the key of allocation-bitmap region r.
-func bitmapKey(r uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefixBitmap}, r)
-}
+func bitmapKey(r uint64) []byte { return u64Key(prefixBitmap, r, 0) }
 
 // poolStatsKey is the key of pool's stored-bytes counter.
 func poolStatsKey(pool int64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefixPoolStats}, uint64(pool)^(1<<63))
+	return u64Key(prefixPoolStats, uint64(pool)^(1<<63), 0)
+}
+
+// u64Key returns prefix then v (u64 BE), with room for extra more bytes:
+// one allocation for a whole key.
+func u64Key(prefix byte, v uint64, extra int) []byte {
+	return binary.BigEndian.AppendUint64(append(make([]byte, 0, 9+extra), prefix), v)
 }
 
 // prefixEnd returns the smallest key greater than every key with prefix p.

@@ -395,10 +395,12 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 	if !ts.collExists(c) {
 		return nil, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
 	}
-	key := string(objectKey(c, o))
-	if rs, ok := ts.records[key]; ok {
+	var buf [128]byte
+	kb := appendObjectKey(buf[:0], c, o)
+	if rs, ok := ts.records[string(kb)]; ok {
 		return rs, nil
 	}
+	key := string(kb)
 	rec, err := ts.s.prepRecord(key)
 	if err != nil {
 		return nil, fmt.Errorf("%v %v: %w", c, o, err)
