@@ -33,7 +33,18 @@ const (
 
 // logKey sorts entries by version: epoch and counter as fixed-width hex.
 func logKey(v wire.Version) string {
-	return fmt.Sprintf("%s%016x.%016x", logPrefix, v.Epoch, v.Counter)
+	b := make([]byte, 0, len(logPrefix)+16+1+16)
+	b = appendHex16(append(b, logPrefix...), v.Epoch)
+	return string(appendHex16(append(b, '.'), v.Counter))
+}
+
+// appendHex16 appends v as 16 lower-case hex digits, as %016x prints it.
+func appendHex16(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xf])
+	}
+	return b
 }
 
 // Info is what a PG knows about itself beyond its log.

@@ -155,6 +155,11 @@ func TestLogKey(t *testing.T) {
 			t.Errorf("parsed %q", bad)
 		}
 	}
+	for _, v := range []wire.Version{{}, v, {Epoch: 1<<64 - 1, Counter: 0x0123456789abcdef}} {
+		if want := fmt.Sprintf("log.%016x.%016x", v.Epoch, v.Counter); logKey(v) != want {
+			t.Errorf("logKey(%v) = %q, want %q (the on-disk form)", v, logKey(v), want)
+		}
+	}
 	if !(logKey(wire.Version{Epoch: 1, Counter: 0xffff}) < logKey(wire.Version{Epoch: 2, Counter: 0})) {
 		t.Fatal("keys do not sort by version")
 	}
