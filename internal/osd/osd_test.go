@@ -155,3 +155,20 @@ func TestAbandonedWriteKeepsItsBuffer(t *testing.T) {
 		t.Fatalf("released %v; want the finished write's buffer only", released)
 	}
 }
+
+// An osdSet forgets every copy of an id it removes (an acting set with a
+// repeated member must still complete), and ids it does not hold are a
+// no-op.
+func TestOSDSetRemove(t *testing.T) {
+	s := osdSet{3, 1, 3, 2}
+	s.remove(3)
+	s.remove(7)
+	if len(s) != 2 || s[0] != 1 || s[1] != 2 {
+		t.Fatalf("after removing 3 and 7: %v, want [1 2]", s)
+	}
+	s.remove(1)
+	s.remove(2)
+	if len(s) != 0 {
+		t.Fatalf("after removing all: %v", s)
+	}
+}

@@ -317,11 +317,20 @@ type write struct {
 	version     wire.Version
 	reqs        []*request
 	wantApplied bool
-	pending     map[int32]bool // OSDs yet to apply
-	uncommitted map[int32]bool // OSDs yet to commit
-	result      int32          // the first failure a replica reported
-	abandoned   bool           // the interval ended
+	pending     osdSet // OSDs yet to apply
+	uncommitted osdSet // OSDs yet to commit
+	result      int32  // the first failure a replica reported
+	abandoned   bool   // the interval ended
 	ops         []wire.ObjectOpResult
+}
+
+// An osdSet is a few OSD ids: the members of an acting set that have yet
+// to answer (a slice: maps cost a write two allocations each).
+type osdSet []int32
+
+// remove takes id out of s.
+func (s *osdSet) remove(id int32) {
+	*s = slices.DeleteFunc(*s, func(x int32) bool { return x == id })
 }
 
 // serveWrite executes a write, logs and queues it, and sends it to the
@@ -462,11 +471,12 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	p.info = info
 	r.setState("waiting for replicas")
 	p.tid++
+	n := len(p.acting)
+	ids := make([]int32, 2*n) // both sets in one allocation
+	copy(ids, p.acting)
+	copy(ids[n:], p.acting)
 	w := &write{tid: p.tid, object: r.op.Object, version: v, reqs: []*request{r}, wantApplied: r.op.Flags&wire.FlagWantApplied != 0,
-		pending: map[int32]bool{}, uncommitted: map[int32]bool{}, ops: res.Ops}
-	for _, id := range p.acting {
-		w.pending[id], w.uncommitted[id] = true, true
-	}
+		pending: ids[:n:n], uncommitted: ids[n:], ops: res.Ops}
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
 		p.sendRepOps(repop, dataCRCsOf(txn), replicas)
@@ -511,17 +521,20 @@ func (p *pg) ack(w *write, osd int32, flags uint32, result int32) {
 	}
 	wasPending := len(w.pending) > 0
 	if flags&(wire.ReplyApplied|wire.ReplyCommitted) != 0 {
-		delete(w.pending, osd)
+		w.pending.remove(osd)
 	}
 	if flags&wire.ReplyCommitted != 0 {
-		delete(w.uncommitted, osd)
+		w.uncommitted.remove(osd)
 	}
 	appliedNow := wasPending && len(w.pending) == 0 && w.wantApplied && w.result == 0
 	done := len(w.uncommitted) == 0
 	if done {
 		delete(p.writes, w.tid)
+	} else if !appliedNow {
+		p.mu.Unlock()
+		return // nothing to answer yet
 	}
-	reqs, epoch := append([]*request(nil), w.reqs...), p.epoch
+	reqs, epoch := slices.Clone(w.reqs), p.epoch
 	p.mu.Unlock()
 	for _, r := range reqs {
 		switch {
