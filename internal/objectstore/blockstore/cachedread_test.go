@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -183,6 +184,48 @@ func TestSmallDeferredWritesStayCached(t *testing.T) {
 	}
 	if !pageCached(t, s, rec.Units[0].Dev+testCB) {
 		t.Error("a small deferred write's block is not in the page cache after it was applied")
+	}
+}
+
+// Deferred writes of consecutive new objects land in consecutive units
+// and are applied as runs (one pwritev each): every object's bytes must
+// be in the data file at its own unit once the applier is done.
+func TestDeferredRunsReachTheirUnits(t *testing.T) {
+	s := openOSStore(t, false)
+	ctx := context.Background()
+	c := objectstore.PGCollection(1, 0)
+	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
+	r := rand.New(rand.NewPCG(7, 8))
+	const n = 300
+	want := make([][]byte, n)
+	comps := make([]*objectstore.Completion, n)
+	for i := range n {
+		want[i] = randBytes(r, testAU)
+		o := objid.Object(1, "", fmt.Sprintf("run%03d", i))
+		comp, err := s.Queue(ctx, new(objectstore.Transaction).Write(c, o, 0, want[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comps[i] = comp
+	}
+	for _, comp := range comps {
+		if err := comp.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkQuiescent(t, s)
+	got := make([]byte, testAU)
+	for i := range n {
+		rec, err := s.record(c, objid.Object(1, "", fmt.Sprintf("run%03d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.file.ReadAt(got, int64(rec.Units[0].Dev)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[i]) {
+			t.Fatalf("object %d: the data file holds other bytes at its unit", i)
+		}
 	}
 }
 

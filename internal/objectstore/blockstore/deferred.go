@@ -67,6 +67,7 @@ func (s *Store) writeInPlace(ws []deferredWrite) error {
 	s.writes.begin() // only around real writes: each one voids the prefetches
 	defer s.writes.end()
 	var batch []deferredWrite
+	var run bufferedRun
 	inBatch := make(map[uint64]bool) // checksum blocks the batch writes
 	cb := s.sb.ChecksumBlock
 	lo, hi := uint64(math.MaxUint64), uint64(0) // what went through the cache
@@ -91,21 +92,70 @@ func (s *Store) writeInPlace(ws []deferredWrite) error {
 			clear(inBatch)
 		}
 		if !direct {
-			if err := s.writeBuffered(w); err != nil {
-				return err
+			if !run.extends(w) {
+				if err := s.writeRun(&run); err != nil {
+					return err
+				}
 			}
+			run.add(w)
 			lo, hi = min(lo, w.DevOff), max(hi, w.DevOff+uint64(len(w.Data)))
 			continue
+		}
+		if err := s.writeRun(&run); err != nil { // before the later write
+			return err
 		}
 		batch = append(batch, w)
 		for off := w.DevOff; off < w.DevOff+uint64(len(w.Data)); off += cb {
 			inBatch[off/cb] = true
 		}
 	}
+	if err := s.writeRun(&run); err != nil {
+		return err
+	}
 	if lo < hi {
 		s.startWriteback(lo, hi-lo)
 	}
 	return s.writeDirect(batch)
+}
+
+// A bufferedRun is buffered writes that follow each other on the device,
+// in order, to be written with one system call: consecutive new small
+// objects get consecutive units, so an applier's batch of 4 KiB creates
+// is mostly one run.
+type bufferedRun struct {
+	off, end uint64
+	iovs     [][]byte
+}
+
+// maxRunWrites keeps a run's iovecs under the kernel's IOV_MAX (1,024).
+const maxRunWrites = 512
+
+// extends reports whether w can join the run: it starts where the run
+// ends, or the run is empty.
+func (r *bufferedRun) extends(w deferredWrite) bool {
+	return len(r.iovs) == 0 || (w.DevOff == r.end && len(r.iovs) < maxRunWrites)
+}
+
+func (r *bufferedRun) add(w deferredWrite) {
+	if len(r.iovs) == 0 {
+		r.off, r.end = w.DevOff, w.DevOff
+	}
+	r.iovs = append(r.iovs, w.Data)
+	r.end += uint64(len(w.Data))
+}
+
+// writeRun writes the run through the page cache and empties it.
+func (s *Store) writeRun(r *bufferedRun) error {
+	if len(r.iovs) == 0 {
+		return nil
+	}
+	err := s.writeVectored(r.iovs, r.off)
+	clear(r.iovs)
+	r.iovs = r.iovs[:0]
+	if err != nil {
+		return fmt.Errorf("apply deferred writes at %d: %w", r.off, err)
+	}
+	return nil
 }
 
 // writeDirect writes a batch of non-overlapping aligned writes with
@@ -124,6 +174,18 @@ func (s *Store) writeDirect(batch []deferredWrite) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// writeEach writes bufs, which follow each other, at offset off of the
+// data file, one WriteAt each.
+func (s *Store) writeEach(bufs [][]byte, off uint64) error {
+	for _, b := range bufs {
+		if _, err := s.file.WriteAt(b, int64(off)); err != nil {
+			return err
+		}
+		off += uint64(len(b))
+	}
+	return nil
 }
 
 func (s *Store) writeBuffered(w deferredWrite) error {

@@ -1,6 +1,8 @@
 package blockstore
 
 import (
+	"errors"
+	"io"
 	"os"
 	"syscall"
 
@@ -35,4 +37,34 @@ func (s *Store) startWriteback(off, n uint64) {
 		return // not an OS file (vfs.NewMem in tests)
 	}
 	_ = unix.SyncFileRange(int(s.file.Fd()), int64(off), int64(n), unix.SYNC_FILE_RANGE_WRITE)
+}
+
+// writeVectored writes bufs, which follow each other, at offset off of the
+// data file: one pwritev where the file is an OS file.
+func (s *Store) writeVectored(bufs [][]byte, off uint64) error {
+	if s.direct == nil {
+		return s.writeEach(bufs, off) // not an OS file (tests)
+	}
+	fd := int(s.file.Fd())
+	for len(bufs) > 0 {
+		n, err := unix.Pwritev(fd, bufs, int64(off))
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return io.ErrShortWrite
+		}
+		off += uint64(n)
+		for n > 0 { // skip what was written
+			if n < len(bufs[0]) {
+				bufs[0] = bufs[0][n:]
+				break
+			}
+			n -= len(bufs[0])
+			bufs = bufs[1:]
+		}
+	}
+	return nil
 }
