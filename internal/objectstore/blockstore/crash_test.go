@@ -147,9 +147,29 @@ func TestCrashConsistency(t *testing.T) {
 				if !ok {
 					t.Errorf("crash at txn %d (committed %d): recovered state (newest version %d) is no prefix at or after the committed ones", cr.queued, cr.committed, k)
 				}
+				// New objects after the crash get node ids no record
+				// holds (the counter is persisted ahead of the ids).
+				nids := map[uint64]bool{}
+				for i := range crashObjects {
+					if rec, err := s.record(pg, crashObj(i)); err == nil && rec != nil {
+						nids[rec.Nid] = true
+					}
+				}
+				for i := range 3 {
+					o := objid.Object(1, "", fmt.Sprint("after", i))
+					apply(t, s, new(objectstore.Transaction).Touch(pg, o))
+					rec, err := s.record(pg, o)
+					if err != nil || rec == nil || nids[rec.Nid] {
+						t.Fatalf("crash at txn %d: new object's record %+v (%v) reuses a node id", cr.queued, rec, err)
+					}
+					nids[rec.Nid] = true
+				}
 				checkQuiescent(t, s)
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
+				}
+				if rep, err := Fsck(ctx, o, FsckOptions{}); err != nil || !rep.Clean() {
+					t.Errorf("fsck of crash clone at txn %d: %v, %v", cr.queued, err, rep.Problems)
 				}
 			}
 		})

@@ -278,9 +278,13 @@ func (ts *txnState) finish() *pendingTxn {
 	for _, r := range slices.Sorted(maps.Keys(dirty)) {
 		_ = ts.batch.Set(bitmapKey(r), s.regionValue(r), nil)
 	}
-	if ts.nextNid != s.nextNid {
-		s.nextNid = ts.nextNid
-		_ = ts.batch.Set([]byte{prefixNextNid}, encodeUvarint(s.nextNid), nil)
+	if s.nextNid = ts.nextNid; s.nextNid > s.nidLimit {
+		// The counter is persisted ahead of the nids issued, nidReserve
+		// at a time, so that not every creation writes it: a nid is
+		// issued only below a limit committed in its batch or an earlier
+		// one, and Open resumes from the limit.
+		s.nidLimit = s.nextNid + nidReserve
+		_ = ts.batch.Set([]byte{prefixNextNid}, encodeUvarint(s.nidLimit), nil)
 	}
 	for c, exists := range ts.colls {
 		s.collsPrep[c] = exists
@@ -492,6 +496,9 @@ func (ts *txnState) mutable(rs *recState) *recState {
 	}
 	return rs
 }
+
+// nidReserve is how many node ids the persisted counter runs ahead.
+const nidReserve = 1024
 
 func (ts *txnState) newNid() uint64 {
 	n := ts.nextNid

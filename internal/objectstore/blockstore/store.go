@@ -75,6 +75,7 @@ type Store struct {
 	collsPrep map[objectstore.CollectionID]bool // collections in prepare order
 	bitmap    []uint64                          // allocation bitmap in prepare order
 	nextNid   uint64
+	nidLimit  uint64 // the persisted node-id counter: nids below it need no write
 	nextSeq   uint64
 	poolPrep  map[int64]uint64 // stored bytes per pool in prepare order
 	prepEnc   encoding.Encoder // scratch for values the batch copies
@@ -335,6 +336,7 @@ func (s *Store) load() error {
 	if s.nextNid, err = s.getUvarint([]byte{prefixNextNid}); err != nil {
 		return fmt.Errorf("next node id: %w", err)
 	}
+	s.nidLimit = s.nextNid
 	// OpenReadWrite would create a missing data file: check it is there
 	// and (below, after the replay) that it reaches into the last
 	// allocated unit, so that a lost or truncated data file fails Open
