@@ -22,7 +22,9 @@
 #        both read the same data. On the benchmark VM data written more
 #        than about 30 GB ago reads several times slower (BENCHMARKS.md,
 #        run 16): a faster writer otherwise leaves its reads colder data.
-# Needs: root, the ceph packages (CEPH_ANCHOR/install.sh installs them).
+# Needs: root, the ceph packages (CEPH_ANCHOR/install.sh installs them),
+#        and free disk under /var/tmp for Cuttle's size-3 4 MiB phase:
+#        three copies of what it writes (about 63 GB at MAX_OBJECTS=5000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -43,7 +45,7 @@ phases() {
 		local name=$1; shift
 		log "$tag $pool $name: $*"
 		"${bench[@]}" -p "$pool" "$@" > "$OUT/${tag}_${pool}_${name}.txt" 2>&1 || log "  (failed: see $OUT/${tag}_${pool}_${name}.txt)"
-		grep -E 'Bandwidth \(|Average IOPS|Average Latency|p99' "$OUT/${tag}_${pool}_${name}.txt" | tr -s ' ' | tr '\n' ' ' >&2; echo >&2
+		{ grep -E 'Bandwidth \(|Average IOPS|Average Latency|p99' "$OUT/${tag}_${pool}_${name}.txt" || true; } | tr -s ' ' | tr '\n' ' ' >&2; echo >&2
 	}
 	if [ "$tool" = rados ]; then bench=(rados bench); cleanup=(rados -p "$pool" cleanup); else bench=(bin/cuttle bench); cleanup=(bin/cuttle bench -p "$pool" cleanup); fi
 	local cap=()
@@ -80,6 +82,8 @@ if [ -z "${SKIP_CUTTLE:-}" ]; then
 	log "Cuttle: starting"
 	make build > /dev/null
 	DIR=$(mktemp -d /var/tmp/cuttle-bench.XXXXXX)
+	# A failure stops the cluster and frees its disk (64 GiB stores).
+	trap 'bin/cuttle cluster down --dir "$DIR" > /dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
 	bin/cuttle cluster up --dir "$DIR" --auth none --base-port 7700 --osd-size 64G > "$OUT/cuttle_up.log" 2>&1
 	export CUTTLE_CONF=$DIR/cuttle.conf
 	bin/cuttle osd pool create bench3 64 --size 3 --min-size 2 --rule replicated_osd > /dev/null
@@ -89,7 +93,5 @@ if [ -z "${SKIP_CUTTLE:-}" ]; then
 	phases cuttle bench3 cuttle
 	phases cuttle bench1 cuttle
 	for p in $osds; do echo "cuttle osd pid $p peak RSS $(hwm "$p") KiB"; done | tee "$OUT/cuttle_rss.txt" >&2
-	bin/cuttle cluster down --dir "$DIR" > /dev/null
-	rm -rf "$DIR"
 fi
 log "done: results in $OUT"
