@@ -12,15 +12,34 @@ import (
 // Encoding of transactions, so that a primary OSD can send the
 // transaction it built to its replicas, which apply the same one.
 
-// dataAlign aligns write data within an encoding (relative to its
-// start), so a replica that receives it into an aligned buffer can write
-// it with O_DIRECT straight from there.
-const dataAlign = 4096
+// Write data travels the same way in a replicated transaction and in an
+// OSD op (package wire): as aligned bytes (encoding.Encoder.AlignedBytes),
+// so that an OSD that receives it into an aligned buffer can write it
+// with O_DIRECT straight from there.
+const (
+	// DataAlign is the alignment of write data within an encoding
+	// (relative to its start).
+	DataAlign = 4096
+	// MinAlignedData is the least write data that is aligned: smaller
+	// writes go through the store's WAL and the page cache, never with
+	// O_DIRECT from the received buffer, so padding would only add zeros
+	// to copy (it doubled a 4 KiB write's message).
+	MinAlignedData = 64 << 10
+)
 
-// alignedData is the least write data an encoding aligns: smaller writes
-// go through the store's WAL and the page cache, never with O_DIRECT from
-// the received buffer, so padding would only add zeros to copy.
-const alignedData = 64 << 10
+// AppendData appends write data to e as aligned bytes: padded from
+// MinAlignedData, and placed by reference (encoding.Encoder.BytesRef)
+// from RefData if byRef.
+func AppendData(e *encoding.Encoder, data []byte, byRef bool) {
+	switch {
+	case len(data) < MinAlignedData:
+		e.AlignedBytes(data, 1) // a pad count of 0
+	case byRef && len(data) >= RefData:
+		e.AlignedBytesRef(data, DataAlign)
+	default:
+		e.AlignedBytes(data, DataAlign)
+	}
+}
 
 // Limits on decoded transactions: they bound what a hostile peer can make
 // a decoder allocate, not what a store accepts.
@@ -79,14 +98,7 @@ func encodeOp(e *encoding.Encoder, op *Op, byRef bool) {
 	e.Uvarint(op.Offset)
 	e.Uvarint(op.Length)
 	e.Uvarint(op.DestOffset)
-	switch {
-	case len(op.Data) < alignedData:
-		e.AlignedBytes(op.Data, 1) // a pad count of 0
-	case byRef && len(op.Data) >= RefData:
-		e.AlignedBytesRef(op.Data, dataAlign)
-	default:
-		e.AlignedBytes(op.Data, dataAlign)
-	}
+	AppendData(e, op.Data, byRef)
 	e.Uvarint(uint64(len(op.Attrs)))
 	for _, k := range slices.Sorted(maps.Keys(op.Attrs)) {
 		e.String(k)

@@ -69,8 +69,8 @@ func FuzzTransactionCodec(f *testing.F) {
 	})
 }
 
-// Write data below alignedData goes unpadded; larger data starts at a
-// multiple of dataAlign, for a replica's O_DIRECT write.
+// Write data below MinAlignedData goes unpadded; larger data starts at a
+// multiple of DataAlign, for a replica's O_DIRECT write.
 func TestTransactionCodecAlignment(t *testing.T) {
 	c, o := PGCollection(2, 0), objid.Object(2, "", "a")
 	small := bytes.Repeat([]byte{3}, 4096)
@@ -78,11 +78,11 @@ func TestTransactionCodecAlignment(t *testing.T) {
 	if len(b) >= 2*4096 {
 		t.Fatalf("a 4 KiB write encodes to %d bytes: padded", len(b))
 	}
-	large := bytes.Repeat([]byte{0xab}, alignedData)
+	large := bytes.Repeat([]byte{0xab}, MinAlignedData)
 	txn := new(Transaction).Write(c, o, 0, large)
 	b = txn.Encode()
-	if at := bytes.Index(b, large); at%dataAlign != 0 {
-		t.Fatalf("%d bytes of data at offset %d, want a multiple of %d", alignedData, at, dataAlign)
+	if at := bytes.Index(b, large); at%DataAlign != 0 {
+		t.Fatalf("%d bytes of data at offset %d, want a multiple of %d", MinAlignedData, at, DataAlign)
 	}
 	if got, err := DecodeTransaction(b); err != nil || !reflect.DeepEqual(got, txn) {
 		t.Fatalf("round trip: %v", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -229,14 +230,6 @@ type OSDOpReply struct {
 	Attempt uint32
 }
 
-// dataAlign is the alignment of object data within a message: data
-// received into an aligned buffer can go to disk with O_DIRECT without a
-// copy.
-const dataAlign = 4096
-
-// alignedData is the least object data a message aligns.
-const alignedData = 64 << 10
-
 // Limits on decoded OSD ops.
 const (
 	maxOps     = 1024
@@ -253,7 +246,7 @@ func (m OSDOp) Encode() []byte {
 }
 
 // EncodeSegments encodes m as Encode does, as slices whose concatenation
-// is the encoding: ops' data of refData bytes or more are slices of their
+// is the encoding: ops' data of objectstore.RefData bytes or more are slices of their
 // own, not copied (a client's 4 MiB write goes to the socket from the
 // caller's buffer). The first slice is never empty.
 func (m OSDOp) EncodeSegments() [][]byte {
@@ -287,10 +280,10 @@ func (m OSDOp) sizeHint(byRef bool) int {
 	for i := range m.Ops {
 		op := &m.Ops[i]
 		n += 32 + len(op.Name) + len(op.Prefix)
-		if len(op.Data) >= alignedData {
-			n += dataAlign
+		if len(op.Data) >= objectstore.MinAlignedData {
+			n += objectstore.DataAlign
 		}
-		if !byRef || len(op.Data) < refData {
+		if !byRef || len(op.Data) < objectstore.RefData {
 			n += len(op.Data)
 		}
 		for _, k := range op.Keys {
@@ -311,25 +304,9 @@ func encodeObjectOp(e *encoding.Encoder, op *ObjectOp, byRef bool) {
 	e.Uvarint(op.Version)
 	e.String(op.Name)
 	e.String(op.Prefix)
-	encodeOpData(e, op.Data, byRef)
+	objectstore.AppendData(e, op.Data, byRef)
 	encodeStrings(e, op.Keys)
 	encodeKVs(e, op.Pairs)
-}
-
-// encodeOpData appends write data with its alignment padding. Data
-// shorter than alignedData gets none (a pad count of 0): the store writes
-// it through its WAL and the page cache, never with O_DIRECT from the
-// message, so padding would only add zeros to copy, doubling a 4 KiB
-// write's message.
-func encodeOpData(e *encoding.Encoder, data []byte, byRef bool) {
-	switch {
-	case len(data) < alignedData:
-		e.AlignedBytes(data, 1)
-	case byRef && len(data) >= refData:
-		e.AlignedBytesRef(data, dataAlign)
-	default:
-		e.AlignedBytes(data, dataAlign)
-	}
 }
 
 func encodeStrings(e *encoding.Encoder, ss []string) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -91,7 +92,7 @@ func TestOSDOpSegments(t *testing.T) {
 	if !bytes.Equal(joined, m.Encode()) {
 		t.Fatal("segments joined differ from Encode")
 	}
-	if len(segs) != 3 || &segs[1][0] != &big[0] || len(segs[0])%dataAlign != 0 {
+	if len(segs) != 3 || &segs[1][0] != &big[0] || len(segs[0])%objectstore.DataAlign != 0 {
 		t.Fatalf("%d segments; want the 4 MiB of data by reference, at an aligned offset", len(segs))
 	}
 	if got, err := DecodeOSDOp(joined); err != nil || !reflect.DeepEqual(got, m) {
@@ -186,7 +187,7 @@ func FuzzOSDOpMessages(f *testing.F) {
 	})
 }
 
-// Write data below alignedData goes unpadded: the store takes it through
+// Write data below objectstore.MinAlignedData goes unpadded: the store takes it through
 // its WAL and the page cache, so padding would only grow the message (a
 // 4 KiB write's by up to 4 KiB of zeros). Larger data is aligned.
 func TestOSDOpSmallDataUnpadded(t *testing.T) {
@@ -199,9 +200,9 @@ func TestOSDOpSmallDataUnpadded(t *testing.T) {
 	if got, err := DecodeOSDOp(b); err != nil || !reflect.DeepEqual(got, m) {
 		t.Fatalf("decode: %v", err)
 	}
-	m.Ops[0].Data = bytes.Repeat([]byte{0xab}, alignedData)
+	m.Ops[0].Data = bytes.Repeat([]byte{0xab}, objectstore.MinAlignedData)
 	b = m.Encode()
-	if at := bytes.Index(b, m.Ops[0].Data); at%dataAlign != 0 {
-		t.Fatalf("%d bytes of data at offset %d, want a multiple of %d", alignedData, at, dataAlign)
+	if at := bytes.Index(b, m.Ops[0].Data); at%objectstore.DataAlign != 0 {
+		t.Fatalf("%d bytes of data at offset %d, want a multiple of %d", objectstore.MinAlignedData, at, objectstore.DataAlign)
 	}
 }
