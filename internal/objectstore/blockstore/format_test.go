@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -227,10 +228,81 @@ func FuzzDecodeObjectKey(f *testing.F) {
 	})
 }
 
+// encodeBitmapV1 is how regions were written before version 2.
+func encodeBitmapV1(words []uint64) []byte {
+	var e encoding.Encoder
+	m := e.Begin(1, 1)
+	e.Uvarint(uint64(len(words)))
+	for _, w := range words {
+		e.Uint64(w)
+	}
+	e.End(m)
+	return e.Data()
+}
+
+func TestBitmapRegionEncoding(t *testing.T) {
+	const all = math.MaxUint64
+	full := make([]uint64, bitmapRegionUnits/64)
+	for i := range full {
+		full[i] = all
+	}
+	for _, words := range [][]uint64{
+		{},
+		make([]uint64, bitmapRegionUnits/64), // empty
+		full,
+		{all, all, 0x0f, 0, 0},
+		{all, 0, all, 0},        // a hole
+		{0, 0, 5},               // nothing full
+		{5, 0, all, all},        // full at the end
+		{0x8000000000000000, 1}, // neither full nor empty
+	} {
+		v2 := encodeBitmap(words)
+		for _, b := range [][]byte{v2, encodeBitmapV1(words)} {
+			got, err := decodeBitmap(b)
+			if err != nil {
+				t.Fatalf("%x: %v", words, err)
+			}
+			if !slices.Equal(got, words) {
+				t.Fatalf("decoded %x, want %x", got, words)
+			}
+		}
+	}
+	// The common region, allocated from its start, costs a partial word.
+	half := make([]uint64, bitmapRegionUnits/64)
+	for i := range 20 {
+		half[i] = all
+	}
+	half[20] = 0xff
+	if n := len(encodeBitmap(half)); n > 24 {
+		t.Errorf("a region filled from its start encodes to %d bytes", n)
+	}
+}
+
+func TestBitmapRegionRefusesBadCounts(t *testing.T) {
+	for _, counts := range [][3]uint64{
+		{bitmapRegionUnits/64 + 1, 0, 0}, // too many words
+		{4, 5, 0},                        // more full words than words
+		{4, 2, 3},                        // full and empty overlap
+		{4, 0, 0},                        // middle words missing
+	} {
+		var e encoding.Encoder
+		m := e.Begin(2, 2)
+		for _, c := range counts {
+			e.Uvarint(c)
+		}
+		e.End(m)
+		if _, err := decodeBitmap(e.Data()); !errors.Is(err, objectstore.ErrCorrupt) {
+			t.Errorf("counts %v: err %v, want ErrCorrupt", counts, err)
+		}
+	}
+}
+
 func FuzzDecodeSmallRecords(f *testing.F) {
 	f.Add(testSB.encode())
 	f.Add(deferredWrite{DevOff: testCB, Data: make([]byte, testCB)}.encodeTo(new(encoding.Encoder)))
 	f.Add(encodeBitmap([]uint64{1, 2}))
+	f.Add(encodeBitmap([]uint64{math.MaxUint64, 7, 0}))
+	f.Add(encodeBitmapV1([]uint64{1, 2}))
 	f.Add(encodeUvarint(5))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, err := range []error{

@@ -1,6 +1,7 @@
 package blockstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -178,9 +179,12 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 	// overlay until the applier has written it, after Committed, when
 	// the caller may reuse its buffer: it is copied.
 	content := part
-	if deferred || at != lo || uint64(len(part)) != hi-lo {
+	switch {
+	case at != lo || uint64(len(part)) != hi-lo:
 		content = make([]byte, hi-lo)
 		copy(content[at-lo:], part)
+	case deferred:
+		content = bytes.Clone(part) // not zeroed first, unlike make
 	}
 	u := unit{LU: lu, Dev: dev}
 	if n := sb.blocksPerUnit(); n > 1 {
