@@ -99,9 +99,9 @@ func (s *Session) Err() error {
 // session delivers it exactly once unless the peer restarts (EventReset);
 // a lossy one may drop it on a fault (EventFailed).
 func (s *Session) Send(ctx context.Context, msg Message) error {
-	n := msg.Len()
-	if uint64(n) > uint64(s.m.cfg.MaxFrame) {
-		return fmt.Errorf("msgr: send to %s: %w: %d-byte payload, limit %d", s.peer, ErrFrameTooLarge, n, s.m.cfg.MaxFrame)
+	n, err := s.checkSize(msg)
+	if err != nil {
+		return err
 	}
 	crc := msg.checksum()
 	if err := s.send.acquire(ctx, s.done, n); err != nil {
@@ -110,6 +110,35 @@ func (s *Session) Send(ctx context.Context, msg Message) error {
 		}
 		return fmt.Errorf("msgr: send to %s: %w", s.peer, err)
 	}
+	return s.enqueue(msg, n, crc)
+}
+
+// TrySend queues msg as Send does if the in-flight budget has room for
+// it now; otherwise it queues nothing and reports false. It never blocks,
+// so code that must not wait (a store's completion callback) can answer
+// at once and leave only a full session to a goroutine.
+func (s *Session) TrySend(msg Message) (bool, error) {
+	n, err := s.checkSize(msg)
+	if err != nil {
+		return false, err
+	}
+	if !s.send.tryAcquire(n) {
+		return false, nil
+	}
+	return true, s.enqueue(msg, n, msg.checksum())
+}
+
+func (s *Session) checkSize(msg Message) (int, error) {
+	n := msg.Len()
+	if uint64(n) > uint64(s.m.cfg.MaxFrame) {
+		return 0, fmt.Errorf("msgr: send to %s: %w: %d-byte payload, limit %d", s.peer, ErrFrameTooLarge, n, s.m.cfg.MaxFrame)
+	}
+	return n, nil
+}
+
+// enqueue appends msg, whose n bytes the budget holds, to the outgoing
+// queue and wakes the writer.
+func (s *Session) enqueue(msg Message, n int, crc uint32) error {
 	s.mu.Lock()
 	if s.closed {
 		err := s.closeErr

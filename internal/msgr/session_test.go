@@ -342,7 +342,8 @@ func TestPartitionHeal(t *testing.T) {
 }
 
 // Send blocks while the session's in-flight budget is used up and
-// resumes when acks free it; ctx bounds the wait.
+// resumes when acks free it; ctx bounds the wait. TrySend refuses
+// instead of waiting.
 func TestSendThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		net := memnet.New(memnet.Config{Seed: 8})
@@ -357,6 +358,9 @@ func TestSendThrottle(t *testing.T) {
 			if err := s.Send(t.Context(), numbered(i, 10)); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if ok, err := s.TrySend(numbered(4, 10)); ok || err != nil {
+			t.Fatalf("TrySend with the budget used up: %v, %v; want false, nil", ok, err)
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
@@ -376,6 +380,12 @@ func TestSendThrottle(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkInOrder(t, b.rec.waitMsgs(t, a.name, 5, time.Minute), 5)
+		time.Sleep(10 * time.Millisecond) // virtual time: the delayed ack goes out
+		synctest.Wait()
+		if ok, err := s.TrySend(numbered(5, 10)); !ok || err != nil {
+			t.Fatalf("TrySend once acked: %v, %v", ok, err)
+		}
+		checkInOrder(t, b.rec.waitMsgs(t, a.name, 6, time.Minute), 6)
 	})
 }
 

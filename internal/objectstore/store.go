@@ -129,9 +129,10 @@ type Completion struct {
 	applied, committed chan struct{}
 	mu                 sync.Mutex
 	err                error
+	isApplied          bool // MarkApplied has run
 	done               bool // MarkCommitted has run; err no longer changes
-	appliedOnce        sync.Once
-	committedOnce      sync.Once
+	onApplied          []func()
+	onCommitted        []func(error)
 }
 
 // NewCompletion returns an open completion; engines create them.
@@ -152,20 +153,84 @@ func (c *Completion) Err() error {
 	return c.err
 }
 
-// MarkApplied closes Applied; engines call it.
-func (c *Completion) MarkApplied() { c.appliedOnce.Do(func() { close(c.applied) }) }
-
-// MarkCommitted records err (nil on success) and closes Applied and
-// Committed; engines call it. Only the first call's err is kept, so Err
-// does not change once Committed is closed.
-func (c *Completion) MarkCommitted(err error) {
+// OnApplied runs fn once the transaction is applied: at once, in the
+// caller's goroutine, if it is already, else in the engine's goroutine
+// that applies it. fn must not block, as it holds up the engine; it
+// spares a caller a goroutine parked on Applied per transaction.
+func (c *Completion) OnApplied(fn func()) {
 	c.mu.Lock()
-	if !c.done {
-		c.err, c.done = err, true
+	if !c.isApplied {
+		c.onApplied = append(c.onApplied, fn)
+		c.mu.Unlock()
+		return
 	}
 	c.mu.Unlock()
-	c.MarkApplied()
-	c.committedOnce.Do(func() { close(c.committed) })
+	fn()
+}
+
+// OnCommitted runs fn with the transaction's error (nil on success) once
+// it is committed or has failed, as OnApplied does: fn must not block.
+// Applied and Committed are closed before any callback runs. The engine
+// runs the callbacks it holds in the order they came, OnApplied's first;
+// one registered after the mark runs at once, in the caller's goroutine,
+// perhaps before the engine has finished with earlier ones.
+func (c *Completion) OnCommitted(fn func(error)) {
+	c.mu.Lock()
+	if !c.done {
+		c.onCommitted = append(c.onCommitted, fn)
+		c.mu.Unlock()
+		return
+	}
+	err := c.err
+	c.mu.Unlock()
+	fn(err)
+}
+
+// MarkApplied closes Applied and runs the OnApplied callbacks; engines
+// call it.
+func (c *Completion) MarkApplied() {
+	c.mu.Lock()
+	fns := c.markAppliedLocked()
+	c.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// markAppliedLocked closes Applied, if it is open, and returns the
+// callbacks to run.
+func (c *Completion) markAppliedLocked() []func() {
+	if c.isApplied {
+		return nil
+	}
+	c.isApplied = true
+	close(c.applied)
+	fns := c.onApplied
+	c.onApplied = nil
+	return fns
+}
+
+// MarkCommitted records err (nil on success), closes Applied and
+// Committed and runs the callbacks; engines call it. Only the first
+// call's err is kept, so Err does not change once Committed is closed.
+func (c *Completion) MarkCommitted(err error) {
+	c.mu.Lock()
+	if c.done {
+		c.mu.Unlock()
+		return
+	}
+	c.err, c.done = err, true
+	applied := c.markAppliedLocked()
+	close(c.committed)
+	committed := c.onCommitted
+	c.onCommitted = nil
+	c.mu.Unlock()
+	for _, fn := range applied {
+		fn()
+	}
+	for _, fn := range committed {
+		fn(err)
+	}
 }
 
 // WaitApplied blocks until the transaction is applied or ctx is done.

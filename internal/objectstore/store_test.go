@@ -3,6 +3,8 @@ package objectstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -79,5 +81,52 @@ func TestCompletionConcurrent(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Callbacks run once each, after their channel closed: those registered
+// before the mark in order, in the marking goroutine; later ones at once.
+func TestCompletionCallbacks(t *testing.T) {
+	c := objectstore.NewCompletion()
+	var got []string
+	c.OnApplied(func() {
+		if !closed(c.Applied()) {
+			t.Error("OnApplied callback ran before Applied closed")
+		}
+		got = append(got, "applied")
+	})
+	c.OnCommitted(func(err error) {
+		if !closed(c.Committed()) {
+			t.Error("OnCommitted callback ran before Committed closed")
+		}
+		got = append(got, "committed "+fmt.Sprint(err))
+	})
+	if len(got) != 0 {
+		t.Fatalf("callbacks ran early: %v", got)
+	}
+	boom := errors.New("boom")
+	c.MarkCommitted(boom)
+	c.MarkCommitted(nil)
+	c.MarkApplied()
+	c.OnApplied(func() { got = append(got, "late applied") })
+	c.OnCommitted(func(err error) { got = append(got, "late committed "+fmt.Sprint(err)) })
+	want := []string{"applied", "committed boom", "late applied", "late committed boom"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("callbacks ran as %q, want %q", got, want)
+	}
+}
+
+// OnApplied callbacks run at MarkApplied, not again at MarkCommitted.
+func TestCompletionAppliedCallbackOnce(t *testing.T) {
+	c := objectstore.NewCompletion()
+	n := 0
+	c.OnApplied(func() { n++ })
+	c.MarkApplied()
+	if n != 1 {
+		t.Fatalf("after MarkApplied the callback ran %d times", n)
+	}
+	c.MarkCommitted(nil)
+	if n != 1 {
+		t.Fatalf("after MarkCommitted the callback ran %d times", n)
 	}
 }

@@ -18,14 +18,15 @@ import (
 // session and are queued to the store in that order. release returns the
 // message's buffer, which the transaction's data aliases, once the store
 // has committed it (or refused it).
+//
+// The answers go from the store's completion callbacks rather than from
+// a goroutine parked per write: they run in the store's pipeline, so they
+// only queue the reply (answer).
 func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 	o.whenMap(from.Session, m.Epoch, func() {
+		epoch := o.Epoch()
 		reply := func(flags uint32, result int32) {
-			r := wire.RepOpReply{PG: m.PG, Tid: m.Tid, Epoch: o.Epoch(), Flags: flags, Result: result}
-			msg := msgr.Message{Type: wire.TypeRepOpReply, Version: 1, Payload: r.Encode()}
-			if err := from.Session.Send(o.ctx, msg); err != nil {
-				o.log.Debug("rep op reply not sent", "to", from.Name.String(), "err", err)
-			}
+			o.answer(from, wire.RepOpReply{PG: m.PG, Tid: m.Tid, Epoch: epoch, Flags: flags, Result: result})
 		}
 		p, _ := o.lookupPG(m.PG)
 		if p == nil {
@@ -41,38 +42,43 @@ func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 			}
 			return
 		}
-		o.wg.Add(1)
-		go func() {
-			defer o.wg.Done()
-			defer func() {
-				if isClosed(c.Committed()) {
-					release()
-				}
-			}()
-			if m.WantApplied {
-				select {
-				case <-c.Applied():
-					reply(wire.ReplyApplied, 0)
-				case <-o.ctx.Done():
-					return
-				}
-			}
-			select {
-			case <-c.Committed():
-			case <-o.ctx.Done():
-				return
-			}
-			if err := c.Err(); isStoreFailure(err) {
-				o.storeFailed(err) // no answer: the write goes on without this OSD
-				return
-			} else if err != nil {
+		if m.WantApplied {
+			c.OnApplied(func() { reply(wire.ReplyApplied, 0) })
+		}
+		c.OnCommitted(func(err error) {
+			release()
+			switch {
+			case isStoreFailure(err):
+				go o.storeFailed(err) // no answer: the write goes on without this OSD
+			case err != nil:
 				o.log.Error("replica commit failed", "pg", m.PG.String(), "err", err)
 				reply(wire.ReplyCommitted, storeErrno(err))
-				return
+			default:
+				reply(wire.ReplyApplied|wire.ReplyCommitted, 0)
 			}
-			reply(wire.ReplyApplied|wire.ReplyCommitted, 0)
-		}()
+		})
 	})
+}
+
+// answer sends a replica's reply without blocking: if the session's send
+// budget is used up, a goroutine waits for room (the primary reads acks
+// in any order).
+func (o *OSD) answer(to msgr.Peer, r wire.RepOpReply) {
+	msg := msgr.Message{Type: wire.TypeRepOpReply, Version: 1, Payload: r.Encode()}
+	sent, err := to.Session.TrySend(msg)
+	if err != nil {
+		o.log.Debug("rep op reply not sent", "to", to.Name.String(), "err", err)
+	}
+	if sent || err != nil || o.ctx.Err() != nil {
+		return // sent, failed, or the OSD is closing
+	}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		if err := to.Session.Send(o.ctx, msg); err != nil {
+			o.log.Debug("rep op reply not sent", "to", to.Name.String(), "err", err)
+		}
+	}()
 }
 
 // applyRepOp checks and queues a replicated write. It returns the store's
