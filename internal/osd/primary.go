@@ -55,7 +55,8 @@ func (r *request) getState() string {
 	return r.state
 }
 
-// reply sends r to the client; a client that went away is not an error.
+// reply sends r to the client without blocking (OSD.sendNow); a client
+// that went away is not an error.
 // The reply that ends the request (committed, or a failure) ends its
 // tracking.
 func (r *request) reply(rep wire.OSDOpReply) { r.replyThen(rep, nil, nil) }
@@ -68,9 +69,7 @@ func (r *request) replyThen(rep wire.OSDOpReply, sent func(), tailCRC func([]byt
 	// Read data goes out from the buffer the store read it into.
 	segs := rep.EncodeSegments()
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent, TailCRC: tailCRC}
-	if err := r.from.Session.Send(r.o.ctx, msg); err != nil {
-		r.o.log.Debug("reply not sent", "client", r.from.Name.String(), "tid", r.op.Req.Tid, "err", err)
-	}
+	r.o.sendNow(r.from, msg)
 	if rep.Flags&wire.ReplyCommitted == 0 {
 		return
 	}
@@ -375,22 +374,32 @@ func (p *pg) serveWrite(r *request) {
 		return
 	}
 	p.ack(w, p.o.cfg.ID, wire.ReplyApplied, 0)
+	c.OnCommitted(func(err error) { p.committedHere(w, err) })
+}
+
+// committedHere records the local commit of w; it runs in the store's
+// pipeline (Completion.OnCommitted), which must not wait for the PG
+// lock: a PG holds it while it queues to the store, and Queue may wait
+// for the pipeline. If the lock is busy a goroutine records the commit.
+func (p *pg) committedHere(w *write, err error) {
+	result := int32(0)
+	if isStoreFailure(err) {
+		go p.o.storeFailed(err) // unanswered: the client resends to the next primary
+		return
+	} else if err != nil {
+		p.o.log.Error("local commit failed", "pg", p.id.String(), "err", err)
+		result = storeErrno(err)
+	}
+	if p.mu.TryLock() {
+		p.ackHeld(w, p.o.cfg.ID, wire.ReplyCommitted, result)
+		return
+	}
+	if p.o.ctx.Err() != nil {
+		return // closing
+	}
 	p.o.wg.Add(1)
 	go func() {
 		defer p.o.wg.Done()
-		select {
-		case <-c.Committed():
-		case <-p.o.ctx.Done():
-			return
-		}
-		result := int32(0)
-		if err := c.Err(); isStoreFailure(err) {
-			p.o.storeFailed(err) // unanswered: the client resends to the next primary
-			return
-		} else if err != nil {
-			p.o.log.Error("local commit failed", "pg", p.id.String(), "err", err)
-			result = storeErrno(err)
-		}
 		p.ack(w, p.o.cfg.ID, wire.ReplyCommitted, result)
 	}()
 }
@@ -512,6 +521,11 @@ func (p *pg) sendRepOps(segs [][]byte, tailCRC func([]byte) (uint32, bool), repl
 // it failed), and answers the clients when everyone has.
 func (p *pg) ack(w *write, osd int32, flags uint32, result int32) {
 	p.mu.Lock()
+	p.ackHeld(w, osd, flags, result)
+}
+
+// ackHeld is ack with the PG lock held; it releases it.
+func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 	if w.abandoned {
 		p.mu.Unlock()
 		return

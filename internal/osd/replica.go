@@ -21,12 +21,13 @@ import (
 //
 // The answers go from the store's completion callbacks rather than from
 // a goroutine parked per write: they run in the store's pipeline, so they
-// only queue the reply (answer).
+// only queue the reply (sendNow).
 func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 	o.whenMap(from.Session, m.Epoch, func() {
 		epoch := o.Epoch()
 		reply := func(flags uint32, result int32) {
-			o.answer(from, wire.RepOpReply{PG: m.PG, Tid: m.Tid, Epoch: epoch, Flags: flags, Result: result})
+			r := wire.RepOpReply{PG: m.PG, Tid: m.Tid, Epoch: epoch, Flags: flags, Result: result}
+			o.sendNow(from, msgr.Message{Type: wire.TypeRepOpReply, Version: 1, Payload: r.Encode()})
 		}
 		p, _ := o.lookupPG(m.PG)
 		if p == nil {
@@ -60,14 +61,14 @@ func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 	})
 }
 
-// answer sends a replica's reply without blocking: if the session's send
-// budget is used up, a goroutine waits for room (the primary reads acks
-// in any order).
-func (o *OSD) answer(to msgr.Peer, r wire.RepOpReply) {
-	msg := msgr.Message{Type: wire.TypeRepOpReply, Version: 1, Payload: r.Encode()}
+// sendNow sends msg without blocking: if the session's send budget is
+// used up, a goroutine waits for room. Answers go this way, so that the
+// store's completion callbacks can send them; a peer reads answers in
+// any order (by tid), so one that waits may arrive after later ones.
+func (o *OSD) sendNow(to msgr.Peer, msg msgr.Message) {
 	sent, err := to.Session.TrySend(msg)
 	if err != nil {
-		o.log.Debug("rep op reply not sent", "to", to.Name.String(), "err", err)
+		o.log.Debug("answer not sent", "to", to.Name.String(), "type", msg.Type, "err", err)
 	}
 	if sent || err != nil || o.ctx.Err() != nil {
 		return // sent, failed, or the OSD is closing
@@ -76,7 +77,7 @@ func (o *OSD) answer(to msgr.Peer, r wire.RepOpReply) {
 	go func() {
 		defer o.wg.Done()
 		if err := to.Session.Send(o.ctx, msg); err != nil {
-			o.log.Debug("rep op reply not sent", "to", to.Name.String(), "err", err)
+			o.log.Debug("answer not sent", "to", to.Name.String(), "type", msg.Type, "err", err)
 		}
 	}()
 }
