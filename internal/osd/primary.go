@@ -217,7 +217,9 @@ func (p *pg) enqueue(r *request) {
 }
 
 // runObject serves the requests of one object in order until none is
-// left.
+// left, or until a write must apply here before the next request may
+// see it: the write's applied callback (appliedHere) goes on from there,
+// so no goroutine waits for the store.
 func (p *pg) runObject(id objid.ID) {
 	for {
 		p.mu.Lock()
@@ -230,23 +232,81 @@ func (p *pg) runObject(id objid.ID) {
 		}
 		r := q[0]
 		p.mu.Unlock()
-		p.serve(r)
-		p.mu.Lock()
-		if q := p.objects[id]; len(q) > 0 && q[0] == r {
-			p.objects[id] = q[1:]
+		if w, c := p.serve(r); c != nil {
+			c.OnApplied(func() { p.appliedHere(id, r, w, c) })
+			return
 		}
+		p.mu.Lock()
+		p.popLocked(id, r)
 		p.mu.Unlock()
 	}
 }
 
+// popLocked takes r, which ran, off the head of its object's queue.
+func (p *pg) popLocked(id objid.ID, r *request) {
+	if q := p.objects[id]; len(q) > 0 && q[0] == r {
+		p.objects[id] = q[1:]
+	}
+}
+
+// appliedHere goes on once write w of request r has applied here. It
+// runs in the store's pipeline (Completion.OnApplied), which must not
+// wait for the PG lock (see committedHere): if the lock is busy, a
+// goroutine goes on.
+func (p *pg) appliedHere(id objid.ID, r *request, w *write, c *objectstore.Completion) {
+	if p.mu.TryLock() {
+		p.afterApplied(id, r, w, c)
+		return
+	}
+	p.goLocked(func() { p.afterApplied(id, r, w, c) })
+}
+
+// goLocked runs f with the PG lock held in a goroutine of its own,
+// unless the OSD is closing.
+func (p *pg) goLocked(f func()) {
+	if p.o.ctx.Err() != nil {
+		return
+	}
+	p.o.wg.Add(1)
+	go func() {
+		defer p.o.wg.Done()
+		p.mu.Lock()
+		f()
+	}()
+}
+
+// afterApplied acks the local apply of w, lets the object's next request
+// run and awaits the local commit. The caller holds the PG lock; it is
+// released.
+func (p *pg) afterApplied(id objid.ID, r *request, w *write, c *objectstore.Completion) {
+	p.popLocked(id, r)
+	more := len(p.objects[id]) > 0
+	if !more {
+		delete(p.objects, id)
+	}
+	p.ackHeld(w, p.o.cfg.ID, wire.ReplyApplied, 0)
+	c.OnCommitted(func(err error) { p.committedHere(w, err) })
+	if !more {
+		p.kickRecovery()
+		return
+	}
+	if p.o.ctx.Err() != nil {
+		return
+	}
+	p.o.wg.Add(1)
+	go func() {
+		defer p.o.wg.Done()
+		p.runObject(id)
+	}()
+}
+
 // serve runs one request: a read at once, a write through replication.
-// It returns once a write is applied locally, so the object's next
-// request sees it.
-func (p *pg) serve(r *request) {
+// For a write it returns the write and its local completion, which the
+// object's next request must wait for; nil ones otherwise.
+func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 	r.setState("started")
 	if r.write {
-		p.serveWrite(r)
-		return
+		return p.serveWrite(r)
 	}
 	p.mu.Lock()
 	result, _ := p.checkLocked(r)
@@ -254,7 +314,7 @@ func (p *pg) serve(r *request) {
 	p.mu.Unlock()
 	if result != 0 {
 		r.replyError(result, epoch)
-		return
+		return nil, nil
 	}
 	res, err := ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
 	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(r.op.Object, err) {
@@ -263,11 +323,12 @@ func (p *pg) serve(r *request) {
 	if err != nil {
 		p.o.log.Error("read failed in the store", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
 		r.replyError(storeErrno(err), epoch)
-		return
+		return nil, nil
 	}
 	rep := wire.OSDOpReply{Epoch: epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,
 		Version: res.Info.Version, Ops: res.Ops}
 	r.replyThen(rep, p.recycler(res.Buffers), res.TailCRC)
+	return nil, nil
 }
 
 // recycler returns what hands bufs back to the store once a reply that
@@ -333,48 +394,43 @@ func (s *osdSet) remove(id int32) {
 }
 
 // serveWrite executes a write, logs and queues it, and sends it to the
-// replicas; it returns once the write is applied here.
-func (p *pg) serveWrite(r *request) {
+// replicas. It returns the write and its local completion, or nil ones
+// when it has answered already.
+func (p *pg) serveWrite(r *request) (*write, *objectstore.Completion) {
 	if !p.recoverFirst(r.op.Object) {
 		p.mu.Lock()
 		epoch := p.epoch
 		p.mu.Unlock()
 		r.replyError(-wire.ESTALE, epoch) // the interval ended
-		return
+		return nil, nil
 	}
 	p.mu.Lock()
 	if result, _ := p.checkLocked(r); result != 0 {
 		epoch := p.epoch
 		p.mu.Unlock()
 		r.replyError(result, epoch)
-		return
+		return nil, nil
 	}
 	if p.answerResendLocked(r) {
 		p.mu.Unlock()
-		return
+		return nil, nil
 	}
 	w, c, err := p.startWriteLocked(r)
 	epoch := p.epoch
 	p.mu.Unlock()
 	if isStoreFailure(err) {
 		p.o.storeFailed(err) // unanswered: the client resends to the next primary
-		return
+		return nil, nil
 	}
 	if err != nil {
 		p.o.log.Error("write failed", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
 		r.replyError(storeErrno(err), epoch)
-		return
+		return nil, nil
 	}
 	if w == nil || c == nil {
-		return // answered already (a failed or empty op)
+		return nil, nil // answered already (a failed or empty op)
 	}
-	select {
-	case <-c.Applied():
-	case <-p.o.ctx.Done():
-		return
-	}
-	p.ack(w, p.o.cfg.ID, wire.ReplyApplied, 0)
-	c.OnCommitted(func(err error) { p.committedHere(w, err) })
+	return w, c
 }
 
 // committedHere records the local commit of w; it runs in the store's
@@ -394,14 +450,7 @@ func (p *pg) committedHere(w *write, err error) {
 		p.ackHeld(w, p.o.cfg.ID, wire.ReplyCommitted, result)
 		return
 	}
-	if p.o.ctx.Err() != nil {
-		return // closing
-	}
-	p.o.wg.Add(1)
-	go func() {
-		defer p.o.wg.Done()
-		p.ack(w, p.o.cfg.ID, wire.ReplyCommitted, result)
-	}()
+	p.goLocked(func() { p.ackHeld(w, p.o.cfg.ID, wire.ReplyCommitted, result) })
 }
 
 // answerResendLocked answers a write the PG has seen before (same request

@@ -203,12 +203,18 @@ func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
 		return nil, err
 	}
 	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
 	if err := s.applyBatch(b, pebble.Sync, false); err != nil {
+		s.applyMu.Unlock()
 		_ = b.Close()
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}
 	s.publish(group)
+	s.applyMu.Unlock()
+	// Marked outside applyMu: the completions' callbacks must not wait
+	// for the committer's readers.
+	for _, p := range group {
+		p.comp.MarkApplied()
+	}
 	return b, nil
 }
 
@@ -302,10 +308,11 @@ func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) erro
 	return nil
 }
 
-// publish makes an applied group's state the readers' state and marks
-// it Applied. The caller holds applyMu. Queue drops the group's entries
-// from the prepare overlay later (dropApplied), so that the committer
-// never waits for prepMu behind preparations.
+// publish makes an applied group's state the readers' state; the caller
+// holds applyMu, and marks the group Applied once it has let go. Queue
+// drops the group's entries from the prepare overlay later
+// (dropApplied), so that the committer never waits for prepMu behind
+// preparations.
 func (s *Store) publish(group []*pendingTxn) {
 	for _, p := range group {
 		for key, rec := range p.records {
@@ -326,9 +333,6 @@ func (s *Store) publish(group []*pendingTxn) {
 	s.appliedMu.Lock()
 	s.applied = append(s.applied, group...)
 	s.appliedMu.Unlock()
-	for _, p := range group {
-		p.comp.MarkApplied()
-	}
 }
 
 // dropApplied removes the prepare-overlay entries of applied
