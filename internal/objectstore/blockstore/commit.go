@@ -315,8 +315,8 @@ func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) erro
 // preparations.
 func (s *Store) publish(group []*pendingTxn) {
 	for _, p := range group {
-		for key, rec := range p.records {
-			s.cache.put(key, rec)
+		for _, r := range p.records {
+			s.cache.put(r.key, r.rec)
 		}
 		for c, exists := range p.colls {
 			if exists {
@@ -325,8 +325,8 @@ func (s *Store) publish(group []*pendingTxn) {
 				delete(s.colls, c)
 			}
 		}
-		for pool, v := range p.pools {
-			s.poolStored[pool] = v
+		for _, ps := range p.pools {
+			s.poolStored[ps.pool] = ps.stored
 		}
 		s.appliedSeq = p.seq
 	}
@@ -345,9 +345,9 @@ func (s *Store) dropApplied() {
 	s.applied = nil
 	s.appliedMu.Unlock()
 	for _, p := range applied {
-		for key := range p.records {
-			if ov, ok := s.overlay[key]; ok && ov.seq == p.seq {
-				delete(s.overlay, key)
+		for _, r := range p.records {
+			if ov, ok := s.overlay[r.key]; ok && ov.seq == p.seq {
+				delete(s.overlay, r.key)
 			}
 		}
 	}

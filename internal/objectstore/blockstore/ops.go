@@ -17,7 +17,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		if ts.collExists(c) {
 			return fmt.Errorf("%w: collection %v", objectstore.ErrExists, c)
 		}
-		ts.colls[c] = true
+		ts.setColl(c, true)
 		return nil
 	case objectstore.OpRemoveCollection:
 		if !ts.collExists(c) {
@@ -30,7 +30,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		if !empty {
 			return fmt.Errorf("%w: %v", objectstore.ErrNotEmpty, c)
 		}
-		ts.colls[c] = false
+		ts.setColl(c, false)
 		return nil
 	case objectstore.OpTouch:
 		_, err := ts.create(c, o)
@@ -135,14 +135,14 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 // record the overlays have added.
 func (ts *txnState) collEmpty(c objectstore.CollectionID) (bool, error) {
 	prefix := collObjectPrefix(c)
-	for _, rs := range ts.records {
-		if rs.rec != nil && rs.coll == c {
+	for _, e := range ts.records.list {
+		if rs := e.rs; rs.rec != nil && rs.coll == c {
 			return false, nil
 		}
 	}
 	for key, ov := range ts.s.overlay {
 		if ov.rec != nil && len(key) > len(prefix) && key[:len(prefix)] == string(prefix) {
-			if _, mine := ts.records[key]; !mine {
+			if _, mine := ts.records.get([]byte(key)); !mine {
 				return false, nil
 			}
 		}
@@ -153,7 +153,7 @@ func (ts *txnState) collEmpty(c objectstore.CollectionID) (bool, error) {
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		if rs, ok := ts.records[string(it.Key())]; ok {
+		if rs, ok := ts.records.get(it.Key()); ok {
 			if rs.rec == nil {
 				continue
 			}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 
@@ -15,6 +14,12 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
 	"github.com/cuttlestore/cuttle/objid"
 )
+
+// recordAt is an object record and its key.
+type recordAt struct {
+	key string
+	rec *onode
+}
 
 // overlayRecord is an object record as changed by a queued transaction
 // that has not applied yet (rec nil: removed). seq is the transaction
@@ -33,9 +38,10 @@ type pendingTxn struct {
 	writes   []deferredWrite // copy-on-write data to write before the batch commits
 	deferred []deferredWrite // in-place writes to apply once the batch is durable
 	freed    []alloc.Extent  // units to release once the batch is durable
-	records  map[string]*onode
+	records  []recordAt      // the records it changed (nil: removed)
+	recBuf   [2]recordAt     // records' first backing array
 	colls    map[objectstore.CollectionID]bool
-	pools    map[int64]uint64 // new stored bytes of the pools it changed
+	pools    []poolStored // new stored bytes of the pools it changed
 }
 
 // Queue validates t against the current state (the applied state plus
@@ -129,10 +135,10 @@ type txnState struct {
 	s       *Store
 	seq     uint64
 	batch   *pebble.Batch
-	records map[string]*recState
-	colls   map[objectstore.CollectionID]bool
-	blocks  txnBlocks  // the checksum blocks it writes
-	fresh   freshUnits // the units it allocated
+	records txnRecords
+	colls   map[objectstore.CollectionID]bool // collections it creates or removes (nil: none)
+	blocks  txnBlocks                         // the checksum blocks it writes
+	fresh   freshUnits                        // the units it allocated
 	freed   []alloc.Extent
 	nextNid uint64
 	// stored holds the units in Pebble of every node the transaction
@@ -174,8 +180,6 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 		s:       s,
 		seq:     s.nextSeq + 1,
 		batch:   batch,
-		records: make(map[string]*recState),
-		colls:   make(map[objectstore.CollectionID]bool),
 		nextNid: s.nextNid,
 		stored:  make(map[uint64]storedUnits),
 	}
@@ -258,24 +262,23 @@ func (ts *txnState) finish() *pendingTxn {
 	s := ts.s
 	s.nextSeq = ts.seq
 	p := &pendingTxn{
-		seq:     ts.seq,
-		comp:    objectstore.NewCompletion(),
-		batch:   ts.batch,
-		freed:   ts.freed,
-		records: make(map[string]*onode),
-		colls:   ts.colls,
-		pools:   make(map[int64]uint64),
+		seq:   ts.seq,
+		comp:  objectstore.NewCompletion(),
+		batch: ts.batch,
+		freed: ts.freed,
+		colls: ts.colls,
 	}
 	// Allocation bitmap: allocations first, then frees, so a unit both
 	// allocated and freed here ends free.
-	dirty := make(map[uint64]bool)
+	var dirty []uint64
 	for _, e := range ts.fresh.allocated {
-		s.setBits(e, true, dirty)
+		dirty = s.setBits(e, true, dirty)
 	}
 	for _, e := range ts.freed {
-		s.setBits(e, false, dirty)
+		dirty = s.setBits(e, false, dirty)
 	}
-	for _, r := range slices.Sorted(maps.Keys(dirty)) {
+	slices.Sort(dirty)
+	for _, r := range slices.Compact(dirty) {
 		_ = ts.batch.Set(bitmapKey(r), s.regionValue(r), nil)
 	}
 	if s.nextNid = ts.nextNid; s.nextNid > s.nidLimit {
@@ -295,28 +298,32 @@ func (ts *txnState) finish() *pendingTxn {
 			delete(s.collsPrep, c)
 		}
 	}
-	deltas := make(map[int64]int64)
-	for key, rs := range ts.records {
+	var deltas []poolBytes
+	for _, e := range ts.records.list {
+		key, rs := e.key, e.rs
 		if !rs.dirty {
 			continue
 		}
 		ts.writeRecord(key, rs)
 		s.overlay[key] = overlayRecord{rec: rs.rec, seq: ts.seq}
-		p.records[key] = rs.rec
+		if p.records == nil {
+			p.records = p.recBuf[:0]
+		}
+		p.records = append(p.records, recordAt{key, rs.rec})
 		var now uint64
 		if rs.rec != nil {
 			now = rs.rec.allocatedBytes()
 		}
-		deltas[statsPool(rs.coll)] += int64(now) - int64(rs.orig)
+		deltas = addPoolBytes(deltas, statsPool(rs.coll), int64(now)-int64(rs.orig))
 	}
-	for pool, d := range deltas {
-		if d == 0 {
+	for _, d := range deltas {
+		if d.bytes == 0 {
 			continue
 		}
-		v := uint64(int64(s.poolPrep[pool]) + d)
-		s.poolPrep[pool] = v
-		p.pools[pool] = v
-		_ = ts.batch.Set(poolStatsKey(pool), encodeUvarint(v), nil)
+		v := uint64(int64(s.poolPrep[d.pool]) + d.bytes)
+		s.poolPrep[d.pool] = v
+		p.pools = append(p.pools, poolStored{d.pool, v})
+		_ = ts.batch.Set(poolStatsKey(d.pool), encodeUvarint(v), nil)
 	}
 	// Data: copy-on-write blocks are written before the batch commits,
 	// deferred blocks go into the batch and are applied after.
@@ -364,6 +371,30 @@ func (ts *txnState) finish() *pendingTxn {
 	return p
 }
 
+// poolBytes is a change of a pool's stored bytes; poolStored its new
+// total. A transaction touches a pool or two: slices cost less than maps.
+type (
+	poolBytes struct {
+		pool  int64
+		bytes int64
+	}
+	poolStored struct {
+		pool   int64
+		stored uint64
+	}
+)
+
+// addPoolBytes adds n bytes to pool's entry in ds.
+func addPoolBytes(ds []poolBytes, pool, n int64) []poolBytes {
+	for i := range ds {
+		if ds[i].pool == pool {
+			ds[i].bytes += n
+			return ds
+		}
+	}
+	return append(ds, poolBytes{pool, n})
+}
+
 // maxDataWrite bounds one write of copy-on-write data to the file.
 const maxDataWrite = 16 << 20
 
@@ -385,6 +416,15 @@ func statsPool(c objectstore.CollectionID) int64 {
 	return c.Pool
 }
 
+// setColl records that the transaction creates (or removes) c; the map
+// is made only for the few transactions that do.
+func (ts *txnState) setColl(c objectstore.CollectionID, exists bool) {
+	if ts.colls == nil {
+		ts.colls = make(map[objectstore.CollectionID]bool)
+	}
+	ts.colls[c] = exists
+}
+
 // collExists reports whether c exists as this transaction sees it.
 func (ts *txnState) collExists(c objectstore.CollectionID) bool {
 	if e, ok := ts.colls[c]; ok {
@@ -401,7 +441,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 	}
 	var buf [128]byte
 	kb := appendObjectKey(buf[:0], c, o)
-	if rs, ok := ts.records[string(kb)]; ok {
+	if rs, ok := ts.records.get(kb); ok {
 		return rs, nil
 	}
 	key := string(kb)
@@ -416,7 +456,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 			ts.stored[rec.Nid] = storedOf(rec)
 		}
 	}
-	ts.records[key] = rs
+	ts.records.add(key, rs)
 	return rs, nil
 }
 

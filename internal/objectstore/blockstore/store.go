@@ -485,8 +485,8 @@ func (s *Store) loadPoolStats() error {
 }
 
 // setBits marks units of ext used (or free) in the prepare bitmap and
-// returns the regions touched.
-func (s *Store) setBits(ext alloc.Extent, used bool, dirty map[uint64]bool) {
+// appends the regions it touches to dirty (in order, perhaps repeated).
+func (s *Store) setBits(ext alloc.Extent, used bool, dirty []uint64) []uint64 {
 	first := ext.Offset / s.sb.AllocUnit
 	for u := first; u < first+ext.Length/s.sb.AllocUnit; u++ {
 		if used {
@@ -494,8 +494,11 @@ func (s *Store) setBits(ext alloc.Extent, used bool, dirty map[uint64]bool) {
 		} else {
 			s.bitmap[u/64] &^= 1 << (u % 64)
 		}
-		dirty[u/bitmapRegionUnits] = true
+		if r := u / bitmapRegionUnits; len(dirty) == 0 || dirty[len(dirty)-1] != r {
+			dirty = append(dirty, r)
+		}
 	}
+	return dirty
 }
 
 // regionValue encodes bitmap region r as it stands in prepare order,
