@@ -1,0 +1,70 @@
+package osd
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// callbackPG is a PG with one write of this OSD (osd.1) in flight, to
+// object id, that only this OSD has yet to apply and commit.
+func callbackPG(t *testing.T) (*pg, *write, *request, objid.ID) {
+	o := &OSD{ctx: t.Context(), log: slog.New(slog.DiscardHandler)}
+	o.cfg.ID = 1
+	id := objid.ID{Pool: 1, Name: "obj"}
+	r := &request{o: o}
+	w := &write{tid: 7, pending: osdSet{1}, uncommitted: osdSet{1}}
+	p := &pg{o: o, writes: map[uint64]*write{7: w}, objects: map[objid.ID][]*request{id: {r}}}
+	return p, w, r, id
+}
+
+// The store runs completion callbacks in its pipeline, which must never
+// wait for a PG lock (a PG holds it while it queues to the store): with
+// the lock held elsewhere the callbacks return at once, and what they
+// record happens once the lock is free.
+func TestCallbacksDoNotWaitForThePGLock(t *testing.T) {
+	p, w, r, id := callbackPG(t)
+	c := objectstore.NewCompletion()
+	p.mu.Lock()
+	p.appliedHere(id, r, w, c) // would deadlock if it waited for the lock
+	if len(p.objects[id]) != 1 || len(w.pending) != 1 {
+		t.Fatal("the apply was recorded while the PG lock was held")
+	}
+	p.mu.Unlock()
+	p.o.wg.Wait()
+	p.mu.Lock()
+	if _, queued := p.objects[id]; queued || len(w.pending) != 0 {
+		p.mu.Unlock()
+		t.Fatalf("after the lock was free: object queue %v, pending %v", p.objects[id], w.pending)
+	}
+	// The commit callback is registered now; it runs when the store marks
+	// the completion, here with the lock held again.
+	c.MarkCommitted(nil)
+	if _, inFlight := p.writes[7]; !inFlight {
+		t.Fatal("the commit was recorded while the PG lock was held")
+	}
+	p.mu.Unlock()
+	p.o.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, inFlight := p.writes[7]; inFlight {
+		t.Fatal("the commit was not recorded once the lock was free")
+	}
+}
+
+// With the lock free the callbacks record at once, in the marking
+// goroutine.
+func TestCallbacksRecordAtOnce(t *testing.T) {
+	p, w, r, id := callbackPG(t)
+	c := objectstore.NewCompletion()
+	p.appliedHere(id, r, w, c)
+	if _, queued := p.objects[id]; queued || len(w.pending) != 0 {
+		t.Fatalf("after the apply: object queue %v, pending %v", p.objects[id], w.pending)
+	}
+	c.MarkCommitted(nil)
+	if _, inFlight := p.writes[7]; inFlight {
+		t.Fatal("the commit was not recorded")
+	}
+}
