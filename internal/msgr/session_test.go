@@ -451,8 +451,15 @@ func TestHandshakeRefused(t *testing.T) {
 		defer srv.m.Close()
 		cl := newNode(t, net, "osd.2", "cl", 2, nil)
 		defer cl.m.Close()
+		// Queue the message before the handshake can run: on a busy
+		// machine the refusal could otherwise close the session before
+		// Send, which then drops nothing.
+		net.Partition("cl", "srv")
 		s, _ := cl.m.Connect(srv.name, "srv")
-		s.Send(t.Context(), numbered(0, 10))
+		if err := s.Send(t.Context(), numbered(0, 10)); err != nil {
+			t.Fatal(err)
+		}
+		net.Heal()
 		ev := cl.rec.waitEvent(t, msgr.EventFailed, 1, time.Minute)
 		if !errors.Is(ev.Err, msgr.ErrRefused) || !strings.Contains(ev.Err.Error(), "no key for this entity") {
 			t.Fatalf("failure %v, want ErrRefused naming the reason", ev.Err)
