@@ -114,3 +114,31 @@ func decodePeering(msg msgr.Message) (wire.PGInterval, any, error) {
 		return m.PGInterval, m, err
 	}
 }
+
+// sendNow sends msg without blocking: if the session's send budget is
+// used up, a goroutine waits for room. Answers go this way, so that the
+// store's completion callbacks can send them; a peer reads answers in
+// any order (by tid), so one that waits may arrive after later ones.
+func (o *OSD) sendNow(to msgr.Peer, msg msgr.Message) {
+	sent, err := to.Session.TrySend(msg)
+	switch {
+	case err != nil:
+		o.log.Debug("answer not sent", "to", to.Name.String(), "type", msg.Type, "err", err)
+	case !sent:
+		o.spawn(func() {
+			if err := to.Session.Send(o.ctx, msg); err != nil {
+				o.log.Debug("answer not sent", "to", to.Name.String(), "type", msg.Type, "err", err)
+			}
+		})
+	}
+}
+
+// spawn runs f in a goroutine that Close waits for, unless the OSD is
+// closing: the store's callbacks may still run after Close has begun to
+// wait.
+func (o *OSD) spawn(f func()) {
+	if o.ctx.Err() != nil {
+		return
+	}
+	o.wg.Go(f)
+}

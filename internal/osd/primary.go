@@ -196,11 +196,7 @@ func (p *pg) enqueue(r *request) {
 		return
 	case r.listing():
 		p.mu.Unlock()
-		p.o.wg.Add(1)
-		go func() {
-			defer p.o.wg.Done()
-			p.list(r)
-		}()
+		p.o.wg.Go(func() { p.list(r) })
 		return
 	}
 	id := r.op.Object
@@ -208,11 +204,7 @@ func (p *pg) enqueue(r *request) {
 	first := len(p.objects[id]) == 1
 	p.mu.Unlock()
 	if first {
-		p.o.wg.Add(1)
-		go func() {
-			defer p.o.wg.Done()
-			p.runObject(id)
-		}()
+		p.o.wg.Go(func() { p.runObject(id) })
 	}
 }
 
@@ -249,30 +241,28 @@ func (p *pg) popLocked(id objid.ID, r *request) {
 	}
 }
 
-// appliedHere goes on once write w of request r has applied here. It
-// runs in the store's pipeline (Completion.OnApplied), which must not
-// wait for the PG lock (see committedHere): if the lock is busy, a
-// goroutine goes on.
+// appliedHere goes on once write w of request r has applied here; the
+// store runs it in its pipeline (Completion.OnApplied), so it takes the
+// PG lock through withLock.
 func (p *pg) appliedHere(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	if p.mu.TryLock() {
-		p.afterApplied(id, r, w, c)
-		return
-	}
-	p.goLocked(func() { p.afterApplied(id, r, w, c) })
+	p.withLock(func() { p.afterApplied(id, r, w, c) })
 }
 
-// goLocked runs f with the PG lock held in a goroutine of its own,
-// unless the OSD is closing.
-func (p *pg) goLocked(f func()) {
-	if p.o.ctx.Err() != nil {
+// withLock runs f with the PG lock held, f releasing it: at once if the
+// lock is free, else in a goroutine (OSD.spawn) that waits for it. The
+// store's completion callbacks go through it: they run in the store's
+// pipeline, and a PG holds its lock while it queues to the store, where
+// Queue may wait for that pipeline, so waiting for the lock there could
+// deadlock.
+func (p *pg) withLock(f func()) {
+	if p.mu.TryLock() {
+		f()
 		return
 	}
-	p.o.wg.Add(1)
-	go func() {
-		defer p.o.wg.Done()
+	p.o.spawn(func() {
 		p.mu.Lock()
 		f()
-	}()
+	})
 }
 
 // afterApplied acks the local apply of w, lets the object's next request
@@ -290,14 +280,7 @@ func (p *pg) afterApplied(id objid.ID, r *request, w *write, c *objectstore.Comp
 		p.kickRecovery()
 		return
 	}
-	if p.o.ctx.Err() != nil {
-		return
-	}
-	p.o.wg.Add(1)
-	go func() {
-		defer p.o.wg.Done()
-		p.runObject(id)
-	}()
+	p.o.spawn(func() { p.runObject(id) })
 }
 
 // serve runs one request: a read at once, a write through replication.
@@ -434,9 +417,8 @@ func (p *pg) serveWrite(r *request) (*write, *objectstore.Completion) {
 }
 
 // committedHere records the local commit of w; it runs in the store's
-// pipeline (Completion.OnCommitted), which must not wait for the PG
-// lock: a PG holds it while it queues to the store, and Queue may wait
-// for the pipeline. If the lock is busy a goroutine records the commit.
+// pipeline (Completion.OnCommitted), so it takes the PG lock through
+// withLock.
 func (p *pg) committedHere(w *write, err error) {
 	result := int32(0)
 	if isStoreFailure(err) {
@@ -446,11 +428,7 @@ func (p *pg) committedHere(w *write, err error) {
 		p.o.log.Error("local commit failed", "pg", p.id.String(), "err", err)
 		result = storeErrno(err)
 	}
-	if p.mu.TryLock() {
-		p.ackHeld(w, p.o.cfg.ID, wire.ReplyCommitted, result)
-		return
-	}
-	p.goLocked(func() { p.ackHeld(w, p.o.cfg.ID, wire.ReplyCommitted, result) })
+	p.withLock(func() { p.ackHeld(w, p.o.cfg.ID, wire.ReplyCommitted, result) })
 }
 
 // answerResendLocked answers a write the PG has seen before (same request

@@ -61,27 +61,6 @@ func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 	})
 }
 
-// sendNow sends msg without blocking: if the session's send budget is
-// used up, a goroutine waits for room. Answers go this way, so that the
-// store's completion callbacks can send them; a peer reads answers in
-// any order (by tid), so one that waits may arrive after later ones.
-func (o *OSD) sendNow(to msgr.Peer, msg msgr.Message) {
-	sent, err := to.Session.TrySend(msg)
-	if err != nil {
-		o.log.Debug("answer not sent", "to", to.Name.String(), "type", msg.Type, "err", err)
-	}
-	if sent || err != nil || o.ctx.Err() != nil {
-		return // sent, failed, or the OSD is closing
-	}
-	o.wg.Add(1)
-	go func() {
-		defer o.wg.Done()
-		if err := to.Session.Send(o.ctx, msg); err != nil {
-			o.log.Debug("answer not sent", "to", to.Name.String(), "type", msg.Type, "err", err)
-		}
-	}()
-}
-
 // applyRepOp checks and queues a replicated write. It returns the store's
 // completion, or nil and the errno to answer with.
 func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, int32) {
