@@ -41,6 +41,7 @@ const (
 type conn struct {
 	m    *Messenger
 	nc   net.Conn
+	raw  *rawSocket // nc's raw reads and writes, if it is a kernel socket
 	fr   frameReader
 	wsig *signer // signs frames written, once the handshake set a key
 	log  *slog.Logger
@@ -60,10 +61,16 @@ type conn struct {
 }
 
 func newConn(m *Messenger, nc net.Conn) *conn {
+	raw := newRawSocket(nc)
+	var r io.Reader = nc
+	if raw != nil {
+		r = raw
+	}
 	return &conn{
 		m:    m,
 		nc:   nc,
-		fr:   frameReader{r: bufio.NewReaderSize(nc, readBufSize), max: maxHandshakeFrame},
+		raw:  raw,
+		fr:   frameReader{r: bufio.NewReaderSize(r, readBufSize), max: maxHandshakeFrame},
 		log:  m.log.With("remote", nc.RemoteAddr().String()),
 		wake: make(chan struct{}, 1),
 		done: make(chan struct{}),
@@ -240,8 +247,7 @@ func (c *conn) writeLoop() {
 				}
 			}
 			clear(pieces)
-			w := bufs
-			_, err := w.WriteTo(c.nc)
+			err := c.writev(bufs)
 			if c.s.policy == Lossy {
 				c.s.send.release(written, int64(n)) // takeBatch forgot them
 				for _, f := range dones {
@@ -255,6 +261,15 @@ func (c *conn) writeLoop() {
 			}
 		}
 	}
+}
+
+// writev writes bufs whole.
+func (c *conn) writev(bufs net.Buffers) error {
+	if c.raw != nil {
+		return c.raw.writev(bufs)
+	}
+	_, err := bufs.WriteTo(c.nc)
+	return err
 }
 
 // encodeBatch lays out the frames of batch (or an ack frame if it is
