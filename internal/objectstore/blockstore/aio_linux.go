@@ -79,7 +79,10 @@ type aioReader struct {
 	efd *os.File
 	// resfd is efd's descriptor, kept apart: efd.Fd() would switch a
 	// polled eventfd to blocking mode.
-	resfd   uint32
+	resfd uint32
+	// rawEfd reads a polled eventfd with raw system calls (nil: the
+	// eventfd is read through efd, blocking a thread).
+	rawEfd  syscall.RawConn
 	syncs   atomic.Uint64 // syncs the kernel ran (tests read it)
 	closing atomic.Bool   // close has begun: the reaper stops
 	wg      sync.WaitGroup
@@ -127,6 +130,11 @@ func newAIOFd(fd int, polled bool) *aioReader {
 		return nil
 	}
 	a := &aioReader{ctx: ctx, fd: fd, efd: os.NewFile(efd, "aio-eventfd"), resfd: uint32(efd), reqs: make(map[uint64]*aioReq)}
+	if polled {
+		if rc, err := a.efd.SyscallConn(); err == nil {
+			a.rawEfd = rc
+		}
+	}
 	a.wg.Add(1)
 	go a.reap()
 	return a
@@ -235,7 +243,7 @@ func (a *aioReader) submitQueued() {
 		}
 		cbs := a.cbs
 		a.mu.Unlock()
-		n, _, e := syscall.Syscall(syscall.SYS_IO_SUBMIT, a.ctx, uintptr(len(cbs)), uintptr(unsafe.Pointer(&cbs[0])))
+		n, e := a.submit(cbs)
 		a.mu.Lock()
 		if e != 0 {
 			n = 0
@@ -255,18 +263,53 @@ func (a *aioReader) submitQueued() {
 	}
 }
 
+// submit passes cbs to io_submit. A context of syncs only submits with
+// a raw system call, which the Go runtime does not treat as blocking
+// (see msgr's rawSocket): taking an fdatasync is queueing work for a
+// kernel thread, and the syncs come from an OSD that is otherwise mostly
+// waiting, where an ordinary call wakes the runtime's monitor thread.
+// Reads and writes may wait in io_submit for the device's queue, so they
+// keep the ordinary call.
+func (a *aioReader) submit(cbs []*iocb) (uintptr, syscall.Errno) {
+	call := syscall.Syscall
+	if a.fd < 0 {
+		call = syscall.RawSyscall
+	}
+	n, _, e := call(syscall.SYS_IO_SUBMIT, a.ctx, uintptr(len(cbs)), uintptr(unsafe.Pointer(&cbs[0])))
+	return n, e
+}
+
+// waitEvents waits until the eventfd counts completions, and resets it.
+func (a *aioReader) waitEvents(cnt []byte) error {
+	if a.rawEfd == nil {
+		_, err := a.efd.Read(cnt)
+		return err
+	}
+	var errno syscall.Errno
+	err := a.rawEfd.Read(func(fd uintptr) bool {
+		_, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&cnt[0])), uintptr(len(cnt)))
+		return errno != syscall.EAGAIN
+	})
+	if err == nil && errno != 0 && errno != syscall.EINTR {
+		err = os.NewSyscallError("read", errno)
+	}
+	return err
+}
+
 // reap waits for completions on the eventfd and hands them out.
 func (a *aioReader) reap() {
 	defer a.wg.Done()
 	var cnt [8]byte
 	var events [64]ioEvent
 	for {
-		if _, err := a.efd.Read(cnt[:]); err != nil || a.closing.Load() {
+		if err := a.waitEvents(cnt[:]); err != nil || a.closing.Load() {
 			return // closed
 		}
 		for {
+			// Without a timeout io_getevents never waits: a raw call.
+			// Completions after it count on the eventfd again.
 			var ts syscall.Timespec
-			n, _, e := syscall.Syscall6(syscall.SYS_IO_GETEVENTS, a.ctx, 0, uintptr(len(events)), uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&ts)), 0)
+			n, _, e := syscall.RawSyscall6(syscall.SYS_IO_GETEVENTS, a.ctx, 0, uintptr(len(events)), uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&ts)), 0)
 			if e == syscall.EINTR {
 				continue
 			}
@@ -281,6 +324,9 @@ func (a *aioReader) reap() {
 				}
 			}
 			a.mu.Unlock()
+			if int(n) < len(events) {
+				break // reaped all there was
+			}
 		}
 	}
 }

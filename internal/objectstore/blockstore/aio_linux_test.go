@@ -116,6 +116,46 @@ func TestAIOSyncData(t *testing.T) {
 	}
 }
 
+// TestAIOConcurrentSyncs runs more syncs at once than one reap takes
+// (64 events): every one completes, reaped through the raw eventfd
+// reads and io_getevents calls of a sync context.
+func TestAIOConcurrentSyncs(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a := newSyncAIO()
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	defer a.close()
+	if a.rawEfd == nil {
+		t.Fatal("a sync context reads its eventfd with ordinary calls")
+	}
+	const syncers, each = 150, 4
+	var wg sync.WaitGroup
+	errs := make(chan error, syncers*each)
+	for range syncers {
+		wg.Go(func() {
+			for range each {
+				if err := a.syncData(f.Fd()); err != nil && !errors.Is(err, errAIOBusy) {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("syncData: %v", err)
+	}
+	if a.syncs.Load() == 0 {
+		t.Fatal("no sync ran through AIO")
+	}
+	t.Logf("%d of %d syncs through AIO", a.syncs.Load(), syncers*each)
+}
+
 // TestWALSyncsThroughAIO checks that a store on the OS file system makes
 // its commits durable through its AIO context.
 func TestWALSyncsThroughAIO(t *testing.T) {
