@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -172,5 +173,36 @@ func TestWALSyncsThroughAIO(t *testing.T) {
 	apply(t, s, new(objectstore.Transaction).Write(c, objid.Object(1, "", "o"), 0, []byte("x")))
 	if s.aioSync.syncs.Load() == before {
 		t.Fatal("no WAL sync went through AIO")
+	}
+}
+
+// appendRaw writes at the descriptor's offset, which the file's own
+// Write shares, and reports a descriptor it cannot write.
+func TestAppendRaw(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wal")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := appendRaw(f.Fd(), []byte("first ")); n != 6 || err != nil {
+		t.Fatalf("appendRaw = %d, %v", n, err)
+	}
+	if _, err := f.Write([]byte("second ")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := appendRaw(f.Fd(), []byte("third")); n != 5 || err != nil {
+		t.Fatalf("appendRaw = %d, %v", n, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "first second third" {
+		t.Fatalf("file holds %q", got)
+	}
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := appendRaw(ro.Fd(), []byte("x")); !errors.Is(err, syscall.EBADF) {
+		t.Fatalf("appendRaw to a read-only descriptor: %v, want EBADF", err)
 	}
 }

@@ -29,3 +29,5 @@ func newSyncAIO() *aioReader { return nil }
 func (*aioReader) syncData(uintptr) error { return errAIOBusy }
 
 func (*aioReader) close() {}
+
+func appendRaw(uintptr, []byte) (int, error) { panic("blockstore: appendRaw without Linux AIO") }

@@ -118,6 +118,16 @@ func withAIOSync(f vfs.File, a *aioReader) vfs.File {
 	return aioSyncFile{File: f, syncer: a}
 }
 
+// Write appends with raw system calls when f has a descriptor: the
+// file is where the AIO syncs go, and an ordinary write after the OSD
+// idled would wake the Go runtime's monitor thread, as the syncs did.
+func (f aioSyncFile) Write(p []byte) (int, error) {
+	if fd := f.Fd(); fd != vfs.InvalidFd && len(p) > 0 {
+		return appendRaw(fd, p)
+	}
+	return f.File.Write(p)
+}
+
 func (f aioSyncFile) SyncData() error {
 	if fd := f.Fd(); fd != vfs.InvalidFd {
 		if err := f.syncer.syncData(fd); !errors.Is(err, errAIOBusy) {
