@@ -42,6 +42,7 @@ var layers = []struct {
 	{"internal/qos", layerLeaves},
 	{"internal/pebblelog", layerLeaves},
 	{"internal/crc32c", layerLeaves},
+	{"internal/rawio", layerLeaves},
 
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},

@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"github.com/cuttlestore/cuttle/internal/rawio"
 )
 
 // rawSocket reads and writes a socket with raw system calls, which the
@@ -69,28 +71,18 @@ func (s *rawSocket) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
-// maxIovecs is the kernel's limit on one writev (IOV_MAX).
-const maxIovecs = 1024
-
 // writev writes all of bufs.
 func (s *rawSocket) writev(bufs [][]byte) error {
-	iov := s.iov[:0]
-	for _, b := range bufs {
-		if len(b) > 0 {
-			v := syscall.Iovec{Base: &b[0]}
-			v.SetLen(len(b))
-			iov = append(iov, v)
-		}
-	}
+	iov := rawio.Iovecs(s.iov[:0], bufs)
 	defer func() { clear(iov); s.iov = iov[:0] }() // drop the buffers for the collector
 	var errno syscall.Errno
 	rest := iov
 	err := s.rc.Write(func(fd uintptr) bool {
 		for len(rest) > 0 {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(min(len(rest), maxIovecs)))
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(min(len(rest), rawio.MaxIovecs)))
 			switch e {
 			case 0:
-				rest = advance(rest, int(n))
+				rest = rawio.Skip(rest, int(n))
 			case syscall.EINTR:
 			case syscall.EAGAIN:
 				return false
@@ -108,19 +100,4 @@ func (s *rawSocket) writev(bufs [][]byte) error {
 		return os.NewSyscallError("writev", errno)
 	}
 	return nil
-}
-
-// advance drops the first n bytes written from iov.
-func advance(iov []syscall.Iovec, n int) []syscall.Iovec {
-	for n > 0 && len(iov) > 0 {
-		if l := int(iov[0].Len); n < l {
-			iov[0].Base = (*byte)(unsafe.Add(unsafe.Pointer(iov[0].Base), n))
-			iov[0].SetLen(l - n)
-			return iov
-		} else {
-			n -= l
-			iov = iov[1:]
-		}
-	}
-	return iov
 }

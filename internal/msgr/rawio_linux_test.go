@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -93,23 +92,6 @@ func TestRawSocketDeadlineAndClose(t *testing.T) {
 	server.Close()
 	if err := r.writev([][]byte{[]byte("x")}); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("write on a closed socket: %v, want net.ErrClosed", err)
-	}
-}
-
-func TestAdvance(t *testing.T) {
-	a, b := []byte("abc"), []byte("defg")
-	iov := []syscall.Iovec{{Base: &a[0]}, {Base: &b[0]}}
-	iov[0].SetLen(3)
-	iov[1].SetLen(4)
-	for _, tc := range []struct {
-		n     int
-		left  int
-		first byte
-	}{{0, 2, 'a'}, {2, 2, 'c'}, {1, 1, 'd'}, {2, 1, 'f'}, {2, 0, 0}} {
-		iov = advance(iov, tc.n)
-		if len(iov) != tc.left || (len(iov) > 0 && *iov[0].Base != tc.first) {
-			t.Fatalf("after %d more bytes: %d iovecs, want %d starting at %q", tc.n, len(iov), tc.left, tc.first)
-		}
 	}
 }
 

@@ -1,12 +1,14 @@
 package blockstore
 
 import (
-	"errors"
 	"io"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cuttlestore/cuttle/internal/rawio"
 )
 
 // openDirect opens path for reading and writing with O_DIRECT,
@@ -32,11 +34,23 @@ func (s *Store) dropCached(off uint64, n int) {
 
 // startWriteback starts the writeback of the data file's dirty pages in
 // [off, off+n) without waiting for it (the data sync that follows waits).
+//
+// It and writeVectored, the applier's calls, are raw system calls, which
+// the Go runtime does not treat as blocking. Ordinary ones cost small
+// writes 10-15% of their IOPS: the first after the OSD idled woke the
+// runtime's monitor thread, which then polled every 20 us, and a call
+// that outlasted a poll (sync_file_range submits the I/O and rings the
+// virtual disk's doorbell) had its P handed to another thread, which
+// found nothing to do. Neither call waits for the device in the common
+// case: the pages go to the cache, and writeback skips pages already
+// under it. When the kernel does make one wait (a full device queue, or
+// dirty-page throttling), the OSD's other goroutines wait with it if it
+// runs on one P; that is rare, short, and worth the steady gain.
 func (s *Store) startWriteback(off, n uint64) {
 	if s.direct == nil {
 		return // not an OS file (vfs.NewMem in tests)
 	}
-	_ = unix.SyncFileRange(int(s.file.Fd()), int64(off), int64(n), unix.SYNC_FILE_RANGE_WRITE)
+	_, _, _ = unix.RawSyscall6(unix.SYS_SYNC_FILE_RANGE, s.file.Fd(), uintptr(off), uintptr(n), unix.SYNC_FILE_RANGE_WRITE, 0, 0)
 }
 
 // writeVectored writes bufs, which follow each other, at offset off of the
@@ -45,26 +59,20 @@ func (s *Store) writeVectored(bufs [][]byte, off uint64) error {
 	if s.direct == nil {
 		return s.writeEach(bufs, off) // not an OS file (tests)
 	}
-	fd := int(s.file.Fd())
-	for len(bufs) > 0 {
-		n, err := unix.Pwritev(fd, bufs, int64(off))
+	fd := s.file.Fd()
+	iov := rawio.Iovecs(make([]syscall.Iovec, 0, len(bufs)), bufs)
+	for len(iov) > 0 { // a raw call: see startWriteback
+		n, _, e := unix.RawSyscall6(unix.SYS_PWRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(min(len(iov), rawio.MaxIovecs)), uintptr(off), 0, 0)
 		switch {
-		case errors.Is(err, unix.EINTR):
+		case e == unix.EINTR:
 			continue
-		case err != nil:
-			return err
+		case e != 0:
+			return os.NewSyscallError("pwritev", e)
 		case n == 0:
 			return io.ErrShortWrite
 		}
 		off += uint64(n)
-		for n > 0 { // skip what was written
-			if n < len(bufs[0]) {
-				bufs[0] = bufs[0][n:]
-				break
-			}
-			n -= len(bufs[0])
-			bufs = bufs[1:]
-		}
+		iov = rawio.Skip(iov, int(n))
 	}
 	return nil
 }
