@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 )
@@ -158,7 +159,7 @@ func (c *conn) acceptHandshake() (*Session, error) {
 	m := c.m
 	// The preamble goes first, so that a refusal below reaches the peer
 	// as a frame it can read.
-	if _, err := c.nc.Write(preamble()); err != nil {
+	if err := c.writev(net.Buffers{preamble()}); err != nil {
 		return nil, err
 	}
 	if err := readPreamble(c.fr.r); err != nil {

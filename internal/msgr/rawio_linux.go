@@ -23,8 +23,18 @@ import (
 // When the socket has no data or no room, the call returns to the
 // network poller as an ordinary read or write does.
 type rawSocket struct {
-	rc  syscall.RawConn
-	iov []syscall.Iovec
+	rc syscall.RawConn
+
+	// The reader's and the writer's calls, made once: a closure made
+	// per call would be allocated per call. Each side has its own state
+	// (one goroutine reads, one writes).
+	readFn, writeFn func(fd uintptr) bool
+	rbuf            []byte
+	rn              uintptr
+	rerr            syscall.Errno
+	iov             []syscall.Iovec // the writer's vector, reused
+	rest            []syscall.Iovec // what of it is still to write
+	werr            syscall.Errno
 }
 
 // newRawSocket returns a rawSocket for nc, or nil when nc is not a
@@ -38,7 +48,9 @@ func newRawSocket(nc net.Conn) *rawSocket {
 	if err != nil {
 		return nil
 	}
-	return &rawSocket{rc: rc}
+	s := &rawSocket{rc: rc}
+	s.readFn, s.writeFn = s.read, s.write
+	return s
 }
 
 // Read implements io.Reader.
@@ -46,58 +58,67 @@ func (s *rawSocket) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n uintptr
-	var errno syscall.Errno
-	err := s.rc.Read(func(fd uintptr) bool {
-		for {
-			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch errno {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false
-			}
-			return true
-		}
-	})
+	s.rbuf = p
+	err := s.rc.Read(s.readFn)
+	s.rbuf = nil
+	rawio.AcquireIO()
 	switch {
 	case err != nil:
 		return 0, err
-	case errno != 0:
-		return 0, os.NewSyscallError("read", errno)
-	case n == 0:
+	case s.rerr != 0:
+		return 0, os.NewSyscallError("read", s.rerr)
+	case s.rn == 0:
 		return 0, io.EOF
 	}
-	return int(n), nil
+	return int(s.rn), nil
+}
+
+// read is one attempt of Read: false when the socket has nothing yet.
+func (s *rawSocket) read(fd uintptr) bool {
+	for {
+		s.rn, _, s.rerr = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&s.rbuf[0])), uintptr(len(s.rbuf)))
+		switch s.rerr {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		return true
+	}
 }
 
 // writev writes all of bufs.
 func (s *rawSocket) writev(bufs [][]byte) error {
-	iov := rawio.Iovecs(s.iov[:0], bufs)
-	defer func() { clear(iov); s.iov = iov[:0] }() // drop the buffers for the collector
-	var errno syscall.Errno
-	rest := iov
-	err := s.rc.Write(func(fd uintptr) bool {
-		for len(rest) > 0 {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(min(len(rest), rawio.MaxIovecs)))
-			switch e {
-			case 0:
-				rest = rawio.Skip(rest, int(n))
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	s.iov = rawio.Iovecs(s.iov[:0], bufs)
+	s.rest, s.werr = s.iov, 0
+	rawio.ReleaseIO()
+	err := s.rc.Write(s.writeFn)
+	clear(s.iov) // drop the buffers for the collector
+	s.iov, s.rest = s.iov[:0], nil
 	if err != nil {
 		return err
 	}
-	if errno != 0 {
-		return os.NewSyscallError("writev", errno)
+	if s.werr != 0 {
+		return os.NewSyscallError("writev", s.werr)
 	}
 	return nil
+}
+
+// write writes what is left of the vector: false when the socket has no
+// room.
+func (s *rawSocket) write(fd uintptr) bool {
+	for len(s.rest) > 0 {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.rest[0])), uintptr(min(len(s.rest), rawio.MaxIovecs)))
+		switch e {
+		case 0:
+			s.rest = rawio.Skip(s.rest, int(n))
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.werr = e
+			return true
+		}
+	}
+	return true
 }

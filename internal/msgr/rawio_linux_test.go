@@ -104,3 +104,22 @@ func TestRawSocketNotForPipes(t *testing.T) {
 		t.Fatal("raw socket for an in-memory pipe")
 	}
 }
+
+// Reads and writes allocate nothing of their own.
+func TestRawSocketAllocs(t *testing.T) {
+	client, server := tcpPair(t)
+	w, r := newRawSocket(client), newRawSocket(server)
+	msg := [][]byte{[]byte("ping")}
+	buf := make([]byte, 16)
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := w.writev(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(r, buf[:4]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per write and read, want 0", allocs)
+	}
+}
