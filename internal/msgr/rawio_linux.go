@@ -111,6 +111,10 @@ func (s *rawSocket) write(fd uintptr) bool {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.rest[0])), uintptr(min(len(s.rest), rawio.MaxIovecs)))
 		switch e {
 		case 0:
+			if n == 0 { // never for a non-empty vector; an error, not a spin
+				s.werr = syscall.EIO
+				return true
+			}
 			s.rest = rawio.Skip(s.rest, int(n))
 		case syscall.EINTR:
 		case syscall.EAGAIN:

@@ -5,6 +5,7 @@ package blockstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sync"
@@ -303,12 +304,14 @@ func appendRaw(fd uintptr, p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
 		w, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-		switch e {
-		case 0:
-			n += int(w)
-		case syscall.EINTR:
-		default:
+		switch {
+		case e == syscall.EINTR:
+		case e != 0:
 			return n, os.NewSyscallError("write", e)
+		case w == 0:
+			return n, io.ErrShortWrite // never for a regular file; not a spin
+		default:
+			n += int(w)
 		}
 	}
 	return n, nil
