@@ -3,7 +3,6 @@
 package msgr
 
 import (
-	"io"
 	"net"
 	"os"
 	"syscall"
@@ -23,18 +22,15 @@ import (
 // When the socket has no data or no room, the call returns to the
 // network poller as an ordinary read or write does.
 type rawSocket struct {
-	rc syscall.RawConn
+	*rawio.Reader // the reading goroutine's side
 
-	// The reader's and the writer's calls, made once: a closure made
-	// per call would be allocated per call. Each side has its own state
-	// (one goroutine reads, one writes).
-	readFn, writeFn func(fd uintptr) bool
-	rbuf            []byte
-	rn              uintptr
-	rerr            syscall.Errno
-	iov             []syscall.Iovec // the writer's vector, reused
-	rest            []syscall.Iovec // what of it is still to write
-	werr            syscall.Errno
+	// The writer's side: its attempt is made once, as the Reader's is,
+	// so that a write allocates nothing.
+	rc      syscall.RawConn
+	writeFn func(fd uintptr) bool
+	iov     []syscall.Iovec // the vector, reused
+	rest    []syscall.Iovec // what of it is still to write
+	werr    syscall.Errno
 }
 
 // newRawSocket returns a rawSocket for nc, or nil when nc is not a
@@ -48,43 +44,9 @@ func newRawSocket(nc net.Conn) *rawSocket {
 	if err != nil {
 		return nil
 	}
-	s := &rawSocket{rc: rc}
-	s.readFn, s.writeFn = s.read, s.write
+	s := &rawSocket{Reader: rawio.NewReader(rc), rc: rc}
+	s.writeFn = s.write
 	return s
-}
-
-// Read implements io.Reader.
-func (s *rawSocket) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	s.rbuf = p
-	err := s.rc.Read(s.readFn)
-	s.rbuf = nil
-	rawio.AcquireIO()
-	switch {
-	case err != nil:
-		return 0, err
-	case s.rerr != 0:
-		return 0, os.NewSyscallError("read", s.rerr)
-	case s.rn == 0:
-		return 0, io.EOF
-	}
-	return int(s.rn), nil
-}
-
-// read is one attempt of Read: false when the socket has nothing yet.
-func (s *rawSocket) read(fd uintptr) bool {
-	for {
-		s.rn, _, s.rerr = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&s.rbuf[0])), uintptr(len(s.rbuf)))
-		switch s.rerr {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
-		}
-		return true
-	}
 }
 
 // writev writes all of bufs.

@@ -5,13 +5,14 @@ package blockstore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/cuttlestore/cuttle/internal/rawio"
 )
 
 // Asynchronous direct reads with Linux AIO. A goroutine blocked in
@@ -83,7 +84,7 @@ type aioReader struct {
 	resfd uint32
 	// rawEfd reads a polled eventfd with raw system calls (nil: the
 	// eventfd is read through efd, blocking a thread).
-	rawEfd  syscall.RawConn
+	rawEfd  *rawio.Reader
 	syncs   atomic.Uint64 // syncs the kernel ran (tests read it)
 	closing atomic.Bool   // close has begun: the reaper stops
 	wg      sync.WaitGroup
@@ -133,7 +134,7 @@ func newAIOFd(fd int, polled bool) *aioReader {
 	a := &aioReader{ctx: ctx, fd: fd, efd: os.NewFile(efd, "aio-eventfd"), resfd: uint32(efd), reqs: make(map[uint64]*aioReq)}
 	if polled {
 		if rc, err := a.efd.SyscallConn(); err == nil {
-			a.rawEfd = rc
+			a.rawEfd = rawio.NewReader(rc)
 		}
 	}
 	a.wg.Add(1)
@@ -286,36 +287,14 @@ func (a *aioReader) waitEvents(cnt []byte) error {
 		_, err := a.efd.Read(cnt)
 		return err
 	}
-	var errno syscall.Errno
-	err := a.rawEfd.Read(func(fd uintptr) bool {
-		_, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&cnt[0])), uintptr(len(cnt)))
-		return errno != syscall.EAGAIN
-	})
-	if err == nil && errno != 0 && errno != syscall.EINTR {
-		err = os.NewSyscallError("read", errno)
-	}
+	_, err := a.rawEfd.Read(cnt)
 	return err
 }
 
 // appendRaw writes p at fd's offset with raw write calls (see submit):
-// used for the WAL, whose appends land in the page cache and are made
-// durable by syncData, so they do not wait for the device.
-func appendRaw(fd uintptr, p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		w, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-		switch {
-		case e == syscall.EINTR:
-		case e != 0:
-			return n, os.NewSyscallError("write", e)
-		case w == 0:
-			return n, io.ErrShortWrite // never for a regular file; not a spin
-		default:
-			n += int(w)
-		}
-	}
-	return n, nil
-}
+// the WAL's appends land in the page cache and are made durable by
+// syncData, so they do not wait for the device.
+func appendRaw(fd uintptr, p []byte) (int, error) { return rawio.Append(fd, p) }
 
 // reap waits for completions on the eventfd and hands them out.
 func (a *aioReader) reap() {

@@ -1,10 +1,8 @@
 package blockstore
 
 import (
-	"io"
 	"os"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -59,20 +57,5 @@ func (s *Store) writeVectored(bufs [][]byte, off uint64) error {
 	if s.direct == nil {
 		return s.writeEach(bufs, off) // not an OS file (tests)
 	}
-	fd := s.file.Fd()
-	iov := rawio.Iovecs(make([]syscall.Iovec, 0, len(bufs)), bufs)
-	for len(iov) > 0 { // a raw call: see startWriteback
-		n, _, e := unix.RawSyscall6(unix.SYS_PWRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(min(len(iov), rawio.MaxIovecs)), uintptr(off), 0, 0)
-		switch {
-		case e == unix.EINTR:
-			continue
-		case e != 0:
-			return os.NewSyscallError("pwritev", e)
-		case n == 0:
-			return io.ErrShortWrite
-		}
-		off += uint64(n)
-		iov = rawio.Skip(iov, int(n))
-	}
-	return nil
+	return rawio.Pwritev(s.file.Fd(), bufs, off) // a raw call: see startWriteback
 }
