@@ -15,6 +15,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/launcher"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -108,6 +109,14 @@ func TestClusterUpOSDs(t *testing.T) {
 	}
 	if txns == 0 {
 		t.Error("no store transactions counted after writing objects")
+	}
+	// The stores' metadata databases logged those transactions.
+	var kv objectstore.KVStats
+	if err := json.Unmarshal([]byte(cli("--format", "json", "tell", "osd.0", "dump_objectstore_kv_stats")), &kv); err != nil || len(kv.Levels) != 7 || kv.WALBytesIn == 0 {
+		t.Errorf("osd.0's kv stats: %+v, %v", kv, err)
+	}
+	if text := cli("tell", "osd.0", "dump_objectstore_kv_stats"); !strings.Contains(text, "WAL") {
+		t.Errorf("osd.0's kv stats as text:\n%s", text)
 	}
 
 	// SIGKILL an OSD; the next up restarts it and only it.

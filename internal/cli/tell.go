@@ -12,10 +12,11 @@ import (
 )
 
 // addTellCommand adds `cuttle tell osd.N COMMAND`: admin commands to one
-// OSD (status, dump_ops_in_flight, dump_pgs), as Ceph's `ceph tell`.
+// OSD (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats),
+// as Ceph's `ceph tell`.
 func addTellCommand(root *cobra.Command, out *Output, f *clusterFlags) {
 	root.AddCommand(&cobra.Command{
-		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs",
+		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats",
 		Short: "Send an admin command to one OSD",
 		Long: `Send an admin command to one OSD and print its answer:
 
@@ -24,6 +25,10 @@ func addTellCommand(root *cobra.Command, out *Output, f *clusterFlags) {
                       what each waits for (map, min_size, replicas)
   dump_pgs            every PG it holds: state, role, acting set, last
                       update, objects and bytes
+  dump_objectstore_kv_stats
+                      the object store's metadata database (Pebble): tables
+                      and bytes per level, what its log, flushes and
+                      compactions wrote and read since the OSD started
 
 The entity needs osd caps of '*' (client.admin has them).`,
 		Args: cobra.ExactArgs(2),

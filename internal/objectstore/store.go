@@ -78,6 +78,48 @@ type CRCReader interface {
 	ReadCRC(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, uint32, error)
 }
 
+// KVReporter is implemented by stores that keep their metadata in a
+// log-structured key-value database. KVStats reports that database's
+// state for operators (`cuttle tell osd.N dump_objectstore_kv_stats`):
+// how much it logs, flushes and compacts tells where a store's metadata
+// work goes.
+type KVReporter interface {
+	KVStats(ctx context.Context) (KVStats, error)
+}
+
+// KVStats is the state of a store's metadata database. Byte and event
+// counts run from when the store was opened.
+type KVStats struct {
+	Levels                []KVLevel `json:"levels"` // level 0 (newest data) first
+	WALFiles              int64     `json:"wal_files"`
+	WALBytesIn            uint64    `json:"wal_bytes_in"`      // logical bytes logged
+	WALBytesWritten       uint64    `json:"wal_bytes_written"` // bytes written to log files
+	MemTables             int64     `json:"memtables"`
+	MemTableBytes         uint64    `json:"memtable_bytes"`
+	Flushes               int64     `json:"flushes"`
+	Compactions           int64     `json:"compactions"`
+	CompactionsInProgress int64     `json:"compactions_in_progress"`
+	CompactionDebtBytes   uint64    `json:"compaction_debt_bytes"` // estimated bytes to compact for a stable shape
+	Tombstones            uint64    `json:"tombstones"`            // deletions not yet compacted away
+	BlockCacheBytes       int64     `json:"block_cache_bytes"`
+	BlockCacheHits        int64     `json:"block_cache_hits"`
+	BlockCacheMisses      int64     `json:"block_cache_misses"`
+	// Report is the database's own multi-line report, for people.
+	Report string `json:"-"`
+}
+
+// KVLevel is one level of a log-structured database.
+type KVLevel struct {
+	Level        int     `json:"level"`
+	Sublevels    int32   `json:"sublevels"` // level 0 only: overlapping runs of tables
+	Tables       int64   `json:"tables"`
+	Bytes        int64   `json:"bytes"`
+	Score        float64 `json:"score"`         // compaction priority; above 1 wants compacting
+	BytesIn      uint64  `json:"bytes_in"`      // flushed or compacted into the level
+	BytesRead    uint64  `json:"bytes_read"`    // read from the level by compactions
+	BytesWritten uint64  `json:"bytes_written"` // tables written into the level
+}
+
 // Recycler is implemented by stores that reuse read buffers. Recycle
 // hands back a slice Read returned, which the caller must not touch
 // afterwards; slices the store cannot reuse are left to the collector.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/wire"
 )
 
@@ -19,6 +20,9 @@ import (
 //	status               id, address, epoch, PG counts by state
 //	dump_ops_in_flight   every client op not yet answered, oldest first
 //	dump_pgs             every PG: state, acting set, versions, statistics
+//	dump_objectstore_kv_stats  the store's metadata database: levels,
+//	                     log, flushes, compactions (Ceph's admin socket
+//	                     command of that name)
 
 // OpInFlight describes a client op the OSD has not finished.
 type OpInFlight struct {
@@ -255,8 +259,24 @@ func (o *OSD) Command(cmd wire.Command) wire.Reply {
 			fmt.Fprintf(&b, "%-8s %-20s %-8s %-12s %-10s %8d %12d\n", p.PG, p.State, p.Role, fmt.Sprint(p.Acting), p.LastUpdate, p.Objects, p.Bytes)
 		}
 		return jsonReply(pgs, b.String())
+	case "dump_objectstore_kv_stats":
+		return o.kvStats()
 	}
-	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, pg scrub|deep-scrub|repair|mark_unfound_lost)", prefix)
+	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats, pg scrub|deep-scrub|repair|mark_unfound_lost)", prefix)
+}
+
+// kvStats answers dump_objectstore_kv_stats: the state of the store's
+// metadata database, as the database reports it.
+func (o *OSD) kvStats() wire.Reply {
+	kr, ok := o.cfg.Store.(objectstore.KVReporter)
+	if !ok {
+		return wire.Errorf(wire.ENOTSUP, "this OSD's object store keeps no key-value database")
+	}
+	st, err := kr.KVStats(o.ctx)
+	if err != nil {
+		return wire.Errorf(wire.EIO, "object store: %v", err)
+	}
+	return jsonReply(st, st.Report)
 }
 
 func jsonReply(v any, text string) wire.Reply {

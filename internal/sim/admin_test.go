@@ -85,6 +85,10 @@ func TestOSDAdminCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		var oe *rados.OpError
+		// A memory store has no key-value database to report on.
+		if _, err := conn.OSDCommand(ctx, mp.ActingPrimary, "dump_objectstore_kv_stats"); !errors.As(err, &oe) {
+			t.Fatalf("kv stats of a memstore: %v", err)
+		}
 		if _, err := conn.OSDCommand(ctx, mp.ActingPrimary, "no_such_command"); !errors.As(err, &oe) {
 			t.Fatalf("unknown command: %v", err)
 		}
