@@ -17,6 +17,8 @@
 #
 # Usage: scripts/bench-vs-ceph.sh [OUTDIR]     (default /var/tmp/cuttle-vs-ceph)
 # env:   SECS (30), CEPH_ANCHOR (../shared/anchors/ceph), SKIP_CEPH=1, SKIP_CUTTLE=1,
+#        CUTTLE_BIN (default: bin/cuttle, built first): another build to run,
+#        as in alternated comparisons of two builds with SKIP_CEPH=1,
 #        MAX_OBJECTS (0: none): end each 4 MiB write phase after this many
 #        objects (both tools' --max-objects), so that the read phases of
 #        both read the same data. On the benchmark VM data written more
@@ -47,7 +49,7 @@ phases() {
 		"${bench[@]}" -p "$pool" "$@" > "$OUT/${tag}_${pool}_${name}.txt" 2>&1 || log "  (failed: see $OUT/${tag}_${pool}_${name}.txt)"
 		{ grep -E 'Bandwidth \(|Average IOPS|Average Latency|p99' "$OUT/${tag}_${pool}_${name}.txt" || true; } | tr -s ' ' | tr '\n' ' ' >&2; echo >&2
 	}
-	if [ "$tool" = rados ]; then bench=(rados bench); cleanup=(rados -p "$pool" cleanup); else bench=(bin/cuttle bench); cleanup=(bin/cuttle bench -p "$pool" cleanup); fi
+	if [ "$tool" = rados ]; then bench=(rados bench); cleanup=(rados -p "$pool" cleanup); else bench=("$CUTTLE" bench); cleanup=("$CUTTLE" bench -p "$pool" cleanup); fi
 	local cap=()
 	[ "${MAX_OBJECTS:-0}" -gt 0 ] && cap=(--max-objects "$MAX_OBJECTS")
 	run 4m_write "$SECS" write -t 16 --no-cleanup "${cap[@]}"
@@ -80,14 +82,15 @@ fi
 
 if [ -z "${SKIP_CUTTLE:-}" ]; then
 	log "Cuttle: starting"
-	make build > /dev/null
+	CUTTLE=${CUTTLE_BIN:-bin/cuttle}
+	[ -n "${CUTTLE_BIN:-}" ] || make build > /dev/null
 	DIR=$(mktemp -d /var/tmp/cuttle-bench.XXXXXX)
 	# A failure stops the cluster and frees its disk (64 GiB stores).
-	trap 'bin/cuttle cluster down --dir "$DIR" > /dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
-	bin/cuttle cluster up --dir "$DIR" --auth none --base-port 7700 --osd-size 64G > "$OUT/cuttle_up.log" 2>&1
+	trap '"$CUTTLE" cluster down --dir "$DIR" > /dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
+	"$CUTTLE" cluster up --dir "$DIR" --auth none --base-port 7700 --osd-size 64G > "$OUT/cuttle_up.log" 2>&1
 	export CUTTLE_CONF=$DIR/cuttle.conf
-	bin/cuttle osd pool create bench3 64 --size 3 --min-size 2 --rule replicated_osd > /dev/null
-	bin/cuttle osd pool create bench1 64 --size 1 --min-size 1 --rule replicated_osd > /dev/null
+	"$CUTTLE" osd pool create bench3 64 --size 3 --min-size 2 --rule replicated_osd > /dev/null
+	"$CUTTLE" osd pool create bench1 64 --size 1 --min-size 1 --rule replicated_osd > /dev/null
 	osds=$(for f in "$DIR"/run/osd.*.pid; do awk '/^pid / {print $2}' "$f"; done)
 	hwm_reset $osds
 	phases cuttle bench3 cuttle
