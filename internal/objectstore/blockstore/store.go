@@ -246,17 +246,6 @@ func pebbleOptions(opts Options) *pebble.Options {
 	// filter; writes stop only at 64 sublevels.
 	o.L0CompactionThreshold = l0CompactionThreshold
 	o.L0StopWritesThreshold = l0StopWritesThreshold
-	// No compactions for tombstone density. Every 4 KiB write leaves
-	// deletions behind it (its deferred data's key once applied, the PG
-	// log entry it trims), so nearly every L0 table qualifies, and Pebble
-	// compacted one into the base level every third flush instead of
-	// waiting for 16 sublevels: two thirds of an OSD's compactions, which
-	// rewrote L6 each time. Without them compactions wrote 55-60% fewer
-	// bytes and 4 KiB writes went 3-4% faster (BENCHMARKS.md, "Session
-	// 29"). Tombstones then wait in L0 for the next compaction by
-	// sublevels; point lookups pass them by Bloom filter, and only scans
-	// (listing a PG just emptied) step over them meanwhile.
-	o.Experimental.TombstoneDenseCompactionThreshold = -1
 	return o
 }
 
