@@ -46,8 +46,9 @@ func (s *Store) KVStats(ctx context.Context) (objectstore.KVStats, error) {
 	return st, nil
 }
 
-// finite returns f, or 0 for a NaN or an infinity, which JSON cannot
-// carry (a level with no target size may score either).
+// finite returns f, or 0 for a NaN or an infinity. Pebble floors the
+// divisors of its level scores, so they should be finite, but one that
+// is not would fail the JSON encoding of the whole answer.
 func finite(f float64) float64 {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0
