@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
 	"golang.org/x/sys/unix"
@@ -157,16 +156,21 @@ func TestAIOConcurrentSyncs(t *testing.T) {
 	t.Logf("%d of %d syncs through AIO", a.syncs.Load(), syncers*each)
 }
 
-// TestWALSyncsThroughAIO checks that a store on the OS file system makes
-// its commits durable through its AIO context.
-func TestWALSyncsThroughAIO(t *testing.T) {
-	opts := testOptions(vfs.Default)
-	opts.Path = filepath.Join(t.TempDir(), "store")
-	s := mkfsOpen(t, opts)
-	defer s.Close()
+// openAIOStore opens a store on the OS file system, skipping the test
+// where there is no Linux AIO.
+func openAIOStore(t *testing.T) *Store {
+	t.Helper()
+	s := openOSStore(t, false)
 	if s.aioSync == nil {
 		t.Skip("Linux AIO not available here")
 	}
+	return s
+}
+
+// TestWALSyncsThroughAIO checks that a store on the OS file system makes
+// its commits durable through its AIO context.
+func TestWALSyncsThroughAIO(t *testing.T) {
+	s := openAIOStore(t)
 	before := s.aioSync.syncs.Load()
 	c := objectstore.PGCollection(1, 0)
 	apply(t, s, new(objectstore.Transaction).CreateCollection(c))

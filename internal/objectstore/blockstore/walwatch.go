@@ -54,26 +54,34 @@ type walWatch struct {
 
 func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
 
-func (w walWatch) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+// wrap wraps f, just opened as name, if it is a WAL. A WAL written from
+// its start (created, or recycled) is written around the page cache
+// where the file system allows (directWAL).
+func (w walWatch) wrap(name string, f vfs.File, fromStart bool, err error) (vfs.File, error) {
 	if err != nil || !isWAL(name) {
 		return f, err
+	}
+	if fromStart && w.syncer != nil {
+		if d := newDirectWAL(f, name, w.syncer); d != f {
+			return walFile{File: d, name: name, health: w.health}, nil
+		}
 	}
 	return walFile{File: withAIOSync(f, w.syncer), name: name, health: w.health}, nil
 }
 
 func (w walWatch) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := w.FS.Create(name, c)
-	return w.wrap(name, f, err)
+	return w.wrap(name, f, true, err)
 }
 
 func (w walWatch) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := w.FS.ReuseForWrite(oldname, newname, c)
-	return w.wrap(newname, f, err)
+	return w.wrap(newname, f, true, err)
 }
 
 func (w walWatch) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	f, err := w.FS.OpenReadWrite(name, c, opts...)
-	return w.wrap(name, f, err)
+	return w.wrap(name, f, false, err)
 }
 
 // walFile reports a WAL file's failed writes and syncs.
