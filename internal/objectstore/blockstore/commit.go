@@ -292,10 +292,7 @@ func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) erro
 		if err := s.file.SyncData(); err != nil {
 			return fmt.Errorf("sync data file: %w", err)
 		}
-		for _, k := range s.appliedDeferred {
-			_ = b.Delete(k, nil)
-		}
-		s.appliedDeferred = s.appliedDeferred[:0]
+		s.deleteAppliedLocked(b)
 	}
 	s.data.dropRuns(group[len(group)-1].seq)
 	for _, p := range group {

@@ -209,14 +209,46 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, k := range s.appliedDeferred {
-		_ = b.Delete(k, nil)
-	}
+	s.deleteAppliedLocked(b)
 	if err := s.applyBatch(b, wo, true); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
-	s.appliedDeferred = s.appliedDeferred[:0]
 	return nil
+}
+
+// deleteAppliedLocked adds to b the deletion of the applied deferred
+// writes' keys, and forgets them; the caller holds deferredMu and has
+// synced the data file.
+//
+// The applier applies whole groups in commit order, so the keys applied
+// since the last deletion are every 'D' key of a run of transactions,
+// whose seqs follow those of the keys deleted before: one range deletion
+// from the first's seq to the last's covers exactly them. Point
+// deletions, one per 4 KiB write, made nearly every table Pebble flushed
+// dense with tombstones, and each such table was compacted into the base
+// level at once; a range deletion is one key, and the flush or the
+// compaction that meets it drops the data it covers. Keys out of that
+// order (none are expected) are deleted one by one.
+func (s *Store) deleteAppliedLocked(b *pebble.Batch) {
+	keys := s.appliedDeferred
+	s.appliedDeferred = keys[:0]
+	if len(keys) == 0 {
+		return
+	}
+	first := deferredSeq(keys[0])
+	last := first
+	for _, k := range keys {
+		seq := deferredSeq(k)
+		if seq < last || first < s.deferredDeletedTo {
+			for _, k := range keys {
+				_ = b.Delete(k, nil)
+			}
+			return
+		}
+		last = seq
+	}
+	_ = b.DeleteRange(deferredKey(first, 0), deferredKey(last+1, 0), nil)
+	s.deferredDeletedTo = last + 1
 }
 
 // replayDeferred applies every deferred write left in Pebble (a crash

@@ -225,6 +225,9 @@ func deferredKey(seq, devOff uint64) []byte {
 	return binary.BigEndian.AppendUint64(u64Key(prefixDeferred, seq, 8), devOff)
 }
 
+// deferredSeq returns the transaction seq of deferredKey k.
+func deferredSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[1:9]) }
+
 // bitmapKey is the key of allocation-bitmap region r.
 func bitmapKey(r uint64) []byte { return u64Key(prefixBitmap, r, 0) }
 

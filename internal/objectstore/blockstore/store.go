@@ -138,6 +138,9 @@ type Store struct {
 	// they make redundant (commit.go).
 	deferredMu      sync.Mutex
 	appliedDeferred [][]byte // 'D' keys applied in place, not yet synced
+	// deferredDeletedTo is the seq past the last range of 'D' keys
+	// deleted (deleteAppliedLocked).
+	deferredDeletedTo uint64
 }
 
 // Mkfs creates an empty store at opts.Path: the data file and a Pebble

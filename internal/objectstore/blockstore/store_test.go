@@ -3,11 +3,14 @@ package blockstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/objid"
@@ -426,5 +429,102 @@ func TestReopenAfterWritesWithoutData(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// batchOps describes b's records as "kind key-seq" strings, for the
+// deferred keys' deletions.
+func batchOps(t *testing.T, b *pebble.Batch) []string {
+	t.Helper()
+	var ops []string
+	r := b.Reader()
+	for {
+		kind, k, v, ok, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return ops
+		}
+		switch kind {
+		case pebble.InternalKeyKindDelete:
+			ops = append(ops, fmt.Sprintf("del %d/%d", deferredSeq(k), binary.BigEndian.Uint64(k[9:])))
+		case pebble.InternalKeyKindRangeDelete:
+			ops = append(ops, fmt.Sprintf("range %d-%d", deferredSeq(k), deferredSeq(v)))
+		default:
+			ops = append(ops, fmt.Sprint("kind ", kind))
+		}
+	}
+}
+
+// The applied deferred writes' keys go in one range deletion, from the
+// first's transaction to past the last's; keys out of commit order go
+// one by one.
+func TestDeleteAppliedDeferred(t *testing.T) {
+	s := mkfsOpen(t, testOptions(vfs.NewMem()))
+	defer s.Close()
+	del := func(keys ...[]byte) []string {
+		s.deferredMu.Lock()
+		defer s.deferredMu.Unlock()
+		s.appliedDeferred = append(s.appliedDeferred[:0], keys...)
+		b := s.db.NewBatch()
+		defer b.Close()
+		s.deleteAppliedLocked(b)
+		if len(s.appliedDeferred) != 0 {
+			t.Fatal("applied keys not forgotten")
+		}
+		return batchOps(t, b)
+	}
+	for _, c := range []struct {
+		keys [][]byte
+		want []string
+	}{
+		{[][]byte{deferredKey(5, 4096), deferredKey(5, 0), deferredKey(9, 8192)}, []string{"range 5-10"}},
+		{nil, nil},
+		{[][]byte{deferredKey(10, 0), deferredKey(12, 0)}, []string{"range 10-13"}},
+		// Behind the last range, or out of order: one by one.
+		{[][]byte{deferredKey(11, 0)}, []string{"del 11/0"}},
+		{[][]byte{deferredKey(14, 0), deferredKey(13, 4096)}, []string{"del 14/0", "del 13/4096"}},
+	} {
+		if got := del(c.keys...); !slices.Equal(got, c.want) {
+			t.Errorf("deleting %d keys: %v, want %v", len(c.keys), got, c.want)
+		}
+	}
+}
+
+// Deferred writes, more than one data sync's worth, leave no 'D' key
+// behind once the store closes, and their data reads back after it.
+func TestDeferredKeysGone(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := testOptions(fs)
+	s := mkfsOpen(t, opts)
+	apply(t, s, new(objectstore.Transaction).CreateCollection(pg))
+	const n = 3*maxUnsyncedDeferred + 10
+	for i := range n {
+		o := objid.Object(1, "", fmt.Sprint("o", i))
+		apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, bytes.Repeat([]byte{byte(i)}, 100)))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, opts)
+	defer s.Close()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixDeferred}, UpperBound: []byte{prefixDeferred + 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for it.First(); it.Valid(); it.Next() {
+		left++
+	}
+	_ = it.Close()
+	if left != 0 {
+		t.Errorf("%d deferred keys left after close", left)
+	}
+	for i := range n {
+		o := objid.Object(1, "", fmt.Sprint("o", i))
+		if got := read(t, s, pg, o); !bytes.Equal(got, bytes.Repeat([]byte{byte(i)}, 100)) {
+			t.Fatalf("object %d reads back wrong", i)
+		}
 	}
 }
