@@ -172,3 +172,21 @@ func TestOSDSetRemove(t *testing.T) {
 		t.Fatalf("after removing all: %v", s)
 	}
 }
+
+// A PG log over its limit goes back a sixteenth of it (1 to 64 entries)
+// below, so that trims come in batches; it never trims the newest entry.
+func TestLogTrim(t *testing.T) {
+	for _, c := range []struct{ n, limit, want int }{
+		{3000, 3000, 0},
+		{3001, 3000, 64},
+		{251, 250, 15},
+		{11, 10, 1},
+		{2, 1, 1},
+		{5000, 3000, 2063},
+		{1, 0, 0},
+	} {
+		if got := logTrim(c.n, c.limit); got != c.want {
+			t.Errorf("logTrim(%d, %d) = %d, want %d", c.n, c.limit, got, c.want)
+		}
+	}
+}

@@ -476,11 +476,9 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	txn := &res.Txn
 	keepDataCRCs(txn, r.pieceCRCs)
 	pglog.AppendTxn(txn, p.id, entry)
-	keep := int(p.o.logLimit.Load())
-	trimmed := p.log.Len() + 1 - keep
-	var dropped []pglog.Entry
+	trimmed := logTrim(p.log.Len()+1, int(p.o.logLimit.Load()))
 	if trimmed > 0 {
-		dropped = p.log.Oldest(trimmed)
+		dropped := p.log.Oldest(trimmed)
 		info.LogTail = dropped[len(dropped)-1].Version
 		pglog.TrimTxn(txn, p.id, dropped)
 	}
@@ -502,7 +500,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		return nil, nil, err // cannot happen: v is past the head
 	}
 	if trimmed > 0 {
-		p.log.TrimTo(keep)
+		p.log.TrimTo(p.log.Len() - trimmed)
 	}
 	p.info = info
 	r.setState("waiting for replicas")
@@ -518,6 +516,20 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		p.sendRepOps(repop, dataCRCsOf(txn), replicas)
 	}
 	return w, c, nil
+}
+
+// logTrim returns how many of a PG log's oldest entries a write trims
+// when the log would hold n entries with it and may keep limit. Once
+// over the limit the log goes back a sixteenth of it (at most 64
+// entries) below, so that trims come in batches, each one range
+// deletion in the store (pglog.TrimTxn) rather than a deleted key per
+// write, as Ceph trims at least osd_pg_log_trim_min entries at a time.
+func logTrim(n, limit int) int {
+	if n <= limit {
+		return 0
+	}
+	batch := min(max(limit/16, 1), 64)
+	return min(n-limit+batch-1, n-1)
 }
 
 // encodeRepOp encodes the message that carries a write to the replicas;

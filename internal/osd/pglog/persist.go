@@ -207,16 +207,18 @@ func AppendTxn(t *objectstore.Transaction, pg osdmap.PG, entries ...Entry) {
 	t.OmapSetKeys(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), kv)
 }
 
-// TrimTxn adds to t the removal of trimmed entries of pg's log.
+// TrimTxn adds to t the removal of trimmed entries of pg's log, its
+// oldest, in order: one removal of the key range from the first's key
+// to just past the last's (the log's keys sort by version, and none
+// lies between two consecutive entries'), which the store keeps as one
+// range deletion rather than a deleted key per entry.
 func TrimTxn(t *objectstore.Transaction, pg osdmap.PG, trimmed []Entry) {
 	if len(trimmed) == 0 {
 		return
 	}
-	keys := make([]string, len(trimmed))
-	for i, e := range trimmed {
-		keys[i] = logKey(e.Version)
-	}
-	t.OmapRmKeys(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg), keys...)
+	last := trimmed[len(trimmed)-1].Version
+	t.OmapRmKeyRange(objectstore.PGCollection(pg.Pool, pg.Seed), MetaObject(pg),
+		logKey(trimmed[0].Version), logKey(wire.Version{Epoch: last.Epoch, Counter: last.Counter + 1}))
 }
 
 // ReplaceTxn adds to t the replacement of pg's whole persisted log by

@@ -108,6 +108,25 @@ func TestPersist(t *testing.T) {
 	if !reflect.DeepEqual(gotLog.Entries(), l.Entries()) {
 		t.Fatal("loaded entries differ")
 	}
+	// A trim across an epoch change keeps exactly the entries after it.
+	for i := uint64(1); i <= 20; i++ {
+		e := entry(6, i, 3000+i)
+		if err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+		txn = objectstore.Transaction{}
+		AppendTxn(&txn, pg, e)
+		apply(t, s, &txn)
+	}
+	txn = objectstore.Transaction{}
+	TrimTxn(&txn, pg, l.Oldest(l.Len()-10))
+	l.TrimTo(10)
+	info.LastUpdate, info.LastComplete, info.LogTail = l.Head(), l.Head(), l.Tail()
+	SaveInfoTxn(&txn, info)
+	apply(t, s, &txn)
+	if _, gotLog, err = Load(context.Background(), s, pg); err != nil || !reflect.DeepEqual(gotLog.Entries(), l.Entries()) {
+		t.Fatalf("after a trim across epochs: %v, %d entries loaded", err, gotLog.Len())
+	}
 	// The meta object sorts before client objects and never in their pool.
 	if MetaObject(pg).Pool >= 0 {
 		t.Fatal("meta object in a client pool")
