@@ -1,9 +1,11 @@
 package blockstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -223,10 +225,8 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 // The applier applies whole groups in commit order, so the keys applied
 // since the last deletion are every 'D' key of a run of transactions,
 // whose seqs follow those of the keys deleted before: one range deletion
-// from the first's seq to the last's covers exactly them. Point
-// deletions, one per 4 KiB write, made nearly every table Pebble flushed
-// dense with tombstones, and each such table was compacted into the base
-// level at once; a range deletion is one key, and the flush or the
+// from the first's seq to past the last's covers exactly them, one key
+// instead of a tombstone per deferred write, and the flush or the
 // compaction that meets it drops the data it covers. Keys out of that
 // order (none are expected) are deleted one by one.
 func (s *Store) deleteAppliedLocked(b *pebble.Batch) {
@@ -235,17 +235,13 @@ func (s *Store) deleteAppliedLocked(b *pebble.Batch) {
 	if len(keys) == 0 {
 		return
 	}
-	first := deferredSeq(keys[0])
-	last := first
-	for _, k := range keys {
-		seq := deferredSeq(k)
-		if seq < last || first < s.deferredDeletedTo {
-			for _, k := range keys {
-				_ = b.Delete(k, nil)
-			}
-			return
+	first, last := deferredSeq(keys[0]), deferredSeq(keys[len(keys)-1])
+	bySeq := func(a, b []byte) int { return cmp.Compare(deferredSeq(a), deferredSeq(b)) }
+	if first < s.deferredDeletedTo || !slices.IsSortedFunc(keys, bySeq) {
+		for _, k := range keys {
+			_ = b.Delete(k, nil)
 		}
-		last = seq
+		return
 	}
 	_ = b.DeleteRange(deferredKey(first, 0), deferredKey(last+1, 0), nil)
 	s.deferredDeletedTo = last + 1

@@ -5,7 +5,7 @@ package blockstore
 import (
 	"errors"
 	"fmt"
-	"io"
+	"os"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -34,12 +34,13 @@ import (
 const directWALBuffer = 1 << 20
 
 // directWAL is a WAL file (the vfs.File Pebble opened, which keeps
-// Stat, Preallocate and Close) whose data goes through fd, the same file
-// opened with O_DIRECT.
+// Stat and Close) whose data goes through direct, the same file opened
+// with O_DIRECT.
 type directWAL struct {
 	vfs.File
-	fd  int
-	aio *aioReader
+	direct *os.File
+	fd     uintptr // direct's descriptor
+	aio    *aioReader
 	// buf[:n] is the WAL from file offset off (aligned) to its end;
 	// buf[:written] is on the device already (part of the last page
 	// written).
@@ -58,11 +59,11 @@ func newDirectWAL(f vfs.File, path string, a *aioReader) vfs.File {
 	if a == nil {
 		return f
 	}
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_DIRECT|syscall.O_CLOEXEC, 0)
-	if err != nil {
+	direct := openDirect(path)
+	if direct == nil {
 		return f
 	}
-	return &directWAL{File: f, fd: fd, aio: a, buf: alignedBuf(directWALBuffer)}
+	return &directWAL{File: f, direct: direct, fd: direct.Fd(), aio: a, buf: alignedBuf(directWALBuffer)}
 }
 
 // Write appends p to the buffered tail, writing out the tail first
@@ -114,13 +115,13 @@ func (w *directWAL) SyncTo(int64) (fullSync bool, err error) {
 // within it. Pebble's reader takes the zeros past the last record for
 // the log's end.
 func (w *directWAL) Preallocate(off, length int64) error {
-	return syscall.Fallocate(w.fd, 0, off, length)
+	return syscall.Fallocate(int(w.fd), 0, off, length)
 }
 
 // Close makes the WAL durable and closes both descriptors.
 func (w *directWAL) Close() error {
 	err := w.Sync()
-	if cerr := syscall.Close(w.fd); err == nil && cerr != nil {
+	if cerr := w.direct.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if cerr := w.File.Close(); err == nil {
@@ -157,15 +158,8 @@ func (w *directWAL) writeDurably(p []byte, off int64) error {
 			return err
 		}
 	}
-	for len(p) > 0 {
-		n, err := syscall.Pwrite(w.fd, p, off)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		p, off = p[n:], off+int64(n)
+	if _, err := w.direct.WriteAt(p, off); err != nil {
+		return err
 	}
-	return syscall.Fdatasync(w.fd)
+	return syscall.Fdatasync(int(w.fd))
 }

@@ -165,7 +165,7 @@ func TestDirectWALRecycled(t *testing.T) {
 func TestDirectWALFailure(t *testing.T) {
 	w := openDirectWAL(t, filepath.Join(t.TempDir(), "000003.log"))
 	defer w.File.Close()
-	if err := syscall.Close(w.fd); err != nil {
+	if err := w.direct.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Write([]byte("lost")); err != nil {
@@ -178,7 +178,6 @@ func TestDirectWALFailure(t *testing.T) {
 	if _, werr := w.Write([]byte("more")); !errors.Is(werr, syscall.EBADF) {
 		t.Fatalf("write after the failure = %v", werr)
 	}
-	w.fd = -1
 }
 
 // resident counts the pages of path in the page cache.
