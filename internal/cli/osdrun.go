@@ -217,7 +217,15 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		cfg.MonAuth, cfg.ServerAuth, cfg.ClientAuth, cfg.AuthEvents = a.monHandshake, a.serverHandshake, a.peerHandshake, a.events
 	}
 
-	st, err := blockstore.Open(blockstore.Options{Path: f.data, CacheBytes: int64(cache), DirectReads: f.directReads, Logger: log.WithGroup("store")})
+	sopts := blockstore.Options{Path: f.data, CacheBytes: int64(cache), DirectReads: f.directReads, Logger: log.WithGroup("store")}
+	// The governor (run once the OSD has started) also hears of the
+	// store's flushes and compactions, and gives them a P of their own.
+	var gov *procs.Governor
+	if f.adaptiveProcs && procs.Enabled() {
+		gov = procs.New(procs.DefaultPolicy())
+		sopts.Background = gov
+	}
+	st, err := blockstore.Open(sopts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -258,10 +266,10 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 			log.Info("up in the OSD map", "epoch", o.Epoch(), "addr", o.Addr())
 		}
 	}()
-	if f.adaptiveProcs && procs.Enabled() {
+	if gov != nil {
 		gctx, stop := context.WithCancel(ctx)
 		defer stop()
-		go procs.New(procs.DefaultPolicy()).Run(gctx, procsInterval, o.Traffic, log)
+		go gov.Run(gctx, procsInterval, o.Traffic, log)
 	}
 
 	select {

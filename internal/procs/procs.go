@@ -14,7 +14,11 @@
 //
 // A Governor samples the daemon's traffic and CPU time and runs it on one
 // P while its messages are small and it uses little CPU, and on all of
-// them otherwise. The average message size is a rough measure: an OSD's
+// them otherwise. Background work that takes a core for tens of
+// milliseconds at a time (a store's memtable flushes and compactions)
+// holds all the Ps while it runs (Hold, Release): on one P the daemon's
+// requests waited behind it, for up to the runtime's 10 ms preemption
+// slice at a time. The average message size is a rough measure: an OSD's
 // small messages (pings, replica acks) dilute it, so writes up to about
 // 100 KiB at size 3 count as small; the CPU bound keeps such work on all
 // Ps when it needs them.
@@ -25,6 +29,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 )
 
@@ -77,19 +82,89 @@ func ClientPolicy() Policy {
 }
 
 // Governor switches a process between one P and all of them. Step is
-// deterministic; Run drives it from a ticker.
+// deterministic; Run drives it from a ticker. Hold and Release are safe
+// for concurrent use, with each other and with Run.
 type Governor struct {
 	policy Policy
-	one    bool   // running on one P
+	one    bool   // the policy calls for one P
 	votes  int    // windows in a row that called for one P
 	last   Sample // the start of the current window; zero before the first
+
+	// setOne sets GOMAXPROCS to one (true) or the runtime's default.
+	setOne func(one bool)
+
+	mu      sync.Mutex
+	running bool // Run is setting GOMAXPROCS
+	onOne   bool // GOMAXPROCS is 1, as setOne last made it
+	held    int  // Holds not yet released
 }
 
 // New returns a governor that starts on all Ps.
-func New(p Policy) *Governor { return &Governor{policy: p} }
+func New(p Policy) *Governor { return &Governor{policy: p, setOne: setGOMAXPROCS} }
+
+func setGOMAXPROCS(one bool) {
+	if one {
+		runtime.GOMAXPROCS(1)
+	} else {
+		runtime.SetDefaultGOMAXPROCS()
+	}
+}
+
+// Hold runs the process on all its Ps, whatever the policy says, until
+// the matching Release; Holds nest. The store calls it as a flush or a
+// compaction starts, so that the work gets a P of its own and the
+// requests keep theirs.
+func (g *Governor) Hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held++
+	g.applyLocked()
+}
+
+// Release ends a Hold.
+func (g *Governor) Release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held == 0 {
+		panic("procs: Release without Hold")
+	}
+	g.held--
+	g.applyLocked()
+}
+
+// applyLocked makes GOMAXPROCS what the policy and the holds call for
+// while Run runs, and the runtime's default otherwise. It reports
+// whether it changed it.
+func (g *Governor) applyLocked() bool {
+	one := g.running && g.one && g.held == 0
+	if one == g.onOne {
+		return false
+	}
+	g.setOne(one)
+	g.onOne = one
+	return true
+}
+
+// observe ends a window with s, as Step, and applies the decision. It
+// reports whether GOMAXPROCS changed.
+func (g *Governor) observe(s Sample) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.Step(s)
+	return g.applyLocked()
+}
+
+// setRunning marks Run started or stopped and applies what that means.
+func (g *Governor) setRunning(running bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.running = running
+	g.applyLocked()
+}
 
 // Step ends the window that began at the previous sample with s and
-// reports whether the daemon should now run on one P.
+// reports whether the policy now calls for one P (a Hold may keep all of
+// them). It is not safe for concurrent use with Run.
 func (g *Governor) Step(s Sample) (one bool) {
 	a := g.last
 	g.last = s
@@ -142,24 +217,18 @@ func (g *Governor) Run(ctx context.Context, interval time.Duration, traffic func
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	g.setRunning(true)
 	defer runtime.SetDefaultGOMAXPROCS()
+	defer g.setRunning(false)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			msgs, bytes := traffic()
-			was := g.one
-			one := g.Step(Sample{At: time.Now(), Msgs: msgs, Bytes: bytes, CPU: cpuTime()})
-			if one == was {
-				continue
+			if g.observe(Sample{At: time.Now(), Msgs: msgs, Bytes: bytes, CPU: cpuTime()}) {
+				log.Debug("scheduler resized", "gomaxprocs", runtime.GOMAXPROCS(0))
 			}
-			if one {
-				runtime.GOMAXPROCS(1)
-			} else {
-				runtime.SetDefaultGOMAXPROCS()
-			}
-			log.Debug("scheduler resized", "gomaxprocs", runtime.GOMAXPROCS(0))
 		}
 	}
 }

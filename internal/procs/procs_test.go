@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -196,4 +197,63 @@ func TestClientPolicy(t *testing.T) {
 	if f.window(400, 4<<20, 0.5) {
 		t.Fatal("dropped to one P on large transfers")
 	}
+}
+
+// TestHoldKeepsAllPs: while work holds the governor, GOMAXPROCS stays at
+// (or goes back to) all Ps whatever the policy says; when the last hold
+// is released, the policy's one P returns. Without Run nothing changes.
+func TestHoldKeepsAllPs(t *testing.T) {
+	f := newFeeder()
+	var sets []bool
+	f.g.setOne = func(one bool) { sets = append(sets, one) }
+	expect := func(what string, want ...bool) {
+		t.Helper()
+		if !slices.Equal(sets, want) {
+			t.Fatalf("%s: GOMAXPROCS set to one P %v, want %v", what, sets, want)
+		}
+	}
+	// small feeds the governor a window of small work (0.3 of a core)
+	// through observe, as Run does.
+	small := func() bool {
+		f.cur.At = f.cur.At.Add(250 * time.Millisecond)
+		f.cur.Msgs += 2000
+		f.cur.Bytes += 2000 * 4096
+		f.cur.CPU += 75 * time.Millisecond
+		return f.g.observe(f.cur)
+	}
+
+	// Not running: holds and policy change nothing.
+	f.g.Hold()
+	f.g.Release()
+	expect("before Run")
+
+	f.g.setRunning(true)
+	for range DefaultPolicy().DownWindows {
+		small()
+	}
+	expect("small work", true)
+	f.g.Hold()
+	expect("held", true, false)
+	f.g.Hold()
+	f.g.Release()
+	expect("nested hold released", true, false)
+	f.g.Release()
+	expect("released", true, false, true)
+
+	// A hold that begins on all Ps keeps them through small windows.
+	f.g.Hold()
+	expect("held again", true, false, true, false)
+	if small() {
+		t.Fatal("a small window changed GOMAXPROCS during a hold")
+	}
+	f.g.setRunning(false)
+	f.g.Release()
+	expect("stopped", true, false, true, false)
+
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Release without Hold did not panic")
+		}
+	}()
+	f.g.Release()
 }

@@ -39,7 +39,8 @@ type Options struct {
 	// CacheBytes bounds the memory the store caches in (default 256
 	// MiB): half for decoded object records, a quarter for Pebble's
 	// block cache and a quarter for Pebble's memtables (up to four of
-	// CacheBytes/16 each).
+	// CacheBytes/16 each, each store's a random 3/4 to all of that:
+	// spreadMemTable).
 	CacheBytes int64
 	// DirectReads reads small blocks with O_DIRECT too, never through the
 	// kernel's page cache (default false: reads under 256 KiB are
@@ -47,6 +48,9 @@ type Options struct {
 	DirectReads bool
 	// Logger receives the store's log records (default: discarded).
 	Logger *slog.Logger
+	// Background, if set, is told of the metadata database's flushes and
+	// compactions (background.go).
+	Background Background
 
 	// testSkipDeferredApply leaves deferred writes unapplied after commit,
 	// to simulate a crash between commit and apply.

@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"math/bits"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -226,8 +227,11 @@ func pebbleOptions(opts Options) *pebble.Options {
 		FS:                          opts.FS,
 		Logger:                      pebblelog.Logger{Log: opts.Logger.WithGroup("pebble"), Prefix: "blockstore"},
 		Cache:                       pebble.NewCache(b.blockCache),
-		MemTableSize:                b.memTable,
+		MemTableSize:                spreadMemTable(b.memTable, rand.Float64()),
 		MemTableStopWritesThreshold: memTables,
+	}
+	if opts.Background != nil {
+		o.EventListener = backgroundListener(opts.Background)
 	}
 	// Bloom filters on every level (later levels take L0's): a new
 	// object's first write looks its record up, and without filters a
