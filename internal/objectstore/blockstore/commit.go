@@ -28,7 +28,8 @@ import (
 //   - applier: writes each durable group's deferred writes in place,
 //     then hands the space the group freed back to the allocator. Every
 //     maxUnsyncedDeferred writes it syncs the data file and deletes
-//     their 'D' keys.
+//     their 'D' keys; once those deletions are durable, it removes the
+//     WAL files that held the writes' data (walkeep.go).
 //
 // Two orderings keep a crash from tearing or losing a byte:
 //
@@ -57,6 +58,9 @@ const maxUnsyncedDeferred = 256
 type stagedGroup struct {
 	txns  []*pendingTxn
 	batch *pebble.Batch
+	// deleted: every 'D' key with a seq up to it is deleted by a batch
+	// at or before this one in the WAL, so durably once it is synced.
+	deleted uint64
 }
 
 // groupQueue hands groups from one pipeline stage to the next.
@@ -175,9 +179,9 @@ func (s *Store) committer() {
 		s.groupsInFlight.Add(1)
 		s.queueMu.Unlock()
 		failed := s.failure()
-		var batch *pebble.Batch
+		var g stagedGroup
 		if failed == nil {
-			if batch, failed = s.applyGroup(group); failed != nil {
+			if g, failed = s.applyGroup(group); failed != nil {
 				s.fail(failed, "apply", len(group))
 			}
 		}
@@ -186,36 +190,107 @@ func (s *Store) committer() {
 			s.groupGone()
 			continue
 		}
-		s.toSync.push(stagedGroup{group, batch})
+		s.toSync.push(g)
 	}
 }
 
 // applyGroup writes the group's copy-on-write data, syncs it, and makes
 // the group visible with one batch, whose WAL sync the syncer waits for.
-func (s *Store) applyGroup(group []*pendingTxn) (*pebble.Batch, error) {
+func (s *Store) applyGroup(group []*pendingTxn) (stagedGroup, error) {
 	wrote, err := s.writeCOW(group)
 	if err != nil {
-		return nil, err
+		return stagedGroup{}, err
 	}
-	b := s.db.NewBatch()
-	if err := s.fillBatch(b, group, wrote); err != nil {
-		_ = b.Close()
-		return nil, err
+	g, err := s.commitGroup(group, wrote)
+	if err != nil {
+		return g, err
 	}
-	s.applyMu.Lock()
-	if err := s.applyBatch(b, pebble.Sync, false); err != nil {
-		s.applyMu.Unlock()
-		_ = b.Close()
-		return nil, fmt.Errorf("commit batch: %w", err)
-	}
-	s.publish(group)
-	s.applyMu.Unlock()
-	// Marked outside applyMu: the completions' callbacks must not wait
-	// for the committer's readers.
+	s.boundWAL(group)
+	// Marked outside applyMu and deferredMu: the completions' callbacks
+	// must not wait for the committer's readers, nor hold up the applier.
 	for _, p := range group {
 		p.comp.MarkApplied()
 	}
-	return b, nil
+	return g, nil
+}
+
+// commitGroup commits the group's batch and publishes it. If the group
+// wrote copy-on-write data, the batch deletes the applied deferred
+// writes' keys too, and deferredMu is held from the data sync through
+// the commit: deletions of 'D' keys reach the WAL in the order they are
+// made, which deferredCommitted relies on.
+func (s *Store) commitGroup(group []*pendingTxn, wrote bool) (stagedGroup, error) {
+	if wrote {
+		s.deferredMu.Lock()
+		defer s.deferredMu.Unlock()
+	}
+	// Committed before this batch is: in the WAL ahead of it.
+	g := stagedGroup{txns: group, batch: s.db.NewBatch(), deleted: s.deferredCommitted.Load()}
+	deleted, err := s.fillBatch(g.batch, group, wrote)
+	if err != nil {
+		_ = g.batch.Close()
+		return stagedGroup{}, err
+	}
+	s.wals.hand(lastDeferredSeq(group))
+	s.applyMu.Lock()
+	if err := s.applyBatch(g.batch, pebble.Sync, false); err != nil {
+		s.applyMu.Unlock()
+		_ = g.batch.Close()
+		return stagedGroup{}, fmt.Errorf("commit batch: %w", err)
+	}
+	s.publish(group)
+	s.applyMu.Unlock()
+	if deleted > 0 {
+		s.deferredCommitted.Store(deleted)
+		g.deleted = deleted
+	}
+	return g, nil
+}
+
+// maxLoggedPerWAL bounds the deferred data one WAL carries. Pebble starts
+// a WAL when it starts a memtable, and with the data in the WAL only a
+// memtable fills with keys alone: under partial overwrites of tens of
+// kilobytes one WAL would grow to gigabytes, held until the writes are
+// applied and read again after a crash. Past this much deferred data in
+// one WAL the committer has Pebble start another.
+const maxLoggedPerWAL = 64 << 20
+
+// boundWAL counts the group's deferred data into the current WAL and
+// rotates the WAL (with its memtable) once it carries maxLoggedPerWAL.
+func (s *Store) boundWAL(group []*pendingTxn) {
+	if n := s.wals.created.Load(); n != s.loggedWAL {
+		s.loggedWAL, s.loggedBytes = n, 0 // Pebble started a WAL itself
+	}
+	for _, p := range group {
+		for _, w := range p.deferred {
+			s.loggedBytes += len(w.Data)
+		}
+	}
+	limit := maxLoggedPerWAL
+	if s.opts.testLoggedPerWAL > 0 {
+		limit = s.opts.testLoggedPerWAL
+	}
+	if s.loggedBytes < limit {
+		return
+	}
+	if err := pebblelog.Recover(func() error { _, err := s.db.AsyncFlush(); return err }); err != nil {
+		// The next group tries again; the WAL only grows meanwhile.
+		s.log.Warn("blockstore: rotate WAL", "err", err)
+		return
+	}
+	s.loggedBytes = 0
+	s.statWALRotations.Add(1)
+}
+
+// lastDeferredSeq returns the seq of the group's last transaction with
+// deferred writes, or 0.
+func lastDeferredSeq(group []*pendingTxn) uint64 {
+	for i := len(group) - 1; i >= 0; i-- {
+		if len(group[i].deferred) > 0 {
+			return group[i].seq
+		}
+	}
+	return 0
 }
 
 // writeCOW writes the group's copy-on-write data and reports whether
@@ -282,27 +357,27 @@ func (s *Store) writeDirectCOW(ws []deferredWrite) error {
 
 // fillBatch merges the group's batches into b, with the deletion of the
 // applied deferred writes' keys after a data sync if the group wrote
-// copy-on-write data.
-func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) error {
+// copy-on-write data (the caller holds deferredMu then). It returns the
+// last seq whose key b deletes, or 0.
+func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) (uint64, error) {
+	var deleted uint64
 	if wrote {
 		// The sync covers the deferred writes applied so far too, so
 		// their keys go in this batch (see the orderings above).
-		s.deferredMu.Lock()
-		defer s.deferredMu.Unlock()
 		if err := s.file.SyncData(); err != nil {
-			return fmt.Errorf("sync data file: %w", err)
+			return 0, fmt.Errorf("sync data file: %w", err)
 		}
-		s.deleteAppliedLocked(b)
+		deleted = s.deleteAppliedLocked(b)
 	}
 	s.data.dropRuns(group[len(group)-1].seq)
 	for _, p := range group {
 		if err := b.Apply(p.batch, nil); err != nil {
-			return fmt.Errorf("build batch: %w", err)
+			return 0, fmt.Errorf("build batch: %w", err)
 		}
 		_ = p.batch.Close()
 		p.batch = nil
 	}
-	return nil
+	return deleted, nil
 }
 
 // publish makes an applied group's state the readers' state; the caller
@@ -372,6 +447,9 @@ func (s *Store) syncer() {
 				s.groupGone()
 				continue
 			}
+			if g.deleted > 0 {
+				s.wals.deletedDurably(g.deleted)
+			}
 			for _, p := range g.txns {
 				p.comp.MarkCommitted(nil)
 			}
@@ -394,6 +472,7 @@ func (s *Store) applier() {
 			if err := s.finishGroups(groups); err != nil {
 				s.fail(err, "deferred", len(groups))
 			}
+			s.wals.release()
 		}
 		last := groups[len(groups)-1].txns
 		s.finished(last[len(last)-1].seq)

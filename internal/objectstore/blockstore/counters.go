@@ -20,6 +20,7 @@ func (s *Store) Counters() []Counter {
 		{"staged_reads", "Large reads through a huge-page staging buffer.", s.statStaged.Load()},
 		{"unstaged_reads", "Large reads that found no staging buffer free and read into ordinary pages.", s.statUnstaged.Load()},
 		{"filtered_lookups", "Lookups of object records that the key filter showed absent without reading the metadata database.", s.statFilterSkips.Load()},
+		{"deferred_wal_rotations", "WALs the store ended early because they carried 64 MiB of deferred small-write data.", s.statWALRotations.Load()},
 		{"key_filter_builds", "Key filters built: one after the store opens, another whenever more objects were created than the filter was sized for.", s.statFilterBuilds.Load()},
 	}
 }

@@ -211,10 +211,32 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	s.deleteAppliedLocked(b)
+	deleted := s.deleteAppliedLocked(b)
 	if err := s.applyBatch(b, wo, true); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
+	s.deferredCommitted.Store(deleted)
+	if wo.Sync {
+		s.wals.deletedDurably(deleted)
+	}
+	return nil
+}
+
+// releaseWALs makes the committed deletions of 'D' keys durable and
+// removes the WAL files held for them (at Close, after syncDeferred), so
+// that a clean Close leaves none behind.
+func (s *Store) releaseWALs() error {
+	if s.wals.heldCount() == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	_ = b.LogData(nil, nil) // nothing to commit: a WAL sync
+	if err := s.applyBatch(b, pebble.Sync, true); err != nil {
+		return fmt.Errorf("sync pebble WAL: %w", err)
+	}
+	s.wals.deletedDurably(s.deferredCommitted.Load())
+	s.wals.release()
 	return nil
 }
 
@@ -229,52 +251,49 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 // instead of a tombstone per deferred write, and the flush or the
 // compaction that meets it drops the data it covers. Keys out of that
 // order (none are expected) are deleted one by one.
-func (s *Store) deleteAppliedLocked(b *pebble.Batch) {
+//
+// It returns the highest seq whose keys b deletes, or 0 if none: the
+// applier applies in commit order, so every deferred write up to it
+// has then been applied, synced and deleted.
+func (s *Store) deleteAppliedLocked(b *pebble.Batch) uint64 {
 	keys := s.appliedDeferred
 	s.appliedDeferred = keys[:0]
 	if len(keys) == 0 {
-		return
+		return 0
 	}
 	first, last := deferredSeq(keys[0]), deferredSeq(keys[len(keys)-1])
 	bySeq := func(a, b []byte) int { return cmp.Compare(deferredSeq(a), deferredSeq(b)) }
 	if first < s.deferredDeletedTo || !slices.IsSortedFunc(keys, bySeq) {
+		highest := uint64(0)
 		for _, k := range keys {
 			_ = b.Delete(k, nil)
+			highest = max(highest, deferredSeq(k))
 		}
-		return
+		return highest
 	}
 	_ = b.DeleteRange(deferredKey(first, 0), deferredKey(last+1, 0), nil)
 	s.deferredDeletedTo = last + 1
+	return last
 }
 
 // replayDeferred applies every deferred write left in Pebble (a crash
 // came between commit and apply), syncs the data file and deletes the
 // keys. Rewriting bytes that are already there is harmless, so replaying
-// twice is too.
+// twice is too. Writes whose data is in the WAL (an empty 'D' value)
+// are read from the WAL files, which the walKeeper has kept.
 func (s *Store) replayDeferred() error {
 	lo, hi := []byte{prefixDeferred}, []byte{prefixDeferred + 1}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
+	ws, err := s.pendingDeferred(lo, hi)
+	if err != nil || len(ws) == 0 {
 		return err
 	}
-	n := 0
-	for it.First(); it.Valid(); it.Next() {
-		w, err := decodeDeferred(it.Value(), s.sb)
-		if err != nil {
-			_ = it.Close()
-			return fmt.Errorf("deferred write %x: %w", it.Key(), err)
-		}
-		if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
-			_ = it.Close()
-			return fmt.Errorf("replay deferred write at %d: %w", w.DevOff, err)
-		}
-		n++
-	}
-	if err := it.Close(); err != nil {
+	if err := readLoggedDeferred(s.opts.FS, s.opts.dbPath(), s.sb, ws); err != nil {
 		return err
 	}
-	if n == 0 {
-		return nil
+	for _, p := range ws {
+		if _, err := s.file.WriteAt(p.w.Data, int64(p.w.DevOff)); err != nil {
+			return fmt.Errorf("replay deferred write at %d: %w", p.w.DevOff, err)
+		}
 	}
 	if err := s.file.SyncData(); err != nil {
 		return fmt.Errorf("sync data file: %w", err)
@@ -285,6 +304,36 @@ func (s *Store) replayDeferred() error {
 	if err := s.applyBatch(b, pebble.Sync, true); err != nil {
 		return fmt.Errorf("delete replayed deferred writes: %w", err)
 	}
-	s.log.Info("blockstore: replayed deferred writes", "count", n)
+	s.log.Info("blockstore: replayed deferred writes", "count", len(ws))
 	return nil
+}
+
+// A pendingWrite is a 'D' key found in Pebble and its write; a logged
+// write's Data is nil until read from the WAL.
+type pendingWrite struct {
+	key []byte
+	w   deferredWrite
+}
+
+// pendingDeferred returns the 'D' keys in [lo, hi) in key order (commit
+// order: a later write to a block comes later), with the writes whose
+// data is in their value decoded.
+func (s *Store) pendingDeferred(lo, hi []byte) ([]*pendingWrite, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	var ws []*pendingWrite
+	for it.First(); it.Valid(); it.Next() {
+		p := &pendingWrite{key: slices.Clone(it.Key())}
+		if len(it.Value()) > 0 {
+			if p.w, err = decodeDeferred(it.Value(), s.sb); err != nil {
+				_ = it.Close()
+				return nil, fmt.Errorf("deferred write %x: %w", it.Key(), err)
+			}
+			p.w.Data = slices.Clone(p.w.Data)
+		}
+		ws = append(ws, p)
+	}
+	return ws, it.Close()
 }

@@ -40,7 +40,9 @@ import (
 //	'M' nid key                  omap entry; the value is the user's bytes,
 //	                             stored raw (it is data, not a record)
 //	'D' seq devoff               deferred write: device offset and whole
-//	                             checksum blocks to write there
+//	                             checksum blocks to write there, or
+//	                             empty: the write is in the WAL, in a
+//	                             LogData record of the same batch
 //	'B' region                   allocation bitmap of one region of
 //	                             bitmapRegionUnits units (1 = in use)
 //	'P' pool                     stored bytes of a pool (uvarint)
@@ -210,11 +212,55 @@ func decodeDeferred(b []byte, sb superblock) (deferredWrite, error) {
 	if err := d.Finish(); err != nil {
 		return w, fmt.Errorf("%w: deferred write: %w", objectstore.ErrCorrupt, err)
 	}
+	return w, w.check(sb)
+}
+
+// check reports whether w covers whole checksum blocks of the device.
+func (w deferredWrite) check(sb superblock) error {
 	n := uint64(len(w.Data))
 	if n == 0 || n%sb.ChecksumBlock != 0 || w.DevOff%sb.ChecksumBlock != 0 || w.DevOff > sb.Size || n > sb.Size-w.DevOff {
-		return w, fmt.Errorf("%w: deferred write of %d bytes at %d does not fit the device", objectstore.ErrCorrupt, n, w.DevOff)
+		return fmt.Errorf("%w: deferred write of %d bytes at %d does not fit the device", objectstore.ErrCorrupt, n, w.DevOff)
 	}
-	return w, nil
+	return nil
+}
+
+// A deferred write whose 'D' key has an empty value is in the WAL, in
+// a LogData record of the same batch (walkeep.go):
+//
+//	'D' envelope(v1){seq uvarint, devoff uvarint, data bytes}
+//
+// The leading 'D' tells the store's LogData records from any other.
+const loggedDeferredTag = prefixDeferred
+
+// encodeLogged appends to e the LogData payload of w, a deferred write
+// of transaction seq, and returns e's data.
+func (w deferredWrite) encodeLogged(e *encoding.Encoder, seq uint64) []byte {
+	e.Grow(len(w.Data) + 40) // tag, envelope and three varints
+	e.Uint8(loggedDeferredTag)
+	m := e.Begin(1, 1)
+	e.Uvarint(seq)
+	e.Uvarint(w.DevOff)
+	e.Bytes(w.Data)
+	e.End(m)
+	return e.Data()
+}
+
+// decodeLoggedDeferred decodes a LogData payload made by encodeLogged;
+// ok is false for a payload that is not a deferred write's.
+func decodeLoggedDeferred(b []byte, sb superblock) (seq uint64, w deferredWrite, ok bool, err error) {
+	if len(b) == 0 || b[0] != loggedDeferredTag {
+		return 0, w, false, nil
+	}
+	d := encoding.NewDecoder(b[1:])
+	d.Begin(1)
+	seq = d.Uvarint()
+	w.DevOff = d.Uvarint()
+	w.Data = d.Bytes(maxDeferredBytes)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return 0, w, true, fmt.Errorf("%w: logged deferred write: %w", objectstore.ErrCorrupt, err)
+	}
+	return seq, w, true, w.check(sb)
 }
 
 // bitmapRegionUnits is the number of allocation units per bitmap key.

@@ -304,8 +304,11 @@ func FuzzDecodeSmallRecords(f *testing.F) {
 	f.Add(encodeBitmap([]uint64{math.MaxUint64, 7, 0}))
 	f.Add(encodeBitmapV1([]uint64{1, 2}))
 	f.Add(encodeUvarint(5))
+	f.Add(deferredWrite{DevOff: testCB, Data: make([]byte, testCB)}.encodeLogged(new(encoding.Encoder), 9))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, err := range []error{
+			func() error { _, _, _, err := decodeLoggedDeferred(b, testSB); return err }(),
+			takeLogged(b, testSB, map[string]*pendingWrite{}),
 			func() error { _, err := decodeSuperblock(b); return err }(),
 			func() error { _, err := decodeDeferred(b, testSB); return err }(),
 			func() error { _, err := decodeBitmap(b); return err }(),

@@ -223,11 +223,13 @@ func Fsck(ctx context.Context, opts Options, fo FsckOptions) (FsckReport, error)
 		return FsckReport{}, fmt.Errorf("blockstore fsck %s: %w", opts.Path, err)
 	}
 	f := &fsck{
-		ctx:   ctx,
-		db:    db,
-		sb:    sb,
-		fo:    fo,
-		table: crc32.MakeTable(crc32.Castagnoli),
+		ctx:    ctx,
+		db:     db,
+		fs:     opts.FS,
+		dbPath: opts.dbPath(),
+		sb:     sb,
+		fo:     fo,
+		table:  crc32.MakeTable(crc32.Castagnoli),
 		rep: FsckReport{
 			Path: opts.Path, Size: sb.Size, AllocUnit: sb.AllocUnit, ChecksumBlock: sb.ChecksumBlock,
 			Deep: fo.Deep, Repair: fo.Repair, Counts: make(map[ProblemKind]int), Problems: []FsckProblem{},
@@ -258,13 +260,15 @@ func Fsck(ctx context.Context, opts Options, fo FsckOptions) (FsckReport, error)
 
 // fsck is the state of one check.
 type fsck struct {
-	ctx   context.Context
-	db    *pebble.DB
-	file  vfs.File
-	sb    superblock
-	fo    FsckOptions
-	table *crc32.Table
-	rep   FsckReport
+	ctx    context.Context
+	db     *pebble.DB
+	fs     vfs.FS // the store's, for its WAL files
+	dbPath string
+	file   vfs.File
+	sb     superblock
+	fo     FsckOptions
+	table  *crc32.Table
+	rep    FsckReport
 
 	colls   map[objectstore.CollectionID]bool
 	nextNid uint64 // 0: unknown
@@ -484,36 +488,68 @@ func forRuns(bm []uint64, units uint64, fn func(start, n uint64)) {
 }
 
 func (f *fsck) checkDeferred() error {
-	it, err := f.iter(prefixDeferred)
+	ws, logErr, err := f.deferredWrites()
 	if err != nil {
 		return err
 	}
-	defer it.Close()
 	cb := f.sb.ChecksumBlock
-	for it.First(); it.Valid(); it.Next() {
-		k := it.Key()
-		if len(k) != 17 {
-			f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: "deferred-write key of the wrong length"})
+	for _, p := range ws {
+		k := p.key
+		if p.w.Data == nil {
+			detail := "deferred write whose data is in no WAL file"
+			if logErr != nil {
+				detail += " (" + logErr.Error() + ")"
+			}
+			f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: detail})
 			continue
 		}
-		w, err := decodeDeferred(it.Value(), f.sb)
-		if err == nil && w.DevOff != beUint64(k[9:]) {
-			err = fmt.Errorf("value's device offset %d differs from the key's %d", w.DevOff, beUint64(k[9:]))
-		}
-		if err != nil {
-			f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: err.Error()})
+		if p.w.DevOff != beUint64(k[9:]) {
+			f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k),
+				Detail: fmt.Sprintf("value's device offset %d differs from the key's %d", p.w.DevOff, beUint64(k[9:]))})
 			continue
 		}
 		f.rep.PendingDeferred++
 		if f.fo.Deep {
 			// Key order is commit order: a later write to a block wins,
 			// as it does when Open replays them.
-			for off := uint64(0); off < uint64(len(w.Data)); off += cb {
-				f.overlay[w.DevOff+off] = slices.Clone(w.Data[off : off+cb])
+			for off := uint64(0); off < uint64(len(p.w.Data)); off += cb {
+				f.overlay[p.w.DevOff+off] = p.w.Data[off : off+cb]
 			}
 		}
 	}
-	return it.Error()
+	return nil
+}
+
+// deferredWrites returns the well-formed 'D' keys with their writes (the
+// data of logged ones read from the WAL files, nil where none has it;
+// logErr: WALs that could not be read), and reports the malformed ones.
+func (f *fsck) deferredWrites() (ws []*pendingWrite, logErr error, err error) {
+	it, err := f.iter(prefixDeferred)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != 17 {
+			f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: "deferred-write key of the wrong length"})
+			continue
+		}
+		p := &pendingWrite{key: slices.Clone(k)}
+		if len(it.Value()) > 0 {
+			w, err := decodeDeferred(it.Value(), f.sb)
+			if err != nil {
+				f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: err.Error()})
+				continue
+			}
+			p.w = deferredWrite{DevOff: w.DevOff, Data: slices.Clone(w.Data)}
+		}
+		ws = append(ws, p)
+	}
+	if err := it.Error(); err != nil {
+		return nil, nil, err
+	}
+	return ws, fillLogged(f.fs, f.dbPath, f.sb, ws), nil
 }
 
 func (f *fsck) checkObjects() error {

@@ -58,6 +58,8 @@ type Options struct {
 	// testNoKeyFilter never builds the key filter: every lookup goes
 	// to Pebble.
 	testNoKeyFilter bool
+	// testLoggedPerWAL, if not 0, replaces maxLoggedPerWAL.
+	testLoggedPerWAL int
 	// testFilterMinKeys, if set, replaces minFilterKeys, so that a
 	// test rebuilds the key filter after a few creations.
 	testFilterMinKeys int64

@@ -364,9 +364,11 @@ func (ts *txnState) finish() *pendingTxn {
 	for _, w := range p.writes {
 		s.data.putRun(ts.seq, w.DevOff, w.Data)
 	}
+	// The data goes to the WAL only; the key says where to find it.
 	for _, w := range p.deferred {
 		s.prepEnc.Reset()
-		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), w.encodeTo(&s.prepEnc), nil) // Set copies
+		_ = ts.batch.LogData(w.encodeLogged(&s.prepEnc, ts.seq), nil) // LogData copies
+		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), nil, nil)
 	}
 	return p
 }

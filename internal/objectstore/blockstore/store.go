@@ -127,6 +127,7 @@ type Store struct {
 	statStaleCached     atomic.Uint64 // cached reads that failed their checksums and were read again
 	statFilterSkips     atomic.Uint64 // record lookups the key filter answered
 	statFilterBuilds    atomic.Uint64 // key filters built
+	statWALRotations    atomic.Uint64 // WALs ended for the deferred data they carried
 
 	// The commit pipeline (commit.go): hand-offs between its stages,
 	// and the groups taken from the queue but not through the applier.
@@ -142,6 +143,16 @@ type Store struct {
 	// deferredDeletedTo is the seq past the last range of 'D' keys
 	// deleted (deleteAppliedLocked).
 	deferredDeletedTo uint64
+	// deferredCommitted: the deletions of every 'D' key with a seq up to
+	// it are committed to Pebble (set under deferredMu).
+	deferredCommitted atomic.Uint64
+	// wals holds back the WAL files that deferred data may still be
+	// replayed from (walkeep.go).
+	wals *walKeeper
+	// The committer's count of the deferred data in the current WAL
+	// (boundWAL), and which of wals.created that WAL is.
+	loggedBytes int
+	loggedWAL   uint64
 }
 
 // Mkfs creates an empty store at opts.Path: the data file and a Pebble
@@ -221,10 +232,15 @@ func syncDir(fs vfs.FS, dir string) error {
 	return nil
 }
 
+// pebbleOptions returns the options every opening of the store's Pebble
+// uses. Its file system keeps every WAL file Pebble gives up (walKeeper
+// in recovery): the deferred data in them is for Open to replay, so a
+// check or a tool that opens the database must not remove them. Open
+// replaces it with one that lets them go once replayed.
 func pebbleOptions(opts Options) *pebble.Options {
 	b := opts.budget()
 	o := &pebble.Options{
-		FS:                          opts.FS,
+		FS:                          walWatch{FS: opts.FS, health: &walHealth{}, keeper: newWALKeeper(opts.FS, opts.Logger)},
 		Logger:                      pebblelog.Logger{Log: opts.Logger.WithGroup("pebble"), Prefix: "blockstore"},
 		Cache:                       pebble.NewCache(b.blockCache),
 		MemTableSize:                spreadMemTable(b.memTable, rand.Float64()),
@@ -281,7 +297,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.FS == vfs.Default {
 		walSyncer = newSyncAIO()
 	}
-	po.FS = walWatch{FS: po.FS, health: wal, syncer: walSyncer}
+	log := opts.Logger.With("store", opts.Path)
+	wals := newWALKeeper(opts.FS, log)
+	po.FS = walWatch{FS: opts.FS, health: wal, syncer: walSyncer, keeper: wals}
 	db, err := openPebble(opts.dbPath(), po)
 	if err != nil {
 		if walSyncer != nil {
@@ -291,8 +309,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{
 		opts:       opts,
-		log:        opts.Logger.With("store", opts.Path),
+		log:        log,
 		db:         db,
+		wals:       wals,
 		wal:        wal,
 		aioSync:    walSyncer,
 		table:      crc32.MakeTable(crc32.Castagnoli),
@@ -319,6 +338,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
 	}
+	wals.endRecovery()
 	s.startPipeline()
 	s.prepMu.Lock()
 	s.startFilterBuildLocked()
@@ -560,6 +580,8 @@ func (s *Store) Close() error {
 	var errs []error
 	if s.failed == nil && !s.opts.testSkipDeferredApply {
 		if err := s.syncDeferred(pebble.Sync); err != nil {
+			errs = append(errs, err)
+		} else if err := s.releaseWALs(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -44,12 +44,13 @@ func (h *walHealth) check() error {
 }
 
 // walWatch is the file system Pebble sees: fs, with its WAL files'
-// writes and syncs reported to health, and their syncs run through
-// syncer when it is not nil.
+// writes and syncs reported to health, their syncs run through syncer
+// when it is not nil, and the WALs keeper holds not removed or reused.
 type walWatch struct {
 	vfs.FS
 	health *walHealth
 	syncer *aioReader
+	keeper *walKeeper
 }
 
 func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
@@ -71,12 +72,31 @@ func (w walWatch) wrap(name string, f vfs.File, fromStart bool, err error) (vfs.
 
 func (w walWatch) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := w.FS.Create(name, c)
+	w.started(name, err)
 	return w.wrap(name, f, true, err)
 }
 
 func (w walWatch) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if isWAL(oldname) && w.keeper != nil && w.keeper.keep(oldname) {
+		return w.Create(newname, c)
+	}
 	f, err := w.FS.ReuseForWrite(oldname, newname, c)
+	w.started(newname, err)
 	return w.wrap(newname, f, true, err)
+}
+
+// started counts a WAL Pebble has started writing.
+func (w walWatch) started(name string, err error) {
+	if err == nil && isWAL(name) && w.keeper != nil {
+		w.keeper.started(name)
+	}
+}
+
+func (w walWatch) Remove(name string) error {
+	if isWAL(name) && w.keeper != nil && w.keeper.keep(name) {
+		return nil
+	}
+	return w.FS.Remove(name)
 }
 
 func (w walWatch) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
