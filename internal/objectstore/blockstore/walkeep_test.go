@@ -258,7 +258,7 @@ func TestWALBoundedByDeferredData(t *testing.T) {
 	for i := range 64 {
 		apply(t, s, new(objectstore.Transaction).Write(pg, o, uint64(i%4)*testCB, bytes.Repeat([]byte{byte(i)}, int(testCB))))
 	}
-	rotations := s.statWALRotations.Load()
+	rotations := counter(s, "deferred_wal_rotations")
 	if rotations < 3 || rotations > 4 {
 		t.Errorf("%d rotations for 64 deferred blocks, 16 per WAL: want 3 or 4", rotations)
 	}
