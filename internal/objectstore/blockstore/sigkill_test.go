@@ -262,7 +262,10 @@ func TestSigkillChild(t *testing.T) {
 		}
 		starts = append(starts, n)
 	}
-	s, err := Open(Options{Path: dir, CacheBytes: 1 << 20})
+	// WALs end every 64 KiB of deferred data (boundWAL), so that the
+	// kills find WALs that Pebble has given up while the store still
+	// holds them for unapplied writes (walkeep.go).
+	s, err := Open(Options{Path: dir, CacheBytes: 1 << 20, testLoggedPerWAL: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,3 +266,33 @@ func TestWALBoundedByDeferredData(t *testing.T) {
 		t.Errorf("%d WALs started after %d rotations", n, rotations)
 	}
 }
+
+// The deletion of applied 'D' keys frees their WALs only once it is
+// durable: a deletion committed without a sync waits for the next
+// group's WAL sync.
+func TestDeletionsFreeWALsOnceDurable(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := testOptions(fs)
+	s := mkfsOpen(t, opts)
+	defer s.Close()
+	apply(t, s, new(objectstore.Transaction).CreateCollection(pg))
+	writeRounds(t, s, 8, 1)
+	checkQuiescent(t, s) // the applier has applied the writes, not deleted them
+	durable := func() uint64 {
+		s.wals.mu.Lock()
+		defer s.wals.mu.Unlock()
+		return s.wals.durable
+	}
+	before := durable()
+	if err := s.syncDeferred(pebble.NoSync); err != nil {
+		t.Fatal(err)
+	}
+	deleted := s.deferredCommitted.Load()
+	if deleted == 0 || durable() != before {
+		t.Fatalf("after an unsynced deletion through %d: durable %d, was %d", deleted, durable(), before)
+	}
+	apply(t, s, new(objectstore.Transaction).Touch(pg, objid.Object(1, "", "next")))
+	if got := durable(); got < deleted {
+		t.Fatalf("after the next group's sync: durable %d, want %d", got, deleted)
+	}
+}
