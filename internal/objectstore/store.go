@@ -92,6 +92,7 @@ type KVReporter interface {
 type KVStats struct {
 	Levels                []KVLevel `json:"levels"` // level 0 (newest data) first
 	WALFiles              int64     `json:"wal_files"`
+	WALFilesHeld          int       `json:"wal_files_held"`    // given up by the database, kept for data not yet applied
 	WALBytesIn            uint64    `json:"wal_bytes_in"`      // logical bytes logged
 	WALBytesWritten       uint64    `json:"wal_bytes_written"` // bytes written to log files
 	MemTables             int64     `json:"memtables"`

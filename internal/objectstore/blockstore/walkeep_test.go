@@ -106,6 +106,9 @@ func TestDeferredDataOutlivesItsWAL(t *testing.T) {
 	if held < 3 {
 		t.Fatalf("%d WALs held after 4 flushes of unapplied deferred data, want at least 3", held)
 	}
+	if st, err := s.KVStats(ctx); err != nil || st.WALFilesHeld != held {
+		t.Fatalf("KV stats: %d WALs held (%v), want %d", st.WALFilesHeld, err, held)
+	}
 	before := walFiles(t, fs, opts.dbPath())
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
