@@ -178,11 +178,11 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		// grown threefold: an OSD allocates a buffer per large read, and
 		// collecting at every doubling cost 15-20% of 4 MiB read
 		// throughput (605-623 against 665-765 MB/s here).
-		// Pebble's block cache and memtables (a quarter of the store's
-		// cache) and the staging buffers of large reads live outside
-		// the Go heap: the heap gets what is left, so that the process
-		// as a whole stays near the target.
-		heap := int64(target) - blockstore.PebbleCacheBytes(int64(cache)) - blockstore.StagingBytes
+		// Pebble's block cache and memtables (half the store's cache)
+		// and the staging buffers of large reads live outside the Go
+		// heap: the heap gets what is left, so that the process as a
+		// whole stays near the target.
+		heap := int64(target) - int64(cache/2) - blockstore.StagingBytes
 		debug.SetMemoryLimit(max(heap, int64(target/2)))
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(300)
@@ -344,7 +344,7 @@ func storeMetrics(st *blockstore.Store) []prometheus.Collector {
 			func(c blockstore.CacheStats) float64 { return float64(c.Misses) }},
 		{"records", "Object records (and known absences) in the store's record cache.", false,
 			func(c blockstore.CacheStats) float64 { return float64(c.Records) }},
-		{"bytes", "Memory the store's record cache holds, as counted against its budget (three quarters of --cache-size).", false,
+		{"bytes", "Memory the store's record cache holds, as counted against its budget (half of --cache-size).", false,
 			func(c blockstore.CacheStats) float64 { return float64(c.Bytes) }},
 	}
 	var cs []prometheus.Collector

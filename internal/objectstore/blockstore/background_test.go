@@ -77,18 +77,3 @@ func TestSpreadMemTable(t *testing.T) {
 		}
 	}
 }
-
-// The budget's parts add up to no more than CacheBytes, and
-// PebbleCacheBytes is Pebble's part of it.
-func TestCacheBudget(t *testing.T) {
-	for _, c := range []int64{64 << 20, 256 << 20} {
-		b := Options{CacheBytes: c}.budget()
-		pebble := PebbleCacheBytes(c)
-		if pebble != b.blockCache+memTables*int64(b.memTable) || b.records+pebble > c {
-			t.Errorf("cache %d: records %d, Pebble %d (block cache %d, memtables %d of %d)", c, b.records, pebble, b.blockCache, memTables, b.memTable)
-		}
-		if b.records != c*3/4 || pebble != c/4 {
-			t.Errorf("cache %d: records %d, Pebble %d; want three quarters and a quarter", c, b.records, pebble)
-		}
-	}
-}

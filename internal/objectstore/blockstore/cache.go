@@ -237,7 +237,7 @@ type CacheStats struct {
 	// transactions being prepared, since Open; a miss reads Pebble.
 	Hits, Misses uint64
 	// Records and Bytes are what the cache holds now (Bytes as counted
-	// against its budget, three quarters of Options.CacheBytes).
+	// against its budget, half of Options.CacheBytes).
 	Records int
 	Bytes   int64
 }

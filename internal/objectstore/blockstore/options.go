@@ -113,28 +113,14 @@ type cacheBudget struct {
 	memTable            uint64
 }
 
-// budget splits CacheBytes: three quarters for object records, which
-// every operation looks up and which Pebble answers far more slowly (on
-// an OSD of 183,000 4 KiB objects a tenth of the random reads missed a
-// record cache of half the budget, and read throughput rose a quarter
-// with none missing; BENCHMARKS.md, "Session 32"); an eighth for
-// Pebble's block cache, and an eighth for its memtables, which hold
-// keys and small values only since deferred data went to the WAL alone.
 func (o Options) budget() cacheBudget {
 	return cacheBudget{
-		records:    o.CacheBytes * 3 / 4,
-		blockCache: o.CacheBytes / 8,
+		records:    o.CacheBytes / 2,
+		blockCache: o.CacheBytes / 4,
 		// Pebble wants a memtable of at least a few pages; 1 MiB keeps
 		// tiny test budgets working.
-		memTable: uint64(max(o.CacheBytes/(8*memTables), 1<<20)),
+		memTable: uint64(max(o.CacheBytes/(4*memTables), 1<<20)),
 	}
-}
-
-// PebbleCacheBytes returns how much of a store cache of cacheBytes
-// Pebble holds outside the Go heap: its block cache and memtables.
-func PebbleCacheBytes(cacheBytes int64) int64 {
-	b := Options{CacheBytes: cacheBytes}.budget()
-	return b.blockCache + memTables*int64(b.memTable)
 }
 
 // spreadMemTable scales a memtable size by a factor in [3/4, 1) taken
