@@ -9,11 +9,11 @@ import (
 )
 
 // Deferred data lives in Pebble's WAL only: each deferred write is a
-// LogData record in its transaction's batch (loggedDeferred), and its
-// 'D' key, whose value is empty, points at it. Pebble writes LogData to
-// the WAL and never to a memtable, so the memtables and the tables
-// flushed from them carry a 17-byte key per small write instead of the
-// write's data (BENCHMARKS.md, Session 32).
+// LogData record in its transaction's batch (format.go, encodeLogged),
+// and its 'D' key, whose value is empty, points at it. Pebble writes
+// LogData to the WAL and never to a memtable, so the memtables and the
+// tables flushed from them carry a 17-byte key per small write instead
+// of the write's data (BENCHMARKS.md, Session 32).
 //
 // Pebble forgets a WAL once the memtable it fed is flushed: it deletes
 // the file (Remove) or renames it to be the next WAL (ReuseForWrite).
@@ -124,7 +124,7 @@ func (k *walKeeper) endRecovery() {
 // deleted.
 func (k *walKeeper) release() {
 	k.mu.Lock()
-	if k.recovering || len(k.held) == 0 || k.held[0].bound > k.durable {
+	if k.recovering || len(k.held) == 0 {
 		k.mu.Unlock()
 		return
 	}
