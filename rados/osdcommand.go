@@ -61,27 +61,82 @@ func (w *commandWaiters) deliver(payload []byte) error {
 // client's map, with arguments given as alternating names and values,
 // and returns its reply. A refusal is an *OpError with the OSD's errno.
 func (c *Conn) OSDCommand(ctx context.Context, id int32, prefix string, args ...string) (MonReply, error) {
-	m := c.obj.currentMap()
-	if !m.Exists(id) || !m.IsUp(id) {
-		return MonReply{}, fmt.Errorf("rados: tell osd.%d: it is not up in map epoch %d", id, m.Epoch())
+	return c.command(ctx, prefix, args, func(m *osdmap.Map) (int32, error) {
+		if !m.Exists(id) || !m.IsUp(id) {
+			return 0, fmt.Errorf("rados: tell osd.%d: it is not up in map epoch %d", id, m.Epoch())
+		}
+		return id, nil
+	})
+}
+
+// command sends an admin command to the OSD that target picks in the
+// client's newest map and waits for the answer. If the session it went
+// on fails first (the OSD died or restarted: client sessions are lossy),
+// the command goes out again after a backoff, to whichever OSD target
+// then picks, as stranded ops do; otherwise a command sent just as its
+// OSD restarted would wait out the caller's whole deadline. Commands
+// report state or queue work (a scrub), so one received twice is
+// harmless.
+func (c *Conn) command(ctx context.Context, prefix string, args []string, target func(*osdmap.Map) (int32, error)) (MonReply, error) {
+	for attempt := 0; ; attempt++ {
+		m := c.obj.currentMap()
+		id, err := target(m)
+		if err != nil {
+			return MonReply{}, err
+		}
+		r, lost, err := c.sendCommand(ctx, id, m.OSD(id).Addr, prefix, args)
+		if !lost {
+			return r, err
+		}
+		c.log.Debug("rados: command's session failed; sending it again", "osd", id, "command", prefix, "err", err)
+		t := c.obj.clk.NewTimer(min(sessionBackoffMin<<min(attempt, 16), sessionBackoffMax))
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return MonReply{}, fmt.Errorf("rados: tell osd.%d %s: %w", id, prefix, ctxError(ctx))
+		}
+	}
+}
+
+// sendCommand sends one command to OSD id at addr and waits for its
+// answer; lost reports that the session failed before one came.
+func (c *Conn) sendCommand(ctx context.Context, id int32, addr, prefix string, args []string) (_ MonReply, lost bool, _ error) {
+	peer := auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))}
+	s, err := c.ms.Connect(peer, addr)
+	if err != nil {
+		return MonReply{}, false, fmt.Errorf("rados: tell osd.%d: %w", id, err)
 	}
 	tid, ch := c.obj.commands.add()
 	defer c.obj.commands.remove(tid)
 	msg := wire.MonCommand{Tid: tid, Cmd: wire.NewCommand(prefix, args...)}
-	peer := auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))}
-	if err := c.ms.Send(ctx, peer, m.OSD(id).Addr, msgr.Message{Type: wire.TypeDaemonCommand, Version: 1, Payload: msg.Encode()}); err != nil {
-		return MonReply{}, fmt.Errorf("rados: tell osd.%d: %w", id, err)
+	if err := s.Send(ctx, msgr.Message{Type: wire.TypeDaemonCommand, Version: 1, Payload: msg.Encode()}); err != nil {
+		if ctx.Err() != nil {
+			return MonReply{}, false, fmt.Errorf("rados: tell osd.%d %s: %w", id, prefix, ctxError(ctx))
+		}
+		return MonReply{}, true, err
 	}
 	select {
 	case r := <-ch:
-		out := MonReply{Status: r.Status, Data: r.Data, Text: r.Text}
-		if r.Code != 0 {
-			return out, &OpError{Op: prefix, Index: -1, Errno: int(r.Code), Status: r.Status}
+		return commandReply(prefix, r)
+	case <-s.Done():
+		select {
+		case r := <-ch: // answered just before the session closed
+			return commandReply(prefix, r)
+		default:
+			return MonReply{}, true, s.Err()
 		}
-		return out, nil
 	case <-ctx.Done():
-		return MonReply{}, fmt.Errorf("rados: tell osd.%d %s: %w", id, prefix, ctxError(ctx))
+		return MonReply{}, false, fmt.Errorf("rados: tell osd.%d %s: %w", id, prefix, ctxError(ctx))
 	}
+}
+
+func commandReply(prefix string, r wire.Reply) (MonReply, bool, error) {
+	out := MonReply{Status: r.Status, Data: r.Data, Text: r.Text}
+	if r.Code != 0 {
+		return out, false, &OpError{Op: prefix, Index: -1, Errno: int(r.Code), Status: r.Status}
+	}
+	return out, false, nil
 }
 
 // PGCommand sends an admin command about placement group pgid (POOL.SEED,
@@ -94,16 +149,17 @@ func (c *Conn) PGCommand(ctx context.Context, pgid, prefix string, kv ...string)
 	if err != nil {
 		return MonReply{}, fmt.Errorf("rados: %s: %w", prefix, err)
 	}
-	m := c.obj.currentMap()
-	if p := m.Pool(pg.Pool); p == nil || pg.Seed >= p.PGNum {
-		return MonReply{}, fmt.Errorf("rados: %s: pg %v does not exist in map epoch %d", prefix, pg, m.Epoch())
-	}
-	mp, err := m.PGToUpActing(pg, &osdmap.Scratch{})
-	if err != nil {
-		return MonReply{}, fmt.Errorf("rados: %s %v: %w", prefix, pg, err)
-	}
-	if mp.ActingPrimary < 0 {
-		return MonReply{}, fmt.Errorf("rados: %s: pg %v has no primary in map epoch %d", prefix, pg, m.Epoch())
-	}
-	return c.OSDCommand(ctx, mp.ActingPrimary, prefix, append([]string{"pgid", pg.String()}, kv...)...)
+	return c.command(ctx, prefix, append([]string{"pgid", pg.String()}, kv...), func(m *osdmap.Map) (int32, error) {
+		if p := m.Pool(pg.Pool); p == nil || pg.Seed >= p.PGNum {
+			return 0, fmt.Errorf("rados: %s: pg %v does not exist in map epoch %d", prefix, pg, m.Epoch())
+		}
+		mp, err := m.PGToUpActing(pg, &osdmap.Scratch{})
+		if err != nil {
+			return 0, fmt.Errorf("rados: %s %v: %w", prefix, pg, err)
+		}
+		if mp.ActingPrimary < 0 {
+			return 0, fmt.Errorf("rados: %s: pg %v has no primary in map epoch %d", prefix, pg, m.Epoch())
+		}
+		return mp.ActingPrimary, nil
+	})
 }

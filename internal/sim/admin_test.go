@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/osd"
 	"github.com/cuttlestore/cuttle/rados"
@@ -91,6 +92,35 @@ func TestOSDAdminCommands(t *testing.T) {
 		}
 		if _, err := conn.OSDCommand(ctx, mp.ActingPrimary, "no_such_command"); !errors.As(err, &oe) {
 			t.Fatalf("unknown command: %v", err)
+		}
+	})
+}
+
+// A command sent to an OSD that has just died, while the map still shows
+// it up, is answered once the OSD is back: the client sends it again
+// when its session fails instead of waiting out the deadline.
+func TestOSDCommandOutlivesARestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		_, pg, mp := place(t, c, "a")
+		c.KillOSD(mp.ActingPrimary)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := conn.PGCommand(ctx, pg.String(), "pg scrub")
+			done <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("answered by a dead OSD: %v", err)
+		default:
+		}
+		c.StartOSD(mp.ActingPrimary)
+		if err := <-done; err != nil {
+			t.Fatalf("pg scrub after the primary restarted: %v", err)
 		}
 	})
 }
