@@ -317,9 +317,19 @@ type pendingWrite struct {
 
 // pendingDeferred returns the 'D' keys in [lo, hi) in key order (commit
 // order: a later write to a block comes later), with the writes whose
-// data is in their value decoded.
+// data is in their value decoded. A value that does not decode fails it.
 func (s *Store) pendingDeferred(lo, hi []byte) ([]*pendingWrite, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	return scanDeferred(s.db, lo, hi, s.sb, func(k []byte, err error) error {
+		return fmt.Errorf("deferred write %x: %w", k, err)
+	})
+}
+
+// scanDeferred returns the 'D' keys of db in [lo, hi) in key order, with
+// the writes whose data is in their value decoded (the data copied). A
+// value that does not decode goes to bad: the scan stops with bad's
+// error, or skips the key if bad returns nil.
+func scanDeferred(db *pebble.DB, lo, hi []byte, sb superblock, bad func(k []byte, err error) error) ([]*pendingWrite, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, err
 	}
@@ -327,9 +337,12 @@ func (s *Store) pendingDeferred(lo, hi []byte) ([]*pendingWrite, error) {
 	for it.First(); it.Valid(); it.Next() {
 		p := &pendingWrite{key: slices.Clone(it.Key())}
 		if len(it.Value()) > 0 {
-			if p.w, err = decodeDeferred(it.Value(), s.sb); err != nil {
-				_ = it.Close()
-				return nil, fmt.Errorf("deferred write %x: %w", it.Key(), err)
+			if p.w, err = decodeDeferred(it.Value(), sb); err != nil {
+				if err := bad(p.key, err); err != nil {
+					_ = it.Close()
+					return nil, err
+				}
+				continue
 			}
 			p.w.Data = slices.Clone(p.w.Data)
 		}

@@ -524,30 +524,19 @@ func (f *fsck) checkDeferred() error {
 // data of logged ones read from the WAL files, nil where none has it;
 // logErr: WALs that could not be read), and reports the malformed ones.
 func (f *fsck) deferredWrites() (ws []*pendingWrite, logErr error, err error) {
-	it, err := f.iter(prefixDeferred)
+	all, err := scanDeferred(f.db, []byte{prefixDeferred}, []byte{prefixDeferred + 1}, f.sb, func(k []byte, err error) error {
+		f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: err.Error()})
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		k := it.Key()
-		if len(k) != 17 {
-			f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: "deferred-write key of the wrong length"})
+	for _, p := range all {
+		if len(p.key) != 17 {
+			f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", p.key), Detail: "deferred-write key of the wrong length"})
 			continue
 		}
-		p := &pendingWrite{key: slices.Clone(k)}
-		if len(it.Value()) > 0 {
-			w, err := decodeDeferred(it.Value(), f.sb)
-			if err != nil {
-				f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: err.Error()})
-				continue
-			}
-			p.w = deferredWrite{DevOff: w.DevOff, Data: slices.Clone(w.Data)}
-		}
 		ws = append(ws, p)
-	}
-	if err := it.Error(); err != nil {
-		return nil, nil, err
 	}
 	return ws, fillLogged(f.fs, f.dbPath, f.sb, ws), nil
 }
