@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -50,7 +52,7 @@ func TestRecordCacheAccounting(t *testing.T) {
 					rec.enc = rec.encodeRecord()
 					rec = &onode{inline: true, enc: rec.enc} // only enc stays
 				}
-				c.put(fmt.Sprintf("O\x00\x00\x00\x01obj%07d\x00", i), rec)
+				c.put(string(objectKey(pg, objid.Object(1, "", fmt.Sprintf("benchmark_data_host_4242_object%d", i)))), rec)
 			}
 			runtime.GC()
 			runtime.ReadMemStats(&after)
@@ -195,5 +197,122 @@ func TestRecordCacheDecodesInlineRecords(t *testing.T) {
 	c.put("large", large)
 	if got, ok := c.get("large"); !ok || got != large {
 		t.Fatalf("large record: %p, %v; want the record put, %p", got, ok, large)
+	}
+}
+
+// The cache keeps an object key without a locator that repeats the name,
+// and finds every kind of key again, through get and getBytes: keyless
+// names (cut), names with a key of their own, equal to the name or not
+// (whole), names holding NULs, and keys that are not object keys.
+func TestRecordCacheCutKeys(t *testing.T) {
+	ids := []objid.ID{
+		objid.Object(1, "", "a"),
+		{Pool: 1, Name: "a", Key: "a"},
+		{Pool: 1, Name: "a", Key: "b"},
+		{Pool: 1, Name: "b", Key: "a"},
+		objid.Object(1, "ns", "a"),
+		objid.Object(1, "a", ""),
+		objid.Object(1, "", "x\x00\x01y"),
+		objid.Object(1, "\x00", "\x00\x00"),
+		{Pool: 1, Name: "a", Snap: 7},
+	}
+	var keys []string
+	for _, id := range ids {
+		keys = append(keys, string(objectKey(pg, id)))
+	}
+	keys = append(keys, "short", string([]byte{prefixObject}), "")
+	c := newRecordCache(1<<20, nil)
+	for i, k := range keys {
+		c.put(k, &onode{Nid: uint64(i + 1)})
+	}
+	for i, k := range keys {
+		a, okA := c.get(k)
+		b, okB := c.getBytes([]byte(k))
+		if !okA || !okB || a != b || a.Nid != uint64(i+1) {
+			t.Errorf("key %q: %+v %v, %+v %v; want nid %d", k, a, okA, b, okB, i+1)
+		}
+	}
+	for _, name := range []string{"a", "benchmark_data_host_4242_object1"} {
+		if lo, hi := locatorSpan(objectKey(pg, objid.Object(1, "", name))); hi-lo != len(name)+2 {
+			t.Errorf("keyless object %q: locator at [%d, %d), want its %d bytes cut", name, lo, hi, len(name)+2)
+		}
+	}
+	for _, id := range ids[1:4] {
+		if lo, hi := locatorSpan(objectKey(pg, id)); lo != hi {
+			t.Errorf("%+v has a key: [%d, %d) cut", id, lo, hi)
+		}
+	}
+	if _, ok := c.get(string(objectKey(pg, objid.Object(1, "", "c")))); ok {
+		t.Error("an object never put is cached")
+	}
+}
+
+// Cut keys come out of the index as they went in: after many evictions
+// every index entry points at a live slot that hashes to it, and the
+// cache holds what its budget allows.
+func TestRecordCacheEvictsCutKeys(t *testing.T) {
+	key := func(i int) string { return string(objectKey(pg, objid.Object(1, "", fmt.Sprintf("obj-%d", i)))) }
+	entry := int64(len(key(0)) - len("obj-0") - 2 + cacheEntryOverhead)
+	c := newRecordCache(50*entry, nil)
+	for i := range 1000 {
+		c.put(key(i), nil)
+	}
+	live := len(c.slots) - len(c.free)
+	if len(c.index) != live || live < 40 || c.used > c.budget {
+		t.Fatalf("%d index entries, %d live slots, %d of %d bytes used", len(c.index), live, c.used, c.budget)
+	}
+	for h, i := range c.index {
+		if sl := c.slots[i]; sl.kv == nil || maphash.Bytes(c.seed, sl.key()) != h {
+			t.Fatalf("index entry %x points at slot %d (%q)", h, i, sl.kv)
+		}
+	}
+	for i := 1000 - live; i < 1000; i++ {
+		if _, ok := c.get(key(i)); !ok {
+			t.Errorf("recent key %d not cached", i)
+		}
+	}
+}
+
+// FuzzLocatorSpan: any bytes give a span inside them, and a span cut is a
+// copy of the escaped name after it.
+func FuzzLocatorSpan(f *testing.F) {
+	f.Add(objectKey(pg, objid.Object(1, "", "name")))
+	f.Add(objectKey(pg, objid.Object(1, "ns", "x\x00y")))
+	f.Add([]byte{prefixObject, 0, 1, 0, 1})
+	f.Fuzz(func(t *testing.T, k []byte) {
+		lo, hi := locatorSpan(k)
+		if lo == hi {
+			return
+		}
+		if lo < 0 || hi > len(k) || lo > hi {
+			t.Fatalf("span [%d, %d) of %d bytes", lo, hi, len(k))
+		}
+		if name := k[hi:]; !bytes.HasPrefix(name, k[lo:hi]) {
+			t.Fatalf("cut %q is not the name that follows (%q)", k[lo:hi], name)
+		}
+		if string(k[:lo]) != string(k[:lo]) || !sameKey(append(slices.Clone(k[:lo]), k[hi:]...), k, lo, hi) {
+			t.Fatal("a key differs from its own cut form")
+		}
+	})
+}
+
+// BenchmarkRecordCacheHit is a lookup of a cached inline record, found by
+// a key shaped like a rados bench object's (cut in the cache) as readers
+// hold it, in bytes.
+func BenchmarkRecordCacheHit(b *testing.B) {
+	c := newRecordCache(64<<20, func(v []byte) (*onode, error) { return decodeRecord(v, testSB) })
+	var keys [][]byte
+	for i := range 1024 {
+		k := objectKey(pg, objid.Object(1, "", fmt.Sprintf("benchmark_data_host_4242_object%d", i)))
+		rec := &onode{Nid: uint64(i + 1), Size: 4096, Pages: []span{{0, 4096}}, inline: true, Units: []unit{makeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
+		rec.enc = rec.encodeRecord()
+		c.put(string(k), rec)
+		keys = append(keys, k)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, ok := c.getBytes(keys[i%len(keys)]); !ok {
+			b.Fatal("miss")
+		}
 	}
 }
