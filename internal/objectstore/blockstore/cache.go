@@ -1,6 +1,7 @@
 package blockstore
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"sync"
 )
@@ -28,15 +29,16 @@ type recordCache struct {
 	mu     sync.Mutex
 	budget int64
 	used   int64
-	// index maps a key's hash to its slot. Hashes rather than keys keep
-	// the map free of pointers for the collector; a slot's key decides,
-	// and two keys of one hash take turns in the cache.
-	index  map[uint64]int32
-	seed   maphash.Seed
-	slots  []cacheSlot
-	free   []int32 // empty slots
-	hand   int
-	decode func([]byte) (*onode, error)
+	// index finds a key's slot by its hash; the slot's key decides.
+	index slotIndex
+	seed  maphash.Seed
+	slots []cacheSlot
+	// referenced has a bit per slot, set by a hit and cleared by the
+	// hand.
+	referenced []uint64
+	free       []int32 // empty slots
+	hand       int
+	decode     func([]byte) (*onode, error)
 	// hits and misses count lookups (CacheStats).
 	hits, misses uint64
 	// recent holds the records last decoded at hits, by the value they
@@ -57,24 +59,38 @@ type decoded struct {
 	rec *onode
 }
 
-// cacheSlot holds one key's record. kv is the key and, if the record is
-// kept encoded, its value after it (one allocation for both); else rec
-// is the record, nil if the key has none. An empty slot has no kv.
+// cacheSlot holds one key's record. kv is the key's length (a uvarint),
+// the key and, if the record is kept encoded, its value after it (one
+// allocation for all three); else rec is the record, nil if the key has
+// none. An empty slot has no kv. Keeping the length in kv and the
+// referenced bits in recordCache.referenced makes a slot 32 bytes, not 40.
 type cacheSlot struct {
-	kv         []byte
-	rec        *onode
-	keyLen     int32
-	referenced bool
+	kv  []byte
+	rec *onode
 }
 
-func (sl *cacheSlot) key() []byte { return sl.kv[:sl.keyLen] }
+// newCacheSlot returns a slot for the key head+tail and enc or rec.
+func newCacheSlot(head, tail string, enc []byte, rec *onode) cacheSlot {
+	var n [binary.MaxVarintLen64]byte
+	w := binary.PutUvarint(n[:], uint64(len(head)+len(tail)))
+	kv := make([]byte, 0, w+len(head)+len(tail)+len(enc))
+	kv = append(append(append(append(kv, n[:w]...), head...), tail...), enc...)
+	return cacheSlot{kv: kv, rec: rec}
+}
 
-// enc returns the record's value if the slot keeps it encoded.
-func (sl *cacheSlot) enc() []byte {
-	if len(sl.kv) == int(sl.keyLen) {
-		return nil
+// split returns the slot's key and its encoded value, if it has one.
+func (sl *cacheSlot) split() (key, enc []byte) {
+	n, w := binary.Uvarint(sl.kv)
+	key = sl.kv[w : w+int(n)]
+	if rest := sl.kv[w+int(n):]; len(rest) > 0 {
+		enc = rest
 	}
-	return sl.kv[sl.keyLen:len(sl.kv):len(sl.kv)]
+	return key, enc
+}
+
+func (sl *cacheSlot) key() []byte {
+	k, _ := sl.split()
+	return k
 }
 
 // size is what the slot counts against the budget.
@@ -89,10 +105,10 @@ func (sl *cacheSlot) size() int64 {
 // cacheEntryOverhead is the heap an entry costs besides its key and
 // record: its slot and its index entry, with the room both keep to grow
 // (TestRecordCacheAccounting).
-const cacheEntryOverhead = 96
+const cacheEntryOverhead = 64
 
 func newRecordCache(budget int64, decode func([]byte) (*onode, error)) *recordCache {
-	return &recordCache{budget: budget, index: make(map[uint64]int32), seed: maphash.MakeSeed(), decode: decode}
+	return &recordCache{budget: budget, seed: maphash.MakeSeed(), decode: decode}
 }
 
 // get returns key's cached record and true, or false if key is not
@@ -117,8 +133,7 @@ func lookup[K string | []byte](c *recordCache, key K) (*onode, bool) {
 	}
 	h := mh.Sum64()
 	c.mu.Lock()
-	i, ok := c.index[h]
-	ok = ok && sameKey(c.slots[i].key(), key, lo, hi)
+	_, i, ok := c.index.find(h, func(i int32) bool { return sameKey(c.slots[i].key(), key, lo, hi) })
 	return c.hitUnlock(i, ok)
 }
 
@@ -177,9 +192,10 @@ func (c *recordCache) hitUnlock(i int32, ok bool) (*onode, bool) {
 		return nil, false
 	}
 	c.hits++
+	c.referenced[i/64] |= 1 << (i % 64)
 	sl := &c.slots[i]
-	sl.referenced = true
-	rec, enc := sl.rec, sl.enc()
+	rec := sl.rec
+	_, enc := sl.split()
 	if enc != nil {
 		rec = c.recentLocked(&enc[0])
 	}
@@ -216,32 +232,36 @@ func (c *recordCache) recentLocked(enc *byte) *onode {
 // lookup found none, or the object was removed).
 func (c *recordCache) put(key string, rec *onode) {
 	lo, hi := locatorSpan(key)
-	sl := cacheSlot{rec: rec, keyLen: int32(len(key) - (hi - lo))}
 	var enc []byte
 	if rec != nil && rec.inline && rec.enc != nil {
-		enc, sl.rec = rec.enc, nil
+		enc, rec = rec.enc, nil
 	}
-	sl.kv = make([]byte, 0, int(sl.keyLen)+len(enc))
-	sl.kv = append(append(append(sl.kv, key[:lo]...), key[hi:]...), enc...)
+	sl := newCacheSlot(key[:lo], key[hi:], enc, rec)
+	k := sl.key()
 	size := sl.size()
-	h := maphash.Bytes(c.seed, sl.key())
+	h := maphash.Bytes(c.seed, k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if i, ok := c.index[h]; ok {
-		c.removeLocked(i, h)
+	if pos, i, ok := c.index.find(h, func(i int32) bool { return string(c.slots[i].key()) == string(k) }); ok {
+		c.removeLocked(pos, i)
 	}
 	if size > c.budget {
 		return
 	}
+	var i int32
 	if n := len(c.free); n > 0 {
-		i := c.free[n-1]
+		i = c.free[n-1]
 		c.free = c.free[:n-1]
-		c.slots[i] = sl
-		c.index[h] = i
 	} else {
-		c.slots = append(c.slots, sl)
-		c.index[h] = int32(len(c.slots) - 1)
+		i = int32(len(c.slots))
+		c.slots = append(c.slots, cacheSlot{})
+		if int(i)/64 == len(c.referenced) {
+			c.referenced = append(c.referenced, 0)
+		}
 	}
+	c.slots[i] = sl
+	c.referenced[i/64] &^= 1 << (i % 64)
+	c.index.insert(h, i)
 	c.used += size
 	for c.used > c.budget {
 		c.evictLocked()
@@ -255,24 +275,29 @@ func (c *recordCache) evictLocked() {
 		if c.hand >= len(c.slots) {
 			c.hand = 0
 		}
-		i := c.hand
+		i := int32(c.hand)
 		c.hand++
-		sl := &c.slots[i]
+		word, bit := &c.referenced[i/64], uint64(1)<<(i%64)
 		switch {
-		case sl.kv == nil:
-		case sl.referenced:
-			sl.referenced = false
+		case c.slots[i].kv == nil:
+		case *word&bit != 0:
+			*word &^= bit
 		default:
-			c.removeLocked(int32(i), maphash.Bytes(c.seed, sl.key()))
+			h := maphash.Bytes(c.seed, c.slots[i].key())
+			pos, _, _ := c.index.find(h, func(s int32) bool { return s == i })
+			c.removeLocked(pos, i)
 			return
 		}
 	}
 }
 
-// removeLocked empties slot i, whose key hashes to h.
-func (c *recordCache) removeLocked(i int32, h uint64) {
+// removeLocked empties slot i, whose index entry is at pos (every slot
+// in use has one, TestRecordCacheModel; -1 would be none).
+func (c *recordCache) removeLocked(pos int, i int32) {
 	sl := &c.slots[i]
-	delete(c.index, h)
+	if pos >= 0 {
+		c.index.deleteAt(pos)
+	}
 	c.used -= sl.size()
 	*sl = cacheSlot{}
 	c.free = append(c.free, i)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	mrand "math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
@@ -130,7 +131,7 @@ func TestCacheStats(t *testing.T) {
 // its budget.
 func TestRecordCacheKeepsRecordsInUse(t *testing.T) {
 	key := func(i int) string { return fmt.Sprintf("k%02d", i) }
-	entry := int64(len(key(0)) + cacheEntryOverhead) // a remembered absence
+	entry := new(newCacheSlot(key(0), "", nil, nil)).size() // a remembered absence
 	c := newRecordCache(10*entry, nil)
 	for i := range 10 {
 		c.put(key(i), nil)
@@ -252,19 +253,15 @@ func TestRecordCacheCutKeys(t *testing.T) {
 // cache holds what its budget allows.
 func TestRecordCacheEvictsCutKeys(t *testing.T) {
 	key := func(i int) string { return string(objectKey(pg, objid.Object(1, "", fmt.Sprintf("obj-%d", i)))) }
-	entry := int64(len(key(0)) - len("obj-0") - 2 + cacheEntryOverhead)
+	lo, hi := locatorSpan(key(0))
+	entry := new(newCacheSlot(key(0)[:lo], key(0)[hi:], nil, nil)).size()
 	c := newRecordCache(50*entry, nil)
 	for i := range 1000 {
 		c.put(key(i), nil)
 	}
-	live := len(c.slots) - len(c.free)
-	if len(c.index) != live || live < 40 || c.used > c.budget {
-		t.Fatalf("%d index entries, %d live slots, %d of %d bytes used", len(c.index), live, c.used, c.budget)
-	}
-	for h, i := range c.index {
-		if sl := c.slots[i]; sl.kv == nil || maphash.Bytes(c.seed, sl.key()) != h {
-			t.Fatalf("index entry %x points at slot %d (%q)", h, i, sl.kv)
-		}
+	live := checkCacheIndex(t, c)
+	if live < 40 || c.used > c.budget {
+		t.Fatalf("%d live slots, %d of %d bytes used", live, c.used, c.budget)
 	}
 	for i := 1000 - live; i < 1000; i++ {
 		if _, ok := c.get(key(i)); !ok {
@@ -290,8 +287,8 @@ func FuzzLocatorSpan(f *testing.F) {
 		if name := k[hi:]; !bytes.HasPrefix(name, k[lo:hi]) {
 			t.Fatalf("cut %q is not the name that follows (%q)", k[lo:hi], name)
 		}
-		if string(k[:lo]) != string(k[:lo]) || !sameKey(append(slices.Clone(k[:lo]), k[hi:]...), k, lo, hi) {
-			t.Fatal("a key differs from its own cut form")
+		if !sameKey(append(slices.Clone(k[:lo]), k[hi:]...), k, lo, hi) || sameKey(k, k, lo, hi) {
+			t.Fatal("a key differs from its own cut form, or equals itself uncut")
 		}
 	})
 }
@@ -313,6 +310,118 @@ func BenchmarkRecordCacheHit(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		if _, ok := c.getBytes(keys[i%len(keys)]); !ok {
 			b.Fatal("miss")
+		}
+	}
+}
+
+// checkCacheIndex checks that the index has one entry for every slot in
+// use, found by its key's hash, and returns how many slots are in use.
+func checkCacheIndex(t *testing.T, c *recordCache) int {
+	t.Helper()
+	live := 0
+	for i := range c.slots {
+		sl := &c.slots[i]
+		if sl.kv == nil {
+			continue
+		}
+		live++
+		h := maphash.Bytes(c.seed, sl.key())
+		if _, s, ok := c.index.find(h, func(s int32) bool { return s == int32(i) }); !ok || s != int32(i) {
+			t.Fatalf("slot %d (%q) is not in the index", i, sl.key())
+		}
+	}
+	if live != c.index.len() || live != len(c.slots)-len(c.free) {
+		t.Fatalf("%d slots in use, %d index entries, %d slots less %d free", live, c.index.len(), len(c.slots), len(c.free))
+	}
+	return live
+}
+
+// The record cache against a model: random puts (records, absences,
+// replacements) and lookups of a few hundred keys under a budget that
+// holds a fraction of them. A lookup that hits returns exactly the last
+// record put for its key, and the index stays whole.
+func TestRecordCacheModel(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := mrand.New(mrand.NewPCG(seed, 7))
+		keys := make([]string, 300)
+		for i := range keys {
+			id := objid.Object(1, "", fmt.Sprintf("obj-%d", i))
+			if i%5 == 0 {
+				id.Key = fmt.Sprintf("k%d", i%7)
+			}
+			keys[i] = string(objectKey(pg, id))
+		}
+		c := newRecordCache(int64(40+rng.IntN(100))*(cacheEntryOverhead+40), nil)
+		model := map[string]*onode{}
+		for op := range 5000 {
+			k := keys[rng.IntN(len(keys))]
+			switch rng.IntN(3) {
+			case 0:
+				var rec *onode
+				if rng.IntN(4) > 0 {
+					rec = &onode{Nid: uint64(op + 1)}
+				}
+				c.put(k, rec)
+				model[k] = rec
+			default:
+				got, ok := c.get(k)
+				want, known := model[k]
+				if ok && (!known || got != want) {
+					t.Fatalf("seed %d op %d: %q gave %+v, last put %+v (put: %v)", seed, op, k, got, want, known)
+				}
+			}
+			if op%500 == 0 {
+				checkCacheIndex(t, c)
+			}
+		}
+		checkCacheIndex(t, c)
+	}
+}
+
+// slotIndex against a map, with many colliding hashes: inserts, finds
+// and deletions keep every entry findable and no deleted one.
+func TestSlotIndex(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	var x slotIndex
+	model := map[int32]uint64{} // slot -> hash
+	hashes := make([]uint64, 64)
+	for i := range hashes {
+		// Few distinct tags and homes: long probe runs that wrap.
+		hashes[i] = uint64(rng.IntN(8))<<32 | rng.Uint64()&(1<<32-1)
+		if i%3 == 0 {
+			hashes[i] |= uint64(rng.Uint32()) << 32
+		}
+	}
+	next := int32(0)
+	for op := range 20000 {
+		if rng.IntN(2) == 0 || len(model) == 0 {
+			h := hashes[rng.IntN(len(hashes))]
+			x.insert(h, next)
+			model[next] = h
+			next++
+		} else {
+			for s, h := range model {
+				pos, got, ok := x.find(h, func(c int32) bool { return c == s })
+				if !ok || got != s {
+					t.Fatalf("op %d: slot %d not found", op, s)
+				}
+				x.deleteAt(pos)
+				delete(model, s)
+				if _, _, ok := x.find(h, func(c int32) bool { return c == s }); ok {
+					t.Fatalf("op %d: deleted slot %d found", op, s)
+				}
+				break
+			}
+		}
+		if x.len() != len(model) {
+			t.Fatalf("op %d: %d entries, model %d", op, x.len(), len(model))
+		}
+		if op%1000 == 0 {
+			for s, h := range model {
+				if _, _, ok := x.find(h, func(c int32) bool { return c == s }); !ok {
+					t.Fatalf("op %d: slot %d lost", op, s)
+				}
+			}
 		}
 	}
 }
