@@ -81,7 +81,7 @@ func newCacheSlot(head, tail string, enc []byte, rec *onode) cacheSlot {
 // split returns the slot's key and its encoded value, if it has one.
 func (sl *cacheSlot) split() (key, enc []byte) {
 	n, w := binary.Uvarint(sl.kv)
-	key = sl.kv[w : w+int(n)]
+	key = sl.kv[w : w+int(n) : w+int(n)]
 	if rest := sl.kv[w+int(n):]; len(rest) > 0 {
 		enc = rest
 	}
@@ -144,7 +144,9 @@ func lookup[K string | []byte](c *recordCache, key K) (*onode, bool) {
 // that many more records (TestRecordCacheAccounting: 250 bytes of heap a
 // record against 282). Lookups hash and compare the key as if it were
 // cut the same way. A cut key ends in 0 (no key of its own) and keeps the
-// name, so it can equal no other object's key, cut or whole.
+// name, so it can equal no other object's key, cut or whole. That holds
+// for keys appendObjectKey makes, the only keys the cache is given:
+// arbitrary bytes could be cut into another key's bytes.
 
 // locatorSpan returns where the locator lies in object key k if it only
 // repeats the name; lo == hi if the cache keeps k whole.

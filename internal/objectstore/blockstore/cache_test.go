@@ -386,10 +386,15 @@ func TestSlotIndex(t *testing.T) {
 	model := map[int32]uint64{} // slot -> hash
 	hashes := make([]uint64, 64)
 	for i := range hashes {
-		// Few distinct tags and homes: long probe runs that wrap.
+		// Few distinct tags and homes: long probe runs.
 		hashes[i] = uint64(rng.IntN(8))<<32 | rng.Uint64()&(1<<32-1)
-		if i%3 == 0 {
+		switch i % 3 {
+		case 0:
 			hashes[i] |= uint64(rng.Uint32()) << 32
+		case 1:
+			// Homes at the table's last entries, whatever its size:
+			// runs that wrap around its end.
+			hashes[i] |= uint64(1<<32-1-rng.IntN(4)) << 32
 		}
 	}
 	next := int32(0)
