@@ -130,7 +130,7 @@ func (o *objecter) failSessionLocked(id int32, s *msgr.Session) {
 	}
 	delay := time.Duration(0)
 	if os.failures > 1 {
-		delay = min(sessionBackoffMin<<min(os.failures-2, 16), sessionBackoffMax)
+		delay = sessionBackoff(os.failures - 2)
 	}
 	os.retry = o.clk.AfterFunc(delay, func() { o.resendStranded(id) })
 }

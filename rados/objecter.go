@@ -42,6 +42,12 @@ const (
 	mapRetryInterval = 2 * time.Second
 )
 
+// sessionBackoff is the delay before the (n+1)th resend over failed
+// sessions: sessionBackoffMin doubled n times, at most sessionBackoffMax.
+func sessionBackoff(n int) time.Duration {
+	return min(sessionBackoffMin<<min(n, 16), sessionBackoffMax)
+}
+
 type objecter struct {
 	ms          *msgr.Messenger
 	log         *slog.Logger

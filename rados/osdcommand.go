@@ -89,7 +89,7 @@ func (c *Conn) command(ctx context.Context, prefix string, args []string, target
 			return r, err
 		}
 		c.log.Debug("rados: command's session failed; sending it again", "osd", id, "command", prefix, "err", err)
-		t := c.obj.clk.NewTimer(min(sessionBackoffMin<<min(attempt, 16), sessionBackoffMax))
+		t := c.obj.clk.NewTimer(sessionBackoff(attempt))
 		select {
 		case <-t.C():
 		case <-ctx.Done():

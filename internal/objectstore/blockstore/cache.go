@@ -148,38 +148,6 @@ func lookup[K string | []byte](c *recordCache, key K) (*onode, bool) {
 // for keys appendObjectKey makes, the only keys the cache is given:
 // arbitrary bytes could be cut into another key's bytes.
 
-// locatorSpan returns where the locator lies in object key k if it only
-// repeats the name; lo == hi if the cache keeps k whole.
-func locatorSpan[K string | []byte](k K) (lo, hi int) {
-	const fixed = 1 + collKeyLen + 8 + 4 // prefix, collection, pool, hash
-	if len(k) < fixed+3*2+8+1 || k[0] != prefixObject || k[len(k)-1] != 0 {
-		return 0, 0
-	}
-	ns := escapedEnd(k, fixed)
-	loc := escapedEnd(k, ns)
-	if ns < 0 || loc < 0 || 2*loc-ns > len(k) || string(k[ns:loc]) != string(k[loc:2*loc-ns]) {
-		return 0, 0 // not a key appendObjectKey makes: kept whole
-	}
-	return ns, loc
-}
-
-// escapedEnd returns where the escaped string (appendEscaped) starting
-// at k[i] ends, or -1.
-func escapedEnd[K string | []byte](k K, i int) int {
-	if i < 0 {
-		return -1
-	}
-	for ; i+1 < len(k); i++ {
-		if k[i] == 0 {
-			if k[i+1] == 1 {
-				return i + 2
-			}
-			i++ // an escaped 0x00
-		}
-	}
-	return -1
-}
-
 // sameKey reports whether the cache's form of a key, cached, is key
 // without its bytes [lo, hi).
 func sameKey[K string | []byte](cached []byte, key K, lo, hi int) bool {

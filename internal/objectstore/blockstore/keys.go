@@ -68,8 +68,12 @@ func objectKey(c objectstore.CollectionID, o objid.ID) []byte {
 // objectKeyLen is the length of an object key for o without NULs to
 // escape (the locator is the name when o has no key).
 func objectKeyLen(o objid.ID) int {
-	return 1 + collKeyLen + 8 + 4 + len(o.Namespace) + len(o.Locator()) + len(o.Name) + 2*3 + 8 + 1
+	return objectKeyFixed + len(o.Namespace) + len(o.Locator()) + len(o.Name) + 2*3 + 8 + 1
 }
+
+// objectKeyFixed is the fixed-size start of an object key: its prefix,
+// collection, pool and reversed hash.
+const objectKeyFixed = 1 + collKeyLen + 8 + 4
 
 // appendObjectKey appends o's record key to b.
 func appendObjectKey(b []byte, c objectstore.CollectionID, o objid.ID) []byte {
@@ -112,6 +116,38 @@ func appendEscaped(b []byte, s string) []byte {
 		s = s[i+1:]
 	}
 	return append(append(b, s...), 0, 1)
+}
+
+// locatorSpan returns where the locator lies in object key k if it only
+// repeats the name (the record cache leaves it out, cache.go); lo == hi
+// if it does not, or k is not a key appendObjectKey makes.
+func locatorSpan[K string | []byte](k K) (lo, hi int) {
+	if len(k) < objectKeyFixed+3*2+8+1 || k[0] != prefixObject || k[len(k)-1] != 0 {
+		return 0, 0
+	}
+	ns := escapedEnd(k, objectKeyFixed)
+	loc := escapedEnd(k, ns)
+	if ns < 0 || loc < 0 || 2*loc-ns > len(k) || string(k[ns:loc]) != string(k[loc:2*loc-ns]) {
+		return 0, 0 // not a key appendObjectKey makes: kept whole
+	}
+	return ns, loc
+}
+
+// escapedEnd returns where the escaped string (appendEscaped) starting
+// at k[i] ends, or -1.
+func escapedEnd[K string | []byte](k K, i int) int {
+	if i < 0 {
+		return -1
+	}
+	for ; i+1 < len(k); i++ {
+		if k[i] == 0 {
+			if k[i+1] == 1 {
+				return i + 2
+			}
+			i++ // an escaped 0x00
+		}
+	}
+	return -1
 }
 
 // readEscaped decodes a string written by appendEscaped from the front
