@@ -85,6 +85,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	} {
 		add(root, out, cf)
 	}
+	strictGroups(root)
 	return root
 }
 
