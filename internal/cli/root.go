@@ -86,6 +86,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		add(root, out, cf)
 	}
 	strictGroups(root)
+	nameArgErrors(root)
 	return root
 }
 
