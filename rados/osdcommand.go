@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -59,14 +60,81 @@ func (w *commandWaiters) deliver(payload []byte) error {
 // OSDCommand sends an admin command (status, dump_ops_in_flight,
 // dump_pgs, "pg scrub" with "pgid", ...) to OSD id at its address in the
 // client's map, with arguments given as alternating names and values,
-// and returns its reply. A refusal is an *OpError with the OSD's errno.
+// and returns its reply. A refusal is an *OpError with the OSD's errno;
+// an OSD the client's map does not have or has down is an
+// *OSDUnavailableError (the first also ErrNotFound).
 func (c *Conn) OSDCommand(ctx context.Context, id int32, prefix string, args ...string) (MonReply, error) {
 	return c.command(ctx, prefix, args, func(m *osdmap.Map) (int32, error) {
-		if !m.Exists(id) || !m.IsUp(id) {
-			return 0, fmt.Errorf("rados: tell osd.%d: it is not up in map epoch %d", id, m.Epoch())
+		if !m.IsUp(id) {
+			return 0, newOSDUnavailableError(m, id)
 		}
 		return id, nil
 	})
+}
+
+// OSDUnavailableError is the error of an admin command to an OSD that
+// cannot take it in the client's map: one that does not exist (the
+// error is then also ErrNotFound) or one that is down.
+type OSDUnavailableError struct {
+	ID     int32
+	Epoch  osdmap.Epoch
+	Exists bool
+	// OSDs lists the OSDs the map has, as "osd.0-osd.2, osd.5" ("none"
+	// if it has none), for a message about one that does not exist.
+	OSDs string
+}
+
+func newOSDUnavailableError(m *osdmap.Map, id int32) *OSDUnavailableError {
+	e := &OSDUnavailableError{ID: id, Epoch: m.Epoch(), Exists: m.Exists(id)}
+	if !e.Exists {
+		e.OSDs = osdRanges(m)
+	}
+	return e
+}
+
+// Reason says why the OSD cannot take the command, without naming the
+// package or the command.
+func (e *OSDUnavailableError) Reason() string {
+	if !e.Exists {
+		return fmt.Sprintf("osd.%d does not exist (the map at epoch %d has %s)", e.ID, e.Epoch, e.OSDs)
+	}
+	return fmt.Sprintf("osd.%d is down in map epoch %d", e.ID, e.Epoch)
+}
+
+func (e *OSDUnavailableError) Error() string { return "rados: tell: " + e.Reason() }
+
+// Unwrap returns ErrNotFound for an OSD that does not exist.
+func (e *OSDUnavailableError) Unwrap() error {
+	if !e.Exists {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// osdRanges lists the OSDs of m in runs: "osd.0-osd.2, osd.5".
+func osdRanges(m *osdmap.Map) string {
+	var b strings.Builder
+	for id := int32(0); id < m.MaxOSD(); id++ {
+		if !m.Exists(id) {
+			continue
+		}
+		end := id
+		for end+1 < m.MaxOSD() && m.Exists(end+1) {
+			end++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "osd.%d", id)
+		if end > id {
+			fmt.Fprintf(&b, "-osd.%d", end)
+		}
+		id = end
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
 }
 
 // command sends an admin command to the OSD that target picks in the

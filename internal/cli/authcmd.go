@@ -53,7 +53,7 @@ SERVICE CAPS, e.g.
 			wc := wire.NewCommand(prefix, "entity", args[0])
 			caps, err := parseCapsArgs(args[1:])
 			if err != nil {
-				return fmt.Errorf("%s: %w", prefix, err)
+				return named(prefix, err)
 			}
 			for svc, text := range caps {
 				wc.Args["caps."+svc] = text

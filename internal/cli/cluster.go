@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
-	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // DefaultConfPath is where commands look for the cluster configuration
@@ -33,10 +33,14 @@ type clusterFlags struct {
 	// network reaches the monitors (nil: TCP); in-process tests set it
 	// to a simulated network.
 	network msgr.Network
+
+	flags       *pflag.FlagSet // the root's persistent flags: was --conf given?
+	confDefault string         // --conf's default: $CUTTLE_CONF or DefaultConfPath, from main
 }
 
 func (f *clusterFlags) register(root *cobra.Command, defaultConf string) {
 	pf := root.PersistentFlags()
+	f.flags, f.confDefault = pf, defaultConf
 	pf.StringVar(&f.conf, "conf", defaultConf, "cluster configuration file")
 	pf.StringVar(&f.monHost, "mon-host", "", "monitors as NAME=HOST:PORT,... (default: mon_host from --conf)")
 	pf.StringVar(&f.name, "name", "client.admin", "the entity to act as")
@@ -53,21 +57,19 @@ func (f *clusterFlags) monClient() (*monc.Client, error) {
 		return nil, err
 	}
 	hosts, authMode := f.monHost, "none"
-	if f.conf != "" {
-		conf, err := config.Load(f.conf)
-		if err != nil && hosts == "" {
-			return nil, fmt.Errorf("no monitors: give --mon-host, or --conf (or $CUTTLE_CONF) with mon_host, or start a local cluster with cuttle cluster up (%w)", err)
+	conf, err := f.loadConf()
+	if err != nil {
+		return nil, err
+	}
+	if conf != nil {
+		if hosts == "" {
+			hosts, _ = conf.Get(f.name, "mon_host")
 		}
-		if err == nil {
-			if hosts == "" {
-				hosts, _ = conf.Get(f.name, "mon_host")
-			}
-			if v, ok := conf.Get(f.name, "auth"); ok {
-				authMode = v
-			}
-			if v, ok := conf.Get(f.name, "keyring"); ok && f.keyring == "" {
-				f.keyring = v
-			}
+		if v, ok := conf.Get(f.name, "auth"); ok {
+			authMode = v
+		}
+		if v, ok := conf.Get(f.name, "keyring"); ok && f.keyring == "" {
+			f.keyring = v
 		}
 	}
 	mons, err := monc.ParseHosts(hosts)
@@ -101,7 +103,7 @@ func runMon(ctx context.Context, f *clusterFlags, out *Output, cmd wire.Command)
 		return err
 	}
 	if err := r.Err(); err != nil {
-		return fmt.Errorf("%s: %w", cmd.Prefix, err)
+		return named(cmd.Prefix, err)
 	}
 	return printReply(out, r)
 }

@@ -438,7 +438,7 @@ func clusterStatus(cmd *cobra.Command, out *Output, f clusterLauncherFlags) erro
 	}
 	c, st, err := l.Status(f.dir)
 	if err != nil {
-		return fmt.Errorf("cluster status: %w", err)
+		return launcherError("cluster status", f.dir, err)
 	}
 	return out.Print(report(c, st), func(w io.Writer) error {
 		fmt.Fprintf(w, "cluster %s in %s\n", c.FSID, c.Dir)
@@ -466,7 +466,7 @@ func clusterDown(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error 
 	}
 	stops, err := l.Down(cmd.Context(), f.dir)
 	if stops == nil && err != nil {
-		return fmt.Errorf("cluster down: %w", err)
+		return launcherError("cluster down", f.dir, err)
 	}
 	if perr := out.Print(stops, func(w io.Writer) error {
 		for _, s := range stops {
@@ -484,7 +484,7 @@ func clusterDown(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error 
 		return perr
 	}
 	if err != nil {
-		return fmt.Errorf("cluster down: %w", err)
+		return launcherError("cluster down", f.dir, err)
 	}
 	return nil
 }

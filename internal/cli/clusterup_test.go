@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -179,7 +180,11 @@ func TestDefaultConfIsLocalCluster(t *testing.T) {
 	if DefaultConfPath != "./.cuttle/cuttle.conf" {
 		t.Errorf("DefaultConfPath = %q", DefaultConfPath)
 	}
-	_, _, err := run(t, "--conf", filepath.Join(t.TempDir(), "none.conf"), "status")
+	t.Chdir(t.TempDir())
+	var out bytes.Buffer
+	root := NewRootCommandConf(&out, &out, DefaultConfPath)
+	root.SetArgs([]string{"status"})
+	err := root.ExecuteContext(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "cuttle cluster up") {
 		t.Errorf("status without a cluster: %v", err)
 	}

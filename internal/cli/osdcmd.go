@@ -145,11 +145,12 @@ func saveMap(ctx context.Context, cf *clusterFlags, wc wire.Command, path string
 		return err
 	}
 	if err := r.Err(); err != nil {
-		return fmt.Errorf("osd getmap: %w", err)
+		return named(wc.Prefix, err)
 	}
 	if err := os.WriteFile(path, r.Data, 0o600); err != nil {
-		return fmt.Errorf("osd getmap: %w", err)
+		return named(wc.Prefix, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "got osdmap (%s), %d bytes\n", strings.TrimSpace(r.Status), len(r.Data))
+	// As Ceph's "got osdmap epoch N", then where it went.
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: wrote %d bytes to %s\n", strings.TrimSpace(r.Status), len(r.Data), path)
 	return nil
 }

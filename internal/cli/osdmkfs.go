@@ -265,7 +265,7 @@ func monRun(ctx context.Context, mc *monc.Client, cmd wire.Command) (wire.Reply,
 		return r, err
 	}
 	if err := r.Err(); err != nil {
-		return r, fmt.Errorf("%s: %w", cmd.Prefix, err)
+		return r, named(cmd.Prefix, err)
 	}
 	return r, nil
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
-	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
@@ -100,18 +99,16 @@ type osdDaemonConf struct {
 // configuration file (the --mon-host flag wins).
 func loadOSDConf(cf *clusterFlags, entity string) (osdDaemonConf, error) {
 	hosts, mode := cf.monHost, "none"
-	if cf.conf != "" {
-		conf, err := config.Load(cf.conf)
-		if err != nil && hosts == "" {
-			return osdDaemonConf{}, fmt.Errorf("no monitors: give --conf with mon_host, or --mon-host: %w", err)
+	conf, err := cf.loadConf()
+	if err != nil {
+		return osdDaemonConf{}, err
+	}
+	if conf != nil {
+		if hosts == "" {
+			hosts, _ = conf.Get(entity, "mon_host")
 		}
-		if err == nil {
-			if hosts == "" {
-				hosts, _ = conf.Get(entity, "mon_host")
-			}
-			if v, ok := conf.Get(entity, "auth"); ok {
-				mode = v
-			}
+		if v, ok := conf.Get(entity, "auth"); ok {
+			mode = v
 		}
 	}
 	mons, err := monc.ParseHosts(hosts)

@@ -25,10 +25,15 @@ type dialFunc func(ctx context.Context) (*rados.Conn, error)
 // and --keyring; --timeout bounds the connection and every operation.
 func (f *clusterFlags) radosConfig() (rados.Config, error) {
 	var cfg rados.Config
-	if f.conf != "" {
+	conf, err := f.loadConf()
+	if err != nil {
+		return cfg, err
+	}
+	if conf != nil {
 		c, err := rados.LoadConfig(f.conf, f.name)
 		if err != nil && f.monHost == "" {
-			return cfg, fmt.Errorf("no monitors: give --mon-host, or --conf (or $CUTTLE_CONF) with mon_host, or start a local cluster with cuttle cluster up (%w)", err)
+			return cfg, &shownError{err: err, msg: fmt.Sprintf(
+				"no monitors: %s has no mon_host for %s; give --mon-host or add mon_host to it", f.conf, f.name)}
 		}
 		if err == nil {
 			cfg = c

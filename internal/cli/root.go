@@ -85,6 +85,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	} {
 		add(root, out, cf)
 	}
+	strictGroups(root)
+	nameArgErrors(root)
 	return root
 }
 

@@ -67,12 +67,6 @@ func TestBadFormatIsAnError(t *testing.T) {
 	}
 }
 
-func TestUnknownCommand(t *testing.T) {
-	if _, _, err := run(t, "no-such-command"); err == nil {
-		t.Fatal("no error for an unknown command")
-	}
-}
-
 func TestTreesAreIndependent(t *testing.T) {
 	var a, b bytes.Buffer
 	ra := NewRootCommand(&a, &a)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,9 +39,13 @@ The entity needs osd caps of '*' (client.admin has them).`,
 			if !ok || err != nil || n < 0 {
 				return fmt.Errorf("tell: %q is not an OSD (want osd.N)", args[0])
 			}
-			return sendDaemonCommand(cmd, f, out, func(ctx context.Context, c *rados.Conn) (rados.MonReply, error) {
+			err = sendDaemonCommand(cmd, f, out, func(ctx context.Context, c *rados.Conn) (rados.MonReply, error) {
 				return c.OSDCommand(ctx, int32(n), args[1])
 			})
+			if ue := (*rados.OSDUnavailableError)(nil); errors.As(err, &ue) {
+				return &shownError{msg: "tell: " + ue.Reason(), err: err}
+			}
+			return err
 		},
 	})
 }

@@ -93,6 +93,16 @@ func TestOSDAdminCommands(t *testing.T) {
 		if _, err := conn.OSDCommand(ctx, mp.ActingPrimary, "no_such_command"); !errors.As(err, &oe) {
 			t.Fatalf("unknown command: %v", err)
 		}
+		// Issue 35: an OSD that does not exist is not reported as down.
+		var ue *rados.OSDUnavailableError
+		_, err = conn.OSDCommand(ctx, 9, "status")
+		if !errors.As(err, &ue) || !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("status of osd.9: %v", err)
+		}
+		if want := "osd.9 does not exist (the map at epoch "; !strings.HasPrefix(ue.Reason(), want) ||
+			!strings.HasSuffix(ue.Reason(), " has osd.0-osd.2)") {
+			t.Fatalf("osd.9: %q", ue.Reason())
+		}
 	})
 }
 

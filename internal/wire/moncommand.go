@@ -29,9 +29,22 @@ func NewCommand(prefix string, kv ...string) Command {
 	return c
 }
 
-// ErrBadArg is wrapped by argument errors; the driver answers them with
-// EINVAL.
+// ErrBadArg is the class of argument errors (errors.Is); the driver
+// answers them with EINVAL. Make them with BadArgf.
 var ErrBadArg = errors.New("wire: bad argument")
+
+// BadArgf returns an argument error: errors.Is(err, ErrBadArg) holds,
+// and its text is the formatted message alone, so the reply a client
+// prints says what is wrong with the argument rather than naming this
+// package.
+func BadArgf(format string, args ...any) error {
+	return &argError{msg: fmt.Sprintf(format, args...)}
+}
+
+type argError struct{ msg string }
+
+func (e *argError) Error() string        { return e.msg }
+func (e *argError) Is(target error) bool { return target == ErrBadArg }
 
 // Has reports whether the argument is present.
 func (c Command) Has(name string) bool { _, ok := c.Args[name]; return ok }
@@ -40,7 +53,7 @@ func (c Command) Has(name string) bool { _, ok := c.Args[name]; return ok }
 func (c Command) Str(name string) (string, error) {
 	v, ok := c.Args[name]
 	if !ok || v == "" {
-		return "", fmt.Errorf("%w: %s: missing %q", ErrBadArg, c.Prefix, name)
+		return "", BadArgf("%s: missing %q", c.Prefix, name)
 	}
 	return v, nil
 }
@@ -61,7 +74,7 @@ func (c Command) Int(name string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s: %q is not an integer: %q", ErrBadArg, c.Prefix, name, v)
+		return 0, BadArgf("%s: %q is not an integer: %q", c.Prefix, name, v)
 	}
 	return n, nil
 }
@@ -82,7 +95,7 @@ func (c Command) Float(name string) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s: %q is not a number: %q", ErrBadArg, c.Prefix, name, v)
+		return 0, BadArgf("%s: %q is not a number: %q", c.Prefix, name, v)
 	}
 	return f, nil
 }
@@ -95,7 +108,7 @@ func (c Command) Bool(name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: %q is not true or false: %q", ErrBadArg, c.Prefix, name, v)
+		return false, BadArgf("%s: %q is not true or false: %q", c.Prefix, name, v)
 	}
 	return b, nil
 }

@@ -2,7 +2,9 @@ package wire
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/encoding"
@@ -62,4 +64,21 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Argument errors are ErrBadArg by class, and their text says what is
+// wrong without this package's name (issue 35: "wire: bad argument:"
+// reached people).
+func TestBadArgText(t *testing.T) {
+	c := NewCommand("osd pool create", "pg_num", "abc")
+	_, err := c.Int("pg_num")
+	if !errors.Is(err, ErrBadArg) {
+		t.Fatalf("%v is not ErrBadArg", err)
+	}
+	if got, want := err.Error(), `osd pool create: "pg_num" is not an integer: "abc"`; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	if r := FromError(fmt.Errorf("wrapped: %w", err), EIO); r.Code != EINVAL || strings.Contains(r.Status, "wire") {
+		t.Errorf("reply %+v", r)
+	}
 }

@@ -18,6 +18,9 @@ type Error = wire.Error
 // ErrBadArg is wire.ErrBadArg.
 var ErrBadArg = wire.ErrBadArg // a sentinel, never reassigned
 
+// BadArgf is wire.BadArgf: an argument error, ErrBadArg by errors.Is.
+func BadArgf(format string, args ...any) error { return wire.BadArgf(format, args...) }
+
 // Codes are errno values (wire's).
 const (
 	OK        = wire.OK

@@ -16,7 +16,7 @@ import (
 func parseOSDID(s string) (int32, error) {
 	n, err := strconv.ParseInt(strings.TrimPrefix(s, "osd."), 10, 32)
 	if err != nil || n < 0 || n >= osdmap.MaxOSDs {
-		return 0, fmt.Errorf("%w: %q is not an osd id", moncmd.ErrBadArg, s)
+		return 0, moncmd.BadArgf("%q is not an osd id", s)
 	}
 	return int32(n), nil
 }
@@ -46,7 +46,7 @@ func osdIDs(c moncmd.Command, name string) ([]int32, error) {
 		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("%w: %s: no osd ids in %q", moncmd.ErrBadArg, c.Prefix, v)
+		return nil, moncmd.BadArgf("%s: no osd ids in %q", c.Prefix, v)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
@@ -77,7 +77,7 @@ func unitWeight(c moncmd.Command, name string) (uint32, error) {
 		return 0, err
 	}
 	if math.IsNaN(f) || f < 0 || f > 1 {
-		return 0, fmt.Errorf("%w: %s: %s %v out of [0, 1]", moncmd.ErrBadArg, c.Prefix, name, f)
+		return 0, moncmd.BadArgf("%s: %s %v out of [0, 1]", c.Prefix, name, f)
 	}
 	return uint32(math.Round(f * 0x10000)), nil
 }
@@ -96,7 +96,7 @@ func crushWeight(c moncmd.Command, name string, def float64) (uint32, error) {
 		}
 	}
 	if math.IsNaN(f) || f < 0 || f > maxCrushWeight {
-		return 0, fmt.Errorf("%w: %s: %s %v out of [0, %d]", moncmd.ErrBadArg, c.Prefix, name, f, maxCrushWeight)
+		return 0, moncmd.BadArgf("%s: %s %v out of [0, %d]", c.Prefix, name, f, maxCrushWeight)
 	}
 	return uint32(math.Round(f * crush.WeightOne)), nil
 }
@@ -113,12 +113,12 @@ func parseUUID(s string) (string, error) {
 func decodeUUID(s string, b *[16]byte) error {
 	h := strings.ReplaceAll(s, "-", "")
 	if len(s) != 36 || len(h) != 32 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return fmt.Errorf("%w: %q is not a uuid", moncmd.ErrBadArg, s)
+		return moncmd.BadArgf("%q is not a uuid", s)
 	}
 	for i := range b {
 		v, err := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
 		if err != nil {
-			return fmt.Errorf("%w: %q is not a uuid", moncmd.ErrBadArg, s)
+			return moncmd.BadArgf("%q is not a uuid", s)
 		}
 		b[i] = byte(v)
 	}

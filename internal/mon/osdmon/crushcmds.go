@@ -15,7 +15,7 @@ const maxCrushName = 256
 
 func checkCrushName(what, name string) error {
 	if name == "" || len(name) > maxCrushName || strings.ContainsAny(name, " \t\n~=") {
-		return fmt.Errorf("%w: %s name %q: want 1 to %d characters without spaces, '~' or '='", moncmd.ErrBadArg, what, name, maxCrushName)
+		return moncmd.BadArgf("%s name %q: want 1 to %d characters without spaces, '~' or '='", what, name, maxCrushName)
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (s *Service) prepareCrushReweight(c moncmd.Command, now time.Time) ([]byte,
 		return nil, *bad2
 	}
 	if !c.Has("weight") {
-		return bad(fmt.Errorf("%w: %s: missing \"weight\"", moncmd.ErrBadArg, c.Prefix))
+		return bad(moncmd.BadArgf("%s: missing \"weight\"", c.Prefix))
 	}
 	w, err := crushWeight(c, "weight", 0)
 	if err != nil {

@@ -398,7 +398,7 @@ func parseFlagArg(c moncmd.Command) (osdmap.Flags, string, error) {
 	}
 	f, err := osdmap.ParseFlag(key)
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: %s: unknown flag %q", moncmd.ErrBadArg, c.Prefix, key)
+		return 0, "", moncmd.BadArgf("%s: unknown flag %q", c.Prefix, key)
 	}
 	return f, key, nil
 }

@@ -65,7 +65,7 @@ func countArg(c moncmd.Command, name string, def int64) (int64, error) {
 		return 0, err
 	}
 	if n < 0 || n > 1<<31 {
-		return 0, fmt.Errorf("%w: %s: %s %d out of range", moncmd.ErrBadArg, c.Prefix, name, n)
+		return 0, moncmd.BadArgf("%s: %s %d out of range", c.Prefix, name, n)
 	}
 	return n, nil
 }

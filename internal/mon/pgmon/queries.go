@@ -248,7 +248,7 @@ func (s *Service) queryPG(c moncmd.Command) moncmd.Reply {
 	}
 	pg, err := osdmap.ParsePG(arg)
 	if err != nil {
-		return moncmd.Errorf(moncmd.EINVAL, "pg query: %v", err)
+		return moncmd.Errorf(moncmd.EINVAL, "pg query: %q is not a pg id (want POOL.SEED, the seed in hex, like 1.1f)", arg)
 	}
 	for _, v := range s.views() {
 		if v.stat.PG == pg {

@@ -355,7 +355,7 @@ func TestQueries(t *testing.T) {
 	}{
 		{"pg query", []string{"pgid", "1.4"}, moncmd.ENOENT, "pg 1.4 does not exist"},
 		{"pg query", []string{"pgid", "1"}, moncmd.EINVAL, "want POOL.SEED"},
-		{"pg query", []string{"pgid", "1.xyz"}, moncmd.EINVAL, "bad seed"},
+		{"pg query", []string{"pgid", "1.xyz"}, moncmd.EINVAL, `"1.xyz" is not a pg id`},
 		{"pg query", nil, moncmd.EINVAL, `missing "pgid"`},
 		{"pg ls-by-osd", []string{"osd", "osd.x"}, moncmd.EINVAL, "not an osd id"},
 		{"pg ls-by-osd", []string{"osd", "9"}, moncmd.ENOENT, "osd.9 does not exist"},
