@@ -3,11 +3,11 @@ package osdmap
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
-	"slices"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
