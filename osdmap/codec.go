@@ -24,8 +24,8 @@ var (
 )
 
 const (
-	mapVersion  = 1
-	incVersion  = 1
+	mapVersion  = 2
+	incVersion  = 2
 	osdVersion  = 1
 	poolVersion = 1
 )
@@ -36,6 +36,9 @@ const (
 //	nanoseconds uvarint), flags, pool_max, crush (bytes), OSDs (count,
 //	then one envelope each), pools (count, one envelope each), pg_temp,
 //	primary_temp, pg_upmap, pg_upmap_items (count, then entries)
+//	version 2 (compat 1) appends: nearfull_ratio, backfillfull_ratio,
+//	full_ratio (float32 bits, u32 each). A version 1 map decodes with
+//	the default ratios; a version 1 decoder skips them.
 func (m *Map) Encode(e *encoding.Encoder) error {
 	crushBytes, err := m.crush.MarshalBinary()
 	if err != nil {
@@ -65,6 +68,9 @@ func (m *Map) Encode(e *encoding.Encoder) error {
 	}
 	encodeListMap(e, m.pgUpmap, encodeOSDList)
 	encodeListMap(e, m.pgUpmapItems, encodeUpmapItems)
+	encodeRatio(e, m.ratios.NearFull)
+	encodeRatio(e, m.ratios.BackfillFull)
+	encodeRatio(e, m.ratios.Full)
 	e.End(mark)
 	return nil
 }
@@ -73,7 +79,7 @@ func (m *Map) Encode(e *encoding.Encoder) error {
 // recorded in d; on error DecodeMap returns nil.
 func DecodeMap(d *encoding.Decoder) *Map {
 	var s Spec
-	d.Begin(mapVersion)
+	version := d.Begin(mapVersion)
 	s.Epoch = Epoch(d.Uint32())
 	s.FSID = decodeFSID(d)
 	s.Created = decodeTime(d)
@@ -101,6 +107,9 @@ func DecodeMap(d *encoding.Decoder) *Map {
 	}
 	s.PGUpmap = decodeListMap(d, decodeOSDList)
 	s.PGUpmapItems = decodeListMap(d, decodeUpmapItems)
+	if version >= 2 {
+		s.Ratios = Ratios{NearFull: decodeRatio(d), BackfillFull: decodeRatio(d), Full: decodeRatio(d)}
+	}
 	d.End()
 	if d.Err() != nil {
 		return nil
@@ -178,6 +187,20 @@ func decodeTime(d *encoding.Decoder) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+func encodeRatio(e *encoding.Encoder, r float32) { e.Uint32(math.Float32bits(r)) }
+
+// decodeRatio reads a ratio; one outside (0, 1] is corrupt.
+func decodeRatio(d *encoding.Decoder) float32 {
+	r := math.Float32frombits(d.Uint32())
+	if d.Err() == nil {
+		if err := CheckRatio("ratio", r); err != nil {
+			d.Fail(fmt.Errorf("osdmap: %w: %w", err, encoding.ErrCorrupt))
+			return 0
+		}
+	}
+	return r
 }
 
 func decodeU32(d *encoding.Decoder) uint32 {

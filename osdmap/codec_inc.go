@@ -16,6 +16,11 @@ import (
 //	pool_max; new pools (count, envelopes), old pools (count, ids), new
 //	OSDs (count, id and envelope each), new pg_temp, new primary_temp,
 //	new pg_upmap, old pg_upmap, new pg_upmap_items, old pg_upmap_items
+//	version 2 appends new nearfull_ratio, new backfillfull_ratio, new
+//	full_ratio (each a bool and, if set, float32 bits u32). An
+//	incremental that changes a ratio has compat 2, so that a version 1
+//	decoder refuses it rather than drop the change; one that changes none
+//	keeps compat 1.
 func (inc *Incremental) Encode(e *encoding.Encoder) error {
 	var crushBytes []byte
 	if inc.NewCrush != nil {
@@ -24,7 +29,11 @@ func (inc *Incremental) Encode(e *encoding.Encoder) error {
 			return fmt.Errorf("osdmap: encode incremental %d: %w", inc.Epoch, err)
 		}
 	}
-	mark := e.Begin(incVersion, 1)
+	compat := uint8(1)
+	if inc.NewNearFullRatio != nil || inc.NewBackfillFullRatio != nil || inc.NewFullRatio != nil {
+		compat = 2
+	}
+	mark := e.Begin(incVersion, compat)
 	encodeFSID(e, inc.FSID)
 	e.Uint32(uint32(inc.Epoch))
 	encodeTime(e, inc.Modified)
@@ -68,6 +77,12 @@ func (inc *Incremental) Encode(e *encoding.Encoder) error {
 	encodePGList(e, inc.OldPGUpmap)
 	encodeListMap(e, inc.NewPGUpmapItems, encodeUpmapItems)
 	encodePGList(e, inc.OldPGUpmapItems)
+	for _, r := range []*float32{inc.NewNearFullRatio, inc.NewBackfillFullRatio, inc.NewFullRatio} {
+		e.Bool(r != nil)
+		if r != nil {
+			encodeRatio(e, *r)
+		}
+	}
 	e.End(mark)
 	return nil
 }
@@ -77,7 +92,7 @@ func (inc *Incremental) Encode(e *encoding.Encoder) error {
 // in d; on error DecodeIncremental returns nil.
 func DecodeIncremental(d *encoding.Decoder) *Incremental {
 	inc := &Incremental{}
-	d.Begin(incVersion)
+	version := d.Begin(incVersion)
 	inc.FSID = decodeFSID(d)
 	inc.Epoch = Epoch(d.Uint32())
 	inc.Modified = decodeTime(d)
@@ -136,6 +151,14 @@ func DecodeIncremental(d *encoding.Decoder) *Incremental {
 	inc.OldPGUpmap = decodePGList(d)
 	inc.NewPGUpmapItems = nilIfEmpty(decodeListMap(d, decodeUpmapItems))
 	inc.OldPGUpmapItems = decodePGList(d)
+	if version >= 2 {
+		for _, r := range []**float32{&inc.NewNearFullRatio, &inc.NewBackfillFullRatio, &inc.NewFullRatio} {
+			if d.Bool() {
+				v := decodeRatio(d)
+				*r = &v
+			}
+		}
+	}
 	d.End()
 	if d.Err() != nil {
 		return nil
@@ -162,6 +185,13 @@ func (inc *Incremental) validate() error {
 	}
 	if err := checkTime("modified", inc.Modified); err != nil {
 		return bad("%v", err)
+	}
+	for _, r := range []*float32{inc.NewNearFullRatio, inc.NewBackfillFullRatio, inc.NewFullRatio} {
+		if r != nil {
+			if err := CheckRatio("ratio", *r); err != nil {
+				return bad("%v", err)
+			}
+		}
 	}
 	if inc.NewMaxOSD != nil && (*inc.NewMaxOSD < 0 || *inc.NewMaxOSD > MaxOSDs) {
 		return bad("max_osd %d out of [0, %d]", *inc.NewMaxOSD, MaxOSDs)

@@ -2,9 +2,12 @@ package osdmap
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -27,7 +30,10 @@ func sampleMaps(t testing.TB) []*Map {
 		s.PrimaryTemp[PG{Pool: 1, Seed: 3}] = 2
 		s.PGUpmap[PG{Pool: 1, Seed: 4}] = []int32{7, 8, 9}
 		s.PGUpmapItems[PG{Pool: 2, Seed: 5}] = []UpmapItem{{From: 1, To: 4}, {From: 2, To: 5}}
-		s.Pools[0].Flags |= PoolNoDelete
+		s.OSDs[4].State |= OSDFull
+		s.OSDs[6].State |= OSDNearFull | OSDBackfillFull
+		s.Ratios = Ratios{NearFull: 0.5, BackfillFull: 0.625, Full: 0.75}
+		s.Pools[0].Flags |= PoolNoDelete | PoolFull
 		s.Pools[0].LastChange = 2
 		s.PoolMax = 7
 	})
@@ -70,6 +76,7 @@ func TestIncrementalCodecRoundTrip(t *testing.T) {
 		OldPools: []int64{1, 2}, NewOSDs: map[int32]OSD{19: {State: OSDExists, PrimaryAffinity: 1}},
 		NewPGTemp: map[PG][]int32{{Pool: 1}: nil, {Pool: 1, Seed: 1}: {3}}, NewPrimaryTemp: map[PG]int32{{Pool: 1}: -1},
 		OldPGUpmap: []PG{{Pool: 3, Seed: 3}}, OldPGUpmapItems: []PG{{Pool: 4}},
+		NewNearFullRatio: new(float32(0.5)), NewBackfillFullRatio: new(float32(0.75)), NewFullRatio: new(float32(1)),
 	})
 	for _, inc := range incs {
 		data, err := inc.MarshalBinary()
@@ -145,6 +152,8 @@ func TestIncrementalDecodeRejectsBadInput(t *testing.T) {
 		"upmap too long":           {NewPGUpmap: map[PG][]int32{{}: make([]int32, MaxPoolSize+1)}},
 		"empty upmap":              {NewPGUpmap: map[PG][]int32{{}: {}}},
 		"huge max_osd":             {NewMaxOSD: new(int32(MaxOSDs + 1))},
+		"full_ratio above 1":       {NewFullRatio: new(float32(1.01))},
+		"nearfull_ratio 0":         {NewNearFullRatio: new(float32(0))},
 	} {
 		data, err := inc.MarshalBinary()
 		if err != nil {
@@ -223,4 +232,141 @@ func FuzzDecodeIncremental(f *testing.F) {
 			}
 		}
 	})
+}
+
+// asVersion1 rewrites a version 2 map encoding (MarshalBinary form) as
+// version 1 wrote it: the same body without the three ratios at its end.
+func asVersion1(t *testing.T, data []byte) []byte {
+	t.Helper()
+	const ratios = 12
+	hdr := len(mapMagic)
+	if data[hdr] != 2 || data[hdr+1] != 1 {
+		t.Fatalf("map envelope is version %d compat %d, want 2 and 1", data[hdr], data[hdr+1])
+	}
+	v1 := bytes.Clone(data[:len(data)-ratios])
+	v1[hdr] = 1
+	n := binary.LittleEndian.Uint32(v1[hdr+2:])
+	binary.LittleEndian.PutUint32(v1[hdr+2:], n-ratios)
+	return v1
+}
+
+// A cluster's stored maps were written before the ratios existed: they
+// must still load, with the default ratios.
+func TestMapVersion1DecodesWithDefaultRatios(t *testing.T) {
+	m := sampleMaps(t)[1]
+	if m.Ratios() == DefaultRatios() {
+		t.Fatal("sample map has the default ratios; the test would prove nothing")
+	}
+	data, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnmarshalMap(asVersion1(t, data))
+	if err != nil {
+		t.Fatalf("version 1 map: %v", err)
+	}
+	if got.Ratios() != DefaultRatios() {
+		t.Fatalf("version 1 map has ratios %+v, want the defaults %+v", got.Ratios(), DefaultRatios())
+	}
+	want := change(t, m, func(s *Spec) { s.Epoch--; s.Ratios = DefaultRatios() })
+	requireSameMap(t, got, want)
+}
+
+func TestMapDecodeRejectsBadRatio(t *testing.T) {
+	m := sampleMaps(t)[1]
+	for _, r := range []float32{0, -0.5, 1.5, float32(math.NaN())} {
+		bad := change(t, m, func(*Spec) {})
+		bad.ratios.Full = r
+		data, err := bad.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := UnmarshalMap(data); !errors.Is(err, encoding.ErrCorrupt) {
+			t.Errorf("full_ratio %v: %v", r, err)
+		}
+		s := m.Spec()
+		s.Ratios.NearFull = r
+		if r != 0 { // zero means the default in a Spec
+			if _, err := New(s); !errors.Is(err, ErrInvalidMap) {
+				t.Errorf("New with nearfull_ratio %v: %v", r, err)
+			}
+		}
+	}
+}
+
+// An incremental that changes a ratio must not be applied by a decoder
+// that would drop the change: it carries compat 2. One that changes no
+// ratio stays readable by version 1 decoders.
+func TestIncrementalRatioCompat(t *testing.T) {
+	m := smallMap(t)
+	inc := m.NewIncremental()
+	data, _ := inc.MarshalBinary()
+	if got := data[len(incMagic)+1]; got != 1 {
+		t.Fatalf("incremental without ratio changes has compat %d, want 1", got)
+	}
+	inc.NewFullRatio = new(float32(0.5))
+	data, _ = inc.MarshalBinary()
+	if got := data[len(incMagic)+1]; got != 2 {
+		t.Fatalf("incremental changing full_ratio has compat %d, want 2", got)
+	}
+	dec, err := UnmarshalIncremental(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := m.Apply(dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Ratios{NearFull: DefaultNearFullRatio, BackfillFull: DefaultBackfillFullRatio, Full: 0.5}
+	if next.Ratios() != want {
+		t.Fatalf("ratios after apply %+v, want %+v", next.Ratios(), want)
+	}
+	if d := Diff(m, next); d.NewFullRatio == nil || *d.NewFullRatio != 0.5 || d.NewNearFullRatio != nil {
+		t.Fatalf("Diff does not carry the ratio change alone: %+v", d)
+	}
+}
+
+func TestFullness(t *testing.T) {
+	r := DefaultRatios()
+	for _, c := range []struct {
+		used, total uint64
+		want        OSDState
+	}{
+		{0, 0, 0}, {84, 100, 0}, {85, 100, OSDNearFull}, {89, 100, OSDNearFull},
+		{90, 100, OSDBackfillFull}, {95, 100, OSDFull}, {100, 100, OSDFull}, {120, 100, OSDFull},
+	} {
+		if got := r.Fullness(c.used, c.total); got != c.want {
+			t.Errorf("%d of %d: %v, want %v", c.used, c.total, got, c.want)
+		}
+	}
+	if !r.InOrder() || (Ratios{NearFull: 0.9, BackfillFull: 0.8, Full: 0.95}).InOrder() {
+		t.Error("InOrder is wrong")
+	}
+}
+
+func TestPoolFullOSDs(t *testing.T) {
+	m := smallMap(t)
+	p := m.Pool(1)
+	all := m.RuleOSDs(p)
+	if len(all) != 12 {
+		t.Fatalf("rule of pool 1 places on %v, want the 12 OSDs", all)
+	}
+	if got := m.PoolFullOSDs(p); len(got) != 0 {
+		t.Fatalf("no OSD is full, got %v", got)
+	}
+	full := change(t, m, func(s *Spec) {
+		s.OSDs[3].State |= OSDFull
+		s.OSDs[5].State |= OSDBackfillFull
+		s.OSDs[7].State |= OSDFull
+		s.OSDs[7].Weight = WeightOut // out: holds no data of the pool
+	})
+	if got := full.PoolFullOSDs(full.Pool(1)); !slices.Equal(got, []int32{3}) {
+		t.Fatalf("full OSDs of pool 1: %v, want [3]", got)
+	}
+	if !full.IsBackfillFull(5) || !full.IsBackfillFull(3) || full.IsBackfillFull(4) || full.IsFull(5) {
+		t.Fatal("IsBackfillFull/IsFull are wrong")
+	}
+	if got := full.FullOSDs(); !slices.Equal(got, []int32{3, 7}) {
+		t.Fatalf("FullOSDs %v, want [3 7]", got)
+	}
 }

@@ -23,6 +23,15 @@ func Diff(old, new *Map) *Incremental {
 		n := new.poolMax
 		inc.NewPoolMax = &n
 	}
+	ratio := func(a, b float32) *float32 {
+		if a == b {
+			return nil
+		}
+		return &b
+	}
+	inc.NewNearFullRatio = ratio(old.ratios.NearFull, new.ratios.NearFull)
+	inc.NewBackfillFullRatio = ratio(old.ratios.BackfillFull, new.ratios.BackfillFull)
+	inc.NewFullRatio = ratio(old.ratios.Full, new.ratios.Full)
 	diffOSDs(inc, old, new)
 	diffPools(inc, old, new)
 	inc.NewPGTemp = diffLists(old.pgTemp, new.pgTemp, func(PG) []int32 { return nil }, nil)

@@ -71,6 +71,10 @@ func randomNext(t testing.TB, r *rand.Rand, m *Map, c2 *crush.Map) *Map {
 	if r.IntN(8) == 0 && c2 != nil {
 		s.Crush = c2
 	}
+	if r.IntN(5) == 0 {
+		ratios := []*float32{&s.Ratios.NearFull, &s.Ratios.BackfillFull, &s.Ratios.Full}
+		*ratios[r.IntN(3)] = float32(1+r.IntN(100)) / 100
+	}
 	if r.IntN(6) == 0 {
 		n := 12 + r.IntN(4)
 		for len(s.OSDs) < n {
@@ -102,6 +106,7 @@ func randomNext(t testing.TB, r *rand.Rand, m *Map, c2 *crush.Map) *Map {
 		case 5:
 			if o.Exists() {
 				o.UpThru = s.Epoch
+				o.State ^= []OSDState{OSDNearFull, OSDBackfillFull, OSDFull}[r.IntN(3)]
 			}
 		}
 	}

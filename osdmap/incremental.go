@@ -38,6 +38,12 @@ type Incremental struct {
 	OldPGUpmap      []PG
 	NewPGUpmapItems map[PG][]UpmapItem
 	OldPGUpmapItems []PG
+
+	// NewNearFullRatio, NewBackfillFullRatio and NewFullRatio set the
+	// map's fullness ratios (Ceph's new_nearfull_ratio etc.).
+	NewNearFullRatio     *float32
+	NewBackfillFullRatio *float32
+	NewFullRatio         *float32
 }
 
 // NewIncremental returns an empty incremental for the epoch after m's.
@@ -70,6 +76,15 @@ func (m *Map) Apply(inc *Incremental) (*Map, error) {
 	}
 	if inc.NewPoolMax != nil {
 		s.PoolMax = *inc.NewPoolMax
+	}
+	if inc.NewNearFullRatio != nil {
+		s.Ratios.NearFull = *inc.NewNearFullRatio
+	}
+	if inc.NewBackfillFullRatio != nil {
+		s.Ratios.BackfillFull = *inc.NewBackfillFullRatio
+	}
+	if inc.NewFullRatio != nil {
+		s.Ratios.Full = *inc.NewFullRatio
 	}
 	if err := applyOSDs(&s, inc); err != nil {
 		return nil, fmt.Errorf("%w: epoch %d: %w", ErrInvalidMap, inc.Epoch, err)

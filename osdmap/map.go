@@ -52,6 +52,8 @@ type Spec struct {
 	PGUpmap map[PG][]int32
 	// PGUpmapItems swaps single OSDs of a PG's CRUSH result.
 	PGUpmapItems map[PG][]UpmapItem
+	// Ratios are the fullness ratios; a zero ratio gets its default.
+	Ratios Ratios
 }
 
 // Map is a validated, immutable OSD map: one epoch of the cluster's OSDs,
@@ -81,6 +83,8 @@ type Map struct {
 	primaryTemp  map[PG]int32
 	pgUpmap      map[PG][]int32
 	pgUpmapItems map[PG][]UpmapItem
+
+	ratios Ratios
 }
 
 // New validates spec and builds the map. It copies what it keeps, so the
@@ -94,6 +98,10 @@ func New(spec Spec) (*Map, error) {
 		flags:    spec.Flags,
 		crush:    spec.Crush,
 		poolMax:  spec.PoolMax,
+		ratios:   spec.Ratios.withDefaults(),
+	}
+	if err := m.ratios.validate(); err != nil {
+		return nil, fmt.Errorf("%w: epoch %d: %w", ErrInvalidMap, spec.Epoch, err)
 	}
 	for _, step := range []func(*Spec) error{m.setOSDs, m.setPools, m.setTemps, m.setUpmaps} {
 		if err := step(&spec); err != nil {
@@ -255,6 +263,7 @@ func (m *Map) Spec() Spec {
 		Flags: m.flags, Crush: m.crush, OSDs: slices.Clone(m.osds), Pools: slices.Clone(m.pools),
 		PoolMax: m.poolMax, PrimaryTemp: maps.Clone(m.primaryTemp),
 		PGTemp: cloneLists(m.pgTemp), PGUpmap: cloneLists(m.pgUpmap), PGUpmapItems: cloneLists(m.pgUpmapItems),
+		Ratios: m.ratios,
 	}
 	return s
 }

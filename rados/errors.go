@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // Error classes; test for them with errors.Is. An error from an OSD or a
@@ -39,6 +42,10 @@ var (
 	ErrTimedOut = errors.New("rados: timed out")
 	// ErrPoolNotFound: no pool has that name or id in the client's map.
 	ErrPoolNotFound = errors.New("rados: pool not found")
+	// ErrNoSpace: the cluster refused a write for lack of space
+	// (ENOSPC): its pool is full (an OSD it uses is marked full), the
+	// OSD is full, or its store is. Deletes still work, to free space.
+	ErrNoSpace = errors.New("rados: no space")
 	// ErrClosed: the Conn is closed.
 	ErrClosed = errors.New("rados: connection closed")
 )
@@ -98,6 +105,8 @@ func errnoClass(errno int) error {
 		return ErrNotSupported
 	case wire.ETIMEDOUT:
 		return ErrTimedOut
+	case wire.ENOSPC:
+		return ErrNoSpace
 	}
 	return nil
 }
@@ -117,6 +126,36 @@ func replyError(object string, ops []wire.ObjectOp, r *wire.OSDOpReply) error {
 	}
 	if e.Index < 0 && len(ops) == 1 {
 		e.Index, e.Op = 0, ops[0].Code.String()
+	}
+	return e
+}
+
+// explainNoSpace fills the Status of an ENOSPC error with why and what
+// to do, from the client's map m: the reply carries only the errno.
+// pool is the op's pool, osd the primary that refused it.
+func explainNoSpace(err error, m *osdmap.Map, pool int64, osd int32) error {
+	var e *OpError
+	if !errors.As(err, &e) || e.Errno != wire.ENOSPC || m == nil {
+		return err
+	}
+	const todo = "delete objects or add OSDs"
+	ratio := strconv.FormatFloat(float64(m.Ratios().Full), 'g', -1, 32)
+	p := m.Pool(pool)
+	switch {
+	case p != nil && p.Flags&osdmap.PoolFull != 0:
+		var names []string
+		for _, id := range m.PoolFullOSDs(p) {
+			names = append(names, fmt.Sprintf("osd.%d", id))
+		}
+		what := "an OSD it uses is full"
+		if len(names) > 0 {
+			what = strings.Join(names, ", ") + " full"
+		}
+		e.Status = fmt.Sprintf("pool '%s' is full (%s, full_ratio %s); %s", p.Name, what, ratio, todo)
+	case m.IsFull(osd):
+		e.Status = fmt.Sprintf("osd.%d is full (full_ratio %s); %s", osd, ratio, todo)
+	default:
+		e.Status = fmt.Sprintf("osd.%d is out of space (its store is at or above full_ratio %s; the monitors will mark it full); %s", osd, ratio, todo)
 	}
 	return e
 }

@@ -27,7 +27,7 @@ func TestErrnoClasses(t *testing.T) {
 		{wire.ENOTSUP, rados.ErrNotSupported},
 		{wire.ETIMEDOUT, rados.ErrTimedOut},
 		{wire.EIO, nil},
-		{wire.ENOSPC, nil},
+		{wire.ENOSPC, rados.ErrNoSpace},
 	} {
 		err := error(&rados.OpError{Op: "write", Object: "o", Errno: tc.errno, Index: 0})
 		if got := errors.Unwrap(err); got != tc.class {

@@ -84,7 +84,8 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply, msg msgr.Mess
 		p.waitEpoch = max(p.waitEpoch, want)
 		o.sendLocked(p)
 	case r.Result != 0:
-		o.finishLocked(p, r.Version.Counter, replyError(p.name, p.msg.Ops, r), nil)
+		err := explainNoSpace(replyError(p.name, p.msg.Ops, r), o.m, p.t.pg.Pool, p.t.osd)
+		o.finishLocked(p, r.Version.Counter, err, nil)
 	case r.Flags&wire.ReplyCommitted != 0:
 		var fill func()
 		switch {

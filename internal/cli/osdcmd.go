@@ -34,6 +34,9 @@ func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		mc("reweight ID WEIGHT", "Set an OSD's in-weight, 0 to 1", "osd reweight", []string{"id", "weight"}),
 		mc("set FLAG", "Set a cluster flag: noout, noup, nodown, noin, pause, ...", "osd set", []string{"key"}),
 		mc("unset FLAG", "Clear a cluster flag", "osd unset", []string{"key"}),
+		mc("set-full-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs are marked full and their pools refuse writes", "osd set-full-ratio", []string{"ratio"}),
+		mc("set-backfillfull-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs receive no backfill", "osd set-backfillfull-ratio", []string{"ratio"}),
+		mc("set-nearfull-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs are reported nearfull", "osd set-nearfull-ratio", []string{"ratio"}),
 		osdPoolCommands(cf, out, mc),
 		osdCrushCommands(cf, out, mc),
 		// The daemon: osdmkfs.go, osdrun.go.

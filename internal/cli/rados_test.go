@@ -391,7 +391,7 @@ func TestRadosFailureTable(t *testing.T) {
 		{rados.ErrPermission, "get p/o: permission denied"},
 		{rados.ErrNoAttr, "get p/o: no such attribute"},
 		{errors.New("weird"), "get p/o: weird"},
-		{&rados.OpError{Op: "write", Object: "o", Errno: wire.ENOSPC}, `get p/o: no space left on the OSDs: rados: write "o": errno 28`},
+		{&rados.OpError{Op: "write", Object: "o", Errno: wire.ENOSPC}, `get p/o: no space left on the OSDs: rados: no space: write "o" (errno 28)`},
 	} {
 		err := radosFailure("get p/o", tc.err)
 		if err.Error() != tc.want || !errors.Is(err, tc.err) {

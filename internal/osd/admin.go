@@ -187,7 +187,11 @@ func (p *pg) baseStateLocked() string {
 	}
 	s := "active"
 	if p.recovering != "" {
-		s += "+" + p.recovering
+		rec := p.recovering
+		if p.backfillTooFullLocked() {
+			rec = "backfill_toofull"
+		}
+		s += "+" + rec
 	}
 	if len(p.acting) < p.pool.Size {
 		s += "+undersized"

@@ -112,6 +112,10 @@ func (o *OSD) activate(m *osdmap.Map) {
 	}
 	o.mu.Unlock()
 	o.markDownChanged(old, m)
+	// Before any PG sees m: a write it lets in is checked against m's
+	// fullness.
+	o.space.noteMap(m, o.cfg.ID)
+	o.refreshSpace()
 	var created []*pg
 	for _, id := range create {
 		p, err := o.createPG(id, uint64(m.Epoch()))

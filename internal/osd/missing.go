@@ -37,6 +37,10 @@ const recoveryIdle = time.Second
 // active, for the recoverer and the PG's state.
 func (p *pg) notePeerMissingLocked(plan peering.Result, missing map[int32][]objid.ID) {
 	p.peerMissing = map[int32]map[objid.ID]bool{}
+	p.backfillTargets = map[int32]bool{}
+	for _, x := range plan.Backfill {
+		p.backfillTargets[x] = true
+	}
 	var copies int64
 	backfill := false
 	for x, objs := range missing {
@@ -224,6 +228,16 @@ func (p *pg) claimNext(r *peerRun, queue *[]objid.ID) (id objid.ID, targets []in
 	kept := q[:0]
 	for i, o := range q {
 		lacking := p.missingOnLocked(o)
+		if n := len(lacking); n > 0 {
+			// Backfill waits for a target marked backfillfull; log-based
+			// recovery goes on (Ceph's backfill_toofull).
+			lacking = slices.DeleteFunc(lacking, func(x int32) bool { return p.backfillTargets[x] && p.backfillFull[x] })
+			if len(lacking) == 0 {
+				kept = append(kept, o)
+				busy = true // until a map clears the state (pg.advance kicks)
+				continue
+			}
+		}
 		switch {
 		case len(lacking) == 0: // recovered meanwhile, ahead of the queue
 		case len(p.objects[o]) > 0 || p.recoveringObj[o] != nil:

@@ -173,6 +173,8 @@ type OSD struct {
 	mon  *monc.Client
 	addr string
 
+	space spaceGuard // the store's usage and fullness, for refusing writes (full.go)
+
 	nonce   uint64                 // this process's boot nonce
 	updates chan wire.OSDMapUpdate // from the monitor client to mapLoop
 	ctx     context.Context        // cancelled by Close

@@ -72,6 +72,12 @@ type pg struct {
 	// missingCopies counts the object copies it has still to make.
 	recovering    string
 	missingCopies int64
+	// backfillTargets are the replicas being backfilled (not recovered
+	// from the log) this interval, and backfillFull the acting OSDs the
+	// PG's map marks backfillfull or full: backfill pushes nothing to a
+	// target in both (full.go).
+	backfillTargets map[int32]bool
+	backfillFull    map[int32]bool
 	// waiters are the messages tasks after peering wait for (scrub.go).
 	waiters map[waitKey]chan peerEvent
 	// scrubbing names the scrub running ("scrubbing", "scrubbing+deep",
@@ -143,9 +149,14 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 		p.startPeeringLocked(m)
 		p.o.statsChanged()
 	}
+	fullChanged := p.noteBackfillFullLocked(m)
 	parked := p.parked
 	p.parked = nil
 	p.mu.Unlock()
+	if fullChanged {
+		p.kickRecovery() // a backfill target may take data again, or not
+		p.o.statsChanged()
+	}
 	for _, r := range stale {
 		r.replyError(-wire.ESTALE, epoch)
 	}

@@ -96,6 +96,7 @@ func (o *OSD) statsReport() (wire.PGStatsReport, bool) {
 	if fs, err := o.cfg.Store.StatFS(o.ctx); err == nil {
 		r.Total, r.Available = fs.Total, fs.Available
 		r.Used = fs.Total - fs.Available
+		o.space.note(fs.Total, fs.Available)
 	}
 	var s osdmap.Scratch
 	for _, p := range pgs {

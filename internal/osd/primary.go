@@ -153,6 +153,15 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func(), pieceCRCs 
 	})
 }
 
+// bytesOfData is how many bytes of data the request's ops carry.
+func (r *request) bytesOfData() int {
+	n := 0
+	for i := range r.op.Ops {
+		n += len(r.op.Ops[i].Data)
+	}
+	return n
+}
+
 // listing reports whether the request is a PG listing, which names no
 // object (its object is a cursor).
 func (r *request) listing() bool {
@@ -398,6 +407,14 @@ func (p *pg) serveWrite(r *request) (*write, *objectstore.Completion) {
 		p.mu.Unlock()
 		return nil, nil
 	}
+	// Checked before anything is applied here or sent to a replica.
+	if why := p.fullRefusalLocked(r); why != "" {
+		epoch := p.epoch
+		p.mu.Unlock()
+		p.o.log.Debug("write refused: no space", "pg", p.id.String(), "object", r.op.Object.String(), "reason", why)
+		r.replyError(-wire.ENOSPC, epoch)
+		return nil, nil
+	}
 	w, c, err := p.startWriteLocked(r)
 	epoch := p.epoch
 	p.mu.Unlock()
@@ -492,6 +509,9 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
 	if err != nil {
 		return nil, nil, err
+	}
+	if p.o.space.wrote(r.bytesOfData()) {
+		p.o.spawn(p.o.refreshSpace)
 	}
 	r.mu.Lock()
 	r.stored = c.Committed()

@@ -1,6 +1,7 @@
 package osd
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -100,7 +101,13 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		return nil, -wire.EINVAL
 	}
 	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
-	if isStoreFailure(err) {
+	if isStoreFailure(err) || errors.Is(err, objectstore.ErrNoSpace) {
+		// A replica cannot refuse a write the primary applied: out of
+		// space, it would miss this version and take the next ones,
+		// its copy silently behind its log. It stops instead, as Ceph's
+		// OSDs do; the PG goes on without it and recovers it from the
+		// log when it returns with space. The full ratios and the
+		// failsafe (full.go) are there so that this does not happen.
 		go p.o.storeFailed(err)
 		return nil, storeFailedResult
 	} else if err != nil {

@@ -46,6 +46,12 @@ func commands() map[string]command {
 		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
 		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
 
+		// Fullness (full.go).
+		"osd set-full-ratio":         {prepare: (*Service).prepareSetRatio},   // ratio
+		"osd set-backfillfull-ratio": {prepare: (*Service).prepareSetRatio},   // ratio
+		"osd set-nearfull-ratio":     {prepare: (*Service).prepareSetRatio},   // ratio
+		"osd full-states":            {prepare: (*Service).prepareFullStates}, // [full] [backfillfull] [nearfull]
+
 		// Pools.
 		"osd pool create": {prepare: (*Service).preparePoolCreate}, // pool [pg_num pgp_num size min_size rule pool_type]
 		"osd pool set":    {prepare: (*Service).preparePoolSet},    // pool var val

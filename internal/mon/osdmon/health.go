@@ -18,6 +18,11 @@ import (
 //   - OSDMAP_FLAGS (warn): cluster flags that are set.
 //   - POOL_NO_REDUNDANCY (warn): pools with size 1.
 //   - TOO_FEW_OSDS (warn): fewer OSDs than the largest pool's size.
+//   - OSD_OUT_OF_ORDER_FULL (error): the fullness ratios are not
+//     nearfull <= backfillfull <= full.
+//
+// The fullness checks that need the OSDs' usage (OSD_FULL,
+// OSD_BACKFILLFULL, OSD_NEARFULL, POOL_FULL) are pgmon's.
 //
 // It reads the applied state only and returns nil before the map exists.
 func (s *Service) Health(now time.Time) []health.Check {
@@ -61,6 +66,9 @@ func (s *Service) Health(now time.Time) []health.Check {
 		checks = append(checks, health.Check{Code: "POOL_NO_REDUNDANCY", Severity: health.Warn,
 			Summary: fmt.Sprintf("%d pool(s) have no replicas configured", len(single)), Detail: single})
 	}
+	if c, ok := ratiosOutOfOrder(m.Ratios()); ok {
+		checks = append(checks, c)
+	}
 	if exist, _, _ := m.NumOSDs(); exist < largest {
 		checks = append(checks, health.Check{Code: "TOO_FEW_OSDS", Severity: health.Warn,
 			Summary: fmt.Sprintf("OSD count %d < largest pool size %d", exist, largest)})
@@ -102,3 +110,22 @@ func hostsDown(m *osdmap.Map) (health.Check, bool) {
 // HealthChecks returns Health(now); it makes the service a health source
 // of the monitor's driver (internal/mon's HealthSource).
 func (s *Service) HealthChecks(now time.Time) []health.Check { return s.Health(now) }
+
+// ratiosOutOfOrder returns OSD_OUT_OF_ORDER_FULL when the ratios do not
+// rise from nearfull to backfillfull to full, one line per pair out of
+// order. Ceph raises it as an error: OSDs would be marked full before
+// nearfull warns, or receive backfill they cannot hold.
+func ratiosOutOfOrder(r osdmap.Ratios) (health.Check, bool) {
+	var lines []string
+	if r.BackfillFull < r.NearFull {
+		lines = append(lines, fmt.Sprintf("backfillfull_ratio (%s) < nearfull_ratio (%s)", fmtRatio(r.BackfillFull), fmtRatio(r.NearFull)))
+	}
+	if r.Full < r.BackfillFull {
+		lines = append(lines, fmt.Sprintf("full_ratio (%s) < backfillfull_ratio (%s)", fmtRatio(r.Full), fmtRatio(r.BackfillFull)))
+	}
+	if len(lines) == 0 {
+		return health.Check{}, false
+	}
+	return health.Check{Code: "OSD_OUT_OF_ORDER_FULL", Severity: health.Err,
+		Summary: "full ratio(s) out of order", Detail: lines}, true
+}

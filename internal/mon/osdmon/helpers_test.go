@@ -60,7 +60,7 @@ func newCluster(t testing.TB) *testMon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Initial(fsid, m.now)
+	p, err := Initial(fsid, m.now, osdmap.DefaultRatios())
 	if err != nil {
 		t.Fatal(err)
 	}

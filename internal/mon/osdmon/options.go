@@ -7,6 +7,7 @@ import "time"
 // reads some of them: use a daemon-type section, not one monitor's.
 type Options interface {
 	Int(name string) int64
+	Float(name string) float64
 	Bool(name string) bool
 	String(name string) string
 	Duration(name string) time.Duration
@@ -31,6 +32,12 @@ const (
 	OptPoolDefaultSize    = "osd_pool_default_size"
 	OptPoolDefaultMinSize = "osd_pool_default_min_size"
 	OptPoolDefaultPGNum   = "osd_pool_default_pg_num"
+	// OptNearFullRatio, OptBackfillFullRatio and OptFullRatio are the
+	// fullness ratios of a new cluster's first map; later, "osd
+	// set-nearfull-ratio" etc. change the map's.
+	OptNearFullRatio     = "mon_osd_nearfull_ratio"
+	OptBackfillFullRatio = "mon_osd_backfillfull_ratio"
+	OptFullRatio         = "mon_osd_full_ratio"
 )
 
 // OptionNames lists every option the service reads, with its type
@@ -46,5 +53,8 @@ func OptionNames() map[string]string {
 		OptPoolDefaultSize:      "int",
 		OptPoolDefaultMinSize:   "int",
 		OptPoolDefaultPGNum:     "int",
+		OptNearFullRatio:        "float",
+		OptBackfillFullRatio:    "float",
+		OptFullRatio:            "float",
 	}
 }

@@ -44,15 +44,22 @@ type OSDView struct {
 
 // DumpView is "osd dump".
 type DumpView struct {
-	Epoch    uint32     `json:"epoch"`
-	FSID     string     `json:"fsid"`
-	Created  time.Time  `json:"created"`
-	Modified time.Time  `json:"modified"`
-	Flags    string     `json:"flags"`
-	MaxOSD   int32      `json:"max_osd"`
-	Pools    []PoolView `json:"pools"`
-	OSDs     []OSDView  `json:"osds"`
+	Epoch    uint32    `json:"epoch"`
+	FSID     string    `json:"fsid"`
+	Created  time.Time `json:"created"`
+	Modified time.Time `json:"modified"`
+	Flags    string    `json:"flags"`
+	// The fullness ratios, as Ceph's "osd dump" shows them.
+	FullRatio         float32    `json:"full_ratio"`
+	BackfillFullRatio float32    `json:"backfillfull_ratio"`
+	NearFullRatio     float32    `json:"nearfull_ratio"`
+	MaxOSD            int32      `json:"max_osd"`
+	Pools             []PoolView `json:"pools"`
+	OSDs              []OSDView  `json:"osds"`
 }
+
+// fmtRatio prints a ratio as Ceph does: 0.95, not 0.949999988.
+func fmtRatio(r float32) string { return strconv.FormatFloat(float64(r), 'g', -1, 32) }
 
 func poolView(p *osdmap.Pool) PoolView {
 	return PoolView{ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
@@ -95,10 +102,13 @@ func (s *Service) queryDump(c moncmd.Command) moncmd.Reply {
 		return *bad
 	}
 	v := DumpView{Epoch: uint32(m.Epoch()), FSID: m.FSID().String(), Created: m.Created(), Modified: m.Modified(),
-		Flags: m.Flags().String(), MaxOSD: m.MaxOSD(), Pools: []PoolView{}, OSDs: []OSDView{}}
+		Flags: m.Flags().String(), MaxOSD: m.MaxOSD(), Pools: []PoolView{}, OSDs: []OSDView{},
+		FullRatio: m.Ratios().Full, BackfillFullRatio: m.Ratios().BackfillFull, NearFullRatio: m.Ratios().NearFull}
 	var b strings.Builder
-	fmt.Fprintf(&b, "epoch %d\nfsid %s\ncreated %s\nmodified %s\nflags %s\n\n", v.Epoch, v.FSID,
+	fmt.Fprintf(&b, "epoch %d\nfsid %s\ncreated %s\nmodified %s\nflags %s\n", v.Epoch, v.FSID,
 		v.Created.Format(time.RFC3339Nano), v.Modified.Format(time.RFC3339Nano), v.Flags)
+	fmt.Fprintf(&b, "full_ratio %s\nbackfillfull_ratio %s\nnearfull_ratio %s\n\n", fmtRatio(v.FullRatio),
+		fmtRatio(v.BackfillFullRatio), fmtRatio(v.NearFullRatio))
 	for _, p := range m.Pools() {
 		v.Pools = append(v.Pools, poolView(&p))
 		fmt.Fprintf(&b, "%s\n", &p)

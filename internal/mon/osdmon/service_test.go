@@ -194,7 +194,8 @@ func TestDump(t *testing.T) {
 	m.now = m.now.Add(time.Minute)
 	must(t, m.run("osd down", "ids", "1"))
 	r := must(t, m.run("osd dump"))
-	want := "epoch 7\nfsid " + testFSID + "\ncreated 2026-01-02T03:04:05Z\nmodified 2026-01-02T03:05:05Z\nflags \n\n" +
+	want := "epoch 7\nfsid " + testFSID + "\ncreated 2026-01-02T03:04:05Z\nmodified 2026-01-02T03:05:05Z\nflags \n" +
+		"full_ratio 0.95\nbackfillfull_ratio 0.9\nnearfull_ratio 0.85\n\n" +
 		"pool 1 'rbd' replicated size 2 min_size 1 crush_rule 0 object_hash rjenkins pg_num 8 pgp_num 8 last_change 6 flags hashpspool\n\n" +
 		"max_osd 2\n" +
 		"osd.0 up   in  weight 1 up_from 3 down_at 0 10.0.0.0:6800 exists,up\n" +

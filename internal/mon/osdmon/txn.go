@@ -2,6 +2,7 @@ package osdmon
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -69,19 +70,40 @@ func (t *txn) propose(reply moncmd.Reply) ([]byte, moncmd.Reply) {
 		t.inc.NewCrush = cm
 	}
 	// Check what Apply will do: decode the encoded incremental and apply
-	// it, so that a map the codec cannot carry is refused here.
-	body, err := t.inc.MarshalBinary()
-	if err == nil {
-		var inc *osdmap.Incremental
-		if inc, err = osdmap.UnmarshalIncremental(body); err == nil {
-			_, err = t.base.Apply(inc)
-		}
-	}
+	// it, so that a map the codec cannot carry is refused here. The
+	// pools' full flags follow the map it makes (full.go).
+	body, err := t.check()
 	if err != nil {
 		return nil, moncmd.Errorf(moncmd.EINVAL, "%v", err)
 	}
 	p := proposal{kind: kindInc, base: t.base.Epoch(), body: body, meta: sortChanges(t.meta), reply: reply}
 	return p.encode(), reply
+}
+
+// check encodes the incremental, decodes and applies it to the base
+// map, brings the pools' full flags in step with the result, and returns
+// the encoded incremental.
+func (t *txn) check() ([]byte, error) {
+	for range 2 {
+		body, err := t.inc.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		inc, err := osdmap.UnmarshalIncremental(body)
+		if err != nil {
+			return nil, err
+		}
+		next, err := t.base.Apply(inc)
+		if err != nil {
+			return nil, err
+		}
+		if !t.syncPoolFull(next) {
+			return body, nil
+		}
+	}
+	// Changing a pool's flag changes no OSD state, so the second pass
+	// finds the flags in step.
+	return nil, fmt.Errorf("osdmon: pool full flags do not settle")
 }
 
 // status returns a reply whose status is msg followed by the txn's notes.

@@ -4,7 +4,14 @@
 // report", and the usage of every OSD's store. It answers "pg stat", "pg
 // dump", "pg query", "pg ls" and "pg ls-by-osd", adds the data section to
 // "status", and raises the PG health checks (PG_AVAILABILITY,
-// PG_DEGRADED, PG_DAMAGED, OBJECT_MISPLACED, OBJECT_UNFOUND).
+// PG_DEGRADED, PG_DAMAGED, OBJECT_MISPLACED, OBJECT_UNFOUND) and the
+// fullness checks (OSD_FULL, OSD_BACKFILLFULL, OSD_NEARFULL, POOL_FULL).
+//
+// It also decides the OSDs' fullness (fullness.go): its Tick compares
+// each OSD's stored usage under the map's ratios with the state bits the
+// map holds and, only when they differ, returns "osd full-states" for the
+// driver to send to osdmon, which owns the map. That is the one way the
+// service reaches osdmon: a command, as an operator would send.
 //
 // It owns the stored statistics, the states it derives from them and the
 // current OSD map (a PG without a report is "unknown"; one whose reporter

@@ -46,6 +46,9 @@ func (s *Service) HealthChecks(now time.Time) []health.Check {
 			checks = append(checks, c)
 		}
 	}
+	if m := s.cfg.Map(); m != nil {
+		checks = append(checks, s.fullness(m)...)
+	}
 	return checks
 }
 

@@ -137,9 +137,6 @@ func (s *Service) Apply(b *monstore.Batch, data []byte, now time.Time) (moncmd.R
 	return s.applyReport(b, p.report, now)
 }
 
-// Tick implements moncmd.Service; the service proposes nothing by itself.
-func (s *Service) Tick(time.Time) []moncmd.Command { return nil }
-
 // errNoMap is the reply before the cluster is created.
 func errNoMap() moncmd.Reply {
 	return moncmd.Errorf(moncmd.ENOENT, "no OSD map yet: the cluster was not created (osdmap create)")
