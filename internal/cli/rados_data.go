@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -406,8 +408,22 @@ as Ceph prints it. An object with a locator key has it after another tab.`,
 	return c
 }
 
+// lineSafe returns a name (of an object, namespace, locator, attribute
+// or omap key) as the plain listings print it, a name a line: as it is
+// if every character is printable and it does not begin with a double
+// quote; otherwise quoted as a Go string literal ("a\nb", "\x01",
+// "\"q", a backslash as \\), which cannot be mistaken for a name printed
+// as it is. JSON output keeps names exact.
+func lineSafe(s string) string {
+	if !strings.HasPrefix(s, `"`) && utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 // listObjects prints the objects io lists: plain lines as they come, or
-// one JSON array at the end.
+// one JSON array at the end. Plain lines quote names that need it
+// (lineSafe).
 func listObjects(ctx context.Context, ioc *rados.IOContext, out *Output, all bool, pool string) error {
 	bw := newLineWriter(out.W)
 	var entries []lsEntry
@@ -419,12 +435,12 @@ func listObjects(ctx context.Context, ioc *rados.IOContext, out *Output, all boo
 			entries = append(entries, lsEntry{ent.Namespace, ent.Name, ent.Key})
 			continue
 		}
-		line := ent.Name
+		line := lineSafe(ent.Name)
 		if all {
-			line = ent.Namespace + "\t" + line
+			line = lineSafe(ent.Namespace) + "\t" + line
 		}
 		if ent.Key != "" {
-			line += "\t" + ent.Key
+			line += "\t" + lineSafe(ent.Key)
 		}
 		if err := bw.line(line); err != nil {
 			return err
@@ -467,7 +483,7 @@ func radosStatCommand(e *radosEnv) *cobra.Command {
 				r := statReport{Pool: e.pool, Namespace: e.ns, Name: name, Size: st.Size,
 					MTime: st.ModTime.Local().Format(time.RFC3339Nano), Version: st.Version}
 				return e.out.Print(r, func(w io.Writer) error {
-					_, err := fmt.Fprintf(w, "%s mtime %s, size %d\n", e.path(name), st.ModTime.Local().Format(cephLocalTime), st.Size)
+					_, err := fmt.Fprintf(w, "%s mtime %s, size %d\n", lineSafe(e.path(name)), st.ModTime.Local().Format(cephLocalTime), st.Size)
 					return err
 				})
 			})
