@@ -23,6 +23,7 @@ func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		mc("dump [EPOCH]", "Show the OSD map: epoch, flags, pools, OSDs", "osd dump", []string{"?epoch"}),
 		mc("tree", "Show the CRUSH hierarchy with OSD states and weights", "osd tree", nil),
 		mc("stat", "Count OSDs up and in", "osd stat", nil),
+		mc("df", "Show each OSD's space: size, use, variance from the average, PG copies", "osd df", nil),
 		mc("ls", "List OSD ids", "osd ls", nil),
 		mc("find ID", "Show where an OSD is: address and CRUSH location", "osd find", []string{"id"}),
 		osdGetmapCommand(cf),

@@ -10,8 +10,8 @@ import (
 
 // addPGCommands adds "cuttle pg": the placement groups as the monitors
 // know them from their primaries' reports (MONITOR-COMMANDS.md lists each
-// command's output). Commands that act on a PG (scrub, repair) belong
-// here too.
+// command's output), and "cuttle df", the space those reports add up to.
+// Commands that act on a PG (scrub, repair) belong here too.
 func addPGCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 	mc := func(use, short, prefix string, args []string) *cobra.Command {
 		return monCommand(cf, out, use, short, prefix, args)
@@ -28,7 +28,8 @@ func addPGCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		pgTell(cf, out, "repair", "Deep-scrub a PG and rewrite every copy that differs from the authoritative one"),
 		markUnfoundLostCommand(cf, out),
 	)
-	root.AddCommand(pg)
+	root.AddCommand(pg,
+		mc("df", "Show the cluster's raw space and each pool's data, use and room left (MAX AVAIL)", "df", nil))
 }
 
 // pgTell is a command the PG's primary OSD carries out ("pg scrub"): the

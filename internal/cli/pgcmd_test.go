@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -35,6 +36,7 @@ func TestPGCommandsInProcess(t *testing.T) {
 			root.PersistentFlags().Var((*formatFlag)(&out.Format), "format", "")
 			addPGCommands(root, out, cf)
 			addMonCommands(root, out, cf)
+			addOSDCommands(root, out, cf)
 			root.SetOut(&stdout)
 			root.SetArgs(args)
 			err := root.ExecuteContext(context.Background())
@@ -72,6 +74,56 @@ func TestPGCommandsInProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor("the object", func() bool { return strings.Contains(must("pg", "stat"), "; 1 object, 5 B data, ") })
+
+		// df: the pool's object, 5 bytes stored, 15 used at size 3.
+		if out := must("df"); !regexp.MustCompile(`(?m)^rbd +1 +8 +5 B +1 +15 B +\S+ +\S+ \S+$`).MatchString(out) ||
+			!strings.Contains(out, "--- RAW STORAGE ---\nCLASS ") || !regexp.MustCompile(`(?m)^TOTAL +3\.0 GiB `).MatchString(out) {
+			t.Errorf("df:\n%s", out)
+		}
+		var df struct {
+			Stats struct {
+				Total   int64 `json:"total_bytes"`
+				NumOSDs int   `json:"num_osds"`
+			} `json:"stats"`
+			Pools []struct {
+				Name  string `json:"name"`
+				Stats struct {
+					Stored   int64 `json:"stored"`
+					Objects  int64 `json:"objects"`
+					Used     int64 `json:"bytes_used"`
+					MaxAvail int64 `json:"max_avail"`
+				} `json:"stats"`
+			} `json:"pools"`
+		}
+		if err := json.Unmarshal([]byte(must("--format", "json", "df")), &df); err != nil || df.Stats.NumOSDs != 3 ||
+			df.Stats.Total != 3<<30 || len(df.Pools) != 1 || df.Pools[0].Name != "rbd" || df.Pools[0].Stats.Stored != 5 ||
+			df.Pools[0].Stats.Objects != 1 || df.Pools[0].Stats.Used != 15 || df.Pools[0].Stats.MaxAvail <= 0 {
+			t.Errorf("df json: %+v %v", df, err)
+		}
+		// osd df: every OSD holds a copy of each of the 8 PGs.
+		if out := must("osd", "df"); strings.Count(out, "  8      up\n") != 3 || !strings.Contains(out, "MIN/MAX VAR: ") {
+			t.Errorf("osd df:\n%s", out)
+		}
+		var osdDF struct {
+			Nodes []struct {
+				ID     int32  `json:"id"`
+				KB     int64  `json:"kb"`
+				PGs    int    `json:"pgs"`
+				Status string `json:"status"`
+			} `json:"nodes"`
+			Summary struct {
+				TotalKB int64 `json:"total_kb"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal([]byte(must("--format", "json", "osd", "df")), &osdDF); err != nil || len(osdDF.Nodes) != 3 ||
+			osdDF.Summary.TotalKB != 3<<20 {
+			t.Errorf("osd df json: %+v %v", osdDF, err)
+		}
+		for _, n := range osdDF.Nodes {
+			if n.KB != 1<<20 || n.PGs != 8 || n.Status != "up" {
+				t.Errorf("osd df json, osd.%d: %+v", n.ID, n)
+			}
+		}
 
 		var stat struct {
 			NumPGs     int `json:"num_pgs"`

@@ -244,7 +244,7 @@ func radosListOmapValsCommand(e *radosEnv) *cobra.Command {
 				}
 				return e.out.Print(vals, func(w io.Writer) error {
 					for _, v := range vals {
-						if _, err := fmt.Fprintf(w, "%s\nvalue (%d bytes) :\n%s\n", v.Key, v.Bytes, hexDump(v.Base64)); err != nil {
+						if _, err := fmt.Fprintf(w, "%s\nvalue (%d bytes) :\n%s\n", lineSafe(v.Key), v.Bytes, hexDump(v.Base64)); err != nil {
 							return err
 						}
 					}
@@ -264,12 +264,13 @@ func hexDump(b []byte) string {
 	return s.String()
 }
 
-// linesOf prints each string on a line of its own.
+// linesOf prints each string on a line of its own, quoted if it needs
+// it (lineSafe).
 func linesOf(items []string) func(io.Writer) error {
 	return func(w io.Writer) error {
 		lw := newLineWriter(w)
 		for _, s := range items {
-			if err := lw.line(s); err != nil {
+			if err := lw.line(lineSafe(s)); err != nil {
 				return err
 			}
 		}

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -30,26 +33,139 @@ type streamer struct {
 // defaultStreamer moves radosChunk pieces, radosWindow in flight.
 func defaultStreamer() streamer { return streamer{chunk: radosChunk, window: radosWindow} }
 
+// putCleanupTimeout bounds the removal of what a failed put wrote. The
+// removal has its own deadline: the put may have failed because its
+// context was cancelled.
+const putCleanupTimeout = 30 * time.Second
+
+// waiter is an operation in flight (a *rados.Completion).
+type waiter interface {
+	Wait(ctx context.Context) error
+}
+
+// putTarget is what put writes to: an object in a pool (ioTarget), or in
+// tests a wrapper that injects faults.
+type putTarget interface {
+	writeFull(ctx context.Context, name string, data []byte) waiter
+	writeAt(ctx context.Context, name string, data []byte, off uint64) waiter
+	remove(ctx context.Context, name string) error
+	// rmCommand is the command that removes object name by hand.
+	rmCommand(name string) string
+}
+
+// ioTarget writes to the objects of an IOContext's pool and namespace.
+type ioTarget struct{ ioc *rados.IOContext }
+
+func (t ioTarget) writeFull(ctx context.Context, name string, data []byte) waiter {
+	return t.ioc.WriteFullAsync(ctx, name, data)
+}
+
+func (t ioTarget) writeAt(ctx context.Context, name string, data []byte, off uint64) waiter {
+	return t.ioc.WriteAsync(ctx, name, data, off)
+}
+
+func (t ioTarget) remove(ctx context.Context, name string) error { return t.ioc.Delete(ctx, name) }
+
+func (t ioTarget) rmCommand(name string) string {
+	cmd := "cuttle rados -p " + shellQuote(t.ioc.PoolName())
+	if ns := t.ioc.Namespace(); ns != "" {
+		cmd += " -N " + shellQuote(ns)
+	}
+	return cmd + " rm " + shellQuote(name)
+}
+
+// shellQuote quotes s for a POSIX shell, if it needs quoting.
+func shellQuote(s string) string {
+	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./:@%+=,", r))
+	}) < 0
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// partialObjectError is a put (or cp) that failed after it may have
+// written part of its object: Removed says whether it removed the object
+// again; if not, Written bytes of the input were written (-1: unknown)
+// and RemoveErr says why the object could not be removed.
+type partialObjectError struct {
+	Err       error // why the put failed
+	Removed   bool
+	Written   int64
+	RemoveErr error
+	RmCommand string
+}
+
+func (e *partialObjectError) Error() string {
+	if e.Removed {
+		return e.Err.Error() + "; the partly written object has been removed (the data it had before is lost)"
+	}
+	written := ""
+	if e.Written >= 0 {
+		written = fmt.Sprintf(" (%d bytes of the input written)", e.Written)
+	}
+	return fmt.Sprintf("%v; a partial object remains%s and could not be removed (%v): remove it with: %s",
+		e.Err, written, e.RemoveErr, e.RmCommand)
+}
+
+func (e *partialObjectError) Unwrap() error { return e.Err }
+
+// removePartial removes object name after a write of it failed with err
+// part way, with its own deadline, and returns err with what became of
+// the object. An object already gone counts as removed.
+func removePartial(ctx context.Context, t putTarget, name string, err error, written int64) error {
+	var pe *partialObjectError
+	if errors.As(err, &pe) {
+		return err // the put inside already cleaned up
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putCleanupTimeout)
+	defer cancel()
+	rerr := t.remove(ctx, name)
+	if rerr == nil || errors.Is(rerr, rados.ErrNotFound) {
+		return &partialObjectError{Err: err, Removed: true}
+	}
+	return &partialObjectError{Err: err, Written: written, RemoveErr: rerr, RmCommand: t.rmCommand(name)}
+}
+
 // put writes everything r yields to object name, replacing its data: the
 // first piece with WriteFull, the others with writes at their offsets,
 // window of them in flight (one client's ops on one object apply in
 // order). It returns the bytes written.
+//
+// An input of one piece is one WriteFull, atomic: if it fails the object
+// is as it was. If a larger put fails (a write refused, the input
+// unreadable, ctx cancelled), the object may hold part of the input, so
+// put removes it (best effort, see removePartial) and says so in its
+// error (*partialObjectError); the object's old data cannot be restored.
 func (s streamer) put(ctx context.Context, ioc *rados.IOContext, name string, r io.Reader) (int64, error) {
+	return s.putTo(ctx, ioTarget{ioc}, name, r)
+}
+
+func (s streamer) putTo(ctx context.Context, t putTarget, name string, r io.Reader) (int64, error) {
 	type piece struct {
-		buf  []byte
-		comp *rados.Completion
+		buf []byte
+		n   int
+		op  waiter
 	}
 	var (
 		inflight []piece
 		free     [][]byte
 		off      int64
+		written  int64 // bytes of pieces that were acknowledged
+		pieces   int   // writes issued
+		ended    bool  // the input was read to its end
 		firstErr error
 	)
 	wait := func() {
 		p := inflight[0]
 		inflight = inflight[1:]
-		if err := p.comp.Wait(ctx); err != nil && firstErr == nil {
-			firstErr = err
+		if err := p.op.Wait(ctx); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+		} else {
+			written += int64(p.n)
 		}
 		free = append(free, p.buf)
 	}
@@ -69,24 +185,32 @@ func (s streamer) put(ctx context.Context, ioc *rados.IOContext, name string, r 
 			firstErr = fmt.Errorf("read input: %w", rerr)
 			break
 		}
+		ended = rerr != nil
 		if n > 0 || off == 0 {
-			var c *rados.Completion
+			var op waiter
 			if off == 0 {
-				c = ioc.WriteFullAsync(ctx, name, buf[:n])
+				op = t.writeFull(ctx, name, buf[:n])
 			} else {
-				c = ioc.WriteAsync(ctx, name, buf[:n], uint64(off))
+				op = t.writeAt(ctx, name, buf[:n], uint64(off))
 			}
-			inflight = append(inflight, piece{buf, c})
+			inflight = append(inflight, piece{buf, n, op})
+			pieces++
 			off += int64(n)
 		}
-		if rerr != nil {
+		if ended {
 			break
 		}
 	}
 	for len(inflight) > 0 {
 		wait()
 	}
-	return off, firstErr
+	if firstErr == nil {
+		return off, nil
+	}
+	if pieces == 0 || pieces == 1 && ended {
+		return written, firstErr // nothing written, or one atomic write
+	}
+	return written, removePartial(ctx, t, name, firstErr, written)
 }
 
 // readFull reads until buf is full or the input ends (io.EOF, with the
@@ -160,7 +284,13 @@ func radosPutCommand(e *radosEnv) *cobra.Command {
 	return &cobra.Command{
 		Use:   "put OBJECT FILE|-",
 		Short: "Store FILE (or standard input) as OBJECT, replacing its data",
-		Args:  cobra.ExactArgs(2),
+		Long: `Store FILE (or standard input) as OBJECT, replacing its data, in 4 MiB
+pieces. Up to 4 MiB is one atomic write: if it fails, OBJECT is as it was.
+A larger put that fails part way (a write refused, the input unreadable,
+interrupted) removes OBJECT, which may hold part of the input: the data it
+had before is lost. If the removal fails too, the error says so and gives
+the command that removes what remains.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, file := args[0], args[1]
 			var in io.Reader = cmd.InOrStdin()
@@ -278,8 +408,22 @@ as Ceph prints it. An object with a locator key has it after another tab.`,
 	return c
 }
 
+// lineSafe returns a name (of an object, namespace, locator, attribute
+// or omap key) as the plain listings print it, a name a line: as it is
+// if every character is printable and it does not begin with a double
+// quote; otherwise quoted as a Go string literal ("a\nb", "\x01",
+// "\"q", a backslash as \\), which cannot be mistaken for a name printed
+// as it is. JSON output keeps names exact.
+func lineSafe(s string) string {
+	if !strings.HasPrefix(s, `"`) && utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 // listObjects prints the objects io lists: plain lines as they come, or
-// one JSON array at the end.
+// one JSON array at the end. Plain lines quote names that need it
+// (lineSafe).
 func listObjects(ctx context.Context, ioc *rados.IOContext, out *Output, all bool, pool string) error {
 	bw := newLineWriter(out.W)
 	var entries []lsEntry
@@ -291,12 +435,12 @@ func listObjects(ctx context.Context, ioc *rados.IOContext, out *Output, all boo
 			entries = append(entries, lsEntry{ent.Namespace, ent.Name, ent.Key})
 			continue
 		}
-		line := ent.Name
+		line := lineSafe(ent.Name)
 		if all {
-			line = ent.Namespace + "\t" + line
+			line = lineSafe(ent.Namespace) + "\t" + line
 		}
 		if ent.Key != "" {
-			line += "\t" + ent.Key
+			line += "\t" + lineSafe(ent.Key)
 		}
 		if err := bw.line(line); err != nil {
 			return err
@@ -339,7 +483,7 @@ func radosStatCommand(e *radosEnv) *cobra.Command {
 				r := statReport{Pool: e.pool, Namespace: e.ns, Name: name, Size: st.Size,
 					MTime: st.ModTime.Local().Format(time.RFC3339Nano), Version: st.Version}
 				return e.out.Print(r, func(w io.Writer) error {
-					_, err := fmt.Fprintf(w, "%s mtime %s, size %d\n", e.path(name), st.ModTime.Local().Format(cephLocalTime), st.Size)
+					_, err := fmt.Fprintf(w, "%s mtime %s, size %d\n", lineSafe(e.path(name)), st.ModTime.Local().Format(cephLocalTime), st.Size)
 					return err
 				})
 			})
@@ -354,8 +498,9 @@ func radosCpCommand(e *radosEnv) *cobra.Command {
 		Short: "Copy an object: data, extended attributes and omap",
 		Long: `Copy object SOURCE to TARGET, in the same pool and namespace unless
 --target-pool or --target-nspace say otherwise. TARGET is replaced: it is
-removed first, then written. The copy is not atomic: a failure part way
-leaves TARGET incomplete.`,
+removed first, then written. The copy is not atomic: if it fails part way
+it removes TARGET again (its old data is lost), or, if that fails too,
+says how to remove what remains.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, dst := args[0], args[1]
@@ -392,7 +537,9 @@ leaves TARGET incomplete.`,
 }
 
 // copyObject copies src's data, extended attributes, omap header and
-// omap entries to dst, replacing dst.
+// omap entries to dst, replacing dst: it removes dst, then writes it in
+// several operations. If one fails, it removes dst again (best effort,
+// as a failed put does) and says so in its error.
 func copyObject(ctx context.Context, from *rados.IOContext, src string, to *rados.IOContext, dst string) error {
 	r := rados.NewReadOp()
 	xs := r.GetXattrs()
@@ -403,6 +550,14 @@ func copyObject(ctx context.Context, from *rados.IOContext, src string, to *rado
 	if err := to.Delete(ctx, dst); err != nil && !errors.Is(err, rados.ErrNotFound) {
 		return fmt.Errorf("remove the target: %w", err)
 	}
+	if err := writeCopy(ctx, from, src, to, dst, xs.Attrs, hdr.Data); err != nil {
+		return removePartial(ctx, ioTarget{to}, dst, err, -1)
+	}
+	return nil
+}
+
+// writeCopy writes dst, which does not exist, from src.
+func writeCopy(ctx context.Context, from *rados.IOContext, src string, to *rados.IOContext, dst string, attrs map[string][]byte, header []byte) error {
 	// The data streams through a pipe from the source's reads to the
 	// target's writes.
 	pr, pw := io.Pipe()
@@ -414,19 +569,19 @@ func copyObject(ctx context.Context, from *rados.IOContext, src string, to *rado
 	}()
 	_, err := defaultStreamer().put(ctx, to, dst, pr)
 	pr.CloseWithError(errors.New("copy ended"))
-	if gerr := <-errc; gerr != nil {
-		return gerr
+	if gerr := <-errc; gerr != nil && err == nil {
+		err = gerr
 	}
 	if err != nil {
 		return err
 	}
-	if len(xs.Attrs) > 0 || len(hdr.Data) > 0 {
+	if len(attrs) > 0 || len(header) > 0 {
 		w := rados.NewWriteOp()
-		for k, v := range xs.Attrs {
+		for k, v := range attrs {
 			w.SetXattr(k, v)
 		}
-		if len(hdr.Data) > 0 {
-			w.SetOmapHeader(hdr.Data)
+		if len(header) > 0 {
+			w.SetOmapHeader(header)
 		}
 		if err := to.OperateWrite(ctx, dst, w); err != nil {
 			return err

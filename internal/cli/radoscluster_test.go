@@ -89,6 +89,7 @@ func TestRadosClusterUp(t *testing.T) {
 		}
 		cut("", "rados", "-p", "rbd", "put", "big", in)
 		cut("hello from stdin", "rados", "-p", "rbd", "put", "small", "-")
+		checkDF(t, func(args ...string) string { return cut("", args...) }, "rbd", 2, int64(len(data)+len("hello from stdin")))
 		cut("", "rados", "-p", "rbd", "get", "big", outFile)
 		if b, err := os.ReadFile(outFile); err != nil || !bytes.Equal(b, data) {
 			t.Fatalf("get big: %d bytes, %v", len(b), err)
@@ -282,6 +283,79 @@ func TestRadosClusterUp(t *testing.T) {
 			t.Errorf("cleanup of %d objects: %s", written, out)
 		}
 	})
+}
+
+// checkDF waits until `df --format json` shows pool holding objects and
+// stored bytes (the OSDs report within seconds), then checks that `osd df
+// --format json` shows every OSD up with its store's usage and that the
+// PG copies on the OSDs add up to every PG of every pool times its size
+// (3 copies on 3 OSDs).
+func checkDF(t *testing.T, cut func(args ...string) string, pool string, objects, stored int64) {
+	t.Helper()
+	type dfPool struct {
+		Name  string `json:"name"`
+		PGNum int    `json:"pg_num"`
+		Stats struct {
+			Stored   int64 `json:"stored"`
+			Objects  int64 `json:"objects"`
+			Used     int64 `json:"bytes_used"`
+			MaxAvail int64 `json:"max_avail"`
+		} `json:"stats"`
+	}
+	var df struct {
+		Stats struct {
+			Total int64 `json:"total_bytes"`
+		} `json:"stats"`
+		Pools []dfPool `json:"pools"`
+	}
+	var got dfPool
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if err := json.Unmarshal([]byte(cut("--format", "json", "df")), &df); err != nil {
+			t.Fatalf("df json: %v", err)
+		}
+		for _, p := range df.Pools {
+			if p.Name == pool {
+				got = p
+			}
+		}
+		if got.Stats.Objects == objects && got.Stats.Stored == stored {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("df shows pool %s as %+v after a minute, want %d objects, %d bytes", pool, got, objects, stored)
+		}
+	}
+	if got.Stats.Used != 3*stored || got.Stats.MaxAvail <= 0 || df.Stats.Total <= 0 {
+		t.Errorf("df: %+v, pool %+v", df.Stats, got)
+	}
+	if out := cut("df"); !strings.Contains(out, "--- POOLS ---\n") || !regexp.MustCompile(`(?m)^`+pool+` `).MatchString(out) {
+		t.Errorf("df:\n%s", out)
+	}
+	var osdDF struct {
+		Nodes []struct {
+			ID     int32  `json:"id"`
+			KB     int64  `json:"kb"`
+			KBUsed int64  `json:"kb_used"`
+			PGs    int    `json:"pgs"`
+			Status string `json:"status"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(cut("--format", "json", "osd", "df")), &osdDF); err != nil || len(osdDF.Nodes) != 3 {
+		t.Fatalf("osd df json: %+v %v", osdDF, err)
+	}
+	copies, want := 0, 0
+	for _, n := range osdDF.Nodes {
+		if n.KB <= 0 || n.KBUsed <= 0 || n.PGs <= 0 || n.Status != "up" {
+			t.Errorf("osd df: osd.%d %+v", n.ID, n)
+		}
+		copies += n.PGs
+	}
+	for _, p := range df.Pools {
+		want += 3 * p.PGNum
+	}
+	if copies != want {
+		t.Errorf("osd df: %d PG copies on the OSDs, want %d", copies, want)
+	}
 }
 
 func manyName(i int) string { return fmt.Sprintf("many-%07d", i) }

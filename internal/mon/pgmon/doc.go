@@ -2,7 +2,8 @@
 // Ceph's PGMonitor and mgr), named "pgmap": the newest state and usage of
 // every placement group, as its acting primary reports it with "pg
 // report", and the usage of every OSD's store. It answers "pg stat", "pg
-// dump", "pg query", "pg ls" and "pg ls-by-osd", adds the data section to
+// dump", "pg query", "pg ls" and "pg ls-by-osd", the space of the cluster,
+// its pools and its OSDs ("df", "osd df": df.go), adds the data section to
 // "status", and raises the PG health checks (PG_AVAILABILITY,
 // PG_DEGRADED, PG_DAMAGED, OBJECT_MISPLACED, OBJECT_UNFOUND) and the
 // fullness checks (OSD_FULL, OSD_BACKFILLFULL, OSD_NEARFULL, POOL_FULL).

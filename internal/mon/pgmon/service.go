@@ -95,6 +95,8 @@ func commands() map[string]command {
 		"pg query":     {query: (*Service).queryPG},         // pgid
 		"pg ls":        {query: (*Service).queryLs},         // [states]
 		"pg ls-by-osd": {query: (*Service).queryLsByOSD},    // osd
+		"df":           {query: (*Service).queryDF},         //
+		"osd df":       {query: (*Service).queryOSDDF},      //
 	}
 }
 
