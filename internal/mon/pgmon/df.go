@@ -20,13 +20,6 @@ import (
 // stat" do. A down OSD's space cannot take writes until it returns; "osd
 // df" still shows its last report, marked down.
 
-// defaultFullRatio is the share of an OSD's store that writes may fill
-// (Ceph's mon_osd_full_ratio default, 0.95): MAX AVAIL keeps the rest
-// of every OSD out of its estimate. The OSD map has no full ratio yet;
-// another change adds the map's full_ratio, which should then replace
-// this constant.
-const defaultFullRatio = 0.95
-
 // DFStats is the raw usage of a set of OSDs ("stats" and each entry of
 // "stats_by_class" in "df"), in bytes. Cuttle's OSDs report one used
 // figure, so total_used_bytes and total_used_raw_bytes are equal.
@@ -157,7 +150,9 @@ func maxAvail(m *osdmap.Map, p *osdmap.Pool, used map[int32]osdEntry) uint64 {
 		if !ok || u.total == 0 || w <= 0 {
 			continue
 		}
-		usable := max(float64(u.avail)-float64(u.total)*(1-defaultFullRatio), 0)
+		// Writes stop at the map's full ratio: the rest of every OSD is
+		// out of reach.
+		usable := max(float64(u.avail)-float64(u.total)*(1-float64(m.Ratios().Full)), 0)
 		least = min(least, usable/(w/total))
 	}
 	if math.IsInf(least, 1) {
