@@ -144,6 +144,9 @@ func maxAvail(m *osdmap.Map, p *osdmap.Pool, used map[int32]osdEntry) uint64 {
 	if total <= 0 {
 		return 0
 	}
+	// The ratio is a float32 in the map: take the decimal it was set as
+	// (0.95, not 0.949999988).
+	fullRatio, _ := strconv.ParseFloat(strconv.FormatFloat(float64(m.Ratios().Full), 'g', -1, 32), 64)
 	least := math.Inf(1)
 	for id, w := range weights {
 		u, ok := used[id]
@@ -152,7 +155,7 @@ func maxAvail(m *osdmap.Map, p *osdmap.Pool, used map[int32]osdEntry) uint64 {
 		}
 		// Writes stop at the map's full ratio: the rest of every OSD is
 		// out of reach.
-		usable := max(float64(u.avail)-float64(u.total)*(1-float64(m.Ratios().Full)), 0)
+		usable := max(float64(u.avail)-float64(u.total)*(1-fullRatio), 0)
 		least = min(least, usable/(w/total))
 	}
 	if math.IsInf(least, 1) {

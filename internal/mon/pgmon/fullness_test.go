@@ -10,8 +10,8 @@ import (
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
-// usage reports osd id's store usage as used percent of 100 GiB.
-func (tm *testMon) usage(id int32, usedPercent uint64) {
+// usagePercent reports osd id's store usage as used percent of 100 GiB.
+func (tm *testMon) usagePercent(id int32, usedPercent uint64) {
 	tm.t.Helper()
 	const total = 100 << 30
 	used := total / 100 * usedPercent
@@ -52,15 +52,15 @@ func TestTickMarksOSDsFullFromUsage(t *testing.T) {
 	if cmds := tm.svc.Tick(tm.now); len(cmds) != 0 {
 		t.Fatalf("no usage yet, Tick asks %v", cmds)
 	}
-	tm.usage(0, 50)
-	tm.usage(1, 50)
-	tm.usage(2, 50)
+	tm.usagePercent(0, 50)
+	tm.usagePercent(1, 50)
+	tm.usagePercent(2, 50)
 	if cmds := tm.svc.Tick(tm.now); len(cmds) != 0 {
 		t.Fatalf("every OSD half full, Tick asks %v", cmds)
 	}
-	tm.usage(0, 96)
-	tm.usage(1, 91)
-	tm.usage(2, 85)
+	tm.usagePercent(0, 96)
+	tm.usagePercent(1, 91)
+	tm.usagePercent(2, 85)
 	cmds := tm.svc.Tick(tm.now)
 	if len(cmds) != 1 || cmds[0].Prefix != "osd full-states" {
 		t.Fatalf("Tick asks %v, want one osd full-states", cmds)
@@ -78,7 +78,7 @@ func TestTickMarksOSDsFullFromUsage(t *testing.T) {
 		t.Fatalf("map in step, Tick asks %v", again)
 	}
 	// More reports at the same levels change nothing.
-	tm.usage(0, 97)
+	tm.usagePercent(0, 97)
 	if again := tm.svc.Tick(tm.now); len(again) != 0 {
 		t.Fatalf("osd.0 still full, Tick asks %v", again)
 	}
@@ -103,9 +103,9 @@ func TestTickMarksOSDsFullFromUsage(t *testing.T) {
 	}
 
 	// Space freed: the states clear.
-	tm.usage(0, 10)
-	tm.usage(1, 10)
-	tm.usage(2, 10)
+	tm.usagePercent(0, 10)
+	tm.usagePercent(1, 10)
+	tm.usagePercent(2, 10)
 	cmds = tm.svc.Tick(tm.now)
 	if len(cmds) != 1 || !maps.Equal(cmds[0].Args, map[string]string{"full": "", "backfillfull": "", "nearfull": ""}) {
 		t.Fatalf("after freeing space Tick asks %v", cmds)
