@@ -31,6 +31,9 @@ const (
 	OptPoolDefaultSize    = "osd_pool_default_size"
 	OptPoolDefaultMinSize = "osd_pool_default_min_size"
 	OptPoolDefaultPGNum   = "osd_pool_default_pg_num"
+	// OptMaxPGPerOSD: the PG copies per in OSD that "osd pool create"
+	// and "osd pool set size" may bring the cluster to (checkPGLimit).
+	OptMaxPGPerOSD = "mon_max_pg_per_osd"
 )
 
 // OptionNames lists every option the service reads, with its type
@@ -46,5 +49,6 @@ func OptionNames() map[string]string {
 		OptPoolDefaultSize:      "int",
 		OptPoolDefaultMinSize:   "int",
 		OptPoolDefaultPGNum:     "int",
+		OptMaxPGPerOSD:          "int",
 	}
 }
