@@ -117,7 +117,7 @@ func (s *Service) preparePoolCreate(c moncmd.Command, now time.Time) ([]byte, mo
 		}
 		return nil, moncmd.Errorf(moncmd.EEXIST, "pool '%s' already exists with other settings", name)
 	}
-	what := fmt.Sprintf("osd pool create: pool '%s'", name)
+	what := fmt.Sprintf("pool '%s'", name)
 	if r, ok := checkSure(c, want, what); !ok {
 		return nil, r
 	}
@@ -197,7 +197,7 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 				cnt = p.PGPNum
 			}
 			if uint32(n) != cnt {
-				return nil, moncmd.Errorf(moncmd.EPERM, "osd pool set: pool '%s': %s is fixed at creation (%d) until PG splitting exists: "+
+				return nil, moncmd.Errorf(moncmd.EPERM, "pool '%s': %s is fixed at creation (%d) until PG splitting exists: "+
 					"changing it would leave objects in PGs their names no longer map to, unreadable; "+
 					"to get %d PGs, create a new pool (cuttle osd pool create NEWPOOL %d) and copy each object to it "+
 					"(cuttle rados -p %s cp NAME NAME --target-pool NEWPOOL)", name, v, cnt, n, n, name)
@@ -218,7 +218,7 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 	if p == *cur {
 		return nil, moncmd.Reply{Status: fmt.Sprintf("pool '%s' %s is already %s", name, v, val)}
 	}
-	what := fmt.Sprintf("osd pool set: pool '%s'", name)
+	what := fmt.Sprintf("pool '%s'", name)
 	if r, ok := checkSure(c, want, what); !ok {
 		return nil, r
 	}

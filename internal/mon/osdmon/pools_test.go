@@ -67,7 +67,7 @@ func TestPools(t *testing.T) {
 		{"pg_num and pgp_num are fixed at creation", []step{
 			{prefix: "osd pool create", args: []string{"pool", "rbd", "pg_num", "8"}},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"}, code: moncmd.EPERM,
-				status: "osd pool set: pool 'rbd': pg_num is fixed at creation (8) until PG splitting exists: " +
+				status: "pool 'rbd': pg_num is fixed at creation (8) until PG splitting exists: " +
 					"changing it would leave objects in PGs their names no longer map to, unreadable; " +
 					"to get 32 PGs, create a new pool (cuttle osd pool create NEWPOOL 32) and copy each object to it " +
 					"(cuttle rados -p rbd cp NAME NAME --target-pool NEWPOOL)"},
@@ -83,12 +83,12 @@ func TestPools(t *testing.T) {
 		}},
 		{"min_size below a majority needs the flag", []step{
 			{prefix: "osd pool create", args: []string{"pool", "p", "size", "3", "min_size", "1"}, code: moncmd.EPERM,
-				status: "osd pool create: pool 'p': min_size 1 with size 3 lets the pool acknowledge writes held by 1 of 3 copies: " +
+				status: "pool 'p': min_size 1 with size 3 lets the pool acknowledge writes held by 1 of 3 copies: " +
 					"if those fail before recovery, acknowledged writes are lost (a majority, min_size 2, is the safe least); " +
 					"if that is what you want, pass --yes-i-really-mean-it"},
 			{prefix: "osd pool create", args: []string{"pool", "p", "size", "2", "min_size", "1"}},
 			{prefix: "osd pool create", args: []string{"pool", "q", "size", "3"}},
-			{prefix: "osd pool set", args: []string{"pool", "q", "var", "min_size", "val", "1"}, code: moncmd.EPERM, status: "osd pool set: pool 'q': min_size 1 with size 3"},
+			{prefix: "osd pool set", args: []string{"pool", "q", "var", "min_size", "val", "1"}, code: moncmd.EPERM, status: "pool 'q': min_size 1 with size 3"},
 			{prefix: "osd pool get", args: []string{"pool", "q", "var", "min_size"}, text: "min_size: 2\n"},
 			{prefix: "osd pool set", args: []string{"pool", "q", "var", "min_size", "val", "1", "yes_i_really_mean_it", "true"}, status: "set pool 2 min_size to 1"},
 			{prefix: "osd pool set", args: []string{"pool", "q", "var", "min_size", "val", "2"}},
@@ -100,7 +100,7 @@ func TestPools(t *testing.T) {
 		{"mon_max_pg_per_osd", []step{
 			// No OSDs: three are counted, so 750 PG copies fit.
 			{prefix: "osd pool create", args: []string{"pool", "pbig", "pg_num", "65536"}, code: moncmd.ERANGE,
-				status: "osd pool create: pool 'pbig': pg_num 65536 × size 3 would bring the cluster to 196608 PG copies, " +
+				status: "pool 'pbig': pg_num 65536 × size 3 would bring the cluster to 196608 PG copies, " +
 					"above the limit of 750 (mon_max_pg_per_osd 250 × 3 in OSDs, at least 3 counted); " +
 					"use fewer PGs, add OSDs, or raise the limit (cuttle config set mon mon_max_pg_per_osd N)"},
 			{prefix: "osd pool create", args: []string{"pool", "a", "pg_num", "128"}}, // 384
