@@ -145,14 +145,33 @@ func (s *Service) placementWarning(p osdmap.Pool) string {
 	n := countDomains(cm, m, root, domain)
 	dname := cm.TypeName(domain)
 	fmt.Fprintf(&b, ": its failure domain is %s, and %s holds OSDs in %d %s", dname, cm.ItemName(root), n, plural(n, dname))
+	fmt.Fprintf(&b, "; PGs stay undersized until it holds OSDs in %d %s", p.Size, plural(p.Size, dname))
 	if domain != 0 {
-		fmt.Fprintf(&b, "; PGs stay undersized until there are %d, or use a rule that places copies on OSDs "+
-			"(cuttle osd crush rule create-replicated NAME %s osd, then cuttle osd pool set %s crush_rule NAME), or lower size",
-			p.Size, strings.Split(cm.ItemName(root), "~")[0], p.Name)
-	} else {
-		fmt.Fprintf(&b, "; PGs stay undersized until there are %d OSDs, or lower size", p.Size)
+		if other := osdRule(cm, root); other != "" {
+			fmt.Fprintf(&b, ", or use rule %s, which places copies on OSDs (cuttle osd pool set %s crush_rule %s)", other, p.Name, other)
+		} else {
+			// A class's shadow root is named ROOT~CLASS.
+			rootName, class, _ := strings.Cut(cm.ItemName(root), "~")
+			fmt.Fprintf(&b, ", or use a rule that places copies on OSDs (cuttle osd crush rule create-replicated NAME %s osd%s, "+
+				"then cuttle osd pool set %s crush_rule NAME)", rootName, strings.TrimRight(" "+class, " "), p.Name)
+		}
 	}
+	b.WriteString(", or lower size")
 	return b.String()
+}
+
+// osdRule names a replicated rule that takes root and spreads copies
+// over OSDs, or "" if there is none.
+func osdRule(cm *crush.Map, root int32) string {
+	for _, r := range cm.Rules() {
+		if r.Type != crush.RuleReplicated {
+			continue
+		}
+		if rr, typ, ok := ruleDomain(r); ok && rr == root && typ == 0 {
+			return r.Name
+		}
+	}
+	return ""
 }
 
 // ruleDomain returns the root a replicated rule takes and the type its

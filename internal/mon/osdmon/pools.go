@@ -128,17 +128,25 @@ func (s *Service) preparePoolCreate(c moncmd.Command, now time.Time) ([]byte, mo
 		return nil, r
 	}
 	status := fmt.Sprintf("pool '%s' created", name)
+	var warnings []string
 	if bits.OnesCount32(want.PGNum) != 1 {
-		status += fmt.Sprintf(" (warning: pg_num %d is not a power of two, so PGs will differ in size)", want.PGNum)
+		warnings = append(warnings, fmt.Sprintf("warning: pg_num %d is not a power of two, so PGs will differ in size", want.PGNum))
 	}
 	if w := s.placementWarning(np); w != "" {
+		warnings = append(warnings, w)
+	}
+	for _, w := range warnings {
 		status += " (" + w + ")"
 	}
 	t := s.begin(now)
 	t.inc.NewPoolMax = &id
 	np.LastChange = t.inc.Epoch
 	t.inc.NewPools = []osdmap.Pool{np}
-	r := replyJSON(map[string]any{"pool": name, "pool_id": id}, status+"\n")
+	out := map[string]any{"pool": name, "pool_id": id}
+	if len(warnings) > 0 {
+		out["warnings"] = warnings
+	}
+	r := replyJSON(out, status+"\n")
 	r.Status = status
 	return t.propose(r)
 }

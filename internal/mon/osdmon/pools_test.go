@@ -166,15 +166,28 @@ func TestPoolPlacementWarning(t *testing.T) {
 	runSteps(t, oneHost, []step{
 		{prefix: "osd pool create", args: []string{"pool", "p", "pg_num", "16"},
 			status: "pool 'p' created (warning: crush rule replicated_rule can place only 1 of 3 copies: " +
-				"its failure domain is host, and default holds OSDs in 1 host; PGs stay undersized until there are 3, " +
+				"its failure domain is host, and default holds OSDs in 1 host; PGs stay undersized until it holds OSDs in 3 hosts, " +
 				"or use a rule that places copies on OSDs (cuttle osd crush rule create-replicated NAME default osd, " +
-				"then cuttle osd pool set p crush_rule NAME), or lower size)"},
+				"then cuttle osd pool set p crush_rule NAME), or lower size)",
+			data: `{"pool":"p","pool_id":1,"warnings":["warning: crush rule replicated_rule can place only 1 of 3 copies: ` +
+				`its failure domain is host, and default holds OSDs in 1 host; PGs stay undersized until it holds OSDs in 3 hosts, ` +
+				`or use a rule that places copies on OSDs (cuttle osd crush rule create-replicated NAME default osd, ` +
+				`then cuttle osd pool set p crush_rule NAME), or lower size"]}`},
 		{prefix: "osd crush rule create-replicated", args: []string{"name", "by_osd", "root", "default", "type", "osd"}},
 		{prefix: "osd pool set", args: []string{"pool", "p", "var", "crush_rule", "val", "by_osd"}},
 		{prefix: "osd pool set", args: []string{"pool", "p", "var", "size", "val", "4"},
-			status: "set pool 1 size to 4 (warning: crush rule by_osd can place only 3 of 4 copies: its failure domain is osd, and default holds OSDs in 3 osds"},
+			status: "set pool 1 size to 4 (warning: crush rule by_osd can place only 3 of 4 copies: its failure domain is osd, and default holds OSDs in 3 osds; " +
+				"PGs stay undersized until it holds OSDs in 4 osds, or lower size)"},
 		{prefix: "osd pool set", args: []string{"pool", "p", "var", "size", "val", "3"}},
-		{prefix: "osd pool set", args: []string{"pool", "p", "var", "crush_rule", "val", "replicated_rule"}, status: "can place only 1 of 3 copies"},
+		{prefix: "osd pool set", args: []string{"pool", "p", "var", "crush_rule", "val", "replicated_rule"},
+			status: "can place only 1 of 3 copies: its failure domain is host, and default holds OSDs in 1 host; PGs stay undersized until it holds OSDs in 3 hosts, " +
+				"or use rule by_osd, which places copies on OSDs (cuttle osd pool set p crush_rule by_osd), or lower size)"},
+		{prefix: "osd crush set-device-class", args: []string{"class", "hdd", "ids", "0"}},
+		{prefix: "osd crush rule create-replicated", args: []string{"name", "hdd_hosts", "root", "default", "type", "host", "class", "hdd"}},
+		{prefix: "osd pool create", args: []string{"pool", "h", "pg_num", "8", "rule", "hdd_hosts"},
+			status: "crush rule hdd_hosts can place only 1 of 3 copies: its failure domain is host, and default~hdd holds OSDs in 1 host; " +
+				"PGs stay undersized until it holds OSDs in 3 hosts, or use a rule that places copies on OSDs " +
+				"(cuttle osd crush rule create-replicated NAME default osd hdd, then cuttle osd pool set h crush_rule NAME), or lower size)"},
 	})
 	if r := must(t, oneHost.run("osd pool create", "pool", "two", "pg_num", "8", "size", "2", "rule", "by_osd")); r.Status != "pool 'two' created" {
 		t.Errorf("one host, a rule over OSDs: %q", r.Status)
