@@ -226,10 +226,16 @@ func TestPoolsAndMonCommand(t *testing.T) {
 			t.Fatalf("echo: %+v %v", r, err)
 		}
 		args := c.commands[0].Args
-		if args["pg_num"] != "4" || args["size"] != "2" || args["pool"] != "images" {
+		if args["pg_num"] != "4" || args["size"] != "2" || args["pool"] != "images" || args["yes_i_really_mean_it"] != "" {
 			t.Fatalf("create args %v", args)
 		}
-		if conn.Epoch() != 2 || conn.FSID() == "" {
+		if err := conn.CreatePool(ctx, "single", &rados.PoolOptions{PGNum: 4, Size: 1, FewCopies: true}); err != nil {
+			t.Fatal(err)
+		}
+		if args := c.commands[2].Args; args["size"] != "1" || args["yes_i_really_mean_it"] != "true" {
+			t.Fatalf("create args with FewCopies %v", args)
+		}
+		if conn.Epoch() != 3 || conn.FSID() == "" {
 			t.Fatalf("epoch %d fsid %q", conn.Epoch(), conn.FSID())
 		}
 	})

@@ -16,6 +16,9 @@ type PoolOptions struct {
 	MinSize int
 	// Rule names the CRUSH rule (default: the monitors').
 	Rule string
+	// FewCopies confirms a size of 1 or a MinSize below a majority of
+	// Size, which the monitors refuse otherwise (yes_i_really_mean_it).
+	FewCopies bool
 }
 
 // LookupPool returns the id of the named pool in the client's map.
@@ -59,6 +62,9 @@ func (c *Conn) CreatePool(ctx context.Context, name string, opts *PoolOptions) e
 		setCount(args, "min_size", int64(opts.MinSize))
 		if opts.Rule != "" {
 			args["rule"] = opts.Rule
+		}
+		if opts.FewCopies {
+			args["yes_i_really_mean_it"] = "true"
 		}
 	}
 	if _, err := c.MonCommand(ctx, "osd pool create", args); err != nil {

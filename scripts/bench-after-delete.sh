@@ -16,7 +16,7 @@ D=$(mktemp -d /var/tmp/bench-after-delete.XXXXXX)
 trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
 export CUTTLE_CONF=$D/cuttle.conf
 "$BIN" cluster up --dir "$D" --auth none --osd-size 64G >/dev/null 2>&1
-"$BIN" osd pool create b1 64 --size "$SIZE" --min-size 1 --rule replicated_osd >/dev/null
+"$BIN" osd pool create b1 64 --size "$SIZE" --min-size 1 --rule replicated_osd --yes-i-really-mean-it >/dev/null
 pids=$("$BIN" cluster status --dir "$D" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("daemons",d); print(" ".join(str(x["pid"]) for x in d if x["name"].startswith("osd")))')
 disk=$(lsblk -no PKNAME "$(df --output=source /var/tmp | tail -1)" 2>/dev/null || true)
 [ -n "$disk" ] || disk=$(basename "$(df --output=source /var/tmp | tail -1)")

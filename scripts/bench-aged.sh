@@ -15,7 +15,7 @@ rm -rf "$D"
 export CUTTLE_CONF=$D/cuttle.conf
 "$BIN" cluster up --dir "$D" --auth none > /dev/null
 "$BIN" osd pool create bench3 64 --size 3 --min-size 2 --rule replicated_osd > /dev/null
-"$BIN" osd pool create bench1 64 --size 1 --min-size 1 --rule replicated_osd > /dev/null
+"$BIN" osd pool create bench1 64 --size 1 --min-size 1 --rule replicated_osd --yes-i-really-mean-it > /dev/null
 s() { awk '/Bandwidth \(MB/ {b=$3} /Average IOPS/ {i=$3} END {printf "%s MB/s, %s IOPS\n", b, i}'; }
 echo "size 3, 4 MiB write: $("$BIN" bench -p bench3 30 write -t 16 --no-cleanup | s)"
 "$BIN" bench -p bench3 cleanup > /dev/null

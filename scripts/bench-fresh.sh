@@ -35,7 +35,7 @@ export CUTTLE_CONF=$D/cuttle.conf
 
 up() {
 	"$BIN" cluster up --dir "$D" --auth none >/dev/null 2>&1
-	"$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd >/dev/null
+	"$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd --yes-i-really-mean-it >/dev/null
 }
 summary() { awk '/Bandwidth \(MB/ {b=$3} /Average IOPS/ {i=$3} /p99 latency/ {p=$3} END {printf "%s MB/s %s IOPS p99 %s s", b, i, p}'; }
 # sectors written to the disk holding /var/tmp

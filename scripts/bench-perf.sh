@@ -21,7 +21,7 @@ trap '"$BIN" cluster down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
 export CUTTLE_CONF=$D/cuttle.conf
 mkdir -p "$OUT"
 "$BIN" cluster up --dir "$D" --auth none >/dev/null 2>&1
-"$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd >/dev/null
+"$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd --yes-i-really-mean-it >/dev/null
 if [ "$PHASE" = rand ]; then
 	"$BIN" bench -p bp 15 write -b "$BS" -t 16 --no-cleanup >/dev/null
 	"$BIN" bench -p bp 20 rand -t 16 > "$OUT/bench.txt" &

@@ -21,7 +21,7 @@ c="bin/cuttle --conf $dir/cuttle.conf"
 # Only the measured pool: rbd (size 3) could not be clean with an OSD out.
 $c config set mon mon_allow_pool_delete true >/dev/null
 $c osd pool rm rbd rbd --yes-i-really-really-mean-it >/dev/null
-$c osd pool create rec 64 --size "$size" --min-size 1 --rule replicated_osd >/dev/null
+$c osd pool create rec 64 --size "$size" --min-size 1 --rule replicated_osd --yes-i-really-mean-it >/dev/null
 until $c pg stat | grep -qE '^[0-9]+ pgs: [0-9]+ active\+clean;'; do sleep 1; done
 $c --format json bench -p rec "$secs" write -b 4M -t 16 --no-cleanup >"$out/write.json"
 $c pg stat | tee "$out/before.txt"

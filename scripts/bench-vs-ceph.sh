@@ -90,7 +90,7 @@ if [ -z "${SKIP_CUTTLE:-}" ]; then
 	"$CUTTLE" cluster up --dir "$DIR" --auth none --base-port 7700 --osd-size 64G > "$OUT/cuttle_up.log" 2>&1
 	export CUTTLE_CONF=$DIR/cuttle.conf
 	"$CUTTLE" osd pool create bench3 64 --size 3 --min-size 2 --rule replicated_osd > /dev/null
-	"$CUTTLE" osd pool create bench1 64 --size 1 --min-size 1 --rule replicated_osd > /dev/null
+	"$CUTTLE" osd pool create bench1 64 --size 1 --min-size 1 --rule replicated_osd --yes-i-really-mean-it > /dev/null
 	osds=$(for f in "$DIR"/run/osd.*.pid; do awk '/^pid / {print $2}' "$f"; done)
 	hwm_reset $osds
 	phases cuttle bench3 cuttle

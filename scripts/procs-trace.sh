@@ -25,7 +25,7 @@ echo idle > "$D/phase"
 	sleep 0.5
 done) &
 w=$!
-"$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd >/dev/null
+"$BIN" osd pool create bp 64 --size "$SIZE" --min-size 1 --rule replicated_osd --yes-i-really-mean-it >/dev/null
 phase() {
 	local name=$1
 	echo "$name" > "$D/phase"

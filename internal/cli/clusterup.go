@@ -218,6 +218,8 @@ func setupCluster(ctx context.Context, c *launcher.Cluster) error {
 	if n := len(c.OSDs()); n > 0 {
 		cmds = append(cmds, wire.NewCommand("osd pool create", "pool", clusterPool, "pg_num", fmt.Sprint(clusterPGs),
 			"size", fmt.Sprint(min(3, n)), "rule", clusterRule))
+		// With --osds 1 one copy is all there can be: confirm size 1.
+		cmds[len(cmds)-1].Args["yes_i_really_mean_it"] = fmt.Sprint(n == 1)
 	}
 	f := &clusterFlags{conf: c.Conf, name: "client.admin"}
 	mc, err := f.monClient()

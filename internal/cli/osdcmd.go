@@ -66,14 +66,93 @@ func osdPoolCommands(cf *clusterFlags, out *Output, mc mcFunc) *cobra.Command {
 	}
 	rm.Flags().BoolVar(&yes, "yes-i-really-really-mean-it", false, "confirm deleting the pool's data")
 	pool.AddCommand(
-		mc("create POOL [PG_NUM [PGP_NUM]]", "Create a replicated pool", "osd pool create", []string{"pool", "?pg_num", "?pgp_num"}, "size", "min-size", "rule"),
+		poolCreateCommand(cf, out),
 		mc("ls [detail]", "List pools", "osd pool ls", []string{"?detail"}),
 		mc("get POOL VAR", "Show a pool setting: size, min_size, pg_num, pgp_num, crush_rule or all", "osd pool get", []string{"pool", "var"}),
-		mc("set POOL VAR VALUE", "Change a pool setting", "osd pool set", []string{"pool", "var", "val"}),
+		poolSetCommand(cf, out),
 		mc("rename OLD NEW", "Rename a pool", "osd pool rename", []string{"srcpool", "destpool"}),
 		rm,
 	)
 	return pool
+}
+
+// sureFlag is the flag that confirms a pool keeping too few copies (the
+// monitors' yes_i_really_mean_it).
+const sureFlag = "yes-i-really-mean-it"
+
+// poolCreateCommand is "cuttle osd pool create".
+func poolCreateCommand(cf *clusterFlags, out *Output) *cobra.Command {
+	var size, minSize, rule string
+	var sure bool
+	c := &cobra.Command{
+		Use:   "create POOL [PG_NUM [PGP_NUM]]",
+		Short: "Create a replicated pool",
+		Long: "Create a replicated pool of PG_NUM placement groups (default osd_pool_default_pg_num, 32).\n" +
+			"PG_NUM is fixed at creation (PGs cannot split yet): choose it for the pool's final size.\n" +
+			"The monitors refuse more PG copies than mon_max_pg_per_osd (250) per in OSD, and warn\n" +
+			"when the CRUSH rule cannot place SIZE copies on the OSDs there are.",
+		Args: cobra.RangeArgs(1, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wc := wire.NewCommand("osd pool create", "pool", args[0])
+			for i, name := range []string{"pg_num", "pgp_num"} {
+				if len(args) > i+1 {
+					wc.Args[name] = args[i+1]
+				}
+			}
+			for name, v := range map[string]string{"size": size, "min_size": minSize, "rule": rule} {
+				if v != "" {
+					wc.Args[name] = v
+				}
+			}
+			if sure {
+				wc.Args["yes_i_really_mean_it"] = "true"
+			}
+			return runMon(cmd.Context(), cf, out, wc)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&size, "size", "", "copies of each object, `N` from 1 to 10 (default osd_pool_default_size, 3)")
+	f.StringVar(&minSize, "min-size", "", "the least copies that must be up for the pool to serve I/O: `M` from 1 to size (default size - size/2)")
+	f.StringVar(&rule, "rule", "", "the CRUSH rule placing the copies: a `RULE` name or id (default replicated_rule; see cuttle osd crush rule ls)")
+	f.BoolVar(&sure, sureFlag, false, "confirm size 1 or a min-size below a majority of size (acknowledged writes can be lost)")
+	return c
+}
+
+// poolVars returns the variables "osd pool set" takes, each with one
+// line of help.
+func poolVars() [][2]string {
+	return [][2]string{
+		{"size", "copies of each object, 1 to 10 (1 needs --yes-i-really-mean-it)"},
+		{"min_size", "copies that must be up to serve I/O, 1 to size (below size - size/2 needs --yes-i-really-mean-it)"},
+		{"pg_num", "placement groups: fixed at creation until PGs can split (create a new pool and copy instead)"},
+		{"pgp_num", "placement groups CRUSH places: fixed at creation, like pg_num"},
+		{"crush_rule", "the CRUSH rule placing the copies, by name or id (cuttle osd crush rule ls)"},
+	}
+}
+
+// poolSetCommand is "cuttle osd pool set".
+func poolSetCommand(cf *clusterFlags, out *Output) *cobra.Command {
+	var sure bool
+	var long strings.Builder
+	long.WriteString("Change a pool setting. VAR is one of:\n")
+	for _, v := range poolVars() {
+		fmt.Fprintf(&long, "  %-11s %s\n", v[0], v[1])
+	}
+	c := &cobra.Command{
+		Use:   "set POOL VAR VALUE",
+		Short: "Change a pool setting: size, min_size or crush_rule",
+		Long:  strings.TrimSuffix(long.String(), "\n"),
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wc := wire.NewCommand("osd pool set", "pool", args[0], "var", args[1], "val", args[2])
+			if sure {
+				wc.Args["yes_i_really_mean_it"] = "true"
+			}
+			return runMon(cmd.Context(), cf, out, wc)
+		},
+	}
+	c.Flags().BoolVar(&sure, sureFlag, false, "confirm size 1 or a min_size below a majority of size (acknowledged writes can be lost)")
+	return c
 }
 
 func osdCrushCommands(cf *clusterFlags, out *Output, mc mcFunc) *cobra.Command {

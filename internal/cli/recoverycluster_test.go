@@ -110,7 +110,7 @@ func TestClusterRecoversReturningOSD(t *testing.T) {
 	}
 
 	// The others die; osd.2 alone has to serve everything.
-	cli("osd", "pool", "set", "rbd", "min_size", "1")
+	cli("osd", "pool", "set", "rbd", "min_size", "1", "--yes-i-really-mean-it")
 	kill("osd.0")
 	kill("osd.1")
 	cli("osd", "down", "0", "1")

@@ -141,14 +141,19 @@ func unixTime(n int64) time.Time {
 }
 
 // inconsistentLocked names the objects the last scrub found damaged, in
-// object order, at most maxReportedInconsistent.
+// object order, at most maxReportedInconsistent; an object stored in the
+// wrong PG is followed by the reason in parentheses.
 func (p *pg) inconsistentLocked() []string {
 	var out []string
 	for _, id := range slices.SortedFunc(maps.Keys(p.inconsistent), objid.Compare) {
 		if len(out) == maxReportedInconsistent {
 			break
 		}
-		out = append(out, id.String())
+		name := id.String()
+		if inc := p.inconsistent[id]; inc.misplaced {
+			name += " (" + inc.why + ")"
+		}
+		out = append(out, name)
 	}
 	return out
 }

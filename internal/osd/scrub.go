@@ -15,6 +15,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // Scrub compares the copies of a PG's objects across its acting members,
@@ -117,6 +118,10 @@ type inconsistency struct {
 	auth []int32 // members holding the authoritative copy (none: no good copy)
 	bad  []int32 // members whose copy is unreadable, missing or different
 	why  string
+	// misplaced: the object's name maps to another PG (why says which).
+	// Repair leaves such objects alone: copying them among this PG's
+	// members cannot put them where clients look for them.
+	misplaced bool
 }
 
 // scrubJob is a scrub to run on a PG this OSD is primary of.
@@ -162,6 +167,12 @@ func (p *pg) scrub(deep, repair bool) error {
 	if repair && len(found) > 0 {
 		p.setScrubbing(p.scrubbingState() + "+repair")
 		for id, inc := range found {
+			if inc.misplaced {
+				p.o.log.Error("scrub: repair leaves an object stored in a PG its name does not map to where it is "+
+					"(repair cannot move it to that PG); its data can be saved from the stopped OSD with cuttle objectstore get",
+					"pg", p.id.String(), "object", id.String(), "why", inc.why)
+				continue
+			}
 			if err := p.repairObject(r, id, inc); err != nil {
 				p.o.log.Error("scrub: repair failed", "pg", p.id.String(), "object", id.String(), "err", err)
 				continue
@@ -221,7 +232,48 @@ func (p *pg) scrubChunk(r *peerRun, replicas []int32, start, end objid.ID, deep 
 			found[id] = inc
 		}
 	}
+	p.mu.Lock()
+	pool := p.pool
+	p.mu.Unlock()
+	for id, inc := range misplacedObjects(maps, pool, p.id) {
+		if prev, ok := found[id]; ok {
+			inc.why += "; " + prev.why
+		}
+		found[id] = inc
+	}
 	return nil
+}
+
+// misplacedObjects returns the objects of the scrub maps that do not
+// belong in pg: their names (namespace and locator) hash to another PG
+// of the pool at its current pg_num, or they belong to another pool.
+// Clients look for such an object in the PG its name maps to, so it is
+// unreadable where it is, and a write of the name makes a second object.
+// It is a check of names, so a light scrub makes it too.
+func misplacedObjects(scrubMaps map[int32][]wire.ScrubObject, pool osdmap.Pool, pg osdmap.PG) map[objid.ID]inconsistency {
+	out := map[objid.ID]inconsistency{}
+	for _, osd := range slices.Sorted(maps.Keys(scrubMaps)) {
+		for _, o := range scrubMaps[osd] {
+			id := o.ID
+			if inc, ok := out[id]; ok {
+				inc.bad = append(inc.bad, osd)
+				out[id] = inc
+				continue
+			}
+			var why string
+			if h := objid.HashLocator(id.Namespace, id.Locator()); id.Pool != pg.Pool {
+				why = fmt.Sprintf("stored in pg %v, but it belongs to pool %d", pg, id.Pool)
+			} else if want := pool.HashToPG(h); pool.PGNum > 0 && want != pg {
+				why = fmt.Sprintf("stored in pg %v, but its hash maps to pg %v", pg, want)
+			} else if h != id.Hash {
+				why = fmt.Sprintf("stored with hash %08x, but its name hashes to %08x", id.Hash, h)
+			}
+			if why != "" {
+				out[id] = inconsistency{bad: []int32{osd}, why: why, misplaced: true}
+			}
+		}
+	}
+	return out
 }
 
 // fluxStart notes, as a chunk's scrub begins, the PG's last update and
@@ -267,7 +319,7 @@ func (p *pg) scrubMap(start, end objid.ID, deep bool) ([]wire.ScrubObject, error
 			if !end.IsMax() && objid.Compare(id, end) >= 0 {
 				return out, nil
 			}
-			if id.Pool != p.id.Pool {
+			if id.Pool < 0 {
 				continue // the PG's own metadata object
 			}
 			if so, ok := p.scrubObject(id, deep); ok {

@@ -25,7 +25,7 @@ func benchClusterOpts(b testing.TB, size int, opts Options) *rados.IOContext {
 	for _, h := range []string{"h1", "h2", "h3"} {
 		c.AddOSD(h)
 	}
-	c.Run("osd pool create", "pool", "bench", "pg_num", "32", "size", fmt.Sprint(size), "min_size", "1")
+	c.Run("osd pool create", "pool", "bench", "pg_num", "32", "size", fmt.Sprint(size), "min_size", "1", "yes_i_really_mean_it", "true")
 	c.WaitForEpoch(c.Epoch())
 	var mons []string
 	for _, mi := range c.monmap.Mons {

@@ -83,7 +83,7 @@ func TestNewPrimaryCopiesFromStray(t *testing.T) {
 		for _, h := range []string{"h1", "h2", "h3", "h4"} {
 			c.AddOSD(h)
 		}
-		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "1", "min_size", "1")
+		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "1", "min_size", "1", "yes_i_really_mean_it", "true")
 		c.WaitForEpoch(c.Epoch())
 		synctest.Wait()
 		io, err := c.connect(t, "client.app").OpenIOContext("rbd")

@@ -196,15 +196,15 @@ func TestRadosAppliedThenCommitted(t *testing.T) {
 }
 
 // newPoolCluster starts a cluster of one OSD per host in hosts with pool
-// rbd (8 PGs, size 3, min_size minSize) and returns it with an I/O
-// context on the pool.
+// rbd (8 PGs, size 3, min_size minSize, confirmed when below a majority)
+// and returns it with an I/O context on the pool.
 func newPoolCluster(t *testing.T, opts Options, minSize int, hosts ...string) (*Cluster, *rados.IOContext) {
 	t.Helper()
 	c := New(t, opts)
 	for _, h := range hosts {
 		c.AddOSD(h)
 	}
-	c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "min_size", fmt.Sprint(minSize))
+	c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "min_size", fmt.Sprint(minSize), "yes_i_really_mean_it", "true")
 	c.WaitForEpoch(c.Epoch())
 	synctest.Wait()
 	io, err := c.connect(t, "client.app").OpenIOContext("rbd")

@@ -151,3 +151,50 @@ func TestScheduledDeepScrub(t *testing.T) {
 		}
 	})
 }
+
+// An object stored on every member of a PG its name does not map to (what
+// growing pg_num without splitting PGs left behind) is found by a light
+// scrub, which names the PG it belongs in; repair leaves it where it is
+// (copying it among this PG's members cannot make it readable) and the
+// PG stays inconsistent.
+func TestScrubFindsAnObjectInTheWrongPG(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, conn, io, names, pg, mp := scrubCluster(t, Options{})
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		var stray objid.ID
+		var home osdmap.PG
+		for i := 0; stray.Name == ""; i++ {
+			if id, p, _ := place(t, c, fmt.Sprint("stray-", i)); p != pg {
+				stray, home = id, p
+			}
+		}
+		for _, x := range mp.Acting {
+			var txn objectstore.Transaction
+			txn.Write(coll, stray, 0, content(stray.Name))
+			if err := objectstore.Apply(context.Background(), c.OSDs[x].Store, &txn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []string{fmt.Sprintf("%v (stored in pg %v, but its hash maps to pg %v)", stray, pg, home)}
+		tellPG(t, conn, mp, "pg scrub", pg)
+		st := c.pgStatus(t, mp.ActingPrimary, pg)
+		if st.State != "active+clean+inconsistent" || !slices.Equal(st.Inconsistent, want) {
+			t.Fatalf("after a light scrub: %q, inconsistent %q; want active+clean+inconsistent naming %q", st.State, st.Inconsistent, want)
+		}
+		tellPG(t, conn, mp, "pg repair", pg)
+		st = c.pgStatus(t, mp.ActingPrimary, pg)
+		if st.State != "active+clean+inconsistent" || !slices.Equal(st.Inconsistent, want) {
+			t.Fatalf("after repair: %q, inconsistent %q; want it left as it was", st.State, st.Inconsistent)
+		}
+		for _, x := range mp.Acting {
+			if got, err := c.OSDs[x].Store.Read(context.Background(), coll, stray, 0, 0); err != nil || !bytes.Equal(got, content(stray.Name)) {
+				t.Fatalf("osd.%d's stray copy after repair: %.20q, %v; want it kept", x, got, err)
+			}
+		}
+		for _, name := range names {
+			if got, err := io.Read(context.Background(), name, 0, 0); err != nil || !bytes.Equal(got, content(name)) {
+				t.Fatalf("read %s: %.20q, %v", name, got, err)
+			}
+		}
+	})
+}

@@ -65,6 +65,8 @@ func schemaTable() []Option {
 	return []Option{
 		{Name: "mon_allow_pool_delete", Type: TypeBool, Default: "false", Runtime: true,
 			Desc: "allow pools to be deleted (osd pool rm)"},
+		{Name: "mon_max_pg_per_osd", Type: TypeInt, Default: "250", Runtime: true, Min: 1, Max: 1 << 20,
+			Desc: "PG copies per in OSD (at least 3 OSDs counted) beyond which osd pool create and osd pool set size are refused"},
 		{Name: "mon_min_osdmap_epochs", Type: TypeInt, Default: "500", Runtime: true, Min: 1, Max: 1 << 20,
 			Desc: "number of OSD map epochs the monitors keep"},
 		{Name: "mon_osd_down_out_interval", Type: TypeDuration, Default: "10m0s", Runtime: true, Min: 0, Max: 1 << 31,

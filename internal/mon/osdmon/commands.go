@@ -53,8 +53,8 @@ func commands() map[string]command {
 		"osd full-states":            {prepare: (*Service).prepareFullStates}, // [full] [backfillfull] [nearfull]
 
 		// Pools.
-		"osd pool create": {prepare: (*Service).preparePoolCreate}, // pool [pg_num pgp_num size min_size rule pool_type]
-		"osd pool set":    {prepare: (*Service).preparePoolSet},    // pool var val
+		"osd pool create": {prepare: (*Service).preparePoolCreate}, // pool [pg_num pgp_num size min_size rule pool_type yes_i_really_mean_it]
+		"osd pool set":    {prepare: (*Service).preparePoolSet},    // pool var val [yes_i_really_mean_it]
 		"osd pool rename": {prepare: (*Service).preparePoolRename}, // srcpool destpool
 		"osd pool rm":     {prepare: (*Service).preparePoolRm},     // pool pool2 yes_i_really_really_mean_it
 

@@ -38,6 +38,9 @@ const (
 	OptNearFullRatio     = "mon_osd_nearfull_ratio"
 	OptBackfillFullRatio = "mon_osd_backfillfull_ratio"
 	OptFullRatio         = "mon_osd_full_ratio"
+	// OptMaxPGPerOSD: the PG copies per in OSD that "osd pool create"
+	// and "osd pool set size" may bring the cluster to (checkPGLimit).
+	OptMaxPGPerOSD = "mon_max_pg_per_osd"
 )
 
 // OptionNames lists every option the service reads, with its type
@@ -56,5 +59,6 @@ func OptionNames() map[string]string {
 		OptNearFullRatio:        "float",
 		OptBackfillFullRatio:    "float",
 		OptFullRatio:            "float",
+		OptMaxPGPerOSD:          "int",
 	}
 }

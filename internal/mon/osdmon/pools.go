@@ -71,7 +71,7 @@ func countArg(c moncmd.Command, name string, def int64) (int64, error) {
 }
 
 // preparePoolCreate handles "osd pool create pool [pg_num] [pgp_num]
-// [size] [min_size] [rule] [pool_type]".
+// [size] [min_size] [rule] [pool_type] [yes_i_really_mean_it]".
 func (s *Service) preparePoolCreate(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
 	name, err := c.Str("pool")
 	if err != nil {
@@ -117,21 +117,42 @@ func (s *Service) preparePoolCreate(c moncmd.Command, now time.Time) ([]byte, mo
 		}
 		return nil, moncmd.Errorf(moncmd.EEXIST, "pool '%s' already exists with other settings", name)
 	}
-	t := s.begin(now)
-	id := s.m.PoolMax() + 1
-	t.inc.NewPoolMax = &id
-	t.inc.NewPools = []osdmap.Pool{{ID: id, Name: name, Type: osdmap.PoolReplicated, Size: want.Size, MinSize: want.MinSize,
-		CrushRule: rule, PGNum: want.PGNum, PGPNum: want.PGPNum, Flags: osdmap.PoolHashPSPool, LastChange: t.inc.Epoch}}
-	status := fmt.Sprintf("pool '%s' created", name)
-	if bits.OnesCount32(want.PGNum) != 1 {
-		status += fmt.Sprintf(" (warning: pg_num %d is not a power of two, so PGs will differ in size)", want.PGNum)
+	what := fmt.Sprintf("pool '%s'", name)
+	if r, ok := checkSure(c, want, what); !ok {
+		return nil, r
 	}
-	r := replyJSON(map[string]any{"pool": name, "pool_id": id}, status+"\n")
+	id := s.m.PoolMax() + 1
+	np := osdmap.Pool{ID: id, Name: name, Type: osdmap.PoolReplicated, Size: want.Size, MinSize: want.MinSize,
+		CrushRule: rule, PGNum: want.PGNum, PGPNum: want.PGPNum, Flags: osdmap.PoolHashPSPool}
+	if r, ok := s.checkPGLimit(np, what); !ok {
+		return nil, r
+	}
+	status := fmt.Sprintf("pool '%s' created", name)
+	var warnings []string
+	if bits.OnesCount32(want.PGNum) != 1 {
+		warnings = append(warnings, fmt.Sprintf("warning: pg_num %d is not a power of two, so PGs will differ in size", want.PGNum))
+	}
+	if w := s.placementWarning(np); w != "" {
+		warnings = append(warnings, w)
+	}
+	for _, w := range warnings {
+		status += " (" + w + ")"
+	}
+	t := s.begin(now)
+	t.inc.NewPoolMax = &id
+	np.LastChange = t.inc.Epoch
+	t.inc.NewPools = []osdmap.Pool{np}
+	out := map[string]any{"pool": name, "pool_id": id}
+	if len(warnings) > 0 {
+		out["warnings"] = warnings
+	}
+	r := replyJSON(out, status+"\n")
 	r.Status = status
 	return t.propose(r)
 }
 
-// preparePoolSet handles "osd pool set pool var val".
+// preparePoolSet handles "osd pool set pool var val
+// [yes_i_really_mean_it]".
 func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
 	name, err := c.Str("pool")
 	if err != nil {
@@ -168,16 +189,27 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 		if n, err = num(); err == nil {
 			p.MinSize = int(n)
 		}
-	case "pg_num":
+	case "pg_num", "pgp_num":
+		// Cuttle cannot split or merge PGs yet, so a pool's PG count is
+		// fixed at creation: with another pg_num, objects' names map to
+		// PGs that do not hold them, so reads of them fail and writes
+		// make second copies. Only a pool without objects could change
+		// safely, and no check here can tell: the monitors do not see
+		// writes, the PG statistics they have are reports from the past,
+		// and a client may write between any check and the new map
+		// reaching the OSDs. So every change is refused, empty pool or
+		// not; the same value stays a no-op.
 		if n, err = num(); err == nil {
-			if uint32(n) < p.PGNum {
-				return nil, moncmd.Errorf(moncmd.EPERM, "pool '%s': pg_num can only grow (from %d), not shrink to %d", name, p.PGNum, n)
+			cnt := p.PGNum
+			if v == "pgp_num" {
+				cnt = p.PGPNum
 			}
-			p.PGNum = uint32(n)
-		}
-	case "pgp_num":
-		if n, err = num(); err == nil {
-			p.PGPNum = uint32(n)
+			if uint32(n) != cnt {
+				return nil, moncmd.Errorf(moncmd.EPERM, "pool '%s': %s is fixed at creation (%d) until PG splitting exists: "+
+					"changing it would leave objects in PGs their names no longer map to, unreadable; "+
+					"to get %d PGs, create a new pool (cuttle osd pool create NEWPOOL %d) and copy each object to it "+
+					"(cuttle rados -p %s cp NAME NAME --target-pool NEWPOOL)", name, v, cnt, n, n, name)
+			}
 		}
 	case "crush_rule":
 		p.CrushRule, err = ruleArg(s.m.Crush(), val)
@@ -187,16 +219,32 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 	if err != nil {
 		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: %v", err)
 	}
-	if err := checkSettings(s.m.Crush(), poolSettings{Size: p.Size, MinSize: p.MinSize, PGNum: p.PGNum, PGPNum: p.PGPNum, Rule: p.CrushRule}); err != nil {
+	want := poolSettings{Size: p.Size, MinSize: p.MinSize, PGNum: p.PGNum, PGPNum: p.PGPNum, Rule: p.CrushRule}
+	if err := checkSettings(s.m.Crush(), want); err != nil {
 		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: pool '%s': %v", name, err)
 	}
 	if p == *cur {
 		return nil, moncmd.Reply{Status: fmt.Sprintf("pool '%s' %s is already %s", name, v, val)}
 	}
+	what := fmt.Sprintf("pool '%s'", name)
+	if r, ok := checkSure(c, want, what); !ok {
+		return nil, r
+	}
+	if p.Size > cur.Size {
+		if r, ok := s.checkPGLimit(p, what); !ok {
+			return nil, r
+		}
+	}
+	status := fmt.Sprintf("set pool %d %s to %s", p.ID, v, val)
+	if p.Size != cur.Size || p.CrushRule != cur.CrushRule {
+		if w := s.placementWarning(p); w != "" {
+			status += " (" + w + ")"
+		}
+	}
 	t := s.begin(now)
 	p.LastChange = t.inc.Epoch
 	t.inc.NewPools = []osdmap.Pool{p}
-	return t.propose(moncmd.Reply{Status: fmt.Sprintf("set pool %d %s to %s", p.ID, v, val)})
+	return t.propose(moncmd.Reply{Status: status})
 }
 
 // preparePoolRename handles "osd pool rename srcpool destpool".

@@ -1,6 +1,7 @@
 package osdmon
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
@@ -20,7 +21,10 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool create", args: []string{"pool", "rbd", "pg_num", "64"}, code: moncmd.EEXIST},
 			{prefix: "osd pool create", args: []string{"pool", "odd", "pg_num", "30", "size", "2"}, status: "not a power of two"},
 			{prefix: "osd pool get", args: []string{"pool", "odd", "var", "min_size"}, text: "min_size: 1\n"},
-			{prefix: "osd pool create", args: []string{"pool", "one", "size", "1", "pg_num", "8", "pgp_num", "4"}},
+			{prefix: "osd pool create", args: []string{"pool", "one", "size", "1", "pg_num", "8", "pgp_num", "4"}, code: moncmd.EPERM,
+				status: "pool 'one': size 1 keeps a single copy of every object: losing that one OSD or its disk loses the data; if that is what you want, pass --yes-i-really-mean-it"},
+			{prefix: "osd pool create", args: []string{"pool", "one", "size", "1", "pg_num", "8", "pgp_num", "4", "yes_i_really_mean_it", "maybe"}, code: moncmd.EINVAL},
+			{prefix: "osd pool create", args: []string{"pool", "one", "size", "1", "pg_num", "8", "pgp_num", "4", "yes_i_really_mean_it", "true"}},
 			{prefix: "osd pool get", args: []string{"pool", "one", "var", "pgp_num"}, text: "pgp_num: 4\n"},
 			{prefix: "osd pool ls", text: "rbd\nodd\none\n", data: `["rbd","odd","one"]`},
 			{prefix: "osd pool ls", args: []string{"detail", "maybe"}, code: moncmd.EINVAL},
@@ -45,14 +49,13 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool create", args: []string{"pool", "rbd", "pg_num", "16"}},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "size", "val", "2"}, status: "set pool 1 size to 2"},
 			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "min_size"}, text: "min_size: 2\n"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "size", "val", "1"}},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "size", "val", "1"}, code: moncmd.EPERM, status: "size 1 keeps a single copy"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "size"}, text: "size: 2\n"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "size", "val", "1", "yes_i_really_mean_it", "true"}},
 			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "min_size"}, text: "min_size: 1\n"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "size", "val", "1"}, status: "already 1"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "min_size", "val", "2"}, code: moncmd.EINVAL, status: "min_size 2 out of [1, size 1]"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"}, status: "pg_num to 32"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "8"}, code: moncmd.EPERM, status: "can only grow"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "32"}},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "64"}, code: moncmd.EINVAL, status: "pgp_num 64"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "size", "val", "2"}, status: "set pool 1 size to 2"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "-1"}, code: moncmd.EINVAL, status: "not a count"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "crush_rule", "val", "replicated_rule"}, status: "already"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "crush_rule", "val", "nope"}, code: moncmd.EINVAL, status: "no crush rule"},
@@ -60,6 +63,56 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool set", args: []string{"pool", "nope", "var", "size", "val", "2"}, code: moncmd.ENOENT},
 			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "color"}, code: moncmd.EINVAL},
 			{prefix: "osd pool get", args: []string{"pool", "nope", "var", "size"}, code: moncmd.ENOENT},
+		}},
+		{"pg_num and pgp_num are fixed at creation", []step{
+			{prefix: "osd pool create", args: []string{"pool", "rbd", "pg_num", "8"}},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"}, code: moncmd.EPERM,
+				status: "pool 'rbd': pg_num is fixed at creation (8) until PG splitting exists: " +
+					"changing it would leave objects in PGs their names no longer map to, unreadable; " +
+					"to get 32 PGs, create a new pool (cuttle osd pool create NEWPOOL 32) and copy each object to it " +
+					"(cuttle rados -p rbd cp NAME NAME --target-pool NEWPOOL)"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "4"}, code: moncmd.EPERM, status: "pg_num is fixed at creation (8)"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "4"}, code: moncmd.EPERM, status: "pgp_num is fixed at creation (8)"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "64"}, code: moncmd.EPERM, status: "pgp_num is fixed"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32", "yes_i_really_mean_it", "true"}, code: moncmd.EPERM},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "8"}, status: "pool 'rbd' pg_num is already 8"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "8"}, status: "already 8"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 8\npgp_num: 8\ncrush_rule: replicated_rule\n"},
+			{prefix: "osd pool create", args: []string{"pool", "half", "pg_num", "8", "pgp_num", "4"}},
+			{prefix: "osd pool set", args: []string{"pool", "half", "var", "pgp_num", "val", "8"}, code: moncmd.EPERM, status: "pgp_num is fixed at creation (4)"},
+		}},
+		{"min_size below a majority needs the flag", []step{
+			{prefix: "osd pool create", args: []string{"pool", "p", "size", "3", "min_size", "1"}, code: moncmd.EPERM,
+				status: "pool 'p': min_size 1 with size 3 lets the pool acknowledge writes held by 1 of 3 copies: " +
+					"if those fail before recovery, acknowledged writes are lost (a majority, min_size 2, is the safe least); " +
+					"if that is what you want, pass --yes-i-really-mean-it"},
+			{prefix: "osd pool create", args: []string{"pool", "p", "size", "2", "min_size", "1"}},
+			{prefix: "osd pool create", args: []string{"pool", "q", "size", "3"}},
+			{prefix: "osd pool set", args: []string{"pool", "q", "var", "min_size", "val", "1"}, code: moncmd.EPERM, status: "pool 'q': min_size 1 with size 3"},
+			{prefix: "osd pool get", args: []string{"pool", "q", "var", "min_size"}, text: "min_size: 2\n"},
+			{prefix: "osd pool set", args: []string{"pool", "q", "var", "min_size", "val", "1", "yes_i_really_mean_it", "true"}, status: "set pool 2 min_size to 1"},
+			{prefix: "osd pool set", args: []string{"pool", "q", "var", "min_size", "val", "2"}},
+			{prefix: "osd pool set", args: []string{"pool", "q", "var", "size", "val", "4"}}, // 2 of 4 is half: the default rule
+			{prefix: "osd pool set", args: []string{"pool", "q", "var", "size", "val", "5"}, code: moncmd.EPERM, status: "min_size 2 with size 5"},
+			{prefix: "osd pool create", args: []string{"pool", "r", "size", "3", "min_size", "1", "yes_i_really_mean_it", "true"}},
+			{prefix: "osd pool get", args: []string{"pool", "r", "var", "min_size"}, text: "min_size: 1\n"},
+		}},
+		{"mon_max_pg_per_osd", []step{
+			// No OSDs: three are counted, so 750 PG copies fit.
+			{prefix: "osd pool create", args: []string{"pool", "pbig", "pg_num", "65536"}, code: moncmd.ERANGE,
+				status: "pool 'pbig': pg_num 65536 × size 3 would bring the cluster to 196608 PG copies, " +
+					"above the limit of 750 (mon_max_pg_per_osd 250 × 3 in OSDs, at least 3 counted); " +
+					"use fewer PGs, add OSDs, or raise the limit (cuttle config set mon mon_max_pg_per_osd N)"},
+			{prefix: "osd pool create", args: []string{"pool", "a", "pg_num", "128"}}, // 384
+			{prefix: "osd pool create", args: []string{"pool", "b", "pg_num", "128"}, code: moncmd.ERANGE, status: "768 PG copies"},
+			{prefix: "osd pool create", args: []string{"pool", "b", "pg_num", "122"}}, // 750: at the limit
+			{prefix: "osd pool create", args: []string{"pool", "c", "pg_num", "1", "size", "1", "yes_i_really_mean_it", "true"}, code: moncmd.ERANGE, status: "751 PG copies"},
+			{prefix: "osd pool set", args: []string{"pool", "a", "var", "size", "val", "4"}, code: moncmd.ERANGE, status: "pool 'a': pg_num 128 × size 4 would bring the cluster to 878"},
+			{prefix: "osd pool set", args: []string{"pool", "a", "var", "size", "val", "2"}}, // lowering is always allowed
+			{prefix: "osd pool set", args: []string{"pool", "a", "var", "size", "val", "3"}},
+			{prefix: "config set", args: []string{"who", "mon", "name", "mon_max_pg_per_osd", "value", "300"}},
+			{prefix: "osd pool create", args: []string{"pool", "c", "pg_num", "32"}},
+			{prefix: "osd pool ls", text: "a\nb\nc\n"},
 		}},
 		{"rename", []step{
 			{prefix: "osd pool create", args: []string{"pool", "a"}},
@@ -90,5 +143,70 @@ func TestPools(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { runSteps(t, newCluster(t), tc.steps) })
+	}
+}
+
+// mon_max_pg_per_osd counts the OSDs that are in: six in OSDs take twice
+// the PG copies three do, and an OSD marked out stops counting.
+func TestPGLimitCountsInOSDs(t *testing.T) {
+	m := newBootedCluster(t, 6, 1)
+	runSteps(t, m, []step{
+		{prefix: "osd pool create", args: []string{"pool", "a", "pg_num", "500"}}, // 1500 of 6 × 250
+		{prefix: "osd pool create", args: []string{"pool", "b", "pg_num", "1"}, code: moncmd.ERANGE, status: "1503 PG copies, above the limit of 1500 (mon_max_pg_per_osd 250 × 6 in OSDs"},
+		{prefix: "osd out", args: []string{"ids", "5"}},
+		{prefix: "osd pool set", args: []string{"pool", "a", "var", "size", "val", "4"}, code: moncmd.ERANGE, status: "above the limit of 1250 (mon_max_pg_per_osd 250 × 5 in OSDs"},
+	})
+}
+
+// A pool whose rule spreads copies over hosts, on a cluster of one host,
+// is created with a warning that says how many copies fit, why, and what
+// to do; a rule over OSDs then places them all, and no warning is given.
+func TestPoolPlacementWarning(t *testing.T) {
+	oneHost := newBootedCluster(t, 3, 3)
+	runSteps(t, oneHost, []step{
+		{prefix: "osd pool create", args: []string{"pool", "p", "pg_num", "16"},
+			status: "pool 'p' created (warning: crush rule replicated_rule can place only 1 of 3 copies: " +
+				"its failure domain is host, and default holds OSDs in 1 host; PGs stay undersized until it holds OSDs in 3 hosts, " +
+				"or use a rule that places copies on OSDs (cuttle osd crush rule create-replicated NAME default osd, " +
+				"then cuttle osd pool set p crush_rule NAME), or lower size)",
+			data: `{"pool":"p","pool_id":1,"warnings":["warning: crush rule replicated_rule can place only 1 of 3 copies: ` +
+				`its failure domain is host, and default holds OSDs in 1 host; PGs stay undersized until it holds OSDs in 3 hosts, ` +
+				`or use a rule that places copies on OSDs (cuttle osd crush rule create-replicated NAME default osd, ` +
+				`then cuttle osd pool set p crush_rule NAME), or lower size"]}`},
+		{prefix: "osd crush rule create-replicated", args: []string{"name", "by_osd", "root", "default", "type", "osd"}},
+		{prefix: "osd pool set", args: []string{"pool", "p", "var", "crush_rule", "val", "by_osd"}},
+		{prefix: "osd pool set", args: []string{"pool", "p", "var", "size", "val", "4"},
+			status: "set pool 1 size to 4 (warning: crush rule by_osd can place only 3 of 4 copies: its failure domain is osd, and default holds OSDs in 3 osds; " +
+				"PGs stay undersized until it holds OSDs in 4 osds, or lower size)"},
+		{prefix: "osd pool set", args: []string{"pool", "p", "var", "size", "val", "3"}},
+		{prefix: "osd pool set", args: []string{"pool", "p", "var", "crush_rule", "val", "replicated_rule"},
+			status: "can place only 1 of 3 copies: its failure domain is host, and default holds OSDs in 1 host; PGs stay undersized until it holds OSDs in 3 hosts, " +
+				"or use rule by_osd, which places copies on OSDs (cuttle osd pool set p crush_rule by_osd), or lower size)"},
+		{prefix: "osd crush set-device-class", args: []string{"class", "hdd", "ids", "0"}},
+		{prefix: "osd crush rule create-replicated", args: []string{"name", "hdd_hosts", "root", "default", "type", "host", "class", "hdd"}},
+		{prefix: "osd pool create", args: []string{"pool", "h", "pg_num", "8", "rule", "hdd_hosts"},
+			status: "crush rule hdd_hosts can place only 1 of 3 copies: its failure domain is host, and default~hdd holds OSDs in 1 host; " +
+				"PGs stay undersized until it holds OSDs in 3 hosts, or use a rule that places copies on OSDs " +
+				"(cuttle osd crush rule create-replicated NAME default osd hdd, then cuttle osd pool set h crush_rule NAME), or lower size)"},
+	})
+	if r := must(t, oneHost.run("osd pool create", "pool", "two", "pg_num", "8", "size", "2", "rule", "by_osd")); r.Status != "pool 'two' created" {
+		t.Errorf("one host, a rule over OSDs: %q", r.Status)
+	}
+	threeHosts := newBootedCluster(t, 3, 1)
+	if r := must(t, threeHosts.run("osd pool create", "pool", "p", "pg_num", "32")); r.Status != "pool 'p' created" {
+		t.Errorf("three hosts, size 3: %q", r.Status)
+	}
+	// Down and out OSDs still count: the warning is about the hierarchy.
+	must(t, threeHosts.run("osd down", "ids", "2"))
+	must(t, threeHosts.run("osd out", "ids", "2"))
+	if r := must(t, threeHosts.run("osd pool create", "pool", "q", "pg_num", "32")); r.Status != "pool 'q' created" {
+		t.Errorf("three hosts, one down and out: %q", r.Status)
+	}
+	if r := must(t, threeHosts.run("osd pool create", "pool", "r", "pg_num", "32", "size", "4", "min_size", "3")); !strings.Contains(r.Status, "can place only 3 of 4 copies: its failure domain is host, and default holds OSDs in 3 hosts") {
+		t.Errorf("three hosts, size 4: %q", r.Status)
+	}
+	// A cluster being set up, with no OSDs yet, gets no warning.
+	if r := must(t, newCluster(t).run("osd pool create", "pool", "p")); r.Status != "pool 'p' created" {
+		t.Errorf("no OSDs: %q", r.Status)
 	}
 }

@@ -218,7 +218,7 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("healthy cluster: %+v", checks)
 	}
 	must(t, m.run("osd pool create", "pool", "big", "size", "5", "min_size", "3"))
-	must(t, m.run("osd pool create", "pool", "single", "size", "1"))
+	must(t, m.run("osd pool create", "pool", "single", "size", "1", "yes_i_really_mean_it", "true"))
 	must(t, m.run("osd set", "key", "noout"))
 	must(t, m.run("osd down", "ids", "2,3"))
 	must(t, m.run("osd down", "ids", "0"))
