@@ -2,7 +2,6 @@ package osd
 
 import (
 	"math"
-	"sync"
 	"sync/atomic"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -26,12 +25,13 @@ import (
 //     full; the PG shows backfill_toofull and resumes on a map that
 //     clears the state (missing.go's claimNext, pg.advance).
 
-// spaceGuard caches this OSD's store usage for the failsafe.
+// spaceGuard caches this OSD's store usage for the failsafe. Every write
+// op reads it, so it is lock-free: total and used may be read from two
+// different looks, which moves the answer by one refresh's worth at most.
 type spaceGuard struct {
-	mu           sync.Mutex
-	total, used  uint64 // the store's, at the last look
+	total, used  atomic.Uint64 // the store's, at the last look
 	written      atomic.Int64
-	refreshEvery int64 // bytes written between looks
+	refreshEvery atomic.Int64 // bytes written between looks
 	// mapFull says the map marks this OSD full; fullRatio is the map's.
 	mapFull   atomic.Bool
 	fullRatio atomic.Uint32 // float32 bits
@@ -42,11 +42,10 @@ const minRefreshBytes = 1 << 20
 
 // note records the store's usage as just read.
 func (g *spaceGuard) note(total, available uint64) {
-	g.mu.Lock()
-	g.total, g.used = total, total-min(available, total)
-	g.refreshEvery = max(int64(total/100), minRefreshBytes)
+	g.total.Store(total)
+	g.used.Store(total - min(available, total))
+	g.refreshEvery.Store(max(int64(total/100), minRefreshBytes))
 	g.written.Store(0)
-	g.mu.Unlock()
 }
 
 // noteMap records what map m says of this OSD's fullness.
@@ -59,18 +58,14 @@ func (g *spaceGuard) noteMap(m *osdmap.Map, self int32) {
 // refresh.
 func (g *spaceGuard) wrote(n int) bool {
 	w := g.written.Add(int64(n))
-	g.mu.Lock()
-	every := g.refreshEvery
-	g.mu.Unlock()
+	every := g.refreshEvery.Load()
 	return every > 0 && w >= every
 }
 
 // overRatio reports whether the cached usage, with the bytes written
 // since, is at or above the map's full ratio.
 func (g *spaceGuard) overRatio() bool {
-	g.mu.Lock()
-	total, used := g.total, g.used
-	g.mu.Unlock()
+	total, used := g.total.Load(), g.used.Load()
 	if total == 0 {
 		return false
 	}
