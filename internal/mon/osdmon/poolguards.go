@@ -25,8 +25,7 @@ func majority(size int) int { return size - size/2 }
 // riskyCopies says why settings let the pool keep too few copies of
 // what it acknowledges, or "" if they do not: size 1 (one copy, so one
 // failed OSD loses data) or min_size below a majority of size (a write
-// acknowledged by fewer copies is lost if those fail before recovery,
-// and two sides of a split could each accept writes).
+// acknowledged by fewer copies is lost if those fail before recovery).
 func riskyCopies(p poolSettings) string {
 	switch {
 	case p.Size == 1:
