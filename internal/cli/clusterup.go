@@ -210,12 +210,28 @@ func nameUUID(fsid, name string) string {
 // reach mon_osd_min_down_reporters and a dead OSD would stay up); and, if
 // it has OSDs, the pool clusterPool of min(3, OSDs) copies with that
 // rule. Either existing already (a setup tried again) is fine.
+//
+// Pools made later with the defaults (cuttle osd pool create p 8) must
+// work too: the default rule, replicated_rule, wants one host per copy
+// and would leave their PGs undersized+peered, and their I/O waiting,
+// forever. Ceph's vstart builds its first map with osd_crush_chooseleaf_type
+// = 0 instead, which changes replicated_rule itself; here the map is made
+// by mon mkfs, before any setting exists, and a local cluster should keep
+// the same replicated_rule as any other. So the setup names the rule new
+// pools get, in the central configuration (osd_pool_default_crush_rule =
+// clusterRule), where `cuttle config get` shows it and anyone can change
+// it back, and with fewer than three OSDs their copies
+// (osd_pool_default_size), which the rule could not place either.
 func setupCluster(ctx context.Context, c *launcher.Cluster) error {
 	cmds := []wire.Command{
 		wire.NewCommand("osd crush rule create-replicated", "name", clusterRule, "root", "default", "type", "osd"),
 		wire.NewCommand("config set", "who", "global", "name", "mon_osd_reporter_subtree_level", "value", "osd"),
+		wire.NewCommand("config set", "who", "global", "name", "osd_pool_default_crush_rule", "value", clusterRule),
 	}
 	if n := len(c.OSDs()); n > 0 {
+		if n < 3 {
+			cmds = append(cmds, wire.NewCommand("config set", "who", "global", "name", "osd_pool_default_size", "value", fmt.Sprint(n)))
+		}
 		cmds = append(cmds, wire.NewCommand("osd pool create", "pool", clusterPool, "pg_num", fmt.Sprint(clusterPGs),
 			"size", fmt.Sprint(min(3, n)), "rule", clusterRule))
 	}
@@ -425,7 +441,8 @@ Remove %[5]s to start afresh.
 `, self, dirFlag, mk[0], mk[1], dir)
 	if n := len(c.OSDs()); n > 0 {
 		fmt.Fprintf(&b, `The %d OSDs all run on this machine, so pool %s keeps %d copies with
-CRUSH rule %s: one per OSD, not one per host.
+CRUSH rule %s: one per OSD, not one per host; new pools get that
+rule too (osd_pool_default_crush_rule).
 `, n, clusterPool, min(3, n), clusterRule)
 	}
 	return b.String()

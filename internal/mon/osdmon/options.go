@@ -31,6 +31,10 @@ const (
 	OptPoolDefaultSize    = "osd_pool_default_size"
 	OptPoolDefaultMinSize = "osd_pool_default_min_size"
 	OptPoolDefaultPGNum   = "osd_pool_default_pg_num"
+	// OptPoolDefaultCrushRule is the CRUSH rule (name or id) of "osd
+	// pool create" without one: a cluster whose OSDs share one host
+	// (cuttle cluster up) sets a rule with failure domain osd.
+	OptPoolDefaultCrushRule = "osd_pool_default_crush_rule"
 )
 
 // OptionNames lists every option the service reads, with its type
@@ -46,5 +50,6 @@ func OptionNames() map[string]string {
 		OptPoolDefaultSize:      "int",
 		OptPoolDefaultMinSize:   "int",
 		OptPoolDefaultPGNum:     "int",
+		OptPoolDefaultCrushRule: "str",
 	}
 }

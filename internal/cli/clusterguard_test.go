@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A pool created with the defaults on the local cluster (every OSD on one
+// host) serves I/O at once: cluster up sets osd_pool_default_crush_rule
+// to a rule with failure domain osd. Under replicated_rule (one copy per
+// host) its PGs stayed undersized+peered and a put waited out the whole
+// op timeout.
+func TestClusterUpDefaultPoolServesIO(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osd-size", "256M"); err != nil {
+		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
+	}
+	conf := filepath.Join(dir, "cuttle.conf")
+	cli := func(args ...string) (string, error) {
+		t.Helper()
+		out, stderr, err := run(t, append([]string{"--conf", conf}, args...)...)
+		if err != nil {
+			return out, &cliError{msg: err.Error() + "\n" + stderr, err: err}
+		}
+		return out, nil
+	}
+	if _, err := cli("osd", "pool", "create", "p1", "8"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cli("osd", "pool", "get", "p1", "crush_rule"); err != nil || out != "crush_rule: "+clusterRule+"\n" {
+		t.Fatalf("p1's rule: %q, %v", out, err)
+	}
+	file := filepath.Join(t.TempDir(), "greeting")
+	if err := os.WriteFile(file, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// New PGs take a moment to peer; far less than the timeout.
+	start := time.Now()
+	if _, err := cli("--timeout", "20s", "rados", "-p", "p1", "put", "greeting", file); err != nil {
+		t.Fatalf("put to a default pool: %v", err)
+	}
+	if out, err := cli("--timeout", "20s", "rados", "-p", "p1", "get", "greeting", "-"); err != nil || out != "hello\n" {
+		t.Fatalf("get: %q, %v", out, err)
+	}
+	t.Logf("put and get in %v", time.Since(start).Round(time.Millisecond))
+	if out, err := cli("config", "get", "global", "osd_pool_default_crush_rule"); err != nil || !strings.Contains(out, clusterRule) {
+		t.Errorf("config get osd_pool_default_crush_rule: %q, %v", out, err)
+	}
+}
