@@ -53,3 +53,34 @@ func TestClusterUpDefaultPoolServesIO(t *testing.T) {
 		t.Errorf("config get osd_pool_default_crush_rule: %q, %v", out, err)
 	}
 }
+
+// cluster up refuses flags that cannot make a cluster before it creates
+// anything: no directory, no daemon. A store too small for an OSD was
+// refused only once the monitors ran, leaving them and the directory.
+func TestClusterUpRefusesBadFlagsFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	dir, base := localClusterDir(t, "mon.a")
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--osd-size", "1K"}, "--osd-size 1K is too small: an OSD's store takes at least 1 MiB"},
+		{[]string{"--osd-size", "lots"}, "--osd-size: bad size"},
+		{[]string{"--mons", "2"}, "--mons 2: a cluster has 1, 3 or 5 monitors"},
+		{[]string{"--osds", "-1"}, "--osds -1: from 0 (monitors only) to 64"},
+		{[]string{"--osds", "65"}, "--osds 65: from 0"},
+		{[]string{"--auth", "kerberos"}, `--auth "kerberos": cephx or none`},
+		{[]string{"--base-port", "80"}, "--base-port 80: from 1024"},
+	} {
+		args := append([]string{"cluster", "up", "--dir", dir, "--base-port", base, "--timeout", "20s"}, tc.flags...)
+		out, stderr, err := cuttleProc(t, args...)
+		if err == nil || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing was created") {
+			t.Errorf("cluster up %s: %v\n%s%s\nwant %q", strings.Join(tc.flags, " "), err, out, stderr, tc.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("cluster up %s left %s behind (%v)", strings.Join(tc.flags, " "), dir, err)
+		}
+	}
+}

@@ -70,6 +70,10 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 6800-7300 and 7480.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			size, err := checkUpFlags(f)
+			if err != nil {
+				return fmt.Errorf("cluster up: %w; nothing was created", err)
+			}
 			mons, osds := 0, 0
 			if cmd.Flags().Changed("mons") {
 				mons = f.mons
@@ -78,13 +82,7 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 				osds = f.osds
 				if osds == 0 {
 					osds = launcher.NoOSDs
-				} else if osds < 0 {
-					return fmt.Errorf("cluster up: --osds %d", f.osds)
 				}
-			}
-			size, err := parseSize(f.osdSize)
-			if err != nil {
-				return fmt.Errorf("cluster up: --osd-size: %w", err)
 			}
 			return clusterUp(cmd, out, cf, f, mons, osds, size)
 		},
@@ -130,6 +128,36 @@ const (
 	clusterPool = "rbd"
 	clusterPGs  = 32
 )
+
+// checkUpFlags checks cluster up's flags before anything is created
+// (an OSD's store size is otherwise refused only once the monitors run)
+// and returns the OSDs' store size.
+func checkUpFlags(f clusterLauncherFlags) (uint64, error) {
+	switch f.mons {
+	case 1, 3, 5:
+	default:
+		return 0, fmt.Errorf("--mons %d: a cluster has 1, 3 or 5 monitors (an odd number: a majority of 3 survives the loss of one, of 5 the loss of two)", f.mons)
+	}
+	if f.osds < 0 || f.osds > launcher.MaxOSDs {
+		return 0, fmt.Errorf("--osds %d: from 0 (monitors only) to %d", f.osds, launcher.MaxOSDs)
+	}
+	if f.auth != "cephx" && f.auth != "none" {
+		return 0, fmt.Errorf("--auth %q: cephx or none", f.auth)
+	}
+	if low, high := 1024, 65535-launcher.MetricsOffset-launcher.PortRange; f.basePort < low || f.basePort > high {
+		return 0, fmt.Errorf("--base-port %d: from %d to %d (ports below 1024 need root; the daemons take up to base+%d)",
+			f.basePort, low, high, launcher.MetricsOffset+launcher.PortRange-1)
+	}
+	size, err := parseSize(f.osdSize)
+	if err != nil {
+		return 0, fmt.Errorf("--osd-size: %w", err)
+	}
+	if size-size%osdAllocUnit < minOSDSize {
+		return 0, fmt.Errorf("--osd-size %s is too small: an OSD's store takes at least %s (%d allocation units of %s); the default is %s, a sparse file",
+			f.osdSize, formatSize(minOSDSize), minOSDSize/osdAllocUnit, formatSize(osdAllocUnit), defaultClusterOSDSize)
+	}
+	return size, nil
+}
 
 // newLauncher wires the launcher to this binary, to the daemons' mkfs
 // and to the monitor client.

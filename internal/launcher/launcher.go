@@ -148,6 +148,11 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 		return nil, nil, fmt.Errorf("launcher: %w", err)
 	}
 	o.Dir = dir
+	// Options that cannot make a cluster are refused before the
+	// directory is touched.
+	if err := o.Options.withDefaults().validate(); err != nil {
+		return nil, nil, err
+	}
 	_, statErr := os.Stat(dir)
 	existed := statErr == nil
 	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o700); err != nil {
