@@ -84,3 +84,33 @@ func TestClusterUpRefusesBadFlagsFirst(t *testing.T) {
 		}
 	}
 }
+
+// A cluster whose port another local cluster took while it was stopped
+// says which cluster holds it (its directory), not "another program".
+func TestClusterUpPortTakenByAnotherCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	dirA, base := localClusterDir(t, "mon.a")
+	dirB := filepath.Join(t.TempDir(), "b")
+	t.Cleanup(func() { _, _, _ = run(t, "cluster", "down", "--dir", dirB) })
+	up := func(dir string) (string, error) {
+		t.Helper()
+		out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--osds", "0", "--base-port", base, "--timeout", "30s")
+		return out + stderr, err
+	}
+	if out, err := up(dirA); err != nil {
+		t.Fatalf("cluster up A: %v\n%s", err, out)
+	}
+	if _, stderr, err := cuttleProc(t, "cluster", "down", "--dir", dirA); err != nil {
+		t.Fatalf("cluster down A: %v %s", err, stderr)
+	}
+	if out, err := up(dirB); err != nil { // takes A's ports, now free
+		t.Fatalf("cluster up B: %v\n%s", err, out)
+	}
+	out, err := up(dirA)
+	want := "is in use by mon.a of the Cuttle cluster in " + dirB + " (pid "
+	if err == nil || !strings.Contains(out, want) || !strings.Contains(out, "cuttle cluster down --dir "+dirB) {
+		t.Fatalf("cluster up A with B on its ports: %v\n%s\nwant %q", err, out, want)
+	}
+}

@@ -229,7 +229,7 @@ func (l *Launcher) startStopped(ctx context.Context, c *Cluster) ([]*child, erro
 		// its threads exit: give them a moment.
 		for _, a := range []string{d.Addr, d.MetricsAddr} {
 			if a != "" && !l.poll(ctx, portWait, func() bool { return l.cfg.Free(a) }) {
-				return children, fmt.Errorf("launcher: cannot start %s: %s is in use by another program", d.Name(), a)
+				return children, fmt.Errorf("launcher: cannot start %s: %s is in use by %s", d.Name(), a, portUser(a, c.Dir))
 			}
 		}
 		ch, err := l.start(c, d)
