@@ -49,7 +49,8 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	c.ms, c.obj.ms = ms, ms
 	mc, err := monc.New(monc.Config{Name: s.name, Mons: s.mons, Network: s.netw, ClientAuth: monAuth,
-		Attempt: s.monTimeout, OnOSDMap: c.obj.handleMap, Logger: s.logger, Clock: s.clock, Seed: s.Seed})
+		Attempt: s.monTimeout, OnOSDMap: c.obj.handleMap, Unreachable: unreachableHook(s.MonitorsUnreachable),
+		Logger: s.logger, Clock: s.clock, Seed: s.Seed})
 	if err != nil {
 		ms.Close()
 		return nil, fmt.Errorf("rados: %w", err)
@@ -65,6 +66,21 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 		return nil, fmt.Errorf("rados: connect: no OSD map from the monitors: %w", err)
 	}
 	return c, nil
+}
+
+// unreachableHook adapts Config.MonitorsUnreachable to the monitor
+// client's hook (nil stays nil).
+func unreachableHook(f func([]string, time.Duration)) func([]monc.Addr, time.Duration) {
+	if f == nil {
+		return nil
+	}
+	return func(mons []monc.Addr, waited time.Duration) {
+		addrs := make([]string, len(mons))
+		for i, m := range mons {
+			addrs[i] = m.Addr
+		}
+		f(addrs, waited)
+	}
 }
 
 // ConnectConf connects as client.admin to the cluster the configuration

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,5 +113,32 @@ func TestClusterUpPortTakenByAnotherCluster(t *testing.T) {
 	want := "is in use by mon.a of the Cuttle cluster in " + dirB + " (pid "
 	if err == nil || !strings.Contains(out, want) || !strings.Contains(out, "cuttle cluster down --dir "+dirB) {
 		t.Fatalf("cluster up A with B on its ports: %v\n%s\nwant %q", err, out, want)
+	}
+}
+
+// A command no monitor answers says on stderr, once, after about two
+// seconds, that it keeps retrying until --timeout, instead of staying
+// silent until then: through the monitor client (status) and through the
+// rados client (rados ls).
+func TestNoMonitorSaysRetrying(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nobody listens there now
+	for _, args := range [][]string{{"status"}, {"rados", "-p", "rbd", "ls"}} {
+		start := time.Now()
+		_, stderr, err := run(t, append([]string{"--conf", "", "--mon-host", "a=" + addr, "--timeout", "3s"}, args...)...)
+		if err == nil {
+			t.Fatalf("%s with no monitor succeeded", args[0])
+		}
+		want := "cuttle: no monitor answers at " + addr + " yet; retrying until --timeout 3s (is the cluster up? cuttle cluster status)\n"
+		if strings.Count(stderr, want) != 1 {
+			t.Errorf("%s: stderr %q, want once %q", args[0], stderr, want)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%s took %v with --timeout 3s", args[0], took)
+		}
 	}
 }
