@@ -4,6 +4,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,6 +58,7 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	c.mc = mc
 	c.obj.requestMap = c.requestMap
+	c.obj.pgState = c.pgState
 	if err := mc.Subscribe(ctx, 0); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("rados: connect: %w", err)
@@ -131,6 +133,23 @@ func (c *Conn) requestMap(start uint64) {
 			c.log.Debug("rados: request map", "start", start, "err", err)
 		}
 	}()
+}
+
+// pgState asks the monitors for pg's state ("pg query"), for the error
+// of an op that timed out; "" if they do not answer within ctx or
+// refuse.
+func (c *Conn) pgState(ctx context.Context, pg osdmap.PG) string {
+	r, err := c.mc.Run(ctx, wire.NewCommand("pg query", "pgid", pg.String()))
+	if err != nil || r.Code != 0 {
+		return ""
+	}
+	var v struct {
+		State string `json:"state"`
+	}
+	if json.Unmarshal(r.Data, &v) != nil {
+		return ""
+	}
+	return v.State
 }
 
 func randomIncarnation() uint64 {

@@ -53,6 +53,33 @@ func TestClusterUpDefaultPoolServesIO(t *testing.T) {
 	if out, err := cli("config", "get", "global", "osd_pool_default_crush_rule"); err != nil || !strings.Contains(out, clusterRule) {
 		t.Errorf("config get osd_pool_default_crush_rule: %q, %v", out, err)
 	}
+
+	// A pool under replicated_rule cannot place its copies on one host:
+	// health says why its PGs are inactive, and a put that gives up says
+	// which PG it waited for and in what state.
+	if _, err := cli("osd", "pool", "create", "onehost", "1", "--size", "3", "--min-size", "2", "--rule", "replicated_rule"); err != nil {
+		t.Fatal(err)
+	}
+	pool, _ := cli("osd", "pool", "ls", "detail")
+	wantHealth := "1 of 3 copies up, below min_size 2; CRUSH rule replicated_rule places only 1"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := cli("health", "detail")
+		if err == nil && strings.Contains(out, wantHealth) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health detail lacks %q:\n%s%v\n%s", wantHealth, out, err, pool)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the cluster's health, with a deadline
+	}
+	_, err := cli("--timeout", "3s", "rados", "-p", "onehost", "put", "stuck", file)
+	for _, want := range []string{`object "stuck" waited for pg 3.0 (acting [`, "which the monitors report undersized+degraded+peered",
+		"cuttle health detail and cuttle pg query 3.0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("put to an inactive PG: %v\nwant %q", err, want)
+		}
+	}
 }
 
 // cluster up refuses flags that cannot make a cluster before it creates
