@@ -101,6 +101,10 @@ type Client struct {
 	// that calls Config.Unreachable, armed at first use.
 	heard       bool
 	unreachable clock.Timer
+	// hookMu is held while Config.Unreachable runs, so that Close
+	// returns only after it (what it wrote is then the caller's to
+	// read).
+	hookMu sync.Mutex
 }
 
 // ErrNoMonitor means no monitor answered before the context ended.
@@ -164,6 +168,8 @@ func (c *Client) Close() error {
 		c.unreachable.Stop()
 	}
 	c.mu.Unlock()
+	c.hookMu.Lock() // wait for a call of Unreachable under way
+	c.hookMu.Unlock()
 	return c.ms.Close()
 }
 
@@ -179,6 +185,8 @@ func (c *Client) armUnreachable() {
 		return
 	}
 	c.unreachable = c.cfg.Clock.AfterFunc(c.cfg.UnreachableAfter, func() {
+		c.hookMu.Lock()
+		defer c.hookMu.Unlock()
 		c.mu.Lock()
 		silent := !c.heard && !c.closed
 		c.mu.Unlock()
