@@ -54,7 +54,7 @@ func TestAvailabilityBelowMinSize(t *testing.T) {
 	sum, line := availabilityDetail(t, tm, "1.0")
 	rule := tm.m.Crush().Rule(tm.m.Pool(1).CrushRule).Name
 	want := fmt.Sprintf("pg 1.0 is undersized+degraded+peered for 1m0s: 1 of 3 copies up, below min_size 2; "+
-		"CRUSH rule %s places only 1 (too few failure domains for size 3? cuttle osd tree; cuttle osd pool set POOL crush_rule RULE), acting [%d]", rule, primary)
+		"CRUSH rule %s places only 1 (too few failure domains for size 3? cuttle osd tree; cuttle osd pool set pool1 crush_rule RULE), acting [%d]", rule, primary)
 	if sum != "Reduced data availability: 1 pg inactive, 1 pg below min_size" || line != want {
 		t.Errorf("got\n%s\n%s\nwant\n%s", sum, line, want)
 	}

@@ -139,7 +139,7 @@ func belowMinReason(v *pgView) string {
 	r := fmt.Sprintf("%d of %d copies up, below min_size %d", copies, v.size, v.minSize)
 	if placed := countOSDs(v.stat.Up); placed < v.size {
 		r += fmt.Sprintf("; CRUSH rule %s places only %d (too few failure domains for size %d?"+
-			" cuttle osd tree; cuttle osd pool set POOL crush_rule RULE)", v.rule, placed, v.size)
+			" cuttle osd tree; cuttle osd pool set %s crush_rule RULE)", v.rule, placed, v.size, v.pool)
 	}
 	return r
 }

@@ -30,6 +30,7 @@ type pgView struct {
 	// (its id if the map has no such rule): for health's reasons.
 	minSize int
 	rule    string
+	pool    string // the pool's name
 	// stale says why the PG is stale; empty if it is not.
 	stale string
 }
@@ -66,7 +67,7 @@ func (s *Service) views() []pgView {
 			pg := osdmap.PG{Pool: p.ID, Seed: seed}
 			e, ok := s.st.pgs[pg]
 			v := derive(m, pg, p.Size, e, ok, &sc)
-			v.minSize, v.rule = p.MinSize, ruleName(m, p.CrushRule)
+			v.minSize, v.rule, v.pool = p.MinSize, ruleName(m, p.CrushRule), p.Name
 			out = append(out, v)
 		}
 	}
