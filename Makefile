@@ -35,7 +35,10 @@ TEST_TOOLS := gcc:gcc
 
 .PHONY: build run stop test deps bench lint fuzz
 
+# The first build (no bin/cuttle yet) downloads the modules and compiles
+# everything, silently, for a minute or two: say so before it starts.
 build:
+	@[ -x bin/cuttle ] || echo "building bin/cuttle: the first build downloads modules and compiles them, a minute or two..."
 	$(GO) build -o bin/cuttle ./cmd/cuttle
 
 run: build

@@ -38,6 +38,13 @@ type Config struct {
 	// before the next is tried. Default 5 s.
 	MonTimeout time.Duration
 
+	// MonitorsUnreachable, if set, is called once, from a timer's
+	// goroutine, when the client has tried for about 2 s (on Clock) to
+	// reach a monitor and none has answered: it gets the monitors'
+	// addresses and how long it has tried, so that a tool can tell its
+	// user it is still retrying (the library never prints).
+	MonitorsUnreachable func(addrs []string, waited time.Duration)
+
 	// Logger receives the client's log. Default: discard.
 	Logger *slog.Logger
 	// Network carries the client's connections. Default: TCP. Tests pass

@@ -4,6 +4,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,13 +50,15 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	c.ms, c.obj.ms = ms, ms
 	mc, err := monc.New(monc.Config{Name: s.name, Mons: s.mons, Network: s.netw, ClientAuth: monAuth,
-		Attempt: s.monTimeout, OnOSDMap: c.obj.handleMap, Logger: s.logger, Clock: s.clock, Seed: s.Seed})
+		Attempt: s.monTimeout, OnOSDMap: c.obj.handleMap, Unreachable: unreachableHook(s.MonitorsUnreachable),
+		Logger: s.logger, Clock: s.clock, Seed: s.Seed})
 	if err != nil {
 		ms.Close()
 		return nil, fmt.Errorf("rados: %w", err)
 	}
 	c.mc = mc
 	c.obj.requestMap = c.requestMap
+	c.obj.pgState = c.pgState
 	if err := mc.Subscribe(ctx, 0); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("rados: connect: %w", err)
@@ -65,6 +68,21 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 		return nil, fmt.Errorf("rados: connect: no OSD map from the monitors: %w", err)
 	}
 	return c, nil
+}
+
+// unreachableHook adapts Config.MonitorsUnreachable to the monitor
+// client's hook (nil stays nil).
+func unreachableHook(f func([]string, time.Duration)) func([]monc.Addr, time.Duration) {
+	if f == nil {
+		return nil
+	}
+	return func(mons []monc.Addr, waited time.Duration) {
+		addrs := make([]string, len(mons))
+		for i, m := range mons {
+			addrs[i] = m.Addr
+		}
+		f(addrs, waited)
+	}
 }
 
 // ConnectConf connects as client.admin to the cluster the configuration
@@ -115,6 +133,23 @@ func (c *Conn) requestMap(start uint64) {
 			c.log.Debug("rados: request map", "start", start, "err", err)
 		}
 	}()
+}
+
+// pgState asks the monitors for pg's state ("pg query"), for the error
+// of an op that timed out; "" if they do not answer within ctx or
+// refuse.
+func (c *Conn) pgState(ctx context.Context, pg osdmap.PG) string {
+	r, err := c.mc.Run(ctx, wire.NewCommand("pg query", "pgid", pg.String()))
+	if err != nil || r.Code != 0 {
+		return ""
+	}
+	var v struct {
+		State string `json:"state"`
+	}
+	if json.Unmarshal(r.Data, &v) != nil {
+		return ""
+	}
+	return v.State
 }
 
 func randomIncarnation() uint64 {

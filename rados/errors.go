@@ -162,8 +162,60 @@ func explainNoSpace(err error, m *osdmap.Map, pool int64, osd int32) error {
 
 // opTimeoutError is the error of an op that Config.OpTimeout ended: it
 // is ErrTimedOut and, as a context deadline would be, DeadlineExceeded.
-func opTimeoutError(d time.Duration) error {
-	return fmt.Errorf("%w: no reply within the op timeout (%v): %w", ErrTimedOut, d, context.DeadlineExceeded)
+// what says what the op waited for (opWait), if known.
+func opTimeoutError(d time.Duration, what string) error {
+	if what == "" {
+		return fmt.Errorf("%w: no reply within the op timeout (%v): %w", ErrTimedOut, d, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("%w: no reply within the op timeout (%v): %w; %s", ErrTimedOut, d, context.DeadlineExceeded, what)
+}
+
+// opWait is what an op that timed out was waiting for, from the
+// client's map and, if they answered, the monitors.
+type opWait struct {
+	object    string
+	epoch     uint64 // the client's map
+	waitEpoch uint64 // the epoch the op waits for (after ESTALE), if newer
+	hasPG     bool
+	pg        osdmap.PG
+	acting    []int32
+	primary   int32 // -1: none up
+	sent      bool  // sent to the primary, no reply yet
+	state     string
+}
+
+// String tells it for people, with what to run next, e.g.
+//
+//	object "greeting" waited for pg 2.3 (acting [0], primary osd.0, in
+//	the client's map epoch 12), which the monitors report
+//	undersized+degraded+peered: see cuttle health detail and cuttle pg
+//	query 2.3
+func (w opWait) String() string {
+	if !w.hasPG {
+		return ""
+	}
+	var b strings.Builder
+	if w.object != "" {
+		fmt.Fprintf(&b, "object %q waited for ", w.object)
+	} else {
+		b.WriteString("the op waited for ")
+	}
+	fmt.Fprintf(&b, "pg %s (acting %s, ", w.pg, osdmap.FormatOSDs(w.acting))
+	switch {
+	case w.waitEpoch > w.epoch:
+		fmt.Fprintf(&b, "for map epoch %d, the client has %d)", w.waitEpoch, w.epoch)
+	case w.primary < 0:
+		fmt.Fprintf(&b, "no primary up in the client's map epoch %d)", w.epoch)
+	case w.sent:
+		fmt.Fprintf(&b, "sent to primary osd.%d, in the client's map epoch %d)", w.primary, w.epoch)
+	default:
+		fmt.Fprintf(&b, "primary osd.%d, not reachable, in the client's map epoch %d)", w.primary, w.epoch)
+	}
+	if w.state != "" {
+		fmt.Fprintf(&b, ", which the monitors report %s", w.state)
+	}
+	fmt.Fprintf(&b, ": see cuttle health detail and cuttle pg query %s", w.pg)
+	return b.String()
 }
 
 // ctxError turns the end of a context into the package's errors: a

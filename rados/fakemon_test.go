@@ -169,6 +169,15 @@ func (c *cluster) command(cmd wire.Command) wire.Reply {
 		}
 		c.newEpoch(func(_ *osdmap.Map, inc *osdmap.Incremental) { inc.OldPools = []int64{p.ID} })
 		return wire.Reply{Status: "pool '" + name + "' removed"}
+	case "pg query":
+		c.mu.Lock()
+		state, ok := c.pgStates[cmd.StrOr("pgid", "")]
+		c.mu.Unlock()
+		if !ok {
+			return wire.Errorf(wire.ENOENT, "pg %s does not exist", cmd.StrOr("pgid", ""))
+		}
+		data, _ := json.Marshal(map[string]any{"pgid": cmd.StrOr("pgid", ""), "state": state})
+		return wire.Reply{Data: data}
 	case "echo":
 		return wire.Reply{Status: "echo", Text: cmd.StrOr("text", ""), Data: []byte(strconv.Quote(cmd.StrOr("text", "")))}
 	}

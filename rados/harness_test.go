@@ -95,6 +95,9 @@ type cluster struct {
 	hold     chan struct{} // while non-nil, commits wait for it to close
 	subs     []subRecord
 	commands []wire.Command
+	// pgStates are what "pg query" answers, by PG ("1.3"); a PG not in
+	// it is refused.
+	pgStates map[string]string
 }
 
 const testPool = "data"

@@ -57,8 +57,12 @@ type objecter struct {
 	// requestMap asks the monitors for maps from epoch start on; it
 	// must not block.
 	requestMap func(start uint64)
-	ctx        context.Context // ended by close
-	cancelCtx  context.CancelFunc
+	// pgState asks the monitors for a PG's state, for the error of an
+	// op that timed out; it returns "" if they do not answer within
+	// ctx. Nil: not asked.
+	pgState   func(ctx context.Context, pg osdmap.PG) string
+	ctx       context.Context // ended by close
+	cancelCtx context.CancelFunc
 	// commands are the admin commands waiting for OSD replies.
 	commands commandWaiters
 
@@ -142,7 +146,7 @@ func (o *objecter) submit(ctx context.Context, p *op, watch bool, timeout time.D
 		p.stop = context.AfterFunc(ctx, func() { o.cancel(tid, ctxError(ctx)) })
 	}
 	if timeout > 0 {
-		p.timer = o.clk.AfterFunc(timeout, func() { o.cancel(tid, opTimeoutError(timeout)) })
+		p.timer = o.clk.AfterFunc(timeout, func() { o.timedOut(tid, timeout) })
 	}
 	o.sendLocked(p)
 }
@@ -227,6 +231,48 @@ func (o *objecter) cancel(tid uint64, err error) {
 	if p := o.ops[tid]; p != nil {
 		o.finishLocked(p, 0, err, nil)
 	}
+}
+
+// pgStateWait bounds the monitors' answer about a PG when an op times
+// out: the error waits for it at most this long, and says nothing of
+// the PG's state without it.
+const pgStateWait = 1500 * time.Millisecond
+
+// timedOut ends the op tid, if it is still in flight, with the op
+// timeout's error, saying what it waited for: its PG, the PG's acting
+// set and primary in the client's map, and the state the monitors
+// report for the PG (asked here, briefly).
+func (o *objecter) timedOut(tid uint64, d time.Duration) {
+	o.mu.Lock()
+	p := o.ops[tid]
+	if p == nil {
+		o.mu.Unlock()
+		return
+	}
+	w := o.waitLocked(p)
+	o.mu.Unlock()
+	if w.hasPG && o.pgState != nil {
+		ctx, cancel := context.WithTimeout(o.ctx, pgStateWait)
+		w.state = o.pgState(ctx, w.pg)
+		cancel()
+	}
+	o.cancel(tid, opTimeoutError(d, w.String()))
+}
+
+// waitLocked says what op p waits for under the current map.
+func (o *objecter) waitLocked(p *op) opWait {
+	w := opWait{object: p.name, epoch: uint64(o.m.Epoch()), waitEpoch: p.waitEpoch, primary: -1}
+	pg, ok := opPG(o.m, p.msg.Object, p.msg.PG, p.fixedPG)
+	if !ok {
+		return w
+	}
+	mp, err := o.m.PGToUpActing(pg, &o.scratch)
+	if err != nil {
+		return w
+	}
+	w.hasPG, w.pg, w.acting, w.primary = true, mp.PG, slices.Clone(mp.Acting), mp.ActingPrimary
+	w.sent = p.session != nil
+	return w
 }
 
 // sortedOpsLocked returns the ops in flight in tid order.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -36,6 +37,23 @@ type clusterFlags struct {
 
 	flags       *pflag.FlagSet // the root's persistent flags: was --conf given?
 	confDefault string         // --conf's default: $CUTTLE_CONF or DefaultConfPath, from main
+	// stderr, if set, is told when no monitor answers for a while
+	// (noMonitorYet).
+	stderr io.Writer
+}
+
+// noMonitorYet is the line a command prints once when no monitor has
+// answered it within a couple of seconds, instead of staying silent
+// until --timeout; nil without somewhere to print.
+func (f *clusterFlags) noMonitorYet() func(addrs []string) {
+	if f.stderr == nil {
+		return nil
+	}
+	w, timeout := f.stderr, f.timeout
+	return func(addrs []string) {
+		fmt.Fprintf(w, "cuttle: no monitor answers at %s yet; retrying until --timeout %v (is the cluster up? cuttle cluster status)\n",
+			strings.Join(addrs, ", "), timeout)
+	}
 }
 
 func (f *clusterFlags) register(root *cobra.Command, defaultConf string) {
@@ -77,6 +95,15 @@ func (f *clusterFlags) monClient() (*monc.Client, error) {
 		return nil, err
 	}
 	cfg := monc.Config{Name: name, Mons: mons, Network: f.network}
+	if say := f.noMonitorYet(); say != nil {
+		cfg.Unreachable = func(mons []monc.Addr, _ time.Duration) {
+			addrs := make([]string, len(mons))
+			for i, m := range mons {
+				addrs[i] = m.Addr
+			}
+			say(addrs)
+		}
+	}
 	if authMode != "none" {
 		ca, err := clientAuth(name, f.keyring)
 		if err != nil {

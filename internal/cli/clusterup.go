@@ -70,6 +70,10 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 6800-7300 and 7480.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			size, err := checkUpFlags(f)
+			if err != nil {
+				return fmt.Errorf("cluster up: %w; nothing was created", err)
+			}
 			mons, osds := 0, 0
 			if cmd.Flags().Changed("mons") {
 				mons = f.mons
@@ -78,13 +82,7 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 				osds = f.osds
 				if osds == 0 {
 					osds = launcher.NoOSDs
-				} else if osds < 0 {
-					return fmt.Errorf("cluster up: --osds %d", f.osds)
 				}
-			}
-			size, err := parseSize(f.osdSize)
-			if err != nil {
-				return fmt.Errorf("cluster up: --osd-size: %w", err)
 			}
 			return clusterUp(cmd, out, cf, f, mons, osds, size)
 		},
@@ -130,6 +128,36 @@ const (
 	clusterPool = "rbd"
 	clusterPGs  = 32
 )
+
+// checkUpFlags checks cluster up's flags before anything is created
+// (an OSD's store size is otherwise refused only once the monitors run)
+// and returns the OSDs' store size.
+func checkUpFlags(f clusterLauncherFlags) (uint64, error) {
+	switch f.mons {
+	case 1, 3, 5:
+	default:
+		return 0, fmt.Errorf("--mons %d: a cluster has 1, 3 or 5 monitors (an odd number: a majority of 3 survives the loss of one, of 5 the loss of two)", f.mons)
+	}
+	if f.osds < 0 || f.osds > launcher.MaxOSDs {
+		return 0, fmt.Errorf("--osds %d: from 0 (monitors only) to %d", f.osds, launcher.MaxOSDs)
+	}
+	if f.auth != "cephx" && f.auth != "none" {
+		return 0, fmt.Errorf("--auth %q: cephx or none", f.auth)
+	}
+	if low, high := 1024, 65535-launcher.MetricsOffset-launcher.PortRange; f.basePort < low || f.basePort > high {
+		return 0, fmt.Errorf("--base-port %d: from %d to %d (ports below 1024 need root; the daemons take up to base+%d)",
+			f.basePort, low, high, launcher.MetricsOffset+launcher.PortRange-1)
+	}
+	size, err := parseSize(f.osdSize)
+	if err != nil {
+		return 0, fmt.Errorf("--osd-size: %w", err)
+	}
+	if size-size%osdAllocUnit < minOSDSize {
+		return 0, fmt.Errorf("--osd-size %s is too small: an OSD's store takes at least %s (%d allocation units of %s); the default is %s, a sparse file",
+			f.osdSize, formatSize(minOSDSize), minOSDSize/osdAllocUnit, formatSize(osdAllocUnit), defaultClusterOSDSize)
+	}
+	return size, nil
+}
 
 // newLauncher wires the launcher to this binary, to the daemons' mkfs
 // and to the monitor client.
@@ -210,12 +238,28 @@ func nameUUID(fsid, name string) string {
 // reach mon_osd_min_down_reporters and a dead OSD would stay up); and, if
 // it has OSDs, the pool clusterPool of min(3, OSDs) copies with that
 // rule. Either existing already (a setup tried again) is fine.
+//
+// Pools made later with the defaults (cuttle osd pool create p 8) must
+// work too: the default rule, replicated_rule, wants one host per copy
+// and would leave their PGs undersized+peered, and their I/O waiting,
+// forever. Ceph's vstart builds its first map with osd_crush_chooseleaf_type
+// = 0 instead, which changes replicated_rule itself; here the map is made
+// by mon mkfs, before any setting exists, and a local cluster should keep
+// the same replicated_rule as any other. So the setup names the rule new
+// pools get, in the central configuration (osd_pool_default_crush_rule =
+// clusterRule), where `cuttle config get` shows it and anyone can change
+// it back, and with fewer than three OSDs their copies
+// (osd_pool_default_size), which the rule could not place either.
 func setupCluster(ctx context.Context, c *launcher.Cluster) error {
 	cmds := []wire.Command{
 		wire.NewCommand("osd crush rule create-replicated", "name", clusterRule, "root", "default", "type", "osd"),
 		wire.NewCommand("config set", "who", "global", "name", "mon_osd_reporter_subtree_level", "value", "osd"),
+		wire.NewCommand("config set", "who", "global", "name", "osd_pool_default_crush_rule", "value", clusterRule),
 	}
 	if n := len(c.OSDs()); n > 0 {
+		if n < 3 {
+			cmds = append(cmds, wire.NewCommand("config set", "who", "global", "name", "osd_pool_default_size", "value", fmt.Sprint(n)))
+		}
 		cmds = append(cmds, wire.NewCommand("osd pool create", "pool", clusterPool, "pg_num", fmt.Sprint(clusterPGs),
 			"size", fmt.Sprint(min(3, n)), "rule", clusterRule))
 		// With --osds 1 one copy is all there can be: confirm size 1.
@@ -427,7 +471,8 @@ Remove %[5]s to start afresh.
 `, self, dirFlag, mk[0], mk[1], dir)
 	if n := len(c.OSDs()); n > 0 {
 		fmt.Fprintf(&b, `The %d OSDs all run on this machine, so pool %s keeps %d copies with
-CRUSH rule %s: one per OSD, not one per host.
+CRUSH rule %s: one per OSD, not one per host; new pools get that
+rule too (osd_pool_default_crush_rule).
 `, n, clusterPool, min(3, n), clusterRule)
 	}
 	return b.String()

@@ -52,6 +52,9 @@ const defaultOSDSize = "10G"
 // many) do not take 64 KiB each.
 const osdAllocUnit = 4 << 10
 
+// minOSDSize is the smallest store osd mkfs makes: 256 allocation units.
+const minOSDSize = 256 * osdAllocUnit
+
 // osdMkfsFlags are the options of osd mkfs.
 type osdMkfsFlags struct {
 	data string
@@ -128,8 +131,8 @@ func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResu
 	}
 	au := uint64(osdAllocUnit)
 	res.Size = f.size - f.size%au
-	if res.Size < 256*au {
-		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", formatSize(f.size), formatSize(256*au))
+	if res.Size < minOSDSize {
+		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", formatSize(f.size), formatSize(minOSDSize))
 	}
 	mc, err := cf.monClient()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,6 +51,9 @@ func (f *clusterFlags) radosConfig() (rados.Config, error) {
 		cfg.Keyring = f.keyring
 	}
 	cfg.OpTimeout = f.timeout
+	if say := f.noMonitorYet(); say != nil {
+		cfg.MonitorsUnreachable = func(addrs []string, _ time.Duration) { say(addrs) }
+	}
 	if f.debug {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

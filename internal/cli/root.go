@@ -48,7 +48,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 // passes $CUTTLE_CONF or DefaultConfPath).
 func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Command {
 	out := &Output{Format: FormatPlain, W: stdout}
-	cf := &clusterFlags{}
+	cf := &clusterFlags{stderr: stderr}
 	root := &cobra.Command{
 		Use:           "cuttle",
 		Short:         "Cuttle is a distributed object, block and file store",

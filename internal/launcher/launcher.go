@@ -148,6 +148,11 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 		return nil, nil, fmt.Errorf("launcher: %w", err)
 	}
 	o.Dir = dir
+	// Options that cannot make a cluster are refused before the
+	// directory is touched.
+	if err := o.Options.withDefaults().validate(); err != nil {
+		return nil, nil, err
+	}
 	_, statErr := os.Stat(dir)
 	existed := statErr == nil
 	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o700); err != nil {
@@ -224,7 +229,7 @@ func (l *Launcher) startStopped(ctx context.Context, c *Cluster) ([]*child, erro
 		// its threads exit: give them a moment.
 		for _, a := range []string{d.Addr, d.MetricsAddr} {
 			if a != "" && !l.poll(ctx, portWait, func() bool { return l.cfg.Free(a) }) {
-				return children, fmt.Errorf("launcher: cannot start %s: %s is in use by another program", d.Name(), a)
+				return children, fmt.Errorf("launcher: cannot start %s: %s is in use by %s", d.Name(), a, portUser(a, c.Dir))
 			}
 		}
 		ch, err := l.start(c, d)

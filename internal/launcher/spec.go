@@ -127,8 +127,8 @@ const (
 	// MaxOSDs bounds [Options.OSDs]: every daemon's port must fit in
 	// the range searched.
 	MaxOSDs = 64
-	// portRange is how many ports each search may try.
-	portRange = 100
+	// PortRange is how many ports each search may try.
+	PortRange = 100
 )
 
 // Options say what cluster to make.
@@ -186,8 +186,8 @@ func (o Options) validate() error {
 	if o.OSDs < 0 || o.OSDs > MaxOSDs {
 		return fmt.Errorf("launcher: %d OSDs (want 0 to %d)", o.OSDs, MaxOSDs)
 	}
-	if o.BasePort < 1024 || o.BasePort+MetricsOffset+portRange > 65535 {
-		return fmt.Errorf("launcher: base port %d (want 1024 to %d)", o.BasePort, 65535-MetricsOffset-portRange)
+	if o.BasePort < 1024 || o.BasePort+MetricsOffset+PortRange > 65535 {
+		return fmt.Errorf("launcher: base port %d (want 1024 to %d)", o.BasePort, 65535-MetricsOffset-PortRange)
 	}
 	if net.ParseIP(o.Host) == nil {
 		return fmt.Errorf("launcher: host %q is not an IP address", o.Host)
@@ -264,17 +264,17 @@ func monSpec(dir, id, addr, metricsAddr string) Daemon {
 }
 
 // pickPorts returns n addresses host:port with ports from [from,
-// from+portRange) that free reports free, lowest first.
+// from+PortRange) that free reports free, lowest first.
 func pickPorts(host string, from, n int, free func(hostport string) bool) ([]string, error) {
 	var out []string
-	for p := from; p < from+portRange && len(out) < n; p++ {
+	for p := from; p < from+PortRange && len(out) < n; p++ {
 		a := net.JoinHostPort(host, strconv.Itoa(p))
 		if free(a) {
 			out = append(out, a)
 		}
 	}
 	if len(out) < n {
-		return nil, fmt.Errorf("%w: found %d of %d in %s ports %d-%d", ErrNoPorts, len(out), n, host, from, from+portRange-1)
+		return nil, fmt.Errorf("%w: found %d of %d in %s ports %d-%d", ErrNoPorts, len(out), n, host, from, from+PortRange-1)
 	}
 	return out, nil
 }

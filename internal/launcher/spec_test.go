@@ -113,13 +113,13 @@ func TestPlanRejects(t *testing.T) {
 
 func TestPickPortsStaysInRange(t *testing.T) {
 	var tried []string
-	free := func(a string) bool { tried = append(tried, a); return len(tried) > portRange-2 }
+	free := func(a string) bool { tried = append(tried, a); return len(tried) > PortRange-2 }
 	got, err := pickPorts("127.0.0.1", 30000, 2, free)
 	if err != nil || !reflect.DeepEqual(got, []string{"127.0.0.1:30098", "127.0.0.1:30099"}) {
 		t.Fatalf("pickPorts = %v, %v", got, err)
 	}
 	tried = nil
-	if _, err := pickPorts("127.0.0.1", 30000, 3, free); !errors.Is(err, ErrNoPorts) || len(tried) != portRange {
+	if _, err := pickPorts("127.0.0.1", 30000, 3, free); !errors.Is(err, ErrNoPorts) || len(tried) != PortRange {
 		t.Fatalf("three ports: %v after %d tries", err, len(tried))
 	}
 }

@@ -63,9 +63,18 @@ type Config struct {
 	// handshake that issued some (a login, or a renewal), from the
 	// messenger's goroutine; do not block. Tickets also returns them.
 	OnTickets func([]auth.ServiceTicket)
-	Logger    *slog.Logger
-	Clock     clock.Clock
-	Seed      uint64
+	// Unreachable, if set, is called once (on a timer's goroutine) when
+	// the client has been trying for UnreachableAfter since its first
+	// command or subscription and no monitor has answered yet, so that
+	// a command-line tool can say it is retrying rather than stay
+	// silent until its timeout. The library itself never prints.
+	Unreachable func(mons []Addr, waited time.Duration)
+	// UnreachableAfter is how long before Unreachable is called
+	// (default 2 s).
+	UnreachableAfter time.Duration
+	Logger           *slog.Logger
+	Clock            clock.Clock
+	Seed             uint64
 }
 
 // Client sends commands to the monitors. It is safe for concurrent
@@ -88,6 +97,14 @@ type Client struct {
 	closed  bool
 	sub     subState
 	tickets ticketState
+	// heard says a monitor has sent something; unreachable is the timer
+	// that calls Config.Unreachable, armed at first use.
+	heard       bool
+	unreachable clock.Timer
+	// hookMu is held while Config.Unreachable runs, so that Close
+	// returns only after it (what it wrote is then the caller's to
+	// read).
+	hookMu sync.Mutex
 }
 
 // ErrNoMonitor means no monitor answered before the context ended.
@@ -122,6 +139,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
+	if cfg.UnreachableAfter <= 0 {
+		cfg.UnreachableAfter = 2 * time.Second
+	}
 	c := &Client{cfg: cfg, nonce: newNonce(), running: make(map[uint64]struct{}),
 		waiting: make(map[uint64]*pending), rand: rand.New(rand.NewPCG(cfg.Seed, uint64(len(cfg.Mons))))}
 	c.cur = c.rand.IntN(len(cfg.Mons))
@@ -144,8 +164,43 @@ func (c *Client) Close() error {
 	if c.tickets.renew != nil {
 		c.tickets.renew.Stop()
 	}
+	if c.unreachable != nil {
+		c.unreachable.Stop()
+	}
 	c.mu.Unlock()
+	c.hookMu.Lock() // wait for a call of Unreachable under way
+	c.hookMu.Unlock()
 	return c.ms.Close()
+}
+
+// armUnreachable starts, at the client's first use, the timer that calls
+// Config.Unreachable if no monitor has answered by then.
+func (c *Client) armUnreachable() {
+	if c.cfg.Unreachable == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.heard || c.closed || c.unreachable != nil {
+		return
+	}
+	c.unreachable = c.cfg.Clock.AfterFunc(c.cfg.UnreachableAfter, func() {
+		c.hookMu.Lock()
+		defer c.hookMu.Unlock()
+		c.mu.Lock()
+		silent := !c.heard && !c.closed
+		c.mu.Unlock()
+		if silent {
+			c.cfg.Unreachable(c.cfg.Mons, c.cfg.UnreachableAfter)
+		}
+	})
+}
+
+// heardFrom records that a monitor answered.
+func (c *Client) heardFrom() {
+	c.mu.Lock()
+	c.heard = true
+	c.mu.Unlock()
 }
 
 // newNonce returns a random non-zero number. It comes from the runtime's
@@ -167,6 +222,7 @@ func newNonce() uint64 {
 // the client's authentication ends the command at once: the others would
 // refuse it too.
 func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) {
+	c.armUnreachable()
 	p := &pending{reply: make(chan wire.Reply, 1), fail: make(chan error, 1)}
 	seq := c.begin()
 	defer c.finish(seq)
@@ -191,6 +247,38 @@ func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) 
 			return r, nil
 		}
 		lastErr = fmt.Errorf("mon.%s at %s: %w", mon.Name, mon.Addr, err)
+		// A monitor nobody listens at fails at once: after every
+		// monitor failed, pause before the next round rather than
+		// spin on refused connections until the context ends.
+		if (attempt+1)%len(c.cfg.Mons) == 0 {
+			if err := c.pause(ctx, roundPause((attempt+1)/len(c.cfg.Mons)-1)); err != nil {
+				return wire.Reply{}, fmt.Errorf("%w: %s: %w", ErrNoMonitor, cmd.Prefix, lastErr)
+			}
+		}
+	}
+}
+
+// Pauses between rounds of attempts at every monitor.
+const (
+	roundPauseMin = 50 * time.Millisecond
+	roundPauseMax = time.Second
+)
+
+// roundPause is the pause after round n (0-based) of failed attempts:
+// roundPauseMin doubled n times, at most roundPauseMax.
+func roundPause(n int) time.Duration {
+	return min(roundPauseMin<<min(n, 16), roundPauseMax)
+}
+
+// pause waits d on the client's clock, or until ctx ends (its error).
+func (c *Client) pause(ctx context.Context, d time.Duration) error {
+	t := c.cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -268,6 +356,7 @@ type monDispatcher struct{ c *Client }
 
 func (d monDispatcher) Dispatch(_ msgr.Peer, msg msgr.Message) {
 	c := d.c
+	c.heardFrom()
 	switch msg.Type {
 	case wire.TypeMonCommandReply:
 		r, err := wire.DecodeMonCommandReply(msg.Payload)

@@ -35,6 +35,7 @@ type subState struct {
 // Calling Subscribe again asks for epochs from a new start (to fill a
 // gap, or to be sure of the newest epoch).
 func (c *Client) Subscribe(ctx context.Context, start uint64) error {
+	c.armUnreachable()
 	c.mu.Lock()
 	c.sub.active = true
 	c.sub.next = start

@@ -87,6 +87,8 @@ func schemaTable() []Option {
 			Desc: "how often an OSD pings its peers"},
 		{Name: "osd_max_backfills", Type: TypeInt, Default: "1", Runtime: true, Min: 1, Max: 1024,
 			Desc: "backfills an OSD runs at once, to or from it"},
+		{Name: "osd_pool_default_crush_rule", Type: TypeString, Default: "replicated_rule", Runtime: true,
+			Desc: "CRUSH rule (name or id) of new pools created without one"},
 		{Name: "osd_pool_default_min_size", Type: TypeInt, Default: "0", Runtime: true, Min: 0, Max: 10,
 			Desc: "min_size of new pools; 0 means size - size/2"},
 		{Name: "osd_pool_default_pg_num", Type: TypeInt, Default: "32", Runtime: true, Min: 1, Max: 65536,

@@ -41,6 +41,10 @@ const (
 	// OptMaxPGPerOSD: the PG copies per in OSD that "osd pool create"
 	// and "osd pool set size" may bring the cluster to (checkPGLimit).
 	OptMaxPGPerOSD = "mon_max_pg_per_osd"
+	// OptPoolDefaultCrushRule is the CRUSH rule (name or id) of "osd
+	// pool create" without one: a cluster whose OSDs share one host
+	// (cuttle cluster up) sets a rule with failure domain osd.
+	OptPoolDefaultCrushRule = "osd_pool_default_crush_rule"
 )
 
 // OptionNames lists every option the service reads, with its type
@@ -60,5 +64,6 @@ func OptionNames() map[string]string {
 		OptBackfillFullRatio:    "float",
 		OptFullRatio:            "float",
 		OptMaxPGPerOSD:          "int",
+		OptPoolDefaultCrushRule: "str",
 	}
 }

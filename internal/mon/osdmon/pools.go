@@ -1,6 +1,7 @@
 package osdmon
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -103,7 +104,10 @@ func (s *Service) preparePoolCreate(c moncmd.Command, now time.Time) ([]byte, mo
 	if err != nil {
 		return bad(err)
 	}
-	rule, err := ruleArg(s.m.Crush(), c.StrOr("rule", DefaultRule))
+	rule, err := ruleArg(s.m.Crush(), c.StrOr("rule", cmp.Or(s.opts.String(OptPoolDefaultCrushRule), DefaultRule)))
+	if err != nil && !c.Has("rule") {
+		err = fmt.Errorf("%w (the default of %s: name a rule, or config set it)", err, OptPoolDefaultCrushRule)
+	}
 	if err != nil {
 		return nil, moncmd.Errorf(moncmd.ENOENT, "osd pool create: %v", err)
 	}

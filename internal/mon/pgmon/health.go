@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuttlestore/cuttle/crush"
 	"github.com/cuttlestore/cuttle/internal/mon/health"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -52,10 +53,16 @@ func (s *Service) HealthChecks(now time.Time) []health.Check {
 	return checks
 }
 
-// availability is PG_AVAILABILITY: PGs that cannot serve I/O. Stale PGs
-// count as inactive: nobody vouches for their state.
+// availability is PG_AVAILABILITY: PGs that cannot serve I/O, each
+// with why, so that an operator whose writes hang learns the cause from
+// `health detail`: a PG below its pool's min_size says how many copies
+// are up and, when CRUSH placed fewer than the pool's size, that its rule
+// cannot place them; a peering PG says since when; a down PG what it
+// waits for; an unknown PG that its primary has not reported (or that no
+// OSD is up to hold it). Stale PGs count as inactive: nobody vouches for
+// their state.
 func availability(views []pgView, now time.Time) (health.Check, bool) {
-	var inactive, down, stale int
+	var inactive, down, stale, peering, belowMin int
 	var lines []string
 	for i := range views {
 		v := &views[i]
@@ -65,6 +72,7 @@ func availability(views []pgView, now time.Time) (health.Check, bool) {
 		}
 		inactive++
 		acting := osdmap.FormatOSDs(v.stat.Acting)
+		since := max(now.Sub(v.updated), 0).Round(time.Second)
 		var line string
 		switch {
 		case isDown:
@@ -83,10 +91,17 @@ func availability(views []pgView, now time.Time) (health.Check, bool) {
 			stale++
 			line = fmt.Sprintf("pg %s is stuck stale, current state %s, last acting %s (%s)", v.stat.PG, v.state, acting, v.stale)
 		case v.reporter < 0:
-			line = fmt.Sprintf("pg %s is inactive, current state %s (no report from its primary yet), acting %s", v.stat.PG, v.state, acting)
+			line = unknownLine(v)
+		case v.has("peered"):
+			belowMin++
+			line = fmt.Sprintf("pg %s is %s for %v: %s, acting %s", v.stat.PG, v.state, since, belowMinReason(v), acting)
+		case v.has("peering"):
+			peering++
+			line = fmt.Sprintf("pg %s is %s for %v, acting %s: its primary osd.%d is asking the OSDs that may hold its newest writes",
+				v.stat.PG, v.state, since, acting, v.reporter)
 		default:
 			line = fmt.Sprintf("pg %s is stuck inactive for %v, current state %s, last acting %s", v.stat.PG,
-				max(now.Sub(v.updated), 0).Round(time.Second), v.state, acting)
+				since, v.state, acting)
 		}
 		lines = append(lines, line)
 	}
@@ -97,11 +112,50 @@ func availability(views []pgView, now time.Time) (health.Check, bool) {
 	if down > 0 {
 		parts = append(parts, plural(down, "pg")+" down")
 	}
+	if peering > 0 {
+		parts = append(parts, plural(peering, "pg")+" peering")
+	}
+	if belowMin > 0 {
+		parts = append(parts, plural(belowMin, "pg")+" below min_size")
+	}
 	if stale > 0 {
 		parts = append(parts, plural(stale, "pg")+" stale")
 	}
 	return health.Check{Code: "PG_AVAILABILITY", Severity: health.Warn,
 		Summary: "Reduced data availability: " + strings.Join(parts, ", "), Detail: capDetail(lines)}, true
+}
+
+// unknownLine is the detail of a PG no OSD has reported.
+func unknownLine(v *pgView) string {
+	if v.stat.Primary < 0 {
+		return fmt.Sprintf("pg %s is unknown: no OSD is up to serve it, acting %s (are the OSDs up and in? cuttle osd tree)",
+			v.stat.PG, osdmap.FormatOSDs(v.stat.Acting))
+	}
+	return fmt.Sprintf("pg %s is unknown: no report from its primary osd.%d yet, acting %s", v.stat.PG, v.stat.Primary,
+		osdmap.FormatOSDs(v.stat.Acting))
+}
+
+// belowMinReason says why a peered PG is not active: fewer copies up
+// than its pool's min_size, and whether CRUSH could not place them.
+func belowMinReason(v *pgView) string {
+	copies := countOSDs(v.stat.Acting)
+	r := fmt.Sprintf("%d of %d copies up, below min_size %d", copies, v.size, v.minSize)
+	if placed := countOSDs(v.stat.Up); placed < v.size {
+		r += fmt.Sprintf("; CRUSH rule %s places only %d (too few failure domains for size %d?"+
+			" cuttle osd tree; cuttle osd pool set %s crush_rule RULE)", v.rule, placed, v.size, v.pool)
+	}
+	return r
+}
+
+// countOSDs counts the OSDs of a PG's set, holes left out.
+func countOSDs(osds []int32) int {
+	n := 0
+	for _, o := range osds {
+		if o != crush.ItemNone && o >= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // degraded is PG_DEGRADED: data with fewer copies than the pool's size.

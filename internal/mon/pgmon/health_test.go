@@ -28,12 +28,12 @@ func TestHealthChecks(t *testing.T) {
 		}, want: map[string]string{"PG_AVAILABILITY": "Reduced data availability: 1 pg inactive, 1 pg down\n" +
 			"pg 1.0 is down, acting [2], blocked by [0,1] (waiting for osd.0 or osd.1)"}},
 		{name: "peering", pg: func(s *wire.PGStat) { s.State = "peering" },
-			want: map[string]string{"PG_AVAILABILITY": "Reduced data availability: 1 pg inactive\n" +
-				"pg 1.0 is stuck inactive for 1m30s, current state peering, last acting [ACTING]"}},
+			want: map[string]string{"PG_AVAILABILITY": "Reduced data availability: 1 pg inactive, 1 pg peering\n" +
+				"pg 1.0 is peering for 1m30s, acting [ACTING]: its primary osd.PRIMARY is asking the OSDs that may hold its newest writes"}},
 		{name: "below min_size", pg: func(s *wire.PGStat) { s.State, s.Acting = "undersized+degraded+peered", []int32{1} },
 			want: map[string]string{
-				"PG_AVAILABILITY": "Reduced data availability: 1 pg inactive\n" +
-					"pg 1.0 is stuck inactive for 1m30s, current state undersized+degraded+peered, last acting [1]",
+				"PG_AVAILABILITY": "Reduced data availability: 1 pg inactive, 1 pg below min_size\n" +
+					"pg 1.0 is undersized+degraded+peered for 1m30s: 1 of 3 copies up, below min_size 2, acting [1]",
 				"PG_DEGRADED": "Degraded data redundancy: 1 pg degraded, 1 pg undersized\n" +
 					"pg 1.0 is undersized+degraded+peered, acting [1]"}},
 		{name: "degraded", pg: func(s *wire.PGStat) { s.State, s.Acting, s.Degraded = "active+undersized+degraded", []int32{1, 2}, 2 },
@@ -67,6 +67,7 @@ func TestHealthChecks(t *testing.T) {
 			acting := osdmap.FormatOSDs(tm.query("1.0").Acting)
 			for code, want := range tc.want {
 				want = strings.ReplaceAll(want, "[ACTING]", acting)
+				want = strings.ReplaceAll(want, "osd.PRIMARY", fmt.Sprintf("osd.%d", tm.primary(pgid(t, "1.0"))))
 				if got[code] != want {
 					t.Errorf("%s:\n%s\nwant\n%s", code, got[code], want)
 				}
@@ -90,7 +91,7 @@ func TestHealthUnknownPGs(t *testing.T) {
 	c := checks[0]
 	if c.Summary != "Reduced data availability: 68 pgs inactive" || len(c.Detail) != maxDetail+1 ||
 		c.Detail[maxDetail] != fmt.Sprintf("... and %d more", 68-maxDetail) ||
-		!strings.HasPrefix(c.Detail[0], "pg 1.0 is inactive, current state unknown (no report from its primary yet), acting [") {
+		!strings.HasPrefix(c.Detail[0], fmt.Sprintf("pg 1.0 is unknown: no report from its primary osd.%d yet, acting [", tm.primary(pgid(t, "1.0")))) {
 		t.Errorf("PG_AVAILABILITY: %s\n%s", c.Summary, strings.Join(c.Detail, "\n"))
 	}
 	tm.reportAll(tm.clean)

@@ -26,6 +26,11 @@ type pgView struct {
 	reporter int32 // -1: no report
 	updated  time.Time
 	size     int // the pool's size: copies of each object
+	// minSize is the pool's min_size, rule the name of its CRUSH rule
+	// (its id if the map has no such rule): for health's reasons.
+	minSize int
+	rule    string
+	pool    string // the pool's name
 	// stale says why the PG is stale; empty if it is not.
 	stale string
 }
@@ -61,11 +66,21 @@ func (s *Service) views() []pgView {
 		for seed := range p.PGNum {
 			pg := osdmap.PG{Pool: p.ID, Seed: seed}
 			e, ok := s.st.pgs[pg]
-			out = append(out, derive(m, pg, p.Size, e, ok, &sc))
+			v := derive(m, pg, p.Size, e, ok, &sc)
+			v.minSize, v.rule, v.pool = p.MinSize, ruleName(m, p.CrushRule), p.Name
+			out = append(out, v)
 		}
 	}
 	s.cache = viewCache{m: m, version: s.st.version, pgs: out}
 	return out
+}
+
+// ruleName is the name of CRUSH rule id in m, or its id.
+func ruleName(m *osdmap.Map, id int32) string {
+	if r := m.Crush().Rule(id); r != nil {
+		return r.Name
+	}
+	return fmt.Sprint(id)
 }
 
 // derive makes the view of pg from its stored entry, if any (ok), and m.
