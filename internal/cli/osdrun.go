@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cls"
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
@@ -191,7 +192,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 
 	reg := metrics.NewRegistry()
 	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
-		Mons: conf.mons, Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace,
+		Mons: conf.mons, Classes: cls.Standard(), Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace,
 		ScrubInterval: f.scrub, DeepScrubInterval: f.deepScrub,
 		RecoveryMaxPGs: f.recoveryPGs, RecoveryMaxPushes: f.recoveryPushes, RecoverySleep: f.recoverySleep,
 		LogEntriesPerOSD: f.logEntries}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/cls"
 	"github.com/cuttlestore/cuttle/internal/mon"
 	"github.com/cuttlestore/cuttle/internal/mon/authmon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
@@ -201,7 +202,7 @@ func (c *Cluster) StartOSD(id int32) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
-		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
+		Host: o.Host, Mons: mons, Classes: cls.Standard(), Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
 		LogEntriesPerOSD: c.opts.LogEntriesPerOSD,
 		ScrubInterval:    c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval,
 		RecoveryMaxPGs: c.opts.RecoveryMaxPGs, RecoveryMaxPushes: c.opts.RecoveryMaxPushes, RecoverySleep: c.opts.RecoverySleep})
