@@ -175,3 +175,13 @@ func (v Values) typed(name string, t Type) string {
 	}
 	return v.byName[name].Value
 }
+
+// With returns v with the values w holds in place of v's.
+func (v Values) With(w Values) Values {
+	out := Values{byName: maps.Clone(v.byName)}
+	if out.byName == nil {
+		out.byName = map[string]Value{}
+	}
+	maps.Copy(out.byName, w.byName)
+	return out
+}
