@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/cls"
+	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
@@ -26,28 +27,23 @@ import (
 
 // osdRunFlags are the options of osd run.
 type osdRunFlags struct {
-	hbInterval, hbGrace time.Duration
-	scrub, deepScrub    time.Duration
-	recoveryPGs         int
-	recoveryPushes      int
-	recoverySleep       time.Duration
-	logEntries          int
-	id                  int // -1: the data directory's
-	data                string
-	listen              string
-	addr                string
-	host                string
-	weight              string
-	cache               string
-	memTarget           string
-	directReads         bool
-	adaptiveProcs       bool
-	metricsAddr         string
-	logLevel            string
+	options       map[string]string // options of the schema given as flags (osdoptions.go)
+	id            int               // -1: the data directory's
+	data          string
+	listen        string
+	addr          string
+	host          string
+	weight        string
+	cache         string
+	memTarget     string
+	directReads   bool
+	adaptiveProcs bool
+	metricsAddr   string
+	logLevel      string
 }
 
 func osdRunCommand(cf *clusterFlags) *cobra.Command {
-	f := osdRunFlags{id: -1}
+	f := osdRunFlags{id: -1, options: map[string]string{}}
 	c := &cobra.Command{
 		Use:   "run --data DIR [--listen 127.0.0.1:0] [--host H] [--metrics-addr ADDR]",
 		Short: "Run an OSD daemon in the foreground",
@@ -79,14 +75,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.BoolVar(&f.adaptiveProcs, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the OSD serves small ops with little CPU, on all of them otherwise; off when GOMAXPROCS is set")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
-	fl.DurationVar(&f.hbGrace, "heartbeat-grace", 20*time.Second, "report a peer OSD to the monitors once it has been quiet this long")
-	fl.DurationVar(&f.scrub, "scrub-interval", 24*time.Hour, "scrub each PG this OSD is primary of about this often (each PG's interval stretched by up to half)")
-	fl.IntVar(&f.logEntries, "pg-log-entries", 100_000, "PG log entries the OSD keeps in memory across all its PGs; each PG keeps its share, 250 to 3000")
-	fl.DurationVar(&f.deepScrub, "deep-scrub-interval", 7*24*time.Hour, "deep-scrub (read and compare everything) each PG about this often")
-	fl.IntVar(&f.recoveryPGs, "recovery-max-pgs", 1, "PGs this OSD is primary of that recover or backfill at once (Ceph's osd_max_backfills)")
-	fl.IntVar(&f.recoveryPushes, "recovery-max-pushes", 4, "objects each recovering PG pushes at once")
-	fl.DurationVar(&f.recoverySleep, "recovery-sleep", 0, "rest after each recovery push, to leave more of the disk to clients (Ceph's osd_recovery_sleep)")
+	addOptionFlags(fl, "osd", f.options)
 	return c
 }
 
@@ -94,6 +83,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 type osdDaemonConf struct {
 	mons []monc.Addr
 	auth string
+	file *config.File // nil without one
 }
 
 // loadOSDConf reads the monitors and the auth mode for entity from the
@@ -121,7 +111,7 @@ func loadOSDConf(cf *clusterFlags, entity string) (osdDaemonConf, error) {
 	default:
 		return osdDaemonConf{}, fmt.Errorf("auth %q in %s (want cephx or none)", mode, cf.conf)
 	}
-	return osdDaemonConf{mons: mons, auth: mode}, nil
+	return osdDaemonConf{mons: mons, auth: mode, file: conf}, nil
 }
 
 // shortHostname is the machine's host name without its domain.
@@ -153,8 +143,9 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if f.logEntries < 1 {
-		return fmt.Errorf("%s: --pg-log-entries %d: want at least 1", name, f.logEntries)
+	options, layers, err := osdLocalOptions(conf.file, name.String(), f.options)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	target, err := parseSize(f.memTarget)
 	if err != nil || target > 1<<50 {
@@ -192,10 +183,8 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 
 	reg := metrics.NewRegistry()
 	cfg := osd.Config{ID: id, Network: &msgr.TCP{}, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
-		Mons: conf.mons, Classes: cls.Standard(), Logger: log, Metrics: reg, HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace,
-		ScrubInterval: f.scrub, DeepScrubInterval: f.deepScrub,
-		RecoveryMaxPGs: f.recoveryPGs, RecoveryMaxPushes: f.recoveryPushes, RecoverySleep: f.recoverySleep,
-		LogEntriesPerOSD: f.logEntries}
+		Mons: conf.mons, Classes: cls.Standard(), Logger: log, Metrics: reg}
+	setOSDOptions(&cfg, options)
 	if conf.auth == "cephx" {
 		a, err := osdCephx(cf, f.data, id, conf.mons, reg, log)
 		if err != nil {
@@ -259,6 +248,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 		return err
 	}
 	log.Info("started", "addr", o.Addr(), "host", f.host, "mons", len(conf.mons), "auth", conf.auth)
+	stopWatch := watchOSDConfig(ctx, o, options, layers, log)
 	go func() {
 		if err := o.WaitUp(ctx); err == nil {
 			log.Info("up in the OSD map", "epoch", o.Epoch(), "addr", o.Addr())
@@ -277,6 +267,7 @@ func runOSDDaemon(ctx context.Context, cf *clusterFlags, f osdRunFlags, log *slo
 	case <-o.Failed():
 		log.Error("stopping: the store failed", "err", o.FailedErr())
 	}
+	stopWatch()
 	start := time.Now()
 	if err := o.Close(); err != nil {
 		log.Warn("close", "err", err)
