@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -171,8 +172,6 @@ func (p *pg) newerMap(m *osdmap.Map) *osdmap.Map {
 
 var errIntervalEnded = errors.New("the interval ended")
 
-const debugPeering = false
-
 // errPriorChanged means an OSD peering asked went down: peering starts
 // over at once.
 var errPriorChanged = errors.New("the OSDs to ask changed")
@@ -214,12 +213,13 @@ func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
 	if err != nil {
 		return err
 	}
-	if debugPeering {
+	if p.o.log.Enabled(p.o.ctx, slog.LevelDebug) { // the members' summary is built only when it is logged
 		var lus []string
 		for _, mem := range members {
 			lus = append(lus, fmt.Sprintf("osd.%d lu=%v les=%d", mem.OSD, mem.Info.LastUpdate, mem.Info.LastEpochStarted))
 		}
-		p.o.log.Info("DEBUG peer", "pg", p.id.String(), "interval", r.interval, "acting", replicas, "past", fmt.Sprint(past), "members", lus, "auth", plan.Auth)
+		p.o.log.DebugContext(p.o.ctx, "peering: plan", "pg", p.id.String(), "interval", r.interval, "acting", replicas,
+			"past", fmt.Sprint(past), "members", lus, "auth", plan.Auth)
 	}
 	if slices.Contains(plan.Backfill, self.OSD) {
 		return p.requestTemp(r, p.tempActing(m, plan, members, replicas))
