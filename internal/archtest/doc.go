@@ -12,7 +12,8 @@
 //   - production code does not import testing, net/http/httptest or the
 //     test-only packages (internal/sim, storetest, qossim, archtest), and
 //     binaries do not link them in at all;
-//   - every package has a package doc comment;
+//   - every package has a package doc comment, which starts "Package
+//     name" ("Command name" for a command; doc_test.go);
 //   - nothing imports the std log package, glog, logrus or viper;
 //   - no file panics with a message built by fmt.Sprintf;
 //   - the size budget of LAYOUT.md (size_test.go): no non-generated Go
