@@ -18,7 +18,8 @@
 //     then recovery behind client I/O (missing.go), temporary acting sets
 //     for members that need a full copy (pgtemp.go), unfound objects
 //     (unfound.go) and the deletion of stray copies (removal.go);
-//   - scrub (scrub.go) and its scheduling (scrubsched.go);
+//   - scrub (scrub.go) and its scheduling (scrubsched.go), which carry
+//     out what the scrub package decides;
 //   - failure detection of its peers (heartbeat.go, section 5.3), map
 //     handling and the PG registry (maps.go), PG reports to the monitors
 //     (pgstats.go), admin commands (admin.go), metrics (metrics.go) and
@@ -29,7 +30,8 @@
 // engine (only the objectstore.Store interface), the transport (msgr over
 // an injected Network), or flags, files and environment variables: the
 // caller fills Config. Its pure parts live in sub-packages: ops,
-// peering (planning) and pglog.
+// peering (planning), pglog and scrub (comparison, repair plans and the
+// schedule).
 //
 // Ordering and safety rules:
 //   - Requests to one object run one at a time, in arrival order; the

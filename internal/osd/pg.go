@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -86,7 +87,7 @@ type pg struct {
 	// the PG (the first scrub is due an interval after it).
 	scrubbing    string
 	scrubToken   uint64
-	inconsistent map[objid.ID]inconsistency
+	inconsistent map[objid.ID]scrub.Inconsistency
 	born         time.Time
 }
 

@@ -150,8 +150,8 @@ func (p *pg) inconsistentLocked() []string {
 			break
 		}
 		name := id.String()
-		if inc := p.inconsistent[id]; inc.misplaced {
-			name += " (" + inc.why + ")"
+		if inc := p.inconsistent[id]; inc.Misplaced {
+			name += " (" + inc.Why + ")"
 		}
 		out = append(out, name)
 	}

@@ -1,21 +1,17 @@
 package osd
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
-	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // Scrub compares the copies of a PG's objects across its acting members,
@@ -36,6 +32,12 @@ import (
 // A client read that meets a checksum error on the primary fetches the
 // object from a replica, repairs the primary's copy and is answered from
 // it; the client never sees the error while a good copy exists.
+//
+// This file is the driver: it lists the chunks, builds this OSD's scrub
+// map, gathers the members', records the result and carries repairs out.
+// The decisions (which objects are inconsistent and why, the
+// authoritative copy, what a repair pulls and pushes, the digests a
+// scrub map carries) are internal/osd/scrub's.
 
 // scrubChunk is how many objects one scrub map covers.
 const scrubChunk = 64
@@ -45,9 +47,6 @@ const scrubChunk = 64
 const scrubWait = time.Minute
 
 var errScrubTimeout = errors.New("scrub: a member did not answer")
-
-// castagnoli is the Castagnoli table (hardware accelerated).
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // waitKey names a message a task of the primary waits for once the PG is
 // active (peering's messages go through its run instead).
@@ -113,17 +112,6 @@ func (p *pg) receive(r *peerRun, c <-chan peerEvent, timeout time.Duration) (pee
 	}
 }
 
-// inconsistency is what a scrub found wrong with one object.
-type inconsistency struct {
-	auth []int32 // members holding the authoritative copy (none: no good copy)
-	bad  []int32 // members whose copy is unreadable, missing or different
-	why  string
-	// misplaced: the object's name maps to another PG (why says which).
-	// Repair leaves such objects alone: copying them among this PG's
-	// members cannot put them where clients look for them.
-	misplaced bool
-}
-
 // scrubJob is a scrub to run on a PG this OSD is primary of.
 type scrubJob struct {
 	pg           *pg
@@ -149,7 +137,7 @@ func (p *pg) scrub(deep, repair bool) error {
 	p.mu.Unlock()
 	p.o.statsChanged()
 	defer p.setScrubbing("")
-	found := map[objid.ID]inconsistency{}
+	found := map[objid.ID]scrub.Inconsistency{}
 	cursor := objid.ID{}
 	for {
 		end, err := p.chunkEnd(cursor)
@@ -167,16 +155,21 @@ func (p *pg) scrub(deep, repair bool) error {
 	if repair && len(found) > 0 {
 		p.setScrubbing(p.scrubbingState() + "+repair")
 		for id, inc := range found {
-			if inc.misplaced {
+			plan, err := scrub.PlanRepair(id, inc, p.o.cfg.ID)
+			if errors.Is(err, scrub.ErrMisplaced) {
 				p.o.log.Error("scrub: repair leaves an object stored in a PG its name does not map to where it is "+
 					"(repair cannot move it to that PG); its data can be saved from the stopped OSD with cuttle objectstore get",
-					"pg", p.id.String(), "object", id.String(), "why", inc.why)
+					"pg", p.id.String(), "object", id.String(), "why", inc.Why)
 				continue
 			}
-			if err := p.repairObject(r, id, inc); err != nil {
+			if err == nil {
+				err = p.repairObject(r, id, plan)
+			}
+			if err != nil {
 				p.o.log.Error("scrub: repair failed", "pg", p.id.String(), "object", id.String(), "err", err)
 				continue
 			}
+			p.o.log.Info("scrub: repaired", "pg", p.id.String(), "object", id.String(), "from", inc.Auth, "to", inc.Bad)
 			delete(found, id)
 		}
 	}
@@ -193,9 +186,9 @@ func (p *pg) chunkEnd(cursor objid.ID) (objid.ID, error) {
 	return next, nil
 }
 
-// scrubChunk compares the members' copies of the objects in [start, end)
-// and adds what differs to found.
-func (p *pg) scrubChunk(r *peerRun, replicas []int32, start, end objid.ID, deep bool, found map[objid.ID]inconsistency) error {
+// scrubChunk gathers the members' scrub maps of the objects in [start,
+// end) and adds what scrub.Chunk finds wrong to found.
+func (p *pg) scrubChunk(r *peerRun, replicas []int32, start, end objid.ID, deep bool, found map[objid.ID]scrub.Inconsistency) error {
 	lu, replicating := p.fluxStart()
 	p.mu.Lock()
 	p.scrubToken++
@@ -218,62 +211,21 @@ func (p *pg) scrubChunk(r *peerRun, replicas []int32, start, end objid.ID, deep 
 	if err != nil {
 		return err
 	}
-	maps := map[int32][]wire.ScrubObject{p.o.cfg.ID: own}
-	for len(maps) < len(replicas)+1 {
+	scrubMaps := map[int32][]wire.ScrubObject{p.o.cfg.ID: own}
+	for len(scrubMaps) < len(replicas)+1 {
 		ev, err := p.receive(r, c, scrubWait)
 		if err != nil {
 			return err
 		}
-		maps[ev.from] = ev.msg.(wire.ScrubMap).Objects
+		scrubMaps[ev.from] = ev.msg.(wire.ScrubMap).Objects
 	}
 	flux := p.fluxSince(lu, replicating)
-	for id, inc := range compareScrubMaps(maps, p.o.cfg.ID) {
-		if !flux[id] {
-			found[id] = inc
-		}
-	}
 	p.mu.Lock()
 	pool := p.pool
 	p.mu.Unlock()
-	for id, inc := range misplacedObjects(maps, pool, p.id) {
-		if prev, ok := found[id]; ok {
-			inc.why += "; " + prev.why
-		}
-		found[id] = inc
-	}
+	chunk := scrub.Chunk{PG: p.id, Pool: pool, Primary: p.o.cfg.ID, Maps: scrubMaps, InFlux: flux}
+	maps.Copy(found, chunk.Check())
 	return nil
-}
-
-// misplacedObjects returns the objects of the scrub maps that do not
-// belong in pg: their names (namespace and locator) hash to another PG
-// of the pool at its current pg_num, or they belong to another pool.
-// Clients look for such an object in the PG its name maps to, so it is
-// unreadable where it is, and a write of the name makes a second object.
-// It is a check of names, so a light scrub makes it too.
-func misplacedObjects(scrubMaps map[int32][]wire.ScrubObject, pool osdmap.Pool, pg osdmap.PG) map[objid.ID]inconsistency {
-	out := map[objid.ID]inconsistency{}
-	for _, osd := range slices.Sorted(maps.Keys(scrubMaps)) {
-		for _, o := range scrubMaps[osd] {
-			id := o.ID
-			if inc, ok := out[id]; ok {
-				inc.bad = append(inc.bad, osd)
-				out[id] = inc
-				continue
-			}
-			var why string
-			if h := objid.HashLocator(id.Namespace, id.Locator()); id.Pool != pg.Pool {
-				why = fmt.Sprintf("stored in pg %v, but it belongs to pool %d", pg, id.Pool)
-			} else if want := pool.HashToPG(h); pool.PGNum > 0 && want != pg {
-				why = fmt.Sprintf("stored in pg %v, but its hash maps to pg %v", pg, want)
-			} else if h != id.Hash {
-				why = fmt.Sprintf("stored with hash %08x, but its name hashes to %08x", id.Hash, h)
-			}
-			if why != "" {
-				out[id] = inconsistency{bad: []int32{osd}, why: why, misplaced: true}
-			}
-		}
-	}
-	return out
 }
 
 // fluxStart notes, as a chunk's scrub begins, the PG's last update and
@@ -352,12 +304,7 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 	if err != nil {
 		return bad("attributes", err)
 	}
-	h := crc32.New(castagnoli)
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(attrs[k]))
-		h.Write(attrs[k])
-	}
-	so.AttrsDigest = h.Sum32()
+	so.AttrsDigest = scrub.AttrsDigest(attrs)
 	so.Version = ops.VersionOf(attrs[ops.InfoAttr])
 	if !deep {
 		return so, true
@@ -367,7 +314,7 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 	if err != nil {
 		return bad("data", err)
 	}
-	so.DataDigest = crc32.Checksum(data, castagnoli)
+	so.DataDigest = scrub.DataDigest(data)
 	header, err := st.OmapGetHeader(ctx, p.coll, id)
 	if err != nil {
 		return bad("omap header", err)
@@ -376,136 +323,26 @@ func (p *pg) scrubObject(id objid.ID, deep bool) (wire.ScrubObject, bool) {
 	if err != nil {
 		return bad("omap", err)
 	}
-	h = crc32.New(castagnoli)
-	fmt.Fprintf(h, "%d:", len(header))
-	h.Write(header)
+	d := scrub.NewOmapDigest(header)
 	for _, kv := range kvs {
-		fmt.Fprintf(h, "%d:%s%d:", len(kv.Key), kv.Key, len(kv.Value))
-		h.Write(kv.Value)
+		d.Add(kv.Key, kv.Value)
 	}
-	so.OmapDigest = h.Sum32()
+	so.OmapDigest = d.Sum32()
 	return so, true
 }
 
-// copyState is what scrub compares between copies.
-type copyState struct {
-	exists                bool
-	size                  uint64
-	version               wire.Version
-	attrs, omap, dataHash uint32
-}
-
-func (c copyState) String() string {
-	if !c.exists {
-		return "missing"
-	}
-	return fmt.Sprintf("version %v size %d digests %08x/%08x/%08x", c.version, c.size, c.attrs, c.omap, c.dataHash)
-}
-
-// compareScrubMaps returns the objects whose copies differ. The
-// authoritative copy is the one most members agree on (a copy that could
-// not be read has no vote); a tie goes to the newer version, then to the
-// primary's copy.
-func compareScrubMaps(scrubMaps map[int32][]wire.ScrubObject, primary int32) map[objid.ID]inconsistency {
-	members := slices.Sorted(maps.Keys(scrubMaps))
-	copies := map[objid.ID]map[int32]wire.ScrubObject{}
-	for osd, objs := range scrubMaps {
-		for _, o := range objs {
-			if copies[o.ID] == nil {
-				copies[o.ID] = map[int32]wire.ScrubObject{}
-			}
-			copies[o.ID][osd] = o
-		}
-	}
-	out := map[objid.ID]inconsistency{}
-	for id, byOSD := range copies {
-		votes := map[copyState][]int32{}
-		var why []string
-		for _, x := range members {
-			o, ok := byOSD[x]
-			if ok && o.ReadError != "" {
-				why = append(why, fmt.Sprintf("osd.%d cannot read it (%s)", x, o.ReadError))
-				continue
-			}
-			cs := copyState{exists: ok}
-			if ok {
-				cs = copyState{true, o.Size, o.Version, o.AttrsDigest, o.OmapDigest, o.DataDigest}
-			}
-			votes[cs] = append(votes[cs], x)
-		}
-		if len(votes) == 1 && len(why) == 0 {
-			continue
-		}
-		inc := inconsistency{}
-		if auth, ok := authoritative(votes, primary); ok {
-			inc.auth = votes[auth]
-			for cs, holders := range votes {
-				if cs != auth {
-					why = append(why, fmt.Sprintf("osd %v: %v, authoritative %v", holders, cs, auth))
-				}
-			}
-		} else {
-			why = append(why, "no readable copy")
-		}
-		for _, x := range members {
-			if !slices.Contains(inc.auth, x) {
-				inc.bad = append(inc.bad, x)
-			}
-		}
-		slices.Sort(why)
-		inc.why = strings.Join(why, "; ")
-		out[id] = inc
-	}
-	return out
-}
-
-// authoritative picks the copy state to keep.
-func authoritative(votes map[copyState][]int32, primary int32) (copyState, bool) {
-	states := slices.Collect(maps.Keys(votes))
-	if len(states) == 0 {
-		return copyState{}, false
-	}
-	slices.SortFunc(states, func(a, b copyState) int {
-		if c := cmp.Compare(len(votes[b]), len(votes[a])); c != 0 {
-			return c
-		}
-		if a.version != b.version {
-			if b.version.Less(a.version) {
-				return -1
-			}
-			return 1
-		}
-		if pa, pb := slices.Contains(votes[a], primary), slices.Contains(votes[b], primary); pa != pb {
-			if pa {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.String(), b.String())
-	})
-	return states[0], true
-}
-
-// repairObject makes every member's copy of id equal to the
-// authoritative one: fetched first if the primary's is bad.
-func (p *pg) repairObject(r *peerRun, id objid.ID, inc inconsistency) error {
-	self := p.o.cfg.ID
-	if len(inc.auth) == 0 {
-		return fmt.Errorf("no good copy of %v", id)
-	}
-	if !slices.Contains(inc.auth, self) {
-		if err := p.pullObject(r, inc.auth[0], id); err != nil {
+// repairObject carries out plan, scrub.PlanRepair's repair of id.
+func (p *pg) repairObject(r *peerRun, id objid.ID, plan scrub.Repair) error {
+	if plan.Pull >= 0 {
+		if err := p.pullObject(r, plan.Pull, id); err != nil {
 			return err
 		}
 	}
-	for _, x := range inc.bad {
-		if x != self {
-			if err := p.pushObject(r, x, id); err != nil {
-				return err
-			}
+	for _, x := range plan.Push {
+		if err := p.pushObject(r, x, id); err != nil {
+			return err
 		}
 	}
-	p.o.log.Info("scrub: repaired", "pg", p.id.String(), "object", id.String(), "from", inc.auth, "to", inc.bad)
 	return nil
 }
 
@@ -560,7 +397,7 @@ func (p *pg) intervalHeader(r *peerRun) wire.PGInterval {
 }
 
 // finishScrub records the scrub's time and what it found.
-func (p *pg) finishScrub(deep bool, found map[objid.ID]inconsistency) error {
+func (p *pg) finishScrub(deep bool, found map[objid.ID]scrub.Inconsistency) error {
 	now := p.o.cfg.Clock.Now().UnixNano()
 	p.mu.Lock()
 	p.info.LastScrub = now
@@ -576,7 +413,7 @@ func (p *pg) finishScrub(deep bool, found map[objid.ID]inconsistency) error {
 	p.o.statsChanged()
 	if len(found) > 0 {
 		for id, inc := range found {
-			p.o.log.Error("scrub: inconsistent object", "pg", p.id.String(), "object", id.String(), "bad", inc.bad, "why", inc.why)
+			p.o.log.Error("scrub: inconsistent object", "pg", p.id.String(), "object", id.String(), "bad", inc.Bad, "why", inc.Why)
 		}
 	}
 	p.o.log.Info("scrub: done", "pg", p.id.String(), "deep", deep, "inconsistent", len(found))

@@ -3,9 +3,9 @@ package osd
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -14,9 +14,10 @@ import (
 // 1), so scrubs never take more than one PG's worth of reads from client
 // I/O. Operators' requests (pg scrub|deep-scrub|repair) run first; every
 // ScrubCheck the OSD also starts the most overdue scheduled scrub of the
-// PGs it is primary of: a light one every ScrubInterval, a deep one every
-// DeepScrubInterval, each stretched by up to half for each PG, so that PGs
-// created together do not all come due together.
+// PGs it is primary of, as scrub.Next picks it: a light one every
+// ScrubInterval, a deep one every DeepScrubInterval, each stretched by up
+// to half for each PG, so that PGs created together do not all come due
+// together.
 
 // scrubQueue bounds the operators' scrub requests waiting.
 const scrubQueue = 256
@@ -56,7 +57,8 @@ func (o *OSD) runScrub(j scrubJob) {
 	}
 }
 
-// dueScrub returns the most overdue scheduled scrub, if any is due.
+// dueScrub returns the most overdue scheduled scrub, if any is due, as
+// scrub.Next picks it among the PGs that can be scrubbed now.
 func (o *OSD) dueScrub(now time.Time) (scrubJob, bool) {
 	o.mu.Lock()
 	pgs := make([]*pg, 0, len(o.pgs))
@@ -64,49 +66,24 @@ func (o *OSD) dueScrub(now time.Time) (scrubJob, bool) {
 		pgs = append(pgs, p)
 	}
 	o.mu.Unlock()
-	var best scrubJob
-	var bestLate time.Duration
-	opts := o.options()
+	byID := make(map[osdmap.PG]*pg, len(pgs))
+	candidates := make([]scrub.Candidate, 0, len(pgs))
 	for _, p := range pgs {
 		p.mu.Lock()
 		ok := p.activeLocked() && len(p.acting) >= p.pool.Size && p.scrubbing == ""
-		last, lastDeep := p.info.LastScrub, p.info.LastDeepScrub
-		born := p.born
+		c := scrub.Candidate{PG: p.id, LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Since: p.born}
 		p.mu.Unlock()
-		if !ok {
-			continue
-		}
-		stretch := spread(p.id)
-		deepLate := now.Sub(since(lastDeep, born)) - stretched(opts.DeepScrubInterval, stretch)
-		lightLate := now.Sub(since(last, born)) - stretched(opts.ScrubInterval, stretch)
-		switch {
-		case deepLate >= 0 && deepLate >= bestLate:
-			best, bestLate = scrubJob{pg: p, deep: true}, deepLate
-		case lightLate >= 0 && lightLate >= bestLate:
-			best, bestLate = scrubJob{pg: p}, lightLate
+		if ok {
+			byID[p.id] = p
+			candidates = append(candidates, c)
 		}
 	}
-	return best, best.pg != nil
-}
-
-// since is the later of the Unix-nanosecond stamp and born.
-func since(stamp int64, born time.Time) time.Time {
-	if t := time.Unix(0, stamp); stamp != 0 && t.After(born) {
-		return t
+	opts := o.options()
+	next, ok := scrub.Next(now, scrub.Intervals{Light: opts.ScrubInterval, Deep: opts.DeepScrubInterval}, candidates)
+	if !ok {
+		return scrubJob{}, false
 	}
-	return born
-}
-
-// spread is a PG's fixed fraction in [0, 1) by which its intervals
-// stretch.
-func spread(id osdmap.PG) float64 {
-	h := fnv.New32a()
-	fmt.Fprint(h, id.String())
-	return float64(h.Sum32()%1024) / 1024
-}
-
-func stretched(d time.Duration, f float64) time.Duration {
-	return d + time.Duration(float64(d)/2*f)
+	return scrubJob{pg: byID[next.PG], deep: next.Deep}, true
 }
 
 // requestScrub queues an operator's scrub of a PG this OSD is primary
