@@ -438,6 +438,7 @@ func TestLayerTable(t *testing.T) {
 		{"internal/objectstore/memstore", layerModels},
 		{"internal/objectstore/storetest", layerTestOnly},
 		{"internal/osd/peering", layerCores},
+		{"internal/osd/scrub", layerCores},
 		{"internal/cls/lock", layerTransport},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},
