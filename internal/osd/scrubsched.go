@@ -17,7 +17,8 @@ import (
 // PGs it is primary of, as scrub.Next picks it: a light one every
 // ScrubInterval, a deep one every DeepScrubInterval, each stretched by up
 // to half for each PG, so that PGs created together do not all come due
-// together.
+// together; the cluster's and pools' noscrub and nodeep-scrub flags hold
+// scheduled scrubs back.
 
 // scrubQueue bounds the operators' scrub requests waiting.
 const scrubQueue = 256
@@ -66,12 +67,18 @@ func (o *OSD) dueScrub(now time.Time) (scrubJob, bool) {
 		pgs = append(pgs, p)
 	}
 	o.mu.Unlock()
+	var flags osdmap.Flags
+	if m := o.currentMap(); m != nil {
+		flags = m.Flags()
+	}
 	byID := make(map[osdmap.PG]*pg, len(pgs))
 	candidates := make([]scrub.Candidate, 0, len(pgs))
 	for _, p := range pgs {
 		p.mu.Lock()
 		ok := p.activeLocked() && len(p.acting) >= p.pool.Size && p.scrubbing == ""
-		c := scrub.Candidate{PG: p.id, LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Since: p.born}
+		c := scrub.Candidate{PG: p.id, LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Since: p.born,
+			NoScrub:     flags&osdmap.FlagNoScrub != 0 || p.pool.Flags&osdmap.PoolNoScrub != 0,
+			NoDeepScrub: flags&osdmap.FlagNoDeepScrub != 0 || p.pool.Flags&osdmap.PoolNoDeepScrub != 0}
 		p.mu.Unlock()
 		if ok {
 			byID[p.id] = p

@@ -152,6 +152,35 @@ func TestScheduledDeepScrub(t *testing.T) {
 	})
 }
 
+// The noscrub and nodeep-scrub flags hold scheduled scrubs back, each its
+// own kind (under noscrub alone a due deep scrub runs), while an
+// operator's scrub runs regardless.
+func TestScrubFlagsHoldBackScheduledScrubs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := Options{ScrubInterval: 20 * time.Minute, DeepScrubInterval: time.Hour}
+		c, conn, _, _, pg, mp := scrubCluster(t, opts)
+		c.Run("osd set", "key", "noscrub")
+		c.Run("osd set", "key", "nodeep-scrub")
+		synctest.Wait()
+		time.Sleep(2 * opts.DeepScrubInterval) // virtual time
+		synctest.Wait()
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); !st.LastScrub.IsZero() || !st.LastDeepScrub.IsZero() {
+			t.Fatalf("scrubbed under noscrub and nodeep-scrub: last scrub %v, last deep scrub %v", st.LastScrub, st.LastDeepScrub)
+		}
+		tellPG(t, conn, mp, "pg scrub", pg)
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.LastScrub.IsZero() || !st.LastDeepScrub.IsZero() {
+			t.Fatalf("an operator's scrub under the flags: last scrub %v, last deep scrub %v", st.LastScrub, st.LastDeepScrub)
+		}
+		c.Run("osd unset", "key", "nodeep-scrub")
+		synctest.Wait()
+		time.Sleep(2 * opts.ScrubInterval)
+		synctest.Wait()
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.LastDeepScrub.IsZero() {
+			t.Fatalf("an overdue deep scrub did not run under noscrub: last deep scrub %v", st.LastDeepScrub)
+		}
+	})
+}
+
 // An object stored on every member of a PG its name does not map to (what
 // growing pg_num without splitting PGs left behind) is found by a light
 // scrub, which names the PG it belongs in; repair leaves it where it is

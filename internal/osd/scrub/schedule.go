@@ -30,6 +30,10 @@ type Candidate struct {
 	// Since is when the OSD took the PG up: its first scrubs are due an
 	// interval after it, and so are those of a PG whose stamps are older.
 	Since time.Time
+	// NoScrub and NoDeepScrub: the cluster's or the pool's noscrub and
+	// nodeep-scrub flags, which hold back scheduled light and deep
+	// scrubs (an operator's request runs regardless).
+	NoScrub, NoDeepScrub bool
 }
 
 // Job is a scrub to start.
@@ -39,7 +43,9 @@ type Job struct {
 }
 
 // Next returns the most overdue scrub among candidates at now, if any is
-// due: a PG's deep scrub when it is due, else its light one. Lateness is
+// due: a PG's deep scrub when it is due, else its light one. A flag holds
+// back only its kind: under noscrub a due deep scrub still runs, and
+// under nodeep-scrub a PG due a deep scrub gets a light one. Lateness is
 // how long ago the scrub came due; of equally late scrubs the later
 // candidate wins, and a deep scrub that is due but less late than the
 // best so far gives way to its PG's light scrub if that is later still.
@@ -52,9 +58,9 @@ func Next(now time.Time, iv Intervals, candidates []Candidate) (Job, bool) {
 		deepLate := now.Sub(since(c.LastDeepScrub, c.Since)) - stretched(iv.Deep, stretch)
 		lightLate := now.Sub(since(c.LastScrub, c.Since)) - stretched(iv.Light, stretch)
 		switch {
-		case deepLate >= 0 && deepLate >= bestLate:
+		case !c.NoDeepScrub && deepLate >= 0 && deepLate >= bestLate:
 			best, bestLate, found = Job{PG: c.PG, Deep: true}, deepLate, true
-		case lightLate >= 0 && lightLate >= bestLate:
+		case !c.NoScrub && lightLate >= 0 && lightLate >= bestLate:
 			best, bestLate, found = Job{PG: c.PG}, lightLate, true
 		}
 	}

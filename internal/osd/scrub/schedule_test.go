@@ -66,6 +66,22 @@ func TestNext(t *testing.T) {
 				{PG: pgB, LastScrub: ago(lightDue(pgB) + 3*time.Hour), LastDeepScrub: ago(deepDue(pgB) + time.Hour), Since: longAgo},
 			},
 			want: &Job{PG: pgB}},
+		{name: "noscrub holds back a light scrub",
+			candidates: []Candidate{{PG: pgA, Since: ago(lightDue(pgA) + time.Hour), NoScrub: true}}},
+		{name: "noscrub lets a due deep scrub run",
+			candidates: []Candidate{{PG: pgA, Since: ago(deepDue(pgA) + time.Hour), NoScrub: true}}, want: &Job{PG: pgA, Deep: true}},
+		{name: "nodeep-scrub makes a due deep scrub a light one",
+			candidates: []Candidate{{PG: pgA, Since: ago(deepDue(pgA) + time.Hour), NoDeepScrub: true}}, want: &Job{PG: pgA}},
+		{name: "nodeep-scrub holds back a deep scrub whose light one is not due",
+			candidates: []Candidate{{PG: pgA, LastScrub: ago(time.Hour), LastDeepScrub: ago(deepDue(pgA) + time.Hour), Since: longAgo, NoDeepScrub: true}}},
+		{name: "both flags hold back everything",
+			candidates: []Candidate{{PG: pgA, Since: longAgo, NoScrub: true, NoDeepScrub: true}}},
+		{name: "a flagged PG gives way to another",
+			candidates: []Candidate{
+				{PG: pgA, Since: ago(lightDue(pgA) + 3*time.Hour), NoScrub: true},
+				{PG: pgB, Since: ago(lightDue(pgB) + time.Hour)},
+			},
+			want: &Job{PG: pgB}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := Next(now, iv, tc.candidates)
