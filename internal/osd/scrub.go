@@ -412,6 +412,7 @@ func (p *pg) finishScrub(deep bool, found map[objid.ID]scrub.Inconsistency) erro
 	}
 	p.o.statsChanged()
 	if len(found) > 0 {
+		p.o.metrics.scrubErrors.Add(float64(len(found)))
 		for id, inc := range found {
 			p.o.log.Error("scrub: inconsistent object", "pg", p.id.String(), "object", id.String(), "bad", inc.Bad, "why", inc.Why)
 		}
