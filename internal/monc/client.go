@@ -105,7 +105,8 @@ type Client struct {
 	// hookMu is held while Config.Unreachable runs, so that Close
 	// returns only after it (what it wrote is then the caller's to
 	// read).
-	hookMu sync.Mutex
+	hookMu     sync.Mutex
+	hookClosed bool // under hookMu: Close ran, no more calls
 }
 
 // ErrNoMonitor means no monitor answered before the context ended.
@@ -201,7 +202,9 @@ func (c *Client) Close() error {
 		c.unreachable.Stop()
 	}
 	c.mu.Unlock()
-	c.hookMu.Lock() // wait for a call of Unreachable under way
+	// Wait for a call of Unreachable under way, and let none start.
+	c.hookMu.Lock()
+	c.hookClosed = true
 	c.hookMu.Unlock()
 	return c.ms.Close()
 }
@@ -220,6 +223,9 @@ func (c *Client) armUnreachable() {
 	c.unreachable = c.cfg.Clock.AfterFunc(c.cfg.UnreachableAfter, func() {
 		c.hookMu.Lock()
 		defer c.hookMu.Unlock()
+		if c.hookClosed {
+			return
+		}
 		c.mu.Lock()
 		silent := !c.heard && !c.closed
 		c.mu.Unlock()
