@@ -234,10 +234,7 @@ func chaosFaults(t *testing.T, c *Cluster, rng *rand.Rand) map[string]int {
 // restartOSD starts a stopped OSD, with its disk working again.
 func (c *Cluster) restartOSD(t *testing.T, id int32) {
 	o := c.OSDs[id]
-	if o.D != nil { // stopped itself on a failed disk
-		o.D.Close()
-		o.D = nil
-	}
+	o.stop() // if it stopped itself on a failed disk
 	o.Gate.Heal()
 	c.StartOSD(id)
 }
