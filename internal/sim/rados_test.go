@@ -25,7 +25,11 @@ func (c *Cluster) connect(t *testing.T, name string) *rados.Conn {
 	defer cancel()
 	cfg := rados.Config{Mons: mons, Name: name, Auth: "none", Network: c.network(name), Logger: Logger(name), Seed: 7}
 	if c.opts.Cephx {
-		cfg.Auth, cfg.Key = "cephx", c.newKey(name, "allow r", "allow *").Base64()
+		key, ok := c.keyring[adminName]
+		if name != adminName.String() || !ok {
+			key.Key = c.newKey(name, "allow r", "allow *")
+		}
+		cfg.Auth, cfg.Key = "cephx", key.Key.Base64()
 	}
 	conn, err := rados.Connect(ctx, cfg)
 	if err != nil {
