@@ -65,6 +65,9 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	if err := c.obj.waitMap(ctx, func(*osdmap.Map) bool { return true }); err != nil {
 		c.Close()
+		if lost := mc.SubscriptionLost(); lost != nil {
+			return nil, fmt.Errorf("rados: connect: no monitor answered (last: %v): %w", lost, err)
+		}
 		return nil, fmt.Errorf("rados: connect: no OSD map from the monitors: %w", err)
 	}
 	return c, nil

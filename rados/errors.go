@@ -72,13 +72,14 @@ func (e *OpError) Error() string {
 	if e.Object != "" {
 		what = fmt.Sprintf("%s %q", e.Op, e.Object)
 	}
+	name := wire.ErrnoName(int32(e.Errno))
 	if e.Status != "" {
-		return fmt.Sprintf("rados: %s: %s (errno %d)", what, e.Status, e.Errno)
+		return fmt.Sprintf("rados: %s: %s (%s)", what, e.Status, name)
 	}
 	if c := errnoClass(e.Errno); c != nil {
-		return fmt.Sprintf("%s: %s (errno %d)", c, what, e.Errno)
+		return fmt.Sprintf("%s: %s (%s)", c, what, name)
 	}
-	return fmt.Sprintf("rados: %s: errno %d", what, e.Errno)
+	return fmt.Sprintf("rados: %s: %s", what, name)
 }
 
 // Unwrap returns the error class of the errno, or nil.

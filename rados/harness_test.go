@@ -10,11 +10,12 @@ import (
 
 	"github.com/cuttlestore/cuttle/crush"
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cls"
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
-	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -82,7 +83,7 @@ type cluster struct {
 	clientKey string
 
 	store   objectstore.Store
-	classes *ops.Registry
+	classes *objclass.Registry
 
 	mu       sync.Mutex
 	maps     []*osdmap.Map // every epoch; the OSDs know them all
@@ -131,9 +132,9 @@ func startCluster(t reporter, cfg clusterConfig) (*cluster, error) {
 		cfg.ticketTTL = time.Hour
 	}
 	c := &cluster{t: t, cfg: cfg, net: memnet.New(memnet.Config{Seed: 1}),
-		store: memstore.New(memstore.Options{}), classes: ops.Builtin(),
+		store: memstore.New(memstore.Options{}), classes: cls.Standard(),
 		done: map[wire.ReqID]*wire.OSDOpReply{}, applies: map[wire.ReqID]int{}}
-	if err := c.classes.Register("test", "echo", ops.Method{Run: func(_ *ops.MethodContext, in []byte) ([]byte, error) {
+	if err := c.classes.Register("test", "echo", objclass.Method{Run: func(_ objclass.Context, in []byte) ([]byte, error) {
 		return append([]byte("echo:"), in...), nil
 	}}); err != nil {
 		return nil, err

@@ -85,50 +85,78 @@ func (io *IOContext) objectID(name string) (objid.ID, error) {
 	return id, nil
 }
 
-// start builds the op for ops on object name and submits it.
-// copies says the steps keep nothing of the reply (ReadOp.keeps); take,
-// if not nil, takes the reply's buffer after the steps (op.takeReply).
-// With watch false the op does not watch ctx: the caller must wait for
-// the Completion with waitOp(ctx).
-func (io *IOContext) start(ctx context.Context, name string, ops []wire.ObjectOp, steps []func(*wire.ObjectOpResult), flags uint32, copies, watch bool, take func(release func())) *Completion {
-	comp := newCompletion(flags&wire.FlagWantApplied != 0)
-	id, err := io.objectID(name)
-	if err == nil && len(ops) == 0 {
-		err = fmt.Errorf("%w: %q: empty operation", ErrInvalid, name)
+// submission is what start sends: a compound operation on one object and
+// how its reply is handled.
+type submission struct {
+	name  string // the object
+	ops   []wire.ObjectOp
+	steps []func(*wire.ObjectOpResult) // one per op; nil entries fill nothing
+	flags uint32                       // wire.OSDOp flags (FlagWantApplied for async writes)
+	// copies says the steps keep nothing of the reply (ReadOp.keeps is
+	// 0), so its buffer can be reused once they ran.
+	copies bool
+	// watchCtx says the op watches ctx itself, for callers that return the
+	// Completion; otherwise the caller must wait for it with waitOp(ctx).
+	watchCtx bool
+	// take, if not nil, takes the reply's buffer after the steps ran
+	// (op.takeReply).
+	take func(release func())
+}
+
+// writeSubmission and readSubmission are the submissions of a WriteOp and
+// a ReadOp on object name, to be waited for.
+func writeSubmission(name string, w *WriteOp) submission {
+	return submission{name: name, ops: w.ops, steps: w.steps}
+}
+
+func readSubmission(name string, r *ReadOp) submission {
+	return submission{name: name, ops: r.ops, steps: r.steps, copies: r.keeps == 0}
+}
+
+// start builds the op of s and submits it.
+func (io *IOContext) start(ctx context.Context, s submission) *Completion {
+	comp := newCompletion(s.flags&wire.FlagWantApplied != 0)
+	id, err := io.objectID(s.name)
+	if err == nil && len(s.ops) == 0 {
+		err = fmt.Errorf("%w: %q: empty operation", ErrInvalid, s.name)
 	}
 	if err != nil {
 		comp.complete(0, err, nil)
 		return comp
 	}
-	p := &op{name: name, msg: wire.OSDOp{Object: id, Flags: flags, Ops: ops}, comp: comp, copiesReply: copies, takeReply: take}
-	if len(steps) > 0 {
+	p := &op{name: s.name, msg: wire.OSDOp{Object: id, Flags: s.flags, Ops: s.ops}, comp: comp, copiesReply: s.copies, takeReply: s.take}
+	if steps := s.steps; len(steps) > 0 {
 		p.onReply = func(r *wire.OSDOpReply) { fillSteps(steps, r) }
 	}
-	io.conn.obj.submit(ctx, p, watch, io.conn.opTimeout(ctx))
+	io.conn.obj.submit(ctx, p, s.watchCtx, io.conn.opTimeout(ctx))
 	return comp
 }
 
 // OperateWrite runs a compound write on object name and returns once it
 // is committed (durable on every replica).
 func (io *IOContext) OperateWrite(ctx context.Context, name string, w *WriteOp) error {
-	return io.start(ctx, name, w.ops, w.steps, 0, false, false, nil).waitOp(ctx)
+	return io.start(ctx, writeSubmission(name, w)).waitOp(ctx)
 }
 
 // OperateWriteAsync starts a compound write on object name. Its
 // Completion reports when it is applied and when committed; ctx bounds
 // the whole operation.
 func (io *IOContext) OperateWriteAsync(ctx context.Context, name string, w *WriteOp) *Completion {
-	return io.start(ctx, name, w.ops, w.steps, wire.FlagWantApplied, false, true, nil)
+	s := writeSubmission(name, w)
+	s.flags, s.watchCtx = wire.FlagWantApplied, true
+	return io.start(ctx, s)
 }
 
 // OperateRead runs a compound read on object name; its results are in
 // the ReadOp's steps.
 func (io *IOContext) OperateRead(ctx context.Context, name string, r *ReadOp) error {
-	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, false, nil).waitOp(ctx)
+	return io.start(ctx, readSubmission(name, r)).waitOp(ctx)
 }
 
 // OperateReadAsync starts a compound read on object name; the steps hold
 // its results once the Completion is committed without error.
 func (io *IOContext) OperateReadAsync(ctx context.Context, name string, r *ReadOp) *Completion {
-	return io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, true, nil)
+	s := readSubmission(name, r)
+	s.watchCtx = true
+	return io.start(ctx, s)
 }

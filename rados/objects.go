@@ -134,7 +134,10 @@ func (io *IOContext) ReadBuffer(ctx context.Context, name string, offset, length
 	r := NewReadOp()
 	st := r.Read(offset, length)
 	b := &Buffer{}
-	comp := io.start(ctx, name, r.ops, r.steps, 0, false, false, func(release func()) { b.release.Store(&release) })
+	s := readSubmission(name, r)
+	s.copies = false // the Buffer keeps the reply
+	s.take = func(release func()) { b.release.Store(&release) }
+	comp := io.start(ctx, s)
 	if err := comp.waitOp(ctx); err != nil {
 		return nil, err
 	}
@@ -154,7 +157,7 @@ func (io *IOContext) ReadAsync(ctx context.Context, name string, offset, length 
 func (io *IOContext) Stat(ctx context.Context, name string) (ObjectStat, error) {
 	r := NewReadOp()
 	st := r.Stat()
-	c := io.start(ctx, name, r.ops, r.steps, 0, r.keeps == 0, false, nil)
+	c := io.start(ctx, readSubmission(name, r))
 	if err := c.waitOp(ctx); err != nil {
 		return ObjectStat{}, err
 	}

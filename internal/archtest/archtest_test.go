@@ -456,6 +456,8 @@ func TestLayerTable(t *testing.T) {
 		{"internal/objectstore/memstore", layerModels},
 		{"internal/objectstore/storetest", layerTestOnly},
 		{"internal/osd/peering", layerCores},
+		{"internal/cls/lock", layerTransport},
+		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},
 	}
 	for _, tt := range tests {

@@ -10,8 +10,8 @@
 //   - every package of the module is in the layer table, so a new package is
 //     placed deliberately;
 //   - production code does not import testing, net/http/httptest or the
-//     test-only packages (internal/sim, storetest, qossim, archtest), and
-//     binaries do not link them in at all;
+//     test-only packages (internal/sim, storetest, qossim, clstest,
+//     archtest), and binaries do not link them in at all;
 //   - every package has a package doc comment;
 //   - nothing imports the std log package, glog, logrus or viper;
 //   - no file panics with a message built by fmt.Sprintf.

@@ -57,6 +57,10 @@ var layers = []struct {
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
 	{"internal/monc", layerTransport},
+	// Object classes: the payloads of call ops and the methods OSDs run
+	// on them, below the cores so that OSDs run them and clients encode
+	// their inputs without either knowing the other.
+	{"internal/cls/...", layerTransport},
 
 	{"internal/mon/...", layerCores},
 	{"internal/osd/...", layerCores},
@@ -84,6 +88,7 @@ var layers = []struct {
 	{"internal/crushvectors", layerTestOnly},
 	{"internal/objectstore/storetest", layerTestOnly},
 	{"internal/qos/qossim", layerTestOnly},
+	{"internal/cls/clstest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same
@@ -106,6 +111,10 @@ var sameLayerImports = map[string][]string{
 	// The monitor client is shared by daemons and clients: it speaks the
 	// monitor messages over its own messenger.
 	"internal/monc": {"internal/msgr", "internal/wire"},
+	// Classes build on wire's ops and errnos and on objclass's contract;
+	// cls wires the standard set from its children.
+	"internal/cls":     {"internal/cls/..."},
+	"internal/cls/...": {"internal/cls/objclass", "internal/wire"},
 
 	// L3: the mon and osd drivers wire their sub-packages; mon, osd and
 	// rados never import each other.

@@ -29,7 +29,7 @@ func TestAuthCommandsOnCluster(t *testing.T) {
 		!strings.Contains(out, "client.app exists with the same caps") {
 		t.Fatalf("auth add: %q", out)
 	}
-	if _, err := c.cli("client.admin", "auth", "add", "client.app", "mon=allow rw"); err == nil || !strings.Contains(err.Error(), "error 17") {
+	if _, err := c.cli("client.admin", "auth", "add", "client.app", "mon=allow rw"); err == nil || !strings.Contains(err.Error(), "(EEXIST)") {
 		t.Errorf("auth add with other caps: %v", err)
 	}
 	if _, err := c.cli("client.admin", "auth", "caps", "client.app", "mon=allow sideways"); err == nil || !strings.Contains(err.Error(), "bad capabilities") {
@@ -43,11 +43,11 @@ func TestAuthCommandsOnCluster(t *testing.T) {
 	if out, err := c.cli("client.app", "--keyring", keyring, "status"); err != nil || !strings.Contains(out, "HEALTH") {
 		t.Fatalf("client.app status: %q, %v", out, err)
 	}
-	if _, err := c.cli("client.app", "--keyring", keyring, "config", "set", "osd", "osd_max_backfills", "2"); err == nil || !strings.Contains(err.Error(), "error 13") {
+	if _, err := c.cli("client.app", "--keyring", keyring, "config", "set", "osd", "osd_max_backfills", "2"); err == nil || !strings.Contains(err.Error(), "(EACCES)") {
 		t.Errorf("client.app config set: %v", err)
 	}
 	// Reading keys needs x on the monitors, which "allow r" lacks.
-	if _, err := c.cli("client.app", "--keyring", keyring, "auth", "get", "client.admin"); err == nil || !strings.Contains(err.Error(), "error 13") {
+	if _, err := c.cli("client.app", "--keyring", keyring, "auth", "get", "client.admin"); err == nil || !strings.Contains(err.Error(), "(EACCES)") {
 		t.Errorf("client.app auth get: %v", err)
 	}
 
@@ -85,7 +85,7 @@ func TestAuthCommandsOnCluster(t *testing.T) {
 			t.Errorf("%s not seeded from the keyring: %v", n, got)
 		}
 	}
-	if _, err := c.cli("client.admin", "auth", "rm", "mon.*"); err == nil || !strings.Contains(err.Error(), "(error 1)") {
+	if _, err := c.cli("client.admin", "auth", "rm", "mon.*"); err == nil || !strings.Contains(err.Error(), "(EPERM)") {
 		t.Errorf("auth rm mon.*: %v", err)
 	}
 	// The way back in for an operator locked out: act as the monitors.

@@ -14,7 +14,7 @@ import (
 // How the CLI reports a failure (cmd/cuttle prints "cuttle: " and the
 // error, and exits 1): what failed first, named once, then the cause:
 //
-//	cuttle: osd pool set: unrecognized pool 'nosuch' (error 2)
+//	cuttle: osd pool set: unrecognized pool 'nosuch' (ENOENT)
 //	cuttle: --conf /nope: no such file or directory
 //	cuttle: tell: osd.9 does not exist (the map at epoch 12 has osd.0-osd.2)
 //

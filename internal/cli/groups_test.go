@@ -78,7 +78,8 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		if !strings.HasPrefix(msg, tc.want) {
 			t.Errorf("%v: error %q does not start with %q", tc.args, msg, tc.want)
 		}
-		if tc.suggest != "" && !strings.Contains(msg, "Did you mean this?\n\t"+tc.suggest+"\n") {
+		_, suggestions, _ := strings.Cut(msg, "Did you mean this?\n")
+		if tc.suggest != "" && !strings.Contains(suggestions, "\t"+tc.suggest+"\n") {
 			t.Errorf("%v: error %q does not suggest %q", tc.args, msg, tc.suggest)
 		}
 		if tc.suggest == "" && strings.Contains(msg, "Did you mean") {

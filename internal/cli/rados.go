@@ -186,12 +186,21 @@ func radosFailure(what string, err error) error {
 		text = "timed out: " + err.Error()
 	case errors.Is(err, rados.ErrInvalid):
 		text = "invalid argument: " + err.Error()
+	case errors.As(err, &oe) && oe.Errno == wire.ENOSPC && oe.Status != "":
+		text = oe.Status + " (ENOSPC)" + afterOpError(err, oe)
 	case errors.As(err, &oe) && oe.Errno == wire.ENOSPC:
-		text = "no space left on the OSDs: " + err.Error()
+		text = "no space left on the OSDs (ENOSPC)" + afterOpError(err, oe)
 	default:
 		text = err.Error()
 	}
 	return &cliError{what + ": " + text, err}
+}
+
+// afterOpError is what err says after the text of the OpError it wraps
+// (what became of a partly written object), or "".
+func afterOpError(err error, oe *rados.OpError) string {
+	_, after, _ := strings.Cut(err.Error(), oe.Error())
+	return after
 }
 
 // objectReport is the JSON result of commands that change one object.

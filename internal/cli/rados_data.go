@@ -111,6 +111,16 @@ func (e *partialObjectError) Error() string {
 
 func (e *partialObjectError) Unwrap() error { return e.Err }
 
+// unchangedObjectError is a put whose every write the OSDs refused: the
+// object was left as it was.
+type unchangedObjectError struct{ Err error }
+
+func (e *unchangedObjectError) Error() string {
+	return e.Err.Error() + "; nothing was written: the object is as it was"
+}
+
+func (e *unchangedObjectError) Unwrap() error { return e.Err }
+
 // removePartial removes object name after a write of it failed with err
 // part way, with its own deadline, and returns err with what became of
 // the object. An object already gone counts as removed.
@@ -134,7 +144,8 @@ func removePartial(ctx context.Context, t putTarget, name string, err error, wri
 // order). It returns the bytes written.
 //
 // An input of one piece is one WriteFull, atomic: if it fails the object
-// is as it was. If a larger put fails (a write refused, the input
+// is as it was; so it is when the OSDs refused every write of a larger
+// one (a full pool). If a larger put fails otherwise (a write refused, the input
 // unreadable, ctx cancelled), the object may hold part of the input, so
 // put removes it (best effort, see removePartial) and says so in its
 // error (*partialObjectError); the object's old data cannot be restored.
@@ -156,6 +167,9 @@ func (s streamer) putTo(ctx context.Context, t putTarget, name string, r io.Read
 		pieces   int   // writes issued
 		ended    bool  // the input was read to its end
 		firstErr error
+		// maybeApplied: some write was acknowledged, or ended without an
+		// answer that says it was not applied.
+		maybeApplied bool
 	)
 	wait := func() {
 		p := inflight[0]
@@ -164,8 +178,13 @@ func (s streamer) putTo(ctx context.Context, t putTarget, name string, r io.Read
 			if firstErr == nil {
 				firstErr = err
 			}
+			// An OSD's answer refused the write: it was not applied.
+			// Anything else (a timeout, a cancel) may have been.
+			var oe *rados.OpError
+			maybeApplied = maybeApplied || !errors.As(err, &oe)
 		} else {
 			written += int64(p.n)
+			maybeApplied = true
 		}
 		free = append(free, p.buf)
 	}
@@ -209,6 +228,11 @@ func (s streamer) putTo(ctx context.Context, t putTarget, name string, r io.Read
 	}
 	if pieces == 0 || pieces == 1 && ended {
 		return written, firstErr // nothing written, or one atomic write
+	}
+	if !maybeApplied {
+		// Every write was refused (a full pool refuses them all): the
+		// object is as it was, and removing it would lose it.
+		return written, &unchangedObjectError{firstErr}
 	}
 	return written, removePartial(ctx, t, name, firstErr, written)
 }

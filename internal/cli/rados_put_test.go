@@ -19,7 +19,8 @@ import (
 // removeErr if set.
 type faultTarget struct {
 	putTarget
-	failWrite int
+	failWrite int  // the write that fails (1: the first)
+	failLater bool // and every write after it
 	writeErr  error
 	removeErr error
 	writes    int
@@ -31,17 +32,23 @@ type failedOp struct{ err error }
 func (f failedOp) Wait(context.Context) error { return f.err }
 
 func (f *faultTarget) writeFull(ctx context.Context, name string, data []byte) waiter {
-	if f.writes++; f.writes == f.failWrite {
+	if f.fails() {
 		return failedOp{f.writeErr}
 	}
 	return f.putTarget.writeFull(ctx, name, data)
 }
 
 func (f *faultTarget) writeAt(ctx context.Context, name string, data []byte, off uint64) waiter {
-	if f.writes++; f.writes == f.failWrite {
+	if f.fails() {
 		return failedOp{f.writeErr}
 	}
 	return f.putTarget.writeAt(ctx, name, data, off)
+}
+
+// fails counts a write and says whether it fails.
+func (f *faultTarget) fails() bool {
+	f.writes++
+	return f.writes == f.failWrite || f.failLater && f.writes > f.failWrite
 }
 
 func (f *faultTarget) remove(ctx context.Context, name string) error {
@@ -113,7 +120,7 @@ func TestRadosPutFailureRemovesPartialObject(t *testing.T) {
 		_, err = st.putTo(ctx, ft, "full", bytes.NewReader(data))
 		removed(err, enospc)
 		gone("full")
-		if msg := radosFailure("put rbd/full", err).Error(); !strings.HasPrefix(msg, "put rbd/full: no space left on the OSDs: ") {
+		if msg := radosFailure("put rbd/full", err).Error(); !strings.HasPrefix(msg, "put rbd/full: no space left on the OSDs (ENOSPC); the partly written") {
 			t.Errorf("put's message: %s", msg)
 		}
 
@@ -139,6 +146,21 @@ func TestRadosPutFailureRemovesPartialObject(t *testing.T) {
 		}
 		s.must("", "rados", "-p", "rbd", "rm", "it's stuck")
 		gone("it's stuck")
+
+		// A full pool refuses every write of a put that replaces an
+		// object: the object is as it was, and put does not remove it.
+		old := bytes.Repeat([]byte("old"), 1000)
+		if err := ioc.WriteFull(ctx, "kept", old); err != nil {
+			t.Fatal(err)
+		}
+		ft = &faultTarget{putTarget: ioTarget{ioc}, failWrite: 1, failLater: true, writeErr: enospc}
+		var ue *unchangedObjectError
+		if _, err = st.putTo(ctx, ft, "kept", bytes.NewReader(data)); !errors.Is(err, enospc) || !errors.As(err, &ue) || ft.removes != 0 {
+			t.Errorf("put whose every write is refused: %v (%d removals)", err, ft.removes)
+		}
+		if got, err := ioc.Read(ctx, "kept", 0, 0); err != nil || !bytes.Equal(got, old) {
+			t.Errorf("the object after a refused put: %d bytes, %v", len(got), err)
+		}
 
 		// One piece is one atomic write: if it fails, the object is as
 		// it was, and put does not remove it.

@@ -391,7 +391,11 @@ func TestRadosFailureTable(t *testing.T) {
 		{rados.ErrPermission, "get p/o: permission denied"},
 		{rados.ErrNoAttr, "get p/o: no such attribute"},
 		{errors.New("weird"), "get p/o: weird"},
-		{&rados.OpError{Op: "write", Object: "o", Errno: wire.ENOSPC}, `get p/o: no space left on the OSDs: rados: no space: write "o" (errno 28)`},
+		{&rados.OpError{Op: "write", Object: "o", Errno: wire.ENOSPC}, `get p/o: no space left on the OSDs (ENOSPC)`},
+		{&rados.OpError{Op: "write", Object: "o", Errno: wire.ENOSPC, Status: "pool 'p' is full (osd.0 full, full_ratio 0.95); delete objects or add OSDs"},
+			`get p/o: pool 'p' is full (osd.0 full, full_ratio 0.95); delete objects or add OSDs (ENOSPC)`},
+		{&partialObjectError{Err: &rados.OpError{Op: "write", Object: "o", Errno: wire.ENOSPC}, Removed: true},
+			`get p/o: no space left on the OSDs (ENOSPC); the partly written object has been removed (the data it had before is lost)`},
 	} {
 		err := radosFailure("get p/o", tc.err)
 		if err.Error() != tc.want || !errors.Is(err, tc.err) {

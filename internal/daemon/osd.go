@@ -14,6 +14,8 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/cls"
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
@@ -85,6 +87,10 @@ type OSDConfig struct {
 	// for daemons that own their process only.
 	AdaptiveProcs bool
 
+	// Classes are the object classes the OSD runs (default
+	// cls.Standard(), the classes Cuttle ships).
+	Classes *objclass.Registry
+
 	// Passed on to osd.Config unchanged (zero: the OSD's defaults).
 	HeartbeatInterval, HeartbeatGrace time.Duration
 	ScrubInterval, DeepScrubInterval  time.Duration
@@ -137,6 +143,9 @@ func (cfg OSDConfig) validate() (OSDConfig, error) {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.NewRegistry()
+	}
+	if cfg.Classes == nil {
+		cfg.Classes = cls.Standard()
 	}
 	return cfg, nil
 }
@@ -230,7 +239,7 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 
 	reg := cfg.Metrics
 	ocfg := osd.Config{ID: cfg.ID, Network: cfg.Network, Listen: cfg.Listen, Addr: cfg.Addr, Host: cfg.Host, Weight: cfg.Weight,
-		Mons: cfg.Mons, Logger: log, Metrics: reg, Clock: cfg.Clock, Seed: cfg.Seed,
+		Mons: cfg.Mons, Classes: cfg.Classes, Logger: log, Metrics: reg, Clock: cfg.Clock, Seed: cfg.Seed,
 		HeartbeatInterval: cfg.HeartbeatInterval, HeartbeatGrace: cfg.HeartbeatGrace,
 		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval,
 		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,

@@ -42,7 +42,7 @@ func TestOSDConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Auth != "none" || cfg.Host == "" || cfg.Network == nil || cfg.Clock == nil || cfg.Logger == nil || cfg.Metrics == nil {
+	if cfg.Auth != "none" || cfg.Host == "" || cfg.Network == nil || cfg.Clock == nil || cfg.Logger == nil || cfg.Metrics == nil || cfg.Classes == nil {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	if cfg.HeartbeatInterval != 0 || cfg.RecoveryMaxPGs != 0 || cfg.LogEntriesPerOSD != 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,38 @@ type Client struct {
 
 // ErrNoMonitor means no monitor answered before the context ended.
 var ErrNoMonitor = errors.New("monc: no monitor answered")
+
+// noMonitorError is ErrNoMonitor for one command, with why the last
+// monitor tried did not answer.
+type noMonitorError struct {
+	command string
+	last    error
+}
+
+func (e *noMonitorError) Error() string {
+	return fmt.Sprintf("%s: no monitor answered (last: %v)", e.command, e.last)
+}
+
+func (e *noMonitorError) Is(target error) bool { return target == ErrNoMonitor }
+func (e *noMonitorError) Unwrap() error        { return e.last }
+
+// monitorError is why one monitor did not answer. A connection that
+// could not be made says only the network's reason ("connection
+// refused"): the layers it passed through add nothing a person needs.
+type monitorError struct {
+	mon, addr string
+	err       error
+}
+
+func (e *monitorError) Error() string {
+	var ne *net.OpError
+	if errors.As(e.err, &ne) && ne.Op == "dial" {
+		return fmt.Sprintf("mon.%s at %s: %v", e.mon, e.addr, ne.Err)
+	}
+	return fmt.Sprintf("mon.%s at %s: %v", e.mon, e.addr, e.err)
+}
+
+func (e *monitorError) Unwrap() error { return e.err }
 
 // pending is a command sent to one monitor, waiting for its reply or
 // for the session to fail.
@@ -232,7 +265,7 @@ func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) 
 			if lastErr == nil {
 				lastErr = err
 			}
-			return wire.Reply{}, fmt.Errorf("%w: %s: %w", ErrNoMonitor, cmd.Prefix, lastErr)
+			return wire.Reply{}, &noMonitorError{cmd.Prefix, lastErr}
 		}
 		mon := c.pick(attempt)
 		r, err := c.try(ctx, mon, cmd, seq, p)
@@ -246,13 +279,13 @@ func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) 
 			}
 			return r, nil
 		}
-		lastErr = fmt.Errorf("mon.%s at %s: %w", mon.Name, mon.Addr, err)
+		lastErr = &monitorError{mon.Name, mon.Addr, err}
 		// A monitor nobody listens at fails at once: after every
 		// monitor failed, pause before the next round rather than
 		// spin on refused connections until the context ends.
 		if (attempt+1)%len(c.cfg.Mons) == 0 {
 			if err := c.pause(ctx, roundPause((attempt+1)/len(c.cfg.Mons)-1)); err != nil {
-				return wire.Reply{}, fmt.Errorf("%w: %s: %w", ErrNoMonitor, cmd.Prefix, lastErr)
+				return wire.Reply{}, &noMonitorError{cmd.Prefix, lastErr}
 			}
 		}
 	}
@@ -396,7 +429,7 @@ func (d monDispatcher) HandleEvent(ev msgr.Event) {
 		err = msgr.ErrSessionClosed
 	}
 	c := d.c
-	c.subscriptionLost(ev.Peer)
+	c.subscriptionLost(ev.Peer, err)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.waiting {

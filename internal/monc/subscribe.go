@@ -21,9 +21,12 @@ const (
 // client keeps one alive, moving it to another monitor when the
 // session it lives on fails.
 type subState struct {
-	active  bool
-	mon     string // the monitor subscribed at
-	next    uint64 // first epoch not yet received (0: the full map)
+	active bool
+	mon    string // the monitor subscribed at
+	next   uint64 // first epoch not yet received (0: the full map)
+	// lost is why the last monitor session the subscription was on
+	// failed, until a map arrives.
+	lost    error
 	backoff time.Duration
 	retry   clock.Timer
 }
@@ -66,12 +69,12 @@ func (c *Client) gotMaps(u wire.OSDMapUpdate) {
 	if u.Newest+1 > c.sub.next {
 		c.sub.next = u.Newest + 1
 	}
-	c.sub.backoff = 0
+	c.sub.backoff, c.sub.lost = 0, nil
 }
 
 // subscriptionLost moves the subscription to the next monitor, after a
 // backoff, when the session to the monitor holding it fails.
-func (c *Client) subscriptionLost(peer auth.EntityName) {
+func (c *Client) subscriptionLost(peer auth.EntityName, err error) {
 	if peer.Type != "mon" {
 		return
 	}
@@ -83,6 +86,7 @@ func (c *Client) subscriptionLost(peer auth.EntityName) {
 	for i, m := range c.cfg.Mons {
 		if m.Name == peer.ID {
 			c.cur = (i + 1) % len(c.cfg.Mons)
+			c.sub.lost = &monitorError{m.Name, m.Addr, err}
 		}
 	}
 	c.sub.mon = ""
@@ -92,6 +96,15 @@ func (c *Client) subscriptionLost(peer auth.EntityName) {
 		c.sub.retry.Stop()
 	}
 	c.sub.retry = c.cfg.Clock.AfterFunc(d, c.resubscribe)
+}
+
+// SubscriptionLost returns why the last monitor session the OSD map
+// subscription was on failed, or nil once a map has arrived since: what
+// a client that waited in vain for a map can tell its user.
+func (c *Client) SubscriptionLost() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sub.lost
 }
 
 func (c *Client) resubscribe() {

@@ -3,6 +3,7 @@ package monc
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -78,6 +79,36 @@ func TestUnreachableNotCalledWhenAnswered(t *testing.T) {
 		time.Sleep(10 * time.Second) // virtual time: past UnreachableAfter
 		if calls := u.get(); len(calls) != 0 {
 			t.Errorf("Unreachable called at %v after an answer", calls)
+		}
+	})
+}
+
+// A command no monitor answers ends with ErrNoMonitor, naming the command
+// and the last monitor's failure; a subscription that got no map says
+// why its monitor session failed.
+func TestNoMonitorSaysWhy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New(memnet.Config{Seed: 1, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond})
+		defer n.Close()
+		c, err := New(Config{Mons: []Addr{{"a", "a:6789"}}, Network: n.Host("client"), Attempt: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err = c.Run(ctx, wire.NewCommand("osd pool ls"))
+		if !errors.Is(err, ErrNoMonitor) || !strings.HasPrefix(err.Error(), "osd pool ls: no monitor answered (last: mon.a at a:6789: ") {
+			t.Errorf("Run with no monitor: %v", err)
+		}
+		sctx, scancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer scancel()
+		if err := c.Subscribe(sctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		<-sctx.Done()
+		if lost := c.SubscriptionLost(); lost == nil || !strings.HasPrefix(lost.Error(), "mon.a at a:6789: ") {
+			t.Errorf("SubscriptionLost with no monitor: %v", lost)
 		}
 	})
 }

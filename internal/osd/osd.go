@@ -13,10 +13,10 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
-	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,9 +50,10 @@ type Config struct {
 	AuthEvents auth.Events
 	// Metrics receives the OSD's Prometheus series (optional).
 	Metrics prometheus.Registerer
-	// Classes are the object classes OpCall may run (default
-	// ops.Builtin()).
-	Classes *ops.Registry
+	// Classes are the object classes OpCall may run; the OSD knows none
+	// of its own (daemons pass cls.Standard()). Nil: none, every call
+	// fails with ENOTSUP.
+	Classes *objclass.Registry
 	// LogEntriesPerOSD is how many PG log entries the OSD keeps across
 	// all its PGs (default 100,000; Ceph's
 	// osd_target_pg_log_entries_per_osd): each PG's log keeps this
@@ -118,9 +119,6 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.ServerAuth == nil {
 		cfg.ServerAuth = func() auth.ServerHandshake { return &auth.NoneServer{} }
-	}
-	if cfg.Classes == nil {
-		cfg.Classes = ops.Builtin()
 	}
 	if cfg.LogEntries <= 0 {
 		cfg.LogEntries = 3000

@@ -8,9 +8,9 @@ import (
 
 	"github.com/cuttlestore/cuttle/crush"
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
-	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -71,14 +71,24 @@ func capsMap(t *testing.T) *osdmap.Map {
 
 func TestAuthorize(t *testing.T) {
 	m := capsMap(t)
-	o := &OSD{cfg: Config{Classes: ops.Builtin()}, checkers: map[*msgr.Session]*auth.CapChecker{}}
+	// The OSD knows only the classes it is given: here a test class with
+	// a read-only and a write method.
+	classes := objclass.NewRegistry()
+	noop := func(objclass.Context, []byte) ([]byte, error) { return nil, nil }
+	if err := classes.Register("t", "read", objclass.Method{Run: noop}); err != nil {
+		t.Fatal(err)
+	}
+	if err := classes.Register("t", "write", objclass.Method{Write: true, Run: noop}); err != nil {
+		t.Fatal(err)
+	}
+	o := &OSD{cfg: Config{Classes: classes}, checkers: map[*msgr.Session]*auth.CapChecker{}}
 	peer := msgr.Peer{Name: auth.EntityName{Type: "client", ID: "ro"}, Caps: auth.Caps{"osd": "allow r pool=rbd, allow rw pool=rbd namespace=scratch"}}
 	op := func(pool int64, ns string, codes ...wire.ObjectOpCode) *wire.OSDOp {
 		o := &wire.OSDOp{PG: osdmap.PG{Pool: pool}, Object: objid.Object(pool, ns, "x")}
 		for _, c := range codes {
 			name := ""
 			if c == wire.OpCall {
-				name = "lock.info"
+				name = "t.read"
 			}
 			o.Ops = append(o.Ops, wire.ObjectOp{Code: c, Name: name})
 		}
@@ -103,8 +113,10 @@ func TestAuthorize(t *testing.T) {
 			t.Errorf("refusal is not ErrDenied: %v", err)
 		}
 	}
-	if o.access([]wire.ObjectOp{{Code: wire.OpCall, Name: "lock.lock"}}) != auth.AccessClassWrite {
-		t.Error("a write method needs class-write")
+	for name, want := range map[string]auth.Access{"t.read": auth.AccessClassRead, "t.write": auth.AccessClassWrite, "lock.info": auth.AccessClassWrite} {
+		if got := o.access([]wire.ObjectOp{{Code: wire.OpCall, Name: name}}); got != want {
+			t.Errorf("access of %s: %v, want %v (a method the OSD was not given needs class-write)", name, got, want)
+		}
 	}
 }
 

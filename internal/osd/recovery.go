@@ -32,11 +32,25 @@ import (
 // lack is pushed behind client I/O (missing.go). An interval that ends
 // abandons its peering; the next starts over.
 //
+// The protocol's decisions (whom to ask, when to ask again, when to go
+// down, ask for pg_temp or activate) are peering.Machine's; peerdriver.go
+// carries them out. This file holds what the driver still does in one
+// blocking step (completing the primary's own copy: pulls, the search
+// for unfound objects, adopting the log), finishing, and the member side.
+//
 // A primary whose own history ends before the authority's log begins
 // asks for a temporary acting set instead (pgtemp.go).
 
-// peerRetry is how often an unanswered query is sent again.
-const peerRetry = 5 * time.Second
+// peerRetry is how often an unanswered query is sent again, and how long
+// a failed attempt or a failed read waits before it is tried again.
+const peerRetry = peering.RetryInterval
+
+// peerAnswerWait bounds the silence while peering waits for a member's
+// pushes or acknowledgements (see peering.AnswerWait).
+const peerAnswerWait = peering.AnswerWait
+
+// errNoAnswer means a member did not answer in time.
+var errNoAnswer = peering.ErrNoAnswer
 
 // peerRun is the peering of one interval on its primary: the messages
 // for it, queued by the dispatcher, and its end.
@@ -127,36 +141,6 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 	p.o.wg.Go(func() { p.peerUntilActive(r, m) })
 }
 
-// peerUntilActive runs the interval's peering until the PG is active or
-// the interval ends. A failed attempt (a member that could not take an
-// object, say) is tried again from the start after peerRetry, with the
-// OSD's newest map. (A store that fails a write stops the OSD: apply.)
-func (p *pg) peerUntilActive(r *peerRun, m *osdmap.Map) {
-	for {
-		err := p.peer(r, m)
-		if err == nil || errors.Is(err, errIntervalEnded) {
-			return
-		}
-		if errors.Is(err, errPriorChanged) {
-			p.o.log.Info("peering starts over", "pg", p.id.String(), "interval", r.interval, "why", err)
-			m = p.newerMap(m)
-			continue
-		}
-		p.o.log.Warn("peering failed; trying again", "pg", p.id.String(), "interval", r.interval, "err", err)
-		timer := p.o.cfg.Clock.NewTimer(peerRetry)
-		select {
-		case <-timer.C():
-		case <-r.done:
-			timer.Stop()
-			return
-		case <-p.o.ctx.Done():
-			timer.Stop()
-			return
-		}
-		m = p.newerMap(m)
-	}
-}
-
 // newerMap returns the OSD's published map if it is newer than m, and m
 // otherwise. A PG learns a map before the OSD publishes it (activate),
 // so the published one may be older than the one peering began with:
@@ -172,95 +156,6 @@ func (p *pg) newerMap(m *osdmap.Map) *osdmap.Map {
 var errIntervalEnded = errors.New("the interval ended")
 
 const debugPeering = false
-
-// errPriorChanged means an OSD peering asked went down: peering starts
-// over at once.
-var errPriorChanged = errors.New("the OSDs to ask changed")
-
-// peerAnswerWait bounds the silence while peering waits for a member's
-// pushes or acknowledgements: a member that restarted outside the acting
-// set, or a lost message, must not stall the PG; peering then starts
-// over with the newest map (pushes and activation are idempotent).
-const peerAnswerWait = 20 * time.Second
-
-var errNoAnswer = errors.New("no answer")
-
-// peer runs one interval's peering on the primary, to activation.
-func (p *pg) peer(r *peerRun, m *osdmap.Map) error {
-	p.mu.Lock()
-	self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: p.log.Entries(),
-		Missing: slices.Collect(maps.Keys(p.missing))}
-	replicas := p.replicasLocked()
-	p.mu.Unlock()
-	past, err := p.pastIntervals(r, self.Info.LastEpochStarted)
-	if err != nil {
-		return err
-	}
-	prior := peering.PriorSet(past, self.Info.LastEpochStarted, m.IsUp)
-	probe := slices.Clone(replicas)
-	for _, x := range prior.Probe {
-		if x != self.OSD && !slices.Contains(probe, x) {
-			probe = append(probe, x)
-		}
-	}
-	members, err := p.gather(r, m, self, probe)
-	if err != nil {
-		return err
-	}
-	if prior = peering.PriorSet(past, peering.MaxStarted(members), m.IsUp); len(prior.Down) > 0 {
-		return p.stayDown(r, prior)
-	}
-	plan, err := peering.Plan(members)
-	if err != nil {
-		return err
-	}
-	if debugPeering {
-		var lus []string
-		for _, mem := range members {
-			lus = append(lus, fmt.Sprintf("osd.%d lu=%v les=%d", mem.OSD, mem.Info.LastUpdate, mem.Info.LastEpochStarted))
-		}
-		p.o.log.Info("DEBUG peer", "pg", p.id.String(), "interval", r.interval, "acting", replicas, "past", fmt.Sprint(past), "members", lus, "auth", plan.Auth)
-	}
-	if slices.Contains(plan.Backfill, self.OSD) {
-		return p.requestTemp(r, p.tempActing(m, plan, members, replicas))
-	}
-	p.noteRecovery(r, plan, replicas)
-	// fetch replaces this OSD's copy of an object with a good one from
-	// another OSD (its own could not be read, or the one it asked could
-	// not read its copy).
-	fetch := func(id objid.ID, exclude ...int32) error {
-		return p.fetchGood(r, m, id, upToDate(plan, members, id, append(exclude, self.OSD)...), p.authVersion(plan, id))
-	}
-	lost, err := p.completeSelf(r, m, plan, fetch)
-	if err != nil {
-		return err
-	}
-	if len(lost) > 0 { // the history now ends with their removal
-		p.mu.Lock()
-		plan.Info, plan.Log = p.info, p.log.Entries()
-		p.mu.Unlock()
-	}
-	missing, err := p.replicaMissing(plan, replicas)
-	if err != nil {
-		return err
-	}
-	for _, x := range replicas {
-		missing[x] = append(slices.Clone(missing[x]), lost...)
-	}
-	if err := p.activateReplicas(r, m, replicas, plan, missing); err != nil {
-		return err
-	}
-	if err := p.finishPeering(r, plan, missing); err != nil {
-		return err
-	}
-	// The PG serves I/O from here on; what the replicas lack is pushed
-	// behind it.
-	if p.recoverReplicas(r) {
-		p.releaseStrays(r, m, probe)
-		p.clearTemp(r, m)
-	}
-	return nil
-}
 
 // completeSelf brings this OSD (the primary) to the authoritative
 // history before the PG serves: it fetches every object it lacks and
@@ -320,30 +215,6 @@ func (p *pg) replicaMissing(plan peering.Result, replicas []int32) (map[int32][]
 	return out, nil
 }
 
-// noteRecovery records how many object copies the plan has to make, for
-// the PG's state and degraded count.
-func (p *pg) noteRecovery(r *peerRun, plan peering.Result, replicas []int32) {
-	var copies int64
-	backfill := false
-	for _, x := range append([]int32{p.o.cfg.ID}, replicas...) {
-		if slices.Contains(plan.Backfill, x) {
-			copies += plan.Info.Stats.Objects
-			backfill = true
-		} else {
-			copies += int64(len(plan.Missing[x]))
-		}
-	}
-	p.mu.Lock()
-	if p.run == r && copies > 0 {
-		p.missingCopies, p.recovering = copies, "recovering"
-		if backfill {
-			p.recovering = "backfilling"
-		}
-	}
-	p.mu.Unlock()
-	p.o.statsChanged()
-}
-
 // copied counts one object copy made.
 func (p *pg) copied() {
 	p.mu.Lock()
@@ -359,98 +230,6 @@ func (p *pg) step(r *peerRun, what string) {
 		p.peerStep = what
 	}
 	p.mu.Unlock()
-}
-
-// pastIntervals returns the PG's intervals since epoch since, trying
-// again while the monitors cannot be reached.
-func (p *pg) pastIntervals(r *peerRun, since uint64) ([]peering.Interval, error) {
-	for {
-		past, err := p.o.pastIntervals(p.o.ctx, p.id, since, r.interval)
-		if err == nil {
-			return past, nil
-		}
-		p.o.log.Warn("peering: cannot read past maps; trying again", "pg", p.id.String(), "err", err)
-		timer := p.o.cfg.Clock.NewTimer(peerRetry)
-		select {
-		case <-timer.C():
-		case <-r.done:
-			timer.Stop()
-			return nil, errIntervalEnded
-		case <-p.o.ctx.Done():
-			timer.Stop()
-			return nil, errIntervalEnded
-		}
-	}
-}
-
-// stayDown marks the PG down until its interval ends: a write may have
-// been acknowledged in a past interval none of whose OSDs is up, and
-// serving without it would lose it.
-func (p *pg) stayDown(r *peerRun, prior peering.Prior) error {
-	reason := prior.Reason()
-	p.mu.Lock()
-	if p.run == r {
-		p.down, p.blockedBy = reason, prior.BlockedBy
-	}
-	p.mu.Unlock()
-	p.o.statsChanged()
-	p.o.log.Warn("peering: PG is down", "pg", p.id.String(), "reason", reason)
-	select {
-	case <-r.done:
-	case <-p.o.ctx.Done():
-	}
-	return errIntervalEnded
-}
-
-// gather queries every OSD of probe (replicas, and OSDs of past
-// intervals) and returns every one's report, this OSD's first.
-func (p *pg) gather(r *peerRun, m *osdmap.Map, self peering.Member, probe []int32) ([]peering.Member, error) {
-	got := map[int32]peering.Member{}
-	query := wire.PGQuery{PGInterval: p.header(r, m)}.Encode()
-	for len(got) < len(probe) {
-		p.step(r, fmt.Sprintf("querying osd %v (have %d of %d)", probe, len(got), len(probe)))
-		// An OSD outside the acting set may go down or restart without
-		// ending the interval: ask at its newest address, and start
-		// over (with a new prior set) if one went down.
-		m = p.newerMap(m)
-		for _, x := range probe {
-			if _, ok := got[x]; ok {
-				continue
-			}
-			if !m.IsUp(x) {
-				return nil, fmt.Errorf("osd.%d went down while peering asked it: %w", x, errPriorChanged)
-			}
-			p.sendPeer(m, x, wire.TypePGQuery, query)
-		}
-		timer := p.o.cfg.Clock.NewTimer(peerRetry)
-		for len(got) < len(probe) {
-			ev, ok, timed := r.next(p.o.ctx, timer.C())
-			if timed {
-				break
-			}
-			if !ok {
-				timer.Stop()
-				return nil, errIntervalEnded
-			}
-			n, isNotify := ev.msg.(wire.PGNotify)
-			if !isNotify || !slices.Contains(probe, ev.from) {
-				continue
-			}
-			mem, err := decodeMember(ev.from, n.Info, n.Log)
-			if err != nil {
-				p.o.log.Warn("bad peering report", "pg", p.id.String(), "from", ev.from, "err", err)
-				continue
-			}
-			mem.Missing = n.Missing
-			got[ev.from] = mem
-		}
-		timer.Stop()
-	}
-	out := []peering.Member{self}
-	for _, x := range probe {
-		out = append(out, got[x])
-	}
-	return out, nil
 }
 
 // upToDate lists the members whose copy of id is current (the
@@ -633,45 +412,6 @@ func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) ([]ob
 		timer.Reset(peerAnswerWait) // the wait is for silence, not for the whole copy
 	}
 	return failed, nil
-}
-
-// activateReplicas has every replica adopt the authoritative history and
-// waits until all have.
-func (p *pg) activateReplicas(r *peerRun, m *osdmap.Map, replicas []int32, plan peering.Result, missing map[int32][]objid.ID) error {
-	info := plan.Info
-	info.PG, info.SameIntervalSince, info.LastEpochStarted = p.id, r.interval, r.interval
-	log := make([][]byte, len(plan.Log))
-	for i, e := range plan.Log {
-		log[i] = e.Encode()
-	}
-	p.step(r, fmt.Sprintf("activating osd %v", replicas))
-	waiting := map[int32]bool{}
-	for _, x := range replicas {
-		msg := wire.PGActivate{PGInterval: p.header(r, m), Info: info.Encode(), Log: log,
-			Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]}
-		p.sendPeer(m, x, wire.TypePGActivate, msg.Encode())
-		waiting[x] = true
-	}
-	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
-	defer timer.Stop()
-	for len(waiting) > 0 {
-		ev, ok, timed := r.next(p.o.ctx, timer.C())
-		if timed {
-			return fmt.Errorf("osd %v did not acknowledge activation: %w", slices.Sorted(maps.Keys(waiting)), errNoAnswer)
-		}
-		if !ok {
-			return errIntervalEnded
-		}
-		ack, isAck := ev.msg.(wire.PGAck)
-		if !isAck || !ack.Activate || !waiting[ev.from] {
-			continue
-		}
-		if ack.Result != 0 {
-			return fmt.Errorf("osd.%d could not activate: errno %d", ev.from, -ack.Result)
-		}
-		delete(waiting, ev.from)
-	}
-	return nil
 }
 
 // finishPeering records the start, notes what each replica lacks and

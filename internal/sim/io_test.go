@@ -6,8 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/cuttlestore/cuttle/internal/cls/lock"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
-	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -218,7 +218,7 @@ func TestClassMethodsSeeTheCaller(t *testing.T) {
 		id, pg, mp := place(t, c, "locked")
 		primary := c.OSDs[mp.ActingPrimary]
 		call := func(rc *RawClient, method string) wire.OSDOpReply {
-			req := ops.LockRequest{Name: "l", Type: ops.LockExclusive, Cookie: "c"}
+			req := lock.Request{Name: "l", Type: lock.Exclusive, Cookie: "c"}
 			_, ch := rc.Send(primary, Op{Epoch: epoch, Object: id, PG: pg,
 				Ops: []wire.ObjectOp{{Code: wire.OpCall, Name: "lock." + method, Data: req.Encode()}}})
 			return rc.Wait(ch)
@@ -230,7 +230,7 @@ func TestClassMethodsSeeTheCaller(t *testing.T) {
 			t.Fatalf("bob's lock of alice's: %d, want EBUSY", r.Result)
 		}
 		r := call(bob, "info")
-		st, err := ops.DecodeLockState(r.Ops[0].Data)
+		st, err := lock.DecodeState(r.Ops[0].Data)
 		if r.Result != 0 || err != nil || len(st.Holders) != 1 || st.Holders[0].Entity != "client.alice" {
 			t.Fatalf("lock info: %d, %+v, %v; want held by client.alice", r.Result, st, err)
 		}

@@ -223,7 +223,54 @@ type Error struct {
 	Status string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s (error %d)", e.Status, e.Code) }
+// Error tells the status and the code by its errno name, as Ceph's CLI
+// does ("... (EPERM)"), so a person can look it up and a script match it.
+func (e *Error) Error() string { return fmt.Sprintf("%s (%s)", e.Status, ErrnoName(e.Code)) }
+
+// ErrnoName returns code's errno name ("ENOENT"), negative codes as
+// their positive ones, or "error N" for a code this package does not
+// define.
+func ErrnoName(code int32) string {
+	switch max(code, -code) {
+	case EPERM:
+		return "EPERM"
+	case ENOENT:
+		return "ENOENT"
+	case EIO:
+		return "EIO"
+	case E2BIG:
+		return "E2BIG"
+	case EAGAIN:
+		return "EAGAIN"
+	case EACCES:
+		return "EACCES"
+	case EBUSY:
+		return "EBUSY"
+	case EEXIST:
+		return "EEXIST"
+	case EINVAL:
+		return "EINVAL"
+	case EFBIG:
+		return "EFBIG"
+	case ENOSPC:
+		return "ENOSPC"
+	case ERANGE:
+		return "ERANGE"
+	case ENODATA:
+		return "ENODATA"
+	case EOVERFLOW:
+		return "EOVERFLOW"
+	case ENOTSUP:
+		return "ENOTSUP"
+	case ETIMEDOUT:
+		return "ETIMEDOUT"
+	case ESTALE:
+		return "ESTALE"
+	case ECANCELED:
+		return "ECANCELED"
+	}
+	return fmt.Sprintf("error %d", code)
+}
 
 const (
 	maxStatus = 64 << 10

@@ -42,7 +42,7 @@ func TestReplyRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, r) {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
-	if err := (Reply{Code: ENOENT, Status: "no such pool"}).Err(); err == nil || err.Error() != "no such pool (error 2)" {
+	if err := (Reply{Code: ENOENT, Status: "no such pool"}).Err(); err == nil || err.Error() != "no such pool (ENOENT)" {
 		t.Fatalf("Err: %v", err)
 	}
 }
@@ -80,5 +80,13 @@ func TestBadArgText(t *testing.T) {
 	}
 	if r := FromError(fmt.Errorf("wrapped: %w", err), EIO); r.Code != EINVAL || strings.Contains(r.Status, "wire") {
 		t.Errorf("reply %+v", r)
+	}
+}
+
+func TestErrnoName(t *testing.T) {
+	for code, want := range map[int32]string{EPERM: "EPERM", -ENOSPC: "ENOSPC", ERANGE: "ERANGE", 999: "error 999"} {
+		if got := ErrnoName(code); got != want {
+			t.Errorf("ErrnoName(%d) = %q, want %q", code, got, want)
+		}
 	}
 }

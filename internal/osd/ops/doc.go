@@ -20,8 +20,9 @@
 // The object's version and modification time live in an internal
 // attribute (InfoAttr); user attributes are stored with UserAttrPrefix so
 // that they never collide with it. Object-class methods (OpCall) run
-// inside the same execution through a Registry; see class.go and the
-// classes this package ships (lock.go, version.go).
+// inside the same execution: the Env's objclass.Registry looks them up,
+// and they see the object through this package's objclass.Context
+// (call.go). This package knows no class: internal/cls holds them.
 //
 // Execute is safe for concurrent use on different objects; the PG
 // serialises requests to one object.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -17,7 +18,7 @@ type Env struct {
 	Store      objectstore.Store
 	Collection objectstore.CollectionID
 	Object     objid.ID
-	Classes    *Registry // nil: OpCall fails with ENOTSUP
+	Classes    *objclass.Registry // nil: OpCall fails with ENOTSUP
 	// Version is what a write makes the object's version; the primary
 	// assigns it. Now is the modification time a write records.
 	Version wire.Version
@@ -76,27 +77,15 @@ func (r *Result) TailCRC(b []byte) (uint32, bool) {
 // Wrote reports whether the request changes the object.
 func (r *Result) Wrote() bool { return r.Code == 0 && !r.Txn.Empty() }
 
-// opError is an op's failure as an errno.
-type opError struct {
-	code int32
-	msg  string
-}
-
-func (e *opError) Error() string { return fmt.Sprintf("%s (errno %d)", e.msg, e.code) }
-
+// fail returns an op's failure as an errno: the objclass.Error that
+// class methods return too, so that one Code reads both.
 func fail(code int32, format string, args ...any) error {
-	return &opError{code: code, msg: fmt.Sprintf(format, args...)}
+	return objclass.Errorf(code, format, args...)
 }
 
 // Code returns the errno an op error carries, and ok false for errors
 // that are not op results (store failures).
-func Code(err error) (int32, bool) {
-	var oe *opError
-	if errors.As(err, &oe) {
-		return oe.code, true
-	}
-	return 0, false
-}
+func Code(err error) (int32, bool) { return objclass.Code(err) }
 
 // executor is one running execution: the environment, the object's state
 // as the ops have left it so far, and the transaction being built.

@@ -3,11 +3,12 @@ package ops
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -21,7 +22,7 @@ type fixture struct {
 	store   objectstore.Store
 	coll    objectstore.CollectionID
 	obj     objid.ID
-	classes *Registry
+	classes *objclass.Registry
 	counter uint64
 	now     time.Time
 	caller  string
@@ -37,7 +38,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := objectstore.Apply(t.Context(), s, &txn); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, store: s, coll: coll, obj: objid.Object(1, "", "obj"), classes: Builtin(),
+	return &fixture{t: t, store: s, coll: coll, obj: objid.Object(1, "", "obj"),
 		now: time.Unix(1000, 0), caller: "client.1"}
 }
 
@@ -236,110 +237,66 @@ func TestOmap(t *testing.T) {
 	}
 }
 
-func lockCall(method string, req LockRequest) wire.ObjectOp {
-	return wire.ObjectOp{Code: wire.OpCall, Name: "lock." + method, Data: req.Encode()}
-}
-
-func TestLockClass(t *testing.T) {
-	f := newFixture(t)
-	excl := LockRequest{Name: "leader", Type: LockExclusive, Cookie: "c1", Duration: int64(time.Minute)}
-	f.ok(lockCall("lock", excl))
-	f.ok(lockCall("lock", excl)) // renewal by the holder
-	f.caller = "client.2"
-	f.fails(wire.EBUSY, 0, lockCall("lock", excl))
-	f.fails(wire.EBUSY, 0, lockCall("lock", LockRequest{Name: "leader", Type: LockShared, Cookie: "c1"}))
-	f.fails(wire.ENOENT, 0, lockCall("unlock", excl))
-	info, err := DecodeLockState(f.ok(lockCall("info", LockRequest{Name: "leader"})).Ops[0].Data)
-	if err != nil || info.Type != LockExclusive || len(info.Holders) != 1 || info.Holders[0].Entity != "client.1" {
-		t.Fatalf("info %+v %v", info, err)
-	}
-	// The lock expires; then client.2 takes it.
-	f.now = f.now.Add(2 * time.Minute)
-	f.ok(lockCall("lock", excl))
-	f.ok(lockCall("unlock", excl))
-	// Shared holders share; an exclusive request waits for all to leave.
-	sh := LockRequest{Name: "readers", Type: LockShared, Cookie: "x"}
-	f.ok(lockCall("lock", sh))
-	f.caller = "client.3"
-	f.ok(lockCall("lock", sh))
-	f.fails(wire.EBUSY, 0, lockCall("lock", LockRequest{Name: "readers", Type: LockExclusive, Cookie: "y"}))
-	f.fails(wire.EINVAL, 0, lockCall("lock", LockRequest{Name: "readers", Type: 7}))
-	f.fails(wire.EINVAL, 0, wire.ObjectOp{Code: wire.OpCall, Name: "lock.lock", Data: []byte("junk")})
-	f.fails(wire.ENOTSUP, 0, wire.ObjectOp{Code: wire.OpCall, Name: "lock.nope"})
-	// A read-only method cannot write, even through its context.
-	if !f.classes.IsWrite([]wire.ObjectOp{lockCall("lock", sh)}) || f.classes.IsWrite([]wire.ObjectOp{lockCall("info", sh)}) {
-		t.Fatal("IsWrite of lock methods")
-	}
-}
-
-func TestVersionClass(t *testing.T) {
-	f := newFixture(t)
-	num := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
-	call := func(m string, in []byte) wire.ObjectOp {
-		return wire.ObjectOp{Code: wire.OpCall, Name: "version." + m, Data: in}
-	}
-	if got := f.ok(call("read", nil)).Ops[0].Data; !bytes.Equal(got, num(0)) {
-		t.Fatalf("read of a missing object %x", got)
-	}
-	f.ok(call("set", num(41)))
-	if got := f.ok(call("inc", nil)).Ops[0].Data; !bytes.Equal(got, num(42)) {
-		t.Fatalf("inc %x", got)
-	}
-	f.ok(call("check", num(42)), wire.ObjectOp{Code: wire.OpWrite, Data: []byte("guarded")})
-	f.fails(wire.ECANCELED, 0, call("check", num(41)))
-	f.fails(wire.EINVAL, 0, call("set", []byte{1}))
-}
-
-func TestRegistry(t *testing.T) {
-	r := NewRegistry()
-	run := func(*MethodContext, []byte) ([]byte, error) { return nil, nil }
-	if err := r.Register("a", "b", Method{Run: run}); err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range [][2]string{{"a", "b"}, {"", "b"}, {"a.x", "b"}, {"a", ""}} {
-		if err := r.Register(bad[0], bad[1], Method{Run: run}); err == nil {
-			t.Errorf("registered %q", bad)
+// TestCall: class methods run inside the request, through the Env's
+// registry, on the object as the request's earlier ops left it.
+func TestCall(t *testing.T) {
+	r := objclass.NewRegistry()
+	for name, m := range map[string]objclass.Method{
+		// state reports what the method sees of the object.
+		"state": {Run: func(c objclass.Context, _ []byte) ([]byte, error) {
+			return fmt.Appendf(nil, "%s %d %v %d", c.Caller(), c.Now(), c.Exists(), c.Version().Counter), nil
+		}},
+		"append": {Write: true, Run: func(c objclass.Context, in []byte) ([]byte, error) {
+			_, err := c.Do(wire.ObjectOp{Code: wire.OpAppend, Data: in})
+			return nil, err
+		}},
+		"sneaky": {Run: func(c objclass.Context, _ []byte) ([]byte, error) {
+			_, err := c.Do(wire.ObjectOp{Code: wire.OpWrite, Data: []byte("x")})
+			return nil, err
+		}},
+		"fail": {Run: func(objclass.Context, []byte) ([]byte, error) { return nil, objclass.Errorf(wire.EBUSY, "no") }},
+	} {
+		if err := r.Register("t", name, m); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if r.IsWrite([]wire.ObjectOp{{Code: wire.OpCall, Name: "a.b"}, {Code: wire.OpRead}}) {
-		t.Error("read-only method counted as a write")
-	}
-	if !r.IsWrite([]wire.ObjectOp{{Code: wire.OpCall, Name: "x.y"}}) {
-		t.Error("unknown method not counted as a write")
-	}
-	// A read-only method that tries to write gets EPERM.
-	if err := r.Register("sneaky", "write", Method{Run: func(mc *MethodContext, _ []byte) ([]byte, error) {
-		_, err := mc.Do(wire.ObjectOp{Code: wire.OpWrite, Data: []byte("x")})
-		return nil, err
-	}}); err != nil {
-		t.Fatal(err)
+	call := func(name string, in []byte) wire.ObjectOp {
+		return wire.ObjectOp{Code: wire.OpCall, Name: "t." + name, Data: in}
 	}
 	f := newFixture(t)
 	f.classes = r
-	f.fails(wire.EPERM, 0, wire.ObjectOp{Code: wire.OpCall, Name: "sneaky.write"})
+	want := fmt.Sprintf("client.1 %d false 0", f.now.UnixNano())
+	if got := f.ok(call("state", nil)).Ops[0].Data; string(got) != want {
+		t.Fatalf("state of a missing object %q, want %q", got, want)
+	}
+	res := f.ok(wire.ObjectOp{Code: wire.OpCreate}, call("state", nil), call("append", []byte("ab")), call("append", []byte("c")))
+	if want := fmt.Sprintf("client.1 %d true 0", f.now.UnixNano()); string(res.Ops[1].Data) != want {
+		t.Fatalf("state after a create in the same request %q, want %q", res.Ops[1].Data, want)
+	}
+	if got := f.read(); string(got) != "abc" {
+		t.Fatalf("after two appends by a method %q", got)
+	}
+	if !r.IsWrite([]wire.ObjectOp{call("append", nil)}) || r.IsWrite([]wire.ObjectOp{call("state", nil)}) {
+		t.Fatal("IsWrite of the test class")
+	}
+	// A failing method fails the request: what came before it is lost.
+	f.fails(wire.EBUSY, 1, call("append", []byte("lost")), call("fail", nil))
+	f.fails(wire.EPERM, 0, call("sneaky", nil))
+	f.fails(wire.ENOTSUP, 0, call("nope", nil))
+	if got := f.read(); string(got) != "abc" {
+		t.Fatalf("after failed calls %q", got)
+	}
 	f.classes = nil
-	f.fails(wire.ENOTSUP, 0, wire.ObjectOp{Code: wire.OpCall, Name: "a.b"})
+	f.fails(wire.ENOTSUP, 0, call("state", nil))
 }
 
 // FuzzDecoders: the package's decoders never panic and round-trip.
 func FuzzDecoders(f *testing.F) {
 	f.Add(Info{Version: wire.Version{Epoch: 1, Counter: 2}, Mtime: 3}.Encode())
-	f.Add(LockRequest{Name: "l", Type: 1, Cookie: "c", Duration: 5}.Encode())
-	f.Add(LockState{Type: 2, Holders: []LockHolder{{"client.1", "c", 9}}}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if i, err := DecodeInfo(b); err == nil {
 			if again, err := DecodeInfo(i.Encode()); err != nil || again != i {
 				t.Fatalf("info round trip: %v", err)
-			}
-		}
-		if r, err := DecodeLockRequest(b); err == nil {
-			if again, err := DecodeLockRequest(r.Encode()); err != nil || again != r {
-				t.Fatalf("lock request round trip: %v", err)
-			}
-		}
-		if s, err := DecodeLockState(b); err == nil {
-			if again, err := DecodeLockState(s.Encode()); err != nil || !slices.Equal(again.Holders, s.Holders) || again.Type != s.Type {
-				t.Fatalf("lock state round trip: %v", err)
 			}
 		}
 	})

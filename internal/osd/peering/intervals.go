@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/cuttlestore/cuttle/internal/wire"
 )
 
 // Interval is a stretch of map epochs during which a PG kept one acting
@@ -147,4 +149,34 @@ func wentRW(p *Placement) bool {
 		}
 	}
 	return p.Primary >= 0 && n > 0 && n >= max(p.MinSize, 1)
+}
+
+// TempActing is the temporary acting set (pg_temp) to ask for when the
+// primary, self, must be backfilled: the authority, the complete members
+// (the replicas first, then the OSDs of past intervals that hold a
+// history and are up, until the pool's size is reached), then the
+// members to backfill.
+func TempActing(plan Result, members []Member, replicas []int32, self int32, size int, up func(int32) bool) []int32 {
+	complete := func(x int32) bool { return !slices.Contains(plan.Backfill, x) }
+	temp := []int32{plan.Auth}
+	for _, x := range replicas {
+		if complete(x) && !slices.Contains(temp, x) {
+			temp = append(temp, x)
+		}
+	}
+	for _, mem := range members {
+		x := mem.OSD
+		if len(temp) >= size {
+			break
+		}
+		if x != self && complete(x) && up(x) && mem.Info.LastUpdate != (wire.Version{}) && !slices.Contains(temp, x) {
+			temp = append(temp, x)
+		}
+	}
+	for _, x := range append([]int32{self}, replicas...) {
+		if !complete(x) && !slices.Contains(temp, x) {
+			temp = append(temp, x)
+		}
+	}
+	return temp
 }

@@ -1,14 +1,40 @@
 // Package peering decides how the OSDs of a placement group agree on one
 // history after its acting set changes: which member's log is
 // authoritative, which objects each member must fetch to match it, and
-// which members lack so much that only a full copy (backfill) will do.
+// which members lack so much that only a full copy (backfill) will do;
+// and it runs the protocol that gathers what it decides on.
 //
-// It is pure: the OSD gathers every member's PG info and log, calls Plan,
-// and carries the plan out (internal/osd). Acknowledged writes survive
-// because a write is acknowledged only once every member of its
-// interval's acting set has committed it, so some surviving member of any
-// later acting set holds it, and the member with the newest last_update
-// holds every write that any member holds, in order.
+// Two parts, both pure. The planning: PriorSet says whom to ask and which
+// past intervals nobody up can vouch for, Plan picks the authority from
+// every member's report, TempActing the temporary acting set a primary
+// that must be backfilled asks for. The protocol: Machine, one interval's
+// peering on its primary as a state machine (machine.go, where to start
+// reading): events in (the start of an interval, answers to queries and
+// activations, timers, the answers to its own requests), actions out
+// (messages to send, the map and the store to read, the copy to complete,
+// timers to arm, the PG to mark down, active or waiting for pg_temp).
+// The OSD (internal/osd, peerdriver.go) is the driver that carries the
+// actions out and feeds the events back; tests drive the machine with
+// sequences of events and compare the actions (machine_test.go).
+//
+// Acknowledged writes survive because a write is acknowledged only once
+// every member of its interval's acting set has committed it, so some
+// surviving member of any later acting set holds it, and the member with
+// the newest last_update holds every write that any member holds, in
+// order.
+//
+// It knows nothing of messages' encoding, the messenger, the object
+// store, the monitors or the clock: the driver translates. It imports
+// pglog (the log and info it plans over), wire (versions) and objid.
+//
+// Concurrency: the functions are pure; a Machine is stepped by one
+// goroutine at a time.
+//
+// Not yet here: completing the primary's own copy (pulling from the
+// authority, searching other OSDs for an object at the wanted version,
+// settling unfound objects, adopting the authoritative log) is one
+// blocking action, CompleteSelf, that the driver carries out with its own
+// waits; machine.go's comment gives the states it should become.
 package peering
 
 import (

@@ -1,0 +1,551 @@
+package peering
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// The protocol of one interval's peering on its primary, as a state
+// machine: the OSD feeds it events (Step) and carries out the actions it
+// returns, in order; an action that asks for something (LoadLocal,
+// ReadPast, RefreshMap, RequestTemp, CompleteSelf, Finish) is answered
+// by the event its comment names, which the driver feeds before any
+// other. The machine does no I/O, keeps no clock and starts no
+// goroutine: a timer is an action (SetTimer) and its expiry an event
+// (TimerFired).
+//
+//	Start -> LoadLocal -> Loaded -> ReadPast -> PastRead
+//	      -> querying: (SetStep, RefreshMap -> MapRefreshed, SendQuery..., SetTimer)
+//	         until every OSD to probe has answered (Notify); a round times
+//	         out after RetryInterval and is sent again
+//	      -> a past interval with no OSD up: GoDown (until the interval ends)
+//	      -> this OSD needs a backfill: RequestTemp -> TempRequested, then
+//	         wait AnswerWait for the map that ends the interval
+//	      -> NoteRecovery, CompleteSelf -> SelfCompleted
+//	      -> activating: SendActivate..., SetTimer, until every replica
+//	         acknowledged (ActivateAck)
+//	      -> Finish -> Finished -> Serve
+//
+// A failed attempt (Failed) starts over after RetryInterval with the
+// newest map; one whose OSDs to ask changed (StartOver) starts over at
+// once. The end of the interval is not an event: the driver drops the
+// machine and starts a new one.
+//
+// What is left for a later step: CompleteSelf (pulling the objects the
+// primary lacks from the authority and, when it cannot read them, from
+// any other OSD holding the right version; settling unfound objects;
+// adopting the authoritative log) is still one blocking action of the
+// driver (internal/osd), with its own waits for pushes. Its shape as
+// machine states: a pulling state per source (SendPull, then Push and
+// PullRefused events applied by an ApplyPush action that yields a
+// PushApplied event; a silence timer of AnswerWait reset on each push),
+// a search state over the up OSDs for an object's wanted version, and an
+// unfound state that waits for mark_unfound_lost (an event) or fails.
+
+// RetryInterval is how often an unanswered query is sent again, and how
+// long a failed attempt waits before it starts over.
+const RetryInterval = 5 * time.Second
+
+// AnswerWait bounds the silence while peering waits for members'
+// acknowledgements, or for the map a pg_temp request should bring: a
+// member that restarted outside the acting set, or a lost message, must
+// not stall the PG; peering then starts over with the newest map (pushes
+// and activation are idempotent).
+const AnswerWait = 20 * time.Second
+
+// ErrPriorChanged means an OSD peering asked went down, or a pg_temp
+// request did not change the acting set: peering starts over at once.
+var ErrPriorChanged = errors.New("peering: the OSDs to ask changed")
+
+// ErrNoAnswer means a member did not answer in time.
+var ErrNoAnswer = errors.New("peering: no answer")
+
+// TimerID names one SetTimer; a TimerFired for any but the newest is
+// stale and ignored.
+type TimerID uint64
+
+// Event is something the machine learns.
+type Event interface{ isEvent() }
+
+// Start begins the peering of the interval that started at epoch
+// Interval.
+type Start struct{ Interval uint64 }
+
+// Loaded answers LoadLocal: this OSD's own report, the other acting
+// OSDs, the pool's size, and which OSDs are up in the driver's map.
+type Loaded struct {
+	Self     Member
+	Replicas []int32
+	PoolSize int
+	Up       func(int32) bool
+}
+
+// PastRead answers ReadPast: the PG's past intervals, or why they could
+// not be read (tried again after RetryInterval).
+type PastRead struct {
+	Past []Interval
+	Err  error
+}
+
+// MapRefreshed answers RefreshMap: which OSDs are up in the driver's
+// newest map.
+type MapRefreshed struct{ Up func(int32) bool }
+
+// Notify is an OSD's answer to a query (PGNotify): its info, log and
+// missing set, for the interval that started at Interval.
+type Notify struct {
+	Interval uint64
+	Member   Member
+}
+
+// ActivateAck is a replica's acknowledgement of activation (a PGAck
+// with Activate set); Result is 0 or a negative errno.
+type ActivateAck struct {
+	From     int32
+	Interval uint64
+	Result   int32
+}
+
+// TempRequested answers RequestTemp.
+type TempRequested struct{ Err error }
+
+// SelfCompleted answers CompleteSelf: the plan as it now stands (its
+// info and log end with the removal of objects marked lost), and what
+// each replica lacks.
+type SelfCompleted struct {
+	Plan    Result
+	Missing map[int32][]objid.ID
+	Err     error
+}
+
+// Finished answers Finish.
+type Finished struct{ Err error }
+
+// TimerFired says the timer of SetTimer ID expired.
+type TimerFired struct{ ID TimerID }
+
+func (Start) isEvent()         {}
+func (Loaded) isEvent()        {}
+func (PastRead) isEvent()      {}
+func (MapRefreshed) isEvent()  {}
+func (Notify) isEvent()        {}
+func (ActivateAck) isEvent()   {}
+func (TempRequested) isEvent() {}
+func (SelfCompleted) isEvent() {}
+func (Finished) isEvent()      {}
+func (TimerFired) isEvent()    {}
+
+// Action is something the driver must do.
+type Action interface{ isAction() }
+
+// LoadLocal asks for this OSD's own info, log and missing set, its
+// replicas and pool size (answer: Loaded). With NewerMap the driver
+// first moves to its newest map, if newer than the one it uses.
+type LoadLocal struct{ NewerMap bool }
+
+// ReadPast asks for the PG's past intervals since epoch Since (answer:
+// PastRead).
+type ReadPast struct{ Since uint64 }
+
+// RefreshMap asks the driver to move to its newest map, if newer, and
+// say who is up in it (answer: MapRefreshed). Queries and activations go
+// to the OSDs' addresses in the driver's map.
+type RefreshMap struct{}
+
+// SendQuery asks OSD To for its info, log and missing set (PGQuery).
+type SendQuery struct{ To int32 }
+
+// SetTimer arms the timer ID to fire After from now, replacing any
+// armed before.
+type SetTimer struct {
+	ID    TimerID
+	After time.Duration
+}
+
+// SetStep records what peering is doing, for operators.
+type SetStep struct{ What string }
+
+// GoDown marks the PG down until its interval ends (Prior.Reason says
+// why, Prior.BlockedBy which OSDs it waits for).
+type GoDown struct{ Prior Prior }
+
+// RequestTemp asks the monitors for Acting as the PG's temporary acting
+// set (answer: TempRequested).
+type RequestTemp struct{ Acting []int32 }
+
+// NoteRecovery records how many object copies the plan has to make, and
+// whether some member is backfilled.
+type NoteRecovery struct {
+	Copies   int64
+	Backfill bool
+}
+
+// CompleteSelf brings this OSD to the plan's history: it fetches what
+// it lacks, settles unfound objects and adopts the authoritative log,
+// then lists what each of Replicas lacks (answer: SelfCompleted).
+type CompleteSelf struct {
+	Plan     Result
+	Members  []Member
+	Replicas []int32
+}
+
+// SendActivate has replica To adopt Info and Log (PGActivate), lacking
+// Missing, or everything with Backfill.
+type SendActivate struct {
+	To       int32
+	Info     pglog.Info
+	Log      []pglog.Entry
+	Backfill bool
+	Missing  []objid.ID
+}
+
+// Finish records the start of the interval, notes what each replica
+// lacks and lets the parked requests in (answer: Finished).
+type Finish struct {
+	Plan    Result
+	Missing map[int32][]objid.ID
+}
+
+// Serve says the PG is active: the driver recovers the replicas behind
+// client I/O and releases the strays among Asked (every OSD queried).
+// Peering is over.
+type Serve struct{ Asked []int32 }
+
+// Failed says the attempt failed; another starts after RetryInterval.
+type Failed struct{ Err error }
+
+// StartOver says peering starts over at once, and why.
+type StartOver struct{ Why error }
+
+func (LoadLocal) isAction()    {}
+func (ReadPast) isAction()     {}
+func (RefreshMap) isAction()   {}
+func (SendQuery) isAction()    {}
+func (SetTimer) isAction()     {}
+func (SetStep) isAction()      {}
+func (GoDown) isAction()       {}
+func (RequestTemp) isAction()  {}
+func (NoteRecovery) isAction() {}
+func (CompleteSelf) isAction() {}
+func (SendActivate) isAction() {}
+func (Finish) isAction()       {}
+func (Serve) isAction()        {}
+func (Failed) isAction()       {}
+func (StartOver) isAction()    {}
+
+// state is where the machine is; each waits for one kind of event (and
+// some for their timer).
+type state int
+
+const (
+	idle        state = iota // before Start
+	loading                  // LoadLocal sent
+	readingPast              // ReadPast sent
+	pastWait                 // ReadPast failed: timer
+	refreshing               // RefreshMap sent, to begin a query round
+	querying                 // queries sent: Notify, timer
+	down                     // until the interval ends
+	requesting               // RequestTemp sent
+	tempWait                 // pg_temp asked: timer
+	completing               // CompleteSelf sent
+	activating               // activations sent: ActivateAck, timer
+	finishing                // Finish sent
+	serving                  // peering is over
+	retryWait                // an attempt failed: timer
+)
+
+func (s state) String() string {
+	return [...]string{"idle", "loading", "reading-past", "past-wait", "refreshing", "querying", "down",
+		"requesting-temp", "temp-wait", "completing", "activating", "finishing", "serving", "retry-wait"}[s]
+}
+
+// Machine is one interval's peering on its primary. It is not safe for
+// concurrent use: one driver goroutine steps it.
+type Machine struct {
+	interval uint64
+	state    state
+	timer    TimerID
+	armed    bool // the newest timer is the current state's
+
+	self     Member
+	replicas []int32
+	poolSize int
+	up       func(int32) bool
+	past     []Interval
+	probe    []int32 // the OSDs to query: replicas, then past intervals'
+	got      map[int32]Member
+	plan     Result
+	members  []Member
+	temp     []int32
+	missing  map[int32][]objid.ID
+	waiting  map[int32]bool // replicas yet to acknowledge activation
+
+	out []Action
+}
+
+// NewMachine returns a machine waiting for Start.
+func NewMachine() *Machine { return &Machine{} }
+
+// State names the machine's state, for tests and operators.
+func (m *Machine) State() string { return m.state.String() }
+
+// Step feeds one event and returns the actions it calls for, in the
+// order the driver must carry them out.
+func (m *Machine) Step(ev Event) []Action {
+	m.out = nil
+	switch ev := ev.(type) {
+	case Start:
+		*m = Machine{interval: ev.Interval, timer: m.timer}
+		m.load(false)
+	case Loaded:
+		if m.state == loading {
+			m.loaded(ev)
+		}
+	case PastRead:
+		if m.state == readingPast {
+			m.pastRead(ev)
+		}
+	case MapRefreshed:
+		if m.state == refreshing {
+			m.up = ev.Up
+			m.sendQueries()
+		}
+	case Notify:
+		if m.state == querying && ev.Interval == m.interval && slices.Contains(m.probe, ev.Member.OSD) {
+			m.got[ev.Member.OSD] = ev.Member
+			if len(m.got) == len(m.probe) {
+				m.decide()
+			}
+		}
+	case TempRequested:
+		if m.state == requesting {
+			if ev.Err != nil {
+				m.fail(ev.Err)
+				break
+			}
+			m.to(tempWait)
+			m.setTimer(AnswerWait)
+		}
+	case SelfCompleted:
+		if m.state == completing {
+			if ev.Err != nil {
+				m.fail(ev.Err)
+				break
+			}
+			m.activate(ev.Plan, ev.Missing)
+		}
+	case ActivateAck:
+		if m.state == activating && ev.Interval == m.interval && m.waiting[ev.From] {
+			m.acked(ev)
+		}
+	case Finished:
+		if m.state == finishing {
+			if ev.Err != nil {
+				m.fail(ev.Err)
+				break
+			}
+			m.to(serving)
+			m.emit(Serve{Asked: slices.Clone(m.probe)})
+		}
+	case TimerFired:
+		if m.armed && ev.ID == m.timer {
+			m.armed = false
+			m.expired()
+		}
+	}
+	return m.out
+}
+
+func (m *Machine) emit(a Action) { m.out = append(m.out, a) }
+
+// to moves to state s; a timer armed for the state left is stale.
+func (m *Machine) to(s state) {
+	m.state, m.armed = s, false
+}
+
+func (m *Machine) setTimer(d time.Duration) {
+	m.timer++
+	m.armed = true
+	m.emit(SetTimer{ID: m.timer, After: d})
+}
+
+// load begins an attempt by asking for this OSD's own history.
+func (m *Machine) load(newerMap bool) {
+	m.to(loading)
+	m.emit(LoadLocal{NewerMap: newerMap})
+}
+
+func (m *Machine) loaded(ev Loaded) {
+	m.self, m.replicas, m.poolSize, m.up = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up
+	m.to(readingPast)
+	m.emit(ReadPast{Since: m.self.Info.LastEpochStarted})
+}
+
+// pastRead works out whom to ask, replicas first, and starts asking.
+func (m *Machine) pastRead(ev PastRead) {
+	if ev.Err != nil {
+		m.to(pastWait)
+		m.setTimer(RetryInterval)
+		return
+	}
+	m.past = ev.Past
+	prior := PriorSet(m.past, m.self.Info.LastEpochStarted, m.up)
+	m.probe = slices.Clone(m.replicas)
+	for _, x := range prior.Probe {
+		if x != m.self.OSD && !slices.Contains(m.probe, x) {
+			m.probe = append(m.probe, x)
+		}
+	}
+	m.got = map[int32]Member{}
+	m.round()
+}
+
+// round starts a round of queries to the OSDs that have not answered,
+// at their addresses in the newest map.
+func (m *Machine) round() {
+	if len(m.got) == len(m.probe) {
+		m.decide()
+		return
+	}
+	m.emit(SetStep{What: fmt.Sprintf("querying osd %v (have %d of %d)", m.probe, len(m.got), len(m.probe))})
+	m.to(refreshing)
+	m.emit(RefreshMap{})
+}
+
+// sendQueries sends the round's queries. An OSD outside the acting set
+// may go down or restart without ending the interval: one that went
+// down makes peering start over, with a new prior set.
+func (m *Machine) sendQueries() {
+	var sends []Action
+	for _, x := range m.probe {
+		if _, ok := m.got[x]; ok {
+			continue
+		}
+		if !m.up(x) {
+			m.startOver(fmt.Errorf("osd.%d went down while peering asked it: %w", x, ErrPriorChanged))
+			return
+		}
+		sends = append(sends, SendQuery{To: x})
+	}
+	m.out = append(m.out, sends...)
+	m.to(querying)
+	m.setTimer(RetryInterval)
+}
+
+// decide acts on every answer: stay down if a past interval that may
+// have taken writes has no OSD up (counting only intervals since the
+// newest activation any member saw), ask for pg_temp if this OSD must be
+// backfilled, and otherwise complete this OSD's copy.
+func (m *Machine) decide() {
+	m.members = []Member{m.self}
+	for _, x := range m.probe {
+		m.members = append(m.members, m.got[x])
+	}
+	if prior := PriorSet(m.past, MaxStarted(m.members), m.up); len(prior.Down) > 0 {
+		m.to(down)
+		m.emit(GoDown{Prior: prior})
+		return
+	}
+	plan, err := Plan(m.members)
+	if err != nil {
+		m.fail(err)
+		return
+	}
+	m.plan = plan
+	if slices.Contains(plan.Backfill, m.self.OSD) {
+		m.temp = TempActing(plan, m.members, m.replicas, m.self.OSD, m.poolSize, m.up)
+		m.emit(SetStep{What: fmt.Sprintf("asking for pg_temp %v to backfill this OSD while others serve", m.temp)})
+		m.to(requesting)
+		m.emit(RequestTemp{Acting: slices.Clone(m.temp)})
+		return
+	}
+	copies, backfill := recoveryCopies(plan, append([]int32{m.self.OSD}, m.replicas...))
+	m.emit(NoteRecovery{Copies: copies, Backfill: backfill})
+	m.to(completing)
+	m.emit(CompleteSelf{Plan: plan, Members: slices.Clone(m.members), Replicas: slices.Clone(m.replicas)})
+}
+
+// recoveryCopies counts the object copies plan makes for osds, and
+// reports whether some are backfilled.
+func recoveryCopies(plan Result, osds []int32) (copies int64, backfill bool) {
+	for _, x := range osds {
+		if slices.Contains(plan.Backfill, x) {
+			copies += plan.Info.Stats.Objects
+			backfill = true
+		} else {
+			copies += int64(len(plan.Missing[x]))
+		}
+	}
+	return copies, backfill
+}
+
+// activate has every replica adopt the authoritative history.
+func (m *Machine) activate(plan Result, missing map[int32][]objid.ID) {
+	m.plan, m.missing = plan, missing
+	info := plan.Info
+	info.SameIntervalSince, info.LastEpochStarted = m.interval, m.interval
+	m.emit(SetStep{What: fmt.Sprintf("activating osd %v", m.replicas)})
+	m.waiting = map[int32]bool{}
+	for _, x := range m.replicas {
+		m.emit(SendActivate{To: x, Info: info, Log: plan.Log, Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]})
+		m.waiting[x] = true
+	}
+	m.to(activating)
+	if len(m.waiting) == 0 {
+		m.finish()
+		return
+	}
+	m.setTimer(AnswerWait)
+}
+
+func (m *Machine) acked(ev ActivateAck) {
+	if ev.Result != 0 {
+		m.fail(fmt.Errorf("osd.%d could not activate: errno %d", ev.From, -ev.Result))
+		return
+	}
+	delete(m.waiting, ev.From)
+	if len(m.waiting) == 0 {
+		m.finish()
+	}
+}
+
+func (m *Machine) finish() {
+	m.to(finishing)
+	m.emit(Finish{Plan: m.plan, Missing: m.missing})
+}
+
+// expired acts on the current state's timer.
+func (m *Machine) expired() {
+	switch m.state {
+	case pastWait:
+		m.to(readingPast)
+		m.emit(ReadPast{Since: m.self.Info.LastEpochStarted})
+	case querying:
+		m.round()
+	case tempWait:
+		m.startOver(fmt.Errorf("pg_temp %v did not change the acting set: %w", m.temp, ErrPriorChanged))
+	case activating:
+		m.fail(fmt.Errorf("osd %v did not acknowledge activation: %w", slices.Sorted(maps.Keys(m.waiting)), ErrNoAnswer))
+	case retryWait:
+		m.load(true)
+	}
+}
+
+// fail ends the attempt; the next starts after RetryInterval.
+func (m *Machine) fail(err error) {
+	m.emit(Failed{Err: err})
+	m.to(retryWait)
+	m.setTimer(RetryInterval)
+}
+
+// startOver ends the attempt and starts the next at once.
+func (m *Machine) startOver(why error) {
+	m.emit(StartOver{Why: why})
+	m.load(true)
+}
