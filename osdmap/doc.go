@@ -30,6 +30,10 @@
 // a caller-owned Scratch that one goroutine uses at a time, so the hot path
 // allocates nothing. An Incremental is a plain value with no locking.
 //
+// In builds with the invariants tag (make test), PGToUpActing checks every
+// mapping it returns (verify.go): existing and up OSDs, primaries inside
+// their sets, no two sets sharing scratch memory; a violation panics.
+//
 // Start reading at Map and Spec (map.go), then Map.PGToUpActing
 // (mapping.go) and Incremental (incremental.go).
 package osdmap

@@ -105,6 +105,7 @@ func (m *Map) PGToUpActing(pg PG, s *Scratch) (Mapping, error) {
 			r.ActingPrimary = r.UpPrimary
 		}
 	}
+	m.checkMapping(p, &r)
 	return r, nil
 }
 

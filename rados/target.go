@@ -49,8 +49,9 @@ func pgTarget(m *osdmap.Map, s *osdmap.Scratch, pg osdmap.PG) target {
 
 // targetCache remembers the targets of the PGs ops went to under one map,
 // which a map never changes: running CRUSH for every op was 4-5% of the
-// client's CPU under 4 KiB reads (BENCHMARKS.md, session 23). A new map
-// empties it. Not safe for concurrent use (the objecter's lock guards it).
+// client's CPU under 4 KiB reads (docs/benchmarks/2026-11-27.md,
+// "Session 23"). A new map empties it. Not safe for concurrent use
+// (the objecter's lock guards it).
 type targetCache struct {
 	m    *osdmap.Map
 	byPG map[osdmap.PG]target

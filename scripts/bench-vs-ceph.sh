@@ -22,8 +22,9 @@
 #        MAX_OBJECTS (0: none): end each 4 MiB write phase after this many
 #        objects (both tools' --max-objects), so that the read phases of
 #        both read the same data. On the benchmark VM data written more
-#        than about 30 GB ago reads several times slower (BENCHMARKS.md,
-#        run 16): a faster writer otherwise leaves its reads colder data.
+#        than about 30 GB ago reads several times slower
+#        (docs/benchmarks/2026-11-27.md, run 16): a faster writer
+#        otherwise leaves its reads colder data.
 # Needs: root, the ceph packages (CEPH_ANCHOR/install.sh installs them),
 #        and free disk under /var/tmp for Cuttle's size-3 4 MiB phase:
 #        three copies of what it writes (about 63 GB at MAX_OBJECTS=5000).

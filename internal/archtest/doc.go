@@ -15,9 +15,12 @@
 //   - production code does not import testing, net/http/httptest or the
 //     test-only packages (internal/sim, storetest, qossim, clstest,
 //     archtest), and binaries do not link them in at all;
-//   - every package has a package doc comment;
+//   - every package has a package doc comment, which starts "Package
+//     name" ("Command name" for a command; doc_test.go);
 //   - nothing imports the std log package, glog, logrus or viper;
-//   - no file panics with a message built by fmt.Sprintf.
+//   - no file panics with a message built by fmt.Sprintf;
+//   - the size budget of LAYOUT.md (size_test.go): no non-generated Go
+//     file over 40 KB, no package over 10,000 lines of non-test Go.
 //
 // Start reading at layers_test.go, which holds the tables. To add a package,
 // add its path to layers there with the layer LAYOUT.md gives it, and list in

@@ -4,6 +4,10 @@
 // messenger's received payloads, the object store's read buffers) choose
 // the capacities and run the trims. It is not a sync.Pool, which empties
 // at collections, just when a busy daemon needs its buffers again.
+//
+// It knows nothing of what the buffers hold or who reads them. A FreeList
+// is safe for concurrent use (one mutex); Put tells its caller when to
+// start the goroutine that runs the trims, which the owner runs.
 package bufpool
 
 import "sync"

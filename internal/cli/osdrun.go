@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
+	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/spf13/cobra"
@@ -13,28 +13,23 @@ import (
 
 // osdRunFlags are the options of osd run.
 type osdRunFlags struct {
-	hbInterval, hbGrace time.Duration
-	scrub, deepScrub    time.Duration
-	recoveryPGs         int
-	recoveryPushes      int
-	recoverySleep       time.Duration
-	logEntries          int
-	id                  int // -1: the data directory's
-	data                string
-	listen              string
-	addr                string
-	host                string
-	weight              string
-	cache               string
-	memTarget           string
-	directReads         bool
-	adaptiveProcs       bool
-	metricsAddr         string
-	logLevel            string
+	options       map[string]string // options of the schema given as flags (osdoptions.go)
+	id            int               // -1: the data directory's
+	data          string
+	listen        string
+	addr          string
+	host          string
+	weight        string
+	cache         string
+	memTarget     string
+	directReads   bool
+	adaptiveProcs bool
+	metricsAddr   string
+	logLevel      string
 }
 
 func osdRunCommand(cf *clusterFlags) *cobra.Command {
-	f := osdRunFlags{id: -1}
+	f := osdRunFlags{id: -1, options: map[string]string{}}
 	c := &cobra.Command{
 		Use:   "run --data DIR [--listen 127.0.0.1:0] [--host H] [--metrics-addr ADDR]",
 		Short: "Run an OSD daemon in the foreground",
@@ -71,14 +66,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 	fl.BoolVar(&f.adaptiveProcs, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the OSD serves small ops with little CPU, on all of them otherwise; off when GOMAXPROCS is set")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fl.DurationVar(&f.hbInterval, "heartbeat-interval", 6*time.Second, "ping a peer OSD that has been quiet this long")
-	fl.DurationVar(&f.hbGrace, "heartbeat-grace", 20*time.Second, "report a peer OSD to the monitors once it has been quiet this long")
-	fl.DurationVar(&f.scrub, "scrub-interval", 24*time.Hour, "scrub each PG this OSD is primary of about this often (each PG's interval stretched by up to half)")
-	fl.IntVar(&f.logEntries, "pg-log-entries", 100_000, "PG log entries the OSD keeps in memory across all its PGs; each PG keeps its share, 250 to 3000")
-	fl.DurationVar(&f.deepScrub, "deep-scrub-interval", 7*24*time.Hour, "deep-scrub (read and compare everything) each PG about this often")
-	fl.IntVar(&f.recoveryPGs, "recovery-max-pgs", 1, "PGs this OSD is primary of that recover or backfill at once (Ceph's osd_max_backfills)")
-	fl.IntVar(&f.recoveryPushes, "recovery-max-pushes", 4, "objects each recovering PG pushes at once")
-	fl.DurationVar(&f.recoverySleep, "recovery-sleep", 0, "rest after each recovery push, to leave more of the disk to clients (Ceph's osd_recovery_sleep)")
+	addOptionFlags(fl, "osd", f.options)
 	return c
 }
 
@@ -86,6 +74,7 @@ CRUSH hierarchy the first time. SIGTERM or SIGINT stops it cleanly.`,
 type osdDaemonConf struct {
 	mons []monc.Addr
 	auth string
+	file *config.File // nil without one
 }
 
 // loadOSDConf reads the monitors and the auth mode for entity from the
@@ -113,12 +102,15 @@ func loadOSDConf(cf *clusterFlags, entity string) (osdDaemonConf, error) {
 	default:
 		return osdDaemonConf{}, fmt.Errorf("auth %q in %s (want cephx or none)", mode, cf.conf)
 	}
-	return osdDaemonConf{mons: mons, auth: mode}, nil
+	return osdDaemonConf{mons: mons, auth: mode, file: conf}, nil
 }
 
 // osdConfig turns osd run's flags and the configuration file into the
 // daemon's config. The data directory is read here too: the OSD's id
-// names the entity whose options the configuration file gives.
+// names the entity whose monitors and auth mode the configuration file
+// gives. The options of the schema go as they were given, the file's and
+// the flags': the daemon resolves them, and resolves them again over the
+// central config while the OSD runs.
 func osdConfig(cf *clusterFlags, f osdRunFlags) (daemon.OSDConfig, error) {
 	if f.data == "" {
 		return daemon.OSDConfig{}, errors.New("osd run: --data is required")
@@ -135,9 +127,6 @@ func osdConfig(cf *clusterFlags, f osdRunFlags) (daemon.OSDConfig, error) {
 	if err != nil {
 		return daemon.OSDConfig{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if f.logEntries < 1 {
-		return daemon.OSDConfig{}, fmt.Errorf("%s: --pg-log-entries %d: want at least 1", name, f.logEntries)
-	}
 	target, err := parseSize(f.memTarget)
 	if err != nil || target > 1<<50 {
 		return daemon.OSDConfig{}, fmt.Errorf("%s: --memory-target %q: want a size such as 1G, or 0", name, f.memTarget)
@@ -152,7 +141,5 @@ func osdConfig(cf *clusterFlags, f osdRunFlags) (daemon.OSDConfig, error) {
 	return daemon.OSDConfig{ID: id, Data: f.data, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
 		Mons: conf.mons, Auth: conf.auth, KeyringPath: cf.keyring, MetricsAddr: f.metricsAddr,
 		MemoryTarget: target, CacheBytes: cache, DirectReads: f.directReads, AdaptiveProcs: f.adaptiveProcs,
-		HeartbeatInterval: f.hbInterval, HeartbeatGrace: f.hbGrace, ScrubInterval: f.scrub, DeepScrubInterval: f.deepScrub,
-		RecoveryMaxPGs: f.recoveryPGs, RecoveryMaxPushes: f.recoveryPushes, RecoverySleep: f.recoverySleep,
-		LogEntriesPerOSD: f.logEntries}, nil
+		File: conf.file, Flags: f.options}, nil
 }

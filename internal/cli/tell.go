@@ -13,11 +13,12 @@ import (
 )
 
 // addTellCommand adds `cuttle tell osd.N COMMAND`: admin commands to one
-// OSD (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats),
-// as Ceph's `ceph tell`.
+// OSD (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats,
+// config show), as Ceph's `ceph tell`. A command of several words may be
+// given as several arguments (tell osd.0 config show).
 func addTellCommand(root *cobra.Command, out *Output, f *clusterFlags) {
 	root.AddCommand(&cobra.Command{
-		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats",
+		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats|config show",
 		Short: "Send an admin command to one OSD",
 		Long: `Send an admin command to one OSD and print its answer:
 
@@ -30,9 +31,12 @@ func addTellCommand(root *cobra.Command, out *Output, f *clusterFlags) {
                       the object store's metadata database (Pebble): tables
                       and bytes per level, what its log, flushes and
                       compactions wrote and read since the OSD started
+  config show         every option the OSD reads: the value in effect, where
+                      it came from (default, mon, file, cmdline) and its
+                      default
 
 The entity needs osd caps of '*' (client.admin has them).`,
-		Args: cobra.ExactArgs(2),
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, ok := strings.CutPrefix(args[0], "osd.")
 			n, err := strconv.ParseInt(id, 10, 32)
@@ -40,7 +44,7 @@ The entity needs osd caps of '*' (client.admin has them).`,
 				return fmt.Errorf("tell: %q is not an OSD (want osd.N)", args[0])
 			}
 			err = sendDaemonCommand(cmd, f, out, func(ctx context.Context, c *rados.Conn) (rados.MonReply, error) {
-				return c.OSDCommand(ctx, int32(n), args[1])
+				return c.OSDCommand(ctx, int32(n), strings.Join(args[1:], " "))
 			})
 			if ue := (*rados.OSDUnavailableError)(nil); errors.As(err, &ue) {
 				return &shownError{msg: "tell: " + ue.Reason(), err: err}

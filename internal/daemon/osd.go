@@ -16,6 +16,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/cls"
 	"github.com/cuttlestore/cuttle/internal/cls/objclass"
+	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
@@ -91,13 +92,26 @@ type OSDConfig struct {
 	// cls.Standard(), the classes Cuttle ships).
 	Classes *objclass.Registry
 
-	// Passed on to osd.Config unchanged (zero: the OSD's defaults).
-	HeartbeatInterval, HeartbeatGrace time.Duration
-	ScrubInterval, DeepScrubInterval  time.Duration
-	RecoveryMaxPGs, RecoveryMaxPushes int
-	RecoverySleep                     time.Duration
-	LogEntriesPerOSD, LogEntries      int
-	Seed                              uint64
+	// The OSD's options, those internal/config's schema says OSDs read
+	// (osd_max_backfills, osd_heartbeat_interval, ...), are resolved from
+	// their sources, each taking the option from the highest that sets
+	// it: the schema's default, the central config the monitors keep
+	// (followed while the OSD runs: osdoptions.go), File's sections for
+	// the OSD ([osd.N], [osd], [global]; nil for none), Flags, and
+	// Overrides. Flags and Overrides map option names to values as the
+	// schema parses them; Overrides are what a program embedding the
+	// daemon fixes for it (the simulator's and tests' short intervals).
+	// A value an option refuses fails StartOSD, as does a name that is
+	// not an OSD option.
+	File      *config.File
+	Flags     map[string]string
+	Overrides map[string]string
+
+	// LogEntries bounds each PG's log (default: the OSD's); Seed seeds
+	// the OSD's randomness. Passed on to osd.Config unchanged: tests and
+	// the simulator set them, they are not options.
+	LogEntries int
+	Seed       uint64
 }
 
 // maxSize bounds the memory sizes OSDConfig takes: 1 PiB.
@@ -119,8 +133,11 @@ func (cfg OSDConfig) validate() (OSDConfig, error) {
 		return cfg, fmt.Errorf("osd: memory target %d: more than 1 PiB", cfg.MemoryTarget)
 	case cfg.CacheBytes > maxSize:
 		return cfg, fmt.Errorf("osd: cache size %d: more than 1 PiB", cfg.CacheBytes)
-	case cfg.LogEntriesPerOSD < 0 || cfg.LogEntries < 0:
-		return cfg, fmt.Errorf("osd: negative PG log entries (%d per OSD, %d per PG)", cfg.LogEntriesPerOSD, cfg.LogEntries)
+	case cfg.LogEntries < 0:
+		return cfg, fmt.Errorf("osd: negative PG log entries (%d per PG)", cfg.LogEntries)
+	}
+	if err := checkOptionNames(cfg); err != nil {
+		return cfg, err
 	}
 	switch cfg.Auth {
 	case "":
@@ -195,21 +212,27 @@ func shortHostname() string {
 	return h
 }
 
-// OSD is a running OSD daemon: the OSD, the store it opened, its cephx
-// and its metrics server. Close stops them in order.
+// OSD is a running OSD daemon: the OSD, the store it opened, its cephx,
+// its metrics server and the watch of the central config. Close stops
+// them in order.
 type OSD struct {
 	o    *osd.OSD
 	name auth.EntityName
 	log  *slog.Logger
+	// stopWatch stops following the central config; it runs before the
+	// OSD is closed.
+	stopWatch func()
 	// closers run in order after the OSD is closed: the governor, the
 	// metrics server, the store, the rotating keys' refresh.
 	closers []func() error
 }
 
-// StartOSD assembles the OSD of cfg and starts it: with cephx it first
-// gets the osd service's rotating keys (trying again until ctx ends: the
-// monitors may not run yet), then opens the store, serves the metrics and
-// starts the OSD. ctx bounds only the start; the daemon runs until Close.
+// StartOSD assembles the OSD of cfg and starts it: it resolves the OSD's
+// options from the sources it holds, with cephx gets the osd service's
+// rotating keys (trying again until ctx ends: the monitors may not run
+// yet), then opens the store, serves the metrics, starts the OSD and
+// follows the central config (osdoptions.go). ctx bounds only the start;
+// the daemon runs until Close.
 // If ctx ends before the OSD has started, the error wraps ctx's.
 func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 	cfg, err = cfg.validate()
@@ -229,6 +252,10 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 	d := &OSD{name: auth.EntityName{Type: "osd", ID: fmt.Sprint(cfg.ID)}}
 	d.log = cfg.Logger.With("daemon", d.name.String())
 	log := d.log
+	options, layers, err := osdOptions(cfg, d.name.String())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.name, err)
+	}
 	defer func() {
 		if err != nil {
 			d.closeRest()
@@ -240,10 +267,8 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 	reg := cfg.Metrics
 	ocfg := osd.Config{ID: cfg.ID, Network: cfg.Network, Listen: cfg.Listen, Addr: cfg.Addr, Host: cfg.Host, Weight: cfg.Weight,
 		Mons: cfg.Mons, Classes: cfg.Classes, Logger: log, Metrics: reg, Clock: cfg.Clock, Seed: cfg.Seed,
-		HeartbeatInterval: cfg.HeartbeatInterval, HeartbeatGrace: cfg.HeartbeatGrace,
-		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval,
-		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,
-		LogEntriesPerOSD: cfg.LogEntriesPerOSD, LogEntries: cfg.LogEntries}
+		LogEntries: cfg.LogEntries}
+	setOSDOptions(&ocfg, options)
 	if cfg.Auth == "cephx" {
 		secret, err := osdKey(cfg)
 		if err != nil {
@@ -309,6 +334,7 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 	}
 	d.o = o
 	log.Info("started", "addr", o.Addr(), "host", cfg.Host, "mons", len(cfg.Mons), "auth", cfg.Auth)
+	d.stopWatch = watchOSDConfig(o, options, layers, cfg.Clock, log)
 	rctx, stop := context.WithCancel(context.Background())
 	d.closers = append(d.closers, func() error { stop(); return nil })
 	go func() {
@@ -350,11 +376,12 @@ func osdKey(cfg OSDConfig) (auth.Secret, error) {
 // OSD returns the running OSD.
 func (d *OSD) OSD() *osd.OSD { return d.o }
 
-// Close stops the OSD and then, in order, its governor, its metrics
-// server, the store the daemon opened and the rotating keys' refresh. It
-// does not ask the monitors to mark the OSD down (MarkDown does): to its
-// peers it looks like a crash.
+// Close stops following the central config, stops the OSD and then, in
+// order, its governor, its metrics server, the store the daemon opened
+// and the rotating keys' refresh. It does not ask the monitors to mark
+// the OSD down (MarkDown does): to its peers it looks like a crash.
 func (d *OSD) Close() error {
+	d.stopWatch()
 	start := time.Now()
 	if err := d.o.Close(); err != nil {
 		d.log.Warn("close", "err", err)

@@ -2,7 +2,12 @@
 // serves it over HTTP at /metrics. There is no global registry: a
 // daemon makes one with NewRegistry, registers its collectors on it and
 // passes it down, so tests that run several daemons in one process keep
-// their figures apart.
+// their figures apart. Serve also serves Go's profiler at /debug/pprof/.
+//
+// It knows nothing of what the daemons measure: they define and register
+// their own collectors. Registries are Prometheus's, safe for concurrent
+// use; Serve runs the HTTP server on goroutines of its own that end when
+// its context does.
 package metrics
 
 import (

@@ -14,7 +14,8 @@ import (
 // from 64 KiB up only, the replies of 4 KiB reads were 130 MB/s of
 // garbage in the bench client at 32,000 reads a second, and its
 // collections and allocations a fifth of its CPU; pooled, client CPU per
-// read fell from 21-24 to 18 µs (BENCHMARKS.md, "Session 25").
+// read fell from 21-24 to 18 µs (docs/benchmarks/2026-11-27.md,
+// "Session 25").
 const (
 	minPooled = 4 << 10 // smaller payloads are plain allocations
 	maxPooled = 128 << 20
@@ -36,19 +37,20 @@ const (
 // of writes that completed together overflowed it, 15% of them became
 // garbage, and their replacements pushed the heap past the memory
 // target again (up to 461 MiB resident under size-3 4 MiB writes,
-// against 227 MiB with this bound; BENCHMARKS.md, "OSD memory under
-// 4 MiB writes: no buffer churn"). Idle buffers do not stay: the trimmer
-// lets go of those no one took for poolTrimInterval.
+// against 227 MiB with this bound; docs/benchmarks/2026-11-27.md, "OSD
+// memory under 4 MiB writes: no buffer churn"). Idle buffers do not
+// stay: the trimmer lets go of those no one took for poolTrimInterval.
 const maxIdlePooled = 128 << 20
 
 // poolTrimInterval is how often the pool lets go of buffers no one took
 // since the last time. Idle buffers count in the heap the collector paces
 // itself by: 32 MiB of them, kept after a burst of large writes, left an
 // OSD serving small reads that much less room before each collection
-// (BENCHMARKS.md, "A cluster that has run a while"), and with up to 128
-// MiB kept, 5 s of them cost 4 MiB reads right after writes 6% of their
-// throughput, which trimming every second gives back. A buffer a steady
-// stream of messages needs is taken again within milliseconds.
+// (docs/benchmarks/2026-11-27.md, "A cluster that has run a while"),
+// and with up to 128 MiB kept, 5 s of them cost 4 MiB reads right after
+// writes 6% of their throughput, which trimming every second gives
+// back. A buffer a steady stream of messages needs is taken again
+// within milliseconds.
 const poolTrimInterval = time.Second
 
 // bufPool pools received payloads by class size (classSize).

@@ -8,7 +8,7 @@ package msgr
 // about 8 µs of CPU however little it carries, since it also runs the
 // receiver's TCP input and wakes its reader: under 4 KiB reads, 16 in
 // flight, yielding cut the CPU per read by 10-20% in every process and
-// raised the reads by 11-20% (BENCHMARKS.md, "Session 24").
+// raised the reads by 11-20% (docs/benchmarks/2026-11-27.md, "Session 24").
 //
 // When nobody else has anything to send, the yield only delays the
 // message: at one op in flight, writes took 10% longer. So the writer

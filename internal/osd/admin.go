@@ -23,6 +23,8 @@ import (
 //	dump_objectstore_kv_stats  the store's metadata database: levels,
 //	                     log, flushes, compactions (Ceph's admin socket
 //	                     command of that name)
+//	config show          every option the OSD reads: the value in effect,
+//	                     where it came from, its default (options.go)
 
 // OpInFlight describes a client op the OSD has not finished.
 type OpInFlight struct {
@@ -226,6 +228,10 @@ type status struct {
 	PGs      int            `json:"num_pgs"`
 	ByState  map[string]int `json:"pgs_by_state"`
 	InFlight int            `json:"ops_in_flight"`
+	// Recovering counts the PGs holding one of the OSD's recovery slots;
+	// RecoveryMaxPGs is how many there are (osd_max_backfills).
+	Recovering     int `json:"recovering_pgs"`
+	RecoveryMaxPGs int `json:"recovery_max_pgs"`
 }
 
 // Command answers an admin command (see the list above).
@@ -245,6 +251,7 @@ func (o *OSD) Command(cmd wire.Command) wire.Reply {
 		o.inflightMu.Lock()
 		st.InFlight = len(o.inflight)
 		o.inflightMu.Unlock()
+		st.Recovering, st.RecoveryMaxPGs = o.recoverySlots.state()
 		text := fmt.Sprintf("osd.%d at %s, epoch %d, %d pgs %v, %d ops in flight\n", st.ID, st.Addr, st.Epoch, st.PGs, st.ByState, st.InFlight)
 		return jsonReply(st, text)
 	case "dump_ops_in_flight":
@@ -265,8 +272,10 @@ func (o *OSD) Command(cmd wire.Command) wire.Reply {
 		return jsonReply(pgs, b.String())
 	case "dump_objectstore_kv_stats":
 		return o.kvStats()
+	case "config show":
+		return o.configShow()
 	}
-	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats, pg scrub|deep-scrub|repair|mark_unfound_lost)", prefix)
+	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats, config show, pg scrub|deep-scrub|repair|mark_unfound_lost)", prefix)
 }
 
 // kvStats answers dump_objectstore_kv_stats: the state of the store's

@@ -1,15 +1,35 @@
-// Package osd is the OSD daemon's driver: it boots to the monitors,
-// follows the OSD map, keeps a registry of the placement groups CRUSH
-// gives it, and serves them — as primary, client ops with primary-copy
-// replication (the Ceph paper's section 5.2: the primary assigns the
-// version, sends the transaction to the replicas, and replies *applied*
-// once every replica applied it and *committed* once every replica made
-// it durable); as replica, the primary's transactions in the order it
-// sent them.
+// Package osd is the OSD daemon's core: it boots to the monitors, follows
+// the OSD map, keeps a registry of the placement groups CRUSH gives it,
+// and serves them. It owns, one topic a file:
 //
-// The pieces it wires: ops (executing a request's op vector into one
-// transaction), pglog (the PG log and info, persisted in that same
-// transaction), the object store, the messenger and the monitor client.
+//   - client ops as primary (primary.go): authorized by the session's caps
+//     (caps.go), refused when the OSD or pool is full (full.go), executed
+//     by ops into one transaction with the PG log's entry, and replicated
+//     primary-copy (the Ceph paper's section 5.2: the primary assigns the
+//     version, sends the transaction to the replicas, and replies
+//     *applied* once every replica applied it and *committed* once every
+//     replica made it durable);
+//   - the replica's side (replica.go): the primary's transactions, queued
+//     to the store in the order it sent them;
+//   - peering and log-based recovery (recovery.go, section 5.4): on each
+//     new interval the primary gathers its members' and past intervals'
+//     logs (history.go keeps the old maps), lets peering.Plan choose the
+//     authoritative history, brings every member to it and activates;
+//     then recovery behind client I/O (missing.go), temporary acting sets
+//     for members that need a full copy (pgtemp.go), unfound objects
+//     (unfound.go) and the deletion of stray copies (removal.go);
+//   - scrub (scrub.go) and its scheduling (scrubsched.go);
+//   - failure detection of its peers (heartbeat.go, section 5.3), map
+//     handling and the PG registry (maps.go), PG reports to the monitors
+//     (pgstats.go), admin commands (admin.go), metrics (metrics.go) and
+//     the superblock that ties a store to one OSD id (superblock.go).
+//
+// It must not know about the monitors' internals (it speaks to them
+// through monc and wire messages), the client library (rados), a storage
+// engine (only the objectstore.Store interface), the transport (msgr over
+// an injected Network), or flags, files and environment variables: the
+// caller fills Config. Its pure parts live in sub-packages: ops,
+// peering (planning) and pglog.
 //
 // Ordering and safety rules:
 //   - Requests to one object run one at a time, in arrival order; the
@@ -21,13 +41,20 @@
 //     so is every unfinished write when the interval changes: the client
 //     resends after refreshing its map, and the PG log's request ids make
 //     a resent write apply once.
-//   - A PG with fewer than min_size OSDs acting refuses writes: requests
-//     wait until a map gives it enough.
+//   - A PG serves I/O only once peering activated it, and with at least
+//     min_size OSDs acting; until then requests wait.
 //
-// Peering, recovery, heartbeats and scrub come with the self-healing
-// work; until then a PG trusts that its acting set's copies agree, which
-// holds for a cluster whose OSDs stay up.
+// Concurrency: OSD methods are safe for concurrent use. The dispatcher
+// never blocks: each message's handler queues work or answers. One
+// goroutine applies maps in order (mapLoop); each PG's peering runs on a
+// goroutine of its own per interval, fed its messages through a queue
+// (peerRun), and recovery, scrub, heartbeats and reports run their own
+// loops. Each PG has one mutex; the OSD's own mutex is never taken while
+// holding a PG's. The smaller locks (heartbeats, map history, the
+// in-flight table, a request's state, a peering run's queue) guard only
+// their own fields. Close cancels the OSD's context and waits for its
+// loops and the handlers they started.
 //
-// Concurrency: OSD methods are safe for concurrent use. Each PG has one
-// mutex; the OSD's own mutex is never taken while holding a PG's.
+// Start reading at Start and Config (osd.go), then dispatch.go, then
+// primary.go for the client path and recovery.go for peering.
 package osd

@@ -126,8 +126,7 @@ func (o *OSD) heartbeatPeers(m *osdmap.Map) []int32 {
 // closes.
 func (o *OSD) heartbeatLoop() {
 	defer o.wg.Done()
-	period := o.cfg.HeartbeatInterval / 2
-	t := o.cfg.Clock.NewTimer(period)
+	t := o.cfg.Clock.NewTimer(o.options().HeartbeatInterval / 2)
 	defer t.Stop()
 	for {
 		select {
@@ -136,7 +135,7 @@ func (o *OSD) heartbeatLoop() {
 			return
 		}
 		o.heartbeatTick()
-		t.Reset(period)
+		t.Reset(o.options().HeartbeatInterval / 2) // osd_heartbeat_interval may change
 	}
 }
 
@@ -149,7 +148,8 @@ func (o *OSD) heartbeatTick() {
 		return
 	}
 	now := o.cfg.Clock.Now()
-	actions := o.hb.tick(m, o.heartbeatPeers(m), now, o.cfg.HeartbeatInterval, o.cfg.HeartbeatGrace)
+	opts := o.options()
+	actions := o.hb.tick(m, o.heartbeatPeers(m), now, opts.HeartbeatInterval, opts.HeartbeatGrace)
 	ping := wire.OSDPing{Epoch: uint64(m.Epoch()), Stamp: now.UnixNano()}.Encode()
 	for _, a := range actions {
 		if a.ping {
@@ -165,7 +165,7 @@ func (o *OSD) heartbeatTick() {
 
 // reportPeer tells the monitors that a peer failed, or is alive again.
 func (o *OSD) reportPeer(a heartbeatAction) {
-	ctx, cancel := context.WithTimeout(o.ctx, o.cfg.HeartbeatGrace)
+	ctx, cancel := context.WithTimeout(o.ctx, o.options().HeartbeatGrace)
 	defer cancel()
 	cmd := wire.NewCommand("osd failure", "target", fmt.Sprint(a.id), "reporter", fmt.Sprint(o.cfg.ID),
 		"failed_for", strconv.FormatFloat(a.failedFor.Seconds(), 'f', 3, 64), "alive", strconv.FormatBool(a.cancel))

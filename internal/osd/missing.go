@@ -27,7 +27,8 @@ import (
 // Recovery is throttled per OSD: at most RecoveryMaxPGs of the PGs it is
 // primary of recover at once (the others wait, shown recovery_wait or
 // backfill_wait), each with at most RecoveryMaxPushes objects in flight,
-// each slot resting RecoverySleep after a push.
+// each slot resting RecoverySleep after a push. The three are Options,
+// which may change while PGs recover (options.go, slots.go).
 
 // recoveryIdle is how long recovery waits before pushing again an object
 // whose push failed.
@@ -87,14 +88,10 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		return true
 	}
 	p.o.statsChanged()
-	select {
-	case p.o.recoverySlots <- struct{}{}:
-	case <-r.done:
-		return false
-	case <-p.o.ctx.Done():
+	if !p.o.recoverySlots.acquire(r.done, p.o.ctx.Done()) {
 		return false
 	}
-	defer func() { <-p.o.recoverySlots }()
+	defer p.o.recoverySlots.release()
 	p.mu.Lock()
 	if p.run == r {
 		if p.recovering == "backfill_wait" {
@@ -107,16 +104,13 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 	p.o.statsChanged()
 	p.o.log.Info("recovery: pushing behind client I/O", "pg", p.id.String(), "copies", p.missingCount())
 
-	window := make(chan struct{}, p.o.cfg.RecoveryMaxPushes)
+	window := newSlots(p.o.options().RecoveryMaxPushes)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var queue []objid.ID
 	for {
-		select {
-		case window <- struct{}{}:
-		case <-r.done:
-			return false
-		case <-p.o.ctx.Done():
+		window.setLimit(p.o.options().RecoveryMaxPushes) // osd_recovery_max_active may change
+		if !window.acquire(r.done, p.o.ctx.Done()) {
 			return false
 		}
 		if len(queue) == 0 {
@@ -124,7 +118,7 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		}
 		id, targets, ch, ok, busy := p.claimNext(r, &queue)
 		if !ok {
-			<-window
+			window.release()
 			if !busy {
 				done, ended := p.recoveryDone(r)
 				if done || ended {
@@ -143,7 +137,7 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 			continue
 		}
 		wg.Go(func() {
-			defer func() { <-window }()
+			defer window.release()
 			err := p.recoverObject(r, id, targets)
 			if err != nil && !errors.Is(err, errIntervalEnded) {
 				p.o.log.Warn("recovery: push failed; will try again", "pg", p.id.String(), "object", id.String(), "err", err)
@@ -153,8 +147,8 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 				targets = nil // still missing: the next round of the queue has it
 			}
 			p.releaseObject(id, ch, targets)
-			if err == nil && p.o.cfg.RecoverySleep > 0 {
-				p.rest(r, p.o.cfg.RecoverySleep)
+			if sleep := p.o.options().RecoverySleep; err == nil && sleep > 0 {
+				p.rest(r, sleep)
 			}
 		})
 	}

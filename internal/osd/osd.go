@@ -14,6 +14,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/cls/objclass"
+	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -23,7 +24,9 @@ import (
 )
 
 // Config configures an OSD. ID, Store, Network, Listen, Host and Mons are
-// required.
+// required. The fields that are options of the schema (Options:
+// HeartbeatInterval, RecoveryMaxPGs, ...) give their values at Start;
+// SetConfig changes them later (options.go).
 type Config struct {
 	ID    int32
 	Store objectstore.Store
@@ -186,7 +189,7 @@ type OSD struct {
 	mapSeen       chan struct{}                   // closed and replaced when a map is activated
 	history       *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
-	recoverySlots chan struct{}                   // one per PG recovering (missing.go)
+	recoverySlots *slots                          // one per PG recovering (missing.go)
 	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
 	deleting      map[osdmap.PG]chan struct{}     // stray copies being deleted, closed when done (removal.go)
 	closeOnce     sync.Once
@@ -201,6 +204,12 @@ type OSD struct {
 	checkers map[*msgr.Session]*auth.CapChecker
 
 	hb heartbeats
+
+	// opts are the options in effect, conf the same with their sources
+	// (options.go); setMu serializes SetConfig.
+	setMu sync.Mutex
+	opts  atomic.Pointer[Options]
+	conf  atomic.Pointer[config.Values]
 
 	metrics    *osdMetrics
 	msgsIn     atomic.Uint64 // messages received
@@ -223,7 +232,8 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}, recoverySlots: make(chan struct{}, cfg.RecoveryMaxPGs)}
+		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs)}
+	o.initOptions()
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	o.history = newMapHistory(o.fetchMap)
 	o.statsDirty = make(chan struct{}, 1)
@@ -474,11 +484,11 @@ func (o *OSD) loadPGs(ctx context.Context) error {
 // Config.LogEntries is lower still.
 const minLogEntries = 250
 
-// setLogLimitLocked shares Config.LogEntriesPerOSD among the OSD's PGs;
+// setLogLimitLocked shares Options.LogEntriesPerOSD among the OSD's PGs;
 // call it whenever o.pgs changes. A log over its new share shrinks at
 // its PG's next write.
 func (o *OSD) setLogLimitLocked() {
-	share := o.cfg.LogEntriesPerOSD / max(1, len(o.pgs))
+	share := o.options().LogEntriesPerOSD / max(1, len(o.pgs))
 	o.logLimit.Store(int64(min(o.cfg.LogEntries, max(share, minLogEntries))))
 }
 

@@ -155,8 +155,6 @@ func (p *pg) newerMap(m *osdmap.Map) *osdmap.Map {
 
 var errIntervalEnded = errors.New("the interval ended")
 
-const debugPeering = false
-
 // completeSelf brings this OSD (the primary) to the authoritative
 // history before the PG serves: it fetches every object it lacks and
 // adopts the authoritative log. (A primary whose history ends before the

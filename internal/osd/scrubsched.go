@@ -66,6 +66,7 @@ func (o *OSD) dueScrub(now time.Time) (scrubJob, bool) {
 	o.mu.Unlock()
 	var best scrubJob
 	var bestLate time.Duration
+	opts := o.options()
 	for _, p := range pgs {
 		p.mu.Lock()
 		ok := p.activeLocked() && len(p.acting) >= p.pool.Size && p.scrubbing == ""
@@ -76,8 +77,8 @@ func (o *OSD) dueScrub(now time.Time) (scrubJob, bool) {
 			continue
 		}
 		stretch := spread(p.id)
-		deepLate := now.Sub(since(lastDeep, born)) - stretched(o.cfg.DeepScrubInterval, stretch)
-		lightLate := now.Sub(since(last, born)) - stretched(o.cfg.ScrubInterval, stretch)
+		deepLate := now.Sub(since(lastDeep, born)) - stretched(opts.DeepScrubInterval, stretch)
+		lightLate := now.Sub(since(last, born)) - stretched(opts.ScrubInterval, stretch)
 		switch {
 		case deepLate >= 0 && deepLate >= bestLate:
 			best, bestLate = scrubJob{pg: p, deep: true}, deepLate

@@ -3,6 +3,10 @@
 // slog, and Pebble's fatal errors — an I/O error in its commit pipeline
 // that it cannot continue after — become errors the store fails with
 // instead of ending the process.
+//
+// It knows nothing of the stores beyond the prefix that names them in
+// errors. A Logger is a plain value, safe for concurrent use as its slog
+// logger is; Recover guards one call on the calling goroutine.
 package pebblelog
 
 import (

@@ -8,9 +8,10 @@
 // became a futex wake-up and a context switch: on the benchmark machine
 // (two vCPUs shared by three OSDs and a client) those were the largest
 // costs of 4 KiB reads, and one P per OSD served 20-54% more of them
-// (BENCHMARKS.md, "One P while the ops are small"). Large transfers are
-// the other way round: checksums and copies of 4 MiB need more than one
-// core at times, and one P cost 4 MiB writes 11%.
+// (docs/benchmarks/2026-11-27.md, "Session 23": "One P while the ops
+// are small"). Large transfers are the other way round: checksums and
+// copies of 4 MiB need more than one core at times, and one P cost 4 MiB
+// writes 11%.
 //
 // A Governor samples the daemon's traffic and CPU time and runs it on one
 // P while its messages are small and it uses little CPU, and on all of

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -41,14 +42,20 @@ type Options struct {
 	// LogEntries is each PG log's length (default: the OSD's), short to
 	// make returning OSDs need a backfill.
 	LogEntries int
+	// The fields below set OSD options of the schema over every other
+	// source, the central config included (daemon.OSDConfig.Overrides);
+	// one left at zero takes the central config's value, else the
+	// schema's default.
+	//
 	// LogEntriesPerOSD is the OSDs' budget of log entries across their
-	// PGs (default: the OSD's).
+	// PGs (osd_target_pg_log_entries_per_osd).
 	LogEntriesPerOSD int
 	// ScrubInterval and DeepScrubInterval schedule the OSDs' scrubs
-	// (default: the OSD's, a day and a week).
+	// (osd_scrub_interval, osd_deep_scrub_interval: a day and a week).
 	ScrubInterval, DeepScrubInterval time.Duration
 	// RecoveryMaxPGs, RecoveryMaxPushes and RecoverySleep throttle the
-	// OSDs' recovery (default: the OSD's).
+	// OSDs' recovery (osd_max_backfills, osd_recovery_max_active,
+	// osd_recovery_sleep).
 	RecoveryMaxPGs    int
 	RecoveryMaxPushes int
 	RecoverySleep     time.Duration
@@ -219,9 +226,7 @@ func (c *Cluster) StartOSD(id int32) {
 	defer cancel()
 	cfg := daemon.OSDConfig{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
 		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
-		LogEntriesPerOSD: c.opts.LogEntriesPerOSD,
-		ScrubInterval:    c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval,
-		RecoveryMaxPGs: c.opts.RecoveryMaxPGs, RecoveryMaxPushes: c.opts.RecoveryMaxPushes, RecoverySleep: c.opts.RecoverySleep}
+		Overrides: c.opts.osdOverrides()}
 	if c.opts.Cephx {
 		cfg.Auth, cfg.Key = "cephx", &o.Key
 	}
@@ -233,6 +238,30 @@ func (c *Cluster) StartOSD(id int32) {
 	if err := o.D.WaitUp(ctx); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// osdOverrides are the OSD options opts sets, by name: they override
+// every other source (config.SourceOverride), the central config
+// included; the options it leaves at zero follow the central config.
+func (opts Options) osdOverrides() map[string]string {
+	set := map[string]string{}
+	for _, o := range []struct {
+		name  string
+		given bool
+		value string
+	}{
+		{"osd_target_pg_log_entries_per_osd", opts.LogEntriesPerOSD != 0, strconv.Itoa(opts.LogEntriesPerOSD)},
+		{"osd_scrub_interval", opts.ScrubInterval != 0, opts.ScrubInterval.String()},
+		{"osd_deep_scrub_interval", opts.DeepScrubInterval != 0, opts.DeepScrubInterval.String()},
+		{"osd_max_backfills", opts.RecoveryMaxPGs != 0, strconv.Itoa(opts.RecoveryMaxPGs)},
+		{"osd_recovery_max_active", opts.RecoveryMaxPushes != 0, strconv.Itoa(opts.RecoveryMaxPushes)},
+		{"osd_recovery_sleep", opts.RecoverySleep != 0, opts.RecoverySleep.String()},
+	} {
+		if o.given {
+			set[o.name] = o.value
+		}
+	}
+	return set
 }
 
 // StopOSD stops an OSD as a crash would, keeping its store, and marks it

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 )
 
@@ -38,24 +39,24 @@ type optionView struct {
 }
 
 // args reads and checks the section and option name of a command.
-func sectionAndOption(c moncmd.Command) (string, Option, *moncmd.Reply) {
+func sectionAndOption(c moncmd.Command) (string, config.Option, *moncmd.Reply) {
 	who, err := c.Str("who")
 	if err == nil {
 		err = checkSection(who)
 	}
 	if err != nil {
 		r := moncmd.Errorf(moncmd.EINVAL, "%s: %v", c.Prefix, err)
-		return "", Option{}, &r
+		return "", config.Option{}, &r
 	}
 	name, err := c.Str("name")
 	if err != nil {
 		r := moncmd.FromError(err, moncmd.EINVAL)
-		return "", Option{}, &r
+		return "", config.Option{}, &r
 	}
 	o, ok := Lookup(name)
 	if !ok {
 		r := moncmd.Errorf(moncmd.EINVAL, "%s: unrecognized config option %q", c.Prefix, name)
-		return "", Option{}, &r
+		return "", config.Option{}, &r
 	}
 	return who, o, nil
 }
@@ -138,14 +139,14 @@ func (s *Service) queryDump(moncmd.Command) moncmd.Reply {
 }
 
 func (s *Service) queryHelp(c moncmd.Command) moncmd.Reply {
-	var opts []Option
+	var opts []config.Option
 	if c.Has("name") {
 		name := c.StrOr("name", "")
 		o, ok := Lookup(name)
 		if !ok {
 			return moncmd.Errorf(moncmd.ENOENT, "config help: unrecognized config option %q", name)
 		}
-		opts = []Option{o}
+		opts = []config.Option{o}
 	} else {
 		opts = Schema()
 	}

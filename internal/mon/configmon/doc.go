@@ -4,9 +4,10 @@
 // "osd.3"), changed by the commands "config set", "config rm" and read by
 // "config get", "config dump" and "config help".
 //
-// It owns the option schema (schema.go: name, type, default, description,
-// whether a running daemon picks up a change) against which every value is
-// checked, the database's store layout and its proposal format. It knows
+// It checks every value against the one option schema, which lives in
+// internal/config (name, type, default, bounds, description, whether a
+// running daemon picks up a change, which daemons read it); it owns the
+// database's store layout and its proposal format. It knows
 // nothing of Raft or the network: it implements moncmd.Service, and the
 // monitor's driver runs its proposals. Other services read options through
 // View, which resolves a name for a section against the applied database,
@@ -29,5 +30,5 @@
 // goroutine, as moncmd.Service requires, and Views read it on that
 // goroutine too.
 //
-// Start reading at Service (service.go), then schema.go.
+// Start reading at Service (service.go), then internal/config's schema.go.
 package configmon

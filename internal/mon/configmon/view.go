@@ -3,6 +3,8 @@ package configmon
 import (
 	"strconv"
 	"time"
+
+	"github.com/cuttlestore/cuttle/internal/config"
 )
 
 // View reads options as they apply to one section (a daemon type such as
@@ -22,7 +24,7 @@ type View struct {
 // so that every monitor decides the same.
 func (s *Service) View(who string) View { return View{s: s, who: who} }
 
-func (v View) raw(name string, t Type) (string, bool) {
+func (v View) raw(name string, t config.Type) (string, bool) {
 	o, ok := Lookup(name)
 	if !ok || o.Type != t {
 		return "", false
@@ -33,40 +35,40 @@ func (v View) raw(name string, t Type) (string, bool) {
 
 // Int returns an int option.
 func (v View) Int(name string) int64 {
-	s, _ := v.raw(name, TypeInt)
+	s, _ := v.raw(name, config.TypeInt)
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
 }
 
 // Size returns a size option in bytes.
 func (v View) Size(name string) int64 {
-	s, _ := v.raw(name, TypeSize)
+	s, _ := v.raw(name, config.TypeSize)
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
 }
 
 // Float returns a float option.
 func (v View) Float(name string) float64 {
-	s, _ := v.raw(name, TypeFloat)
+	s, _ := v.raw(name, config.TypeFloat)
 	f, _ := strconv.ParseFloat(s, 64)
 	return f
 }
 
 // Bool returns a bool option.
 func (v View) Bool(name string) bool {
-	s, _ := v.raw(name, TypeBool)
+	s, _ := v.raw(name, config.TypeBool)
 	return s == "true"
 }
 
 // String returns a string option.
 func (v View) String(name string) string {
-	s, _ := v.raw(name, TypeString)
+	s, _ := v.raw(name, config.TypeString)
 	return s
 }
 
 // Duration returns a duration option.
 func (v View) Duration(name string) time.Duration {
-	s, _ := v.raw(name, TypeDuration)
+	s, _ := v.raw(name, config.TypeDuration)
 	d, _ := time.ParseDuration(s)
 	return d
 }

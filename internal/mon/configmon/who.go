@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cuttlestore/cuttle/internal/config"
 )
 
 // daemonTypes are the entity types a section may name.
@@ -12,7 +14,7 @@ func daemonTypes() []string { return []string{"mon", "mgr", "osd", "mds", "clien
 // Limits on sections, names and values.
 const (
 	maxSection = 128
-	maxValue   = 4096
+	maxValue   = config.MaxValue
 )
 
 // checkSection validates a section ("who"): "global", a daemon type, or a

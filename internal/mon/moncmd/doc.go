@@ -10,4 +10,8 @@
 // Commands are named by a prefix of words, as Ceph's are ("osd pool
 // create"), with string arguments; every service formats its own replies
 // both as JSON (Reply.Data) for tools and as text (Reply.Text) for people.
+//
+// Concurrency: the package is types and interfaces only. Service's
+// contract has the driver call each service from one goroutine, so a
+// service needs no lock for the driver's calls.
 package moncmd

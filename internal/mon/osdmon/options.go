@@ -13,7 +13,8 @@ type Options interface {
 	Duration(name string) time.Duration
 }
 
-// The options the service reads (defaults are in configmon's schema).
+// The options the service reads (declared, with their defaults, in
+// internal/config's schema).
 const (
 	// OptMinDownReporters: failure domains that must report an OSD.
 	OptMinDownReporters = "mon_osd_min_down_reporters"

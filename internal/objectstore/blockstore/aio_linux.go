@@ -295,9 +295,9 @@ func (a *aioReader) submitQueued() {
 // The direct WAL's writes go there too: within the file's size (see
 // directWAL.Preallocate) io_submit only queues them, 13-18 µs with the
 // virtual disk's doorbell, and as ordinary calls they cost size-1 4 KiB
-// writes 11% of their IOPS (BENCHMARKS.md, "Session 30"). The data
-// file's reads and writes may wait in io_submit for the device's queue,
-// so they keep the ordinary call.
+// writes 11% of their IOPS (docs/benchmarks/2026-11-29.md,
+// "Session 30"). The data file's reads and writes may wait in
+// io_submit for the device's queue, so they keep the ordinary call.
 func (a *aioReader) submit(cbs []*iocb) (uintptr, syscall.Errno) {
 	call := syscall.Syscall
 	if a.fd < 0 {

@@ -51,7 +51,8 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // follow has little left to wait for. On a size-3 pool of new 4 KiB
 // objects, writes ran as fast as with direct writes (four pairs, same
 // IOPS within noise), and the first second of random reads after them
-// went from 11,500-12,500 to 18,900-22,800 IOPS (BENCHMARKS.md).
+// went from 11,500-12,500 to 18,900-22,800 IOPS
+// (docs/benchmarks/2026-11-26.md, "Small objects: written blocks only").
 //
 // Where the store has an O_DIRECT descriptor, large aligned writes go
 // through it with Linux AIO, as many as possible in one submission. The

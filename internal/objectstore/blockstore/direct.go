@@ -24,14 +24,14 @@ import (
 // readahead off): a hit costs a copy instead of a device round trip, and
 // the cache lives outside the OSD's memory budget, where the kernel gives
 // it back under pressure (4 KiB random reads of a size-3 pool: 16,500
-// IOPS direct, 19,500-24,500 cached; BENCHMARKS.md, "Small reads through
-// the page cache"). Direct writes make the kernel drop the cached pages
-// they cover, but a page a racing buffered read brought in could survive
-// the drop and hold old data. Every block is checked against its
-// checksum anyway, so a mismatch in data that came through the cache is
-// read again from the device (readChecked) and only the device's copy
-// can be corrupt. Options.DirectReads turns this off; ReadDevice (deep
-// scrub) always reads the device.
+// IOPS direct, 19,500-24,500 cached; docs/benchmarks/2026-11-26.md,
+// "Small reads through the page cache"). Direct writes make the kernel
+// drop the cached pages they cover, but a page a racing buffered read
+// brought in could survive the drop and hold old data. Every block is
+// checked against its checksum anyway, so a mismatch in data that came
+// through the cache is read again from the device (readChecked) and only
+// the device's copy can be corrupt. Options.DirectReads turns this off;
+// ReadDevice (deep scrub) always reads the device.
 
 // directAlign is the alignment direct reads need (the largest logical
 // block size of common devices).
@@ -177,8 +177,8 @@ func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verif
 // time: the checksums then read bytes the copy has just brought into
 // the cache. Verifying a whole 1 MiB piece after copying it read most of
 // it from memory again, and the checksums of freshly read data were the
-// largest single cost of 4 MiB reads (BENCHMARKS.md, "Where the 4 MiB
-// reads' CPU goes").
+// largest single cost of 4 MiB reads (docs/benchmarks/2026-11-27.md,
+// "Where the 4 MiB reads' CPU goes").
 func (s *Store) copyVerified(dst []byte, at int, src []byte, verify func(lo, hi int) error) error {
 	chunk := max(verifyChunk, int(s.sb.ChecksumBlock))
 	for c := 0; c < len(src); c += chunk {

@@ -13,7 +13,7 @@ import (
 // Bloom filter) and then searches L6, whose filters Get never reads: about
 // 12 µs, a tenth of the OSDs' CPU under replicated 4 KiB creates, where
 // the primary's stat and each replica's prepare look a new object up
-// (BENCHMARKS.md, "Session 24").
+// (docs/benchmarks/2026-11-27.md, "Session 24").
 //
 // Each key sets filterProbes bits inside one 512-bit block (a cache
 // line), so a lookup touches one line. At filterBitsPerKey bits per key

@@ -129,9 +129,9 @@ func (o Options) budget() cacheBudget {
 // size they flushed, and then compacted, in the same milliseconds, and
 // those bursts of CPU together stalled every OSD's requests at once (at
 // size 3 on the benchmark machine, p99.9 of 4 KiB writes 35 ms with one
-// size, 14-20 ms spread; BENCHMARKS.md, "Session 31"). Spread, each OSD
-// flushes in its own time. Scaling down keeps the memtables within the
-// store's cache budget.
+// size, 14-20 ms spread; docs/benchmarks/2026-11-29.md, "Session 31").
+// Spread, each OSD flushes in its own time. Scaling down keeps the
+// memtables within the store's cache budget.
 func spreadMemTable(size uint64, u float64) uint64 {
 	scaled := uint64(float64(size) * (0.75 + u/4))
 	return max(scaled&^(4<<10-1), 1<<20)

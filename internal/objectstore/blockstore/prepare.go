@@ -553,8 +553,8 @@ func (ts *txnState) newNid() uint64 {
 // Pebble table with range deletions first splits them into fragments,
 // and after 100,000 small objects were removed that work, redone
 // whenever the block cache let the fragments go, was an eighth of an
-// OSD's allocations (BENCHMARKS.md, "A cluster that has run a while:
-// the collector, PG logs and range deletions").
+// OSD's allocations (docs/benchmarks/2026-11-27.md, "A cluster that has
+// run a while: the collector, PG logs and range deletions").
 const maxPointUnitDeletes = 32
 
 // destroy schedules the units of rec for release and deletes its unit

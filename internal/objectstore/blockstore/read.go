@@ -264,9 +264,10 @@ func (s *Store) newResultBuf(n int) *resultBuf {
 // 4 MiB: at 800 MB/s of reads that drove a garbage collection every few
 // dozen milliseconds, each scanning the whole live heap (PG logs,
 // records), which on an OSD that had run a while took 45% of its CPU and
-// held reads to 790 MB/s where a fresh OSD reached 1,330 (BENCHMARKS.md,
-// "Recycled read buffers"). A sync.Pool would empty at every collection,
-// just when the buffers are needed.
+// held reads to 790 MB/s where a fresh OSD reached 1,330 (docs/benchmarks/
+// 2026-11-26.md, "Large reads on a cluster that has run a while"). A
+// sync.Pool would empty at every collection, just when the buffers are
+// needed.
 type readBufPool struct {
 	list bufpool.FreeList
 }
@@ -285,7 +286,8 @@ const (
 // reads that finished together overflowed it, and 2.5-10% of an OSD's
 // read buffers went to the collector while as many were allocated
 // afresh (the messenger's pool had the same trouble with writes:
-// BENCHMARKS.md, "OSD memory under 4 MiB writes: no buffer churn").
+// docs/benchmarks/2026-11-27.md, "OSD memory under 4 MiB writes: no buffer
+// churn").
 const maxIdleRead = 128 << 20
 
 // readTrimInterval is how often the pool lets go of the buffers no read

@@ -264,9 +264,9 @@ func pebbleOptions(opts Options) *pebble.Options {
 	// the default an OSD rewrote its whole key space about once a
 	// second, 37% of its CPU once it held 76,000 objects. At 16, 60 s of
 	// replicated 4 KiB creates compacted 59 MB instead of 195 MB, in 2.1
-	// s instead of 6.9 s, and went 10-15% faster (BENCHMARKS.md, "Pebble
-	// compactions"). Lookups probe more L0 tables, each behind a Bloom
-	// filter; writes stop only at 64 sublevels.
+	// s instead of 6.9 s, and went 10-15% faster (docs/benchmarks/
+	// 2026-11-24.md, "Pebble compactions"). Lookups probe more L0 tables,
+	// each behind a Bloom filter; writes stop only at 64 sublevels.
 	o.L0CompactionThreshold = l0CompactionThreshold
 	o.L0StopWritesThreshold = l0StopWritesThreshold
 	return o

@@ -13,7 +13,7 @@ import (
 // and its 'D' key, whose value is empty, points at it. Pebble writes
 // LogData to the WAL and never to a memtable, so the memtables and the
 // tables flushed from them carry a 17-byte key per small write instead
-// of the write's data (BENCHMARKS.md, Session 32).
+// of the write's data (docs/benchmarks/2026-11-29.md, "Session 32").
 //
 // Pebble forgets a WAL once the memtable it fed is flushed: it deletes
 // the file (Remove) or renames it to be the next WAL (ReuseForWrite).

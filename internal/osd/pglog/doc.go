@@ -12,4 +12,9 @@
 // The package is pure: it knows objid, osdmap, wire and the objectstore
 // types, does no I/O of its own but through a Store passed to Load, and
 // is not safe for concurrent use (the PG serialises access).
+//
+// In builds with the invariants tag (make test), every Append and trim
+// checks the ends of the packed log (version order, tail, string arena,
+// request ids) and Load checks the whole log; a violation panics. See
+// verify.go.
 package pglog

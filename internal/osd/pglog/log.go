@@ -136,6 +136,7 @@ func (l *Log) Append(e Entry) error {
 	if e.Req.Client != "" {
 		l.byReq[l.reqKey(e.Req)] = l.trimmed + len(l.entries) - 1
 	}
+	l.checkEnds()
 	return nil
 }
 
@@ -223,6 +224,7 @@ func (l *Log) trimOldest(n int) int {
 	l.entries = l.entries[n:]
 	l.trimmed += n
 	l.compactArena()
+	l.checkEnds()
 	return n
 }
 

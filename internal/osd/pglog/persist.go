@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cuttlestore/cuttle/encoding"
+	"github.com/cuttlestore/cuttle/internal/invariants"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -333,6 +334,9 @@ func Load(ctx context.Context, s objectstore.Store, pg osdmap.PG) (Info, *Log, e
 	}
 	if log.Head() != info.LastUpdate && log.Len() > 0 {
 		return Info{}, nil, fmt.Errorf("pglog: %v: log head %v but info says last update %v", pg, log.Head(), info.LastUpdate)
+	}
+	if invariants.Enabled { // once per PG at startup: the whole log
+		invariants.Check(log.verify())
 	}
 	return info, log, nil
 }

@@ -326,6 +326,11 @@ func TestPackedLogMatchesAModel(t *testing.T) {
 			}
 			model = model[want:]
 		}
+		if step%64 == 0 { // the whole structure, which -tags invariants checks at the ends after each change
+			if err := l.verify(); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
 		if i := len(model) - 1 - r.IntN(max(1, len(model))); i >= 0 && model[i].Req.Client != "" {
 			if e, ok := l.Lookup(model[i].Req); !ok || !reflect.DeepEqual(e, model[i]) {
 				t.Fatalf("step %d: lookup of %v: %+v, %v; want %+v", step, model[i].Req, e, ok, model[i])

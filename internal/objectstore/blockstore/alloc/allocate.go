@@ -39,16 +39,19 @@ func (a *Allocator) Allocate(want, hint uint64) ([]Extent, error) {
 	// and stays <= free.
 	want = (want + a.unit - 1) &^ (a.unit - 1)
 
+	var out []Extent
 	if f, e, ok := a.fitAtHint(want, hint); ok {
 		a.take(f, e)
-		return []Extent{e}, nil
-	}
-	if f, ok := a.bestFit(want); ok {
+		out = []Extent{e}
+	} else if f, ok := a.bestFit(want); ok {
 		e := Extent{Offset: f.Offset, Length: want}
 		a.take(f, e)
-		return []Extent{e}, nil
+		out = []Extent{e}
+	} else {
+		out = a.split(want)
 	}
-	return a.split(want), nil
+	a.checkInvariants()
+	return out, nil
 }
 
 // fitAtHint looks for room for want bytes at hint, then in the first

@@ -27,7 +27,9 @@
 //
 // Errors are classified by the sentinels ErrNoSpace, ErrOverlap and
 // ErrInvalid. A failed call changes nothing. No input makes the package
-// panic.
+// panic. In builds with the invariants tag (make test), every call that
+// changes the free space ends by verifying the whole structure (verify.go),
+// and a broken invariant, which only a bug can cause, panics there.
 //
 // Concurrency: an Allocator is not safe for concurrent use; the engine
 // serialises calls (it allocates while preparing a transaction and releases

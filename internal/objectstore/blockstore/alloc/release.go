@@ -22,6 +22,7 @@ func (a *Allocator) Release(exts ...Extent) error {
 	for _, e := range exts {
 		a.release(e)
 	}
+	a.checkInvariants()
 	return nil
 }
 
@@ -78,6 +79,7 @@ func (a *Allocator) MarkUsed(exts ...Extent) error {
 		f, _ := a.containing(e.Offset)
 		a.take(f, e)
 	}
+	a.checkInvariants()
 	return nil
 }
 

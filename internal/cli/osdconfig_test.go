@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/daemon"
+	"github.com/cuttlestore/cuttle/internal/osd"
+	"github.com/spf13/pflag"
+)
+
+// TestConfigSetReachesRunningOSD is the bug of issue 36, item 4: "cuttle
+// config set osd osd_max_backfills 4" changed nothing on a running OSD,
+// which read its limits from flags only. Now the OSD follows the central
+// config: its recovery slots (tell osd.N status) and tell osd.N config
+// show change within its poll interval, an OSD's own section wins over
+// its type's, and config rm brings the default back.
+func TestConfigSetReachesRunningOSD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	dir, base := localClusterDir(t, "mon.a", "osd.0")
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "1", "--osd-size", "256M"); err != nil {
+		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
+	}
+	conf := filepath.Join(dir, "cuttle.conf")
+	cli := func(args ...string) string {
+		t.Helper()
+		out, stderr, err := run(t, append([]string{"--conf", conf}, args...)...)
+		if err != nil {
+			t.Fatalf("cuttle %s: %v %s", strings.Join(args, " "), err, stderr)
+		}
+		return out
+	}
+	shown := func() map[string]osd.OptionShow {
+		t.Helper()
+		var opts []osd.OptionShow
+		if err := json.Unmarshal([]byte(cli("--format", "json", "tell", "osd.0", "config", "show")), &opts); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]osd.OptionShow{}
+		for _, o := range opts {
+			m[o.Name] = o
+		}
+		return m
+	}
+	slots := func() int {
+		t.Helper()
+		var st struct {
+			Max int `json:"recovery_max_pgs"`
+		}
+		if err := json.Unmarshal([]byte(cli("--format", "json", "tell", "osd.0", "status")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Max
+	}
+	// await waits, at most three poll intervals, until osd.0 shows
+	// osd_max_backfills = value from source, and has that many slots.
+	await := func(value, source string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(3 * daemon.OSDConfigInterval)
+		for {
+			got := shown()["osd_max_backfills"]
+			if got.Value == value && got.Source == source && slots() == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("osd_max_backfills is %+v with %d slots; want %s from %s", got, slots(), value, source)
+			}
+			time.Sleep(100 * time.Millisecond) // polling what another process shows
+		}
+	}
+
+	before := shown()
+	if len(before) != len(osd.OptionNames()) {
+		t.Fatalf("config show lists %d options, want %d: %+v", len(before), len(osd.OptionNames()), before)
+	}
+	await("1", "default", 1)
+	if text := cli("tell", "osd.0", "config", "show"); !strings.Contains(text, "osd_recovery_max_active") || !strings.Contains(text, "SOURCE") {
+		t.Errorf("config show as text:\n%s", text)
+	}
+
+	cli("config", "set", "osd", "osd_max_backfills", "4")
+	await("4", "mon", 4)
+	cli("config", "set", "osd.0", "osd_max_backfills", "6")
+	await("6", "mon", 6)
+	cli("config", "rm", "osd.0", "osd_max_backfills")
+	await("4", "mon", 4)
+	cli("config", "rm", "osd", "osd_max_backfills")
+	await("1", "default", 1)
+	if log, _ := os.ReadFile(filepath.Join(dir, "log", "osd.0.log")); !strings.Contains(string(log), `name=osd_max_backfills from=1 to=4 source=mon`) {
+		t.Errorf("osd.0's log does not show the change:\n%s", lastLines(string(log), 20))
+	}
+}
+
+// TestOSDOptionFlags checks osd run's option flags: the flags of today's
+// names set the schema's options, checked as they are parsed, and go to
+// the daemon's config with the configuration file, where a value the
+// schema refuses stops the OSD before it opens its store. (Which source
+// wins is internal/daemon's TestOSDOptions.)
+func TestOSDOptionFlags(t *testing.T) {
+	given := map[string]string{}
+	fl := pflag.NewFlagSet("osd run", pflag.ContinueOnError)
+	addOptionFlags(fl, "osd", given)
+	for _, name := range []string{"heartbeat-interval", "heartbeat-grace", "recovery-max-pgs", "recovery-max-pushes",
+		"recovery-sleep", "scrub-interval", "deep-scrub-interval", "pg-log-entries"} {
+		if fl.Lookup(name) == nil {
+			t.Errorf("no --%s", name)
+		}
+	}
+	if err := fl.Parse([]string{"--recovery-max-pgs", "3", "--heartbeat-interval", "2000ms"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.Parse([]string{"--recovery-max-pushes", "0"}); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("--recovery-max-pushes 0: %v", err)
+	}
+	if len(given) != 2 || given["osd_max_backfills"] != "3" || given["osd_heartbeat_interval"] != "2s" {
+		t.Errorf("flags given: %v", given)
+	}
+
+	dir := filepath.Join(t.TempDir(), "osd")
+	if err := daemon.MkfsOSD(context.Background(), dir, daemon.MinOSDSize, 2); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "cuttle.conf")
+	if err := os.WriteFile(conf, []byte("[global]\nmon_host = a=127.0.0.1:1\n[osd]\nosd max backfills = 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := osdConfig(&clusterFlags{conf: conf}, osdRunFlags{id: -1, data: dir, memTarget: "0", options: given})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := cfg.File.Get("osd.2", "osd_max_backfills"); !ok || v != "9" || cfg.Flags["osd_max_backfills"] != "3" || cfg.ID != 2 {
+		t.Errorf("the daemon's config: file %q, flags %v, id %d", v, cfg.Flags, cfg.ID)
+	}
+
+	bad := filepath.Join(t.TempDir(), "cuttle.conf")
+	if err := os.WriteFile(bad, []byte("[global]\nmon_host = a=127.0.0.1:1\n[osd.2]\nosd_recovery_sleep = forever\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "--conf", bad, "osd", "run", "--data", dir); !errors.Is(err, config.ErrBadValue) ||
+		!strings.Contains(err.Error(), "osd_recovery_sleep") {
+		t.Errorf("a bad value in the file: %v", err)
+	}
+}

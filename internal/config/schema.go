@@ -1,0 +1,160 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Type is the type of an option's value.
+type Type uint8
+
+// Option types.
+const (
+	TypeInt      Type = iota + 1 // a decimal integer
+	TypeFloat                    // a decimal number
+	TypeBool                     // true or false
+	TypeString                   // any text
+	TypeDuration                 // "20s", "10m"; a plain number means seconds
+	TypeSize                     // bytes: "4096", "64K", "1M", "2G", "1T" (powers of 1024)
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeInt:
+		return "int"
+	case TypeFloat:
+		return "float"
+	case TypeBool:
+		return "bool"
+	case TypeString:
+		return "str"
+	case TypeDuration:
+		return "secs"
+	case TypeSize:
+		return "size"
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+// Option describes one daemon option: it is declared once, here, and
+// the monitors check "config set" against it, the daemons read it, and
+// docs/CONFIG.md's table is generated from it.
+type Option struct {
+	Name string
+	Type Type
+	// Default is the value in effect when no source sets one, in the
+	// canonical form Parse returns.
+	Default string
+	Desc    string
+	// Runtime reports whether running daemons apply a change at once;
+	// otherwise it takes effect when the daemon restarts.
+	Runtime bool
+	// Min and Max bound int, float, duration (in seconds) and size
+	// values when Min < Max.
+	Min, Max float64
+	// Enum lists the allowed values of a string option, if not empty.
+	Enum []string
+	// Daemons are the daemon types that read the option ("mon", "osd");
+	// none for an option accepted but not read yet.
+	Daemons []string
+	// Flag is the command-line flag of the reading daemon's run command
+	// (cuttle osd run --FLAG) that overrides every other source, if any.
+	Flag string
+}
+
+// ReadBy reports whether daemons of type typ read the option.
+func (o Option) ReadBy(typ string) bool { return slices.Contains(o.Daemons, typ) }
+
+// Bounds the table repeats.
+const (
+	noBound  = 1 << 31 // seconds: about 68 years
+	maxCount = 1 << 20
+)
+
+// schemaTable returns the option table, built afresh so no caller can
+// change another's. It is the one place defaults live.
+func schemaTable() []Option {
+	mon, osd, both := []string{"mon"}, []string{"osd"}, []string{"mon", "osd"}
+	return []Option{
+		// Monitors.
+		{Name: "mon_allow_pool_delete", Type: TypeBool, Default: "false", Runtime: true, Daemons: mon,
+			Desc: "allow pools to be deleted (osd pool rm)"},
+		{Name: "mon_max_pg_per_osd", Type: TypeInt, Default: "250", Runtime: true, Min: 1, Max: maxCount, Daemons: mon,
+			Desc: "PG copies per in OSD (at least 3 OSDs counted) beyond which osd pool create and osd pool set size are refused"},
+		{Name: "mon_min_osdmap_epochs", Type: TypeInt, Default: "500", Runtime: true, Min: 1, Max: maxCount, Daemons: mon,
+			Desc: "number of OSD map epochs the monitors keep"},
+		{Name: "mon_osd_down_out_interval", Type: TypeDuration, Default: "10m0s", Runtime: true, Min: 0, Max: noBound, Daemons: mon,
+			Desc: "how long an OSD stays down before the monitors mark it out; 0 never marks out"},
+		{Name: "mon_osd_min_down_reporters", Type: TypeInt, Default: "2", Runtime: true, Min: 1, Max: maxCount, Daemons: mon,
+			Desc: "distinct failure domains (see mon_osd_reporter_subtree_level) that must report an OSD before it is marked down"},
+		{Name: "mon_osd_nearfull_ratio", Type: TypeFloat, Default: "0.85", Runtime: false, Min: 0.01, Max: 1, Daemons: mon,
+			Desc: "used/total of an OSD's store at which it is marked nearfull (OSD_NEARFULL); read when the cluster's first OSD map is made, then changed with osd set-nearfull-ratio"},
+		{Name: "mon_osd_backfillfull_ratio", Type: TypeFloat, Default: "0.9", Runtime: false, Min: 0.01, Max: 1, Daemons: mon,
+			Desc: "used/total of an OSD's store at which it is marked backfillfull and receives no backfill (OSD_BACKFILLFULL); read when the first OSD map is made, then changed with osd set-backfillfull-ratio"},
+		{Name: "mon_osd_full_ratio", Type: TypeFloat, Default: "0.95", Runtime: false, Min: 0.01, Max: 1, Daemons: mon,
+			Desc: "used/total of an OSD's store at which it is marked full and the pools using it refuse writes (OSD_FULL, POOL_FULL); read when the first OSD map is made, then changed with osd set-full-ratio"},
+		{Name: "mon_osd_reporter_subtree_level", Type: TypeString, Default: "host", Runtime: true, Daemons: mon,
+			Desc: "CRUSH level by which failure reporters are counted"},
+		{Name: "osd_pool_default_crush_rule", Type: TypeString, Default: "replicated_rule", Runtime: true, Daemons: mon,
+			Desc: "CRUSH rule (name or id) of new pools created without one"},
+		{Name: "osd_pool_default_min_size", Type: TypeInt, Default: "0", Runtime: true, Min: 0, Max: 10, Daemons: mon,
+			Desc: "min_size of new pools; 0 means size - size/2"},
+		{Name: "osd_pool_default_pg_num", Type: TypeInt, Default: "32", Runtime: true, Min: 1, Max: 65536, Daemons: mon,
+			Desc: "pg_num of new pools"},
+		{Name: "osd_pool_default_size", Type: TypeInt, Default: "3", Runtime: true, Min: 1, Max: 10, Daemons: mon,
+			Desc: "number of replicas of new pools"},
+
+		// Monitors and OSDs.
+		{Name: "osd_heartbeat_grace", Type: TypeDuration, Default: "20s", Runtime: true, Min: 1, Max: maxCount, Daemons: both, Flag: "heartbeat-grace",
+			Desc: "how long an OSD must be reported failed before it is marked down"},
+
+		// OSDs.
+		{Name: "osd_heartbeat_interval", Type: TypeDuration, Default: "6s", Runtime: true, Min: 0.01, Max: 60, Daemons: osd, Flag: "heartbeat-interval",
+			Desc: "how long a peer OSD (one sharing a PG) may be quiet before an OSD pings it"},
+		{Name: "osd_max_backfills", Type: TypeInt, Default: "1", Runtime: true, Min: 1, Max: 1024, Daemons: osd, Flag: "recovery-max-pgs",
+			Desc: "PGs an OSD is primary of that recover or backfill at once; the others wait in recovery_wait or backfill_wait"},
+		{Name: "osd_recovery_max_active", Type: TypeInt, Default: "4", Runtime: true, Min: 1, Max: 1024, Daemons: osd, Flag: "recovery-max-pushes",
+			Desc: "objects each recovering PG pushes at once"},
+		{Name: "osd_recovery_sleep", Type: TypeDuration, Default: "0s", Runtime: true, Min: 0, Max: 60, Daemons: osd, Flag: "recovery-sleep",
+			Desc: "rest after each recovery push, to leave more of the disks to clients"},
+		{Name: "osd_scrub_interval", Type: TypeDuration, Default: "24h0m0s", Runtime: true, Min: 1, Max: noBound, Daemons: osd, Flag: "scrub-interval",
+			Desc: "how often each PG an OSD is primary of is scrubbed (sizes, versions, attributes compared), each PG's interval stretched by up to half"},
+		{Name: "osd_deep_scrub_interval", Type: TypeDuration, Default: "168h0m0s", Runtime: true, Min: 1, Max: noBound, Daemons: osd, Flag: "deep-scrub-interval",
+			Desc: "how often each PG is deep-scrubbed (every byte read, digests compared), stretched the same way"},
+		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",
+			Desc: "PG log entries an OSD keeps across all its PGs; each PG keeps its share, 250 to 3000"},
+
+		// Accepted, read by no daemon yet.
+		{Name: "osd_objectstore", Type: TypeString, Default: "blockstore", Runtime: false, Enum: []string{"blockstore", "memstore"},
+			Desc: "object store engine of new OSDs (not read yet: cuttle osd mkfs makes blockstore stores)"},
+	}
+}
+
+// Schema returns a copy of the option table, by name.
+func Schema() []Option {
+	out := schemaTable()
+	slices.SortFunc(out, func(a, b Option) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ForDaemon returns the options daemons of type typ read, by name.
+func ForDaemon(typ string) []Option {
+	var out []Option
+	for _, o := range Schema() {
+		if o.ReadBy(typ) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Lookup returns the option called name.
+func Lookup(name string) (Option, bool) {
+	for _, o := range schemaTable() {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
