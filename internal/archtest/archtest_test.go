@@ -69,6 +69,7 @@ func TestArchitecture(t *testing.T) {
 	m := load(t)
 	t.Run("LayerTableCoversEveryPackage", func(t *testing.T) { checkTableCoverage(t, m) })
 	t.Run("Layers", func(t *testing.T) { checkLayers(t, m) })
+	t.Run("DaemonsOnlyThroughAssembly", func(t *testing.T) { checkDaemonImports(t, m) })
 	t.Run("NoTestCodeInProduction", func(t *testing.T) { checkTestOnlyImports(t, m) })
 	t.Run("PackageDocComments", func(t *testing.T) { checkDocComments(t, m) })
 	t.Run("ForbiddenImports", func(t *testing.T) { checkForbiddenEverywhere(t, m) })
@@ -295,6 +296,23 @@ func checkLayers(t *testing.T, m *module) {
 			t.Errorf("%s (%s) imports %s (%s): a package imports only lower layers (LAYOUT.md); "+
 				"if this same-layer import is intended, list it in sameLayerImports in %s",
 				p.rel, layerNames[from], rel, layerNames[to], tableHint)
+		}
+	}
+}
+
+// checkDaemonImports fails a production package outside the daemon cores
+// and internal/daemon that imports a daemon core.
+func checkDaemonImports(t *testing.T, m *module) {
+	for _, p := range m.pkgs {
+		if m.isTestOnly(p.importPath) || forbidden(p.rel, daemonCores) || forbidden(p.rel, daemonAssembly) {
+			continue
+		}
+		for _, imp := range p.productionImports() {
+			if rel, ok := m.rel(imp); ok && forbidden(rel, daemonCores) {
+				t.Errorf("%s imports %s: outside the daemons' cores only %s assembles them; "+
+					"build the daemon's config struct there (see daemonCores in %s)",
+					p.rel, rel, strings.Join(daemonAssembly, ", "), tableHint)
+			}
 		}
 	}
 }

@@ -9,6 +9,9 @@
 //     and layer 0 imports only the standard library;
 //   - every package of the module is in the layer table, so a new package is
 //     placed deliberately;
+//   - the daemon cores (internal/osd/..., internal/mon/...) are imported,
+//     outside themselves, only by internal/daemon (daemonCores): the CLI and
+//     the other front ends start daemons through its config structs;
 //   - production code does not import testing, net/http/httptest or the
 //     test-only packages (internal/sim, storetest, qossim, clstest,
 //     archtest), and binaries do not link them in at all;

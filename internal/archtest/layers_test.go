@@ -77,6 +77,7 @@ var layers = []struct {
 	{"internal/nbd", layerFrontEnds},
 	{"internal/dashboard", layerFrontEnds},
 	{"internal/cli", layerFrontEnds},
+	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
 
@@ -134,13 +135,27 @@ var sameLayerImports = map[string][]string{
 	"internal/mds/...": {"striper", "kv"},
 
 	// L5: the CLI builds the command tree, so it wires the other front ends
-	// in as subcommands (cuttle s3, mount, nbd, cluster up, bench, ...).
+	// in as subcommands (cuttle s3, mount, nbd, cluster up, bench, ...),
+	// and runs the daemons through their assembly.
 	"internal/s3gw": {"internal/s3gw/..."},
 	"internal/cli": {
 		"internal/s3gw", "internal/fusemount", "internal/nbd",
 		"internal/dashboard", "internal/launcher", "internal/bench",
+		"internal/daemon",
 	},
 }
+
+// daemonCores are the daemons' cores: the OSD and the monitor with their
+// services. Outside the cores themselves, only the packages of
+// daemonAssembly import them (in non-test files): the CLI, the front ends
+// and cmd/ start daemons through internal/daemon's config structs, so
+// that flags never reach into a core and the simulator (test-only, so
+// exempt) assembles daemons as the CLI does. A front end that needs a
+// reply's shape decodes the JSON itself, as any client would.
+var (
+	daemonCores    = []string{"internal/osd/...", "internal/mon/..."}
+	daemonAssembly = []string{"internal/daemon"}
+)
 
 // forbiddenInProduction are packages that non-test code of a production
 // package must not import, nor a binary link in.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/daemon"
 )
 
 // The auth database on three monitor processes: an entity added with
@@ -88,7 +89,7 @@ func TestAuthCommandsOnCluster(t *testing.T) {
 		t.Errorf("auth rm mon.*: %v", err)
 	}
 	// The way back in for an operator locked out: act as the monitors.
-	if out, err := c.cli("mon.*", "--keyring", filepath.Join(c.dir, "a", keyringFile), "auth", "get", "client.admin"); err != nil || !strings.Contains(out, "[client.admin]") {
+	if out, err := c.cli("mon.*", "--keyring", filepath.Join(c.dir, "a", daemon.KeyringFile), "auth", "get", "client.admin"); err != nil || !strings.Contains(out, "[client.admin]") {
 		t.Errorf("auth get as mon.*: %q, %v", out, err)
 	}
 

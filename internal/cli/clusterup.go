@@ -13,9 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/launcher"
-	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
-	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
@@ -152,9 +151,9 @@ func checkUpFlags(f clusterLauncherFlags) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("--osd-size: %w", err)
 	}
-	if size-size%osdAllocUnit < minOSDSize {
+	if size-size%daemon.OSDAllocUnit < daemon.MinOSDSize {
 		return 0, fmt.Errorf("--osd-size %s is too small: an OSD's store takes at least %s (%d allocation units of %s); the default is %s, a sparse file",
-			f.osdSize, formatSize(minOSDSize), minOSDSize/osdAllocUnit, formatSize(osdAllocUnit), defaultClusterOSDSize)
+			f.osdSize, formatSize(daemon.MinOSDSize), daemon.MinOSDSize/daemon.OSDAllocUnit, formatSize(daemon.OSDAllocUnit), defaultClusterOSDSize)
 	}
 	return size, nil
 }
@@ -348,7 +347,7 @@ func healthProbe() (probe func(context.Context, *launcher.Cluster) error, last f
 // osdsUp checks an "osd dump" reply: every OSD of osds must be up at its
 // address.
 func osdsUp(dump []byte, osds []launcher.Daemon) error {
-	var d osdmon.DumpView
+	var d osdDump
 	if err := json.Unmarshal(dump, &d); err != nil {
 		return fmt.Errorf("osd dump: the monitor's reply is not JSON: %w", err)
 	}
@@ -380,7 +379,7 @@ func monQuery(ctx context.Context, c *launcher.Cluster, monHost, prefix string) 
 		return wire.Reply{}, err
 	}
 	defer mc.Close()
-	r, err := mc.Run(ctx, moncmd.New(prefix))
+	r, err := mc.Run(ctx, wire.NewCommand(prefix))
 	if err != nil {
 		return wire.Reply{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/daemon"
 )
 
 // monProc is one monitor daemon process of a multi-process test.
@@ -74,7 +75,7 @@ func newProcClusterAt(t *testing.T, hosts string, metricsAddrs, netns map[string
 	kr := auth.Keyring{
 		{Type: "client", ID: "admin"}: {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
 		{Type: "client", ID: "ro"}:    {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow r"}},
-		monKeyName:                    {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
+		daemon.MonKeyName:             {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
 	}
 	if err := auth.SaveKeyring(filepath.Join(dir, "admin.keyring"), kr); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/launcher"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -81,7 +82,7 @@ func TestClusterUpOSDs(t *testing.T) {
 		t.Errorf("osd.0's metrics lack the map epoch:\n%s", lastLines(m, 10))
 	}
 	// Each OSD's store is a sparse file of the size asked for.
-	if fi, err := os.Stat(filepath.Join(dir, "osd.1", osdBlockFile)); err != nil || fi.Size() != 256<<20 {
+	if fi, err := os.Stat(filepath.Join(dir, "osd.1", daemon.OSDBlockFile)); err != nil || fi.Size() != 256<<20 {
 		t.Errorf("osd.1's data file: %v, %v", fi, err)
 	}
 

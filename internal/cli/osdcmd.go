@@ -40,7 +40,8 @@ func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 		mc("set-nearfull-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs are reported nearfull", "osd set-nearfull-ratio", []string{"ratio"}),
 		osdPoolCommands(cf, out, mc),
 		osdCrushCommands(cf, out, mc),
-		// The daemon: osdmkfs.go, osdrun.go.
+		// The daemon: osdmkfs.go, osdrun.go (flags into internal/daemon's
+		// config structs).
 		osdMkfsCommand(cf, out),
 		osdRunCommand(cf),
 	)

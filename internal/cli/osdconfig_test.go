@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/osd"
 	"github.com/spf13/pflag"
 )
@@ -63,7 +65,7 @@ func TestConfigSetReachesRunningOSD(t *testing.T) {
 	// osd_max_backfills = value from source, and has that many slots.
 	await := func(value, source string, n int) {
 		t.Helper()
-		deadline := time.Now().Add(3 * osdConfigInterval)
+		deadline := time.Now().Add(3 * daemon.OSDConfigInterval)
 		for {
 			got := shown()["osd_max_backfills"]
 			if got.Value == value && got.Source == source && slots() == n {
@@ -99,8 +101,10 @@ func TestConfigSetReachesRunningOSD(t *testing.T) {
 }
 
 // TestOSDOptionFlags checks osd run's option flags: the flags of today's
-// names set the schema's options, checked as they are parsed, and win
-// over the configuration file, which wins over the defaults.
+// names set the schema's options, checked as they are parsed, and go to
+// the daemon's config with the configuration file, where a value the
+// schema refuses stops the OSD before it opens its store. (Which source
+// wins is internal/daemon's TestOSDOptions.)
 func TestOSDOptionFlags(t *testing.T) {
 	given := map[string]string{}
 	fl := pflag.NewFlagSet("osd run", pflag.ContinueOnError)
@@ -111,27 +115,38 @@ func TestOSDOptionFlags(t *testing.T) {
 			t.Errorf("no --%s", name)
 		}
 	}
-	if err := fl.Parse([]string{"--recovery-max-pgs", "3", "--heartbeat-interval", "2s"}); err != nil {
+	if err := fl.Parse([]string{"--recovery-max-pgs", "3", "--heartbeat-interval", "2000ms"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := fl.Parse([]string{"--recovery-max-pushes", "0"}); err == nil || !strings.Contains(err.Error(), "out of range") {
 		t.Errorf("--recovery-max-pushes 0: %v", err)
 	}
-	file, err := config.Parse([]byte("[osd]\nosd max backfills = 9\nosd recovery max active = 7\n"))
+	if len(given) != 2 || given["osd_max_backfills"] != "3" || given["osd_heartbeat_interval"] != "2s" {
+		t.Errorf("flags given: %v", given)
+	}
+
+	dir := filepath.Join(t.TempDir(), "osd")
+	if err := daemon.MkfsOSD(context.Background(), dir, daemon.MinOSDSize, 2); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "cuttle.conf")
+	if err := os.WriteFile(conf, []byte("[global]\nmon_host = a=127.0.0.1:1\n[osd]\nosd max backfills = 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := osdConfig(&clusterFlags{conf: conf}, osdRunFlags{id: -1, data: dir, memTarget: "0", options: given})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _, err := osdLocalOptions(file, "osd.2", given)
-	if err != nil {
+	if v, ok := cfg.File.Get("osd.2", "osd_max_backfills"); !ok || v != "9" || cfg.Flags["osd_max_backfills"] != "3" || cfg.ID != 2 {
+		t.Errorf("the daemon's config: file %q, flags %v, id %d", v, cfg.Flags, cfg.ID)
+	}
+
+	bad := filepath.Join(t.TempDir(), "cuttle.conf")
+	if err := os.WriteFile(bad, []byte("[global]\nmon_host = a=127.0.0.1:1\n[osd.2]\nosd_recovery_sleep = forever\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var cfg osd.Config
-	setOSDOptions(&cfg, v)
-	if cfg.RecoveryMaxPGs != 3 || cfg.RecoveryMaxPushes != 7 || cfg.HeartbeatInterval != 2*time.Second ||
-		cfg.HeartbeatGrace != 20*time.Second || cfg.LogEntriesPerOSD != 100_000 {
-		t.Errorf("options: %+v", cfg)
-	}
-	if _, _, err := osdLocalOptions(file, "osd.2", map[string]string{"osd_max_backfills": "many"}); !errors.Is(err, config.ErrBadValue) {
-		t.Errorf("a bad value: %v", err)
+	if _, _, err := run(t, "--conf", bad, "osd", "run", "--data", dir); !errors.Is(err, config.ErrBadValue) ||
+		!strings.Contains(err.Error(), "osd_recovery_sleep") {
+		t.Errorf("a bad value in the file: %v", err)
 	}
 }

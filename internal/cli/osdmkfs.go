@@ -9,51 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/config"
-	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
+	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/monc"
-	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
-	"github.com/cuttlestore/cuttle/internal/osd"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
 
-// An OSD's data directory holds:
-//
-//	whoami    the OSD's id, one line
-//	keyring   osd.N's key (0600; auth cephx only)
-//	block     the object store's data file (sparse: it takes disk space as data is written)
-//	db/       the object store's metadata (Pebble)
-//	ready     written last by osd mkfs: the directory is complete
-//
-// The store is a blockstore in the directory itself, so `cuttle
-// objectstore fsck --path DIR` checks a stopped OSD's store.
-const (
-	osdWhoamiFile = "whoami"
-	osdReadyFile  = "ready"
-	osdBlockFile  = "block"
-)
-
-// OSD caps: what an OSD may do at the monitors (boot, report failures,
-// fetch its rotating keys) and with its peers (everything).
-const (
-	osdMonCaps = "profile osd"
-	osdOSDCaps = "allow *"
-)
-
 // defaultOSDSize is the store size osd mkfs makes without --size.
 const defaultOSDSize = "10G"
-
-// osdAllocUnit is the allocation unit of an OSD's store: 4 KiB, as
-// Ceph's BlueStore's min_alloc_size, so that small objects (RADOS holds
-// many) do not take 64 KiB each.
-const osdAllocUnit = 4 << 10
-
-// minOSDSize is the smallest store osd mkfs makes: 256 allocation units.
-const minOSDSize = 256 * osdAllocUnit
 
 // osdMkfsFlags are the options of osd mkfs.
 type osdMkfsFlags struct {
@@ -126,13 +92,13 @@ func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResu
 	if f.data == "" {
 		return res, errors.New("osd mkfs: --data is required")
 	}
-	if err := checkEmptyDir(f.data); err != nil {
+	if err := daemon.CheckOSDDir(f.data); err != nil {
 		return res, fmt.Errorf("osd mkfs: %w", err)
 	}
-	au := uint64(osdAllocUnit)
+	au := uint64(daemon.OSDAllocUnit)
 	res.Size = f.size - f.size%au
-	if res.Size < minOSDSize {
-		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", formatSize(f.size), formatSize(minOSDSize))
+	if res.Size < daemon.MinOSDSize {
+		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", formatSize(f.size), formatSize(daemon.MinOSDSize))
 	}
 	mc, err := cf.monClient()
 	if err != nil {
@@ -148,41 +114,14 @@ func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResu
 	}
 	res.Auth = confAuthMode(cf.conf, fmt.Sprintf("osd.%d", res.ID))
 	if res.Auth == "cephx" {
-		if err := osdKey(ctx, mc, res.ID, filepath.Join(f.data, keyringFile)); err != nil {
+		if err := osdKey(ctx, mc, res.ID, filepath.Join(f.data, daemon.KeyringFile)); err != nil {
 			return res, fmt.Errorf("osd mkfs: %w", err)
 		}
 	}
-	if err := makeOSDStore(ctx, f.data, res.Size, res.ID); err != nil {
-		return res, fmt.Errorf("osd mkfs: %w", err)
-	}
-	if err := writeFileSync(filepath.Join(f.data, osdWhoamiFile), fmt.Appendf(nil, "%d\n", res.ID)); err != nil {
-		return res, fmt.Errorf("osd mkfs: %w", err)
-	}
-	if err := writeFileSync(filepath.Join(f.data, osdReadyFile), []byte("ready\n")); err != nil {
+	if err := daemon.MkfsOSD(ctx, f.data, res.Size, res.ID); err != nil {
 		return res, fmt.Errorf("osd mkfs: %w", err)
 	}
 	return res, nil
-}
-
-// checkEmptyDir fails unless dir is missing or holds nothing (but a
-// file system's lost+found).
-func checkEmptyDir(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.Name() != "lost+found" {
-			if _, err := os.Stat(filepath.Join(dir, osdWhoamiFile)); err == nil {
-				return fmt.Errorf("%s already holds an OSD", dir)
-			}
-			return fmt.Errorf("%s is not empty", dir)
-		}
-	}
-	return nil
 }
 
 // confAuthMode is the auth option of entity in the configuration file
@@ -201,6 +140,18 @@ func confAuthMode(path, entity string) string {
 	return "none"
 }
 
+// osdDump is the part of the monitors' "osd dump" reply (JSON) that the
+// CLI reads itself: which OSDs exist, and where each is up. The CLI
+// decodes replies as any client would, without the monitor's types.
+type osdDump struct {
+	Epoch uint32 `json:"epoch"`
+	OSDs  []struct {
+		OSD  int32  `json:"osd"`
+		Up   bool   `json:"up"`
+		Addr string `json:"addr"`
+	} `json:"osds"`
+}
+
 // osdID returns the id to make: f.id, which must exist in the map, or a
 // new one from "osd create".
 func osdID(ctx context.Context, mc *monc.Client, f osdMkfsFlags) (int32, error) {
@@ -209,7 +160,7 @@ func osdID(ctx context.Context, mc *monc.Client, f osdMkfsFlags) (int32, error) 
 		if err != nil {
 			return 0, err
 		}
-		var d osdmon.DumpView
+		var d osdDump
 		if err := json.Unmarshal(r.Data, &d); err != nil {
 			return 0, fmt.Errorf("osd dump: the reply is not JSON: %w", err)
 		}
@@ -242,7 +193,7 @@ func osdID(ctx context.Context, mc *monc.Client, f osdMkfsFlags) (int32, error) 
 func osdKey(ctx context.Context, mc *monc.Client, id int32, path string) error {
 	name := auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))}
 	r, err := monRun(ctx, mc, wire.NewCommand("auth get-or-create", "entity", name.String(),
-		"caps.mon", osdMonCaps, "caps.osd", osdOSDCaps))
+		"caps.mon", daemon.OSDMonCaps, "caps.osd", daemon.OSDOSDCaps))
 	if err != nil {
 		return err
 	}
@@ -271,78 +222,4 @@ func monRun(ctx context.Context, mc *monc.Client, cmd wire.Command) (wire.Reply,
 		return r, named(cmd.Prefix, err)
 	}
 	return r, nil
-}
-
-// makeOSDStore makes a block store of size bytes in dir over a sparse
-// data file, and the OSD superblock for id in it.
-func makeOSDStore(ctx context.Context, dir string, size uint64, id int32) (err error) {
-	block := filepath.Join(dir, osdBlockFile)
-	f, err := os.OpenFile(block, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	err = f.Truncate(int64(size))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("data file: %w", err)
-	}
-	if err := blockstore.Mkfs(blockstore.Options{Path: dir, DevicePath: block, Size: size, AllocUnit: osdAllocUnit}); err != nil {
-		return err
-	}
-	st, err := blockstore.Open(blockstore.Options{Path: dir})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := st.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return osd.Mkfs(ctx, st, id)
-}
-
-// writeFileSync writes a small file and syncs it.
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// readOSDDir reads the id of the OSD in data, which osd mkfs must have
-// completed.
-func readOSDDir(data string) (int32, error) {
-	if _, err := os.Stat(filepath.Join(data, osdReadyFile)); err != nil {
-		if _, werr := os.Stat(filepath.Join(data, osdWhoamiFile)); werr == nil || !errors.Is(err, os.ErrNotExist) {
-			return 0, fmt.Errorf("%s: osd mkfs did not complete: %w", data, err)
-		}
-		return 0, fmt.Errorf("%s is not an OSD's data directory (make one with cuttle osd mkfs): %w", data, err)
-	}
-	b, err := os.ReadFile(filepath.Join(data, osdWhoamiFile))
-	if err != nil {
-		return 0, err
-	}
-	return parseWhoami(string(b))
-}
-
-// parseWhoami parses the whoami file: an OSD id on one line.
-func parseWhoami(s string) (int32, error) {
-	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
-	if err != nil || id < 0 {
-		return 0, fmt.Errorf("whoami: %q is not an OSD id", strings.TrimSpace(s))
-	}
-	return int32(id), nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/daemon"
 )
 
 // nsDaemon is a daemon process running in one of a netnsLab's
@@ -84,7 +85,7 @@ func newNSCluster(t *testing.T, n int) *nsCluster {
 	conf, keyring := filepath.Join(dir, "cuttle.conf"), filepath.Join(dir, "admin.keyring")
 	kr := auth.Keyring{
 		{Type: "client", ID: "admin"}: {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *", "osd": "allow *"}},
-		monKeyName:                    {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
+		daemon.MonKeyName:             {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
 	}
 	if err := auth.SaveKeyring(keyring, kr); err != nil {
 		t.Fatal(err)

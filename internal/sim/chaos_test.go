@@ -35,6 +35,7 @@ var (
 	chaosSeeds = flag.Int("chaos.seeds", 12, "how many seeds TestChaos runs")
 	chaosSeed  = flag.Uint64("chaos.seed", 0, "run TestChaos with this seed only")
 	chaosFirst = flag.Uint64("chaos.first", 1, "the first of the seeds TestChaos runs (to explore other ranges)")
+	chaosCephx = flag.Bool("chaos.cephx", false, "run TestChaos's clusters with cephx (the seeds' schedules stay the same)")
 )
 
 func TestChaos(t *testing.T) {
@@ -84,7 +85,7 @@ func (o *object) accepts(b []byte, err error) bool {
 
 func runChaos(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	c := New(t, Options{Net: memnet.Config{Seed: seed, MaxDelay: 2 * time.Millisecond}})
+	c := New(t, Options{Net: memnet.Config{Seed: seed, MaxDelay: 2 * time.Millisecond}, Cephx: *chaosCephx})
 	for i := range 6 {
 		c.AddOSD(fmt.Sprint("h", i))
 	}
@@ -234,10 +235,7 @@ func chaosFaults(t *testing.T, c *Cluster, rng *rand.Rand) map[string]int {
 // restartOSD starts a stopped OSD, with its disk working again.
 func (c *Cluster) restartOSD(t *testing.T, id int32) {
 	o := c.OSDs[id]
-	if o.D != nil { // stopped itself on a failed disk
-		o.D.Close()
-		o.D = nil
-	}
+	o.stop() // if it stopped itself on a failed disk
 	o.Gate.Heal()
 	c.StartOSD(id)
 }

@@ -2,23 +2,21 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cuttlestore/cuttle/internal/cls"
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/mon"
-	"github.com/cuttlestore/cuttle/internal/mon/authmon"
-	"github.com/cuttlestore/cuttle/internal/mon/configmon"
-	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
-	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
-	"github.com/cuttlestore/cuttle/internal/mon/pgmon"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
@@ -44,17 +42,28 @@ type Options struct {
 	// LogEntries is each PG log's length (default: the OSD's), short to
 	// make returning OSDs need a backfill.
 	LogEntries int
+	// The fields below set OSD options of the schema over every other
+	// source, the central config included (daemon.OSDConfig.Overrides);
+	// one left at zero takes the central config's value, else the
+	// schema's default.
+	//
 	// LogEntriesPerOSD is the OSDs' budget of log entries across their
-	// PGs (default: the OSD's).
+	// PGs (osd_target_pg_log_entries_per_osd).
 	LogEntriesPerOSD int
 	// ScrubInterval and DeepScrubInterval schedule the OSDs' scrubs
-	// (default: the OSD's, a day and a week).
+	// (osd_scrub_interval, osd_deep_scrub_interval: a day and a week).
 	ScrubInterval, DeepScrubInterval time.Duration
 	// RecoveryMaxPGs, RecoveryMaxPushes and RecoverySleep throttle the
-	// OSDs' recovery (default: the OSD's).
+	// OSDs' recovery (osd_max_backfills, osd_recovery_max_active,
+	// osd_recovery_sleep).
 	RecoveryMaxPGs    int
 	RecoveryMaxPushes int
 	RecoverySleep     time.Duration
+	// Cephx runs the cluster with authentication: the monitors serve a
+	// keyring with client.admin's and the monitors' keys, each OSD gets
+	// its key from the monitors (auth get-or-create, as osd mkfs does)
+	// and fetches the rotating keys, and clients log in.
+	Cephx bool
 }
 
 // Cluster is the daemons of one simulated cluster. Its methods must be
@@ -67,10 +76,15 @@ type Cluster struct {
 	mons   map[string]*runningMon
 	OSDs   map[int32]*OSD
 	Mon    *monc.Client // an admin client of the monitors
+	// keyring holds client.admin's and the monitors' keys (Cephx only).
+	keyring auth.Keyring
 }
 
+// adminName is the entity of the cluster's admin client.
+var adminName = auth.EntityName{Type: "client", ID: "admin"}
+
 type runningMon struct {
-	m      *mon.Monitor
+	d      *daemon.Mon
 	st     *monstore.Store
 	cancel context.CancelFunc
 	done   chan error
@@ -84,6 +98,10 @@ type OSD struct {
 	Host  string
 	Addr  string
 	D     *osd.OSD // nil while stopped
+	// Key is the OSD's cephx key (Cephx only).
+	Key auth.Secret
+	// daemon is the running daemon whose OSD D is.
+	daemon *daemon.OSD
 }
 
 // Logger returns a logger for a daemon: silent unless CUTTLE_TEST_LOG is
@@ -103,6 +121,12 @@ func New(t testing.TB, opts Options) *Cluster {
 	}
 	c := &Cluster{t: t, opts: opts, Net: memnet.New(opts.Net), mons: map[string]*runningMon{}, OSDs: map[int32]*OSD{}}
 	c.monmap.FSID = "00000000-0000-4000-8000-00000000c0de"
+	if opts.Cephx {
+		c.keyring = auth.Keyring{
+			adminName:         {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *", "osd": "allow *"}},
+			daemon.MonKeyName: {Key: auth.NewSecret(), Caps: auth.Caps{"mon": "allow *"}},
+		}
+	}
 	var addrs []monc.Addr
 	for i := range opts.Mons {
 		name := string(rune('a' + i))
@@ -116,7 +140,14 @@ func New(t testing.TB, opts Options) *Cluster {
 	for _, mi := range c.monmap.Mons {
 		c.startMon(mi.Name)
 	}
-	client, err := monc.New(monc.Config{Mons: addrs, Network: c.network("admin"), Logger: Logger("client.admin")})
+	mcfg := monc.Config{Mons: addrs, Network: c.network("admin"), Logger: Logger("client.admin")}
+	if opts.Cephx {
+		mcfg.Name = adminName
+		mcfg.ClientAuth = func(auth.EntityName) auth.ClientHandshake {
+			return auth.NewMonClient(auth.MonClientConfig{Name: adminName, Secret: c.keyring[adminName].Key})
+		}
+	}
+	client, err := monc.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,25 +163,14 @@ func (c *Cluster) startMon(name string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	log := Logger("mon." + name)
-	conf := configmon.New(log)
-	om, err := osdmon.New(osdmon.Config{Options: conf.View("mon"), Logger: log})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	am, err := authmon.New(authmon.Config{Logger: log})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	m, err := mon.New(mon.Config{Name: name, MonMap: c.monmap, Store: st, Services: []moncmd.Service{om, pgmon.New(pgmon.Config{Map: om.Map, Logger: log}), conf, am},
-		Network: c.network(c.monAddr(name)), Logger: log,
-		Bootstrap: []moncmd.Command{moncmd.New("osdmap create", "fsid", c.monmap.FSID)}})
+	d, err := daemon.NewMon(daemon.MonConfig{Name: name, MonMap: c.monmap, Auth: c.authMode(), Keyring: c.keyring, Store: st,
+		Network: c.network(c.monAddr(name)), Logger: Logger("mon." + name)})
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rm := &runningMon{m: m, st: st, cancel: cancel, done: make(chan error, 1)}
-	go func() { rm.done <- m.Run(ctx) }()
+	rm := &runningMon{d: d, st: st, cancel: cancel, done: make(chan error, 1)}
+	go func() { rm.done <- d.Run(ctx) }()
 	c.mons[name] = rm
 }
 
@@ -183,6 +203,9 @@ func (c *Cluster) AddOSD(host string) *OSD {
 		c.t.Fatal(err)
 	}
 	o := &OSD{ID: id, Store: s, Gate: s, Host: host, Addr: fmt.Sprintf("%s:%d", host, 6800+id)}
+	if c.opts.Cephx {
+		o.Key = c.newKey(fmt.Sprintf("osd.%d", id), "profile osd", daemon.OSDOSDCaps)
+	}
 	if c.opts.TCP {
 		o.Addr = freeAddr(c.t)
 	}
@@ -201,29 +224,51 @@ func (c *Cluster) StartOSD(id int32) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d, err := osd.Start(ctx, osd.Config{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
-		Host: o.Host, Mons: mons, Classes: cls.Standard(), Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
-		LogEntriesPerOSD: c.opts.LogEntriesPerOSD,
-		ScrubInterval:    c.opts.ScrubInterval, DeepScrubInterval: c.opts.DeepScrubInterval,
-		RecoveryMaxPGs: c.opts.RecoveryMaxPGs, RecoveryMaxPushes: c.opts.RecoveryMaxPushes, RecoverySleep: c.opts.RecoverySleep})
+	cfg := daemon.OSDConfig{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
+		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
+		Overrides: c.opts.osdOverrides()}
+	if c.opts.Cephx {
+		cfg.Auth, cfg.Key = "cephx", &o.Key
+	}
+	d, err := daemon.StartOSD(ctx, cfg)
 	if err != nil {
 		c.t.Fatalf("osd.%d: %v", id, err)
 	}
-	o.D = d
-	if err := d.WaitUp(ctx); err != nil {
+	o.daemon, o.D = d, d.OSD()
+	if err := o.D.WaitUp(ctx); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// osdOverrides are the OSD options opts sets, by name: they override
+// every other source (config.SourceOverride), the central config
+// included; the options it leaves at zero follow the central config.
+func (opts Options) osdOverrides() map[string]string {
+	set := map[string]string{}
+	for _, o := range []struct {
+		name  string
+		given bool
+		value string
+	}{
+		{"osd_target_pg_log_entries_per_osd", opts.LogEntriesPerOSD != 0, strconv.Itoa(opts.LogEntriesPerOSD)},
+		{"osd_scrub_interval", opts.ScrubInterval != 0, opts.ScrubInterval.String()},
+		{"osd_deep_scrub_interval", opts.DeepScrubInterval != 0, opts.DeepScrubInterval.String()},
+		{"osd_max_backfills", opts.RecoveryMaxPGs != 0, strconv.Itoa(opts.RecoveryMaxPGs)},
+		{"osd_recovery_max_active", opts.RecoveryMaxPushes != 0, strconv.Itoa(opts.RecoveryMaxPushes)},
+		{"osd_recovery_sleep", opts.RecoverySleep != 0, opts.RecoverySleep.String()},
+	} {
+		if o.given {
+			set[o.name] = o.value
+		}
+	}
+	return set
 }
 
 // StopOSD stops an OSD as a crash would, keeping its store, and marks it
 // down in the map so that its PGs move on at once.
 func (c *Cluster) StopOSD(id int32) {
 	c.t.Helper()
-	o := c.OSDs[id]
-	if o.D != nil {
-		o.D.Close()
-		o.D = nil
-	}
+	c.OSDs[id].stop()
 	c.Run("osd down", "ids", fmt.Sprint(id))
 }
 
@@ -245,10 +290,7 @@ func (c *Cluster) WaitForEpoch(epoch uint64) {
 // Close stops every daemon.
 func (c *Cluster) Close() {
 	for _, o := range c.OSDs {
-		if o.D != nil {
-			o.D.Close()
-			o.D = nil
-		}
+		o.stop()
 		o.Store.Close()
 	}
 	if c.Mon != nil {
@@ -330,8 +372,40 @@ func (c *Cluster) Epoch() uint64 { return uint64(c.Map().Epoch()) }
 // the map still shows it up until it boots again (with a new nonce).
 func (c *Cluster) KillOSD(id int32) {
 	c.t.Helper()
-	if o := c.OSDs[id]; o.D != nil {
-		o.D.Close()
-		o.D = nil
+	c.OSDs[id].stop()
+}
+
+// stop closes a running OSD's daemon, as a crash would (without asking
+// to be marked down), and keeps its store.
+func (o *OSD) stop() {
+	if o.daemon != nil {
+		o.daemon.Close()
+		o.daemon, o.D = nil, nil
 	}
+}
+
+// authMode is the daemons' auth option.
+func (c *Cluster) authMode() string {
+	if c.opts.Cephx {
+		return "cephx"
+	}
+	return "none"
+}
+
+// newKey makes entity's key at the monitors with mon and osd caps (auth
+// get-or-create, as osd mkfs does) and returns it.
+func (c *Cluster) newKey(entity, monCaps, osdCaps string) auth.Secret {
+	c.t.Helper()
+	r := c.Run("auth get-or-create", "entity", entity, "caps.mon", monCaps, "caps.osd", osdCaps)
+	var v []struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(r.Data, &v); err != nil || len(v) != 1 {
+		c.t.Fatalf("auth get-or-create %s: unexpected reply %q", entity, r.Data)
+	}
+	key, err := auth.ParseSecret(v[0].Key)
+	if err != nil {
+		c.t.Fatalf("auth get-or-create %s: %v", entity, err)
+	}
+	return key
 }

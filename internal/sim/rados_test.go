@@ -23,8 +23,15 @@ func (c *Cluster) connect(t *testing.T, name string) *rados.Conn {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := rados.Connect(ctx, rados.Config{Mons: mons, Name: name, Auth: "none", Network: c.network(name),
-		Logger: Logger(name), Seed: 7})
+	cfg := rados.Config{Mons: mons, Name: name, Auth: "none", Network: c.network(name), Logger: Logger(name), Seed: 7}
+	if c.opts.Cephx {
+		key, ok := c.keyring[adminName]
+		if name != adminName.String() || !ok {
+			key.Key = c.newKey(name, "allow r", "allow *")
+		}
+		cfg.Auth, cfg.Key = "cephx", key.Key.Base64()
+	}
+	conn, err := rados.Connect(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -33,6 +34,8 @@ type osdAuth struct {
 	self   auth.EntityName
 	secret auth.Secret
 	mons   []monc.Addr
+	netw   msgr.Network
+	clk    clock.Clock
 	v      *auth.Verifier
 	events auth.Events
 	log    *slog.Logger
@@ -62,10 +65,12 @@ func authEvents(reg prometheus.Registerer, log *slog.Logger) auth.Events {
 	}
 }
 
-// newOSDAuth wires cephx for OSD id with its secret; nothing is sent
-// until start.
-func newOSDAuth(id int32, secret auth.Secret, mons []monc.Addr, reg prometheus.Registerer, log *slog.Logger) (*osdAuth, error) {
-	a := &osdAuth{self: auth.EntityName{Type: "osd", ID: fmt.Sprint(id)}, secret: secret, log: log, now: time.Now}
+// newOSDAuth wires cephx for OSD id with its secret, reaching the
+// monitors over netw; nothing is sent until start.
+func newOSDAuth(id int32, secret auth.Secret, mons []monc.Addr, netw msgr.Network, clk clock.Clock,
+	reg prometheus.Registerer, log *slog.Logger) (*osdAuth, error) {
+	a := &osdAuth{self: auth.EntityName{Type: "osd", ID: fmt.Sprint(id)}, secret: secret, log: log,
+		netw: netw, clk: clk, now: clk.Now}
 	a.events = authEvents(reg, log)
 	a.refreshFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_rotating_keys_refresh_failures_total",
 		Help: "Failed fetches of the osd service's rotating keys from the monitors."})
@@ -141,7 +146,7 @@ func (h failedHandshake) SessionKey() []byte                { return nil }
 // fetch asks the monitors for the osd service's rotating keys, in a
 // session of its own, and installs them.
 func (a *osdAuth) fetch(ctx context.Context) (*auth.RotatingKeys, error) {
-	mc, err := monc.New(monc.Config{Name: a.self, Mons: a.mons, Logger: a.log,
+	mc, err := monc.New(monc.Config{Name: a.self, Mons: a.mons, Network: a.netw, Clock: a.clk, Logger: a.log,
 		ClientAuth: func(auth.EntityName) auth.ClientHandshake {
 			return auth.NewMonClient(auth.MonClientConfig{Name: a.self, Secret: a.secret, Events: a.events})
 		}})
@@ -234,20 +239,20 @@ func refreshAfter(keys *auth.RotatingKeys, now time.Time) time.Duration {
 
 // start fetches the rotating keys, trying again every keysRetry until it
 // succeeds or ctx ends (the monitors may not run yet), and then keeps
-// them fresh in the background until ctx ends.
-func (a *osdAuth) start(ctx context.Context) error {
+// them fresh in the background until run ends.
+func (a *osdAuth) start(ctx, run context.Context) error {
 	for {
 		keys, err := a.fetchOnce(ctx)
 		if err == nil {
 			a.log.Info("got the osd service's rotating keys", "keys", len(keys.Keys()))
-			go a.refresh(ctx, keys)
+			go a.refresh(run, keys)
 			return nil
 		}
 		if errors.Is(err, errRefused) {
 			return err
 		}
 		a.log.Warn("cannot get the osd service's rotating keys yet", "err", err, "retry_in", keysRetry)
-		if !waitCtx(ctx, keysRetry) {
+		if !a.wait(ctx, keysRetry) {
 			return fmt.Errorf("%s: no rotating keys from the monitors: %w", a.self, ctx.Err())
 		}
 	}
@@ -279,7 +284,7 @@ func (a *osdAuth) fetchOnce(ctx context.Context) (*auth.RotatingKeys, error) {
 // refresh keeps the rotating keys fresh until ctx ends.
 func (a *osdAuth) refresh(ctx context.Context, keys *auth.RotatingKeys) {
 	wait := refreshAfter(keys, a.now())
-	for waitCtx(ctx, wait) {
+	for a.wait(ctx, wait) {
 		k, err := a.fetchOnce(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -295,12 +300,12 @@ func (a *osdAuth) refresh(ctx context.Context, keys *auth.RotatingKeys) {
 	}
 }
 
-// waitCtx waits for d or the end of ctx and reports whether d passed.
-func waitCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+// wait waits for d or the end of ctx and reports whether d passed.
+func (a *osdAuth) wait(ctx context.Context, d time.Duration) bool {
+	t := a.clk.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 		return true
 	case <-ctx.Done():
 		return false

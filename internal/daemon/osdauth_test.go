@@ -1,16 +1,14 @@
-package cli
+package daemon
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
-	"github.com/cuttlestore/cuttle/internal/launcher"
 )
 
 func rotatingKeys(t *testing.T, period time.Duration, now time.Time) *auth.RotatingKeys {
@@ -93,7 +91,7 @@ func TestOpenRotating(t *testing.T) {
 // rotating keys and read the maps, but not change the cluster.
 func TestOSDCaps(t *testing.T) {
 	name := auth.EntityName{Type: "osd", ID: "0"}
-	cc, err := auth.NewCapChecker(name, auth.Caps{"mon": osdMonCaps, "osd": osdOSDCaps}, auth.Events{})
+	cc, err := auth.NewCapChecker(name, auth.Caps{"mon": OSDMonCaps, "osd": OSDOSDCaps}, auth.Events{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,64 +113,38 @@ func TestOSDCaps(t *testing.T) {
 
 func TestReadOSDDir(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := readOSDDir(dir); err == nil || !strings.Contains(err.Error(), "osd mkfs") {
+	if _, err := ReadOSDDir(dir); err == nil || !strings.Contains(err.Error(), "osd mkfs") {
 		t.Errorf("empty directory: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, osdWhoamiFile), []byte("7\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readOSDDir(dir); err == nil || !strings.Contains(err.Error(), "did not complete") {
+	if _, err := ReadOSDDir(dir); err == nil || !strings.Contains(err.Error(), "did not complete") {
 		t.Errorf("without ready: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, osdReadyFile), []byte("ready\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if id, err := readOSDDir(dir); err != nil || id != 7 {
-		t.Errorf("readOSDDir = %d, %v", id, err)
+	if id, err := ReadOSDDir(dir); err != nil || id != 7 {
+		t.Errorf("ReadOSDDir = %d, %v", id, err)
 	}
 	for _, bad := range []string{"", "-1", "x", "99999999999"} {
 		if _, err := parseWhoami(bad); err == nil {
 			t.Errorf("parseWhoami(%q) succeeded", bad)
 		}
 	}
-	if err := checkEmptyDir(dir); err == nil || !strings.Contains(err.Error(), "already holds an OSD") {
-		t.Errorf("checkEmptyDir of an OSD: %v", err)
+	if err := CheckOSDDir(dir); err == nil || !strings.Contains(err.Error(), "already holds an OSD") {
+		t.Errorf("CheckOSDDir of an OSD: %v", err)
 	}
 	empty := t.TempDir()
 	if err := os.Mkdir(filepath.Join(empty, "lost+found"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkEmptyDir(empty); err != nil {
+	if err := CheckOSDDir(empty); err != nil {
 		t.Errorf("a fresh file system: %v", err)
 	}
-	if err := checkEmptyDir(filepath.Join(empty, "new")); err != nil {
+	if err := CheckOSDDir(filepath.Join(empty, "new")); err != nil {
 		t.Errorf("a missing directory: %v", err)
-	}
-}
-
-// An OSD counts as up only at its own address.
-func TestOSDsUp(t *testing.T) {
-	osds := []launcher.Daemon{{Kind: launcher.KindOSD, ID: "0", Addr: "127.0.0.1:7501"}, {Kind: launcher.KindOSD, ID: "1", Addr: "127.0.0.1:7502"}}
-	dump := func(osds string) []byte { return []byte(`{"epoch":9,"osds":[` + osds + `]}`) }
-	if err := osdsUp(dump(`{"osd":0,"up":true,"addr":"127.0.0.1:7501"},{"osd":1,"up":true,"addr":"127.0.0.1:7502"}`), osds); err != nil {
-		t.Errorf("all up: %v", err)
-	}
-	err := osdsUp(dump(`{"osd":0,"up":true,"addr":"127.0.0.1:9999"},{"osd":1,"up":false,"addr":"127.0.0.1:7502"}`), osds)
-	if err == nil || !strings.Contains(err.Error(), "osd.0, osd.1 not up") {
-		t.Errorf("one elsewhere, one down: %v", err)
-	}
-	if err := osdsUp([]byte("x"), osds); err == nil {
-		t.Error("a reply that is not JSON")
-	}
-}
-
-// A daemon's uuid is a well-formed UUID, the same for the same cluster
-// and name, different otherwise.
-func TestNameUUID(t *testing.T) {
-	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	a := nameUUID("fsid", "osd.0")
-	if !re.MatchString(a) || a != nameUUID("fsid", "osd.0") || a == nameUUID("fsid", "osd.1") || a == nameUUID("other", "osd.0") {
-		t.Errorf("nameUUID: %s", a)
 	}
 }
 
@@ -186,31 +158,5 @@ func TestPeerHandshakeWithoutTicket(t *testing.T) {
 	a.tickets = []auth.ServiceTicket{{Service: "mds"}}
 	if _, ok := a.serviceTicket(); ok {
 		t.Error("an mds ticket taken for an osd one")
-	}
-}
-
-// osd mkfs and osd run refuse what they cannot use, before reaching any
-// monitor.
-func TestOSDCommandsRefuse(t *testing.T) {
-	busy := t.TempDir()
-	if err := os.WriteFile(filepath.Join(busy, "notes"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"osd", "mkfs"}, "--data is required"},
-		{[]string{"osd", "mkfs", "--data", busy}, "is not empty"},
-		{[]string{"osd", "mkfs", "--data", t.TempDir(), "--size", "64K"}, "too small"},
-		{[]string{"osd", "mkfs", "--data", t.TempDir(), "--size", "lots"}, "--size"},
-		{[]string{"osd", "run"}, "--data is required"},
-		{[]string{"osd", "run", "--data", busy}, "not an OSD's data directory"},
-		{[]string{"osd", "run", "--data", busy, "--log-level", "loud"}, "--log-level"},
-	} {
-		_, _, err := run(t, c.args...)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("cuttle %s: %v, want %q", strings.Join(c.args, " "), err, c.want)
-		}
 	}
 }

@@ -1,0 +1,84 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/osd"
+)
+
+// OSDConfigInterval is how often a running OSD fetches the central config
+// (the monitors push only OSD maps): its map renewal interval, the
+// default of osd.Config.MapRenew.
+const OSDConfigInterval = 5 * time.Second
+
+// checkOptionNames refuses Flags and Overrides that name no option the
+// OSD reads: a typo there would otherwise be ignored.
+func checkOptionNames(cfg OSDConfig) error {
+	names := osd.OptionNames()
+	for _, src := range []struct {
+		field  string
+		values map[string]string
+	}{{"Flags", cfg.Flags}, {"Overrides", cfg.Overrides}} {
+		for _, n := range slices.Sorted(maps.Keys(src.values)) {
+			if !slices.Contains(names, n) {
+				return fmt.Errorf("osd: OSDConfig.%s sets %q, not an option OSDs read", src.field, n)
+			}
+		}
+	}
+	return nil
+}
+
+// osdOptions resolves the OSD's options from what is known before it
+// starts: the schema's defaults, cfg.File's sections for entity ("osd.3",
+// then [osd], then [global]), cfg.Flags and cfg.Overrides. It returns
+// them with those three layers, which the config.Watcher resolves again
+// above each fetch of the central config. A value an option refuses is
+// an error, which wraps config.ErrBadValue.
+func osdOptions(cfg OSDConfig, entity string) (config.Values, []config.Layer, error) {
+	names := osd.OptionNames()
+	local := []config.Layer{
+		config.FileLayer(cfg.File, entity, names),
+		{Source: config.SourceFlag, Values: maps.Clone(cfg.Flags)},
+		{Source: config.SourceOverride, Values: maps.Clone(cfg.Overrides)},
+	}
+	v, err := config.Resolve(names, local...)
+	return v, local, err
+}
+
+// setOSDOptions sets the fields of ocfg that are options to v's values.
+func setOSDOptions(ocfg *osd.Config, v config.Values) {
+	o := osd.OptionsFrom(osd.Options{}, v)
+	ocfg.HeartbeatInterval, ocfg.HeartbeatGrace = o.HeartbeatInterval, o.HeartbeatGrace
+	ocfg.RecoveryMaxPGs, ocfg.RecoveryMaxPushes, ocfg.RecoverySleep = o.RecoveryMaxPGs, o.RecoveryMaxPushes, o.RecoverySleep
+	ocfg.ScrubInterval, ocfg.DeepScrubInterval = o.ScrubInterval, o.DeepScrubInterval
+	ocfg.LogEntriesPerOSD = o.LogEntriesPerOSD
+}
+
+// watchOSDConfig hands o its options with their sources (local, resolved
+// from layers), then keeps them current with the central config, which
+// it fetches through o's own monitor session every OSDConfigInterval,
+// until the returned stop is called (before o closes).
+func watchOSDConfig(o *osd.OSD, local config.Values, layers []config.Layer, clk clock.Clock, log *slog.Logger) (stop func()) {
+	o.SetConfig(local)
+	w := &config.Watcher{Names: osd.OptionNames(), Local: layers, Fetch: o.CentralConfig, Apply: o.SetConfig,
+		Interval: OSDConfigInterval, Clock: clk, Logger: log.WithGroup("config")}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			log.Error("central config not followed", "err", err)
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
