@@ -77,6 +77,7 @@ var layers = []struct {
 	{"internal/nbd", layerFrontEnds},
 	{"internal/dashboard", layerFrontEnds},
 	{"internal/cli", layerFrontEnds},
+	{"internal/cli/cmdutil", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
@@ -142,6 +143,8 @@ var sameLayerImports = map[string][]string{
 		"internal/s3gw", "internal/fusemount", "internal/nbd",
 		"internal/dashboard", "internal/launcher", "internal/bench",
 		"internal/daemon",
+		// The root assembles the command families of its sub-packages.
+		"internal/cli/cmdutil",
 	},
 }
 

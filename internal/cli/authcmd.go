@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
@@ -14,7 +15,7 @@ import (
 // addAuthCommands adds "cuttle auth": the entities, keys and caps the
 // monitors' auth database holds (internal/mon/authmon;
 // docs/AUTH-COMMANDS.md is the operator's guide).
-func addAuthCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addAuthCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	c := &cobra.Command{Use: "auth", Short: "Manage the cluster's entities, their keys and capabilities"}
 	c.AddCommand(
 		authCapsCommand(cf, out, "add ENTITY [SERVICE=CAPS ...]", "Create ENTITY with a new key and the given caps", "auth add", false),
@@ -33,7 +34,7 @@ func addAuthCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 // authCapsCommand sends prefix with the entity and its caps, given as
 // SERVICE=CAPS words (mon='allow r') or, as Ceph's CLI takes them, as
 // SERVICE CAPS pairs (mon 'allow r').
-func authCapsCommand(cf *clusterFlags, out *Output, use, short, prefix string, needCaps bool) *cobra.Command {
+func authCapsCommand(cf *clusterFlags, out *cmdutil.Output, use, short, prefix string, needCaps bool) *cobra.Command {
 	minArgs := 1
 	if needCaps {
 		minArgs = 2
@@ -86,7 +87,7 @@ func parseCapsArgs(args []string) (auth.Caps, error) {
 }
 
 // authImportCommand sends a keyring file's text (Ceph's auth import -i).
-func authImportCommand(cf *clusterFlags, out *Output) *cobra.Command {
+func authImportCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 	var in string
 	c := &cobra.Command{
 		Use:   "import -i FILE",

@@ -13,13 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/bench"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/procs"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
 // addBenchCommands adds "cuttle bench", the cluster benchmark (Ceph's
 // rados bench).
-func addBenchCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addBenchCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	root.AddCommand(newBenchCommand(out, cf.dial))
 }
 
@@ -118,7 +119,7 @@ func newBenchReport(r bench.RadosResult, f *benchFlags, conc int) benchReport {
 			Max: s.Latency.Max.Seconds(), P50: s.Latency.P50.Seconds(), P99: s.Latency.P99.Seconds()}}
 }
 
-func newBenchCommand(out *Output, dial dialFunc) *cobra.Command {
+func newBenchCommand(out *cmdutil.Output, dial dialFunc) *cobra.Command {
 	f := &benchFlags{}
 	c := &cobra.Command{
 		Use:   "bench -p POOL SECONDS write|seq|rand [-b SIZE] [-t CONCURRENCY] [--no-cleanup] [--run-name NAME]",
@@ -144,7 +145,7 @@ as rados bench does.`,
 			if err != nil {
 				return err
 			}
-			opSize, err := parseSize(f.size)
+			opSize, err := cmdutil.ParseSize(f.size)
 			if err != nil || opSize == 0 {
 				return fmt.Errorf("-b %q: want a positive size", f.size)
 			}
@@ -180,8 +181,8 @@ as rados bench does.`,
 // procs.Governor judges its load.
 const benchProcsInterval = 250 * time.Millisecond
 
-func benchRun(ctx context.Context, ioc *rados.IOContext, out *Output, f *benchFlags, a benchArgs, opSize uint64) error {
-	plain := out.Format != FormatJSON
+func benchRun(ctx context.Context, ioc *rados.IOContext, out *cmdutil.Output, f *benchFlags, a benchArgs, opSize uint64) error {
+	plain := out.Format != cmdutil.FormatJSON
 	w := bench.RadosWorkload{Mode: a.mode, Duration: time.Duration(a.seconds) * time.Second, OpSize: opSize,
 		Concurrency: f.concurrency, RunName: f.runName, Prefix: benchPrefix(), Seed: f.seed, MaxObjects: f.maxObjects}
 	var werr error
@@ -259,7 +260,7 @@ func printCleanup(w io.Writer, cl benchCleanup) error {
 	return err
 }
 
-func benchCleanupRun(ctx context.Context, ioc *rados.IOContext, out *Output, f *benchFlags) error {
+func benchCleanupRun(ctx context.Context, ioc *rados.IOContext, out *cmdutil.Output, f *benchFlags) error {
 	cl, err := benchCleanupObjects(ctx, ioc, f)
 	if err != nil {
 		return err

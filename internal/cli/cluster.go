@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -117,7 +118,7 @@ func (f *clusterFlags) monClient() (*monc.Client, error) {
 // runMon sends one command and prints its reply: the JSON document for
 // --format json, the text for people otherwise. A refused command is an
 // error carrying the monitor's status and code.
-func runMon(ctx context.Context, f *clusterFlags, out *Output, cmd wire.Command) error {
+func runMon(ctx context.Context, f *clusterFlags, out *cmdutil.Output, cmd wire.Command) error {
 	c, err := f.monClient()
 	if err != nil {
 		return err
@@ -135,8 +136,8 @@ func runMon(ctx context.Context, f *clusterFlags, out *Output, cmd wire.Command)
 	return printReply(out, r)
 }
 
-func printReply(out *Output, r wire.Reply) error {
-	if out.Format == FormatJSON {
+func printReply(out *cmdutil.Output, r wire.Reply) error {
+	if out.Format == cmdutil.FormatJSON {
 		var v any = map[string]string{"status": r.Status}
 		if len(r.Data) > 0 {
 			if err := json.Unmarshal(r.Data, &v); err != nil {
@@ -161,7 +162,7 @@ func printReply(out *Output, r wire.Reply) error {
 // monCommand returns a cobra command that sends prefix with the
 // positional arguments named by argNames (a trailing "..." name takes
 // the rest, space-joined) and the given string flags as arguments.
-func monCommand(f *clusterFlags, out *Output, use, short, prefix string, argNames []string, flags ...string) *cobra.Command {
+func monCommand(f *clusterFlags, out *cmdutil.Output, use, short, prefix string, argNames []string, flags ...string) *cobra.Command {
 	values := make([]string, len(flags))
 	minArgs, maxArgs := len(argNames), len(argNames)
 	variadic := len(argNames) > 0 && len(argNames[len(argNames)-1]) > 3 && argNames[len(argNames)-1][len(argNames[len(argNames)-1])-3:] == "..."

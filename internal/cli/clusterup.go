@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/launcher"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -34,7 +35,7 @@ type clusterLauncherFlags struct {
 	stopTimeout time.Duration
 }
 
-func addClusterCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addClusterCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	var f clusterLauncherFlags
 	c := &cobra.Command{
 		Use:   "cluster",
@@ -147,13 +148,13 @@ func checkUpFlags(f clusterLauncherFlags) (uint64, error) {
 		return 0, fmt.Errorf("--base-port %d: from %d to %d (ports below 1024 need root; the daemons take up to base+%d)",
 			f.basePort, low, high, launcher.MetricsOffset+launcher.PortRange-1)
 	}
-	size, err := parseSize(f.osdSize)
+	size, err := cmdutil.ParseSize(f.osdSize)
 	if err != nil {
 		return 0, fmt.Errorf("--osd-size: %w", err)
 	}
 	if size-size%daemon.OSDAllocUnit < daemon.MinOSDSize {
 		return 0, fmt.Errorf("--osd-size %s is too small: an OSD's store takes at least %s (%d allocation units of %s); the default is %s, a sparse file",
-			f.osdSize, formatSize(daemon.MinOSDSize), daemon.MinOSDSize/daemon.OSDAllocUnit, formatSize(daemon.OSDAllocUnit), defaultClusterOSDSize)
+			f.osdSize, cmdutil.FormatSize(daemon.MinOSDSize), daemon.MinOSDSize/daemon.OSDAllocUnit, cmdutil.FormatSize(daemon.OSDAllocUnit), defaultClusterOSDSize)
 	}
 	return size, nil
 }
@@ -201,7 +202,7 @@ func createDaemon(ctx context.Context, c *launcher.Cluster, d launcher.Daemon, o
 	switch d.Kind {
 	case launcher.KindMon:
 		return monMkfs(monMkfsFlags{id: d.ID, data: d.Data, monHost: c.MonHost(), fsid: c.FSID,
-			authMode: c.Auth, adminKeyring: c.Keyring, confOut: c.Conf}, &Output{Format: FormatPlain, W: io.Discard})
+			authMode: c.Auth, adminKeyring: c.Keyring, confOut: c.Conf}, &cmdutil.Output{Format: cmdutil.FormatPlain, W: io.Discard})
 	case launcher.KindOSD:
 		// What an earlier, failed attempt left is the launcher's own;
 		// the OSD's uuid is the same on every attempt, so osd create
@@ -407,7 +408,7 @@ func report(c *launcher.Cluster, st []launcher.Status) clusterReport {
 	return clusterReport{FSID: c.FSID, Dir: c.Dir, Conf: c.Conf, Keyring: c.Keyring, Daemons: st}
 }
 
-func clusterUp(cmd *cobra.Command, out *Output, cf *clusterFlags, f clusterLauncherFlags, mons, osds int, osdSize uint64) error {
+func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterFlags, f clusterLauncherFlags, mons, osds int, osdSize uint64) error {
 	probe, health := healthProbe()
 	l, err := newLauncher(cmd, f, probe, osdSize)
 	if err != nil {
@@ -477,7 +478,7 @@ rule too (osd_pool_default_crush_rule).
 	return b.String()
 }
 
-func clusterStatus(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error {
+func clusterStatus(cmd *cobra.Command, out *cmdutil.Output, f clusterLauncherFlags) error {
 	l, err := newLauncher(cmd, f, noProbe, 0)
 	if err != nil {
 		return err
@@ -505,7 +506,7 @@ func printDaemons(w io.Writer, st []launcher.Status) error {
 	return tw.Flush()
 }
 
-func clusterDown(cmd *cobra.Command, out *Output, f clusterLauncherFlags) error {
+func clusterDown(cmd *cobra.Command, out *cmdutil.Output, f clusterLauncherFlags) error {
 	l, err := newLauncher(cmd, f, noProbe, 0)
 	if err != nil {
 		return err

@@ -1,10 +1,13 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	"github.com/spf13/cobra"
+)
 
 // addConfigCommands adds "cuttle config": the central configuration the
 // monitors keep and hand to daemons.
-func addConfigCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addConfigCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	c := &cobra.Command{Use: "config", Short: "Show and change the cluster's central configuration"}
 	c.AddCommand(
 		monCommand(cf, out, "set WHO NAME VALUE", "Set option NAME for WHO (global, mon, osd, osd.3, client, ...)", "config set", []string{"who", "name", "value"}),

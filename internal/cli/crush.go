@@ -10,9 +10,10 @@ import (
 
 	"github.com/cuttlestore/cuttle/crush"
 	"github.com/cuttlestore/cuttle/crush/crushtext"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 )
 
-func addCrushCommands(root *cobra.Command, out *Output) {
+func addCrushCommands(root *cobra.Command, out *cmdutil.Output) {
 	cmd := &cobra.Command{
 		Use:   "crush",
 		Short: "Compile, inspect and test CRUSH maps (compatible with Ceph's crushtool)",
@@ -81,7 +82,7 @@ func (s mapSummary) plain(w io.Writer) error {
 
 // writeMap writes an encoded map and reports what it wrote, unless the map
 // itself went to standard output.
-func writeMap(out *Output, m *crush.Map, path string, data []byte) error {
+func writeMap(out *cmdutil.Output, m *crush.Map, path string, data []byte) error {
 	if err := writeOutput(path, out.W, data); err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func writeMap(out *Output, m *crush.Map, path string, data []byte) error {
 	return out.Print(s, s.plain)
 }
 
-func crushCompileCommand(out *Output) *cobra.Command {
+func crushCompileCommand(out *cmdutil.Output) *cobra.Command {
 	var in, output string
 	cmd := &cobra.Command{
 		Use:   "compile -i MAP.txt -o MAP.bin",
@@ -118,7 +119,7 @@ func crushCompileCommand(out *Output) *cobra.Command {
 	return cmd
 }
 
-func crushDecompileCommand(out *Output) *cobra.Command {
+func crushDecompileCommand(out *cmdutil.Output) *cobra.Command {
 	var in, output string
 	cmd := &cobra.Command{
 		Use:   "decompile -i MAP [-o MAP.txt]",
@@ -137,7 +138,7 @@ func crushDecompileCommand(out *Output) *cobra.Command {
 	return cmd
 }
 
-func crushBuildCommand(out *Output) *cobra.Command {
+func crushBuildCommand(out *cmdutil.Output) *cobra.Command {
 	var (
 		l       crush.Layout
 		class   string

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 )
 
 // crushTestFlags are the options of "cuttle crush test", named as
@@ -53,7 +54,7 @@ type deviceUsage struct {
 	Expected float64 `json:"expected"`
 }
 
-func crushTestCommand(out *Output) *cobra.Command {
+func crushTestCommand(out *cmdutil.Output) *cobra.Command {
 	var f crushTestFlags
 	cmd := &cobra.Command{
 		Use:   "test -i MAP [--rule R] [--num-rep N] [--min-x A --max-x B] [--show-mappings]",
@@ -163,7 +164,7 @@ func crushtoolWeights(m *crush.Map, specs []string) ([]uint32, error) {
 	return w, nil
 }
 
-func runCrushTests(cmd *cobra.Command, out *Output, m *crush.Map, run crush.TestRun, f crushTestFlags) error {
+func runCrushTests(cmd *cobra.Command, out *cmdutil.Output, m *crush.Map, run crush.TestRun, f crushTestFlags) error {
 	rules := m.Rules()
 	if f.rule >= 0 {
 		r := m.Rule(f.rule)
@@ -187,7 +188,7 @@ func runCrushTests(cmd *cobra.Command, out *Output, m *crush.Map, run crush.Test
 			results = append(results, res)
 		}
 	}
-	if out.Format == FormatJSON {
+	if out.Format == cmdutil.FormatJSON {
 		return out.Print(results, nil)
 	}
 	return bw.Flush()
@@ -195,10 +196,10 @@ func runCrushTests(cmd *cobra.Command, out *Output, m *crush.Map, run crush.Test
 
 // runCrushTest runs one rule at one replica count, printing crushtool's
 // lines to bw in plain mode.
-func runCrushTest(cmd *cobra.Command, out *Output, bw *bufio.Writer, m *crush.Map, r *crush.Rule, numRep int,
+func runCrushTest(cmd *cobra.Command, out *cmdutil.Output, bw *bufio.Writer, m *crush.Map, r *crush.Rule, numRep int,
 	run crush.TestRun, f crushTestFlags) (crushTestResult, error) {
 	run.Rule, run.NumRep = r.ID, numRep
-	plain := out.Format != FormatJSON
+	plain := out.Format != cmdutil.FormatJSON
 	res := crushTestResult{Rule: r.ID, RuleName: r.Name, NumRep: numRep, MinX: run.MinX, MaxX: run.MaxX,
 		ResultSizes: map[string]int{}}
 	summary := f.showStatistics || f.showUtilization || f.showUtilizationAll

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 )
 
 // treeRow is one line of "cuttle crush tree".
@@ -25,7 +26,7 @@ type treeRow struct {
 	WeightSets map[string]float64 `json:"weight_sets,omitempty"`
 }
 
-func crushTreeCommand(out *Output) *cobra.Command {
+func crushTreeCommand(out *cmdutil.Output) *cobra.Command {
 	var in string
 	cmd := &cobra.Command{
 		Use:   "tree -i MAP",

@@ -9,13 +9,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
 
-func addMonCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addMonCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	monCmd := &cobra.Command{Use: "mon", Short: "Create and run monitors; show the monitor map"}
 	monCmd.AddCommand(monMkfsCommand(out), monRunCommand(cf),
 		monCommand(cf, out, "stat", "Show the monitors, the leader and the quorum", "mon stat", nil),
@@ -43,7 +44,7 @@ type monMkfsFlags struct {
 	id, data, monHost, fsid, authMode, adminKeyring, confOut string
 }
 
-func monMkfsCommand(out *Output) *cobra.Command {
+func monMkfsCommand(out *cmdutil.Output) *cobra.Command {
 	var f monMkfsFlags
 	c := &cobra.Command{
 		Use:   "mkfs",
@@ -75,7 +76,7 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func monMkfs(f monMkfsFlags, out *Output) error {
+func monMkfs(f monMkfsFlags, out *cmdutil.Output) error {
 	if f.id == "" || f.data == "" || f.monHost == "" {
 		return errors.New("mon mkfs: --id, --data and --mon-host are required")
 	}

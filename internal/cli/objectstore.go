@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
 )
 
@@ -59,7 +57,7 @@ func closeStore(s *blockstore.Store, err *error) {
 	}
 }
 
-func addObjectStoreCommands(root *cobra.Command, out *Output) {
+func addObjectStoreCommands(root *cobra.Command, out *cmdutil.Output) {
 	f := &osFlags{}
 	cmd := &cobra.Command{
 		Use:   "objectstore",
@@ -78,73 +76,6 @@ another process (the OSD must be stopped).`,
 	root.AddCommand(cmd)
 }
 
-// parseSize parses a byte count: an integer or decimal number with an
-// optional binary suffix K, M, G, T or P (also written KiB, KB, k...).
-func parseSize(s string) (uint64, error) {
-	t := strings.TrimSpace(s)
-	i := len(t)
-	for i > 0 && !(t[i-1] >= '0' && t[i-1] <= '9') {
-		i--
-	}
-	num, suffix := t[:i], strings.ToUpper(strings.TrimSpace(t[i:]))
-	shift := 0
-	switch strings.TrimSuffix(strings.TrimSuffix(suffix, "B"), "I") {
-	case "":
-	case "K":
-		shift = 10
-	case "M":
-		shift = 20
-	case "G":
-		shift = 30
-	case "T":
-		shift = 40
-	case "P":
-		shift = 50
-	default:
-		return 0, fmt.Errorf("bad size %q: unknown unit %q (want K, M, G, T or P)", s, t[i:])
-	}
-	if suffix == "I" || suffix == "IB" {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	if num == "" {
-		return 0, fmt.Errorf("bad size %q: no number", s)
-	}
-	if !strings.Contains(num, ".") {
-		v, err := strconv.ParseUint(num, 10, 64)
-		if err != nil || (shift > 0 && v > math.MaxUint64>>shift) {
-			return 0, fmt.Errorf("bad size %q: not a number of bytes below 2^64", s)
-		}
-		return v << shift, nil
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	b := v * float64(uint64(1)<<shift)
-	if b >= math.MaxUint64 || b != math.Trunc(b) {
-		return 0, fmt.Errorf("bad size %q: not a whole number of bytes", s)
-	}
-	return uint64(b), nil
-}
-
-// formatSize prints n in the largest binary unit it reaches ("64 KiB",
-// "1.5 GiB", "100 B").
-func formatSize(n uint64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	u := 0
-	for u+1 < len(units) && n >= 1<<(10*(u+1)) {
-		u++
-	}
-	if u == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	div := uint64(1) << (10 * u)
-	if n%div == 0 {
-		return fmt.Sprintf("%d %s", n/div, units[u])
-	}
-	return fmt.Sprintf("%.1f %s", float64(n)/float64(div), units[u])
-}
-
 // mkfsInfo is what "objectstore mkfs" prints.
 type mkfsInfo struct {
 	Path          string `json:"path"`
@@ -154,7 +85,7 @@ type mkfsInfo struct {
 	Units         uint64 `json:"units"`
 }
 
-func osMkfsCommand(out *Output, f *osFlags) *cobra.Command {
+func osMkfsCommand(out *cmdutil.Output, f *osFlags) *cobra.Command {
 	var size, au, cb string
 	cmd := &cobra.Command{
 		Use:   "mkfs --path DIR --size SIZE [--alloc-unit 64K] [--checksum-block 4K]",
@@ -172,20 +103,20 @@ take binary suffixes: 64K, 10G, 1.5T (K = 1024).`,
 			if size == "" {
 				return fmt.Errorf("no size given (--size SIZE, e.g. 10G)")
 			}
-			if opts.Size, err = parseSize(size); err != nil {
+			if opts.Size, err = cmdutil.ParseSize(size); err != nil {
 				return fmt.Errorf("--size: %w", err)
 			}
-			if opts.AllocUnit, err = parseSize(au); err != nil {
+			if opts.AllocUnit, err = cmdutil.ParseSize(au); err != nil {
 				return fmt.Errorf("--alloc-unit: %w", err)
 			}
-			if opts.ChecksumBlock, err = parseSize(cb); err != nil {
+			if opts.ChecksumBlock, err = cmdutil.ParseSize(cb); err != nil {
 				return fmt.Errorf("--checksum-block: %w", err)
 			}
 			if opts.AllocUnit == 0 || opts.ChecksumBlock == 0 {
 				return fmt.Errorf("the allocation unit and checksum block must not be 0")
 			}
 			if opts.Size < opts.AllocUnit {
-				return fmt.Errorf("--size %s is smaller than the allocation unit %s", size, formatSize(opts.AllocUnit))
+				return fmt.Errorf("--size %s is smaller than the allocation unit %s", size, cmdutil.FormatSize(opts.AllocUnit))
 			}
 			if err := blockstore.Mkfs(opts); err != nil {
 				return err
@@ -194,7 +125,7 @@ take binary suffixes: 64K, 10G, 1.5T (K = 1024).`,
 			info.Units = info.Size / info.AllocUnit
 			return out.Print(info, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "created store %s: %s (%d bytes), %d allocation units of %s, checksum block %s\n",
-					info.Path, formatSize(info.Size), info.Size, info.Units, formatSize(info.AllocUnit), formatSize(info.ChecksumBlock))
+					info.Path, cmdutil.FormatSize(info.Size), info.Size, info.Units, cmdutil.FormatSize(info.AllocUnit), cmdutil.FormatSize(info.ChecksumBlock))
 				return err
 			})
 		},
@@ -205,7 +136,7 @@ take binary suffixes: 64K, 10G, 1.5T (K = 1024).`,
 	return cmd
 }
 
-func osFsckCommand(out *Output, f *osFlags) *cobra.Command {
+func osFsckCommand(out *cmdutil.Output, f *osFlags) *cobra.Command {
 	var fo blockstore.FsckOptions
 	cmd := &cobra.Command{
 		Use:   "fsck --path DIR [--deep] [--repair]",
@@ -256,7 +187,7 @@ func printFsck(w io.Writer, r blockstore.FsckReport) error {
 		mode = "deep fsck"
 	}
 	fmt.Fprintf(w, "%s of %s\n", mode, r.Path)
-	fmt.Fprintf(w, "device: %s, allocation unit %s, checksum block %s\n", formatSize(r.Size), formatSize(r.AllocUnit), formatSize(r.ChecksumBlock))
+	fmt.Fprintf(w, "device: %s, allocation unit %s, checksum block %s\n", cmdutil.FormatSize(r.Size), cmdutil.FormatSize(r.AllocUnit), cmdutil.FormatSize(r.ChecksumBlock))
 	fmt.Fprintf(w, "collections: %d, objects: %d, extents: %d, omap entries: %d\n", r.Collections, r.Objects, r.Extents, r.OmapEntries)
 	fmt.Fprintf(w, "space: %d bytes used, %d free, %d owned by objects, %d stored\n", r.BytesUsed, r.BytesFree, r.BytesOwned, r.BytesStored)
 	if r.PendingDeferred > 0 {

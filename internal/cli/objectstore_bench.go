@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/bench"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 )
 
 // benchResult is one line of "objectstore bench".
@@ -25,7 +26,7 @@ type benchResult struct {
 	MaxUs       int64   `json:"max_us"`
 }
 
-func osBenchCommand(out *Output, f *osFlags) *cobra.Command {
+func osBenchCommand(out *cmdutil.Output, f *osFlags) *cobra.Command {
 	var (
 		workloads          string
 		objSize, bs, total string
@@ -49,16 +50,16 @@ created if missing, and are left in the store.`,
 				}
 				kinds = append(kinds, k)
 			}
-			if w.ObjectSize, err = parseSize(objSize); err != nil {
+			if w.ObjectSize, err = cmdutil.ParseSize(objSize); err != nil {
 				return fmt.Errorf("--object-size: %w", err)
 			}
 			if bs != "" {
-				if w.BlockSize, err = parseSize(bs); err != nil {
+				if w.BlockSize, err = cmdutil.ParseSize(bs); err != nil {
 					return fmt.Errorf("--block-size: %w", err)
 				}
 			}
 			if total != "" {
-				if w.TotalBytes, err = parseSize(total); err != nil {
+				if w.TotalBytes, err = cmdutil.ParseSize(total); err != nil {
 					return fmt.Errorf("--total: %w", err)
 				}
 			}
@@ -77,13 +78,13 @@ created if missing, and are left in the store.`,
 				results = append(results, benchResult{Workload: string(r.Workload), BlockSize: r.BlockSize, Concurrency: r.Concurrency,
 					Ops: r.Ops, Bytes: r.Bytes, Seconds: r.Elapsed.Seconds(), MiBps: r.MiBps, IOPS: r.IOPS,
 					P50us: r.P50.Microseconds(), P99us: r.P99.Microseconds(), MaxUs: r.Max.Microseconds()})
-				if out.Format != FormatJSON {
+				if out.Format != cmdutil.FormatJSON {
 					if _, err := fmt.Fprintln(out.W, r); err != nil {
 						return err
 					}
 				}
 			}
-			if out.Format == FormatJSON {
+			if out.Format == cmdutil.FormatJSON {
 				return out.Print(results, nil)
 			}
 			return nil

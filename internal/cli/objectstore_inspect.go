@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
 	"github.com/cuttlestore/cuttle/objid"
@@ -76,7 +77,7 @@ func collectionArg(ctx context.Context, s objectstore.Store, name string) (objec
 	return c, nil
 }
 
-func osListCommand(out *Output, f *osFlags) *cobra.Command {
+func osListCommand(out *cmdutil.Output, f *osFlags) *cobra.Command {
 	var coll string
 	cmd := &cobra.Command{
 		Use:   "list --path DIR [--collection C]",
@@ -306,7 +307,7 @@ func (f *osFlags) openObject(cmd *cobra.Command, of *objectFlags) (*blockstore.S
 	return s, c, o, nil
 }
 
-func osDumpCommand(out *Output, f *osFlags) *cobra.Command {
+func osDumpCommand(out *cmdutil.Output, f *osFlags) *cobra.Command {
 	var of objectFlags
 	cmd := &cobra.Command{
 		Use:   "dump --path DIR --collection C --object NAME [--pool P --namespace NS --key K --snap S]",
@@ -414,7 +415,7 @@ type getInfo struct {
 	Output     string `json:"output"`
 }
 
-func osGetCommand(out *Output, f *osFlags) *cobra.Command {
+func osGetCommand(out *cmdutil.Output, f *osFlags) *cobra.Command {
 	var of objectFlags
 	var output string
 	cmd := &cobra.Command{

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
@@ -14,7 +15,7 @@ import (
 // OSDs, flags, pools and the CRUSH hierarchy (MONITOR-COMMANDS.md lists
 // each command's arguments and output) — and the OSD daemon's mkfs and
 // run.
-func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	mc := func(use, short, prefix string, args []string, flags ...string) *cobra.Command {
 		return monCommand(cf, out, use, short, prefix, args, flags...)
 	}
@@ -50,7 +51,7 @@ func addOSDCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 
 type mcFunc func(use, short, prefix string, args []string, flags ...string) *cobra.Command
 
-func osdPoolCommands(cf *clusterFlags, out *Output, mc mcFunc) *cobra.Command {
+func osdPoolCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.Command {
 	pool := &cobra.Command{Use: "pool", Short: "Create, list, change and delete pools"}
 	var yes bool
 	rm := &cobra.Command{
@@ -82,7 +83,7 @@ func osdPoolCommands(cf *clusterFlags, out *Output, mc mcFunc) *cobra.Command {
 const sureFlag = "yes-i-really-mean-it"
 
 // poolCreateCommand is "cuttle osd pool create".
-func poolCreateCommand(cf *clusterFlags, out *Output) *cobra.Command {
+func poolCreateCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 	var size, minSize, rule string
 	var sure bool
 	c := &cobra.Command{
@@ -132,7 +133,7 @@ func poolVars() [][2]string {
 }
 
 // poolSetCommand is "cuttle osd pool set".
-func poolSetCommand(cf *clusterFlags, out *Output) *cobra.Command {
+func poolSetCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 	var sure bool
 	var long strings.Builder
 	long.WriteString("Change a pool setting. VAR is one of:\n")
@@ -156,7 +157,7 @@ func poolSetCommand(cf *clusterFlags, out *Output) *cobra.Command {
 	return c
 }
 
-func osdCrushCommands(cf *clusterFlags, out *Output, mc mcFunc) *cobra.Command {
+func osdCrushCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.Command {
 	crush := &cobra.Command{Use: "crush", Short: "Change the CRUSH hierarchy and rules in the cluster's map"}
 	move := &cobra.Command{
 		Use:   "move NAME TYPE=PARENT...",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/crush"
 	"github.com/cuttlestore/cuttle/crush/crushtext"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -21,7 +22,7 @@ import (
 // offline, and compute placements, like Ceph's osdmaptool and "ceph osd
 // map".
 
-func addOSDMapCommands(root *cobra.Command, out *Output) {
+func addOSDMapCommands(root *cobra.Command, out *cmdutil.Output) {
 	cmd := &cobra.Command{
 		Use:   "osdmap",
 		Short: "Create, inspect and change OSD maps and compute placements (like osdmaptool)",
@@ -134,7 +135,7 @@ func (s osdmapSummary) plain(w io.Writer) error {
 	return err
 }
 
-func osdmapCreateCommand(out *Output) *cobra.Command {
+func osdmapCreateCommand(out *cmdutil.Output) *cobra.Command {
 	var (
 		numOSDs, hosts, racks, hostsPerRack, size int
 		pgNum                                     uint32

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -65,7 +66,7 @@ func lookupPool(m *osdmap.Map, s string) (*osdmap.Pool, error) {
 	return nil, fmt.Errorf("%w: %q", osdmap.ErrNoSuchPool, s)
 }
 
-func osdmapMapPGCommand(out *Output) *cobra.Command {
+func osdmapMapPGCommand(out *cmdutil.Output) *cobra.Command {
 	return &cobra.Command{
 		Use:   "map-pg FILE PGID",
 		Short: "Show a placement group's up and acting sets (PGID as POOL.SEED in hex)",
@@ -88,7 +89,7 @@ func osdmapMapPGCommand(out *Output) *cobra.Command {
 	}
 }
 
-func osdmapMapObjectCommand(out *Output) *cobra.Command {
+func osdmapMapObjectCommand(out *cmdutil.Output) *cobra.Command {
 	var nspace, key string
 	cmd := &cobra.Command{
 		Use:   "map-object FILE POOL NAME [--namespace NS] [--key KEY]",
@@ -117,7 +118,7 @@ func osdmapMapObjectCommand(out *Output) *cobra.Command {
 	return cmd
 }
 
-func osdmapMapPGsCommand(out *Output) *cobra.Command {
+func osdmapMapPGsCommand(out *cmdutil.Output) *cobra.Command {
 	var pool string
 	cmd := &cobra.Command{
 		Use:   "map-pgs FILE [--pool P]",

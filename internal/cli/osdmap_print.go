@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/crush"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -82,7 +83,7 @@ type crushInfoView struct {
 	Tunables string `json:"tunables_profile"`
 }
 
-func osdmapPrintCommand(out *Output) *cobra.Command {
+func osdmapPrintCommand(out *cmdutil.Output) *cobra.Command {
 	return &cobra.Command{
 		Use:   "print FILE",
 		Short: "Print an OSD map (like osdmaptool --print)",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -18,7 +19,7 @@ type osdmapChanges struct {
 	output, incOutput, nowFlag string
 }
 
-func osdmapSetCommand(out *Output) *cobra.Command {
+func osdmapSetCommand(out *cmdutil.Output) *cobra.Command {
 	var c osdmapChanges
 	cmd := &cobra.Command{
 		Use:   "set FILE [--down-osd N] [--up-osd N] [--out-osd N] [--in-osd N] [--reweight N=W] [--primary-affinity N=A] [--set-flag F] [--unset-flag F]",

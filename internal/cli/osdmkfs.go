@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/monc"
@@ -42,7 +43,7 @@ type osdMkfsResult struct {
 	Auth string `json:"auth"`
 }
 
-func osdMkfsCommand(cf *clusterFlags, out *Output) *cobra.Command {
+func osdMkfsCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 	var f osdMkfsFlags
 	var size string
 	id := -1
@@ -61,7 +62,7 @@ needs the caps to create OSDs and keys. Sizes take binary suffixes: 2G, 1.5T.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if f.size, err = parseSize(size); err != nil {
+			if f.size, err = cmdutil.ParseSize(size); err != nil {
 				return fmt.Errorf("osd mkfs: --size: %w", err)
 			}
 			if id < -1 || id > 1<<24 {
@@ -75,7 +76,7 @@ needs the caps to create OSDs and keys. Sizes take binary suffixes: 2G, 1.5T.`,
 				return err
 			}
 			return out.Print(res, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "created osd.%d in %s: store of %s (sparse), auth %s\n", res.ID, res.Data, formatSize(res.Size), res.Auth)
+				_, err := fmt.Fprintf(w, "created osd.%d in %s: store of %s (sparse), auth %s\n", res.ID, res.Data, cmdutil.FormatSize(res.Size), res.Auth)
 				return err
 			})
 		},
@@ -98,7 +99,7 @@ func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResu
 	au := uint64(daemon.OSDAllocUnit)
 	res.Size = f.size - f.size%au
 	if res.Size < daemon.MinOSDSize {
-		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", formatSize(f.size), formatSize(daemon.MinOSDSize))
+		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", cmdutil.FormatSize(f.size), cmdutil.FormatSize(daemon.MinOSDSize))
 	}
 	mc, err := cf.monClient()
 	if err != nil {

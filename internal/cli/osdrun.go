@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/monc"
@@ -127,13 +128,13 @@ func osdConfig(cf *clusterFlags, f osdRunFlags) (daemon.OSDConfig, error) {
 	if err != nil {
 		return daemon.OSDConfig{}, fmt.Errorf("%s: %w", name, err)
 	}
-	target, err := parseSize(f.memTarget)
+	target, err := cmdutil.ParseSize(f.memTarget)
 	if err != nil || target > 1<<50 {
 		return daemon.OSDConfig{}, fmt.Errorf("%s: --memory-target %q: want a size such as 1G, or 0", name, f.memTarget)
 	}
 	var cache uint64
 	if f.cache != "" {
-		cache, err = parseSize(f.cache)
+		cache, err = cmdutil.ParseSize(f.cache)
 		if err != nil || cache == 0 || cache > 1<<50 {
 			return daemon.OSDConfig{}, fmt.Errorf("%s: --cache-size %q: want a size such as 256M", name, f.cache)
 		}

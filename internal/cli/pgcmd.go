@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
 )
@@ -12,7 +13,7 @@ import (
 // know them from their primaries' reports (MONITOR-COMMANDS.md lists each
 // command's output), and "cuttle df", the space those reports add up to.
 // Commands that act on a PG (scrub, repair) belong here too.
-func addPGCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	mc := func(use, short, prefix string, args []string) *cobra.Command {
 		return monCommand(cf, out, use, short, prefix, args)
 	}
@@ -37,7 +38,7 @@ func addPGCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
 // forward these to the primary. The primary queues the work and answers
 // at once; pg query shows its outcome (last scrub stamps, inconsistent
 // objects).
-func pgTell(cf *clusterFlags, out *Output, verb, short string) *cobra.Command {
+func pgTell(cf *clusterFlags, out *cmdutil.Output, verb, short string) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " PGID",
 		Short: short,
@@ -50,7 +51,7 @@ func pgTell(cf *clusterFlags, out *Output, verb, short string) *cobra.Command {
 
 // sendPGCommand sends prefix (with arguments kv) about pgid to the PG's
 // acting primary and prints its answer.
-func sendPGCommand(cmd *cobra.Command, cf *clusterFlags, out *Output, pgid, prefix string, kv ...string) error {
+func sendPGCommand(cmd *cobra.Command, cf *clusterFlags, out *cmdutil.Output, pgid, prefix string, kv ...string) error {
 	return sendDaemonCommand(cmd, cf, out, func(ctx context.Context, c *rados.Conn) (rados.MonReply, error) {
 		return c.PGCommand(ctx, pgid, prefix, kv...)
 	})
@@ -58,7 +59,7 @@ func sendPGCommand(cmd *cobra.Command, cf *clusterFlags, out *Output, pgid, pref
 
 // markUnfoundLostCommand is "cuttle pg mark_unfound_lost PGID delete":
 // the primary of a PG stuck on objects no OSD holds forgets them.
-func markUnfoundLostCommand(cf *clusterFlags, out *Output) *cobra.Command {
+func markUnfoundLostCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mark_unfound_lost PGID delete",
 		Short: "Let a PG go active without the objects no reachable OSD holds (they are deleted)",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
 	"github.com/cuttlestore/cuttle/rados"
@@ -31,9 +32,9 @@ func TestPGCommandsInProcess(t *testing.T) {
 		cf := &clusterFlags{monHost: "a=a:6789", name: "client.admin", timeout: time.Minute, network: c.Net.Host("cli")}
 		run := func(args ...string) (string, error) {
 			var stdout bytes.Buffer
-			out := &Output{Format: FormatPlain, W: &stdout}
+			out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: &stdout}
 			root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
-			root.PersistentFlags().Var((*formatFlag)(&out.Format), "format", "")
+			root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format", "")
 			addPGCommands(root, out, cf)
 			addMonCommands(root, out, cf)
 			addOSDCommands(root, out, cf)

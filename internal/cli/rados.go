@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/rados"
 )
@@ -80,18 +81,18 @@ func (f *clusterFlags) dial(ctx context.Context) (*rados.Conn, error) {
 // radosEnv is what every `cuttle rados` command shares: how to connect,
 // where to print, and the pool and namespace flags.
 type radosEnv struct {
-	out  *Output
+	out  *cmdutil.Output
 	dial dialFunc
 	pool string
 	ns   string
 }
 
 // addRadosCommands adds "cuttle rados", the object tool (Ceph's rados).
-func addRadosCommands(root *cobra.Command, out *Output, cf *clusterFlags) {
+func addRadosCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 	root.AddCommand(newRadosCommand(out, cf.dial))
 }
 
-func newRadosCommand(out *Output, dial dialFunc) *cobra.Command {
+func newRadosCommand(out *cmdutil.Output, dial dialFunc) *cobra.Command {
 	e := &radosEnv{out: out, dial: dial}
 	c := &cobra.Command{
 		Use:   "rados -p POOL COMMAND ...",
@@ -240,7 +241,7 @@ func valueArg(cmd *cobra.Command, args []string, i int) ([]byte, error) {
 // openOut opens the output file of get-like commands: "-" is the
 // command's standard output. The returned function closes it and reports
 // the close's error.
-func openOut(out *Output, file string) (io.Writer, func() error, error) {
+func openOut(out *cmdutil.Output, file string) (io.Writer, func() error, error) {
 	if file == "-" {
 		return out.W, func() error { return nil }, nil
 	}

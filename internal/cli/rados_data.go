@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -424,7 +425,7 @@ as Ceph prints it. An object with a locator key has it after another tab.`,
 						err = cerr
 					}
 				}()
-				return listObjects(ctx, ioc, &Output{Format: e.out.Format, W: w}, all, e.pool)
+				return listObjects(ctx, ioc, &cmdutil.Output{Format: e.out.Format, W: w}, all, e.pool)
 			})
 		},
 	}
@@ -448,14 +449,14 @@ func lineSafe(s string) string {
 // listObjects prints the objects io lists: plain lines as they come, or
 // one JSON array at the end. Plain lines quote names that need it
 // (lineSafe).
-func listObjects(ctx context.Context, ioc *rados.IOContext, out *Output, all bool, pool string) error {
+func listObjects(ctx context.Context, ioc *rados.IOContext, out *cmdutil.Output, all bool, pool string) error {
 	bw := newLineWriter(out.W)
 	var entries []lsEntry
 	for ent, err := range ioc.Objects(ctx) {
 		if err != nil {
 			return radosFailure("ls "+pool, err)
 		}
-		if out.Format == FormatJSON {
+		if out.Format == cmdutil.FormatJSON {
 			entries = append(entries, lsEntry{ent.Namespace, ent.Name, ent.Key})
 			continue
 		}
@@ -470,7 +471,7 @@ func listObjects(ctx context.Context, ioc *rados.IOContext, out *Output, all boo
 			return err
 		}
 	}
-	if out.Format == FormatJSON {
+	if out.Format == cmdutil.FormatJSON {
 		if entries == nil {
 			entries = []lsEntry{}
 		}

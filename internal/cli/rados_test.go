@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/bench"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -67,9 +68,9 @@ func (s *simRados) conn() *rados.Conn {
 // run runs cuttle with args and stdin, returning stdout.
 func (s *simRados) run(stdin string, args ...string) (string, error) {
 	var stdout bytes.Buffer
-	out := &Output{Format: FormatPlain, W: &stdout}
+	out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: &stdout}
 	root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
-	root.PersistentFlags().Var((*formatFlag)(&out.Format), "format", "")
+	root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format", "")
 	root.AddCommand(newRadosCommand(out, s.dial), newBenchCommand(out, s.dial))
 	root.SetIn(strings.NewReader(stdin))
 	root.SetOut(&stdout)

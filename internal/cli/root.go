@@ -4,7 +4,7 @@
 //
 // It owns argument parsing and presentation only. Every command turns its
 // flags into a call on a library (crush, osdmap, rados, rbd, kv, fsclient)
-// and prints the result through an [Output], as plain text for people or as
+// and prints the result through an [cmdutil.Output], as plain text for people or as
 // JSON for tools (--format). Commands that reach a cluster read the cluster
 // configuration file named by --conf (cluster.go); the CLI never reads
 // environment variables (cmd/cuttle does) and holds no package-level state: everything a
@@ -15,7 +15,7 @@
 //
 // Write a file per family (crush.go, osdmap.go, ...) with a function
 //
-//	func addCrushCommands(root *cobra.Command, out *Output)
+//	func addCrushCommands(root *cobra.Command, out *cmdutil.Output)
 //
 // that adds its commands under root and prints with out, then add that
 // function to the list in [NewRootCommand]. Nothing else needs to change.
@@ -32,6 +32,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -47,7 +48,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 // cluster configuration file commands that reach a cluster read (cmd/cuttle
 // passes $CUTTLE_CONF or DefaultConfPath).
 func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Command {
-	out := &Output{Format: FormatPlain, W: stdout}
+	out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: stdout}
 	cf := &clusterFlags{stderr: stderr}
 	root := &cobra.Command{
 		Use:           "cuttle",
@@ -57,13 +58,13 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().Var((*formatFlag)(&out.Format), "format",
-		"output format: "+FormatPlain+" or "+FormatJSON)
+	root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format",
+		"output format: "+cmdutil.FormatPlain+" or "+cmdutil.FormatJSON)
 	cf.register(root, defaultConf)
 
 	// Each family adds its commands under root. To add a family, write
 	// addXxxCommands(root, out) in its own file and list it here.
-	for _, add := range []func(*cobra.Command, *Output){
+	for _, add := range []func(*cobra.Command, *cmdutil.Output){
 		addVersionCommand,
 		addCrushCommands,
 		addOSDMapCommands,
@@ -72,7 +73,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		add(root, out)
 	}
 	// Families that reach a running cluster also get the cluster flags.
-	for _, add := range []func(*cobra.Command, *Output, *clusterFlags){
+	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterFlags){
 		addMonCommands,
 		addConfigCommands,
 		addOSDCommands,
@@ -96,7 +97,7 @@ type versionInfo struct {
 	GoVersion string `json:"go_version"`
 }
 
-func addVersionCommand(root *cobra.Command, out *Output) {
+func addVersionCommand(root *cobra.Command, out *cmdutil.Output) {
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the cuttle version",

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
@@ -16,7 +17,7 @@ import (
 // OSD (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats,
 // config show), as Ceph's `ceph tell`. A command of several words may be
 // given as several arguments (tell osd.0 config show).
-func addTellCommand(root *cobra.Command, out *Output, f *clusterFlags) {
+func addTellCommand(root *cobra.Command, out *cmdutil.Output, f *clusterFlags) {
 	root.AddCommand(&cobra.Command{
 		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats|config show",
 		Short: "Send an admin command to one OSD",
@@ -56,7 +57,7 @@ The entity needs osd caps of '*' (client.admin has them).`,
 
 // sendDaemonCommand connects to the cluster, sends one daemon command
 // with send, bounded by the command timeout, and prints the answer.
-func sendDaemonCommand(cmd *cobra.Command, cf *clusterFlags, out *Output, send func(context.Context, *rados.Conn) (rados.MonReply, error)) error {
+func sendDaemonCommand(cmd *cobra.Command, cf *clusterFlags, out *cmdutil.Output, send func(context.Context, *rados.Conn) (rados.MonReply, error)) error {
 	conn, err := cf.dial(cmd.Context())
 	if err != nil {
 		return err

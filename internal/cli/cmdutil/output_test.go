@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func TestOutputPrintErrors(t *testing.T) {
 }
 
 func TestFormatFlagRejectsUnknown(t *testing.T) {
-	var f formatFlag
+	var f FormatFlag
 	for _, ok := range []string{FormatPlain, FormatJSON} {
 		if err := f.Set(ok); err != nil || string(f) != ok {
 			t.Errorf("Set(%q) = %v, value %q", ok, err, f)

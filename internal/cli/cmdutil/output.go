@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"encoding/json"
@@ -47,18 +47,18 @@ func (o *Output) Print(v any, plain func(w io.Writer) error) error {
 	}
 }
 
-// formatFlag is the pflag.Value behind --format; it rejects unknown formats
+// FormatFlag is the pflag.Value behind --format; it rejects unknown formats
 // while the flags are parsed, before any command runs.
-type formatFlag string
+type FormatFlag string
 
-func (f *formatFlag) String() string { return string(*f) }
+func (f *FormatFlag) String() string { return string(*f) }
 
-func (f *formatFlag) Type() string { return "format" }
+func (f *FormatFlag) Type() string { return "format" }
 
-func (f *formatFlag) Set(s string) error {
+func (f *FormatFlag) Set(s string) error {
 	switch s {
 	case FormatPlain, FormatJSON:
-		*f = formatFlag(s)
+		*f = FormatFlag(s)
 		return nil
 	}
 	return fmt.Errorf("must be one of %s", strings.Join([]string{FormatPlain, FormatJSON}, ", "))
