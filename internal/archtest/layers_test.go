@@ -78,6 +78,7 @@ var layers = []struct {
 	{"internal/dashboard", layerFrontEnds},
 	{"internal/cli", layerFrontEnds},
 	{"internal/cli/cmdutil", layerFrontEnds},
+	{"internal/cli/mapcmd", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
@@ -144,8 +145,10 @@ var sameLayerImports = map[string][]string{
 		"internal/dashboard", "internal/launcher", "internal/bench",
 		"internal/daemon",
 		// The root assembles the command families of its sub-packages.
-		"internal/cli/cmdutil",
+		"internal/cli/cmdutil", "internal/cli/mapcmd",
 	},
+	// The command families print through the helpers they share.
+	"internal/cli/mapcmd": {"internal/cli/cmdutil"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their

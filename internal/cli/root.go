@@ -15,7 +15,7 @@
 //
 // Write a file per family (crush.go, osdmap.go, ...) with a function
 //
-//	func addCrushCommands(root *cobra.Command, out *cmdutil.Output)
+//	func AddCrushCommands(root *cobra.Command, out *cmdutil.Output)
 //
 // that adds its commands under root and prints with out, then add that
 // function to the list in [NewRootCommand]. Nothing else needs to change.
@@ -33,6 +33,7 @@ import (
 	"runtime/debug"
 
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
 	"github.com/spf13/cobra"
 )
 
@@ -66,8 +67,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	// addXxxCommands(root, out) in its own file and list it here.
 	for _, add := range []func(*cobra.Command, *cmdutil.Output){
 		addVersionCommand,
-		addCrushCommands,
-		addOSDMapCommands,
+		mapcmd.AddCrushCommands,
+		mapcmd.AddOSDMapCommands,
 		addObjectStoreCommands,
 	} {
 		add(root, out)

@@ -1,4 +1,4 @@
-package cli
+package mapcmd
 
 import (
 	"crypto/rand"
@@ -22,7 +22,8 @@ import (
 // offline, and compute placements, like Ceph's osdmaptool and "ceph osd
 // map".
 
-func addOSDMapCommands(root *cobra.Command, out *cmdutil.Output) {
+// AddOSDMapCommands adds "cuttle osdmap" under root.
+func AddOSDMapCommands(root *cobra.Command, out *cmdutil.Output) {
 	cmd := &cobra.Command{
 		Use:   "osdmap",
 		Short: "Create, inspect and change OSD maps and compute placements (like osdmaptool)",

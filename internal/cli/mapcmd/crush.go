@@ -1,4 +1,4 @@
-package cli
+package mapcmd
 
 import (
 	"fmt"
@@ -13,7 +13,9 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 )
 
-func addCrushCommands(root *cobra.Command, out *cmdutil.Output) {
+// AddCrushCommands adds "cuttle crush" under root: compile, decompile,
+// build, tree and test CRUSH maps offline, like Ceph's crushtool.
+func AddCrushCommands(root *cobra.Command, out *cmdutil.Output) {
 	cmd := &cobra.Command{
 		Use:   "crush",
 		Short: "Compile, inspect and test CRUSH maps (compatible with Ceph's crushtool)",

@@ -1,4 +1,4 @@
-package cli
+package mapcmd
 
 import (
 	"encoding/json"

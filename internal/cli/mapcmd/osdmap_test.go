@@ -1,8 +1,6 @@
-package cli
+package mapcmd
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,11 +15,8 @@ import (
 // error of Execute.
 func runOSDMapCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	root := NewRootCommand(&stdout, &stderr)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return stdout.String(), err
+	stdout, _, err := run(t, args...)
+	return stdout, err
 }
 
 func mustRun(t *testing.T, args ...string) string {
