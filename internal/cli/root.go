@@ -34,6 +34,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
 	"github.com/spf13/cobra"
 )
 
@@ -69,7 +70,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		addVersionCommand,
 		mapcmd.AddCrushCommands,
 		mapcmd.AddOSDMapCommands,
-		addObjectStoreCommands,
+		toolcmd.AddObjectStoreCommands,
 	} {
 		add(root, out)
 	}

@@ -1,4 +1,4 @@
-package cli
+package toolcmd
 
 import (
 	"errors"
@@ -57,7 +57,9 @@ func closeStore(s *blockstore.Store, err *error) {
 	}
 }
 
-func addObjectStoreCommands(root *cobra.Command, out *cmdutil.Output) {
+// AddObjectStoreCommands adds "cuttle objectstore" under root: make,
+// check, list, dump, read and benchmark an OSD's store offline.
+func AddObjectStoreCommands(root *cobra.Command, out *cmdutil.Output) {
 	f := &osFlags{}
 	cmd := &cobra.Command{
 		Use:   "objectstore",
