@@ -79,6 +79,7 @@ var layers = []struct {
 	{"internal/cli", layerFrontEnds},
 	{"internal/cli/cmdutil", layerFrontEnds},
 	{"internal/cli/mapcmd", layerFrontEnds},
+	{"internal/cli/radoscmd", layerFrontEnds},
 	{"internal/cli/toolcmd", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
@@ -146,11 +147,13 @@ var sameLayerImports = map[string][]string{
 		"internal/dashboard", "internal/launcher", "internal/bench",
 		"internal/daemon",
 		// The root assembles the command families of its sub-packages.
-		"internal/cli/cmdutil", "internal/cli/mapcmd", "internal/cli/toolcmd",
+		"internal/cli/cmdutil", "internal/cli/mapcmd", "internal/cli/radoscmd",
+		"internal/cli/toolcmd",
 	},
 	// The command families print through the helpers they share.
-	"internal/cli/mapcmd":  {"internal/cli/cmdutil"},
-	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
+	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
+	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
+	"internal/cli/toolcmd":  {"internal/cli/cmdutil", "internal/bench"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their

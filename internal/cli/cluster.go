@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -243,4 +247,60 @@ func clientAuth(name auth.EntityName, keyringPath string) (func(auth.EntityName)
 	return func(auth.EntityName) auth.ClientHandshake {
 		return auth.NewMonClient(auth.MonClientConfig{Name: name, Secret: e.Key})
 	}, nil
+}
+
+// radosConfig is the client configuration the cluster flags give:
+// --conf (mon_host, auth, keyring for --name), overridden by --mon-host
+// and --keyring; --timeout bounds the connection and every operation.
+func (f *clusterFlags) radosConfig() (rados.Config, error) {
+	var cfg rados.Config
+	conf, err := f.loadConf()
+	if err != nil {
+		return cfg, err
+	}
+	if conf != nil {
+		c, err := rados.LoadConfig(f.conf, f.name)
+		if err != nil && f.monHost == "" {
+			return cfg, &shownError{err: err, msg: fmt.Sprintf(
+				"no monitors: %s has no mon_host for %s; give --mon-host or add mon_host to it", f.conf, f.name)}
+		}
+		if err == nil {
+			cfg = c
+		}
+	}
+	cfg.Name = f.name
+	if f.monHost != "" {
+		cfg.Mons = strings.Split(f.monHost, ",")
+	}
+	if len(cfg.Mons) == 0 {
+		return cfg, errors.New("no monitors: give --mon-host or --conf")
+	}
+	if f.keyring != "" {
+		cfg.Keyring = f.keyring
+	}
+	cfg.OpTimeout = f.timeout
+	if say := f.noMonitorYet(); say != nil {
+		cfg.MonitorsUnreachable = func(addrs []string, _ time.Duration) { say(addrs) }
+	}
+	if f.debug {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	cfg.Network = f.network // nil: TCP
+	return cfg, nil
+}
+
+// dial connects with the configuration of the flags, giving up after
+// --timeout.
+func (f *clusterFlags) dial(ctx context.Context) (*rados.Conn, error) {
+	cfg, err := f.radosConfig()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	conn, err := rados.Connect(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the cluster: %w", err)
+	}
+	return conn, nil
 }

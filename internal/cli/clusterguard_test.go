@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestClusterUpDefaultPoolServesIO(t *testing.T) {
 		t.Helper()
 		out, stderr, err := run(t, append([]string{"--conf", conf}, args...)...)
 		if err != nil {
-			return out, &cliError{msg: err.Error() + "\n" + stderr, err: err}
+			return out, fmt.Errorf("%w\n%s", err, stderr)
 		}
 		return out, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,7 +270,7 @@ func TestRadosClusterUp(t *testing.T) {
 		}
 		var written int64
 		for _, mode := range []string{"seq", "rand"} {
-			var rep benchReport
+			var rep benchJSON
 			js := cut("", "--format", "json", "bench", "-p", "rbd", "2", mode)
 			if err := json.Unmarshal([]byte(js), &rep); err != nil {
 				t.Fatalf("%s: %v\n%s", mode, err, js)
@@ -386,4 +387,22 @@ func createObjects(ctx context.Context, t *testing.T, ioc *rados.IOContext, n, i
 	if err := <-errc; err != nil {
 		t.Fatalf("create objects: %v", err)
 	}
+}
+
+// benchJSON is the part of "cuttle bench --format json" these tests read.
+type benchJSON struct {
+	OpSize    uint64  `json:"op_size"`
+	Objects   int64   `json:"objects"`
+	Ops       int64   `json:"ops"`
+	Bandwidth float64 `json:"bandwidth_mb_s"`
+	Latency   struct {
+		P99 float64 `json:"p99"`
+	} `json:"latency_s"`
+}
+
+// sortedLines returns the lines of s in order, one per line.
+func sortedLines(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n") + "\n"
 }

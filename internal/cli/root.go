@@ -34,6 +34,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
 	"github.com/spf13/cobra"
 )
@@ -83,11 +84,12 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		addAuthCommands,
 		addClusterCommands,
 		addTellCommand,
-		addRadosCommands,
-		addBenchCommands,
 	} {
 		add(root, out, cf)
 	}
+	// The object tools connect through the cluster flags.
+	radoscmd.AddRadosCommands(root, out, cf.dial)
+	radoscmd.AddBenchCommands(root, out, cf.dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root

@@ -1,4 +1,4 @@
-package cli
+package radoscmd
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"github.com/cuttlestore/cuttle/rados"
 )
 
-// addBenchCommands adds "cuttle bench", the cluster benchmark (Ceph's
-// rados bench).
-func addBenchCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
-	root.AddCommand(newBenchCommand(out, cf.dial))
+// AddBenchCommands adds "cuttle bench", the cluster benchmark (Ceph's
+// rados bench), which connects with dial.
+func AddBenchCommands(root *cobra.Command, out *cmdutil.Output, dial DialFunc) {
+	root.AddCommand(newBenchCommand(out, dial))
 }
 
 // benchFlags are the options of `cuttle bench`.
@@ -119,7 +119,7 @@ func newBenchReport(r bench.RadosResult, f *benchFlags, conc int) benchReport {
 			Max: s.Latency.Max.Seconds(), P50: s.Latency.P50.Seconds(), P99: s.Latency.P99.Seconds()}}
 }
 
-func newBenchCommand(out *cmdutil.Output, dial dialFunc) *cobra.Command {
+func newBenchCommand(out *cmdutil.Output, dial DialFunc) *cobra.Command {
 	f := &benchFlags{}
 	c := &cobra.Command{
 		Use:   "bench -p POOL SECONDS write|seq|rand [-b SIZE] [-t CONCURRENCY] [--no-cleanup] [--run-name NAME]",

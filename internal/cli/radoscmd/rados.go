@@ -1,4 +1,4 @@
-package cli
+package radoscmd
 
 import (
 	"bufio"
@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,81 +16,26 @@ import (
 	"github.com/cuttlestore/cuttle/rados"
 )
 
-// dialFunc connects to the cluster. The commands close the connection
+// DialFunc connects to the cluster. The commands close the connection
 // when they are done.
-type dialFunc func(ctx context.Context) (*rados.Conn, error)
-
-// radosConfig is the client configuration the cluster flags give:
-// --conf (mon_host, auth, keyring for --name), overridden by --mon-host
-// and --keyring; --timeout bounds the connection and every operation.
-func (f *clusterFlags) radosConfig() (rados.Config, error) {
-	var cfg rados.Config
-	conf, err := f.loadConf()
-	if err != nil {
-		return cfg, err
-	}
-	if conf != nil {
-		c, err := rados.LoadConfig(f.conf, f.name)
-		if err != nil && f.monHost == "" {
-			return cfg, &shownError{err: err, msg: fmt.Sprintf(
-				"no monitors: %s has no mon_host for %s; give --mon-host or add mon_host to it", f.conf, f.name)}
-		}
-		if err == nil {
-			cfg = c
-		}
-	}
-	cfg.Name = f.name
-	if f.monHost != "" {
-		cfg.Mons = strings.Split(f.monHost, ",")
-	}
-	if len(cfg.Mons) == 0 {
-		return cfg, errors.New("no monitors: give --mon-host or --conf")
-	}
-	if f.keyring != "" {
-		cfg.Keyring = f.keyring
-	}
-	cfg.OpTimeout = f.timeout
-	if say := f.noMonitorYet(); say != nil {
-		cfg.MonitorsUnreachable = func(addrs []string, _ time.Duration) { say(addrs) }
-	}
-	if f.debug {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	cfg.Network = f.network // nil: TCP
-	return cfg, nil
-}
-
-// dial connects with the configuration of the flags, giving up after
-// --timeout.
-func (f *clusterFlags) dial(ctx context.Context) (*rados.Conn, error) {
-	cfg, err := f.radosConfig()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	conn, err := rados.Connect(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cannot reach the cluster: %w", err)
-	}
-	return conn, nil
-}
+type DialFunc func(ctx context.Context) (*rados.Conn, error)
 
 // radosEnv is what every `cuttle rados` command shares: how to connect,
 // where to print, and the pool and namespace flags.
 type radosEnv struct {
 	out  *cmdutil.Output
-	dial dialFunc
+	dial DialFunc
 	pool string
 	ns   string
 }
 
-// addRadosCommands adds "cuttle rados", the object tool (Ceph's rados).
-func addRadosCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
-	root.AddCommand(newRadosCommand(out, cf.dial))
+// AddRadosCommands adds "cuttle rados", the object tool (Ceph's rados),
+// which connects with dial.
+func AddRadosCommands(root *cobra.Command, out *cmdutil.Output, dial DialFunc) {
+	root.AddCommand(newRadosCommand(out, dial))
 }
 
-func newRadosCommand(out *cmdutil.Output, dial dialFunc) *cobra.Command {
+func newRadosCommand(out *cmdutil.Output, dial DialFunc) *cobra.Command {
 	e := &radosEnv{out: out, dial: dial}
 	c := &cobra.Command{
 		Use:   "rados -p POOL COMMAND ...",

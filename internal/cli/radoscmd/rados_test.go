@@ -1,4 +1,4 @@
-package cli
+package radoscmd
 
 import (
 	"bytes"
@@ -376,7 +376,7 @@ func TestParseBenchArgs(t *testing.T) {
 		{"rados", "-p", "rbd", "put", "onlyone"},
 		{"rados", "-p", "rbd", "setxattr", "obj"},
 	} {
-		_, _, err := run(t, append([]string{"--mon-host", "a=127.0.0.1:1"}, args...)...)
+		_, _, err := runUnreachable(t, args...)
 		if err == nil || strings.Contains(err.Error(), "cannot reach") {
 			t.Errorf("cuttle %s: %v", strings.Join(args, " "), err)
 		}
@@ -409,4 +409,25 @@ func TestRadosFailureTable(t *testing.T) {
 	if got := hexDump([]byte("0123456789abcdefXY")); got != "00000000  30 31 32 33 34 35 36 37  38 39 61 62 63 64 65 66  |0123456789abcdef|\n00000010  58 59                                             |XY|\n00000012" {
 		t.Errorf("hexdump %q", got)
 	}
+}
+
+// runUnreachable runs this package's families under a root with
+// --format, as internal/cli assembles them, with a dial that never
+// reaches a cluster.
+func runUnreachable(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: &stdout}
+	root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format", "output format")
+	dial := func(context.Context) (*rados.Conn, error) {
+		return nil, errors.New("cannot reach the cluster: no cluster in this test")
+	}
+	AddRadosCommands(root, out, dial)
+	AddBenchCommands(root, out, dial)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return stdout.String(), stderr.String(), err
 }
