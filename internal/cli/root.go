@@ -4,21 +4,40 @@
 //
 // It owns argument parsing and presentation only. Every command turns its
 // flags into a call on a library (crush, osdmap, rados, rbd, kv, fsclient)
-// and prints the result through an [cmdutil.Output], as plain text for people or as
-// JSON for tools (--format). Commands that reach a cluster read the cluster
-// configuration file named by --conf (cluster.go); the CLI never reads
-// environment variables (cmd/cuttle does) and holds no package-level state: everything a
-// command needs hangs off the tree that [NewRootCommand] returns, so tests
-// build a fresh tree per case with their own writers.
+// and prints the result through a [cmdutil.Output], as plain text for people
+// or as JSON for tools (--format). Commands that reach a cluster read the
+// cluster configuration file named by --conf (cluster.go); the CLI never
+// reads environment variables (cmd/cuttle does) and holds no package-level
+// state: everything a command needs hangs off the tree that [NewRootCommand]
+// returns, so tests build a fresh tree per case with their own writers.
+//
+// # The root and its families
+//
+// This package is the root: it assembles the tree, owns the global flags
+// and the connection to a cluster they describe (cluster.go), how errors
+// are named (errors.go), the walk that makes command groups strict
+// (groups.go), and the families that talk to the monitors and daemons
+// (mon, osd, pg, auth, config, tell, cluster). Families that stand alone
+// live in sub-packages, by noun:
+//
+//   - internal/cli/radoscmd: rados and bench, the object tools, given a
+//     dial function made from the cluster flags;
+//   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
+//   - internal/cli/toolcmd: objectstore, the offline debug tools for an
+//     OSD's store;
+//   - internal/cli/cmdutil: what they all share (Output, --format, sizes).
+//
+// The sub-packages import cmdutil and never this package or each other.
 //
 // # Adding a command family
 //
-// Write a file per family (crush.go, osdmap.go, ...) with a function
+// Write a file per family (or a sub-package, for a noun that stands alone)
+// with a function
 //
-//	func AddCrushCommands(root *cobra.Command, out *cmdutil.Output)
+//	func addPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags)
 //
-// that adds its commands under root and prints with out, then add that
-// function to the list in [NewRootCommand]. Nothing else needs to change.
+// that adds its commands under root and prints with out, then call it from
+// [NewRootCommand]. Nothing else needs to change.
 //
 // # Concurrency
 //
@@ -66,7 +85,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	cf.register(root, defaultConf)
 
 	// Each family adds its commands under root. To add a family, write
-	// addXxxCommands(root, out) in its own file and list it here.
+	// addXxxCommands(root, out) (or a sub-package's AddXxxCommands) and
+	// list it here.
 	for _, add := range []func(*cobra.Command, *cmdutil.Output){
 		addVersionCommand,
 		mapcmd.AddCrushCommands,
