@@ -457,6 +457,7 @@ func TestLayerTable(t *testing.T) {
 		{"internal/objectstore/storetest", layerTestOnly},
 		{"internal/osd/peering", layerCores},
 		{"internal/osd/scrub", layerCores},
+		{"internal/osd/opq", layerCores},
 		{"internal/cls/lock", layerTransport},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},

@@ -14,6 +14,7 @@ import (
 var pureCores = []string{
 	"internal/osd/peering",
 	"internal/osd/scrub",
+	"internal/osd/opq",
 }
 
 // impureImports are the packages a pure core must not import.

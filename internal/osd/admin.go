@@ -129,10 +129,7 @@ func (o *OSD) PGs() []PGStatus {
 func (p *pg) status() PGStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	waiting := len(p.parked)
-	for _, q := range p.objects {
-		waiting += max(len(q)-1, 0)
-	}
+	waiting := len(p.parked) + p.queue.Waiting()
 	return PGStatus{PG: p.id.String(), State: p.stateLocked(), Role: p.roleLocked(), Acting: slices.Clone(p.acting),
 		Primary: p.primary, Epoch: p.epoch, SameIntervalSince: p.info.SameIntervalSince,
 		LastUpdate: p.info.LastUpdate.String(), LogEntries: p.log.Len(), Objects: p.info.Stats.Objects,

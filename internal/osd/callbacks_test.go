@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -16,7 +17,10 @@ func callbackPG(t *testing.T) (*pg, *write, *request, objid.ID) {
 	id := objid.ID{Pool: 1, Name: "obj"}
 	r := &request{o: o}
 	w := &write{tid: 7, pending: osdSet{1}, uncommitted: osdSet{1}}
-	p := &pg{o: o, writes: map[uint64]*write{7: w}, objects: map[objid.ID][]*request{id: {r}}}
+	p := &pg{o: o, writes: map[uint64]*write{7: w}, queue: opq.NewQueue[objid.ID, *request](opq.Today{})}
+	if !p.queue.Add(id, opq.Client, 1, r) {
+		t.Fatal("the op queue did not start the write")
+	}
 	return p, w, r, id
 }
 
@@ -29,15 +33,15 @@ func TestCallbacksDoNotWaitForThePGLock(t *testing.T) {
 	c := objectstore.NewCompletion()
 	p.mu.Lock()
 	p.appliedHere(id, r, w, c) // would deadlock if it waited for the lock
-	if len(p.objects[id]) != 1 || len(w.pending) != 1 {
+	if p.queue.Len(id) != 1 || len(w.pending) != 1 {
 		t.Fatal("the apply was recorded while the PG lock was held")
 	}
 	p.mu.Unlock()
 	p.o.wg.Wait()
 	p.mu.Lock()
-	if _, queued := p.objects[id]; queued || len(w.pending) != 0 {
+	if p.queue.Busy(id) || len(w.pending) != 0 {
 		p.mu.Unlock()
-		t.Fatalf("after the lock was free: object queue %v, pending %v", p.objects[id], w.pending)
+		t.Fatalf("after the lock was free: object queue %d, pending %v", p.queue.Len(id), w.pending)
 	}
 	// The commit callback is registered now; it runs when the store marks
 	// the completion, here with the lock held again.
@@ -60,8 +64,8 @@ func TestCallbacksRecordAtOnce(t *testing.T) {
 	p, w, r, id := callbackPG(t)
 	c := objectstore.NewCompletion()
 	p.appliedHere(id, r, w, c)
-	if _, queued := p.objects[id]; queued || len(w.pending) != 0 {
-		t.Fatalf("after the apply: object queue %v, pending %v", p.objects[id], w.pending)
+	if p.queue.Busy(id) || len(w.pending) != 0 {
+		t.Fatalf("after the apply: object queue %d, pending %v", p.queue.Len(id), w.pending)
 	}
 	c.MarkCommitted(nil)
 	if _, inFlight := p.writes[7]; inFlight {

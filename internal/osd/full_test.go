@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -43,7 +44,7 @@ func fullTestPG(t *testing.T, m *osdmap.Map) *pg {
 	t.Helper()
 	o := &OSD{}
 	o.space.noteMap(m, 0)
-	return &pg{o: o, id: osdmap.PG{Pool: 1}, pool: *m.Pool(1), objects: map[objid.ID][]*request{},
+	return &pg{o: o, id: osdmap.PG{Pool: 1}, pool: *m.Pool(1), queue: opq.NewQueue[objid.ID, *request](opq.Today{}),
 		recoveringObj: map[objid.ID]chan struct{}{}, recoveryKick: make(chan struct{}, 1)}
 }
 

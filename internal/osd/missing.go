@@ -10,6 +10,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -234,7 +235,7 @@ func (p *pg) claimNext(r *peerRun, queue *[]objid.ID) (id objid.ID, targets []in
 		}
 		switch {
 		case len(lacking) == 0: // recovered meanwhile, ahead of the queue
-		case len(p.objects[o]) > 0 || p.recoveringObj[o] != nil:
+		case !p.queue.Free(o, opq.Recovery) || p.recoveringObj[o] != nil:
 			kept = append(kept, o)
 			busy = true
 		default:

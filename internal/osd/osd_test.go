@@ -11,6 +11,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -148,7 +149,7 @@ func TestPeeringNeverGoesBackToAnOlderMap(t *testing.T) {
 // may still be queued for a replica.
 func TestAbandonedWriteKeepsItsBuffer(t *testing.T) {
 	o := &OSD{}
-	p := &pg{o: o, writes: map[uint64]*write{}, objects: map[objid.ID][]*request{}}
+	p := &pg{o: o, writes: map[uint64]*write{}, queue: opq.NewQueue[objid.ID, *request](opq.Today{})}
 	released := map[string]bool{}
 	newReq := func(name string) *request {
 		return &request{o: o, release: func() { released[name] = true }}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -28,8 +29,9 @@ type pg struct {
 	acting  []int32
 	upFrom  []uint32 // the acting OSDs' up_from epochs
 	primary int32    // -1: none
-	// objects holds the requests of each object, the running one first.
-	objects map[objid.ID][]*request
+	// queue holds the client requests of each object, in order, the
+	// running one first (primary.go).
+	queue *opq.Queue[objid.ID, *request]
 	// writes are the writes replicating, by tid.
 	writes map[uint64]*write
 	tid    uint64
@@ -96,7 +98,7 @@ func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *
 		missing = map[objid.ID]bool{}
 	}
 	return &pg{o: o, id: info.PG, coll: objectstore.PGCollection(info.PG.Pool, info.PG.Seed), info: info, log: log,
-		missing: missing, primary: -1, objects: map[objid.ID][]*request{}, writes: map[uint64]*write{},
+		missing: missing, primary: -1, queue: opq.NewQueue[objid.ID, *request](opq.Today{}), writes: map[uint64]*write{},
 		recoveringObj: map[objid.ID]chan struct{}{}, recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now()}
 }
 
@@ -179,13 +181,7 @@ func (p *pg) endIntervalLocked() []*request {
 		w.abandoned = true
 		delete(p.writes, tid)
 	}
-	for id, q := range p.objects {
-		if len(q) > 1 {
-			stale = append(stale, q[1:]...)
-			p.objects[id] = q[:1]
-		}
-	}
-	return stale
+	return p.queue.Cut(stale)
 }
 
 // isPrimaryLocked reports whether this OSD is the PG's acting primary.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -209,44 +210,46 @@ func (p *pg) enqueue(r *request) {
 		return
 	}
 	id := r.op.Object
-	p.objects[id] = append(p.objects[id], r)
-	first := len(p.objects[id]) == 1
+	start := p.queue.Add(id, opq.Client, opq.CostOf(r.bytesOfData()), r)
 	p.mu.Unlock()
-	if first {
-		p.o.wg.Go(func() { p.runObject(id) })
+	if start {
+		p.o.wg.Go(func() { p.runObject(id, r) })
 	}
 }
 
-// runObject serves the requests of one object in order until none is
+// runObject serves r, which the op queue started, and the requests of
+// its object the queue hands out after it, in order, until none is
 // left, or until a write must apply here before the next request may
 // see it: the write's applied callback (appliedHere) goes on from there,
 // so no goroutine waits for the store.
-func (p *pg) runObject(id objid.ID) {
+func (p *pg) runObject(id objid.ID, r *request) {
 	for {
-		p.mu.Lock()
-		q := p.objects[id]
-		if len(q) == 0 {
-			delete(p.objects, id)
-			p.mu.Unlock()
-			p.kickRecovery()
-			return
-		}
-		r := q[0]
-		p.mu.Unlock()
 		if w, c := p.serve(r); c != nil {
 			c.OnApplied(func() { p.appliedHere(id, r, w, c) })
 			return
 		}
 		p.mu.Lock()
-		p.popLocked(id, r)
+		next, more := p.queue.Done(id)
+		p.startWaitingLocked()
 		p.mu.Unlock()
+		if !more {
+			p.kickRecovery()
+			return
+		}
+		r = next
 	}
 }
 
-// popLocked takes r, which ran, off the head of its object's queue.
-func (p *pg) popLocked(id objid.ID, r *request) {
-	if q := p.objects[id]; len(q) > 0 && q[0] == r {
-		p.objects[id] = q[1:]
+// startWaitingLocked runs the requests the op queue's policy held back
+// and admits now. Today's policy holds no client op back, so this costs
+// a client op one length check.
+func (p *pg) startWaitingLocked() {
+	for p.queue.Blocked() {
+		id, r, ok := p.queue.Next()
+		if !ok {
+			return
+		}
+		p.o.spawn(func() { p.runObject(id, r) })
 	}
 }
 
@@ -278,18 +281,15 @@ func (p *pg) withLock(f func()) {
 // run and awaits the local commit. The caller holds the PG lock; it is
 // released.
 func (p *pg) afterApplied(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	p.popLocked(id, r)
-	more := len(p.objects[id]) > 0
-	if !more {
-		delete(p.objects, id)
-	}
+	next, more := p.queue.Done(id)
+	p.startWaitingLocked()
 	p.ackHeld(w, p.o.cfg.ID, wire.ReplyApplied, 0)
 	c.OnCommitted(func(err error) { p.committedHere(w, err) })
 	if !more {
 		p.kickRecovery()
 		return
 	}
-	p.o.spawn(func() { p.runObject(id) })
+	p.o.spawn(func() { p.runObject(id, next) })
 }
 
 // serve runs one request: a read at once, a write through replication.

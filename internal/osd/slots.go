@@ -1,36 +1,40 @@
 package osd
 
 import (
-	"slices"
 	"sync"
+
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 )
 
 // slots is a counting semaphore whose limit may change while slots are
 // held: recovery's slots per OSD (osd_max_backfills) and each recovering
-// PG's push window (osd_recovery_max_active). Waiters are served in
-// arrival order. Lowering the limit takes no slot back: those held are
-// released as usual, and new ones are granted once fewer are held than
-// the limit. Safe for concurrent use.
+// PG's push window (osd_recovery_max_active). The op queue's Limiter
+// decides who gets a slot (waiters in arrival order; lowering the limit
+// takes no slot back); slots blocks and wakes the waiters. Safe for
+// concurrent use.
 type slots struct {
 	mu      sync.Mutex
-	limit   int
-	held    int
-	waiters []chan struct{} // in arrival order; closed when granted a slot
+	lim     *opq.Limiter
+	seq     uint64
+	waiters map[uint64]chan struct{} // closed when granted a slot
 }
 
-func newSlots(limit int) *slots { return &slots{limit: limit} }
+func newSlots(limit int) *slots {
+	return &slots{lim: opq.NewLimiter(limit), waiters: map[uint64]chan struct{}{}}
+}
 
 // acquire waits for a slot and reports true, or false if a or b closes
 // first (then no slot is held).
 func (s *slots) acquire(a, b <-chan struct{}) bool {
 	s.mu.Lock()
-	if len(s.waiters) == 0 && s.held < s.limit {
-		s.held++
+	s.seq++
+	id := s.seq
+	if s.lim.Acquire(id) {
 		s.mu.Unlock()
 		return true
 	}
 	ch := make(chan struct{})
-	s.waiters = append(s.waiters, ch)
+	s.waiters[id] = ch
 	s.mu.Unlock()
 	select {
 	case <-ch:
@@ -40,13 +44,12 @@ func (s *slots) acquire(a, b <-chan struct{}) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i := slices.Index(s.waiters, ch); i >= 0 {
-		s.waiters = slices.Delete(s.waiters, i, i+1)
+	if s.lim.Cancel(id) {
+		delete(s.waiters, id)
 		return false
 	}
 	// Granted as it gave up: pass the slot on.
-	s.held--
-	s.grantLocked()
+	s.lim.Release(s.grantLocked)
 	return false
 }
 
@@ -54,29 +57,25 @@ func (s *slots) acquire(a, b <-chan struct{}) bool {
 func (s *slots) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.held--
-	s.grantLocked()
+	s.lim.Release(s.grantLocked)
 }
 
 // setLimit changes the number of slots; waiters get the new ones at once.
 func (s *slots) setLimit(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.limit = n
-	s.grantLocked()
+	s.lim.SetLimit(n, s.grantLocked)
 }
 
 // state returns the slots held and the limit.
 func (s *slots) state() (held, limit int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.held, s.limit
+	return s.lim.State()
 }
 
-func (s *slots) grantLocked() {
-	for len(s.waiters) > 0 && s.held < s.limit {
-		close(s.waiters[0])
-		s.waiters = s.waiters[1:]
-		s.held++
-	}
+// grantLocked wakes waiter id, which the Limiter granted a slot.
+func (s *slots) grantLocked(id uint64) {
+	close(s.waiters[id])
+	delete(s.waiters, id)
 }

@@ -1,0 +1,184 @@
+package opq
+
+// Queue orders the items of one PG by key (the object): the items of a
+// key run one at a time in the order they entered, the first of them
+// once the policy admits it. The caller runs what Add, Done and Next
+// hand out and reports the end of each with Done.
+//
+// A Queue is not safe for concurrent use: its owner serialises calls
+// (the OSD under the PG's lock). Adding an item costs what appending to
+// a slice in a map costs: no lock, no goroutine of its own.
+type Queue[K comparable, T any] struct {
+	policy  Policy
+	keys    map[K][]entry[T]
+	running [numClasses]Load
+	// blocked are the keys whose first item waits for the policy to
+	// admit it, in the order they came to wait, and waitingOf counts
+	// them by class: an item does not overtake one of its class that
+	// waits.
+	blocked   []K
+	waitingOf [numClasses]int
+}
+
+type entry[T any] struct {
+	v       T
+	cost    int64
+	class   Class
+	started bool
+}
+
+// NewQueue returns an empty queue under policy.
+func NewQueue[K comparable, T any](policy Policy) *Queue[K, T] {
+	return &Queue[K, T]{policy: policy, keys: map[K][]entry[T]{}}
+}
+
+// Add queues v, of class c and cost, on key behind the items there. It
+// reports whether v starts now: the key had nothing queued and the
+// policy admits it. The caller then runs v and calls Done(key) when it
+// is finished; otherwise Done or Next hands v out later.
+func (q *Queue[K, T]) Add(key K, c Class, cost int64, v T) bool {
+	items := q.keys[key]
+	e := entry[T]{v: v, cost: cost, class: c}
+	if len(items) > 0 {
+		q.keys[key] = append(items, e)
+		return false
+	}
+	start := q.admit(c, cost)
+	if start {
+		e.started = true
+		q.running[c].Items++
+		q.running[c].Cost += cost
+	} else {
+		q.block(key, c)
+	}
+	q.keys[key] = append(items, e)
+	return start
+}
+
+// Done ends the running item of key and returns the key's next item if
+// it starts now (the caller runs it, and calls Done again). ok is false
+// when the key has nothing left (it is then free: Busy reports false)
+// or its next item waits for the policy. Done of a key with no running
+// item does nothing.
+func (q *Queue[K, T]) Done(key K) (next T, ok bool) {
+	items := q.keys[key]
+	if len(items) == 0 || !items[0].started {
+		return next, false
+	}
+	head := items[0]
+	q.running[head.class].Items--
+	q.running[head.class].Cost -= head.cost
+	items[0] = entry[T]{} // let the item go
+	items = items[1:]
+	if len(items) == 0 {
+		delete(q.keys, key)
+		return next, false
+	}
+	q.keys[key] = items
+	if !q.admit(items[0].class, items[0].cost) {
+		q.block(key, items[0].class)
+		return next, false
+	}
+	q.startHead(items)
+	return items[0].v, true
+}
+
+// Blocked reports whether some key's first item waits for the policy:
+// after Done, the caller asks Next for what may start now.
+func (q *Queue[K, T]) Blocked() bool { return len(q.blocked) > 0 }
+
+// Next returns an item the policy admits now among the first items that
+// waited for it, oldest first; the caller runs it and calls Done(key).
+func (q *Queue[K, T]) Next() (key K, v T, ok bool) {
+	for i, k := range q.blocked {
+		items := q.keys[k]
+		if len(items) == 0 || items[0].started {
+			continue // cannot happen: only Cut removes waiting items, and it empties blocked
+		}
+		if !q.policy.Admit(items[0].class, items[0].cost, q.running[items[0].class]) {
+			continue
+		}
+		q.blocked = append(q.blocked[:i], q.blocked[i+1:]...)
+		q.waitingOf[items[0].class]--
+		q.startHead(items)
+		return k, items[0].v, true
+	}
+	return key, v, false
+}
+
+// admit reports whether an item of class c may start now: none of its
+// class waits before it and the policy admits it.
+func (q *Queue[K, T]) admit(c Class, cost int64) bool {
+	return q.waitingOf[c] == 0 && q.policy.Admit(c, cost, q.running[c])
+}
+
+func (q *Queue[K, T]) block(key K, c Class) {
+	q.blocked = append(q.blocked, key)
+	q.waitingOf[c]++
+}
+
+func (q *Queue[K, T]) startHead(items []entry[T]) {
+	items[0].started = true
+	q.running[items[0].class].Items++
+	q.running[items[0].class].Cost += items[0].cost
+}
+
+// Busy reports whether key has items, running or waiting.
+func (q *Queue[K, T]) Busy(key K) bool { return len(q.keys[key]) > 0 }
+
+// Len returns how many items key has, running or waiting.
+func (q *Queue[K, T]) Len(key K) int { return len(q.keys[key]) }
+
+// Free reports whether work of class c may run on key outside the queue
+// now: no item queued on key is of a class that c yields to (Policy.Yields).
+// Recovery asks before it pushes an object.
+func (q *Queue[K, T]) Free(key K, c Class) bool {
+	for _, e := range q.keys[key] {
+		if q.policy.Yields(c, e.class) {
+			return false
+		}
+	}
+	return true
+}
+
+// Waiting returns how many items have not started.
+func (q *Queue[K, T]) Waiting() int {
+	n := 0
+	for _, items := range q.keys {
+		for _, e := range items {
+			if !e.started {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Running returns the load of class c: its items started and not done.
+func (q *Queue[K, T]) Running(c Class) Load { return q.running[c] }
+
+// Cut takes every item that has not started out of the queue and
+// appends it to dst, key by key in the order each key's items entered;
+// running items stay until their Done. A PG cuts its queue when its
+// interval ends, and tells the cut requests' clients to resend.
+func (q *Queue[K, T]) Cut(dst []T) []T {
+	for k, items := range q.keys {
+		i := 0
+		if items[0].started {
+			i = 1
+		}
+		for _, e := range items[i:] {
+			dst = append(dst, e.v)
+		}
+		if i == 0 {
+			delete(q.keys, k)
+			continue
+		}
+		clear(items[1:])
+		q.keys[k] = items[:1]
+	}
+	clear(q.blocked)
+	q.blocked = q.blocked[:0]
+	q.waitingOf = [numClasses]int{}
+	return dst
+}
