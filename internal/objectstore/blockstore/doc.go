@@ -3,12 +3,12 @@
 // metadata (object records with their extent maps and checksums, omap,
 // collections, allocator state, deferred writes) in Pebble.
 //
-// It owns the on-disk format (format.go), the order-preserving key
-// encoding (keys.go), the object record codec (record.go), transaction
-// preparation (prepare.go, ops.go, write.go), the commit pipeline
-// (commit.go, deferred.go), reads with checksum verification (read.go)
-// and the record cache (cache.go). The extent allocator is the child
-// package alloc, which knows nothing of this one. blockstore knows
+// It owns transaction preparation (prepare.go, ops.go, write.go), the
+// commit pipeline (commit.go, deferred.go), reads with checksum
+// verification (read.go) and the record cache (cache.go). Two child
+// packages know nothing of this one: format, the on-disk codec (the
+// layout of keys and values, the key encoding, the object record), and
+// alloc, the extent allocator. blockstore knows
 // nothing of placement groups, replication or the network: it implements
 // objectstore.Store and nothing more. Every file is reached through one
 // pebble vfs.FS, so tests inject crashes (vfs.NewCrashableMem,
@@ -23,6 +23,6 @@
 // a group visible. Applied fires when a group's Pebble batch is visible;
 // Committed when the Pebble WAL has been synced.
 //
-// Start reading at format.go (the on-disk layout and the crash-safety
-// argument), then Queue in prepare.go and committer in commit.go.
+// Start reading at format/format.go (the on-disk layout and the
+// crash-safety argument), then Queue in prepare.go and committer in commit.go.
 package blockstore

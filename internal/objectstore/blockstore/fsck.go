@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -213,11 +214,11 @@ func Fsck(ctx context.Context, opts Options, fo FsckOptions) (FsckReport, error)
 		return FsckReport{}, fmt.Errorf("blockstore fsck %s: pebble: %w", opts.Path, err)
 	}
 	defer db.Close()
-	v, closer, err := db.Get([]byte{prefixSuper})
+	v, closer, err := db.Get([]byte{format.PrefixSuper})
 	if err != nil {
 		return FsckReport{}, fmt.Errorf("%w: blockstore fsck %s: read superblock: %w", ErrBadSuperblock, opts.Path, err)
 	}
-	sb, err := decodeSuperblock(v)
+	sb, err := format.DecodeSuperblock(v)
 	_ = closer.Close()
 	if err != nil {
 		return FsckReport{}, fmt.Errorf("blockstore fsck %s: %w", opts.Path, err)
@@ -265,7 +266,7 @@ type fsck struct {
 	fs     vfs.FS // the store's, for its WAL files
 	dbPath string
 	file   vfs.File
-	sb     superblock
+	sb     format.Superblock
 	fo     FsckOptions
 	table  *crc32.Table
 	rep    FsckReport
@@ -305,7 +306,7 @@ func (f *fsck) iter(prefix byte) (*pebble.Iterator, error) {
 }
 
 func (f *fsck) run() error {
-	units := f.sb.units()
+	units := f.sb.Units()
 	words := (units + 63) / 64
 	f.bitmap = make([]uint64, words)
 	f.owned = make([]uint64, words)
@@ -334,12 +335,12 @@ func (f *fsck) checkKeys() error {
 	for valid := it.First(); valid; {
 		k := it.Key()
 		switch k[0] {
-		case prefixSuper, prefixNextNid:
+		case format.PrefixSuper, format.PrefixNextNid:
 			if len(k) == 1 {
 				valid = it.Next()
 				continue
 			}
-		case prefixCollection, prefixObject, prefixOmap, prefixUnit, prefixShard, prefixDeferred, prefixBitmap, prefixPoolStats:
+		case format.PrefixCollection, format.PrefixObject, format.PrefixOmap, format.PrefixUnit, format.PrefixShard, format.PrefixDeferred, format.PrefixBitmap, format.PrefixPoolStats:
 			valid = it.SeekGE([]byte{k[0] + 1})
 			continue
 		}
@@ -350,7 +351,7 @@ func (f *fsck) checkKeys() error {
 }
 
 func (f *fsck) checkNextNid() error {
-	v, closer, err := f.db.Get([]byte{prefixNextNid})
+	v, closer, err := f.db.Get([]byte{format.PrefixNextNid})
 	if errors.Is(err, pebble.ErrNotFound) {
 		f.add(FsckProblem{Kind: ProblemMissingCounter, Detail: "no node-id counter"})
 		return nil
@@ -359,9 +360,9 @@ func (f *fsck) checkNextNid() error {
 		return err
 	}
 	defer closer.Close()
-	n, err := decodeUvarint(v)
+	n, err := format.DecodeUvarint(v)
 	if err != nil || n == 0 {
-		f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", []byte{prefixNextNid}), Detail: fmt.Sprintf("node-id counter %d: %v", n, err)})
+		f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", []byte{format.PrefixNextNid}), Detail: fmt.Sprintf("node-id counter %d: %v", n, err)})
 		return nil
 	}
 	f.nextNid = n
@@ -369,15 +370,15 @@ func (f *fsck) checkNextNid() error {
 }
 
 func (f *fsck) checkCollections() error {
-	it, err := f.iter(prefixCollection)
+	it, err := f.iter(format.PrefixCollection)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		c, err := decodeColl(it.Key()[1:])
+		c, err := format.DecodeColl(it.Key()[1:])
 		if err == nil {
-			err = decodeEmpty(it.Value())
+			err = format.DecodeEmpty(it.Value())
 		}
 		if err != nil {
 			f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", it.Key()), Detail: fmt.Sprintf("collection: %v", err)})
@@ -390,14 +391,14 @@ func (f *fsck) checkCollections() error {
 }
 
 func (f *fsck) checkBitmap() error {
-	it, err := f.iter(prefixBitmap)
+	it, err := f.iter(format.PrefixBitmap)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	f.regions = make(map[uint64][]byte)
-	const wordsPerRegion = bitmapRegionUnits / 64
-	units := f.sb.units()
+	const wordsPerRegion = format.BitmapRegionUnits / 64
+	units := f.sb.Units()
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
 		if len(k) != 9 {
@@ -405,13 +406,13 @@ func (f *fsck) checkBitmap() error {
 			continue
 		}
 		r := beUint64(k[1:])
-		words, err := decodeBitmap(it.Value())
+		words, err := format.DecodeBitmap(it.Value())
 		if err != nil {
 			f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", k), Detail: fmt.Sprintf("bitmap region %d: %v", r, err)})
 			f.regions[r] = slices.Clone(it.Value())
 			continue
 		}
-		if r >= (units+bitmapRegionUnits-1)/bitmapRegionUnits {
+		if r >= (units+format.BitmapRegionUnits-1)/format.BitmapRegionUnits {
 			f.add(FsckProblem{Kind: ProblemBitmapBeyond, Key: fmt.Sprintf("%x", k), Detail: fmt.Sprintf("bitmap region %d lies beyond the device", r)})
 			f.regions[r] = slices.Clone(it.Value())
 			continue
@@ -524,7 +525,7 @@ func (f *fsck) checkDeferred() error {
 // data of logged ones read from the WAL files, nil where none has it;
 // logErr: WALs that could not be read), and reports the malformed ones.
 func (f *fsck) deferredWrites() (ws []*pendingWrite, logErr error, err error) {
-	all, err := scanDeferred(f.db, []byte{prefixDeferred}, []byte{prefixDeferred + 1}, f.sb, func(k []byte, err error) error {
+	all, err := scanDeferred(f.db, []byte{format.PrefixDeferred}, []byte{format.PrefixDeferred + 1}, f.sb, func(k []byte, err error) error {
 		f.add(FsckProblem{Kind: ProblemBadDeferred, Key: fmt.Sprintf("%x", k), Detail: err.Error()})
 		return nil
 	})
@@ -549,7 +550,7 @@ func (f *fsck) checkObjects() error {
 		return nil
 	}
 	// Second pass: name every owner of each unit mapped more than once.
-	if err := f.scanObjects(func(c objectstore.CollectionID, o objid.ID, rec *onode) error {
+	if err := f.scanObjects(func(c objectstore.CollectionID, o objid.ID, rec *format.Onode) error {
 		name := c.String() + " " + o.String()
 		for _, u := range rec.Units {
 			if owners, ok := f.conflicts[u.Dev/f.sb.AllocUnit]; ok {
@@ -571,8 +572,8 @@ func (f *fsck) checkObjects() error {
 
 // scanObjects calls fn for every object record that decodes and, if
 // report, reports those that do not.
-func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *onode) error, report bool) error {
-	it, err := f.iter(prefixObject)
+func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *format.Onode) error, report bool) error {
+	it, err := f.iter(format.PrefixObject)
 	if err != nil {
 		return err
 	}
@@ -584,7 +585,7 @@ func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *onode) e
 				return err
 			}
 		}
-		c, o, err := decodeObjectKey(it.Key())
+		c, o, err := format.DecodeObjectKey(it.Key())
 		if err != nil {
 			if report {
 				f.badRecords++
@@ -592,9 +593,9 @@ func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *onode) e
 			}
 			continue
 		}
-		rec, err := decodeRecord(bytes.Clone(it.Value()), f.sb)
-		if err == nil && !rec.inline {
-			rec.Units, err = loadUnits(f.db, rec.Nid, f.sb, rec.shards)
+		rec, err := format.DecodeRecord(bytes.Clone(it.Value()), f.sb)
+		if err == nil && !rec.Inline {
+			rec.Units, err = loadUnits(f.db, rec.Nid, f.sb, rec.Shards)
 		}
 		if err != nil {
 			if report {
@@ -611,7 +612,7 @@ func (f *fsck) scanObjects(fn func(objectstore.CollectionID, objid.ID, *onode) e
 }
 
 // checkObject checks one decoded record.
-func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *onode) error {
+func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *format.Onode) error {
 	f.rep.Objects++
 	au := f.sb.AllocUnit
 	name := c.String() + " " + o.String()
@@ -626,10 +627,10 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *onode) e
 	} else {
 		f.nids[rec.Nid] = name
 		switch {
-		case rec.shards:
-			f.unitsUnder[rec.Nid] = prefixShard
-		case !rec.inline:
-			f.unitsUnder[rec.Nid] = prefixUnit
+		case rec.Shards:
+			f.unitsUnder[rec.Nid] = format.PrefixShard
+		case !rec.Inline:
+			f.unitsUnder[rec.Nid] = format.PrefixUnit
 		}
 	}
 	if f.nextNid != 0 && rec.Nid >= f.nextNid {
@@ -637,13 +638,13 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *onode) e
 	}
 	for _, x := range rec.Pages {
 		for lu := x.Off / au; lu <= (x.End-1)/au; lu++ {
-			if _, ok := rec.find(lu); !ok {
+			if _, ok := rec.Find(lu); !ok {
 				prob(ProblemPageUnmapped, lu*au, 0, au, "allocated pages %d-%d lie in unmapped unit %d", x.Off, x.End, lu)
 				break
 			}
 		}
 	}
-	stored := rec.allocatedBytes()
+	stored := rec.AllocatedBytes()
 	f.stored[statsPool(c)] += stored
 	f.rep.BytesStored += stored
 	for i, u := range rec.Units {
@@ -671,7 +672,7 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *onode) e
 // verifyUnit reads rec's unit u and checks the checksums of its blocks
 // that hold data (blocks without a marked page may never have been
 // written: holdsData).
-func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *onode, u unit) {
+func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *format.Onode, u format.Unit) {
 	au, cb := f.sb.AllocUnit, f.sb.ChecksumBlock
 	buf := make([]byte, au)
 	n, err := f.file.ReadAt(buf, int64(u.Dev))
@@ -680,9 +681,9 @@ func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *onode, u 
 		return
 	}
 	clear(buf[n:]) // a data file never written this far reads as zeros
-	for b := range u.nsums() {
-		want := u.csum(b)
-		if bs := u.LU*au + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
+	for b := range u.NumSums() {
+		want := u.Sum(b)
+		if bs := u.LU*au + uint64(b)*cb; !format.HoldsData(rec.Pages, bs, bs+cb) {
 			continue
 		}
 		dev := u.Dev + uint64(b)*cb
@@ -699,7 +700,7 @@ func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *onode, u 
 }
 
 func (f *fsck) checkOmap() error {
-	return f.checkNodeKeys(prefixOmap, "omap entries", ProblemOrphanOmap, &f.rep.OmapEntries, &f.orphanNids, nil)
+	return f.checkNodeKeys(format.PrefixOmap, "omap entries", ProblemOrphanOmap, &f.rep.OmapEntries, &f.orphanNids, nil)
 }
 
 // checkUnitKeys reports unit and shard keys of node ids no object has,
@@ -711,7 +712,7 @@ func (f *fsck) checkUnitKeys() error {
 		prefix  byte
 		what    string
 		orphans *[]uint64
-	}{{prefixUnit, "unit keys", &f.orphanUnits}, {prefixShard, "unit shard keys", &f.orphanShards}} {
+	}{{format.PrefixUnit, "unit keys", &f.orphanUnits}, {format.PrefixShard, "unit shard keys", &f.orphanShards}} {
 		elsewhere := func(nid uint64) bool { return f.unitsUnder[nid] != k.prefix }
 		if err := f.checkNodeKeys(k.prefix, k.what, ProblemOrphanUnits, &n, k.orphans, elsewhere); err != nil {
 			return err
@@ -765,7 +766,7 @@ func (f *fsck) checkNodeKeys(prefix byte, what string, kind ProblemKind, count *
 }
 
 func (f *fsck) checkPoolStats() error {
-	it, err := f.iter(prefixPoolStats)
+	it, err := f.iter(format.PrefixPoolStats)
 	if err != nil {
 		return err
 	}
@@ -777,7 +778,7 @@ func (f *fsck) checkPoolStats() error {
 			f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", k), Detail: "pool counter key of the wrong length"})
 			continue
 		}
-		v, err := decodeUvarint(it.Value())
+		v, err := format.DecodeUvarint(it.Value())
 		if err != nil {
 			f.add(FsckProblem{Kind: ProblemUndecodable, Key: fmt.Sprintf("%x", k), Detail: fmt.Sprintf("pool counter: %v", err)})
 			continue
@@ -816,7 +817,7 @@ func (f *fsck) compareBitmap() {
 		leaked[i] = f.bitmap[i] &^ f.owned[i]
 	}
 	au := f.sb.AllocUnit
-	forRuns(leaked, f.sb.units(), func(start, n uint64) {
+	forRuns(leaked, f.sb.Units(), func(start, n uint64) {
 		f.add(FsckProblem{Kind: ProblemLeaked, DevOffset: start * au, Length: n * au,
 			Detail: fmt.Sprintf("%d units marked used that no object maps", n)})
 	})
@@ -833,7 +834,7 @@ func (f *fsck) repair() error {
 	defer b.Close()
 	// Bitmap: exactly the owned units when every record decoded, else
 	// the persisted bitmap plus the owned units.
-	const wordsPerRegion = bitmapRegionUnits / 64
+	const wordsPerRegion = format.BitmapRegionUnits / 64
 	target := slices.Clone(f.owned)
 	if !safe {
 		for i := range target {
@@ -843,7 +844,7 @@ func (f *fsck) repair() error {
 	nRegions := (uint64(len(target)) + wordsPerRegion - 1) / wordsPerRegion
 	for r := uint64(0); r < nRegions; r++ {
 		words := target[r*wordsPerRegion : min((r+1)*wordsPerRegion, uint64(len(target)))]
-		v := encodeBitmap(words)
+		v := format.EncodeBitmap(words)
 		old, present := f.regions[r]
 		if present && bytes.Equal(old, v) {
 			continue
@@ -852,39 +853,39 @@ func (f *fsck) repair() error {
 			continue
 		}
 		if !safe && present {
-			if _, err := decodeBitmap(old); err != nil {
+			if _, err := format.DecodeBitmap(old); err != nil {
 				continue // unknown contents: leave it
 			}
 		}
-		_ = b.Set(bitmapKey(r), v, nil)
+		_ = b.Set(format.BitmapKey(r), v, nil)
 	}
 	fixed := map[ProblemKind]bool{ProblemOwnedFree: true}
 	if safe {
 		for r := range f.regions {
 			if r >= nRegions {
-				_ = b.Delete(bitmapKey(r), nil)
+				_ = b.Delete(format.BitmapKey(r), nil)
 			}
 		}
 		for _, nid := range f.orphanNids {
-			p := omapPrefix(nid)
-			_ = b.DeleteRange(p, prefixEnd(p), nil)
+			p := format.OmapPrefix(nid)
+			_ = b.DeleteRange(p, format.PrefixEnd(p), nil)
 		}
 		for _, nid := range f.orphanUnits {
-			lo, hi := unitRange(nid)
+			lo, hi := format.UnitRange(nid)
 			_ = b.DeleteRange(lo, hi, nil)
 		}
 		for _, nid := range f.orphanShards {
-			lo, hi := shardRange(nid)
+			lo, hi := format.ShardRange(nid)
 			_ = b.DeleteRange(lo, hi, nil)
 		}
 		for p, want := range f.stored {
 			if f.storedCounter[p] != want {
-				_ = b.Set(poolStatsKey(p), encodeUvarint(want), nil)
+				_ = b.Set(format.PoolStatsKey(p), format.EncodeUvarint(want), nil)
 			}
 		}
 		for p, got := range f.storedCounter {
 			if _, ok := f.stored[p]; !ok && got != 0 {
-				_ = b.Set(poolStatsKey(p), encodeUvarint(0), nil)
+				_ = b.Set(format.PoolStatsKey(p), format.EncodeUvarint(0), nil)
 			}
 		}
 		fixed[ProblemLeaked] = true
@@ -954,10 +955,10 @@ func (s *Store) Layout(ctx context.Context, c objectstore.CollectionID, o objid.
 		if n := len(l.Extents); n > 0 && i > 0 && u.LU == rec.Units[i-1].LU+1 && u.Dev == rec.Units[i-1].Dev+au {
 			e := &l.Extents[n-1]
 			e.Length += au
-			e.Checksums = u.appendSums(e.Checksums)
+			e.Checksums = u.AppendSums(e.Checksums)
 			continue
 		}
-		l.Extents = append(l.Extents, LayoutExtent{Offset: u.LU * au, Length: au, DevOffset: u.Dev, Checksums: u.appendSums(nil)})
+		l.Extents = append(l.Extents, LayoutExtent{Offset: u.LU * au, Length: au, DevOffset: u.Dev, Checksums: u.AppendSums(nil)})
 	}
 	for _, x := range rec.Pages {
 		l.Pages = append(l.Pages, LayoutPages{Offset: x.Off, Length: x.End - x.Off})

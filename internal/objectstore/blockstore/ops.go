@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -70,7 +71,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 			return err
 		}
 		for k, v := range op.Attrs {
-			rs.rec.Attrs.set(k, append([]byte{}, v...))
+			rs.rec.Attrs.Set(k, append([]byte{}, v...))
 		}
 		return nil
 	case objectstore.OpRmAttr:
@@ -78,7 +79,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		if err != nil {
 			return err
 		}
-		rs.rec.Attrs.remove(op.Key)
+		rs.rec.Attrs.Remove(op.Key)
 		return nil
 	case objectstore.OpOmapSetKeys:
 		rs, err := ts.create(c, o)
@@ -86,7 +87,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 			return err
 		}
 		for k, v := range op.Attrs {
-			_ = ts.batch.Set(omapKey(rs.rec.Nid, k), v, nil)
+			_ = ts.batch.Set(format.OmapKey(rs.rec.Nid, k), v, nil)
 		}
 		rs.rec.Omap = rs.rec.Omap || len(op.Attrs) > 0
 		return nil
@@ -96,7 +97,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 			return err
 		}
 		for _, k := range op.Keys {
-			_ = ts.batch.Delete(omapKey(rs.rec.Nid, k), nil)
+			_ = ts.batch.Delete(format.OmapKey(rs.rec.Nid, k), nil)
 		}
 		return nil
 	case objectstore.OpOmapRmKeyRange:
@@ -105,7 +106,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 			return err
 		}
 		if op.Key < op.EndKey {
-			_ = ts.batch.DeleteRange(omapKey(rs.rec.Nid, op.Key), omapKey(rs.rec.Nid, op.EndKey), nil)
+			_ = ts.batch.DeleteRange(format.OmapKey(rs.rec.Nid, op.Key), format.OmapKey(rs.rec.Nid, op.EndKey), nil)
 		}
 		return nil
 	case objectstore.OpOmapClear:
@@ -113,8 +114,8 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		if err != nil {
 			return err
 		}
-		p := omapPrefix(rs.rec.Nid)
-		_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
+		p := format.OmapPrefix(rs.rec.Nid)
+		_ = ts.batch.DeleteRange(p, format.PrefixEnd(p), nil)
 		rs.rec.OmapHeader, rs.rec.Omap = nil, false
 		return nil
 	case objectstore.OpOmapSetHeader:
@@ -134,7 +135,7 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 // it: no record in Pebble that the overlays have not removed, and no
 // record the overlays have added.
 func (ts *txnState) collEmpty(c objectstore.CollectionID) (bool, error) {
-	prefix := collObjectPrefix(c)
+	prefix := format.CollObjectPrefix(c)
 	for _, e := range ts.records.list {
 		if rs := e.rs; rs.rec != nil && rs.coll == c {
 			return false, nil
@@ -147,7 +148,7 @@ func (ts *txnState) collEmpty(c objectstore.CollectionID) (bool, error) {
 			}
 		}
 	}
-	it, err := ts.s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	it, err := ts.s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: format.PrefixEnd(prefix)})
 	if err != nil {
 		return false, err
 	}
@@ -200,16 +201,16 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		ts.destroy(dst)
 	}
 	sr := src.rec
-	n := &onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...), Pages: slices.Clone(sr.Pages)}
+	n := &format.Onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...), Pages: slices.Clone(sr.Pages)}
 	for _, a := range sr.Attrs {
-		n.Attrs = append(n.Attrs, attr{a.name, slices.Clone(a.value)})
+		n.Attrs = append(n.Attrs, format.Attr{Name: a.Name, Value: slices.Clone(a.Value)})
 	}
 	// Units holding no allocated page are zeros: the copy leaves them
 	// unmapped rather than map a unit it writes nothing into.
 	au, cb := ts.s.sb.AllocUnit, ts.s.sb.ChecksumBlock
-	var units []unit
+	var units []format.Unit
 	for _, u := range sr.Units {
-		if holdsData(sr.Pages, u.LU*au, (u.LU+1)*au) {
+		if format.HoldsData(sr.Pages, u.LU*au, (u.LU+1)*au) {
 			units = append(units, u)
 		}
 	}
@@ -218,9 +219,9 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		return err
 	}
 	for i, u := range units {
-		for b := range u.nsums() {
+		for b := range u.NumSums() {
 			off := uint64(b) * cb
-			if bs := u.LU*au + off; !holdsData(sr.Pages, bs, bs+cb) {
+			if bs := u.LU*au + off; !format.HoldsData(sr.Pages, bs, bs+cb) {
 				continue // zeros: readers of the copy skip it too (holdsData)
 			}
 			blk, err := ts.readBlock(c, srcID, sr, u, b)
@@ -239,8 +240,8 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		return nil
 	}
 	// Omap entries.
-	p := omapPrefix(sr.Nid)
-	it, err := ts.batch.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	p := format.OmapPrefix(sr.Nid)
+	it, err := ts.batch.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: format.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -253,7 +254,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		return fmt.Errorf("clone %v %v: omap: %w", c, srcID, err)
 	}
 	for _, e := range kvs {
-		_ = ts.batch.Set(omapKey(n.Nid, string(e.k)), e.v, nil)
+		_ = ts.batch.Set(format.OmapKey(n.Nid, string(e.k)), e.v, nil)
 	}
 	n.Omap = len(kvs) > 0
 	return nil
@@ -275,7 +276,7 @@ func (ts *txnState) cloneRange(c objectstore.CollectionID, srcID, dstID objid.ID
 		data []byte
 	}
 	var pieces []piece
-	for _, x := range clipSpans(src.rec.Pages, off, off+length) {
+	for _, x := range format.ClipSpans(src.rec.Pages, off, off+length) {
 		data, err := ts.readRange(src, x.Off, x.End-x.Off)
 		if err != nil {
 			return err
@@ -315,7 +316,7 @@ func (ts *txnState) move(from objectstore.CollectionID, srcID objid.ID, to objec
 		ts.mutable(dst)
 		ts.destroy(dst)
 	}
-	dst.rec = src.rec.clone()
+	dst.rec = src.rec.Clone()
 	dst.dirty = true
 	src.rec = nil
 	src.dirty = true

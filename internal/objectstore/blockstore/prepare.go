@@ -1,7 +1,6 @@
 package blockstore
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -12,13 +11,14 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
 // recordAt is an object record and its key.
 type recordAt struct {
 	key string
-	rec *onode
+	rec *format.Onode
 }
 
 // overlayRecord is an object record as changed by a queued transaction
@@ -26,7 +26,7 @@ type recordAt struct {
 // that last changed it; the committer drops the entry when that
 // transaction applies.
 type overlayRecord struct {
-	rec *onode
+	rec *format.Onode
 	seq uint64
 }
 
@@ -35,11 +35,11 @@ type pendingTxn struct {
 	seq      uint64
 	comp     *objectstore.Completion
 	batch    *pebble.Batch
-	writes   []deferredWrite // copy-on-write data to write before the batch commits
-	deferred []deferredWrite // in-place writes to apply once the batch is durable
-	freed    []alloc.Extent  // units to release once the batch is durable
-	records  []recordAt      // the records it changed (nil: removed)
-	recBuf   [2]recordAt     // records' first backing array
+	writes   []format.DeferredWrite // copy-on-write data to write before the batch commits
+	deferred []format.DeferredWrite // in-place writes to apply once the batch is durable
+	freed    []alloc.Extent         // units to release once the batch is durable
+	records  []recordAt             // the records it changed (nil: removed)
+	recBuf   [2]recordAt            // records' first backing array
 	colls    map[objectstore.CollectionID]bool
 	pools    []poolStored // new stored bytes of the pools it changed
 }
@@ -150,21 +150,21 @@ type txnState struct {
 // storedUnits are a node's units as Pebble has them: under shard keys,
 // or under a unit key each (legacy, written before shards).
 type storedUnits struct {
-	units  []unit
+	units  []format.Unit
 	legacy bool
 }
 
 // storedOf returns how rec's units are stored.
-func storedOf(rec *onode) storedUnits {
-	return storedUnits{units: rec.keyedUnits(), legacy: !rec.inline && !rec.shards}
+func storedOf(rec *format.Onode) storedUnits {
+	return storedUnits{units: rec.KeyedUnits(), legacy: !rec.Inline && !rec.Shards}
 }
 
 type recState struct {
 	coll  objectstore.CollectionID
 	oid   objid.ID
-	rec   *onode // nil: absent
-	was   *onode // the record at this key before the transaction (nil: absent)
-	orig  uint64 // stored bytes before the transaction
+	rec   *format.Onode // nil: absent
+	was   *format.Onode // the record at this key before the transaction (nil: absent)
+	orig  uint64        // stored bytes before the transaction
 	dirty bool
 }
 
@@ -203,21 +203,21 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 		_ = ts.batch.Delete([]byte(key), nil)
 		return
 	}
-	rec.inline = len(rec.Units) <= maxInlineUnits
-	rec.shards = !rec.inline
-	if rs.was == nil || !sameValue(rs.was, rec) {
-		v := rec.encodeRecord()
+	rec.Inline = len(rec.Units) <= format.MaxInlineUnits
+	rec.Shards = !rec.Inline
+	if rs.was == nil || !format.SameValue(rs.was, rec) {
+		v := rec.Encode()
 		_ = ts.batch.Set([]byte(key), v, nil)
 		ts.s.noteRecord(key, rs.was == nil)
-		if rec.inline {
-			rec.enc = v
+		if rec.Inline {
+			rec.Enc = v
 		}
-	} else if rec.inline {
-		if rec.enc = rs.was.enc; rec.enc == nil {
-			rec.enc = rec.encodeRecord()
+	} else if rec.Inline {
+		if rec.Enc = rs.was.Enc; rec.Enc == nil {
+			rec.Enc = rec.Encode()
 		}
 	}
-	keyed := rec.keyedUnits()
+	keyed := rec.KeyedUnits()
 	was := ts.stored[rec.Nid]
 	if was.legacy {
 		ts.deleteUnitKeys(rec.Nid, was)
@@ -225,23 +225,23 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 	}
 	var dirty []uint64 // shards to rewrite, ascending (diffUnits goes in LU order)
 	mark := func(lu uint64) {
-		if sh := lu / shardUnits; len(dirty) == 0 || dirty[len(dirty)-1] != sh {
+		if sh := lu / format.ShardUnits; len(dirty) == 0 || dirty[len(dirty)-1] != sh {
 			dirty = append(dirty, sh)
 		}
 	}
-	diffUnits(was.units, keyed, func(u unit) { mark(u.LU) }, mark)
+	format.DiffUnits(was.units, keyed, func(u format.Unit) { mark(u.LU) }, mark)
 	// index is where logical unit lu is, or would be, in keyed.
 	index := func(lu uint64) int {
-		i, _ := slices.BinarySearchFunc(keyed, lu, func(u unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
+		i, _ := slices.BinarySearchFunc(keyed, lu, func(u format.Unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
 		return i
 	}
 	for _, sh := range dirty {
-		lo, hi := index(sh*shardUnits), index((sh+1)*shardUnits)
+		lo, hi := index(sh*format.ShardUnits), index((sh+1)*format.ShardUnits)
 		if lo == hi {
-			_ = ts.batch.Delete(shardKey(rec.Nid, sh), nil)
+			_ = ts.batch.Delete(format.ShardKey(rec.Nid, sh), nil)
 			continue
 		}
-		_ = ts.batch.Set(shardKey(rec.Nid, sh), encodeShard(keyed[lo:hi], sh*shardUnits), nil)
+		_ = ts.batch.Set(format.ShardKey(rec.Nid, sh), format.EncodeShard(keyed[lo:hi], sh*format.ShardUnits), nil)
 	}
 	ts.stored[rec.Nid] = storedUnits{units: keyed}
 }
@@ -279,7 +279,7 @@ func (ts *txnState) finish() *pendingTxn {
 	}
 	slices.Sort(dirty)
 	for _, r := range slices.Compact(dirty) {
-		_ = ts.batch.Set(bitmapKey(r), s.regionValue(r), nil)
+		_ = ts.batch.Set(format.BitmapKey(r), s.regionValue(r), nil)
 	}
 	if s.nextNid = ts.nextNid; s.nextNid > s.nidLimit {
 		// The counter is persisted ahead of the nids issued, nidReserve
@@ -287,14 +287,14 @@ func (ts *txnState) finish() *pendingTxn {
 		// issued only below a limit committed in its batch or an earlier
 		// one, and Open resumes from the limit.
 		s.nidLimit = s.nextNid + nidReserve
-		_ = ts.batch.Set([]byte{prefixNextNid}, encodeUvarint(s.nidLimit), nil)
+		_ = ts.batch.Set([]byte{format.PrefixNextNid}, format.EncodeUvarint(s.nidLimit), nil)
 	}
 	for c, exists := range ts.colls {
 		s.collsPrep[c] = exists
 		if exists {
-			_ = ts.batch.Set(collectionKey(c), encodeEmpty(), nil)
+			_ = ts.batch.Set(format.CollectionKey(c), format.EncodeEmpty(), nil)
 		} else {
-			_ = ts.batch.Delete(collectionKey(c), nil)
+			_ = ts.batch.Delete(format.CollectionKey(c), nil)
 			delete(s.collsPrep, c)
 		}
 	}
@@ -312,7 +312,7 @@ func (ts *txnState) finish() *pendingTxn {
 		p.records = append(p.records, recordAt{key, rs.rec})
 		var now uint64
 		if rs.rec != nil {
-			now = rs.rec.allocatedBytes()
+			now = rs.rec.AllocatedBytes()
 		}
 		deltas = addPoolBytes(deltas, statsPool(rs.coll), int64(now)-int64(rs.orig))
 	}
@@ -323,7 +323,7 @@ func (ts *txnState) finish() *pendingTxn {
 		v := uint64(int64(s.poolPrep[d.pool]) + d.bytes)
 		s.poolPrep[d.pool] = v
 		p.pools = append(p.pools, poolStored{d.pool, v})
-		_ = ts.batch.Set(poolStatsKey(d.pool), encodeUvarint(v), nil)
+		_ = ts.batch.Set(format.PoolStatsKey(d.pool), format.EncodeUvarint(v), nil)
 	}
 	// Data: copy-on-write blocks are written before the batch commits,
 	// deferred blocks go into the batch and are applied after.
@@ -359,7 +359,7 @@ func (ts *txnState) finish() *pendingTxn {
 		if b.deferred {
 			data = data[:len(data):len(data)]
 		}
-		*list = append(*list, deferredWrite{DevOff: off, Data: data})
+		*list = append(*list, format.DeferredWrite{DevOff: off, Data: data})
 	}
 	for _, w := range p.writes {
 		s.data.putRun(ts.seq, w.DevOff, w.Data)
@@ -367,8 +367,8 @@ func (ts *txnState) finish() *pendingTxn {
 	// The data goes to the WAL only; the key says where to find it.
 	for _, w := range p.deferred {
 		s.prepEnc.Reset()
-		_ = ts.batch.LogData(w.encodeLogged(&s.prepEnc, ts.seq), nil) // LogData copies
-		_ = ts.batch.Set(deferredKey(ts.seq, w.DevOff), nil, nil)
+		_ = ts.batch.LogData(w.EncodeLogged(&s.prepEnc, ts.seq), nil) // LogData copies
+		_ = ts.batch.Set(format.DeferredKey(ts.seq, w.DevOff), nil, nil)
 	}
 	return p
 }
@@ -442,7 +442,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 		return nil, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
 	}
 	var buf [128]byte
-	kb := appendObjectKey(buf[:0], c, o)
+	kb := format.AppendObjectKey(buf[:0], c, o)
 	if rs, ok := ts.records.get(kb); ok {
 		return rs, nil
 	}
@@ -453,7 +453,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 	}
 	rs := &recState{coll: c, oid: o, rec: rec, was: rec}
 	if rec != nil {
-		rs.orig = rec.allocatedBytes()
+		rs.orig = rec.AllocatedBytes()
 		if _, ok := ts.stored[rec.Nid]; !ok {
 			ts.stored[rec.Nid] = storedOf(rec)
 		}
@@ -464,7 +464,7 @@ func (ts *txnState) lookup(c objectstore.CollectionID, o objid.ID) (*recState, e
 
 // prepRecord reads a record as of prepare order. Records from the cache
 // or the overlay are shared: never modify them.
-func (s *Store) prepRecord(key string) (*onode, error) {
+func (s *Store) prepRecord(key string) (*format.Onode, error) {
 	if ov, ok := s.overlay[key]; ok {
 		return ov.rec, nil
 	}
@@ -472,36 +472,6 @@ func (s *Store) prepRecord(key string) (*onode, error) {
 		return rec, nil
 	}
 	return s.loadRecord(key)
-}
-
-// loadRecord reads a record from Pebble, its value and, unless they are
-// inline, its units (nil, nil if absent).
-func (s *Store) loadRecord(key string) (*onode, error) {
-	if !s.mayHaveRecord(key) {
-		return nil, nil
-	}
-	s.statRecordLoads.Add(1)
-	v, closer, err := s.db.Get([]byte(key))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read record: %w", err)
-	}
-	enc := bytes.Clone(v) // the record aliases it; v lives until Close
-	_ = closer.Close()
-	rec, err := decodeRecord(enc, s.sb)
-	if err != nil {
-		return nil, err
-	}
-	if rec.inline {
-		rec.enc = enc
-		return rec, nil
-	}
-	if rec.Units, err = loadUnits(s.db, rec.Nid, s.sb, rec.shards); err != nil {
-		return nil, fmt.Errorf("node %d: %w", rec.Nid, err)
-	}
-	return rec, nil
 }
 
 // existing returns o's working state, or ErrNotFound.
@@ -523,7 +493,7 @@ func (ts *txnState) create(c objectstore.CollectionID, o objid.ID) (*recState, e
 		return nil, err
 	}
 	if rs.rec == nil {
-		rs.rec = &onode{Nid: ts.newNid()}
+		rs.rec = &format.Onode{Nid: ts.newNid()}
 		rs.dirty = true
 		return rs, nil
 	}
@@ -533,7 +503,7 @@ func (ts *txnState) create(c objectstore.CollectionID, o objid.ID) (*recState, e
 // mutable makes rs's record private to the transaction and marks it dirty.
 func (ts *txnState) mutable(rs *recState) *recState {
 	if !rs.dirty {
-		rs.rec = rs.rec.clone()
+		rs.rec = rs.rec.Clone()
 		rs.dirty = true
 	}
 	return rs
@@ -565,8 +535,8 @@ func (ts *txnState) destroy(rs *recState) {
 	}
 	nid := rs.rec.Nid
 	if rs.rec.Omap {
-		p := omapPrefix(nid)
-		_ = ts.batch.DeleteRange(p, prefixEnd(p), nil)
+		p := format.OmapPrefix(nid)
+		_ = ts.batch.DeleteRange(p, format.PrefixEnd(p), nil)
 	}
 	ts.deleteUnitKeys(nid, ts.stored[nid])
 	ts.stored[nid] = storedUnits{}
@@ -581,19 +551,19 @@ func (ts *txnState) deleteUnitKeys(nid uint64, st storedUnits) {
 	var keys [][]byte
 	if st.legacy {
 		for _, u := range st.units[:min(len(st.units), maxPointUnitDeletes+1)] {
-			keys = append(keys, unitKey(nid, u.LU))
+			keys = append(keys, format.UnitKey(nid, u.LU))
 		}
 	} else {
-		for sh := range shardRuns(st.units) {
-			if keys = append(keys, shardKey(nid, sh)); len(keys) > maxPointUnitDeletes {
+		for sh := range format.ShardRuns(st.units) {
+			if keys = append(keys, format.ShardKey(nid, sh)); len(keys) > maxPointUnitDeletes {
 				break
 			}
 		}
 	}
 	if len(keys) > maxPointUnitDeletes {
-		lo, hi := shardRange(nid)
+		lo, hi := format.ShardRange(nid)
 		if st.legacy {
-			lo, hi = unitRange(nid)
+			lo, hi = format.UnitRange(nid)
 		}
 		_ = ts.batch.DeleteRange(lo, hi, nil)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -69,7 +70,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 	for lu := off / au; lu*au < end; lu++ {
 		us := lu * au
 		ws, we := max(off, us), min(end, us+au)
-		idx, mapped := rec.find(lu)
+		idx, mapped := rec.Find(lu)
 		mode := unitDeferred
 		switch {
 		case mapped && ts.fresh.contains(rec.Units[idx].Dev):
@@ -103,7 +104,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 	// object's 1,024 units grew the slice ten times, and the record
 	// kept up to a quarter more capacity than it used.
 	rec.Units = slices.Grow(rec.Units, unmapped)
-	ts.blocks.grow(need * int(ts.s.sb.blocksPerUnit()))
+	ts.blocks.grow(need * int(ts.s.sb.BlocksPerUnit()))
 	for _, st := range steps {
 		part := data[st.ws-off : st.we-off]
 		if st.mode == unitNew {
@@ -115,7 +116,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 			return err
 		}
 	}
-	rec.Pages = addSpan(rec.Pages, off, end)
+	rec.Pages = format.AddSpan(rec.Pages, off, end)
 	rec.Size = max(rec.Size, end)
 	return nil
 }
@@ -150,7 +151,7 @@ const deferNewMax = 32 << 10
 // would then span blocks it does not touch.
 func (ts *txnState) newSpan(at, n uint64) (lo, hi uint64) {
 	sb := ts.s.sb
-	if sb.ChecksumBlock < pageSize {
+	if sb.ChecksumBlock < format.PageSize {
 		return 0, sb.AllocUnit
 	}
 	cb := sb.ChecksumBlock
@@ -165,7 +166,7 @@ func (ts *txnState) newSpan(at, n uint64) (lo, hi uint64) {
 // known, if not nil, holds the checksums of part's whole
 // objectstore.DataCRCPiece pieces; whole blocks of that size take theirs
 // rather than being hashed.
-func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, deferred bool, known []uint32) {
+func (ts *txnState) newUnit(rec *format.Onode, lu, at uint64, part []byte, dev uint64, deferred bool, known []uint32) {
 	sb := ts.s.sb
 	cb := sb.ChecksumBlock
 	if cb != objectstore.DataCRCPiece || at%cb != 0 {
@@ -186,11 +187,8 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 	case deferred:
 		content = bytes.Clone(part) // not zeroed first, unlike make
 	}
-	u := unit{LU: lu, Dev: dev}
-	if n := sb.blocksPerUnit(); n > 1 {
-		u.sums = make([]uint32, n) // one block: the sum is inline, nothing allocated
-	}
-	for b := range u.nsums() {
+	u := format.BlankUnit(lu, dev, sb.BlocksPerUnit())
+	for b := range u.NumSums() {
 		sum := ts.s.zeroSum
 		if bs := uint64(b) * cb; bs >= lo && bs < hi {
 			blk := content[bs-lo : bs-lo+cb]
@@ -201,13 +199,9 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 			}
 			ts.blocks.addFresh(dev+bs, txnBlock{data: blk, deferred: deferred})
 		}
-		if u.sums != nil {
-			u.sums[b] = sum
-		} else {
-			u.sum = sum
-		}
+		u.SetSum(b, sum)
 	}
-	idx, mapped := rec.find(lu)
+	idx, mapped := rec.Find(lu)
 	if mapped {
 		ts.freeUnit(rec.Units[idx].Dev)
 		rec.Units[idx] = u
@@ -222,11 +216,11 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred bool) error {
 	sb := ts.s.sb
 	rec := rs.rec
-	idx, _ := rec.find(lu)
+	idx, _ := rec.Find(lu)
 	u := rec.Units[idx]
 	us := lu * sb.AllocUnit
 	we := ws + uint64(len(part))
-	csums := u.appendSums(nil)
+	csums := u.AppendSums(nil)
 	for b := (ws - us) / sb.ChecksumBlock; us+b*sb.ChecksumBlock < we; b++ {
 		bs := us + b*sb.ChecksumBlock
 		lo, hi := max(ws, bs), min(we, bs+sb.ChecksumBlock)
@@ -247,19 +241,19 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 		old, _ := ts.blocks.get(dev)
 		ts.blocks.set(dev, txnBlock{data: blk, deferred: deferred || old.deferred})
 	}
-	rec.Units[idx].setSums(csums)
+	rec.Units[idx].SetSums(csums)
 	return nil
 }
 
 // readBlock returns a private copy of checksum block b of rec's unit u
 // as the transaction sees it, verifying data that comes from the file.
-func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode, u unit, b int) ([]byte, error) {
+func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *format.Onode, u format.Unit, b int) ([]byte, error) {
 	cb := ts.s.sb.ChecksumBlock
 	dev := u.Dev + uint64(b)*cb
 	if tb, ok := ts.blocks.get(dev); ok {
 		return slices.Clone(tb.data), nil
 	}
-	if bs := u.LU*ts.s.sb.AllocUnit + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
+	if bs := u.LU*ts.s.sb.AllocUnit + uint64(b)*cb; !format.HoldsData(rec.Pages, bs, bs+cb) {
 		return make([]byte, cb), nil // possibly never written: zeros
 	}
 	if d, ok := ts.s.data.latest(dev, cb); ok {
@@ -267,7 +261,7 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode
 	}
 	buf := alignedBuf(int(cb))
 	err := ts.s.readChecked(buf, dev, false, func() error {
-		if got, want := ts.crc(buf), u.csum(b); got != want {
+		if got, want := ts.crc(buf), u.Sum(b); got != want {
 			return &mismatchError{c, o, u.LU*ts.s.sb.AllocUnit + uint64(b)*cb, dev, got, want}
 		}
 		return nil
@@ -315,7 +309,7 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 	for lu := off / au; lu*au < end; lu++ {
 		us := lu * au
 		ws, we := max(off, us), min(end, us+au)
-		idx, mapped := rec.find(lu)
+		idx, mapped := rec.Find(lu)
 		if !mapped {
 			continue
 		}
@@ -332,7 +326,7 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 			return err
 		}
 	}
-	rec.Pages = removeSpan(rec.Pages, off, end)
+	rec.Pages = format.RemoveSpan(rec.Pages, off, end)
 	rec.Size = max(rec.Size, end)
 	return nil
 }
@@ -344,14 +338,14 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 	if size < rec.Size {
 		au := ts.s.sb.AllocUnit
 		keep := (size + au - 1) / au
-		idx, _ := rec.find(keep)
+		idx, _ := rec.Find(keep)
 		for _, u := range rec.Units[idx:] {
 			ts.freeUnit(u.Dev)
 		}
 		rec.Units = rec.Units[:idx]
 		if size%au != 0 {
 			lu := size / au
-			if i, mapped := rec.find(lu); mapped {
+			if i, mapped := rec.Find(lu); mapped {
 				we := min(rec.Size, (lu+1)*au)
 				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh.contains(rec.Units[i].Dev)); err != nil {
 					return err
@@ -360,7 +354,7 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 		}
 	}
 	if size < rec.Size {
-		rec.Pages = removeSpan(rec.Pages, size, rec.Size+pageSize)
+		rec.Pages = format.RemoveSpan(rec.Pages, size, rec.Size+format.PageSize)
 	}
 	rec.Size = size
 	return nil
@@ -378,7 +372,7 @@ func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) 
 		if us+sb.AllocUnit <= off || us >= end {
 			continue
 		}
-		for b := range u.nsums() {
+		for b := range u.NumSums() {
 			bs := us + uint64(b)*sb.ChecksumBlock
 			lo, hi := max(off, bs), min(end, bs+sb.ChecksumBlock)
 			if lo >= hi {
