@@ -3,7 +3,7 @@
 // metadata (object records with their extent maps and checksums, omap,
 // collections, allocator state, deferred writes) in Pebble.
 //
-// It owns transaction preparation (prepare.go, ops.go, write.go), the
+// It owns transaction preparation (txn.go, txnops.go), the
 // commit pipeline (commit.go, deferred.go), reads with checksum
 // verification (read.go) and the record cache (cache.go). Two child
 // packages know nothing of this one: format, the on-disk codec (the
@@ -24,5 +24,6 @@
 // Committed when the Pebble WAL has been synced.
 //
 // Start reading at format/format.go (the on-disk layout and the
-// crash-safety argument), then Queue in prepare.go and committer in commit.go.
+// crash-safety argument), then txn.go, which reads as one transaction's
+// path from Queue to the committer (commit.go).
 package blockstore

@@ -659,3 +659,31 @@ func (s *Store) StatFS(ctx context.Context) (objectstore.FSStats, error) {
 }
 
 var _ objectstore.Store = (*Store)(nil)
+
+// mismatchError reports a checksum block whose data does not match its
+// checksum; errors.Is(err, objectstore.ErrCorrupt) holds for it.
+type mismatchError struct {
+	c         objectstore.CollectionID
+	o         objid.ID
+	off, dev  uint64 // the block's offset in the object and on the device
+	got, want uint32
+}
+
+func (e *mismatchError) Error() string {
+	return fmt.Sprintf("%v: %v %v: checksum mismatch in the block at offset %d (device offset %d): crc32c %08x, want %08x",
+		objectstore.ErrCorrupt, e.c, e.o, e.off, e.dev, e.got, e.want)
+}
+
+func (e *mismatchError) Unwrap() error { return objectstore.ErrCorrupt }
+
+// readFailed returns what a read of o that failed with err reports: a
+// checksum mismatch, logged (only the verdict on the device's copy gets
+// here; see readChecked), or the I/O error naming the object.
+func (s *Store) readFailed(c objectstore.CollectionID, o objid.ID, err error) error {
+	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
+		s.log.Error("blockstore: checksum mismatch", "collection", mm.c.String(), "object", mm.o.String(),
+			"offset", mm.off, "device_offset", mm.dev, "crc", mm.got, "want", mm.want)
+		return err
+	}
+	return fmt.Errorf("%v %v: %w", c, o, err)
+}

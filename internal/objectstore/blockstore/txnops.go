@@ -7,11 +7,18 @@ import (
 	"hash/crc32"
 	"slices"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
+
+// The bodies of a transaction's ops (apply in txn.go dispatches to
+// them): data (write, zero, truncate and the units and checksum blocks
+// they touch), whole objects (destroy, clone, cloneRange, move) and
+// collections (collEmpty). They change the transaction's working state
+// only; finish turns it into the batch.
 
 // How a write treats one allocation unit.
 const (
@@ -19,34 +26,6 @@ const (
 	unitInPlace         // the unit was allocated by this transaction: patch it in memory
 	unitDeferred        // partial overwrite of committed space: deferred write
 )
-
-// allocUnits allocates n units near hint and returns their device offsets.
-func (ts *txnState) allocUnits(n int, hint uint64) ([]uint64, error) {
-	if n == 0 {
-		return nil, nil
-	}
-	au := ts.s.sb.AllocUnit
-	exts, err := ts.s.alloc.Allocate(uint64(n)*au, hint)
-	if err != nil {
-		if errors.Is(err, alloc.ErrNoSpace) {
-			return nil, fmt.Errorf("%w: %d units: %w", objectstore.ErrNoSpace, n, err)
-		}
-		return nil, fmt.Errorf("allocate %d units: %w", n, err)
-	}
-	ts.fresh.add(exts)
-	devs := make([]uint64, 0, n)
-	for _, e := range exts {
-		for off := e.Offset; off < e.Offset+e.Length; off += au {
-			devs = append(devs, off)
-		}
-	}
-	if len(devs) < n {
-		return nil, fmt.Errorf("allocator returned %d of %d units", len(devs), n)
-	}
-	return devs[:n], nil
-}
-
-func (ts *txnState) crc(b []byte) uint32 { return crc32.Checksum(b, ts.s.table) }
 
 // write writes data at off of rs's object; known, if not nil, holds the
 // crc32c of data's whole objectstore.DataCRCPiece pieces
@@ -245,6 +224,34 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 	return nil
 }
 
+// allocUnits allocates n units near hint and returns their device offsets.
+func (ts *txnState) allocUnits(n int, hint uint64) ([]uint64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	au := ts.s.sb.AllocUnit
+	exts, err := ts.s.alloc.Allocate(uint64(n)*au, hint)
+	if err != nil {
+		if errors.Is(err, alloc.ErrNoSpace) {
+			return nil, fmt.Errorf("%w: %d units: %w", objectstore.ErrNoSpace, n, err)
+		}
+		return nil, fmt.Errorf("allocate %d units: %w", n, err)
+	}
+	ts.fresh.add(exts)
+	devs := make([]uint64, 0, n)
+	for _, e := range exts {
+		for off := e.Offset; off < e.Offset+e.Length; off += au {
+			devs = append(devs, off)
+		}
+	}
+	if len(devs) < n {
+		return nil, fmt.Errorf("allocator returned %d of %d units", len(devs), n)
+	}
+	return devs[:n], nil
+}
+
+func (ts *txnState) crc(b []byte) uint32 { return crc32.Checksum(b, ts.s.table) }
+
 // readBlock returns a private copy of checksum block b of rec's unit u
 // as the transaction sees it, verifying data that comes from the file.
 func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *format.Onode, u format.Unit, b int) ([]byte, error) {
@@ -270,34 +277,6 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *forma
 		return nil, ts.s.readFailed(c, o, err)
 	}
 	return buf, nil
-}
-
-// mismatchError reports a checksum block whose data does not match its
-// checksum; errors.Is(err, objectstore.ErrCorrupt) holds for it.
-type mismatchError struct {
-	c         objectstore.CollectionID
-	o         objid.ID
-	off, dev  uint64 // the block's offset in the object and on the device
-	got, want uint32
-}
-
-func (e *mismatchError) Error() string {
-	return fmt.Sprintf("%v: %v %v: checksum mismatch in the block at offset %d (device offset %d): crc32c %08x, want %08x",
-		objectstore.ErrCorrupt, e.c, e.o, e.off, e.dev, e.got, e.want)
-}
-
-func (e *mismatchError) Unwrap() error { return objectstore.ErrCorrupt }
-
-// readFailed returns what a read of o that failed with err reports: a
-// checksum mismatch, logged (only the verdict on the device's copy gets
-// here; see readChecked), or the I/O error naming the object.
-func (s *Store) readFailed(c objectstore.CollectionID, o objid.ID, err error) error {
-	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
-		s.log.Error("blockstore: checksum mismatch", "collection", mm.c.String(), "object", mm.o.String(),
-			"offset", mm.off, "device_offset", mm.dev, "crc", mm.got, "want", mm.want)
-		return err
-	}
-	return fmt.Errorf("%v %v: %w", c, o, err)
 }
 
 // zero zeroes [off, off+length): whole mapped units become holes,
@@ -386,4 +365,243 @@ func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) 
 		}
 	}
 	return out, nil
+}
+
+// maxPointUnitDeletes is the most unit keys destroy deletes one by one;
+// a node with more loses them to one range deletion. Every read of a
+// Pebble table with range deletions first splits them into fragments,
+// and after 100,000 small objects were removed that work, redone
+// whenever the block cache let the fragments go, was an eighth of an
+// OSD's allocations (docs/benchmarks/2026-11-27.md, "A cluster that has
+// run a while: the collector, PG logs and range deletions").
+const maxPointUnitDeletes = 32
+
+// destroy schedules the units of rec for release and deletes its unit
+// keys and omap.
+func (ts *txnState) destroy(rs *recState) {
+	for _, u := range rs.rec.Units {
+		ts.freeUnit(u.Dev)
+	}
+	nid := rs.rec.Nid
+	if rs.rec.Omap {
+		p := format.OmapPrefix(nid)
+		_ = ts.batch.DeleteRange(p, format.PrefixEnd(p), nil)
+	}
+	ts.deleteUnitKeys(nid, ts.stored[nid])
+	ts.stored[nid] = storedUnits{}
+	rs.rec = nil
+	rs.dirty = true
+}
+
+// deleteUnitKeys deletes the keys that hold st, node nid's units in
+// Pebble (with this batch): one by one when they are few, else with a
+// range deletion.
+func (ts *txnState) deleteUnitKeys(nid uint64, st storedUnits) {
+	var keys [][]byte
+	if st.legacy {
+		for _, u := range st.units[:min(len(st.units), maxPointUnitDeletes+1)] {
+			keys = append(keys, format.UnitKey(nid, u.LU))
+		}
+	} else {
+		for sh := range format.ShardRuns(st.units) {
+			if keys = append(keys, format.ShardKey(nid, sh)); len(keys) > maxPointUnitDeletes {
+				break
+			}
+		}
+	}
+	if len(keys) > maxPointUnitDeletes {
+		lo, hi := format.ShardRange(nid)
+		if st.legacy {
+			lo, hi = format.UnitRange(nid)
+		}
+		_ = ts.batch.DeleteRange(lo, hi, nil)
+		return
+	}
+	for _, k := range keys {
+		_ = ts.batch.Delete(k, nil)
+	}
+}
+
+func (ts *txnState) freeUnit(dev uint64) {
+	ts.freed = append(ts.freed, alloc.Extent{Offset: dev, Length: ts.s.sb.AllocUnit})
+}
+
+// clone makes dst a copy of src: new node id, data copied to new units,
+// attributes, omap header and omap entries copied. Queue has waited for
+// every earlier transaction to apply, so the indexed batch sees the
+// whole omap.
+func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) error {
+	src, err := ts.peek(c, srcID)
+	if err != nil {
+		return err
+	}
+	if srcID == dstID {
+		return nil
+	}
+	dst, err := ts.lookup(c, dstID)
+	if err != nil {
+		return err
+	}
+	if dst.rec != nil {
+		ts.mutable(dst)
+		ts.destroy(dst)
+	}
+	sr := src.rec
+	n := &format.Onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...), Pages: slices.Clone(sr.Pages)}
+	for _, a := range sr.Attrs {
+		n.Attrs = append(n.Attrs, format.Attr{Name: a.Name, Value: slices.Clone(a.Value)})
+	}
+	// Units holding no allocated page are zeros: the copy leaves them
+	// unmapped rather than map a unit it writes nothing into.
+	au, cb := ts.s.sb.AllocUnit, ts.s.sb.ChecksumBlock
+	var units []format.Unit
+	for _, u := range sr.Units {
+		if format.HoldsData(sr.Pages, u.LU*au, (u.LU+1)*au) {
+			units = append(units, u)
+		}
+	}
+	devs, err := ts.allocUnits(len(units), 0)
+	if err != nil {
+		return err
+	}
+	for i, u := range units {
+		for b := range u.NumSums() {
+			off := uint64(b) * cb
+			if bs := u.LU*au + off; !format.HoldsData(sr.Pages, bs, bs+cb) {
+				continue // zeros: readers of the copy skip it too (holdsData)
+			}
+			blk, err := ts.readBlock(c, srcID, sr, u, b)
+			if err != nil {
+				return err
+			}
+			ts.blocks.addFresh(devs[i]+off, txnBlock{data: blk})
+		}
+		moved := u
+		moved.Dev = devs[i]
+		n.Units = append(n.Units, moved)
+	}
+	dst.rec = n
+	dst.dirty = true
+	if !sr.Omap {
+		return nil
+	}
+	// Omap entries.
+	p := format.OmapPrefix(sr.Nid)
+	it, err := ts.batch.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: format.PrefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	type kv struct{ k, v []byte }
+	var kvs []kv
+	for it.First(); it.Valid(); it.Next() {
+		kvs = append(kvs, kv{append([]byte(nil), it.Key()[len(p):]...), append([]byte(nil), it.Value()...)})
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("clone %v %v: omap: %w", c, srcID, err)
+	}
+	for _, e := range kvs {
+		_ = ts.batch.Set(format.OmapKey(n.Nid, string(e.k)), e.v, nil)
+	}
+	n.Omap = len(kvs) > 0
+	return nil
+}
+
+// cloneRange copies the allocated extents of src's [off, off+length) to
+// dst at dstOff, after zeroing the destination range; the source is read
+// first, so an overlapping copy within one object acts as memmove.
+func (ts *txnState) cloneRange(c objectstore.CollectionID, srcID, dstID objid.ID, off, length, dstOff uint64) error {
+	src, err := ts.peek(c, srcID)
+	if err != nil {
+		return err
+	}
+	if off+length > src.rec.Size {
+		return fmt.Errorf("%w: %v %v: clone range %d+%d beyond the size %d", objectstore.ErrInvalid, c, srcID, off, length, src.rec.Size)
+	}
+	type piece struct {
+		off  uint64
+		data []byte
+	}
+	var pieces []piece
+	for _, x := range format.ClipSpans(src.rec.Pages, off, off+length) {
+		data, err := ts.readRange(src, x.Off, x.End-x.Off)
+		if err != nil {
+			return err
+		}
+		pieces = append(pieces, piece{x.Off - off + dstOff, data})
+	}
+	dst, err := ts.create(c, dstID)
+	if err != nil {
+		return err
+	}
+	if err := ts.zero(dst, dstOff, length); err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		if err := ts.write(dst, p.off, p.data, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// move renames src in from to dst in to, replacing dst. The node id and
+// so the omap go with it.
+func (ts *txnState) move(from objectstore.CollectionID, srcID objid.ID, to objectstore.CollectionID, dstID objid.ID) error {
+	src, err := ts.peek(from, srcID)
+	if err != nil {
+		return err
+	}
+	if from == to && srcID == dstID {
+		return nil
+	}
+	dst, err := ts.lookup(to, dstID)
+	if err != nil {
+		return err
+	}
+	if dst.rec != nil {
+		ts.mutable(dst)
+		ts.destroy(dst)
+	}
+	dst.rec = src.rec.Clone()
+	dst.dirty = true
+	src.rec = nil
+	src.dirty = true
+	return nil
+}
+
+// collEmpty reports whether c holds no object as this transaction sees
+// it: no record in Pebble that the overlays have not removed, and no
+// record the overlays have added.
+func (ts *txnState) collEmpty(c objectstore.CollectionID) (bool, error) {
+	prefix := format.CollObjectPrefix(c)
+	for _, e := range ts.records.list {
+		if rs := e.rs; rs.rec != nil && rs.coll == c {
+			return false, nil
+		}
+	}
+	for key, ov := range ts.s.overlay {
+		if ov.rec != nil && len(key) > len(prefix) && key[:len(prefix)] == string(prefix) {
+			if _, mine := ts.records.get([]byte(key)); !mine {
+				return false, nil
+			}
+		}
+	}
+	it, err := ts.s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: format.PrefixEnd(prefix)})
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if rs, ok := ts.records.get(it.Key()); ok {
+			if rs.rec == nil {
+				continue
+			}
+			return false, nil
+		}
+		if ov, ok := ts.s.overlay[string(it.Key())]; ok && ov.rec == nil {
+			continue
+		}
+		return false, nil
+	}
+	return true, it.Error()
 }
