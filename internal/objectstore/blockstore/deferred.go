@@ -46,7 +46,7 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // writeInPlace writes ws, in order where they overlap.
 //
 // Small writes (under directMax) go through the page cache: the small
-// reads that follow them read through it too (direct.go), so an object
+// reads that follow them read through it too (dio_read.go), so an object
 // just written is read from memory rather than from the device. Their
 // writeback starts at once (startWriteback), so the data sync that must
 // follow has little left to wait for. On a size-3 pool of new 4 KiB

@@ -149,7 +149,7 @@ func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o 
 
 // Read returns length bytes at off (fewer at the end; 0 means to the
 // end), verifying the checksum of every block it reads. Small blocks may
-// come from the page cache (direct.go).
+// come from the page cache (dio_read.go).
 func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
 	b, _, err := s.read(ctx, c, o, off, length, false, false)
 	return b, err

@@ -36,10 +36,10 @@ type Store struct {
 	db   *pebble.DB
 	file vfs.File
 	// direct is the data file opened again with O_DIRECT for small
-	// reads and deferred writes (direct.go); nil unless the store is on
+	// reads and deferred writes (dio_read.go); nil unless the store is on
 	// vfs.Default.
 	direct *os.File
-	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
+	aio    *aioReader // asynchronous reads of direct (dio_aio_linux.go), or nil
 	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
 	// aioSync runs the WAL's and the data file's syncs (aioSyncFile),
 	// or is nil; closed after Pebble.
@@ -50,7 +50,7 @@ type Store struct {
 	// staging holds the huge-page buffers of large direct reads.
 	staging stagingPool
 	// ra prefetches for sequential large reads; writes tells it whether
-	// the data file changed under a prefetch (readahead.go).
+	// the data file changed under a prefetch (dio_readahead.go).
 	ra     readahead
 	writes dataWrites
 	table  *crc32.Table
@@ -390,7 +390,7 @@ func (s *Store) load() error {
 	if s.opts.FS == vfs.Default {
 		s.direct = openDirect(path)
 		if s.direct != nil {
-			// Small reads come through the page cache (direct.go):
+			// Small reads come through the page cache (dio_read.go):
 			// they are random, so readahead would only pull in
 			// neighbours nobody asked for.
 			adviseRandom(s.file.Fd())
