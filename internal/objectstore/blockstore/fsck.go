@@ -267,7 +267,7 @@ type fsck struct {
 	nextNid uint64 // 0: unknown
 	nids    map[uint64]string
 	// unitsUnder says where the record of a node id keeps its units:
-	// under prefixShard or prefixUnit keys, or 0 (inline).
+	// under format.PrefixShard or format.PrefixUnit keys, or 0 (inline).
 	unitsUnder map[uint64]byte
 	stored     map[int64]uint64 // stored bytes per statsPool, from the records
 

@@ -367,7 +367,7 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *format.O
 
 // verifyUnit reads rec's unit u and checks the checksums of its blocks
 // that hold data (blocks without a marked page may never have been
-// written: holdsData).
+// written: format.HoldsData).
 func (f *fsck) verifyUnit(c objectstore.CollectionID, o objid.ID, rec *format.Onode, u format.Unit) {
 	au, cb := f.sb.AllocUnit, f.sb.ChecksumBlock
 	buf := make([]byte, au)

@@ -52,8 +52,8 @@ func TestRemovalLeavesNoKeys(t *testing.T) {
 	}
 }
 
-// keysOf counts node nid's keys under prefix (prefixUnit or
-// prefixShard) in Pebble.
+// keysOf counts node nid's keys under prefix (format.PrefixUnit or
+// format.PrefixShard) in Pebble.
 func keysOf(t *testing.T, s *Store, prefix byte, nid uint64) int {
 	t.Helper()
 	lo := binary.BigEndian.AppendUint64([]byte{prefix}, nid)
@@ -117,7 +117,7 @@ func storedRecord(t *testing.T, s *Store, o objid.ID) *format.Onode {
 	return rec
 }
 
-// A record keeps its units inline while it has at most maxInlineUnits,
+// A record keeps its units inline while it has at most MaxInlineUnits,
 // moves them to shard keys as it grows past that and back as it shrinks;
 // a record written with unit keys by an older version moves them inline
 // at its next write. Every step reads back and passes fsck.

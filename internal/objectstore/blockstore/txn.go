@@ -411,7 +411,7 @@ func (ts *txnState) finish() *pendingTxn {
 // writeRecord puts rs's changes into the batch: the record's value if
 // it changed, and the shard keys whose units changed. It decides where
 // the record keeps its units; a record that moves them (growing past
-// maxInlineUnits, or written by a version without shards) deletes or
+// MaxInlineUnits, or written by a version without shards) deletes or
 // writes all its keys.
 func (ts *txnState) writeRecord(key string, rs *recState) {
 	rec := rs.rec
@@ -439,7 +439,7 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 		ts.deleteUnitKeys(rec.Nid, was)
 		was = storedUnits{}
 	}
-	var dirty []uint64 // shards to rewrite, ascending (diffUnits goes in LU order)
+	var dirty []uint64 // shards to rewrite, ascending (DiffUnits goes in LU order)
 	mark := func(lu uint64) {
 		if sh := lu / format.ShardUnits; len(dirty) == 0 || dirty[len(dirty)-1] != sh {
 			dirty = append(dirty, sh)

@@ -125,7 +125,7 @@ const deferNewMax = 32 << 10
 // newSpan returns the part [lo, hi) of a fresh unit that a write of n
 // bytes at offset at within it fills: the checksum blocks it touches.
 // The unit's other blocks are not written; they hold no marked page, so
-// readers take them for zeros (holdsData). With checksum blocks smaller
+// readers take them for zeros (format.HoldsData). With checksum blocks smaller
 // than a page the whole unit is written, because a page the write marks
 // would then span blocks it does not touch.
 func (ts *txnState) newSpan(at, n uint64) (lo, hi uint64) {
@@ -468,7 +468,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		for b := range u.NumSums() {
 			off := uint64(b) * cb
 			if bs := u.LU*au + off; !format.HoldsData(sr.Pages, bs, bs+cb) {
-				continue // zeros: readers of the copy skip it too (holdsData)
+				continue // zeros: readers of the copy skip it too (format.HoldsData)
 			}
 			blk, err := ts.readBlock(c, srcID, sr, u, b)
 			if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 )
 
-// attrList against a map: after any sequence of sets and removes it
+// AttrList against a map: after any sequence of sets and removes it
 // holds the map's attributes, sorted, each once.
 func TestAttrListModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))

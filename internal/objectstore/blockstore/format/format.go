@@ -28,7 +28,7 @@ import (
 //	                             attributes, omap header, allocated page
 //	                             spans and, for a small object, its units
 //	'V' nid shard                the mapped units of node nid in
-//	                             [shard*shardUnits, (shard+1)*shardUnits)
+//	                             [shard*ShardUnits, (shard+1)*ShardUnits)
 //	                             (if its record keeps shards): each one's
 //	                             offset in the shard, device offset and a
 //	                             crc32c per checksum block
@@ -56,7 +56,7 @@ import (
 // overwrite cheap: it rewrites that unit's checksums (about 80 bytes with
 // the default geometry), not the whole extent map of a large object, and
 // the header only if the size, attributes or allocated pages changed. A
-// record of at most maxInlineUnits units keeps them inline instead: a
+// record of at most MaxInlineUnits units keeps them inline instead: a
 // small object is then one key, read with one point lookup.
 //
 // Free space is persisted, not rebuilt: the bitmap regions a transaction
@@ -240,7 +240,7 @@ func (w DeferredWrite) EncodeLogged(e *encoding.Encoder, seq uint64) []byte {
 	return e.Data()
 }
 
-// DecodeLoggedDeferred decodes a LogData payload made by encodeLogged;
+// DecodeLoggedDeferred decodes a LogData payload made by EncodeLogged;
 // ok is false for a payload that is not a deferred write's.
 func DecodeLoggedDeferred(b []byte, sb Superblock) (seq uint64, w DeferredWrite, ok bool, err error) {
 	if len(b) == 0 || b[0] != loggedDeferredTag {

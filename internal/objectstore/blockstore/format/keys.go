@@ -251,7 +251,7 @@ func UnitKey(nid, lu uint64) []byte {
 func shardPrefix(nid uint64) []byte { return u64Key(PrefixShard, nid, 0) }
 
 // ShardKey is the key of unit shard sh of node nid: its units
-// [sh*shardUnits, (sh+1)*shardUnits).
+// [sh*ShardUnits, (sh+1)*ShardUnits).
 func ShardKey(nid, sh uint64) []byte {
 	return binary.BigEndian.AppendUint64(u64Key(PrefixShard, nid, 8), sh)
 }

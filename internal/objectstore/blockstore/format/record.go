@@ -98,7 +98,7 @@ func (u *Unit) AppendSums(dst []uint32) []uint32 {
 }
 
 // Onode is an object record: what the object is, not its data. A
-// published onode (in the cache or the prepare overlay) is immutable;
+// published Onode (in the cache or the prepare overlay) is immutable;
 // change a clone.
 type Onode struct {
 	Nid        uint64
@@ -117,7 +117,7 @@ type Onode struct {
 	// stored; writeRecord decides it for the record it writes.
 	Inline bool
 	// Shards is set when the units are under unit shard keys ('V'),
-	// shardUnits to a key; a record neither inline nor sharded was
+	// ShardUnits to a key; a record neither inline nor sharded was
 	// written before shards and has a 'U' key per unit. writeRecord
 	// shards every record it writes that is not inline.
 	Shards bool
@@ -247,7 +247,7 @@ func (n *Onode) AllocatedBytes() uint64 {
 	return total
 }
 
-// ApproxSize estimates the Go heap an onode holds, for the cache budget
+// ApproxSize estimates the Go heap an Onode holds, for the cache budget
 // (TestRecordCacheAccounting compares it with the heap). Small records
 // are mostly overhead: a map of attributes costs a few hundred bytes
 // before its first entry's name and value.
@@ -266,7 +266,7 @@ func roundUp8(n int) int { return (n + 7) &^ 7 }
 // node id, so that an overwrite inside the object rewrites one shard
 // instead of the whole extent map.
 
-// encodeRecord encodes the value under the object's key: everything but
+// Encode encodes the value under the object's key: everything but
 // the units unless n is inline.
 //
 //	version 5 (compat 2, 4 if inline, 5 if sharded): nid uvarint, size uvarint,
