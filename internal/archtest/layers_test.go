@@ -105,10 +105,12 @@ var sameLayerImports = map[string][]string{
 	"objid": {"encoding"},
 
 	// L1
-	"crush/crushtext":                 {"crush"},
-	"osdmap":                          {"crush"},
-	"internal/objectstore/memstore":   {"internal/objectstore"},
-	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc"},
+	"crush/crushtext":               {"crush"},
+	"osdmap":                        {"crush"},
+	"internal/objectstore/memstore": {"internal/objectstore"},
+	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
+		"internal/objectstore/blockstore/format"},
+	"internal/objectstore/blockstore/format": {"internal/objectstore"},
 
 	// L2
 	"internal/msgr/memnet": {"internal/msgr"},

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"sync"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
 // recordCache is a bounded cache of object records keyed by their Pebble
@@ -38,7 +40,7 @@ type recordCache struct {
 	referenced []uint64
 	free       []int32 // empty slots
 	hand       int
-	decode     func([]byte) (*onode, error)
+	decode     func([]byte) (*format.Onode, error)
 	// hits and misses count lookups (CacheStats).
 	hits, misses uint64
 	// recent holds the records last decoded at hits, by the value they
@@ -56,7 +58,7 @@ const recentDecoded = 8
 
 type decoded struct {
 	enc *byte
-	rec *onode
+	rec *format.Onode
 }
 
 // cacheSlot holds one key's record. kv is the key's length (a uvarint),
@@ -66,11 +68,11 @@ type decoded struct {
 // referenced bits in recordCache.referenced makes a slot 32 bytes, not 40.
 type cacheSlot struct {
 	kv  []byte
-	rec *onode
+	rec *format.Onode
 }
 
 // newCacheSlot returns a slot for the key head+tail and enc or rec.
-func newCacheSlot(head, tail string, enc []byte, rec *onode) cacheSlot {
+func newCacheSlot(head, tail string, enc []byte, rec *format.Onode) cacheSlot {
 	var n [binary.MaxVarintLen64]byte
 	w := binary.PutUvarint(n[:], uint64(len(head)+len(tail)))
 	kv := make([]byte, 0, w+len(head)+len(tail)+len(enc))
@@ -97,7 +99,7 @@ func (sl *cacheSlot) key() []byte {
 func (sl *cacheSlot) size() int64 {
 	s := int64(len(sl.kv) + cacheEntryOverhead)
 	if sl.rec != nil {
-		s += int64(sl.rec.approxSize())
+		s += int64(sl.rec.ApproxSize())
 	}
 	return s
 }
@@ -107,20 +109,20 @@ func (sl *cacheSlot) size() int64 {
 // (TestRecordCacheAccounting).
 const cacheEntryOverhead = 64
 
-func newRecordCache(budget int64, decode func([]byte) (*onode, error)) *recordCache {
+func newRecordCache(budget int64, decode func([]byte) (*format.Onode, error)) *recordCache {
 	return &recordCache{budget: budget, seed: maphash.MakeSeed(), decode: decode}
 }
 
 // get returns key's cached record and true, or false if key is not
 // cached; a nil record with true means key is known to have none. A
 // record kept encoded is decoded for the caller.
-func (c *recordCache) get(key string) (*onode, bool) { return lookup(c, key) }
+func (c *recordCache) get(key string) (*format.Onode, bool) { return lookup(c, key) }
 
 // getBytes is get for a key the caller holds as bytes.
-func (c *recordCache) getBytes(key []byte) (*onode, bool) { return lookup(c, key) }
+func (c *recordCache) getBytes(key []byte) (*format.Onode, bool) { return lookup(c, key) }
 
-func lookup[K string | []byte](c *recordCache, key K) (*onode, bool) {
-	lo, hi := locatorSpan(key)
+func lookup[K string | []byte](c *recordCache, key K) (*format.Onode, bool) {
+	lo, hi := format.LocatorSpan(key)
 	var mh maphash.Hash
 	mh.SetSeed(c.seed)
 	switch k := any(key).(type) {
@@ -155,7 +157,7 @@ func sameKey[K string | []byte](cached []byte, key K, lo, hi int) bool {
 }
 
 // hitUnlock counts a lookup, releases c.mu and decodes outside it.
-func (c *recordCache) hitUnlock(i int32, ok bool) (*onode, bool) {
+func (c *recordCache) hitUnlock(i int32, ok bool) (*format.Onode, bool) {
 	if !ok {
 		c.misses++
 		c.mu.Unlock()
@@ -180,7 +182,7 @@ func (c *recordCache) hitUnlock(i int32, ok bool) (*onode, bool) {
 		// record is.
 		return nil, false
 	}
-	rec.enc = enc
+	rec.Enc = enc
 	c.mu.Lock()
 	c.recent[c.recentNext] = decoded{&enc[0], rec}
 	c.recentNext = (c.recentNext + 1) % recentDecoded
@@ -189,7 +191,7 @@ func (c *recordCache) hitUnlock(i int32, ok bool) (*onode, bool) {
 }
 
 // recentLocked returns the record decoded from the value at enc, or nil.
-func (c *recordCache) recentLocked(enc *byte) *onode {
+func (c *recordCache) recentLocked(enc *byte) *format.Onode {
 	for _, d := range c.recent {
 		if d.enc == enc {
 			return d.rec
@@ -200,11 +202,11 @@ func (c *recordCache) recentLocked(enc *byte) *onode {
 
 // put caches rec under key; a nil rec records that key has no record (a
 // lookup found none, or the object was removed).
-func (c *recordCache) put(key string, rec *onode) {
-	lo, hi := locatorSpan(key)
+func (c *recordCache) put(key string, rec *format.Onode) {
+	lo, hi := format.LocatorSpan(key)
 	var enc []byte
-	if rec != nil && rec.inline && rec.enc != nil {
-		enc, rec = rec.enc, nil
+	if rec != nil && rec.Inline && rec.Enc != nil {
+		enc, rec = rec.Enc, nil
 	}
 	sl := newCacheSlot(key[:lo], key[hi:], enc, rec)
 	k := sl.key()

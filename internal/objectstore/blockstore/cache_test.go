@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -41,19 +42,19 @@ func TestRecordCacheAccounting(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for i := range n {
-				rec := &onode{Nid: uint64(i), Size: 1024, Pages: []span{{0, 4096}}}
+				rec := &format.Onode{Nid: uint64(i), Size: 1024, Pages: []format.Span{{Off: 0, End: 4096}}}
 				if sh.attr > 0 {
-					rec.Attrs = attrList{{"_", make([]byte, sh.attr)}}
+					rec.Attrs = format.AttrList{{Name: "_", Value: make([]byte, sh.attr)}}
 				}
 				for u := range sh.units {
-					rec.Units = append(rec.Units, makeUnit(uint64(u), uint64(u)<<16, make([]uint32, sh.sums)))
+					rec.Units = append(rec.Units, format.MakeUnit(uint64(u), uint64(u)<<16, make([]uint32, sh.sums)))
 				}
 				if sh.inline {
-					rec.inline = true
-					rec.enc = rec.encodeRecord()
-					rec = &onode{inline: true, enc: rec.enc} // only enc stays
+					rec.Inline = true
+					rec.Enc = rec.Encode()
+					rec = &format.Onode{Inline: true, Enc: rec.Enc} // only enc stays
 				}
-				c.put(string(objectKey(pg, objid.Object(1, "", fmt.Sprintf("benchmark_data_host_4242_object%d", i)))), rec)
+				c.put(string(format.ObjectKey(pg, objid.Object(1, "", fmt.Sprintf("benchmark_data_host_4242_object%d", i)))), rec)
 			}
 			runtime.GC()
 			runtime.ReadMemStats(&after)
@@ -164,20 +165,20 @@ func TestRecordCacheKeepsRecordsInUse(t *testing.T) {
 // is replaced; a larger record is kept decoded and shared.
 func TestRecordCacheDecodesInlineRecords(t *testing.T) {
 	decodes := 0
-	c := newRecordCache(1<<20, func(b []byte) (*onode, error) { decodes++; return decodeRecord(b, testSB) })
-	small := &onode{Nid: 5, Size: 10, Pages: []span{{0, 4096}}, Attrs: attrList{{"@", []byte("info")}}, inline: true,
-		Units: []unit{makeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
-	small.enc = small.encodeRecord()
+	c := newRecordCache(1<<20, func(b []byte) (*format.Onode, error) { decodes++; return format.DecodeRecord(b, testSB) })
+	small := &format.Onode{Nid: 5, Size: 10, Pages: []format.Span{{Off: 0, End: 4096}}, Attrs: format.AttrList{{Name: "@", Value: []byte("info")}}, Inline: true,
+		Units: []format.Unit{format.MakeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
+	small.Enc = small.Encode()
 	c.put("small", small)
 	a, okA := c.get("small")
 	b, okB := c.getBytes([]byte("small"))
-	if !okA || !okB || a != b || a == small || !sameValue(a, small) || !bytes.Equal(a.enc, small.enc) || decodes != 1 {
+	if !okA || !okB || a != b || a == small || !format.SameValue(a, small) || !bytes.Equal(a.Enc, small.Enc) || decodes != 1 {
 		t.Fatalf("inline record: %+v, %+v after %d decodes, want one record decoded once", a, b, decodes)
 	}
 	// A new value for the key is decoded, never the old one returned.
-	grown := small.clone()
+	grown := small.Clone()
 	grown.Size = 20
-	grown.enc = grown.encodeRecord()
+	grown.Enc = grown.Encode()
 	c.put("small", grown)
 	if got, ok := c.get("small"); !ok || got.Size != 20 || decodes != 2 {
 		t.Fatalf("after a put: %+v, %v after %d decodes, want size 20 decoded anew", got, ok, decodes)
@@ -191,9 +192,9 @@ func TestRecordCacheDecodesInlineRecords(t *testing.T) {
 	if got, ok := c.get("small"); !ok || got.Size != 20 || decodes != 3+recentDecoded {
 		t.Fatalf("after %d other records: %+v, %v after %d decodes", recentDecoded, got, ok, decodes)
 	}
-	large := &onode{Nid: 6}
-	for lu := range maxInlineUnits + 1 {
-		large.Units = append(large.Units, makeUnit(uint64(lu), uint64(lu)*testAU, []uint32{1, 2, 3, 4}))
+	large := &format.Onode{Nid: 6}
+	for lu := range format.MaxInlineUnits + 1 {
+		large.Units = append(large.Units, format.MakeUnit(uint64(lu), uint64(lu)*testAU, []uint32{1, 2, 3, 4}))
 	}
 	c.put("large", large)
 	if got, ok := c.get("large"); !ok || got != large {
@@ -219,12 +220,12 @@ func TestRecordCacheCutKeys(t *testing.T) {
 	}
 	var keys []string
 	for _, id := range ids {
-		keys = append(keys, string(objectKey(pg, id)))
+		keys = append(keys, string(format.ObjectKey(pg, id)))
 	}
-	keys = append(keys, "short", string([]byte{prefixObject}), "")
+	keys = append(keys, "short", string([]byte{format.PrefixObject}), "")
 	c := newRecordCache(1<<20, nil)
 	for i, k := range keys {
-		c.put(k, &onode{Nid: uint64(i + 1)})
+		c.put(k, &format.Onode{Nid: uint64(i + 1)})
 	}
 	for i, k := range keys {
 		a, okA := c.get(k)
@@ -234,16 +235,16 @@ func TestRecordCacheCutKeys(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"a", "benchmark_data_host_4242_object1"} {
-		if lo, hi := locatorSpan(objectKey(pg, objid.Object(1, "", name))); hi-lo != len(name)+2 {
+		if lo, hi := format.LocatorSpan(format.ObjectKey(pg, objid.Object(1, "", name))); hi-lo != len(name)+2 {
 			t.Errorf("keyless object %q: locator at [%d, %d), want its %d bytes cut", name, lo, hi, len(name)+2)
 		}
 	}
 	for _, id := range ids[1:4] {
-		if lo, hi := locatorSpan(objectKey(pg, id)); lo != hi {
+		if lo, hi := format.LocatorSpan(format.ObjectKey(pg, id)); lo != hi {
 			t.Errorf("%+v has a key: [%d, %d) cut", id, lo, hi)
 		}
 	}
-	if _, ok := c.get(string(objectKey(pg, objid.Object(1, "", "c")))); ok {
+	if _, ok := c.get(string(format.ObjectKey(pg, objid.Object(1, "", "c")))); ok {
 		t.Error("an object never put is cached")
 	}
 }
@@ -252,8 +253,8 @@ func TestRecordCacheCutKeys(t *testing.T) {
 // every index entry points at a live slot that hashes to it, and the
 // cache holds what its budget allows.
 func TestRecordCacheEvictsCutKeys(t *testing.T) {
-	key := func(i int) string { return string(objectKey(pg, objid.Object(1, "", fmt.Sprintf("obj-%d", i)))) }
-	lo, hi := locatorSpan(key(0))
+	key := func(i int) string { return string(format.ObjectKey(pg, objid.Object(1, "", fmt.Sprintf("obj-%d", i)))) }
+	lo, hi := format.LocatorSpan(key(0))
 	entry := new(newCacheSlot(key(0)[:lo], key(0)[hi:], nil, nil)).size()
 	c := newRecordCache(50*entry, nil)
 	for i := range 1000 {
@@ -273,11 +274,11 @@ func TestRecordCacheEvictsCutKeys(t *testing.T) {
 // FuzzLocatorSpan: any bytes give a span inside them, and a span cut is a
 // copy of the escaped name after it.
 func FuzzLocatorSpan(f *testing.F) {
-	f.Add(objectKey(pg, objid.Object(1, "", "name")))
-	f.Add(objectKey(pg, objid.Object(1, "ns", "x\x00y")))
-	f.Add([]byte{prefixObject, 0, 1, 0, 1})
+	f.Add(format.ObjectKey(pg, objid.Object(1, "", "name")))
+	f.Add(format.ObjectKey(pg, objid.Object(1, "ns", "x\x00y")))
+	f.Add([]byte{format.PrefixObject, 0, 1, 0, 1})
 	f.Fuzz(func(t *testing.T, k []byte) {
-		lo, hi := locatorSpan(k)
+		lo, hi := format.LocatorSpan(k)
 		if lo == hi {
 			return
 		}
@@ -297,12 +298,12 @@ func FuzzLocatorSpan(f *testing.F) {
 // a key shaped like a rados bench object's (cut in the cache) as readers
 // hold it, in bytes.
 func BenchmarkRecordCacheHit(b *testing.B) {
-	c := newRecordCache(64<<20, func(v []byte) (*onode, error) { return decodeRecord(v, testSB) })
+	c := newRecordCache(64<<20, func(v []byte) (*format.Onode, error) { return format.DecodeRecord(v, testSB) })
 	var keys [][]byte
 	for i := range 1024 {
-		k := objectKey(pg, objid.Object(1, "", fmt.Sprintf("benchmark_data_host_4242_object%d", i)))
-		rec := &onode{Nid: uint64(i + 1), Size: 4096, Pages: []span{{0, 4096}}, inline: true, Units: []unit{makeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
-		rec.enc = rec.encodeRecord()
+		k := format.ObjectKey(pg, objid.Object(1, "", fmt.Sprintf("benchmark_data_host_4242_object%d", i)))
+		rec := &format.Onode{Nid: uint64(i + 1), Size: 4096, Pages: []format.Span{{Off: 0, End: 4096}}, Inline: true, Units: []format.Unit{format.MakeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
+		rec.Enc = rec.Encode()
 		c.put(string(k), rec)
 		keys = append(keys, k)
 	}
@@ -349,17 +350,17 @@ func TestRecordCacheModel(t *testing.T) {
 			if i%5 == 0 {
 				id.Key = fmt.Sprintf("k%d", i%7)
 			}
-			keys[i] = string(objectKey(pg, id))
+			keys[i] = string(format.ObjectKey(pg, id))
 		}
 		c := newRecordCache(int64(40+rng.IntN(100))*(cacheEntryOverhead+40), nil)
-		model := map[string]*onode{}
+		model := map[string]*format.Onode{}
 		for op := range 5000 {
 			k := keys[rng.IntN(len(keys))]
 			switch rng.IntN(3) {
 			case 0:
-				var rec *onode
+				var rec *format.Onode
 				if rng.IntN(4) > 0 {
-					rec = &onode{Nid: uint64(op + 1)}
+					rec = &format.Onode{Nid: uint64(op + 1)}
 				}
 				c.put(k, rec)
 				model[k] = rec

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
 
@@ -306,7 +307,7 @@ func (s *Store) writeCOW(group []*pendingTxn) (bool, error) {
 	}
 	s.writes.begin() // only around real writes: each one voids the prefetches
 	defer s.writes.end()
-	var direct []deferredWrite
+	var direct []format.DeferredWrite
 	for _, p := range group {
 		for _, w := range p.writes {
 			if s.direct != nil && len(w.Data) >= directWriteMin && isAligned(w.Data, w.DevOff) {
@@ -331,7 +332,7 @@ const maxDirectWriters = 8
 // writeDirectCOW writes ws with O_DIRECT, up to maxDirectWriters at a
 // time (each a blocking pwrite on its own thread, so the device sees them
 // together).
-func (s *Store) writeDirectCOW(ws []deferredWrite) error {
+func (s *Store) writeDirectCOW(ws []format.DeferredWrite) error {
 	s.statDirectWrites.Add(uint64(len(ws)))
 	if len(ws) == 1 {
 		if _, err := s.direct.WriteAt(ws[0].Data, int64(ws[0].DevOff)); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -242,7 +243,7 @@ func TestDamageDataFile(t *testing.T) {
 			if r.IntN(3) != 0 {
 				continue
 			}
-			rec, err := s.loadRecord(string(objectKey(v.c, v.o)))
+			rec, err := s.loadRecord(string(format.ObjectKey(v.c, v.o)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,8 +251,8 @@ func TestDamageDataFile(t *testing.T) {
 			// size, and blocks without a marked page, are never read.
 			var cands []uint64
 			for _, u := range rec.Units {
-				for b := range u.nsums() {
-					if lo := u.LU*testAU + uint64(b)*testCB; lo < rec.Size && holdsData(rec.Pages, lo, lo+testCB) {
+				for b := range u.NumSums() {
+					if lo := u.LU*testAU + uint64(b)*testCB; lo < rec.Size && format.HoldsData(rec.Pages, lo, lo+testCB) {
 						cands = append(cands, u.Dev+uint64(b)*testCB)
 					}
 				}
@@ -359,7 +360,7 @@ func TestDamageRecords(t *testing.T) {
 		}
 		bad := objs[0]
 		damage(fs, func(db *pebble.DB) {
-			if err := db.Set(objectKey(g.colls[0], bad), garbage, pebble.Sync); err != nil {
+			if err := db.Set(format.ObjectKey(g.colls[0], bad), garbage, pebble.Sync); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -402,7 +403,7 @@ func TestDamageRecords(t *testing.T) {
 		fs := copyFS(base)
 		o := opts
 		o.FS = fs
-		badKey := append(collObjectPrefix(g.colls[0]), 0xff, 0xfe, 0x00, 0x07)
+		badKey := append(format.CollObjectPrefix(g.colls[0]), 0xff, 0xfe, 0x00, 0x07)
 		damage(fs, func(db *pebble.DB) {
 			if err := db.Set(badKey, garbage, pebble.Sync); err != nil {
 				t.Fatal(err)
@@ -426,12 +427,12 @@ func TestDamageRecords(t *testing.T) {
 		name string
 		key  []byte
 	}{
-		{"superblock", []byte{prefixSuper}},
-		{"next node id", []byte{prefixNextNid}},
-		{"bitmap", bitmapKey(0)},
-		{"collection", collectionKey(g.colls[0])},
-		{"pool stats", poolStatsKey(g.pool())},
-		{"deferred write", deferredKey(1<<40, 0)},
+		{"superblock", []byte{format.PrefixSuper}},
+		{"next node id", []byte{format.PrefixNextNid}},
+		{"bitmap", format.BitmapKey(0)},
+		{"collection", format.CollectionKey(g.colls[0])},
+		{"pool stats", format.PoolStatsKey(g.pool())},
+		{"deferred write", format.DeferredKey(1<<40, 0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := copyFS(base)

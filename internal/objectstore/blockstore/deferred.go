@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
 // applyDeferred writes committed groups' deferred writes in place and
@@ -15,7 +16,7 @@ import (
 // then Open would replay them. A block leaves the data overlay only
 // once its write has completed, so readers see it throughout.
 func (s *Store) applyDeferred(groups []stagedGroup) error {
-	var ws []deferredWrite
+	var ws []format.DeferredWrite
 	var seqs []uint64
 	for _, g := range groups {
 		for _, p := range g.txns {
@@ -31,7 +32,7 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 	cb := s.sb.ChecksumBlock
 	s.deferredMu.Lock()
 	for i, w := range ws {
-		s.appliedDeferred = append(s.appliedDeferred, deferredKey(seqs[i], w.DevOff))
+		s.appliedDeferred = append(s.appliedDeferred, format.DeferredKey(seqs[i], w.DevOff))
 	}
 	s.deferredMu.Unlock()
 	for i, w := range ws {
@@ -45,7 +46,7 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // writeInPlace writes ws, in order where they overlap.
 //
 // Small writes (under directMax) go through the page cache: the small
-// reads that follow them read through it too (direct.go), so an object
+// reads that follow them read through it too (dio_read.go), so an object
 // just written is read from memory rather than from the device. Their
 // writeback starts at once (startWriteback), so the data sync that must
 // follow has little left to wait for. On a size-3 pool of new 4 KiB
@@ -63,13 +64,13 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // allocated after the deferred writes into them completed (commit.go),
 // and a unit's copy-on-write data is synced before the batch that maps
 // it, long before a deferred write into it.
-func (s *Store) writeInPlace(ws []deferredWrite) error {
+func (s *Store) writeInPlace(ws []format.DeferredWrite) error {
 	if len(ws) == 0 {
 		return nil
 	}
 	s.writes.begin() // only around real writes: each one voids the prefetches
 	defer s.writes.end()
-	var batch []deferredWrite
+	var batch []format.DeferredWrite
 	var run bufferedRun
 	inBatch := make(map[uint64]bool) // checksum blocks the batch writes
 	cb := s.sb.ChecksumBlock
@@ -135,11 +136,11 @@ const maxRunWrites = 512
 
 // extends reports whether w can join the run: it starts where the run
 // ends, or the run is empty.
-func (r *bufferedRun) extends(w deferredWrite) bool {
+func (r *bufferedRun) extends(w format.DeferredWrite) bool {
 	return len(r.iovs) == 0 || (w.DevOff == r.end && len(r.iovs) < maxRunWrites)
 }
 
-func (r *bufferedRun) add(w deferredWrite) {
+func (r *bufferedRun) add(w format.DeferredWrite) {
 	if len(r.iovs) == 0 {
 		r.off, r.end = w.DevOff, w.DevOff
 	}
@@ -163,7 +164,7 @@ func (s *Store) writeRun(r *bufferedRun) error {
 
 // writeDirect writes a batch of non-overlapping aligned writes with
 // AIO, and those the kernel turns away with pwrite.
-func (s *Store) writeDirect(batch []deferredWrite) error {
+func (s *Store) writeDirect(batch []format.DeferredWrite) error {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -191,7 +192,7 @@ func (s *Store) writeEach(bufs [][]byte, off uint64) error {
 	return nil
 }
 
-func (s *Store) writeBuffered(w deferredWrite) error {
+func (s *Store) writeBuffered(w format.DeferredWrite) error {
 	if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
 		return fmt.Errorf("apply deferred write at %d: %w", w.DevOff, err)
 	}
@@ -262,17 +263,17 @@ func (s *Store) deleteAppliedLocked(b *pebble.Batch) uint64 {
 	if len(keys) == 0 {
 		return 0
 	}
-	first, last := deferredSeq(keys[0]), deferredSeq(keys[len(keys)-1])
-	bySeq := func(a, b []byte) int { return cmp.Compare(deferredSeq(a), deferredSeq(b)) }
+	first, last := format.DeferredSeq(keys[0]), format.DeferredSeq(keys[len(keys)-1])
+	bySeq := func(a, b []byte) int { return cmp.Compare(format.DeferredSeq(a), format.DeferredSeq(b)) }
 	if first < s.deferredDeletedTo || !slices.IsSortedFunc(keys, bySeq) {
 		highest := uint64(0)
 		for _, k := range keys {
 			_ = b.Delete(k, nil)
-			highest = max(highest, deferredSeq(k))
+			highest = max(highest, format.DeferredSeq(k))
 		}
 		return highest
 	}
-	_ = b.DeleteRange(deferredKey(first, 0), deferredKey(last+1, 0), nil)
+	_ = b.DeleteRange(format.DeferredKey(first, 0), format.DeferredKey(last+1, 0), nil)
 	s.deferredDeletedTo = last + 1
 	return last
 }
@@ -283,7 +284,7 @@ func (s *Store) deleteAppliedLocked(b *pebble.Batch) uint64 {
 // twice is too. Writes whose data is in the WAL (an empty 'D' value)
 // are read from the WAL files, which the walKeeper has kept.
 func (s *Store) replayDeferred() error {
-	lo, hi := []byte{prefixDeferred}, []byte{prefixDeferred + 1}
+	lo, hi := []byte{format.PrefixDeferred}, []byte{format.PrefixDeferred + 1}
 	ws, err := s.pendingDeferred(lo, hi)
 	if err != nil || len(ws) == 0 {
 		return err
@@ -313,7 +314,7 @@ func (s *Store) replayDeferred() error {
 // write's Data is nil until read from the WAL.
 type pendingWrite struct {
 	key []byte
-	w   deferredWrite
+	w   format.DeferredWrite
 }
 
 // pendingDeferred returns the 'D' keys in [lo, hi) in key order (commit
@@ -329,7 +330,7 @@ func (s *Store) pendingDeferred(lo, hi []byte) ([]*pendingWrite, error) {
 // the writes whose data is in their value decoded (the data copied). A
 // value that does not decode goes to bad: the scan stops with bad's
 // error, or skips the key if bad returns nil.
-func scanDeferred(db *pebble.DB, lo, hi []byte, sb superblock, bad func(k []byte, err error) error) ([]*pendingWrite, error) {
+func scanDeferred(db *pebble.DB, lo, hi []byte, sb format.Superblock, bad func(k []byte, err error) error) ([]*pendingWrite, error) {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, err
@@ -338,7 +339,7 @@ func scanDeferred(db *pebble.DB, lo, hi []byte, sb superblock, bad func(k []byte
 	for it.First(); it.Valid(); it.Next() {
 		p := &pendingWrite{key: slices.Clone(it.Key())}
 		if len(it.Value()) > 0 {
-			if p.w, err = decodeDeferred(it.Value(), sb); err != nil {
+			if p.w, err = format.DecodeDeferred(it.Value(), sb); err != nil {
 				if err := bad(p.key, err); err != nil {
 					_ = it.Close()
 					return nil, err

@@ -11,12 +11,13 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/wal"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
 // readLoggedDeferred fills in the data of the writes in ws that have
 // none from the LogData records of the WAL files in dir (walkeep.go),
 // and fails with ErrCorrupt if one's data is in none of them.
-func readLoggedDeferred(fs vfs.FS, dir string, sb superblock, ws []*pendingWrite) error {
+func readLoggedDeferred(fs vfs.FS, dir string, sb format.Superblock, ws []*pendingWrite) error {
 	readErr := fillLogged(fs, dir, sb, ws)
 	for _, p := range ws {
 		if p.w.Data == nil {
@@ -30,7 +31,7 @@ func readLoggedDeferred(fs vfs.FS, dir string, sb superblock, ws []*pendingWrite
 // fillLogged fills in what readLoggedDeferred does. A WAL's torn or
 // recycled tail ends it, as it ends Pebble's replay; a WAL that cannot
 // be read is skipped, and its error returned.
-func fillLogged(fs vfs.FS, dir string, sb superblock, ws []*pendingWrite) error {
+func fillLogged(fs vfs.FS, dir string, sb format.Superblock, ws []*pendingWrite) error {
 	want := make(map[string]*pendingWrite)
 	for _, p := range ws {
 		if p.w.Data == nil {
@@ -55,7 +56,7 @@ func fillLogged(fs vfs.FS, dir string, sb superblock, ws []*pendingWrite) error 
 
 // readLoggedFrom reads one WAL's records and fills in the wanted writes
 // it holds.
-func readLoggedFrom(ll wal.LogicalLog, sb superblock, want map[string]*pendingWrite) error {
+func readLoggedFrom(ll wal.LogicalLog, sb format.Superblock, want map[string]*pendingWrite) error {
 	r := ll.OpenForRead()
 	defer r.Close()
 	for {
@@ -85,7 +86,7 @@ func endOfLog(err error) bool {
 
 // takeLogged fills in the wanted writes among the LogData records of
 // repr, one batch as written to the WAL.
-func takeLogged(repr []byte, sb superblock, want map[string]*pendingWrite) error {
+func takeLogged(repr []byte, sb format.Superblock, want map[string]*pendingWrite) error {
 	if len(repr) < batchHeaderLen {
 		return fmt.Errorf("%w: WAL batch of %d bytes", objectstore.ErrCorrupt, len(repr))
 	}
@@ -98,14 +99,14 @@ func takeLogged(repr []byte, sb superblock, want map[string]*pendingWrite) error
 		if kind != pebble.InternalKeyKindLogData {
 			continue
 		}
-		seq, w, ours, err := decodeLoggedDeferred(payload, sb)
+		seq, w, ours, err := format.DecodeLoggedDeferred(payload, sb)
 		if !ours {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if p := want[string(deferredKey(seq, w.DevOff))]; p != nil {
+		if p := want[string(format.DeferredKey(seq, w.DevOff))]; p != nil {
 			p.w = w
 		}
 	}

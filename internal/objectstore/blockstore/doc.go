@@ -3,16 +3,49 @@
 // metadata (object records with their extent maps and checksums, omap,
 // collections, allocator state, deferred writes) in Pebble.
 //
-// It owns the on-disk format (format.go), the order-preserving key
-// encoding (keys.go), the object record codec (record.go), transaction
-// preparation (prepare.go, ops.go, write.go), the commit pipeline
-// (commit.go, deferred.go), reads with checksum verification (read.go)
-// and the record cache (cache.go). The extent allocator is the child
-// package alloc, which knows nothing of this one. blockstore knows
-// nothing of placement groups, replication or the network: it implements
-// objectstore.Store and nothing more. Every file is reached through one
-// pebble vfs.FS, so tests inject crashes (vfs.NewCrashableMem,
-// CrashClone) and I/O errors (errorfs).
+// What each file owns:
+//
+//	store.go, options.go   Mkfs, Open, Close, loading the superblock,
+//	                       bitmap, pool counters and collections
+//	txn.go                 one transaction's path, read top to bottom:
+//	                       Queue, prepare, apply (the op dispatch),
+//	                       finish (records, bitmap, counters, data blocks
+//	                       into the batch), the hand-off to the committer,
+//	                       and the working state (txnState) it uses
+//	txnops.go              the op bodies apply calls: write, zero,
+//	                       truncate, destroy, clone, cloneRange, move
+//	commit.go              the commit pipeline: committer, syncer and
+//	                       applier goroutines and the order of their
+//	                       writes and syncs
+//	deferred.go,           deferred writes: applying them in place,
+//	deferredlog.go,        replaying them at Open, reading their data
+//	walkeep.go, walwatch.go  from the WAL files the store keeps back
+//	dataoverlay.go         data of queued transactions, for reads
+//	read.go                reads: records, data with checksum
+//	                       verification, attributes, omap, listings
+//	cache.go, cacheindex.go  the record cache
+//	keyfilter.go, filterbuild.go  the filter of existing record keys
+//	dio_*.go               direct and asynchronous I/O to the data file:
+//	                       O_DIRECT reads and their staging buffers
+//	                       (dio_read.go, dio_staging*.go), Linux AIO
+//	                       (dio_aio_*.go), the direct WAL
+//	                       (dio_wal_linux.go), readahead
+//	                       (dio_readahead.go) and raw system calls
+//	                       (dio_linux.go)
+//	fsck.go, fsckcheck.go, fsckrepair.go  the offline check and repair
+//	                       that `cuttle objectstore fsck` runs
+//	layout.go, kvstats.go, counters.go  inspection and statistics for
+//	                       the debug tools and the OSD's metrics
+//	background.go          Pebble's flushes and compactions, told to the
+//	                       daemon's thread governor
+//
+// Two child packages know nothing of this one: format, the on-disk codec
+// (the layout of keys and values, the order-preserving key encoding, the
+// object record; pure, with its fuzz tests), and alloc, the extent
+// allocator. blockstore knows nothing of placement groups, replication or
+// the network: it implements objectstore.Store and nothing more. Every
+// file is reached through one pebble vfs.FS, so tests inject crashes
+// (vfs.NewCrashableMem, CrashClone) and I/O errors (errorfs).
 //
 // Concurrency: a Store is safe for concurrent use. Queue prepares a
 // transaction under one mutex (prepMu) against the applied state plus an
@@ -23,6 +56,7 @@
 // a group visible. Applied fires when a group's Pebble batch is visible;
 // Committed when the Pebble WAL has been synced.
 //
-// Start reading at format.go (the on-disk layout and the crash-safety
-// argument), then Queue in prepare.go and committer in commit.go.
+// Start reading at format/format.go (the on-disk layout and the
+// crash-safety argument), then txn.go, which reads as one transaction's
+// path from Queue to the committer, then commit.go.
 package blockstore

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
 // The store builds its key filter in the background: once after Open,
@@ -134,7 +135,7 @@ func (s *Store) fillFilter() (*keyFilter, error) {
 // returns how many there were. It stops with errFilterStopped once the
 // store is closing.
 func (s *Store) scanRecordKeys(fn func(key []byte)) (int64, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixObject}, UpperBound: []byte{prefixObject + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{format.PrefixObject}, UpperBound: []byte{format.PrefixObject + 1}})
 	if err != nil {
 		return 0, fmt.Errorf("scan records: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -40,7 +41,7 @@ func newFsckFixture(t *testing.T) *fsckFixture {
 	r := rand.New(rand.NewPCG(3, 4))
 	a := randBytes(r, 3*testAU+100)
 	b := randBytes(r, 5000)
-	big := randBytes(r, (maxInlineUnits+1)*testAU+1)
+	big := randBytes(r, (format.MaxInlineUnits+1)*testAU+1)
 	meta := randBytes(r, 2*testAU)
 	pg2 := objectstore.PGCollection(2, 7)
 	apply(t, s, new(objectstore.Transaction).
@@ -119,22 +120,22 @@ func (fx *fsckFixture) edit(t *testing.T, fn func(db *pebble.DB, b *pebble.Batch
 	}
 }
 
-func (fx *fsckFixture) record(t *testing.T, db *pebble.DB, c objectstore.CollectionID, o objid.ID) *onode {
+func (fx *fsckFixture) record(t *testing.T, db *pebble.DB, c objectstore.CollectionID, o objid.ID) *format.Onode {
 	t.Helper()
-	v, closer, err := db.Get(objectKey(c, o))
+	v, closer, err := db.Get(format.ObjectKey(c, o))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closer.Close()
-	sb := superblock{Size: fx.opts.Size, AllocUnit: testAU, ChecksumBlock: testCB}
-	rec, err := decodeRecord(bytes.Clone(v), sb)
+	sb := format.Superblock{Size: fx.opts.Size, AllocUnit: testAU, ChecksumBlock: testCB}
+	rec, err := format.DecodeRecord(bytes.Clone(v), sb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.inline {
+	if rec.Inline {
 		return rec
 	}
-	if rec.Units, err = loadUnits(db, rec.Nid, sb, rec.shards); err != nil {
+	if rec.Units, err = loadUnits(db, rec.Nid, sb, rec.Shards); err != nil {
 		t.Fatal(err)
 	}
 	return rec
@@ -143,16 +144,16 @@ func (fx *fsckFixture) record(t *testing.T, db *pebble.DB, c objectstore.Collect
 // putRecord writes rec under c/o as the store would: its value, and its
 // shard keys (or unit keys, for a record without shards) unless it is
 // inline.
-func (fx *fsckFixture) putRecord(b *pebble.Batch, c objectstore.CollectionID, o objid.ID, rec *onode) {
-	_ = b.Set(objectKey(c, o), rec.encodeRecord(), nil)
-	if !rec.shards {
-		for _, u := range rec.keyedUnits() {
-			_ = b.Set(unitKey(rec.Nid, u.LU), encodeUnit(u), nil)
+func (fx *fsckFixture) putRecord(b *pebble.Batch, c objectstore.CollectionID, o objid.ID, rec *format.Onode) {
+	_ = b.Set(format.ObjectKey(c, o), rec.Encode(), nil)
+	if !rec.Shards {
+		for _, u := range rec.KeyedUnits() {
+			_ = b.Set(format.UnitKey(rec.Nid, u.LU), format.EncodeUnit(u), nil)
 		}
 		return
 	}
-	for sh, units := range shardRuns(rec.keyedUnits()) {
-		_ = b.Set(shardKey(rec.Nid, sh), encodeShard(units, sh*shardUnits), nil)
+	for sh, units := range format.ShardRuns(rec.KeyedUnits()) {
+		_ = b.Set(format.ShardKey(rec.Nid, sh), format.EncodeShard(units, sh*format.ShardUnits), nil)
 	}
 }
 
@@ -224,11 +225,11 @@ func TestFsckLeakedSpace(t *testing.T) {
 	fx := newFsckFixture(t)
 	// Mark units 1000-1009 used in the bitmap: nobody maps them.
 	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
-		v, closer, err := db.Get(bitmapKey(0))
+		v, closer, err := db.Get(format.BitmapKey(0))
 		if err != nil {
 			t.Fatal(err)
 		}
-		words, err := decodeBitmap(v)
+		words, err := format.DecodeBitmap(v)
 		closer.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -236,7 +237,7 @@ func TestFsckLeakedSpace(t *testing.T) {
 		for u := 1000; u < 1010; u++ {
 			words[u/64] |= 1 << (u % 64)
 		}
-		_ = b.Set(bitmapKey(0), encodeBitmap(words), nil)
+		_ = b.Set(format.BitmapKey(0), format.EncodeBitmap(words), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemLeaked: 1})
@@ -262,12 +263,12 @@ func TestFsckOwnedFree(t *testing.T) {
 	var dev uint64
 	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
 		dev = fx.record(t, db, pg, fsckB).Units[0].Dev
-		v, closer, _ := db.Get(bitmapKey(0))
-		words, _ := decodeBitmap(v)
+		v, closer, _ := db.Get(format.BitmapKey(0))
+		words, _ := format.DecodeBitmap(v)
 		closer.Close()
 		u := dev / testAU
 		words[u/64] &^= 1 << (u % 64)
-		_ = b.Set(bitmapKey(0), encodeBitmap(words), nil)
+		_ = b.Set(format.BitmapKey(0), format.EncodeBitmap(words), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemOwnedFree: 1})
@@ -325,9 +326,9 @@ func TestFsckChecksum(t *testing.T) {
 func TestFsckOrphanOmap(t *testing.T) {
 	fx := newFsckFixture(t)
 	fx.edit(t, func(_ *pebble.DB, b *pebble.Batch) {
-		_ = b.Set(omapKey(999, "k1"), []byte("v"), nil)
-		_ = b.Set(omapKey(999, "k2"), []byte("v"), nil)
-		_ = b.Set(omapKey(1000, "k"), []byte("v"), nil)
+		_ = b.Set(format.OmapKey(999, "k1"), []byte("v"), nil)
+		_ = b.Set(format.OmapKey(999, "k2"), []byte("v"), nil)
+		_ = b.Set(format.OmapKey(1000, "k"), []byte("v"), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanOmap: 2})
@@ -353,8 +354,8 @@ func TestFsckOrphanOmap(t *testing.T) {
 func TestFsckPoolStats(t *testing.T) {
 	fx := newFsckFixture(t)
 	fx.edit(t, func(_ *pebble.DB, b *pebble.Batch) {
-		_ = b.Set(poolStatsKey(1), encodeUvarint(12345), nil)
-		_ = b.Set(poolStatsKey(9), encodeUvarint(1), nil)
+		_ = b.Set(format.PoolStatsKey(1), format.EncodeUvarint(12345), nil)
+		_ = b.Set(format.PoolStatsKey(9), format.EncodeUvarint(1), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemPoolStats: 2})
@@ -410,8 +411,8 @@ func TestFsckOverlapAndNids(t *testing.T) {
 func TestFsckUndecodableRecordBlocksFreeing(t *testing.T) {
 	fx := newFsckFixture(t)
 	fx.edit(t, func(_ *pebble.DB, b *pebble.Batch) {
-		_ = b.Set(objectKey(pg, fsckBig), []byte("garbage"), nil)
-		_ = b.Set(omapKey(999, "k"), nil, nil)
+		_ = b.Set(format.ObjectKey(pg, fsckBig), []byte("garbage"), nil)
+		_ = b.Set(format.OmapKey(999, "k"), nil, nil)
 		_ = b.Set([]byte("Zunknown"), nil, nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
@@ -445,8 +446,8 @@ func TestFsckDeferred(t *testing.T) {
 		t.Fatalf("pending deferred write: %d pending, %v", rep.PendingDeferred, rep.Problems)
 	}
 	fx.edit(t, func(_ *pebble.DB, b *pebble.Batch) {
-		_ = b.Set(deferredKey(1<<40, 3), []byte("junk"), nil)
-		_ = b.Set([]byte{prefixDeferred, 1, 2}, nil, nil)
+		_ = b.Set(format.DeferredKey(1<<40, 3), []byte("junk"), nil)
+		_ = b.Set([]byte{format.PrefixDeferred, 1, 2}, nil, nil)
 	})
 	rep = fx.fsck(t, FsckOptions{Deep: true})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemBadDeferred: 2})
@@ -455,7 +456,7 @@ func TestFsckDeferred(t *testing.T) {
 func TestFsckBitmapBeyondDevice(t *testing.T) {
 	fx := newFsckFixture(t)
 	fx.edit(t, func(_ *pebble.DB, b *pebble.Batch) {
-		_ = b.Set(bitmapKey(5), encodeBitmap([]uint64{1}), nil)
+		_ = b.Set(format.BitmapKey(5), format.EncodeBitmap([]uint64{1}), nil)
 	})
 	if _, err := Open(fx.opts); err == nil {
 		t.Fatal("Open accepted a bitmap beyond the device")
@@ -496,10 +497,10 @@ func TestFsckUnitKeysOfAnInlineRecord(t *testing.T) {
 	fx := newFsckFixture(t)
 	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
 		ra := fx.record(t, db, pg, fsckA)
-		if !ra.inline {
+		if !ra.Inline {
 			t.Fatalf("a keeps its %d units under keys", len(ra.Units))
 		}
-		_ = b.Set(unitKey(ra.Nid, 0), encodeUnit(ra.Units[0]), nil)
+		_ = b.Set(format.UnitKey(ra.Nid, 0), format.EncodeUnit(ra.Units[0]), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanUnits: 1})
@@ -523,12 +524,12 @@ func TestFsckUnitKeysBesideShards(t *testing.T) {
 	var orphanNid uint64
 	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
 		big := fx.record(t, db, pg, fsckBig)
-		if !big.shards {
-			t.Fatalf("big keeps its %d units inline %v, not in shards", len(big.Units), big.inline)
+		if !big.Shards {
+			t.Fatalf("big keeps its %d units inline %v, not in shards", len(big.Units), big.Inline)
 		}
-		_ = b.Set(unitKey(big.Nid, 0), encodeUnit(big.Units[0]), nil)
+		_ = b.Set(format.UnitKey(big.Nid, 0), format.EncodeUnit(big.Units[0]), nil)
 		orphanNid = big.Nid + 1000
-		_ = b.Set(shardKey(orphanNid, 0), encodeShard(big.Units[:1], 0), nil)
+		_ = b.Set(format.ShardKey(orphanNid, 0), format.EncodeShard(big.Units[:1], 0), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanUnits: 2})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -61,7 +62,7 @@ func filterObj(i int) objid.ID { return objid.Object(1, "", fmt.Sprintf("obj-%d"
 // statUncached looks object i up past the record cache, as a lookup
 // that misses it does.
 func statUncached(s *Store, i int) (bool, error) {
-	rec, err := s.loadRecord(string(objectKey(pg, filterObj(i))))
+	rec, err := s.loadRecord(string(format.ObjectKey(pg, filterObj(i))))
 	return rec != nil, err
 }
 

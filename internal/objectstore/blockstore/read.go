@@ -1,6 +1,7 @@
 package blockstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/bufpool"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -23,7 +25,7 @@ import (
 // later apply, which waits for this reader).
 
 // record returns o's applied record; the caller holds applyMu shared.
-func (s *Store) record(c objectstore.CollectionID, o objid.ID) (*onode, error) {
+func (s *Store) record(c objectstore.CollectionID, o objid.ID) (*format.Onode, error) {
 	if s.readClosed {
 		return nil, objectstore.ErrClosed
 	}
@@ -31,7 +33,7 @@ func (s *Store) record(c objectstore.CollectionID, o objid.ID) (*onode, error) {
 		return nil, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
 	}
 	var buf [128]byte // the key of most objects: no allocation for a hit
-	k := appendObjectKey(buf[:0], c, o)
+	k := format.AppendObjectKey(buf[:0], c, o)
 	rec, ok := s.cache.getBytes(k)
 	if !ok {
 		key := string(k)
@@ -45,6 +47,78 @@ func (s *Store) record(c objectstore.CollectionID, o objid.ID) (*onode, error) {
 		return nil, &objectstore.NotFoundError{Collection: c, Object: o}
 	}
 	return rec, nil
+}
+
+// loadRecord reads a record from Pebble, its value and, unless they are
+// inline, its units (nil, nil if absent).
+func (s *Store) loadRecord(key string) (*format.Onode, error) {
+	if !s.mayHaveRecord(key) {
+		return nil, nil
+	}
+	s.statRecordLoads.Add(1)
+	v, closer, err := s.db.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read record: %w", err)
+	}
+	enc := bytes.Clone(v) // the record aliases it; v lives until Close
+	_ = closer.Close()
+	rec, err := format.DecodeRecord(enc, s.sb)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Inline {
+		rec.Enc = enc
+		return rec, nil
+	}
+	if rec.Units, err = loadUnits(s.db, rec.Nid, s.sb, rec.Shards); err != nil {
+		return nil, fmt.Errorf("node %d: %w", rec.Nid, err)
+	}
+	return rec, nil
+}
+
+// loadUnits reads node nid's units through r (the store's DB or an fsck
+// snapshot), in LU order: from its shard keys if shards, else from its
+// unit keys.
+func loadUnits(r pebble.Reader, nid uint64, sb format.Superblock, shards bool) ([]format.Unit, error) {
+	lo, hi := format.UnitRange(nid)
+	if shards {
+		lo, hi = format.ShardRange(nid)
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	var units []format.Unit
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != len(lo)+8 {
+			_ = it.Close()
+			return nil, fmt.Errorf("%w: unit key %x", objectstore.ErrCorrupt, k)
+		}
+		n := beUint64(k[len(lo):])
+		if shards {
+			if n > objectstore.MaxObjectSize/sb.AllocUnit/format.ShardUnits {
+				_ = it.Close()
+				return nil, fmt.Errorf("%w: unit shard %d beyond the maximum object size", objectstore.ErrCorrupt, n)
+			}
+			units, err = format.DecodeShard(units, it.Value(), n*format.ShardUnits, sb)
+		} else {
+			var u format.Unit
+			u, err = format.DecodeUnit(n, it.Value(), sb)
+			units = append(units, u)
+		}
+		if err != nil {
+			_ = it.Close()
+			return nil, err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	return units, nil
 }
 
 func (s *Store) begin(ctx context.Context) error {
@@ -61,7 +135,7 @@ func (s *Store) begin(ctx context.Context) error {
 
 // lockedRecord takes the read lock and returns o's record; the caller
 // releases the lock (applyMu.RUnlock). On error the lock is not held.
-func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o objid.ID) (*onode, error) {
+func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o objid.ID) (*format.Onode, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -75,7 +149,7 @@ func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o 
 
 // Read returns length bytes at off (fewer at the end; 0 means to the
 // end), verifying the checksum of every block it reads. Small blocks may
-// come from the page cache (direct.go).
+// come from the page cache (dio_read.go).
 func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
 	b, _, err := s.read(ctx, c, o, off, length, false, false)
 	return b, err
@@ -119,7 +193,7 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	buf := s.newResultBuf(int(aend - aoff))
 	type run struct{ lo, hi, dev uint64 } // logical [lo, hi) at dev
 	var runs []run
-	first, _ := rec.find(off / au)
+	first, _ := rec.Find(off / au)
 	units := rec.Units[first:]
 	for i, u := range units {
 		us := u.LU * au
@@ -176,13 +250,13 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	// read are verified as they arrive, concurrently: they are disjoint.
 	verify := func(lo, hi uint64) error {
 		for bs := lo; bs < hi; bs += cb {
-			i, ok := rec.find(bs / au)
+			i, ok := rec.Find(bs / au)
 			if !ok {
 				continue // a hole, zeros
 			}
 			u := rec.Units[i]
 			blk := buf.bytes()[bs-aoff : bs-aoff+cb]
-			if !holdsData(rec.Pages, bs, bs+cb) {
+			if !format.HoldsData(rec.Pages, bs, bs+cb) {
 				clear(blk) // possibly never written (newUnit)
 				continue
 			}
@@ -190,7 +264,7 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 				copy(blk, d)
 			}
 			b := (bs - u.LU*au) / cb
-			want := u.csum(int(b))
+			want := u.Sum(int(b))
 			if got := crc32.Checksum(blk, s.table); got != want {
 				return &mismatchError{c, o, bs, u.Dev + b*cb, got, want}
 			}
@@ -379,7 +453,7 @@ func (s *Store) Stat(ctx context.Context, c objectstore.CollectionID, o objid.ID
 		return objectstore.ObjectInfo{}, err
 	}
 	defer s.applyMu.RUnlock()
-	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.allocatedBytes()}, nil
+	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.AllocatedBytes()}, nil
 }
 
 // ExtentMap returns the allocated pages of o within [off, off+length),
@@ -395,7 +469,7 @@ func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o obj
 		end = off + length
 	}
 	var out []objectstore.Extent
-	for _, x := range clipSpans(rec.Pages, off, end) {
+	for _, x := range format.ClipSpans(rec.Pages, off, end) {
 		out = append(out, objectstore.Extent{Offset: x.Off, Length: x.End - x.Off})
 	}
 	return out, nil
@@ -408,7 +482,7 @@ func (s *Store) GetAttr(ctx context.Context, c objectstore.CollectionID, o objid
 		return nil, err
 	}
 	defer s.applyMu.RUnlock()
-	v, ok := rec.Attrs.get(name)
+	v, ok := rec.Attrs.Get(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %v %v attribute %q", objectstore.ErrNoAttr, c, o, name)
 	}
@@ -424,7 +498,7 @@ func (s *Store) GetAttrs(ctx context.Context, c objectstore.CollectionID, o obji
 	defer s.applyMu.RUnlock()
 	out := make(map[string][]byte, len(rec.Attrs))
 	for _, a := range rec.Attrs {
-		out[a.name] = slices.Clone(a.value)
+		out[a.Name] = slices.Clone(a.Value)
 	}
 	return out, nil
 }
@@ -451,7 +525,7 @@ func (s *Store) OmapGetValues(ctx context.Context, c objectstore.CollectionID, o
 	defer s.applyMu.RUnlock()
 	out := make(map[string][]byte)
 	for _, k := range keys {
-		v, closer, err := s.db.Get(omapKey(rec.Nid, k))
+		v, closer, err := s.db.Get(format.OmapKey(rec.Nid, k))
 		if errors.Is(err, pebble.ErrNotFound) {
 			continue
 		}
@@ -472,14 +546,14 @@ func (s *Store) OmapIterate(ctx context.Context, c objectstore.CollectionID, o o
 		return nil, false, err
 	}
 	defer s.applyMu.RUnlock()
-	base := omapPrefix(rec.Nid)
-	lower := omapKey(rec.Nid, prefix)
+	base := format.OmapPrefix(rec.Nid)
+	lower := format.OmapKey(rec.Nid, prefix)
 	if after != "" && after+"\x00" > prefix {
-		lower = omapKey(rec.Nid, after+"\x00")
+		lower = format.OmapKey(rec.Nid, after+"\x00")
 	}
-	upper := prefixEnd(omapKey(rec.Nid, prefix))
+	upper := format.PrefixEnd(format.OmapKey(rec.Nid, prefix))
 	if prefix == "" {
-		upper = prefixEnd(base)
+		upper = format.PrefixEnd(base)
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
@@ -511,7 +585,7 @@ func (s *Store) ListCollections(ctx context.Context) ([]objectstore.CollectionID
 	defer s.applyMu.RUnlock()
 	out := slices.Collect(maps.Keys(s.colls))
 	slices.SortFunc(out, func(a, b objectstore.CollectionID) int {
-		return strings.Compare(string(collectionKey(a)), string(collectionKey(b)))
+		return strings.Compare(string(format.CollectionKey(a)), string(format.CollectionKey(b)))
 	})
 	return out, nil
 }
@@ -534,22 +608,22 @@ func (s *Store) ListObjects(ctx context.Context, c objectstore.CollectionID, sta
 	if !s.colls[c] {
 		return nil, objid.ID{}, fmt.Errorf("%w: %v", objectstore.ErrCollectionNotFound, c)
 	}
-	prefix := collObjectPrefix(c)
+	prefix := format.CollObjectPrefix(c)
 	lower := prefix
 	if start.IsMax() {
 		return nil, objid.Max(), nil
 	}
 	if start != (objid.ID{}) {
-		lower = objectKey(c, start)
+		lower = format.ObjectKey(c, start)
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: format.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, objid.ID{}, err
 	}
 	defer it.Close()
 	var out []objid.ID
 	for it.First(); it.Valid(); it.Next() {
-		_, o, err := decodeObjectKey(it.Key())
+		_, o, err := format.DecodeObjectKey(it.Key())
 		if err != nil {
 			return nil, objid.ID{}, fmt.Errorf("list %v: key %x: %w", c, it.Key(), err)
 		}
@@ -585,3 +659,31 @@ func (s *Store) StatFS(ctx context.Context) (objectstore.FSStats, error) {
 }
 
 var _ objectstore.Store = (*Store)(nil)
+
+// mismatchError reports a checksum block whose data does not match its
+// checksum; errors.Is(err, objectstore.ErrCorrupt) holds for it.
+type mismatchError struct {
+	c         objectstore.CollectionID
+	o         objid.ID
+	off, dev  uint64 // the block's offset in the object and on the device
+	got, want uint32
+}
+
+func (e *mismatchError) Error() string {
+	return fmt.Sprintf("%v: %v %v: checksum mismatch in the block at offset %d (device offset %d): crc32c %08x, want %08x",
+		objectstore.ErrCorrupt, e.c, e.o, e.off, e.dev, e.got, e.want)
+}
+
+func (e *mismatchError) Unwrap() error { return objectstore.ErrCorrupt }
+
+// readFailed returns what a read of o that failed with err reports: a
+// checksum mismatch, logged (only the verdict on the device's copy gets
+// here; see readChecked), or the I/O error naming the object.
+func (s *Store) readFailed(c objectstore.CollectionID, o objid.ID, err error) error {
+	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
+		s.log.Error("blockstore: checksum mismatch", "collection", mm.c.String(), "object", mm.o.String(),
+			"offset", mm.off, "device_offset", mm.dev, "crc", mm.got, "want", mm.want)
+		return err
+	}
+	return fmt.Errorf("%v %v: %w", c, o, err)
+}

@@ -20,21 +20,26 @@ import (
 	"github.com/cuttlestore/cuttle/internal/crc32c"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
+
+// ErrBadSuperblock is wrapped when the superblock is missing or does not
+// fit the options.
+var ErrBadSuperblock = errors.New("blockstore: bad superblock")
 
 // Store is the block engine. Create one with Mkfs, then Open it.
 type Store struct {
 	opts Options
 	log  *slog.Logger
-	sb   superblock
+	sb   format.Superblock
 	db   *pebble.DB
 	file vfs.File
 	// direct is the data file opened again with O_DIRECT for small
-	// reads and deferred writes (direct.go); nil unless the store is on
+	// reads and deferred writes (dio_read.go); nil unless the store is on
 	// vfs.Default.
 	direct *os.File
-	aio    *aioReader // asynchronous reads of direct (aio_linux.go), or nil
+	aio    *aioReader // asynchronous reads of direct (dio_aio_linux.go), or nil
 	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
 	// aioSync runs the WAL's and the data file's syncs (aioSyncFile),
 	// or is nil; closed after Pebble.
@@ -45,7 +50,7 @@ type Store struct {
 	// staging holds the huge-page buffers of large direct reads.
 	staging stagingPool
 	// ra prefetches for sequential large reads; writes tells it whether
-	// the data file changed under a prefetch (readahead.go).
+	// the data file changed under a prefetch (dio_readahead.go).
 	ra     readahead
 	writes dataWrites
 	table  *crc32.Table
@@ -163,8 +168,8 @@ func Mkfs(opts Options) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	sb := superblock{Size: opts.Size, AllocUnit: opts.AllocUnit, ChecksumBlock: opts.ChecksumBlock}
-	if err := sb.validate(); err != nil {
+	sb := format.Superblock{Size: opts.Size, AllocUnit: opts.AllocUnit, ChecksumBlock: opts.ChecksumBlock}
+	if err := sb.Validate(); err != nil {
 		return fmt.Errorf("%w: blockstore mkfs: %w", objectstore.ErrInvalid, err)
 	}
 	fs := opts.FS
@@ -201,8 +206,8 @@ func Mkfs(opts Options) error {
 		return fmt.Errorf("blockstore mkfs: open pebble: %w", err)
 	}
 	b := db.NewBatch()
-	_ = b.Set([]byte{prefixSuper}, sb.encode(), nil)
-	_ = b.Set([]byte{prefixNextNid}, encodeUvarint(1), nil)
+	_ = b.Set([]byte{format.PrefixSuper}, sb.Encode(), nil)
+	_ = b.Set([]byte{format.PrefixNextNid}, format.EncodeUvarint(1), nil)
 	err = db.Apply(b, pebble.Sync)
 	if cerr := db.Close(); err == nil {
 		err = cerr
@@ -325,7 +330,7 @@ func Open(opts Options) (*Store, error) {
 		finishedCh: make(chan struct{}),
 		keySeed:    maphash.MakeSeed(),
 	}
-	s.cache = newRecordCache(opts.budget().records, func(b []byte) (*onode, error) { return decodeRecord(b, s.sb) })
+	s.cache = newRecordCache(opts.budget().records, func(b []byte) (*format.Onode, error) { return format.DecodeRecord(b, s.sb) })
 	s.data.init()
 	if err := s.load(); err != nil {
 		_ = db.Close()
@@ -349,18 +354,18 @@ func Open(opts Options) (*Store, error) {
 // load reads the superblock, opens the data file, replays deferred
 // writes and rebuilds the allocator from the persisted bitmap.
 func (s *Store) load() error {
-	v, closer, err := s.db.Get([]byte{prefixSuper})
+	v, closer, err := s.db.Get([]byte{format.PrefixSuper})
 	if err != nil {
 		return fmt.Errorf("%w: read superblock: %w", ErrBadSuperblock, err)
 	}
-	s.sb, err = decodeSuperblock(v)
+	s.sb, err = format.DecodeSuperblock(v)
 	_ = closer.Close()
 	if err != nil {
 		return err
 	}
 	s.zeroSum = crc32.Checksum(make([]byte, s.sb.ChecksumBlock), s.table)
 	s.blockCRC = crc32c.NewJoiner(s.sb.ChecksumBlock)
-	if s.nextNid, err = s.getUvarint([]byte{prefixNextNid}); err != nil {
+	if s.nextNid, err = s.getUvarint([]byte{format.PrefixNextNid}); err != nil {
 		return fmt.Errorf("next node id: %w", err)
 	}
 	s.nidLimit = s.nextNid
@@ -385,7 +390,7 @@ func (s *Store) load() error {
 	if s.opts.FS == vfs.Default {
 		s.direct = openDirect(path)
 		if s.direct != nil {
-			// Small reads come through the page cache (direct.go):
+			// Small reads come through the page cache (dio_read.go):
 			// they are random, so readahead would only pull in
 			// neighbours nobody asked for.
 			adviseRandom(s.file.Fd())
@@ -421,7 +426,7 @@ func (s *Store) getUvarint(key []byte) (uint64, error) {
 		return 0, err
 	}
 	defer closer.Close()
-	return decodeUvarint(v)
+	return format.DecodeUvarint(v)
 }
 
 func (s *Store) loadBitmap() error {
@@ -430,21 +435,21 @@ func (s *Store) loadBitmap() error {
 		return fmt.Errorf("allocator: %w", err)
 	}
 	s.alloc = a
-	units := s.sb.units()
+	units := s.sb.Units()
 	s.bitmap = make([]uint64, (units+63)/64)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixBitmap}, UpperBound: []byte{prefixBitmap + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{format.PrefixBitmap}, UpperBound: []byte{format.PrefixBitmap + 1}})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
-	const wordsPerRegion = bitmapRegionUnits / 64
+	const wordsPerRegion = format.BitmapRegionUnits / 64
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
 		if len(k) != 9 {
 			return fmt.Errorf("%w: bitmap key %x", objectstore.ErrCorrupt, k)
 		}
 		r := beUint64(k[1:])
-		words, err := decodeBitmap(it.Value())
+		words, err := format.DecodeBitmap(it.Value())
 		if err != nil {
 			return err
 		}
@@ -490,7 +495,7 @@ func (s *Store) loadBitmap() error {
 }
 
 func (s *Store) loadPoolStats() error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPoolStats}, UpperBound: []byte{prefixPoolStats + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{format.PrefixPoolStats}, UpperBound: []byte{format.PrefixPoolStats + 1}})
 	if err != nil {
 		return err
 	}
@@ -500,7 +505,7 @@ func (s *Store) loadPoolStats() error {
 		if len(k) != 9 {
 			return fmt.Errorf("%w: pool stats key %x", objectstore.ErrCorrupt, k)
 		}
-		v, err := decodeUvarint(it.Value())
+		v, err := format.DecodeUvarint(it.Value())
 		if err != nil {
 			return fmt.Errorf("pool stats: %w", err)
 		}
@@ -521,7 +526,7 @@ func (s *Store) setBits(ext alloc.Extent, used bool, dirty []uint64) []uint64 {
 		} else {
 			s.bitmap[u/64] &^= 1 << (u % 64)
 		}
-		if r := u / bitmapRegionUnits; len(dirty) == 0 || dirty[len(dirty)-1] != r {
+		if r := u / format.BitmapRegionUnits; len(dirty) == 0 || dirty[len(dirty)-1] != r {
 			dirty = append(dirty, r)
 		}
 	}
@@ -531,10 +536,10 @@ func (s *Store) setBits(ext alloc.Extent, used bool, dirty []uint64) []uint64 {
 // regionValue encodes bitmap region r as it stands in prepare order,
 // into s.prepEnc: valid until its next use.
 func (s *Store) regionValue(r uint64) []byte {
-	const w = bitmapRegionUnits / 64
+	const w = format.BitmapRegionUnits / 64
 	end := min((r+1)*w, uint64(len(s.bitmap)))
 	s.prepEnc.Reset()
-	return encodeBitmapTo(&s.prepEnc, s.bitmap[r*w:end])
+	return format.EncodeBitmapTo(&s.prepEnc, s.bitmap[r*w:end])
 }
 
 // usedEnd is the device offset just past the last unit the bitmap marks
@@ -615,17 +620,17 @@ func (s *Store) closeAIO() {
 }
 
 func (s *Store) loadCollections() error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixCollection}, UpperBound: []byte{prefixCollection + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{format.PrefixCollection}, UpperBound: []byte{format.PrefixCollection + 1}})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		c, err := decodeColl(it.Key()[1:])
+		c, err := format.DecodeColl(it.Key()[1:])
 		if err != nil {
 			return err
 		}
-		if err := decodeEmpty(it.Value()); err != nil {
+		if err := format.DecodeEmpty(it.Value()); err != nil {
 			return fmt.Errorf("collection %v: %w", c, err)
 		}
 		s.colls[c] = true

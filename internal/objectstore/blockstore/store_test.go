@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -88,12 +89,12 @@ func TestWriteReadOverwrite(t *testing.T) {
 		t.Fatalf("deferred overwrite changed free space %d -> %d", before, s.alloc.Free())
 	}
 	// Whole-unit overwrite: copy-on-write to new space, old freed.
-	rec, _ := s.loadRecord(string(objectKey(pg, o)))
+	rec, _ := s.loadRecord(string(format.ObjectKey(pg, o)))
 	oldDev := rec.Units[1].Dev
 	full := randBytes(r, testAU)
 	apply(t, s, new(objectstore.Transaction).Write(pg, o, testAU, full))
 	copy(model[testAU:], full)
-	rec, _ = s.loadRecord(string(objectKey(pg, o)))
+	rec, _ = s.loadRecord(string(format.ObjectKey(pg, o)))
 	if rec.Units[1].Dev == oldDev {
 		t.Fatal("whole-unit overwrite reused the old unit")
 	}
@@ -285,7 +286,7 @@ func TestChecksumMismatch(t *testing.T) {
 	s := mkfsOpen(t, opts)
 	o := objid.Object(1, "", "x")
 	apply(t, s, new(objectstore.Transaction).CreateCollection(pg).Write(pg, o, 0, bytes.Repeat([]byte("a"), 3*testCB)))
-	rec, _ := s.loadRecord(string(objectKey(pg, o)))
+	rec, _ := s.loadRecord(string(format.ObjectKey(pg, o)))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -448,9 +449,9 @@ func batchOps(t *testing.T, b *pebble.Batch) []string {
 		}
 		switch kind {
 		case pebble.InternalKeyKindDelete:
-			ops = append(ops, fmt.Sprintf("del %d/%d", deferredSeq(k), binary.BigEndian.Uint64(k[9:])))
+			ops = append(ops, fmt.Sprintf("del %d/%d", format.DeferredSeq(k), binary.BigEndian.Uint64(k[9:])))
 		case pebble.InternalKeyKindRangeDelete:
-			ops = append(ops, fmt.Sprintf("range %d-%d", deferredSeq(k), deferredSeq(v)))
+			ops = append(ops, fmt.Sprintf("range %d-%d", format.DeferredSeq(k), format.DeferredSeq(v)))
 		default:
 			ops = append(ops, fmt.Sprint("kind ", kind))
 		}
@@ -479,12 +480,12 @@ func TestDeleteAppliedDeferred(t *testing.T) {
 		keys [][]byte
 		want []string
 	}{
-		{[][]byte{deferredKey(5, 4096), deferredKey(5, 0), deferredKey(9, 8192)}, []string{"range 5-10"}},
+		{[][]byte{format.DeferredKey(5, 4096), format.DeferredKey(5, 0), format.DeferredKey(9, 8192)}, []string{"range 5-10"}},
 		{nil, nil},
-		{[][]byte{deferredKey(10, 0), deferredKey(12, 0)}, []string{"range 10-13"}},
+		{[][]byte{format.DeferredKey(10, 0), format.DeferredKey(12, 0)}, []string{"range 10-13"}},
 		// Behind the last range, or out of order: one by one.
-		{[][]byte{deferredKey(11, 0)}, []string{"del 11/0"}},
-		{[][]byte{deferredKey(14, 0), deferredKey(13, 4096)}, []string{"del 14/0", "del 13/4096"}},
+		{[][]byte{format.DeferredKey(11, 0)}, []string{"del 11/0"}},
+		{[][]byte{format.DeferredKey(14, 0), format.DeferredKey(13, 4096)}, []string{"del 14/0", "del 13/4096"}},
 	} {
 		if got := del(c.keys...); !slices.Equal(got, c.want) {
 			t.Errorf("deleting %d keys: %v, want %v", len(c.keys), got, c.want)
@@ -509,7 +510,7 @@ func TestDeferredKeysGone(t *testing.T) {
 	}
 	s = mustOpen(t, opts)
 	defer s.Close()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixDeferred}, UpperBound: []byte{prefixDeferred + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{format.PrefixDeferred}, UpperBound: []byte{format.PrefixDeferred + 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

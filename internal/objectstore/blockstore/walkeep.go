@@ -9,7 +9,7 @@ import (
 )
 
 // Deferred data lives in Pebble's WAL only: each deferred write is a
-// LogData record in its transaction's batch (format.go, encodeLogged),
+// LogData record in its transaction's batch (format/format.go, EncodeLogged),
 // and its 'D' key, whose value is empty, points at it. Pebble writes
 // LogData to the WAL and never to a memtable, so the memtables and the
 // tables flushed from them carry a 17-byte key per small write instead

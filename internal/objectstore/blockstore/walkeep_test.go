@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -74,7 +75,7 @@ func openUnapplied(t *testing.T) (vfs.FS, Options, *Store) {
 
 func deferredKeyCount(t *testing.T, db *pebble.DB) int {
 	t.Helper()
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixDeferred}, UpperBound: []byte{prefixDeferred + 1}})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{format.PrefixDeferred}, UpperBound: []byte{format.PrefixDeferred + 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,18 @@ import (
 	"hash/crc32"
 	"slices"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
+
+// The bodies of a transaction's ops (apply in txn.go dispatches to
+// them): data (write, zero, truncate and the units and checksum blocks
+// they touch), whole objects (destroy, clone, cloneRange, move) and
+// collections (collEmpty). They change the transaction's working state
+// only; finish turns it into the batch.
 
 // How a write treats one allocation unit.
 const (
@@ -18,34 +26,6 @@ const (
 	unitInPlace         // the unit was allocated by this transaction: patch it in memory
 	unitDeferred        // partial overwrite of committed space: deferred write
 )
-
-// allocUnits allocates n units near hint and returns their device offsets.
-func (ts *txnState) allocUnits(n int, hint uint64) ([]uint64, error) {
-	if n == 0 {
-		return nil, nil
-	}
-	au := ts.s.sb.AllocUnit
-	exts, err := ts.s.alloc.Allocate(uint64(n)*au, hint)
-	if err != nil {
-		if errors.Is(err, alloc.ErrNoSpace) {
-			return nil, fmt.Errorf("%w: %d units: %w", objectstore.ErrNoSpace, n, err)
-		}
-		return nil, fmt.Errorf("allocate %d units: %w", n, err)
-	}
-	ts.fresh.add(exts)
-	devs := make([]uint64, 0, n)
-	for _, e := range exts {
-		for off := e.Offset; off < e.Offset+e.Length; off += au {
-			devs = append(devs, off)
-		}
-	}
-	if len(devs) < n {
-		return nil, fmt.Errorf("allocator returned %d of %d units", len(devs), n)
-	}
-	return devs[:n], nil
-}
-
-func (ts *txnState) crc(b []byte) uint32 { return crc32.Checksum(b, ts.s.table) }
 
 // write writes data at off of rs's object; known, if not nil, holds the
 // crc32c of data's whole objectstore.DataCRCPiece pieces
@@ -69,7 +49,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 	for lu := off / au; lu*au < end; lu++ {
 		us := lu * au
 		ws, we := max(off, us), min(end, us+au)
-		idx, mapped := rec.find(lu)
+		idx, mapped := rec.Find(lu)
 		mode := unitDeferred
 		switch {
 		case mapped && ts.fresh.contains(rec.Units[idx].Dev):
@@ -103,7 +83,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 	// object's 1,024 units grew the slice ten times, and the record
 	// kept up to a quarter more capacity than it used.
 	rec.Units = slices.Grow(rec.Units, unmapped)
-	ts.blocks.grow(need * int(ts.s.sb.blocksPerUnit()))
+	ts.blocks.grow(need * int(ts.s.sb.BlocksPerUnit()))
 	for _, st := range steps {
 		part := data[st.ws-off : st.we-off]
 		if st.mode == unitNew {
@@ -115,7 +95,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 			return err
 		}
 	}
-	rec.Pages = addSpan(rec.Pages, off, end)
+	rec.Pages = format.AddSpan(rec.Pages, off, end)
 	rec.Size = max(rec.Size, end)
 	return nil
 }
@@ -145,12 +125,12 @@ const deferNewMax = 32 << 10
 // newSpan returns the part [lo, hi) of a fresh unit that a write of n
 // bytes at offset at within it fills: the checksum blocks it touches.
 // The unit's other blocks are not written; they hold no marked page, so
-// readers take them for zeros (holdsData). With checksum blocks smaller
+// readers take them for zeros (format.HoldsData). With checksum blocks smaller
 // than a page the whole unit is written, because a page the write marks
 // would then span blocks it does not touch.
 func (ts *txnState) newSpan(at, n uint64) (lo, hi uint64) {
 	sb := ts.s.sb
-	if sb.ChecksumBlock < pageSize {
+	if sb.ChecksumBlock < format.PageSize {
 		return 0, sb.AllocUnit
 	}
 	cb := sb.ChecksumBlock
@@ -165,7 +145,7 @@ func (ts *txnState) newSpan(at, n uint64) (lo, hi uint64) {
 // known, if not nil, holds the checksums of part's whole
 // objectstore.DataCRCPiece pieces; whole blocks of that size take theirs
 // rather than being hashed.
-func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, deferred bool, known []uint32) {
+func (ts *txnState) newUnit(rec *format.Onode, lu, at uint64, part []byte, dev uint64, deferred bool, known []uint32) {
 	sb := ts.s.sb
 	cb := sb.ChecksumBlock
 	if cb != objectstore.DataCRCPiece || at%cb != 0 {
@@ -186,11 +166,8 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 	case deferred:
 		content = bytes.Clone(part) // not zeroed first, unlike make
 	}
-	u := unit{LU: lu, Dev: dev}
-	if n := sb.blocksPerUnit(); n > 1 {
-		u.sums = make([]uint32, n) // one block: the sum is inline, nothing allocated
-	}
-	for b := range u.nsums() {
+	u := format.BlankUnit(lu, dev, sb.BlocksPerUnit())
+	for b := range u.NumSums() {
 		sum := ts.s.zeroSum
 		if bs := uint64(b) * cb; bs >= lo && bs < hi {
 			blk := content[bs-lo : bs-lo+cb]
@@ -201,13 +178,9 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 			}
 			ts.blocks.addFresh(dev+bs, txnBlock{data: blk, deferred: deferred})
 		}
-		if u.sums != nil {
-			u.sums[b] = sum
-		} else {
-			u.sum = sum
-		}
+		u.SetSum(b, sum)
 	}
-	idx, mapped := rec.find(lu)
+	idx, mapped := rec.Find(lu)
 	if mapped {
 		ts.freeUnit(rec.Units[idx].Dev)
 		rec.Units[idx] = u
@@ -222,11 +195,11 @@ func (ts *txnState) newUnit(rec *onode, lu, at uint64, part []byte, dev uint64, 
 func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred bool) error {
 	sb := ts.s.sb
 	rec := rs.rec
-	idx, _ := rec.find(lu)
+	idx, _ := rec.Find(lu)
 	u := rec.Units[idx]
 	us := lu * sb.AllocUnit
 	we := ws + uint64(len(part))
-	csums := u.appendSums(nil)
+	csums := u.AppendSums(nil)
 	for b := (ws - us) / sb.ChecksumBlock; us+b*sb.ChecksumBlock < we; b++ {
 		bs := us + b*sb.ChecksumBlock
 		lo, hi := max(ws, bs), min(we, bs+sb.ChecksumBlock)
@@ -247,19 +220,47 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 		old, _ := ts.blocks.get(dev)
 		ts.blocks.set(dev, txnBlock{data: blk, deferred: deferred || old.deferred})
 	}
-	rec.Units[idx].setSums(csums)
+	rec.Units[idx].SetSums(csums)
 	return nil
 }
 
+// allocUnits allocates n units near hint and returns their device offsets.
+func (ts *txnState) allocUnits(n int, hint uint64) ([]uint64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	au := ts.s.sb.AllocUnit
+	exts, err := ts.s.alloc.Allocate(uint64(n)*au, hint)
+	if err != nil {
+		if errors.Is(err, alloc.ErrNoSpace) {
+			return nil, fmt.Errorf("%w: %d units: %w", objectstore.ErrNoSpace, n, err)
+		}
+		return nil, fmt.Errorf("allocate %d units: %w", n, err)
+	}
+	ts.fresh.add(exts)
+	devs := make([]uint64, 0, n)
+	for _, e := range exts {
+		for off := e.Offset; off < e.Offset+e.Length; off += au {
+			devs = append(devs, off)
+		}
+	}
+	if len(devs) < n {
+		return nil, fmt.Errorf("allocator returned %d of %d units", len(devs), n)
+	}
+	return devs[:n], nil
+}
+
+func (ts *txnState) crc(b []byte) uint32 { return crc32.Checksum(b, ts.s.table) }
+
 // readBlock returns a private copy of checksum block b of rec's unit u
 // as the transaction sees it, verifying data that comes from the file.
-func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode, u unit, b int) ([]byte, error) {
+func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *format.Onode, u format.Unit, b int) ([]byte, error) {
 	cb := ts.s.sb.ChecksumBlock
 	dev := u.Dev + uint64(b)*cb
 	if tb, ok := ts.blocks.get(dev); ok {
 		return slices.Clone(tb.data), nil
 	}
-	if bs := u.LU*ts.s.sb.AllocUnit + uint64(b)*cb; !holdsData(rec.Pages, bs, bs+cb) {
+	if bs := u.LU*ts.s.sb.AllocUnit + uint64(b)*cb; !format.HoldsData(rec.Pages, bs, bs+cb) {
 		return make([]byte, cb), nil // possibly never written: zeros
 	}
 	if d, ok := ts.s.data.latest(dev, cb); ok {
@@ -267,7 +268,7 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode
 	}
 	buf := alignedBuf(int(cb))
 	err := ts.s.readChecked(buf, dev, false, func() error {
-		if got, want := ts.crc(buf), u.csum(b); got != want {
+		if got, want := ts.crc(buf), u.Sum(b); got != want {
 			return &mismatchError{c, o, u.LU*ts.s.sb.AllocUnit + uint64(b)*cb, dev, got, want}
 		}
 		return nil
@@ -276,34 +277,6 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *onode
 		return nil, ts.s.readFailed(c, o, err)
 	}
 	return buf, nil
-}
-
-// mismatchError reports a checksum block whose data does not match its
-// checksum; errors.Is(err, objectstore.ErrCorrupt) holds for it.
-type mismatchError struct {
-	c         objectstore.CollectionID
-	o         objid.ID
-	off, dev  uint64 // the block's offset in the object and on the device
-	got, want uint32
-}
-
-func (e *mismatchError) Error() string {
-	return fmt.Sprintf("%v: %v %v: checksum mismatch in the block at offset %d (device offset %d): crc32c %08x, want %08x",
-		objectstore.ErrCorrupt, e.c, e.o, e.off, e.dev, e.got, e.want)
-}
-
-func (e *mismatchError) Unwrap() error { return objectstore.ErrCorrupt }
-
-// readFailed returns what a read of o that failed with err reports: a
-// checksum mismatch, logged (only the verdict on the device's copy gets
-// here; see readChecked), or the I/O error naming the object.
-func (s *Store) readFailed(c objectstore.CollectionID, o objid.ID, err error) error {
-	if mm := (*mismatchError)(nil); errors.As(err, &mm) {
-		s.log.Error("blockstore: checksum mismatch", "collection", mm.c.String(), "object", mm.o.String(),
-			"offset", mm.off, "device_offset", mm.dev, "crc", mm.got, "want", mm.want)
-		return err
-	}
-	return fmt.Errorf("%v %v: %w", c, o, err)
 }
 
 // zero zeroes [off, off+length): whole mapped units become holes,
@@ -315,7 +288,7 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 	for lu := off / au; lu*au < end; lu++ {
 		us := lu * au
 		ws, we := max(off, us), min(end, us+au)
-		idx, mapped := rec.find(lu)
+		idx, mapped := rec.Find(lu)
 		if !mapped {
 			continue
 		}
@@ -332,7 +305,7 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 			return err
 		}
 	}
-	rec.Pages = removeSpan(rec.Pages, off, end)
+	rec.Pages = format.RemoveSpan(rec.Pages, off, end)
 	rec.Size = max(rec.Size, end)
 	return nil
 }
@@ -344,14 +317,14 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 	if size < rec.Size {
 		au := ts.s.sb.AllocUnit
 		keep := (size + au - 1) / au
-		idx, _ := rec.find(keep)
+		idx, _ := rec.Find(keep)
 		for _, u := range rec.Units[idx:] {
 			ts.freeUnit(u.Dev)
 		}
 		rec.Units = rec.Units[:idx]
 		if size%au != 0 {
 			lu := size / au
-			if i, mapped := rec.find(lu); mapped {
+			if i, mapped := rec.Find(lu); mapped {
 				we := min(rec.Size, (lu+1)*au)
 				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh.contains(rec.Units[i].Dev)); err != nil {
 					return err
@@ -360,7 +333,7 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 		}
 	}
 	if size < rec.Size {
-		rec.Pages = removeSpan(rec.Pages, size, rec.Size+pageSize)
+		rec.Pages = format.RemoveSpan(rec.Pages, size, rec.Size+format.PageSize)
 	}
 	rec.Size = size
 	return nil
@@ -378,7 +351,7 @@ func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) 
 		if us+sb.AllocUnit <= off || us >= end {
 			continue
 		}
-		for b := range u.nsums() {
+		for b := range u.NumSums() {
 			bs := us + uint64(b)*sb.ChecksumBlock
 			lo, hi := max(off, bs), min(end, bs+sb.ChecksumBlock)
 			if lo >= hi {
@@ -392,4 +365,243 @@ func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) 
 		}
 	}
 	return out, nil
+}
+
+// maxPointUnitDeletes is the most unit keys destroy deletes one by one;
+// a node with more loses them to one range deletion. Every read of a
+// Pebble table with range deletions first splits them into fragments,
+// and after 100,000 small objects were removed that work, redone
+// whenever the block cache let the fragments go, was an eighth of an
+// OSD's allocations (docs/benchmarks/2026-11-27.md, "A cluster that has
+// run a while: the collector, PG logs and range deletions").
+const maxPointUnitDeletes = 32
+
+// destroy schedules the units of rec for release and deletes its unit
+// keys and omap.
+func (ts *txnState) destroy(rs *recState) {
+	for _, u := range rs.rec.Units {
+		ts.freeUnit(u.Dev)
+	}
+	nid := rs.rec.Nid
+	if rs.rec.Omap {
+		p := format.OmapPrefix(nid)
+		_ = ts.batch.DeleteRange(p, format.PrefixEnd(p), nil)
+	}
+	ts.deleteUnitKeys(nid, ts.stored[nid])
+	ts.stored[nid] = storedUnits{}
+	rs.rec = nil
+	rs.dirty = true
+}
+
+// deleteUnitKeys deletes the keys that hold st, node nid's units in
+// Pebble (with this batch): one by one when they are few, else with a
+// range deletion.
+func (ts *txnState) deleteUnitKeys(nid uint64, st storedUnits) {
+	var keys [][]byte
+	if st.legacy {
+		for _, u := range st.units[:min(len(st.units), maxPointUnitDeletes+1)] {
+			keys = append(keys, format.UnitKey(nid, u.LU))
+		}
+	} else {
+		for sh := range format.ShardRuns(st.units) {
+			if keys = append(keys, format.ShardKey(nid, sh)); len(keys) > maxPointUnitDeletes {
+				break
+			}
+		}
+	}
+	if len(keys) > maxPointUnitDeletes {
+		lo, hi := format.ShardRange(nid)
+		if st.legacy {
+			lo, hi = format.UnitRange(nid)
+		}
+		_ = ts.batch.DeleteRange(lo, hi, nil)
+		return
+	}
+	for _, k := range keys {
+		_ = ts.batch.Delete(k, nil)
+	}
+}
+
+func (ts *txnState) freeUnit(dev uint64) {
+	ts.freed = append(ts.freed, alloc.Extent{Offset: dev, Length: ts.s.sb.AllocUnit})
+}
+
+// clone makes dst a copy of src: new node id, data copied to new units,
+// attributes, omap header and omap entries copied. Queue has waited for
+// every earlier transaction to apply, so the indexed batch sees the
+// whole omap.
+func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) error {
+	src, err := ts.peek(c, srcID)
+	if err != nil {
+		return err
+	}
+	if srcID == dstID {
+		return nil
+	}
+	dst, err := ts.lookup(c, dstID)
+	if err != nil {
+		return err
+	}
+	if dst.rec != nil {
+		ts.mutable(dst)
+		ts.destroy(dst)
+	}
+	sr := src.rec
+	n := &format.Onode{Nid: ts.newNid(), Size: sr.Size, OmapHeader: append([]byte(nil), sr.OmapHeader...), Pages: slices.Clone(sr.Pages)}
+	for _, a := range sr.Attrs {
+		n.Attrs = append(n.Attrs, format.Attr{Name: a.Name, Value: slices.Clone(a.Value)})
+	}
+	// Units holding no allocated page are zeros: the copy leaves them
+	// unmapped rather than map a unit it writes nothing into.
+	au, cb := ts.s.sb.AllocUnit, ts.s.sb.ChecksumBlock
+	var units []format.Unit
+	for _, u := range sr.Units {
+		if format.HoldsData(sr.Pages, u.LU*au, (u.LU+1)*au) {
+			units = append(units, u)
+		}
+	}
+	devs, err := ts.allocUnits(len(units), 0)
+	if err != nil {
+		return err
+	}
+	for i, u := range units {
+		for b := range u.NumSums() {
+			off := uint64(b) * cb
+			if bs := u.LU*au + off; !format.HoldsData(sr.Pages, bs, bs+cb) {
+				continue // zeros: readers of the copy skip it too (format.HoldsData)
+			}
+			blk, err := ts.readBlock(c, srcID, sr, u, b)
+			if err != nil {
+				return err
+			}
+			ts.blocks.addFresh(devs[i]+off, txnBlock{data: blk})
+		}
+		moved := u
+		moved.Dev = devs[i]
+		n.Units = append(n.Units, moved)
+	}
+	dst.rec = n
+	dst.dirty = true
+	if !sr.Omap {
+		return nil
+	}
+	// Omap entries.
+	p := format.OmapPrefix(sr.Nid)
+	it, err := ts.batch.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: format.PrefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	type kv struct{ k, v []byte }
+	var kvs []kv
+	for it.First(); it.Valid(); it.Next() {
+		kvs = append(kvs, kv{append([]byte(nil), it.Key()[len(p):]...), append([]byte(nil), it.Value()...)})
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("clone %v %v: omap: %w", c, srcID, err)
+	}
+	for _, e := range kvs {
+		_ = ts.batch.Set(format.OmapKey(n.Nid, string(e.k)), e.v, nil)
+	}
+	n.Omap = len(kvs) > 0
+	return nil
+}
+
+// cloneRange copies the allocated extents of src's [off, off+length) to
+// dst at dstOff, after zeroing the destination range; the source is read
+// first, so an overlapping copy within one object acts as memmove.
+func (ts *txnState) cloneRange(c objectstore.CollectionID, srcID, dstID objid.ID, off, length, dstOff uint64) error {
+	src, err := ts.peek(c, srcID)
+	if err != nil {
+		return err
+	}
+	if off+length > src.rec.Size {
+		return fmt.Errorf("%w: %v %v: clone range %d+%d beyond the size %d", objectstore.ErrInvalid, c, srcID, off, length, src.rec.Size)
+	}
+	type piece struct {
+		off  uint64
+		data []byte
+	}
+	var pieces []piece
+	for _, x := range format.ClipSpans(src.rec.Pages, off, off+length) {
+		data, err := ts.readRange(src, x.Off, x.End-x.Off)
+		if err != nil {
+			return err
+		}
+		pieces = append(pieces, piece{x.Off - off + dstOff, data})
+	}
+	dst, err := ts.create(c, dstID)
+	if err != nil {
+		return err
+	}
+	if err := ts.zero(dst, dstOff, length); err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		if err := ts.write(dst, p.off, p.data, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// move renames src in from to dst in to, replacing dst. The node id and
+// so the omap go with it.
+func (ts *txnState) move(from objectstore.CollectionID, srcID objid.ID, to objectstore.CollectionID, dstID objid.ID) error {
+	src, err := ts.peek(from, srcID)
+	if err != nil {
+		return err
+	}
+	if from == to && srcID == dstID {
+		return nil
+	}
+	dst, err := ts.lookup(to, dstID)
+	if err != nil {
+		return err
+	}
+	if dst.rec != nil {
+		ts.mutable(dst)
+		ts.destroy(dst)
+	}
+	dst.rec = src.rec.Clone()
+	dst.dirty = true
+	src.rec = nil
+	src.dirty = true
+	return nil
+}
+
+// collEmpty reports whether c holds no object as this transaction sees
+// it: no record in Pebble that the overlays have not removed, and no
+// record the overlays have added.
+func (ts *txnState) collEmpty(c objectstore.CollectionID) (bool, error) {
+	prefix := format.CollObjectPrefix(c)
+	for _, e := range ts.records.list {
+		if rs := e.rs; rs.rec != nil && rs.coll == c {
+			return false, nil
+		}
+	}
+	for key, ov := range ts.s.overlay {
+		if ov.rec != nil && len(key) > len(prefix) && key[:len(prefix)] == string(prefix) {
+			if _, mine := ts.records.get([]byte(key)); !mine {
+				return false, nil
+			}
+		}
+	}
+	it, err := ts.s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: format.PrefixEnd(prefix)})
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if rs, ok := ts.records.get(it.Key()); ok {
+			if rs.rec == nil {
+				continue
+			}
+			return false, nil
+		}
+		if ov, ok := ts.s.overlay[string(it.Key())]; ok && ov.rec == nil {
+			continue
+		}
+		return false, nil
+	}
+	return true, it.Error()
 }

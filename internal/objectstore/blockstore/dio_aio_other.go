@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
 // aioReader is implemented on Linux (amd64, arm64) only.
@@ -18,7 +19,7 @@ func newAIO(*os.File) *aioReader { return nil }
 
 func (*aioReader) readAt([]byte, int64) (int, error) { return 0, errAIOBusy }
 
-func (*aioReader) writeAll(ws []deferredWrite) []error {
+func (*aioReader) writeAll(ws []format.DeferredWrite) []error {
 	errs := make([]error, len(ws))
 	for i := range errs {
 		errs[i] = errAIOBusy

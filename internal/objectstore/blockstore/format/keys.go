@@ -1,4 +1,4 @@
-package blockstore
+package format
 
 import (
 	"encoding/binary"
@@ -11,16 +11,16 @@ import (
 
 // Key prefixes (see format.go for the schema).
 const (
-	prefixSuper      = 'S'
-	prefixNextNid    = 'N'
-	prefixCollection = 'C'
-	prefixObject     = 'O'
-	prefixOmap       = 'M'
-	prefixUnit       = 'U'
-	prefixShard      = 'V'
-	prefixDeferred   = 'D'
-	prefixBitmap     = 'B'
-	prefixPoolStats  = 'P'
+	PrefixSuper      = 'S'
+	PrefixNextNid    = 'N'
+	PrefixCollection = 'C'
+	PrefixObject     = 'O'
+	PrefixOmap       = 'M'
+	PrefixUnit       = 'U'
+	PrefixShard      = 'V'
+	PrefixDeferred   = 'D'
+	PrefixBitmap     = 'B'
+	PrefixPoolStats  = 'P'
 )
 
 // collKeyLen is the length of an encoded collection id.
@@ -34,7 +34,7 @@ func appendColl(b []byte, c objectstore.CollectionID) []byte {
 	return binary.BigEndian.AppendUint32(b, c.Seed)
 }
 
-func decodeColl(b []byte) (objectstore.CollectionID, error) {
+func DecodeColl(b []byte) (objectstore.CollectionID, error) {
 	if len(b) != collKeyLen {
 		return objectstore.CollectionID{}, fmt.Errorf("%w: collection key of %d bytes", objectstore.ErrCorrupt, len(b))
 	}
@@ -49,20 +49,20 @@ func decodeColl(b []byte) (objectstore.CollectionID, error) {
 	return c, nil
 }
 
-// collectionKey is the key of c's collection record.
-func collectionKey(c objectstore.CollectionID) []byte {
-	return appendColl([]byte{prefixCollection}, c)
+// CollectionKey is the key of c's collection record.
+func CollectionKey(c objectstore.CollectionID) []byte {
+	return appendColl([]byte{PrefixCollection}, c)
 }
 
-// collObjectPrefix returns 'O' + collection.
-func collObjectPrefix(c objectstore.CollectionID) []byte {
-	return appendColl([]byte{prefixObject}, c)
+// CollObjectPrefix returns 'O' + collection.
+func CollObjectPrefix(c objectstore.CollectionID) []byte {
+	return appendColl([]byte{PrefixObject}, c)
 }
 
-// objectKey is the key of o's record in c: 'O' + collection + the
+// ObjectKey is the key of o's record in c: 'O' + collection + the
 // order-preserving encoding of o.
-func objectKey(c objectstore.CollectionID, o objid.ID) []byte {
-	return appendObjectKey(make([]byte, 0, objectKeyLen(o)), c, o)
+func ObjectKey(c objectstore.CollectionID, o objid.ID) []byte {
+	return AppendObjectKey(make([]byte, 0, objectKeyLen(o)), c, o)
 }
 
 // objectKeyLen is the length of an object key for o without NULs to
@@ -75,9 +75,9 @@ func objectKeyLen(o objid.ID) int {
 // collection, pool and reversed hash.
 const objectKeyFixed = 1 + collKeyLen + 8 + 4
 
-// appendObjectKey appends o's record key to b.
-func appendObjectKey(b []byte, c objectstore.CollectionID, o objid.ID) []byte {
-	b = append(b, prefixObject)
+// AppendObjectKey appends o's record key to b.
+func AppendObjectKey(b []byte, c objectstore.CollectionID, o objid.ID) []byte {
+	b = append(b, PrefixObject)
 	b = appendColl(b, c)
 	return appendObjID(b, o)
 }
@@ -118,11 +118,11 @@ func appendEscaped(b []byte, s string) []byte {
 	return append(append(b, s...), 0, 1)
 }
 
-// locatorSpan returns where the locator lies in object key k if it only
+// LocatorSpan returns where the locator lies in object key k if it only
 // repeats the name (the record cache leaves it out, cache.go); lo == hi
 // if it does not, or k is not a key appendObjectKey makes.
-func locatorSpan[K string | []byte](k K) (lo, hi int) {
-	if len(k) < objectKeyFixed+3*2+8+1 || k[0] != prefixObject || k[len(k)-1] != 0 {
+func LocatorSpan[K string | []byte](k K) (lo, hi int) {
+	if len(k) < objectKeyFixed+3*2+8+1 || k[0] != PrefixObject || k[len(k)-1] != 0 {
 		return 0, 0
 	}
 	ns := escapedEnd(k, objectKeyFixed)
@@ -218,12 +218,12 @@ func decodeObjID(b []byte) (objid.ID, error) {
 	return o, nil
 }
 
-// decodeObjectKey splits a full object record key into collection and id.
-func decodeObjectKey(k []byte) (objectstore.CollectionID, objid.ID, error) {
-	if len(k) < 1+collKeyLen || k[0] != prefixObject {
+// DecodeObjectKey splits a full object record key into collection and id.
+func DecodeObjectKey(k []byte) (objectstore.CollectionID, objid.ID, error) {
+	if len(k) < 1+collKeyLen || k[0] != PrefixObject {
 		return objectstore.CollectionID{}, objid.ID{}, fmt.Errorf("%w: not an object key", objectstore.ErrCorrupt)
 	}
-	c, err := decodeColl(k[1 : 1+collKeyLen])
+	c, err := DecodeColl(k[1 : 1+collKeyLen])
 	if err != nil {
 		return c, objid.ID{}, err
 	}
@@ -231,45 +231,45 @@ func decodeObjectKey(k []byte) (objectstore.CollectionID, objid.ID, error) {
 	return c, o, err
 }
 
-// omapPrefix is the prefix of every omap key of node nid.
-func omapPrefix(nid uint64) []byte { return u64Key(prefixOmap, nid, 0) }
+// OmapPrefix is the prefix of every omap key of node nid.
+func OmapPrefix(nid uint64) []byte { return u64Key(PrefixOmap, nid, 0) }
 
-// omapKey is the key of omap entry key of node nid.
-func omapKey(nid uint64, key string) []byte {
-	return append(u64Key(prefixOmap, nid, len(key)), key...)
+// OmapKey is the key of omap entry key of node nid.
+func OmapKey(nid uint64, key string) []byte {
+	return append(u64Key(PrefixOmap, nid, len(key)), key...)
 }
 
 // unitPrefix is the prefix of every unit key of node nid.
-func unitPrefix(nid uint64) []byte { return u64Key(prefixUnit, nid, 0) }
+func unitPrefix(nid uint64) []byte { return u64Key(PrefixUnit, nid, 0) }
 
-// unitKey is the key of logical unit lu of node nid.
-func unitKey(nid, lu uint64) []byte {
-	return binary.BigEndian.AppendUint64(u64Key(prefixUnit, nid, 8), lu)
+// UnitKey is the key of logical unit lu of node nid.
+func UnitKey(nid, lu uint64) []byte {
+	return binary.BigEndian.AppendUint64(u64Key(PrefixUnit, nid, 8), lu)
 }
 
 // shardPrefix is the prefix of every unit shard key of node nid.
-func shardPrefix(nid uint64) []byte { return u64Key(prefixShard, nid, 0) }
+func shardPrefix(nid uint64) []byte { return u64Key(PrefixShard, nid, 0) }
 
-// shardKey is the key of unit shard sh of node nid: its units
-// [sh*shardUnits, (sh+1)*shardUnits).
-func shardKey(nid, sh uint64) []byte {
-	return binary.BigEndian.AppendUint64(u64Key(prefixShard, nid, 8), sh)
+// ShardKey is the key of unit shard sh of node nid: its units
+// [sh*ShardUnits, (sh+1)*ShardUnits).
+func ShardKey(nid, sh uint64) []byte {
+	return binary.BigEndian.AppendUint64(u64Key(PrefixShard, nid, 8), sh)
 }
 
-// deferredKey is the key of a deferred write: 'D' + seq + device offset.
-func deferredKey(seq, devOff uint64) []byte {
-	return binary.BigEndian.AppendUint64(u64Key(prefixDeferred, seq, 8), devOff)
+// DeferredKey is the key of a deferred write: 'D' + seq + device offset.
+func DeferredKey(seq, devOff uint64) []byte {
+	return binary.BigEndian.AppendUint64(u64Key(PrefixDeferred, seq, 8), devOff)
 }
 
-// deferredSeq returns the transaction seq of deferredKey k.
-func deferredSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[1:9]) }
+// DeferredSeq returns the transaction seq of deferredKey k.
+func DeferredSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[1:9]) }
 
-// bitmapKey is the key of allocation-bitmap region r.
-func bitmapKey(r uint64) []byte { return u64Key(prefixBitmap, r, 0) }
+// BitmapKey is the key of allocation-bitmap region r.
+func BitmapKey(r uint64) []byte { return u64Key(PrefixBitmap, r, 0) }
 
-// poolStatsKey is the key of pool's stored-bytes counter.
-func poolStatsKey(pool int64) []byte {
-	return u64Key(prefixPoolStats, uint64(pool)^(1<<63), 0)
+// PoolStatsKey is the key of pool's stored-bytes counter.
+func PoolStatsKey(pool int64) []byte {
+	return u64Key(PrefixPoolStats, uint64(pool)^(1<<63), 0)
 }
 
 // u64Key returns prefix then v (u64 BE), with room for extra more bytes:
@@ -278,8 +278,8 @@ func u64Key(prefix byte, v uint64, extra int) []byte {
 	return binary.BigEndian.AppendUint64(append(make([]byte, 0, 9+extra), prefix), v)
 }
 
-// prefixEnd returns the smallest key greater than every key with prefix p.
-func prefixEnd(p []byte) []byte {
+// PrefixEnd returns the smallest key greater than every key with prefix p.
+func PrefixEnd(p []byte) []byte {
 	end := append([]byte(nil), p...)
 	for i := len(end) - 1; i >= 0; i-- {
 		end[i]++

@@ -1,7 +1,6 @@
-package blockstore
+package format
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -29,7 +28,7 @@ import (
 //	                             attributes, omap header, allocated page
 //	                             spans and, for a small object, its units
 //	'V' nid shard                the mapped units of node nid in
-//	                             [shard*shardUnits, (shard+1)*shardUnits)
+//	                             [shard*ShardUnits, (shard+1)*ShardUnits)
 //	                             (if its record keeps shards): each one's
 //	                             offset in the shard, device offset and a
 //	                             crc32c per checksum block
@@ -57,7 +56,7 @@ import (
 // overwrite cheap: it rewrites that unit's checksums (about 80 bytes with
 // the default geometry), not the whole extent map of a large object, and
 // the header only if the size, attributes or allocated pages changed. A
-// record of at most maxInlineUnits units keeps them inline instead: a
+// record of at most MaxInlineUnits units keeps them inline instead: a
 // small object is then one key, read with one point lookup.
 //
 // Free space is persisted, not rebuilt: the bitmap regions a transaction
@@ -87,18 +86,14 @@ import (
 // release wrote it).
 const formatVersion = 2
 
-// ErrBadSuperblock is wrapped when the superblock is missing or does not
-// fit the options.
-var ErrBadSuperblock = errors.New("blockstore: bad superblock")
-
-// superblock describes the device geometry, fixed at Mkfs.
-type superblock struct {
+// Superblock describes the device geometry, fixed at Mkfs.
+type Superblock struct {
 	Size          uint64
 	AllocUnit     uint64
 	ChecksumBlock uint64
 }
 
-func (sb superblock) encode() []byte {
+func (sb Superblock) Encode() []byte {
 	var e encoding.Encoder
 	m := e.Begin(formatVersion, formatVersion)
 	e.Uvarint(sb.Size)
@@ -108,8 +103,8 @@ func (sb superblock) encode() []byte {
 	return e.Data()
 }
 
-func decodeSuperblock(b []byte) (superblock, error) {
-	var sb superblock
+func DecodeSuperblock(b []byte) (Superblock, error) {
+	var sb Superblock
 	d := encoding.NewDecoder(b)
 	if v := d.Begin(formatVersion); d.Err() == nil && v != formatVersion {
 		d.Fail(fmt.Errorf("%w: format version %d; this Cuttle reads version %d only", encoding.ErrUnsupportedVersion, v, formatVersion))
@@ -121,13 +116,13 @@ func decodeSuperblock(b []byte) (superblock, error) {
 	if err := d.Finish(); err != nil {
 		return sb, fmt.Errorf("%w: superblock: %w", objectstore.ErrCorrupt, err)
 	}
-	if err := sb.validate(); err != nil {
+	if err := sb.Validate(); err != nil {
 		return sb, fmt.Errorf("%w: superblock: %w", objectstore.ErrCorrupt, err)
 	}
 	return sb, nil
 }
 
-func (sb superblock) validate() error {
+func (sb Superblock) Validate() error {
 	switch {
 	case sb.ChecksumBlock < 512 || sb.ChecksumBlock&(sb.ChecksumBlock-1) != 0:
 		return fmt.Errorf("checksum block %d is not a power of two >= 512", sb.ChecksumBlock)
@@ -139,20 +134,20 @@ func (sb superblock) validate() error {
 	return nil
 }
 
-// units is the number of allocation units of the device.
-func (sb superblock) units() uint64 { return sb.Size / sb.AllocUnit }
+// Units is the number of allocation units of the device.
+func (sb Superblock) Units() uint64 { return sb.Size / sb.AllocUnit }
 
-// blocksPerUnit is the number of checksum blocks per allocation unit.
-func (sb superblock) blocksPerUnit() int { return int(sb.AllocUnit / sb.ChecksumBlock) }
+// BlocksPerUnit is the number of checksum blocks per allocation unit.
+func (sb Superblock) BlocksPerUnit() int { return int(sb.AllocUnit / sb.ChecksumBlock) }
 
-// encodeEmpty encodes a record with no fields yet (collections).
-func encodeEmpty() []byte {
+// EncodeEmpty encodes a record with no fields yet (collections).
+func EncodeEmpty() []byte {
 	var e encoding.Encoder
 	e.End(e.Begin(1, 1))
 	return e.Data()
 }
 
-func decodeEmpty(b []byte) error {
+func DecodeEmpty(b []byte) error {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
 	d.End()
@@ -162,8 +157,8 @@ func decodeEmpty(b []byte) error {
 	return nil
 }
 
-// encodeUvarint encodes a counter record ('N', 'P').
-func encodeUvarint(v uint64) []byte {
+// EncodeUvarint encodes a counter record ('N', 'P').
+func EncodeUvarint(v uint64) []byte {
 	var e encoding.Encoder
 	m := e.Begin(1, 1)
 	e.Uvarint(v)
@@ -171,7 +166,7 @@ func encodeUvarint(v uint64) []byte {
 	return e.Data()
 }
 
-func decodeUvarint(b []byte) (uint64, error) {
+func DecodeUvarint(b []byte) (uint64, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
 	v := d.Uvarint()
@@ -182,9 +177,9 @@ func decodeUvarint(b []byte) (uint64, error) {
 	return v, nil
 }
 
-// deferredWrite is the value of a 'D' key: whole checksum blocks to write
+// DeferredWrite is the value of a 'D' key: whole checksum blocks to write
 // at DevOff once the batch holding it is durable.
-type deferredWrite struct {
+type DeferredWrite struct {
 	DevOff uint64
 	Data   []byte
 }
@@ -193,7 +188,7 @@ type deferredWrite struct {
 const maxDeferredBytes = 1 << 30
 
 // encodeTo appends w's encoding to e and returns e's data.
-func (w deferredWrite) encodeTo(e *encoding.Encoder) []byte {
+func (w DeferredWrite) encodeTo(e *encoding.Encoder) []byte {
 	e.Grow(len(w.Data) + 32) // the envelope and two varints
 	m := e.Begin(1, 1)
 	e.Uvarint(w.DevOff)
@@ -202,8 +197,8 @@ func (w deferredWrite) encodeTo(e *encoding.Encoder) []byte {
 	return e.Data()
 }
 
-func decodeDeferred(b []byte, sb superblock) (deferredWrite, error) {
-	var w deferredWrite
+func DecodeDeferred(b []byte, sb Superblock) (DeferredWrite, error) {
+	var w DeferredWrite
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
 	w.DevOff = d.Uvarint()
@@ -216,7 +211,7 @@ func decodeDeferred(b []byte, sb superblock) (deferredWrite, error) {
 }
 
 // check reports whether w covers whole checksum blocks of the device.
-func (w deferredWrite) check(sb superblock) error {
+func (w DeferredWrite) check(sb Superblock) error {
 	n := uint64(len(w.Data))
 	if n == 0 || n%sb.ChecksumBlock != 0 || w.DevOff%sb.ChecksumBlock != 0 || w.DevOff > sb.Size || n > sb.Size-w.DevOff {
 		return fmt.Errorf("%w: deferred write of %d bytes at %d does not fit the device", objectstore.ErrCorrupt, n, w.DevOff)
@@ -230,11 +225,11 @@ func (w deferredWrite) check(sb superblock) error {
 //	'D' envelope(v1){seq uvarint, devoff uvarint, data bytes}
 //
 // The leading 'D' tells the store's LogData records from any other.
-const loggedDeferredTag = prefixDeferred
+const loggedDeferredTag = PrefixDeferred
 
-// encodeLogged appends to e the LogData payload of w, a deferred write
+// EncodeLogged appends to e the LogData payload of w, a deferred write
 // of transaction seq, and returns e's data.
-func (w deferredWrite) encodeLogged(e *encoding.Encoder, seq uint64) []byte {
+func (w DeferredWrite) EncodeLogged(e *encoding.Encoder, seq uint64) []byte {
 	e.Grow(len(w.Data) + 40) // tag, envelope and three varints
 	e.Uint8(loggedDeferredTag)
 	m := e.Begin(1, 1)
@@ -245,9 +240,9 @@ func (w deferredWrite) encodeLogged(e *encoding.Encoder, seq uint64) []byte {
 	return e.Data()
 }
 
-// decodeLoggedDeferred decodes a LogData payload made by encodeLogged;
+// DecodeLoggedDeferred decodes a LogData payload made by EncodeLogged;
 // ok is false for a payload that is not a deferred write's.
-func decodeLoggedDeferred(b []byte, sb superblock) (seq uint64, w deferredWrite, ok bool, err error) {
+func DecodeLoggedDeferred(b []byte, sb Superblock) (seq uint64, w DeferredWrite, ok bool, err error) {
 	if len(b) == 0 || b[0] != loggedDeferredTag {
 		return 0, w, false, nil
 	}
@@ -263,15 +258,15 @@ func decodeLoggedDeferred(b []byte, sb superblock) (seq uint64, w deferredWrite,
 	return seq, w, true, w.check(sb)
 }
 
-// bitmapRegionUnits is the number of allocation units per bitmap key.
-const bitmapRegionUnits = 4096
+// BitmapRegionUnits is the number of allocation units per bitmap key.
+const BitmapRegionUnits = 4096
 
-func encodeBitmap(words []uint64) []byte {
+func EncodeBitmap(words []uint64) []byte {
 	var e encoding.Encoder
-	return encodeBitmapTo(&e, words)
+	return EncodeBitmapTo(&e, words)
 }
 
-// encodeBitmapTo appends the encoding of words to e and returns e's data.
+// EncodeBitmapTo appends the encoding of words to e and returns e's data.
 //
 // Version 2 leaves out the words a region mostly consists of: every
 // transaction that allocates or frees rewrites its region's key, and
@@ -279,7 +274,7 @@ func encodeBitmap(words []uint64) []byte {
 // words, one partial word and empty words. The raw 512 bytes (version 1)
 // were a tenth of a 4 KiB write's WAL record, and of its memtable
 // bytes, on every OSD.
-func encodeBitmapTo(e *encoding.Encoder, words []uint64) []byte {
+func EncodeBitmapTo(e *encoding.Encoder, words []uint64) []byte {
 	full := 0
 	for full < len(words) && words[full] == math.MaxUint64 {
 		full++
@@ -301,10 +296,10 @@ func encodeBitmapTo(e *encoding.Encoder, words []uint64) []byte {
 	return e.Data()
 }
 
-// decodeBitmap decodes a region: version 1 is the word count and the
+// DecodeBitmap decodes a region: version 1 is the word count and the
 // words; version 2 (encodeBitmapTo) the word count, the counts of
 // leading full and trailing empty words, and the words between.
-func decodeBitmap(b []byte) ([]uint64, error) {
+func DecodeBitmap(b []byte) ([]uint64, error) {
 	d := encoding.NewDecoder(b)
 	v := d.Begin(2)
 	n := d.Uvarint()
@@ -312,7 +307,7 @@ func decodeBitmap(b []byte) ([]uint64, error) {
 	if v >= 2 {
 		full, empty = d.Uvarint(), d.Uvarint()
 	}
-	if d.Err() == nil && (n > bitmapRegionUnits/64 || full > n || empty > n-full) {
+	if d.Err() == nil && (n > BitmapRegionUnits/64 || full > n || empty > n-full) {
 		d.Fail(fmt.Errorf("%w: bitmap region of %d words, %d full and %d empty", encoding.ErrCorrupt, n, full, empty))
 	}
 	if d.Err() != nil {

@@ -206,7 +206,7 @@ func TestLargeStagedReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, ok := rec.find(bad / testAU)
+	i, ok := rec.Find(bad / testAU)
 	if !ok {
 		t.Fatal("unit not mapped")
 	}

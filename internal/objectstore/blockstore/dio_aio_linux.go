@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/rawio"
 )
 
@@ -159,7 +160,7 @@ func (a *aioReader) readAt(p []byte, off int64) (int, error) {
 // once, and waits for them; each must suit O_DIRECT and no two may
 // overlap (the kernel completes them in any order). errs[i] is
 // errAIOBusy for a write the kernel turned away (nothing written).
-func (a *aioReader) writeAll(ws []deferredWrite) (errs []error) {
+func (a *aioReader) writeAll(ws []format.DeferredWrite) (errs []error) {
 	reqs := make([]*aioReq, len(ws))
 	for i, w := range ws {
 		reqs[i] = a.request(iocbCmdPwrite, uint32(a.fd), w.Data, int64(w.DevOff))

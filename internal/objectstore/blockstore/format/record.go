@@ -1,4 +1,4 @@
-package blockstore
+package format
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 )
@@ -19,11 +18,11 @@ const (
 	maxHeader    = 64 << 20
 )
 
-// unit maps one allocation unit of an object's logical space to device
+// Unit maps one allocation unit of an object's logical space to device
 // space. The object's bytes [LU*AllocUnit, (LU+1)*AllocUnit) live at
 // [Dev, Dev+AllocUnit), with one crc32c per checksum block. Bytes of a
 // mapped unit beyond the object's size are always zero.
-type unit struct {
+type Unit struct {
 	LU  uint64
 	Dev uint64
 	// The checksums: sum when the unit has one checksum block (OSD stores
@@ -37,16 +36,36 @@ type unit struct {
 	sums []uint32
 }
 
-// makeUnit returns the unit mapping lu to dev with checksums cs, which it
+// MakeUnit returns the unit mapping lu to dev with checksums cs, which it
 // keeps.
-func makeUnit(lu, dev uint64, cs []uint32) unit {
-	u := unit{LU: lu, Dev: dev}
-	u.setSums(cs)
+func MakeUnit(lu, dev uint64, cs []uint32) Unit {
+	u := Unit{LU: lu, Dev: dev}
+	u.SetSums(cs)
 	return u
 }
 
-// setSums sets u's checksums to cs, which it keeps.
-func (u *unit) setSums(cs []uint32) {
+// BlankUnit returns the unit mapping lu to dev with n checksum blocks,
+// their sums zero until setSum sets them. A one-block unit allocates
+// nothing: its sum is inline.
+func BlankUnit(lu, dev uint64, n int) Unit {
+	u := Unit{LU: lu, Dev: dev}
+	if n > 1 {
+		u.sums = make([]uint32, n)
+	}
+	return u
+}
+
+// SetSum sets the checksum of u's block b; u is not yet in a record.
+func (u *Unit) SetSum(b int, sum uint32) {
+	if u.sums != nil {
+		u.sums[b] = sum
+	} else {
+		u.sum = sum
+	}
+}
+
+// SetSums sets u's checksums to cs, which it keeps.
+func (u *Unit) SetSums(cs []uint32) {
 	if len(cs) == 1 {
 		u.sum, u.sums = cs[0], nil
 		return
@@ -55,7 +74,7 @@ func (u *unit) setSums(cs []uint32) {
 }
 
 // nsums is the number of checksum blocks of u.
-func (u *unit) nsums() int {
+func (u *Unit) NumSums() int {
 	if u.sums == nil {
 		return 1
 	}
@@ -63,74 +82,74 @@ func (u *unit) nsums() int {
 }
 
 // csum returns the checksum of u's block b.
-func (u *unit) csum(b int) uint32 {
+func (u *Unit) Sum(b int) uint32 {
 	if u.sums == nil && b == 0 {
 		return u.sum
 	}
 	return u.sums[b]
 }
 
-// appendSums appends u's checksums to dst.
-func (u *unit) appendSums(dst []uint32) []uint32 {
+// AppendSums appends u's checksums to dst.
+func (u *Unit) AppendSums(dst []uint32) []uint32 {
 	if u.sums == nil {
 		return append(dst, u.sum)
 	}
 	return append(dst, u.sums...)
 }
 
-// onode is an object record: what the object is, not its data. A
-// published onode (in the cache or the prepare overlay) is immutable;
+// Onode is an object record: what the object is, not its data. A
+// published Onode (in the cache or the prepare overlay) is immutable;
 // change a clone.
-type onode struct {
+type Onode struct {
 	Nid        uint64
 	Size       uint64
-	Attrs      attrList
+	Attrs      AttrList
 	OmapHeader []byte
 	// Omap is set once omap entries may exist, so that removing an
 	// object without any costs no range deletion.
 	Omap  bool
-	Units []unit // sorted by LU, no duplicates
+	Units []Unit // sorted by LU, no duplicates
 	// Pages are the logically allocated ranges (pages.go), sorted,
 	// merged, page aligned. Every page lies in a mapped unit.
-	Pages []span
-	// inline is set when the units are in the record's own value, not
+	Pages []Span
+	// Inline is set when the units are in the record's own value, not
 	// under unit keys: a published record says where its units are
 	// stored; writeRecord decides it for the record it writes.
-	inline bool
-	// shards is set when the units are under unit shard keys ('V'),
-	// shardUnits to a key; a record neither inline nor sharded was
+	Inline bool
+	// Shards is set when the units are under unit shard keys ('V'),
+	// ShardUnits to a key; a record neither inline nor sharded was
 	// written before shards and has a 'U' key per unit. writeRecord
 	// shards every record it writes that is not inline.
-	shards bool
-	// enc is a published inline record's value as stored, shared and
+	Shards bool
+	// Enc is a published inline record's value as stored, shared and
 	// read only, which the record cache keeps in place of the decoded
 	// record; nil if not known.
-	enc []byte
+	Enc []byte
 }
 
-// maxInlineUnits is the most units a record keeps in its own value. A
+// MaxInlineUnits is the most units a record keeps in its own value. A
 // small object then costs one Pebble key instead of two, and reading its
 // record one point lookup instead of a lookup and an iterator (a third
 // of the cost of a record-cache miss); a larger one keeps its units in
 // shard keys so that a small overwrite rewrites one shard, not the whole
 // extent map.
-const maxInlineUnits = 16
+const MaxInlineUnits = 16
 
-// shardUnits is the number of logical units one shard key covers:
+// ShardUnits is the number of logical units one shard key covers:
 // 256 KiB of an object with the OSD's 4 KiB units. A 4 MiB object then
 // costs 16 keys, not 1,024: a key per unit made Pebble's compactions a
 // fifth of the CPU of replicated 4 MiB writes. A small overwrite of a
 // large object rewrites one shard, about 700 bytes.
-const shardUnits = 64
+const ShardUnits = 64
 
-// shardRuns yields each shard units fall in and the units in it; units
+// ShardRuns yields each shard units fall in and the units in it; units
 // are in LU order.
-func shardRuns(units []unit) iter.Seq2[uint64, []unit] {
-	return func(yield func(uint64, []unit) bool) {
+func ShardRuns(units []Unit) iter.Seq2[uint64, []Unit] {
+	return func(yield func(uint64, []Unit) bool) {
 		for len(units) > 0 {
-			sh := units[0].LU / shardUnits
+			sh := units[0].LU / ShardUnits
 			n := 1
-			for n < len(units) && units[n].LU/shardUnits == sh {
+			for n < len(units) && units[n].LU/ShardUnits == sh {
 				n++
 			}
 			if !yield(sh, units[:n]) {
@@ -141,18 +160,18 @@ func shardRuns(units []unit) iter.Seq2[uint64, []unit] {
 	}
 }
 
-// keyedUnits returns the units n has under unit or shard keys: none if
+// KeyedUnits returns the units n has under unit or shard keys: none if
 // inline.
-func (n *onode) keyedUnits() []unit {
-	if n.inline {
+func (n *Onode) KeyedUnits() []Unit {
+	if n.Inline {
 		return nil
 	}
 	return n.Units
 }
 
-func (n *onode) clone() *onode {
+func (n *Onode) Clone() *Onode {
 	c := *n
-	c.enc = nil
+	c.Enc = nil
 	c.Attrs = slices.Clone(n.Attrs)
 	c.Units = slices.Clone(n.Units)
 	c.Pages = slices.Clone(n.Pages)
@@ -161,35 +180,35 @@ func (n *onode) clone() *onode {
 
 // sameHeader reports whether a and b have the same record header: every
 // field but the units.
-func sameHeader(a, b *onode) bool {
+func sameHeader(a, b *Onode) bool {
 	return a.Nid == b.Nid && a.Size == b.Size && bytes.Equal(a.OmapHeader, b.OmapHeader) && a.Omap == b.Omap &&
 		slices.Equal(a.Pages, b.Pages) && a.Attrs.equal(b.Attrs)
 }
 
-// sameValue reports whether records a and b encode to the same value
+// SameValue reports whether records a and b encode to the same value
 // under the object's key: the same header and, if b is inline, the same
 // units kept the same way.
-func sameValue(a, b *onode) bool {
-	if a.inline != b.inline || a.shards != b.shards || !sameHeader(a, b) {
+func SameValue(a, b *Onode) bool {
+	if a.Inline != b.Inline || a.Shards != b.Shards || !sameHeader(a, b) {
 		return false
 	}
-	return !b.inline || slices.EqualFunc(a.Units, b.Units, sameUnit)
+	return !b.Inline || slices.EqualFunc(a.Units, b.Units, sameUnit)
 }
 
 // sameUnit reports whether a and b are the same mapping with the same
 // checksums. Checksum slices are immutable once in a record, so a unit
 // whose checksums changed has a new slice.
-func sameUnit(a, b unit) bool {
+func sameUnit(a, b Unit) bool {
 	if a.LU != b.LU || a.Dev != b.Dev || a.sum != b.sum || len(a.sums) != len(b.sums) {
 		return false
 	}
 	return len(a.sums) == 0 || &a.sums[0] == &b.sums[0] || slices.Equal(a.sums, b.sums)
 }
 
-// diffUnits calls set for every unit of now that was not in was, and del
+// DiffUnits calls set for every unit of now that was not in was, and del
 // for every logical unit of was that now does not map. Both are sorted
 // by LU.
-func diffUnits(was, now []unit, set func(unit), del func(lu uint64)) {
+func DiffUnits(was, now []Unit, set func(Unit), del func(lu uint64)) {
 	i, j := 0, 0
 	for i < len(was) || j < len(now) {
 		switch {
@@ -209,16 +228,16 @@ func diffUnits(was, now []unit, set func(unit), del func(lu uint64)) {
 	}
 }
 
-// find returns the index of logical unit lu in n.Units and whether it is
+// Find returns the index of logical unit lu in n.Units and whether it is
 // mapped; when it is not, the index is where it would go.
-func (n *onode) find(lu uint64) (int, bool) {
+func (n *Onode) Find(lu uint64) (int, bool) {
 	i := sort.Search(len(n.Units), func(i int) bool { return n.Units[i].LU >= lu })
 	return i, i < len(n.Units) && n.Units[i].LU == lu
 }
 
-// allocatedBytes is the length of the allocated pages below Size:
+// AllocatedBytes is the length of the allocated pages below Size:
 // ObjectInfo.Allocated and the object's contribution to Stored.
-func (n *onode) allocatedBytes() uint64 {
+func (n *Onode) AllocatedBytes() uint64 {
 	var total uint64
 	for _, x := range n.Pages { // clipSpans(n.Pages, 0, n.Size), without its slice
 		if hi := min(x.End, n.Size); x.Off < hi {
@@ -228,11 +247,11 @@ func (n *onode) allocatedBytes() uint64 {
 	return total
 }
 
-// approxSize estimates the Go heap an onode holds, for the cache budget
+// ApproxSize estimates the Go heap an Onode holds, for the cache budget
 // (TestRecordCacheAccounting compares it with the heap). Small records
 // are mostly overhead: a map of attributes costs a few hundred bytes
 // before its first entry's name and value.
-func (n *onode) approxSize() int {
+func (n *Onode) ApproxSize() int {
 	s := 112 + len(n.OmapHeader) + 16*len(n.Pages) + n.Attrs.approxSize()
 	for _, u := range n.Units {
 		s += 48 + roundUp8(4*len(u.sums))
@@ -247,7 +266,7 @@ func roundUp8(n int) int { return (n + 7) &^ 7 }
 // node id, so that an overwrite inside the object rewrites one shard
 // instead of the whole extent map.
 
-// encodeRecord encodes the value under the object's key: everything but
+// Encode encodes the value under the object's key: everything but
 // the units unless n is inline.
 //
 //	version 5 (compat 2, 4 if inline, 5 if sharded): nid uvarint, size uvarint,
@@ -263,13 +282,13 @@ func roundUp8(n int) int { return (n + 7) &^ 7 }
 // version 3 decoder (it skips nothing); one with either must not be read
 // by a decoder that would take it for an object without data, hence
 // compat 4 and 5.
-func (n *onode) encodeRecord() []byte {
+func (n *Onode) Encode() []byte {
 	var e encoding.Encoder
 	compat := uint8(recordVersion)
 	switch {
-	case n.inline:
+	case n.Inline:
 		compat = inlineVersion
-	case n.shards:
+	case n.Shards:
 		compat = shardVersion
 	}
 	m := e.Begin(headerVersion, compat)
@@ -277,8 +296,8 @@ func (n *onode) encodeRecord() []byte {
 	e.Uvarint(n.Size)
 	e.Uvarint(uint64(len(n.Attrs)))
 	for _, a := range n.Attrs {
-		e.String(a.name)
-		e.Bytes(a.value)
+		e.String(a.Name)
+		e.Bytes(a.Value)
 	}
 	e.Bytes(n.OmapHeader)
 	e.Uvarint(uint64(len(n.Pages)))
@@ -290,14 +309,14 @@ func (n *onode) encodeRecord() []byte {
 	if n.Omap {
 		flags |= headerFlagOmap
 	}
-	if n.inline {
+	if n.Inline {
 		flags |= headerFlagInline
 	}
-	if n.shards {
+	if n.Shards {
 		flags |= headerFlagShards
 	}
 	e.Uvarint(flags)
-	if n.inline {
+	if n.Inline {
 		e.Uvarint(uint64(len(n.Units)))
 		for _, u := range n.Units {
 			e.Uvarint(u.LU)
@@ -336,28 +355,28 @@ const (
 // device offset, a count and one checksum.
 const minInlineUnitBytes = 7
 
-// decodeRecord decodes the value under an object's key, checking inline
+// DecodeRecord decodes the value under an object's key, checking inline
 // units against the geometry. The record's attribute values alias b:
 // the caller must own b and never change it.
-func decodeRecord(b []byte, sb superblock) (*onode, error) {
-	n := &onode{}
+func DecodeRecord(b []byte, sb Superblock) (*Onode, error) {
+	n := &Onode{}
 	d := encoding.NewDecoder(b)
 	version := d.Begin(headerVersion)
 	n.Nid = d.Uvarint()
 	n.Size = d.Uvarint()
 	if cnt := d.Count(2); cnt > 0 {
-		n.Attrs = make(attrList, 0, cnt)
+		n.Attrs = make(AttrList, 0, cnt)
 		for range cnt {
 			k := d.String(maxAttrName)
 			v := d.BytesRef(maxAttrValue)
 			if d.Err() != nil {
 				break
 			}
-			if i := len(n.Attrs); i > 0 && n.Attrs[i-1].name >= k {
+			if i := len(n.Attrs); i > 0 && n.Attrs[i-1].Name >= k {
 				d.Fail(fmt.Errorf("%w: attribute %q out of order or twice", encoding.ErrCorrupt, k))
 				break
 			}
-			n.Attrs = append(n.Attrs, attr{k, v})
+			n.Attrs = append(n.Attrs, Attr{k, v})
 		}
 	}
 	n.OmapHeader = d.BytesRef(maxHeader)
@@ -366,10 +385,10 @@ func decodeRecord(b []byte, sb superblock) (*onode, error) {
 	if version >= 3 {
 		flags := d.Uvarint()
 		n.Omap = flags&headerFlagOmap != 0
-		n.shards = flags&headerFlagShards != 0
+		n.Shards = flags&headerFlagShards != 0
 		if flags&headerFlagInline != 0 {
-			n.inline = true
-			if n.shards {
+			n.Inline = true
+			if n.Shards {
 				d.Fail(fmt.Errorf("%w: record both inline and sharded", encoding.ErrCorrupt))
 			}
 			n.Units = decodeInlineUnits(d, sb)
@@ -389,22 +408,22 @@ func decodeRecord(b []byte, sb superblock) (*onode, error) {
 }
 
 // decodePages decodes a record's allocated page spans.
-func decodePages(d *encoding.Decoder) []span {
-	var pages []span
+func decodePages(d *encoding.Decoder) []Span {
+	var pages []Span
 	nPages := d.Count(2)
 	var prevEnd uint64
 	for i := 0; i < nPages && d.Err() == nil; i++ {
 		off, length := d.Uvarint(), d.Uvarint()
 		switch {
-		case length == 0 || off%pageSize != 0 || length%pageSize != 0:
+		case length == 0 || off%PageSize != 0 || length%PageSize != 0:
 			d.Fail(fmt.Errorf("%w: page span %d+%d not page aligned", encoding.ErrCorrupt, off, length))
-		case off > objectstore.MaxObjectSize || length > objectstore.MaxObjectSize+pageSize-off:
+		case off > objectstore.MaxObjectSize || length > objectstore.MaxObjectSize+PageSize-off:
 			d.Fail(fmt.Errorf("%w: page span %d+%d beyond the maximum object size", encoding.ErrCorrupt, off, length))
 		case i > 0 && off <= prevEnd:
 			d.Fail(fmt.Errorf("%w: page spans overlap or out of order at %d", encoding.ErrCorrupt, off))
 		}
 		if d.Err() == nil {
-			pages = append(pages, span{off, off + length})
+			pages = append(pages, Span{off, off + length})
 			prevEnd = off + length
 		}
 	}
@@ -412,12 +431,12 @@ func decodePages(d *encoding.Decoder) []span {
 }
 
 // decodeInlineUnits decodes the units of an inline record.
-func decodeInlineUnits(d *encoding.Decoder, sb superblock) []unit {
+func decodeInlineUnits(d *encoding.Decoder, sb Superblock) []Unit {
 	cnt := d.Count(minInlineUnitBytes)
 	if cnt == 0 {
 		return nil
 	}
-	units := make([]unit, 0, cnt)
+	units := make([]Unit, 0, cnt)
 	for range cnt {
 		lu := d.Uvarint()
 		if n := len(units); d.Err() == nil && n > 0 && lu <= units[n-1].LU {
@@ -432,10 +451,10 @@ func decodeInlineUnits(d *encoding.Decoder, sb superblock) []unit {
 	return units
 }
 
-// encodeUnit encodes a unit's value (its key holds nid and LU):
+// EncodeUnit encodes a unit's value (its key holds nid and LU):
 //
 //	version 2: device offset uvarint, count of crc32c u32s, the crcs
-func encodeUnit(u unit) []byte {
+func EncodeUnit(u Unit) []byte {
 	var e encoding.Encoder
 	m := e.Begin(recordVersion, recordVersion)
 	appendUnitBody(&e, u)
@@ -444,17 +463,17 @@ func encodeUnit(u unit) []byte {
 }
 
 // appendUnitBody encodes a unit's device offset and checksums.
-func appendUnitBody(e *encoding.Encoder, u unit) {
+func appendUnitBody(e *encoding.Encoder, u Unit) {
 	e.Uvarint(u.Dev)
-	e.Uvarint(uint64(u.nsums()))
-	for b := range u.nsums() {
-		e.Uint32(u.csum(b))
+	e.Uvarint(uint64(u.NumSums()))
+	for b := range u.NumSums() {
+		e.Uint32(u.Sum(b))
 	}
 }
 
-// decodeUnit decodes logical unit lu's value, checking it against the
+// DecodeUnit decodes logical unit lu's value, checking it against the
 // geometry: unit aligned, on the device, one checksum per block.
-func decodeUnit(lu uint64, b []byte, sb superblock) (unit, error) {
+func DecodeUnit(lu uint64, b []byte, sb Superblock) (Unit, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(recordVersion)
 	u := decodeUnitBody(d, lu, sb)
@@ -467,12 +486,12 @@ func decodeUnit(lu uint64, b []byte, sb superblock) (unit, error) {
 
 // decodeUnitBody decodes what appendUnitBody wrote for logical unit lu
 // and checks it against the geometry, failing d if it does not fit.
-func decodeUnitBody(d *encoding.Decoder, lu uint64, sb superblock) unit {
-	u := unit{LU: lu}
+func decodeUnitBody(d *encoding.Decoder, lu uint64, sb Superblock) Unit {
+	u := Unit{LU: lu}
 	u.Dev = d.Uvarint()
 	nc := d.Count(4)
-	if d.Err() == nil && uint64(nc) != uint64(sb.blocksPerUnit()) {
-		d.Fail(fmt.Errorf("%w: unit %d with %d checksums, want %d", encoding.ErrCorrupt, lu, nc, sb.blocksPerUnit()))
+	if d.Err() == nil && uint64(nc) != uint64(sb.BlocksPerUnit()) {
+		d.Fail(fmt.Errorf("%w: unit %d with %d checksums, want %d", encoding.ErrCorrupt, lu, nc, sb.BlocksPerUnit()))
 	}
 	if d.Err() != nil {
 		return u
@@ -484,7 +503,7 @@ func decodeUnitBody(d *encoding.Decoder, lu uint64, sb superblock) unit {
 		for j := range cs {
 			cs[j] = d.Uint32()
 		}
-		u.setSums(cs)
+		u.SetSums(cs)
 	}
 	switch {
 	case u.Dev%sb.AllocUnit != 0 || u.Dev > sb.Size-sb.AllocUnit:
@@ -495,12 +514,12 @@ func decodeUnitBody(d *encoding.Decoder, lu uint64, sb superblock) unit {
 	return u
 }
 
-// encodeShard encodes the value of a unit shard key: units, all of the
+// EncodeShard encodes the value of a unit shard key: units, all of the
 // shard at base and in LU order.
 //
 //	version 1: count, then per unit (LU - base uvarint, device offset
 //	  uvarint, count of crc32c u32s, the crcs)
-func encodeShard(units []unit, base uint64) []byte {
+func EncodeShard(units []Unit, base uint64) []byte {
 	var e encoding.Encoder
 	m := e.Begin(shardValueVersion, shardValueVersion)
 	e.Uvarint(uint64(len(units)))
@@ -514,9 +533,9 @@ func encodeShard(units []unit, base uint64) []byte {
 
 const shardValueVersion = 1
 
-// decodeShard appends to units those of the shard value b at base,
+// DecodeShard appends to units those of the shard value b at base,
 // checking them against the geometry and their order.
-func decodeShard(units []unit, b []byte, base uint64, sb superblock) ([]unit, error) {
+func DecodeShard(units []Unit, b []byte, base uint64, sb Superblock) ([]Unit, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(shardValueVersion)
 	cnt := d.Count(minInlineUnitBytes)
@@ -528,8 +547,8 @@ func decodeShard(units []unit, b []byte, base uint64, sb superblock) ([]unit, er
 		off := d.Uvarint()
 		switch {
 		case d.Err() != nil:
-		case off >= shardUnits:
-			d.Fail(fmt.Errorf("%w: unit %d of a %d-unit shard", encoding.ErrCorrupt, off, shardUnits))
+		case off >= ShardUnits:
+			d.Fail(fmt.Errorf("%w: unit %d of a %d-unit shard", encoding.ErrCorrupt, off, ShardUnits))
 		case len(units) > first && base+off <= units[len(units)-1].LU:
 			d.Fail(fmt.Errorf("%w: unit %d out of order or twice", encoding.ErrCorrupt, base+off))
 		}
@@ -546,56 +565,14 @@ func decodeShard(units []unit, b []byte, base uint64, sb superblock) ([]unit, er
 	return units, nil
 }
 
-// shardRange returns the key bounds of node nid's unit shards.
-func shardRange(nid uint64) (lo, hi []byte) {
+// ShardRange returns the key bounds of node nid's unit shards.
+func ShardRange(nid uint64) (lo, hi []byte) {
 	lo = shardPrefix(nid)
-	return lo, prefixEnd(lo)
+	return lo, PrefixEnd(lo)
 }
 
-// unitRange returns the key bounds of node nid's units.
-func unitRange(nid uint64) (lo, hi []byte) {
+// UnitRange returns the key bounds of node nid's units.
+func UnitRange(nid uint64) (lo, hi []byte) {
 	lo = unitPrefix(nid)
-	return lo, prefixEnd(lo)
-}
-
-// loadUnits reads node nid's units through r (the store's DB or an fsck
-// snapshot), in LU order: from its shard keys if shards, else from its
-// unit keys.
-func loadUnits(r pebble.Reader, nid uint64, sb superblock, shards bool) ([]unit, error) {
-	lo, hi := unitRange(nid)
-	if shards {
-		lo, hi = shardRange(nid)
-	}
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return nil, err
-	}
-	var units []unit
-	for it.First(); it.Valid(); it.Next() {
-		k := it.Key()
-		if len(k) != len(lo)+8 {
-			_ = it.Close()
-			return nil, fmt.Errorf("%w: unit key %x", objectstore.ErrCorrupt, k)
-		}
-		n := beUint64(k[len(lo):])
-		if shards {
-			if n > objectstore.MaxObjectSize/sb.AllocUnit/shardUnits {
-				_ = it.Close()
-				return nil, fmt.Errorf("%w: unit shard %d beyond the maximum object size", objectstore.ErrCorrupt, n)
-			}
-			units, err = decodeShard(units, it.Value(), n*shardUnits, sb)
-		} else {
-			var u unit
-			u, err = decodeUnit(n, it.Value(), sb)
-			units = append(units, u)
-		}
-		if err != nil {
-			_ = it.Close()
-			return nil, err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return nil, err
-	}
-	return units, nil
+	return lo, PrefixEnd(lo)
 }
