@@ -16,7 +16,8 @@ func callbackPG(t *testing.T) (*pg, *write, *request, objid.ID) {
 	o.cfg.ID = 1
 	id := objid.ID{Pool: 1, Name: "obj"}
 	r := &request{o: o}
-	w := &write{tid: 7, pending: osdSet{1}, uncommitted: osdSet{1}}
+	w := &write{tid: 7}
+	w.acks.Start([]int32{1}, false)
 	p := &pg{o: o, writes: map[uint64]*write{7: w}, queue: opq.NewQueue[objid.ID, *request](opq.Today{})}
 	if !p.queue.Add(id, opq.Client, 1, r) {
 		t.Fatal("the op queue did not start the write")
@@ -33,15 +34,15 @@ func TestCallbacksDoNotWaitForThePGLock(t *testing.T) {
 	c := objectstore.NewCompletion()
 	p.mu.Lock()
 	p.appliedHere(id, r, w, c) // would deadlock if it waited for the lock
-	if p.queue.Len(id) != 1 || len(w.pending) != 1 {
+	if p.queue.Len(id) != 1 || w.acks.Unapplied() != 1 {
 		t.Fatal("the apply was recorded while the PG lock was held")
 	}
 	p.mu.Unlock()
 	p.o.wg.Wait()
 	p.mu.Lock()
-	if p.queue.Busy(id) || len(w.pending) != 0 {
+	if p.queue.Busy(id) || w.acks.Unapplied() != 0 {
 		p.mu.Unlock()
-		t.Fatalf("after the lock was free: object queue %d, pending %v", p.queue.Len(id), w.pending)
+		t.Fatalf("after the lock was free: object queue %d, unapplied %d", p.queue.Len(id), w.acks.Unapplied())
 	}
 	// The commit callback is registered now; it runs when the store marks
 	// the completion, here with the lock held again.
@@ -64,8 +65,8 @@ func TestCallbacksRecordAtOnce(t *testing.T) {
 	p, w, r, id := callbackPG(t)
 	c := objectstore.NewCompletion()
 	p.appliedHere(id, r, w, c)
-	if p.queue.Busy(id) || len(w.pending) != 0 {
-		t.Fatalf("after the apply: object queue %d, pending %v", p.queue.Len(id), w.pending)
+	if p.queue.Busy(id) || w.acks.Unapplied() != 0 {
+		t.Fatalf("after the apply: object queue %d, unapplied %d", p.queue.Len(id), w.acks.Unapplied())
 	}
 	c.MarkCommitted(nil)
 	if _, inFlight := p.writes[7]; inFlight {

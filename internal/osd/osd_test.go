@@ -169,23 +169,6 @@ func TestAbandonedWriteKeepsItsBuffer(t *testing.T) {
 	}
 }
 
-// An osdSet forgets every copy of an id it removes (an acting set with a
-// repeated member must still complete), and ids it does not hold are a
-// no-op.
-func TestOSDSetRemove(t *testing.T) {
-	s := osdSet{3, 1, 3, 2}
-	s.remove(3)
-	s.remove(7)
-	if len(s) != 2 || s[0] != 1 || s[1] != 2 {
-		t.Fatalf("after removing 3 and 7: %v, want [1 2]", s)
-	}
-	s.remove(1)
-	s.remove(2)
-	if len(s) != 0 {
-		t.Fatalf("after removing all: %v", s)
-	}
-}
-
 // A PG log over its limit goes back a sixteenth of it (1 to 64 entries)
 // below, so that trims come in batches; it never trims the newest entry.
 func TestLogTrim(t *testing.T) {

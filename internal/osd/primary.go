@@ -12,6 +12,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/osd/replication"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -364,25 +365,13 @@ func storeErrno(err error) int32 {
 // write is one write replicating: who has applied and committed it, and
 // the requests to answer (the original and any resends of it).
 type write struct {
-	tid         uint64
-	object      objid.ID
-	version     wire.Version
-	reqs        []*request
-	wantApplied bool
-	pending     osdSet // OSDs yet to apply
-	uncommitted osdSet // OSDs yet to commit
-	result      int32  // the first failure a replica reported
-	abandoned   bool   // the interval ended
-	ops         []wire.ObjectOpResult
-}
-
-// An osdSet is a few OSD ids: the members of an acting set that have yet
-// to answer (a slice: maps cost a write two allocations each).
-type osdSet []int32
-
-// remove takes id out of s.
-func (s *osdSet) remove(id int32) {
-	*s = slices.DeleteFunc(*s, func(x int32) bool { return x == id })
+	tid       uint64
+	object    objid.ID
+	version   wire.Version
+	reqs      []*request
+	acks      replication.Acks // who has applied and committed it
+	abandoned bool             // the interval ended
+	ops       []wire.ObjectOpResult
 }
 
 // serveWrite executes a write, logs and queues it, and sends it to the
@@ -525,12 +514,8 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	p.info = info
 	r.setState("waiting for replicas")
 	p.tid++
-	n := len(p.acting)
-	ids := make([]int32, 2*n) // both sets in one allocation
-	copy(ids, p.acting)
-	copy(ids[n:], p.acting)
-	w := &write{tid: p.tid, object: r.op.Object, version: v, reqs: []*request{r}, wantApplied: r.op.Flags&wire.FlagWantApplied != 0,
-		pending: ids[:n:n], uncommitted: ids[n:], ops: res.Ops}
+	w := &write{tid: p.tid, object: r.op.Object, version: v, reqs: []*request{r}, ops: res.Ops}
+	w.acks.Start(p.acting, r.op.Flags&wire.FlagWantApplied != 0)
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
 		p.sendRepOps(repop, dataCRCsOf(txn), replicas)
@@ -589,35 +574,36 @@ func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 		p.mu.Unlock()
 		return
 	}
-	if result != 0 && w.result == 0 {
-		w.result = result
-	}
-	wasPending := len(w.pending) > 0
-	if flags&(wire.ReplyApplied|wire.ReplyCommitted) != 0 {
-		w.pending.remove(osd)
-	}
-	if flags&wire.ReplyCommitted != 0 {
-		w.uncommitted.remove(osd)
-	}
-	appliedNow := wasPending && len(w.pending) == 0 && w.wantApplied && w.result == 0
-	done := len(w.uncommitted) == 0
-	if done {
-		delete(p.writes, w.tid)
-	} else if !appliedNow {
+	out := w.acks.Ack(osd, stageOf(flags), result)
+	switch out {
+	case replication.Nothing:
 		p.mu.Unlock()
 		return // nothing to answer yet
+	case replication.CommittedAll:
+		delete(p.writes, w.tid)
 	}
-	reqs, epoch := slices.Clone(w.reqs), p.epoch
+	reqs, epoch, result := slices.Clone(w.reqs), p.epoch, w.acks.Result()
 	p.mu.Unlock()
 	for _, r := range reqs {
 		switch {
-		case done:
-			r.reply(wire.OSDOpReply{Epoch: epoch, Result: w.result, Flags: wire.ReplyApplied | wire.ReplyCommitted,
+		case out == replication.CommittedAll:
+			r.reply(wire.OSDOpReply{Epoch: epoch, Result: result, Flags: wire.ReplyApplied | wire.ReplyCommitted,
 				Version: w.version, Ops: w.ops})
-		case appliedNow && r.op.Flags&wire.FlagWantApplied != 0:
+		case r.op.Flags&wire.FlagWantApplied != 0:
 			r.reply(wire.OSDOpReply{Epoch: epoch, Flags: wire.ReplyApplied, Version: w.version, Ops: w.ops})
 		}
 	}
+}
+
+// stageOf returns how far an ack's flags say its OSD got with a write.
+func stageOf(flags uint32) replication.Stage {
+	switch {
+	case flags&wire.ReplyCommitted != 0:
+		return replication.Committed
+	case flags&wire.ReplyApplied != 0:
+		return replication.Applied
+	}
+	return replication.Failed
 }
 
 // handleRepOpReply takes a replica's answer to a write.
