@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
@@ -16,13 +17,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func addMonCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
+func addMonCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	monCmd := &cobra.Command{Use: "mon", Short: "Create and run monitors; show the monitor map"}
 	monCmd.AddCommand(monMkfsCommand(out), monRunCommand(cf),
-		monCommand(cf, out, "stat", "Show the monitors, the leader and the quorum", "mon stat", nil),
-		monCommand(cf, out, "dump", "Show the monitor map", "mon dump", nil))
+		clusterconn.MonCommand(cf, out, "stat", "Show the monitors, the leader and the quorum", "mon stat", nil),
+		clusterconn.MonCommand(cf, out, "dump", "Show the monitor map", "mon dump", nil))
 	root.AddCommand(monCmd,
-		monCommand(cf, out, "status", "Show the cluster's state: health, monitors, OSDs, data and PGs, recovery", "status", nil),
+		clusterconn.MonCommand(cf, out, "status", "Show the cluster's state: health, monitors, OSDs, data and PGs, recovery", "status", nil),
 		&cobra.Command{
 			Use:   "health [detail]",
 			Short: "Show the cluster's health (HEALTH_OK, HEALTH_WARN, HEALTH_ERR) and its checks",
@@ -35,7 +36,7 @@ func addMonCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) 
 					}
 					c.Args["detail"] = "1"
 				}
-				return runMon(cmd.Context(), cf, out, c)
+				return clusterconn.RunMon(cmd.Context(), cf, out, c)
 			},
 		})
 }
@@ -115,7 +116,7 @@ func monMkfs(f monMkfsFlags, out *cmdutil.Output) error {
 	})
 }
 
-func monRunCommand(cf *clusterFlags) *cobra.Command {
+func monRunCommand(cf *clusterconn.Flags) *cobra.Command {
 	var id, data, logLevel, metricsAddr string
 	c := &cobra.Command{
 		Use:   "run",
