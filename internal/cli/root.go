@@ -16,10 +16,14 @@
 //
 // This package is the root: it assembles the tree, registers the global
 // flags, names argument errors (errors.go), makes command groups strict
-// (groups.go), and holds the families that talk to the monitors and
-// daemons (mon, osd, pg, auth, config, tell, cluster). Families that stand
-// alone live in sub-packages, by noun:
+// (groups.go), and holds the daemons' commands (mon mkfs and run, osd
+// mkfs and run, cluster up/down/status), which it places in the mon and
+// osd groups of admincmd. Families that stand alone live in sub-packages,
+// by noun:
 //
+//   - internal/cli/admincmd: the families that administer a running
+//     cluster through its monitors and OSDs (mon, status, health, osd, pg,
+//     df, auth, config, tell);
 //   - internal/cli/radoscmd: rados and bench, the object tools, given a
 //     dial function made from the cluster flags;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
@@ -37,7 +41,7 @@
 // Write a file per family (or a sub-package, for a noun that stands alone)
 // with a function
 //
-//	func addPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags)
+//	func AddPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags)
 //
 // that adds its commands under root and prints with out, then call it from
 // [NewRootCommand]. Nothing else needs to change.
@@ -54,6 +58,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/cuttlestore/cuttle/internal/cli/admincmd"
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
@@ -110,14 +115,16 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		add(root, out)
 	}
 	// Families that reach a running cluster also get the cluster flags.
+	// The mon and osd groups hold the daemons' commands (mkfs, run) next
+	// to the monitor commands of admincmd.
+	admincmd.AddMonCommands(root, out, cf, monMkfsCommand(out), monRunCommand(cf))
+	admincmd.AddOSDCommands(root, out, cf, osdMkfsCommand(cf, out), osdRunCommand(cf))
 	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterconn.Flags){
-		addMonCommands,
-		addConfigCommands,
-		addOSDCommands,
-		addPGCommands,
-		addAuthCommands,
+		admincmd.AddConfigCommands,
+		admincmd.AddPGCommands,
+		admincmd.AddAuthCommands,
 		addClusterCommands,
-		addTellCommand,
+		admincmd.AddTellCommand,
 	} {
 		add(root, out, cf)
 	}

@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addPGCommands adds "cuttle pg": the placement groups as the monitors
+// AddPGCommands adds "cuttle pg": the placement groups as the monitors
 // know them from their primaries' reports (MONITOR-COMMANDS.md lists each
 // command's output), and "cuttle df", the space those reports add up to.
 // Commands that act on a PG (scrub, repair) belong here too.
-func addPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
+func AddPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	mc := func(use, short, prefix string, args []string) *cobra.Command {
 		return clusterconn.MonCommand(cf, out, use, short, prefix, args)
 	}

@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"bytes"
@@ -36,9 +36,9 @@ func TestPGCommandsInProcess(t *testing.T) {
 			out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: &stdout}
 			root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
 			root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format", "")
-			addPGCommands(root, out, cf)
-			addMonCommands(root, out, cf)
-			addOSDCommands(root, out, cf)
+			AddPGCommands(root, out, cf)
+			AddMonCommands(root, out, cf)
+			AddOSDCommands(root, out, cf)
 			root.SetOut(&stdout)
 			root.SetArgs(args)
 			err := root.ExecuteContext(context.Background())

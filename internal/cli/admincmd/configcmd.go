@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
@@ -6,9 +6,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addConfigCommands adds "cuttle config": the central configuration the
+// AddConfigCommands adds "cuttle config": the central configuration the
 // monitors keep and hand to daemons.
-func addConfigCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
+func AddConfigCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	c := &cobra.Command{Use: "config", Short: "Show and change the cluster's central configuration"}
 	c.AddCommand(
 		clusterconn.MonCommand(cf, out, "set WHO NAME VALUE", "Set option NAME for WHO (global, mon, osd, osd.3, client, ...)", "config set", []string{"who", "name", "value"}),

@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addTellCommand adds `cuttle tell osd.N COMMAND`: admin commands to one
+// AddTellCommand adds `cuttle tell osd.N COMMAND`: admin commands to one
 // OSD (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats,
 // config show), as Ceph's `ceph tell`. A command of several words may be
 // given as several arguments (tell osd.0 config show).
-func addTellCommand(root *cobra.Command, out *cmdutil.Output, f *clusterconn.Flags) {
+func AddTellCommand(root *cobra.Command, out *cmdutil.Output, f *clusterconn.Flags) {
 	root.AddCommand(&cobra.Command{
 		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats|config show",
 		Short: "Send an admin command to one OSD",

@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addAuthCommands adds "cuttle auth": the entities, keys and caps the
+// AddAuthCommands adds "cuttle auth": the entities, keys and caps the
 // monitors' auth database holds (internal/mon/authmon;
 // docs/AUTH-COMMANDS.md is the operator's guide).
-func addAuthCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
+func AddAuthCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	c := &cobra.Command{Use: "auth", Short: "Manage the cluster's entities, their keys and capabilities"}
 	c.AddCommand(
 		authCapsCommand(cf, out, "add ENTITY [SERVICE=CAPS ...]", "Create ENTITY with a new key and the given caps", "auth add", false),

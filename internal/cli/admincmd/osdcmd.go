@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addOSDCommands adds "cuttle osd": the OSD map the monitors keep —
+// AddOSDCommands adds "cuttle osd": the OSD map the monitors keep —
 // OSDs, flags, pools and the CRUSH hierarchy (MONITOR-COMMANDS.md lists
-// each command's arguments and output) — and the OSD daemon's mkfs and
-// run.
-func addOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
+// each command's arguments and output) — with the daemon's commands the
+// caller gives (osd mkfs, osd run).
+func AddOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, daemon ...*cobra.Command) {
 	mc := func(use, short, prefix string, args []string, flags ...string) *cobra.Command {
 		return clusterconn.MonCommand(cf, out, use, short, prefix, args, flags...)
 	}
@@ -42,11 +42,8 @@ func addOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Fl
 		mc("set-nearfull-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs are reported nearfull", "osd set-nearfull-ratio", []string{"ratio"}),
 		osdPoolCommands(cf, out, mc),
 		osdCrushCommands(cf, out, mc),
-		// The daemon: osdmkfs.go, osdrun.go (flags into internal/daemon's
-		// config structs).
-		osdMkfsCommand(cf, out),
-		osdRunCommand(cf),
 	)
+	osd.AddCommand(daemon...)
 	root.AddCommand(osd)
 }
 
