@@ -77,6 +77,8 @@ var layers = []struct {
 	{"internal/nbd", layerFrontEnds},
 	{"internal/dashboard", layerFrontEnds},
 	{"internal/cli", layerFrontEnds},
+	{"internal/cli/admincmd", layerFrontEnds},
+	{"internal/cli/clusterconn", layerFrontEnds},
 	{"internal/cli/cmdutil", layerFrontEnds},
 	{"internal/cli/mapcmd", layerFrontEnds},
 	{"internal/cli/radoscmd", layerFrontEnds},
@@ -149,9 +151,13 @@ var sameLayerImports = map[string][]string{
 		"internal/dashboard", "internal/launcher", "internal/bench",
 		"internal/daemon",
 		// The root assembles the command families of its sub-packages.
-		"internal/cli/cmdutil", "internal/cli/mapcmd", "internal/cli/radoscmd",
-		"internal/cli/toolcmd",
+		"internal/cli/admincmd", "internal/cli/clusterconn", "internal/cli/cmdutil",
+		"internal/cli/mapcmd", "internal/cli/radoscmd", "internal/cli/toolcmd",
 	},
+	// The connection to a cluster prints monitors' replies through cmdutil.
+	"internal/cli/clusterconn": {"internal/cli/cmdutil"},
+	// The monitor commands reach the cluster through clusterconn.
+	"internal/cli/admincmd": {"internal/cli/clusterconn", "internal/cli/cmdutil"},
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},

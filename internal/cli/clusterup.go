@@ -13,16 +13,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/launcher"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
-
-// DefaultClusterDir is where `cuttle cluster up` keeps a local cluster
-// (DefaultConfPath is the configuration file in it).
-const DefaultClusterDir = "./.cuttle"
 
 // clusterLauncherFlags are the flags of `cuttle cluster`.
 type clusterLauncherFlags struct {
@@ -35,7 +32,7 @@ type clusterLauncherFlags struct {
 	stopTimeout time.Duration
 }
 
-func addClusterCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
+func addClusterCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	var f clusterLauncherFlags
 	c := &cobra.Command{
 		Use:   "cluster",
@@ -47,7 +44,7 @@ also holds the cluster configuration file (cuttle.conf) and client.admin's
 keyring. A cluster is its monitors and its OSDs (file-backed stores), with
 a pool ready for data.`,
 	}
-	c.PersistentFlags().StringVar(&f.dir, "dir", DefaultClusterDir, "the directory that holds the cluster")
+	c.PersistentFlags().StringVar(&f.dir, "dir", clusterconn.DefaultClusterDir, "the directory that holds the cluster")
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Create the cluster if --dir holds none, start what is not running, wait until it is up",
@@ -210,7 +207,7 @@ func createDaemon(ctx context.Context, c *launcher.Cluster, d launcher.Daemon, o
 		if err := os.RemoveAll(d.Data); err != nil {
 			return err
 		}
-		cf := &clusterFlags{conf: c.Conf, name: "client.admin", timeout: time.Minute}
+		cf := &clusterconn.Flags{Conf: c.Conf, Name: "client.admin", Timeout: time.Minute}
 		res, err := osdMkfs(ctx, cf, osdMkfsFlags{data: d.Data, size: osdSize, id: -1, uuid: nameUUID(c.FSID, d.Name())})
 		if err != nil {
 			return err
@@ -265,8 +262,8 @@ func setupCluster(ctx context.Context, c *launcher.Cluster) error {
 		// With --osds 1 one copy is all there can be: confirm size 1.
 		cmds[len(cmds)-1].Args["yes_i_really_mean_it"] = fmt.Sprint(n == 1)
 	}
-	f := &clusterFlags{conf: c.Conf, name: "client.admin"}
-	mc, err := f.monClient()
+	f := &clusterconn.Flags{Conf: c.Conf, Name: "client.admin"}
+	mc, err := f.MonClient()
 	if err != nil {
 		return err
 	}
@@ -374,8 +371,8 @@ func osdsUp(dump []byte, osds []launcher.Daemon) error {
 // (or to those of monHost) as client.admin and returns the reply; a
 // refusal is an error.
 func monQuery(ctx context.Context, c *launcher.Cluster, monHost, prefix string) (wire.Reply, error) {
-	f := &clusterFlags{conf: c.Conf, monHost: monHost, name: "client.admin"}
-	mc, err := f.monClient()
+	f := &clusterconn.Flags{Conf: c.Conf, MonHost: monHost, Name: "client.admin"}
+	mc, err := f.MonClient()
 	if err != nil {
 		return wire.Reply{}, err
 	}
@@ -408,7 +405,7 @@ func report(c *launcher.Cluster, st []launcher.Status) clusterReport {
 	return clusterReport{FSID: c.FSID, Dir: c.Dir, Conf: c.Conf, Keyring: c.Keyring, Daemons: st}
 }
 
-func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterFlags, f clusterLauncherFlags, mons, osds int, osdSize uint64) error {
+func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, f clusterLauncherFlags, mons, osds int, osdSize uint64) error {
 	probe, health := healthProbe()
 	l, err := newLauncher(cmd, f, probe, osdSize)
 	if err != nil {
@@ -416,7 +413,7 @@ func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterFlags, f clus
 	}
 	c, st, err := l.Up(cmd.Context(), launcher.UpOptions{
 		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth},
-		Wait:    cf.timeout,
+		Wait:    cf.Timeout,
 	})
 	if err != nil {
 		return fmt.Errorf("cluster up: %w", err)
@@ -436,8 +433,8 @@ func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterFlags, f clus
 // nextSteps is what `cluster up` tells people to do next, with self the
 // command that runs this binary.
 func nextSteps(c *launcher.Cluster, dir, self string) string {
-	dirFlag, where, mk := "", "Commands here read "+DefaultConfPath+"; from elsewhere, export it first:", [2]string{" (make stop)", " (make run)"}
-	if dir != DefaultClusterDir {
+	dirFlag, where, mk := "", "Commands here read "+clusterconn.DefaultConfPath+"; from elsewhere, export it first:", [2]string{" (make stop)", " (make run)"}
+	if dir != clusterconn.DefaultClusterDir {
 		dirFlag, where, mk = " --dir "+dir, "Commands find it after this export:", [2]string{}
 	}
 	steps := [][2]string{

@@ -168,20 +168,3 @@ func TestConfErrors(t *testing.T) {
 	}
 	// The default file absent is TestDefaultConfIsLocalCluster.
 }
-
-func TestNamedErrors(t *testing.T) {
-	base := errors.New("osd pool create: osd pool create: pool 'x' exists")
-	err := named("osd pool create", base)
-	if got := err.Error(); got != "osd pool create: pool 'x' exists" {
-		t.Errorf("named: %q", got)
-	}
-	if !errors.Is(err, base) {
-		t.Error("named does not unwrap")
-	}
-	if got := named("osd pool create", errors.New("pool 'x' exists")).Error(); got != "osd pool create: pool 'x' exists" {
-		t.Errorf("named: %q", got)
-	}
-	if named("x", nil) != nil {
-		t.Error("named(nil) is not nil")
-	}
-}

@@ -9,36 +9,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
-	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
-
-func addMonCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
-	monCmd := &cobra.Command{Use: "mon", Short: "Create and run monitors; show the monitor map"}
-	monCmd.AddCommand(monMkfsCommand(out), monRunCommand(cf),
-		monCommand(cf, out, "stat", "Show the monitors, the leader and the quorum", "mon stat", nil),
-		monCommand(cf, out, "dump", "Show the monitor map", "mon dump", nil))
-	root.AddCommand(monCmd,
-		monCommand(cf, out, "status", "Show the cluster's state: health, monitors, OSDs, data and PGs, recovery", "status", nil),
-		&cobra.Command{
-			Use:   "health [detail]",
-			Short: "Show the cluster's health (HEALTH_OK, HEALTH_WARN, HEALTH_ERR) and its checks",
-			Args:  cobra.MaximumNArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				c := wire.NewCommand("health")
-				if len(args) == 1 {
-					if args[0] != "detail" {
-						return fmt.Errorf("health: unknown argument %q (want detail)", args[0])
-					}
-					c.Args["detail"] = "1"
-				}
-				return runMon(cmd.Context(), cf, out, c)
-			},
-		})
-}
 
 type monMkfsFlags struct {
 	id, data, monHost, fsid, authMode, adminKeyring, confOut string
@@ -115,7 +91,7 @@ func monMkfs(f monMkfsFlags, out *cmdutil.Output) error {
 	})
 }
 
-func monRunCommand(cf *clusterFlags) *cobra.Command {
+func monRunCommand(cf *clusterconn.Flags) *cobra.Command {
 	var id, data, logLevel, metricsAddr string
 	c := &cobra.Command{
 		Use:   "run",

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/osd"
@@ -133,7 +134,7 @@ func TestOSDOptionFlags(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("[global]\nmon_host = a=127.0.0.1:1\n[osd]\nosd max backfills = 9\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := osdConfig(&clusterFlags{conf: conf}, osdRunFlags{id: -1, data: dir, memTarget: "0", options: given})
+	cfg, err := osdConfig(&clusterconn.Flags{Conf: conf}, osdRunFlags{id: -1, data: dir, memTarget: "0", options: given})
 	if err != nil {
 		t.Fatal(err)
 	}

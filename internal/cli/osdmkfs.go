@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
@@ -43,7 +44,7 @@ type osdMkfsResult struct {
 	Auth string `json:"auth"`
 }
 
-func osdMkfsCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
+func osdMkfsCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	var f osdMkfsFlags
 	var size string
 	id := -1
@@ -69,7 +70,7 @@ needs the caps to create OSDs and keys. Sizes take binary suffixes: 2G, 1.5T.`,
 				return fmt.Errorf("osd mkfs: --id %d out of range", id)
 			}
 			f.id = int32(id)
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.Timeout)
 			defer cancel()
 			res, err := osdMkfs(ctx, cf, f)
 			if err != nil {
@@ -88,7 +89,7 @@ needs the caps to create OSDs and keys. Sizes take binary suffixes: 2G, 1.5T.`,
 }
 
 // osdMkfs creates an OSD as osd mkfs describes.
-func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResult, error) {
+func osdMkfs(ctx context.Context, cf *clusterconn.Flags, f osdMkfsFlags) (osdMkfsResult, error) {
 	res := osdMkfsResult{Data: f.data}
 	if f.data == "" {
 		return res, errors.New("osd mkfs: --data is required")
@@ -101,7 +102,7 @@ func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResu
 	if res.Size < daemon.MinOSDSize {
 		return res, fmt.Errorf("osd mkfs: --size %s is too small (at least %s)", cmdutil.FormatSize(f.size), cmdutil.FormatSize(daemon.MinOSDSize))
 	}
-	mc, err := cf.monClient()
+	mc, err := cf.MonClient()
 	if err != nil {
 		return res, fmt.Errorf("osd mkfs: %w", err)
 	}
@@ -113,7 +114,7 @@ func osdMkfs(ctx context.Context, cf *clusterFlags, f osdMkfsFlags) (osdMkfsResu
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return res, fmt.Errorf("osd mkfs: %w", err)
 	}
-	res.Auth = confAuthMode(cf.conf, fmt.Sprintf("osd.%d", res.ID))
+	res.Auth = confAuthMode(cf.Conf, fmt.Sprintf("osd.%d", res.ID))
 	if res.Auth == "cephx" {
 		if err := osdKey(ctx, mc, res.ID, filepath.Join(f.data, daemon.KeyringFile)); err != nil {
 			return res, fmt.Errorf("osd mkfs: %w", err)
@@ -220,7 +221,7 @@ func monRun(ctx context.Context, mc *monc.Client, cmd wire.Command) (wire.Reply,
 		return r, err
 	}
 	if err := r.Err(); err != nil {
-		return r, named(cmd.Prefix, err)
+		return r, clusterconn.Named(cmd.Prefix, err)
 	}
 	return r, nil
 }

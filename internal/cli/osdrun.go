@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
@@ -29,7 +30,7 @@ type osdRunFlags struct {
 	logLevel      string
 }
 
-func osdRunCommand(cf *clusterFlags) *cobra.Command {
+func osdRunCommand(cf *clusterconn.Flags) *cobra.Command {
 	f := osdRunFlags{id: -1, options: map[string]string{}}
 	c := &cobra.Command{
 		Use:   "run --data DIR [--listen 127.0.0.1:0] [--host H] [--metrics-addr ADDR]",
@@ -80,9 +81,9 @@ type osdDaemonConf struct {
 
 // loadOSDConf reads the monitors and the auth mode for entity from the
 // configuration file (the --mon-host flag wins).
-func loadOSDConf(cf *clusterFlags, entity string) (osdDaemonConf, error) {
-	hosts, mode := cf.monHost, "none"
-	conf, err := cf.loadConf()
+func loadOSDConf(cf *clusterconn.Flags, entity string) (osdDaemonConf, error) {
+	hosts, mode := cf.MonHost, "none"
+	conf, err := cf.LoadConf()
 	if err != nil {
 		return osdDaemonConf{}, err
 	}
@@ -101,7 +102,7 @@ func loadOSDConf(cf *clusterFlags, entity string) (osdDaemonConf, error) {
 	switch mode {
 	case "none", "cephx":
 	default:
-		return osdDaemonConf{}, fmt.Errorf("auth %q in %s (want cephx or none)", mode, cf.conf)
+		return osdDaemonConf{}, fmt.Errorf("auth %q in %s (want cephx or none)", mode, cf.Conf)
 	}
 	return osdDaemonConf{mons: mons, auth: mode, file: conf}, nil
 }
@@ -112,7 +113,7 @@ func loadOSDConf(cf *clusterFlags, entity string) (osdDaemonConf, error) {
 // gives. The options of the schema go as they were given, the file's and
 // the flags': the daemon resolves them, and resolves them again over the
 // central config while the OSD runs.
-func osdConfig(cf *clusterFlags, f osdRunFlags) (daemon.OSDConfig, error) {
+func osdConfig(cf *clusterconn.Flags, f osdRunFlags) (daemon.OSDConfig, error) {
 	if f.data == "" {
 		return daemon.OSDConfig{}, errors.New("osd run: --data is required")
 	}
@@ -140,7 +141,7 @@ func osdConfig(cf *clusterFlags, f osdRunFlags) (daemon.OSDConfig, error) {
 		}
 	}
 	return daemon.OSDConfig{ID: id, Data: f.data, Listen: f.listen, Addr: f.addr, Host: f.host, Weight: f.weight,
-		Mons: conf.mons, Auth: conf.auth, KeyringPath: cf.keyring, MetricsAddr: f.metricsAddr,
+		Mons: conf.mons, Auth: conf.auth, KeyringPath: cf.Keyring, MetricsAddr: f.metricsAddr,
 		MemoryTarget: target, CacheBytes: cache, DirectReads: f.directReads, AdaptiveProcs: f.adaptiveProcs,
 		File: conf.file, Flags: f.options}, nil
 }

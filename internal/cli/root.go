@@ -6,35 +6,42 @@
 // flags into a call on a library (crush, osdmap, rados, rbd, kv, fsclient)
 // and prints the result through a [cmdutil.Output], as plain text for people
 // or as JSON for tools (--format). Commands that reach a cluster read the
-// cluster configuration file named by --conf (cluster.go); the CLI never
-// reads environment variables (cmd/cuttle does) and holds no package-level
-// state: everything a command needs hangs off the tree that [NewRootCommand]
-// returns, so tests build a fresh tree per case with their own writers.
+// cluster configuration file named by --conf (internal/cli/clusterconn); the
+// CLI never reads environment variables (cmd/cuttle does) and holds no
+// package-level state: everything a command needs hangs off the tree that
+// [NewRootCommand] returns, so tests build a fresh tree per case with their
+// own writers.
 //
 // # The root and its families
 //
-// This package is the root: it assembles the tree, owns the global flags
-// and the connection to a cluster they describe (cluster.go), how errors
-// are named (errors.go), the walk that makes command groups strict
-// (groups.go), and the families that talk to the monitors and daemons
-// (mon, osd, pg, auth, config, tell, cluster). Families that stand alone
-// live in sub-packages, by noun:
+// This package is the root: it assembles the tree, registers the global
+// flags, names argument errors (errors.go), makes command groups strict
+// (groups.go), and holds the daemons' commands (mon mkfs and run, osd
+// mkfs and run, cluster up/down/status), which it places in the mon and
+// osd groups of admincmd. Families that stand alone live in sub-packages,
+// by noun:
 //
+//   - internal/cli/admincmd: the families that administer a running
+//     cluster through its monitors and OSDs (mon, status, health, osd, pg,
+//     df, auth, config, tell);
 //   - internal/cli/radoscmd: rados and bench, the object tools, given a
 //     dial function made from the cluster flags;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
 //   - internal/cli/toolcmd: objectstore, the offline debug tools for an
 //     OSD's store;
+//   - internal/cli/clusterconn: the cluster flags and the connection they
+//     describe, the generic monitor command, and how errors are named;
 //   - internal/cli/cmdutil: what they all share (Output, --format, sizes).
 //
-// The sub-packages import cmdutil and never this package or each other.
+// The sub-packages import cmdutil (and clusterconn, those that talk to
+// the monitors) and never this package or one another otherwise.
 //
 // # Adding a command family
 //
 // Write a file per family (or a sub-package, for a noun that stands alone)
 // with a function
 //
-//	func addPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags)
+//	func AddPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags)
 //
 // that adds its commands under root and prints with out, then call it from
 // [NewRootCommand]. Nothing else needs to change.
@@ -51,12 +58,24 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/cuttlestore/cuttle/internal/cli/admincmd"
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
 	"github.com/spf13/cobra"
 )
+
+// DefaultClusterDir is where `cuttle cluster up` keeps a local cluster
+// (DefaultConfPath is the configuration file in it).
+const DefaultClusterDir = clusterconn.DefaultClusterDir
+
+// DefaultConfPath is where commands look for the cluster configuration
+// file when neither --conf nor $CUTTLE_CONF names one: the file of the
+// local cluster that `cuttle cluster up` (make run) starts in the
+// current directory.
+const DefaultConfPath = clusterconn.DefaultConfPath
 
 // NewRootCommand returns the cuttle root command with every subcommand
 // family registered. Commands write results to stdout and diagnostics to
@@ -71,7 +90,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 // passes $CUTTLE_CONF or DefaultConfPath).
 func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Command {
 	out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: stdout}
-	cf := &clusterFlags{stderr: stderr}
+	cf := &clusterconn.Flags{Stderr: stderr}
 	root := &cobra.Command{
 		Use:           "cuttle",
 		Short:         "Cuttle is a distributed object, block and file store",
@@ -82,7 +101,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	root.SetErr(stderr)
 	root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format",
 		"output format: "+cmdutil.FormatPlain+" or "+cmdutil.FormatJSON)
-	cf.register(root, defaultConf)
+	cf.Register(root, defaultConf)
 
 	// Each family adds its commands under root. To add a family, write
 	// addXxxCommands(root, out) (or a sub-package's AddXxxCommands) and
@@ -96,20 +115,22 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		add(root, out)
 	}
 	// Families that reach a running cluster also get the cluster flags.
-	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterFlags){
-		addMonCommands,
-		addConfigCommands,
-		addOSDCommands,
-		addPGCommands,
-		addAuthCommands,
+	// The mon and osd groups hold the daemons' commands (mkfs, run) next
+	// to the monitor commands of admincmd.
+	admincmd.AddMonCommands(root, out, cf, monMkfsCommand(out), monRunCommand(cf))
+	admincmd.AddOSDCommands(root, out, cf, osdMkfsCommand(cf, out), osdRunCommand(cf))
+	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterconn.Flags){
+		admincmd.AddConfigCommands,
+		admincmd.AddPGCommands,
+		admincmd.AddAuthCommands,
 		addClusterCommands,
-		addTellCommand,
+		admincmd.AddTellCommand,
 	} {
 		add(root, out, cf)
 	}
 	// The object tools connect through the cluster flags.
-	radoscmd.AddRadosCommands(root, out, cf.dial)
-	radoscmd.AddBenchCommands(root, out, cf.dial)
+	radoscmd.AddRadosCommands(root, out, cf.Dial)
+	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root

@@ -4,10 +4,10 @@
 // ([ParseSize], [FormatSize]) that size flags take.
 //
 // It is a leaf of the command tree: internal/cli (the root) and every
-// family under it (radoscmd, mapcmd, toolcmd) import it, and it imports
+// package under it (radoscmd, mapcmd, toolcmd, clusterconn) import it, and it imports
 // none of them and no cluster, library or daemon package. It does not know
 // which commands exist, how they reach a cluster, or how their errors are
-// named; those belong to the root.
+// named; those belong to the root and internal/cli/clusterconn.
 //
 // # Concurrency
 //

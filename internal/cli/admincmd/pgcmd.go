@@ -1,21 +1,22 @@
-package cli
+package admincmd
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
 )
 
-// addPGCommands adds "cuttle pg": the placement groups as the monitors
+// AddPGCommands adds "cuttle pg": the placement groups as the monitors
 // know them from their primaries' reports (MONITOR-COMMANDS.md lists each
 // command's output), and "cuttle df", the space those reports add up to.
 // Commands that act on a PG (scrub, repair) belong here too.
-func addPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
+func AddPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	mc := func(use, short, prefix string, args []string) *cobra.Command {
-		return monCommand(cf, out, use, short, prefix, args)
+		return clusterconn.MonCommand(cf, out, use, short, prefix, args)
 	}
 	pg := &cobra.Command{Use: "pg", Short: "Show placement groups: their states, objects and usage, and where they are"}
 	pg.AddCommand(
@@ -38,7 +39,7 @@ func addPGCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
 // forward these to the primary. The primary queues the work and answers
 // at once; pg query shows its outcome (last scrub stamps, inconsistent
 // objects).
-func pgTell(cf *clusterFlags, out *cmdutil.Output, verb, short string) *cobra.Command {
+func pgTell(cf *clusterconn.Flags, out *cmdutil.Output, verb, short string) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " PGID",
 		Short: short,
@@ -51,7 +52,7 @@ func pgTell(cf *clusterFlags, out *cmdutil.Output, verb, short string) *cobra.Co
 
 // sendPGCommand sends prefix (with arguments kv) about pgid to the PG's
 // acting primary and prints its answer.
-func sendPGCommand(cmd *cobra.Command, cf *clusterFlags, out *cmdutil.Output, pgid, prefix string, kv ...string) error {
+func sendPGCommand(cmd *cobra.Command, cf *clusterconn.Flags, out *cmdutil.Output, pgid, prefix string, kv ...string) error {
 	return sendDaemonCommand(cmd, cf, out, func(ctx context.Context, c *rados.Conn) (rados.MonReply, error) {
 		return c.PGCommand(ctx, pgid, prefix, kv...)
 	})
@@ -59,7 +60,7 @@ func sendPGCommand(cmd *cobra.Command, cf *clusterFlags, out *cmdutil.Output, pg
 
 // markUnfoundLostCommand is "cuttle pg mark_unfound_lost PGID delete":
 // the primary of a PG stuck on objects no OSD holds forgets them.
-func markUnfoundLostCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
+func markUnfoundLostCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mark_unfound_lost PGID delete",
 		Short: "Let a PG go active without the objects no reachable OSD holds (they are deleted)",

@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
@@ -29,15 +30,15 @@ func TestPGCommandsInProcess(t *testing.T) {
 		}
 		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3")
 		c.WaitForEpoch(c.Epoch())
-		cf := &clusterFlags{monHost: "a=a:6789", name: "client.admin", timeout: time.Minute, network: c.Net.Host("cli")}
+		cf := &clusterconn.Flags{MonHost: "a=a:6789", Name: "client.admin", Timeout: time.Minute, Network: c.Net.Host("cli")}
 		run := func(args ...string) (string, error) {
 			var stdout bytes.Buffer
 			out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: &stdout}
 			root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
 			root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format", "")
-			addPGCommands(root, out, cf)
-			addMonCommands(root, out, cf)
-			addOSDCommands(root, out, cf)
+			AddPGCommands(root, out, cf)
+			AddMonCommands(root, out, cf)
+			AddOSDCommands(root, out, cf)
 			root.SetOut(&stdout)
 			root.SetArgs(args)
 			err := root.ExecuteContext(context.Background())

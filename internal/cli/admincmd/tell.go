@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"context"
@@ -7,17 +7,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/rados"
 	"github.com/spf13/cobra"
 )
 
-// addTellCommand adds `cuttle tell osd.N COMMAND`: admin commands to one
+// AddTellCommand adds `cuttle tell osd.N COMMAND`: admin commands to one
 // OSD (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats,
 // config show), as Ceph's `ceph tell`. A command of several words may be
 // given as several arguments (tell osd.0 config show).
-func addTellCommand(root *cobra.Command, out *cmdutil.Output, f *clusterFlags) {
+func AddTellCommand(root *cobra.Command, out *cmdutil.Output, f *clusterconn.Flags) {
 	root.AddCommand(&cobra.Command{
 		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats|config show",
 		Short: "Send an admin command to one OSD",
@@ -48,7 +49,7 @@ The entity needs osd caps of '*' (client.admin has them).`,
 				return c.OSDCommand(ctx, int32(n), strings.Join(args[1:], " "))
 			})
 			if ue := (*rados.OSDUnavailableError)(nil); errors.As(err, &ue) {
-				return &shownError{msg: "tell: " + ue.Reason(), err: err}
+				return clusterconn.Shown("tell: "+ue.Reason(), err)
 			}
 			return err
 		},
@@ -57,17 +58,17 @@ The entity needs osd caps of '*' (client.admin has them).`,
 
 // sendDaemonCommand connects to the cluster, sends one daemon command
 // with send, bounded by the command timeout, and prints the answer.
-func sendDaemonCommand(cmd *cobra.Command, cf *clusterFlags, out *cmdutil.Output, send func(context.Context, *rados.Conn) (rados.MonReply, error)) error {
-	conn, err := cf.dial(cmd.Context())
+func sendDaemonCommand(cmd *cobra.Command, cf *clusterconn.Flags, out *cmdutil.Output, send func(context.Context, *rados.Conn) (rados.MonReply, error)) error {
+	conn, err := cf.Dial(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+	ctx, cancel := context.WithTimeout(cmd.Context(), cf.Timeout)
 	defer cancel()
 	r, err := send(ctx, conn)
 	if err != nil {
 		return err
 	}
-	return printReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
+	return clusterconn.PrintReply(out, wire.Reply{Status: r.Status, Data: r.Data, Text: r.Text})
 }

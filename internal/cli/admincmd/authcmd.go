@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"fmt"
@@ -7,25 +7,26 @@ import (
 	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
 
-// addAuthCommands adds "cuttle auth": the entities, keys and caps the
+// AddAuthCommands adds "cuttle auth": the entities, keys and caps the
 // monitors' auth database holds (internal/mon/authmon;
 // docs/AUTH-COMMANDS.md is the operator's guide).
-func addAuthCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
+func AddAuthCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	c := &cobra.Command{Use: "auth", Short: "Manage the cluster's entities, their keys and capabilities"}
 	c.AddCommand(
 		authCapsCommand(cf, out, "add ENTITY [SERVICE=CAPS ...]", "Create ENTITY with a new key and the given caps", "auth add", false),
 		authCapsCommand(cf, out, "get-or-create ENTITY [SERVICE=CAPS ...]", "Print ENTITY's keyring, creating it with the given caps if missing", "auth get-or-create", false),
 		authCapsCommand(cf, out, "caps ENTITY SERVICE=CAPS ...", "Replace ENTITY's caps (an empty CAPS grants nothing for that service)", "auth caps", true),
-		monCommand(cf, out, "get ENTITY", "Print ENTITY's keyring (its key and caps)", "auth get", []string{"entity"}),
-		monCommand(cf, out, "print-key ENTITY", "Print ENTITY's key", "auth print-key", []string{"entity"}),
-		monCommand(cf, out, "ls", "List every entity with its key and caps", "auth ls", nil),
-		monCommand(cf, out, "rm ENTITY", "Remove ENTITY: it can no longer authenticate", "auth rm", []string{"entity"}),
-		monCommand(cf, out, "get-rotating [SERVICE]", "Fetch the calling daemon's service keys, sealed with its own key (daemons do this; --name osd.N)", "auth get-rotating", []string{"?service"}),
+		clusterconn.MonCommand(cf, out, "get ENTITY", "Print ENTITY's keyring (its key and caps)", "auth get", []string{"entity"}),
+		clusterconn.MonCommand(cf, out, "print-key ENTITY", "Print ENTITY's key", "auth print-key", []string{"entity"}),
+		clusterconn.MonCommand(cf, out, "ls", "List every entity with its key and caps", "auth ls", nil),
+		clusterconn.MonCommand(cf, out, "rm ENTITY", "Remove ENTITY: it can no longer authenticate", "auth rm", []string{"entity"}),
+		clusterconn.MonCommand(cf, out, "get-rotating [SERVICE]", "Fetch the calling daemon's service keys, sealed with its own key (daemons do this; --name osd.N)", "auth get-rotating", []string{"?service"}),
 		authImportCommand(cf, out),
 	)
 	root.AddCommand(c)
@@ -34,7 +35,7 @@ func addAuthCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags)
 // authCapsCommand sends prefix with the entity and its caps, given as
 // SERVICE=CAPS words (mon='allow r') or, as Ceph's CLI takes them, as
 // SERVICE CAPS pairs (mon 'allow r').
-func authCapsCommand(cf *clusterFlags, out *cmdutil.Output, use, short, prefix string, needCaps bool) *cobra.Command {
+func authCapsCommand(cf *clusterconn.Flags, out *cmdutil.Output, use, short, prefix string, needCaps bool) *cobra.Command {
 	minArgs := 1
 	if needCaps {
 		minArgs = 2
@@ -54,12 +55,12 @@ SERVICE CAPS, e.g.
 			wc := wire.NewCommand(prefix, "entity", args[0])
 			caps, err := parseCapsArgs(args[1:])
 			if err != nil {
-				return named(prefix, err)
+				return clusterconn.Named(prefix, err)
 			}
 			for svc, text := range caps {
 				wc.Args["caps."+svc] = text
 			}
-			return runMon(cmd.Context(), cf, out, wc)
+			return clusterconn.RunMon(cmd.Context(), cf, out, wc)
 		},
 	}
 }
@@ -87,7 +88,7 @@ func parseCapsArgs(args []string) (auth.Caps, error) {
 }
 
 // authImportCommand sends a keyring file's text (Ceph's auth import -i).
-func authImportCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
+func authImportCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	var in string
 	c := &cobra.Command{
 		Use:   "import -i FILE",
@@ -113,7 +114,7 @@ func authImportCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 			if len(text) > auth.MaxKeyringSize {
 				return fmt.Errorf("auth import: %s is larger than %d bytes", in, auth.MaxKeyringSize)
 			}
-			return runMon(cmd.Context(), cf, out, wire.NewCommand("auth import", "keyring", string(text)))
+			return clusterconn.RunMon(cmd.Context(), cf, out, wire.NewCommand("auth import", "keyring", string(text)))
 		},
 	}
 	c.Flags().StringVarP(&in, "input", "i", "", "the keyring file to import (- for stdin)")

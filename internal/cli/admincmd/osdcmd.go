@@ -1,4 +1,4 @@
-package cli
+package admincmd
 
 import (
 	"context"
@@ -6,18 +6,19 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
 
-// addOSDCommands adds "cuttle osd": the OSD map the monitors keep —
+// AddOSDCommands adds "cuttle osd": the OSD map the monitors keep —
 // OSDs, flags, pools and the CRUSH hierarchy (MONITOR-COMMANDS.md lists
-// each command's arguments and output) — and the OSD daemon's mkfs and
-// run.
-func addOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) {
+// each command's arguments and output) — with the daemon's commands the
+// caller gives (osd mkfs, osd run).
+func AddOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, daemon ...*cobra.Command) {
 	mc := func(use, short, prefix string, args []string, flags ...string) *cobra.Command {
-		return monCommand(cf, out, use, short, prefix, args, flags...)
+		return clusterconn.MonCommand(cf, out, use, short, prefix, args, flags...)
 	}
 	osd := &cobra.Command{Use: "osd", Short: "Create and run OSDs; show and change OSDs, pools and the CRUSH hierarchy in the cluster's OSD map"}
 	osd.AddCommand(
@@ -41,17 +42,14 @@ func addOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterFlags) 
 		mc("set-nearfull-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs are reported nearfull", "osd set-nearfull-ratio", []string{"ratio"}),
 		osdPoolCommands(cf, out, mc),
 		osdCrushCommands(cf, out, mc),
-		// The daemon: osdmkfs.go, osdrun.go (flags into internal/daemon's
-		// config structs).
-		osdMkfsCommand(cf, out),
-		osdRunCommand(cf),
 	)
+	osd.AddCommand(daemon...)
 	root.AddCommand(osd)
 }
 
 type mcFunc func(use, short, prefix string, args []string, flags ...string) *cobra.Command
 
-func osdPoolCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.Command {
+func osdPoolCommands(cf *clusterconn.Flags, out *cmdutil.Output, mc mcFunc) *cobra.Command {
 	pool := &cobra.Command{Use: "pool", Short: "Create, list, change and delete pools"}
 	var yes bool
 	rm := &cobra.Command{
@@ -63,7 +61,7 @@ func osdPoolCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.Co
 			if yes {
 				c.Args["yes_i_really_really_mean_it"] = "true"
 			}
-			return runMon(cmd.Context(), cf, out, c)
+			return clusterconn.RunMon(cmd.Context(), cf, out, c)
 		},
 	}
 	rm.Flags().BoolVar(&yes, "yes-i-really-really-mean-it", false, "confirm deleting the pool's data")
@@ -83,7 +81,7 @@ func osdPoolCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.Co
 const sureFlag = "yes-i-really-mean-it"
 
 // poolCreateCommand is "cuttle osd pool create".
-func poolCreateCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
+func poolCreateCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	var size, minSize, rule string
 	var sure bool
 	c := &cobra.Command{
@@ -109,7 +107,7 @@ func poolCreateCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 			if sure {
 				wc.Args["yes_i_really_mean_it"] = "true"
 			}
-			return runMon(cmd.Context(), cf, out, wc)
+			return clusterconn.RunMon(cmd.Context(), cf, out, wc)
 		},
 	}
 	f := c.Flags()
@@ -133,7 +131,7 @@ func poolVars() [][2]string {
 }
 
 // poolSetCommand is "cuttle osd pool set".
-func poolSetCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
+func poolSetCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	var sure bool
 	var long strings.Builder
 	long.WriteString("Change a pool setting. VAR is one of:\n")
@@ -150,14 +148,14 @@ func poolSetCommand(cf *clusterFlags, out *cmdutil.Output) *cobra.Command {
 			if sure {
 				wc.Args["yes_i_really_mean_it"] = "true"
 			}
-			return runMon(cmd.Context(), cf, out, wc)
+			return clusterconn.RunMon(cmd.Context(), cf, out, wc)
 		},
 	}
 	c.Flags().BoolVar(&sure, sureFlag, false, "confirm size 1 or a min_size below a majority of size (acknowledged writes can be lost)")
 	return c
 }
 
-func osdCrushCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.Command {
+func osdCrushCommands(cf *clusterconn.Flags, out *cmdutil.Output, mc mcFunc) *cobra.Command {
 	crush := &cobra.Command{Use: "crush", Short: "Change the CRUSH hierarchy and rules in the cluster's map"}
 	move := &cobra.Command{
 		Use:   "move NAME TYPE=PARENT...",
@@ -172,7 +170,7 @@ func osdCrushCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.C
 				}
 				c.Args[k] = v
 			}
-			return runMon(cmd.Context(), cf, out, c)
+			return clusterconn.RunMon(cmd.Context(), cf, out, c)
 		},
 	}
 	rule := &cobra.Command{Use: "rule", Short: "List, show, create and remove CRUSH rules"}
@@ -196,7 +194,7 @@ func osdCrushCommands(cf *clusterFlags, out *cmdutil.Output, mc mcFunc) *cobra.C
 
 // osdGetmapCommand saves the binary OSD map (what `cuttle osdmap print`
 // and `cuttle osdmap map-object` read).
-func osdGetmapCommand(cf *clusterFlags) *cobra.Command {
+func osdGetmapCommand(cf *clusterconn.Flags) *cobra.Command {
 	var outFile string
 	c := &cobra.Command{
 		Use:   "getmap [EPOCH] -o FILE",
@@ -217,23 +215,23 @@ func osdGetmapCommand(cf *clusterFlags) *cobra.Command {
 	return c
 }
 
-func saveMap(ctx context.Context, cf *clusterFlags, wc wire.Command, path string, cmd *cobra.Command) error {
-	mc, err := cf.monClient()
+func saveMap(ctx context.Context, cf *clusterconn.Flags, wc wire.Command, path string, cmd *cobra.Command) error {
+	mc, err := cf.MonClient()
 	if err != nil {
 		return err
 	}
 	defer mc.Close()
-	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	ctx, cancel := context.WithTimeout(ctx, cf.Timeout)
 	defer cancel()
 	r, err := mc.Run(ctx, wc)
 	if err != nil {
 		return err
 	}
 	if err := r.Err(); err != nil {
-		return named(wc.Prefix, err)
+		return clusterconn.Named(wc.Prefix, err)
 	}
 	if err := os.WriteFile(path, r.Data, 0o600); err != nil {
-		return named(wc.Prefix, err)
+		return clusterconn.Named(wc.Prefix, err)
 	}
 	// As Ceph's "got osdmap epoch N", then where it went.
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: wrote %d bytes to %s\n", strings.TrimSpace(r.Status), len(r.Data), path)
