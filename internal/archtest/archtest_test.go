@@ -458,6 +458,7 @@ func TestLayerTable(t *testing.T) {
 		{"internal/osd/peering", layerCores},
 		{"internal/osd/scrub", layerCores},
 		{"internal/osd/opq", layerCores},
+		{"internal/osd/recovery", layerCores},
 		{"internal/cls/lock", layerTransport},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},

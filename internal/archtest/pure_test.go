@@ -15,6 +15,7 @@ var pureCores = []string{
 	"internal/osd/peering",
 	"internal/osd/scrub",
 	"internal/osd/opq",
+	"internal/osd/recovery",
 }
 
 // impureImports are the packages a pure core must not import.
