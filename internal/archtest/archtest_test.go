@@ -459,6 +459,7 @@ func TestLayerTable(t *testing.T) {
 		{"internal/osd/scrub", layerCores},
 		{"internal/osd/opq", layerCores},
 		{"internal/osd/replication", layerCores},
+		{"internal/osd/recovery", layerCores},
 		{"internal/cls/lock", layerTransport},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},

@@ -21,9 +21,9 @@
 //   - no file panics with a message built by fmt.Sprintf;
 //   - the size budget of LAYOUT.md (size_test.go): no non-generated Go
 //     file over 40 KB, no package over 10,000 lines of non-test Go.
-//   - the pure cores (pure_test.go: peering, scrub, opq,
-//     replication) start no goroutines,
-//     read no clock and import nothing that locks or does I/O.
+//   - the pure cores (pure_test.go: peering, scrub, opq, replication,
+//     recovery) start no goroutines, read no clock and import nothing
+//     that locks or does I/O.
 //
 // Start reading at layers_test.go, which holds the tables. To add a package,
 // add its path to layers there with the layer LAYOUT.md gives it, and list in

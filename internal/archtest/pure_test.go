@@ -16,6 +16,7 @@ var pureCores = []string{
 	"internal/osd/scrub",
 	"internal/osd/opq",
 	"internal/osd/replication",
+	"internal/osd/recovery",
 }
 
 // impureImports are the packages a pure core must not import.

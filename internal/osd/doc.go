@@ -30,8 +30,11 @@
 // engine (only the objectstore.Store interface), the transport (msgr over
 // an injected Network), or flags, files and environment variables: the
 // caller fills Config. Its pure parts live in sub-packages: ops,
-// peering (planning), pglog and scrub (comparison, repair plans and the
-// schedule).
+// peering (the planning and the protocol's state machine, which
+// peerdriver.go runs), pglog, scrub (comparison, repair plans and the
+// schedule), opq (the op queue client ops and recovery's slots go
+// through), replication (a write's applied and committed acks) and
+// recovery (what to push to whom, in what order).
 //
 // Ordering and safety rules:
 //   - Requests to one object run one at a time, in arrival order; the

@@ -23,7 +23,7 @@ import (
 //     check costs no store call per op.
 //   - Backfill pushes nothing to a target the map marks backfillfull or
 //     full; the PG shows backfill_toofull and resumes on a map that
-//     clears the state (missing.go's claimNext, pg.advance).
+//     clears the state (recovery.Plan.Next, pg.advance).
 
 // spaceGuard caches this OSD's store usage for the failsafe. Every write
 // op reads it, so it is lock-free: total and used may be read from two
@@ -119,14 +119,7 @@ func (p *pg) fullRefusalLocked(r *request) string {
 
 // backfillTooFullLocked reports whether backfill waits: a backfill target
 // that still lacks objects is backfillfull or full in the PG's map.
-func (p *pg) backfillTooFullLocked() bool {
-	for x := range p.backfillTargets {
-		if p.backfillFull[x] && len(p.peerMissing[x]) > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (p *pg) backfillTooFullLocked() bool { return p.recPlan.TooFull() }
 
 // noteBackfillFullLocked records which acting OSDs map m marks
 // backfillfull or full; it reports whether that changed.
@@ -142,5 +135,6 @@ func (p *pg) noteBackfillFullLocked(m *osdmap.Map) bool {
 		changed = changed || !p.backfillFull[x]
 	}
 	p.backfillFull = next
+	p.recPlan.SetFull(next)
 	return changed
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
+	"github.com/cuttlestore/cuttle/internal/osd/peering"
+	"github.com/cuttlestore/cuttle/internal/osd/recovery"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -130,25 +132,22 @@ func TestBackfillTooFull(t *testing.T) {
 	p.primary, p.acting, p.activated, p.o.cfg.ID = 0, []int32{0, 1, 2}, true, 0
 	p.pool.Size, p.pool.MinSize = 3, 1
 	a, b := objid.Object(1, "", "a"), objid.Object(1, "", "b")
-	p.peerMissing = map[int32]map[objid.ID]bool{1: {a: true}, 2: {a: true, b: true}}
-	p.backfillTargets = map[int32]bool{2: true}
 	p.backfillFull = map[int32]bool{1: true, 2: true} // 1 recovers from the log: not held back
+	p.notePeerMissingLocked(peering.Result{Backfill: []int32{2}}, map[int32][]objid.ID{1: {a}, 2: {a, b}})
 	p.recovering = "backfilling"
 	r := &peerRun{}
 	p.run = r
 
-	queue := []objid.ID{a, b}
-	id, targets, _, ok, _ := p.claimNext(r, &queue)
-	if !ok || id != a || len(targets) != 1 || targets[0] != 1 {
-		t.Fatalf("claimNext = %v %v %v, want a for osd.1 only", id, targets, ok)
+	id, targets, _, why := p.claimNext(r)
+	if why != recovery.Push || id != a || len(targets) != 1 || targets[0] != 1 {
+		t.Fatalf("claimNext = %v %v %v, want a for osd.1 only", id, targets, why)
 	}
 	p.releaseObject(a, p.recoveringObj[a], targets)
 	if s := p.stateLocked(); !strings.Contains(s, "backfill_toofull") {
 		t.Fatalf("state %q, want backfill_toofull", s)
 	}
-	queue = p.recoveryQueue()
-	if _, _, _, ok, busy := p.claimNext(r, &queue); ok || !busy {
-		t.Fatalf("claimNext with only a backfillfull target left: ok %v busy %v, want false true", ok, busy)
+	if _, _, _, why := p.claimNext(r); why != recovery.TooFull {
+		t.Fatalf("claimNext with only a backfillfull target left: %v, want backfill_toofull", why)
 	}
 
 	// The map clears osd.2's state: backfill resumes.
@@ -162,9 +161,8 @@ func TestBackfillTooFull(t *testing.T) {
 	if s := p.stateLocked(); strings.Contains(s, "toofull") {
 		t.Fatalf("state %q after the state cleared", s)
 	}
-	queue = p.recoveryQueue()
-	if _, targets, _, ok, _ := p.claimNext(r, &queue); !ok || len(targets) != 1 || targets[0] != 2 {
-		t.Fatalf("after the map cleared backfillfull: ok %v targets %v", ok, targets)
+	if _, targets, _, why := p.claimNext(r); why != recovery.Push || len(targets) != 1 || targets[0] != 2 {
+		t.Fatalf("after the map cleared backfillfull: %v targets %v", why, targets)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
+	"github.com/cuttlestore/cuttle/internal/osd/recovery"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -30,6 +31,12 @@ import (
 // backfill_wait), each with at most RecoveryMaxPushes objects in flight,
 // each slot resting RecoverySleep after a push. The three are Options,
 // which may change while PGs recover (options.go, slots.go).
+//
+// What to push next, and to whom, is the interval's recovery.Plan's
+// decision (pg.recPlan, used under p.mu); this file is its driver: it
+// holds the slots, sends the pushes, waits for the acknowledgements, and
+// keeps the channels ops wait on while an object is pushed
+// (pg.recoveringObj).
 
 // recoveryIdle is how long recovery waits before pushing again an object
 // whose push failed.
@@ -38,44 +45,15 @@ const recoveryIdle = time.Second
 // notePeerMissingLocked records what each replica lacks once the PG is
 // active, for the recoverer and the PG's state.
 func (p *pg) notePeerMissingLocked(plan peering.Result, missing map[int32][]objid.ID) {
-	p.peerMissing = map[int32]map[objid.ID]bool{}
-	p.backfillTargets = map[int32]bool{}
-	for _, x := range plan.Backfill {
-		p.backfillTargets[x] = true
-	}
-	var copies int64
-	backfill := false
-	for x, objs := range missing {
-		if len(objs) == 0 {
-			continue
-		}
-		set := make(map[objid.ID]bool, len(objs))
-		for _, id := range objs {
-			set[id] = true
-		}
-		p.peerMissing[x] = set
-		copies += int64(len(set))
-		backfill = backfill || slices.Contains(plan.Backfill, x)
-	}
-	p.missingCopies, p.recovering = copies, ""
-	if copies > 0 {
+	p.recPlan = recovery.New(missing, plan.Backfill)
+	p.recPlan.SetFull(p.backfillFull)
+	p.missingCopies, p.recovering = p.recPlan.Copies(), ""
+	if p.missingCopies > 0 {
 		p.recovering = "recovery_wait"
-		if backfill {
+		if p.recPlan.Backfilling() {
 			p.recovering = "backfill_wait"
 		}
 	}
-}
-
-// missingOnLocked lists the members that lack id.
-func (p *pg) missingOnLocked(id objid.ID) []int32 {
-	var out []int32
-	for x, set := range p.peerMissing {
-		if set[id] {
-			out = append(out, x)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // recoverReplicas pushes to the replicas what they lack, a window at a
@@ -83,7 +61,7 @@ func (p *pg) missingOnLocked(id objid.ID) []int32 {
 // every member is complete, false if the interval ended first.
 func (p *pg) recoverReplicas(r *peerRun) bool {
 	p.mu.Lock()
-	todo := len(p.peerMissing) > 0
+	todo := p.recPlan.Pending()
 	p.mu.Unlock()
 	if !todo {
 		return true
@@ -108,26 +86,23 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 	window := newSlots(p.o.options().RecoveryMaxPushes)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	var queue []objid.ID
 	for {
 		window.setLimit(p.o.options().RecoveryMaxPushes) // osd_recovery_max_active may change
 		if !window.acquire(r.done, p.o.ctx.Done()) {
 			return false
 		}
-		if len(queue) == 0 {
-			queue = p.recoveryQueue()
-		}
-		id, targets, ch, ok, busy := p.claimNext(r, &queue)
-		if !ok {
+		id, targets, ch, why := p.claimNext(r)
+		if why != recovery.Push {
 			window.release()
-			if !busy {
+			if why == recovery.Done {
 				done, ended := p.recoveryDone(r)
 				if done || ended {
 					return done
 				}
-				continue // the queue had gone stale: it is built afresh
+				continue
 			}
-			// What is left is being pushed, or held by client ops.
+			// What is left is being pushed, held by client ops, or waits
+			// for a map that clears backfillfull (pg.advance kicks).
 			select {
 			case <-p.recoveryKick:
 			case <-r.done:
@@ -153,19 +128,6 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 			}
 		})
 	}
-}
-
-// recoveryQueue lists, in object order, every object some member lacks.
-func (p *pg) recoveryQueue() []objid.ID {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	set := map[objid.ID]bool{}
-	for _, m := range p.peerMissing {
-		for id := range m {
-			set[id] = true
-		}
-	}
-	return slices.SortedFunc(maps.Keys(set), objid.Compare)
 }
 
 func (p *pg) missingCount() int64 {
@@ -199,7 +161,7 @@ func (p *pg) recoveryDone(r *peerRun) (done, ended bool) {
 	if p.run != r {
 		return false, true
 	}
-	if len(p.peerMissing) > 0 {
+	if p.recPlan.Pending() {
 		return false, false
 	}
 	p.recovering, p.missingCopies = "", 0
@@ -208,60 +170,30 @@ func (p *pg) recoveryDone(r *peerRun) (done, ended bool) {
 	return true, false
 }
 
-// claimNext claims the first object of the queue that some member still
-// lacks and no client op or push holds, and takes it and those no member
-// lacks any more off the queue. ok is false if there is none; busy says
-// whether some objects were held or pushes are under way.
-func (p *pg) claimNext(r *peerRun, queue *[]objid.ID) (id objid.ID, targets []int32, ch chan struct{}, ok, busy bool) {
+// claimNext claims the next object to push and its targets (the
+// interval's recovery.Plan decides: in object order, skipping objects
+// client ops hold or a push holds, and backfillfull backfill targets).
+// why says, if there is none, whether to wait or check for completion.
+func (p *pg) claimNext(r *peerRun) (id objid.ID, targets []int32, ch chan struct{}, why recovery.Why) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.run != r {
-		return id, nil, nil, false, false
+		return id, nil, nil, recovery.Done // recoveryDone sees the interval ended
 	}
-	busy = len(p.recoveringObj) > 0
-	q := *queue
-	kept := q[:0]
-	for i, o := range q {
-		lacking := p.missingOnLocked(o)
-		if n := len(lacking); n > 0 {
-			// Backfill waits for a target marked backfillfull; log-based
-			// recovery goes on (Ceph's backfill_toofull).
-			lacking = slices.DeleteFunc(lacking, func(x int32) bool { return p.backfillTargets[x] && p.backfillFull[x] })
-			if len(lacking) == 0 {
-				kept = append(kept, o)
-				busy = true // until a map clears the state (pg.advance kicks)
-				continue
-			}
-		}
-		switch {
-		case len(lacking) == 0: // recovered meanwhile, ahead of the queue
-		case !p.queue.Free(o, opq.Recovery) || p.recoveringObj[o] != nil:
-			kept = append(kept, o)
-			busy = true
-		default:
-			ch = make(chan struct{})
-			p.recoveringObj[o] = ch
-			*queue = append(kept, q[i+1:]...)
-			return o, lacking, ch, true, true
-		}
+	held := func(o objid.ID) bool { return !p.queue.Free(o, opq.Recovery) || p.recoveringObj[o] != nil }
+	id, targets, why = p.recPlan.Next(held)
+	if why == recovery.Push {
+		ch = make(chan struct{})
+		p.recoveringObj[id] = ch
 	}
-	*queue = kept
-	return id, nil, nil, false, busy
+	return id, targets, ch, why
 }
 
 // releaseObject ends the push of id: the members in recovered have it
 // now; ops waiting for it go on.
 func (p *pg) releaseObject(id objid.ID, ch chan struct{}, recovered []int32) {
 	p.mu.Lock()
-	for _, x := range recovered {
-		if set := p.peerMissing[x]; set[id] {
-			delete(set, id)
-			p.missingCopies = max(p.missingCopies-1, 0)
-			if len(set) == 0 {
-				delete(p.peerMissing, x)
-			}
-		}
-	}
+	p.missingCopies = max(p.missingCopies-p.recPlan.Finish(id, recovered), 0)
 	if p.recoveringObj[id] == ch {
 		delete(p.recoveringObj, id)
 	}
@@ -303,7 +235,16 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 				return false
 			}
 		}
-		targets := p.missingOnLocked(id)
+		targets, ok := p.recPlan.Urgent(id)
+		if !ok {
+			// The plan has id in flight without a push here to wait for
+			// (the two go together: not expected); look again later.
+			p.mu.Unlock()
+			if !p.idle(r) {
+				return false
+			}
+			continue
+		}
 		if len(targets) == 0 {
 			p.mu.Unlock()
 			return true

@@ -9,6 +9,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/osd/recovery"
 	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -44,11 +45,12 @@ type pg struct {
 	run       *peerRun
 	activated bool
 	// missing are the objects this OSD's log says it has but its store
-	// lacks (persisted with the log); peerMissing, on an active
-	// primary, those each other member lacks, and recoveringObj the
-	// objects being pushed to them, each closed when done (missing.go).
+	// lacks (persisted with the log); recPlan, on an active primary,
+	// plans the pushes of those each other member lacks, and
+	// recoveringObj holds the objects being pushed to them, each closed
+	// when done (missing.go).
 	missing       map[objid.ID]bool
-	peerMissing   map[int32]map[objid.ID]bool
+	recPlan       *recovery.Plan
 	recoveringObj map[objid.ID]chan struct{}
 	// unfound are the objects peering could not find a copy of, and
 	// loseUnfound says an operator told it to go on without them
@@ -75,12 +77,9 @@ type pg struct {
 	// missingCopies counts the object copies it has still to make.
 	recovering    string
 	missingCopies int64
-	// backfillTargets are the replicas being backfilled (not recovered
-	// from the log) this interval, and backfillFull the acting OSDs the
-	// PG's map marks backfillfull or full: backfill pushes nothing to a
-	// target in both (full.go).
-	backfillTargets map[int32]bool
-	backfillFull    map[int32]bool
+	// backfillFull are the acting OSDs the PG's map marks backfillfull
+	// or full: backfill pushes nothing to them (full.go, recPlan).
+	backfillFull map[int32]bool
 	// waiters are the messages tasks after peering wait for (scrub.go).
 	waiters map[waitKey]chan peerEvent
 	// scrubbing names the scrub running ("scrubbing", "scrubbing+deep",

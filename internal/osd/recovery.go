@@ -129,7 +129,7 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 		p.run = nil
 	}
 	p.activated = false
-	p.peerMissing = nil
+	p.recPlan = nil
 	p.down, p.blockedBy, p.peerStep = "", nil, ""
 	p.unfound = nil
 	p.recovering, p.missingCopies = "", 0

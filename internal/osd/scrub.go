@@ -125,7 +125,7 @@ var errNotScrubbable = errors.New("the PG is not active and clean on this primar
 func (p *pg) scrub(deep, repair bool) error {
 	p.mu.Lock()
 	r := p.run
-	if r == nil || !p.activeLocked() || len(p.acting) < p.pool.Size || p.scrubbing != "" || len(p.peerMissing) > 0 {
+	if r == nil || !p.activeLocked() || len(p.acting) < p.pool.Size || p.scrubbing != "" || p.recPlan.Pending() {
 		p.mu.Unlock()
 		return errNotScrubbable
 	}

@@ -1,0 +1,250 @@
+package recovery
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/cuttlestore/cuttle/objid"
+)
+
+// Plan is one interval's recovery: what each member lacks, the order of
+// the objects to push, the pushes under way and the backfillfull
+// targets.
+type Plan struct {
+	// missing holds, per member, the objects it lacks; a member that
+	// lacks nothing has no entry.
+	missing map[int32]map[objid.ID]bool
+	// backfill are the members being backfilled (not recovered from the
+	// log), and full the OSDs the map marks backfillfull or full: Next
+	// pushes nothing to a member in both.
+	backfill, full map[int32]bool
+	// queue is what Next goes through, in object order; it is built
+	// afresh from missing once exhausted.
+	queue []objid.ID
+	// inFlight are the objects claimed by Next or Urgent and not yet
+	// finished.
+	inFlight map[objid.ID]bool
+	copies   int64
+}
+
+// New plans the recovery of missing (per member, the objects it lacks),
+// backfill naming the members being backfilled.
+func New(missing map[int32][]objid.ID, backfill []int32) *Plan {
+	p := &Plan{missing: map[int32]map[objid.ID]bool{}, backfill: map[int32]bool{}, full: map[int32]bool{},
+		inFlight: map[objid.ID]bool{}}
+	for _, x := range backfill {
+		p.backfill[x] = true
+	}
+	for x, objs := range missing {
+		if len(objs) == 0 {
+			continue
+		}
+		set := make(map[objid.ID]bool, len(objs))
+		for _, id := range objs {
+			set[id] = true
+		}
+		p.missing[x] = set
+		p.copies += int64(len(set))
+	}
+	return p
+}
+
+// SetFull records the OSDs the map marks backfillfull or full.
+func (p *Plan) SetFull(full map[int32]bool) {
+	if p == nil {
+		return
+	}
+	p.full = maps.Clone(full)
+	if p.full == nil {
+		p.full = map[int32]bool{}
+	}
+}
+
+// Copies counts the object copies still to make.
+func (p *Plan) Copies() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.copies
+}
+
+// Backfilling reports whether some member that lacks objects is being
+// backfilled.
+func (p *Plan) Backfilling() bool {
+	if p == nil {
+		return false
+	}
+	for x := range p.missing {
+		if p.backfill[x] {
+			return true
+		}
+	}
+	return false
+}
+
+// Pending reports whether some member still lacks an object.
+func (p *Plan) Pending() bool { return p != nil && len(p.missing) > 0 }
+
+// Done reports whether every member holds every object.
+func (p *Plan) Done() bool { return !p.Pending() }
+
+// TooFull reports whether backfill waits: a backfill target that still
+// lacks objects is backfillfull or full.
+func (p *Plan) TooFull() bool {
+	if p == nil {
+		return false
+	}
+	for x := range p.backfill {
+		if p.full[x] && len(p.missing[x]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MissingOn lists, in order, the members that lack id.
+func (p *Plan) MissingOn(id objid.ID) []int32 {
+	if p == nil {
+		return nil
+	}
+	var out []int32
+	for x, set := range p.missing {
+		if set[id] {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Why says what Next found.
+type Why int
+
+const (
+	// Push: Next claimed an object to push to its targets.
+	Push Why = iota
+	// InFlight: what is left is being pushed, or held by the caller.
+	InFlight
+	// TooFull: what is left waits for backfill targets marked
+	// backfillfull.
+	TooFull
+	// Done: no member lacks anything.
+	Done
+)
+
+func (w Why) String() string {
+	switch w {
+	case Push:
+		return "push"
+	case InFlight:
+		return "in flight"
+	case TooFull:
+		return "backfill_toofull"
+	case Done:
+		return "done"
+	}
+	return "unknown"
+}
+
+// Next claims the first object in order that some member lacks and that
+// neither a push under way nor held (the caller's: objects client ops
+// hold, or pushes of an earlier interval) holds. It returns the object
+// and the members to push it to: those that lack it, but no backfill
+// target marked backfillfull (log-based recovery goes on). The object
+// stays in flight until Finish. If there is none, why says whether the
+// rest is in flight or held, waits for backfillfull targets, or is done.
+func (p *Plan) Next(held func(objid.ID) bool) (id objid.ID, targets []int32, why Why) {
+	if !p.Pending() {
+		return id, nil, Done
+	}
+	for range 2 { // a stale queue is built afresh once
+		if len(p.queue) == 0 {
+			p.queue = p.order()
+		}
+		busy, blocked := len(p.inFlight) > 0, false
+		kept := p.queue[:0]
+		for i, o := range p.queue {
+			lacking := p.MissingOn(o)
+			switch {
+			case len(lacking) == 0: // recovered meanwhile, ahead of the queue
+				continue
+			case p.inFlight[o] || (held != nil && held(o)):
+				kept = append(kept, o)
+				busy = true
+				continue
+			}
+			lacking = slices.DeleteFunc(lacking, func(x int32) bool { return p.backfill[x] && p.full[x] })
+			if len(lacking) == 0 {
+				kept = append(kept, o)
+				blocked = true
+				continue
+			}
+			p.inFlight[o] = true
+			p.queue = append(kept, p.queue[i+1:]...)
+			return o, lacking, Push
+		}
+		p.queue = kept
+		switch {
+		case busy:
+			return id, nil, InFlight
+		case blocked:
+			return id, nil, TooFull
+		}
+		// Every object of the queue was recovered meanwhile, yet some
+		// member lacks another (a failed push, off the queue): the queue
+		// is built afresh, and holds it.
+	}
+	return id, nil, Done // not reached: a fresh queue holds what is missing
+}
+
+// order lists, in object order, every object some member lacks.
+func (p *Plan) order() []objid.ID {
+	set := map[objid.ID]bool{}
+	for _, m := range p.missing {
+		for id := range m {
+			set[id] = true
+		}
+	}
+	return slices.SortedFunc(maps.Keys(set), objid.Compare)
+}
+
+// Urgent claims id for a client write that must wait until every member
+// holds it: it returns the members that lack it (backfillfull ones
+// included: the write cannot go on without them), and marks it in
+// flight, so Next skips it. ok is false if id is in flight already (the
+// caller waits for that push); targets is empty if no member lacks id.
+func (p *Plan) Urgent(id objid.ID) (targets []int32, ok bool) {
+	if p == nil {
+		return nil, true
+	}
+	if p.inFlight[id] {
+		return nil, false
+	}
+	targets = p.MissingOn(id)
+	if len(targets) > 0 {
+		p.inFlight[id] = true
+	}
+	return targets, true
+}
+
+// Finish ends the push of id: the members in recovered hold it now (none,
+// if the push failed: id is pushed again in a later round). It returns
+// how many copies that made.
+func (p *Plan) Finish(id objid.ID, recovered []int32) int64 {
+	if p == nil {
+		return 0
+	}
+	delete(p.inFlight, id)
+	var n int64
+	for _, x := range recovered {
+		if set := p.missing[x]; set[id] {
+			delete(set, id)
+			n++
+			if len(set) == 0 {
+				delete(p.missing, x)
+			}
+		}
+	}
+	p.copies = max(p.copies-n, 0)
+	return n
+}
