@@ -80,6 +80,7 @@ var layers = []struct {
 	{"internal/cli/admincmd", layerFrontEnds},
 	{"internal/cli/clusterconn", layerFrontEnds},
 	{"internal/cli/cmdutil", layerFrontEnds},
+	{"internal/cli/daemoncmd", layerFrontEnds},
 	{"internal/cli/mapcmd", layerFrontEnds},
 	{"internal/cli/radoscmd", layerFrontEnds},
 	{"internal/cli/toolcmd", layerFrontEnds},
@@ -143,21 +144,27 @@ var sameLayerImports = map[string][]string{
 	"internal/mds/...": {"striper", "kv"},
 
 	// L5: the CLI builds the command tree, so it wires the other front ends
-	// in as subcommands (cuttle s3, mount, nbd, cluster up, bench, ...),
-	// and runs the daemons through their assembly.
+	// in as subcommands (cuttle s3, mount, nbd, bench, ...); its daemoncmd
+	// runs the daemons through their assembly and the local cluster
+	// through the launcher.
 	"internal/s3gw": {"internal/s3gw/..."},
 	"internal/cli": {
 		"internal/s3gw", "internal/fusemount", "internal/nbd",
-		"internal/dashboard", "internal/launcher", "internal/bench",
-		"internal/daemon",
+		"internal/dashboard", "internal/bench",
 		// The root assembles the command families of its sub-packages.
 		"internal/cli/admincmd", "internal/cli/clusterconn", "internal/cli/cmdutil",
-		"internal/cli/mapcmd", "internal/cli/radoscmd", "internal/cli/toolcmd",
+		"internal/cli/daemoncmd", "internal/cli/mapcmd", "internal/cli/radoscmd",
+		"internal/cli/toolcmd",
 	},
 	// The connection to a cluster prints monitors' replies through cmdutil.
 	"internal/cli/clusterconn": {"internal/cli/cmdutil"},
 	// The monitor commands reach the cluster through clusterconn.
 	"internal/cli/admincmd": {"internal/cli/clusterconn", "internal/cli/cmdutil"},
+	// The daemons' commands create and run daemons through their assembly
+	// (internal/daemon) and a local cluster through the launcher; they
+	// reach the monitors through clusterconn.
+	"internal/cli/daemoncmd": {"internal/cli/clusterconn", "internal/cli/cmdutil",
+		"internal/daemon", "internal/launcher"},
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},

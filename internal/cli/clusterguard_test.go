@@ -32,6 +32,8 @@ func TestClusterUpDefaultPoolServesIO(t *testing.T) {
 		}
 		return out, nil
 	}
+	// The rule cluster up makes (internal/cli/daemoncmd's clusterRule).
+	const clusterRule = "replicated_osd"
 	if _, err := cli("osd", "pool", "create", "p1", "8"); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,9 @@ func localStatus(t *testing.T, dir string) map[string]launcher.Status {
 	if err != nil {
 		t.Fatalf("cluster status: %v %s", err, stderr)
 	}
-	var rep clusterReport
+	var rep struct {
+		Daemons []launcher.Status `json:"daemons"`
+	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("cluster status is not JSON: %v\n%s", err, out)
 	}

@@ -1,19 +1,17 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
-	"github.com/cuttlestore/cuttle/internal/launcher"
 	"github.com/spf13/cobra"
 )
 
 // How the CLI reports a failure is told in internal/cli/clusterconn
 // (errors.go): what failed first, named once ([clusterconn.Named]), then
 // the cause. The walk here names the argument and flag errors of every
-// command by its path; launcherError names the cluster commands' errors.
+// command by its path (internal/cli/daemoncmd names the cluster
+// commands' launcher errors).
 
 // commandName is cmd's path without the root's name: "osd pool create".
 func commandName(cmd *cobra.Command) string {
@@ -52,14 +50,4 @@ func nameCommandError(cmd *cobra.Command, err error) error {
 		return err
 	}
 	return clusterconn.Named(commandName(cmd), err)
-}
-
-// launcherError names the cluster command that failed in front of a
-// launcher error, telling a directory without a cluster in the CLI's
-// words rather than through the launcher's package prefix.
-func launcherError(name, dir string, err error) error {
-	if errors.Is(err, launcher.ErrNoCluster) {
-		err = clusterconn.Shown(fmt.Sprintf("no cluster in %s (start one with cuttle cluster up)", dir), err)
-	}
-	return clusterconn.Named(name, err)
 }

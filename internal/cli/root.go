@@ -15,15 +15,15 @@
 // # The root and its families
 //
 // This package is the root: it assembles the tree, registers the global
-// flags, names argument errors (errors.go), makes command groups strict
-// (groups.go), and holds the daemons' commands (mon mkfs and run, osd
-// mkfs and run, cluster up/down/status), which it places in the mon and
-// osd groups of admincmd. Families that stand alone live in sub-packages,
-// by noun:
+// flags, names argument errors (errors.go) and makes command groups
+// strict (groups.go). The command families live in sub-packages, by noun:
 //
 //   - internal/cli/admincmd: the families that administer a running
 //     cluster through its monitors and OSDs (mon, status, health, osd, pg,
 //     df, auth, config, tell);
+//   - internal/cli/daemoncmd: the daemons' commands (mon mkfs and run,
+//     osd mkfs and run), which the root places in admincmd's mon and osd
+//     groups, and cluster up/down/status, the local cluster;
 //   - internal/cli/radoscmd: rados and bench, the object tools, given a
 //     dial function made from the cluster flags;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
@@ -34,7 +34,9 @@
 //   - internal/cli/cmdutil: what they all share (Output, --format, sizes).
 //
 // The sub-packages import cmdutil (and clusterconn, those that talk to
-// the monitors) and never this package or one another otherwise.
+// the monitors) and never this package or one another otherwise. The
+// root keeps version and the multi-process tests of the assembled
+// binary (main_test.go runs the test binary as cuttle).
 //
 // # Adding a command family
 //
@@ -61,6 +63,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/admincmd"
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
@@ -115,15 +118,15 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		add(root, out)
 	}
 	// Families that reach a running cluster also get the cluster flags.
-	// The mon and osd groups hold the daemons' commands (mkfs, run) next
+	// The mon and osd groups hold daemoncmd's commands (mkfs, run) next
 	// to the monitor commands of admincmd.
-	admincmd.AddMonCommands(root, out, cf, monMkfsCommand(out), monRunCommand(cf))
-	admincmd.AddOSDCommands(root, out, cf, osdMkfsCommand(cf, out), osdRunCommand(cf))
+	admincmd.AddMonCommands(root, out, cf, daemoncmd.MonMkfsCommand(out), daemoncmd.MonRunCommand())
+	admincmd.AddOSDCommands(root, out, cf, daemoncmd.OSDMkfsCommand(cf, out), daemoncmd.OSDRunCommand(cf))
 	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterconn.Flags){
 		admincmd.AddConfigCommands,
 		admincmd.AddPGCommands,
 		admincmd.AddAuthCommands,
-		addClusterCommands,
+		daemoncmd.AddClusterCommands,
 		admincmd.AddTellCommand,
 	} {
 		add(root, out, cf)

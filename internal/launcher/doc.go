@@ -27,8 +27,9 @@
 // # What it must not know about
 //
 // How a daemon makes its data directory, and how to ask the cluster about
-// its health: both belong to the command tree (internal/cli), which passes
-// them in as [Config.Create] and [Config.Probe]. Daemons are started by
+// its health: both belong to the command tree (cuttle cluster, in
+// internal/cli/daemoncmd), which passes them in as [Config.Create] and
+// [Config.Probe]. Daemons are started by
 // re-executing the cuttle binary ([Config.Exe]) with each spec's
 // arguments, in a session of their own (setsid) so that they outlive the
 // command that started them.

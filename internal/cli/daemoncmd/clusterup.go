@@ -1,9 +1,10 @@
-package cli
+package daemoncmd
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,7 +33,11 @@ type clusterLauncherFlags struct {
 	stopTimeout time.Duration
 }
 
-func addClusterCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
+// AddClusterCommands adds `cluster up`, `cluster down` and `cluster
+// status` under root: a local cluster of cuttle processes, run through
+// internal/launcher, whose results print through out. cf gives up its
+// --timeout.
+func AddClusterCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
 	var f clusterLauncherFlags
 	c := &cobra.Command{
 		Use:   "cluster",
@@ -531,6 +536,16 @@ func clusterDown(cmd *cobra.Command, out *cmdutil.Output, f clusterLauncherFlags
 		return launcherError("cluster down", f.dir, err)
 	}
 	return nil
+}
+
+// launcherError names the cluster command that failed in front of a
+// launcher error, telling a directory without a cluster in the CLI's
+// words rather than through the launcher's package prefix.
+func launcherError(name, dir string, err error) error {
+	if errors.Is(err, launcher.ErrNoCluster) {
+		err = clusterconn.Shown(fmt.Sprintf("no cluster in %s (start one with cuttle cluster up)", dir), err)
+	}
+	return clusterconn.Named(name, err)
 }
 
 // displayExe is how to run this binary from the current directory: a

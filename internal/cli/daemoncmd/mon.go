@@ -1,4 +1,4 @@
-package cli
+package daemoncmd
 
 import (
 	"crypto/rand"
@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/daemon"
@@ -20,7 +19,9 @@ type monMkfsFlags struct {
 	id, data, monHost, fsid, authMode, adminKeyring, confOut string
 }
 
-func monMkfsCommand(out *cmdutil.Output) *cobra.Command {
+// MonMkfsCommand is `mon mkfs`: it creates a monitor's data directory
+// for a new cluster and prints through out.
+func MonMkfsCommand(out *cmdutil.Output) *cobra.Command {
 	var f monMkfsFlags
 	c := &cobra.Command{
 		Use:   "mkfs",
@@ -91,7 +92,10 @@ func monMkfs(f monMkfsFlags, out *cmdutil.Output) error {
 	})
 }
 
-func monRunCommand(cf *clusterconn.Flags) *cobra.Command {
+// MonRunCommand is `mon run`: it runs a monitor in the foreground until
+// its context ends. It takes no cluster flags: a monitor finds its peers
+// and keys in its own data directory.
+func MonRunCommand() *cobra.Command {
 	var id, data, logLevel, metricsAddr string
 	c := &cobra.Command{
 		Use:   "run",

@@ -1,4 +1,4 @@
-package cli
+package daemoncmd
 
 import (
 	"context"
@@ -44,7 +44,9 @@ type osdMkfsResult struct {
 	Auth string `json:"auth"`
 }
 
-func osdMkfsCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
+// OSDMkfsCommand is `osd mkfs`: it creates an OSD at the monitors the
+// cluster flags cf name and its store, and prints through out.
+func OSDMkfsCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	var f osdMkfsFlags
 	var size string
 	id := -1

@@ -1,4 +1,4 @@
-package cli
+package daemoncmd
 
 import (
 	"errors"
@@ -30,7 +30,10 @@ type osdRunFlags struct {
 	logLevel      string
 }
 
-func osdRunCommand(cf *clusterconn.Flags) *cobra.Command {
+// OSDRunCommand is `osd run`: it runs an OSD in the foreground until its
+// context ends, with the monitors and auth mode of the configuration
+// file cf names.
+func OSDRunCommand(cf *clusterconn.Flags) *cobra.Command {
 	f := osdRunFlags{id: -1, options: map[string]string{}}
 	c := &cobra.Command{
 		Use:   "run --data DIR [--listen 127.0.0.1:0] [--host H] [--metrics-addr ADDR]",

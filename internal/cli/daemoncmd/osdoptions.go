@@ -1,4 +1,4 @@
-package cli
+package daemoncmd
 
 import (
 	"github.com/cuttlestore/cuttle/internal/config"
