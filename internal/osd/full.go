@@ -55,11 +55,12 @@ func (g *spaceGuard) noteMap(m *osdmap.Map, self int32) {
 }
 
 // wrote counts n bytes of writes; it reports whether the cache is due a
-// refresh.
+// refresh: only for the write that crosses the threshold, so that the
+// writes after it, until the refresh lands, do not each start another.
 func (g *spaceGuard) wrote(n int) bool {
 	w := g.written.Add(int64(n))
 	every := g.refreshEvery.Load()
-	return every > 0 && w >= every
+	return every > 0 && w >= every && w-int64(n) < every
 }
 
 // overRatio reports whether the cached usage, with the bytes written
