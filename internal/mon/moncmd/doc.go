@@ -11,7 +11,9 @@
 // create"), with string arguments; every service formats its own replies
 // both as JSON (Reply.Data) for tools and as text (Reply.Text) for people.
 //
-// Concurrency: the package is types and interfaces only. Service's
+// Columns lays out the text tables services print (osd tree, df).
+//
+// Concurrency: the package is types, interfaces and pure functions. Service's
 // contract has the driver call each service from one goroutine, so a
 // service needs no lock for the driver's calls.
 package moncmd

@@ -92,29 +92,8 @@ func (v TreeView) Text() string {
 		rows = append(rows, []string{strconv.Itoa(int(n.ID)), n.Class, strconv.FormatFloat(n.CrushWeight, 'f', 5, 64),
 			name, n.Status, rw, pa})
 	}
-	width := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	var b strings.Builder
-	for n, r := range rows {
-		var line strings.Builder
-		for i, c := range r {
-			if i > 0 {
-				line.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", width[i]-len(c))
-			if n == 0 || i == 3 { // headers and names align left
-				line.WriteString(c + pad)
-			} else {
-				line.WriteString(pad + c)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
-	return b.String()
+	// Headers and names align left.
+	return moncmd.Columns(rows, func(row, col int) bool { return row == 0 || col == 3 })
 }
 
 // queryTree answers "osd tree".

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 )
@@ -77,33 +76,8 @@ func pct(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 // weight prints a CRUSH weight or reweight with five decimals.
 func weight(f float64) string { return strconv.FormatFloat(f, 'f', 5, 64) }
 
-// table aligns rows in columns two spaces apart, to the right but for
-// the columns in left (by index). Trailing spaces are trimmed.
+// table aligns rows in columns, to the right but for the columns in
+// left (by index).
 func table(rows [][]string, left ...int) string {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], len(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		var line strings.Builder
-		for i, c := range r {
-			if i > 0 {
-				line.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", width[i]-len(c))
-			if slices.Contains(left, i) {
-				line.WriteString(c + pad)
-			} else {
-				line.WriteString(pad + c)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
-	return b.String()
+	return moncmd.Columns(rows, func(_, col int) bool { return slices.Contains(left, col) })
 }
