@@ -3,6 +3,7 @@ package osdmap
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/cuttlestore/cuttle/crush"
 )
@@ -167,4 +168,14 @@ func (m *Map) PoolFullOSDs(p *Pool) []int32 {
 		}
 	}
 	return ids
+}
+
+// FormatRatio prints a ratio as the decimal it was set as ("0.95"), not
+// as its float32 value widened ("0.949999988").
+func FormatRatio(r float32) string { return strconv.FormatFloat(float64(r), 'g', -1, 32) }
+
+// Ratio64 is r as the float64 of that decimal, for arithmetic in float64.
+func Ratio64(r float32) float64 {
+	f, _ := strconv.ParseFloat(FormatRatio(r), 64)
+	return f
 }

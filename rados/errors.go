@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -140,7 +139,7 @@ func explainNoSpace(err error, m *osdmap.Map, pool int64, osd int32) error {
 		return err
 	}
 	const todo = "delete objects or add OSDs"
-	ratio := strconv.FormatFloat(float64(m.Ratios().Full), 'g', -1, 32)
+	ratio := osdmap.FormatRatio(m.Ratios().Full)
 	p := m.Pool(pool)
 	switch {
 	case p != nil && p.Flags&osdmap.PoolFull != 0:

@@ -49,9 +49,9 @@ func (s *Service) prepareSetRatio(c moncmd.Command, now time.Time) ([]byte, monc
 		old, t.inc.NewNearFullRatio = cur.NearFull, &r
 	}
 	if old == r {
-		return nil, moncmd.Reply{Status: fmt.Sprintf("%s is already %s", name, fmtRatio(r))}
+		return nil, moncmd.Reply{Status: fmt.Sprintf("%s is already %s", name, osdmap.FormatRatio(r))}
 	}
-	msg := fmt.Sprintf("%s set to %s", name, fmtRatio(r))
+	msg := fmt.Sprintf("%s set to %s", name, osdmap.FormatRatio(r))
 	next := cur
 	switch name {
 	case "full_ratio":
@@ -63,7 +63,7 @@ func (s *Service) prepareSetRatio(c moncmd.Command, now time.Time) ([]byte, monc
 	}
 	if !next.InOrder() {
 		msg += fmt.Sprintf("; warning: ratios out of order (nearfull %s, backfillfull %s, full %s; want nearfull <= backfillfull <= full): OSD_OUT_OF_ORDER_FULL",
-			fmtRatio(next.NearFull), fmtRatio(next.BackfillFull), fmtRatio(next.Full))
+			osdmap.FormatRatio(next.NearFull), osdmap.FormatRatio(next.BackfillFull), osdmap.FormatRatio(next.Full))
 	}
 	return t.propose(t.status(msg))
 }

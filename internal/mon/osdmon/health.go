@@ -118,10 +118,10 @@ func (s *Service) HealthChecks(now time.Time) []health.Check { return s.Health(n
 func ratiosOutOfOrder(r osdmap.Ratios) (health.Check, bool) {
 	var lines []string
 	if r.BackfillFull < r.NearFull {
-		lines = append(lines, fmt.Sprintf("backfillfull_ratio (%s) < nearfull_ratio (%s)", fmtRatio(r.BackfillFull), fmtRatio(r.NearFull)))
+		lines = append(lines, fmt.Sprintf("backfillfull_ratio (%s) < nearfull_ratio (%s)", osdmap.FormatRatio(r.BackfillFull), osdmap.FormatRatio(r.NearFull)))
 	}
 	if r.Full < r.BackfillFull {
-		lines = append(lines, fmt.Sprintf("full_ratio (%s) < backfillfull_ratio (%s)", fmtRatio(r.Full), fmtRatio(r.BackfillFull)))
+		lines = append(lines, fmt.Sprintf("full_ratio (%s) < backfillfull_ratio (%s)", osdmap.FormatRatio(r.Full), osdmap.FormatRatio(r.BackfillFull)))
 	}
 	if len(lines) == 0 {
 		return health.Check{}, false

@@ -58,9 +58,6 @@ type DumpView struct {
 	OSDs              []OSDView  `json:"osds"`
 }
 
-// fmtRatio prints a ratio as Ceph does: 0.95, not 0.949999988.
-func fmtRatio(r float32) string { return strconv.FormatFloat(float64(r), 'g', -1, 32) }
-
 func poolView(p *osdmap.Pool) PoolView {
 	return PoolView{ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
 		PGNum: p.PGNum, PGPNum: p.PGPNum, Flags: p.Flags.String(), LastChange: uint32(p.LastChange)}
@@ -107,8 +104,8 @@ func (s *Service) queryDump(c moncmd.Command) moncmd.Reply {
 	var b strings.Builder
 	fmt.Fprintf(&b, "epoch %d\nfsid %s\ncreated %s\nmodified %s\nflags %s\n", v.Epoch, v.FSID,
 		v.Created.Format(time.RFC3339Nano), v.Modified.Format(time.RFC3339Nano), v.Flags)
-	fmt.Fprintf(&b, "full_ratio %s\nbackfillfull_ratio %s\nnearfull_ratio %s\n\n", fmtRatio(v.FullRatio),
-		fmtRatio(v.BackfillFullRatio), fmtRatio(v.NearFullRatio))
+	fmt.Fprintf(&b, "full_ratio %s\nbackfillfull_ratio %s\nnearfull_ratio %s\n\n", osdmap.FormatRatio(v.FullRatio),
+		osdmap.FormatRatio(v.BackfillFullRatio), osdmap.FormatRatio(v.NearFullRatio))
 	for _, p := range m.Pools() {
 		v.Pools = append(v.Pools, poolView(&p))
 		fmt.Fprintf(&b, "%s\n", &p)

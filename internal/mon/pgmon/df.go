@@ -144,9 +144,7 @@ func maxAvail(m *osdmap.Map, p *osdmap.Pool, used map[int32]osdEntry) uint64 {
 	if total <= 0 {
 		return 0
 	}
-	// The ratio is a float32 in the map: take the decimal it was set as
-	// (0.95, not 0.949999988).
-	fullRatio, _ := strconv.ParseFloat(strconv.FormatFloat(float64(m.Ratios().Full), 'g', -1, 32), 64)
+	fullRatio := osdmap.Ratio64(m.Ratios().Full)
 	least := math.Inf(1)
 	for id, w := range weights {
 		u, ok := used[id]

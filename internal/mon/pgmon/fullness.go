@@ -129,7 +129,7 @@ func (s *Service) fullness(m *osdmap.Map) []health.Check {
 			}
 			line := fmt.Sprintf("osd.%d is %s", id, c.word)
 			if p := s.usedPercent(id); p != "" {
-				line += fmt.Sprintf(" (%s, %s_ratio %s)", p, c.summary, fmtRatio(c.ratio))
+				line += fmt.Sprintf(" (%s, %s_ratio %s)", p, c.summary, osdmap.FormatRatio(c.ratio))
 			}
 			lines = append(lines, line)
 		}
@@ -159,5 +159,3 @@ func (s *Service) fullness(m *osdmap.Map) []health.Check {
 	}
 	return checks
 }
-
-func fmtRatio(r float32) string { return strconv.FormatFloat(float64(r), 'g', -1, 32) }
