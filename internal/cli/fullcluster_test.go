@@ -24,31 +24,8 @@ func TestClusterFullRefusesWritesAndRecovers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
 	}
-	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "256M"); err != nil {
-		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
-	}
-	conf := filepath.Join(dir, "cuttle.conf")
-	cli := func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--conf", conf}, args...)...)
-		if err != nil {
-			t.Fatalf("cuttle %s: %v %s", strings.Join(args, " "), err, stderr)
-		}
-		return out
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("still waiting for %s; health:\n%s", what, cli("health", "detail"))
-			}
-			<-tick.C
-		}
-	}
+	c := upLocalCluster(t)
+	conf, cli, waitFor := c.conf, c.cli, c.waitFor
 	// usedFraction returns the least used fraction among the OSDs, once
 	// each reports at least atLeast bytes used.
 	usedFraction := func(atLeast uint64) (float64, bool) {
