@@ -53,6 +53,7 @@ pieces, so objects of any size stream without being held in memory.`,
 		radosSetXattrCommand(e), radosGetXattrCommand(e), radosListXattrCommand(e), radosRmXattrCommand(e),
 		radosSetOmapValCommand(e), radosGetOmapValCommand(e), radosRmOmapKeyCommand(e),
 		radosListOmapKeysCommand(e), radosListOmapValsCommand(e),
+		radosMksnapCommand(e), radosRmsnapCommand(e), radosLssnapCommand(e),
 	)
 	return c
 }
