@@ -35,6 +35,8 @@
 // schedule), opq (the op queue client ops and recovery's slots go
 // through), replication (a write's applied and committed acks) and
 // recovery (what to push to whom, in what order).
+// Snapshot arithmetic (snap contexts, snap sets, what a write clones) is
+// the pure snaps package.
 //
 // Ordering and safety rules:
 //   - Requests to one object run one at a time, in arrival order; the
