@@ -150,6 +150,10 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func(), pieceCRCs 
 			r.replyError(-wire.ESTALE, uint64(m.Epoch()))
 			return
 		}
+		if res := snapRefusal(m.Pool(op.PG.Pool), &op, r.write); res != 0 {
+			r.replyError(res, uint64(m.Epoch()))
+			return
+		}
 		r.setState("queued")
 		p.enqueue(r)
 	})
@@ -309,9 +313,19 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 		r.replyError(result, epoch)
 		return nil, nil
 	}
-	res, err := ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
-	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(r.op.Object, err) {
-		res, err = ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
+	env := p.env(r, wire.Version{})
+	target, code, err := p.readTarget(r.op.Object) // a snapshot's clone (snapops.go)
+	if err == nil && code != 0 {
+		r.replyError(code, epoch)
+		return nil, nil
+	}
+	env.Object = target
+	var res *ops.Result
+	if err == nil {
+		res, err = ops.Execute(p.o.ctx, env, r.op.Ops)
+	}
+	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(target, err) {
+		res, err = ops.Execute(p.o.ctx, env, r.op.Ops)
 	}
 	if err != nil {
 		p.o.log.Error("read failed in the store", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
@@ -460,7 +474,12 @@ func (p *pg) answerResendLocked(r *request) bool {
 // to the replicas. It returns the write and the local completion, or nil
 // ones when r was answered already.
 func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
-	v := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}
+	sw, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
+	if err != nil {
+		return nil, nil, err
+	}
+	cloneV := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}
+	v := wire.Version{Epoch: p.epoch, Counter: cloneV.Counter + sw.entriesBefore()}
 	prior := p.info.LastUpdate
 	res, err := ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops)
 	if err != nil {
@@ -477,12 +496,18 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	entry := pglog.Entry{Version: v, Prior: prior, Kind: kind, Object: r.op.Object, Req: r.op.Req}
 	info := p.info
-	info.LastUpdate, info.LastComplete = v, v
 	info.Stats = info.Stats.Add(res.Existed, res.Exists, res.SizeBefore, res.Size)
 	txn := &res.Txn
+	before, after, stats := sw.finish(p.coll, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
+	info.Stats = stats
+	entries := append(append(before, entry), after...)
+	last := entries[len(entries)-1].Version
+	info.LastUpdate, info.LastComplete = last, last
 	keepDataCRCs(txn, r.pieceCRCs)
-	pglog.AppendTxn(txn, p.id, entry)
-	trimmed := logTrim(p.log.Len()+1, int(p.o.logLimit.Load()))
+	for _, e := range entries {
+		pglog.AppendTxn(txn, p.id, e)
+	}
+	trimmed := logTrim(p.log.Len()+len(entries), int(p.o.logLimit.Load()))
 	if trimmed > 0 {
 		dropped := p.log.Oldest(trimmed)
 		info.LogTail = dropped[len(dropped)-1].Version
@@ -493,7 +518,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	var repop [][]byte
 	if len(replicas) > 0 {
 		// Encoded before Queue: the store may hold on to the transaction.
-		repop = p.encodeRepOp(v, entry, info, txn, r.op.Flags&wire.FlagWantApplied != 0)
+		repop = p.encodeRepOp(v, entry, info, txn, r.op.Flags&wire.FlagWantApplied != 0, slices.Concat(before, after))
 	}
 	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
 	if err != nil {
@@ -505,8 +530,10 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	r.mu.Lock()
 	r.stored = c.Committed()
 	r.mu.Unlock()
-	if err := p.log.Append(entry); err != nil {
-		return nil, nil, err // cannot happen: v is past the head
+	for _, e := range entries {
+		if err := p.log.Append(e); err != nil {
+			return nil, nil, err // cannot happen: the versions are past the head
+		}
 	}
 	if trimmed > 0 {
 		p.log.TrimTo(p.log.Len() - trimmed)
@@ -541,9 +568,12 @@ func logTrim(n, limit int) int {
 // the tid is the one the write is about to get. Large write data stays
 // where it is, in the client's message: see releaseWhenStored for why
 // that buffer outlives the messages that refer to it.
-func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool) [][]byte {
+func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool, extra []pglog.Entry) [][]byte {
 	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: p.tid + 1,
 		Version: v, WantApplied: wantApplied, Entry: entry.Encode(), Info: info.Encode(), Txn: txn}
+	for _, e := range extra {
+		msg.Extra = append(msg.Extra, e.Encode())
+	}
 	return msg.EncodeSegments()
 }
 

@@ -70,6 +70,11 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		p.o.log.Warn("bad rep op entry", "from", from.Name.String(), "err", err)
 		return nil, -wire.EINVAL
 	}
+	entries, err := repOpEntries(entry, m.Extra) // with a snapshot's clone (snapops.go)
+	if err != nil {
+		p.o.log.Warn("bad rep op entries", "from", from.Name.String(), "err", err)
+		return nil, -wire.EINVAL
+	}
 	info, err := pglog.DecodeInfo(m.Info)
 	if err != nil || info.PG != m.PG {
 		p.o.log.Warn("bad rep op info", "from", from.Name.String(), "err", err)
@@ -92,7 +97,7 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		return nil, -wire.ESTALE // from another interval or another primary
 	case entry.Version != m.Version:
 		return nil, -wire.EINVAL
-	case !p.log.Head().Less(entry.Version):
+	case !p.log.Head().Less(entries[0].Version):
 		// A write this OSD committed before it restarted, sent again
 		// by a primary that never heard: it is here already.
 		if e, ok := p.log.Lookup(entry.Req); ok && e.Version == entry.Version {
@@ -114,14 +119,17 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		p.o.log.Error("rep op failed in the store", "pg", p.id.String(), "err", err)
 		return nil, storeErrno(err)
 	}
-	if err := p.log.Append(entry); err != nil {
-		return nil, -wire.EINVAL
+	for _, e := range entries {
+		if err := p.log.Append(e); err != nil {
+			return nil, -wire.EINVAL
+		}
 	}
 	// The primary chose the tail, and the transaction deleted the
 	// trimmed entries' keys: the log in memory follows it, so that it
 	// matches the log on disk.
 	p.log.TrimThrough(info.LogTail)
-	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = entry.Version, entry.Version, p.log.Tail()
+	last := entries[len(entries)-1].Version
+	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = last, last, p.log.Tail()
 	p.info.Stats = info.Stats
 	return c, 0
 }

@@ -3,10 +3,14 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
 
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -88,5 +92,203 @@ func TestClientPoolSnaps(t *testing.T) {
 		if !p.RemovedSnaps.Contains(ids[1]) || p.RemovedSnaps.Contains(ids[2]) {
 			t.Fatalf("removed snaps %s, want %d in and %d out", p.RemovedSnaps, ids[1], ids[2])
 		}
+	})
+}
+
+// readAt reads name at snap (rados.SnapHead: the head) through io.
+func readAt(t *testing.T, io *rados.IOContext, name string, snap uint64) (string, error) {
+	t.Helper()
+	io.SetReadSnap(snap)
+	defer io.SetReadSnap(rados.SnapHead)
+	b, err := io.Read(context.Background(), name, 0, 0)
+	return string(b), err
+}
+
+// expectAt checks what a read of name at each snapshot returns: the
+// contents, or "" for ErrNotFound.
+func expectAt(t *testing.T, io *rados.IOContext, name string, want map[uint64]string) {
+	t.Helper()
+	for snap, w := range want {
+		got, err := readAt(t, io, name, snap)
+		switch {
+		case w == "" && !errors.Is(err, rados.ErrNotFound):
+			t.Fatalf("%s at snap %#x: %q %v, want not found", name, snap, got, err)
+		case w != "" && (err != nil || got != w):
+			t.Fatalf("%s at snap %#x: %q %v, want %q", name, snap, got, err, w)
+		}
+	}
+}
+
+// Copy-on-write with pool snapshots: each read at a snapshot returns the
+// object as it was when the snapshot was taken, through overwrites,
+// partial writes, a delete and a re-creation; an object created after a
+// snapshot is not found at it (docs/SNAPSHOTS.md).
+func TestPoolSnapshotCopyOnWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(io.WriteFull(ctx, "obj", []byte("version one")))
+		s1, err := io.CreatePoolSnap(ctx, "s1")
+		must(err)
+		must(io.WriteFull(ctx, "obj", []byte("version two")))
+		must(io.Write(ctx, "obj", []byte("TWO"), 8))
+		must(io.WriteFull(ctx, "late", []byte("born after s1")))
+		s2, err := io.CreatePoolSnap(ctx, "s2")
+		must(err)
+		must(io.Write(ctx, "obj", []byte("3"), 0))
+		expectAt(t, io, "obj", map[uint64]string{s1: "version one", s2: "version TWO", rados.SnapHead: "3ersion TWO"})
+		expectAt(t, io, "late", map[uint64]string{s1: "", s2: "born after s1", rados.SnapHead: "born after s1"})
+
+		// A delete keeps the clones the snapshots need; the head is gone.
+		must(io.Delete(ctx, "obj"))
+		expectAt(t, io, "obj", map[uint64]string{s1: "version one", s2: "version TWO", rados.SnapHead: ""})
+		s3, err := io.CreatePoolSnap(ctx, "s3")
+		must(err)
+		must(io.WriteFull(ctx, "obj", []byte("reborn")))
+		expectAt(t, io, "obj", map[uint64]string{s1: "version one", s2: "version TWO", s3: "", rados.SnapHead: "reborn"})
+
+		// Writes to a snapshot are refused.
+		io.SetReadSnap(s1)
+		if _, err := io.Read(ctx, "obj", 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		io.SetReadSnap(rados.SnapHead)
+
+		// Every OSD of the PG holds the clones (they were part of the
+		// replicated writes).
+		_, pg, mp := place(t, c, "obj")
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		for _, osd := range mp.Acting {
+			b, err := c.OSDs[osd].Store.Read(ctx, coll, objid.Object(pg.Pool, "", "obj").WithSnap(s1), 0, 0)
+			if err != nil || string(b) != "version one" {
+				t.Fatalf("osd.%d clone for s1: %q %v", osd, b, err)
+			}
+		}
+	})
+}
+
+// Self-managed snapshots: the client allocates ids and sends its snap
+// context; malformed contexts and writes to a snapshot are refused.
+func TestSelfManagedSnapshotCopyOnWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, epoch := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "img", []byte("aaaa")); err != nil {
+			t.Fatal(err)
+		}
+		a, err := io.SelfManagedSnapCreate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Without the new snapshot in the context, nothing is preserved
+		// for it yet; with it, the next write clones.
+		if err := io.SetSnapWriteContext(a, []uint64{a}); err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "img", []byte("bbbb")); err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.SelfManagedSnapCreate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.SetSnapWriteContext(b, []uint64{b, a}); err != nil {
+			t.Fatal(err)
+		}
+		if err := io.Write(ctx, "img", []byte("c"), 1); err != nil {
+			t.Fatal(err)
+		}
+		expectAt(t, io, "img", map[uint64]string{a: "aaaa", b: "bbbb", rados.SnapHead: "bcbb"})
+		if err := io.SetSnapWriteContext(1, []uint64{2}); !errors.Is(err, rados.ErrInvalid) {
+			t.Fatalf("client accepted a malformed context: %v", err)
+		}
+
+		// The OSD refuses what a client library would not send.
+		rc := c.NewRawClient("client.raw")
+		id, pg, mp := place(t, c, "img")
+		primary := c.OSDs[mp.ActingPrimary]
+		epoch = c.Epoch()
+		write := []wire.ObjectOp{{Code: wire.OpWrite, Data: []byte("x")}}
+		for _, tc := range []struct {
+			name string
+			op   Op
+			want int32
+		}{
+			{"unsorted snaps", Op{Epoch: epoch, Object: id, PG: pg, Ops: write, SnapSeq: b, Snaps: []uint64{a, b}}, -wire.EINVAL},
+			{"seq below a snap", Op{Epoch: epoch, Object: id, PG: pg, Ops: write, SnapSeq: a, Snaps: []uint64{b}}, -wire.EINVAL},
+			{"write to a snapshot", Op{Epoch: epoch, Object: id.WithSnap(a), PG: pg, Ops: write}, -wire.EROFS},
+			{"the snapdir", Op{Epoch: epoch, Object: id.WithSnap(objid.SnapDir), PG: pg, Ops: []wire.ObjectOp{{Code: wire.OpRead}}}, -wire.EINVAL},
+		} {
+			_, ch := rc.Send(primary, tc.op)
+			if r := rc.WaitCommitted(ch); r.Result != tc.want {
+				t.Errorf("%s: result %d, want %d", tc.name, r.Result, tc.want)
+			}
+		}
+		expectAt(t, io, "img", map[uint64]string{a: "aaaa", b: "bbbb", rados.SnapHead: "bcbb"})
+	})
+}
+
+// Recovery brings clones to an OSD that missed the writes that made them:
+// a replica is down while a snapshot is taken and the object rewritten;
+// it comes back, recovers from the log, and then serves as primary the
+// read at the snapshot (the other two stop).
+func TestSnapshotClonesRecover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDsWith(t, Options{})
+		c.Run("osd pool set", "pool", "rbd", "var", "min_size", "val", "1", "yes_i_really_mean_it", "true")
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("before")); err != nil {
+			t.Fatal(err)
+		}
+		oid, pg, mp := place(t, c, "obj")
+		behind := mp.Acting[1]
+		c.KillOSD(behind)
+		c.Run("osd down", "ids", fmt.Sprint(behind))
+		c.WaitForEpoch(c.Epoch())
+		snap, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("after")); err != nil {
+			t.Fatal(err)
+		}
+		c.StartOSD(behind)
+		c.WaitForEpoch(c.Epoch())
+		c.waitClean(t, 0, nil)
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		if b, err := c.OSDs[behind].Store.Read(ctx, coll, oid.WithSnap(snap), 0, 0); err != nil || string(b) != "before" {
+			t.Fatalf("osd.%d after recovery holds the clone %q (%v), want \"before\"", behind, b, err)
+		}
+		// The others stop: the recovered OSD alone serves the snapshot.
+		for _, o := range mp.Acting {
+			if o != behind {
+				c.KillOSD(o)
+				c.Run("osd down", "ids", fmt.Sprint(o))
+			}
+		}
+		c.WaitForEpoch(c.Epoch())
+		synctest.Wait()
+		expectAt(t, io, "obj", map[uint64]string{snap: "before", rados.SnapHead: "after"})
 	})
 }
