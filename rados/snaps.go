@@ -1,6 +1,7 @@
 package rados
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -77,4 +78,59 @@ func (io *IOContext) setSnaps(m *wire.OSDOp) {
 		return
 	}
 	m.SnapSeq, m.Snaps = snapc.seq, snapc.snaps
+}
+
+// Rollback makes object name what it was at snapshot snap (Ceph's
+// selfmanaged_snap_rollback and snap_rollback): a copy of that version,
+// or no object if it did not exist then. It is a write, under the
+// IOContext's snap context like any other, so the version it replaces
+// is kept for the snapshots that need it. It is ErrNotFound for a
+// snapshot the pool does not have (never made, or removed).
+func (io *IOContext) Rollback(ctx context.Context, name string, snap uint64) error {
+	w := &WriteOp{}
+	w.add(wire.ObjectOp{Code: wire.OpRollback, Version: snap})
+	return io.OperateWrite(ctx, name, w)
+}
+
+// CloneInfo is one version of an object in ObjectSnaps: a clone, or the
+// head (ID SnapHead).
+type CloneInfo struct {
+	ID uint64
+	// Snaps are the snapshots the clone serves, newest first (none for
+	// the head).
+	Snaps []uint64
+	Size  uint64
+	// Overlap is what the clone shares with the next newer version.
+	Overlap []Extent
+}
+
+// ObjectSnaps is an object's snap set (Ceph's list_snaps): the newest
+// snap seq a write to it carried and its versions, oldest first, the
+// head last if it exists.
+type ObjectSnaps struct {
+	Seq    uint64
+	Clones []CloneInfo
+}
+
+// ListSnaps returns object name's clones and head. It is ErrNotFound if
+// the object has neither.
+func (io *IOContext) ListSnaps(ctx context.Context, name string) (ObjectSnaps, error) {
+	r := &ReadOp{}
+	var data []byte
+	r.addCopying(wire.ObjectOp{Code: wire.OpListSnaps}, func(res *wire.ObjectOpResult) { data = slices.Clone(res.Data) })
+	if err := io.OperateRead(ctx, name, r); err != nil {
+		return ObjectSnaps{}, err
+	}
+	info, err := wire.DecodeSnapSetInfo(data)
+	if err != nil {
+		return ObjectSnaps{}, fmt.Errorf("rados: list-snaps %q: %w", name, err)
+	}
+	out := ObjectSnaps{Seq: info.Seq, Clones: make([]CloneInfo, len(info.Clones))}
+	for i, c := range info.Clones {
+		out.Clones[i] = CloneInfo{ID: c.ID, Snaps: c.Snaps, Size: c.Size}
+		for _, x := range c.Overlap {
+			out.Clones[i].Overlap = append(out.Clones[i].Overlap, Extent{Offset: x.Offset, Length: x.Length})
+		}
+	}
+	return out, nil
 }

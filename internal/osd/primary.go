@@ -313,6 +313,10 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 		r.replyError(result, epoch)
 		return nil, nil
 	}
+	if isSnapOp(r, wire.OpListSnaps) {
+		p.serveListSnaps(r, epoch) // snapops.go
+		return nil, nil
+	}
 	env := p.env(r, wire.Version{})
 	target, code, err := p.readTarget(r.op.Object) // a snapshot's clone (snapops.go)
 	if err == nil && code != 0 {
@@ -481,8 +485,10 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	cloneV := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}
 	v := wire.Version{Epoch: p.epoch, Counter: cloneV.Counter + sw.entriesBefore()}
 	prior := p.info.LastUpdate
-	res, err := ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops)
-	if err != nil {
+	var res *ops.Result
+	if isSnapOp(r, wire.OpRollback) {
+		res = p.rollback(r, sw, v) // snapops.go
+	} else if res, err = ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops); err != nil {
 		return nil, nil, err
 	}
 	if res.Code != 0 || !res.Wrote() {

@@ -38,6 +38,11 @@ func snapRefusal(pool *osdmap.Pool, op *wire.OSDOp, write bool) int32 {
 	if op.Object.Snap == objid.SnapDir {
 		return -wire.EINVAL
 	}
+	if len(op.Ops) > 1 && slices.ContainsFunc(op.Ops, func(o wire.ObjectOp) bool {
+		return o.Code == wire.OpListSnaps || o.Code == wire.OpRollback
+	}) {
+		return -wire.EINVAL // each alone in its request
+	}
 	if !write {
 		return 0
 	}
@@ -130,7 +135,7 @@ func (p *pg) prepareSnapWrite(r *request) (*snapWrite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Empty() && st.ss.Empty() {
+	if c.Empty() && st.ss.Empty() && !isSnapOp(r, wire.OpRollback) {
 		return nil, nil // no snapshot ever touched it: nothing to do
 	}
 	sw := &snapWrite{head: head, st: st}
@@ -251,4 +256,77 @@ func repOpEntries(entry pglog.Entry, extra [][]byte) ([]pglog.Entry, error) {
 		}
 	}
 	return entries, nil
+}
+
+// isSnapOp reports whether r is the snapshot op code (alone, as
+// snapRefusal makes sure).
+func isSnapOp(r *request, code wire.ObjectOpCode) bool {
+	return len(r.op.Ops) == 1 && r.op.Ops[0].Code == code
+}
+
+// rollback executes an OpRollback (Ceph's _rollback_to) as version v of
+// the head: after the clone the write may make first (sw), the head
+// becomes a copy of the version the snapshot reads, or is deleted if the
+// object did not exist at it. A snapshot the pool does not have (never
+// made, or removed) is ENOENT.
+func (p *pg) rollback(r *request, sw *snapWrite, v wire.Version) *ops.Result {
+	snap := r.op.Ops[0].Version
+	st := sw.st
+	res := &ops.Result{Ops: make([]wire.ObjectOpResult, 1), FailedOp: -1,
+		Existed: st.headExists, SizeBefore: st.headSize, Exists: st.headExists, Size: st.headSize}
+	pool := &p.pool
+	if snap == 0 || snap > pool.SnapSeq || pool.RemovedSnaps.Contains(snap) || (pool.PoolSnapsMode() && pool.Snap(snap) == nil) {
+		res.Code, res.FailedOp, res.Ops[0].Result = wire.ENOENT, 0, -wire.ENOENT
+		return res
+	}
+	info := ops.Info{Version: v, Mtime: p.o.cfg.Clock.Now().UnixNano()}
+	res.Info = info
+	head := sw.head
+	switch act, from := sw.next.Rollback(snap, st.headExists); act {
+	case snaps.RollbackFromClone:
+		res.Txn.Clone(p.coll, head.WithSnap(from), head)
+		res.Txn.SetAttr(p.coll, head, ops.InfoAttr, info.Encode())
+		res.Exists, res.Size = true, sw.next.Find(from).Size
+		sw.next = sw.next.RolledBack(from)
+	case snaps.RollbackDelete:
+		res.Txn.Remove(p.coll, head)
+		res.Exists, res.Size = false, 0
+		sw.next = sw.next.HeadReplaced()
+	default:
+		if st.headExists || sw.clone != nil {
+			// Already as it was: a write all the same (it may have
+			// cloned, and it takes the new version).
+			res.Txn.SetAttr(p.coll, head, ops.InfoAttr, info.Encode())
+		}
+	}
+	return res
+}
+
+// serveListSnaps answers an OpListSnaps: the object's clones, oldest
+// first, and its head, as wire.SnapSetInfo; ENOENT if neither exists.
+func (p *pg) serveListSnaps(r *request, epoch uint64) {
+	head := r.op.Object.WithSnap(objid.NoSnap)
+	st, err := p.loadSnapState(head)
+	if err != nil {
+		p.o.log.Error("list-snaps failed in the store", "pg", p.id.String(), "object", head.String(), "err", err)
+		r.replyError(storeErrno(err), epoch)
+		return
+	}
+	if !st.headExists && len(st.ss.Clones) == 0 {
+		r.replyError(-wire.ENOENT, epoch)
+		return
+	}
+	info := wire.SnapSetInfo{Seq: st.ss.Seq}
+	for _, c := range st.ss.Clones {
+		ci := wire.CloneInfo{ID: c.ID, Snaps: c.Snaps, Size: c.Size}
+		for _, x := range c.Overlap {
+			ci.Overlap = append(ci.Overlap, wire.Extent{Offset: x.Off, Length: x.Len})
+		}
+		info.Clones = append(info.Clones, ci)
+	}
+	if st.headExists {
+		info.Clones = append(info.Clones, wire.CloneInfo{ID: objid.NoSnap, Size: st.headSize})
+	}
+	r.reply(wire.OSDOpReply{Epoch: epoch, Flags: wire.ReplyApplied | wire.ReplyCommitted,
+		Ops: []wire.ObjectOpResult{{Data: info.Encode()}}})
 }

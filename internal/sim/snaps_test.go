@@ -292,3 +292,70 @@ func TestSnapshotClonesRecover(t *testing.T) {
 		expectAt(t, io, "obj", map[uint64]string{snap: "before", rados.SnapHead: "after"})
 	})
 }
+
+// Rollback restores the head from a snapshot (keeping what it replaces
+// for the snapshots that need it), deletes it for a snapshot the object
+// did not exist at, and refuses removed and unknown snapshots;
+// list-snaps shows the clones, the snaps each serves, sizes and overlaps.
+func TestSnapshotRollbackAndListSnaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		s0, err := io.CreatePoolSnap(ctx, "empty")
+		must(err)
+		must(io.WriteFull(ctx, "obj", []byte("0123456789")))
+		s1, err := io.CreatePoolSnap(ctx, "s1")
+		must(err)
+		must(io.Write(ctx, "obj", []byte("ab"), 2))
+		s2, err := io.CreatePoolSnap(ctx, "s2")
+		must(err)
+		must(io.WriteFull(ctx, "obj", []byte("new")))
+
+		ls, err := io.ListSnaps(ctx, "obj")
+		must(err)
+		if len(ls.Clones) != 3 || ls.Clones[0].ID != s1 || !slices.Equal(ls.Clones[0].Snaps, []uint64{s1}) ||
+			ls.Clones[0].Size != 10 || !slices.Equal(ls.Clones[0].Overlap, []rados.Extent{{Offset: 0, Length: 2}, {Offset: 4, Length: 6}}) ||
+			ls.Clones[1].ID != s2 || len(ls.Clones[1].Overlap) != 0 ||
+			ls.Clones[2].ID != rados.SnapHead || ls.Clones[2].Size != 3 || ls.Seq != s2 {
+			t.Fatalf("list-snaps: %+v", ls)
+		}
+
+		must(io.Rollback(ctx, "obj", s1))
+		expectAt(t, io, "obj", map[uint64]string{s1: "0123456789", s2: "01ab456789", rados.SnapHead: "0123456789"})
+		must(io.Rollback(ctx, "obj", s2))
+		expectAt(t, io, "obj", map[uint64]string{rados.SnapHead: "01ab456789"})
+		// At "empty" the object did not exist: a rollback deletes it.
+		must(io.Rollback(ctx, "obj", s0))
+		expectAt(t, io, "obj", map[uint64]string{s0: "", s1: "0123456789", s2: "01ab456789", rados.SnapHead: ""})
+		ls, err = io.ListSnaps(ctx, "obj")
+		if err != nil || len(ls.Clones) != 2 || ls.Clones[1].ID != s2 {
+			t.Fatalf("list-snaps of a deleted head with clones: %+v %v", ls, err)
+		}
+		// And back from the deleted state.
+		must(io.Rollback(ctx, "obj", s2))
+		expectAt(t, io, "obj", map[uint64]string{rados.SnapHead: "01ab456789"})
+
+		must(io.RemovePoolSnap(ctx, "s1"))
+		if err := io.Rollback(ctx, "obj", s1); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("rollback to a removed snap: %v", err)
+		}
+		if err := io.Rollback(ctx, "obj", 999); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("rollback to a snap never made: %v", err)
+		}
+		if _, err := io.ListSnaps(ctx, "never"); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("list-snaps of a missing object: %v", err)
+		}
+		expectAt(t, io, "obj", map[uint64]string{s2: "01ab456789", rados.SnapHead: "01ab456789"})
+	})
+}

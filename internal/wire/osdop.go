@@ -60,6 +60,7 @@ var objectOpNames = map[ObjectOpCode]string{
 	OpTruncate: "truncate", OpZero: "zero", OpDelete: "delete", OpCreate: "create",
 	OpSetXattr: "setxattr", OpRmXattr: "rmxattr", OpOmapSet: "omap-set", OpOmapRmKeys: "omap-rm-keys",
 	OpOmapClear: "omap-clear", OpOmapSetHeader: "omap-set-header", OpCall: "call",
+	OpListSnaps: "list-snaps", OpRollback: "rollback",
 }
 
 func (c ObjectOpCode) String() string {

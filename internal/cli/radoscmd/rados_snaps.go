@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,6 +111,117 @@ func radosLssnapCommand(e *radosEnv) *cobra.Command {
 					}
 					_, err := fmt.Fprintf(w, "%d snaps\n", len(snaps))
 					return err
+				})
+			})
+		},
+	}
+}
+
+// snapArg resolves a snapshot given by name (a pool snapshot) or, for
+// self-managed snapshots, which have no names, by id.
+func snapArg(ioc *rados.IOContext, v string) (uint64, error) {
+	id, err := ioc.LookupPoolSnap(v)
+	if err == nil {
+		return id, nil
+	}
+	if n, perr := strconv.ParseUint(v, 10, 64); perr == nil && n > 0 {
+		return n, nil
+	}
+	if errors.Is(err, rados.ErrNotFound) {
+		return 0, &cliError{fmt.Sprintf("pool %s has no snapshot %q (cuttle rados -p %s lssnap lists them)", ioc.PoolName(), v, ioc.PoolName()), err}
+	}
+	return 0, radosFailure(ioc.PoolName(), err)
+}
+
+func radosRollbackCommand(e *radosEnv) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rollback OBJECT SNAP",
+		Short: "Make OBJECT what it was at snapshot SNAP (deleted if it did not exist then)",
+		Long: `Make OBJECT what it was at snapshot SNAP: its data, extended attributes and
+omap at the snapshot, or no object if it did not exist then. The version it
+replaces is kept for the snapshots that need it. SNAP is a pool snapshot's
+name, or an id for self-managed snapshots.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			return e.with(cmd, func(ctx context.Context, ioc *rados.IOContext) error {
+				id, err := snapArg(ioc, args[1])
+				if err != nil {
+					return err
+				}
+				if err := ioc.Rollback(ctx, name, id); err != nil {
+					if errors.Is(err, rados.ErrNotFound) {
+						return &cliError{fmt.Sprintf("rollback %s: pool %s has no snapshot %d (removed?)", e.path(name), e.pool, id), err}
+					}
+					return radosFailure("rollback "+e.path(name), err)
+				}
+				return e.out.Print(snapReport{Pool: e.pool, ID: id, Name: args[1]}, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "rolled back pool %s to snapshot %s\n", e.pool, args[1])
+					return err
+				})
+			})
+		},
+	}
+}
+
+// cloneReport is one version of an object in listsnaps --format json.
+type cloneReport struct {
+	ID      string   `json:"cloneid"` // a number, or "head"
+	Snaps   []uint64 `json:"snaps"`
+	Size    uint64   `json:"size"`
+	Overlap string   `json:"overlap"`
+}
+
+func radosListsnapsCommand(e *radosEnv) *cobra.Command {
+	return &cobra.Command{
+		Use:   "listsnaps OBJECT",
+		Short: "List OBJECT's clones: the snapshots each serves, size, what it shares with the next version",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			return e.with(cmd, func(ctx context.Context, ioc *rados.IOContext) error {
+				ls, err := ioc.ListSnaps(ctx, name)
+				if err != nil {
+					return radosFailure("listsnaps "+e.path(name), err)
+				}
+				rep := struct {
+					Name   string        `json:"name"`
+					Seq    uint64        `json:"seq"`
+					Clones []cloneReport `json:"clones"`
+				}{Name: name, Seq: ls.Seq, Clones: []cloneReport{}}
+				for _, c := range ls.Clones {
+					r := cloneReport{ID: strconv.FormatUint(c.ID, 10), Snaps: c.Snaps, Size: c.Size}
+					if c.ID == rados.SnapHead {
+						r.ID = "head"
+					} else {
+						parts := make([]string, len(c.Overlap))
+						for i, x := range c.Overlap {
+							parts[i] = fmt.Sprintf("%d~%d", x.Offset, x.Length)
+						}
+						r.Overlap = "[" + strings.Join(parts, ",") + "]"
+					}
+					if r.Snaps == nil {
+						r.Snaps = []uint64{}
+					}
+					rep.Clones = append(rep.Clones, r)
+				}
+				return e.out.Print(rep, func(w io.Writer) error {
+					fmt.Fprintf(w, "%s:\ncloneid\tsnaps\tsize\toverlap\n", lineSafe(name))
+					for _, r := range rep.Clones {
+						snaps := "-"
+						if len(r.Snaps) > 0 {
+							ids := make([]string, len(r.Snaps))
+							for i, s := range r.Snaps {
+								ids[len(r.Snaps)-1-i] = strconv.FormatUint(s, 10)
+							}
+							snaps = strings.Join(ids, ",")
+						}
+						line := fmt.Sprintf("%s\t%s\t%d\t%s", r.ID, snaps, r.Size, r.Overlap)
+						if _, err := fmt.Fprintln(w, strings.TrimSuffix(line, "\t")); err != nil {
+							return err
+						}
+					}
+					return nil
 				})
 			})
 		},

@@ -66,3 +66,50 @@ func TestRadosPoolSnapCommands(t *testing.T) {
 		}
 	})
 }
+
+// Reads at a snapshot (-s), listsnaps and rollback through the CLI.
+func TestRadosSnapshotReadsAndRollback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSimRados(t)
+		s.must("first version", "rados", "-p", "rbd", "put", "doc", "-")
+		s.must("", "rados", "-p", "rbd", "mksnap", "monday")
+		s.must("second", "rados", "-p", "rbd", "put", "doc", "-")
+		if got := s.must("", "rados", "-p", "rbd", "-s", "monday", "get", "doc", "-"); got != "first version" {
+			t.Fatalf("get at monday: %q", got)
+		}
+		if got := s.must("", "rados", "-p", "rbd", "get", "doc", "-"); got != "second" {
+			t.Fatalf("get of the head: %q", got)
+		}
+		if got := s.must("", "rados", "-p", "rbd", "listsnaps", "doc"); got != "doc:\ncloneid\tsnaps\tsize\toverlap\n1\t1\t13\t[]\nhead\t-\t6\n" {
+			t.Fatalf("listsnaps:\n%s", got)
+		}
+		var ls struct {
+			Name   string        `json:"name"`
+			Seq    uint64        `json:"seq"`
+			Clones []cloneReport `json:"clones"`
+		}
+		if err := json.Unmarshal([]byte(s.must("", "rados", "-p", "rbd", "listsnaps", "doc", "--format", "json")), &ls); err != nil ||
+			ls.Seq != 1 || len(ls.Clones) != 2 || ls.Clones[0].ID != "1" || ls.Clones[1].ID != "head" || ls.Clones[0].Size != 13 {
+			t.Fatalf("listsnaps json: %+v %v", ls, err)
+		}
+		if got := s.must("", "rados", "-p", "rbd", "rollback", "doc", "monday"); got != "rolled back pool rbd to snapshot monday\n" {
+			t.Fatalf("rollback: %q", got)
+		}
+		if got := s.must("", "rados", "-p", "rbd", "get", "doc", "-"); got != "first version" {
+			t.Fatalf("get after rollback: %q", got)
+		}
+		_, err := s.run("", "rados", "-p", "rbd", "-s", "tuesday", "get", "doc", "-")
+		if err == nil || err.Error() != `pool rbd has no snapshot "tuesday" (cuttle rados -p rbd lssnap lists them)` {
+			t.Fatalf("get at an unknown snap: %v", err)
+		}
+		s.must("", "rados", "-p", "rbd", "mksnap", "tuesday")
+		s.must("", "rados", "-p", "rbd", "rmsnap", "tuesday")
+		if _, err := s.run("", "rados", "-p", "rbd", "rollback", "doc", "3"); !errors.Is(err, rados.ErrNotFound) ||
+			!strings.Contains(err.Error(), "has no snapshot 3") {
+			t.Fatalf("rollback to a removed snap: %v", err)
+		}
+		if _, err := s.run("", "rados", "-p", "rbd", "-s", "monday", "get", "nothing", "-"); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("get at a snap of a missing object: %v", err)
+		}
+	})
+}
