@@ -281,6 +281,7 @@ func (o *OSD) start(ctx context.Context) error {
 	go o.heartbeatLoop()
 	o.wg.Go(o.reportLoop)
 	o.wg.Go(o.scrubLoop)
+	o.wg.Go(o.snapTrimLoop)
 	if err := o.mon.Subscribe(ctx, 0); err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}

@@ -37,6 +37,10 @@ type request struct {
 	// even if the request was answered before (an interval ended).
 	stored <-chan struct{}
 
+	// internal, if not nil, takes the replies of a request the OSD made
+	// itself (a snap trim) instead of a client.
+	internal func(wire.OSDOpReply)
+
 	mu       sync.Mutex
 	state    string // for dump_ops_in_flight
 	done     func() // ends tracking; nil once called
@@ -71,7 +75,14 @@ func (r *request) replyThen(rep wire.OSDOpReply, sent func(), tailCRC func([]byt
 	// Read data goes out from the buffer the store read it into.
 	segs := rep.EncodeSegments()
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent, TailCRC: tailCRC}
-	r.o.sendNow(r.from, msg)
+	if r.internal != nil {
+		r.internal(rep) // the OSD's own request (snaptrim.go)
+		if sent != nil {
+			sent()
+		}
+	} else {
+		r.o.sendNow(r.from, msg)
+	}
 	if rep.Flags&wire.ReplyCommitted == 0 {
 		return
 	}
@@ -488,6 +499,11 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	var res *ops.Result
 	if isSnapOp(r, wire.OpRollback) {
 		res = p.rollback(r, sw, v) // snapops.go
+	} else if isSnapOp(r, opSnapTrim) {
+		res, err = p.snapTrim(sw, v) // snaptrim.go
+		if err != nil {
+			return nil, nil, err
+		}
 	} else if res, err = ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops); err != nil {
 		return nil, nil, err
 	}

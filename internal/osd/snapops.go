@@ -35,8 +35,8 @@ func snapRefusal(pool *osdmap.Pool, op *wire.OSDOp, write bool) int32 {
 	if len(op.Ops) == 1 && op.Ops[0].Code == wire.OpListObjects {
 		return 0 // its object is a cursor
 	}
-	if op.Object.Snap == objid.SnapDir {
-		return -wire.EINVAL
+	if op.Object.Snap == objid.SnapDir || slices.ContainsFunc(op.Ops, func(o wire.ObjectOp) bool { return o.Code == opSnapTrim }) {
+		return -wire.EINVAL // the snapdir is internal, and so are trims
 	}
 	if len(op.Ops) > 1 && slices.ContainsFunc(op.Ops, func(o wire.ObjectOp) bool {
 		return o.Code == wire.OpListSnaps || o.Code == wire.OpRollback
@@ -120,36 +120,53 @@ type snapWrite struct {
 	st    snapState
 	next  snaps.SnapSet
 	clone *snaps.Clone
+	// trimmed are the clones a trim removes (snaptrim.go).
+	trimmed []snaps.Clone
 }
 
 // prepareSnapWrite decides a write's snapshot work before it executes:
 // the snap context (the pool's, or the client's less removed snaps) and
 // whether the head must be cloned first.
 func (p *pg) prepareSnapWrite(r *request) (*snapWrite, error) {
-	c, err := snaps.ForWrite(&p.pool, snaps.Context{Seq: r.op.SnapSeq, Snaps: r.op.Snaps})
-	if err != nil {
-		return nil, err // refused before it was queued (snapRefusal)
+	var c snaps.Context
+	if !isSnapOp(r, opSnapTrim) { // a trim preserves nothing
+		var err error
+		if c, err = snaps.ForWrite(&p.pool, snaps.Context{Seq: r.op.SnapSeq, Snaps: r.op.Snaps}); err != nil {
+			return nil, err // refused before it was queued (snapRefusal)
+		}
 	}
 	head := r.op.Object
 	st, err := p.loadSnapState(head)
 	if err != nil {
 		return nil, err
 	}
-	if c.Empty() && st.ss.Empty() && !isSnapOp(r, wire.OpRollback) {
+	if c.Empty() && st.ss.Empty() && !isSnapOp(r, wire.OpRollback) && !isSnapOp(r, opSnapTrim) {
 		return nil, nil // no snapshot ever touched it: nothing to do
 	}
 	sw := &snapWrite{head: head, st: st}
 	sw.next, sw.clone = st.ss.MakeWriteable(c, st.headExists, st.headSize)
+	if isSnapOp(r, opSnapTrim) {
+		var gone []uint64
+		before := sw.next
+		sw.next, gone = before.Trim(p.pool.RemovedSnaps.Contains)
+		for _, id := range gone {
+			sw.trimmed = append(sw.trimmed, *before.Find(id))
+		}
+	}
 	return sw, nil
 }
 
 // entries returns how many log entries the write makes before the head's
 // (the clone's).
 func (sw *snapWrite) entriesBefore() uint64 {
-	if sw == nil || sw.clone == nil {
+	if sw == nil {
 		return 0
 	}
-	return 1
+	n := uint64(len(sw.trimmed))
+	if sw.clone != nil {
+		n++
+	}
+	return n
 }
 
 // finish adds the snapshot work to a write's transaction: the clone
@@ -169,7 +186,13 @@ func (sw *snapWrite) finish(coll objectstore.CollectionID, txn *objectstore.Tran
 		pre.Clone(coll, sw.head, cl)
 		txn.Ops = append(pre.Ops, txn.Ops...)
 		before = append(before, pglog.Entry{Version: cloneV, Kind: pglog.Modify, Object: cl})
+		cloneV.Counter++
 		stats = stats.Add(false, true, 0, sw.clone.Size)
+	}
+	for _, c := range sw.trimmed { // removed by snapTrim's transaction
+		before = append(before, pglog.Entry{Version: cloneV, Kind: pglog.Delete, Object: sw.head.WithSnap(c.ID)})
+		cloneV.Counter++
+		stats = stats.Add(true, false, c.Size, 0)
 	}
 	snapdir := sw.head.WithSnap(objid.SnapDir)
 	switch {

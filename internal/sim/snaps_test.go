@@ -1,12 +1,15 @@
 package sim
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -357,5 +360,123 @@ func TestSnapshotRollbackAndListSnaps(t *testing.T) {
 			t.Fatalf("list-snaps of a missing object: %v", err)
 		}
 		expectAt(t, io, "obj", map[uint64]string{s2: "01ab456789", rados.SnapHead: "01ab456789"})
+	})
+}
+
+// poolUsage is what "df" reports of pool: its stored bytes (one copy)
+// and objects.
+func poolUsage(t *testing.T, c *Cluster, pool string) (stored, objects int64) {
+	t.Helper()
+	r := c.Run("df")
+	var v struct {
+		Pools []struct {
+			Name  string `json:"name"`
+			Stats struct {
+				Stored  int64 `json:"stored"`
+				Objects int64 `json:"objects"`
+			} `json:"stats"`
+		} `json:"pools"`
+	}
+	if err := json.Unmarshal(r.Data, &v); err != nil {
+		t.Fatalf("df: %v (%s)", err, r.Data)
+	}
+	for _, p := range v.Pools {
+		if p.Name == pool {
+			return p.Stats.Stored, p.Stats.Objects
+		}
+	}
+	t.Fatalf("df has no pool %s", pool)
+	return 0, 0
+}
+
+// waitUsage waits (in virtual time) until df reports the pool at stored
+// bytes and objects, and fails after ten minutes.
+func waitUsage(t *testing.T, c *Cluster, pool string, stored, objects int64) {
+	t.Helper()
+	for range 60 {
+		if s, o := poolUsage(t, c, pool); s == stored && o == objects {
+			return
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+	}
+	s, o := poolUsage(t, c, pool)
+	t.Fatalf("df reports pool %s at %d bytes in %d objects after ten minutes, want %d in %d", pool, s, o, stored, objects)
+}
+
+// Removing a snapshot trims the clones only it needed, in the
+// background, on every OSD, and df shows the space return; clones other
+// snapshots still need stay, and so does a deleted head's snapdir until
+// its last clone goes.
+func TestSnapTrimReturnsSpace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n, size = 8, 64 << 10
+		data := func(b byte) []byte { return bytes.Repeat([]byte{b}, size) }
+		for i := range n {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), data('a')); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitUsage(t, c, "rbd", n*size, n)
+		a, err := io.CreatePoolSnap(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), data('b')); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := io.CreatePoolSnap(ctx, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// obj0 gets a clone for b too; obj1's head goes (a snapdir keeps
+		// its snap set).
+		if err := io.WriteFull(ctx, "obj0", data('c')); err != nil {
+			t.Fatal(err)
+		}
+		if err := io.Delete(ctx, "obj1"); err != nil {
+			t.Fatal(err)
+		}
+		// Heads: 7 of size (obj1 gone); clones for a: 8; for b: obj0's and
+		// obj1's; obj1's snapdir: 1 object of 0 bytes.
+		waitUsage(t, c, "rbd", (7+8+2)*size, 7+8+2+1)
+		before, _ := poolUsage(t, c, "rbd")
+
+		if err := io.RemovePoolSnap(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		waitUsage(t, c, "rbd", (7+2)*size, 7+2+1)
+		after, _ := poolUsage(t, c, "rbd")
+		t.Logf("df stored: %d bytes before rmsnap a, %d after the trim", before, after)
+		expectAt(t, io, "obj0", map[uint64]string{a: "", b: string(data('b')), rados.SnapHead: string(data('c'))})
+		expectAt(t, io, "obj1", map[uint64]string{a: "", b: string(data('b')), rados.SnapHead: ""})
+		expectAt(t, io, "obj2", map[uint64]string{a: "", b: string(data('b')), rados.SnapHead: string(data('b'))})
+
+		// Every member dropped the clones of a.
+		id, pg, mp := place(t, c, "obj2")
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		for _, osd := range mp.Acting {
+			if _, err := c.OSDs[osd].Store.Stat(ctx, coll, id.WithSnap(a)); !errors.Is(err, objectstore.ErrNotFound) {
+				t.Fatalf("osd.%d still has obj2's clone for a: %v", osd, err)
+			}
+		}
+
+		// The last snapshot goes: obj1's snapdir with it.
+		if err := io.RemovePoolSnap(ctx, "b"); err != nil {
+			t.Fatal(err)
+		}
+		waitUsage(t, c, "rbd", 7*size, 7)
+		if ls, err := io.ListSnaps(ctx, "obj1"); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("list-snaps of obj1 after its last snapshot went: %+v %v", ls, err)
+		}
 	})
 }
