@@ -480,3 +480,44 @@ func TestSnapTrimReturnsSpace(t *testing.T) {
 		}
 	})
 }
+
+// Deep scrub compares clones like heads: a clone changed behind a
+// replica's back is found (the PG turns inconsistent, naming the clone)
+// and repair puts it right, so the read at the snapshot is right on every
+// member.
+func TestDeepScrubComparesClones(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, conn, io, names, pg, mp := scrubCluster(t, Options{})
+		ctx := context.Background()
+		snap, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, names[0], []byte("after the snapshot")); err != nil {
+			t.Fatal(err)
+		}
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		clone := objid.Object(1, "", names[0]).WithSnap(snap)
+		replica := c.OSDs[mp.Acting[1]]
+		var txn objectstore.Transaction
+		txn.Write(coll, clone, 0, []byte("XXXX"))
+		if err := objectstore.Apply(ctx, replica.Store, &txn); err != nil {
+			t.Fatal(err)
+		}
+		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		st := c.pgStatus(t, mp.ActingPrimary, pg)
+		if st.State != "active+clean+inconsistent" || !slices.Equal(st.Inconsistent, []string{clone.String()}) {
+			t.Fatalf("after a deep scrub: %q, inconsistent %v; want the clone %v", st.State, st.Inconsistent, clone)
+		}
+		tellPG(t, conn, mp, "pg repair", pg)
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.State != "active+clean" {
+			t.Fatalf("after repair: %q", st.State)
+		}
+		for _, osd := range mp.Acting {
+			if b, err := c.OSDs[osd].Store.Read(ctx, coll, clone, 0, 0); err != nil || !bytes.Equal(b, content(names[0])) {
+				t.Fatalf("osd.%d's clone after repair: %.20q %v", osd, b, err)
+			}
+		}
+		expectAt(t, io, names[0], map[uint64]string{snap: string(content(names[0])), rados.SnapHead: "after the snapshot"})
+	})
+}
