@@ -521,3 +521,55 @@ func TestDeepScrubComparesClones(t *testing.T) {
 		expectAt(t, io, names[0], map[uint64]string{snap: string(content(names[0])), rados.SnapHead: "after the snapshot"})
 	})
 }
+
+// A trim that deletes many clones of one object at once replicates: its
+// rep op carries a log entry per clone (the chaos test's seed 8 found
+// replicas refusing rep ops of more than 8 extra entries, leaving the
+// primary alone without the clones).
+func TestSnapTrimOfManyClonesReplicates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 20
+		var ids []uint64
+		for i := range n {
+			if err := io.WriteFull(ctx, "many", []byte(fmt.Sprint("version ", i))); err != nil {
+				t.Fatal(err)
+			}
+			id, err := io.CreatePoolSnap(ctx, fmt.Sprint("s", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		if err := io.WriteFull(ctx, "many", []byte("head")); err != nil {
+			t.Fatal(err)
+		}
+		c.Run("osd set", "key", "nosnaptrim")
+		for i := range n - 1 {
+			if err := io.RemovePoolSnap(ctx, fmt.Sprint("s", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Run("osd unset", "key", "nosnaptrim")
+		waitUsage(t, c, "rbd", int64(len("head")+len(fmt.Sprint("version ", n-1))), 2)
+		id, pg, mp := place(t, c, "many")
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		for _, osd := range mp.Acting {
+			for _, s := range ids[:n-1] {
+				if _, err := c.OSDs[osd].Store.Stat(ctx, coll, id.WithSnap(s)); !errors.Is(err, objectstore.ErrNotFound) {
+					t.Fatalf("osd.%d keeps the clone for snap %d: %v", osd, s, err)
+				}
+			}
+			if b, err := c.OSDs[osd].Store.Read(ctx, coll, id.WithSnap(ids[n-1]), 0, 0); err != nil || string(b) != fmt.Sprint("version ", n-1) {
+				t.Fatalf("osd.%d clone for the last snap: %q %v", osd, b, err)
+			}
+		}
+		expectAt(t, io, "many", map[uint64]string{ids[0]: "", ids[n-1]: fmt.Sprint("version ", n-1), rados.SnapHead: "head"})
+	})
+}

@@ -46,9 +46,11 @@ type RepOpReply struct {
 // Limits on decoded PG messages.
 const (
 	maxEntryBytes = 64 << 10
-	// maxExtraEntries bounds the extra entries of one rep op (a write
-	// makes at most a clone and a snapdir entry beside its own).
-	maxExtraEntries = 8
+	// maxExtraEntries bounds the extra entries of one rep op: a write
+	// makes at most a clone and a snapdir entry beside its own, a snap
+	// trim one entry per clone it deletes (at most an object's clones,
+	// osdmap.MaxPoolSnaps).
+	maxExtraEntries = osdmap.MaxPoolSnaps + 2
 )
 
 // Encode encodes m: version 1: pg, epoch, interval start, tid, version,
