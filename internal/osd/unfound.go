@@ -1,9 +1,7 @@
 package osd
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
@@ -18,31 +16,15 @@ import (
 // without losing it: the PG stays incomplete (Ceph's name), reports
 // how many objects are unfound (OBJECT_UNFOUND) and tries again every few
 // seconds, in case an OSD holding a copy returns. If none will, an
-// operator runs `cuttle pg mark_unfound_lost PGID delete`: the next
-// attempt forgets those objects (the log records their removal, and
-// every member deletes its copy), and the PG goes active without them.
+// operator runs `cuttle pg mark_unfound_lost PGID delete`: peering
+// forgets those objects (the log records their removal, and every
+// member deletes its copy), and the PG goes active without them.
+// peering.Machine decides all this (its unfound state); this file holds
+// the store work and the command.
 
-// settleUnfound decides what peering does about the objects it could not
-// find: nothing if there are none, go on without them if an operator
-// marked them lost, and otherwise stop, reporting them.
-func (p *pg) settleUnfound(r *peerRun, unfound []objid.ID) error {
-	if len(unfound) == 0 {
-		return nil
-	}
-	p.mu.Lock()
-	lose := p.loseUnfound
-	if p.run == r {
-		p.unfound = slices.Clone(unfound)
-	}
-	p.mu.Unlock()
-	p.o.statsChanged()
-	if lose {
-		p.o.log.Warn("peering: forgetting unfound objects, as an operator asked", "pg", p.id.String(), "objects", len(unfound))
-		return nil
-	}
-	p.step(r, fmt.Sprintf("%d objects unfound: waiting for an OSD that holds them, or for mark_unfound_lost", len(unfound)))
-	return fmt.Errorf("%d objects, first %v: %w", len(unfound), unfound[0], errUnfound)
-}
+// unfoundLost tells the interval's peering that an operator marked its
+// unfound objects lost (peering.MarkedLost).
+type unfoundLost struct{}
 
 // forgetLost removes the lost objects from this OSD's copy and appends
 // their removal to the PG's log, so that every member deletes them too.
@@ -80,8 +62,9 @@ func (p *pg) forgetLost(ids []objid.ID) error {
 	return p.o.apply(&t)
 }
 
-// markUnfoundLost answers "pg mark_unfound_lost": the PG's next peering
-// attempt forgets the objects it cannot find.
+// markUnfoundLost answers "pg mark_unfound_lost": the PG's peering
+// forgets the objects it cannot find, at once if it is waiting for them,
+// and otherwise at its next attempt.
 func (o *OSD) markUnfoundLost(cmd wire.Command) wire.Reply {
 	id, err := osdmap.ParsePG(cmd.Args["pgid"])
 	if err != nil {
@@ -107,9 +90,9 @@ func (o *OSD) markUnfoundLost(cmd wire.Command) wire.Reply {
 		return wire.Errorf(wire.ENOENT, "%s: pg %v has no unfound objects", cmd.Prefix, id)
 	}
 	p.loseUnfound = true
-	msg := fmt.Sprintf("pg %v: %d unfound objects will be deleted at the next peering attempt", id, len(p.unfound))
+	if p.run != nil {
+		p.run.post(o.cfg.ID, unfoundLost{})
+	}
+	msg := fmt.Sprintf("pg %v: %d unfound objects will be deleted: peering goes on without them", id, len(p.unfound))
 	return wire.Reply{Status: msg, Text: msg + "\n"}
 }
-
-// errUnfound means no reachable OSD holds a readable copy of an object.
-var errUnfound = errors.New("object unfound")

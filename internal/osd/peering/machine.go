@@ -84,6 +84,12 @@ type Loaded struct {
 	Replicas []int32
 	PoolSize int
 	Up       func(int32) bool
+	// MaxOSD bounds the OSD ids of the map (a search for an object
+	// asks every up OSD below it).
+	MaxOSD int32
+	// LoseUnfound says an operator marked the PG's unfound objects lost
+	// (see MarkedLost).
+	LoseUnfound bool
 }
 
 // PastRead answers ReadPast: the PG's past intervals, or why they could
@@ -94,8 +100,11 @@ type PastRead struct {
 }
 
 // MapRefreshed answers RefreshMap: which OSDs are up in the driver's
-// newest map.
-type MapRefreshed struct{ Up func(int32) bool }
+// newest map, and the bound of its OSD ids.
+type MapRefreshed struct {
+	Up     func(int32) bool
+	MaxOSD int32
+}
 
 // Notify is an OSD's answer to a query (PGNotify): its info, log and
 // missing set, for the interval that started at Interval.
@@ -115,15 +124,6 @@ type ActivateAck struct {
 // TempRequested answers RequestTemp.
 type TempRequested struct{ Err error }
 
-// SelfCompleted answers CompleteSelf: the plan as it now stands (its
-// info and log end with the removal of objects marked lost), and what
-// each replica lacks.
-type SelfCompleted struct {
-	Plan    Result
-	Missing map[int32][]objid.ID
-	Err     error
-}
-
 // Finished answers Finish.
 type Finished struct{ Err error }
 
@@ -137,7 +137,6 @@ func (MapRefreshed) isEvent()  {}
 func (Notify) isEvent()        {}
 func (ActivateAck) isEvent()   {}
 func (TempRequested) isEvent() {}
-func (SelfCompleted) isEvent() {}
 func (Finished) isEvent()      {}
 func (TimerFired) isEvent()    {}
 
@@ -186,15 +185,6 @@ type NoteRecovery struct {
 	Backfill bool
 }
 
-// CompleteSelf brings this OSD to the plan's history: it fetches what
-// it lacks, settles unfound objects and adopts the authoritative log,
-// then lists what each of Replicas lacks (answer: SelfCompleted).
-type CompleteSelf struct {
-	Plan     Result
-	Members  []Member
-	Replicas []int32
-}
-
 // SendActivate has replica To adopt Info and Log (PGActivate), lacking
 // Missing, or everything with Backfill.
 type SendActivate struct {
@@ -232,7 +222,6 @@ func (SetStep) isAction()      {}
 func (GoDown) isAction()       {}
 func (RequestTemp) isAction()  {}
 func (NoteRecovery) isAction() {}
-func (CompleteSelf) isAction() {}
 func (SendActivate) isAction() {}
 func (Finish) isAction()       {}
 func (Serve) isAction()        {}
@@ -244,25 +233,32 @@ func (StartOver) isAction()    {}
 type state int
 
 const (
-	idle        state = iota // before Start
-	loading                  // LoadLocal sent
-	readingPast              // ReadPast sent
-	pastWait                 // ReadPast failed: timer
-	refreshing               // RefreshMap sent, to begin a query round
-	querying                 // queries sent: Notify, timer
-	down                     // until the interval ends
-	requesting               // RequestTemp sent
-	tempWait                 // pg_temp asked: timer
-	completing               // CompleteSelf sent
-	activating               // activations sent: ActivateAck, timer
-	finishing                // Finish sent
-	serving                  // peering is over
-	retryWait                // an attempt failed: timer
+	idle           state = iota // before Start
+	loading                     // LoadLocal sent
+	readingPast                 // ReadPast sent
+	pastWait                    // ReadPast failed: timer
+	refreshing                  // RefreshMap sent, to begin a query round
+	querying                    // queries sent: Notify, timer
+	down                        // until the interval ends
+	requesting                  // RequestTemp sent
+	tempWait                    // pg_temp asked: timer
+	pulling                     // SendPull sent to a member: Push, PullRefused, PushApplied, timer
+	readingVersion              // ReadVersion sent
+	searching                   // SendPull sent to another up OSD: Push, PullRefused, PushApplied, timer
+	unfound                     // objects unfound: MarkedLost, timer
+	adopting                    // Adopt sent
+	forgetting                  // ForgetLost sent
+	listing                     // ListObjects sent
+	activating                  // activations sent: ActivateAck, timer
+	finishing                   // Finish sent
+	serving                     // peering is over
+	retryWait                   // an attempt failed: timer
 )
 
 func (s state) String() string {
 	return [...]string{"idle", "loading", "reading-past", "past-wait", "refreshing", "querying", "down",
-		"requesting-temp", "temp-wait", "completing", "activating", "finishing", "serving", "retry-wait"}[s]
+		"requesting-temp", "temp-wait",
+		"pulling", "reading-version", "searching", "unfound", "adopting", "forgetting", "listing", "activating", "finishing", "serving", "retry-wait"}[s]
 }
 
 // Machine is one interval's peering on its primary. It is not safe for
@@ -277,14 +273,19 @@ type Machine struct {
 	replicas []int32
 	poolSize int
 	up       func(int32) bool
-	past     []Interval
-	probe    []int32 // the OSDs to query: replicas, then past intervals'
-	got      map[int32]Member
-	plan     Result
-	members  []Member
-	temp     []int32
-	missing  map[int32][]objid.ID
-	waiting  map[int32]bool // replicas yet to acknowledge activation
+	maxOSD   int32
+	// lose says an operator marked the unfound objects lost; it holds
+	// for the interval's later attempts.
+	lose    bool
+	past    []Interval
+	probe   []int32 // the OSDs to query: replicas, then past intervals'
+	got     map[int32]Member
+	plan    Result
+	members []Member
+	temp    []int32
+	missing map[int32][]objid.ID
+	waiting map[int32]bool // replicas yet to acknowledge activation
+	c       completion     // completing this OSD's copy (complete.go)
 
 	out []Action
 }
@@ -313,7 +314,7 @@ func (m *Machine) Step(ev Event) []Action {
 		}
 	case MapRefreshed:
 		if m.state == refreshing {
-			m.up = ev.Up
+			m.up, m.maxOSD = ev.Up, ev.MaxOSD
 			m.sendQueries()
 		}
 	case Notify:
@@ -331,14 +332,6 @@ func (m *Machine) Step(ev Event) []Action {
 			}
 			m.to(tempWait)
 			m.setTimer(AnswerWait)
-		}
-	case SelfCompleted:
-		if m.state == completing {
-			if ev.Err != nil {
-				m.fail(ev.Err)
-				break
-			}
-			m.activate(ev.Plan, ev.Missing)
 		}
 	case ActivateAck:
 		if m.state == activating && ev.Interval == m.interval && m.waiting[ev.From] {
@@ -358,6 +351,8 @@ func (m *Machine) Step(ev Event) []Action {
 			m.armed = false
 			m.expired()
 		}
+	default:
+		m.stepComplete(ev)
 	}
 	return m.out
 }
@@ -382,7 +377,8 @@ func (m *Machine) load(newerMap bool) {
 }
 
 func (m *Machine) loaded(ev Loaded) {
-	m.self, m.replicas, m.poolSize, m.up = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up
+	m.self, m.replicas, m.poolSize, m.up, m.maxOSD = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up, ev.MaxOSD
+	m.lose = m.lose || ev.LoseUnfound
 	m.to(readingPast)
 	m.emit(ReadPast{Since: m.self.Info.LastEpochStarted})
 }
@@ -467,8 +463,7 @@ func (m *Machine) decide() {
 	}
 	copies, backfill := recoveryCopies(plan, append([]int32{m.self.OSD}, m.replicas...))
 	m.emit(NoteRecovery{Copies: copies, Backfill: backfill})
-	m.to(completing)
-	m.emit(CompleteSelf{Plan: plan, Members: slices.Clone(m.members), Replicas: slices.Clone(m.replicas)})
+	m.complete(plan)
 }
 
 // recoveryCopies counts the object copies plan makes for osds, and
@@ -534,6 +529,8 @@ func (m *Machine) expired() {
 		m.fail(fmt.Errorf("osd %v did not acknowledge activation: %w", slices.Sorted(maps.Keys(m.waiting)), ErrNoAnswer))
 	case retryWait:
 		m.load(true)
+	default:
+		m.expiredComplete()
 	}
 }
 
