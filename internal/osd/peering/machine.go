@@ -14,11 +14,11 @@ import (
 // The protocol of one interval's peering on its primary, as a state
 // machine: the OSD feeds it events (Step) and carries out the actions it
 // returns, in order; an action that asks for something (LoadLocal,
-// ReadPast, RefreshMap, RequestTemp, CompleteSelf, Finish) is answered
-// by the event its comment names, which the driver feeds before any
-// other. The machine does no I/O, keeps no clock and starts no
-// goroutine: a timer is an action (SetTimer) and its expiry an event
-// (TimerFired).
+// ReadPast, RefreshMap, RequestTemp, ApplyPush, ReadVersion, Adopt,
+// ForgetLost, ListObjects, Finish) is answered by the event its comment
+// names, which the driver feeds before any other. The machine does no
+// I/O, keeps no clock and starts no goroutine: a timer is an action
+// (SetTimer) and its expiry an event (TimerFired).
 //
 //	Start -> LoadLocal -> Loaded -> ReadPast -> PastRead
 //	      -> querying: (SetStep, RefreshMap -> MapRefreshed, SendQuery..., SetTimer)
@@ -27,26 +27,31 @@ import (
 //	      -> a past interval with no OSD up: GoDown (until the interval ends)
 //	      -> this OSD needs a backfill: RequestTemp -> TempRequested, then
 //	         wait AnswerWait for the map that ends the interval
-//	      -> NoteRecovery, CompleteSelf -> SelfCompleted
+//	      -> NoteRecovery, then complete this OSD's copy (complete.go):
+//	         pulling: SendPull to the authority of what this OSD lacks;
+//	           Push -> ApplyPush -> PushApplied, PullRefused; AnswerWait
+//	           of silence (reset by each push applied) fails the attempt
+//	         pulling again, one object at a time, from each other member
+//	           whose copy is current, for what the authority refused
+//	         searching: SendPull to each other up OSD in turn for the
+//	           object at its authoritative version (ReadVersion ->
+//	           VersionRead when the log does not give it), RetryInterval
+//	           each
+//	         unfound: ReportUnfound; wait RetryInterval for MarkedLost,
+//	           then start over
+//	         adopting: Adopt -> Adopted, ForgetLost -> LostForgotten,
+//	           ListObjects -> ObjectsListed (each only if needed)
 //	      -> activating: SendActivate..., SetTimer, until every replica
 //	         acknowledged (ActivateAck)
 //	      -> Finish -> Finished -> Serve
 //
 // A failed attempt (Failed) starts over after RetryInterval with the
-// newest map; one whose OSDs to ask changed (StartOver) starts over at
-// once. The end of the interval is not an event: the driver drops the
-// machine and starts a new one.
-//
-// What is left for a later step: CompleteSelf (pulling the objects the
-// primary lacks from the authority and, when it cannot read them, from
-// any other OSD holding the right version; settling unfound objects;
-// adopting the authoritative log) is still one blocking action of the
-// driver (internal/osd), with its own waits for pushes. Its shape as
-// machine states: a pulling state per source (SendPull, then Push and
-// PullRefused events applied by an ApplyPush action that yields a
-// PushApplied event; a silence timer of AnswerWait reset on each push),
-// a search state over the up OSDs for an object's wanted version, and an
-// unfound state that waits for mark_unfound_lost (an event) or fails.
+// newest map; one whose OSDs to ask changed, or that waited in vain for
+// unfound objects (StartOver), starts over at once. The end of the
+// interval is not an event: the driver drops the machine and starts a
+// new one (a Start resets a machine, too). Events that the current state
+// does not wait for (a late push, another interval's answer, a stale
+// timer) are ignored.
 
 // RetryInterval is how often an unanswered query is sent again, and how
 // long a failed attempt waits before it starts over.
