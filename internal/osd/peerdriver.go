@@ -3,6 +3,7 @@ package osd
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"time"
@@ -96,7 +97,13 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 		case msg.Activate:
 			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result}
 		case msg.Result != 0:
-			d.p.o.log.Info("peering: an OSD cannot supply an object", "pg", d.p.id.String(), "osd", ev.from,
+			// An OSD that lacks the object is routine in a search; one
+			// that cannot read its copy is worth a warning.
+			level := slog.LevelWarn
+			if msg.Result == -wire.ENOENT {
+				level = slog.LevelDebug
+			}
+			d.p.o.log.Log(d.p.o.ctx, level, "peering: an OSD cannot supply an object", "pg", d.p.id.String(), "osd", ev.from,
 				"object", msg.Object.String(), "errno", -msg.Result)
 			return peering.PullRefused{From: ev.from, Interval: msg.IntervalStart, Object: msg.Object, Errno: -msg.Result}
 		}
