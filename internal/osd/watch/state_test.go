@@ -39,6 +39,8 @@ func show(as []Action) string {
 			lines = append(lines, fmt.Sprintf("complete notify %d acks [%s] timed out %v", x.NotifyID, strings.Join(acks, " "), x.Result.TimedOut))
 		case ActionRemoveWatch:
 			lines = append(lines, fmt.Sprintf("remove watch %v", x.Watcher.WatcherID))
+		default:
+			lines = append(lines, "check failed: "+string(x.Payload))
 		}
 	}
 	return strings.Join(lines, "\n")
@@ -61,6 +63,16 @@ func run(t *testing.T, steps []step) {
 
 func none(f func(s *State)) func(s *State) []Action {
 	return func(s *State) []Action { f(s); return nil }
+}
+
+// check runs f, whose non-empty answer shows as a failed check.
+func check(f func(s *State) string) func(s *State) []Action {
+	return func(s *State) []Action {
+		if msg := f(s); msg != "" {
+			return []Action{{Payload: []byte(msg)}}
+		}
+		return nil
+	}
 }
 
 func TestWatchNotifyStateMachine(t *testing.T) {
@@ -93,10 +105,11 @@ func TestWatchNotifyStateMachine(t *testing.T) {
 			{func(s *State) []Action { return s.Tick(at(5)) },
 				"complete notify 3 acks [client.a/1=\"A\"] timed out [client.b/2]"},
 			{func(s *State) []Action { return s.Ack(3, b.WatcherID, []byte("late")) }, ""},
-			{none(func(s *State) {
+			{check(func(s *State) string {
 				if got := s.Watchers(obj); len(got) != 2 {
-					panic(fmt.Sprintf("watchers %v", got))
+					return fmt.Sprintf("watchers %v", got)
 				}
+				return ""
 			}), ""},
 		}},
 		{"a watcher that dies: removed at its timeout, counted timed out by the notify waiting for it", []step{
@@ -109,14 +122,14 @@ func TestWatchNotifyStateMachine(t *testing.T) {
 			{func(s *State) []Action { s.Ping(obj, a.WatcherID, at(30)); return s.Tick(at(39.9)) }, ""},
 			{func(s *State) []Action { return s.Tick(at(40)) },
 				"remove watch client.b/2\ncomplete notify 4 acks [client.a/1=\"\"] timed out [client.b/2]"},
-			{func(s *State) []Action { return nil }, ""},
-			{none(func(s *State) {
+			{check(func(s *State) string {
 				if got := s.Ping(obj, b.WatcherID, at(41)); got != wire.ENOTCONN {
-					panic(fmt.Sprintf("ping of an expired watch: %d", got))
+					return fmt.Sprintf("ping of an expired watch: %d", got)
 				}
 				if d, ok := s.Deadline(); !ok || !d.Equal(at(60)) {
-					panic(fmt.Sprintf("deadline %v %v", d, ok))
+					return fmt.Sprintf("deadline %v %v", d, ok)
 				}
+				return ""
 			}), ""},
 		}},
 		{"pings keep a watch; silence expires it", []step{
@@ -160,10 +173,11 @@ func TestWatchNotifyStateMachine(t *testing.T) {
 				"send notify 9 \"\" to client.a/1 on conn 1"},
 			{func(s *State) []Action { return s.Deleted(obj) },
 				"send error ENOTCONN to client.a/1 on conn 1\ncomplete notify 9 acks [] timed out [client.a/1 client.b/2]"},
-			{none(func(s *State) {
+			{check(func(s *State) string {
 				if !s.Empty() {
-					panic("state not empty after the delete")
+					return "state not empty after the delete"
 				}
+				return ""
 			}), ""},
 		}},
 	} {
