@@ -114,11 +114,11 @@ func (w WatcherID) Compare(v WatcherID) int {
 }
 
 // WatchInfo is a watch as the OSD persists it with the object and lists
-// it (OpListWatchers): who, the timeout, and the address it came from.
+// it (OpListWatchers): who, and its timeout in seconds (0: the OSD's
+// default).
 type WatchInfo struct {
 	WatcherID
 	TimeoutSec uint32
-	Addr       string
 }
 
 // Encode encodes w (version 1).
@@ -133,14 +133,12 @@ func encodeWatchInfo(e *encoding.Encoder, w WatchInfo) {
 	e.String(w.Client)
 	e.Uint64(w.Cookie)
 	e.Uint32(w.TimeoutSec)
-	e.String(w.Addr)
 	e.End(mk)
 }
 
 func decodeWatchInfo(d *encoding.Decoder) WatchInfo {
 	d.Begin(1)
-	w := WatchInfo{WatcherID: WatcherID{Client: d.String(maxClient), Cookie: d.Uint64()}, TimeoutSec: d.Uint32(),
-		Addr: d.String(maxClient)}
+	w := WatchInfo{WatcherID: WatcherID{Client: d.String(maxClient), Cookie: d.Uint64()}, TimeoutSec: d.Uint32()}
 	d.End()
 	return w
 }
@@ -171,7 +169,7 @@ func EncodeWatchers(ws []WatchInfo) []byte {
 func DecodeWatchers(b []byte) ([]WatchInfo, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
-	n := d.Count(6 + 8 + 4 + 2)
+	n := d.Count(6 + 1 + 8 + 4)
 	if n > maxWatchers {
 		d.Fail(fmt.Errorf("%w: %d watchers", encoding.ErrCorrupt, n))
 	}

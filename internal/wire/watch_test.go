@@ -25,7 +25,7 @@ func TestWatchNotifyRoundTrip(t *testing.T) {
 }
 
 func TestWatchersAndNotifyResultRoundTrip(t *testing.T) {
-	ws := []WatchInfo{{WatcherID: WatcherID{"client.a", 1}, TimeoutSec: 30, Addr: "127.0.0.1:5"},
+	ws := []WatchInfo{{WatcherID: WatcherID{"client.a", 1}, TimeoutSec: 30},
 		{WatcherID: WatcherID{"client.b", 2}}}
 	got, err := DecodeWatchers(EncodeWatchers(ws))
 	if err != nil || !reflect.DeepEqual(got, ws) {
