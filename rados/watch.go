@@ -49,7 +49,7 @@ type WatcherID struct {
 type WatcherInfo struct {
 	WatcherID
 	// Timeout is the watch's timeout (0: the OSD's default, 30 s).
-	Timeout time.Duration `json:"timeout"`
+	Timeout time.Duration `json:"timeout_ns"`
 }
 
 // NotifyAck is one watcher's reply to a notify.

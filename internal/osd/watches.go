@@ -142,6 +142,16 @@ func (p *pg) serveWatchOp(r *request, epoch uint64) bool {
 		r.replyError(storeErrno(err), epoch)
 		return true
 	}
+	if op.Code == wire.OpNotify || op.Code == wire.OpListWatchers {
+		// As Ceph's: ENOENT for an object that does not exist.
+		if _, err := p.o.cfg.Store.Stat(p.o.ctx, p.coll, obj); errors.Is(err, objectstore.ErrNotFound) {
+			r.replyError(-wire.ENOENT, epoch)
+			return true
+		} else if err != nil {
+			r.replyError(storeErrno(err), epoch)
+			return true
+		}
+	}
 	now := p.o.cfg.Clock.Now()
 	ok := func(res wire.ObjectOpResult) {
 		r.reply(wire.OSDOpReply{Epoch: epoch, Flags: wire.ReplyApplied | wire.ReplyCommitted, Ops: []wire.ObjectOpResult{res}})

@@ -62,6 +62,12 @@ func TestWatchNotifyRoundTrip(t *testing.T) {
 		if _, err := wio.Watch(ctx, "missing", func(rados.WatchEvent) []byte { return nil }); !errors.Is(err, rados.ErrNotFound) {
 			t.Fatalf("watch of a missing object: %v", err)
 		}
+		if _, err := nio.Notify(ctx, "missing", nil, time.Second); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("notify of a missing object: %v", err)
+		}
+		if _, err := nio.ListWatchers(ctx, "missing"); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("listwatchers of a missing object: %v", err)
+		}
 		var n notes
 		w, err := wio.Watch(ctx, "hdr", n.handler("seen"))
 		if err != nil {
