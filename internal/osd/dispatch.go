@@ -79,6 +79,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 func (d dispatcher) HandleEvent(ev msgr.Event) {
 	if ev.Kind == msgr.EventFailed || ev.Kind == msgr.EventReset {
 		d.o.forgetSession(ev.Session)
+		d.o.watchSessionLost(ev.Session)
 	}
 }
 

@@ -18,6 +18,9 @@
 //     then recovery behind client I/O (missing.go), temporary acting sets
 //     for members that need a full copy (pgtemp.go), unfound objects
 //     (unfound.go) and the deletion of stray copies (removal.go);
+//   - watch/notify as primary (watches.go), which drives each PG's
+//     watch.State: watches persisted with their objects, notifies sent
+//     to the watchers' sessions unsolicited;
 //   - scrub (scrub.go) and its scheduling (scrubsched.go), which carry
 //     out what the scrub package decides;
 //   - failure detection of its peers (heartbeat.go, section 5.3), map
@@ -34,7 +37,7 @@
 // peerdriver.go runs), pglog, scrub (comparison, repair plans and the
 // schedule), opq (the op queue client ops and recovery's slots go
 // through), replication (a write's applied and committed acks) and
-// recovery (what to push to whom, in what order).
+// recovery (what to push to whom, in what order) and watch (watch/notify).
 //
 // Ordering and safety rules:
 //   - Requests to one object run one at a time, in arrival order; the

@@ -216,6 +216,13 @@ type OSD struct {
 	trafficLen atomic.Uint64 // their bytes, plus the data replies returned
 	inflightMu sync.Mutex
 	inflight   map[*request]struct{}
+
+	// watchConns names client sessions for the PGs' watch states,
+	// notifySeq numbers notifies, watchTid the OSD's own writes that
+	// remove expired watches (watches.go).
+	watchConns watchConns
+	notifySeq  atomic.Uint64
+	watchTid   atomic.Uint64
 }
 
 // Start opens the OSD: it loads the PGs in its store, listens, connects to

@@ -90,6 +90,9 @@ type pg struct {
 	scrubToken   uint64
 	inconsistent map[objid.ID]scrub.Inconsistency
 	born         time.Time
+	// watch is the watch/notify state of the PG's objects while this
+	// OSD is its primary (watches.go).
+	watch *pgWatch
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *pg {
@@ -98,7 +101,8 @@ func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *
 	}
 	return &pg{o: o, id: info.PG, coll: objectstore.PGCollection(info.PG.Pool, info.PG.Seed), info: info, log: log,
 		missing: missing, primary: -1, queue: opq.NewQueue[objid.ID, *request](opq.Today{}), writes: map[uint64]*write{},
-		recoveringObj: map[objid.ID]chan struct{}{}, recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now()}
+		recoveringObj: map[objid.ID]chan struct{}{}, recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now(),
+		watch: newPGWatch()}
 }
 
 // loadPG reads a PG's info, log and missing set from the store.
@@ -168,8 +172,9 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 }
 
 // endIntervalLocked abandons the writes in flight and returns every
-// request that must be told to resend: the writes' and those queued
-// behind running ones (the running ones notice by themselves).
+// request that must be told to resend: the writes', those queued behind
+// running ones (the running ones notice by themselves) and the notifies
+// in progress (the watch state is forgotten).
 func (p *pg) endIntervalLocked() []*request {
 	var stale []*request
 	for tid, w := range p.writes {
@@ -180,7 +185,7 @@ func (p *pg) endIntervalLocked() []*request {
 		w.abandoned = true
 		delete(p.writes, tid)
 	}
-	return p.queue.Cut(stale)
+	return append(p.queue.Cut(stale), p.watchResetLocked()...)
 }
 
 // isPrimaryLocked reports whether this OSD is the PG's acting primary.

@@ -71,7 +71,11 @@ func (r *request) replyThen(rep wire.OSDOpReply, sent func(), tailCRC func([]byt
 	// Read data goes out from the buffer the store read it into.
 	segs := rep.EncodeSegments()
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent, TailCRC: tailCRC}
-	r.o.sendNow(r.from, msg)
+	if r.from.Session != nil {
+		r.o.sendNow(r.from, msg)
+	} else if sent != nil {
+		sent() // the OSD's own request (removeWatch): no one to answer
+	}
 	if rep.Flags&wire.ReplyCommitted == 0 {
 		return
 	}
@@ -309,6 +313,9 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 		r.replyError(result, epoch)
 		return nil, nil
 	}
+	if p.serveWatchOp(r, epoch) {
+		return nil, nil
+	}
 	res, err := ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
 	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(r.op.Object, err) {
 		res, err = ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
@@ -341,9 +348,9 @@ func (p *pg) recycler(bufs [][]byte) func() {
 func (p *pg) env(r *request, v wire.Version) *ops.Env {
 	e := &ops.Env{Store: p.o.cfg.Store, Collection: p.coll, Object: r.op.Object, Classes: p.o.cfg.Classes,
 		Version: v, Now: p.o.cfg.Clock.Now()}
-	// Only class methods ask who called; naming the caller for every op
-	// allocated a string each time.
-	if slices.ContainsFunc(r.op.Ops, func(o wire.ObjectOp) bool { return o.Code == wire.OpCall }) {
+	// Only class methods and watches ask who called; naming the caller
+	// for every op allocated a string each time.
+	if slices.ContainsFunc(r.op.Ops, func(o wire.ObjectOp) bool { return o.Code == wire.OpCall || o.Code == wire.OpWatch }) {
 		e.Caller = r.from.Name.String()
 	}
 	return e
@@ -465,6 +472,9 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	res, err := ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops)
 	if err != nil {
 		return nil, nil, err
+	}
+	if res.Code == 0 {
+		p.watchEffectsLocked(r, res)
 	}
 	if res.Code != 0 || !res.Wrote() {
 		r.reply(wire.OSDOpReply{Epoch: p.epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,

@@ -53,6 +53,7 @@ pieces, so objects of any size stream without being held in memory.`,
 		radosSetXattrCommand(e), radosGetXattrCommand(e), radosListXattrCommand(e), radosRmXattrCommand(e),
 		radosSetOmapValCommand(e), radosGetOmapValCommand(e), radosRmOmapKeyCommand(e),
 		radosListOmapKeysCommand(e), radosListOmapValsCommand(e),
+		radosWatchCommand(e), radosNotifyCommand(e), radosListWatchersCommand(e),
 	)
 	return c
 }
@@ -128,6 +129,8 @@ func radosFailure(what string, err error) error {
 		text = "already exists"
 	case errors.Is(err, rados.ErrTimedOut):
 		text = "timed out: " + err.Error()
+	case errors.Is(err, rados.ErrNotConnected):
+		text = err.Error()
 	case errors.Is(err, rados.ErrInvalid):
 		text = "invalid argument: " + err.Error()
 	case errors.As(err, &oe) && oe.Errno == wire.ENOSPC && oe.Status != "":
