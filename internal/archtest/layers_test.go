@@ -47,6 +47,7 @@ var layers = []struct {
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},
 	{"osdmap", layerModels},
+	{"internal/balancer", layerModels},
 	{"internal/auth", layerModels},
 
 	{"internal/config", layerModels},
@@ -110,6 +111,7 @@ var sameLayerImports = map[string][]string{
 	// L1
 	"crush/crushtext":               {"crush"},
 	"osdmap":                        {"crush"},
+	"internal/balancer":             {"crush", "osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/format"},

@@ -17,6 +17,7 @@ var pureCores = []string{
 	"internal/osd/opq",
 	"internal/osd/replication",
 	"internal/osd/recovery",
+	"internal/balancer",
 }
 
 // impureImports are the packages a pure core must not import.
