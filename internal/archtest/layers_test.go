@@ -131,13 +131,14 @@ var sameLayerImports = map[string][]string{
 	// rados never import each other.
 	"internal/mon": {"internal/mon/..."},
 	// The services implement moncmd's contract over monstore.
-	"internal/mon/moncmd":    {"internal/mon/monstore"},
-	"internal/mon/osdmon":    {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
-	"internal/mon/configmon": {"internal/mon/moncmd", "internal/mon/monstore"},
-	"internal/mon/authmon":   {"internal/mon/moncmd", "internal/mon/monstore"},
-	"internal/mon/pgmon":     {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
-	"internal/osd":           {"internal/osd/..."},
-	"internal/osd/peering":   {"internal/osd/pglog"},
+	"internal/mon/moncmd":      {"internal/mon/monstore"},
+	"internal/mon/osdmon":      {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	"internal/mon/configmon":   {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/authmon":     {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/pgmon":       {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	"internal/mon/balancermon": {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/osd":             {"internal/osd/..."},
+	"internal/osd/peering":     {"internal/osd/pglog"},
 
 	// L4
 	"rbd":              {"striper"},
