@@ -47,6 +47,7 @@ var layers = []struct {
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},
 	{"osdmap", layerModels},
+	{"internal/balancer", layerModels},
 	{"internal/auth", layerModels},
 
 	{"internal/config", layerModels},
@@ -110,6 +111,7 @@ var sameLayerImports = map[string][]string{
 	// L1
 	"crush/crushtext":               {"crush"},
 	"osdmap":                        {"crush"},
+	"internal/balancer":             {"crush", "osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/format"},
@@ -129,13 +131,14 @@ var sameLayerImports = map[string][]string{
 	// rados never import each other.
 	"internal/mon": {"internal/mon/..."},
 	// The services implement moncmd's contract over monstore.
-	"internal/mon/moncmd":    {"internal/mon/monstore"},
-	"internal/mon/osdmon":    {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
-	"internal/mon/configmon": {"internal/mon/moncmd", "internal/mon/monstore"},
-	"internal/mon/authmon":   {"internal/mon/moncmd", "internal/mon/monstore"},
-	"internal/mon/pgmon":     {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
-	"internal/osd":           {"internal/osd/..."},
-	"internal/osd/peering":   {"internal/osd/pglog"},
+	"internal/mon/moncmd":      {"internal/mon/monstore"},
+	"internal/mon/osdmon":      {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	"internal/mon/configmon":   {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/authmon":     {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/pgmon":       {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	"internal/mon/balancermon": {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/osd":             {"internal/osd/..."},
+	"internal/osd/peering":     {"internal/osd/pglog"},
 
 	// L4
 	"rbd":              {"striper"},

@@ -46,6 +46,11 @@ func commands() map[string]command {
 		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
 		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
 
+		// Upmaps (upmap.go).
+		"osd pg-upmap-items":    {prepare: (*Service).preparePGUpmapItems},   // pgid mappings
+		"osd rm-pg-upmap-items": {prepare: (*Service).prepareRmPGUpmapItems}, // pgid
+		"osd pg-upmap-plan":     {prepare: (*Service).prepareUpmapPlan},      // epoch [items] [rm]
+
 		// Fullness (full.go).
 		"osd set-full-ratio":         {prepare: (*Service).prepareSetRatio},   // ratio
 		"osd set-backfillfull-ratio": {prepare: (*Service).prepareSetRatio},   // ratio
