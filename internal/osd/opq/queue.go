@@ -44,25 +44,38 @@ func NewQueue[K comparable, T any](policy Policy) *Queue[K, T] {
 func (q *Queue[K, T]) Add(key K, c Class, cost int64, v T) bool {
 	items := q.keys[key]
 	e := entry[T]{v: v, cost: cost, class: c}
+	if len(items) > 0 {
+		return q.addBehind(key, items, e)
+	}
+	start := q.admit(c, cost)
+	if start {
+		e.started = true
+		q.running[c].Items++
+		q.running[c].Cost += cost
+	} else {
+		q.block(key, c)
+	}
+	q.keys[key] = append(items, e)
+	return start
+}
+
+// addBehind is Add to a key that has items.
+func (q *Queue[K, T]) addBehind(key K, items []entry[T], e entry[T]) bool {
 	i := len(items)
-	for i > 0 && !items[i-1].started && q.policy.Yields(items[i-1].class, c) {
+	for i > 0 && !items[i-1].started && q.policy.Yields(items[i-1].class, e.class) {
 		i--
 	}
 	if i > 0 {
 		q.keys[key] = slices.Insert(items, i, e)
 		return false
 	}
-	if len(items) == 0 {
-		items = append(items, e)
-	} else {
-		// e overtakes the first item, which waited for the policy:
-		// it waits no longer, e is asked instead.
-		q.unblock(key, items[0].class)
-		items = slices.Insert(items, 0, e)
-	}
+	// e overtakes the first item, which waited for the policy: it waits
+	// no longer, e is asked instead.
+	q.unblock(key, items[0].class)
+	items = slices.Insert(items, 0, e)
 	q.keys[key] = items
-	if !q.admit(c, cost) {
-		q.block(key, c)
+	if !q.admit(e.class, e.cost) {
+		q.block(key, e.class)
 		return false
 	}
 	q.startHead(items)
