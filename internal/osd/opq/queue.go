@@ -2,9 +2,10 @@ package opq
 
 import "slices"
 
-// Queue orders the items of one PG by key (the object): the items of a
-// key run one at a time in the order they entered, the first of them
-// once the policy admits it. The caller runs what Add, Done and Next
+// Queue orders the items of one PG by key (an object, or a sequence of
+// the PG's own): the items of a key run one at a time in the order they
+// entered (but for the overtaking Add describes), the first of them once
+// the policy admits it. The caller runs what Add, Done and Next
 // hand out and reports the end of each with Done.
 //
 // A Queue is not safe for concurrent use: its owner serialises calls
