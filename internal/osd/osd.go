@@ -18,6 +18,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -190,16 +191,20 @@ type OSD struct {
 	history       *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
 	recoverySlots *slots                          // one per PG recovering (missing.go)
+	scrubSlots    *slots                          // one per scrub running: osd_max_scrubs of 1 (scrubsched.go)
 	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
-	deleting      map[osdmap.PG]chan struct{}     // stray copies being deleted, closed when done (removal.go)
-	closeOnce     sync.Once
-	closeErr      error
-	stopping      atomic.Bool   // the store failed: never boot again (storeFailed)
-	leaving       atomic.Bool   // asked to be marked down (MarkMeDown): never boot again
-	failed        chan struct{} // closed when the store failed and the OSD stopped (Failed)
-	failErr       error
-	booted        bool
-	logLimit      atomic.Int64 // entries each PG log keeps (setLogLimitLocked)
+	// policy decides when the PGs' op queues start their items
+	// (opqueue.go): opq.Today, until a QoS policy replaces it.
+	policy    opq.Policy
+	deleting  map[osdmap.PG]chan struct{} // stray copies being deleted, closed when done (removal.go)
+	closeOnce sync.Once
+	closeErr  error
+	stopping  atomic.Bool   // the store failed: never boot again (storeFailed)
+	leaving   atomic.Bool   // asked to be marked down (MarkMeDown): never boot again
+	failed    chan struct{} // closed when the store failed and the OSD stopped (Failed)
+	failErr   error
+	booted    bool
+	logLimit  atomic.Int64 // entries each PG log keeps (setLogLimitLocked)
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
 
@@ -239,7 +244,8 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs)}
+		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs), scrubSlots: newSlots(maxScrubs),
+		policy: opq.Today{}}
 	o.initOptions()
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	o.history = newMapHistory(o.fetchMap)

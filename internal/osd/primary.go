@@ -214,55 +214,19 @@ func (p *pg) enqueue(r *request) {
 		p.o.wg.Go(func() { p.list(r) })
 		return
 	}
-	id := r.op.Object
-	start := p.queue.Add(id, opq.Client, opq.CostOf(r.bytesOfData()), r)
+	key := objectKey(r.op.Object)
+	start := p.queue.Add(key, opq.Client, opq.CostOf(r.bytesOfData()), r)
 	p.mu.Unlock()
 	if start {
-		p.o.wg.Go(func() { p.runObject(id, r) })
-	}
-}
-
-// runObject serves r, which the op queue started, and the requests of
-// its object the queue hands out after it, in order, until none is
-// left, or until a write must apply here before the next request may
-// see it: the write's applied callback (appliedHere) goes on from there,
-// so no goroutine waits for the store.
-func (p *pg) runObject(id objid.ID, r *request) {
-	for {
-		if w, c := p.serve(r); c != nil {
-			c.OnApplied(func() { p.appliedHere(id, r, w, c) })
-			return
-		}
-		p.mu.Lock()
-		next, more := p.queue.Done(id)
-		p.startWaitingLocked()
-		p.mu.Unlock()
-		if !more {
-			p.kickRecovery()
-			return
-		}
-		r = next
-	}
-}
-
-// startWaitingLocked runs the requests the op queue's policy held back
-// and admits now. Today's policy holds no client op back, so this costs
-// a client op one length check.
-func (p *pg) startWaitingLocked() {
-	for p.queue.Blocked() {
-		id, r, ok := p.queue.Next()
-		if !ok {
-			return
-		}
-		p.o.spawn(func() { p.runObject(id, r) })
+		p.o.wg.Go(func() { p.runKey(key, r) })
 	}
 }
 
 // appliedHere goes on once write w of request r has applied here; the
 // store runs it in its pipeline (Completion.OnApplied), so it takes the
 // PG lock through withLock.
-func (p *pg) appliedHere(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	p.withLock(func() { p.afterApplied(id, r, w, c) })
+func (p *pg) appliedHere(key qkey, r *request, w *write, c *objectstore.Completion) {
+	p.withLock(func() { p.afterApplied(key, r, w, c) })
 }
 
 // withLock runs f with the PG lock held, f releasing it: at once if the
@@ -282,19 +246,18 @@ func (p *pg) withLock(f func()) {
 	})
 }
 
-// afterApplied acks the local apply of w, lets the object's next request
+// afterApplied acks the local apply of w, lets the object's next item
 // run and awaits the local commit. The caller holds the PG lock; it is
 // released.
-func (p *pg) afterApplied(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	next, more := p.queue.Done(id)
+func (p *pg) afterApplied(key qkey, r *request, w *write, c *objectstore.Completion) {
+	next, more := p.queue.Done(key)
 	p.startWaitingLocked()
 	p.ackHeld(w, p.o.cfg.ID, wire.ReplyApplied, 0)
 	c.OnCommitted(func(err error) { p.committedHere(w, err) })
-	if !more {
-		p.kickRecovery()
-		return
+	p.ended(key, r)
+	if more {
+		p.o.spawn(func() { p.runKey(key, next) })
 	}
-	p.o.spawn(func() { p.runObject(id, next) })
 }
 
 // serve runs one request: a read at once, a write through replication.

@@ -210,21 +210,21 @@ func (p *Plan) order() []objid.ID {
 
 // Urgent claims id for a client write that must wait until every member
 // holds it: it returns the members that lack it (backfillfull ones
-// included: the write cannot go on without them), and marks it in
-// flight, so Next skips it. ok is false if id is in flight already (the
-// caller waits for that push); targets is empty if no member lacks id.
-func (p *Plan) Urgent(id objid.ID) (targets []int32, ok bool) {
+// included: the write cannot go on without them; none if no member
+// lacks id), and marks it in flight, so Next skips it until Finish. The
+// write pushes id itself, at once: the caller makes sure no push of id
+// is under way (the OSD's op queue runs one item of an object at a time,
+// and a push Next claimed that has not started waits behind the write,
+// which it finds done).
+func (p *Plan) Urgent(id objid.ID) []int32 {
 	if p == nil {
-		return nil, true
+		return nil
 	}
-	if p.inFlight[id] {
-		return nil, false
-	}
-	targets = p.MissingOn(id)
+	targets := p.MissingOn(id)
 	if len(targets) > 0 {
 		p.inFlight[id] = true
 	}
-	return targets, true
+	return targets
 }
 
 // Finish ends the push of id: the members in recovered hold it now (none,
