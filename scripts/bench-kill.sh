@@ -106,8 +106,7 @@ ceph)
 	echo "per second (finished):" $(awk '$1 ~ /^[0-9]+$/ && NF >= 8 {print $4}' "$out")
 	echo "raw output: $out"
 	DATA=$DATA bash -c "source '$ANCHOR/lib.sh'; start_daemon osd.$VICTIM ceph-osd -c '$CEPH_CONF' -f -i $VICTIM" 2> /dev/null
-	until ceph health | grep -q HEALTH_OK; do sleep 1; done
-	echo "osd.$VICTIM restarted; HEALTH_OK"
+	echo "osd.$VICTIM restarted; it recovers what it missed (ceph -s; with the HDD defaults, 0.1 s of sleep per recovery op, minutes)"
 	;;
 *)
 	echo "mode $mode: want cuttle or ceph" >&2
