@@ -42,7 +42,7 @@ func commands() map[string]command {
 		"osd reweight":   {prepare: (*Service).prepareReweight},   // id weight
 		"osd set":        {prepare: (*Service).prepareSetFlag},    // key
 		"osd unset":      {prepare: (*Service).prepareUnsetFlag},  // key
-		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for alive]
+		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for immediate up_from alive]
 		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
 		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
 
