@@ -84,6 +84,8 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 			Version: pushVersion(msg), Body: msg}
 	case unfoundLost:
 		return peering.MarkedLost{}
+	case upThruRecorded:
+		return peering.UpThruRecorded{UpThru: msg.epoch}
 	case wire.PGNotify:
 		mem, err := decodeMember(ev.from, msg.Info, msg.Log)
 		if err != nil {
@@ -145,16 +147,22 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		replicas, size, lose := p.replicasLocked(), p.pool.Size, p.loseUnfound
 		p.mu.Unlock()
 		d.pending = append(d.pending, peering.Loaded{Self: self, Replicas: replicas, PoolSize: size,
-			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose})
+			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose, UpThru: p.o.mapUpThru(d.m)})
 	case peering.ReadPast:
 		past, err := p.o.pastIntervals(p.o.ctx, p.id, a.Since, r.interval)
 		if err != nil {
 			p.o.log.Warn("peering: cannot read past maps; trying again", "pg", p.id.String(), "err", err)
 		}
+		for _, iv := range peering.Skipped(past, a.Since) {
+			p.o.log.Debug("peering: skipping a past interval that never went read-write (its primary's up_thru is older)",
+				"pg", p.id.String(), "interval", iv.String())
+		}
 		d.pending = append(d.pending, peering.PastRead{Past: past, Err: err})
 	case peering.RefreshMap:
 		d.m = p.newerMap(d.m)
 		d.pending = append(d.pending, peering.MapRefreshed{Up: d.m.IsUp, MaxOSD: d.m.MaxOSD()})
+	case peering.RequestUpThru:
+		p.o.wantUpThru(r, a.Want)
 	case peering.SendQuery:
 		p.sendPeer(d.m, a.To, wire.TypePGQuery, wire.PGQuery{PGInterval: d.query}.Encode())
 	case peering.SetTimer:

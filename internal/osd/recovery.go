@@ -66,7 +66,7 @@ type peerRun struct {
 
 type peerEvent struct {
 	from int32
-	msg  any // wire.PGNotify, wire.PGPush, wire.PGAck or unfoundLost
+	msg  any // wire.PGNotify, wire.PGPush, wire.PGAck, unfoundLost or upThruRecorded
 }
 
 func newPeerRun(interval uint64) *peerRun {
