@@ -97,7 +97,7 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 	case wire.PGAck:
 		switch {
 		case msg.Activate:
-			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result}
+			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result, Current: msg.Current}
 		case msg.Result != 0:
 			// An OSD that lacks the object is routine in a search; one
 			// that cannot read its copy is worth a warning.
@@ -206,7 +206,11 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		d.pending = append(d.pending, peering.LostForgotten{Info: info, Log: log, Err: err})
 	case peering.ListObjects:
 		objs, err := p.allObjects()
-		d.pending = append(d.pending, peering.ObjectsListed{Objects: objs, Err: err})
+		vers := make([]wire.Version, len(objs))
+		for i, id := range objs {
+			vers[i] = p.storedVersion(id)
+		}
+		d.pending = append(d.pending, peering.ObjectsListed{Objects: objs, Versions: vers, Err: err})
 	case peering.SendActivate:
 		info := a.Info
 		info.PG = p.id
@@ -214,7 +218,8 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		for i, e := range a.Log {
 			log[i] = e.Encode()
 		}
-		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing}
+		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing,
+			Versions: a.Versions}
 		p.sendPeer(d.m, a.To, wire.TypePGActivate, msg.Encode())
 	case peering.Finish:
 		err := p.finishPeering(r, a.Plan, a.Missing)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -125,11 +126,14 @@ type Notify struct {
 }
 
 // ActivateAck is a replica's acknowledgement of activation (a PGAck
-// with Activate set); Result is 0 or a negative errno.
+// with Activate set); Result is 0 or a negative errno. Current, from a
+// replica being backfilled, lists the objects it holds at this OSD's
+// version already: they are not pushed.
 type ActivateAck struct {
 	From     int32
 	Interval uint64
 	Result   int32
+	Current  []objid.ID
 }
 
 // TempRequested answers RequestTemp.
@@ -211,13 +215,17 @@ type NoteRecovery struct {
 }
 
 // SendActivate has replica To adopt Info and Log (PGActivate), lacking
-// Missing, or everything with Backfill.
+// Missing, or everything with Backfill; Versions are then this OSD's
+// version of each object of Missing (if known), so that the replica
+// keeps the copies it holds at that version and says which
+// (ActivateAck.Current), as Ceph's backfill compares versions.
 type SendActivate struct {
 	To       int32
 	Info     pglog.Info
 	Log      []pglog.Entry
 	Backfill bool
 	Missing  []objid.ID
+	Versions []wire.Version
 }
 
 // Finish records the start of the interval, notes what each replica
@@ -314,8 +322,11 @@ type Machine struct {
 	members []Member
 	temp    []int32
 	missing map[int32][]objid.ID
-	waiting map[int32]bool // replicas yet to acknowledge activation
-	c       completion     // completing this OSD's copy (complete.go)
+	// versions are this OSD's version of each object, listed for a
+	// backfill (nil if none).
+	versions map[objid.ID]wire.Version
+	waiting  map[int32]bool // replicas yet to acknowledge activation
+	c        completion     // completing this OSD's copy (complete.go)
 
 	out []Action
 }
@@ -546,7 +557,14 @@ func (m *Machine) activateReplicas() {
 	m.emit(SetStep{What: fmt.Sprintf("activating osd %v", m.replicas)})
 	m.waiting = map[int32]bool{}
 	for _, x := range m.replicas {
-		m.emit(SendActivate{To: x, Info: info, Log: plan.Log, Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]})
+		a := SendActivate{To: x, Info: info, Log: plan.Log, Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]}
+		if a.Backfill && m.versions != nil {
+			a.Versions = make([]wire.Version, len(a.Missing))
+			for i, id := range a.Missing {
+				a.Versions[i] = m.versions[id] // zero for a lost object: never current
+			}
+		}
+		m.emit(a)
 		m.waiting[x] = true
 	}
 	m.to(activating)
@@ -563,6 +581,13 @@ func (m *Machine) acked(ev ActivateAck) {
 		return
 	}
 	delete(m.waiting, ev.From)
+	if len(ev.Current) > 0 && slices.Contains(m.plan.Backfill, ev.From) {
+		current := map[objid.ID]bool{}
+		for _, id := range ev.Current {
+			current[id] = true
+		}
+		m.missing[ev.From] = slices.DeleteFunc(slices.Clone(m.missing[ev.From]), func(id objid.ID) bool { return current[id] })
+	}
 	if len(m.waiting) == 0 {
 		m.finish()
 	}

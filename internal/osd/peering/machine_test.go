@@ -98,6 +98,9 @@ func render(a Action) string {
 		if a.Backfill {
 			s += " backfill"
 		}
+		if len(a.Versions) > 0 {
+			s += fmt.Sprintf(" versions=%v", a.Versions)
+		}
 		return s
 	case Finish:
 		return fmt.Sprintf("finish auth=osd.%d missing=%s", a.Plan.Auth, renderMissing(a.Missing))
@@ -367,6 +370,40 @@ func TestMachineBackfillTarget(t *testing.T) {
 			"activate osd.1 les=10 lu=6'5 entries=2 missing=[]",
 			"activate osd.2 les=10 lu=6'5 entries=2 missing=[a b c d e] backfill",
 			"timer #2 20s"}},
+	}...)
+	drive(t, steps)
+}
+
+// A backfill compares versions, as Ceph's does: the replica is told this
+// OSD's version of every object, keeps the copies it holds at that
+// version and names them in its acknowledgement, and only the others
+// are left for recovery to push. A name from the replica that is not
+// missing changes nothing; a replica not backfilled cannot drop objects
+// this way.
+func TestMachineBackfillSkipsCurrentCopies(t *testing.T) {
+	log := history(6, 4, "d", "e")
+	self := les(member(0, v(6, 3), log), 5)
+	self.Info.Stats.Objects = 5
+	steps := start(self, []int32{1, 2}, pastOf012, upSet(0, 1, 2),
+		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
+		"query osd.1", "query osd.2", "timer #1 5s")
+	behind := les(member(2, v(0, 0), history(5, 1, "a")), 5)
+	lagging := les(member(1, v(6, 3), log[:1]), 5) // lacks e
+	all := []objid.ID{obj("a"), obj("b"), obj("c"), obj("d"), obj("e")}
+	vers := []wire.Version{v(5, 1), v(5, 2), v(5, 3), v(6, 4), v(6, 5)}
+	steps = append(steps, []step{
+		{Notify{Interval: 10, Member: lagging}, nil},
+		{Notify{Interval: 10, Member: behind}, []string{
+			"note-recovery copies=6 backfill",
+			"list-objects"}},
+		{ObjectsListed{Objects: all, Versions: vers}, []string{
+			"step: activating osd [1 2]",
+			"activate osd.1 les=10 lu=6'5 entries=2 missing=[e]",
+			"activate osd.2 les=10 lu=6'5 entries=2 missing=[a b c d e] backfill versions=[5'1 5'2 5'3 6'4 6'5]",
+			"timer #2 20s"}},
+		{ActivateAck{From: 1, Interval: 10, Current: []objid.ID{obj("e")}}, nil}, // not backfilled: ignored
+		{ActivateAck{From: 2, Interval: 10, Current: []objid.ID{obj("a"), obj("c"), obj("z")}}, []string{
+			"finish auth=osd.0 missing={1:[e] 2:[b d e]}"}},
 	}...)
 	drive(t, steps)
 }
