@@ -94,6 +94,10 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		id, targets, ch, why := p.claimNext(r)
 		if why != recovery.Push {
 			window.release()
+			if why == recovery.Unfound {
+				p.stuckUnfound(r)
+				return false
+			}
 			if why == recovery.Done {
 				done, ended := p.recoveryDone(r)
 				if done || ended {
@@ -115,7 +119,7 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		wg.Go(func() {
 			defer window.release()
 			err := p.recoverObject(r, id, targets)
-			if err != nil && !errors.Is(err, errIntervalEnded) {
+			if err != nil && !errors.Is(err, errIntervalEnded) && !errors.Is(err, errUnfound) {
 				p.o.log.Warn("recovery: push failed; will try again", "pg", p.id.String(), "object", id.String(), "err", err)
 				p.idle(r)
 			}
@@ -235,6 +239,10 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 				return false
 			}
 		}
+		if p.recPlan.IsUnfound(id) {
+			p.mu.Unlock()
+			return p.waitInterval(r) // checkLocked parks the op once it is resent
+		}
 		targets, ok := p.recPlan.Urgent(id)
 		if !ok {
 			// The plan has id in flight without a push here to wait for
@@ -254,6 +262,10 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 		p.mu.Unlock()
 		p.o.metrics.priorityRecoveries.Inc()
 		err := p.recoverObject(r, id, targets)
+		if errors.Is(err, errUnfound) {
+			p.releaseObject(id, ch, nil)
+			return p.waitInterval(r)
+		}
 		if err != nil {
 			p.o.log.Warn("recovery: push before a write failed; trying again", "pg", p.id.String(), "object", id.String(), "err", err)
 			p.releaseObject(id, ch, nil)
@@ -273,6 +285,9 @@ func (p *pg) recoverObject(r *peerRun, id objid.ID, targets []int32) error {
 	push, err := p.objectState(id)
 	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(id, err) {
 		push, err = p.objectState(id)
+	}
+	if errors.Is(err, objectstore.ErrCorrupt) {
+		return p.noteUnfound(r, id, err)
 	}
 	if err != nil {
 		return err
