@@ -17,8 +17,8 @@
 //   - peering and log-based recovery (recovery.go, section 5.4): on each
 //     new interval the primary gathers its members' and past intervals'
 //     logs (history.go keeps the old maps), lets peering.Plan choose the
-//     authoritative history, brings every member to it and activates;
-//     then recovery behind client I/O (missing.go), temporary acting sets
+//     authoritative history, brings every member to it and activates
+//     once the monitors record its up_thru (upthru.go); then recovery behind client I/O (missing.go), temporary acting sets
 //     for members that need a full copy (pgtemp.go), unfound objects
 //     (unfound.go) and the deletion of stray copies (removal.go);
 //   - watch/notify as primary (watches.go), which drives each PG's

@@ -95,7 +95,7 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		switch {
 		case err == nil:
 			rest = p.o.options().RecoverySleep
-		case !errors.Is(err, errIntervalEnded):
+		case !errors.Is(err, errIntervalEnded) && !errors.Is(err, errUnfound):
 			rest = recoveryIdle
 		}
 		if rest <= 0 {
@@ -119,6 +119,10 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		if why != recovery.Push {
 			window.release()
 			pushes.Done()
+			if why == recovery.Unfound {
+				p.stuckUnfound(r)
+				return false
+			}
 			if why == recovery.Done {
 				done, ended := p.recoveryDone(r)
 				if done || ended {
@@ -251,7 +255,7 @@ func (p *pg) runPush(j *pushJob) error {
 		err = p.recoverObject(j.r, j.id, targets)
 	}
 	if err != nil {
-		if !errors.Is(err, errIntervalEnded) {
+		if !errors.Is(err, errIntervalEnded) && !errors.Is(err, errUnfound) {
 			p.o.log.Warn("recovery: push failed; will try again", "pg", p.id.String(), "object", j.id.String(), "err", err)
 		}
 		targets = nil // still missing: the next round of the plan has it
@@ -295,6 +299,10 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 			p.mu.Unlock()
 			return true // checkLocked refuses or parks the op
 		}
+		if p.recPlan.IsUnfound(id) {
+			p.mu.Unlock()
+			return p.waitInterval(r) // checkLocked parks the op once it is resent
+		}
 		targets := p.recPlan.Urgent(id)
 		p.mu.Unlock()
 		if len(targets) == 0 {
@@ -302,6 +310,10 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 		}
 		p.o.metrics.priorityRecoveries.Inc()
 		err := p.recoverObject(r, id, targets)
+		if errors.Is(err, errUnfound) {
+			p.finishPush(r, id, nil)
+			return p.waitInterval(r)
+		}
 		if err == nil {
 			p.finishPush(r, id, targets)
 			return true
@@ -321,6 +333,9 @@ func (p *pg) recoverObject(r *peerRun, id objid.ID, targets []int32) error {
 	push, err := p.objectState(id)
 	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(id, err) {
 		push, err = p.objectState(id)
+	}
+	if errors.Is(err, objectstore.ErrCorrupt) {
+		return p.noteUnfound(r, id, err)
 	}
 	if err != nil {
 		return err

@@ -197,6 +197,7 @@ type OSD struct {
 	// (opqueue.go): opq.Today, until a QoS policy replaces it.
 	policy    opq.Policy
 	deleting  map[osdmap.PG]chan struct{} // stray copies being deleted, closed when done (removal.go)
+	upThru    *upThru                     // PGs' requests for this OSD's up_thru (upthru.go)
 	closeOnce sync.Once
 	closeErr  error
 	stopping  atomic.Bool   // the store failed: never boot again (storeFailed)
@@ -252,6 +253,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 	o.statsDirty = make(chan struct{}, 1)
 	o.scrubJobs = make(chan scrubJob, scrubQueue)
 	o.deleting = map[osdmap.PG]chan struct{}{}
+	o.upThru = newUpThru()
 	o.failed = make(chan struct{})
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
@@ -294,6 +296,7 @@ func (o *OSD) start(ctx context.Context) error {
 	go o.heartbeatLoop()
 	o.wg.Go(o.reportLoop)
 	o.wg.Go(o.scrubLoop)
+	o.wg.Go(o.upThruLoop)
 	if err := o.mon.Subscribe(ctx, 0); err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}

@@ -84,6 +84,8 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 			Version: pushVersion(msg), Body: msg}
 	case unfoundLost:
 		return peering.MarkedLost{}
+	case upThruRecorded:
+		return peering.UpThruRecorded{UpThru: msg.epoch}
 	case wire.PGNotify:
 		mem, err := decodeMember(ev.from, msg.Info, msg.Log)
 		if err != nil {
@@ -95,7 +97,7 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 	case wire.PGAck:
 		switch {
 		case msg.Activate:
-			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result}
+			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result, Current: msg.Current}
 		case msg.Result != 0:
 			// An OSD that lacks the object is routine in a search; one
 			// that cannot read its copy is worth a warning.
@@ -145,16 +147,22 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		replicas, size, lose := p.replicasLocked(), p.pool.Size, p.loseUnfound
 		p.mu.Unlock()
 		d.pending = append(d.pending, peering.Loaded{Self: self, Replicas: replicas, PoolSize: size,
-			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose})
+			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose, UpThru: p.o.mapUpThru(d.m)})
 	case peering.ReadPast:
 		past, err := p.o.pastIntervals(p.o.ctx, p.id, a.Since, r.interval)
 		if err != nil {
 			p.o.log.Warn("peering: cannot read past maps; trying again", "pg", p.id.String(), "err", err)
 		}
+		for _, iv := range peering.Skipped(past, a.Since) {
+			p.o.log.Debug("peering: skipping a past interval that never went read-write (its primary's up_thru is older)",
+				"pg", p.id.String(), "interval", iv.String())
+		}
 		d.pending = append(d.pending, peering.PastRead{Past: past, Err: err})
 	case peering.RefreshMap:
 		d.m = p.newerMap(d.m)
 		d.pending = append(d.pending, peering.MapRefreshed{Up: d.m.IsUp, MaxOSD: d.m.MaxOSD()})
+	case peering.RequestUpThru:
+		p.o.wantUpThru(r, a.Want)
 	case peering.SendQuery:
 		p.sendPeer(d.m, a.To, wire.TypePGQuery, wire.PGQuery{PGInterval: d.query}.Encode())
 	case peering.SetTimer:
@@ -198,7 +206,11 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		d.pending = append(d.pending, peering.LostForgotten{Info: info, Log: log, Err: err})
 	case peering.ListObjects:
 		objs, err := p.allObjects()
-		d.pending = append(d.pending, peering.ObjectsListed{Objects: objs, Err: err})
+		vers := make([]wire.Version, len(objs))
+		for i, id := range objs {
+			vers[i] = p.storedVersion(id)
+		}
+		d.pending = append(d.pending, peering.ObjectsListed{Objects: objs, Versions: vers, Err: err})
 	case peering.SendActivate:
 		info := a.Info
 		info.PG = p.id
@@ -206,7 +218,8 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		for i, e := range a.Log {
 			log[i] = e.Encode()
 		}
-		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing}
+		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing,
+			Versions: a.Versions}
 		p.sendPeer(d.m, a.To, wire.TypePGActivate, msg.Encode())
 	case peering.Finish:
 		err := p.finishPeering(r, a.Plan, a.Missing)

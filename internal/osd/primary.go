@@ -190,6 +190,10 @@ func (p *pg) checkLocked(r *request) (result int32, park bool) {
 		return -wire.EINVAL, false
 	case !p.activeLocked():
 		return 0, true
+	case !r.listing() && p.recPlan.IsUnfound(r.op.Object):
+		// As Ceph's OSD, an op on an unfound object waits until it is
+		// found (a later peering) or marked lost (unfound.go).
+		return 0, true
 	}
 	return 0, false
 }

@@ -66,7 +66,7 @@ type peerRun struct {
 
 type peerEvent struct {
 	from int32
-	msg  any // wire.PGNotify, wire.PGPush, wire.PGAck or unfoundLost
+	msg  any // wire.PGNotify, wire.PGPush, wire.PGAck, unfoundLost or upThruRecorded
 }
 
 func newPeerRun(interval uint64) *peerRun {
@@ -545,10 +545,6 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		p.mu.Lock()
 		primary := p.primary
 		p.mu.Unlock()
-		var keep map[objid.ID]bool
-		if m.Backfill {
-			keep = map[objid.ID]bool{} // every object will be pushed
-		}
 		if sender != primary {
 			return fmt.Errorf("activation from osd.%d, but osd.%d is primary", sender, primary)
 		}
@@ -556,7 +552,14 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		if err != nil {
 			return err
 		}
-		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep, m.Missing)
+		var keep map[objid.ID]bool
+		missing := m.Missing
+		if m.Backfill {
+			// Every object is pushed but the copies already current.
+			keep, missing = p.currentCopies(m.Missing, m.Versions)
+			ack.Current = slices.SortedFunc(maps.Keys(keep), objid.Compare)
+		}
+		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep, missing)
 	}()
 	if p.o.stopping.Load() {
 		return // the store failed: no answer, peering goes on without this OSD
@@ -566,6 +569,28 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		ack.Result = -wire.EINVAL
 	}
 	p.reply(from, wire.TypePGAck, ack.Encode())
+}
+
+// currentCopies splits a backfill's objects (with the primary's version
+// of each, if given) into the copies this OSD holds at that version
+// already, which it keeps, and those it lacks. A copy its own missing
+// set names is not current, whatever it says.
+func (p *pg) currentCopies(objs []objid.ID, versions []wire.Version) (keep map[objid.ID]bool, lacks []objid.ID) {
+	keep = map[objid.ID]bool{}
+	if len(versions) != len(objs) {
+		return keep, objs
+	}
+	for i, id := range objs {
+		p.mu.Lock()
+		stale := p.missing[id]
+		p.mu.Unlock()
+		if v := versions[i]; v != (wire.Version{}) && !stale && p.storedVersion(id) == v {
+			keep[id] = true
+			continue
+		}
+		lacks = append(lacks, id)
+	}
+	return keep, lacks
 }
 
 // reply sends a peering message back on the session it came on.

@@ -44,6 +44,7 @@ func commands() map[string]command {
 		"osd unset":      {prepare: (*Service).prepareUnsetFlag},  // key
 		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for immediate up_from alive]
 		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
+		"osd alive":      {prepare: (*Service).prepareAlive},      // id addr want
 		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
 
 		// Upmaps (upmap.go).

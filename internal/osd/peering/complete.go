@@ -95,10 +95,12 @@ type LostForgotten struct {
 }
 
 // ObjectsListed answers ListObjects: every client object of the PG this
-// OSD holds, in hash order.
+// OSD holds, in hash order, and the version of each (Versions, parallel
+// to Objects; zero where unknown).
 type ObjectsListed struct {
-	Objects []objid.ID
-	Err     error
+	Objects  []objid.ID
+	Versions []wire.Version
+	Err      error
 }
 
 func (Push) isEvent()          {}
@@ -151,8 +153,8 @@ type Adopt struct {
 // their removal to its log (answer: LostForgotten).
 type ForgetLost struct{ Objects []objid.ID }
 
-// ListObjects asks for every client object of the PG on this OSD, for
-// the replicas to backfill (answer: ObjectsListed).
+// ListObjects asks for every client object of the PG on this OSD and
+// its version, for the replicas to backfill (answer: ObjectsListed).
 type ListObjects struct{}
 
 func (SendPull) isAction()      {}
@@ -437,15 +439,23 @@ func (m *Machine) list() {
 			return
 		}
 	}
-	m.listed(nil)
+	m.listed(nil, nil)
 }
 
 // listed works out what each replica lacks (every object, for one to
-// backfill; and the lost objects, whose removal the history now ends
-// with) and activates them.
-func (m *Machine) listed(all []objid.ID) {
+// backfill, which keeps the copies it holds at this OSD's version; and
+// the lost objects, whose removal the history now ends with) and
+// activates them.
+func (m *Machine) listed(all []objid.ID, versions []wire.Version) {
 	plan := m.c.plan
 	missing := make(map[int32][]objid.ID, len(m.replicas))
+	m.versions = nil
+	if len(versions) == len(all) && len(all) > 0 {
+		m.versions = make(map[objid.ID]wire.Version, len(all))
+		for i, id := range all {
+			m.versions[id] = versions[i]
+		}
+	}
 	for _, x := range m.replicas {
 		lacks := plan.Missing[x]
 		if slices.Contains(plan.Backfill, x) {
@@ -503,7 +513,7 @@ func (m *Machine) stepComplete(ev Event) {
 				m.fail(ev.Err)
 				break
 			}
-			m.listed(ev.Objects)
+			m.listed(ev.Objects, ev.Versions)
 		}
 	}
 }

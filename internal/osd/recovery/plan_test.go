@@ -225,3 +225,27 @@ func TestCounts(t *testing.T) {
 		t.Fatalf("a copy made twice counts %d", n)
 	}
 }
+
+// An object found unreadable everywhere is pushed no more: Next goes on
+// with the others, in order, and once only unfound objects are left it
+// says Unfound (never Done: the members still lack them); the copies
+// still count.
+func TestNextSkipsUnfound(t *testing.T) {
+	p := New(map[int32][]objid.ID{1: objs("a", "b"), 2: objs("a")}, nil)
+	id, targets, why := p.Next(nil)
+	if why != Push || push(id, targets) != "a>1,2" {
+		t.Fatalf("first: %s %v", push(id, targets), why)
+	}
+	p.Finish(id, nil) // the push failed: a is unreadable here
+	p.SetUnfound(id)
+	if id, targets, why = p.Next(nil); why != Push || push(id, targets) != "b>1" {
+		t.Fatalf("after a is unfound: %s %v, want b>1", push(id, targets), why)
+	}
+	if _, _, why := p.Next(nil); why != InFlight {
+		t.Fatalf("with b in flight: %v", why)
+	}
+	p.Finish(id, []int32{1})
+	if _, _, why := p.Next(nil); why != Unfound || !p.Pending() || p.Copies() != 2 || !p.IsUnfound(obj("a")) || p.IsUnfound(obj("b")) {
+		t.Fatalf("only a left: %v, pending %v, copies %d", why, p.Pending(), p.Copies())
+	}
+}
