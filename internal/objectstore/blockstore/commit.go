@@ -305,21 +305,21 @@ func (s *Store) writeCOW(group []*pendingTxn) (bool, error) {
 	if !slices.ContainsFunc(group, func(p *pendingTxn) bool { return len(p.writes) > 0 }) {
 		return false, nil
 	}
-	s.writes.begin() // only around real writes: each one voids the prefetches
-	defer s.writes.end()
+	s.dev.writes.begin() // only around real writes: each one voids the prefetches
+	defer s.dev.writes.end()
 	var direct []format.DeferredWrite
 	for _, p := range group {
 		for _, w := range p.writes {
-			if s.direct != nil && len(w.Data) >= directWriteMin && isAligned(w.Data, w.DevOff) {
+			if s.dev.direct != nil && len(w.Data) >= directWriteMin && isAligned(w.Data, w.DevOff) {
 				direct = append(direct, w)
 				continue
 			}
-			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+			if err := s.dev.writeAt(w.Data, w.DevOff); err != nil {
 				return false, fmt.Errorf("write data at %d: %w", w.DevOff, err)
 			}
 		}
 	}
-	return true, s.writeDirectCOW(direct)
+	return true, s.dev.writeDirectCOW(direct)
 }
 
 // directWriteMin is the size from which aligned copy-on-write data goes
@@ -332,10 +332,10 @@ const maxDirectWriters = 8
 // writeDirectCOW writes ws with O_DIRECT, up to maxDirectWriters at a
 // time (each a blocking pwrite on its own thread, so the device sees them
 // together).
-func (s *Store) writeDirectCOW(ws []format.DeferredWrite) error {
-	s.statDirectWrites.Add(uint64(len(ws)))
+func (d *dataFile) writeDirectCOW(ws []format.DeferredWrite) error {
+	d.statDirectWrites.Add(uint64(len(ws)))
 	if len(ws) == 1 {
-		if _, err := s.direct.WriteAt(ws[0].Data, int64(ws[0].DevOff)); err != nil {
+		if _, err := d.direct.WriteAt(ws[0].Data, int64(ws[0].DevOff)); err != nil {
 			return fmt.Errorf("write data at %d: %w", ws[0].DevOff, err)
 		}
 		return nil
@@ -347,7 +347,7 @@ func (s *Store) writeDirectCOW(ws []format.DeferredWrite) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if _, err := s.direct.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+			if _, err := d.direct.WriteAt(w.Data, int64(w.DevOff)); err != nil {
 				errs[i] = fmt.Errorf("write data at %d: %w", w.DevOff, err)
 			}
 		})
@@ -365,7 +365,7 @@ func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) (uin
 	if wrote {
 		// The sync covers the deferred writes applied so far too, so
 		// their keys go in this batch (see the orderings above).
-		if err := s.file.SyncData(); err != nil {
+		if err := s.dev.syncData(); err != nil {
 			return 0, fmt.Errorf("sync data file: %w", err)
 		}
 		deleted = s.deleteAppliedLocked(b)

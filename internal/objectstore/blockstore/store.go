@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -34,26 +33,13 @@ type Store struct {
 	log  *slog.Logger
 	sb   format.Superblock
 	db   *pebble.DB
-	file vfs.File
-	// direct is the data file opened again with O_DIRECT for small
-	// reads and deferred writes (dio_read.go); nil unless the store is on
-	// vfs.Default.
-	direct *os.File
-	aio    *aioReader // asynchronous reads of direct (dio_aio_linux.go), or nil
-	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
-	// aioSync runs the WAL's and the data file's syncs (aioSyncFile),
-	// or is nil; closed after Pebble.
-	aioSync *aioReader
+	// dev is the data file and its direct and asynchronous I/O
+	// (dio_file.go).
+	dev *dataFile
 	// wal reports a failed WAL write or sync before Pebble would panic
 	// on the next batch (walwatch.go).
-	wal *walHealth
-	// staging holds the huge-page buffers of large direct reads.
-	staging stagingPool
-	// ra prefetches for sequential large reads; writes tells it whether
-	// the data file changed under a prefetch (dio_readahead.go).
-	ra     readahead
-	writes dataWrites
-	table  *crc32.Table
+	wal   *walHealth
+	table *crc32.Table
 	// zeroSum is the checksum of a block of zeros: that of every block
 	// of a unit that no write has touched (newUnit).
 	zeroSum uint32
@@ -122,14 +108,8 @@ type Store struct {
 	// Group commit counters: WAL syncs, and the transactions they made
 	// durable.
 	statSyncs, statTxns atomic.Uint64
-	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
-	statReadahead       atomic.Uint64 // large reads served from a prefetch
-	statStaged          atomic.Uint64 // large reads through a staging buffer
-	statUnstaged        atomic.Uint64 // large direct reads that found no staging buffer free
 	statRecordLoads     atomic.Uint64 // record lookups that went to Pebble
 	readBufs            readBufPool   // large read buffers handed back by Recycle
-	statCachedReads     atomic.Uint64 // small reads through the page cache
-	statStaleCached     atomic.Uint64 // cached reads that failed their checksums and were read again
 	statFilterSkips     atomic.Uint64 // record lookups the key filter answered
 	statFilterBuilds    atomic.Uint64 // key filters built
 	statWALRotations    atomic.Uint64 // WALs ended for the deferred data they carried
@@ -318,7 +298,7 @@ func Open(opts Options) (*Store, error) {
 		db:         db,
 		wals:       wals,
 		wal:        wal,
-		aioSync:    walSyncer,
+		dev:        &dataFile{aioSync: walSyncer, directReads: opts.DirectReads},
 		table:      crc32.MakeTable(crc32.Castagnoli),
 		overlay:    make(map[string]overlayRecord),
 		collsPrep:  make(map[objectstore.CollectionID]bool),
@@ -334,13 +314,7 @@ func Open(opts Options) (*Store, error) {
 	s.data.init()
 	if err := s.load(); err != nil {
 		_ = db.Close()
-		if s.file != nil {
-			_ = s.file.Close()
-		}
-		s.closeAIO()
-		if s.direct != nil {
-			_ = s.direct.Close()
-		}
+		_ = s.dev.close()
 		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
 	}
 	wals.endRecovery()
@@ -363,6 +337,7 @@ func (s *Store) load() error {
 	if err != nil {
 		return err
 	}
+	s.dev.size, s.dev.checksumBlock = s.sb.Size, s.sb.ChecksumBlock
 	s.zeroSum = crc32.Checksum(make([]byte, s.sb.ChecksumBlock), s.table)
 	s.blockCRC = crc32c.NewJoiner(s.sb.ChecksumBlock)
 	if s.nextNid, err = s.getUvarint([]byte{format.PrefixNextNid}); err != nil {
@@ -382,22 +357,8 @@ func (s *Store) load() error {
 	if err := s.loadBitmap(); err != nil {
 		return err
 	}
-	s.file, err = s.opts.FS.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return fmt.Errorf("open data file: %w", err)
-	}
-	s.file = withAIOSync(s.file, s.aioSync)
-	if s.opts.FS == vfs.Default {
-		s.direct = openDirect(path)
-		if s.direct != nil {
-			// Small reads come through the page cache (dio_read.go):
-			// they are random, so readahead would only pull in
-			// neighbours nobody asked for.
-			adviseRandom(s.file.Fd())
-			// Separate contexts, so that a batch of deferred writes
-			// never fills the readers' queue.
-			s.aio, s.aioW = newAIO(s.direct), newAIO(s.direct)
-		}
+	if err := s.dev.open(s.opts.FS, path); err != nil {
+		return err
 	}
 	if err := s.replayDeferred(); err != nil {
 		return err
@@ -580,7 +541,7 @@ func (s *Store) Close() error {
 	s.applyMu.Lock()
 	s.readClosed = true
 	s.applyMu.Unlock()
-	s.ra.wg.Wait()        // no read is left to start a prefetch
+	s.dev.ra.wg.Wait()    // no read is left to start a prefetch
 	s.filterBuilds.Wait() // a build stops once s.done is closed
 	var errs []error
 	if s.failed == nil && !s.opts.testSkipDeferredApply {
@@ -593,30 +554,14 @@ func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close pebble: %w", err))
 	}
-	if err := s.file.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close data file: %w", err))
-	}
-	s.closeAIO()
-	if s.direct != nil {
-		if err := s.direct.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close data file: %w", err))
-		}
+	if err := s.dev.close(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blockstore close %s: %w", s.opts.Path, err)
 	}
 	s.log.Info("blockstore: closed")
 	return nil
-}
-
-// closeAIO destroys the AIO contexts; nothing may be in flight.
-func (s *Store) closeAIO() {
-	s.staging.close()
-	for _, a := range []*aioReader{s.aio, s.aioW, s.aioSync} {
-		if a != nil {
-			a.close()
-		}
-	}
 }
 
 func (s *Store) loadCollections() error {
