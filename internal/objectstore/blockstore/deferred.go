@@ -15,7 +15,7 @@ import (
 // queues their 'D' keys for deletion after the next data sync; until
 // then Open would replay them. A block leaves the data overlay only
 // once its write has completed, so readers see it throughout.
-func (s *Store) applyDeferred(groups []stagedGroup) error {
+func (pl *pipeline) applyDeferred(groups []stagedGroup) error {
 	var ws []format.DeferredWrite
 	var seqs []uint64
 	for _, g := range groups {
@@ -26,18 +26,18 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 			}
 		}
 	}
-	if err := s.dev.writeInPlace(ws); err != nil {
+	if err := pl.dev.writeInPlace(ws); err != nil {
 		return err
 	}
-	cb := s.sb.ChecksumBlock
-	s.deferredMu.Lock()
+	cb := pl.checksumBlock
+	pl.deferredMu.Lock()
 	for i, w := range ws {
-		s.appliedDeferred = append(s.appliedDeferred, format.DeferredKey(seqs[i], w.DevOff))
+		pl.appliedDeferred = append(pl.appliedDeferred, format.DeferredKey(seqs[i], w.DevOff))
 	}
-	s.deferredMu.Unlock()
+	pl.deferredMu.Unlock()
 	for i, w := range ws {
 		for off := uint64(0); off < uint64(len(w.Data)); off += cb {
-			s.data.drop(w.DevOff+off, seqs[i])
+			pl.data.drop(w.DevOff+off, seqs[i])
 		}
 	}
 	return nil
@@ -202,24 +202,24 @@ func (d *dataFile) writeBuffered(w format.DeferredWrite) error {
 // syncDeferred makes the applied deferred writes durable and deletes
 // their keys (by the applier every maxUnsyncedDeferred writes, and at
 // Close with pebble.Sync).
-func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
-	s.deferredMu.Lock()
-	defer s.deferredMu.Unlock()
-	if len(s.appliedDeferred) == 0 {
+func (pl *pipeline) syncDeferred(wo *pebble.WriteOptions) error {
+	pl.deferredMu.Lock()
+	defer pl.deferredMu.Unlock()
+	if len(pl.appliedDeferred) == 0 {
 		return nil
 	}
-	if err := s.dev.syncData(); err != nil {
+	if err := pl.dev.syncData(); err != nil {
 		return fmt.Errorf("sync data file: %w", err)
 	}
-	b := s.db.NewBatch()
+	b := pl.db.NewBatch()
 	defer b.Close()
-	deleted := s.deleteAppliedLocked(b)
-	if err := s.applyBatch(b, wo, true); err != nil {
+	deleted := pl.deleteAppliedLocked(b)
+	if err := pl.applyBatch(b, wo, true); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
-	s.deferredCommitted.Store(deleted)
+	pl.deferredCommitted.Store(deleted)
 	if wo.Sync {
-		s.wals.deletedDurably(deleted)
+		pl.wals.deletedDurably(deleted)
 	}
 	return nil
 }
@@ -227,18 +227,18 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 // releaseWALs makes the committed deletions of 'D' keys durable and
 // removes the WAL files held for them (at Close, after syncDeferred), so
 // that a clean Close leaves none behind.
-func (s *Store) releaseWALs() error {
-	if s.wals.heldCount() == 0 {
+func (pl *pipeline) releaseWALs() error {
+	if pl.wals.heldCount() == 0 {
 		return nil
 	}
-	b := s.db.NewBatch()
+	b := pl.db.NewBatch()
 	defer b.Close()
 	_ = b.LogData(nil, nil) // nothing to commit: a WAL sync
-	if err := s.applyBatch(b, pebble.Sync, true); err != nil {
+	if err := pl.applyBatch(b, pebble.Sync, true); err != nil {
 		return fmt.Errorf("sync pebble WAL: %w", err)
 	}
-	s.wals.deletedDurably(s.deferredCommitted.Load())
-	s.wals.release()
+	pl.wals.deletedDurably(pl.deferredCommitted.Load())
+	pl.wals.release()
 	return nil
 }
 
@@ -257,15 +257,15 @@ func (s *Store) releaseWALs() error {
 // It returns the highest seq whose keys b deletes, or 0 if none: the
 // applier applies in commit order, so every deferred write up to it
 // has then been applied, synced and deleted.
-func (s *Store) deleteAppliedLocked(b *pebble.Batch) uint64 {
-	keys := s.appliedDeferred
-	s.appliedDeferred = keys[:0]
+func (pl *pipeline) deleteAppliedLocked(b *pebble.Batch) uint64 {
+	keys := pl.appliedDeferred
+	pl.appliedDeferred = keys[:0]
 	if len(keys) == 0 {
 		return 0
 	}
 	first, last := format.DeferredSeq(keys[0]), format.DeferredSeq(keys[len(keys)-1])
 	bySeq := func(a, b []byte) int { return cmp.Compare(format.DeferredSeq(a), format.DeferredSeq(b)) }
-	if first < s.deferredDeletedTo || !slices.IsSortedFunc(keys, bySeq) {
+	if first < pl.deferredDeletedTo || !slices.IsSortedFunc(keys, bySeq) {
 		highest := uint64(0)
 		for _, k := range keys {
 			_ = b.Delete(k, nil)
@@ -274,7 +274,7 @@ func (s *Store) deleteAppliedLocked(b *pebble.Batch) uint64 {
 		return highest
 	}
 	_ = b.DeleteRange(format.DeferredKey(first, 0), format.DeferredKey(last+1, 0), nil)
-	s.deferredDeletedTo = last + 1
+	pl.deferredDeletedTo = last + 1
 	return last
 }
 
@@ -303,7 +303,7 @@ func (s *Store) replayDeferred() error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lo, hi, nil)
-	if err := s.applyBatch(b, pebble.Sync, true); err != nil {
+	if err := s.pipe.applyBatch(b, pebble.Sync, true); err != nil {
 		return fmt.Errorf("delete replayed deferred writes: %w", err)
 	}
 	s.log.Info("blockstore: replayed deferred writes", "count", len(ws))

@@ -83,7 +83,7 @@ func TestReadaheadFollowsSequentialReads(t *testing.T) {
 	s.prepMu.Lock()
 	seq := s.nextSeq
 	s.prepMu.Unlock()
-	if err := s.waitFinished(ctx, seq); err != nil {
+	if err := s.pipe.waitFinished(ctx, seq); err != nil {
 		t.Fatal(err)
 	}
 	before := s.dev.statReadahead.Load()

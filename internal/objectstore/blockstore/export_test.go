@@ -3,7 +3,7 @@ package blockstore
 // GroupStats returns how many commit groups s has committed and how many
 // transactions they held.
 func GroupStats(s *Store) (groups, txns uint64) {
-	return s.statSyncs.Load(), s.statTxns.Load()
+	return s.pipe.statSyncs.Load(), s.pipe.statTxns.Load()
 }
 
 // RecordCacheBytes returns what the record cache counts against its

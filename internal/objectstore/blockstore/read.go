@@ -429,7 +429,7 @@ func (s *Store) trimReadBufs() {
 	for {
 		select {
 		case <-t.C:
-		case <-s.done:
+		case <-s.pipe.done:
 			return
 		}
 		if !s.readBufs.list.Trim() {

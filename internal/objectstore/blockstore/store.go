@@ -36,9 +36,9 @@ type Store struct {
 	// dev is the data file and its direct and asynchronous I/O
 	// (dio_file.go).
 	dev *dataFile
-	// wal reports a failed WAL write or sync before Pebble would panic
-	// on the next batch (walwatch.go).
-	wal   *walHealth
+	// pipe is the commit pipeline (commit.go): Queue hands it prepared
+	// transactions, and it hands applied state back (applied.go).
+	pipe  *pipeline
 	table *crc32.Table
 	// zeroSum is the checksum of a block of zeros: that of every block
 	// of a unit that no write has touched (newUnit).
@@ -60,7 +60,8 @@ type Store struct {
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
-	// hand-back of applied state (overlay cleanup, releases).
+	// hand-back of applied state (overlay cleanup, releases:
+	// applied.go).
 	prepMu    sync.Mutex
 	alloc     *alloc.Allocator
 	overlay   map[string]overlayRecord          // object key -> record changed by a queued, unapplied txn
@@ -72,25 +73,7 @@ type Store struct {
 	poolPrep  map[int64]uint64 // stored bytes per pool in prepare order
 	prepEnc   encoding.Encoder // scratch for values the batch copies
 	lastComp  *objectstore.Completion
-	failed    error // a commit failed: refuse everything
 	closed    bool
-	wake      chan struct{}
-	done      chan struct{}
-
-	// failedErr mirrors failed for the pipeline, which reads it without
-	// prepMu.
-	failedErr atomic.Pointer[error]
-
-	// queueMu guards the hand-off to the committer, apart from prepMu so
-	// that taking the queue does not wait for preparations.
-	queueMu     sync.Mutex
-	queue       []*pendingTxn
-	queueClosed bool
-
-	// appliedMu guards applied: transactions the committer has made
-	// visible, whose prepare-overlay entries Queue drops.
-	appliedMu sync.Mutex
-	applied   []*pendingTxn
 
 	// data holds checksum blocks not yet on the data file (copy-on-write
 	// data of queued transactions, deferred writes not yet applied).
@@ -105,39 +88,10 @@ type Store struct {
 	colls      map[objectstore.CollectionID]bool // collections as applied
 	readClosed bool
 
-	// Group commit counters: WAL syncs, and the transactions they made
-	// durable.
-	statSyncs, statTxns atomic.Uint64
-	statRecordLoads     atomic.Uint64 // record lookups that went to Pebble
-	readBufs            readBufPool   // large read buffers handed back by Recycle
-	statFilterSkips     atomic.Uint64 // record lookups the key filter answered
-	statFilterBuilds    atomic.Uint64 // key filters built
-	statWALRotations    atomic.Uint64 // WALs ended for the deferred data they carried
-
-	// The commit pipeline (commit.go): hand-offs between its stages,
-	// and the groups taken from the queue but not through the applier.
-	toSync, toApply *groupQueue
-	groupsInFlight  atomic.Int64  // groups between the committer and the applier's end
-	finishedSeq     uint64        // every transaction up to it is through the pipeline (prepMu)
-	finishedCh      chan struct{} // closed and replaced when finishedSeq moves (prepMu)
-
-	// deferredMu orders data syncs with the deletion of the 'D' keys
-	// they make redundant (commit.go).
-	deferredMu      sync.Mutex
-	appliedDeferred [][]byte // 'D' keys applied in place, not yet synced
-	// deferredDeletedTo is the seq past the last range of 'D' keys
-	// deleted (deleteAppliedLocked).
-	deferredDeletedTo uint64
-	// deferredCommitted: the deletions of every 'D' key with a seq up to
-	// it are committed to Pebble (set under deferredMu).
-	deferredCommitted atomic.Uint64
-	// wals holds back the WAL files that deferred data may still be
-	// replayed from (walkeep.go).
-	wals *walKeeper
-	// The committer's count of the deferred data in the current WAL
-	// (boundWAL), and which of wals.created that WAL is.
-	loggedBytes int
-	loggedWAL   uint64
+	statRecordLoads  atomic.Uint64 // record lookups that went to Pebble
+	readBufs         readBufPool   // large read buffers handed back by Recycle
+	statFilterSkips  atomic.Uint64 // record lookups the key filter answered
+	statFilterBuilds atomic.Uint64 // key filters built
 }
 
 // Mkfs creates an empty store at opts.Path: the data file and a Pebble
@@ -296,8 +250,6 @@ func Open(opts Options) (*Store, error) {
 		opts:       opts,
 		log:        log,
 		db:         db,
-		wals:       wals,
-		wal:        wal,
 		dev:        &dataFile{aioSync: walSyncer, directReads: opts.DirectReads},
 		table:      crc32.MakeTable(crc32.Castagnoli),
 		overlay:    make(map[string]overlayRecord),
@@ -305,20 +257,22 @@ func Open(opts Options) (*Store, error) {
 		colls:      make(map[objectstore.CollectionID]bool),
 		poolPrep:   make(map[int64]uint64),
 		poolStored: make(map[int64]uint64),
-		wake:       make(chan struct{}, 1),
-		done:       make(chan struct{}),
-		finishedCh: make(chan struct{}),
 		keySeed:    maphash.MakeSeed(),
 	}
 	s.cache = newRecordCache(opts.budget().records, func(b []byte) (*format.Onode, error) { return format.DecodeRecord(b, s.sb) })
 	s.data.init()
+	s.pipe = newPipeline(&pipeline{
+		log: log, db: db, wal: wal, dev: s.dev, data: &s.data, wals: wals, host: s,
+		skipDeferredApply: opts.testSkipDeferredApply, loggedPerWAL: opts.testLoggedPerWAL,
+	})
 	if err := s.load(); err != nil {
 		_ = db.Close()
 		_ = s.dev.close()
 		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
 	}
+	s.pipe.checksumBlock = s.sb.ChecksumBlock
 	wals.endRecovery()
-	s.startPipeline()
+	s.pipe.start()
 	s.prepMu.Lock()
 	s.startFilterBuildLocked()
 	s.prepMu.Unlock()
@@ -533,21 +487,17 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.prepMu.Unlock()
-	s.queueMu.Lock()
-	s.queueClosed = true
-	s.queueMu.Unlock()
-	s.kick()
-	<-s.done
+	s.pipe.close()
 	s.applyMu.Lock()
 	s.readClosed = true
 	s.applyMu.Unlock()
 	s.dev.ra.wg.Wait()    // no read is left to start a prefetch
-	s.filterBuilds.Wait() // a build stops once s.done is closed
+	s.filterBuilds.Wait() // a build stops once the pipeline is done
 	var errs []error
-	if s.failed == nil && !s.opts.testSkipDeferredApply {
-		if err := s.syncDeferred(pebble.Sync); err != nil {
+	if s.pipe.failure() == nil && !s.opts.testSkipDeferredApply {
+		if err := s.pipe.syncDeferred(pebble.Sync); err != nil {
 			errs = append(errs, err)
-		} else if err := s.releaseWALs(); err != nil {
+		} else if err := s.pipe.releaseWALs(); err != nil {
 			errs = append(errs, err)
 		}
 	}
