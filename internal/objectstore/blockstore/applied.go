@@ -5,22 +5,23 @@ import (
 )
 
 // What the commit pipeline hands back to the store (pipelineHost): a
-// group made visible becomes the readers' state (publish, under applyMu),
-// the space a durable group freed goes back to the allocator (release,
-// under prepMu), and Queue drops the overlay entries of applied
-// transactions (dropApplied).
+// group made visible becomes the readers' state (publishLocked, under
+// applyMu), the space a durable group freed goes back to the allocator
+// (release, under prepMu), and Queue drops the overlay entries of
+// applied transactions (dropApplied).
 
-// publish runs commit under applyMu and, if it succeeds, makes the
-// group's state the readers' state; the pipeline marks the group Applied
-// once applyMu is let go. Queue drops the group's entries from the
-// prepare overlay later (dropApplied), so that the committer never waits
-// for prepMu behind preparations.
-func (s *Store) publish(commit func() error, group []*pendingTxn) error {
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	if err := commit(); err != nil {
-		return err
-	}
+// lockReaders holds readers out (applyMu) while the committer commits a
+// group's batch and publishes it; unlockReaders lets them in again.
+func (s *Store) lockReaders() { s.applyMu.Lock() }
+
+func (s *Store) unlockReaders() { s.applyMu.Unlock() }
+
+// publishLocked makes a committed group's state the readers' state; the
+// caller holds applyMu, and the pipeline marks the group Applied once it
+// has let go. Queue drops the group's entries from the prepare overlay
+// later (dropApplied), so that the committer never waits for prepMu
+// behind preparations.
+func (s *Store) publishLocked(group []*pendingTxn) {
 	for _, p := range group {
 		for _, r := range p.records {
 			s.cache.put(r.key, r.rec)
@@ -37,7 +38,6 @@ func (s *Store) publish(commit func() error, group []*pendingTxn) error {
 		}
 		s.appliedSeq = p.seq
 	}
-	return nil
 }
 
 // dropApplied removes the prepare-overlay entries of applied

@@ -198,10 +198,13 @@ type pipeline struct {
 
 // pipelineHost is what the pipeline asks of the store it commits for.
 type pipelineHost interface {
-	// publish runs commit, which makes group's batch visible in Pebble,
-	// under the readers' exclusive lock, and if it succeeds makes the
-	// group's records, collections and pool counters the readers' state.
-	publish(commit func() error, group []*pendingTxn) error
+	// lockReaders and unlockReaders hold the store's readers out while
+	// the committer commits a group's batch and publishes it.
+	lockReaders()
+	unlockReaders()
+	// publishLocked makes a committed group's records, collections and
+	// pool counters the readers' state; readers are held out.
+	publishLocked(group []*pendingTxn)
 	// release hands the space a durable group freed back to the
 	// allocator.
 	release(group []*pendingTxn) error
@@ -356,10 +359,14 @@ func (pl *pipeline) commitGroup(group []*pendingTxn, wrote bool) (stagedGroup, e
 		return stagedGroup{}, err
 	}
 	pl.wals.hand(lastDeferredSeq(group))
-	if err := pl.host.publish(func() error { return pl.applyBatch(g.batch, pebble.Sync, false) }, group); err != nil {
+	pl.host.lockReaders()
+	if err := pl.applyBatch(g.batch, pebble.Sync, false); err != nil {
+		pl.host.unlockReaders()
 		_ = g.batch.Close()
 		return stagedGroup{}, fmt.Errorf("commit batch: %w", err)
 	}
+	pl.host.publishLocked(group)
+	pl.host.unlockReaders()
 	pl.appliedMu.Lock()
 	pl.applied = append(pl.applied, group...)
 	pl.appliedMu.Unlock()

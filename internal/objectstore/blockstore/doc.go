@@ -66,12 +66,12 @@
 // and hands it to the pipeline, whose committer goroutine commits queued
 // transactions in groups (commit.go gives the order of writes and
 // syncs). Readers hold a read lock (applyMu) that the committer takes
-// exclusively, through pipelineHost.publish, only to make a group
+// exclusively (pipelineHost.lockReaders) only to make a group
 // visible. Applied fires when a group's Pebble batch is visible;
 // Committed when the Pebble WAL has been synced. Lock order: Queue takes
 // the pipeline's queueMu, appliedMu and finishMu under prepMu, each for
 // a hand-off only; the pipeline calls pipelineHost.release (prepMu)
-// holding none of its locks, and publish (applyMu) at most under
+// holding none of its locks, and lockReaders (applyMu) at most under
 // deferredMu, which neither Queue nor readers take.
 //
 // Start reading at format/format.go (the on-disk layout and the
