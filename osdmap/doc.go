@@ -16,6 +16,11 @@
 //	   -> primary affinity = up primary
 //	   -> pg_temp / primary_temp = acting set and acting primary
 //
+// RuleLimits (rulelimits.go) says which sets of OSDs a pool's CRUSH rule
+// allows (the failure-domain check Ceph runs before accepting an upmap),
+// and Map.StaleUpmaps (upmapclean.go) finds the upmaps a change of OSDs or
+// hierarchy made invalid, for the monitors to remove.
+//
 // For the same map Ceph's osdmaptool computes the same sets, primaries and
 // summary; the tests replay its output line by line.
 //

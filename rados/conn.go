@@ -164,6 +164,7 @@ func randomIncarnation() uint64 {
 // Close fails the operations in flight with ErrClosed and closes the
 // connections.
 func (c *Conn) Close() error {
+	c.obj.watches.closeAll()
 	c.obj.close()
 	err := c.ms.Close()
 	if c.mc != nil {

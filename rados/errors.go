@@ -45,6 +45,9 @@ var (
 	// (ENOSPC): its pool is full (an OSD it uses is marked full), the
 	// OSD is full, or its store is. Deletes still work, to free space.
 	ErrNoSpace = errors.New("rados: no space")
+	// ErrNotConnected: a watch was lost (ENOTCONN): it timed out on its
+	// primary, or its object was deleted; watch again and re-read.
+	ErrNotConnected = errors.New("rados: watch lost")
 	// ErrClosed: the Conn is closed.
 	ErrClosed = errors.New("rados: connection closed")
 )
@@ -107,6 +110,8 @@ func errnoClass(errno int) error {
 		return ErrTimedOut
 	case wire.ENOSPC:
 		return ErrNoSpace
+	case wire.ENOTCONN:
+		return ErrNotConnected
 	}
 	return nil
 }

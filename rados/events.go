@@ -21,6 +21,18 @@ func (o *objecter) Dispatch(from msgr.Peer, msg msgr.Message) {
 		}
 		return
 	}
+	if msg.Type == wire.TypeWatchNotify {
+		m, err := wire.DecodeWatchNotify(msg.Payload)
+		o.ms.Release(msg)
+		if err != nil {
+			o.log.Warn("rados: bad watch notify", "from", from.Name.String(), "err", err)
+			return
+		}
+		if w := o.watches.get(m.Cookie); w != nil {
+			w.deliver(m)
+		}
+		return
+	}
 	if msg.Type != wire.TypeOSDOpReply {
 		o.log.Debug("rados: unexpected message", "from", from.Name.String(), "type", msg.Type)
 		return
@@ -48,6 +60,11 @@ func (o *objecter) HandleEvent(ev msgr.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.closed {
+		if os := o.osds[id]; os != nil {
+			os.lost++
+			close(o.watchKick)
+			o.watchKick = make(chan struct{})
+		}
 		o.failSessionLocked(id, ev.Session)
 	}
 }

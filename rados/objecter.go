@@ -77,6 +77,10 @@ type objecter struct {
 	osds      map[int32]*osdSession
 	wantEpoch uint64 // the newest epoch an op waits for
 	mapRetry  clock.Timer
+	// watchKick is closed and replaced at every OSD session failure, for
+	// the watches to reconnect (watch.go); watches are the client's.
+	watchKick chan struct{}
+	watches   watchRegistry
 }
 
 // osdSession is the client's session with one OSD.
@@ -84,6 +88,7 @@ type osdSession struct {
 	s        *msgr.Session // nil until the next send connects
 	addr     string
 	failures int         // consecutive session failures without a reply
+	lost     uint64      // session failures ever, for watches to notice (watch.go)
 	retry    clock.Timer // pending resend of stranded ops, or nil
 }
 
@@ -115,7 +120,7 @@ func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client s
 	ctx, cancel := context.WithCancel(context.Background())
 	return &objecter{ms: ms, log: log, clk: clk, client: client, incarnation: incarnation,
 		requestMap: func(uint64) {}, ctx: ctx, cancelCtx: cancel,
-		mapCh: make(chan struct{}), ops: make(map[uint64]*op), osds: make(map[int32]*osdSession)}
+		mapCh: make(chan struct{}), watchKick: make(chan struct{}), ops: make(map[uint64]*op), osds: make(map[int32]*osdSession)}
 }
 
 // submit starts p; its completion reports the outcome. ctx bounds the

@@ -18,6 +18,8 @@ var pureCores = []string{
 	"internal/osd/replication",
 	"internal/osd/recovery",
 	"internal/osd/snaps",
+	"internal/osd/watch",
+	"internal/balancer",
 }
 
 // impureImports are the packages a pure core must not import.

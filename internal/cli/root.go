@@ -125,6 +125,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterconn.Flags){
 		admincmd.AddConfigCommands,
 		admincmd.AddPGCommands,
+		admincmd.AddBalancerCommands,
 		admincmd.AddAuthCommands,
 		daemoncmd.AddClusterCommands,
 		admincmd.AddTellCommand,

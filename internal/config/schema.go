@@ -78,6 +78,14 @@ func schemaTable() []Option {
 	mon, osd, both := []string{"mon"}, []string{"osd"}, []string{"mon", "osd"}
 	return []Option{
 		// Monitors.
+		{Name: "balancer_sleep_interval", Type: TypeDuration, Default: "1m0s", Runtime: true, Min: 1, Max: noBound, Daemons: mon,
+			Desc: "time between the balancer's automatic rounds while it is on (balancer on)"},
+		{Name: "balancer_target_max_misplaced_ratio", Type: TypeFloat, Default: "0.05", Runtime: true, Min: 0, Max: 1, Daemons: mon,
+			Desc: "share of object copies degraded or misplaced above which the balancer starts no round, so one round's data moves before the next"},
+		{Name: "balancer_upmap_max_deviation", Type: TypeInt, Default: "1", Runtime: true, Min: 1, Max: maxCount, Daemons: mon,
+			Desc: "PG copies (per pool) an OSD may be above or below its CRUSH-weighted target before the balancer moves some (Ceph's upmap_max_deviation, 5 there)"},
+		{Name: "balancer_upmap_max_optimizations", Type: TypeInt, Default: "10", Runtime: true, Min: 1, Max: maxCount, Daemons: mon,
+			Desc: "PG copies one balancer round or plan moves at most (Ceph's upmap_max_optimizations)"},
 		{Name: "mon_allow_pool_delete", Type: TypeBool, Default: "false", Runtime: true, Daemons: mon,
 			Desc: "allow pools to be deleted (osd pool rm)"},
 		{Name: "mon_max_pg_per_osd", Type: TypeInt, Default: "250", Runtime: true, Min: 1, Max: maxCount, Daemons: mon,

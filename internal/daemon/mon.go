@@ -15,6 +15,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/mon"
 	"github.com/cuttlestore/cuttle/internal/mon/authmon"
+	"github.com/cuttlestore/cuttle/internal/mon/balancermon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
@@ -171,8 +172,8 @@ func RunMon(ctx context.Context, cfg MonConfig) error {
 // order commands are offered to them (the auth database comes last, added
 // by NewMon for the auth mode), and the commands that create a new
 // cluster's state: the first OSD map, with an empty hierarchy under root
-// "default" and the rule replicated_rule. The PG statistics read the OSD
-// map as applied. This is the one list: `cuttle mon run` and the
+// "default" and the rule replicated_rule. The PG statistics and the
+// balancer read the OSD map as applied. This is the one list: `cuttle mon run` and the
 // simulator both assemble monitors through NewMon.
 func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Command, error) {
 	conf := configmon.New(log.WithGroup("config"))
@@ -181,7 +182,9 @@ func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Comm
 		return nil, nil, err
 	}
 	pgs := pgmon.New(pgmon.Config{Map: osd.Map, Logger: log.WithGroup("pgmap")})
-	return []moncmd.Service{osd, pgs, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
+	bal := balancermon.New(balancermon.Config{Map: osd.Map, Options: conf.View("mon"), Unclean: pgs.UncleanRatio,
+		Logger: log.WithGroup("balancer")})
+	return []moncmd.Service{osd, pgs, bal, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
 }
 
 // monKeys is the monitor's key server: the auth database's, where every

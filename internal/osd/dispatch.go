@@ -77,8 +77,12 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 }
 
 func (d dispatcher) HandleEvent(ev msgr.Event) {
-	if ev.Kind == msgr.EventFailed || ev.Kind == msgr.EventReset {
+	switch ev.Kind {
+	case msgr.EventFailed, msgr.EventReset:
 		d.o.forgetSession(ev.Session)
+		d.o.watchSessionLost(ev.Session)
+	case msgr.EventDialRefused:
+		d.o.peerRefused(ev.Peer, ev.Addr)
 	}
 }
 

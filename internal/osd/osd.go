@@ -18,6 +18,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -190,16 +191,21 @@ type OSD struct {
 	history       *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
 	recoverySlots *slots                          // one per PG recovering (missing.go)
+	scrubSlots    *slots                          // one per scrub running: osd_max_scrubs of 1 (scrubsched.go)
 	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
-	deleting      map[osdmap.PG]chan struct{}     // stray copies being deleted, closed when done (removal.go)
-	closeOnce     sync.Once
-	closeErr      error
-	stopping      atomic.Bool   // the store failed: never boot again (storeFailed)
-	leaving       atomic.Bool   // asked to be marked down (MarkMeDown): never boot again
-	failed        chan struct{} // closed when the store failed and the OSD stopped (Failed)
-	failErr       error
-	booted        bool
-	logLimit      atomic.Int64 // entries each PG log keeps (setLogLimitLocked)
+	// policy decides when the PGs' op queues start their items
+	// (opqueue.go): opq.Today, until a QoS policy replaces it.
+	policy    opq.Policy
+	deleting  map[osdmap.PG]chan struct{} // stray copies being deleted, closed when done (removal.go)
+	upThru    *upThru                     // PGs' requests for this OSD's up_thru (upthru.go)
+	closeOnce sync.Once
+	closeErr  error
+	stopping  atomic.Bool   // the store failed: never boot again (storeFailed)
+	leaving   atomic.Bool   // asked to be marked down (MarkMeDown): never boot again
+	failed    chan struct{} // closed when the store failed and the OSD stopped (Failed)
+	failErr   error
+	booted    bool
+	logLimit  atomic.Int64 // entries each PG log keeps (setLogLimitLocked)
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
 
@@ -216,6 +222,13 @@ type OSD struct {
 	trafficLen atomic.Uint64 // their bytes, plus the data replies returned
 	inflightMu sync.Mutex
 	inflight   map[*request]struct{}
+
+	// watchConns names client sessions for the PGs' watch states,
+	// notifySeq numbers notifies, watchTid the OSD's own writes that
+	// remove expired watches (watches.go).
+	watchConns watchConns
+	notifySeq  atomic.Uint64
+	watchTid   atomic.Uint64
 }
 
 // Start opens the OSD: it loads the PGs in its store, listens, connects to
@@ -232,13 +245,15 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs)}
+		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs), scrubSlots: newSlots(maxScrubs),
+		policy: opq.Today{}}
 	o.initOptions()
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	o.history = newMapHistory(o.fetchMap)
 	o.statsDirty = make(chan struct{}, 1)
 	o.scrubJobs = make(chan scrubJob, scrubQueue)
 	o.deleting = map[osdmap.PG]chan struct{}{}
+	o.upThru = newUpThru()
 	o.failed = make(chan struct{})
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
@@ -282,6 +297,7 @@ func (o *OSD) start(ctx context.Context) error {
 	o.wg.Go(o.reportLoop)
 	o.wg.Go(o.scrubLoop)
 	o.wg.Go(o.snapTrimLoop)
+	o.wg.Go(o.upThruLoop)
 	if err := o.mon.Subscribe(ctx, 0); err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}

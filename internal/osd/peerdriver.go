@@ -3,6 +3,7 @@ package osd
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"time"
@@ -10,15 +11,16 @@ import (
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/wire"
-	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // The driver of the primary's peering. peering.Machine decides what to
-// do; peerDriver does it: it sends the messages, reads the store and the
+// do; peerDriver does it: it sends the messages, reads and writes the
+// store (pushed objects, the adopted log, lost objects) and reads the
 // past maps, arms the machine's timer on the OSD's clock, and feeds back
-// what the OSD hears (the run's queue, filled by handlePeering) and the
-// answers to its own requests. One goroutine per interval runs it, from
+// what the OSD hears (the run's queue, filled by handlePeering and by
+// mark_unfound_lost) and the answers to its own requests. It decides
+// nothing and never waits but for the next event. One goroutine per interval runs it, from
 // startPeeringLocked, until the PG is active (and recovered) or the
 // interval ends (r.done).
 
@@ -74,9 +76,16 @@ func (p *pg) peerUntilActive(r *peerRun, m *osdmap.Map) {
 }
 
 // event translates a message for the run into the machine's terms; the
-// rest (pushes and acks for a pull, which arrived too late) it drops.
+// rest (acks of pushes, which recovery's own waits take) it drops.
 func (d *peerDriver) event(ev peerEvent) peering.Event {
 	switch msg := ev.msg.(type) {
+	case wire.PGPush:
+		return peering.Push{From: ev.from, Interval: msg.IntervalStart, Object: msg.Object, Exists: msg.Exists,
+			Version: pushVersion(msg), Body: msg}
+	case unfoundLost:
+		return peering.MarkedLost{}
+	case upThruRecorded:
+		return peering.UpThruRecorded{UpThru: msg.epoch}
 	case wire.PGNotify:
 		mem, err := decodeMember(ev.from, msg.Info, msg.Log)
 		if err != nil {
@@ -86,9 +95,38 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 		mem.Missing = msg.Missing
 		return peering.Notify{Interval: msg.IntervalStart, Member: mem}
 	case wire.PGAck:
-		if msg.Activate {
-			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result}
+		switch {
+		case msg.Activate:
+			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result, Current: msg.Current}
+		case msg.Result != 0:
+			// An OSD that lacks the object is routine in a search; one
+			// that cannot read its copy is worth a warning.
+			level := slog.LevelWarn
+			if msg.Result == -wire.ENOENT {
+				level = slog.LevelDebug
+			}
+			d.p.o.log.Log(d.p.o.ctx, level, "peering: an OSD cannot supply an object", "pg", d.p.id.String(), "osd", ev.from,
+				"object", msg.Object.String(), "errno", -msg.Result)
+			return peering.PullRefused{From: ev.from, Interval: msg.IntervalStart, Object: msg.Object, Errno: -msg.Result}
 		}
+	}
+	return nil
+}
+
+// applyPush applies a pushed object the machine accepted, and counts
+// the copy made.
+func (d *peerDriver) applyPush(a peering.ApplyPush) error {
+	p := d.p
+	push, ok := a.Body.(wire.PGPush)
+	if !ok {
+		return fmt.Errorf("peering: push of %v carries %T, not a PGPush", a.Object, a.Body)
+	}
+	if err := p.applyPush(push); err != nil {
+		return err
+	}
+	p.copied()
+	if a.Search {
+		p.o.log.Info("peering: found a good copy outside the acting set", "pg", p.id.String(), "object", a.Object.String(), "osd", a.From)
 	}
 	return nil
 }
@@ -106,18 +144,25 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		p.mu.Lock()
 		self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: p.log.Entries(),
 			Missing: slices.Collect(maps.Keys(p.missing))}
-		replicas, size := p.replicasLocked(), p.pool.Size
+		replicas, size, lose := p.replicasLocked(), p.pool.Size, p.loseUnfound
 		p.mu.Unlock()
-		d.pending = append(d.pending, peering.Loaded{Self: self, Replicas: replicas, PoolSize: size, Up: d.m.IsUp})
+		d.pending = append(d.pending, peering.Loaded{Self: self, Replicas: replicas, PoolSize: size,
+			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose, UpThru: p.o.mapUpThru(d.m)})
 	case peering.ReadPast:
 		past, err := p.o.pastIntervals(p.o.ctx, p.id, a.Since, r.interval)
 		if err != nil {
 			p.o.log.Warn("peering: cannot read past maps; trying again", "pg", p.id.String(), "err", err)
 		}
+		for _, iv := range peering.Skipped(past, a.Since) {
+			p.o.log.Debug("peering: skipping a past interval that never went read-write (its primary's up_thru is older)",
+				"pg", p.id.String(), "interval", iv.String())
+		}
 		d.pending = append(d.pending, peering.PastRead{Past: past, Err: err})
 	case peering.RefreshMap:
 		d.m = p.newerMap(d.m)
-		d.pending = append(d.pending, peering.MapRefreshed{Up: d.m.IsUp})
+		d.pending = append(d.pending, peering.MapRefreshed{Up: d.m.IsUp, MaxOSD: d.m.MaxOSD()})
+	case peering.RequestUpThru:
+		p.o.wantUpThru(r, a.Want)
 	case peering.SendQuery:
 		p.sendPeer(d.m, a.To, wire.TypePGQuery, wire.PGQuery{PGInterval: d.query}.Encode())
 	case peering.SetTimer:
@@ -132,12 +177,40 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		d.pending = append(d.pending, peering.TempRequested{Err: p.setTemp(a.Acting)})
 	case peering.NoteRecovery:
 		d.noteRecovery(a)
-	case peering.CompleteSelf:
-		plan, missing, err := d.completeSelf(a)
-		if errors.Is(err, errIntervalEnded) {
-			return true
+	case peering.SendPull:
+		if a.Want == (wire.Version{}) {
+			p.o.log.Info("peering: pulling", "pg", p.id.String(), "from", a.To, "objects", len(a.Objects))
+		} else {
+			p.o.log.Debug("peering: searching", "pg", p.id.String(), "osd", a.To, "object", a.Objects[0].String(), "version", a.Want.String())
 		}
-		d.pending = append(d.pending, peering.SelfCompleted{Plan: plan, Missing: missing, Err: err})
+		p.sendPeer(d.m, a.To, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, d.m), Objects: a.Objects}.Encode())
+	case peering.ApplyPush:
+		d.pending = append(d.pending, peering.PushApplied{Object: a.Object, Err: d.applyPush(a)})
+	case peering.ReadVersion:
+		d.pending = append(d.pending, peering.VersionRead{Object: a.Object, Version: p.storedVersion(a.Object)})
+	case peering.ReportUnfound:
+		p.mu.Lock()
+		if p.run == r {
+			p.unfound = slices.Clone(a.Objects)
+		}
+		p.mu.Unlock()
+		p.o.statsChanged()
+	case peering.Adopt:
+		d.pending = append(d.pending, peering.Adopted{Err: p.adopt(a.Info, a.Log, r.interval, nil, nil)})
+	case peering.ForgetLost:
+		p.o.log.Warn("peering: forgetting unfound objects, as an operator asked", "pg", p.id.String(), "objects", len(a.Objects))
+		err := p.forgetLost(a.Objects)
+		p.mu.Lock()
+		info, log := p.info, p.log.Entries()
+		p.mu.Unlock()
+		d.pending = append(d.pending, peering.LostForgotten{Info: info, Log: log, Err: err})
+	case peering.ListObjects:
+		objs, err := p.allObjects()
+		vers := make([]wire.Version, len(objs))
+		for i, id := range objs {
+			vers[i] = p.storedVersion(id)
+		}
+		d.pending = append(d.pending, peering.ObjectsListed{Objects: objs, Versions: vers, Err: err})
 	case peering.SendActivate:
 		info := a.Info
 		info.PG = p.id
@@ -145,7 +218,8 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		for i, e := range a.Log {
 			log[i] = e.Encode()
 		}
-		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing}
+		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing,
+			Versions: a.Versions}
 		p.sendPeer(d.m, a.To, wire.TypePGActivate, msg.Encode())
 	case peering.Finish:
 		err := p.finishPeering(r, a.Plan, a.Missing)
@@ -206,35 +280,4 @@ func (d *peerDriver) noteRecovery(a peering.NoteRecovery) {
 	}
 	p.mu.Unlock()
 	p.o.statsChanged()
-}
-
-// completeSelf brings this OSD to the plan's history and lists what each
-// replica lacks (the objects marked lost included: the history now ends
-// with their removal).
-func (d *peerDriver) completeSelf(a peering.CompleteSelf) (peering.Result, map[int32][]objid.ID, error) {
-	p, r, m, plan := d.p, d.r, d.m, a.Plan
-	self := p.o.cfg.ID
-	// fetch replaces this OSD's copy of an object with a good one from
-	// another OSD (its own could not be read, or the one it asked could
-	// not read its copy).
-	fetch := func(id objid.ID, exclude ...int32) error {
-		return p.fetchGood(r, m, id, upToDate(plan, a.Members, id, append(exclude, self)...), p.authVersion(plan, id))
-	}
-	lost, err := p.completeSelf(r, m, plan, fetch)
-	if err != nil {
-		return plan, nil, err
-	}
-	if len(lost) > 0 {
-		p.mu.Lock()
-		plan.Info, plan.Log = p.info, p.log.Entries()
-		p.mu.Unlock()
-	}
-	missing, err := p.replicaMissing(plan, a.Replicas)
-	if err != nil {
-		return plan, nil, err
-	}
-	for _, x := range a.Replicas {
-		missing[x] = append(slices.Clone(missing[x]), lost...)
-	}
-	return plan, missing, nil
 }

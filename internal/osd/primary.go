@@ -75,13 +75,16 @@ func (r *request) replyThen(rep wire.OSDOpReply, sent func(), tailCRC func([]byt
 	// Read data goes out from the buffer the store read it into.
 	segs := rep.EncodeSegments()
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent, TailCRC: tailCRC}
-	if r.internal != nil {
-		r.internal(rep) // the OSD's own request (snaptrim.go)
+	switch {
+	case r.internal != nil:
+		r.internal(rep) // the OSD's own request that waits for its answer (snaptrim.go)
 		if sent != nil {
 			sent()
 		}
-	} else {
+	case r.from.Session != nil:
 		r.o.sendNow(r.from, msg)
+	case sent != nil:
+		sent() // the OSD's own request (removeWatch): no one to answer
 	}
 	if rep.Flags&wire.ReplyCommitted == 0 {
 		return
@@ -201,6 +204,10 @@ func (p *pg) checkLocked(r *request) (result int32, park bool) {
 		return -wire.EINVAL, false
 	case !p.activeLocked():
 		return 0, true
+	case !r.listing() && p.recPlan.IsUnfound(r.op.Object):
+		// As Ceph's OSD, an op on an unfound object waits until it is
+		// found (a later peering) or marked lost (unfound.go).
+		return 0, true
 	}
 	return 0, false
 }
@@ -225,55 +232,19 @@ func (p *pg) enqueue(r *request) {
 		p.o.wg.Go(func() { p.list(r) })
 		return
 	}
-	id := r.op.Object
-	start := p.queue.Add(id, opq.Client, opq.CostOf(r.bytesOfData()), r)
+	key := objectKey(r.op.Object)
+	start := p.queue.Add(key, opq.Client, opq.CostOf(r.bytesOfData()), r)
 	p.mu.Unlock()
 	if start {
-		p.o.wg.Go(func() { p.runObject(id, r) })
-	}
-}
-
-// runObject serves r, which the op queue started, and the requests of
-// its object the queue hands out after it, in order, until none is
-// left, or until a write must apply here before the next request may
-// see it: the write's applied callback (appliedHere) goes on from there,
-// so no goroutine waits for the store.
-func (p *pg) runObject(id objid.ID, r *request) {
-	for {
-		if w, c := p.serve(r); c != nil {
-			c.OnApplied(func() { p.appliedHere(id, r, w, c) })
-			return
-		}
-		p.mu.Lock()
-		next, more := p.queue.Done(id)
-		p.startWaitingLocked()
-		p.mu.Unlock()
-		if !more {
-			p.kickRecovery()
-			return
-		}
-		r = next
-	}
-}
-
-// startWaitingLocked runs the requests the op queue's policy held back
-// and admits now. Today's policy holds no client op back, so this costs
-// a client op one length check.
-func (p *pg) startWaitingLocked() {
-	for p.queue.Blocked() {
-		id, r, ok := p.queue.Next()
-		if !ok {
-			return
-		}
-		p.o.spawn(func() { p.runObject(id, r) })
+		p.o.wg.Go(func() { p.runKey(key, r) })
 	}
 }
 
 // appliedHere goes on once write w of request r has applied here; the
 // store runs it in its pipeline (Completion.OnApplied), so it takes the
 // PG lock through withLock.
-func (p *pg) appliedHere(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	p.withLock(func() { p.afterApplied(id, r, w, c) })
+func (p *pg) appliedHere(key qkey, r *request, w *write, c *objectstore.Completion) {
+	p.withLock(func() { p.afterApplied(key, r, w, c) })
 }
 
 // withLock runs f with the PG lock held, f releasing it: at once if the
@@ -293,19 +264,18 @@ func (p *pg) withLock(f func()) {
 	})
 }
 
-// afterApplied acks the local apply of w, lets the object's next request
+// afterApplied acks the local apply of w, lets the object's next item
 // run and awaits the local commit. The caller holds the PG lock; it is
 // released.
-func (p *pg) afterApplied(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	next, more := p.queue.Done(id)
+func (p *pg) afterApplied(key qkey, r *request, w *write, c *objectstore.Completion) {
+	next, more := p.queue.Done(key)
 	p.startWaitingLocked()
 	p.ackHeld(w, p.o.cfg.ID, wire.ReplyApplied, 0)
 	c.OnCommitted(func(err error) { p.committedHere(w, err) })
-	if !more {
-		p.kickRecovery()
-		return
+	p.ended(key, r)
+	if more {
+		p.o.spawn(func() { p.runKey(key, next) })
 	}
-	p.o.spawn(func() { p.runObject(id, next) })
 }
 
 // serve runs one request: a read at once, a write through replication.
@@ -322,6 +292,9 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 	p.mu.Unlock()
 	if result != 0 {
 		r.replyError(result, epoch)
+		return nil, nil
+	}
+	if p.serveWatchOp(r, epoch) {
 		return nil, nil
 	}
 	if isSnapOp(r, wire.OpListSnaps) {
@@ -370,9 +343,9 @@ func (p *pg) recycler(bufs [][]byte) func() {
 func (p *pg) env(r *request, v wire.Version) *ops.Env {
 	e := &ops.Env{Store: p.o.cfg.Store, Collection: p.coll, Object: r.op.Object, Classes: p.o.cfg.Classes,
 		Version: v, Now: p.o.cfg.Clock.Now()}
-	// Only class methods ask who called; naming the caller for every op
-	// allocated a string each time.
-	if slices.ContainsFunc(r.op.Ops, func(o wire.ObjectOp) bool { return o.Code == wire.OpCall }) {
+	// Only class methods and watches ask who called; naming the caller
+	// for every op allocated a string each time.
+	if slices.ContainsFunc(r.op.Ops, func(o wire.ObjectOp) bool { return o.Code == wire.OpCall || o.Code == wire.OpWatch }) {
 		e.Caller = r.from.Name.String()
 	}
 	return e
@@ -506,6 +479,9 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		}
 	} else if res, err = ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops); err != nil {
 		return nil, nil, err
+	}
+	if res.Code == 0 {
+		p.watchEffectsLocked(r, res)
 	}
 	if res.Code != 0 || !res.Wrote() {
 		r.reply(wire.OSDOpReply{Epoch: p.epoch, Result: -res.Code, Flags: wire.ReplyApplied | wire.ReplyCommitted,

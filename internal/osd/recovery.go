@@ -33,10 +33,11 @@ import (
 // abandons its peering; the next starts over.
 //
 // The protocol's decisions (whom to ask, when to ask again, when to go
-// down, ask for pg_temp or activate) are peering.Machine's; peerdriver.go
-// carries them out. This file holds what the driver still does in one
-// blocking step (completing the primary's own copy: pulls, the search
-// for unfound objects, adopting the log), finishing, and the member side.
+// down, whom to pull an object from and when to give up on it, ask for
+// pg_temp or activate) are peering.Machine's; peerdriver.go carries them
+// out. This file holds the run's queue, the store work the driver does
+// for the machine (applying a push, adopting a log, finishing), and the
+// member side.
 //
 // A primary whose own history ends before the authority's log begins
 // asks for a temporary acting set instead (pgtemp.go).
@@ -45,8 +46,9 @@ import (
 // a failed attempt or a failed read waits before it is tried again.
 const peerRetry = peering.RetryInterval
 
-// peerAnswerWait bounds the silence while peering waits for a member's
-// pushes or acknowledgements (see peering.AnswerWait).
+// peerAnswerWait bounds the silence while recovery waits for a member's
+// acknowledgements, or a pg_temp request for its map (see
+// peering.AnswerWait).
 const peerAnswerWait = peering.AnswerWait
 
 // errNoAnswer means a member did not answer in time.
@@ -64,7 +66,7 @@ type peerRun struct {
 
 type peerEvent struct {
 	from int32
-	msg  any // wire.PGNotify, wire.PGPush or wire.PGAck
+	msg  any // wire.PGNotify, wire.PGPush, wire.PGAck, unfoundLost or upThruRecorded
 }
 
 func newPeerRun(interval uint64) *peerRun {
@@ -74,22 +76,6 @@ func newPeerRun(interval uint64) *peerRun {
 func (r *peerRun) post(from int32, msg any) {
 	r.mu.Lock()
 	r.events = append(r.events, peerEvent{from, msg})
-	r.mu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
-
-// unread puts back events a nested wait took but did not want (a pull in
-// the middle of pushes must not swallow the pushes' acks), ahead of the
-// rest and in their order.
-func (r *peerRun) unread(evs []peerEvent) {
-	if len(evs) == 0 {
-		return
-	}
-	r.mu.Lock()
-	r.events = append(slices.Clone(evs), r.events...)
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -155,64 +141,6 @@ func (p *pg) newerMap(m *osdmap.Map) *osdmap.Map {
 
 var errIntervalEnded = errors.New("the interval ended")
 
-// completeSelf brings this OSD (the primary) to the authoritative
-// history before the PG serves: it fetches every object it lacks and
-// adopts the authoritative log. (A primary whose history ends before the
-// authority's log begins asked for pg_temp instead: pgtemp.go.) Objects
-// no reachable OSD can supply leave the PG unable to go active, unless
-// an operator marked them lost (unfound.go); it returns those.
-func (p *pg) completeSelf(r *peerRun, m *osdmap.Map, plan peering.Result, fetch func(objid.ID, ...int32) error) ([]objid.ID, error) {
-	self := p.o.cfg.ID
-	var unfound []objid.ID
-	tolerant := func(id objid.ID, exclude ...int32) error {
-		err := fetch(id, exclude...)
-		if errors.Is(err, errUnfound) {
-			unfound = append(unfound, id)
-			return nil
-		}
-		return err
-	}
-	if plan.Auth == self {
-		for _, id := range plan.Missing[self] { // what an interrupted recovery left
-			if err := tolerant(id); err != nil {
-				return nil, err
-			}
-		}
-	} else if err := p.pullFrom(r, m, plan.Auth, plan.Missing[self], tolerant); err != nil {
-		return nil, err
-	}
-	if err := p.settleUnfound(r, unfound); err != nil {
-		return nil, err
-	}
-	if plan.Auth != self {
-		if err := p.adopt(plan.Info, plan.Log, r.interval, nil, nil); err != nil {
-			return nil, err
-		}
-	}
-	return unfound, p.forgetLost(unfound)
-}
-
-// replicaMissing lists what each replica lacks: the plan's objects, or
-// every object of the PG for one to backfill.
-func (p *pg) replicaMissing(plan peering.Result, replicas []int32) (map[int32][]objid.ID, error) {
-	out := map[int32][]objid.ID{}
-	var all []objid.ID
-	for _, x := range replicas {
-		if !slices.Contains(plan.Backfill, x) {
-			out[x] = plan.Missing[x]
-			continue
-		}
-		if all == nil {
-			var err error
-			if all, err = p.allObjects(); err != nil {
-				return nil, err
-			}
-		}
-		out[x] = all
-	}
-	return out, nil
-}
-
 // copied counts one object copy made.
 func (p *pg) copied() {
 	p.mu.Lock()
@@ -230,108 +158,6 @@ func (p *pg) step(r *peerRun, what string) {
 	p.mu.Unlock()
 }
 
-// upToDate lists the members whose copy of id is current (the
-// authority first), but none of exclude.
-func upToDate(plan peering.Result, members []peering.Member, id objid.ID, exclude ...int32) []int32 {
-	var out []int32
-	for _, mem := range append([]peering.Member{{OSD: plan.Auth, Info: plan.Info}}, members...) {
-		switch {
-		case slices.Contains(exclude, mem.OSD) || slices.Contains(out, mem.OSD),
-			slices.Contains(plan.Backfill, mem.OSD), slices.Contains(plan.Missing[mem.OSD], id),
-			mem.Info.LastUpdate == (wire.Version{}):
-			continue
-		}
-		out = append(out, mem.OSD)
-	}
-	return out
-}
-
-// pullFrom fetches objs from the authority, and those it cannot read
-// with fetch.
-func (p *pg) pullFrom(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID, fetch func(objid.ID, ...int32) error) error {
-	failed, err := p.pull(r, m, auth, objs)
-	if err != nil {
-		return err
-	}
-	for _, id := range failed {
-		if err := fetch(id, auth); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// fetchGood replaces this OSD's copy of id with the first readable copy
-// among sources (members whose copy is current). If none can supply one,
-// it asks every other up OSD, which may hold a copy from an older
-// interval, and takes one whose version is want (Ceph's search for
-// unfound objects).
-func (p *pg) fetchGood(r *peerRun, m *osdmap.Map, id objid.ID, sources []int32, want wire.Version) error {
-	for _, s := range sources {
-		failed, err := p.pull(r, m, s, []objid.ID{id})
-		if err != nil {
-			return err
-		}
-		if len(failed) == 0 {
-			return nil
-		}
-	}
-	if want != (wire.Version{}) {
-		for x := range m.MaxOSD() {
-			if x == p.o.cfg.ID || slices.Contains(sources, x) || !m.IsUp(x) {
-				continue
-			}
-			ok, err := p.pullVersion(r, m, x, id, want)
-			if err != nil {
-				return err
-			}
-			if ok {
-				p.o.log.Info("peering: found a good copy outside the acting set", "pg", p.id.String(), "object", id.String(), "osd", x)
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("no OSD can supply a readable copy of %v at version %v (members asked: %v): %w", id, want, sources, errUnfound)
-}
-
-// pullVersion asks osd x for its copy of id and applies it if it is at
-// version want; it reports whether it did.
-func (p *pg) pullVersion(r *peerRun, m *osdmap.Map, x int32, id objid.ID, want wire.Version) (bool, error) {
-	p.sendPeer(m, x, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), Objects: []objid.ID{id}}.Encode())
-	timer := p.o.cfg.Clock.NewTimer(peerRetry)
-	defer timer.Stop()
-	var others []peerEvent
-	defer func() { r.unread(others) }()
-	for {
-		ev, ok, timed := r.next(p.o.ctx, timer.C())
-		switch {
-		case timed:
-			return false, nil
-		case !ok:
-			return false, errIntervalEnded
-		case ev.from != x:
-			others = append(others, ev)
-			continue
-		}
-		switch msg := ev.msg.(type) {
-		case wire.PGAck:
-			if msg.Object == id {
-				return false, nil
-			}
-			others = append(others, ev)
-		case wire.PGPush:
-			if msg.Object != id {
-				others = append(others, ev)
-				continue
-			}
-			if !msg.Exists || pushVersion(msg) != want {
-				return false, nil
-			}
-			return true, p.applyPush(msg)
-		}
-	}
-}
-
 // pushVersion is the version of a pushed object, from its info attribute.
 func pushVersion(m wire.PGPush) wire.Version {
 	for _, kv := range m.Attrs {
@@ -342,74 +168,14 @@ func pushVersion(m wire.PGPush) wire.Version {
 	return wire.Version{}
 }
 
-// authVersion is the version the authoritative history gives object id:
-// its newest log entry's, or else this OSD's copy's info (zero if
-// unknown).
-func (p *pg) authVersion(plan peering.Result, id objid.ID) wire.Version {
-	for i := len(plan.Log) - 1; i >= 0; i-- {
-		if plan.Log[i].Object == id {
-			return plan.Log[i].Version
-		}
-	}
+// storedVersion is the version of this OSD's copy of id, from its info
+// attribute (zero if it has none, or it cannot be read).
+func (p *pg) storedVersion(id objid.ID) wire.Version {
 	b, err := p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, id, ops.InfoAttr)
 	if err != nil {
 		return wire.Version{}
 	}
 	return ops.VersionOf(b)
-}
-
-// pull fetches objs from member src and applies them here; it returns
-// those src could not read.
-func (p *pg) pull(r *peerRun, m *osdmap.Map, auth int32, objs []objid.ID) ([]objid.ID, error) {
-	if len(objs) == 0 {
-		return nil, nil
-	}
-	p.o.log.Info("peering: pulling from the authority", "pg", p.id.String(), "from", auth, "objects", len(objs))
-	p.step(r, fmt.Sprintf("pulling %d objects from osd.%d", len(objs), auth))
-	p.sendPeer(m, auth, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, m), Objects: objs}.Encode())
-	want := map[objid.ID]bool{}
-	for _, o := range objs {
-		want[o] = true
-	}
-	return p.receivePushes(r, auth, want)
-}
-
-// receivePushes applies the pushes from auth of the objects in want
-// until each has come or auth said it cannot read it (those it returns).
-func (p *pg) receivePushes(r *peerRun, auth int32, objs map[objid.ID]bool) ([]objid.ID, error) {
-	want := maps.Clone(objs)
-	var failed []objid.ID
-	var others []peerEvent
-	defer func() { r.unread(others) }()
-	timer := p.o.cfg.Clock.NewTimer(peerAnswerWait)
-	defer timer.Stop()
-	for len(want) > 0 {
-		ev, ok, timed := r.next(p.o.ctx, timer.C())
-		if timed {
-			return nil, fmt.Errorf("osd.%d sent %d of %d objects: %w", auth, len(objs)-len(want), len(objs), errNoAnswer)
-		}
-		if !ok {
-			return nil, errIntervalEnded
-		}
-		if ack, isAck := ev.msg.(wire.PGAck); isAck && ev.from == auth && want[ack.Object] && ack.Result != 0 {
-			p.o.log.Warn("peering: a member cannot read an object", "pg", p.id.String(), "osd", auth, "object", ack.Object.String(), "errno", -ack.Result)
-			failed = append(failed, ack.Object)
-			delete(want, ack.Object)
-			continue
-		}
-		push, isPush := ev.msg.(wire.PGPush)
-		if !isPush || ev.from != auth || !want[push.Object] {
-			others = append(others, ev)
-			continue
-		}
-		if err := p.applyPush(push); err != nil {
-			return nil, err
-		}
-		delete(want, push.Object)
-		p.copied()
-		timer.Reset(peerAnswerWait) // the wait is for silence, not for the whole copy
-	}
-	return failed, nil
 }
 
 // finishPeering records the start, notes what each replica lacks and
@@ -779,10 +545,6 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		p.mu.Lock()
 		primary := p.primary
 		p.mu.Unlock()
-		var keep map[objid.ID]bool
-		if m.Backfill {
-			keep = map[objid.ID]bool{} // every object will be pushed
-		}
 		if sender != primary {
 			return fmt.Errorf("activation from osd.%d, but osd.%d is primary", sender, primary)
 		}
@@ -790,7 +552,14 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		if err != nil {
 			return err
 		}
-		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep, m.Missing)
+		var keep map[objid.ID]bool
+		missing := m.Missing
+		if m.Backfill {
+			// Every object is pushed but the copies already current.
+			keep, missing = p.currentCopies(m.Missing, m.Versions)
+			ack.Current = slices.SortedFunc(maps.Keys(keep), objid.Compare)
+		}
+		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep, missing)
 	}()
 	if p.o.stopping.Load() {
 		return // the store failed: no answer, peering goes on without this OSD
@@ -800,6 +569,28 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		ack.Result = -wire.EINVAL
 	}
 	p.reply(from, wire.TypePGAck, ack.Encode())
+}
+
+// currentCopies splits a backfill's objects (with the primary's version
+// of each, if given) into the copies this OSD holds at that version
+// already, which it keeps, and those it lacks. A copy its own missing
+// set names is not current, whatever it says.
+func (p *pg) currentCopies(objs []objid.ID, versions []wire.Version) (keep map[objid.ID]bool, lacks []objid.ID) {
+	keep = map[objid.ID]bool{}
+	if len(versions) != len(objs) {
+		return keep, objs
+	}
+	for i, id := range objs {
+		p.mu.Lock()
+		stale := p.missing[id]
+		p.mu.Unlock()
+		if v := versions[i]; v != (wire.Version{}) && !stale && p.storedVersion(id) == v {
+			keep[id] = true
+			continue
+		}
+		lacks = append(lacks, id)
+	}
+	return keep, lacks
 }
 
 // reply sends a peering message back on the session it came on.

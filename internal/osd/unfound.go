@@ -18,31 +18,91 @@ import (
 // without losing it: the PG stays incomplete (Ceph's name), reports
 // how many objects are unfound (OBJECT_UNFOUND) and tries again every few
 // seconds, in case an OSD holding a copy returns. If none will, an
-// operator runs `cuttle pg mark_unfound_lost PGID delete`: the next
-// attempt forgets those objects (the log records their removal, and
-// every member deletes its copy), and the PG goes active without them.
+// operator runs `cuttle pg mark_unfound_lost PGID delete`: peering
+// forgets those objects (the log records their removal, and every
+// member deletes its copy), and the PG goes active without them.
+// peering.Machine decides all this (its unfound state); this file holds
+// the store work and the command.
+//
+// An object can also become unfound in an active PG: its primary's copy,
+// the only current one (the members still lacked it), rots before
+// recovery copied it (missing.go finds it unreadable, and no member can
+// repair it). The object joins the primary's own missing set (so the
+// next peering searches for it), recovery pushes it no more and the PG
+// shows active+recovery_unfound+degraded, reports the count
+// (OBJECT_UNFOUND), and ops on the object wait, as Ceph's do, until a
+// new interval's peering finds a copy or an operator marks it lost:
+// mark_unfound_lost then peers the PG again within its interval
+// (repeer), and that peering settles the object as it would have at
+// activation.
 
-// settleUnfound decides what peering does about the objects it could not
-// find: nothing if there are none, go on without them if an operator
-// marked them lost, and otherwise stop, reporting them.
-func (p *pg) settleUnfound(r *peerRun, unfound []objid.ID) error {
-	if len(unfound) == 0 {
-		return nil
-	}
+// errUnfound means no readable copy of an object exists to recover from.
+var errUnfound = errors.New("object unfound")
+
+// noteUnfound records, in the active PG of run r, that id is unfound:
+// this OSD's copy cannot be read (cause) and no member holds a current
+// one. It returns the error the push fails with.
+func (p *pg) noteUnfound(r *peerRun, id objid.ID, cause error) error {
+	var t objectstore.Transaction
 	p.mu.Lock()
-	lose := p.loseUnfound
-	if p.run == r {
-		p.unfound = slices.Clone(unfound)
+	if p.run != r {
+		p.mu.Unlock()
+		return errIntervalEnded
 	}
+	p.recPlan.SetUnfound(id)
+	if !slices.Contains(p.unfound, id) {
+		p.unfound = append(p.unfound, id)
+	}
+	p.missing[id] = true
+	pglog.SetMissingTxn(&t, p.id, id)
 	p.mu.Unlock()
 	p.o.statsChanged()
-	if lose {
-		p.o.log.Warn("peering: forgetting unfound objects, as an operator asked", "pg", p.id.String(), "objects", len(unfound))
-		return nil
+	p.o.log.Error("recovery: object unfound: this copy cannot be read and no member holds a current one",
+		"pg", p.id.String(), "object", id.String(), "err", cause)
+	if err := p.o.apply(&t); err != nil {
+		return err
 	}
-	p.step(r, fmt.Sprintf("%d objects unfound: waiting for an OSD that holds them, or for mark_unfound_lost", len(unfound)))
-	return fmt.Errorf("%d objects, first %v: %w", len(unfound), unfound[0], errUnfound)
+	return fmt.Errorf("%v: %w (%w)", id, errUnfound, cause)
 }
+
+// stuckUnfound marks run r's PG as recovering no more: all that is left
+// is unfound.
+func (p *pg) stuckUnfound(r *peerRun) {
+	p.mu.Lock()
+	if p.run == r {
+		p.recovering = "recovery_unfound"
+	}
+	n := len(p.unfound)
+	p.mu.Unlock()
+	p.o.statsChanged()
+	p.o.log.Warn("recovery: only unfound objects are left; waiting for a new interval or mark_unfound_lost",
+		"pg", p.id.String(), "unfound", n)
+}
+
+// waitInterval waits until run r's interval ends (or its PG peers again)
+// and returns false.
+func (p *pg) waitInterval(r *peerRun) bool {
+	select {
+	case <-r.done:
+	case <-p.o.ctx.Done():
+	}
+	return false
+}
+
+// repeerLocked starts the interval's peering again (after
+// mark_unfound_lost on an active PG): the writes in flight are answered
+// ESTALE, and the requests wait until the PG is active again. The caller
+// holds p.mu and answers the returned items (abandonAll) once it is
+// released.
+func (p *pg) repeerLocked(m *osdmap.Map) []work {
+	stale := p.endIntervalLocked()
+	p.startPeeringLocked(m)
+	return stale
+}
+
+// unfoundLost tells the interval's peering that an operator marked its
+// unfound objects lost (peering.MarkedLost).
+type unfoundLost struct{}
 
 // forgetLost removes the lost objects from this OSD's copy and appends
 // their removal to the PG's log, so that every member deletes them too.
@@ -80,8 +140,9 @@ func (p *pg) forgetLost(ids []objid.ID) error {
 	return p.o.apply(&t)
 }
 
-// markUnfoundLost answers "pg mark_unfound_lost": the PG's next peering
-// attempt forgets the objects it cannot find.
+// markUnfoundLost answers "pg mark_unfound_lost": the PG's peering
+// forgets the objects it cannot find, at once if it is waiting for them,
+// and otherwise at its next attempt.
 func (o *OSD) markUnfoundLost(cmd wire.Command) wire.Reply {
 	id, err := osdmap.ParsePG(cmd.Args["pgid"])
 	if err != nil {
@@ -94,22 +155,33 @@ func (o *OSD) markUnfoundLost(cmd wire.Command) wire.Reply {
 	default:
 		return wire.Errorf(wire.EINVAL, "%s: mode %q: want delete", cmd.Prefix, mode)
 	}
-	p, _ := o.lookupPG(id)
+	p, m := o.lookupPG(id)
 	if p == nil {
 		return wire.Errorf(wire.ENOENT, "%s: osd.%d does not hold pg %v", cmd.Prefix, o.cfg.ID, id)
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	switch {
 	case !p.isPrimaryLocked():
+		p.mu.Unlock()
 		return wire.Errorf(wire.EAGAIN, "%s: osd.%d is not the primary of pg %v", cmd.Prefix, o.cfg.ID, id)
 	case len(p.unfound) == 0:
+		p.mu.Unlock()
 		return wire.Errorf(wire.ENOENT, "%s: pg %v has no unfound objects", cmd.Prefix, id)
 	}
+	n := len(p.unfound)
 	p.loseUnfound = true
-	msg := fmt.Sprintf("pg %v: %d unfound objects will be deleted at the next peering attempt", id, len(p.unfound))
+	var stale []work
+	switch {
+	case p.activated && m != nil:
+		// Unfound in the active PG: peering again settles them.
+		o.log.Warn("mark_unfound_lost: peering the active PG again", "pg", id.String(), "unfound", n)
+		stale = p.repeerLocked(m)
+	case p.run != nil:
+		p.run.post(o.cfg.ID, unfoundLost{})
+	}
+	epoch := p.epoch
+	p.mu.Unlock()
+	abandonAll(stale, epoch)
+	msg := fmt.Sprintf("pg %v: %d unfound objects will be deleted: peering goes on without them", id, n)
 	return wire.Reply{Status: msg, Text: msg + "\n"}
 }
-
-// errUnfound means no reachable OSD holds a readable copy of an object.
-var errUnfound = errors.New("object unfound")

@@ -270,6 +270,8 @@ func ErrnoName(code int32) string {
 		return "ESTALE"
 	case ECANCELED:
 		return "ECANCELED"
+	case ENOTCONN:
+		return "ENOTCONN"
 	}
 	return fmt.Sprintf("error %d", code)
 }

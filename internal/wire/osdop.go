@@ -32,6 +32,13 @@ const (
 	OpAssertVersion ObjectOpCode = 13 // Version: ERANGE if older, EOVERFLOW if newer than the object's
 	OpListObjects   ObjectOpCode = 14 // PG listing from the OSDOp's Object (the cursor): Name (namespace), Length (max) -> Objects, Cursor, More
 
+	// Watch/notify (watch.go): served by the primary's watch state, not
+	// the object's data; each alone in its OSDOp.
+	OpWatchPing    ObjectOpCode = 24 // Version (cookie): ENOTCONN if the primary has no such watch
+	OpNotify       ObjectOpCode = 25 // Data (payload), Length (timeout, ms; 0: the default) -> Data (NotifyResult)
+	OpNotifyAck    ObjectOpCode = 26 // Version (cookie), Offset (notify id), Data (reply payload)
+	OpListWatchers ObjectOpCode = 27 // -> Data (EncodeWatchers)
+
 	// Writes.
 	OpWrite         ObjectOpCode = 32 // Offset, Data
 	OpWriteFull     ObjectOpCode = 33 // Data replaces the object's data
@@ -46,6 +53,7 @@ const (
 	OpOmapRmKeys    ObjectOpCode = 42 // Keys
 	OpOmapClear     ObjectOpCode = 43
 	OpOmapSetHeader ObjectOpCode = 44 // Data
+	OpWatch         ObjectOpCode = 56 // Flags (WatchRegister, WatchReconnect, WatchUnregister), Version (cookie), Length (timeout, s)
 
 	// Object-class methods, on the primary, inside the op's transaction.
 	OpCall ObjectOpCode = 64 // Name "class.method", Data (input) -> Data (output)
@@ -61,6 +69,8 @@ var objectOpNames = map[ObjectOpCode]string{
 	OpSetXattr: "setxattr", OpRmXattr: "rmxattr", OpOmapSet: "omap-set", OpOmapRmKeys: "omap-rm-keys",
 	OpOmapClear: "omap-clear", OpOmapSetHeader: "omap-set-header", OpCall: "call",
 	OpListSnaps: "list-snaps", OpRollback: "rollback",
+	OpWatchPing: "watch-ping", OpNotify: "notify", OpNotifyAck: "notify-ack", OpListWatchers: "list-watchers",
+	OpWatch: "watch",
 }
 
 func (c ObjectOpCode) String() string {

@@ -17,8 +17,9 @@ const (
 	TypeDaemonCommandReply uint16 = 9 // daemon -> client: its reply
 
 	// Client I/O (osdop.go).
-	TypeOSDOp      uint16 = 16 // client -> primary OSD: ops on one object
-	TypeOSDOpReply uint16 = 17 // OSD -> client: applied or committed, results
+	TypeOSDOp       uint16 = 16 // client -> primary OSD: ops on one object
+	TypeOSDOpReply  uint16 = 17 // OSD -> client: applied or committed, results
+	TypeWatchNotify uint16 = 18 // primary OSD -> watcher: a notify, or a lost watch (watch.go)
 
 	// Replication between the OSDs of a PG (pgmsg.go).
 	TypeRepOp      uint16 = 32 // primary -> replica: a write's transaction

@@ -40,6 +40,8 @@ func AddOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Fl
 		mc("set-full-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs are marked full and their pools refuse writes", "osd set-full-ratio", []string{"ratio"}),
 		mc("set-backfillfull-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs receive no backfill", "osd set-backfillfull-ratio", []string{"ratio"}),
 		mc("set-nearfull-ratio RATIO", "Set the used fraction (0 to 1] at which OSDs are reported nearfull", "osd set-nearfull-ratio", []string{"ratio"}),
+		mc("pg-upmap-items PGID FROM TO [FROM TO...]", "Map a PG's copies off CRUSH's choice: each OSD FROM is replaced by TO (checked against the pool's rule)", "osd pg-upmap-items", []string{"pgid", "mappings..."}),
+		mc("rm-pg-upmap-items PGID", "Remove a PG's pg_upmap_items: it goes back to CRUSH's choice", "osd rm-pg-upmap-items", []string{"pgid"}),
 		osdPoolCommands(cf, out, mc),
 		osdCrushCommands(cf, out, mc),
 	)

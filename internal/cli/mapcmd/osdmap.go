@@ -34,7 +34,7 @@ FILE arguments are maps in Cuttle's binary form, as "cuttle osdmap create"
 writes them.`,
 	}
 	cmd.AddCommand(osdmapCreateCommand(out), osdmapPrintCommand(out), osdmapMapPGCommand(out),
-		osdmapMapObjectCommand(out), osdmapMapPGsCommand(out), osdmapSetCommand(out))
+		osdmapMapObjectCommand(out), osdmapMapPGsCommand(out), osdmapSetCommand(out), osdmapBalanceCommand(out))
 	root.AddCommand(cmd)
 }
 

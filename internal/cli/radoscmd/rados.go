@@ -57,6 +57,7 @@ pieces, so objects of any size stream without being held in memory.`,
 		radosListOmapKeysCommand(e), radosListOmapValsCommand(e),
 		radosMksnapCommand(e), radosRmsnapCommand(e), radosLssnapCommand(e),
 		radosRollbackCommand(e), radosListsnapsCommand(e),
+		radosWatchCommand(e), radosNotifyCommand(e), radosListWatchersCommand(e),
 	)
 	return c
 }
@@ -140,6 +141,8 @@ func radosFailure(what string, err error) error {
 		text = "already exists"
 	case errors.Is(err, rados.ErrTimedOut):
 		text = "timed out: " + err.Error()
+	case errors.Is(err, rados.ErrNotConnected):
+		text = err.Error()
 	case errors.Is(err, rados.ErrInvalid):
 		text = "invalid argument: " + err.Error()
 	case errors.As(err, &oe) && oe.Errno == wire.ENOSPC && oe.Status != "":

@@ -43,9 +43,15 @@ func commands() map[string]command {
 		"osd reweight":   {prepare: (*Service).prepareReweight},   // id weight
 		"osd set":        {prepare: (*Service).prepareSetFlag},    // key
 		"osd unset":      {prepare: (*Service).prepareUnsetFlag},  // key
-		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for alive]
+		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for immediate up_from alive]
 		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
+		"osd alive":      {prepare: (*Service).prepareAlive},      // id addr want
 		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
+
+		// Upmaps (upmap.go).
+		"osd pg-upmap-items":    {prepare: (*Service).preparePGUpmapItems},   // pgid mappings
+		"osd rm-pg-upmap-items": {prepare: (*Service).prepareRmPGUpmapItems}, // pgid
+		"osd pg-upmap-plan":     {prepare: (*Service).prepareUpmapPlan},      // epoch [items] [rm]
 
 		// Fullness (full.go).
 		"osd set-full-ratio":         {prepare: (*Service).prepareSetRatio},   // ratio

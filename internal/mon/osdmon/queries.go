@@ -3,6 +3,8 @@ package osdmon
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +58,27 @@ type DumpView struct {
 	MaxOSD            int32      `json:"max_osd"`
 	Pools             []PoolView `json:"pools"`
 	OSDs              []OSDView  `json:"osds"`
+	// The upmap exception tables, by PG (Ceph's names).
+	PGUpmap      []PGUpmapView      `json:"pg_upmap"`
+	PGUpmapItems []PGUpmapItemsView `json:"pg_upmap_items"`
+}
+
+// PGUpmapView is a pg_upmap entry in "osd dump".
+type PGUpmapView struct {
+	PG   string  `json:"pgid"`
+	OSDs []int32 `json:"osds"`
+}
+
+// PGUpmapItemsView is a pg_upmap_items entry in "osd dump".
+type PGUpmapItemsView struct {
+	PG       string          `json:"pgid"`
+	Mappings []UpmapPairView `json:"mappings"`
+}
+
+// UpmapPairView is one pair of a pg_upmap_items entry.
+type UpmapPairView struct {
+	From int32 `json:"from"`
+	To   int32 `json:"to"`
 }
 
 func poolView(p *osdmap.Pool) PoolView {
@@ -142,7 +165,31 @@ func (s *Service) queryDump(c moncmd.Command) moncmd.Reply {
 		}
 		b.WriteByte('\n')
 	}
+	dumpUpmaps(m, &v, &b)
 	return replyJSON(v, b.String())
+}
+
+// dumpUpmaps adds the upmap tables to "osd dump", as Ceph prints them:
+// "pg_upmap 1.7 [1,2,3]" and "pg_upmap_items 1.7 [1,4,2,5]".
+func dumpUpmaps(m *osdmap.Map, v *DumpView, b *strings.Builder) {
+	v.PGUpmap, v.PGUpmapItems = []PGUpmapView{}, []PGUpmapItemsView{}
+	sp := m.Spec()
+	if len(sp.PGUpmap)+len(sp.PGUpmapItems) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, pg := range slices.SortedFunc(maps.Keys(sp.PGUpmap), osdmap.ComparePG) {
+		v.PGUpmap = append(v.PGUpmap, PGUpmapView{PG: pg.String(), OSDs: sp.PGUpmap[pg]})
+		fmt.Fprintf(b, "pg_upmap %s %s\n", pg, osdmap.FormatOSDs(sp.PGUpmap[pg]))
+	}
+	for _, pg := range slices.SortedFunc(maps.Keys(sp.PGUpmapItems), osdmap.ComparePG) {
+		items := sp.PGUpmapItems[pg]
+		e := PGUpmapItemsView{PG: pg.String(), Mappings: make([]UpmapPairView, 0, len(items))}
+		for _, it := range items {
+			e.Mappings = append(e.Mappings, UpmapPairView{From: it.From, To: it.To})
+		}
+		v.PGUpmapItems = append(v.PGUpmapItems, e)
+		fmt.Fprintf(b, "pg_upmap_items %s %s\n", pg, formatItems(items))
+	}
 }
 
 // StatView is "osd stat".

@@ -81,10 +81,12 @@ func (t *txn) propose(reply moncmd.Reply) ([]byte, moncmd.Reply) {
 }
 
 // check encodes the incremental, decodes and applies it to the base
-// map, brings the pools' full flags in step with the result, and returns
-// the encoded incremental.
+// map, brings the pools' full flags in step with the result, removes the
+// upmaps the result makes invalid (an OSD destroyed or out, a hierarchy
+// that breaks a PG's failure domains: osdmap.StaleUpmaps, as Ceph's
+// clean_pg_upmaps), and returns the encoded incremental.
 func (t *txn) check() ([]byte, error) {
-	for range 2 {
+	for range 3 {
 		body, err := t.inc.MarshalBinary()
 		if err != nil {
 			return nil, err
@@ -97,13 +99,15 @@ func (t *txn) check() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !t.syncPoolFull(next) {
+		stale := next.StaleUpmaps()
+		stale.AddTo(t.inc)
+		if !t.syncPoolFull(next) && stale.Empty() {
 			return body, nil
 		}
 	}
-	// Changing a pool's flag changes no OSD state, so the second pass
-	// finds the flags in step.
-	return nil, fmt.Errorf("osdmon: pool full flags do not settle")
+	// Changing a pool's flag changes no OSD state, and removing upmaps
+	// leaves the others valid, so the third pass finds nothing to do.
+	return nil, fmt.Errorf("osdmon: pool full flags or upmaps do not settle")
 }
 
 // status returns a reply whose status is msg followed by the txn's notes.

@@ -351,3 +351,14 @@ func replyJSON(v any, text string) moncmd.Reply {
 	}
 	return moncmd.Reply{Data: data, Text: text}
 }
+
+// UncleanRatio returns the share of the object copies the pools ask for
+// that are degraded or misplaced (0 with no objects): the balancer waits
+// while it is above its limit.
+func (s *Service) UncleanRatio() float64 {
+	sum := s.summarize()
+	if sum.copies == 0 {
+		return 0
+	}
+	return float64(sum.degraded+sum.misplaced) / float64(sum.copies)
+}

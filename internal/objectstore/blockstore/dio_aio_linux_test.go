@@ -161,7 +161,7 @@ func TestAIOConcurrentSyncs(t *testing.T) {
 func openAIOStore(t *testing.T) *Store {
 	t.Helper()
 	s := openOSStore(t, false)
-	if s.aioSync == nil {
+	if s.dev.aioSync == nil {
 		t.Skip("Linux AIO not available here")
 	}
 	return s
@@ -171,11 +171,11 @@ func openAIOStore(t *testing.T) *Store {
 // its commits durable through its AIO context.
 func TestWALSyncsThroughAIO(t *testing.T) {
 	s := openAIOStore(t)
-	before := s.aioSync.syncs.Load()
+	before := s.dev.aioSync.syncs.Load()
 	c := objectstore.PGCollection(1, 0)
 	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
 	apply(t, s, new(objectstore.Transaction).Write(c, objid.Object(1, "", "o"), 0, []byte("x")))
-	if s.aioSync.syncs.Load() == before {
+	if s.dev.aioSync.syncs.Load() == before {
 		t.Fatal("no WAL sync went through AIO")
 	}
 }

@@ -26,8 +26,8 @@ func adviseRandom(fd uintptr) {
 
 // dropCached asks the kernel to drop the data file's cached pages of
 // [off, off+n), so that the next buffered read of them goes to the device.
-func (s *Store) dropCached(off uint64, n int) {
-	_ = unix.Fadvise(int(s.file.Fd()), int64(off), int64(n), unix.FADV_DONTNEED)
+func (d *dataFile) dropCached(off uint64, n int) {
+	_ = unix.Fadvise(int(d.file.Fd()), int64(off), int64(n), unix.FADV_DONTNEED)
 }
 
 // startWriteback starts the writeback of the data file's dirty pages in
@@ -44,18 +44,18 @@ func (s *Store) dropCached(off uint64, n int) {
 // under it. When the kernel does make one wait (a full device queue, or
 // dirty-page throttling), the OSD's other goroutines wait with it if it
 // runs on one P; that is rare, short, and worth the steady gain.
-func (s *Store) startWriteback(off, n uint64) {
-	if s.direct == nil {
+func (d *dataFile) startWriteback(off, n uint64) {
+	if d.direct == nil {
 		return // not an OS file (vfs.NewMem in tests)
 	}
-	_, _, _ = unix.RawSyscall6(unix.SYS_SYNC_FILE_RANGE, s.file.Fd(), uintptr(off), uintptr(n), unix.SYNC_FILE_RANGE_WRITE, 0, 0)
+	_, _, _ = unix.RawSyscall6(unix.SYS_SYNC_FILE_RANGE, d.file.Fd(), uintptr(off), uintptr(n), unix.SYNC_FILE_RANGE_WRITE, 0, 0)
 }
 
 // writeVectored writes bufs, which follow each other, at offset off of the
 // data file: one pwritev where the file is an OS file.
-func (s *Store) writeVectored(bufs [][]byte, off uint64) error {
-	if s.direct == nil {
-		return s.writeEach(bufs, off) // not an OS file (tests)
+func (d *dataFile) writeVectored(bufs [][]byte, off uint64) error {
+	if d.direct == nil {
+		return d.writeEach(bufs, off) // not an OS file (tests)
 	}
-	return rawio.Pwritev(s.file.Fd(), bufs, off) // a raw call: see startWriteback
+	return rawio.Pwritev(d.file.Fd(), bufs, off) // a raw call: see startWriteback
 }

@@ -9,8 +9,8 @@ func openDirect(string) *os.File { return nil }
 
 func adviseRandom(uintptr) {}
 
-func (s *Store) dropCached(uint64, int) {}
+func (d *dataFile) dropCached(uint64, int) {}
 
-func (s *Store) startWriteback(uint64, uint64) {}
+func (d *dataFile) startWriteback(uint64, uint64) {}
 
-func (s *Store) writeVectored(bufs [][]byte, off uint64) error { return s.writeEach(bufs, off) }
+func (d *dataFile) writeVectored(bufs [][]byte, off uint64) error { return d.writeEach(bufs, off) }

@@ -72,9 +72,9 @@ func TestReadRangesOSFS(t *testing.T) {
 			check(woff-woff%testCB, testCB)
 		}
 	}
-	if s.direct == nil {
+	if s.dev.direct == nil {
 		t.Log("O_DIRECT not available here: buffered reads only")
-	} else if s.aio == nil {
+	} else if s.dev.aio == nil {
 		t.Log("Linux AIO not available here: blocking direct reads")
 	}
 	// Many concurrent small reads (asynchronous ones where available).
@@ -190,10 +190,10 @@ func TestLargeStagedReads(t *testing.T) {
 			t.Fatalf("ReadCRC %d+%d: %d bytes, crc %#08x, %v", rg.off, rg.n, len(got), crc, err)
 		}
 	}
-	if b := s.staging.get(); b == nil {
+	if b := s.dev.staging.get(); b == nil {
 		t.Skip("no staging buffer on this system: the staged path is not used")
 	} else {
-		s.staging.put(b)
+		s.dev.staging.put(b)
 	}
 	if counter(s, "staged_reads") == 0 || counter(s, "unstaged_reads") != 0 {
 		t.Fatalf("large reads: %d staged, %d unstaged; want some staged, none unstaged", counter(s, "staged_reads"), counter(s, "unstaged_reads"))
@@ -212,17 +212,17 @@ func TestLargeStagedReads(t *testing.T) {
 	}
 	dev := int64(rec.Units[i].Dev + bad%testAU)
 	b := []byte{0}
-	if _, err := s.file.ReadAt(b, dev); err != nil {
+	if _, err := s.dev.file.ReadAt(b, dev); err != nil {
 		t.Fatal(err)
 	}
 	b[0] ^= 0x40
-	s.writes.begin() // as the store's own writes do: no prefetch may keep the old byte
-	_, err = s.file.WriteAt(b, dev)
-	s.writes.end()
+	s.dev.writes.begin() // as the store's own writes do: no prefetch may keep the old byte
+	_, err = s.dev.file.WriteAt(b, dev)
+	s.dev.writes.end()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.file.Sync(); err != nil {
+	if err := s.dev.file.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Read(ctx, c, o, 0, 0)

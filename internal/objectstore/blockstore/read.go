@@ -275,7 +275,7 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 		return nil
 	}
 	for _, r := range runs {
-		err := s.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
+		err := s.dev.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
 			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
 		})
 		if err != nil {
@@ -429,7 +429,7 @@ func (s *Store) trimReadBufs() {
 	for {
 		select {
 		case <-t.C:
-		case <-s.done:
+		case <-s.pipe.done:
 			return
 		}
 		if !s.readBufs.list.Trim() {

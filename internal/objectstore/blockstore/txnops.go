@@ -267,7 +267,7 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *forma
 		return slices.Clone(d), nil
 	}
 	buf := alignedBuf(int(cb))
-	err := ts.s.readChecked(buf, dev, false, func() error {
+	err := ts.s.dev.readChecked(buf, dev, false, func() error {
 		if got, want := ts.crc(buf), u.Sum(b); got != want {
 			return &mismatchError{c, o, u.LU*ts.s.sb.AllocUnit + uint64(b)*cb, dev, got, want}
 		}

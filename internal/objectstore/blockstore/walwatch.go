@@ -173,14 +173,14 @@ func (f walFile) SyncTo(length int64) (bool, error) {
 // applyBatch commits b unless the WAL has failed; with wait false it
 // does not wait for the sync it asks for (ApplyNoSyncWait). A fatal
 // error inside Pebble comes back as an error (pebblelog.Recover).
-func (s *Store) applyBatch(b *pebble.Batch, wo *pebble.WriteOptions, wait bool) error {
-	if err := s.wal.check(); err != nil {
+func (pl *pipeline) applyBatch(b *pebble.Batch, wo *pebble.WriteOptions, wait bool) error {
+	if err := pl.wal.check(); err != nil {
 		return err
 	}
 	return pebblelog.Recover(func() error {
 		if wait {
-			return s.db.Apply(b, wo)
+			return pl.db.Apply(b, wo)
 		}
-		return s.db.ApplyNoSyncWait(b, wo)
+		return pl.db.ApplyNoSyncWait(b, wo)
 	})
 }

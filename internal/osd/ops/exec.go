@@ -182,7 +182,7 @@ func init() {
 		wire.OpOmapGetVals: (*executor).omapGetVals, wire.OpOmapGetByKeys: (*executor).omapGetByKeys,
 		wire.OpOmapCmp: (*executor).omapCmp, wire.OpOmapSet: (*executor).omapSet, wire.OpOmapRmKeys: (*executor).omapRmKeys,
 		wire.OpOmapClear: (*executor).omapClear, wire.OpOmapSetHeader: (*executor).omapSetHeader,
-		wire.OpCall: (*executor).call,
+		wire.OpCall: (*executor).call, wire.OpWatch: (*executor).watch,
 	}
 }
 

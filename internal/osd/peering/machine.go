@@ -8,17 +8,18 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
 // The protocol of one interval's peering on its primary, as a state
 // machine: the OSD feeds it events (Step) and carries out the actions it
 // returns, in order; an action that asks for something (LoadLocal,
-// ReadPast, RefreshMap, RequestTemp, CompleteSelf, Finish) is answered
-// by the event its comment names, which the driver feeds before any
-// other. The machine does no I/O, keeps no clock and starts no
-// goroutine: a timer is an action (SetTimer) and its expiry an event
-// (TimerFired).
+// ReadPast, RefreshMap, RequestTemp, ApplyPush, ReadVersion, Adopt,
+// ForgetLost, ListObjects, Finish) is answered by the event its comment
+// names, which the driver feeds before any other. The machine does no
+// I/O, keeps no clock and starts no goroutine: a timer is an action
+// (SetTimer) and its expiry an event (TimerFired).
 //
 //	Start -> LoadLocal -> Loaded -> ReadPast -> PastRead
 //	      -> querying: (SetStep, RefreshMap -> MapRefreshed, SendQuery..., SetTimer)
@@ -27,26 +28,35 @@ import (
 //	      -> a past interval with no OSD up: GoDown (until the interval ends)
 //	      -> this OSD needs a backfill: RequestTemp -> TempRequested, then
 //	         wait AnswerWait for the map that ends the interval
-//	      -> NoteRecovery, CompleteSelf -> SelfCompleted
+//	      -> RequestUpThru, unless the map records this OSD's up_thru
+//	         at or after the interval's start already
+//	      -> NoteRecovery, then complete this OSD's copy (complete.go):
+//	         pulling: SendPull to the authority of what this OSD lacks;
+//	           Push -> ApplyPush -> PushApplied, PullRefused; AnswerWait
+//	           of silence (reset by each push applied) fails the attempt
+//	         pulling again, one object at a time, from each other member
+//	           whose copy is current, for what the authority refused
+//	         searching: SendPull to each other up OSD in turn for the
+//	           object at its authoritative version (ReadVersion ->
+//	           VersionRead when the log does not give it), RetryInterval
+//	           each
+//	         unfound: ReportUnfound; wait RetryInterval for MarkedLost,
+//	           then start over
+//	         adopting: Adopt -> Adopted, ForgetLost -> LostForgotten,
+//	           ListObjects -> ObjectsListed (each only if needed)
+//	      -> waiting for up_thru: until UpThruRecorded reaches the
+//	         interval's start (RequestUpThru again each RetryInterval)
 //	      -> activating: SendActivate..., SetTimer, until every replica
 //	         acknowledged (ActivateAck)
 //	      -> Finish -> Finished -> Serve
 //
 // A failed attempt (Failed) starts over after RetryInterval with the
-// newest map; one whose OSDs to ask changed (StartOver) starts over at
-// once. The end of the interval is not an event: the driver drops the
-// machine and starts a new one.
-//
-// What is left for a later step: CompleteSelf (pulling the objects the
-// primary lacks from the authority and, when it cannot read them, from
-// any other OSD holding the right version; settling unfound objects;
-// adopting the authoritative log) is still one blocking action of the
-// driver (internal/osd), with its own waits for pushes. Its shape as
-// machine states: a pulling state per source (SendPull, then Push and
-// PullRefused events applied by an ApplyPush action that yields a
-// PushApplied event; a silence timer of AnswerWait reset on each push),
-// a search state over the up OSDs for an object's wanted version, and an
-// unfound state that waits for mark_unfound_lost (an event) or fails.
+// newest map; one whose OSDs to ask changed, or that waited in vain for
+// unfound objects (StartOver), starts over at once. The end of the
+// interval is not an event: the driver drops the machine and starts a
+// new one (a Start resets a machine, too). Events that the current state
+// does not wait for (a late push, another interval's answer, a stale
+// timer) are ignored.
 
 // RetryInterval is how often an unanswered query is sent again, and how
 // long a failed attempt waits before it starts over.
@@ -84,6 +94,14 @@ type Loaded struct {
 	Replicas []int32
 	PoolSize int
 	Up       func(int32) bool
+	// MaxOSD bounds the OSD ids of the map (a search for an object
+	// asks every up OSD below it).
+	MaxOSD int32
+	// LoseUnfound says an operator marked the PG's unfound objects lost
+	// (see MarkedLost).
+	LoseUnfound bool
+	// UpThru is this OSD's up_thru in the driver's map.
+	UpThru uint64
 }
 
 // PastRead answers ReadPast: the PG's past intervals, or why they could
@@ -94,8 +112,11 @@ type PastRead struct {
 }
 
 // MapRefreshed answers RefreshMap: which OSDs are up in the driver's
-// newest map.
-type MapRefreshed struct{ Up func(int32) bool }
+// newest map, and the bound of its OSD ids.
+type MapRefreshed struct {
+	Up     func(int32) bool
+	MaxOSD int32
+}
 
 // Notify is an OSD's answer to a query (PGNotify): its info, log and
 // missing set, for the interval that started at Interval.
@@ -105,24 +126,18 @@ type Notify struct {
 }
 
 // ActivateAck is a replica's acknowledgement of activation (a PGAck
-// with Activate set); Result is 0 or a negative errno.
+// with Activate set); Result is 0 or a negative errno. Current, from a
+// replica being backfilled, lists the objects it holds at this OSD's
+// version already: they are not pushed.
 type ActivateAck struct {
 	From     int32
 	Interval uint64
 	Result   int32
+	Current  []objid.ID
 }
 
 // TempRequested answers RequestTemp.
 type TempRequested struct{ Err error }
-
-// SelfCompleted answers CompleteSelf: the plan as it now stands (its
-// info and log end with the removal of objects marked lost), and what
-// each replica lacks.
-type SelfCompleted struct {
-	Plan    Result
-	Missing map[int32][]objid.ID
-	Err     error
-}
 
 // Finished answers Finish.
 type Finished struct{ Err error }
@@ -130,16 +145,21 @@ type Finished struct{ Err error }
 // TimerFired says the timer of SetTimer ID expired.
 type TimerFired struct{ ID TimerID }
 
-func (Start) isEvent()         {}
-func (Loaded) isEvent()        {}
-func (PastRead) isEvent()      {}
-func (MapRefreshed) isEvent()  {}
-func (Notify) isEvent()        {}
-func (ActivateAck) isEvent()   {}
-func (TempRequested) isEvent() {}
-func (SelfCompleted) isEvent() {}
-func (Finished) isEvent()      {}
-func (TimerFired) isEvent()    {}
+// UpThruRecorded says the driver's newest map records this OSD's
+// up_thru as UpThru (fed after RequestUpThru, once a map reaches the
+// epoch asked for).
+type UpThruRecorded struct{ UpThru uint64 }
+
+func (Start) isEvent()          {}
+func (Loaded) isEvent()         {}
+func (PastRead) isEvent()       {}
+func (MapRefreshed) isEvent()   {}
+func (Notify) isEvent()         {}
+func (ActivateAck) isEvent()    {}
+func (TempRequested) isEvent()  {}
+func (Finished) isEvent()       {}
+func (TimerFired) isEvent()     {}
+func (UpThruRecorded) isEvent() {}
 
 // Action is something the driver must do.
 type Action interface{ isAction() }
@@ -157,6 +177,14 @@ type ReadPast struct{ Since uint64 }
 // say who is up in it (answer: MapRefreshed). Queries and activations go
 // to the OSDs' addresses in the driver's map.
 type RefreshMap struct{}
+
+// RequestUpThru asks the monitors to record this OSD's up_thru as at
+// least Want, the interval's start, as Ceph's OSD does with MOSDAlive:
+// an interval whose primary's up_thru never reached its start never went
+// read-write, and later peering skips it (BuildIntervals). The driver
+// answers UpThruRecorded once its map records it; the machine does not
+// activate before.
+type RequestUpThru struct{ Want uint64 }
 
 // SendQuery asks OSD To for its info, log and missing set (PGQuery).
 type SendQuery struct{ To int32 }
@@ -186,23 +214,18 @@ type NoteRecovery struct {
 	Backfill bool
 }
 
-// CompleteSelf brings this OSD to the plan's history: it fetches what
-// it lacks, settles unfound objects and adopts the authoritative log,
-// then lists what each of Replicas lacks (answer: SelfCompleted).
-type CompleteSelf struct {
-	Plan     Result
-	Members  []Member
-	Replicas []int32
-}
-
 // SendActivate has replica To adopt Info and Log (PGActivate), lacking
-// Missing, or everything with Backfill.
+// Missing, or everything with Backfill; Versions are then this OSD's
+// version of each object of Missing (if known), so that the replica
+// keeps the copies it holds at that version and says which
+// (ActivateAck.Current), as Ceph's backfill compares versions.
 type SendActivate struct {
 	To       int32
 	Info     pglog.Info
 	Log      []pglog.Entry
 	Backfill bool
 	Missing  []objid.ID
+	Versions []wire.Version
 }
 
 // Finish records the start of the interval, notes what each replica
@@ -223,46 +246,54 @@ type Failed struct{ Err error }
 // StartOver says peering starts over at once, and why.
 type StartOver struct{ Why error }
 
-func (LoadLocal) isAction()    {}
-func (ReadPast) isAction()     {}
-func (RefreshMap) isAction()   {}
-func (SendQuery) isAction()    {}
-func (SetTimer) isAction()     {}
-func (SetStep) isAction()      {}
-func (GoDown) isAction()       {}
-func (RequestTemp) isAction()  {}
-func (NoteRecovery) isAction() {}
-func (CompleteSelf) isAction() {}
-func (SendActivate) isAction() {}
-func (Finish) isAction()       {}
-func (Serve) isAction()        {}
-func (Failed) isAction()       {}
-func (StartOver) isAction()    {}
+func (LoadLocal) isAction()     {}
+func (ReadPast) isAction()      {}
+func (RefreshMap) isAction()    {}
+func (SendQuery) isAction()     {}
+func (RequestUpThru) isAction() {}
+func (SetTimer) isAction()      {}
+func (SetStep) isAction()       {}
+func (GoDown) isAction()        {}
+func (RequestTemp) isAction()   {}
+func (NoteRecovery) isAction()  {}
+func (SendActivate) isAction()  {}
+func (Finish) isAction()        {}
+func (Serve) isAction()         {}
+func (Failed) isAction()        {}
+func (StartOver) isAction()     {}
 
 // state is where the machine is; each waits for one kind of event (and
 // some for their timer).
 type state int
 
 const (
-	idle        state = iota // before Start
-	loading                  // LoadLocal sent
-	readingPast              // ReadPast sent
-	pastWait                 // ReadPast failed: timer
-	refreshing               // RefreshMap sent, to begin a query round
-	querying                 // queries sent: Notify, timer
-	down                     // until the interval ends
-	requesting               // RequestTemp sent
-	tempWait                 // pg_temp asked: timer
-	completing               // CompleteSelf sent
-	activating               // activations sent: ActivateAck, timer
-	finishing                // Finish sent
-	serving                  // peering is over
-	retryWait                // an attempt failed: timer
+	idle           state = iota // before Start
+	loading                     // LoadLocal sent
+	readingPast                 // ReadPast sent
+	pastWait                    // ReadPast failed: timer
+	refreshing                  // RefreshMap sent, to begin a query round
+	querying                    // queries sent: Notify, timer
+	down                        // until the interval ends
+	requesting                  // RequestTemp sent
+	tempWait                    // pg_temp asked: timer
+	pulling                     // SendPull sent to a member: Push, PullRefused, PushApplied, timer
+	readingVersion              // ReadVersion sent
+	searching                   // SendPull sent to another up OSD: Push, PullRefused, PushApplied, timer
+	unfound                     // objects unfound: MarkedLost, timer
+	adopting                    // Adopt sent
+	forgetting                  // ForgetLost sent
+	listing                     // ListObjects sent
+	activating                  // activations sent: ActivateAck, timer
+	finishing                   // Finish sent
+	serving                     // peering is over
+	retryWait                   // an attempt failed: timer
+	waitingUpThru               // RequestUpThru sent: UpThruRecorded, timer
 )
 
 func (s state) String() string {
 	return [...]string{"idle", "loading", "reading-past", "past-wait", "refreshing", "querying", "down",
-		"requesting-temp", "temp-wait", "completing", "activating", "finishing", "serving", "retry-wait"}[s]
+		"requesting-temp", "temp-wait",
+		"pulling", "reading-version", "searching", "unfound", "adopting", "forgetting", "listing", "activating", "finishing", "serving", "retry-wait", "waiting-up-thru"}[s]
 }
 
 // Machine is one interval's peering on its primary. It is not safe for
@@ -277,14 +308,25 @@ type Machine struct {
 	replicas []int32
 	poolSize int
 	up       func(int32) bool
-	past     []Interval
-	probe    []int32 // the OSDs to query: replicas, then past intervals'
-	got      map[int32]Member
-	plan     Result
-	members  []Member
-	temp     []int32
-	missing  map[int32][]objid.ID
+	maxOSD   int32
+	// upThru is this OSD's up_thru as the newest map the machine heard
+	// of records it.
+	upThru uint64
+	// lose says an operator marked the unfound objects lost; it holds
+	// for the interval's later attempts.
+	lose    bool
+	past    []Interval
+	probe   []int32 // the OSDs to query: replicas, then past intervals'
+	got     map[int32]Member
+	plan    Result
+	members []Member
+	temp    []int32
+	missing map[int32][]objid.ID
+	// versions are this OSD's version of each object, listed for a
+	// backfill (nil if none).
+	versions map[objid.ID]wire.Version
 	waiting  map[int32]bool // replicas yet to acknowledge activation
+	c        completion     // completing this OSD's copy (complete.go)
 
 	out []Action
 }
@@ -313,7 +355,7 @@ func (m *Machine) Step(ev Event) []Action {
 		}
 	case MapRefreshed:
 		if m.state == refreshing {
-			m.up = ev.Up
+			m.up, m.maxOSD = ev.Up, ev.MaxOSD
 			m.sendQueries()
 		}
 	case Notify:
@@ -332,14 +374,6 @@ func (m *Machine) Step(ev Event) []Action {
 			m.to(tempWait)
 			m.setTimer(AnswerWait)
 		}
-	case SelfCompleted:
-		if m.state == completing {
-			if ev.Err != nil {
-				m.fail(ev.Err)
-				break
-			}
-			m.activate(ev.Plan, ev.Missing)
-		}
 	case ActivateAck:
 		if m.state == activating && ev.Interval == m.interval && m.waiting[ev.From] {
 			m.acked(ev)
@@ -353,11 +387,18 @@ func (m *Machine) Step(ev Event) []Action {
 			m.to(serving)
 			m.emit(Serve{Asked: slices.Clone(m.probe)})
 		}
+	case UpThruRecorded:
+		m.upThru = max(m.upThru, ev.UpThru)
+		if m.state == waitingUpThru && m.upThru >= m.interval {
+			m.activateReplicas()
+		}
 	case TimerFired:
 		if m.armed && ev.ID == m.timer {
 			m.armed = false
 			m.expired()
 		}
+	default:
+		m.stepComplete(ev)
 	}
 	return m.out
 }
@@ -382,7 +423,9 @@ func (m *Machine) load(newerMap bool) {
 }
 
 func (m *Machine) loaded(ev Loaded) {
-	m.self, m.replicas, m.poolSize, m.up = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up
+	m.self, m.replicas, m.poolSize, m.up, m.maxOSD = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up, ev.MaxOSD
+	m.lose = m.lose || ev.LoseUnfound
+	m.upThru = max(m.upThru, ev.UpThru)
 	m.to(readingPast)
 	m.emit(ReadPast{Since: m.self.Info.LastEpochStarted})
 }
@@ -465,10 +508,16 @@ func (m *Machine) decide() {
 		m.emit(RequestTemp{Acting: slices.Clone(m.temp)})
 		return
 	}
+	if m.upThru < m.interval {
+		// Asked once every OSD to probe answered, not before: a primary
+		// that waits in vain for an answer leaves an interval later
+		// peering may skip. The map recording it comes while this OSD's
+		// copy is completed, or activation waits for it.
+		m.emit(RequestUpThru{Want: m.interval})
+	}
 	copies, backfill := recoveryCopies(plan, append([]int32{m.self.OSD}, m.replicas...))
 	m.emit(NoteRecovery{Copies: copies, Backfill: backfill})
-	m.to(completing)
-	m.emit(CompleteSelf{Plan: plan, Members: slices.Clone(m.members), Replicas: slices.Clone(m.replicas)})
+	m.complete(plan)
 }
 
 // recoveryCopies counts the object copies plan makes for osds, and
@@ -485,15 +534,37 @@ func recoveryCopies(plan Result, osds []int32) (copies int64, backfill bool) {
 	return copies, backfill
 }
 
-// activate has every replica adopt the authoritative history.
+// activate has every replica adopt the authoritative history, once the
+// monitors have recorded this OSD's up_thru at or after the interval's
+// start: from then on the interval may go read-write, and later peering
+// will ask its OSDs.
 func (m *Machine) activate(plan Result, missing map[int32][]objid.ID) {
 	m.plan, m.missing = plan, missing
+	if m.upThru >= m.interval {
+		m.activateReplicas()
+		return
+	}
+	m.emit(SetStep{What: fmt.Sprintf("waiting for the monitors to record up_thru %d (the map has %d)", m.interval, m.upThru)})
+	m.to(waitingUpThru)
+	m.setTimer(RetryInterval)
+}
+
+// activateReplicas sends the activations.
+func (m *Machine) activateReplicas() {
+	plan, missing := m.plan, m.missing
 	info := plan.Info
 	info.SameIntervalSince, info.LastEpochStarted = m.interval, m.interval
 	m.emit(SetStep{What: fmt.Sprintf("activating osd %v", m.replicas)})
 	m.waiting = map[int32]bool{}
 	for _, x := range m.replicas {
-		m.emit(SendActivate{To: x, Info: info, Log: plan.Log, Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]})
+		a := SendActivate{To: x, Info: info, Log: plan.Log, Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]}
+		if a.Backfill && m.versions != nil {
+			a.Versions = make([]wire.Version, len(a.Missing))
+			for i, id := range a.Missing {
+				a.Versions[i] = m.versions[id] // zero for a lost object: never current
+			}
+		}
+		m.emit(a)
 		m.waiting[x] = true
 	}
 	m.to(activating)
@@ -510,6 +581,13 @@ func (m *Machine) acked(ev ActivateAck) {
 		return
 	}
 	delete(m.waiting, ev.From)
+	if len(ev.Current) > 0 && slices.Contains(m.plan.Backfill, ev.From) {
+		current := map[objid.ID]bool{}
+		for _, id := range ev.Current {
+			current[id] = true
+		}
+		m.missing[ev.From] = slices.DeleteFunc(slices.Clone(m.missing[ev.From]), func(id objid.ID) bool { return current[id] })
+	}
 	if len(m.waiting) == 0 {
 		m.finish()
 	}
@@ -534,6 +612,11 @@ func (m *Machine) expired() {
 		m.fail(fmt.Errorf("osd %v did not acknowledge activation: %w", slices.Sorted(maps.Keys(m.waiting)), ErrNoAnswer))
 	case retryWait:
 		m.load(true)
+	case waitingUpThru:
+		m.emit(RequestUpThru{Want: m.interval})
+		m.setTimer(RetryInterval)
+	default:
+		m.expiredComplete()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -54,6 +55,8 @@ func render(a Action) string {
 		return "refresh-map"
 	case SendQuery:
 		return fmt.Sprintf("query osd.%d", a.To)
+	case RequestUpThru:
+		return fmt.Sprintf("request-up-thru %d", a.Want)
 	case SetTimer:
 		return fmt.Sprintf("timer #%d %v", a.ID, a.After)
 	case SetStep:
@@ -68,14 +71,35 @@ func render(a Action) string {
 			s += " backfill"
 		}
 		return s
-	case CompleteSelf:
-		return fmt.Sprintf("complete-self auth=osd.%d lu=%v missing=%s backfill=%v replicas=%v",
-			a.Plan.Auth, a.Plan.Info.LastUpdate, renderMissing(a.Plan.Missing), a.Plan.Backfill, a.Replicas)
+	case SendPull:
+		if a.Want != (wire.Version{}) {
+			return fmt.Sprintf("pull osd.%d %s want=%v", a.To, names(a.Objects), a.Want)
+		}
+		return fmt.Sprintf("pull osd.%d %s", a.To, names(a.Objects))
+	case ApplyPush:
+		s := fmt.Sprintf("apply-push %s from osd.%d", a.Object.Name, a.From)
+		if a.Search {
+			s += " search"
+		}
+		return s
+	case ReadVersion:
+		return "read-version " + a.Object.Name
+	case ReportUnfound:
+		return "unfound " + names(a.Objects)
+	case Adopt:
+		return fmt.Sprintf("adopt lu=%v entries=%d", a.Info.LastUpdate, len(a.Log))
+	case ForgetLost:
+		return "forget-lost " + names(a.Objects)
+	case ListObjects:
+		return "list-objects"
 	case SendActivate:
 		s := fmt.Sprintf("activate osd.%d les=%d lu=%v entries=%d missing=%s", a.To, a.Info.LastEpochStarted,
 			a.Info.LastUpdate, len(a.Log), names(a.Missing))
 		if a.Backfill {
 			s += " backfill"
+		}
+		if len(a.Versions) > 0 {
+			s += fmt.Sprintf(" versions=%v", a.Versions)
 		}
 		return s
 	case Finish:
@@ -129,7 +153,7 @@ func les(mem Member, e uint64) Member {
 }
 
 // The interval [5,9] of osd 0, 1 and 2 went active at 5 and took writes.
-var pastOf012 = []Interval{{First: 5, Last: 9, Acting: []int32{0, 1, 2}, Primary: 0, MaybeWentRW: true}}
+var pastOf012 = []Interval{{First: 5, Last: 9, Acting: []int32{0, 1, 2}, Primary: 0, Acted: true, MaybeWentRW: true}}
 
 // start is the steps every test begins with: the primary, osd.0, of
 // interval 10 loads its history, reads the past intervals and sends its
@@ -137,7 +161,7 @@ var pastOf012 = []Interval{{First: 5, Last: 9, Acting: []int32{0, 1, 2}, Primary
 func start(self Member, replicas []int32, past []Interval, up func(int32) bool, want ...string) []step {
 	return []step{
 		{Start{Interval: 10}, []string{"load-local"}},
-		{Loaded{Self: self, Replicas: replicas, PoolSize: 3, Up: up}, []string{fmt.Sprintf("read-past since=%d", self.Info.LastEpochStarted)}},
+		{Loaded{Self: self, Replicas: replicas, PoolSize: 3, Up: up, UpThru: 10}, []string{fmt.Sprintf("read-past since=%d", self.Info.LastEpochStarted)}},
 		{PastRead{Past: past}, want[:2]},
 		{MapRefreshed{Up: up}, want[2:]},
 	}
@@ -155,8 +179,7 @@ func TestMachineCleanPeer(t *testing.T) {
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil},
 		{Notify{Interval: 10, Member: les(member(2, v(0, 0), log), 5)}, []string{
 			"note-recovery copies=0",
-			"complete-self auth=osd.0 lu=5'3 missing={} backfill=[] replicas=[1 2]"}},
-		{SelfCompleted{Plan: Result{Auth: 0, Info: self.Info, Log: log}, Missing: map[int32][]objid.ID{}}, []string{
+			// Nothing to complete: the replicas are activated at once.
 			"step: activating osd [1 2]",
 			"activate osd.1 les=10 lu=5'3 entries=3 missing=[]",
 			"activate osd.2 les=10 lu=5'3 entries=3 missing=[]",
@@ -164,7 +187,7 @@ func TestMachineCleanPeer(t *testing.T) {
 		{ActivateAck{From: 1, Interval: 10}, nil},
 		{ActivateAck{From: 1, Interval: 10}, nil}, // a duplicate counts once
 		{TimerFired{ID: 1}, nil},                  // the query round's, stale
-		{ActivateAck{From: 2, Interval: 10}, []string{"finish auth=osd.0 missing={}"}},
+		{ActivateAck{From: 2, Interval: 10}, []string{"finish auth=osd.0 missing={1:[] 2:[]}"}},
 		{Finished{}, []string{"serve asked=[1 2]"}},
 		{TimerFired{ID: 2}, nil}, // the activation's, no longer armed
 	}...)
@@ -192,7 +215,10 @@ func TestMachineQueryTimesOut(t *testing.T) {
 		{MapRefreshed{Up: upSet(0, 1, 2)}, []string{"query osd.2", "timer #3 5s"}},
 		{Notify{Interval: 10, Member: les(member(2, v(0, 0), log), 5)}, []string{
 			"note-recovery copies=0",
-			"complete-self auth=osd.0 lu=5'1 missing={} backfill=[] replicas=[1 2]"}},
+			"step: activating osd [1 2]",
+			"activate osd.1 les=10 lu=5'1 entries=1 missing=[]",
+			"activate osd.2 les=10 lu=5'1 entries=1 missing=[]",
+			"timer #4 20s"}},
 		{TimerFired{ID: 3}, nil}, // the round is over
 	}...)
 	drive(t, steps)
@@ -212,7 +238,7 @@ func TestMachineQueriedOSDGoesDown(t *testing.T) {
 			"start-over: osd.2 went down while peering asked it: peering: the OSDs to ask changed",
 			"load-local newer-map"}},
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil}, // between attempts
-		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1)}, []string{"read-past since=5"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1), UpThru: 10}, []string{"read-past since=5"}},
 		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
 		{MapRefreshed{Up: upSet(0, 1)}, []string{"query osd.1", "timer #2 5s"}},
 	}...)
@@ -227,7 +253,7 @@ func TestMachineQueriedOSDGoesDown(t *testing.T) {
 func TestMachinePriorOSDDown(t *testing.T) {
 	log := history(5, 1, "a")
 	self := les(member(0, v(0, 0), log), 5)
-	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, MaybeWentRW: true})
+	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, Acted: true, MaybeWentRW: true})
 	steps := start(self, []int32{1, 2}, past, upSet(0, 1, 2),
 		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
 		"query osd.1", "query osd.2", "timer #1 5s")
@@ -249,7 +275,7 @@ func TestMachinePriorOSDDown(t *testing.T) {
 func TestMachineLaterActivationCoversDownInterval(t *testing.T) {
 	log := history(5, 1, "a")
 	self := les(member(0, v(0, 0), log), 5)
-	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, MaybeWentRW: true})
+	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, Acted: true, MaybeWentRW: true})
 	steps := start(self, []int32{1, 2}, past, upSet(0, 1, 2),
 		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
 		"query osd.1", "query osd.2", "timer #1 5s")
@@ -257,7 +283,8 @@ func TestMachineLaterActivationCoversDownInterval(t *testing.T) {
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil},
 		{Notify{Interval: 10, Member: les(member(2, v(0, 0), log), 10)}, []string{
 			"note-recovery copies=0",
-			"complete-self auth=osd.2 lu=5'1 missing={} backfill=[] replicas=[1 2]"}},
+			// osd.2 is the authority: its history is adopted.
+			"adopt lu=5'1 entries=1"}},
 	}...)
 	drive(t, steps)
 }
@@ -273,20 +300,22 @@ func TestMachineReplicaHasNewerLog(t *testing.T) {
 		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
 		"query osd.1", "query osd.2", "timer #1 5s")
 	auth := les(member(1, v(0, 0), log), 5)
-	plan, err := Plan([]Member{self, auth, les(member(2, v(0, 0), log[:2]), 5)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	steps = append(steps, []step{
 		{Notify{Interval: 10, Member: auth}, nil},
 		{Notify{Interval: 10, Member: les(member(2, v(0, 0), log[:2]), 5)}, []string{
 			"note-recovery copies=3",
-			"complete-self auth=osd.1 lu=5'3 missing={0:[c b] 2:[c]} backfill=[] replicas=[1 2]"}},
-		{SelfCompleted{Plan: plan, Missing: map[int32][]objid.ID{1: nil, 2: plan.Missing[2]}}, []string{
+			"step: pulling 2 objects from osd.1",
+			"pull osd.1 [c b]",
+			"timer #2 20s"}},
+		{Push{From: 1, Interval: 10, Object: obj("c"), Exists: true, Version: v(5, 3)}, []string{"apply-push c from osd.1"}},
+		{PushApplied{Object: obj("c")}, []string{"timer #3 20s"}},
+		{Push{From: 1, Interval: 10, Object: obj("b"), Exists: true, Version: v(5, 2)}, []string{"apply-push b from osd.1"}},
+		{PushApplied{Object: obj("b")}, []string{"adopt lu=5'3 entries=3"}},
+		{Adopted{}, []string{
 			"step: activating osd [1 2]",
 			"activate osd.1 les=10 lu=5'3 entries=3 missing=[]",
 			"activate osd.2 les=10 lu=5'3 entries=3 missing=[c]",
-			"timer #2 20s"}},
+			"timer #4 20s"}},
 		{ActivateAck{From: 2, Interval: 10}, nil},
 		{ActivateAck{From: 1, Interval: 10}, []string{"finish auth=osd.1 missing={1:[] 2:[c]}"}},
 	}...)
@@ -305,20 +334,18 @@ func TestMachineIntervalChangeRestarts(t *testing.T) {
 	steps = append(steps, []step{
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil},
 		{Start{Interval: 12}, []string{"load-local"}},
-		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1)}, []string{"read-past since=5"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1), UpThru: 12}, []string{"read-past since=5"}},
 		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
 		{MapRefreshed{Up: upSet(0, 1)}, []string{"query osd.1", "timer #2 5s"}},
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil}, // the old interval's answer
 		{TimerFired{ID: 1}, nil}, // the old interval's timer
 		{Notify{Interval: 12, Member: les(member(1, v(0, 0), log), 5)}, []string{
 			"note-recovery copies=0",
-			"complete-self auth=osd.0 lu=5'1 missing={} backfill=[] replicas=[1]"}},
-		{SelfCompleted{Plan: Result{Auth: 0, Info: self.Info, Log: log}}, []string{
 			"step: activating osd [1]",
 			"activate osd.1 les=12 lu=5'1 entries=1 missing=[]",
 			"timer #3 20s"}},
 		{ActivateAck{From: 1, Interval: 10}, nil}, // the old interval's
-		{ActivateAck{From: 1, Interval: 12}, []string{"finish auth=osd.0 missing={}"}},
+		{ActivateAck{From: 1, Interval: 12}, []string{"finish auth=osd.0 missing={1:[]}"}},
 	}...)
 	drive(t, steps)
 }
@@ -337,13 +364,46 @@ func TestMachineBackfillTarget(t *testing.T) {
 		{Notify{Interval: 10, Member: les(member(1, v(6, 3), log), 5)}, nil},
 		{Notify{Interval: 10, Member: behind}, []string{
 			"note-recovery copies=5 backfill",
-			"complete-self auth=osd.0 lu=6'5 missing={} backfill=[2] replicas=[1 2]"}},
-		{SelfCompleted{Plan: Result{Auth: 0, Info: self.Info, Log: log, Backfill: []int32{2}},
-			Missing: map[int32][]objid.ID{2: {obj("a"), obj("b"), obj("c"), obj("d"), obj("e")}}}, []string{
+			"list-objects"}},
+		{ObjectsListed{Objects: []objid.ID{obj("a"), obj("b"), obj("c"), obj("d"), obj("e")}}, []string{
 			"step: activating osd [1 2]",
 			"activate osd.1 les=10 lu=6'5 entries=2 missing=[]",
 			"activate osd.2 les=10 lu=6'5 entries=2 missing=[a b c d e] backfill",
 			"timer #2 20s"}},
+	}...)
+	drive(t, steps)
+}
+
+// A backfill compares versions, as Ceph's does: the replica is told this
+// OSD's version of every object, keeps the copies it holds at that
+// version and names them in its acknowledgement, and only the others
+// are left for recovery to push. A name from the replica that is not
+// missing changes nothing; a replica not backfilled cannot drop objects
+// this way.
+func TestMachineBackfillSkipsCurrentCopies(t *testing.T) {
+	log := history(6, 4, "d", "e")
+	self := les(member(0, v(6, 3), log), 5)
+	self.Info.Stats.Objects = 5
+	steps := start(self, []int32{1, 2}, pastOf012, upSet(0, 1, 2),
+		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
+		"query osd.1", "query osd.2", "timer #1 5s")
+	behind := les(member(2, v(0, 0), history(5, 1, "a")), 5)
+	lagging := les(member(1, v(6, 3), log[:1]), 5) // lacks e
+	all := []objid.ID{obj("a"), obj("b"), obj("c"), obj("d"), obj("e")}
+	vers := []wire.Version{v(5, 1), v(5, 2), v(5, 3), v(6, 4), v(6, 5)}
+	steps = append(steps, []step{
+		{Notify{Interval: 10, Member: lagging}, nil},
+		{Notify{Interval: 10, Member: behind}, []string{
+			"note-recovery copies=6 backfill",
+			"list-objects"}},
+		{ObjectsListed{Objects: all, Versions: vers}, []string{
+			"step: activating osd [1 2]",
+			"activate osd.1 les=10 lu=6'5 entries=2 missing=[e]",
+			"activate osd.2 les=10 lu=6'5 entries=2 missing=[a b c d e] backfill versions=[5'1 5'2 5'3 6'4 6'5]",
+			"timer #2 20s"}},
+		{ActivateAck{From: 1, Interval: 10, Current: []objid.ID{obj("e")}}, nil}, // not backfilled: ignored
+		{ActivateAck{From: 2, Interval: 10, Current: []objid.ID{obj("a"), obj("c"), obj("z")}}, []string{
+			"finish auth=osd.0 missing={1:[e] 2:[b d e]}"}},
 	}...)
 	drive(t, steps)
 }
@@ -409,8 +469,6 @@ func TestMachineActivationFails(t *testing.T) {
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil},
 		{Notify{Interval: 10, Member: les(member(2, v(0, 0), log), 5)}, []string{
 			"note-recovery copies=0",
-			"complete-self auth=osd.0 lu=5'1 missing={} backfill=[] replicas=[1 2]"}},
-		{SelfCompleted{Plan: Result{Auth: 0, Info: self.Info, Log: log}}, []string{
 			"step: activating osd [1 2]",
 			"activate osd.1 les=10 lu=5'1 entries=1 missing=[]",
 			"activate osd.2 les=10 lu=5'1 entries=1 missing=[]",
@@ -432,30 +490,42 @@ func TestMachineActivationFails(t *testing.T) {
 	drive(t, silent)
 }
 
-// The primary cannot complete its copy (an object is unfound, a store
-// write failed) or record the start: the attempt fails and is retried.
+// The primary cannot complete its copy (a store write failed) or record
+// the start: the attempt fails and is retried.
 func TestMachineCompleteOrFinishFails(t *testing.T) {
 	log := history(5, 1, "a")
 	self := les(member(0, v(0, 0), log), 5)
+	alone := []Interval{{First: 5, Last: 9, Acting: []int32{0}, Primary: 0, Acted: true, MaybeWentRW: true}}
 	base := []step{
 		{Start{Interval: 10}, []string{"load-local"}},
-		{Loaded{Self: self, PoolSize: 1, Up: upSet(0)}, []string{"read-past since=5"}},
+		{Loaded{Self: self, PoolSize: 1, Up: upSet(0), UpThru: 10}, []string{"read-past since=5"}},
 		{PastRead{Err: errors.New("no monitor")}, []string{"timer #1 5s"}},
 		{PastRead{Past: pastOf012}, nil}, // not asked for
 		{TimerFired{ID: 1}, []string{"read-past since=5"}},
-		// Alone, with nobody to ask: straight to completing its copy.
-		{PastRead{Past: []Interval{{First: 5, Last: 9, Acting: []int32{0}, Primary: 0, MaybeWentRW: true}}}, []string{
-			"note-recovery copies=0",
-			"complete-self auth=osd.0 lu=5'1 missing={} backfill=[] replicas=[]"}},
 	}
+	// Alone, with nobody to ask and nothing to fetch: straight to the
+	// finish.
 	drive(t, append(slices.Clone(base), []step{
-		{SelfCompleted{Err: errors.New("1 objects unfound")}, []string{"failed: 1 objects unfound", "timer #2 5s"}},
+		{PastRead{Past: alone}, []string{
+			"note-recovery copies=0", "step: activating osd []", "finish auth=osd.0 missing={}"}},
+		{Finished{Err: errors.New("disk full")}, []string{"failed: disk full", "timer #2 5s"}},
 		{TimerFired{ID: 2}, []string{"load-local newer-map"}},
 	}...))
+
+	// Its own copy of a lacks (an interrupted recovery): with no member
+	// to ask, it searches the up OSDs, and osd.1, a stray, has it; but
+	// the store cannot take it.
+	lacking := self
+	lacking.Missing = []objid.ID{obj("a")}
+	base[1].ev = Loaded{Self: lacking, PoolSize: 1, Up: upSet(0, 1), MaxOSD: 2, UpThru: 10}
 	drive(t, append(slices.Clone(base), []step{
-		{SelfCompleted{Plan: Result{Auth: 0, Info: self.Info, Log: log}}, []string{
-			"step: activating osd []", "finish auth=osd.0 missing={}"}},
-		{Finished{Err: errors.New("disk full")}, []string{"failed: disk full", "timer #2 5s"}},
+		{PastRead{Past: alone}, []string{
+			"note-recovery copies=1", fmt.Sprintf("step: searching osd [1] for %v at 5'1", obj("a")),
+			"pull osd.1 [a] want=5'1", "timer #2 5s"}},
+		{Push{From: 1, Interval: 10, Object: obj("a"), Exists: true, Version: v(5, 1)}, []string{"apply-push a from osd.1 search"}},
+		{PushApplied{Object: obj("a"), Err: errors.New("disk full")}, []string{"failed: disk full", "timer #3 5s"}},
+		{TimerFired{ID: 2}, nil},
+		{TimerFired{ID: 3}, []string{"load-local newer-map"}},
 	}...))
 }
 
@@ -470,5 +540,71 @@ func TestMachineBadLogFails(t *testing.T) {
 		"query osd.1", "timer #1 5s")
 	steps = append(steps, step{Notify{Interval: 10, Member: bad}, []string{
 		"failed: peering: osd.1 log entry 1 (5'1) not after 5'2", "timer #2 5s"}})
+	drive(t, steps)
+}
+
+// A primary whose up_thru the map does not yet record at the interval's
+// start asks the monitors for it once every OSD it probes answered (not
+// before: a primary that waits in vain for an answer leaves an interval
+// that never went read-write), and activates no replica before a map
+// records it: until then the interval cannot have gone read-write, and
+// later peering may skip it. The request is repeated each
+// RetryInterval; an up_thru below the interval's start does not count.
+func TestMachineWaitsForUpThru(t *testing.T) {
+	log := history(5, 1, "a")
+	self := les(member(0, v(0, 0), log), 5)
+	up := upSet(0, 1)
+	steps := []step{
+		{Start{Interval: 10}, []string{"load-local"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: up, UpThru: 5}, []string{"read-past since=5"}},
+		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
+		{MapRefreshed{Up: up}, []string{"query osd.1", "timer #1 5s"}},
+		{TimerFired{ID: 1}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}}, // no up_thru asked yet
+		{MapRefreshed{Up: up}, []string{"query osd.1", "timer #2 5s"}},
+		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, []string{
+			"request-up-thru 10",
+			"note-recovery copies=0",
+			"step: waiting for the monitors to record up_thru 10 (the map has 5)",
+			"timer #3 5s"}},
+		{UpThruRecorded{UpThru: 9}, nil}, // an older request's
+		{TimerFired{ID: 3}, []string{"request-up-thru 10", "timer #4 5s"}},
+		{UpThruRecorded{UpThru: 10}, []string{
+			"step: activating osd [1]",
+			"activate osd.1 les=10 lu=5'1 entries=1 missing=[]",
+			"timer #5 20s"}},
+		{TimerFired{ID: 4}, nil}, // the wait's, stale
+		{UpThruRecorded{UpThru: 11}, nil},
+		{ActivateAck{From: 1, Interval: 10}, []string{"finish auth=osd.0 missing={1:[]}"}},
+	}
+	if m := drive(t, steps); m.State() != "finishing" {
+		t.Fatalf("state %s, want finishing", m.State())
+	}
+}
+
+// The map recording up_thru that arrives while this OSD's copy is
+// completed is remembered: activation does not wait for it again.
+func TestMachineUpThruRecordedWhilePulling(t *testing.T) {
+	self := les(member(0, v(0, 0), fullLog[:1]), 5)
+	up := upSet(0, 1)
+	steps := []step{
+		{Start{Interval: 10}, []string{"load-local"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: up}, []string{"read-past since=5"}},
+		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
+		{MapRefreshed{Up: up}, []string{"query osd.1", "timer #1 5s"}},
+		{Notify{Interval: 10, Member: les(member(1, v(0, 0), fullLog), 5)}, []string{
+			"request-up-thru 10",
+			"note-recovery copies=2", "step: pulling 2 objects from osd.1", "pull osd.1 [c b]", "timer #2 20s"}},
+		{UpThruRecorded{UpThru: 10}, nil},
+		{push(1, "c", v(5, 3)), []string{"apply-push c from osd.1"}},
+		{PushApplied{Object: obj("c")}, []string{"timer #3 20s"}},
+		{push(1, "b", v(5, 2)), []string{"apply-push b from osd.1"}},
+		{PushApplied{Object: obj("b")}, []string{
+			"adopt lu=5'3 entries=3",
+		}},
+		{Adopted{}, []string{
+			"step: activating osd [1]",
+			"activate osd.1 les=10 lu=5'3 entries=3 missing=[]",
+			"timer #4 20s"}},
+	}
 	drive(t, steps)
 }

@@ -9,13 +9,15 @@
 // every member's report, TempActing the temporary acting set a primary
 // that must be backfilled asks for. The protocol: Machine, one interval's
 // peering on its primary as a state machine (machine.go, where to start
-// reading): events in (the start of an interval, answers to queries and
-// activations, timers, the answers to its own requests), actions out
-// (messages to send, the map and the store to read, the copy to complete,
-// timers to arm, the PG to mark down, active or waiting for pg_temp).
+// reading; complete.go holds its states that complete the primary's own
+// copy): events in (the start of an interval, answers to queries, pulls
+// and activations, an operator's mark_unfound_lost, timers, the answers
+// to its own requests), actions out (messages to send, the map and the
+// store to read, pushed objects and the adopted log to write, timers to
+// arm, the PG to mark down, incomplete, active or waiting for pg_temp).
 // The OSD (internal/osd, peerdriver.go) is the driver that carries the
 // actions out and feeds the events back; tests drive the machine with
-// sequences of events and compare the actions (machine_test.go).
+// sequences of events and compare the actions (machine_test.go, complete_test.go).
 //
 // Acknowledged writes survive because a write is acknowledged only once
 // every member of its interval's acting set has committed it, so some
@@ -29,12 +31,6 @@
 //
 // Concurrency: the functions are pure; a Machine is stepped by one
 // goroutine at a time.
-//
-// Not yet here: completing the primary's own copy (pulling from the
-// authority, searching other OSDs for an object at the wanted version,
-// settling unfound objects, adopting the authoritative log) is one
-// blocking action, CompleteSelf, that the driver carries out with its own
-// waits; machine.go's comment gives the states it should become.
 package peering
 
 import (
