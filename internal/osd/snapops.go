@@ -135,6 +135,11 @@ func (p *pg) prepareSnapWrite(r *request) (*snapWrite, error) {
 			return nil, err // refused before it was queued (snapRefusal)
 		}
 	}
+	if c.Empty() && p.pool.SnapSeq == 0 && !isSnapOp(r, wire.OpRollback) && !isSnapOp(r, opSnapTrim) {
+		// A pool that never had a snapshot: no object has a snap set,
+		// and writes pay no extra read.
+		return nil, nil
+	}
 	head := r.op.Object
 	st, err := p.loadSnapState(head)
 	if err != nil {
