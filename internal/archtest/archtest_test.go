@@ -460,6 +460,7 @@ func TestLayerTable(t *testing.T) {
 		{"internal/osd/opq", layerCores},
 		{"internal/osd/replication", layerCores},
 		{"internal/osd/recovery", layerCores},
+		{"internal/osd/reserve", layerCores},
 		{"internal/cls/lock", layerTransport},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},

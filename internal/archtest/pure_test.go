@@ -17,6 +17,7 @@ var pureCores = []string{
 	"internal/osd/opq",
 	"internal/osd/replication",
 	"internal/osd/recovery",
+	"internal/osd/reserve",
 	"internal/osd/watch",
 	"internal/balancer",
 }
