@@ -25,7 +25,9 @@ func TestRemote(t *testing.T) {
 		want     []Grant
 		dropped  []uint32
 	}
-	g := func(to int32, seed uint32, interval uint64) Grant { return Grant{To: to, PG: pg(seed), Interval: interval} }
+	g := func(to int32, seed uint32, interval uint64) Grant {
+		return Grant{To: to, PG: pg(seed), Interval: interval}
+	}
 	for _, tc := range []struct {
 		name  string
 		limit int
