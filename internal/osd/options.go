@@ -20,8 +20,10 @@ import (
 // next use:
 //
 //	osd_heartbeat_interval, osd_heartbeat_grace  the next heartbeat tick
-//	osd_max_backfills        at once: waiting PGs get new slots; PGs
-//	                         recovering beyond a lowered limit finish
+//	osd_max_backfills        at once, on both sides of the reservations:
+//	                         waiting PGs (and members' waiting requests)
+//	                         get new slots; those beyond a lowered
+//	                         limit finish
 //	osd_recovery_max_active  each recovering PG's next push
 //	osd_recovery_sleep       the next rest after a push
 //	osd_scrub_interval, osd_deep_scrub_interval  the next look for a due scrub
@@ -158,7 +160,7 @@ func (o *OSD) SetConfig(v config.Values) {
 	o.opts.Store(&next)
 	shown := o.conf.Load().With(v)
 	o.conf.Store(&shown)
-	o.recoverySlots.setLimit(next.RecoveryMaxPGs)
+	o.sendGrants(o.res.setLimit(next.RecoveryMaxPGs))
 	if next.LogEntriesPerOSD != old.LogEntriesPerOSD {
 		o.mu.Lock()
 		o.setLogLimitLocked()

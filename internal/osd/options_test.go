@@ -61,16 +61,17 @@ func TestOptionDefaults(t *testing.T) {
 	}
 }
 
-// TestSetConfig changes options of an OSD: the recovery slots and the PG
+// TestSetConfig changes options of an OSD: the recovery slots (both
+// sides of the reservations) and the PG
 // logs' share follow at once, and config show names the sources.
 func TestSetConfig(t *testing.T) {
 	cfg := testConfig(t)
-	o := &OSD{cfg: cfg, log: cfg.Logger, pgs: map[osdmap.PG]*pg{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs)}
+	o := &OSD{cfg: cfg, log: cfg.Logger, pgs: map[osdmap.PG]*pg{}, res: newReservations(cfg.RecoveryMaxPGs)}
 	o.initOptions()
 	o.mu.Lock()
 	o.setLogLimitLocked()
 	o.mu.Unlock()
-	if _, limit := o.recoverySlots.state(); limit != 1 || o.logLimit.Load() != 3000 {
+	if _, limit := o.res.localState(); limit != 1 || o.logLimit.Load() != 3000 {
 		t.Fatalf("at start: %d slots, log limit %d", limit, o.logLimit.Load())
 	}
 	v, err := config.Resolve(OptionNames(),
@@ -81,8 +82,11 @@ func TestSetConfig(t *testing.T) {
 	}
 	o.SetConfig(v)
 	opts := o.options()
-	if _, limit := o.recoverySlots.state(); limit != 4 || opts.RecoveryMaxPGs != 4 {
+	if _, limit := o.res.localState(); limit != 4 || opts.RecoveryMaxPGs != 4 {
 		t.Errorf("osd_max_backfills 4: %d slots, options %+v", limit, opts)
+	}
+	if d := o.dumpReservations(); d.Remote.Limit != 4 {
+		t.Errorf("osd_max_backfills 4: the members' side has %d slots", d.Remote.Limit)
 	}
 	if opts.RecoveryMaxPushes != 2 || opts.RecoverySleep.Seconds() != 0.5 || opts.HeartbeatInterval != cfg.HeartbeatInterval {
 		t.Errorf("options %+v", opts)

@@ -190,7 +190,7 @@ type OSD struct {
 	mapSeen       chan struct{}                   // closed and replaced when a map is activated
 	history       *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
-	recoverySlots *slots                          // one per PG recovering (missing.go)
+	res           *reservations                   // recovery's slots, here and on the members (reservations.go)
 	scrubSlots    *slots                          // one per scrub running: osd_max_scrubs of 1 (scrubsched.go)
 	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
 	// policy decides when the PGs' op queues start their items
@@ -244,7 +244,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs), scrubSlots: newSlots(maxScrubs),
+		inflight: map[*request]struct{}{}, res: newReservations(cfg.RecoveryMaxPGs), scrubSlots: newSlots(maxScrubs),
 		policy: opq.Today{}}
 	o.initOptions()
 	o.metrics = newOSDMetrics(cfg.Metrics, o)

@@ -127,3 +127,25 @@ func (m *Remote) grants(keys []osdmap.PG) []Grant {
 }
 
 func grantOf(q Request) Grant { return Grant{To: q.From, PG: q.PG, Interval: q.Interval} }
+
+// Entries lists the member's reservations: the requests holding a slot,
+// in PG order, then those waiting, in the order they will be granted.
+func (m *Remote) Entries() []RemoteEntry {
+	var held, waiting []RemoteEntry
+	for _, e := range m.res.Entries() {
+		re := RemoteEntry{Request: m.reqs[e.Key], Held: e.Held}
+		if e.Held {
+			held = append(held, re)
+		} else {
+			waiting = append(waiting, re)
+		}
+	}
+	slices.SortFunc(held, func(a, b RemoteEntry) int { return osdmap.ComparePG(a.PG, b.PG) })
+	return append(held, waiting...)
+}
+
+// RemoteEntry is a request a member holds a slot for (Held) or queues.
+type RemoteEntry struct {
+	Request
+	Held bool
+}

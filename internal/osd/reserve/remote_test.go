@@ -128,3 +128,20 @@ func TestRemoteHolds(t *testing.T) {
 		t.Fatal("an unknown PG holds a slot")
 	}
 }
+
+func TestRemoteEntries(t *testing.T) {
+	m := NewRemote(2)
+	m.Request(Request{PG: pg(5), From: 2, Interval: 7, Priority: 100})
+	m.Request(Request{PG: pg(1), From: 3, Interval: 7, Priority: 100})
+	m.Request(Request{PG: pg(4), From: 3, Interval: 7, Priority: 100})
+	m.Request(Request{PG: pg(9), From: 4, Interval: 7, Priority: 180})
+	var got []uint32
+	var held []bool
+	for _, e := range m.Entries() {
+		got = append(got, e.PG.Seed)
+		held = append(held, e.Held)
+	}
+	if !slices.Equal(got, []uint32{1, 5, 9, 4}) || !slices.Equal(held, []bool{true, true, false, false}) {
+		t.Fatalf("entries %v held %v; want [1 5 9 4] (held first, by PG; then by priority) [true true false false]", got, held)
+	}
+}

@@ -135,3 +135,23 @@ func (r *Reserver[K]) grant() []K {
 	r.maxHeld = max(r.maxHeld, len(r.held))
 	return out
 }
+
+// Entry is a reservation held or waited for.
+type Entry[K comparable] struct {
+	Key      K
+	Priority int
+	Held     bool
+}
+
+// Entries lists the reservations: those held (in no particular order),
+// then those waiting, in the order they will be granted.
+func (r *Reserver[K]) Entries() []Entry[K] {
+	out := make([]Entry[K], 0, len(r.held)+len(r.waiting))
+	for k, p := range r.held {
+		out = append(out, Entry[K]{Key: k, Priority: p, Held: true})
+	}
+	for _, w := range r.waiting {
+		out = append(out, Entry[K]{Key: w.key, Priority: w.prio})
+	}
+	return out
+}
