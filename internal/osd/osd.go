@@ -183,16 +183,16 @@ type OSD struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
-	mu            sync.Mutex
-	osdmap        *osdmap.Map
-	pgs           map[osdmap.PG]*pg
-	backlog       map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
-	mapSeen       chan struct{}                   // closed and replaced when a map is activated
-	history       *mapHistory                     // maps of past epochs, for past intervals
-	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
-	res           *reservations                   // recovery's slots, here and on the members (reservations.go)
-	scrubSlots    *slots                          // one per scrub running: osd_max_scrubs of 1 (scrubsched.go)
-	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
+	mu         sync.Mutex
+	osdmap     *osdmap.Map
+	pgs        map[osdmap.PG]*pg
+	backlog    map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
+	mapSeen    chan struct{}                   // closed and replaced when a map is activated
+	history    *mapHistory                     // maps of past epochs, for past intervals
+	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
+	res        *reservations                   // recovery's slots, here and on the members (reservations.go)
+	scrubSlots *slots                          // one per scrub running: osd_max_scrubs of 1 (scrubsched.go)
+	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
 	// policy decides when the PGs' op queues start their items
 	// (opqueue.go): opq.Today, until a QoS policy replaces it.
 	policy    opq.Policy
