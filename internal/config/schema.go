@@ -130,6 +130,10 @@ func schemaTable() []Option {
 			Desc: "how often each PG an OSD is primary of is scrubbed (sizes, versions, attributes compared), each PG's interval stretched by up to half"},
 		{Name: "osd_deep_scrub_interval", Type: TypeDuration, Default: "168h0m0s", Runtime: true, Min: 1, Max: noBound, Daemons: osd, Flag: "deep-scrub-interval",
 			Desc: "how often each PG is deep-scrubbed (every byte read, digests compared), stretched the same way"},
+		{Name: "osd_max_scrubs", Type: TypeInt, Default: "1", Runtime: true, Min: 1, Max: 64, Daemons: osd,
+			Desc: "scrubs an OSD runs at once as primary (operators' requests and scheduled ones); a raised limit starts waiting scrubs at once, a lowered one lets those running finish"},
+		{Name: "osd_client_watch_timeout", Type: TypeDuration, Default: "30s", Runtime: true, Min: 1, Max: 86400, Daemons: osd,
+			Desc: "how long a watch whose client asked for no timeout lives without a ping or a reconnect; a change applies to watches from their next ping, reconnect or registration"},
 		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",
 			Desc: "PG log entries an OSD keeps across all its PGs; each PG keeps its share, 250 to 3000"},
 

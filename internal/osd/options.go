@@ -29,6 +29,10 @@ import (
 //	osd_scrub_interval, osd_deep_scrub_interval  the next look for a due scrub
 //	osd_target_pg_log_entries_per_osd  at once: each log trims to its
 //	                         new share at its PG's next write
+//	osd_max_scrubs           at once: waiting scrubs start; scrubs
+//	                         beyond a lowered limit finish
+//	osd_client_watch_timeout a watch's next ping, reconnect or
+//	                         registration (watches.go)
 //
 // The OSD never asks for them itself: the daemon's wiring resolves them
 // (the schema's default, the central config, the file, flags; a
@@ -44,6 +48,8 @@ type Options struct {
 	ScrubInterval     time.Duration // osd_scrub_interval
 	DeepScrubInterval time.Duration // osd_deep_scrub_interval
 	LogEntriesPerOSD  int           // osd_target_pg_log_entries_per_osd
+	MaxScrubs         int           // osd_max_scrubs
+	WatchTimeout      time.Duration // osd_client_watch_timeout
 }
 
 // optionField ties an option of the schema to its field of Options.
@@ -90,6 +96,8 @@ func optionFields() []optionField {
 		durationField("osd_scrub_interval", func(o *Options) *time.Duration { return &o.ScrubInterval }, false),
 		durationField("osd_deep_scrub_interval", func(o *Options) *time.Duration { return &o.DeepScrubInterval }, false),
 		intField("osd_target_pg_log_entries_per_osd", func(o *Options) *int { return &o.LogEntriesPerOSD }),
+		intField("osd_max_scrubs", func(o *Options) *int { return &o.MaxScrubs }),
+		durationField("osd_client_watch_timeout", func(o *Options) *time.Duration { return &o.WatchTimeout }, false),
 	}
 }
 
@@ -120,7 +128,8 @@ func OptionsFrom(base Options, v config.Values) Options {
 func (cfg Config) options() Options {
 	return Options{HeartbeatInterval: cfg.HeartbeatInterval, HeartbeatGrace: cfg.HeartbeatGrace,
 		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,
-		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD}
+		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD,
+		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout}
 }
 
 // values returns opts as config.Values: the options that differ from the
@@ -161,6 +170,10 @@ func (o *OSD) SetConfig(v config.Values) {
 	shown := o.conf.Load().With(v)
 	o.conf.Store(&shown)
 	o.sendGrants(o.res.setLimit(next.RecoveryMaxPGs))
+	o.scrubSlots.setLimit(next.MaxScrubs)
+	if next.WatchTimeout != old.WatchTimeout {
+		o.setWatchTimeout(next.WatchTimeout)
+	}
 	if next.LogEntriesPerOSD != old.LogEntriesPerOSD {
 		o.mu.Lock()
 		o.setLogLimitLocked()
