@@ -11,6 +11,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/reserve"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Recovery reservations, as Ceph's local and remote reservations: a PG
@@ -358,4 +359,35 @@ func (o *OSD) recoveryReservations() wire.Reply {
 	}
 	fmt.Fprintf(&b, "pushes applied without a reservation (priority pushes, repairs): %d\n", d.UnreservedPushes)
 	return jsonReply(d, b.String())
+}
+
+// reservationCollector reports the reservations when scraped.
+type reservationCollector struct{ o *OSD }
+
+var (
+	resHeldDesc = prometheus.NewDesc("cuttle_osd_recovery_reservations",
+		"Recovery reservations held (state=held) or queued (state=waiting): local, of PGs this OSD is primary of; remote, of primaries pushing to it.", []string{"side", "state"}, nil)
+	resMaxDesc = prometheus.NewDesc("cuttle_osd_recovery_reservations_max_held",
+		"The most recovery reservations held at once since the OSD started, by side; never above osd_max_backfills.", []string{"side"}, nil)
+	resUnreservedDesc = prometheus.NewDesc("cuttle_osd_unreserved_pushes_total",
+		"Pushes this OSD applied as a member of an active PG with no reservation held for them: client writes' priority pushes and repairs.", nil, nil)
+)
+
+func (reservationCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- resHeldDesc
+	ch <- resMaxDesc
+	ch <- resUnreservedDesc
+}
+
+func (c reservationCollector) Collect(ch chan<- prometheus.Metric) {
+	d := c.o.dumpReservations()
+	for _, side := range []struct {
+		name string
+		s    reservationSide
+	}{{"local", d.Local}, {"remote", d.Remote}} {
+		ch <- prometheus.MustNewConstMetric(resHeldDesc, prometheus.GaugeValue, float64(len(side.s.Held)), side.name, "held")
+		ch <- prometheus.MustNewConstMetric(resHeldDesc, prometheus.GaugeValue, float64(len(side.s.Waiting)), side.name, "waiting")
+		ch <- prometheus.MustNewConstMetric(resMaxDesc, prometheus.GaugeValue, float64(side.s.MaxHeld), side.name)
+	}
+	ch <- prometheus.MustNewConstMetric(resUnreservedDesc, prometheus.CounterValue, float64(d.UnreservedPushes))
 }
