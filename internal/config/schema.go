@@ -121,7 +121,7 @@ func schemaTable() []Option {
 		{Name: "osd_heartbeat_interval", Type: TypeDuration, Default: "6s", Runtime: true, Min: 0.01, Max: 60, Daemons: osd, Flag: "heartbeat-interval",
 			Desc: "how long a peer OSD (one sharing a PG) may be quiet before an OSD pings it"},
 		{Name: "osd_max_backfills", Type: TypeInt, Default: "1", Runtime: true, Min: 1, Max: 1024, Daemons: osd, Flag: "recovery-max-pgs",
-			Desc: "PGs an OSD is primary of that recover or backfill at once; the others wait in recovery_wait or backfill_wait"},
+			Desc: "PGs an OSD is primary of that recover or backfill at once, and PGs whose recovery pushes it takes in at once (Ceph's local and remote reservations); the others wait in recovery_wait or backfill_wait"},
 		{Name: "osd_recovery_max_active", Type: TypeInt, Default: "4", Runtime: true, Min: 1, Max: 1024, Daemons: osd, Flag: "recovery-max-pushes",
 			Desc: "objects each recovering PG pushes at once"},
 		{Name: "osd_recovery_sleep", Type: TypeDuration, Default: "0s", Runtime: true, Min: 0, Max: 60, Daemons: osd, Flag: "recovery-sleep",
