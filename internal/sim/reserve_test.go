@@ -10,7 +10,6 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/wire"
-	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // reservations is an OSD's answer to dump_recovery_reservations.
@@ -43,18 +42,18 @@ func (c *Cluster) reservations(t *testing.T, id int32) reservations {
 	return d
 }
 
-// reservationCluster starts four OSDs on four hosts with a pool of 32
-// PGs of size 3 (min_size 1), recovery slow enough to watch (one push at
-// a time per PG, resting a second after each), osd_max_backfills 8 on
-// every OSD but target, which has targetSlots. It stops target, writes
-// objects, and returns the cluster, with the copies target lacks (one
-// per object of a PG it serves as a replica once back).
-func reservationCluster(t *testing.T, target int32, targetSlots, objects int) (*Cluster, int) {
+// reservationCluster starts an OSD on each of hosts hosts with a pool of
+// 32 PGs of size size (min_size 1), recovery slow enough to watch (one
+// push at a time per PG, resting a second after each), osd_max_backfills
+// 8 on every OSD but target, which has targetSlots. It stops target,
+// writes objects, and returns the cluster, with the copies target lacks
+// (one per object of a PG it serves as a replica once back).
+func reservationCluster(t *testing.T, hosts, size int, target int32, targetSlots, objects int) (*Cluster, int) {
 	c := New(t, Options{RecoveryMaxPushes: 1, RecoverySleep: time.Second})
-	for _, h := range []string{"h1", "h2", "h3", "h4"} {
-		c.AddOSD(h)
+	for i := range hosts {
+		c.AddOSD(fmt.Sprint("h", i+1))
 	}
-	c.Run("osd pool create", "pool", "rbd", "pg_num", "32", "size", "3", "min_size", "1", "yes_i_really_mean_it", "true")
+	c.Run("osd pool create", "pool", "rbd", "pg_num", "32", "size", fmt.Sprint(size), "min_size", "1", "yes_i_really_mean_it", "true")
 	c.Run("config set", "who", "osd", "name", "osd_max_backfills", "value", "8")
 	c.Run("config set", "who", fmt.Sprint("osd.", target), "name", "osd_max_backfills", "value", fmt.Sprint(targetSlots))
 	c.WaitForEpoch(c.Epoch())
@@ -96,7 +95,7 @@ func reservationCluster(t *testing.T, target int32, targetSlots, objects int) (*
 func TestRecoveryReservesMembersSlots(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const target, slots = 3, 2
-		c, copies := reservationCluster(t, target, slots, 160)
+		c, copies := reservationCluster(t, 4, 3, target, slots, 160)
 		start := time.Now()
 		for time.Since(start) < 10*time.Minute && len(c.uncleanPGs()) > 0 {
 			time.Sleep(time.Second)
@@ -139,36 +138,35 @@ func TestRecoveryReservesMembersSlots(t *testing.T) {
 // A member drops the reservation of a primary that died: the map that
 // marks the primary down ends the PG's interval, and the member grants
 // the slot to the next primary waiting, rather than holding it for a
-// process that will never release it. The PG is one the member itself
-// becomes primary of, so no new request replaces the old one: only the
-// map can end it. The recovery then finishes.
+// process that will never release it. The pool has two copies, so the
+// PG's only other member, the target, becomes its primary: no new request
+// replaces the old one, only the map can end it. The recovery finishes
+// once the dead primary returns.
 func TestReservationOfADeadPrimaryIsReleased(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const target = 3
-		c, _ := reservationCluster(t, target, 1, 160)
-		// Wait until the slot is held for a PG whose next member is the
-		// target, while another primary waits.
+		const target = 2
+		c, _ := reservationCluster(t, 3, 2, target, 1, 160)
+		// Wait until one primary holds the slot while the other waits.
 		var d reservations
+		waiting := func(primary int32) bool {
+			for _, e := range d.Remote.Waiting {
+				if e.Primary != primary {
+					return true
+				}
+			}
+			return false
+		}
 		found := false
-		for range 120 {
-			time.Sleep(time.Second)
+		for range 60 {
 			synctest.Wait()
 			d = c.reservations(t, target)
-			if len(d.Remote.Held) != 1 || len(d.Remote.Waiting) == 0 || d.Remote.Waiting[0].Primary == d.Remote.Held[0].Primary {
-				continue
-			}
-			pg, err := osdmap.ParsePG(d.Remote.Held[0].PG)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var s osdmap.Scratch
-			if mp, err := c.Map().PGToUpActing(pg, &s); err == nil && len(mp.Acting) > 1 && mp.Acting[1] == target {
-				found = true
+			if found = len(d.Remote.Held) == 1 && waiting(d.Remote.Held[0].Primary); found {
 				break
 			}
+			time.Sleep(time.Second)
 		}
 		if !found {
-			t.Fatalf("osd.%d never had its slot held for a PG it is next in, with another primary waiting: %+v", target, d.Remote)
+			t.Fatalf("osd.%d never had its slot held by one primary with another waiting: %+v", target, d.Remote)
 		}
 		// It dies as a crash would: nothing it sends on its way out (its
 		// recoverer's release) reaches the target.
