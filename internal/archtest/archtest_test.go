@@ -520,6 +520,7 @@ func TestLayerTable(t *testing.T) {
 		{"internal/osd/replication", layerCores},
 		{"internal/osd/recovery", layerCores},
 		{"internal/osd/snaps", layerCores},
+		{"internal/osd/reserve", layerCores},
 		{"internal/cls/lock", layerTransport},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},

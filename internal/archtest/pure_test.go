@@ -18,6 +18,7 @@ var pureCores = []string{
 	"internal/osd/replication",
 	"internal/osd/recovery",
 	"internal/osd/snaps",
+	"internal/osd/reserve",
 	"internal/osd/watch",
 	"internal/balancer",
 }

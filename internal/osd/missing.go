@@ -13,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/osd/recovery"
+	"github.com/cuttlestore/cuttle/internal/osd/reserve"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -27,8 +28,10 @@ import (
 // served by the primary, whose copies are all current.
 //
 // Recovery is throttled per OSD: at most RecoveryMaxPGs of the PGs it is
-// primary of recover at once (the others wait, shown recovery_wait or
-// backfill_wait), each with at most RecoveryMaxPushes objects in flight,
+// primary of recover at once, and each member receives the pushes of at
+// most its own RecoveryMaxPGs PGs (reservations.go; the others wait,
+// shown recovery_wait or backfill_wait), each with at most
+// RecoveryMaxPushes objects in flight,
 // each slot resting RecoverySleep after a push. The three are Options,
 // which may change while PGs recover (options.go, slots.go).
 //
@@ -69,10 +72,19 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		return true
 	}
 	p.o.statsChanged()
-	if !p.o.recoverySlots.acquire(r.done, p.o.ctx.Done()) {
+	// Reservations (reservations.go): a slot here, then one on each
+	// member to push to; the PG shows recovery_wait or backfill_wait
+	// until all are granted.
+	k := resKey{p.id, r.interval}
+	prio, backfill, targets := p.recoveryReservation()
+	if !p.o.res.acquireLocal(k, prio, r.done, p.o.ctx.Done()) {
 		return false
 	}
-	defer p.o.recoverySlots.release()
+	defer p.o.res.releaseLocal(k)
+	defer p.releaseMembers(r)
+	if !p.reserveMembers(r, targets, prio, backfill) {
+		return false
+	}
 	p.mu.Lock()
 	if p.run == r {
 		if p.recovering == "backfill_wait" {
@@ -145,6 +157,17 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 			p.o.wg.Go(func() { p.runKey(objectKey(j.id), j) })
 		}
 	}
+}
+
+// recoveryReservation returns the priority of the PG's recovery
+// (internal/osd/reserve's Priority), whether it backfills, and the
+// members it will push to, in order.
+func (p *pg) recoveryReservation() (prio int, backfill bool, targets []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	backfill = p.recPlan.Backfilling()
+	prio = reserve.Priority(backfill, p.degradedLocked() > 0, p.pool.Size-len(p.acting))
+	return prio, backfill, slices.DeleteFunc(p.recPlan.Lacking(), func(x int32) bool { return x == p.o.cfg.ID })
 }
 
 func (p *pg) missingCount() int64 {

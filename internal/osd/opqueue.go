@@ -22,9 +22,11 @@ import (
 //   - scrub chunks (scrub.go), class Scrub, on the PG's scrub key, cost
 //     one per object (light) or the objects' bytes (deep).
 //
-// The reservations taken before items enter a queue (a recovery slot per
-// PG, osd_max_backfills; a push window per PG, osd_recovery_max_active;
-// one scrub per OSD) are opq.Limiters (slots.go). The queues share the
+// The reservations taken before items enter a queue are a recovery slot
+// per PG on its primary and on each member it pushes to
+// (osd_max_backfills, in priority order: reservations.go and
+// internal/osd/reserve), and opq.Limiters (slots.go) for a push window
+// per PG (osd_recovery_max_active) and the OSD's scrubs (osd_max_scrubs). The queues share the
 // OSD's Policy (OSD.policy: opq.Today), which a QoS policy replaces.
 //
 // Everything here runs under the PG's lock (p.mu) but the items' work.

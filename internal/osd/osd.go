@@ -75,6 +75,12 @@ type Config struct {
 	RecoveryMaxPGs    int
 	RecoveryMaxPushes int
 	RecoverySleep     time.Duration
+	// MaxScrubs is how many scrubs the OSD runs at once (default 1;
+	// Ceph's osd_max_scrubs). scrubsched.go.
+	MaxScrubs int
+	// WatchTimeout is the timeout of a watch whose client asks for none
+	// (default 30 s; Ceph's osd_client_watch_timeout). watches.go.
+	WatchTimeout time.Duration
 	// MapRenew is how often the OSD renews its map subscription when
 	// no map arrives (default 5 s).
 	MapRenew time.Duration
@@ -136,6 +142,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.RecoveryMaxPushes <= 0 {
 		cfg.RecoveryMaxPushes = 4
 	}
+	if cfg.MaxScrubs <= 0 {
+		cfg.MaxScrubs = 1
+	}
+	if cfg.WatchTimeout <= 0 {
+		cfg.WatchTimeout = defaultWatchTimeout
+	}
 	if cfg.ReportInterval <= 0 {
 		cfg.ReportInterval = 5 * time.Second
 	}
@@ -183,16 +195,16 @@ type OSD struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
-	mu            sync.Mutex
-	osdmap        *osdmap.Map
-	pgs           map[osdmap.PG]*pg
-	backlog       map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
-	mapSeen       chan struct{}                   // closed and replaced when a map is activated
-	history       *mapHistory                     // maps of past epochs, for past intervals
-	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
-	recoverySlots *slots                          // one per PG recovering (missing.go)
-	scrubSlots    *slots                          // one per scrub running: osd_max_scrubs of 1 (scrubsched.go)
-	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
+	mu         sync.Mutex
+	osdmap     *osdmap.Map
+	pgs        map[osdmap.PG]*pg
+	backlog    map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
+	mapSeen    chan struct{}                   // closed and replaced when a map is activated
+	history    *mapHistory                     // maps of past epochs, for past intervals
+	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
+	res        *reservations                   // recovery's slots, here and on the members (reservations.go)
+	scrubSlots *slots                          // one per scrub running: osd_max_scrubs (scrubsched.go)
+	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
 	// policy decides when the PGs' op queues start their items
 	// (opqueue.go): opq.Today, until a QoS policy replaces it.
 	policy    opq.Policy
@@ -245,7 +257,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs), scrubSlots: newSlots(maxScrubs),
+		inflight: map[*request]struct{}{}, res: newReservations(cfg.RecoveryMaxPGs), scrubSlots: newSlots(cfg.MaxScrubs),
 		policy: opq.Today{}}
 	o.initOptions()
 	o.metrics = newOSDMetrics(cfg.Metrics, o)

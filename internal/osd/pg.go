@@ -99,7 +99,7 @@ func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *
 	}
 	return &pg{o: o, id: info.PG, coll: objectstore.PGCollection(info.PG.Pool, info.PG.Seed), info: info, log: log,
 		missing: missing, primary: -1, queue: newOpQueue(o.policy), writes: map[uint64]*write{},
-		recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now(), watch: newPGWatch()}
+		recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now(), watch: newPGWatch(o.options().WatchTimeout)}
 }
 
 // loadPG reads a PG's info, log and missing set from the store.

@@ -461,6 +461,7 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 			o.wg.Go(func() { p.answerPull(from, m) })
 		case wire.PGPush: // to apply, or the answer to this primary's pull
 			if !p.deliver(waitKey{typ: wire.TypePGPush, from: sender, object: m.Object}, m) && !p.postToRun(sender, m) {
+				o.notePush(h.PG, sender, h.IntervalStart) // reservations.go
 				o.wg.Go(func() { p.takePush(from, m) })
 			}
 		case wire.PGActivate:

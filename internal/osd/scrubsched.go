@@ -10,10 +10,11 @@ import (
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
-// Scrub scheduling: one scrub at a time per OSD (Ceph's osd_max_scrubs of
-// 1), so scrubs never take more than one PG's worth of reads from client
-// I/O: a scrub holds one of the OSD's scrub slots (an opq.Limiter, as
-// recovery's are), and its chunks go through its PG's op queue (scrub.go).
+// Scrub scheduling: MaxScrubs scrubs at a time per OSD (Ceph's
+// osd_max_scrubs, 1 by default), so scrubs never take more than that many
+// PGs' worth of reads from client I/O: a scrub holds one of the OSD's
+// scrub slots (an opq.Limiter, whose limit follows the option at run
+// time), and its chunks go through its PG's op queue (scrub.go).
 // Operators' requests (pg scrub|deep-scrub|repair) run first; every
 // ScrubCheck the OSD also starts the most overdue scheduled scrub of the
 // PGs it is primary of, as scrub.Next picks it: a light one every
@@ -24,10 +25,6 @@ import (
 
 // scrubQueue bounds the operators' scrub requests waiting.
 const scrubQueue = 256
-
-// maxScrubs is how many scrubs an OSD runs at once (Ceph's
-// osd_max_scrubs).
-const maxScrubs = 1
 
 // scrubLoop starts scrubs until the OSD stops, each once it holds a
 // scrub slot.

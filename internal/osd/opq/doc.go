@@ -16,10 +16,12 @@
 //     runs keeps the object, and the client op waits behind it;
 //   - one scrub chunk at a time in a PG.
 //
-// Reservations taken before items enter are Limiters with limits that
-// change at run time: recovery is limited per OSD to osd_max_backfills
-// PGs at once, each with osd_recovery_max_active pushes in flight, and
-// an OSD runs one scrub at a time (osd_max_scrubs).
+// Reservations taken before items enter have limits that change at run
+// time: recovery is limited per OSD to osd_max_backfills PGs at once, as
+// primary and as a member pushed to (internal/osd/reserve decides those,
+// in priority order), each with osd_recovery_max_active pushes in flight
+// (a Limiter), and an OSD runs osd_max_scrubs scrubs at a time (a
+// Limiter).
 //
 // A QoS policy (mClock-like reservations, weights and limits per class)
 // replaces Today behind the Policy interface, whose doc comment states

@@ -42,10 +42,10 @@ type Policy interface {
 // Today is the policy the OSD has always had: client and replica work
 // unlimited, recovery giving way to client ops on the same object, one
 // scrub chunk at a time in a PG. Recovery's own limits
-// (osd_max_backfills PGs, osd_recovery_max_active pushes each) and the
-// OSD's one scrub at a time (osd_max_scrubs) are Limiters, reservations
-// taken before items enter a queue, changed at run time by the OSD's
-// options. Today keeps no state.
+// (osd_max_backfills PGs, internal/osd/reserve's; osd_recovery_max_active
+// pushes each, a Limiter) and the OSD's scrubs (osd_max_scrubs, a
+// Limiter) are reservations taken before items enter a queue, changed at
+// run time by the OSD's options. Today keeps no state.
 type Today struct{}
 
 // Admit admits every item but a second scrub chunk.

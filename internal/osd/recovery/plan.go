@@ -85,6 +85,15 @@ func (p *Plan) Backfilling() bool {
 	return false
 }
 
+// Lacking lists, in ascending order, the members that still lack some
+// object: those a recovery pushes to, and so reserves a slot on.
+func (p *Plan) Lacking() []int32 {
+	if p == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(p.missing))
+}
+
 // Pending reports whether some member still lacks an object.
 func (p *Plan) Pending() bool { return p != nil && len(p.missing) > 0 }
 

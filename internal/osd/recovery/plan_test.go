@@ -249,3 +249,20 @@ func TestNextSkipsUnfound(t *testing.T) {
 		t.Fatalf("only a left: %v, pending %v, copies %d", why, p.Pending(), p.Copies())
 	}
 }
+
+// Lacking names, in order, the members recovery still pushes to (and
+// reserves a slot on): a member drops out once it has everything.
+func TestLacking(t *testing.T) {
+	p := New(map[int32][]objid.ID{7: objs("a"), 2: objs("a", "b"), 5: nil}, []int32{7})
+	if got := p.Lacking(); !slices.Equal(got, []int32{2, 7}) {
+		t.Fatalf("Lacking() = %v, want [2 7]", got)
+	}
+	p.Finish(obj("a"), []int32{7})
+	if got := p.Lacking(); !slices.Equal(got, []int32{2}) {
+		t.Fatalf("after osd.7 got a: Lacking() = %v, want [2]", got)
+	}
+	var none *Plan
+	if got := none.Lacking(); got != nil {
+		t.Fatalf("nil plan: Lacking() = %v", got)
+	}
+}
