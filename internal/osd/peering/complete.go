@@ -36,8 +36,9 @@ import (
 //	            newest older copy, this OSD's or the one the search
 //	            remembered, is kept or pulled again (SendPull at its
 //	            version, Push -> ApplyPush -> PushApplied; anything else
-//	            fails the attempt); an object with no older copy is
-//	            deleted as without Revert
+//	            fails the attempt); an object with no older copy, or
+//	            whose newest write deleted it, is deleted as without
+//	            Revert
 //	adopting:   Adopt the authority's history (unless this OSD is the
 //	            authority), ForgetLost the objects marked lost (their
 //	            removal, or for those reverted a modification, ends the
@@ -503,15 +504,35 @@ func (m *Machine) settle() {
 // deleted, or with Revert each taken back to its newest older copy.
 func (m *Machine) settleLost() {
 	c := &m.c
-	c.lost, c.reverted = nil, nil
+	c.lost, c.reverted, c.toRevert = nil, nil, nil
 	if !m.revert {
 		c.lost = slices.Clone(c.unfound)
 		m.adopt()
 		return
 	}
-	c.toRevert = slices.Clone(c.unfound)
-	m.emit(SetStep{What: fmt.Sprintf("reverting %d unfound objects to the newest older copy an OSD holds", len(c.unfound))})
+	for _, id := range c.unfound {
+		if deletedInLog(c.plan.Log, id) {
+			// Its newest write removed it: an older copy would bring
+			// back what a client deleted.
+			c.lost = append(c.lost, id)
+			continue
+		}
+		c.toRevert = append(c.toRevert, id)
+	}
+	if len(c.toRevert) > 0 {
+		m.emit(SetStep{What: fmt.Sprintf("reverting %d unfound objects to the newest older copy an OSD holds", len(c.toRevert))})
+	}
 	m.nextRevert()
+}
+
+// deletedInLog says whether the newest entry of log for id removed it.
+func deletedInLog(log []pglog.Entry, id objid.ID) bool {
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Object == id {
+			return log[i].Kind == pglog.Delete
+		}
+	}
+	return false
 }
 
 // nextRevert reverts the next object: first this OSD's own copy is

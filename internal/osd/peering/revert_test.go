@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
 )
 
 // The tests of mark_unfound_lost revert (complete.go, "reverting"):
@@ -134,4 +135,34 @@ func TestMachineRevertMarkedEarly(t *testing.T) {
 	last := &steps[len(steps)-1]
 	last.want = []string{"unfound [b]", "adopt lu=5'3 entries=3"}
 	drive(t, append(steps, step{Adopted{}, []string{"forget-lost [b]"}}))
+}
+
+// An unfound object whose newest write deleted it (this OSD, the
+// authority, has yet to apply the removal, and nobody holds the
+// object's absence at that version) is deleted by revert too: the
+// older copies the members hold would bring back what a client
+// deleted.
+func TestMachineRevertKeepsADeletionDeleted(t *testing.T) {
+	log := append(slices.Clone(fullLog), pglog.Entry{Version: v(5, 4), Kind: pglog.Delete, Object: obj("b"),
+		Req: wire.ReqID{Client: "client.a", Tid: 4}})
+	self := les(member(0, v(0, 0), log), 5)
+	self.Missing = []objid.ID{obj("b")}
+	up := upSet(0, 1, 2, 3)
+	steps := []step{
+		{Start{Interval: 10}, []string{"load-local"}},
+		{Loaded{Self: self, Replicas: []int32{1, 2}, PoolSize: 3, Up: up, MaxOSD: 4, LoseUnfound: true, Revert: true, UpThru: 10},
+			[]string{"read-past since=5"}},
+		{PastRead{Past: pastOf012}, []string{"step: querying osd [1 2] (have 0 of 2)", "refresh-map"}},
+		{MapRefreshed{Up: up, MaxOSD: 4}, []string{"query osd.1", "query osd.2", "timer #1 5s"}},
+		{Notify{Interval: 10, Member: les(member(1, v(0, 0), fullLog), 5)}, nil},
+		// The members lack b too (they have yet to delete it): the
+		// search asks them, and each sends the copy it still holds.
+		{Notify{Interval: 10, Member: les(member(2, v(0, 0), fullLog), 5)}, []string{
+			"note-recovery copies=3",
+			fmt.Sprintf("step: searching osd [1 2 3] for %v at 5'4", obj("b")), "pull osd.1 [b] want=5'4", "timer #2 5s"}},
+		{push(1, "b", v(5, 2)), []string{"pull osd.2 [b] want=5'4", "timer #3 5s"}},
+		{push(2, "b", v(5, 2)), []string{"pull osd.3 [b] want=5'4", "timer #4 5s"}},
+		{refused(3, "b", 2), []string{"unfound [b]", "forget-lost [b]"}},
+	}
+	drive(t, steps)
 }
