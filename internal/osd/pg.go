@@ -51,10 +51,11 @@ type pg struct {
 	missing map[objid.ID]bool
 	recPlan *recovery.Plan
 	// unfound are the objects peering could not find a copy of, and
-	// loseUnfound says an operator told it to go on without them
-	// (unfound.go).
-	unfound     []objid.ID
-	loseUnfound bool
+	// loseUnfound says an operator told it to go on without them,
+	// revertUnfound that it reverts them to older copies (unfound.go).
+	unfound       []objid.ID
+	loseUnfound   bool
+	revertUnfound bool
 	// recoveryKick wakes the recoverer when an object it skipped (held
 	// by client ops or a push) is free again.
 	recoveryKick chan struct{}

@@ -168,6 +168,20 @@ func pushVersion(m wire.PGPush) wire.Version {
 	return wire.Version{}
 }
 
+// readableVersion is the version of this OSD's copy of id if all of it
+// (data, attributes, omap) can be read, and zero otherwise.
+func (p *pg) readableVersion(id objid.ID) wire.Version {
+	st, err := p.objectState(id)
+	if err != nil {
+		p.o.log.Warn("peering: this OSD's copy cannot be read", "pg", p.id.String(), "object", id.String(), "err", err)
+		return wire.Version{}
+	}
+	if !st.Exists {
+		return wire.Version{}
+	}
+	return pushVersion(st)
+}
+
 // storedVersion is the version of this OSD's copy of id, from its info
 // attribute (zero if it has none, or it cannot be read).
 func (p *pg) storedVersion(id objid.ID) wire.Version {
@@ -193,7 +207,7 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result, missing map[int32][]
 		return err
 	}
 	p.activated = true
-	p.unfound, p.loseUnfound = nil, false
+	p.unfound, p.loseUnfound, p.revertUnfound = nil, false, false
 	p.notePeerMissingLocked(plan, missing)
 	parked := p.parked
 	p.parked = nil
@@ -504,14 +518,17 @@ func (o *OSD) answerQuery(from msgr.Peer, p *pg, q wire.PGQuery) {
 }
 
 // answerPull pushes the objects the primary asked for. It refuses those
-// it lacks (its missing set), which the primary then fetches elsewhere.
+// it lacks (its missing set), which the primary then fetches elsewhere;
+// to a search it sends whatever copy it holds (the primary checks the
+// version: it may be the one searched for, or an older one to revert
+// to).
 func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
 	objs := q.Objects
 	for _, id := range objs {
 		p.mu.Lock()
 		lacks := p.missing[id]
 		p.mu.Unlock()
-		if lacks {
+		if lacks && !q.Search {
 			p.reply(from, wire.TypePGAck, wire.PGAck{PGInterval: q.PGInterval, Object: id, Result: -wire.ENOENT}.Encode())
 			continue
 		}

@@ -68,8 +68,8 @@ func TestUnfoundObjectMarkedLost(t *testing.T) {
 		lose := func(mode string) wire.Reply {
 			return c.OSDs[primary].D.Command(wire.Command{Prefix: "pg mark_unfound_lost", Args: map[string]string{"pgid": pg.String(), "mode": mode}})
 		}
-		if r := lose("revert"); r.Code == 0 {
-			t.Fatalf("revert accepted: %+v", r)
+		if r := lose("forget"); r.Code == 0 {
+			t.Fatalf("mode forget accepted: %+v", r)
 		}
 		if r := lose("delete"); r.Code != 0 {
 			t.Fatalf("mark_unfound_lost delete: %+v", r)

@@ -51,11 +51,17 @@ type PGNotify struct {
 
 // PGPull asks a member of the PG to push the objects listed. All is
 // kept in the encoding but no longer sent (a primary that needs every
-// object asks for pg_temp instead); members ignore it.
+// object asks for pg_temp instead); members ignore it. Search says the
+// primary searches for a copy outside the members whose copy is
+// current (for an unfound object, or an older copy to revert it to):
+// the OSD pushes whatever readable copy it holds, even of an object its
+// missing set lists, and the primary checks the version; without it an
+// OSD refuses the objects it lists as missing.
 type PGPull struct {
 	PGInterval
 	Objects []objid.ID
 	All     bool
+	Search  bool
 }
 
 // PGPush carries an object's whole state to a member that must match the
@@ -197,13 +203,15 @@ func DecodePGNotify(b []byte) (PGNotify, error) {
 	return m, nil
 }
 
-// Encode encodes m (version 1).
+// Encode encodes m: version 1: interval, objects, all; version 2 adds
+// search (an OSD of version 1 ignores it, and refuses what it lacks).
 func (m PGPull) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	m.encode(&e)
 	encodeObjects(&e, m.Objects)
 	e.Bool(m.All)
+	e.Bool(m.Search)
 	e.End(mk)
 	return e.Data()
 }
@@ -211,10 +219,13 @@ func (m PGPull) Encode() []byte {
 // DecodePGPull decodes a PGPull.
 func DecodePGPull(b []byte) (PGPull, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	m := PGPull{PGInterval: decodePGInterval(d)}
 	m.Objects = decodeObjects(d)
 	m.All = d.Bool()
+	if version >= 2 {
+		m.Search = d.Bool()
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGPull{}, fmt.Errorf("wire: pg pull: %w", err)

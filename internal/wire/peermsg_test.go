@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -17,6 +18,7 @@ func peerSamples() []any {
 		PGNotify{PGInterval: h, Info: []byte("info"), Missing: []objid.ID{o}},
 		PGPull{PGInterval: h, Objects: []objid.ID{o, objid.Object(3, "", "other")}},
 		PGPull{PGInterval: h, All: true},
+		PGPull{PGInterval: h, Objects: []objid.ID{o}, Search: true},
 		PGPush{PGInterval: h, Object: o, Exists: true, Data: []byte("data"), Attrs: []KV{{Key: "_", Value: []byte("v")}},
 			OmapHeader: []byte("hdr"), Omap: []KV{{Key: "k", Value: []byte("v")}}},
 		PGPush{PGInterval: h, Object: o},
@@ -146,4 +148,21 @@ func FuzzPeeringMessages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A PGPull of version 1 (before Search) still decodes, as a pull that
+// does not search.
+func TestPGPullVersion1(t *testing.T) {
+	h := PGInterval{PG: osdmap.PG{Pool: 3, Seed: 17}, Epoch: 40, IntervalStart: 38}
+	o := objid.Object(3, "ns", "obj")
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	h.encode(&e)
+	encodeObjects(&e, []objid.ID{o})
+	e.Bool(false)
+	e.End(mk)
+	got, err := DecodePGPull(e.Data())
+	if want := (PGPull{PGInterval: h, Objects: []objid.ID{o}}); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, want)
+	}
 }

@@ -15,8 +15,8 @@ import (
 // The protocol of one interval's peering on its primary, as a state
 // machine: the OSD feeds it events (Step) and carries out the actions it
 // returns, in order; an action that asks for something (LoadLocal,
-// ReadPast, RefreshMap, RequestTemp, ApplyPush, ReadVersion, Adopt,
-// ForgetLost, ListObjects, Finish) is answered by the event its comment
+// ReadPast, RefreshMap, RequestTemp, ApplyPush, ReadVersion, CheckCopy,
+// Adopt, ForgetLost, ListObjects, Finish) is answered by the event its comment
 // names, which the driver feeds before any other. The machine does no
 // I/O, keeps no clock and starts no goroutine: a timer is an action
 // (SetTimer) and its expiry an event (TimerFired).
@@ -42,6 +42,9 @@ import (
 //	           each
 //	         unfound: ReportUnfound; wait RetryInterval for MarkedLost,
 //	           then start over
+//	         reverting (MarkedLost with Revert): CheckCopy ->
+//	           CopyChecked, and SendPull of the newest older copy ->
+//	           Push -> ApplyPush -> PushApplied, one object at a time
 //	         adopting: Adopt -> Adopted, ForgetLost -> LostForgotten,
 //	           ListObjects -> ObjectsListed (each only if needed)
 //	      -> waiting for up_thru: until UpThruRecorded reaches the
@@ -97,9 +100,10 @@ type Loaded struct {
 	// MaxOSD bounds the OSD ids of the map (a search for an object
 	// asks every up OSD below it).
 	MaxOSD int32
-	// LoseUnfound says an operator marked the PG's unfound objects lost
-	// (see MarkedLost).
+	// LoseUnfound says an operator marked the PG's unfound objects lost,
+	// and Revert that they go back to older copies (see MarkedLost).
 	LoseUnfound bool
+	Revert      bool
 	// UpThru is this OSD's up_thru in the driver's map.
 	UpThru uint64
 }
@@ -280,6 +284,8 @@ const (
 	readingVersion              // ReadVersion sent
 	searching                   // SendPull sent to another up OSD: Push, PullRefused, PushApplied, timer
 	unfound                     // objects unfound: MarkedLost, timer
+	checkingCopy                // CheckCopy sent, to revert an object
+	reverting                   // SendPull of an older copy sent: Push, PullRefused, PushApplied, timer
 	adopting                    // Adopt sent
 	forgetting                  // ForgetLost sent
 	listing                     // ListObjects sent
@@ -293,7 +299,7 @@ const (
 func (s state) String() string {
 	return [...]string{"idle", "loading", "reading-past", "past-wait", "refreshing", "querying", "down",
 		"requesting-temp", "temp-wait",
-		"pulling", "reading-version", "searching", "unfound", "adopting", "forgetting", "listing", "activating", "finishing", "serving", "retry-wait", "waiting-up-thru"}[s]
+		"pulling", "reading-version", "searching", "unfound", "checking-copy", "reverting", "adopting", "forgetting", "listing", "activating", "finishing", "serving", "retry-wait", "waiting-up-thru"}[s]
 }
 
 // Machine is one interval's peering on its primary. It is not safe for
@@ -312,9 +318,11 @@ type Machine struct {
 	// upThru is this OSD's up_thru as the newest map the machine heard
 	// of records it.
 	upThru uint64
-	// lose says an operator marked the unfound objects lost; it holds
-	// for the interval's later attempts.
+	// lose says an operator marked the unfound objects lost, revert
+	// that they go back to older copies; they hold for the interval's
+	// later attempts.
 	lose    bool
+	revert  bool
 	past    []Interval
 	probe   []int32 // the OSDs to query: replicas, then past intervals'
 	got     map[int32]Member
@@ -424,7 +432,9 @@ func (m *Machine) load(newerMap bool) {
 
 func (m *Machine) loaded(ev Loaded) {
 	m.self, m.replicas, m.poolSize, m.up, m.maxOSD = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up, ev.MaxOSD
-	m.lose = m.lose || ev.LoseUnfound
+	if ev.LoseUnfound {
+		m.lose, m.revert = true, ev.Revert
+	}
 	m.upThru = max(m.upThru, ev.UpThru)
 	m.to(readingPast)
 	m.emit(ReadPast{Since: m.self.Info.LastEpochStarted})

@@ -81,6 +81,9 @@ func render(a Action) string {
 		if a.Search {
 			s += " search"
 		}
+		if a.Revert {
+			s += " revert"
+		}
 		return s
 	case ReadVersion:
 		return "read-version " + a.Object.Name
@@ -89,7 +92,13 @@ func render(a Action) string {
 	case Adopt:
 		return fmt.Sprintf("adopt lu=%v entries=%d", a.Info.LastUpdate, len(a.Log))
 	case ForgetLost:
-		return "forget-lost " + names(a.Objects)
+		s := "forget-lost " + names(a.Objects)
+		if len(a.Reverted) > 0 {
+			s += " revert=" + names(a.Reverted)
+		}
+		return s
+	case CheckCopy:
+		return "check-copy " + a.Object.Name
 	case ListObjects:
 		return "list-objects"
 	case SendActivate:
