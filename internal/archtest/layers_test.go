@@ -93,7 +93,7 @@ var sameLayerImports = map[string][]string{
 	"internal/balancer":             {"crush", "osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
-		"internal/objectstore/blockstore/format"},
+		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
 	"internal/objectstore/blockstore/format": {"internal/objectstore"},
 
 	// L2

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/objid"
 	"golang.org/x/sys/unix"
 )
@@ -65,7 +66,7 @@ func TestSmallReadsUseThePageCache(t *testing.T) {
 // cached page can be stale. A mismatch in the device's copy is reported.
 func TestStaleCachedReadIsReadAgainFromTheDevice(t *testing.T) {
 	s := openOSStore(t, false)
-	p := alignedBuf(testCB)
+	p := dio.AlignedBuf(testCB)
 	bad := &mismatchError{off: 0, dev: 0, got: 1, want: 2}
 
 	checks := 0

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
@@ -439,7 +440,7 @@ func (pl *pipeline) writeCOW(group []*pendingTxn) (bool, error) {
 	var direct []format.DeferredWrite
 	for _, p := range group {
 		for _, w := range p.writes {
-			if pl.dev.direct != nil && len(w.Data) >= directWriteMin && isAligned(w.Data, w.DevOff) {
+			if pl.dev.direct != nil && len(w.Data) >= directWriteMin && dio.IsAligned(w.Data, w.DevOff) {
 				direct = append(direct, w)
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
@@ -46,7 +47,7 @@ func (pl *pipeline) applyDeferred(groups []stagedGroup) error {
 // writeInPlace writes ws, in order where they overlap.
 //
 // Small writes (under directMax) go through the page cache: the small
-// reads that follow them read through it too (dio_read.go), so an object
+// reads that follow them read through it too (datafile_read.go), so an object
 // just written is read from memory rather than from the device. Their
 // writeback starts at once (startWriteback), so the data sync that must
 // follow has little left to wait for. On a size-3 pool of new 4 KiB
@@ -77,11 +78,11 @@ func (d *dataFile) writeInPlace(ws []format.DeferredWrite) error {
 	lo, hi := uint64(math.MaxUint64), uint64(0) // what went through the cache
 	for _, w := range ws {
 		large := d.aioW != nil && len(w.Data) >= directMax
-		if large && !isAligned(w.Data, w.DevOff) && w.DevOff%directAlign == 0 && len(w.Data)%directAlign == 0 {
+		if large && !dio.IsAligned(w.Data, w.DevOff) && w.DevOff%dio.Align == 0 && len(w.Data)%dio.Align == 0 {
 			// Only the memory is misaligned (a merged deferred record).
-			w.Data = append(alignedBuf(len(w.Data))[:0], w.Data...)
+			w.Data = append(dio.AlignedBuf(len(w.Data))[:0], w.Data...)
 		}
-		direct := large && isAligned(w.Data, w.DevOff)
+		direct := large && dio.IsAligned(w.Data, w.DevOff)
 		overlaps := false
 		for off := w.DevOff; off < w.DevOff+uint64(len(w.Data)); off += cb {
 			overlaps = overlaps || inBatch[off/cb]
@@ -168,9 +169,13 @@ func (d *dataFile) writeDirect(batch []format.DeferredWrite) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	ws := make([]dio.Write, len(batch))
+	for i, w := range batch {
+		ws[i] = dio.Write{Off: w.DevOff, Data: w.Data}
+	}
 	var errs []error
-	for i, err := range d.aioW.writeAll(batch) {
-		if errors.Is(err, errAIOBusy) {
+	for i, err := range d.aioW.WriteAll(ws) {
+		if errors.Is(err, dio.ErrBusy) {
 			err = d.writeBuffered(batch[i])
 		} else if err != nil {
 			err = fmt.Errorf("apply deferred write at %d: %w", batch[i].DevOff, err)

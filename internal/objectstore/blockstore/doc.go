@@ -30,14 +30,12 @@
 //	                       verification, attributes, omap, listings
 //	cache.go, cacheindex.go  the record cache
 //	keyfilter.go, filterbuild.go  the filter of existing record keys
-//	dio_*.go               the data file (dataFile, dio_file.go) and its
-//	                       direct and asynchronous I/O:
-//	                       O_DIRECT reads and their staging buffers
-//	                       (dio_read.go, dio_staging*.go), Linux AIO
-//	                       (dio_aio_*.go), the direct WAL
-//	                       (dio_wal_linux.go), readahead
-//	                       (dio_readahead.go) and raw system calls
-//	                       (dio_linux.go)
+//	datafile*.go           the data file (dataFile, datafile.go): which
+//	                       read or write goes which way (direct or
+//	                       cached reads, staging buffers, the stale-cache
+//	                       re-read: datafile_read.go), readahead
+//	                       (datafile_readahead.go); the mechanisms are
+//	                       package dio's
 //	fsck.go, fsckcheck.go, fsckrepair.go  the offline check and repair
 //	                       that `cuttle objectstore fsck` runs
 //	layout.go, kvstats.go, counters.go  inspection and statistics for
@@ -45,10 +43,12 @@
 //	background.go          Pebble's flushes and compactions, told to the
 //	                       daemon's thread governor
 //
-// Two child packages know nothing of this one: format, the on-disk codec
-// (the layout of keys and values, the order-preserving key encoding, the
-// object record; pure, with its fuzz tests), and alloc, the extent
-// allocator. blockstore knows nothing of placement groups, replication or
+// Three child packages know nothing of this one: format, the on-disk
+// codec (the layout of keys and values, the order-preserving key
+// encoding, the object record; pure, with its fuzz tests); alloc, the
+// extent allocator; and dio, direct and asynchronous I/O (aligned
+// buffers, O_DIRECT, Linux AIO, huge-page staging buffers, the WAL
+// written around the page cache, the raw system calls). blockstore knows nothing of placement groups, replication or
 // the network: it implements objectstore.Store and nothing more. Every
 // file is reached through one pebble vfs.FS, so tests inject crashes
 // (vfs.NewCrashableMem, CrashClone) and I/O errors (errorfs).
@@ -56,7 +56,7 @@
 // A Store is three parts, each with its own state and locks: the Store
 // itself (the prepare state under prepMu, the readers' state under
 // applyMu, the record cache and key filter), the commit pipeline
-// (pipeline, commit.go) and the data file (dataFile, dio_file.go). The
+// (pipeline, commit.go) and the data file (dataFile, datafile.go). The
 // Store's methods are the objectstore.Store API, Open, Close, the debug
 // tools' inspection, and the steps of a transaction's preparation.
 //

@@ -16,8 +16,5 @@ func DirectWrites(s *Store) uint64 { return s.dev.statDirectWrites.Load() }
 // ReadaheadHits returns how many large reads a prefetch served.
 func ReadaheadHits(s *Store) uint64 { return s.dev.statReadahead.Load() }
 
-// AlignedBuf returns a zeroed n-byte buffer suited to O_DIRECT.
-func AlignedBuf(n int) []byte { return alignedBuf(n) }
-
 // WaitKeyFilter waits for a running key filter build to finish.
 func WaitKeyFilter(s *Store) { s.filterBuilds.Wait() }

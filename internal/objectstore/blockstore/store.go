@@ -19,6 +19,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/crc32c"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
@@ -34,7 +35,7 @@ type Store struct {
 	sb   format.Superblock
 	db   *pebble.DB
 	// dev is the data file and its direct and asynchronous I/O
-	// (dio_file.go).
+	// (datafile.go).
 	dev *dataFile
 	// pipe is the commit pipeline (commit.go): Queue hands it prepared
 	// transactions, and it hands applied state back (applied.go).
@@ -232,9 +233,9 @@ func Open(opts Options) (*Store, error) {
 	po := pebbleOptions(opts)
 	po.ErrorIfNotExists = true
 	wal := &walHealth{}
-	var walSyncer *aioReader
+	var walSyncer *dio.AIO
 	if opts.FS == vfs.Default {
-		walSyncer = newSyncAIO()
+		walSyncer = dio.NewSyncAIO()
 	}
 	log := opts.Logger.With("store", opts.Path)
 	wals := newWALKeeper(opts.FS, log)
@@ -242,7 +243,7 @@ func Open(opts Options) (*Store, error) {
 	db, err := openPebble(opts.dbPath(), po)
 	if err != nil {
 		if walSyncer != nil {
-			walSyncer.close()
+			walSyncer.Close()
 		}
 		return nil, fmt.Errorf("blockstore open %s: pebble: %w", opts.Path, err)
 	}

@@ -7,34 +7,43 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 )
+
+// StagingBytes is the most memory a store maps for the staging buffers
+// of large direct reads, outside the Go heap.
+const StagingBytes = dio.StagingBytes
 
 // dataFile is the store's data file and every way the store reads and
 // writes it: buffered through the vfs.File; on the OS's file system a
 // second descriptor opened with O_DIRECT, Linux AIO contexts for reads,
 // for the applier's in-place writes and for syncs; huge-page staging
 // buffers for large direct reads and readahead for sequential ones
-// (dio_read.go, dio_readahead.go, dio_staging.go); the applier's
-// vectored, direct and buffered writes (deferred.go's writeInPlace) and
-// the committer's direct copy-on-write writes (commit.go). It knows
+// (datafile_read.go, datafile_readahead.go); the applier's vectored,
+// direct and buffered writes (deferred.go's writeInPlace) and the
+// committer's direct copy-on-write writes (commit.go). The mechanisms
+// (aligned buffers, O_DIRECT, AIO, staging buffers, raw system calls)
+// are package dio's; dataFile holds the policy: which read or write
+// takes which way, and what to do when one is turned away. It knows
 // blocks and offsets, not records: a caller's verify function checks
 // what it reads. Its methods are safe for concurrent use; close waits
 // for nothing, so the store calls it when no read or write is left.
 type dataFile struct {
 	file vfs.File
 	// direct is the data file opened again with O_DIRECT for small
-	// reads and deferred writes (dio_read.go); nil unless the store is on
-	// vfs.Default.
+	// reads and deferred writes (datafile_read.go); nil unless the store
+	// is on vfs.Default.
 	direct *os.File
-	aio    *aioReader // asynchronous reads of direct (dio_aio_linux.go), or nil
-	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
-	// aioSync runs the WAL's and the data file's syncs (aioSyncFile),
+	aio    *dio.AIO // asynchronous reads of direct, or nil
+	aioW   *dio.AIO // the applier's asynchronous writes of direct, or nil
+	// aioSync runs the WAL's and the data file's syncs (dio.WithAIOSync),
 	// or is nil; closed after Pebble.
-	aioSync *aioReader
+	aioSync *dio.AIO
 	// staging holds the huge-page buffers of large direct reads.
-	staging stagingPool
+	staging dio.Staging
 	// ra prefetches for sequential large reads; writes tells it whether
-	// the data file changed under a prefetch (dio_readahead.go).
+	// the data file changed under a prefetch (datafile_readahead.go).
 	ra     readahead
 	writes dataWrites
 
@@ -58,17 +67,17 @@ func (d *dataFile) open(fs vfs.FS, path string) error {
 	if err != nil {
 		return fmt.Errorf("open data file: %w", err)
 	}
-	d.file = withAIOSync(f, d.aioSync)
+	d.file = dio.WithAIOSync(f, d.aioSync)
 	if fs == vfs.Default {
-		d.direct = openDirect(path)
+		d.direct = dio.OpenDirect(path)
 		if d.direct != nil {
-			// Small reads come through the page cache (dio_read.go):
+			// Small reads come through the page cache (datafile_read.go):
 			// they are random, so readahead would only pull in
 			// neighbours nobody asked for.
-			adviseRandom(d.file.Fd())
+			dio.AdviseRandom(d.file.Fd())
 			// Separate contexts, so that a batch of deferred writes
 			// never fills the readers' queue.
-			d.aio, d.aioW = newAIO(d.direct), newAIO(d.direct)
+			d.aio, d.aioW = dio.NewAIO(d.direct), dio.NewAIO(d.direct)
 		}
 	}
 	return nil
@@ -79,6 +88,29 @@ func (d *dataFile) writeAt(p []byte, off uint64) error {
 	_, err := d.file.WriteAt(p, int64(off))
 	return err
 }
+
+// writeVectored writes bufs, which follow each other, at offset off of the
+// data file: one raw pwritev where the file is an OS file (see
+// dio.StartWriteback for why raw).
+func (d *dataFile) writeVectored(bufs [][]byte, off uint64) error {
+	if d.direct == nil {
+		return d.writeEach(bufs, off) // not an OS file (vfs.NewMem in tests)
+	}
+	return dio.WriteVectored(d.file, bufs, off)
+}
+
+// startWriteback starts the writeback of the data file's dirty pages in
+// [off, off+n) without waiting for it (the data sync that follows waits).
+func (d *dataFile) startWriteback(off, n uint64) {
+	if d.direct == nil {
+		return // not an OS file (vfs.NewMem in tests)
+	}
+	dio.StartWriteback(d.file.Fd(), off, n)
+}
+
+// dropCached asks the kernel to drop the data file's cached pages of
+// [off, off+n), so that the next buffered read of them goes to the device.
+func (d *dataFile) dropCached(off uint64, n int) { dio.DropCached(d.file.Fd(), off, n) }
 
 // syncData syncs the data file's data.
 func (d *dataFile) syncData() error { return d.file.SyncData() }
@@ -93,10 +125,10 @@ func (d *dataFile) close() error {
 			errs = append(errs, fmt.Errorf("close data file: %w", err))
 		}
 	}
-	d.staging.close()
-	for _, a := range []*aioReader{d.aio, d.aioW, d.aioSync} {
+	d.staging.Close()
+	for _, a := range []*dio.AIO{d.aio, d.aioW, d.aioSync} {
 		if a != nil {
-			a.close()
+			a.Close()
 		}
 	}
 	if d.direct != nil {

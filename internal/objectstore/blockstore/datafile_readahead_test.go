@@ -22,10 +22,10 @@ func TestReadaheadFollowsSequentialReads(t *testing.T) {
 	opts.Path = filepath.Join(t.TempDir(), "store")
 	s := mkfsOpen(t, opts)
 	defer s.Close()
-	if b := s.dev.staging.get(); b == nil {
+	if b := s.dev.staging.Get(); b == nil {
 		t.Skip("no staging buffer on this system: large reads are not staged")
 	} else {
-		s.dev.staging.put(b)
+		s.dev.staging.Put(b)
 	}
 	ctx := context.Background()
 	c := objectstore.PGCollection(1, 0)

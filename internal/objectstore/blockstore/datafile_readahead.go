@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 )
 
 // Readahead for sequential large reads. When large direct reads start
@@ -104,7 +106,7 @@ func (d *dataFile) startRead(off uint64, n int) *prefetch {
 		}
 	}
 	ra.ahead = keep
-	if ra.run < readaheadAfter || n > stagingSize {
+	if ra.run < readaheadAfter || n > dio.StagingSize {
 		return mine
 	}
 	for next := off + uint64(n); next < horizon && next+uint64(n) <= d.size; next += uint64(n) {
@@ -127,7 +129,7 @@ func (d *dataFile) prefetch(off uint64, n int) *prefetch {
 	if !quiet {
 		return nil
 	}
-	b := d.staging.get()
+	b := d.staging.Get()
 	if b == nil {
 		return nil
 	}
@@ -147,7 +149,7 @@ func (d *dataFile) takePrefetch(p *prefetch) bool {
 		d.statReadahead.Add(1)
 		return true
 	}
-	d.staging.put(p.buf[:cap(p.buf)])
+	d.staging.Put(p.buf[:cap(p.buf)])
 	return false
 }
 
@@ -155,14 +157,14 @@ func (d *dataFile) takePrefetch(p *prefetch) bool {
 func (d *dataFile) dropPrefetch(p *prefetch) {
 	d.ra.wg.Go(func() {
 		<-p.done
-		d.staging.put(p.buf[:cap(p.buf)])
+		d.staging.Put(p.buf[:cap(p.buf)])
 	})
 }
 
 // readPrefetched copies and verifies a prefetched read into dst(), in
 // pieces at once, and gives the staging buffer back.
 func (d *dataFile) readPrefetched(p *prefetch, dst func() []byte, verify func(lo, hi int) error) error {
-	defer d.staging.put(p.buf[:cap(p.buf)])
+	defer d.staging.Put(p.buf[:cap(p.buf)])
 	return spread(len(p.buf), func(lo, hi int) error {
 		return d.copyVerified(dst(), lo, p.buf[lo:hi], verify)
 	})

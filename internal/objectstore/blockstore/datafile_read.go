@@ -6,7 +6,8 @@ import (
 	"io"
 	"sync"
 	"syscall"
-	"unsafe"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 )
 
 // Direct and cached reads. On the OS file system (vfs.Default) the store
@@ -33,10 +34,6 @@ import (
 // the device's copy can be corrupt. Options.DirectReads turns this off;
 // ReadDevice (deep scrub) always reads the device.
 
-// directAlign is the alignment direct reads need (the largest logical
-// block size of common devices).
-const directAlign = 4096
-
 // directMax is the size from which reads are split into directPiece
 // pieces read at once.
 const directMax = 256 << 10
@@ -46,47 +43,22 @@ const directMax = 256 << 10
 // and on a huge-page staging buffer each is one device request.
 const directPiece = 1 << 20
 
-// alignedBuf returns a zeroed n-byte slice whose first byte is
-// directAlign aligned.
-func alignedBuf(n int) []byte {
-	if n > 0 && n%directAlign == 0 {
-		// Go's allocator places objects of these sizes (its size
-		// classes that are multiples of 4 KiB, and large objects) on
-		// 4 KiB boundaries in practice; check rather than rely on it.
-		b := make([]byte, n)
-		if uintptr(unsafe.Pointer(&b[0]))&(directAlign-1) == 0 {
-			return b
-		}
-	}
-	b := make([]byte, n+directAlign)
-	skip := 0
-	if r := int(uintptr(unsafe.Pointer(&b[0])) & (directAlign - 1)); r != 0 {
-		skip = directAlign - r
-	}
-	return b[skip : skip+n : skip+n]
-}
-
-func isAligned(p []byte, off uint64) bool {
-	return len(p) > 0 && off%directAlign == 0 && len(p)%directAlign == 0 &&
-		uintptr(unsafe.Pointer(&p[0]))&(directAlign-1) == 0
-}
-
 // readFull reads len(p) bytes at off of the data file; bytes past the end
 // of a data file that was never written that far read as zeros. Small
 // reads come through the page cache unless dev is set or the store reads
 // directly (Options.DirectReads); cached reports whether it did.
 func (d *dataFile) readFull(p []byte, off uint64, dev bool) (cached bool, err error) {
 	var n int
-	if d.direct != nil && len(p) >= directMax && isAligned(p, off) {
+	if d.direct != nil && len(p) >= directMax && dio.IsAligned(p, off) {
 		return false, d.readDirectParallel(p, off)
 	}
-	cached = d.direct == nil || !isAligned(p, off) || !(dev || d.directReads)
+	cached = d.direct == nil || !dio.IsAligned(p, off) || !(dev || d.directReads)
 	if !cached {
-		err = errAIOBusy
+		err = dio.ErrBusy
 		if d.aio != nil {
-			n, err = d.aio.readAt(p, int64(off))
+			n, err = d.aio.ReadAt(p, int64(off))
 		}
-		if err == errAIOBusy {
+		if err == dio.ErrBusy {
 			n, err = d.direct.ReadAt(p, int64(off))
 		}
 		if errors.Is(err, syscall.EINVAL) {
@@ -138,14 +110,14 @@ func (d *dataFile) readChecked(p []byte, off uint64, dev bool, check func() erro
 // piece is copied and verified as it arrives, while the device still
 // reads the others.
 func (d *dataFile) readVerified(n int, dst func() []byte, off uint64, dev bool, verify func(lo, hi int) error) error {
-	if d.direct != nil && n >= directMax && off%directAlign == 0 && n%directAlign == 0 {
+	if d.direct != nil && n >= directMax && off%dio.Align == 0 && n%dio.Align == 0 {
 		if p := d.startRead(off, n); p != nil {
 			if d.takePrefetch(p) {
 				return d.readPrefetched(p, dst, verify)
 			}
 		}
-		if b := d.staging.get(); b != nil {
-			defer d.staging.put(b)
+		if b := d.staging.Get(); b != nil {
+			defer d.staging.Put(b)
 			d.statStaged.Add(1)
 			return d.readStaged(n, dst, off, b, verify)
 		}
@@ -156,11 +128,11 @@ func (d *dataFile) readVerified(n int, dst func() []byte, off uint64, dev bool, 
 }
 
 // readStaged reads n bytes at off into dst() through the staging buffer
-// b, one stagingSize window at a time, each in directPiece pieces read at
+// b, one dio.StagingSize window at a time, each in directPiece pieces read at
 // once.
 func (d *dataFile) readStaged(n int, dst func() []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
-	for w := 0; w < n; w += stagingSize {
-		err := spread(min(stagingSize, n-w), func(lo, hi int) error {
+	for w := 0; w < n; w += dio.StagingSize {
+		err := spread(min(dio.StagingSize, n-w), func(lo, hi int) error {
 			if err := d.readPiece(b[lo:hi], int64(off)+int64(w+lo)); err != nil {
 				return err
 			}
