@@ -13,18 +13,21 @@ import (
 	"github.com/cuttlestore/cuttle/rados"
 )
 
-// The chaos test's snapshot workload (docs/SNAPSHOTS.md): a client of a
-// pool of self-managed snapshots takes snapshots, writes, rolls back and
-// removes snapshots while the faults run, and checks every read at a
-// live snapshot; at the end every read at every live snapshot must give
-// what the object held when the snapshot was taken.
+// The snapshot workload of the chaos test and of the thrash test
+// (internal/cli) (docs/SNAPSHOTS.md): a client of a pool of self-managed
+// snapshots takes snapshots, writes, rolls back and removes snapshots
+// while the faults run, and checks every read at a live snapshot; at the
+// end every read at every live snapshot must give what the object held
+// when the snapshot was taken.
 //
 // Writes that fail may or may not have been applied, so the model keeps,
 // for the head and for each live snapshot, the set of versions the
-// object may have (0: no object).
+// object may have (0: no object). A removal that fails may or may not
+// have been applied too: the snapshot leaves the model at once (reads
+// at it prove nothing any more) and its removal is retried.
 
-// chaosSnapObjects is how many objects the snapshot workload writes.
-const chaosSnapObjects = 6
+// SnapObjects is how many objects the snapshot workload writes.
+const SnapObjects = 6
 
 // snapObject is what the workload knows of one object: the versions the
 // head may have, and the versions it may have had at each live snapshot.
@@ -55,33 +58,53 @@ func (o *snapObject) accepts(vs map[int]bool, b []byte, err error) bool {
 	return false
 }
 
-// snapWorkload is the client: its IOContext, objects and live
-// snapshots (oldest first).
-type snapWorkload struct {
-	io   *rados.IOContext
-	objs []*snapObject
-	live []uint64
-	seq  uint64
-	ops  map[string]int
+// SnapWorkload is the client: its IOContext, objects, live snapshots
+// (oldest first) and the snapshots whose removal is yet to be
+// confirmed. One goroutine runs it; read Ops and call Verify and
+// RemoveAll only after Run returned.
+type SnapWorkload struct {
+	io       *rados.IOContext
+	objs     []*snapObject
+	live     []uint64
+	removing []uint64
+	seq      uint64
+	// Ops counts the operations that completed, by kind.
+	Ops map[string]int
 }
 
-func newSnapWorkload(io *rados.IOContext) *snapWorkload {
-	w := &snapWorkload{io: io, ops: map[string]int{}}
-	for i := range chaosSnapObjects {
+// NewSnapWorkload makes the workload of SnapObjects objects in io's
+// pool, which must use self-managed snapshots (or none yet).
+func NewSnapWorkload(io *rados.IOContext) *SnapWorkload {
+	w := &SnapWorkload{io: io, Ops: map[string]int{}}
+	for i := range SnapObjects {
 		w.objs = append(w.objs, &snapObject{name: fmt.Sprint("snapped-", i), head: map[int]bool{0: true}, at: map[uint64]map[int]bool{}, next: 1})
 	}
 	return w
 }
 
+// Objects names the workload's objects.
+func (w *SnapWorkload) Objects() []string {
+	var out []string
+	for _, o := range w.objs {
+		out = append(out, o.name)
+	}
+	return out
+}
+
+// Live returns the live snapshots, oldest first.
+func (w *SnapWorkload) Live() []uint64 { return slices.Clone(w.live) }
+
 // setContext gives the IOContext the live snapshots.
-func (w *snapWorkload) setContext() error {
+func (w *SnapWorkload) setContext() error {
 	snaps := slices.Clone(w.live)
 	slices.Reverse(snaps)
 	return w.io.SetSnapWriteContext(w.seq, snaps)
 }
 
-// run runs the workload until stop, reporting what it saw wrong.
-func (w *snapWorkload) run(rng *rand.Rand, stop <-chan struct{}, report func(string, ...any)) {
+// Run runs the workload until stop, pausing up to pause between steps
+// (virtual time in the simulation, real time on a launched cluster),
+// reporting what it saw wrong.
+func (w *SnapWorkload) Run(rng *rand.Rand, pause time.Duration, stop <-chan struct{}, report func(string, ...any)) {
 	for {
 		select {
 		case <-stop:
@@ -91,11 +114,34 @@ func (w *snapWorkload) run(rng *rand.Rand, stop <-chan struct{}, report func(str
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		w.step(ctx, rng, report)
 		cancel()
-		time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(int(pause/time.Millisecond))) * time.Millisecond)
 	}
 }
 
-func (w *snapWorkload) step(ctx context.Context, rng *rand.Rand, report func(string, ...any)) {
+// forget takes snapshot id out of the model and the snap context.
+func (w *SnapWorkload) forget(id uint64, report func(string, ...any)) {
+	w.live = slices.DeleteFunc(w.live, func(x uint64) bool { return x == id })
+	for _, x := range w.objs {
+		delete(x.at, id)
+	}
+	if err := w.setContext(); err != nil {
+		report("snap context %d %v: %v", w.seq, w.live, err)
+	}
+}
+
+// retryRemovals removes again the snapshots whose removal failed (a
+// second removal of an id answers success).
+func (w *SnapWorkload) retryRemovals(ctx context.Context) error {
+	for len(w.removing) > 0 {
+		if err := w.io.SelfManagedSnapRemove(ctx, w.removing[0]); err != nil {
+			return err
+		}
+		w.removing = w.removing[1:]
+	}
+	return nil
+}
+
+func (w *SnapWorkload) step(ctx context.Context, rng *rand.Rand, report func(string, ...any)) {
 	o := w.objs[rng.IntN(len(w.objs))]
 	switch op := rng.IntN(20); {
 	case op < 2 && len(w.live) < 4: // take a snapshot
@@ -111,21 +157,14 @@ func (w *snapWorkload) step(ctx context.Context, rng *rand.Rand, report func(str
 		if err := w.setContext(); err != nil {
 			report("snap context %d %v: %v", w.seq, w.live, err)
 		}
-		w.ops["snap"]++
+		w.Ops["snap"]++
 	case op < 3 && len(w.live) > 0: // remove one
-		i := rng.IntN(len(w.live))
-		id := w.live[i]
-		if err := w.io.SelfManagedSnapRemove(ctx, id); err != nil {
-			return
+		id := w.live[rng.IntN(len(w.live))]
+		w.forget(id, report)
+		w.removing = append(w.removing, id)
+		if w.retryRemovals(ctx) == nil {
+			w.Ops["rmsnap"]++
 		}
-		w.live = slices.Delete(w.live, i, i+1)
-		for _, x := range w.objs {
-			delete(x.at, id)
-		}
-		if err := w.setContext(); err != nil {
-			report("snap context %d %v: %v", w.seq, w.live, err)
-		}
-		w.ops["rmsnap"]++
 	case op < 5 && len(w.live) > 0: // roll back
 		id := w.live[rng.IntN(len(w.live))]
 		if err := w.io.Rollback(ctx, o.name, id); err != nil {
@@ -135,7 +174,7 @@ func (w *snapWorkload) step(ctx context.Context, rng *rand.Rand, report func(str
 			return
 		}
 		o.head = maps.Clone(o.at[id])
-		w.ops["rollback"]++
+		w.Ops["rollback"]++
 	case op < 9 && len(w.live) > 0: // read at a snapshot
 		id := w.live[rng.IntN(len(w.live))]
 		w.io.SetReadSnap(id)
@@ -147,7 +186,7 @@ func (w *snapWorkload) step(ctx context.Context, rng *rand.Rand, report func(str
 		if !o.accepts(o.at[id], b, err) {
 			report("%s at snap %d reads %q, %v; may be versions %v", o.name, id, b, err, sortedKeys(o.at[id]))
 		}
-		w.ops["snap read"]++
+		w.Ops["snap read"]++
 	case op < 10: // delete
 		err := w.io.Delete(ctx, o.name)
 		switch {
@@ -158,7 +197,7 @@ func (w *snapWorkload) step(ctx context.Context, rng *rand.Rand, report func(str
 		default:
 			o.head[0] = true
 		}
-		w.ops["delete"]++
+		w.Ops["delete"]++
 	default: // write
 		v := o.next
 		o.next++
@@ -167,12 +206,13 @@ func (w *snapWorkload) step(ctx context.Context, rng *rand.Rand, report func(str
 			return
 		}
 		o.head = map[int]bool{v: true}
-		w.ops["write"]++
+		w.Ops["write"]++
 	}
 }
 
-// verify reads every object at its head and every live snapshot.
-func (w *snapWorkload) verify(ctx context.Context) []string {
+// Verify reads every object at its head and every live snapshot, and
+// describes each read that is not what the model allows.
+func (w *SnapWorkload) Verify(ctx context.Context) []string {
 	var bad []string
 	for _, o := range w.objs {
 		for _, id := range append(slices.Clone(w.live), rados.SnapHead) {
@@ -189,6 +229,19 @@ func (w *snapWorkload) verify(ctx context.Context) []string {
 	}
 	w.io.SetReadSnap(rados.SnapHead)
 	return bad
+}
+
+// RemoveAll removes every snapshot the workload made that is still
+// live or whose removal failed, so that trimming leaves only heads.
+func (w *SnapWorkload) RemoveAll(ctx context.Context) error {
+	for _, id := range w.Live() {
+		w.forget(id, func(string, ...any) {})
+		w.removing = append(w.removing, id)
+	}
+	if err := w.retryRemovals(ctx); err != nil {
+		return fmt.Errorf("removing snapshots %v: %w", w.removing, err)
+	}
+	return nil
 }
 
 func sortedKeys(m map[int]bool) []int {
