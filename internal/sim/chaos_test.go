@@ -136,7 +136,9 @@ func runChaos(t *testing.T, seed uint64) {
 		wrng := rand.New(rand.NewPCG(seed, uint64(w)))
 		wg.Go(func() { chaosWriter(io, objs[w*chaosObjects/4:(w+1)*chaosObjects/4], wrng, stop, report, &counts) })
 	}
-	wg.Go(func() { snapped.Run(rand.New(rand.NewPCG(seed, 99)), 500*time.Millisecond, stop, report) })
+	wg.Go(func() {
+		snapped.Run(rand.New(rand.NewPCG(seed, 99)), 500*time.Millisecond, 2*time.Minute, stop, report)
+	})
 	wg.Go(func() { watched.RunNotifier(3*time.Second, stop) })
 	faults := chaosFaults(t, c, rng)
 	close(stop)

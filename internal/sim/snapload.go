@@ -101,17 +101,17 @@ func (w *SnapWorkload) setContext() error {
 	return w.io.SetSnapWriteContext(w.seq, snaps)
 }
 
-// Run runs the workload until stop, pausing up to pause between steps
-// (virtual time in the simulation, real time on a launched cluster),
-// reporting what it saw wrong.
-func (w *SnapWorkload) Run(rng *rand.Rand, pause time.Duration, stop <-chan struct{}, report func(string, ...any)) {
+// Run runs the workload until stop, each op given up to opTimeout and
+// pausing up to pause between steps (virtual time in the simulation,
+// real time on a launched cluster), reporting what it saw wrong.
+func (w *SnapWorkload) Run(rng *rand.Rand, pause, opTimeout time.Duration, stop <-chan struct{}, report func(string, ...any)) {
 	for {
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 		w.step(ctx, rng, report)
 		cancel()
 		time.Sleep(time.Duration(rng.IntN(int(pause/time.Millisecond))) * time.Millisecond)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -261,12 +260,4 @@ func (l *WatchLoad) Counts() map[string]int {
 		}
 	}
 	return out
-}
-
-// Watching reports whether the watcher holds a watch it was not told it
-// lost.
-func (l *WatchLoad) Watching() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.ContainsFunc(l.watches, func(w *watchRec) bool { return !w.lost })
 }
