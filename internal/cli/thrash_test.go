@@ -2,6 +2,7 @@ package cli
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
@@ -10,78 +11,212 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cuttlestore/cuttle/internal/balancer"
+	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
-// The thrash test: a verifying workload against a cluster of four OSDs,
-// each in its own network namespace, while a thrasher kills OSDs with
-// SIGKILL and restarts them, marks them out and in, overwrites bytes in
-// an OSD's data file, and cuts an OSD off the network and back. It ends
-// with every fault healed, every PG repaired and deep scrubbed, the
-// cluster HEALTH_OK, and every acknowledged write intact, and reports
-// what it injected and verified. At most one OSD is down or cut off at a
-// time: the pool keeps three copies and needs two.
+// The thrash test: verifying workloads against a cluster of four OSDs,
+// each in its own network namespace, while a thrasher injects the faults
+// of thrashFaults: it kills OSDs with SIGKILL and restarts them, marks
+// them out and in, overwrites bytes in an OSD's data file, and cuts an
+// OSD off the network and back. The balancer runs throughout, so upmaps
+// move PGs while the faults happen. The workloads:
+//
+//   - a writer of versioned objects in pool rbd (surfCluster.writer);
+//   - a client of pool snapped that takes self-managed snapshots,
+//     writes, deletes, rolls back and removes snapshots, checking reads
+//     at live snapshots (sim.SnapWorkload, shared with the chaos
+//     simulation);
+//   - a watcher of one object and a notifier sending a notify every
+//     second (sim.WatchLoad, shared with the chaos simulation).
+//
+// It ends with every fault healed, the spread balanced, every PG repaired
+// and deep scrubbed, the cluster HEALTH_OK, every acknowledged write
+// intact, every object right at every live snapshot, every notify
+// accounted for and a watch that still hears notifies, and, once the
+// remaining snapshots are removed, their clones trimmed; it reports what
+// it injected and verified. At most one OSD is down or cut off at a
+// time: the pools keep three copies and need two.
 func TestThrash(t *testing.T) {
 	c := newNSCluster(t, 4)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("thrasher seed %d", seed)
-	rng := mrand.New(mrand.NewPCG(seed, 1))
+	th := &thrasher{nsCluster: c, rng: mrand.New(mrand.NewPCG(seed, 1)), done: map[string]int{}, out: map[int]bool{}, cut: -1, primary: -2}
+	c.cli("osd", "pool", "create", "snapped", "8", "--size", "3", "--min-size", "2", "--rule", "replicated_osd")
+	c.cli("config", "set", "mon", "balancer_sleep_interval", "2s")
+	c.cli("balancer", "on")
+	crush := th.eval()
+	loads := startThrashLoads(c, seed)
+
 	stop := c.writer()
 	c.keepsWriting("before the thrashing", 40)
-
-	faults := map[string]int{}
-	out := map[int]bool{}
-	cut := -1
-	heal := func() {
-		for i := range c.osds {
-			if !c.running(i) {
-				c.start(i)
-			}
-		}
-		if cut >= 0 {
-			c.cut(cut, false)
-			cut = -1
-		}
-		for o := range out {
-			c.cli("osd", "in", fmt.Sprint(o))
-			delete(out, o)
-		}
-	}
 	for round := range 12 {
-		osd := rng.IntN(4)
-		whole := cut < 0 && c.downCount() == 0
-		switch k := rng.IntN(5); {
-		case k == 0 && whole:
-			c.kill(osd)
-			faults["kill"]++
-		case k == 1 && len(out) == 0:
-			c.cli("osd", "out", fmt.Sprint(osd))
-			out[osd] = true
-			faults["out"]++
-		case k == 2:
-			c.overwrite(fmt.Sprint("osd.", osd), rng)
-			faults["overwritten bytes"]++
-		case k == 3 && whole:
-			c.cut(osd, true)
-			cut = osd
-			faults["partition"]++
-		default:
-			heal()
-			faults["heal"]++
-		}
-		c.keepsWriting(fmt.Sprintf("in round %d (%v)", round, faults), 20)
+		th.round()
+		c.keepsWriting(fmt.Sprintf("in round %d (%v)", round, th.done), 20)
+		th.observe()
 	}
-	heal()
+	th.heal()
+	loads.stop()
 	stop()
 	c.waitFor("every OSD up", 3*time.Minute, func() bool { return c.upOSDs() == len(c.osds) })
+	c.waitFor("the balancer to even out every pool", 3*time.Minute, func() bool { return th.eval().maxDeviation() <= 1 })
+	c.cli("balancer", "off")
+	th.observe()
 	c.waitFor("every PG active+clean", 3*time.Minute, func() bool { return pgsAllActiveClean(c.cli("pg", "stat")) })
+	loads.afterHeal()
 	pgs := c.pgIDs()
 	c.scrubAll(pgs, "repair")
 	c.scrubAll(pgs, "deep-scrub")
 	c.healthOK()
 	c.verify()
+	loads.verifyAndTrim()
+	balanced := th.eval()
 	c.mu.Lock()
-	t.Logf("thrash: faults %v; %d writes acknowledged and read back at the end", faults, c.writes)
+	t.Logf("thrash: faults %v; %d writes acknowledged and read back at the end", th.done, c.writes)
 	c.mu.Unlock()
+	t.Logf("balancer: %d upmap tables seen, %d entries at the end; copies per OSD max deviation %.2f with CRUSH alone, %.2f balanced",
+		len(th.upmaps), th.upmapEntries, crush.maxDeviation(), balanced.maxDeviation())
+	loads.report(t)
+	t.Logf("the watched object's primary changed %d times", th.primaryChanges)
+}
+
+// thrashFault is one kind of fault the thrasher injects: whether it may
+// now (with the OSD drawn for it), and doing it.
+type thrashFault struct {
+	name string
+	may  func(th *thrasher, osd int) bool
+	do   func(th *thrasher, osd int)
+}
+
+// thrashFaults are the faults a round draws from, each as likely; one
+// that may not be injected now heals instead. A new kind of fault (a PG
+// split, say: pg_num growth of a pool while the others happen) is one
+// more entry here.
+var thrashFaults = []thrashFault{
+	{"kill", (*thrasher).whole, func(th *thrasher, osd int) { th.kill(osd) }},
+	{"out", func(th *thrasher, _ int) bool { return len(th.out) == 0 }, func(th *thrasher, osd int) {
+		th.cli("osd", "out", fmt.Sprint(osd))
+		th.out[osd] = true
+	}},
+	{"overwritten bytes", always, func(th *thrasher, osd int) { th.overwrite(fmt.Sprint("osd.", osd), th.rng) }},
+	{"partition", (*thrasher).whole, func(th *thrasher, osd int) {
+		th.nsCluster.cut(osd, true)
+		th.cut = osd
+	}},
+	{"heal", always, func(th *thrasher, _ int) { th.heal() }},
+}
+
+func always(*thrasher, int) bool { return true }
+
+// thrasher is the fault injector's state: the OSDs it marked out, the
+// one it cut off (-1: none), what it did, and what it saw of the
+// balancer and the watched object's primary.
+type thrasher struct {
+	*nsCluster
+	rng  *mrand.Rand
+	done map[string]int
+	out  map[int]bool
+	cut  int
+
+	upmaps         map[string]bool // the distinct pg_upmap_items tables seen
+	upmapEntries   int             // in the last one
+	primary        int32           // the watched object's, last seen (-2: not yet)
+	primaryChanges int
+}
+
+// whole reports whether every OSD runs and none is cut off.
+func (th *thrasher) whole(int) bool { return th.cut < 0 && th.downCount() == 0 }
+
+// round injects one fault drawn from thrashFaults.
+func (th *thrasher) round() {
+	osd := th.rng.IntN(len(th.osds))
+	f := thrashFaults[th.rng.IntN(len(thrashFaults))]
+	if !f.may(th, osd) {
+		f = thrashFaults[len(thrashFaults)-1]
+	}
+	f.do(th, osd)
+	th.done[f.name]++
+}
+
+// heal ends every fault: stopped OSDs start, the cut link mends, OSDs
+// marked out come in.
+func (th *thrasher) heal() {
+	for i := range th.osds {
+		if !th.running(i) {
+			th.start(i)
+		}
+	}
+	if th.cut >= 0 {
+		th.nsCluster.cut(th.cut, false)
+		th.cut = -1
+	}
+	for o := range th.out {
+		th.cli("osd", "in", fmt.Sprint(o))
+		delete(th.out, o)
+	}
+}
+
+// observe notes the map's upmap table and the watched object's acting
+// primary.
+func (th *thrasher) observe() {
+	var dump osdmon.DumpView
+	if err := json.Unmarshal([]byte(th.cli("--format", "json", "osd", "dump")), &dump); err != nil {
+		th.t.Fatalf("osd dump: %v", err)
+	}
+	if th.upmaps == nil {
+		th.upmaps = map[string]bool{}
+	}
+	b, _ := json.Marshal(dump.PGUpmapItems)
+	th.upmaps[string(b)] = true
+	th.upmapEntries = len(dump.PGUpmapItems)
+
+	file := filepath.Join(th.dir, "thrash-osdmap")
+	th.cli("osd", "getmap", "-o", file)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	m, err := osdmap.UnmarshalMap(data)
+	if err != nil {
+		th.t.Fatalf("osd getmap: %v", err)
+	}
+	pool, _ := th.conn.LookupPool("rbd")
+	pg, err := m.ObjectToPG(pool, thrashWatched, "", "")
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	mp, err := m.PGToUpActing(pg, &osdmap.Scratch{})
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	if th.primary != -2 && mp.ActingPrimary != th.primary {
+		th.primaryChanges++
+	}
+	th.primary = mp.ActingPrimary
+}
+
+// thrashEval is balancer eval's answer.
+type thrashEval balancer.Evaluation
+
+// eval runs balancer eval.
+func (th *thrasher) eval() thrashEval {
+	var ev balancer.Evaluation
+	if err := json.Unmarshal([]byte(th.cli("--format", "json", "balancer", "eval")), &ev); err != nil || len(ev.Pools) != 2 {
+		th.t.Fatalf("balancer eval: %v %+v", err, ev)
+	}
+	return thrashEval(ev)
+}
+
+// maxDeviation is the largest of the pools' deviations of an OSD's
+// copies from its target.
+func (ev thrashEval) maxDeviation() float64 {
+	var d float64
+	for _, p := range ev.Pools {
+		d = max(d, p.MaxDeviation)
+	}
+	return d
 }
 
 // downCount counts the OSDs whose process is not running.

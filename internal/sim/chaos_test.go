@@ -102,7 +102,20 @@ func runChaos(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snapped := newSnapWorkload(sio) // chaos_snaps_test.go
+	snapped := NewSnapWorkload(sio) // snapload.go
+	wconn := c.connect(t, "client.watcher")
+	wio, err := wconn.OpenIOContext("rbd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := NewWatchLoad(wio, io, "chaos-watched", 5*time.Second, 2*time.Minute) // watchload.go
+	if err := watched.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	watcherStop := make(chan struct{})
+	var watcher sync.WaitGroup
+	watcher.Go(func() { watched.RunWatcher(watcherStop) })
+	defer func() { close(watcherStop); watcher.Wait() }()
 	objs := make([]*object, chaosObjects)
 	for i := range objs {
 		objs[i] = &object{name: fmt.Sprint("chaos-", i)}
@@ -123,10 +136,14 @@ func runChaos(t *testing.T, seed uint64) {
 		wrng := rand.New(rand.NewPCG(seed, uint64(w)))
 		wg.Go(func() { chaosWriter(io, objs[w*chaosObjects/4:(w+1)*chaosObjects/4], wrng, stop, report, &counts) })
 	}
-	wg.Go(func() { snapped.run(rand.New(rand.NewPCG(seed, 99)), stop, report) })
+	wg.Go(func() {
+		snapped.Run(rand.New(rand.NewPCG(seed, 99)), 500*time.Millisecond, 2*time.Minute, stop, report)
+	})
+	wg.Go(func() { watched.RunNotifier(3*time.Second, stop) })
 	faults := chaosFaults(t, c, rng)
 	close(stop)
 	wg.Wait()
+	problems = append(problems, watched.Check(0)...)
 	if len(problems) > 0 {
 		t.Fatalf("seed %d: the workload saw %d problems during %v:\n%s", seed, len(problems), faults, strings.Join(problems, "\n"))
 	}
@@ -142,13 +159,33 @@ func runChaos(t *testing.T, seed uint64) {
 				seed, o.name, got, err, o.acked, o.unknown, faults)
 		}
 	}
-	for _, bad := range snapped.verify(ctx) {
+	for _, bad := range snapped.Verify(ctx) {
 		t.Errorf("seed %d: %s (faults: %v)", seed, bad, faults)
 	}
-	t.Logf("seed %d: faults %v; %d writes acknowledged, %d failed, %d reads verified; snapshots: %v",
-		seed, faults, counts.acked.Load(), counts.failed.Load(), counts.reads.Load(), snapped.ops)
+	c.watcherHearsNotifies(t, seed, watched, faults)
+	t.Logf("seed %d: faults %v; %d writes acknowledged, %d failed, %d reads verified; snapshots: %v; watch/notify: %v",
+		seed, faults, counts.acked.Load(), counts.failed.Load(), counts.reads.Load(), snapped.Ops, watched.Counts())
 	if counts.acked.Load() == 0 || counts.reads.Load() == 0 {
 		t.Fatalf("seed %d: the workload did nothing", seed)
+	}
+}
+
+// watcherHearsNotifies checks, once the faults healed, that the watcher
+// holds a watch that receives and acks a notify (the watcher watches
+// again meanwhile if it was told it lost its watch).
+func (c *Cluster) watcherHearsNotifies(t *testing.T, seed uint64, l *WatchLoad, faults map[string]int) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err := l.Final()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("seed %d: no watch acked a notify 5 minutes after the heal: %v (faults: %v)", seed, err, faults)
+			return
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
 	}
 }
 
