@@ -132,7 +132,8 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 func (p *pg) checkTxnScope(t *objectstore.Transaction) error {
 	for i, op := range t.Ops {
 		if op.Collection != p.coll || (op.Code == objectstore.OpMove && op.DestCollection != p.coll) ||
-			op.Code == objectstore.OpCreateCollection || op.Code == objectstore.OpRemoveCollection {
+			op.Code == objectstore.OpCreateCollection || op.Code == objectstore.OpRemoveCollection ||
+			op.Code == objectstore.OpSplitCollection {
 			return fmt.Errorf("op %d (%s) on %v in a rep op of %v", i, op.Code, op.Collection, p.id)
 		}
 	}
