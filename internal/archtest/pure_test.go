@@ -18,6 +18,7 @@ var pureCores = []string{
 	"internal/osd/replication",
 	"internal/osd/recovery",
 	"internal/osd/watch",
+	"internal/osd/split",
 	"internal/balancer",
 }
 
