@@ -109,14 +109,17 @@ type Placement struct {
 	Primary int32    // -1: none
 	UpFrom  []uint32 // the acting OSDs' up_from epochs
 	MinSize int
+	// PGNum is the pool's pg_num: a change splits (or merges) PGs, which
+	// starts a new interval even where the acting set stays.
+	PGNum uint32
 	// Exists is false in epochs before the pool existed (or after it was
 	// deleted): no interval.
 	Exists bool
 }
 
 // BuildIntervals groups consecutive placements, oldest first, into
-// intervals: a new one starts whenever the acting set, the primary or an
-// acting OSD's up_from changes (an OSD that restarted lost what it had
+// intervals: a new one starts whenever the acting set, the primary, the
+// pool's pg_num or an acting OSD's up_from changes (an OSD that restarted lost what it had
 // not committed), as the OSD starts a new interval on the same changes.
 func BuildIntervals(ps []Placement) []Interval {
 	var out []Interval
@@ -128,7 +131,7 @@ func BuildIntervals(ps []Placement) []Interval {
 			continue
 		}
 		same := prev != nil && prev.Epoch+1 == p.Epoch && slices.Equal(prev.Acting, p.Acting) &&
-			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom)
+			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom) && prev.PGNum == p.PGNum
 		if same {
 			out[len(out)-1].Last = p.Epoch
 			out[len(out)-1].MaybeWentRW = out[len(out)-1].MaybeWentRW || wentRW(p)
