@@ -164,3 +164,32 @@ func TestSplitWithAnOSDFailing(t *testing.T) {
 		checkSplitLayout(t, c, io, acked)
 	})
 }
+
+// An OSD that is down while the pool grows still holds its PGs laid out
+// for the old pg_num: it splits them when it sees the map on its return,
+// before peering, and its copies count.
+func TestSplitOnAnOSDThatWasDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		c.AddOSD("h4")
+		c.Run("osd set", "key", "noout")
+		c.settle(t, "with four OSDs")
+		io, err := c.connect(t, "client.app").OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := startSplitWriters(t, io, 4, 40)
+		time.Sleep(20 * time.Second)
+		c.StopOSD(1)
+		time.Sleep(5 * time.Second)
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "32")
+		time.Sleep(20 * time.Second)
+		c.StartOSD(1)
+		time.Sleep(20 * time.Second)
+		c.Run("osd pool set", "pool", "rbd", "var", "pgp_num", "val", "32")
+		time.Sleep(20 * time.Second)
+		acked := w.finish()
+		c.settle(t, "after the split")
+		checkSplitLayout(t, c, io, acked)
+	})
+}
