@@ -7,7 +7,8 @@
 # second. Ceph's figure (issue 37): 125 s for 32 -> 64 with 4 GiB on
 # this machine, reads kept at 99%.
 #
-#   scripts/bench-split.sh OUTDIR     (env: GIB=1, PORT=17900 base port, OSDS=3)
+#   scripts/bench-split.sh OUTDIR     (env: GIB=1, PORT=17900 base port, OSDS=3;
+#                                      ACTIVE=N sets osd_recovery_max_active, SLEEP=D osd_recovery_sleep)
 set -euo pipefail
 out=${1:?usage: bench-split.sh OUTDIR}
 gib=${GIB:-1}
@@ -25,6 +26,8 @@ clean() { $c pg stat | grep -qE "^$1 pgs: $1 active\+clean;"; }
 $c config set mon mon_allow_pool_delete true >/dev/null
 $c osd pool rm rbd rbd --yes-i-really-really-mean-it >/dev/null
 $c osd pool create sp 32 --size 3 --rule replicated_osd >/dev/null
+[ -n "${ACTIVE:-}" ] && $c config set osd osd_recovery_max_active "$ACTIVE" >/dev/null
+[ -n "${SLEEP:-}" ] && $c config set osd osd_recovery_sleep "$SLEEP" >/dev/null
 until clean 32; do sleep 1; done
 $c bench -p sp 3600 write -b 4M -t 16 --no-cleanup --max-objects $((gib * 256)) >"$out/write.txt"
 until clean 32; do sleep 1; done

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -192,4 +193,31 @@ func TestSplitOnAnOSDThatWasDown(t *testing.T) {
 		c.settle(t, "after the split")
 		checkSplitLayout(t, c, io, acked)
 	})
+}
+
+var chaosSplitSeeds = flag.Int("chaos.splitseeds", 4, "how many seeds TestChaosSplit runs (from -chaos.first)")
+
+// TestChaosSplit runs TestChaos's schedules with the pool growing in the
+// middle of them: pg_num from 16 to 32 a third of the way through the
+// faults, pgp_num following two thirds of the way, while OSDs crash,
+// disks fail, copies rot and links break. The same end state is
+// required: every PG active+clean, nothing left to repair, every
+// acknowledged write readable.
+func TestChaosSplit(t *testing.T) {
+	events := map[int]func(*Cluster){
+		10: func(c *Cluster) { c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "32") },
+		20: func(c *Cluster) { c.Run("osd pool set", "pool", "rbd", "var", "pgp_num", "val", "32") },
+	}
+	seeds := make([]uint64, *chaosSplitSeeds)
+	for i := range seeds {
+		seeds[i] = *chaosFirst + uint64(i)
+	}
+	if *chaosSeed != 0 {
+		seeds = []uint64{*chaosSeed}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { runChaos(t, seed, events) })
+		})
+	}
 }
