@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/osd/split"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/rados"
 )
@@ -220,4 +221,51 @@ func TestChaosSplit(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { runChaos(t, seed, events) })
 		})
 	}
+}
+
+// A write applied before the split and resent after it (its client never
+// saw the answer) is answered from the log of the child that now holds
+// its object, with the version it got: it is not applied twice. An
+// append makes a second application visible.
+func TestResentWriteAfterSplitAppliesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, epoch := threeOSDs(t)
+		rc := c.NewRawClient("client.1")
+		// An object that moves to a child when pg_num goes from 8 to 64.
+		var name string
+		for i := 0; name == ""; i++ {
+			if n := fmt.Sprint("obj-", i); split.Where(objid.Object(1, "", n).Hash, 64) >= 8 {
+				name = n
+			}
+		}
+		id, pg, mp := place(t, c, name)
+		op := Op{Epoch: epoch, Object: id, PG: pg, Ops: []wire.ObjectOp{{Code: wire.OpAppend, Data: []byte("+")}}}
+		tid, ch := rc.Send(c.OSDs[mp.ActingPrimary], op)
+		first := rc.WaitCommitted(ch)
+		if first.Result != 0 {
+			t.Fatalf("append: %+v", first)
+		}
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "64")
+		c.settle(t, "after the split")
+		id, child, mp := place(t, c, name)
+		if child == pg {
+			t.Fatalf("%s stayed in pg %v", name, pg)
+		}
+		// The resend, with the old map's PG: told to refresh its map.
+		op.Tid = tid
+		_, ch = rc.Send(c.OSDs[mp.ActingPrimary], op)
+		if r := rc.Wait(ch); r.Result != -wire.ESTALE {
+			t.Fatalf("resend to the parent %v: %+v, want ESTALE", pg, r)
+		}
+		// With the new map: answered from the child's log.
+		op.Epoch, op.PG = c.Epoch(), child
+		_, ch = rc.Send(c.OSDs[mp.ActingPrimary], op)
+		if again := rc.WaitCommitted(ch); again.Result != 0 || again.Version != first.Version {
+			t.Fatalf("resend to the child %v answered %+v; first answer %+v", child, again, first)
+		}
+		_, ch = rc.Send(c.OSDs[mp.ActingPrimary], Op{Epoch: c.Epoch(), Object: id, PG: child, Ops: []wire.ObjectOp{{Code: wire.OpRead}}})
+		if r := rc.Wait(ch); r.Result != 0 || string(r.Ops[0].Data) != "+" {
+			t.Fatalf("object holds %q (%d) after the resend, want one append", r.Ops[0].Data, r.Result)
+		}
+	})
 }
