@@ -139,6 +139,7 @@ var sameLayerImports = map[string][]string{
 	"internal/mon/balancermon": {"internal/mon/moncmd", "internal/mon/monstore"},
 	"internal/osd":             {"internal/osd/..."},
 	"internal/osd/peering":     {"internal/osd/pglog"},
+	"internal/osd/split":       {"internal/osd/pglog"},
 
 	// L4
 	"rbd":              {"striper"},
