@@ -27,7 +27,7 @@ const (
 	mapVersion  = 2
 	incVersion  = 2
 	osdVersion  = 1
-	poolVersion = 1
+	poolVersion = 2
 )
 
 // Encode appends m to e:
@@ -266,8 +266,20 @@ func decodeOSD(d *encoding.Decoder) OSD {
 	return o
 }
 
+// encodePool appends a pool:
+//
+//	version 1: id, name, type, size, min_size, crush_rule, pg_num,
+//	pgp_num, flags, last_change
+//	version 2 appends the snapshot fields (encodePoolSnaps). A pool with
+//	snapshots (snap_seq above 0) carries compat 2, so that a version 1
+//	decoder refuses it rather than drop them; one without carries
+//	compat 1.
 func encodePool(e *encoding.Encoder, p *Pool) {
-	mark := e.Begin(poolVersion, 1)
+	compat := uint8(1)
+	if p.SnapSeq > 0 {
+		compat = 2
+	}
+	mark := e.Begin(poolVersion, compat)
 	e.Varint(p.ID)
 	e.String(p.Name)
 	e.Uint8(uint8(p.Type))
@@ -278,12 +290,13 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	e.Uvarint(uint64(p.PGPNum))
 	e.Uvarint(uint64(p.Flags))
 	e.Uvarint(uint64(p.LastChange))
+	encodePoolSnaps(e, p)
 	e.End(mark)
 }
 
 func decodePool(d *encoding.Decoder) Pool {
 	var p Pool
-	d.Begin(poolVersion)
+	version := d.Begin(poolVersion)
 	p.ID = d.Varint()
 	p.Name = d.String(MaxNameLen)
 	p.Type = PoolType(d.Uint8())
@@ -294,6 +307,9 @@ func decodePool(d *encoding.Decoder) Pool {
 	p.PGPNum = decodeU32(d)
 	p.Flags = PoolFlags(d.Uvarint())
 	p.LastChange = Epoch(decodeU32(d))
+	if version >= 2 {
+		decodePoolSnaps(d, &p)
+	}
 	d.End()
 	if d.Err() == nil {
 		if err := p.validate(); err != nil {
@@ -301,6 +317,51 @@ func decodePool(d *encoding.Decoder) Pool {
 		}
 	}
 	return p
+}
+
+// encodePoolSnaps appends a pool's snapshot fields (pool version 2,
+// compat 1; a version 1 pool decodes with none): snap_seq, the snaps
+// (count, then id, name, created each), the removed snaps (count, then
+// start and length each).
+func encodePoolSnaps(e *encoding.Encoder, p *Pool) {
+	e.Uvarint(p.SnapSeq)
+	e.Uvarint(uint64(len(p.Snaps)))
+	for _, s := range p.Snaps {
+		e.Uvarint(s.ID)
+		e.String(s.Name)
+		encodeTime(e, s.Created)
+	}
+	e.Uvarint(uint64(len(p.RemovedSnaps)))
+	for _, iv := range p.RemovedSnaps {
+		e.Uvarint(iv.Start)
+		e.Uvarint(iv.Len)
+	}
+}
+
+func decodePoolSnaps(d *encoding.Decoder, p *Pool) {
+	p.SnapSeq = d.Uvarint()
+	n := d.Count(4)
+	if n > MaxPoolSnaps {
+		d.Fail(fmt.Errorf("osdmap: pool %d: %d snaps exceed %d: %w", p.ID, n, MaxPoolSnaps, encoding.ErrCorrupt))
+		return
+	}
+	if n > 0 {
+		p.Snaps = make([]PoolSnap, n)
+		for i := range p.Snaps {
+			p.Snaps[i] = PoolSnap{ID: d.Uvarint(), Name: d.String(MaxNameLen), Created: decodeTime(d)}
+		}
+	}
+	n = d.Count(2)
+	if n > MaxSnapIntervals {
+		d.Fail(fmt.Errorf("osdmap: pool %d: %d removed-snap intervals exceed %d: %w", p.ID, n, MaxSnapIntervals, encoding.ErrCorrupt))
+		return
+	}
+	if n > 0 {
+		p.RemovedSnaps = make(SnapIntervals, n)
+		for i := range p.RemovedSnaps {
+			p.RemovedSnaps[i] = SnapInterval{Start: d.Uvarint(), Len: d.Uvarint()}
+		}
+	}
 }
 
 func encodePG(e *encoding.Encoder, pg PG) {

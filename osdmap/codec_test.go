@@ -35,6 +35,13 @@ func sampleMaps(t testing.TB) []*Map {
 		s.Ratios = Ratios{NearFull: 0.5, BackfillFull: 0.625, Full: 0.75}
 		s.Pools[0].Flags |= PoolNoDelete | PoolFull
 		s.Pools[0].LastChange = 2
+		s.Pools[0].Flags |= PoolSnaps
+		s.Pools[0].SnapSeq = 9
+		s.Pools[0].Snaps = []PoolSnap{{ID: 2, Name: "a", Created: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)}, {ID: 7, Name: "b"}}
+		s.Pools[0].RemovedSnaps = SnapIntervals{{Start: 1, Len: 1}, {Start: 3, Len: 4}, {Start: 8, Len: 2}}
+		s.Pools[1].Flags |= PoolSelfManagedSnap
+		s.Pools[1].SnapSeq = 1 << 40
+		s.Pools[1].RemovedSnaps = SnapIntervals{{Start: 5, Len: 1 << 39}}
 		s.PoolMax = 7
 	})
 	r := rand.New(rand.NewPCG(1, 1))

@@ -82,7 +82,7 @@ func diffOSDs(inc *Incremental, old, new *Map) {
 
 func diffPools(inc *Incremental, old, new *Map) {
 	for _, p := range new.pools {
-		if prev := old.Pool(p.ID); prev == nil || *prev != p {
+		if prev := old.Pool(p.ID); prev == nil || !prev.Equal(&p) {
 			inc.NewPools = append(inc.NewPools, p)
 		}
 	}

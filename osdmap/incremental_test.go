@@ -202,3 +202,34 @@ func TestOSDHelpers(t *testing.T) {
 		t.Fatalf("exist %d up %d in %d", exist, up, in)
 	}
 }
+
+// SetUpThru records an OSD's up_thru; it never moves back, and the
+// incremental carries it through its encoding.
+func TestSetUpThru(t *testing.T) {
+	m := smallMap(t)
+	inc := m.NewIncremental()
+	if err := inc.SetUpThru(m, 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := inc.SetUpThru(m, 3, 0); err != nil { // lower: no change
+		t.Fatal(err)
+	}
+	if err := inc.SetUpThru(m, 13, 1); !errors.Is(err, ErrNoSuchOSD) {
+		t.Fatalf("up_thru of a missing osd: %v", err)
+	}
+	b, err := inc.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := UnmarshalIncremental(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := m.Apply(dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := m2.OSD(3); o.UpThru != 1 || !o.IsUp() {
+		t.Fatalf("osd.3 %+v, want up_thru 1", o)
+	}
+}

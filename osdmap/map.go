@@ -151,7 +151,7 @@ func (m *Map) setOSDs(spec *Spec) error {
 }
 
 func (m *Map) setPools(spec *Spec) error {
-	m.pools = slices.Clone(spec.Pools)
+	m.pools = clonePools(spec.Pools)
 	slices.SortFunc(m.pools, func(a, b Pool) int { return cmp.Compare(a.ID, b.ID) })
 	m.poolIndex = make(map[int64]int, len(m.pools))
 	names := make(map[string]int64, len(m.pools))
@@ -260,7 +260,7 @@ func (m *Map) setUpmaps(spec *Spec) error {
 func (m *Map) Spec() Spec {
 	s := Spec{
 		Epoch: m.epoch, FSID: m.fsid, Created: m.created, Modified: m.modified,
-		Flags: m.flags, Crush: m.crush, OSDs: slices.Clone(m.osds), Pools: slices.Clone(m.pools),
+		Flags: m.flags, Crush: m.crush, OSDs: slices.Clone(m.osds), Pools: clonePools(m.pools),
 		PoolMax: m.poolMax, PrimaryTemp: maps.Clone(m.primaryTemp),
 		PGTemp: cloneLists(m.pgTemp), PGUpmap: cloneLists(m.pgUpmap), PGUpmapItems: cloneLists(m.pgUpmapItems),
 		Ratios: m.ratios,
@@ -279,4 +279,13 @@ func cloneLists[T any](in map[PG][]T) map[PG][]T {
 // sortedPGs returns the keys of a PG-keyed map in pool, seed order.
 func sortedPGs[T any](in map[PG]T) []PG {
 	return slices.SortedFunc(maps.Keys(in), ComparePG)
+}
+
+// clonePools returns a deep copy of pools.
+func clonePools(pools []Pool) []Pool {
+	out := make([]Pool, len(pools))
+	for i := range pools {
+		out[i] = pools[i].Clone()
+	}
+	return out
 }

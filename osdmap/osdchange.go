@@ -104,3 +104,9 @@ func (inc *Incremental) RemoveOSD(base *Map, id int32) error {
 	}
 	return inc.SetOSD(base, id, OSD{})
 }
+
+// SetUpThru records that OSD id, up, has gone active in intervals up to
+// epoch (its up_thru; it never moves back).
+func (inc *Incremental) SetUpThru(base *Map, id int32, epoch Epoch) error {
+	return inc.update(base, id, func(o *OSD) { o.UpThru = max(o.UpThru, epoch) })
+}

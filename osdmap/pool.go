@@ -122,6 +122,15 @@ type Pool struct {
 	Flags  PoolFlags
 	// LastChange is the epoch that last changed the pool.
 	LastChange Epoch
+
+	// SnapSeq is the newest snapshot id the pool gave out (or burnt on
+	// a removal, as Ceph does); 0 before the first. snaps.go.
+	SnapSeq uint64
+	// Snaps are the pool snapshots, by id (pool-snaps mode only).
+	Snaps []PoolSnap
+	// RemovedSnaps are the snapshot ids removed in either mode: the
+	// OSDs trim clones that only they needed.
+	RemovedSnaps SnapIntervals
 }
 
 // PGNumMask returns the mask that StableMod uses with PGNum.
@@ -159,8 +168,18 @@ func (p *Pool) RawPGToPPS(pg PG) uint32 {
 
 // String formats the pool like Ceph's "ceph osd pool ls detail".
 func (p *Pool) String() string {
-	return fmt.Sprintf("pool %d '%s' %s size %d min_size %d crush_rule %d object_hash rjenkins pg_num %d pgp_num %d last_change %d flags %s",
+	s := fmt.Sprintf("pool %d '%s' %s size %d min_size %d crush_rule %d object_hash rjenkins pg_num %d pgp_num %d last_change %d flags %s",
 		p.ID, p.Name, p.Type, p.Size, p.MinSize, p.CrushRule, p.PGNum, p.PGPNum, p.LastChange, p.Flags)
+	if p.SnapSeq > 0 {
+		s += fmt.Sprintf(" snap_seq %d", p.SnapSeq)
+	}
+	for _, sn := range p.Snaps {
+		s += fmt.Sprintf("\n\tsnap %d '%s' %s", sn.ID, sn.Name, sn.Created.Format("2006-01-02T15:04:05.000000Z"))
+	}
+	if len(p.RemovedSnaps) > 0 {
+		s += "\n\tremoved_snaps " + p.RemovedSnaps.String()
+	}
+	return s
 }
 
 // validate checks what a pool must satisfy on its own.
@@ -183,5 +202,5 @@ func (p *Pool) validate() error {
 	case p.CrushRule < 0:
 		return fmt.Errorf("pool %d: negative crush rule %d", p.ID, p.CrushRule)
 	}
-	return nil
+	return p.validateSnaps()
 }

@@ -25,6 +25,9 @@ type IOContext struct {
 	mu      sync.Mutex
 	ns      string
 	locator string
+	snapc   snapContext // writes' self-managed snap context (snaps.go)
+	// readSnap is the snapshot reads read at; 0 reads the head.
+	readSnap uint64
 }
 
 // OpenIOContext returns an IOContext for the named pool, or
@@ -125,6 +128,7 @@ func (io *IOContext) start(ctx context.Context, s submission) *Completion {
 		return comp
 	}
 	p := &op{name: s.name, msg: wire.OSDOp{Object: id, Flags: s.flags, Ops: s.ops}, comp: comp, copiesReply: s.copies, takeReply: s.take}
+	io.setSnaps(&p.msg)
 	if steps := s.steps; len(steps) > 0 {
 		p.onReply = func(r *wire.OSDOpReply) { fillSteps(steps, r) }
 	}

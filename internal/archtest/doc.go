@@ -8,12 +8,17 @@
 //     layers, except for the same-layer imports listed in sameLayerImports,
 //     and layer 0 imports only the standard library;
 //   - every package of the module is in the layer table, so a new package is
-//     placed deliberately;
+//     placed deliberately, and the tables list only what is there: no
+//     pattern that matches no package, no same-layer import allowed that
+//     nothing makes (TablesCurrent);
+//   - the CLI's root (internal/cli) imports only its own sub-packages: a
+//     command family, a future front end's included, is a noun package
+//     under internal/cli (cli/s3cmd, cli/mountcmd, ...);
 //   - the daemon cores (internal/osd/..., internal/mon/...) are imported,
 //     outside themselves, only by internal/daemon (daemonCores): the CLI and
 //     the other front ends start daemons through its config structs;
 //   - production code does not import testing, net/http/httptest or the
-//     test-only packages (internal/sim, storetest, qossim, clstest,
+//     test-only packages (internal/sim, storetest, clstest, crushvectors,
 //     archtest), and binaries do not link them in at all;
 //   - every package has a package doc comment, which starts "Package
 //     name" ("Command name" for a command; doc_test.go);

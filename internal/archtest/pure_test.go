@@ -17,6 +17,8 @@ var pureCores = []string{
 	"internal/osd/opq",
 	"internal/osd/replication",
 	"internal/osd/recovery",
+	"internal/osd/snaps",
+	"internal/osd/reserve",
 	"internal/osd/watch",
 	"internal/osd/split",
 	"internal/balancer",

@@ -39,7 +39,7 @@ func WriteProgress(w io.Writer, p Progress) error {
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // WriteSummary writes s as `rados bench` prints its summary, with the
-// latency percentiles added. reads selects the wording of a read run
+// latency percentiles and the longest time without a completion added. reads selects the wording of a read run
 // ("Total reads made") over a write run's; objectSize is printed for
 // writes.
 func (s Summary) WriteSummary(w io.Writer, reads bool, objectSize uint64) error {
@@ -71,6 +71,8 @@ func (s Summary) WriteSummary(w io.Writer, reads bool, objectSize uint64) error 
 		line{"Min latency(s):", secs(s.Latency.Min)},
 		line{"p50 latency(s):", secs(s.Latency.P50)},
 		line{"p99 latency(s):", secs(s.Latency.P99)},
+		line{"Longest stall(s):", secs(s.LongestStall)},
+		line{"Stall began at(s):", secs(s.StallFrom)},
 	)
 	for _, l := range lines {
 		if _, err := fmt.Fprintf(w, "%-24s%s\n", l.label, l.value); err != nil {

@@ -64,6 +64,15 @@ type Progress struct {
 	CurMBps     float64       // MiB per second in the last interval
 	LastLat     time.Duration // latency of the last operation finished
 	AvgLat      time.Duration // mean latency of the operations finished
+	MaxLat      time.Duration // slowest of the operations finished in the last interval
+}
+
+// Interval is one interval of a Timed run's timeline.
+type Interval struct {
+	Sec    int           // its end, in intervals since the start
+	Ops    int64         // operations finished in it
+	MBps   float64       // MiB per second in it
+	MaxLat time.Duration // slowest operation finished in it (0: none)
 }
 
 // Summary is what a Timed run measured. Bandwidths are in MiB (2^20
@@ -78,6 +87,12 @@ type Summary struct {
 	Bandwidth SampleStats // of the per-interval MiB/s
 	IOPSStats SampleStats // of the per-interval operations per second
 	Latency   LatencyStats
+	// Timeline is every whole interval, in order.
+	Timeline []Interval
+	// LongestStall is the longest time between two consecutive
+	// operation completions (an OSD failing under the load shows here),
+	// and StallFrom when it began, since the start.
+	LongestStall, StallFrom time.Duration
 }
 
 const mib = 1 << 20
@@ -109,6 +124,17 @@ type timedState struct {
 	finished atomic.Int64
 	latSum   atomic.Int64 // nanoseconds
 	lastLat  atomic.Int64 // nanoseconds
+	maxLat   atomic.Int64 // nanoseconds, since the last report
+}
+
+// noteMax raises maxLat to lat.
+func (st *timedState) noteMax(lat time.Duration) {
+	for {
+		cur := st.maxLat.Load()
+		if int64(lat) <= cur || st.maxLat.CompareAndSwap(cur, int64(lat)) {
+			return
+		}
+	}
 }
 
 // Run runs the benchmark. It stops at the first failed operation (after
@@ -127,6 +153,7 @@ func (t Timed) Run(ctx context.Context) (Summary, error) {
 		deadline = start.Add(t.Duration)
 	}
 	lats := make([][]time.Duration, t.Concurrency)
+	ends := make([][]time.Duration, t.Concurrency) // completions, since start
 	var wg sync.WaitGroup
 	for w := range t.Concurrency {
 		wg.Go(func() {
@@ -141,10 +168,13 @@ func (t Timed) Run(ctx context.Context) (Summary, error) {
 					cancel(err)
 					return
 				}
-				lat := time.Since(t0)
+				end := time.Now()
+				lat := end.Sub(t0)
 				lats[w] = append(lats[w], lat)
+				ends[w] = append(ends[w], end.Sub(start))
 				st.latSum.Add(int64(lat))
 				st.lastLat.Store(int64(lat))
+				st.noteMax(lat)
 				st.finished.Add(1)
 				t.Traffic.add(t.OpBytes)
 			}
@@ -153,6 +183,7 @@ func (t Timed) Run(ctx context.Context) (Summary, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	var mbps, iops []float64
+	var timeline []Interval
 	if t.Progress != nil {
 		t.Progress(Progress{})
 	}
@@ -165,6 +196,7 @@ func (t Timed) Run(ctx context.Context) (Summary, error) {
 			p := st.progress(sec, start, prev, t)
 			prev = p.Finished
 			mbps = append(mbps, p.CurMBps)
+			timeline = append(timeline, Interval{Sec: p.Sec, Ops: p.IntervalOps, MBps: p.CurMBps, MaxLat: p.MaxLat})
 			iops = append(iops, float64(p.IntervalOps)/t.Interval.Seconds())
 			if t.Progress != nil {
 				t.Progress(p)
@@ -180,7 +212,8 @@ func (t Timed) Run(ctx context.Context) (Summary, error) {
 	}
 	all := slices.Concat(lats...)
 	s := Summary{Elapsed: elapsed, Ops: int64(len(all)), OpBytes: t.OpBytes, Bytes: uint64(len(all)) * t.OpBytes,
-		Bandwidth: NewSampleStats(mbps), IOPSStats: NewSampleStats(iops), Latency: NewLatencyStats(all)}
+		Bandwidth: NewSampleStats(mbps), IOPSStats: NewSampleStats(iops), Latency: NewLatencyStats(all), Timeline: timeline}
+	s.LongestStall, s.StallFrom = longestGap(slices.Concat(ends...))
 	if secs := elapsed.Seconds(); secs > 0 {
 		s.MBps = float64(s.Bytes) / mib / secs
 		s.IOPS = float64(s.Ops) / secs
@@ -188,12 +221,24 @@ func (t Timed) Run(ctx context.Context) (Summary, error) {
 	return s, nil
 }
 
+// longestGap returns the longest time between consecutive completions
+// (times since the start, in any order) and when it began.
+func longestGap(ends []time.Duration) (gap, from time.Duration) {
+	slices.Sort(ends)
+	for i := 1; i < len(ends); i++ {
+		if d := ends[i] - ends[i-1]; d > gap {
+			gap, from = d, ends[i-1]
+		}
+	}
+	return gap, from
+}
+
 // progress reports the state after sec intervals; prev is the number of
 // operations finished at the previous report.
 func (st *timedState) progress(sec int, start time.Time, prev int64, t Timed) Progress {
 	fin := st.finished.Load()
 	p := Progress{Sec: sec, Started: st.started.Load(), Finished: fin, IntervalOps: fin - prev,
-		LastLat: time.Duration(st.lastLat.Load())}
+		LastLat: time.Duration(st.lastLat.Load()), MaxLat: time.Duration(st.maxLat.Swap(0))}
 	p.InFlight = p.Started - p.Finished
 	if secs := time.Since(start).Seconds(); secs > 0 {
 		p.AvgMBps = float64(uint64(fin)*t.OpBytes) / mib / secs

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,7 +103,8 @@ func TestSummaryText(t *testing.T) {
 	s := Summary{Elapsed: 2 * time.Second, Ops: 10, OpBytes: 4 << 20, Bytes: 40 << 20, MBps: 20, IOPS: 5,
 		Bandwidth: SampleStats{Mean: 20, Stddev: 4, Min: 16, Max: 24}, IOPSStats: SampleStats{Mean: 5, Stddev: 1, Min: 4, Max: 6},
 		Latency: LatencyStats{Count: 10, Mean: 800 * time.Millisecond, Stddev: 100 * time.Millisecond, Min: 500 * time.Millisecond,
-			Max: time.Second, P50: 790 * time.Millisecond, P99: time.Second}}
+			Max: time.Second, P50: 790 * time.Millisecond, P99: time.Second},
+		LongestStall: 1500 * time.Millisecond, StallFrom: 8 * time.Second}
 	var b bytes.Buffer
 	if err := s.WriteSummary(&b, false, 4<<20); err != nil {
 		t.Fatal(err)
@@ -125,6 +127,8 @@ Max latency(s):         1
 Min latency(s):         0.5
 p50 latency(s):         0.79
 p99 latency(s):         1
+Longest stall(s):       1.5
+Stall began at(s):      8
 `
 	if b.String() != want {
 		t.Errorf("summary\n%s\nwant\n%s", b.String(), want)
@@ -167,9 +171,9 @@ func TestTimedRunProgress(t *testing.T) {
 		}
 		want := []Progress{
 			{Sec: 1, InFlight: 4, Started: 16, Finished: 12, IntervalOps: 12, AvgMBps: 12, CurMBps: 12,
-				LastLat: 300 * time.Millisecond, AvgLat: 300 * time.Millisecond},
+				LastLat: 300 * time.Millisecond, AvgLat: 300 * time.Millisecond, MaxLat: 300 * time.Millisecond},
 			{Sec: 2, InFlight: 4, Started: 28, Finished: 24, IntervalOps: 12, AvgMBps: 12, CurMBps: 12,
-				LastLat: 300 * time.Millisecond, AvgLat: 300 * time.Millisecond},
+				LastLat: 300 * time.Millisecond, AvgLat: 300 * time.Millisecond, MaxLat: 300 * time.Millisecond},
 		}
 		for i, w := range want {
 			if got[i+1] != w {
@@ -178,6 +182,38 @@ func TestTimedRunProgress(t *testing.T) {
 		}
 		if s.Bandwidth != (SampleStats{Mean: 12, Min: 12, Max: 12}) || s.IOPSStats != (SampleStats{Mean: 12, Min: 12, Max: 12}) {
 			t.Errorf("per-second stats %+v %+v", s.Bandwidth, s.IOPSStats)
+		}
+	})
+}
+
+// Two workers whose ops take 100 ms, except two that take 1.45 s, both
+// started at 0.5 s (as if an OSD died under them): the longest time
+// without a completion is those 1.45 s from 0.5 s, and the timeline has
+// each second's completions and slowest op.
+func TestTimedStallAndTimeline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tm := Timed{Concurrency: 2, Duration: 2500 * time.Millisecond, OpBytes: 4 << 10,
+			Op: func(ctx context.Context, n int64) error {
+				d := 100 * time.Millisecond
+				if n == 10 || n == 11 {
+					d = 1450 * time.Millisecond
+				}
+				time.Sleep(d)
+				return nil
+			}}
+		s, err := tm.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.LongestStall != 1450*time.Millisecond || s.StallFrom != 500*time.Millisecond {
+			t.Errorf("longest stall %v from %v, want 1.45s from 0.5s", s.LongestStall, s.StallFrom)
+		}
+		want := []Interval{
+			{Sec: 1, Ops: 10, MBps: 10 * 4.0 / 1024, MaxLat: 100 * time.Millisecond},
+			{Sec: 2, Ops: 2, MBps: 2 * 4.0 / 1024, MaxLat: 1450 * time.Millisecond},
+		}
+		if !slices.Equal(s.Timeline, want) {
+			t.Errorf("timeline %+v, want %+v", s.Timeline, want)
 		}
 	})
 }

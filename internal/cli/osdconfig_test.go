@@ -15,7 +15,8 @@ import (
 // TestConfigSetReachesRunningOSD is the bug of issue 36, item 4: "cuttle
 // config set osd osd_max_backfills 4" changed nothing on a running OSD,
 // which read its limits from flags only. Now the OSD follows the central
-// config: its recovery slots (tell osd.N status) and tell osd.N config
+// config: its recovery slots (tell osd.N status; the slots it grants
+// primaries pushing to it, dump_recovery_reservations) and tell osd.N config
 // show change within its poll interval, an OSD's own section wins over
 // its type's, and config rm brings the default back.
 func TestConfigSetReachesRunningOSD(t *testing.T) {
@@ -54,6 +55,17 @@ func TestConfigSetReachesRunningOSD(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(cli("--format", "json", "tell", "osd.0", "status")), &st); err != nil {
 			t.Fatal(err)
+		}
+		var res struct {
+			Remote struct {
+				Limit int `json:"max_allowed"`
+			} `json:"remote_reservations"`
+		}
+		if err := json.Unmarshal([]byte(cli("--format", "json", "tell", "osd.0", "dump_recovery_reservations")), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Remote.Limit != st.Max { // both sides of the reservations follow the option
+			return -1
 		}
 		return st.Max
 	}

@@ -83,6 +83,31 @@ func TestClusterRecoversReturningOSD(t *testing.T) {
 			return strings.Contains(out, "active") && !strings.Contains(out, "peering")
 		})
 	}
+	// Its PGs' primaries push it what it missed, each first reserving
+	// one of its recovery slots (osd_max_backfills, 1): it never received
+	// two PGs' pushes at once, and took none without a reservation.
+	waitFor("recovery to finish", func() bool {
+		for _, osd := range []string{"osd.0", "osd.1", "osd.2"} {
+			out := cli("tell", osd, "status")
+			if strings.Contains(out, "recover") || strings.Contains(out, "backfill") || strings.Contains(out, "peering") {
+				return false
+			}
+		}
+		return true
+	})
+	var res struct {
+		Remote struct {
+			Limit   int `json:"max_allowed"`
+			MaxHeld int `json:"max_held"`
+		} `json:"remote_reservations"`
+		Unreserved uint64 `json:"unreserved_pushes"`
+	}
+	if err := json.Unmarshal([]byte(cli("--format", "json", "tell", "osd.2", "dump_recovery_reservations")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Remote.Limit != 1 || res.Remote.MaxHeld != 1 || res.Unreserved != 0 {
+		t.Errorf("osd.2's reservations during its recovery: %+v; want at most (and at least) 1 held of 1, no push without one", res)
+	}
 
 	// The others die; osd.2 alone has to serve everything.
 	cli("osd", "pool", "set", "rbd", "min_size", "1", "--yes-i-really-mean-it")

@@ -62,7 +62,7 @@ func TestOSDConfigDefaults(t *testing.T) {
 // [global], over the defaults; a refused value is an error at start.
 func TestOSDOptions(t *testing.T) {
 	file, err := config.Parse([]byte("[global]\nosd recovery sleep = 2s\nosd heartbeat grace = 40s\n" +
-		"[osd]\nosd max backfills = 9\nosd recovery max active = 7\nosd heartbeat grace = 30s\n" +
+		"[osd]\nosd max backfills = 9\nosd recovery max active = 7\nosd heartbeat grace = 30s\nosd max scrubs = 2\n" +
 		"[osd.2]\nosd_scrub_interval = 12h\n[osd.3]\nosd_deep_scrub_interval = 1h\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +86,8 @@ func TestOSDOptions(t *testing.T) {
 		"osd_scrub_interval":                {"12h0m0s", config.SourceFile},
 		"osd_deep_scrub_interval":           {"168h0m0s", config.SourceDefault},
 		"osd_target_pg_log_entries_per_osd": {"100000", config.SourceDefault},
+		"osd_max_scrubs":                    {"2", config.SourceFile},
+		"osd_client_watch_timeout":          {"30s", config.SourceDefault},
 	}
 	for _, got := range v.All() {
 		if w := want[got.Name]; got.Value != w.value || got.Source != w.source {
@@ -112,7 +114,7 @@ func TestOSDOptions(t *testing.T) {
 	setOSDOptions(&ocfg, v)
 	if ocfg.RecoveryMaxPGs != 3 || ocfg.RecoveryMaxPushes != 7 || ocfg.HeartbeatInterval != time.Second ||
 		ocfg.HeartbeatGrace != 30*time.Second || ocfg.RecoverySleep != 2*time.Second || ocfg.ScrubInterval != 12*time.Hour ||
-		ocfg.DeepScrubInterval != 7*24*time.Hour || ocfg.LogEntriesPerOSD != 100_000 {
+		ocfg.DeepScrubInterval != 7*24*time.Hour || ocfg.LogEntriesPerOSD != 100_000 || ocfg.MaxScrubs != 2 || ocfg.WatchTimeout != 30*time.Second {
 		t.Errorf("osd.Config: %+v", ocfg)
 	}
 

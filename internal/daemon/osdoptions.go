@@ -60,6 +60,7 @@ func setOSDOptions(ocfg *osd.Config, v config.Values) {
 	ocfg.RecoveryMaxPGs, ocfg.RecoveryMaxPushes, ocfg.RecoverySleep = o.RecoveryMaxPGs, o.RecoveryMaxPushes, o.RecoverySleep
 	ocfg.ScrubInterval, ocfg.DeepScrubInterval = o.ScrubInterval, o.DeepScrubInterval
 	ocfg.LogEntriesPerOSD = o.LogEntriesPerOSD
+	ocfg.MaxScrubs, ocfg.WatchTimeout = o.MaxScrubs, o.WatchTimeout
 }
 
 // watchOSDConfig hands o its options with their sources (local, resolved

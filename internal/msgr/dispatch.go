@@ -1,7 +1,9 @@
 package msgr
 
 import (
+	"errors"
 	"hash/crc32"
+	"syscall"
 	"unsafe"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -125,6 +127,14 @@ const (
 	// handshake, Session.Close, Messenger.Close); Dropped messages were
 	// never acknowledged. Err says why.
 	EventFailed
+	// EventDialRefused: a (re)connect of an outgoing session found
+	// nothing listening at Addr (connection refused, ECONNREFUSED): the
+	// peer's process is gone, as opposed to slow or cut off, which time
+	// out instead. A connection that breaks (the peer reset or closed it)
+	// is dialled again after the first backoff, so a peer that died with
+	// a connection open is found this way too. The session lives on and
+	// keeps dialling, with a growing backoff, each refusal another event.
+	EventDialRefused
 )
 
 func (k EventKind) String() string {
@@ -135,6 +145,8 @@ func (k EventKind) String() string {
 		return "reset"
 	case EventFailed:
 		return "failed"
+	case EventDialRefused:
+		return "dial refused"
 	}
 	return "EventKind(?)"
 }
@@ -144,9 +156,15 @@ type Event struct {
 	Kind    EventKind
 	Peer    auth.EntityName
 	Session *Session
-	Dropped int   // messages dropped (EventReset, EventFailed)
-	Err     error // the cause (EventReset, EventFailed)
+	Dropped int    // messages dropped (EventReset, EventFailed)
+	Err     error  // the cause (EventReset, EventFailed, EventDialRefused)
+	Addr    string // the address dialled (EventDialRefused)
 }
+
+// ConnRefused reports whether err from a Network's Dial means that
+// nothing listens at the address (ECONNREFUSED; memnet's refusal wraps
+// it too), which a dead peer's host answers at once, unlike a timeout.
+func ConnRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 // Dispatcher receives what sessions deliver. Each session calls it from
 // one goroutine, in order: its messages in sequence, its events between

@@ -484,6 +484,13 @@ func (s *Session) run() {
 			s.close(EventFailed, fmt.Errorf("%w: %w", ErrSessionClosed, err))
 			return
 		}
+		if ConnRefused(err) {
+			s.mu.Lock()
+			if !s.closed {
+				s.pushLocked(dqItem{ev: &Event{Kind: EventDialRefused, Peer: s.peer, Session: s, Err: err, Addr: s.addr}})
+			}
+			s.mu.Unlock()
+		}
 		d := s.m.backoff(attempt)
 		attempt++
 		s.log.Info("msgr: reconnecting", "after", d, "attempt", attempt, "err", err)

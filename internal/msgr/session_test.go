@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -601,6 +602,50 @@ func TestSameClientNameTwoProcesses(t *testing.T) {
 			if ev, ok := osd.rec.lastEvent(kind); ok {
 				t.Fatalf("the acceptor saw %v: %+v", kind, ev)
 			}
+		}
+	})
+}
+
+// A peer whose process dies with a session connected is found gone at the
+// first redial, within the first backoff: the dial is refused, and the
+// application hears EventDialRefused (the session keeps trying). A peer
+// cut off by a partition is only silent: no refusal.
+func TestDialRefusedWhenPeerDies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.Config{Seed: 9})
+		defer net.Close()
+		a := newNode(t, net, "osd.1", "a", 1, nil)
+		defer a.m.Close()
+		b := newNode(t, net, "osd.2", "b", 2, nil)
+		c := newNode(t, net, "osd.3", "c", 3, nil)
+		defer c.m.Close()
+		for _, peer := range []*node{b, c} {
+			s, _ := a.m.Connect(peer.name, peer.addr)
+			s.Send(t.Context(), numbered(0, 10))
+			peer.rec.waitMsgs(t, a.name, 1, time.Minute)
+		}
+		net.Partition("a", "c")
+		start := time.Now()
+		b.m.Close()
+		ev := a.rec.waitEvent(t, msgr.EventDialRefused, 1, time.Minute)
+		if took := time.Since(start); took > 200*time.Millisecond { // BackoffMin
+			t.Errorf("refusal seen after %v, want within the first backoff", took)
+		}
+		if ev.Peer != b.name || ev.Addr != "b" || !msgr.ConnRefused(ev.Err) {
+			t.Fatalf("event %+v, want a refusal of osd.2 at b", ev)
+		}
+		time.Sleep(time.Minute) // virtual: a minute of redials
+		synctest.Wait()
+		a.rec.mu.Lock()
+		events := slices.Clone(a.rec.events)
+		a.rec.mu.Unlock()
+		for _, ev := range events {
+			if ev.Kind == msgr.EventDialRefused && ev.Peer != b.name {
+				t.Fatalf("a refusal from %s, cut off by a partition: %+v", ev.Peer, ev)
+			}
+		}
+		if n := a.rec.countEvents(msgr.EventDialRefused); n < 3 {
+			t.Errorf("%d refusals in a minute of redials, want one per redial", n)
 		}
 	})
 }

@@ -23,6 +23,10 @@ import (
 //	dump_objectstore_kv_stats  the store's metadata database: levels,
 //	                     log, flushes, compactions (Ceph's admin socket
 //	                     command of that name)
+//	dump_recovery_reservations  recovery's slots: the PGs this primary
+//	                     recovers or queues (local), the primaries this
+//	                     OSD receives pushes from or queues (remote),
+//	                     as Ceph's command of that name (reservations.go)
 //	config show          every option the OSD reads: the value in effect,
 //	                     where it came from, its default (options.go)
 
@@ -248,7 +252,7 @@ func (o *OSD) Command(cmd wire.Command) wire.Reply {
 		o.inflightMu.Lock()
 		st.InFlight = len(o.inflight)
 		o.inflightMu.Unlock()
-		st.Recovering, st.RecoveryMaxPGs = o.recoverySlots.state()
+		st.Recovering, st.RecoveryMaxPGs = o.res.localState()
 		text := fmt.Sprintf("osd.%d at %s, epoch %d, %d pgs %v, %d ops in flight\n", st.ID, st.Addr, st.Epoch, st.PGs, st.ByState, st.InFlight)
 		return jsonReply(st, text)
 	case "dump_ops_in_flight":
@@ -271,8 +275,10 @@ func (o *OSD) Command(cmd wire.Command) wire.Reply {
 		return o.kvStats()
 	case "config show":
 		return o.configShow()
+	case "dump_recovery_reservations":
+		return o.recoveryReservations()
 	}
-	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats, config show, pg scrub|deep-scrub|repair|mark_unfound_lost)", prefix)
+	return wire.Errorf(wire.EINVAL, "unknown command %q (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats, dump_recovery_reservations, config show, pg scrub|deep-scrub|repair|mark_unfound_lost)", prefix)
 }
 
 // kvStats answers dump_objectstore_kv_stats: the state of the store's

@@ -11,14 +11,14 @@ import (
 
 // callbackPG is a PG with one write of this OSD (osd.1) in flight, to
 // object id, that only this OSD has yet to apply and commit.
-func callbackPG(t *testing.T) (*pg, *write, *request, objid.ID) {
+func callbackPG(t *testing.T) (*pg, *write, *request, qkey) {
 	o := &OSD{ctx: t.Context(), log: slog.New(slog.DiscardHandler)}
 	o.cfg.ID = 1
-	id := objid.ID{Pool: 1, Name: "obj"}
+	id := objectKey(objid.ID{Pool: 1, Name: "obj"})
 	r := &request{o: o}
 	w := &write{tid: 7}
 	w.acks.Start([]int32{1}, false)
-	p := &pg{o: o, writes: map[uint64]*write{7: w}, queue: opq.NewQueue[objid.ID, *request](opq.Today{})}
+	p := &pg{o: o, writes: map[uint64]*write{7: w}, queue: newOpQueue(opq.Today{})}
 	if !p.queue.Add(id, opq.Client, 1, r) {
 		t.Fatal("the op queue did not start the write")
 	}

@@ -64,6 +64,17 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			return
 		}
 		o.handlePeering(from, h, m)
+	case wire.TypePGReserve:
+		if from.Name.Type != "osd" {
+			o.log.Warn("reservation message from a non-OSD", "from", from.Name.String())
+			return
+		}
+		m, err := wire.DecodePGReserve(msg.Payload)
+		if err != nil {
+			o.log.Warn("bad reservation message", "from", from.Name.String(), "err", err)
+			return
+		}
+		o.handleReserve(from, m)
 	case wire.TypeDaemonCommand:
 		m, err := wire.DecodeMonCommand(msg.Payload)
 		if err != nil {
@@ -77,9 +88,12 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 }
 
 func (d dispatcher) HandleEvent(ev msgr.Event) {
-	if ev.Kind == msgr.EventFailed || ev.Kind == msgr.EventReset {
+	switch ev.Kind {
+	case msgr.EventFailed, msgr.EventReset:
 		d.o.forgetSession(ev.Session)
 		d.o.watchSessionLost(ev.Session)
+	case msgr.EventDialRefused:
+		d.o.peerRefused(ev.Peer, ev.Addr)
 	}
 }
 

@@ -11,11 +11,14 @@
 //     replica made it durable);
 //   - the replica's side (replica.go): the primary's transactions, queued
 //     to the store in the order it sent them;
+//   - the PGs' op queues (opqueue.go): client ops, rep ops, recovery
+//     pushes and scrub chunks each enter their PG's queue with a class
+//     and a cost, and run when it hands them out;
 //   - peering and log-based recovery (recovery.go, section 5.4): on each
 //     new interval the primary gathers its members' and past intervals'
 //     logs (history.go keeps the old maps), lets peering.Plan choose the
-//     authoritative history, brings every member to it and activates;
-//     then recovery behind client I/O (missing.go), temporary acting sets
+//     authoritative history, brings every member to it and activates
+//     once the monitors record its up_thru (upthru.go); then recovery behind client I/O (missing.go), temporary acting sets
 //     for members that need a full copy (pgtemp.go), unfound objects
 //     (unfound.go) and the deletion of stray copies (removal.go);
 //   - watch/notify as primary (watches.go), which drives each PG's
@@ -35,14 +38,19 @@
 // caller fills Config. Its pure parts live in sub-packages: ops,
 // peering (the planning and the protocol's state machine, which
 // peerdriver.go runs), pglog, scrub (comparison, repair plans and the
-// schedule), opq (the op queue client ops and recovery's slots go
-// through), replication (a write's applied and committed acks) and
-// recovery (what to push to whom, in what order) and watch (watch/notify).
+// schedule), opq (the op queue every class of work and the recovery and
+// scrub reservations go through), replication (a write's applied and
+// committed acks), recovery (what to push to whom, in what order) and
+// watch (watch/notify).
+// Snapshot arithmetic (snap contexts, snap sets, what a write clones) is
+// the pure snaps package.
 //
 // Ordering and safety rules:
 //   - Requests to one object run one at a time, in arrival order; the
 //     next starts once the previous write is applied locally, so it sees
-//     it. Different objects proceed concurrently.
+//     it. Different objects proceed concurrently. A recovery push holds
+//     its object as a request does; a write goes ahead of a push of its
+//     object that has not started, and pushes the object itself.
 //   - An op whose map epoch is newer than the OSD's waits for that map; an
 //     op to an OSD that is not the PG's acting primary, or from before the
 //     PG's current interval, is answered -ESTALE with the OSD's epoch, and

@@ -46,8 +46,8 @@ func fullTestPG(t *testing.T, m *osdmap.Map) *pg {
 	t.Helper()
 	o := &OSD{}
 	o.space.noteMap(m, 0)
-	return &pg{o: o, id: osdmap.PG{Pool: 1}, pool: *m.Pool(1), queue: opq.NewQueue[objid.ID, *request](opq.Today{}),
-		recoveringObj: map[objid.ID]chan struct{}{}, recoveryKick: make(chan struct{}, 1)}
+	return &pg{o: o, id: osdmap.PG{Pool: 1}, pool: *m.Pool(1), queue: newOpQueue(opq.Today{}),
+		recoveryKick: make(chan struct{}, 1)}
 }
 
 func writeReq(codes ...wire.ObjectOpCode) *request {
@@ -138,15 +138,16 @@ func TestBackfillTooFull(t *testing.T) {
 	r := &peerRun{}
 	p.run = r
 
-	id, targets, _, why := p.claimNext(r)
-	if why != recovery.Push || id != a || len(targets) != 1 || targets[0] != 1 {
-		t.Fatalf("claimNext = %v %v %v, want a for osd.1 only", id, targets, why)
+	j, start, why := p.claimNext(r, nil)
+	if why != recovery.Push || !start || j.id != a || len(j.targets) != 1 || j.targets[0] != 1 {
+		t.Fatalf("claimNext = %+v %v %v, want a for osd.1 only, started", j, start, why)
 	}
-	p.releaseObject(a, p.recoveringObj[a], targets)
+	p.queue.Done(objectKey(a))
+	p.finishPush(r, a, j.targets)
 	if s := p.stateLocked(); !strings.Contains(s, "backfill_toofull") {
 		t.Fatalf("state %q, want backfill_toofull", s)
 	}
-	if _, _, _, why := p.claimNext(r); why != recovery.TooFull {
+	if _, _, why := p.claimNext(r, nil); why != recovery.TooFull {
 		t.Fatalf("claimNext with only a backfillfull target left: %v, want backfill_toofull", why)
 	}
 
@@ -161,8 +162,8 @@ func TestBackfillTooFull(t *testing.T) {
 	if s := p.stateLocked(); strings.Contains(s, "toofull") {
 		t.Fatalf("state %q after the state cleared", s)
 	}
-	if _, targets, _, why := p.claimNext(r); why != recovery.Push || len(targets) != 1 || targets[0] != 2 {
-		t.Fatalf("after the map cleared backfillfull: %v targets %v", why, targets)
+	if j, _, why := p.claimNext(r, nil); why != recovery.Push || len(j.targets) != 1 || j.targets[0] != 2 {
+		t.Fatalf("after the map cleared backfillfull: %v targets %+v", why, j)
 	}
 }
 

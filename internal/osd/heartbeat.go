@@ -9,21 +9,29 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // Failure detection, as in section 5.3 of the Ceph paper: each OSD watches
-// the OSDs it shares PGs with. Any message from a peer proves it alive
-// (replication traffic counts); a peer quiet for HeartbeatInterval is
-// pinged, and one quiet for HeartbeatGrace is reported to the monitors
-// ("osd failure"), again on every tick while it stays quiet. The monitors
-// mark it down once enough failure domains report it (osdmon). A peer
+// the OSDs it shares PGs with, and keeps a messenger session open to each.
+// Any message from a peer proves it alive (replication traffic counts);
+// a peer quiet for HeartbeatInterval is pinged, and one quiet for
+// HeartbeatGrace is reported to the monitors ("osd failure"), again on
+// every tick while it stays quiet. A peer whose connection is refused
+// (the messenger's EventDialRefused: nothing listens at its address any
+// more, so its process is gone; a connection it reset is dialled again at
+// once and refused the same way) is reported at once, immediate=true,
+// and on every tick until it is heard from again: the monitors need no
+// grace for it, only enough failure domains (osdmon). A hung peer with
+// its connections open refuses nothing and gets the whole grace. A peer
 // heard from again after a report has the report cancelled (alive=true).
 // A peer is watched from when this OSD first sees it in its PGs, or sees
 // a new incarnation of it (a new up_from), so a peer just booted gets the
-// full grace.
+// full grace; reports name the incarnation, so that one about a process
+// already replaced is ignored.
 
 // heartbeats is the OSD's view of its peers' liveness.
 type heartbeats struct {
@@ -37,7 +45,21 @@ type peerBeat struct {
 	since    time.Time    // watched since
 	heard    time.Time    // last message from it (zero: none yet)
 	pinged   time.Time    // last ping sent
-	reported bool         // a failure report stands with the monitors
+	refused  time.Time    // last dial to it refused (zero: none)
+	reported time.Time    // first report of the standing one (zero: none stands)
+}
+
+// gone reports whether the peer's connections were refused since it was
+// last heard from: its process is gone.
+func (pb *peerBeat) gone() bool { return !pb.refused.IsZero() && !pb.heard.After(pb.refused) }
+
+// quiet is how long the peer has been silent at now.
+func (pb *peerBeat) quiet(now time.Time) time.Duration {
+	last := pb.since
+	if pb.heard.After(last) {
+		last = pb.heard
+	}
+	return now.Sub(last)
 }
 
 // heard records a message from peer OSD name at now.
@@ -53,13 +75,42 @@ func (h *heartbeats) heard(name string, now time.Time) {
 	h.mu.Unlock()
 }
 
-// heartbeatAction is what one tick decided for one peer.
+// heartbeatAction is what one tick, or one refusal, decided for one peer.
 type heartbeatAction struct {
 	id        int32
+	upFrom    osdmap.Epoch // the incarnation concerned
 	ping      bool
 	report    bool // report failed, failedFor ago
+	immediate bool // ... now: its connections are refused
 	cancel    bool // report alive again
 	failedFor time.Duration
+}
+
+// refused records, at now, that a dial to peer id, up from upFrom, was
+// refused, and returns the report to send at once: the first refusal
+// since the peer was last heard from is reported without waiting for a
+// tick. A peer not watched yet (no tick has seen it in this OSD's PGs)
+// is watched from now.
+func (h *heartbeats) refused(id int32, upFrom osdmap.Epoch, now time.Time) (heartbeatAction, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.peers == nil {
+		h.peers = map[int32]*peerBeat{}
+	}
+	pb := h.peers[id]
+	if pb == nil || pb.upFrom != upFrom {
+		pb = &peerBeat{upFrom: upFrom, since: now}
+		h.peers[id] = pb
+	}
+	wasGone := pb.gone()
+	pb.refused = now
+	if wasGone {
+		return heartbeatAction{}, false // reported already; ticks repeat it
+	}
+	if pb.reported.IsZero() {
+		pb.reported = now
+	}
+	return heartbeatAction{id: id, upFrom: pb.upFrom, report: true, immediate: true, failedFor: pb.quiet(now)}, true
 }
 
 // tick updates the watched set to peers (with their up_from in m) and
@@ -83,23 +134,21 @@ func (h *heartbeats) tick(m *osdmap.Map, peers []int32, now time.Time, interval,
 			pb = &peerBeat{upFrom: upFrom, since: now}
 			h.peers[id] = pb
 		}
-		last := pb.since
-		if pb.heard.After(last) {
-			last = pb.heard
-		}
-		quiet := now.Sub(last)
-		a := heartbeatAction{id: id, failedFor: quiet}
+		quiet := pb.quiet(now)
+		a := heartbeatAction{id: id, upFrom: upFrom, failedFor: quiet}
 		if quiet >= interval && now.Sub(pb.pinged) >= interval {
 			a.ping = true
 			pb.pinged = now
 		}
-		switch {
-		case quiet >= grace:
-			a.report = true
-			pb.reported = true
-		case pb.reported && quiet < interval:
+		switch gone := pb.gone(); {
+		case quiet >= grace || gone:
+			a.report, a.immediate = true, gone
+			if pb.reported.IsZero() {
+				pb.reported = now
+			}
+		case !pb.reported.IsZero() && pb.heard.After(pb.reported):
 			a.cancel = true
-			pb.reported = false
+			pb.reported = time.Time{}
 		}
 		if a.ping || a.report || a.cancel {
 			out = append(out, a)
@@ -149,7 +198,15 @@ func (o *OSD) heartbeatTick() {
 	}
 	now := o.cfg.Clock.Now()
 	opts := o.options()
-	actions := o.hb.tick(m, o.heartbeatPeers(m), now, opts.HeartbeatInterval, opts.HeartbeatGrace)
+	peers := o.heartbeatPeers(m)
+	for _, id := range peers {
+		// A session open to every peer, dialled again as soon as its
+		// connection breaks, is what finds a dead peer refused.
+		if _, err := o.ms.Connect(osdName(id), m.OSD(id).Addr); err != nil {
+			return // the messenger is closed
+		}
+	}
+	actions := o.hb.tick(m, peers, now, opts.HeartbeatInterval, opts.HeartbeatGrace)
 	ping := wire.OSDPing{Epoch: uint64(m.Epoch()), Stamp: now.UnixNano()}.Encode()
 	for _, a := range actions {
 		if a.ping {
@@ -163,15 +220,44 @@ func (o *OSD) heartbeatTick() {
 	}
 }
 
+// peerRefused handles the messenger's news that a dial to peer at addr
+// was refused: if addr is where the map has that peer, and the peer
+// shares a PG with this OSD, the monitors hear at once that it is gone.
+func (o *OSD) peerRefused(peer auth.EntityName, addr string) {
+	id, ok := osdID(peer.String())
+	if !ok {
+		return
+	}
+	o.mu.Lock()
+	m, booted := o.osdmap, o.booted
+	o.mu.Unlock()
+	if m == nil || !booted || !m.IsUp(o.cfg.ID) || !m.IsUp(id) || m.OSD(id).Addr != addr ||
+		!slices.Contains(o.heartbeatPeers(m), id) {
+		return
+	}
+	if a, ok := o.hb.refused(id, m.OSD(id).UpFrom, o.cfg.Clock.Now()); ok {
+		o.spawn(func() { o.reportPeer(a) })
+	}
+}
+
+// osdName is the entity name of OSD id.
+func osdName(id int32) auth.EntityName {
+	return auth.EntityName{Type: "osd", ID: strconv.Itoa(int(id))}
+}
+
 // reportPeer tells the monitors that a peer failed, or is alive again.
 func (o *OSD) reportPeer(a heartbeatAction) {
 	ctx, cancel := context.WithTimeout(o.ctx, o.options().HeartbeatGrace)
 	defer cancel()
 	cmd := wire.NewCommand("osd failure", "target", fmt.Sprint(a.id), "reporter", fmt.Sprint(o.cfg.ID),
-		"failed_for", strconv.FormatFloat(a.failedFor.Seconds(), 'f', 3, 64), "alive", strconv.FormatBool(a.cancel))
-	if a.report {
+		"failed_for", strconv.FormatFloat(a.failedFor.Seconds(), 'f', 3, 64), "alive", strconv.FormatBool(a.cancel),
+		"immediate", strconv.FormatBool(a.immediate), "up_from", fmt.Sprint(a.upFrom))
+	switch {
+	case a.report && a.immediate:
+		o.log.Warn("peer's connection refused, its process is gone: reporting it", "peer", a.id, "quiet", a.failedFor.Round(time.Millisecond))
+	case a.report:
 		o.log.Warn("peer failed to answer heartbeats: reporting it", "peer", a.id, "quiet", a.failedFor.Round(time.Millisecond))
-	} else {
+	default:
 		o.log.Info("peer answers again: cancelling the failure report", "peer", a.id)
 	}
 	r, err := o.mon.Run(ctx, cmd)

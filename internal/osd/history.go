@@ -115,6 +115,7 @@ func (o *OSD) pastIntervals(ctx context.Context, id osdmap.PG, since, until uint
 	if since >= until {
 		return nil, nil
 	}
+	firstKnown := true
 	if _, err := o.history.get(ctx, since); errors.Is(err, errTrimmed) {
 		first, err := o.history.firstAvailable(ctx, since, until)
 		if err != nil {
@@ -122,7 +123,7 @@ func (o *OSD) pastIntervals(ctx context.Context, id osdmap.PG, since, until uint
 		}
 		o.log.Warn("past intervals: the monitors trimmed old maps; peering without them", "pg", id.String(),
 			"from", since, "to", first-1)
-		since = first
+		since, firstKnown = first, false
 	} else if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (o *OSD) pastIntervals(ctx context.Context, id osdmap.PG, since, until uint
 		}
 		ps = append(ps, placementAt(m, id, &s))
 	}
-	return peering.BuildIntervals(ps), nil
+	return peering.BuildIntervals(ps, firstKnown), nil
 }
 
 // maxLookBack bounds the epochs intervalStart examines.
@@ -193,6 +194,10 @@ func placementAt(m *osdmap.Map, id osdmap.PG, s *osdmap.Scratch) peering.Placeme
 	}
 	pl.Exists, pl.MinSize = true, pool.MinSize
 	pl.Acting, pl.Primary = slices.Clone(mp.Acting), mp.ActingPrimary
+	if mp.ActingPrimary >= 0 {
+		po := m.OSD(mp.ActingPrimary)
+		pl.PrimaryUpThru, pl.PrimaryUpFrom = uint64(po.UpThru), uint64(po.UpFrom)
+	}
 	pl.UpFrom = make([]uint32, len(mp.Acting))
 	for i, x := range mp.Acting {
 		if x >= 0 {

@@ -141,6 +141,8 @@ func (o *OSD) activate(m *osdmap.Map) {
 	rebooting := o.booted && !m.IsUp(o.cfg.ID) && !o.stopping.Load() && !o.leaving.Load()
 	o.booted = o.booted || m.IsUp(o.cfg.ID)
 	o.mu.Unlock()
+	o.noteUpThru(m)
+	o.pruneReservations() // a member's slots held for intervals that ended
 	o.drainBacklog()
 	if rebooting {
 		o.log.Warn("the map marks this OSD down while it runs; booting again", "epoch", m.Epoch())

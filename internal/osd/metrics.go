@@ -55,7 +55,7 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 	om.readLatency, om.writeLatency = om.latency.WithLabelValues("read"), om.latency.WithLabelValues("write")
 	if reg != nil {
 		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs,
-			om.recoveredObjects, om.priorityRecoveries, pgCollector{o},
+			om.recoveredObjects, om.priorityRecoveries, pgCollector{o}, reservationCollector{o},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
 				func() float64 {
 					o.inflightMu.Lock()

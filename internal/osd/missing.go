@@ -13,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/osd/recovery"
+	"github.com/cuttlestore/cuttle/internal/osd/reserve"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -27,16 +28,20 @@ import (
 // served by the primary, whose copies are all current.
 //
 // Recovery is throttled per OSD: at most RecoveryMaxPGs of the PGs it is
-// primary of recover at once (the others wait, shown recovery_wait or
-// backfill_wait), each with at most RecoveryMaxPushes objects in flight,
+// primary of recover at once, and each member receives the pushes of at
+// most its own RecoveryMaxPGs PGs (reservations.go; the others wait,
+// shown recovery_wait or backfill_wait), each with at most
+// RecoveryMaxPushes objects in flight,
 // each slot resting RecoverySleep after a push. The three are Options,
 // which may change while PGs recover (options.go, slots.go).
 //
-// What to push next, and to whom, is the interval's recovery.Plan's
-// decision (pg.recPlan, used under p.mu); this file is its driver: it
-// holds the slots, sends the pushes, waits for the acknowledgements, and
-// keeps the channels ops wait on while an object is pushed
-// (pg.recoveringObj).
+// Each push is an item of the PG's op queue (opqueue.go), class
+// Recovery, on its object's key: a client op to the object queues behind
+// a push that runs, and goes ahead of one that has not started. What to
+// push next, and to whom, is the interval's recovery.Plan's decision
+// (pg.recPlan, used under p.mu), skipping objects with items queued;
+// this file is its driver: it holds the slots, queues the pushes, sends
+// them, and waits for the acknowledgements.
 
 // recoveryIdle is how long recovery waits before pushing again an object
 // whose push failed.
@@ -67,10 +72,19 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 		return true
 	}
 	p.o.statsChanged()
-	if !p.o.recoverySlots.acquire(r.done, p.o.ctx.Done()) {
+	// Reservations (reservations.go): a slot here, then one on each
+	// member to push to; the PG shows recovery_wait or backfill_wait
+	// until all are granted.
+	k := resKey{p.id, r.interval}
+	prio, backfill, targets := p.recoveryReservation()
+	if !p.o.res.acquireLocal(k, prio, r.done, p.o.ctx.Done()) {
 		return false
 	}
-	defer p.o.recoverySlots.release()
+	defer p.o.res.releaseLocal(k)
+	defer p.releaseMembers(r)
+	if !p.reserveMembers(r, targets, prio, backfill) {
+		return false
+	}
 	p.mu.Lock()
 	if p.run == r {
 		if p.recovering == "backfill_wait" {
@@ -84,16 +98,43 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 	p.o.log.Info("recovery: pushing behind client I/O", "pg", p.id.String(), "copies", p.missingCount())
 
 	window := newSlots(p.o.options().RecoveryMaxPushes)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	// pushes counts the pushes queued and not finished: the PG keeps its
+	// recovery slot until they are.
+	var pushes sync.WaitGroup
+	defer pushes.Wait()
+	finished := func(err error) {
+		rest := time.Duration(0)
+		switch {
+		case err == nil:
+			rest = p.o.options().RecoverySleep
+		case !errors.Is(err, errIntervalEnded) && !errors.Is(err, errUnfound):
+			rest = recoveryIdle
+		}
+		if rest <= 0 {
+			window.release()
+			pushes.Done()
+			return
+		}
+		p.o.spawn(func() {
+			p.rest(r, rest)
+			window.release()
+			pushes.Done()
+		})
+	}
 	for {
 		window.setLimit(p.o.options().RecoveryMaxPushes) // osd_recovery_max_active may change
 		if !window.acquire(r.done, p.o.ctx.Done()) {
 			return false
 		}
-		id, targets, ch, why := p.claimNext(r)
+		pushes.Add(1)
+		j, start, why := p.claimNext(r, finished)
 		if why != recovery.Push {
 			window.release()
+			pushes.Done()
+			if why == recovery.Unfound {
+				p.stuckUnfound(r)
+				return false
+			}
 			if why == recovery.Done {
 				done, ended := p.recoveryDone(r)
 				if done || ended {
@@ -112,22 +153,21 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 			}
 			continue
 		}
-		wg.Go(func() {
-			defer window.release()
-			err := p.recoverObject(r, id, targets)
-			if err != nil && !errors.Is(err, errIntervalEnded) {
-				p.o.log.Warn("recovery: push failed; will try again", "pg", p.id.String(), "object", id.String(), "err", err)
-				p.idle(r)
-			}
-			if err != nil {
-				targets = nil // still missing: the next round of the queue has it
-			}
-			p.releaseObject(id, ch, targets)
-			if sleep := p.o.options().RecoverySleep; err == nil && sleep > 0 {
-				p.rest(r, sleep)
-			}
-		})
+		if start {
+			p.o.wg.Go(func() { p.runKey(objectKey(j.id), j) })
+		}
 	}
+}
+
+// recoveryReservation returns the priority of the PG's recovery
+// (internal/osd/reserve's Priority), whether it backfills, and the
+// members it will push to, in order.
+func (p *pg) recoveryReservation() (prio int, backfill bool, targets []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	backfill = p.recPlan.Backfilling()
+	prio = reserve.Priority(backfill, p.degradedLocked() > 0, p.pool.Size-len(p.acting))
+	return prio, backfill, slices.DeleteFunc(p.recPlan.Lacking(), func(x int32) bool { return x == p.o.cfg.ID })
 }
 
 func (p *pg) missingCount() int64 {
@@ -170,35 +210,91 @@ func (p *pg) recoveryDone(r *peerRun) (done, ended bool) {
 	return true, false
 }
 
+// pushJob is the push of an object to the members that lack it, an
+// item of the PG's op queue on the object's key.
+type pushJob struct {
+	r       *peerRun
+	id      objid.ID
+	targets []int32
+	// finished, if not nil, is called once the push ended (err nil: the
+	// targets have the object) or was cut from the queue; it must not
+	// block. The recoverer gives back the push's window slot there.
+	finished func(err error)
+	err      error
+}
+
+// abandon ends a push that will not run: its interval ended.
+func (j *pushJob) abandon(uint64) {
+	if j.finished != nil {
+		j.finished(errIntervalEnded)
+	}
+}
+
 // claimNext claims the next object to push and its targets (the
 // interval's recovery.Plan decides: in object order, skipping objects
-// client ops hold or a push holds, and backfillfull backfill targets).
-// why says, if there is none, whether to wait or check for completion.
-func (p *pg) claimNext(r *peerRun) (id objid.ID, targets []int32, ch chan struct{}, why recovery.Why) {
+// with items in the op queue, client ops or pushes, and backfillfull
+// backfill targets) and queues its push; start says whether the push
+// starts now (the caller runs it: runKey). Today's policy starts every
+// push at once: its object had nothing queued. why says, if there is
+// nothing to push, whether to wait or check for completion.
+func (p *pg) claimNext(r *peerRun, finished func(error)) (j *pushJob, start bool, why recovery.Why) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.run != r {
-		return id, nil, nil, recovery.Done // recoveryDone sees the interval ended
+		return nil, false, recovery.Done // recoveryDone sees the interval ended
 	}
-	held := func(o objid.ID) bool { return !p.queue.Free(o, opq.Recovery) || p.recoveringObj[o] != nil }
-	id, targets, why = p.recPlan.Next(held)
-	if why == recovery.Push {
-		ch = make(chan struct{})
-		p.recoveringObj[id] = ch
+	held := func(o objid.ID) bool { return p.queue.Busy(objectKey(o)) }
+	id, targets, why := p.recPlan.Next(held)
+	if why != recovery.Push {
+		return nil, false, why
 	}
-	return id, targets, ch, why
+	j = &pushJob{r: r, id: id, targets: targets, finished: finished}
+	return j, p.queue.Add(objectKey(id), opq.Recovery, opq.CostOf(p.objectSizeLocked()), j), why
 }
 
-// releaseObject ends the push of id: the members in recovered have it
-// now; ops waiting for it go on.
-func (p *pg) releaseObject(id objid.ID, ch chan struct{}, recovered []int32) {
+// objectSizeLocked is the average size of the PG's objects: what a push
+// is expected to carry, its cost in the op queue.
+func (p *pg) objectSizeLocked() int {
+	if p.info.Stats.Objects <= 0 || p.info.Stats.Bytes <= 0 {
+		return 0
+	}
+	return int(p.info.Stats.Bytes / p.info.Stats.Objects)
+}
+
+// runPush pushes j's object to those of its targets that still lack it
+// (a client write may have pushed it while the push waited in the queue)
+// and records what it made.
+func (p *pg) runPush(j *pushJob) error {
 	p.mu.Lock()
-	p.missingCopies = max(p.missingCopies-p.recPlan.Finish(id, recovered), 0)
-	if p.recoveringObj[id] == ch {
-		delete(p.recoveringObj, id)
+	if p.run != j.r {
+		p.mu.Unlock()
+		return errIntervalEnded
+	}
+	lacking := p.recPlan.MissingOn(j.id)
+	targets := slices.DeleteFunc(slices.Clone(j.targets), func(x int32) bool { return !slices.Contains(lacking, x) })
+	p.mu.Unlock()
+	var err error
+	if len(targets) > 0 {
+		err = p.recoverObject(j.r, j.id, targets)
+	}
+	if err != nil {
+		if !errors.Is(err, errIntervalEnded) && !errors.Is(err, errUnfound) {
+			p.o.log.Warn("recovery: push failed; will try again", "pg", p.id.String(), "object", j.id.String(), "err", err)
+		}
+		targets = nil // still missing: the next round of the plan has it
+	}
+	p.finishPush(j.r, j.id, targets)
+	return err
+}
+
+// finishPush ends the push of id in run r's interval: the members in
+// recovered have it now.
+func (p *pg) finishPush(r *peerRun, id objid.ID, recovered []int32) {
+	p.mu.Lock()
+	if p.run == r {
+		p.missingCopies = max(p.missingCopies-p.recPlan.Finish(id, recovered), 0)
 	}
 	p.mu.Unlock()
-	close(ch)
 	p.kickRecovery()
 	if len(recovered) > 0 {
 		p.o.statsChanged()
@@ -214,8 +310,10 @@ func (p *pg) kickRecovery() {
 }
 
 // recoverFirst makes sure every member holds id before a write to it
-// runs: it pushes id now if some member lacks it, or waits for the push
-// under way. It returns false if the interval ended.
+// runs, pushing id now if some member lacks it. The write holds id's key
+// in the op queue, so no other push of id runs meanwhile: one the
+// recoverer queued waits behind the write. It returns false if the
+// interval ended.
 func (p *pg) recoverFirst(id objid.ID) bool {
 	for {
 		p.mu.Lock()
@@ -224,45 +322,30 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 			p.mu.Unlock()
 			return true // checkLocked refuses or parks the op
 		}
-		if ch := p.recoveringObj[id]; ch != nil {
+		if p.recPlan.IsUnfound(id) {
 			p.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-r.done:
-				return false
-			case <-p.o.ctx.Done():
-				return false
-			}
+			return p.waitInterval(r) // checkLocked parks the op once it is resent
 		}
-		targets, ok := p.recPlan.Urgent(id)
-		if !ok {
-			// The plan has id in flight without a push here to wait for
-			// (the two go together: not expected); look again later.
-			p.mu.Unlock()
-			if !p.idle(r) {
-				return false
-			}
-			continue
-		}
+		targets := p.recPlan.Urgent(id)
+		p.mu.Unlock()
 		if len(targets) == 0 {
-			p.mu.Unlock()
 			return true
 		}
-		ch := make(chan struct{})
-		p.recoveringObj[id] = ch
-		p.mu.Unlock()
 		p.o.metrics.priorityRecoveries.Inc()
 		err := p.recoverObject(r, id, targets)
-		if err != nil {
-			p.o.log.Warn("recovery: push before a write failed; trying again", "pg", p.id.String(), "object", id.String(), "err", err)
-			p.releaseObject(id, ch, nil)
-			if !p.idle(r) {
-				return false
-			}
-			continue
+		if errors.Is(err, errUnfound) {
+			p.finishPush(r, id, nil)
+			return p.waitInterval(r)
 		}
-		p.releaseObject(id, ch, targets)
+		if err == nil {
+			p.finishPush(r, id, targets)
+			return true
+		}
+		p.o.log.Warn("recovery: push before a write failed; trying again", "pg", p.id.String(), "object", id.String(), "err", err)
+		p.finishPush(r, id, nil)
+		if !p.idle(r) {
+			return false
+		}
 	}
 }
 
@@ -273,6 +356,9 @@ func (p *pg) recoverObject(r *peerRun, id objid.ID, targets []int32) error {
 	push, err := p.objectState(id)
 	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(id, err) {
 		push, err = p.objectState(id)
+	}
+	if errors.Is(err, objectstore.ErrCorrupt) {
+		return p.noteUnfound(r, id, err)
 	}
 	if err != nil {
 		return err

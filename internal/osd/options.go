@@ -20,13 +20,19 @@ import (
 // next use:
 //
 //	osd_heartbeat_interval, osd_heartbeat_grace  the next heartbeat tick
-//	osd_max_backfills        at once: waiting PGs get new slots; PGs
-//	                         recovering beyond a lowered limit finish
+//	osd_max_backfills        at once, on both sides of the reservations:
+//	                         waiting PGs (and members' waiting requests)
+//	                         get new slots; those beyond a lowered
+//	                         limit finish
 //	osd_recovery_max_active  each recovering PG's next push
 //	osd_recovery_sleep       the next rest after a push
 //	osd_scrub_interval, osd_deep_scrub_interval  the next look for a due scrub
 //	osd_target_pg_log_entries_per_osd  at once: each log trims to its
 //	                         new share at its PG's next write
+//	osd_max_scrubs           at once: waiting scrubs start; scrubs
+//	                         beyond a lowered limit finish
+//	osd_client_watch_timeout a watch's next ping, reconnect or
+//	                         registration (watches.go)
 //
 // The OSD never asks for them itself: the daemon's wiring resolves them
 // (the schema's default, the central config, the file, flags; a
@@ -42,6 +48,8 @@ type Options struct {
 	ScrubInterval     time.Duration // osd_scrub_interval
 	DeepScrubInterval time.Duration // osd_deep_scrub_interval
 	LogEntriesPerOSD  int           // osd_target_pg_log_entries_per_osd
+	MaxScrubs         int           // osd_max_scrubs
+	WatchTimeout      time.Duration // osd_client_watch_timeout
 }
 
 // optionField ties an option of the schema to its field of Options.
@@ -88,6 +96,8 @@ func optionFields() []optionField {
 		durationField("osd_scrub_interval", func(o *Options) *time.Duration { return &o.ScrubInterval }, false),
 		durationField("osd_deep_scrub_interval", func(o *Options) *time.Duration { return &o.DeepScrubInterval }, false),
 		intField("osd_target_pg_log_entries_per_osd", func(o *Options) *int { return &o.LogEntriesPerOSD }),
+		intField("osd_max_scrubs", func(o *Options) *int { return &o.MaxScrubs }),
+		durationField("osd_client_watch_timeout", func(o *Options) *time.Duration { return &o.WatchTimeout }, false),
 	}
 }
 
@@ -118,7 +128,8 @@ func OptionsFrom(base Options, v config.Values) Options {
 func (cfg Config) options() Options {
 	return Options{HeartbeatInterval: cfg.HeartbeatInterval, HeartbeatGrace: cfg.HeartbeatGrace,
 		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,
-		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD}
+		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD,
+		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout}
 }
 
 // values returns opts as config.Values: the options that differ from the
@@ -158,7 +169,11 @@ func (o *OSD) SetConfig(v config.Values) {
 	o.opts.Store(&next)
 	shown := o.conf.Load().With(v)
 	o.conf.Store(&shown)
-	o.recoverySlots.setLimit(next.RecoveryMaxPGs)
+	o.sendGrants(o.res.setLimit(next.RecoveryMaxPGs))
+	o.scrubSlots.setLimit(next.MaxScrubs)
+	if next.WatchTimeout != old.WatchTimeout {
+		o.setWatchTimeout(next.WatchTimeout)
+	}
 	if next.LogEntriesPerOSD != old.LogEntriesPerOSD {
 		o.mu.Lock()
 		o.setLogLimitLocked()

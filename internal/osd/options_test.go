@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/monc"
@@ -61,28 +62,40 @@ func TestOptionDefaults(t *testing.T) {
 	}
 }
 
-// TestSetConfig changes options of an OSD: the recovery slots and the PG
+// TestSetConfig changes options of an OSD: the recovery slots (both
+// sides of the reservations) and the PG
 // logs' share follow at once, and config show names the sources.
 func TestSetConfig(t *testing.T) {
 	cfg := testConfig(t)
-	o := &OSD{cfg: cfg, log: cfg.Logger, pgs: map[osdmap.PG]*pg{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs)}
+	o := &OSD{cfg: cfg, log: cfg.Logger, pgs: map[osdmap.PG]*pg{}, res: newReservations(cfg.RecoveryMaxPGs),
+		scrubSlots: newSlots(cfg.MaxScrubs)}
 	o.initOptions()
 	o.mu.Lock()
 	o.setLogLimitLocked()
 	o.mu.Unlock()
-	if _, limit := o.recoverySlots.state(); limit != 1 || o.logLimit.Load() != 3000 {
+	if _, limit := o.res.localState(); limit != 1 || o.logLimit.Load() != 3000 {
 		t.Fatalf("at start: %d slots, log limit %d", limit, o.logLimit.Load())
 	}
 	v, err := config.Resolve(OptionNames(),
-		config.Layer{Source: config.SourceMon, Values: map[string]string{"osd_max_backfills": "4", "osd_target_pg_log_entries_per_osd": "1000", "osd_recovery_sleep": "0.5"}},
+		config.Layer{Source: config.SourceMon, Values: map[string]string{"osd_max_backfills": "4", "osd_target_pg_log_entries_per_osd": "1000", "osd_recovery_sleep": "0.5",
+			"osd_max_scrubs": "3", "osd_client_watch_timeout": "5"}},
 		config.Layer{Source: config.SourceFlag, Values: map[string]string{"osd_recovery_max_active": "2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.SetConfig(v)
 	opts := o.options()
-	if _, limit := o.recoverySlots.state(); limit != 4 || opts.RecoveryMaxPGs != 4 {
+	if _, limit := o.res.localState(); limit != 4 || opts.RecoveryMaxPGs != 4 {
 		t.Errorf("osd_max_backfills 4: %d slots, options %+v", limit, opts)
+	}
+	if d := o.dumpReservations(); d.Remote.Limit != 4 {
+		t.Errorf("osd_max_backfills 4: the members' side has %d slots", d.Remote.Limit)
+	}
+	if _, limit := o.scrubSlots.state(); limit != 3 || opts.MaxScrubs != 3 {
+		t.Errorf("osd_max_scrubs 3: %d scrub slots, options %+v", limit, opts)
+	}
+	if opts.WatchTimeout != 5*time.Second {
+		t.Errorf("osd_client_watch_timeout 5: options %+v", opts)
 	}
 	if opts.RecoveryMaxPushes != 2 || opts.RecoverySleep.Seconds() != 0.5 || opts.HeartbeatInterval != cfg.HeartbeatInterval {
 		t.Errorf("options %+v", opts)

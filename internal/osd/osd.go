@@ -18,6 +18,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,12 @@ type Config struct {
 	RecoveryMaxPGs    int
 	RecoveryMaxPushes int
 	RecoverySleep     time.Duration
+	// MaxScrubs is how many scrubs the OSD runs at once (default 1;
+	// Ceph's osd_max_scrubs). scrubsched.go.
+	MaxScrubs int
+	// WatchTimeout is the timeout of a watch whose client asks for none
+	// (default 30 s; Ceph's osd_client_watch_timeout). watches.go.
+	WatchTimeout time.Duration
 	// MapRenew is how often the OSD renews its map subscription when
 	// no map arrives (default 5 s).
 	MapRenew time.Duration
@@ -135,6 +142,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.RecoveryMaxPushes <= 0 {
 		cfg.RecoveryMaxPushes = 4
 	}
+	if cfg.MaxScrubs <= 0 {
+		cfg.MaxScrubs = 1
+	}
+	if cfg.WatchTimeout <= 0 {
+		cfg.WatchTimeout = defaultWatchTimeout
+	}
 	if cfg.ReportInterval <= 0 {
 		cfg.ReportInterval = 5 * time.Second
 	}
@@ -182,24 +195,29 @@ type OSD struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
-	mu            sync.Mutex
-	osdmap        *osdmap.Map
-	pgs           map[osdmap.PG]*pg
-	backlog       map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
-	mapSeen       chan struct{}                   // closed and replaced when a map is activated
-	history       *mapHistory                     // maps of past epochs, for past intervals
-	statsDirty    chan struct{}                   // signalled when a PG's state changes (pgstats.go)
-	recoverySlots *slots                          // one per PG recovering (missing.go)
-	scrubJobs     chan scrubJob                   // operators' scrub requests (scrubsched.go)
-	deleting      map[osdmap.PG]chan struct{}     // stray copies being deleted, closed when done (removal.go)
-	closeOnce     sync.Once
-	closeErr      error
-	stopping      atomic.Bool   // the store failed: never boot again (storeFailed)
-	leaving       atomic.Bool   // asked to be marked down (MarkMeDown): never boot again
-	failed        chan struct{} // closed when the store failed and the OSD stopped (Failed)
-	failErr       error
-	booted        bool
-	logLimit      atomic.Int64 // entries each PG log keeps (setLogLimitLocked)
+	mu         sync.Mutex
+	osdmap     *osdmap.Map
+	pgs        map[osdmap.PG]*pg
+	backlog    map[*msgr.Session][]func() bool // messages waiting for a newer map, by session, in arrival order
+	mapSeen    chan struct{}                   // closed and replaced when a map is activated
+	history    *mapHistory                     // maps of past epochs, for past intervals
+	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
+	res        *reservations                   // recovery's slots, here and on the members (reservations.go)
+	scrubSlots *slots                          // one per scrub running: osd_max_scrubs (scrubsched.go)
+	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
+	// policy decides when the PGs' op queues start their items
+	// (opqueue.go): opq.Today, until a QoS policy replaces it.
+	policy    opq.Policy
+	deleting  map[osdmap.PG]chan struct{} // stray copies being deleted, closed when done (removal.go)
+	upThru    *upThru                     // PGs' requests for this OSD's up_thru (upthru.go)
+	closeOnce sync.Once
+	closeErr  error
+	stopping  atomic.Bool   // the store failed: never boot again (storeFailed)
+	leaving   atomic.Bool   // asked to be marked down (MarkMeDown): never boot again
+	failed    chan struct{} // closed when the store failed and the OSD stopped (Failed)
+	failErr   error
+	booted    bool
+	logLimit  atomic.Int64 // entries each PG log keeps (setLogLimitLocked)
 	// checkers authorize each session's ops by its caps.
 	checkers map[*msgr.Session]*auth.CapChecker
 
@@ -239,13 +257,15 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}, recoverySlots: newSlots(cfg.RecoveryMaxPGs)}
+		inflight: map[*request]struct{}{}, res: newReservations(cfg.RecoveryMaxPGs), scrubSlots: newSlots(cfg.MaxScrubs),
+		policy: opq.Today{}}
 	o.initOptions()
 	o.metrics = newOSDMetrics(cfg.Metrics, o)
 	o.history = newMapHistory(o.fetchMap)
 	o.statsDirty = make(chan struct{}, 1)
 	o.scrubJobs = make(chan scrubJob, scrubQueue)
 	o.deleting = map[osdmap.PG]chan struct{}{}
+	o.upThru = newUpThru()
 	o.failed = make(chan struct{})
 	o.nonce = randomNonce()
 	if err := o.start(ctx); err != nil {
@@ -288,6 +308,8 @@ func (o *OSD) start(ctx context.Context) error {
 	go o.heartbeatLoop()
 	o.wg.Go(o.reportLoop)
 	o.wg.Go(o.scrubLoop)
+	o.wg.Go(o.snapTrimLoop)
+	o.wg.Go(o.upThruLoop)
 	if err := o.mon.Subscribe(ctx, 0); err != nil {
 		return fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}

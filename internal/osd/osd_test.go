@@ -149,7 +149,7 @@ func TestPeeringNeverGoesBackToAnOlderMap(t *testing.T) {
 // may still be queued for a replica.
 func TestAbandonedWriteKeepsItsBuffer(t *testing.T) {
 	o := &OSD{}
-	p := &pg{o: o, writes: map[uint64]*write{}, queue: opq.NewQueue[objid.ID, *request](opq.Today{})}
+	p := &pg{o: o, writes: map[uint64]*write{}, queue: newOpQueue(opq.Today{})}
 	released := map[string]bool{}
 	newReq := func(name string) *request {
 		return &request{o: o, release: func() { released[name] = true }}
@@ -159,7 +159,7 @@ func TestAbandonedWriteKeepsItsBuffer(t *testing.T) {
 	p.mu.Lock()
 	stale := p.endIntervalLocked()
 	p.mu.Unlock()
-	if len(stale) != 1 || stale[0] != abandoned {
+	if len(stale) != 1 || stale[0] != work(abandoned) {
 		t.Fatalf("endIntervalLocked returned %d requests, want the abandoned write's", len(stale))
 	}
 	done.releaseWhenStored()

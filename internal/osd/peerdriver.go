@@ -83,7 +83,9 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 		return peering.Push{From: ev.from, Interval: msg.IntervalStart, Object: msg.Object, Exists: msg.Exists,
 			Version: pushVersion(msg), Body: msg}
 	case unfoundLost:
-		return peering.MarkedLost{}
+		return peering.MarkedLost{Revert: msg.revert}
+	case upThruRecorded:
+		return peering.UpThruRecorded{UpThru: msg.epoch}
 	case wire.PGNotify:
 		mem, err := decodeMember(ev.from, msg.Info, msg.Log)
 		if err != nil {
@@ -95,7 +97,7 @@ func (d *peerDriver) event(ev peerEvent) peering.Event {
 	case wire.PGAck:
 		switch {
 		case msg.Activate:
-			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result}
+			return peering.ActivateAck{From: ev.from, Interval: msg.IntervalStart, Result: msg.Result, Current: msg.Current}
 		case msg.Result != 0:
 			// An OSD that lacks the object is routine in a search; one
 			// that cannot read its copy is worth a warning.
@@ -123,7 +125,11 @@ func (d *peerDriver) applyPush(a peering.ApplyPush) error {
 		return err
 	}
 	p.copied()
-	if a.Search {
+	switch {
+	case a.Revert:
+		p.o.log.Warn("peering: reverting an unfound object to an older copy, as an operator asked", "pg", p.id.String(),
+			"object", a.Object.String(), "osd", a.From, "version", pushVersion(push).String())
+	case a.Search:
 		p.o.log.Info("peering: found a good copy outside the acting set", "pg", p.id.String(), "object", a.Object.String(), "osd", a.From)
 	}
 	return nil
@@ -142,19 +148,25 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		p.mu.Lock()
 		self := peering.Member{OSD: p.o.cfg.ID, Info: p.info, Log: p.log.Entries(),
 			Missing: slices.Collect(maps.Keys(p.missing))}
-		replicas, size, lose := p.replicasLocked(), p.pool.Size, p.loseUnfound
+		replicas, size, lose, revert := p.replicasLocked(), p.pool.Size, p.loseUnfound, p.revertUnfound
 		p.mu.Unlock()
 		d.pending = append(d.pending, peering.Loaded{Self: self, Replicas: replicas, PoolSize: size,
-			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose})
+			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose, Revert: revert, UpThru: p.o.mapUpThru(d.m)})
 	case peering.ReadPast:
 		past, err := p.o.pastIntervals(p.o.ctx, p.id, a.Since, r.interval)
 		if err != nil {
 			p.o.log.Warn("peering: cannot read past maps; trying again", "pg", p.id.String(), "err", err)
 		}
+		for _, iv := range peering.Skipped(past, a.Since) {
+			p.o.log.Debug("peering: skipping a past interval that never went read-write (its primary's up_thru is older)",
+				"pg", p.id.String(), "interval", iv.String())
+		}
 		d.pending = append(d.pending, peering.PastRead{Past: past, Err: err})
 	case peering.RefreshMap:
 		d.m = p.newerMap(d.m)
 		d.pending = append(d.pending, peering.MapRefreshed{Up: d.m.IsUp, MaxOSD: d.m.MaxOSD()})
+	case peering.RequestUpThru:
+		p.o.wantUpThru(r, a.Want)
 	case peering.SendQuery:
 		p.sendPeer(d.m, a.To, wire.TypePGQuery, wire.PGQuery{PGInterval: d.query}.Encode())
 	case peering.SetTimer:
@@ -175,11 +187,14 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		} else {
 			p.o.log.Debug("peering: searching", "pg", p.id.String(), "osd", a.To, "object", a.Objects[0].String(), "version", a.Want.String())
 		}
-		p.sendPeer(d.m, a.To, wire.TypePGPull, wire.PGPull{PGInterval: p.header(r, d.m), Objects: a.Objects}.Encode())
+		pull := wire.PGPull{PGInterval: p.header(r, d.m), Objects: a.Objects, Search: a.Want != (wire.Version{})}
+		p.sendPeer(d.m, a.To, wire.TypePGPull, pull.Encode())
 	case peering.ApplyPush:
 		d.pending = append(d.pending, peering.PushApplied{Object: a.Object, Err: d.applyPush(a)})
 	case peering.ReadVersion:
 		d.pending = append(d.pending, peering.VersionRead{Object: a.Object, Version: p.storedVersion(a.Object)})
+	case peering.CheckCopy:
+		d.pending = append(d.pending, peering.CopyChecked{Object: a.Object, Version: p.readableVersion(a.Object)})
 	case peering.ReportUnfound:
 		p.mu.Lock()
 		if p.run == r {
@@ -190,15 +205,20 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 	case peering.Adopt:
 		d.pending = append(d.pending, peering.Adopted{Err: p.adopt(a.Info, a.Log, r.interval, nil, nil)})
 	case peering.ForgetLost:
-		p.o.log.Warn("peering: forgetting unfound objects, as an operator asked", "pg", p.id.String(), "objects", len(a.Objects))
-		err := p.forgetLost(a.Objects)
+		p.o.log.Warn("peering: forgetting unfound objects, as an operator asked", "pg", p.id.String(),
+			"deleted", len(a.Objects), "reverted", len(a.Reverted))
+		err := p.forgetLost(a.Objects, a.Reverted)
 		p.mu.Lock()
 		info, log := p.info, p.log.Entries()
 		p.mu.Unlock()
 		d.pending = append(d.pending, peering.LostForgotten{Info: info, Log: log, Err: err})
 	case peering.ListObjects:
 		objs, err := p.allObjects()
-		d.pending = append(d.pending, peering.ObjectsListed{Objects: objs, Err: err})
+		vers := make([]wire.Version, len(objs))
+		for i, id := range objs {
+			vers[i] = p.storedVersion(id)
+		}
+		d.pending = append(d.pending, peering.ObjectsListed{Objects: objs, Versions: vers, Err: err})
 	case peering.SendActivate:
 		info := a.Info
 		info.PG = p.id
@@ -206,7 +226,8 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		for i, e := range a.Log {
 			log[i] = e.Encode()
 		}
-		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing}
+		msg := wire.PGActivate{PGInterval: p.header(r, d.m), Info: info.Encode(), Log: log, Backfill: a.Backfill, Missing: a.Missing,
+			Versions: a.Versions}
 		p.sendPeer(d.m, a.To, wire.TypePGActivate, msg.Encode())
 	case peering.Finish:
 		err := p.finishPeering(r, a.Plan, a.Missing)

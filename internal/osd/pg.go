@@ -11,7 +11,6 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/recovery"
 	"github.com/cuttlestore/cuttle/internal/osd/scrub"
-	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -30,9 +29,10 @@ type pg struct {
 	acting  []int32
 	upFrom  []uint32 // the acting OSDs' up_from epochs
 	primary int32    // -1: none
-	// queue holds the client requests of each object, in order, the
-	// running one first (primary.go).
-	queue *opq.Queue[objid.ID, *request]
+	// queue holds the PG's work, each key's items in order, the running
+	// one first: client ops and recovery pushes by object, rep ops and
+	// scrub chunks on keys of their own (opqueue.go).
+	queue *opq.Queue[qkey, work]
 	// writes are the writes replicating, by tid.
 	writes map[uint64]*write
 	tid    uint64
@@ -46,17 +46,16 @@ type pg struct {
 	activated bool
 	// missing are the objects this OSD's log says it has but its store
 	// lacks (persisted with the log); recPlan, on an active primary,
-	// plans the pushes of those each other member lacks, and
-	// recoveringObj holds the objects being pushed to them, each closed
-	// when done (missing.go).
-	missing       map[objid.ID]bool
-	recPlan       *recovery.Plan
-	recoveringObj map[objid.ID]chan struct{}
+	// plans the pushes of those each other member lacks; each push is an
+	// item of the queue on its object's key (missing.go).
+	missing map[objid.ID]bool
+	recPlan *recovery.Plan
 	// unfound are the objects peering could not find a copy of, and
-	// loseUnfound says an operator told it to go on without them
-	// (unfound.go).
-	unfound     []objid.ID
-	loseUnfound bool
+	// loseUnfound says an operator told it to go on without them,
+	// revertUnfound that it reverts them to older copies (unfound.go).
+	unfound       []objid.ID
+	loseUnfound   bool
+	revertUnfound bool
 	// recoveryKick wakes the recoverer when an object it skipped (held
 	// by client ops or a push) is free again.
 	recoveryKick chan struct{}
@@ -103,9 +102,8 @@ func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *
 		missing = map[objid.ID]bool{}
 	}
 	return &pg{o: o, id: info.PG, coll: objectstore.PGCollection(info.PG.Pool, info.PG.Seed), info: info, log: log,
-		missing: missing, primary: -1, queue: opq.NewQueue[objid.ID, *request](opq.Today{}), writes: map[uint64]*write{},
-		recoveringObj: map[objid.ID]chan struct{}{}, recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now(),
-		watch: newPGWatch()}
+		missing: missing, primary: -1, queue: newOpQueue(o.policy), writes: map[uint64]*write{},
+		recoveryKick: make(chan struct{}, 1), born: o.cfg.Clock.Now(), watch: newPGWatch(o.options().WatchTimeout)}
 }
 
 // loadPG reads a PG's info, log and missing set from the store.
@@ -151,7 +149,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	if pool := m.Pool(p.id.Pool); pool != nil {
 		p.pool = *pool
 	}
-	var stale []*request
+	var stale []work
 	if changed {
 		p.acting, p.primary = acting, primary
 		p.info.SameIntervalSince = start
@@ -167,29 +165,32 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 		p.kickRecovery() // a backfill target may take data again, or not
 		p.o.statsChanged()
 	}
-	for _, r := range stale {
-		r.replyError(-wire.ESTALE, epoch)
-	}
+	abandonAll(stale, epoch)
 	for _, r := range parked {
 		p.enqueue(r)
 	}
 }
 
-// endIntervalLocked abandons the writes in flight and returns every
-// request that must be told to resend: the writes', those queued behind
-// running ones (the running ones notice by themselves) and the notifies
-// in progress (the watch state is forgotten).
-func (p *pg) endIntervalLocked() []*request {
-	var stale []*request
+// endIntervalLocked abandons the writes in flight and returns what must
+// be answered as abandoned (work.abandon): the writes' requests, which
+// must be told to resend, every item of the op queue that has not
+// started (the running ones notice by themselves) and the notifies in
+// progress (the watch state is forgotten).
+func (p *pg) endIntervalLocked() []work {
+	var stale []work
 	for tid, w := range p.writes {
 		for _, r := range w.reqs {
 			r.dropBuffer() // rep ops referring to it may be queued still
+			stale = append(stale, r)
 		}
-		stale = append(stale, w.reqs...)
 		w.abandoned = true
 		delete(p.writes, tid)
 	}
-	return append(p.queue.Cut(stale), p.watchResetLocked()...)
+	stale = p.queue.Cut(stale)
+	for _, r := range p.watchResetLocked() {
+		stale = append(stale, r)
+	}
+	return stale
 }
 
 // isPrimaryLocked reports whether this OSD is the PG's acting primary.

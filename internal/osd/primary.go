@@ -37,6 +37,10 @@ type request struct {
 	// even if the request was answered before (an interval ended).
 	stored <-chan struct{}
 
+	// internal, if not nil, takes the replies of a request the OSD made
+	// itself (a snap trim) instead of a client.
+	internal func(wire.OSDOpReply)
+
 	mu       sync.Mutex
 	state    string // for dump_ops_in_flight
 	done     func() // ends tracking; nil once called
@@ -71,9 +75,15 @@ func (r *request) replyThen(rep wire.OSDOpReply, sent func(), tailCRC func([]byt
 	// Read data goes out from the buffer the store read it into.
 	segs := rep.EncodeSegments()
 	msg := msgr.Message{Type: wire.TypeOSDOpReply, Version: 1, Payload: segs[0], Tail: segs[1:], Done: sent, TailCRC: tailCRC}
-	if r.from.Session != nil {
+	switch {
+	case r.internal != nil:
+		r.internal(rep) // the OSD's own request that waits for its answer (snaptrim.go)
+		if sent != nil {
+			sent()
+		}
+	case r.from.Session != nil:
 		r.o.sendNow(r.from, msg)
-	} else if sent != nil {
+	case sent != nil:
 		sent() // the OSD's own request (removeWatch): no one to answer
 	}
 	if rep.Flags&wire.ReplyCommitted == 0 {
@@ -154,6 +164,10 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func(), pieceCRCs 
 			r.replyError(-wire.ESTALE, uint64(m.Epoch()))
 			return
 		}
+		if res := snapRefusal(m.Pool(op.PG.Pool), &op, r.write); res != 0 {
+			r.replyError(res, uint64(m.Epoch()))
+			return
+		}
 		r.setState("queued")
 		p.enqueue(r)
 	})
@@ -190,6 +204,10 @@ func (p *pg) checkLocked(r *request) (result int32, park bool) {
 		return -wire.EINVAL, false
 	case !p.activeLocked():
 		return 0, true
+	case !r.listing() && p.recPlan.IsUnfound(r.op.Object):
+		// As Ceph's OSD, an op on an unfound object waits until it is
+		// found (a later peering) or marked lost (unfound.go).
+		return 0, true
 	}
 	return 0, false
 }
@@ -214,55 +232,19 @@ func (p *pg) enqueue(r *request) {
 		p.o.wg.Go(func() { p.list(r) })
 		return
 	}
-	id := r.op.Object
-	start := p.queue.Add(id, opq.Client, opq.CostOf(r.bytesOfData()), r)
+	key := objectKey(r.op.Object)
+	start := p.queue.Add(key, opq.Client, opq.CostOf(r.bytesOfData()), r)
 	p.mu.Unlock()
 	if start {
-		p.o.wg.Go(func() { p.runObject(id, r) })
-	}
-}
-
-// runObject serves r, which the op queue started, and the requests of
-// its object the queue hands out after it, in order, until none is
-// left, or until a write must apply here before the next request may
-// see it: the write's applied callback (appliedHere) goes on from there,
-// so no goroutine waits for the store.
-func (p *pg) runObject(id objid.ID, r *request) {
-	for {
-		if w, c := p.serve(r); c != nil {
-			c.OnApplied(func() { p.appliedHere(id, r, w, c) })
-			return
-		}
-		p.mu.Lock()
-		next, more := p.queue.Done(id)
-		p.startWaitingLocked()
-		p.mu.Unlock()
-		if !more {
-			p.kickRecovery()
-			return
-		}
-		r = next
-	}
-}
-
-// startWaitingLocked runs the requests the op queue's policy held back
-// and admits now. Today's policy holds no client op back, so this costs
-// a client op one length check.
-func (p *pg) startWaitingLocked() {
-	for p.queue.Blocked() {
-		id, r, ok := p.queue.Next()
-		if !ok {
-			return
-		}
-		p.o.spawn(func() { p.runObject(id, r) })
+		p.o.wg.Go(func() { p.runKey(key, r) })
 	}
 }
 
 // appliedHere goes on once write w of request r has applied here; the
 // store runs it in its pipeline (Completion.OnApplied), so it takes the
 // PG lock through withLock.
-func (p *pg) appliedHere(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	p.withLock(func() { p.afterApplied(id, r, w, c) })
+func (p *pg) appliedHere(key qkey, r *request, w *write, c *objectstore.Completion) {
+	p.withLock(func() { p.afterApplied(key, r, w, c) })
 }
 
 // withLock runs f with the PG lock held, f releasing it: at once if the
@@ -282,19 +264,18 @@ func (p *pg) withLock(f func()) {
 	})
 }
 
-// afterApplied acks the local apply of w, lets the object's next request
+// afterApplied acks the local apply of w, lets the object's next item
 // run and awaits the local commit. The caller holds the PG lock; it is
 // released.
-func (p *pg) afterApplied(id objid.ID, r *request, w *write, c *objectstore.Completion) {
-	next, more := p.queue.Done(id)
+func (p *pg) afterApplied(key qkey, r *request, w *write, c *objectstore.Completion) {
+	next, more := p.queue.Done(key)
 	p.startWaitingLocked()
 	p.ackHeld(w, p.o.cfg.ID, wire.ReplyApplied, 0)
 	c.OnCommitted(func(err error) { p.committedHere(w, err) })
-	if !more {
-		p.kickRecovery()
-		return
+	p.ended(key, r)
+	if more {
+		p.o.spawn(func() { p.runKey(key, next) })
 	}
-	p.o.spawn(func() { p.runObject(id, next) })
 }
 
 // serve runs one request: a read at once, a write through replication.
@@ -316,9 +297,23 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 	if p.serveWatchOp(r, epoch) {
 		return nil, nil
 	}
-	res, err := ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
-	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(r.op.Object, err) {
-		res, err = ops.Execute(p.o.ctx, p.env(r, wire.Version{}), r.op.Ops)
+	if isSnapOp(r, wire.OpListSnaps) {
+		p.serveListSnaps(r, epoch) // snapops.go
+		return nil, nil
+	}
+	env := p.env(r, wire.Version{})
+	target, code, err := p.readTarget(r.op.Object) // a snapshot's clone (snapops.go)
+	if err == nil && code != 0 {
+		r.replyError(code, epoch)
+		return nil, nil
+	}
+	env.Object = target
+	var res *ops.Result
+	if err == nil {
+		res, err = ops.Execute(p.o.ctx, env, r.op.Ops)
+	}
+	if errors.Is(err, objectstore.ErrCorrupt) && p.repairFromReplica(target, err) {
+		res, err = ops.Execute(p.o.ctx, env, r.op.Ops)
 	}
 	if err != nil {
 		p.o.log.Error("read failed in the store", "pg", p.id.String(), "object", r.op.Object.String(), "err", err)
@@ -467,10 +462,22 @@ func (p *pg) answerResendLocked(r *request) bool {
 // to the replicas. It returns the write and the local completion, or nil
 // ones when r was answered already.
 func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
-	v := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}
-	prior := p.info.LastUpdate
-	res, err := ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops)
+	sw, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
 	if err != nil {
+		return nil, nil, err
+	}
+	cloneV := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}
+	v := wire.Version{Epoch: p.epoch, Counter: cloneV.Counter + sw.entriesBefore()}
+	prior := p.info.LastUpdate
+	var res *ops.Result
+	if isSnapOp(r, wire.OpRollback) {
+		res = p.rollback(r, sw, v) // snapops.go
+	} else if isSnapOp(r, opSnapTrim) {
+		res, err = p.snapTrim(sw, v) // snaptrim.go
+		if err != nil {
+			return nil, nil, err
+		}
+	} else if res, err = ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops); err != nil {
 		return nil, nil, err
 	}
 	if res.Code == 0 {
@@ -487,12 +494,18 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	entry := pglog.Entry{Version: v, Prior: prior, Kind: kind, Object: r.op.Object, Req: r.op.Req}
 	info := p.info
-	info.LastUpdate, info.LastComplete = v, v
 	info.Stats = info.Stats.Add(res.Existed, res.Exists, res.SizeBefore, res.Size)
 	txn := &res.Txn
+	before, after, stats := sw.finish(p.coll, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
+	info.Stats = stats
+	entries := append(append(before, entry), after...)
+	last := entries[len(entries)-1].Version
+	info.LastUpdate, info.LastComplete = last, last
 	keepDataCRCs(txn, r.pieceCRCs)
-	pglog.AppendTxn(txn, p.id, entry)
-	trimmed := logTrim(p.log.Len()+1, int(p.o.logLimit.Load()))
+	for _, e := range entries {
+		pglog.AppendTxn(txn, p.id, e)
+	}
+	trimmed := logTrim(p.log.Len()+len(entries), int(p.o.logLimit.Load()))
 	if trimmed > 0 {
 		dropped := p.log.Oldest(trimmed)
 		info.LogTail = dropped[len(dropped)-1].Version
@@ -503,7 +516,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	var repop [][]byte
 	if len(replicas) > 0 {
 		// Encoded before Queue: the store may hold on to the transaction.
-		repop = p.encodeRepOp(v, entry, info, txn, r.op.Flags&wire.FlagWantApplied != 0)
+		repop = p.encodeRepOp(v, entry, info, txn, r.op.Flags&wire.FlagWantApplied != 0, slices.Concat(before, after))
 	}
 	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
 	if err != nil {
@@ -515,8 +528,10 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	r.mu.Lock()
 	r.stored = c.Committed()
 	r.mu.Unlock()
-	if err := p.log.Append(entry); err != nil {
-		return nil, nil, err // cannot happen: v is past the head
+	for _, e := range entries {
+		if err := p.log.Append(e); err != nil {
+			return nil, nil, err // cannot happen: the versions are past the head
+		}
 	}
 	if trimmed > 0 {
 		p.log.TrimTo(p.log.Len() - trimmed)
@@ -551,9 +566,12 @@ func logTrim(n, limit int) int {
 // the tid is the one the write is about to get. Large write data stays
 // where it is, in the client's message: see releaseWhenStored for why
 // that buffer outlives the messages that refer to it.
-func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool) [][]byte {
+func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool, extra []pglog.Entry) [][]byte {
 	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: p.tid + 1,
 		Version: v, WantApplied: wantApplied, Entry: entry.Encode(), Info: info.Encode(), Txn: txn}
+	for _, e := range extra {
+		msg.Extra = append(msg.Extra, e.Encode())
+	}
 	return msg.EncodeSegments()
 }
 

@@ -66,7 +66,7 @@ type peerRun struct {
 
 type peerEvent struct {
 	from int32
-	msg  any // wire.PGNotify, wire.PGPush, wire.PGAck or unfoundLost
+	msg  any // wire.PGNotify, wire.PGPush, wire.PGAck, unfoundLost or upThruRecorded
 }
 
 func newPeerRun(interval uint64) *peerRun {
@@ -168,6 +168,20 @@ func pushVersion(m wire.PGPush) wire.Version {
 	return wire.Version{}
 }
 
+// readableVersion is the version of this OSD's copy of id if all of it
+// (data, attributes, omap) can be read, and zero otherwise.
+func (p *pg) readableVersion(id objid.ID) wire.Version {
+	st, err := p.objectState(id)
+	if err != nil {
+		p.o.log.Warn("peering: this OSD's copy cannot be read", "pg", p.id.String(), "object", id.String(), "err", err)
+		return wire.Version{}
+	}
+	if !st.Exists {
+		return wire.Version{}
+	}
+	return pushVersion(st)
+}
+
 // storedVersion is the version of this OSD's copy of id, from its info
 // attribute (zero if it has none, or it cannot be read).
 func (p *pg) storedVersion(id objid.ID) wire.Version {
@@ -193,7 +207,7 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result, missing map[int32][]
 		return err
 	}
 	p.activated = true
-	p.unfound, p.loseUnfound = nil, false
+	p.unfound, p.loseUnfound, p.revertUnfound = nil, false, false
 	p.notePeerMissingLocked(plan, missing)
 	parked := p.parked
 	p.parked = nil
@@ -461,6 +475,7 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 			o.wg.Go(func() { p.answerPull(from, m) })
 		case wire.PGPush: // to apply, or the answer to this primary's pull
 			if !p.deliver(waitKey{typ: wire.TypePGPush, from: sender, object: m.Object}, m) && !p.postToRun(sender, m) {
+				o.notePush(h.PG, sender, h.IntervalStart) // reservations.go
 				o.wg.Go(func() { p.takePush(from, m) })
 			}
 		case wire.PGActivate:
@@ -503,14 +518,17 @@ func (o *OSD) answerQuery(from msgr.Peer, p *pg, q wire.PGQuery) {
 }
 
 // answerPull pushes the objects the primary asked for. It refuses those
-// it lacks (its missing set), which the primary then fetches elsewhere.
+// it lacks (its missing set), which the primary then fetches elsewhere;
+// to a search it sends whatever copy it holds (the primary checks the
+// version: it may be the one searched for, or an older one to revert
+// to).
 func (p *pg) answerPull(from msgr.Peer, q wire.PGPull) {
 	objs := q.Objects
 	for _, id := range objs {
 		p.mu.Lock()
 		lacks := p.missing[id]
 		p.mu.Unlock()
-		if lacks {
+		if lacks && !q.Search {
 			p.reply(from, wire.TypePGAck, wire.PGAck{PGInterval: q.PGInterval, Object: id, Result: -wire.ENOENT}.Encode())
 			continue
 		}
@@ -545,10 +563,6 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		p.mu.Lock()
 		primary := p.primary
 		p.mu.Unlock()
-		var keep map[objid.ID]bool
-		if m.Backfill {
-			keep = map[objid.ID]bool{} // every object will be pushed
-		}
 		if sender != primary {
 			return fmt.Errorf("activation from osd.%d, but osd.%d is primary", sender, primary)
 		}
@@ -556,7 +570,14 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		if err != nil {
 			return err
 		}
-		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep, m.Missing)
+		var keep map[objid.ID]bool
+		missing := m.Missing
+		if m.Backfill {
+			// Every object is pushed but the copies already current.
+			keep, missing = p.currentCopies(m.Missing, m.Versions)
+			ack.Current = slices.SortedFunc(maps.Keys(keep), objid.Compare)
+		}
+		return p.adopt(mem.Info, mem.Log, m.IntervalStart, keep, missing)
 	}()
 	if p.o.stopping.Load() {
 		return // the store failed: no answer, peering goes on without this OSD
@@ -566,6 +587,28 @@ func (p *pg) takeActivate(from msgr.Peer, sender int32, m wire.PGActivate) {
 		ack.Result = -wire.EINVAL
 	}
 	p.reply(from, wire.TypePGAck, ack.Encode())
+}
+
+// currentCopies splits a backfill's objects (with the primary's version
+// of each, if given) into the copies this OSD holds at that version
+// already, which it keeps, and those it lacks. A copy its own missing
+// set names is not current, whatever it says.
+func (p *pg) currentCopies(objs []objid.ID, versions []wire.Version) (keep map[objid.ID]bool, lacks []objid.ID) {
+	keep = map[objid.ID]bool{}
+	if len(versions) != len(objs) {
+		return keep, objs
+	}
+	for i, id := range objs {
+		p.mu.Lock()
+		stale := p.missing[id]
+		p.mu.Unlock()
+		if v := versions[i]; v != (wire.Version{}) && !stale && p.storedVersion(id) == v {
+			keep[id] = true
+			continue
+		}
+		lacks = append(lacks, id)
+	}
+	return keep, lacks
 }
 
 // reply sends a peering message back on the session it came on.

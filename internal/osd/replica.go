@@ -9,6 +9,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -16,83 +17,161 @@ import (
 
 // handleRepOp applies a write the primary sent, once this OSD has the
 // primary's map. RepOps of one primary arrive in version order on its
-// session and are queued to the store in that order. release returns the
-// message's buffer, which the transaction's data aliases, once the store
-// has committed it (or refused it).
+// session; each enters the PG's op queue on the PG's one rep-op key
+// (class Replica), so they are queued to the store in that order even if
+// the queue's policy holds one back. Today's policy never does: the rep
+// op starts at once and runs here, in the dispatcher, under one take of
+// the PG lock. release returns the message's buffer, which the
+// transaction's data aliases, once the store has committed it (or
+// refused it).
 //
 // The answers go from the store's completion callbacks rather than from
 // a goroutine parked per write: they run in the store's pipeline, so they
 // only queue the reply (sendNow).
 func (o *OSD) handleRepOp(from msgr.Peer, m wire.RepOp, release func()) {
 	o.whenMap(from.Session, m.Epoch, func() {
-		epoch := o.Epoch()
-		reply := func(flags uint32, result int32) {
-			r := wire.RepOpReply{PG: m.PG, Tid: m.Tid, Epoch: epoch, Flags: flags, Result: result}
-			o.sendNow(from, msgr.Message{Type: wire.TypeRepOpReply, Version: 1, Payload: r.Encode()})
-		}
+		op := &repOp{o: o, from: from, m: m, epoch: o.Epoch(), release: release}
 		p, _ := o.lookupPG(m.PG)
 		if p == nil {
-			release()
-			reply(wire.ReplyCommitted, -wire.ESTALE)
+			op.abandon(op.epoch)
 			return
 		}
-		c, result := p.applyRepOp(from, m)
-		if c == nil {
+		if result := p.checkRepOp(op); result != 0 {
 			release()
-			if result != storeFailedResult {
-				reply(wire.ReplyCommitted, result)
-			}
+			op.reply(wire.ReplyCommitted, result)
 			return
 		}
-		if m.WantApplied {
-			c.OnApplied(func() { reply(wire.ReplyApplied, 0) })
+		key := repOpsKey()
+		p.mu.Lock()
+		if !p.queue.Add(key, opq.Replica, opq.CostOf(op.bytes()), op) {
+			p.mu.Unlock()
+			return // runs when the queue hands it out (runKey)
 		}
-		c.OnCommitted(func(err error) {
-			release()
-			switch {
-			case isStoreFailure(err):
-				go o.storeFailed(err) // no answer: the write goes on without this OSD
-			case err != nil:
-				o.log.Error("replica commit failed", "pg", m.PG.String(), "err", err)
-				reply(wire.ReplyCommitted, storeErrno(err))
-			default:
-				reply(wire.ReplyApplied|wire.ReplyCommitted, 0)
-			}
-		})
+		c, result := p.applyRepOpLocked(op)
+		next, more := p.queue.Done(key)
+		p.startWaitingLocked()
+		p.mu.Unlock()
+		p.answerRepOp(op, c, result)
+		if more {
+			o.spawn(func() { p.runKey(key, next) })
+		}
 	})
 }
 
-// applyRepOp checks and queues a replicated write. It returns the store's
-// completion, or nil and the errno to answer with.
-func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, int32) {
+// repOp is a write a replica received from its primary, an item of the
+// PG's op queue; entry and info are decoded from m by checkRepOp.
+type repOp struct {
+	o       *OSD
+	from    msgr.Peer
+	m       wire.RepOp
+	epoch   uint64 // this OSD's map epoch when it came, for the answers
+	release func()
+	entry   pglog.Entry
+	info    pglog.Info
+	// entries are entry and the extra ones (a snapshot's clone, the
+	// snapdir: snapops.go), in version order.
+	entries []pglog.Entry
+}
+
+// bytes is how many bytes of data the rep op's transaction writes.
+func (op *repOp) bytes() int {
+	n := 0
+	if op.m.Txn != nil {
+		for i := range op.m.Txn.Ops {
+			n += len(op.m.Txn.Ops[i].Data)
+		}
+	}
+	return n
+}
+
+// reply answers the primary.
+func (op *repOp) reply(flags uint32, result int32) {
+	r := wire.RepOpReply{PG: op.m.PG, Tid: op.m.Tid, Epoch: op.epoch, Flags: flags, Result: result}
+	op.o.sendNow(op.from, msgr.Message{Type: wire.TypeRepOpReply, Version: 1, Payload: r.Encode()})
+}
+
+// abandon answers a rep op that will not run: its PG is gone here, or
+// its interval ended while it waited in the queue.
+func (op *repOp) abandon(uint64) {
+	op.release()
+	op.reply(wire.ReplyCommitted, -wire.ESTALE)
+}
+
+// answerRepOp answers the primary once the store has applied and
+// committed the rep op's transaction c, or at once with result if it
+// queued none.
+func (p *pg) answerRepOp(op *repOp, c *objectstore.Completion, result int32) {
+	if c == nil {
+		op.release()
+		if result != storeFailedResult {
+			op.reply(wire.ReplyCommitted, result)
+		}
+		return
+	}
+	if op.m.WantApplied {
+		c.OnApplied(func() { op.reply(wire.ReplyApplied, 0) })
+	}
+	c.OnCommitted(func(err error) {
+		op.release()
+		switch {
+		case isStoreFailure(err):
+			go p.o.storeFailed(err) // no answer: the write goes on without this OSD
+		case err != nil:
+			p.o.log.Error("replica commit failed", "pg", op.m.PG.String(), "err", err)
+			op.reply(wire.ReplyCommitted, storeErrno(err))
+		default:
+			op.reply(wire.ReplyApplied|wire.ReplyCommitted, 0)
+		}
+	})
+}
+
+// checkRepOp decodes and checks what a rep op carries, before it is
+// queued; it returns the errno to answer with if it is malformed.
+func (p *pg) checkRepOp(op *repOp) int32 {
+	from, m := op.from, op.m
 	entry, err := pglog.DecodeEntry(m.Entry)
 	if err != nil {
 		p.o.log.Warn("bad rep op entry", "from", from.Name.String(), "err", err)
-		return nil, -wire.EINVAL
+		return -wire.EINVAL
+	}
+	entries, err := repOpEntries(entry, m.Extra) // with a snapshot's clone (snapops.go)
+	if err != nil {
+		p.o.log.Warn("bad rep op entries", "from", from.Name.String(), "err", err)
+		return -wire.EINVAL
 	}
 	info, err := pglog.DecodeInfo(m.Info)
 	if err != nil || info.PG != m.PG {
 		p.o.log.Warn("bad rep op info", "from", from.Name.String(), "err", err)
-		return nil, -wire.EINVAL
+		return -wire.EINVAL
 	}
-	txn := m.Txn
-	if err := txn.Validate(); err != nil {
+	if m.Txn == nil {
+		p.o.log.Warn("rep op without a transaction", "from", from.Name.String())
+		return -wire.EINVAL
+	}
+	if err := m.Txn.Validate(); err != nil {
 		p.o.log.Warn("bad rep op transaction", "from", from.Name.String(), "err", err)
-		return nil, -wire.EINVAL
+		return -wire.EINVAL
 	}
-	if err := p.checkTxnScope(txn); err != nil {
+	if err := p.checkTxnScope(m.Txn); err != nil {
 		p.o.log.Warn("rep op outside its PG", "from", from.Name.String(), "err", err)
-		return nil, -wire.EINVAL
+		return -wire.EINVAL
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	sender, _ := osdID(from.Name.String())
+	op.entry, op.info, op.entries = entry, info, entries
+	return 0
+}
+
+// applyRepOpLocked queues a checked rep op's transaction to the store,
+// with the PG lock held. It returns the store's completion, or nil and
+// the errno to answer with.
+func (p *pg) applyRepOpLocked(op *repOp) (*objectstore.Completion, int32) {
+	m, entry, info, entries := op.m, op.entry, op.info, op.entries
+	sender, _ := osdID(op.from.Name.String())
 	switch {
 	case m.IntervalStart != p.info.SameIntervalSince || sender != p.primary:
 		return nil, -wire.ESTALE // from another interval or another primary
 	case entry.Version != m.Version:
 		return nil, -wire.EINVAL
-	case !p.log.Head().Less(entry.Version):
+	case !p.log.Head().Less(entries[0].Version):
 		// A write this OSD committed before it restarted, sent again
 		// by a primary that never heard: it is here already.
 		if e, ok := p.log.Lookup(entry.Req); ok && e.Version == entry.Version {
@@ -100,7 +179,7 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		}
 		return nil, -wire.EINVAL
 	}
-	c, err := p.o.cfg.Store.Queue(p.o.ctx, txn)
+	c, err := p.o.cfg.Store.Queue(p.o.ctx, m.Txn)
 	if isStoreFailure(err) || errors.Is(err, objectstore.ErrNoSpace) {
 		// A replica cannot refuse a write the primary applied: out of
 		// space, it would miss this version and take the next ones,
@@ -114,14 +193,17 @@ func (p *pg) applyRepOp(from msgr.Peer, m wire.RepOp) (*objectstore.Completion, 
 		p.o.log.Error("rep op failed in the store", "pg", p.id.String(), "err", err)
 		return nil, storeErrno(err)
 	}
-	if err := p.log.Append(entry); err != nil {
-		return nil, -wire.EINVAL
+	for _, e := range entries {
+		if err := p.log.Append(e); err != nil {
+			return nil, -wire.EINVAL
+		}
 	}
 	// The primary chose the tail, and the transaction deleted the
 	// trimmed entries' keys: the log in memory follows it, so that it
 	// matches the log on disk.
 	p.log.TrimThrough(info.LogTail)
-	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = entry.Version, entry.Version, p.log.Tail()
+	last := entries[len(entries)-1].Version
+	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = last, last, p.log.Tail()
 	p.info.Stats = info.Stats
 	return c, 0
 }

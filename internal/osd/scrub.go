@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -32,6 +33,11 @@ import (
 // A client read that meets a checksum error on the primary fetches the
 // object from a replica, repairs the primary's copy and is answered from
 // it; the client never sees the error while a good copy exists.
+//
+// Each chunk is an item of the PG's op queue (opqueue.go), class Scrub,
+// on the PG's scrub key: it costs one per object for a light scrub, the
+// objects' bytes for a deep one; it holds no object's key, so client ops
+// never wait behind it. The OSD runs one scrub at a time (scrubsched.go).
 //
 // This file is the driver: it lists the chunks, builds this OSD's scrub
 // map, gathers the members', records the result and carries repairs out.
@@ -140,11 +146,13 @@ func (p *pg) scrub(deep, repair bool) error {
 	found := map[objid.ID]scrub.Inconsistency{}
 	cursor := objid.ID{}
 	for {
-		end, err := p.chunkEnd(cursor)
+		end, n, err := p.chunkEnd(cursor)
 		if err != nil {
 			return err
 		}
-		if err := p.scrubChunk(r, replicas, cursor, end, deep, found); err != nil {
+		start := cursor
+		j := &chunkJob{run: func() error { return p.scrubChunk(r, replicas, start, end, deep, found) }, done: make(chan struct{})}
+		if err := p.queueChunk(j, n, deep); err != nil {
 			return err
 		}
 		if end.IsMax() {
@@ -176,14 +184,53 @@ func (p *pg) scrub(deep, repair bool) error {
 	return p.finishScrub(deep, found)
 }
 
-// chunkEnd returns the end of the chunk that begins at cursor: the first
-// object after scrubChunk of them here, or objid.Max().
-func (p *pg) chunkEnd(cursor objid.ID) (objid.ID, error) {
-	_, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, scrubChunk)
+// chunkEnd returns the end of the chunk that begins at cursor (the first
+// object after scrubChunk of them here, or objid.Max()) and how many
+// objects it holds here.
+func (p *pg) chunkEnd(cursor objid.ID) (objid.ID, int, error) {
+	objs, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, scrubChunk)
 	if err != nil {
-		return objid.ID{}, fmt.Errorf("scrub: list pg %v: %w", p.id, err)
+		return objid.ID{}, 0, fmt.Errorf("scrub: list pg %v: %w", p.id, err)
 	}
-	return next, nil
+	return next, len(objs), nil
+}
+
+// chunkJob is a chunk of a scrub, an item of the PG's op queue on its
+// scrub key. done is closed once it ran (err is its result) or was cut
+// from the queue.
+type chunkJob struct {
+	run  func() error
+	err  error
+	done chan struct{}
+}
+
+// abandon ends a chunk that will not run: its interval ended.
+func (j *chunkJob) abandon(uint64) {
+	j.err = errIntervalEnded
+	close(j.done)
+}
+
+// queueChunk runs chunk j of n objects through the op queue, here if it
+// starts at once (Today's policy starts it: the PG scrubs one chunk at a
+// time), and returns its result.
+func (p *pg) queueChunk(j *chunkJob, n int, deep bool) error {
+	key := scrubKey()
+	p.mu.Lock()
+	cost := int64(n)
+	if deep {
+		cost *= int64(p.objectSizeLocked())
+	}
+	start := p.queue.Add(key, opq.Scrub, max(cost, 1), j)
+	p.mu.Unlock()
+	if start {
+		p.runKey(key, j)
+	}
+	select {
+	case <-j.done:
+		return j.err
+	case <-p.o.ctx.Done():
+		return errIntervalEnded
+	}
 }
 
 // scrubChunk gathers the members' scrub maps of the objects in [start,

@@ -10,9 +10,12 @@ import (
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
-// Scrub scheduling: one scrub at a time per OSD (Ceph's osd_max_scrubs of
-// 1), so scrubs never take more than one PG's worth of reads from client
-// I/O. Operators' requests (pg scrub|deep-scrub|repair) run first; every
+// Scrub scheduling: MaxScrubs scrubs at a time per OSD (Ceph's
+// osd_max_scrubs, 1 by default), so scrubs never take more than that many
+// PGs' worth of reads from client I/O: a scrub holds one of the OSD's
+// scrub slots (an opq.Limiter, whose limit follows the option at run
+// time), and its chunks go through its PG's op queue (scrub.go).
+// Operators' requests (pg scrub|deep-scrub|repair) run first; every
 // ScrubCheck the OSD also starts the most overdue scheduled scrub of the
 // PGs it is primary of, as scrub.Next picks it: a light one every
 // ScrubInterval, a deep one every DeepScrubInterval, each stretched by up
@@ -23,23 +26,41 @@ import (
 // scrubQueue bounds the operators' scrub requests waiting.
 const scrubQueue = 256
 
-// scrubLoop runs scrubs until the OSD stops.
+// scrubLoop starts scrubs until the OSD stops, each once it holds a
+// scrub slot.
 func (o *OSD) scrubLoop() {
 	tick := o.cfg.Clock.NewTimer(o.cfg.ScrubCheck)
 	defer tick.Stop()
 	for {
 		select {
 		case j := <-o.scrubJobs:
-			o.runScrub(j)
+			if !o.scrubSlots.acquire(o.ctx.Done(), nil) {
+				return
+			}
+			o.startScrub(j)
 		case <-tick.C():
+			if !o.scrubSlots.acquire(o.ctx.Done(), nil) {
+				return
+			}
+			// Picked once a slot is held, so that the pick is current.
 			if j, ok := o.dueScrub(o.cfg.Clock.Now()); ok {
-				o.runScrub(j)
+				o.startScrub(j)
+			} else {
+				o.scrubSlots.release()
 			}
 			tick.Reset(o.cfg.ScrubCheck)
 		case <-o.ctx.Done():
 			return
 		}
 	}
+}
+
+// startScrub runs j, holding a scrub slot it gives back when done.
+func (o *OSD) startScrub(j scrubJob) {
+	o.wg.Go(func() {
+		defer o.scrubSlots.release()
+		o.runScrub(j)
+	})
 }
 
 func (o *OSD) runScrub(j scrubJob) {

@@ -7,8 +7,9 @@ import (
 )
 
 // slots is a counting semaphore whose limit may change while slots are
-// held: recovery's slots per OSD (osd_max_backfills) and each recovering
-// PG's push window (osd_recovery_max_active). The op queue's Limiter
+// held: each recovering PG's push window (osd_recovery_max_active) and
+// the OSD's scrubs (recovery's slots per OSD, osd_max_backfills, are
+// reservations.go's, in priority order). The op queue's Limiter
 // decides who gets a slot (waiters in arrival order; lowering the limit
 // takes no slot back); slots blocks and wakes the waiters. Safe for
 // concurrent use.

@@ -10,7 +10,6 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/split"
-	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -150,9 +149,7 @@ func (o *OSD) splitPG(p *pg, from, to uint32, epoch uint64) ([]*pg, error) {
 	p.info.SameIntervalSince = epoch // requests of older maps are stale
 	children, err := o.splitPGLocked(p, moves, to, epoch)
 	p.mu.Unlock()
-	for _, r := range stale {
-		r.replyError(-wire.ESTALE, epoch)
-	}
+	abandonAll(stale, epoch)
 	o.statsChanged()
 	return children, err
 }

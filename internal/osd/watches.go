@@ -30,8 +30,9 @@ import (
 // state: notifies in progress are answered ESTALE and resent by their
 // clients to the new primary, where watchers reconnect.
 
-// Watch/notify defaults (Ceph's osd_client_watch_timeout and librados'
-// notify timeout).
+// Watch/notify defaults: the watch timeout of a watch that asks for none
+// (Config.WatchTimeout's default, Ceph's osd_client_watch_timeout) and
+// librados' notify timeout.
 const (
 	defaultWatchTimeout  = 30 * time.Second
 	defaultNotifyTimeout = 10 * time.Second
@@ -46,8 +47,24 @@ type pgWatch struct {
 	notifies map[uint64]*request // notify requests awaiting completion
 }
 
-func newPGWatch() *pgWatch {
-	return &pgWatch{st: watch.New(defaultWatchTimeout), notifies: map[uint64]*request{}}
+func newPGWatch(timeout time.Duration) *pgWatch {
+	return &pgWatch{st: watch.New(timeout), notifies: map[uint64]*request{}}
+}
+
+// setWatchTimeout gives every PG's watch state a new default watch
+// timeout (osd_client_watch_timeout), for the watches it times from now.
+func (o *OSD) setWatchTimeout(d time.Duration) {
+	o.mu.Lock()
+	pgs := make([]*pg, 0, len(o.pgs))
+	for _, p := range o.pgs {
+		pgs = append(pgs, p)
+	}
+	o.mu.Unlock()
+	for _, p := range pgs {
+		p.watch.mu.Lock()
+		p.watch.st.SetDefaultTimeout(d)
+		p.watch.mu.Unlock()
+	}
 }
 
 // watchConns names client sessions for the watch states.

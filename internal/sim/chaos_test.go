@@ -92,12 +92,19 @@ func runChaos(t *testing.T, seed uint64, events map[int]func(*Cluster)) {
 		c.AddOSD(fmt.Sprint("h", i))
 	}
 	c.Run("osd pool create", "pool", "rbd", "pg_num", "16", "size", "3", "min_size", "2")
+	c.Run("osd pool create", "pool", "snapped", "pg_num", "8", "size", "3", "min_size", "2")
 	c.WaitForEpoch(c.Epoch())
 	synctest.Wait()
-	io, err := c.connect(t, "client.app").OpenIOContext("rbd")
+	conn := c.connect(t, "client.app")
+	io, err := conn.OpenIOContext("rbd")
 	if err != nil {
 		t.Fatal(err)
 	}
+	sio, err := conn.OpenIOContext("snapped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapped := newSnapWorkload(sio) // chaos_snaps_test.go
 	objs := make([]*object, chaosObjects)
 	for i := range objs {
 		objs[i] = &object{name: fmt.Sprint("chaos-", i)}
@@ -118,6 +125,7 @@ func runChaos(t *testing.T, seed uint64, events map[int]func(*Cluster)) {
 		wrng := rand.New(rand.NewPCG(seed, uint64(w)))
 		wg.Go(func() { chaosWriter(io, objs[w*chaosObjects/4:(w+1)*chaosObjects/4], wrng, stop, report, &counts) })
 	}
+	wg.Go(func() { snapped.run(rand.New(rand.NewPCG(seed, 99)), stop, report) })
 	faults := chaosFaults(t, c, rng, events)
 	close(stop)
 	wg.Wait()
@@ -136,8 +144,11 @@ func runChaos(t *testing.T, seed uint64, events map[int]func(*Cluster)) {
 				seed, o.name, got, err, o.acked, o.unknown, faults)
 		}
 	}
-	t.Logf("seed %d: faults %v; %d writes acknowledged, %d failed, %d reads verified",
-		seed, faults, counts.acked.Load(), counts.failed.Load(), counts.reads.Load())
+	for _, bad := range snapped.verify(ctx) {
+		t.Errorf("seed %d: %s (faults: %v)", seed, bad, faults)
+	}
+	t.Logf("seed %d: faults %v; %d writes acknowledged, %d failed, %d reads verified; snapshots: %v",
+		seed, faults, counts.acked.Load(), counts.failed.Load(), counts.reads.Load(), snapped.ops)
 	if counts.acked.Load() == 0 || counts.reads.Load() == 0 {
 		t.Fatalf("seed %d: the workload did nothing", seed)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options shape a Cluster.
@@ -100,6 +101,8 @@ type OSD struct {
 	D     *osd.OSD // nil while stopped
 	// Key is the OSD's cephx key (Cephx only).
 	Key auth.Secret
+	// Metrics is the running daemon's registry (new at each start).
+	Metrics *prometheus.Registry
 	// daemon is the running daemon whose OSD D is.
 	daemon *daemon.OSD
 }
@@ -226,7 +229,8 @@ func (c *Cluster) StartOSD(id int32) {
 	defer cancel()
 	cfg := daemon.OSDConfig{ID: id, Store: o.Store, Network: c.network(o.Addr), Listen: o.Addr,
 		Host: o.Host, Mons: mons, Logger: Logger(fmt.Sprintf("osd.%d", id)), Seed: uint64(id), LogEntries: c.opts.LogEntries,
-		Overrides: c.opts.osdOverrides()}
+		Overrides: c.opts.osdOverrides(), Metrics: prometheus.NewRegistry()}
+	o.Metrics = cfg.Metrics
 	if c.opts.Cephx {
 		cfg.Auth, cfg.Key = "cephx", &o.Key
 	}
@@ -363,6 +367,26 @@ func (c *Cluster) Map() *osdmap.Map {
 		c.t.Fatalf("osd getmap: %v", err)
 	}
 	return m
+}
+
+// Counter returns the value of the counter name in the running OSD id's
+// metrics (0 if it has none).
+func (c *Cluster) Counter(id int32, name string) float64 {
+	c.t.Helper()
+	mfs, err := c.OSDs[id].Metrics.Gather()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
 
 // Epoch returns the monitors' newest OSD map epoch.

@@ -25,9 +25,10 @@ func threeOSDsWith(t *testing.T, opts Options) (*Cluster, uint64) {
 		c.AddOSD(h)
 	}
 	c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3")
+	c.WaitForEpoch(c.Epoch())
+	synctest.Wait() // the PGs peer and go active (their primaries' up_thru makes new epochs)
 	epoch := c.Epoch()
 	c.WaitForEpoch(epoch)
-	synctest.Wait() // the PGs peer and go active
 	return c, epoch
 }
 

@@ -76,6 +76,9 @@ type Op struct {
 	Flags  uint32
 	Tid    uint64 // 0: the next one
 	Ops    []wire.ObjectOp
+	// SnapSeq and Snaps are a write's snap context.
+	SnapSeq uint64
+	Snaps   []uint64
 }
 
 // Send sends op to OSD osd and returns the channel its replies arrive on.
@@ -93,7 +96,7 @@ func (rc *RawClient) Send(o *OSD, op Op) (uint64, <-chan wire.OSDOpReply) {
 	}
 	rc.mu.Unlock()
 	m := wire.OSDOp{Req: wire.ReqID{Client: rc.name, Incarnation: rc.inc, Tid: op.Tid}, Epoch: op.Epoch,
-		PG: op.PG, Object: op.Object, Flags: op.Flags, Ops: op.Ops}
+		PG: op.PG, Object: op.Object, Flags: op.Flags, Ops: op.Ops, SnapSeq: op.SnapSeq, Snaps: op.Snaps}
 	peer := auth.EntityName{Type: "osd", ID: fmt.Sprint(o.ID)}
 	if err := rc.ms.Send(context.Background(), peer, o.Addr, msgr.Message{Type: wire.TypeOSDOp, Version: 1, Payload: m.Encode()}); err != nil {
 		rc.t.Fatalf("send to osd.%d: %v", o.ID, err)

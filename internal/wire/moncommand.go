@@ -254,6 +254,8 @@ func ErrnoName(code int32) string {
 		return "EFBIG"
 	case ENOSPC:
 		return "ENOSPC"
+	case EROFS:
+		return "EROFS"
 	case ERANGE:
 		return "ERANGE"
 	case ENODATA:

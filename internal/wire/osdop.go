@@ -68,6 +68,7 @@ var objectOpNames = map[ObjectOpCode]string{
 	OpTruncate: "truncate", OpZero: "zero", OpDelete: "delete", OpCreate: "create",
 	OpSetXattr: "setxattr", OpRmXattr: "rmxattr", OpOmapSet: "omap-set", OpOmapRmKeys: "omap-rm-keys",
 	OpOmapClear: "omap-clear", OpOmapSetHeader: "omap-set-header", OpCall: "call",
+	OpListSnaps: "list-snaps", OpRollback: "rollback",
 	OpWatchPing: "watch-ping", OpNotify: "notify", OpNotifyAck: "notify-ack", OpListWatchers: "list-watchers",
 	OpWatch: "watch",
 }
@@ -170,6 +171,11 @@ type OSDOp struct {
 	Flags   uint32
 	Attempt uint32 // 0 on the first send, counted up on resends
 	Ops     []ObjectOp
+	// SnapSeq and Snaps are a write's snap context (docs/SNAPSHOTS.md):
+	// the newest snap id the client knows of and the live snapshots,
+	// newest first. A read at a snapshot names it in Object.Snap.
+	SnapSeq uint64
+	Snaps   []uint64
 }
 
 // Version is an object or PG log version: the map epoch in which the
@@ -197,6 +203,8 @@ const (
 	ESTALE    = 116
 	ECANCELED = 125
 	ETIMEDOUT = 110
+	// EROFS: a write to a snapshot (only the head is writable).
+	EROFS = 30
 )
 
 // ObjectOpResult is what one op returned. Which fields are set depends on
@@ -247,10 +255,15 @@ const (
 	maxOpData  = 1 << 30
 	maxEntries = 1 << 20
 	maxClient  = 256
+	// maxSnaps bounds a snap context (osdmap.MaxPoolSnaps).
+	maxSnaps = osdmap.MaxPoolSnaps
 )
 
 // Encode encodes m: version 1: req (client, incarnation, tid), epoch,
-// pg (pool varint, seed u32), object, flags, attempt, ops.
+// pg (pool varint, seed u32), object, flags, attempt, ops; version 2
+// appends the snap context (seq, count, ids; uvarints). An op with a snap
+// context carries compat 2, so that a decoder that would drop it refuses
+// it; one without carries compat 1.
 func (m OSDOp) Encode() []byte {
 	return encodeCopied(m.encode)
 }
@@ -265,7 +278,11 @@ func (m OSDOp) EncodeSegments() [][]byte {
 
 func (m OSDOp) encode(e *encoding.Encoder, byRef bool) {
 	e.Grow(m.sizeHint(byRef))
-	mk := e.Begin(1, 1)
+	compat := uint8(1)
+	if m.SnapSeq != 0 || len(m.Snaps) > 0 {
+		compat = 2
+	}
+	mk := e.Begin(2, compat)
 	e.String(m.Req.Client)
 	e.Uint64(m.Req.Incarnation)
 	e.Uint64(m.Req.Tid)
@@ -278,6 +295,11 @@ func (m OSDOp) encode(e *encoding.Encoder, byRef bool) {
 	e.Uvarint(uint64(len(m.Ops)))
 	for i := range m.Ops {
 		encodeObjectOp(e, &m.Ops[i], byRef)
+	}
+	e.Uvarint(m.SnapSeq)
+	e.Uvarint(uint64(len(m.Snaps)))
+	for _, s := range m.Snaps {
+		e.Uvarint(s)
 	}
 	e.End(mk)
 }
@@ -339,7 +361,7 @@ func encodeKVs(e *encoding.Encoder, kvs []KV) {
 // (object data is not copied): keep b unchanged while the op is used.
 func DecodeOSDOp(b []byte) (OSDOp, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	var m OSDOp
 	m.Req = ReqID{Client: d.String(maxClient), Incarnation: d.Uint64(), Tid: d.Uint64()}
 	m.Epoch = d.Uvarint()
@@ -355,6 +377,19 @@ func DecodeOSDOp(b []byte) (OSDOp, error) {
 		m.Ops = make([]ObjectOp, n)
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Ops[i] = decodeObjectOp(d)
+		}
+	}
+	if version >= 2 && d.Err() == nil {
+		m.SnapSeq = d.Uvarint()
+		ns := d.Count(1)
+		if ns > maxSnaps {
+			d.Fail(fmt.Errorf("%w: %d snaps in a snap context", encoding.ErrCorrupt, ns))
+		}
+		if ns > 0 && d.Err() == nil {
+			m.Snaps = make([]uint64, ns)
+			for i := range m.Snaps {
+				m.Snaps[i] = d.Uvarint()
+			}
 		}
 	}
 	d.End()

@@ -30,6 +30,8 @@ func sampleOSDOp() OSDOp {
 			{Code: OpOmapGetVals, Name: "a", Prefix: "p", Length: 100},
 			{Code: OpCall, Name: "lock.lock", Data: []byte{1, 2}},
 		},
+		SnapSeq: 9,
+		Snaps:   []uint64{9, 4, 1},
 	}
 }
 
@@ -115,6 +117,28 @@ func TestOSDOpReplyVersion1(t *testing.T) {
 	got, err := DecodeOSDOpReply(b)
 	if err != nil || !reflect.DeepEqual(got, r) {
 		t.Fatalf("version 1 reply: %+v %v", got, err)
+	}
+}
+
+// A version-1 op, from before snap contexts, decodes with none; an op
+// without one is written compat 1, readable by version-1 decoders, and
+// one with a snap context compat 2.
+func TestOSDOpSnapContextVersions(t *testing.T) {
+	m := sampleOSDOp()
+	if b := m.Encode(); b[0] != 2 || b[1] != 2 {
+		t.Fatalf("op with a snap context: version %d compat %d, want 2 and 2", b[0], b[1])
+	}
+	m.SnapSeq, m.Snaps = 0, nil
+	b := m.Encode()
+	if b[0] != 2 || b[1] != 1 || !bytes.HasSuffix(b, []byte{0, 0}) {
+		t.Fatalf("op without a snap context: version %d compat %d, ends % x", b[0], b[1], b[len(b)-2:])
+	}
+	b = b[:len(b)-2]
+	b[0] = 1
+	binary.LittleEndian.PutUint32(b[2:], uint32(len(b)-6))
+	got, err := DecodeOSDOp(b)
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("version 1 op: %+v %v", got, err)
 	}
 }
 

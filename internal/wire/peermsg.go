@@ -51,11 +51,17 @@ type PGNotify struct {
 
 // PGPull asks a member of the PG to push the objects listed. All is
 // kept in the encoding but no longer sent (a primary that needs every
-// object asks for pg_temp instead); members ignore it.
+// object asks for pg_temp instead); members ignore it. Search says the
+// primary searches for a copy outside the members whose copy is
+// current (for an unfound object, or an older copy to revert it to):
+// the OSD pushes whatever readable copy it holds, even of an object its
+// missing set lists, and the primary checks the version; without it an
+// OSD refuses the objects it lists as missing.
 type PGPull struct {
 	PGInterval
 	Objects []objid.ID
 	All     bool
+	Search  bool
 }
 
 // PGPush carries an object's whole state to a member that must match the
@@ -72,23 +78,29 @@ type PGPush struct {
 
 // PGActivate tells a member to adopt the authoritative info and log and
 // to remember Missing, the objects the primary will push to it after the
-// PG goes active; with Backfill, it first removes every object of the PG
-// it holds (Missing then lists them all).
+// PG goes active. With Backfill, Missing lists every object of the PG
+// and Versions (if not empty) the primary's version of each: the member
+// keeps the copies it holds at that version, removes every other object
+// of the PG it holds, and answers with the ones it kept (PGAck.Current).
 type PGActivate struct {
 	PGInterval
 	Info     []byte
 	Log      [][]byte
 	Backfill bool
 	Missing  []objid.ID
+	Versions []Version
 }
 
 // PGAck says a PGPush (Object set) or PGActivate (Activate) is committed
-// (Result 0) or failed (a negated errno).
+// (Result 0) or failed (a negated errno). Current, for a backfill's
+// activation, lists the objects the member holds at the primary's
+// version already: they are not pushed.
 type PGAck struct {
 	PGInterval
 	Object   objid.ID
 	Activate bool
 	Result   int32
+	Current  []objid.ID
 }
 
 // maxLogEntries bounds the entries a PGNotify or PGActivate carries.
@@ -191,13 +203,15 @@ func DecodePGNotify(b []byte) (PGNotify, error) {
 	return m, nil
 }
 
-// Encode encodes m (version 1).
+// Encode encodes m: version 1: interval, objects, all; version 2 adds
+// search (an OSD of version 1 ignores it, and refuses what it lacks).
 func (m PGPull) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	m.encode(&e)
 	encodeObjects(&e, m.Objects)
 	e.Bool(m.All)
+	e.Bool(m.Search)
 	e.End(mk)
 	return e.Data()
 }
@@ -205,10 +219,13 @@ func (m PGPull) Encode() []byte {
 // DecodePGPull decodes a PGPull.
 func DecodePGPull(b []byte) (PGPull, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	m := PGPull{PGInterval: decodePGInterval(d)}
 	m.Objects = decodeObjects(d)
 	m.All = d.Bool()
+	if version >= 2 {
+		m.Search = d.Bool()
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGPull{}, fmt.Errorf("wire: pg pull: %w", err)
@@ -248,15 +265,20 @@ func DecodePGPush(b []byte) (PGPush, error) {
 }
 
 // Encode encodes m: version 1: interval, info, log, backfill; version
-// 2 adds the missing objects.
+// 2 adds the missing objects; version 3 their versions.
 func (m PGActivate) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	m.encode(&e)
 	e.Bytes(m.Info)
 	encodeLog(&e, m.Log)
 	e.Bool(m.Backfill)
 	encodeObjects(&e, m.Missing)
+	e.Uvarint(uint64(len(m.Versions)))
+	for _, v := range m.Versions {
+		e.Uvarint(v.Epoch)
+		e.Uvarint(v.Counter)
+	}
 	e.End(mk)
 	return e.Data()
 }
@@ -271,6 +293,15 @@ func DecodePGActivate(b []byte) (PGActivate, error) {
 	if version >= 2 {
 		m.Missing = decodeObjects(d)
 	}
+	if version >= 3 {
+		n := d.Count(2)
+		if n != 0 && n != len(m.Missing) && d.Err() == nil {
+			d.Fail(fmt.Errorf("%w: %d versions for %d objects", encoding.ErrCorrupt, n, len(m.Missing)))
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Versions = append(m.Versions, Version{Epoch: d.Uvarint(), Counter: d.Uvarint()})
+		}
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGActivate{}, fmt.Errorf("wire: pg activate: %w", err)
@@ -278,14 +309,16 @@ func DecodePGActivate(b []byte) (PGActivate, error) {
 	return m, nil
 }
 
-// Encode encodes m (version 1).
+// Encode encodes m: version 1: interval, object, activate, result;
+// version 2 adds the current objects.
 func (m PGAck) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	m.encode(&e)
 	m.Object.Encode(&e)
 	e.Bool(m.Activate)
 	e.Varint(int64(m.Result))
+	encodeObjects(&e, m.Current)
 	e.End(mk)
 	return e.Data()
 }
@@ -293,9 +326,12 @@ func (m PGAck) Encode() []byte {
 // DecodePGAck decodes a PGAck.
 func DecodePGAck(b []byte) (PGAck, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	m := PGAck{PGInterval: decodePGInterval(d), Object: objid.Decode(d), Activate: d.Bool()}
 	m.Result = decodeResult(d)
+	if version >= 2 {
+		m.Current = decodeObjects(d)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGAck{}, fmt.Errorf("wire: pg ack: %w", err)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -17,6 +18,7 @@ func peerSamples() []any {
 		PGNotify{PGInterval: h, Info: []byte("info"), Missing: []objid.ID{o}},
 		PGPull{PGInterval: h, Objects: []objid.ID{o, objid.Object(3, "", "other")}},
 		PGPull{PGInterval: h, All: true},
+		PGPull{PGInterval: h, Objects: []objid.ID{o}, Search: true},
 		PGPush{PGInterval: h, Object: o, Exists: true, Data: []byte("data"), Attrs: []KV{{Key: "_", Value: []byte("v")}},
 			OmapHeader: []byte("hdr"), Omap: []KV{{Key: "k", Value: []byte("v")}}},
 		PGPush{PGInterval: h, Object: o},
@@ -24,6 +26,9 @@ func peerSamples() []any {
 		PGActivate{PGInterval: h, Info: []byte("info"), Missing: []objid.ID{o, objid.Object(3, "", "other")}},
 		PGAck{PGInterval: h, Object: o, Result: -EIO},
 		PGAck{PGInterval: h, Activate: true},
+		PGAck{PGInterval: h, Activate: true, Current: []objid.ID{o}},
+		PGActivate{PGInterval: h, Info: []byte("info"), Backfill: true, Missing: []objid.ID{o, objid.Object(3, "", "other")},
+			Versions: []Version{{Epoch: 3, Counter: 8}, {Epoch: 4, Counter: 1}}},
 		ScrubRequest{PGInterval: h, Token: 9, Start: o, End: objid.Max(), Deep: true},
 		ScrubMap{PGInterval: h, Token: 9, Objects: []ScrubObject{{ID: o, Size: 4096, Version: Version{Epoch: 3, Counter: 8},
 			AttrsDigest: 1, OmapDigest: 2, DataDigest: 3}, {ID: objid.Object(3, "", "other"), ReadError: "checksum mismatch"}}},
@@ -143,4 +148,21 @@ func FuzzPeeringMessages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A PGPull of version 1 (before Search) still decodes, as a pull that
+// does not search.
+func TestPGPullVersion1(t *testing.T) {
+	h := PGInterval{PG: osdmap.PG{Pool: 3, Seed: 17}, Epoch: 40, IntervalStart: 38}
+	o := objid.Object(3, "ns", "obj")
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	h.encode(&e)
+	encodeObjects(&e, []objid.ID{o})
+	e.Bool(false)
+	e.End(mk)
+	got, err := DecodePGPull(e.Data())
+	if want := (PGPull{PGInterval: h, Objects: []objid.ID{o}}); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, want)
+	}
 }

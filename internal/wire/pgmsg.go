@@ -25,6 +25,11 @@ type RepOp struct {
 	Entry         []byte // an encoded pglog.Entry
 	Info          []byte // the PG's encoded pglog.Info after the write
 	Txn           *objectstore.Transaction
+	// Extra are the encoded log entries the same write makes for other
+	// objects (a snapshot's clone, the snapdir: docs/SNAPSHOTS.md), each
+	// with a version of its own next to Entry's; the replica appends
+	// them all in version order.
+	Extra [][]byte
 }
 
 // RepOpReply answers a RepOp with the same PG and Tid: Flags holds
@@ -41,11 +46,19 @@ type RepOpReply struct {
 // Limits on decoded PG messages.
 const (
 	maxEntryBytes = 64 << 10
+	// maxExtraEntries bounds the extra entries of one rep op: a write
+	// makes at most a clone and a snapdir entry beside its own, a snap
+	// trim one entry per clone it deletes (at most an object's clones,
+	// osdmap.MaxPoolSnaps).
+	maxExtraEntries = osdmap.MaxPoolSnaps + 2
 )
 
 // Encode encodes m: version 1: pg, epoch, interval start, tid, version,
 // want-applied, entry, info, then the transaction's own envelope
-// (objectstore's encoding), written in place so its data is copied once.
+// (objectstore's encoding), written in place so its data is copied once;
+// version 2 appends the extra entries (count, then bytes each). A rep op
+// with extra entries carries compat 2, so that a replica that would drop
+// them refuses it.
 func (m RepOp) Encode() []byte {
 	return encodeCopied(m.encode)
 }
@@ -60,7 +73,11 @@ func (m RepOp) EncodeSegments() [][]byte {
 }
 
 func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
-	mk := e.Begin(1, 1)
+	compat := uint8(1)
+	if len(m.Extra) > 0 {
+		compat = 2
+	}
+	mk := e.Begin(2, compat)
 	e.Varint(m.PG.Pool)
 	e.Uint32(m.PG.Seed)
 	e.Uvarint(m.Epoch)
@@ -80,6 +97,10 @@ func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
 	} else {
 		txn.EncodeTo(e)
 	}
+	e.Uvarint(uint64(len(m.Extra)))
+	for _, x := range m.Extra {
+		e.Bytes(x)
+	}
 	e.End(mk)
 }
 
@@ -87,7 +108,7 @@ func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
 // transaction, not yet validated, has its write data alias b.
 func DecodeRepOp(b []byte) (RepOp, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	m := RepOp{
 		PG:            osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()},
 		Epoch:         d.Uvarint(),
@@ -98,6 +119,15 @@ func DecodeRepOp(b []byte) (RepOp, error) {
 		Entry:         d.Bytes(maxEntryBytes),
 		Info:          d.Bytes(maxEntryBytes),
 		Txn:           objectstore.DecodeTransactionFrom(d),
+	}
+	if version >= 2 && d.Err() == nil {
+		n := d.Count(1)
+		if n > maxExtraEntries {
+			d.Fail(fmt.Errorf("%w: %d extra entries", encoding.ErrCorrupt, n))
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Extra = append(m.Extra, d.Bytes(maxEntryBytes))
+		}
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

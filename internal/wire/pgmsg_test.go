@@ -31,10 +31,22 @@ func TestPGMessagesRoundTrip(t *testing.T) {
 	if _, err := DecodeRepOp(op.Encode()[:10]); err == nil {
 		t.Fatal("decoded a truncated rep op")
 	}
+	if b := op.Encode(); b[0] != 2 || b[1] != 1 {
+		t.Fatalf("rep op without extra entries: version %d compat %d, want 2 and 1", b[0], b[1])
+	}
+	op.Extra = [][]byte{[]byte("clone entry"), []byte("snapdir entry")}
+	b := op.Encode()
+	if got, err := DecodeRepOp(b); err != nil || !reflect.DeepEqual(got, op) {
+		t.Fatalf("rep op with extra entries: %+v %v", got, err)
+	}
+	if b[1] != 2 {
+		t.Fatalf("rep op with extra entries has compat %d, want 2", b[1])
+	}
 }
 
 func FuzzPGMessages(f *testing.F) {
 	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn()}.Encode())
+	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn(), Extra: [][]byte{{2}, {3}}}.Encode())
 	f.Add(RepOpReply{Flags: ReplyApplied}.Encode())
 	classified := func(err error) bool {
 		return errors.Is(err, encoding.ErrCorrupt) || errors.Is(err, encoding.ErrTruncated) || errors.Is(err, encoding.ErrUnsupportedVersion)

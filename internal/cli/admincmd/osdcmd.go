@@ -74,6 +74,9 @@ func osdPoolCommands(cf *clusterconn.Flags, out *cmdutil.Output, mc mcFunc) *cob
 		poolSetCommand(cf, out),
 		mc("rename OLD NEW", "Rename a pool", "osd pool rename", []string{"srcpool", "destpool"}),
 		rm,
+		mc("mksnap POOL SNAP", "Make a pool snapshot (not for pools whose clients manage snapshots)", "osd pool mksnap", []string{"pool", "snap"}),
+		mc("rmsnap POOL SNAP", "Remove a pool snapshot; the OSDs then free what only it kept", "osd pool rmsnap", []string{"pool", "snap"}),
+		mc("lssnap POOL", "List a pool's snapshots: id, name, creation time", "osd pool lssnap", []string{"pool"}),
 	)
 	return pool
 }

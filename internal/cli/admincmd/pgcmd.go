@@ -58,23 +58,29 @@ func sendPGCommand(cmd *cobra.Command, cf *clusterconn.Flags, out *cmdutil.Outpu
 	})
 }
 
-// markUnfoundLostCommand is "cuttle pg mark_unfound_lost PGID delete":
-// the primary of a PG stuck on objects no OSD holds forgets them.
+// markUnfoundLostCommand is "cuttle pg mark_unfound_lost PGID
+// revert|delete": the primary of a PG stuck on objects no OSD holds
+// rolls them back to older copies, or forgets them.
 func markUnfoundLostCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	return &cobra.Command{
-		Use:   "mark_unfound_lost PGID delete",
-		Short: "Let a PG go active without the objects no reachable OSD holds (they are deleted)",
+		Use:   "mark_unfound_lost PGID revert|delete",
+		Short: "Let a PG go active without the objects no reachable OSD holds (reverted to older copies, or deleted)",
 		Long: `A PG whose peering cannot find a readable copy of some objects (the OSDs that
-held them are gone, or their copies rotted) stays incomplete
-and the monitors raise OBJECT_UNFOUND. If no OSD that could hold them will
-return, this tells the PG's primary to forget them: the PG's log records
-their removal, every member deletes its copy, and the PG goes active. Their
-data is lost. Only "delete" is supported (Ceph's "revert" would roll back to
-an older copy, which Cuttle does not keep).`,
+held them are gone, or their copies rotted) stays incomplete (or, in an
+active PG, active+recovery_unfound) and the monitors raise OBJECT_UNFOUND.
+If no OSD that could hold them will return, this tells the PG's primary to
+go on without them:
+
+  revert  each object goes back to the newest older copy any OSD holds (a
+          member or an OSD outside the PG that kept a copy from before the
+          lost write), which every member then gets; an object no OSD holds
+          an older copy of is deleted. The writes after that copy are lost.
+  delete  the PG's log records their removal and every member deletes its
+          copy. Their data is lost.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[1] != "delete" {
-				return fmt.Errorf("mode %q: want delete", args[1])
+			if args[1] != "delete" && args[1] != "revert" {
+				return fmt.Errorf("mode %q: want revert or delete", args[1])
 			}
 			return sendPGCommand(cmd, cf, out, args[0], "pg mark_unfound_lost", "mode", args[1])
 		},

@@ -177,12 +177,14 @@ func TestPGCommandsInProcess(t *testing.T) {
 		if _, err := run("pg", "repair", "7.0"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 			t.Errorf("pg repair 7.0: %v", err)
 		}
-		// A clean PG has nothing to give up; only delete is a mode.
-		if _, err := run("pg", "mark_unfound_lost", "1.7", "delete"); err == nil || !strings.Contains(err.Error(), "no unfound objects") {
-			t.Errorf("pg mark_unfound_lost on a clean PG: %v", err)
+		// A clean PG has nothing to give up; revert and delete are the modes.
+		for _, mode := range []string{"delete", "revert"} {
+			if _, err := run("pg", "mark_unfound_lost", "1.7", mode); err == nil || !strings.Contains(err.Error(), "no unfound objects") {
+				t.Errorf("pg mark_unfound_lost %s on a clean PG: %v", mode, err)
+			}
 		}
-		if _, err := run("pg", "mark_unfound_lost", "1.7", "revert"); err == nil || !strings.Contains(err.Error(), "want delete") {
-			t.Errorf("pg mark_unfound_lost revert: %v", err)
+		if _, err := run("pg", "mark_unfound_lost", "1.7", "forget"); err == nil || !strings.Contains(err.Error(), "want revert or delete") {
+			t.Errorf("pg mark_unfound_lost forget: %v", err)
 		}
 		status := must("status")
 		for _, want := range []string{"health: HEALTH_OK", "  data:\n    pools:   1 pool, 8 pgs\n    objects: 1 object, 5 B\n",

@@ -16,11 +16,11 @@ import (
 
 // AddTellCommand adds `cuttle tell osd.N COMMAND`: admin commands to one
 // OSD (status, dump_ops_in_flight, dump_pgs, dump_objectstore_kv_stats,
-// config show), as Ceph's `ceph tell`. A command of several words may be
+// dump_recovery_reservations, config show), as Ceph's `ceph tell`. A command of several words may be
 // given as several arguments (tell osd.0 config show).
 func AddTellCommand(root *cobra.Command, out *cmdutil.Output, f *clusterconn.Flags) {
 	root.AddCommand(&cobra.Command{
-		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats|config show",
+		Use:   "tell osd.N status|dump_ops_in_flight|dump_pgs|dump_objectstore_kv_stats|dump_recovery_reservations|config show",
 		Short: "Send an admin command to one OSD",
 		Long: `Send an admin command to one OSD and print its answer:
 
@@ -33,6 +33,10 @@ func AddTellCommand(root *cobra.Command, out *cmdutil.Output, f *clusterconn.Fla
                       the object store's metadata database (Pebble): tables
                       and bytes per level, what its log, flushes and
                       compactions wrote and read since the OSD started
+  dump_recovery_reservations
+                      recovery's slots: the PGs this OSD recovers as
+                      primary or queues (local), the primaries pushing to
+                      it or queued (remote), the most held at once
   config show         every option the OSD reads: the value in effect, where
                       it came from (default, mon, file, cmdline) and its
                       default

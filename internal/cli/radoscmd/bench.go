@@ -88,35 +88,53 @@ type benchCleanup struct {
 // benchReport is the JSON form of `cuttle bench`; bandwidths are in MiB
 // per second, as the plain form's "MB/sec".
 type benchReport struct {
-	Mode        string        `json:"mode"`
-	Pool        string        `json:"pool"`
-	Namespace   string        `json:"namespace"`
-	Concurrency int           `json:"concurrency"`
-	OpSize      uint64        `json:"op_size"`
-	ObjectSize  uint64        `json:"object_size"`
-	Prefix      string        `json:"prefix"`
-	RunName     string        `json:"run_name"`
-	Objects     int64         `json:"objects"`
-	TotalTime   float64       `json:"total_time_s"`
-	Ops         int64         `json:"ops"`
-	Bytes       uint64        `json:"bytes"`
-	Bandwidth   float64       `json:"bandwidth_mb_s"`
-	IOPS        float64       `json:"iops"`
-	BWStats     benchStats    `json:"bandwidth_per_second"`
-	IOPSStats   benchStats    `json:"iops_per_second"`
-	Latency     benchLatency  `json:"latency_s"`
-	Cleanup     *benchCleanup `json:"cleanup,omitempty"`
+	Mode        string       `json:"mode"`
+	Pool        string       `json:"pool"`
+	Namespace   string       `json:"namespace"`
+	Concurrency int          `json:"concurrency"`
+	OpSize      uint64       `json:"op_size"`
+	ObjectSize  uint64       `json:"object_size"`
+	Prefix      string       `json:"prefix"`
+	RunName     string       `json:"run_name"`
+	Objects     int64        `json:"objects"`
+	TotalTime   float64      `json:"total_time_s"`
+	Ops         int64        `json:"ops"`
+	Bytes       uint64       `json:"bytes"`
+	Bandwidth   float64      `json:"bandwidth_mb_s"`
+	IOPS        float64      `json:"iops"`
+	BWStats     benchStats   `json:"bandwidth_per_second"`
+	IOPSStats   benchStats   `json:"iops_per_second"`
+	Latency     benchLatency `json:"latency_s"`
+	// LongestStall is the longest time between two completions, from
+	// StallFrom seconds after the start.
+	LongestStall float64         `json:"longest_stall_s"`
+	StallFrom    float64         `json:"stall_from_s"`
+	Timeline     []benchInterval `json:"timeline"`
+	Cleanup      *benchCleanup   `json:"cleanup,omitempty"`
+}
+
+// benchInterval is one second of the run.
+type benchInterval struct {
+	Sec    int     `json:"sec"`
+	Ops    int64   `json:"ops"`
+	MBps   float64 `json:"mb_s"`
+	MaxLat float64 `json:"max_lat_s"` // 0: no operation finished
 }
 
 func newBenchReport(r bench.RadosResult, f *benchFlags, conc int) benchReport {
 	s := r.Summary
 	st := func(x bench.SampleStats) benchStats { return benchStats{x.Mean, x.Stddev, x.Min, x.Max} }
+	timeline := make([]benchInterval, 0, len(s.Timeline))
+	for _, iv := range s.Timeline {
+		timeline = append(timeline, benchInterval{Sec: iv.Sec, Ops: iv.Ops, MBps: iv.MBps, MaxLat: iv.MaxLat.Seconds()})
+	}
 	return benchReport{Mode: string(r.Mode), Pool: f.pool, Namespace: f.ns, Concurrency: conc,
 		OpSize: s.OpBytes, ObjectSize: r.Meta.ObjectSize, Prefix: r.Meta.Prefix, RunName: f.runName, Objects: r.Meta.Objects,
 		TotalTime: s.Elapsed.Seconds(), Ops: s.Ops, Bytes: s.Bytes, Bandwidth: s.MBps, IOPS: s.IOPS,
 		BWStats: st(s.Bandwidth), IOPSStats: st(s.IOPSStats),
 		Latency: benchLatency{Avg: s.Latency.Mean.Seconds(), Stddev: s.Latency.Stddev.Seconds(), Min: s.Latency.Min.Seconds(),
-			Max: s.Latency.Max.Seconds(), P50: s.Latency.P50.Seconds(), P99: s.Latency.P99.Seconds()}}
+			Max: s.Latency.Max.Seconds(), P50: s.Latency.P50.Seconds(), P99: s.Latency.P99.Seconds()},
+		LongestStall: s.LongestStall.Seconds(), StallFrom: s.StallFrom.Seconds(), Timeline: timeline}
 }
 
 func newBenchCommand(out *cmdutil.Output, dial DialFunc) *cobra.Command {

@@ -27,6 +27,7 @@ type radosEnv struct {
 	dial DialFunc
 	pool string
 	ns   string
+	snap string // -s: the snapshot reads read at (rados_snaps.go)
 }
 
 // AddRadosCommands adds "cuttle rados", the object tool (Ceph's rados),
@@ -47,12 +48,15 @@ pieces, so objects of any size stream without being held in memory.`,
 	pf := c.PersistentFlags()
 	pf.StringVarP(&e.pool, "pool", "p", "", "pool to work in (required)")
 	pf.StringVarP(&e.ns, "namespace", "N", "", "namespace of the objects (default: the default namespace)")
+	pf.StringVarP(&e.snap, "snap", "s", "", "read at pool snapshot `SNAP` (a name, or an id for self-managed snapshots); writes still go to the head")
 	c.AddCommand(
 		radosPutCommand(e), radosGetCommand(e), radosRmCommand(e), radosLsCommand(e),
 		radosStatCommand(e), radosCpCommand(e),
 		radosSetXattrCommand(e), radosGetXattrCommand(e), radosListXattrCommand(e), radosRmXattrCommand(e),
 		radosSetOmapValCommand(e), radosGetOmapValCommand(e), radosRmOmapKeyCommand(e),
 		radosListOmapKeysCommand(e), radosListOmapValsCommand(e),
+		radosMksnapCommand(e), radosRmsnapCommand(e), radosLssnapCommand(e),
+		radosRollbackCommand(e), radosListsnapsCommand(e),
 		radosWatchCommand(e), radosNotifyCommand(e), radosListWatchersCommand(e),
 	)
 	return c
@@ -74,6 +78,14 @@ func (e *radosEnv) open(ctx context.Context) (*rados.Conn, *rados.IOContext, err
 		return nil, nil, radosFailure(e.pool, err)
 	}
 	ioc.SetNamespace(e.ns)
+	if e.snap != "" {
+		id, err := snapArg(ioc, e.snap)
+		if err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
+		ioc.SetReadSnap(id)
+	}
 	return conn, ioc, nil
 }
 

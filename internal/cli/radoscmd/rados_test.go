@@ -286,7 +286,7 @@ func TestBenchInProcess(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSimRados(t)
 		out := s.must("", "bench", "-p", "rbd", "2", "write", "-b", "4K", "-t", "4", "--no-cleanup")
-		for _, want := range []string{"Maintaining 4 concurrent writes of 4096 bytes", bench.ProgressHeader, "\n    1 ", "Total writes made:", "p99 latency(s):"} {
+		for _, want := range []string{"Maintaining 4 concurrent writes of 4096 bytes", bench.ProgressHeader, "\n    1 ", "Total writes made:", "p99 latency(s):", "Longest stall(s):"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("write output lacks %q:\n%s", want, out)
 			}
@@ -325,6 +325,15 @@ func TestBenchInProcess(t *testing.T) {
 		}
 		if w.Cleanup == nil || w.Cleanup.Removed != w.Ops || w.Ops == 0 {
 			t.Errorf("write with cleanup: %+v", w)
+		}
+		// The timeline has the one whole second, its completions and
+		// slowest op; the longest stall is between completions.
+		if len(w.Timeline) != 1 || w.Timeline[0].Sec != 1 || w.Timeline[0].Ops <= 0 || w.Timeline[0].Ops > w.Ops ||
+			w.Timeline[0].MaxLat <= 0 || w.Timeline[0].MaxLat > w.Latency.Max {
+			t.Errorf("timeline %+v of a 1 s write (%d ops, max latency %v)", w.Timeline, w.Ops, w.Latency.Max)
+		}
+		if w.LongestStall <= 0 || w.LongestStall > w.TotalTime || w.StallFrom+w.LongestStall > w.TotalTime {
+			t.Errorf("longest stall %v from %v in %v s", w.LongestStall, w.StallFrom, w.TotalTime)
 		}
 		if got := s.must("", "rados", "-p", "rbd", "ls"); got != "" {
 			t.Errorf("objects left after a write: %q", got)

@@ -31,6 +31,7 @@ func commands() map[string]command {
 		"osd pool get":        {query: (*Service).queryPoolGet},
 		"osd crush rule ls":   {query: (*Service).queryRuleLs},
 		"osd crush rule dump": {query: (*Service).queryRuleDump}, // [name]
+		"osd pool lssnap":     {query: (*Service).queryLssnap},   // pool
 
 		// OSD lifecycle.
 		"osd create":     {prepare: (*Service).prepareOSDCreate},  // [uuid]
@@ -42,8 +43,9 @@ func commands() map[string]command {
 		"osd reweight":   {prepare: (*Service).prepareReweight},   // id weight
 		"osd set":        {prepare: (*Service).prepareSetFlag},    // key
 		"osd unset":      {prepare: (*Service).prepareUnsetFlag},  // key
-		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for alive]
+		"osd failure":    {prepare: (*Service).prepareFailure},    // target [reporter failed_for immediate up_from alive]
 		"osd markmedown": {prepare: (*Service).prepareMarkMeDown}, // id addr
+		"osd alive":      {prepare: (*Service).prepareAlive},      // id addr want
 		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
 
 		// Upmaps (upmap.go).
@@ -62,6 +64,12 @@ func commands() map[string]command {
 		"osd pool set":    {prepare: (*Service).preparePoolSet},    // pool var val [yes_i_really_mean_it]
 		"osd pool rename": {prepare: (*Service).preparePoolRename}, // srcpool destpool
 		"osd pool rm":     {prepare: (*Service).preparePoolRm},     // pool pool2 yes_i_really_really_mean_it
+
+		// Snapshots (snaps.go).
+		"osd pool mksnap":                  {prepare: (*Service).prepareMksnap},            // pool snap
+		"osd pool rmsnap":                  {prepare: (*Service).prepareRmsnap},            // pool snap
+		"osd pool selfmanaged_snap_create": {prepare: (*Service).prepareSelfManagedCreate}, // pool
+		"osd pool selfmanaged_snap_remove": {prepare: (*Service).prepareSelfManagedRemove}, // pool snapid
 
 		// CRUSH.
 		"osd crush add-bucket":             {prepare: (*Service).prepareAddBucket},     // name type

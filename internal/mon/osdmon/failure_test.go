@@ -1,6 +1,7 @@
 package osdmon
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,5 +217,90 @@ func TestDownOutAcrossLeaders(t *testing.T) {
 	}
 	if cmds := leader2.Tick(downAt.Add(600 * time.Second)); len(cmds) != 1 {
 		t.Fatalf("new leader did not mark out at the deadline: %v", cmds)
+	}
+}
+
+// TestJudgeFailure is the failure rule as a table: enough domains and
+// the grace, or enough domains reporting a refused connection; never
+// under nodown; one domain (one bad link) is never enough when two are
+// needed, immediate or not.
+func TestJudgeFailure(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	rep := func(domain string, failedFor time.Duration, immediate bool) judgedReport {
+		return judgedReport{domain: domain, failureReport: failureReport{since: ago(failedFor), immediate: immediate}}
+	}
+	grace := 20 * time.Second
+	for _, tc := range []struct {
+		name    string
+		reports []judgedReport
+		need    int
+		nodown  bool
+		want    bool
+		domains int
+		refused int
+	}{
+		{"no reports", nil, 2, false, false, 0, 0},
+		{"one domain past the grace", []judgedReport{rep("host=a", 30*time.Second, false)}, 2, false, false, 1, 0},
+		{"two domains within the grace", []judgedReport{rep("host=a", 5*time.Second, false), rep("host=b", 5*time.Second, false)}, 2, false, false, 2, 0},
+		{"two domains, oldest past the grace", []judgedReport{rep("host=a", 21*time.Second, false), rep("host=b", time.Second, false)}, 2, false, true, 2, 0},
+		{"exactly the grace", []judgedReport{rep("host=a", grace, false), rep("host=b", grace, false)}, 2, false, true, 2, 0},
+		{"two refused domains at once", []judgedReport{rep("host=a", 300*time.Millisecond, true), rep("host=b", 0, true)}, 2, false, true, 2, 2},
+		{"one refused link", []judgedReport{rep("host=a", 0, true)}, 2, false, false, 1, 1},
+		{"one refused link, two reporters on its host", []judgedReport{rep("host=a", 0, true), rep("host=a", 0, true)}, 2, false, false, 1, 1},
+		{"one refused, one quiet within the grace", []judgedReport{rep("host=a", 0, true), rep("host=b", 3*time.Second, false)}, 2, false, false, 2, 1},
+		{"one refused, one quiet past the grace", []judgedReport{rep("host=a", 0, true), rep("host=b", 25*time.Second, false)}, 2, false, true, 2, 1},
+		{"one refused, one needed", []judgedReport{rep("osd.1", 0, true)}, 1, false, true, 1, 1},
+		{"need 0 counts as 1", []judgedReport{rep("osd.1", 0, true)}, 0, false, true, 1, 1},
+		{"three needed, two refused", []judgedReport{rep("host=a", 0, true), rep("host=b", 0, true)}, 3, false, false, 2, 2},
+		{"nodown holds refused reports", []judgedReport{rep("host=a", 0, true), rep("host=b", 0, true)}, 2, true, false, 2, 2},
+		{"nodown holds the grace", []judgedReport{rep("host=a", time.Hour, false), rep("host=b", time.Hour, false)}, 2, true, false, 2, 0},
+		{"a report from the future", []judgedReport{rep("host=a", -time.Minute, false), rep("host=b", -time.Minute, false)}, 2, false, false, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := judgeFailure(tc.reports, failureRules{need: tc.need, grace: grace, nodown: tc.nodown}, now)
+			if v.markDown != tc.want || v.domains != tc.domains || v.immediate != tc.refused {
+				t.Errorf("got %+v (%s); want markDown %v, %d domains, %d refused", v, v, tc.want, tc.domains, tc.refused)
+			}
+		})
+	}
+}
+
+// TestFailureImmediate: peers whose connections to an OSD are refused
+// report it immediate, and two hosts' reports mark it down at once, no
+// grace; one host's (one bad link) do not, however long it lasts, until
+// a second host agrees. A report on an earlier incarnation is ignored.
+func TestFailureImmediate(t *testing.T) {
+	// osd.0-1 on h0, osd.2-3 on h1, osd.4-5 on h2.
+	m := newBootedCluster(t, 6, 2)
+	refused := func(target, reporter string, kv ...string) moncmd.Reply {
+		t.Helper()
+		return must(t, m.run("osd failure", append([]string{"target", target, "reporter", reporter, "failed_for", "0.2",
+			"immediate", "true"}, kv...)...))
+	}
+	refused("4", "0")
+	if r := refused("4", "1"); !m.osd(4).IsUp() || !strings.Contains(r.Status, "1 of 2 reporters' failure domains (1 refused by it)") {
+		t.Fatalf("one host's refusals: %s", r.Status)
+	}
+	m.now = m.now.Add(10 * time.Second)
+	m.tick()
+	if !m.osd(4).IsUp() {
+		t.Fatal("one refusing host marked osd.4 down within the grace")
+	}
+	upFrom := fmt.Sprint(m.osd(4).UpFrom)
+	if r := refused("4", "2", "up_from", fmt.Sprint(m.osd(4).UpFrom-1)); !strings.Contains(r.Status, "ignored") || !m.osd(4).IsUp() {
+		t.Fatalf("a report on an earlier incarnation: %s", r.Status)
+	}
+	r := refused("4", "2", "up_from", upFrom)
+	if m.osd(4).IsUp() || !strings.Contains(r.Status, "marked down osd.4: 2 of 2 reporters' failure domains (2 refused by it)") {
+		t.Fatalf("two hosts' refusals did not mark osd.4 down at once: %s", r.Status)
+	}
+	for _, args := range [][]string{
+		{"target", "5", "reporter", "0", "immediate", "maybe"},
+		{"target", "5", "reporter", "0", "up_from", "soon"},
+	} {
+		if r := m.run("osd failure", args...); r.Code != moncmd.EINVAL {
+			t.Errorf("%v: code %d %s, want EINVAL", args, r.Code, r.Status)
+		}
 	}
 }

@@ -222,6 +222,44 @@ func (s *Service) prepareMarkMeDown(c moncmd.Command, now time.Time) ([]byte, mo
 	return t.propose(t.status(fmt.Sprintf("marked osd.%d down at its own request", id)))
 }
 
+// prepareAlive handles "osd alive id addr want": a primary about to
+// activate a PG in an interval that began at epoch want asks that the
+// map record its up_thru at least that high (Ceph's MOSDAlive), and
+// activates once it sees such a map. Peering later skips an interval
+// whose primary's up_thru never reached its start: it never went
+// read-write. One request covers every PG of the OSD up to want. It
+// applies only to the incarnation at addr, while up.
+func (s *Service) prepareAlive(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	id, err := osdID(c, "id")
+	if err != nil {
+		return bad(err)
+	}
+	addr, err := c.Str("addr")
+	if err != nil {
+		return bad(err)
+	}
+	want, err := c.Int("want")
+	if err != nil {
+		return bad(err)
+	}
+	if r := s.checkExist(c.Prefix, []int32{id}); r != nil {
+		return nil, *r
+	}
+	switch o := s.m.OSD(id); {
+	case want < 1 || want > int64(s.m.Epoch()):
+		return nil, moncmd.Errorf(moncmd.EINVAL, "%s: want %d is not an epoch of the map (1 to %d)", c.Prefix, want, s.m.Epoch())
+	case !o.IsUp() || o.Addr != addr:
+		return nil, moncmd.Errorf(moncmd.EAGAIN, "%s: osd.%d at %s is not up; boot it first", c.Prefix, id, addr)
+	case uint64(o.UpThru) >= uint64(want):
+		return nil, moncmd.Reply{Status: fmt.Sprintf("osd.%d up_thru is %d already", id, o.UpThru)}
+	}
+	t := s.begin(now)
+	if err := t.inc.SetUpThru(t.base, id, osdmap.Epoch(want)); err != nil {
+		return bad(err)
+	}
+	return t.propose(moncmd.Reply{Status: fmt.Sprintf("osd.%d up_thru %d", id, want)})
+}
+
 // markDown marks id down and starts its down-out clock.
 func (t *txn) markDown(id int32) {
 	_ = t.inc.MarkDown(t.base, id) // id exists: checked by callers

@@ -1,6 +1,7 @@
 package osdmon
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -167,5 +168,38 @@ func TestMarkMeDown(t *testing.T) {
 	}
 	if r := m.run("osd markmedown", "id", "7", "addr", addr); r.Code != moncmd.ENOENT {
 		t.Fatalf("unknown osd: %+v", r)
+	}
+}
+
+// A primary asks for its up_thru before it activates a PG (Ceph's
+// MOSDAlive): the map records it, never lower than before; a request
+// already satisfied proposes nothing; requests from another incarnation,
+// for epochs the map has not reached, or for a missing OSD are refused.
+func TestAlive(t *testing.T) {
+	m := newBootedCluster(t, 2, 1)
+	addr := m.osd(1).Addr
+	e := m.svc.Map().Epoch()
+	want := fmt.Sprint(e)
+	if r := must(t, m.run("osd alive", "id", "1", "addr", addr, "want", want)); m.osd(1).UpThru != e {
+		t.Fatalf("after alive %d: %+v; up_thru %d", e, r, m.osd(1).UpThru)
+	}
+	epoch := m.svc.Map().Epoch()
+	if r := must(t, m.run("osd alive", "id", "1", "addr", addr, "want", "1")); !strings.Contains(r.Status, "already") ||
+		m.svc.Map().Epoch() != epoch || m.osd(1).UpThru != e {
+		t.Fatalf("an older want: %+v; epoch %d (was %d), up_thru %d", r, m.svc.Map().Epoch(), epoch, m.osd(1).UpThru)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int32
+	}{
+		{[]string{"id", "1", "addr", "10.9.9.9:1", "want", want}, moncmd.EAGAIN},
+		{[]string{"id", "1", "addr", addr, "want", fmt.Sprint(epoch + 5)}, moncmd.EINVAL},
+		{[]string{"id", "1", "addr", addr, "want", "0"}, moncmd.EINVAL},
+		{[]string{"id", "1", "addr", addr}, moncmd.EINVAL},
+		{[]string{"id", "7", "addr", addr, "want", want}, moncmd.ENOENT},
+	} {
+		if r := m.run("osd alive", tc.args...); r.Code != tc.code {
+			t.Errorf("osd alive %v: %+v, want code %d", tc.args, r, tc.code)
+		}
 	}
 }

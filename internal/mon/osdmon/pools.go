@@ -212,7 +212,7 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 	if err := checkSettings(s.m.Crush(), want); err != nil {
 		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: pool '%s': %v", name, err)
 	}
-	if p == *cur {
+	if p.Equal(cur) {
 		return nil, moncmd.Reply{Status: fmt.Sprintf("pool '%s' %s is already %s", name, v, val)}
 	}
 	what := fmt.Sprintf("pool '%s'", name)

@@ -42,8 +42,8 @@ type Service struct {
 	meta metaTable
 	// failures holds the leader's pending failure reports (not
 	// replicated; see the package documentation): target -> reporter ->
-	// the time the reporter says the target failed.
-	failures map[int32]map[int32]time.Time
+	// its report.
+	failures map[int32]map[int32]failureReport
 }
 
 var _ moncmd.Service = (*Service)(nil)
@@ -58,7 +58,7 @@ func New(cfg Config) (*Service, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{opts: cfg.Options, log: log, meta: metaTable{},
-		failures: map[int32]map[int32]time.Time{}}, nil
+		failures: map[int32]map[int32]failureReport{}}, nil
 }
 
 // Name implements moncmd.Service.
@@ -72,7 +72,7 @@ func (s *Service) Map() *osdmap.Map { return s.m }
 // create". Pending failure reports are dropped.
 func (s *Service) Load(st *monstore.Store) error {
 	s.st, s.m, s.meta = st, nil, metaTable{}
-	s.failures = map[int32]map[int32]time.Time{}
+	s.failures = map[int32]map[int32]failureReport{}
 	_, last, err := st.Epochs(ServiceName)
 	if err != nil {
 		return fmt.Errorf("osdmon: load: %w", err)

@@ -62,9 +62,10 @@ func newPair(n *Network, dialer, listener string) (*conn, *conn) {
 
 var errDeadline = os.ErrDeadlineExceeded
 
-// wait blocks until ch closes, the deadline passes, or a chunk becomes
-// ready at readyAt (zero: none pending). It reports a passed deadline.
-func (c *conn) wait(ch <-chan struct{}, deadline, readyAt time.Time) bool {
+// wait blocks until ch or also (nil: none) closes, the deadline passes,
+// or a chunk becomes ready at readyAt (zero: none pending). It reports a
+// passed deadline.
+func (c *conn) wait(ch, also <-chan struct{}, deadline, readyAt time.Time) bool {
 	clk := c.n.cfg.Clock
 	now := clk.Now()
 	if !deadline.IsZero() && !now.Before(deadline) {
@@ -78,19 +79,24 @@ func (c *conn) wait(ch <-chan struct{}, deadline, readyAt time.Time) bool {
 		d = deadline.Sub(now)
 	}
 	if d < 0 {
-		<-ch
+		select {
+		case <-ch:
+		case <-also:
+		}
 		return false
 	}
 	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ch:
+	case <-also:
 	case <-t.C():
 	}
 	return false
 }
 
-// Read reads what is readable, waiting for delayed bytes.
+// Read reads what is readable, waiting for delayed bytes, and for a
+// frozen end (Network.Freeze) to thaw.
 func (c *conn) Read(b []byte) (int, error) {
 	p := c.r
 	for {
@@ -103,6 +109,14 @@ func (c *conn) Read(b []byte) (int, error) {
 		case p.rclosed:
 			p.mu.Unlock()
 			return 0, net.ErrClosed
+		}
+		if thawed := c.n.frozenUntil(c.local, c.remote); thawed != nil {
+			ch, dl := p.waitChanLocked(), p.deadline[0] // a break or Close wakes it too
+			p.mu.Unlock()
+			if c.wait(ch, thawed, dl, time.Time{}) {
+				return 0, errDeadline
+			}
+			continue
 		}
 		now := c.n.cfg.Clock.Now()
 		if len(p.chunks) > 0 && !p.chunks[0].at.After(now) {
@@ -120,7 +134,7 @@ func (c *conn) Read(b []byte) (int, error) {
 		}
 		ch, dl := p.waitChanLocked(), p.deadline[0]
 		p.mu.Unlock()
-		if c.wait(ch, dl, readyAt) {
+		if c.wait(ch, nil, dl, readyAt) {
 			return 0, errDeadline
 		}
 	}
@@ -184,7 +198,7 @@ func (c *conn) Write(b []byte) (int, error) {
 		}
 		ch, dl := p.waitChanLocked(), p.deadline[1]
 		p.mu.Unlock()
-		if c.wait(ch, dl, time.Time{}) {
+		if c.wait(ch, nil, dl, time.Time{}) {
 			return written, errDeadline
 		}
 	}

@@ -12,7 +12,17 @@
 //     [MinDelay, MaxDelay], in order within a connection, so delivery
 //     interleaves differently across connections;
 //   - partitions: Partition(a, b) breaks the connections between two
-//     addresses and refuses new ones until Heal.
+//     addresses and fails new ones (ErrPartitioned, as a timeout would
+//     end them) until Heal;
+//   - refusing links: Refuse(a, b) resets their connections and refuses
+//     new ones (ErrRefused, ECONNREFUSED) until Heal, as a dead peer's
+//     host does;
+//   - a stopped process: Freeze(addr) holds every byte to and from addr,
+//     connections open and dials accepted, until Thaw, as SIGSTOP does.
+//
+// A dial to an address nobody listens on fails with ErrRefused, which
+// wraps syscall.ECONNREFUSED, so a closed (killed) host is refused and a
+// frozen or partitioned one is silent, as on TCP.
 //
 // Time comes from an injected clock.Clock (the real one by default), so
 // the network runs inside testing/synctest bubbles on virtual time; it

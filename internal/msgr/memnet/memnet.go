@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/clock"
@@ -18,8 +19,11 @@ var (
 	// ErrBroken: the connection was broken by a drop, a partition or
 	// Network.Close.
 	ErrBroken = errors.New("memnet: connection broken")
-	// ErrRefused: nothing listens at the address.
-	ErrRefused = errors.New("memnet: connection refused")
+	// ErrRefused: nothing listens at the address, or Refuse made the
+	// dialling host's dials to it fail; it wraps syscall.ECONNREFUSED,
+	// as a TCP dial to a port nobody listens on does
+	// (msgr.ConnRefused).
+	ErrRefused = fmt.Errorf("memnet: connection refused: %w", syscall.ECONNREFUSED)
 	// ErrPartitioned: the two addresses are partitioned.
 	ErrPartitioned = errors.New("memnet: network partitioned")
 	// ErrAddrInUse: something already listens at the address.
@@ -53,6 +57,8 @@ type Network struct {
 	listeners map[string]*listener
 	conns     map[*conn]struct{} // dialing ends
 	parts     map[[2]string]bool
+	refusing  map[[2]string]bool
+	frozen    map[string]chan struct{} // closed by Thaw
 }
 
 // New returns a Network.
@@ -73,6 +79,8 @@ func New(cfg Config) *Network {
 		listeners: make(map[string]*listener),
 		conns:     make(map[*conn]struct{}),
 		parts:     make(map[[2]string]bool),
+		refusing:  make(map[[2]string]bool),
+		frozen:    make(map[string]chan struct{}),
 	}
 }
 
@@ -105,11 +113,59 @@ func (n *Network) Partition(a, b string) {
 	}
 }
 
-// Heal removes every partition.
+// Heal removes every partition and every refusing link (Refuse).
 func (n *Network) Heal() {
 	n.mu.Lock()
 	clear(n.parts)
+	clear(n.refusing)
 	n.mu.Unlock()
+}
+
+// Refuse makes the link between a and b refuse, as a firewall rule that
+// rejects (rather than drops) their packets does: their connections are
+// reset and dials between them fail at once with ErrRefused, as if
+// nothing listened, while both hosts still reach everyone else. Heal
+// ends it. A dead process looks the same to each of its peers (Close of
+// its listener); one refusing link is what must not pass for one.
+func (n *Network) Refuse(a, b string) {
+	n.mu.Lock()
+	n.refusing[pairKey(a, b)] = true
+	n.mu.Unlock()
+	n.Break(a, b)
+}
+
+// Freeze stops the process at addr as SIGSTOP would, with its
+// connections open: nothing written to or by it is delivered until Thaw
+// (the bytes are held, not lost), dials to it still connect (the
+// kernel accepts them) but get no answer, and nothing is refused or
+// reset, so its peers see only silence and time out.
+func (n *Network) Freeze(addr string) {
+	n.mu.Lock()
+	if n.frozen[addr] == nil {
+		n.frozen[addr] = make(chan struct{})
+	}
+	n.mu.Unlock()
+}
+
+// Thaw resumes a frozen process (SIGCONT): what was held is delivered.
+func (n *Network) Thaw(addr string) {
+	n.mu.Lock()
+	if ch := n.frozen[addr]; ch != nil {
+		close(ch)
+		delete(n.frozen, addr)
+	}
+	n.mu.Unlock()
+}
+
+// frozenUntil returns a channel closed when the process at a or b, if
+// frozen, is thawed; nil if neither is frozen.
+func (n *Network) frozenUntil(a, b string) <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ch := n.frozen[a]; ch != nil {
+		return ch
+	}
+	return n.frozen[b]
 }
 
 // Break breaks every connection between a and b without partitioning
@@ -198,8 +254,8 @@ func (h *host) Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// Dial connects to addr, or fails at once if nothing listens there or
-// the two hosts are partitioned.
+// Dial connects to addr, or fails at once if nothing listens there, the
+// two hosts are partitioned or their link refuses.
 func (h *host) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	n := h.n
 	if err := ctx.Err(); err != nil {
@@ -213,7 +269,7 @@ func (h *host) Dial(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, net.ErrClosed
 	case n.parts[pairKey(h.addr, addr)]:
 		return nil, fmt.Errorf("dial %s from %s: %w", addr, h.addr, ErrPartitioned)
-	case ln == nil:
+	case ln == nil || n.refusing[pairKey(h.addr, addr)]:
 		return nil, fmt.Errorf("dial %s: %w", addr, ErrRefused)
 	}
 	c, s := newPair(n, h.addr, addr)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -175,6 +176,94 @@ func TestCloseUnblocks(t *testing.T) {
 		}
 		if _, err := n.Host("a").Listen("y"); err == nil {
 			t.Fatal("Listen on a closed network succeeded")
+		}
+	})
+}
+
+// A dial to nothing is refused with ECONNREFUSED, as on TCP; a refusing
+// link resets its connections and refuses dials both ways, and only
+// between its two hosts, until Heal.
+func TestRefusals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := New(Config{})
+		defer n.Close()
+		if _, err := n.Host("a").Dial(context.Background(), "nowhere"); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("dial to no listener: %v, want ECONNREFUSED", err)
+		}
+		c, _ := pair(t, n)
+		lnA, err := n.Host("a").Listen("a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lnA.Close()
+		n.Refuse("a", "b")
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, ErrBroken) {
+			t.Fatalf("read on a refusing link: %v", err)
+		}
+		for _, d := range [][2]string{{"a", "b"}, {"b", "a"}} {
+			if _, err := n.Host(d[0]).Dial(context.Background(), d[1]); !errors.Is(err, syscall.ECONNREFUSED) {
+				t.Fatalf("dial %s -> %s on a refusing link: %v", d[0], d[1], err)
+			}
+		}
+		if _, err := n.Host("c").Dial(context.Background(), "b"); err != nil {
+			t.Fatalf("dial from another host: %v", err)
+		}
+		n.Heal()
+		if _, err := n.Host("a").Dial(context.Background(), "b"); err != nil {
+			t.Fatalf("dial after Heal: %v", err)
+		}
+	})
+}
+
+// A frozen host's connections stay open and deliver nothing either way
+// until Thaw, which delivers what was held; dials to it connect; a
+// deadline still ends a read, and Close still breaks a frozen
+// connection.
+func TestFreeze(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := New(Config{})
+		defer n.Close()
+		c, s := pair(t, n)
+		n.Freeze("b")
+		if _, err := c.Write([]byte("to b")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Write([]byte("to a")); err != nil {
+			t.Fatal(err)
+		}
+		for _, end := range []net.Conn{c, s} {
+			end.SetReadDeadline(time.Now().Add(time.Minute))
+			if _, err := end.Read(make([]byte, 4)); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("read from a frozen host: %v, want silence until the deadline", err)
+			}
+			end.SetReadDeadline(time.Time{})
+		}
+		if _, err := n.Host("c").Dial(context.Background(), "b"); err != nil {
+			t.Fatalf("dial to a frozen host: %v", err)
+		}
+		got := make(chan string, 2)
+		for _, end := range []net.Conn{c, s} {
+			go func() {
+				b := make([]byte, 4)
+				io.ReadFull(end, b)
+				got <- string(b)
+			}()
+		}
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatal("delivered while frozen")
+		}
+		n.Thaw("b")
+		if a, b := <-got, <-got; a+b != "to bto a" && a+b != "to ato b" {
+			t.Fatalf("after Thaw: %q %q", a, b)
+		}
+		n.Freeze("b")
+		errs := make(chan error, 1)
+		go func() { _, err := c.Read(make([]byte, 1)); errs <- err }()
+		synctest.Wait()
+		n.Close()
+		if err := <-errs; !errors.Is(err, ErrBroken) {
+			t.Fatalf("frozen read after Close: %v", err)
 		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/bench"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -115,7 +116,7 @@ func BenchmarkQueueWrite4M(b *testing.B) {
 	s, _ := openBench(b, "", 1<<30)
 	c := objectstore.PGCollection(1, 0)
 	o := objid.Object(1, "", "big")
-	data := blockstore.AlignedBuf(4 << 20)
+	data := dio.AlignedBuf(4 << 20)
 	for i := range data {
 		data[i] = byte(i * 7)
 	}

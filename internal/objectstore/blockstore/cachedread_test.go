@@ -14,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/objid"
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +28,7 @@ func openOSStore(t *testing.T, direct bool) *Store {
 	opts.DirectReads = direct
 	s := mkfsOpen(t, opts)
 	t.Cleanup(func() { _ = s.Close() })
-	if s.direct == nil {
+	if s.dev.direct == nil {
 		t.Skip("the file system refuses O_DIRECT: every read is buffered")
 	}
 	return s
@@ -44,12 +45,12 @@ func TestSmallReadsUseThePageCache(t *testing.T) {
 		apply(t, s, new(objectstore.Transaction).CreateCollection(c).Write(c, o, 0, want))
 		read := func(f func(context.Context, objectstore.CollectionID, objid.ID, uint64, uint64) ([]byte, error)) uint64 {
 			t.Helper()
-			before := s.statCachedReads.Load()
+			before := s.dev.statCachedReads.Load()
 			got, err := f(ctx, c, o, 0, 0)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("direct=%v: read %d bytes (%v), want %d", direct, len(got), err, len(want))
 			}
-			return s.statCachedReads.Load() - before
+			return s.dev.statCachedReads.Load() - before
 		}
 		if n := read(s.Read); (n > 0) == direct {
 			t.Errorf("DirectReads %v: Read made %d cached reads", direct, n)
@@ -65,30 +66,30 @@ func TestSmallReadsUseThePageCache(t *testing.T) {
 // cached page can be stale. A mismatch in the device's copy is reported.
 func TestStaleCachedReadIsReadAgainFromTheDevice(t *testing.T) {
 	s := openOSStore(t, false)
-	p := alignedBuf(testCB)
+	p := dio.AlignedBuf(testCB)
 	bad := &mismatchError{off: 0, dev: 0, got: 1, want: 2}
 
 	checks := 0
-	err := s.readChecked(p, 0, false, func() error {
+	err := s.dev.readChecked(p, 0, false, func() error {
 		if checks++; checks == 1 {
 			return bad // the cached copy
 		}
 		return nil
 	})
-	if err != nil || checks != 2 || s.statStaleCached.Load() != 1 {
-		t.Fatalf("stale cached block: err %v after %d checks, %d rereads; want nil after 2, 1", err, checks, s.statStaleCached.Load())
+	if err != nil || checks != 2 || s.dev.statStaleCached.Load() != 1 {
+		t.Fatalf("stale cached block: err %v after %d checks, %d rereads; want nil after 2, 1", err, checks, s.dev.statStaleCached.Load())
 	}
 
 	checks = 0
-	err = s.readChecked(p, 0, false, func() error { checks++; return bad })
+	err = s.dev.readChecked(p, 0, false, func() error { checks++; return bad })
 	if !errors.Is(err, objectstore.ErrCorrupt) || checks != 2 {
 		t.Fatalf("damaged block: err %v after %d checks, want ErrCorrupt after 2", err, checks)
 	}
 
 	checks = 0
-	err = s.readChecked(p, 0, true, func() error { checks++; return bad })
-	if !errors.Is(err, objectstore.ErrCorrupt) || checks != 1 || s.statStaleCached.Load() != 2 {
-		t.Fatalf("device read: err %v after %d checks, %d rereads; want ErrCorrupt after 1, 2", err, checks, s.statStaleCached.Load())
+	err = s.dev.readChecked(p, 0, true, func() error { checks++; return bad })
+	if !errors.Is(err, objectstore.ErrCorrupt) || checks != 1 || s.dev.statStaleCached.Load() != 2 {
+		t.Fatalf("device read: err %v after %d checks, %d rereads; want ErrCorrupt after 1, 2", err, checks, s.dev.statStaleCached.Load())
 	}
 }
 
@@ -220,7 +221,7 @@ func TestDeferredRunsReachTheirUnits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.file.ReadAt(got, int64(rec.Units[0].Dev)); err != nil {
+		if _, err := s.dev.file.ReadAt(got, int64(rec.Units[0].Dev)); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want[i]) {
@@ -235,7 +236,7 @@ func TestDeferredRunsReachTheirUnits(t *testing.T) {
 func pageCached(t *testing.T, s *Store, off uint64) bool {
 	t.Helper()
 	buf := make([]byte, testCB)
-	_, err := unix.Preadv2(int(s.file.Fd()), [][]byte{buf}, int64(off), unix.RWF_NOWAIT)
+	_, err := unix.Preadv2(int(s.dev.file.Fd()), [][]byte{buf}, int64(off), unix.RWF_NOWAIT)
 	if errors.Is(err, unix.EAGAIN) {
 		return false
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
@@ -125,31 +128,155 @@ func (q *groupQueue) signal() {
 	}
 }
 
-// startPipeline starts the three stages; s.done closes when the last
-// one has finished after Close.
-func (s *Store) startPipeline() {
-	s.toSync, s.toApply = newGroupQueue(), newGroupQueue()
-	go s.committer()
-	go s.syncer()
-	go s.applier()
+// pipeline is the commit pipeline: the queue of prepared transactions,
+// the committer, syncer and applier goroutines and the state only they
+// share (groups between stages, the deferred writes applied but not yet
+// synced, the WAL's count of deferred data), the completions it marks,
+// and the first error that failed it. It has locks of its own (queueMu,
+// appliedMu, finishMu, deferredMu; groupQueue's) and never takes the
+// store's: what it changes of the store's state, it changes through
+// pipelineHost.
+type pipeline struct {
+	log  *slog.Logger
+	db   *pebble.DB
+	wal  *walHealth   // the WAL's health, checked before each batch
+	dev  *dataFile    // copy-on-write data, deferred writes in place, data syncs
+	data *dataOverlay // blocks of queued transactions, dropped once on the data file
+	wals *walKeeper   // WALs held for the deferred data in them
+	host pipelineHost
+
+	checksumBlock     uint64
+	skipDeferredApply bool // Options.testSkipDeferredApply
+	loggedPerWAL      int  // Options.testLoggedPerWAL, or 0
+
+	// failedErr is the first error of any stage: later groups complete
+	// with it and Queue refuses new transactions.
+	failedErr atomic.Pointer[error]
+
+	// queueMu guards the hand-off from Queue, apart from the store's
+	// prepMu so that taking the queue does not wait for preparations.
+	queueMu     sync.Mutex
+	queue       []*pendingTxn
+	queueClosed bool
+	wake        chan struct{}
+
+	// appliedMu guards applied: transactions made visible, whose
+	// prepare-overlay entries Queue drops (takeApplied).
+	appliedMu sync.Mutex
+	applied   []*pendingTxn
+
+	// Hand-offs between the stages, and the groups taken from the queue
+	// but not through the applier.
+	toSync, toApply *groupQueue
+	groupsInFlight  atomic.Int64
+	done            chan struct{} // closed when the applier has finished after close
+
+	// finishMu guards finishedSeq: every transaction up to it is
+	// through the pipeline, its freed space back in the allocator.
+	finishMu    sync.Mutex
+	finishedSeq uint64
+	finishedCh  chan struct{} // closed and replaced when finishedSeq moves
+
+	// deferredMu orders data syncs with the deletion of the 'D' keys
+	// they make redundant.
+	deferredMu      sync.Mutex
+	appliedDeferred [][]byte // 'D' keys applied in place, not yet synced
+	// deferredDeletedTo is the seq past the last range of 'D' keys
+	// deleted (deleteAppliedLocked).
+	deferredDeletedTo uint64
+	// deferredCommitted: the deletions of every 'D' key with a seq up to
+	// it are committed to Pebble (set under deferredMu).
+	deferredCommitted atomic.Uint64
+	// The committer's count of the deferred data in the current WAL
+	// (boundWAL), and which of wals.created that WAL is.
+	loggedBytes int
+	loggedWAL   uint64
+
+	// Group commit counters: WAL syncs, the transactions they made
+	// durable, and WALs ended for the deferred data they carried.
+	statSyncs, statTxns, statWALRotations atomic.Uint64
+}
+
+// pipelineHost is what the pipeline asks of the store it commits for.
+type pipelineHost interface {
+	// lockReaders and unlockReaders hold the store's readers out while
+	// the committer commits a group's batch and publishes it.
+	lockReaders()
+	unlockReaders()
+	// publishLocked makes a committed group's records, collections and
+	// pool counters the readers' state; readers are held out.
+	publishLocked(group []*pendingTxn)
+	// release hands the space a durable group freed back to the
+	// allocator.
+	release(group []*pendingTxn) error
+}
+
+// newPipeline returns a pipeline not yet started: applyBatch works (for
+// Open's replay), nothing is queued until start.
+func newPipeline(pl *pipeline) *pipeline {
+	pl.wake = make(chan struct{}, 1)
+	pl.done = make(chan struct{})
+	pl.finishedCh = make(chan struct{})
+	pl.toSync, pl.toApply = newGroupQueue(), newGroupQueue()
+	return pl
+}
+
+// start starts the three stages; done closes when the last one has
+// finished after close.
+func (pl *pipeline) start() {
+	go pl.committer()
+	go pl.syncer()
+	go pl.applier()
+}
+
+// enqueue hands a prepared transaction to the committer; transactions
+// commit in the order they are enqueued.
+func (pl *pipeline) enqueue(p *pendingTxn) {
+	pl.queueMu.Lock()
+	pl.queue = append(pl.queue, p)
+	pl.queueMu.Unlock()
+	pl.kick()
+}
+
+func (pl *pipeline) kick() {
+	select {
+	case pl.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close lets the queued transactions through and waits for the stages
+// to finish.
+func (pl *pipeline) close() {
+	pl.queueMu.Lock()
+	pl.queueClosed = true
+	pl.queueMu.Unlock()
+	pl.kick()
+	<-pl.done
+}
+
+// takeApplied returns the transactions made visible since the last
+// call.
+func (pl *pipeline) takeApplied() []*pendingTxn {
+	pl.appliedMu.Lock()
+	defer pl.appliedMu.Unlock()
+	applied := pl.applied
+	pl.applied = nil
+	return applied
 }
 
 // fail records the first commit error; the store refuses later
 // transactions.
-func (s *Store) fail(err error, stage string, txns int) {
-	s.prepMu.Lock()
-	defer s.prepMu.Unlock()
-	if s.failed == nil {
-		s.log.Error("blockstore: commit failed; the store refuses further writes", "stage", stage, "err", err, "transactions", txns)
-		s.failed = err
-		s.failedErr.Store(&err)
+func (pl *pipeline) fail(err error, stage string, txns int) {
+	if pl.failedErr.CompareAndSwap(nil, &err) {
+		pl.log.Error("blockstore: commit failed; the store refuses further writes", "stage", stage, "err", err, "transactions", txns)
 	}
 }
 
 // failure returns the error that failed the store, or nil. It takes no
 // lock, so the pipeline does not wait behind Queue's preparations.
-func (s *Store) failure() error {
-	if e := s.failedErr.Load(); e != nil {
+func (pl *pipeline) failure() error {
+	if e := pl.failedErr.Load(); e != nil {
 		return *e
 	}
 	return nil
@@ -162,51 +289,51 @@ func failGroup(group []*pendingTxn, err error) {
 }
 
 // committer is the first stage: one batch per group, Applied.
-func (s *Store) committer() {
-	defer s.toSync.close()
+func (pl *pipeline) committer() {
+	defer pl.toSync.close()
 	for {
-		s.queueMu.Lock()
-		if len(s.queue) == 0 {
-			closed := s.queueClosed
-			s.queueMu.Unlock()
+		pl.queueMu.Lock()
+		if len(pl.queue) == 0 {
+			closed := pl.queueClosed
+			pl.queueMu.Unlock()
 			if closed {
 				return
 			}
-			<-s.wake
+			<-pl.wake
 			continue
 		}
-		group := s.queue
-		s.queue = nil
-		s.groupsInFlight.Add(1)
-		s.queueMu.Unlock()
-		failed := s.failure()
+		group := pl.queue
+		pl.queue = nil
+		pl.groupsInFlight.Add(1)
+		pl.queueMu.Unlock()
+		failed := pl.failure()
 		var g stagedGroup
 		if failed == nil {
-			if g, failed = s.applyGroup(group); failed != nil {
-				s.fail(failed, "apply", len(group))
+			if g, failed = pl.applyGroup(group); failed != nil {
+				pl.fail(failed, "apply", len(group))
 			}
 		}
 		if failed != nil {
 			failGroup(group, failed)
-			s.groupGone()
+			pl.groupGone()
 			continue
 		}
-		s.toSync.push(g)
+		pl.toSync.push(g)
 	}
 }
 
 // applyGroup writes the group's copy-on-write data, syncs it, and makes
 // the group visible with one batch, whose WAL sync the syncer waits for.
-func (s *Store) applyGroup(group []*pendingTxn) (stagedGroup, error) {
-	wrote, err := s.writeCOW(group)
+func (pl *pipeline) applyGroup(group []*pendingTxn) (stagedGroup, error) {
+	wrote, err := pl.writeCOW(group)
 	if err != nil {
 		return stagedGroup{}, err
 	}
-	g, err := s.commitGroup(group, wrote)
+	g, err := pl.commitGroup(group, wrote)
 	if err != nil {
 		return g, err
 	}
-	s.boundWAL(group)
+	pl.boundWAL(group)
 	// Marked outside applyMu and deferredMu: the completions' callbacks
 	// must not wait for the committer's readers, nor hold up the applier.
 	for _, p := range group {
@@ -220,29 +347,32 @@ func (s *Store) applyGroup(group []*pendingTxn) (stagedGroup, error) {
 // writes' keys too, and deferredMu is held from the data sync through
 // the commit: deletions of 'D' keys reach the WAL in the order they are
 // made, which deferredCommitted relies on.
-func (s *Store) commitGroup(group []*pendingTxn, wrote bool) (stagedGroup, error) {
+func (pl *pipeline) commitGroup(group []*pendingTxn, wrote bool) (stagedGroup, error) {
 	if wrote {
-		s.deferredMu.Lock()
-		defer s.deferredMu.Unlock()
+		pl.deferredMu.Lock()
+		defer pl.deferredMu.Unlock()
 	}
 	// Committed before this batch is: in the WAL ahead of it.
-	g := stagedGroup{txns: group, batch: s.db.NewBatch(), deleted: s.deferredCommitted.Load()}
-	deleted, err := s.fillBatch(g.batch, group, wrote)
+	g := stagedGroup{txns: group, batch: pl.db.NewBatch(), deleted: pl.deferredCommitted.Load()}
+	deleted, err := pl.fillBatch(g.batch, group, wrote)
 	if err != nil {
 		_ = g.batch.Close()
 		return stagedGroup{}, err
 	}
-	s.wals.hand(lastDeferredSeq(group))
-	s.applyMu.Lock()
-	if err := s.applyBatch(g.batch, pebble.Sync, false); err != nil {
-		s.applyMu.Unlock()
+	pl.wals.hand(lastDeferredSeq(group))
+	pl.host.lockReaders()
+	if err := pl.applyBatch(g.batch, pebble.Sync, false); err != nil {
+		pl.host.unlockReaders()
 		_ = g.batch.Close()
 		return stagedGroup{}, fmt.Errorf("commit batch: %w", err)
 	}
-	s.publish(group)
-	s.applyMu.Unlock()
+	pl.host.publishLocked(group)
+	pl.host.unlockReaders()
+	pl.appliedMu.Lock()
+	pl.applied = append(pl.applied, group...)
+	pl.appliedMu.Unlock()
 	if deleted > 0 {
-		s.deferredCommitted.Store(deleted)
+		pl.deferredCommitted.Store(deleted)
 		g.deleted = deleted
 	}
 	return g, nil
@@ -258,29 +388,29 @@ const maxLoggedPerWAL = 64 << 20
 
 // boundWAL counts the group's deferred data into the current WAL and
 // rotates the WAL (with its memtable) once it carries maxLoggedPerWAL.
-func (s *Store) boundWAL(group []*pendingTxn) {
-	if n := s.wals.created.Load(); n != s.loggedWAL {
-		s.loggedWAL, s.loggedBytes = n, 0 // Pebble started a WAL itself
+func (pl *pipeline) boundWAL(group []*pendingTxn) {
+	if n := pl.wals.created.Load(); n != pl.loggedWAL {
+		pl.loggedWAL, pl.loggedBytes = n, 0 // Pebble started a WAL itself
 	}
 	for _, p := range group {
 		for _, w := range p.deferred {
-			s.loggedBytes += len(w.Data)
+			pl.loggedBytes += len(w.Data)
 		}
 	}
 	limit := maxLoggedPerWAL
-	if s.opts.testLoggedPerWAL > 0 {
-		limit = s.opts.testLoggedPerWAL
+	if pl.loggedPerWAL > 0 {
+		limit = pl.loggedPerWAL
 	}
-	if s.loggedBytes < limit {
+	if pl.loggedBytes < limit {
 		return
 	}
-	if err := pebblelog.Recover(func() error { _, err := s.db.AsyncFlush(); return err }); err != nil {
+	if err := pebblelog.Recover(func() error { _, err := pl.db.AsyncFlush(); return err }); err != nil {
 		// The next group tries again; the WAL only grows meanwhile.
-		s.log.Warn("blockstore: rotate WAL", "err", err)
+		pl.log.Warn("blockstore: rotate WAL", "err", err)
 		return
 	}
-	s.loggedBytes = 0
-	s.statWALRotations.Add(1)
+	pl.loggedBytes = 0
+	pl.statWALRotations.Add(1)
 }
 
 // lastDeferredSeq returns the seq of the group's last transaction with
@@ -301,25 +431,25 @@ func lastDeferredSeq(group []*pendingTxn) uint64 {
 // page cache and its writeback, which on the benchmark machine held
 // 4 MiB writes to a quarter of what the disk takes directly. The data
 // sync that follows covers both kinds.
-func (s *Store) writeCOW(group []*pendingTxn) (bool, error) {
+func (pl *pipeline) writeCOW(group []*pendingTxn) (bool, error) {
 	if !slices.ContainsFunc(group, func(p *pendingTxn) bool { return len(p.writes) > 0 }) {
 		return false, nil
 	}
-	s.writes.begin() // only around real writes: each one voids the prefetches
-	defer s.writes.end()
+	pl.dev.writes.begin() // only around real writes: each one voids the prefetches
+	defer pl.dev.writes.end()
 	var direct []format.DeferredWrite
 	for _, p := range group {
 		for _, w := range p.writes {
-			if s.direct != nil && len(w.Data) >= directWriteMin && isAligned(w.Data, w.DevOff) {
+			if pl.dev.direct != nil && len(w.Data) >= directWriteMin && dio.IsAligned(w.Data, w.DevOff) {
 				direct = append(direct, w)
 				continue
 			}
-			if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+			if err := pl.dev.writeAt(w.Data, w.DevOff); err != nil {
 				return false, fmt.Errorf("write data at %d: %w", w.DevOff, err)
 			}
 		}
 	}
-	return true, s.writeDirectCOW(direct)
+	return true, pl.dev.writeDirectCOW(direct)
 }
 
 // directWriteMin is the size from which aligned copy-on-write data goes
@@ -332,10 +462,10 @@ const maxDirectWriters = 8
 // writeDirectCOW writes ws with O_DIRECT, up to maxDirectWriters at a
 // time (each a blocking pwrite on its own thread, so the device sees them
 // together).
-func (s *Store) writeDirectCOW(ws []format.DeferredWrite) error {
-	s.statDirectWrites.Add(uint64(len(ws)))
+func (d *dataFile) writeDirectCOW(ws []format.DeferredWrite) error {
+	d.statDirectWrites.Add(uint64(len(ws)))
 	if len(ws) == 1 {
-		if _, err := s.direct.WriteAt(ws[0].Data, int64(ws[0].DevOff)); err != nil {
+		if _, err := d.direct.WriteAt(ws[0].Data, int64(ws[0].DevOff)); err != nil {
 			return fmt.Errorf("write data at %d: %w", ws[0].DevOff, err)
 		}
 		return nil
@@ -347,7 +477,7 @@ func (s *Store) writeDirectCOW(ws []format.DeferredWrite) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if _, err := s.direct.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+			if _, err := d.direct.WriteAt(w.Data, int64(w.DevOff)); err != nil {
 				errs[i] = fmt.Errorf("write data at %d: %w", w.DevOff, err)
 			}
 		})
@@ -360,17 +490,17 @@ func (s *Store) writeDirectCOW(ws []format.DeferredWrite) error {
 // applied deferred writes' keys after a data sync if the group wrote
 // copy-on-write data (the caller holds deferredMu then). It returns the
 // last seq whose key b deletes, or 0.
-func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) (uint64, error) {
+func (pl *pipeline) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) (uint64, error) {
 	var deleted uint64
 	if wrote {
 		// The sync covers the deferred writes applied so far too, so
 		// their keys go in this batch (see the orderings above).
-		if err := s.file.SyncData(); err != nil {
+		if err := pl.dev.syncData(); err != nil {
 			return 0, fmt.Errorf("sync data file: %w", err)
 		}
-		deleted = s.deleteAppliedLocked(b)
+		deleted = pl.deleteAppliedLocked(b)
 	}
-	s.data.dropRuns(group[len(group)-1].seq)
+	pl.data.dropRuns(group[len(group)-1].seq)
 	for _, p := range group {
 		if err := b.Apply(p.batch, nil); err != nil {
 			return 0, fmt.Errorf("build batch: %w", err)
@@ -381,104 +511,59 @@ func (s *Store) fillBatch(b *pebble.Batch, group []*pendingTxn, wrote bool) (uin
 	return deleted, nil
 }
 
-// publish makes an applied group's state the readers' state; the caller
-// holds applyMu, and marks the group Applied once it has let go. Queue
-// drops the group's entries from the prepare overlay later
-// (dropApplied), so that the committer never waits for prepMu behind
-// preparations.
-func (s *Store) publish(group []*pendingTxn) {
-	for _, p := range group {
-		for _, r := range p.records {
-			s.cache.put(r.key, r.rec)
-		}
-		for c, exists := range p.colls {
-			if exists {
-				s.colls[c] = true
-			} else {
-				delete(s.colls, c)
-			}
-		}
-		for _, ps := range p.pools {
-			s.poolStored[ps.pool] = ps.stored
-		}
-		s.appliedSeq = p.seq
-	}
-	s.appliedMu.Lock()
-	s.applied = append(s.applied, group...)
-	s.appliedMu.Unlock()
-}
-
-// dropApplied removes the prepare-overlay entries of applied
-// transactions that no later transaction has replaced; the caller holds
-// prepMu. An entry left a little longer is harmless: it holds the same
-// record as the cache.
-func (s *Store) dropApplied() {
-	s.appliedMu.Lock()
-	applied := s.applied
-	s.applied = nil
-	s.appliedMu.Unlock()
-	for _, p := range applied {
-		for _, r := range p.records {
-			if ov, ok := s.overlay[r.key]; ok && ov.seq == p.seq {
-				delete(s.overlay, r.key)
-			}
-		}
-	}
-}
-
 // syncer is the second stage: it waits for each group's WAL sync in
 // order, Committed.
-func (s *Store) syncer() {
-	defer s.toApply.close()
+func (pl *pipeline) syncer() {
+	defer pl.toApply.close()
 	for {
-		groups, ok := s.toSync.take()
+		groups, ok := pl.toSync.take()
 		if !ok {
 			return
 		}
-		s.statSyncs.Add(1)
+		pl.statSyncs.Add(1)
 		for _, g := range groups {
-			s.statTxns.Add(uint64(len(g.txns)))
+			pl.statTxns.Add(uint64(len(g.txns)))
 			err := pebblelog.Recover(g.batch.SyncWait)
 			_ = g.batch.Close()
 			g.batch = nil
 			if err != nil {
 				err = fmt.Errorf("sync pebble WAL: %w", err)
-				s.fail(err, "sync", len(g.txns))
+				pl.fail(err, "sync", len(g.txns))
 				failGroup(g.txns, err)
-				s.groupGone()
+				pl.groupGone()
 				continue
 			}
 			if g.deleted > 0 {
-				s.wals.deletedDurably(g.deleted)
+				pl.wals.deletedDurably(g.deleted)
 			}
 			for _, p := range g.txns {
 				p.comp.MarkCommitted(nil)
 			}
-			s.toApply.push(g)
+			pl.toApply.push(g)
 		}
 	}
 }
 
 // applier is the last stage: deferred writes in place, then freed space
 // back to the allocator.
-func (s *Store) applier() {
-	defer close(s.done)
+func (pl *pipeline) applier() {
+	defer close(pl.done)
 	for {
-		groups, ok := s.toApply.take()
+		groups, ok := pl.toApply.take()
 		if !ok {
 			return
 		}
-		groups = s.gatherDeferred(groups)
-		if s.failure() == nil && !s.opts.testSkipDeferredApply {
-			if err := s.finishGroups(groups); err != nil {
-				s.fail(err, "deferred", len(groups))
+		groups = pl.gatherDeferred(groups)
+		if pl.failure() == nil && !pl.skipDeferredApply {
+			if err := pl.finishGroups(groups); err != nil {
+				pl.fail(err, "deferred", len(groups))
 			}
-			s.wals.release()
+			pl.wals.release()
 		}
 		last := groups[len(groups)-1].txns
-		s.finished(last[len(last)-1].seq)
+		pl.finished(last[len(last)-1].seq)
 		for range groups {
-			s.groupGone()
+			pl.groupGone()
 		}
 	}
 }
@@ -496,14 +581,14 @@ const applyBatchMin = 64
 // in the committer or the syncer. Deferred data stays readable meanwhile
 // (the data overlay holds it), and a group that fails upstream wakes the
 // applier (groupGone), so it never waits for a group that will not come.
-func (s *Store) gatherDeferred(groups []stagedGroup) []stagedGroup {
-	for countDeferred(groups) < applyBatchMin && int(s.groupsInFlight.Load()) > len(groups) {
-		more, closed := s.toApply.poll()
+func (pl *pipeline) gatherDeferred(groups []stagedGroup) []stagedGroup {
+	for countDeferred(groups) < applyBatchMin && int(pl.groupsInFlight.Load()) > len(groups) {
+		more, closed := pl.toApply.poll()
 		if closed {
 			break
 		}
 		if len(more) == 0 {
-			<-s.toApply.wake
+			<-pl.toApply.wake
 			continue
 		}
 		groups = append(groups, more...)
@@ -523,75 +608,65 @@ func countDeferred(groups []stagedGroup) int {
 
 // groupGone records that a group has left the pipeline, and wakes the
 // applier in case it is waiting for it.
-func (s *Store) groupGone() {
-	s.groupsInFlight.Add(-1)
-	s.toApply.signal()
+func (pl *pipeline) groupGone() {
+	pl.groupsInFlight.Add(-1)
+	pl.toApply.signal()
 }
 
 // finishGroups applies durable groups' deferred writes, releases the
 // space they freed, and syncs the data file if enough writes wait.
-func (s *Store) finishGroups(groups []stagedGroup) error {
-	if err := s.applyDeferred(groups); err != nil {
+func (pl *pipeline) finishGroups(groups []stagedGroup) error {
+	if err := pl.applyDeferred(groups); err != nil {
 		return err
 	}
 	for _, g := range groups {
-		if err := s.releaseFreed(g.txns); err != nil {
+		if err := pl.host.release(g.txns); err != nil {
 			return err
 		}
 	}
-	s.deferredMu.Lock()
-	n := len(s.appliedDeferred)
-	s.deferredMu.Unlock()
+	pl.deferredMu.Lock()
+	n := len(pl.appliedDeferred)
+	pl.deferredMu.Unlock()
 	if n >= maxUnsyncedDeferred {
-		return s.syncDeferred(pebble.NoSync)
+		return pl.syncDeferred(pebble.NoSync)
 	}
 	return nil
 }
 
 // finished records that the pipeline is through seq and wakes those
 // waiting for it.
-func (s *Store) finished(seq uint64) {
-	s.prepMu.Lock()
-	s.finishedSeq = seq
-	close(s.finishedCh)
-	s.finishedCh = make(chan struct{})
-	s.prepMu.Unlock()
+func (pl *pipeline) finished(seq uint64) {
+	pl.finishMu.Lock()
+	pl.finishedSeq = seq
+	close(pl.finishedCh)
+	pl.finishedCh = make(chan struct{})
+	pl.finishMu.Unlock()
+}
+
+// finishedThrough reports whether the pipeline is through seq.
+func (pl *pipeline) finishedThrough(seq uint64) bool {
+	pl.finishMu.Lock()
+	defer pl.finishMu.Unlock()
+	return pl.finishedSeq >= seq
 }
 
 // waitFinished waits until the pipeline is through seq (every earlier
 // transaction's freed space is back in the allocator) or the store
 // fails or closes.
-func (s *Store) waitFinished(ctx context.Context, seq uint64) error {
+func (pl *pipeline) waitFinished(ctx context.Context, seq uint64) error {
 	for {
-		s.prepMu.Lock()
-		done, ch := s.finishedSeq >= seq || s.failed != nil, s.finishedCh
-		s.prepMu.Unlock()
+		pl.finishMu.Lock()
+		done, ch := pl.finishedSeq >= seq || pl.failure() != nil, pl.finishedCh
+		pl.finishMu.Unlock()
 		if done {
 			return nil
 		}
 		select {
 		case <-ch:
-		case <-s.done:
+		case <-pl.done:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-}
-
-// releaseFreed hands the space a durable group freed back to the
-// allocator, once the group's and every earlier group's deferred writes
-// are in place.
-func (s *Store) releaseFreed(group []*pendingTxn) error {
-	s.prepMu.Lock()
-	defer s.prepMu.Unlock()
-	for _, p := range group {
-		if len(p.freed) == 0 {
-			continue
-		}
-		if err := s.alloc.Release(p.freed...); err != nil {
-			return fmt.Errorf("release freed space: %w", err)
-		}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
@@ -15,7 +16,7 @@ import (
 // queues their 'D' keys for deletion after the next data sync; until
 // then Open would replay them. A block leaves the data overlay only
 // once its write has completed, so readers see it throughout.
-func (s *Store) applyDeferred(groups []stagedGroup) error {
+func (pl *pipeline) applyDeferred(groups []stagedGroup) error {
 	var ws []format.DeferredWrite
 	var seqs []uint64
 	for _, g := range groups {
@@ -26,18 +27,18 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 			}
 		}
 	}
-	if err := s.writeInPlace(ws); err != nil {
+	if err := pl.dev.writeInPlace(ws); err != nil {
 		return err
 	}
-	cb := s.sb.ChecksumBlock
-	s.deferredMu.Lock()
+	cb := pl.checksumBlock
+	pl.deferredMu.Lock()
 	for i, w := range ws {
-		s.appliedDeferred = append(s.appliedDeferred, format.DeferredKey(seqs[i], w.DevOff))
+		pl.appliedDeferred = append(pl.appliedDeferred, format.DeferredKey(seqs[i], w.DevOff))
 	}
-	s.deferredMu.Unlock()
+	pl.deferredMu.Unlock()
 	for i, w := range ws {
 		for off := uint64(0); off < uint64(len(w.Data)); off += cb {
-			s.data.drop(w.DevOff+off, seqs[i])
+			pl.data.drop(w.DevOff+off, seqs[i])
 		}
 	}
 	return nil
@@ -46,7 +47,7 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // writeInPlace writes ws, in order where they overlap.
 //
 // Small writes (under directMax) go through the page cache: the small
-// reads that follow them read through it too (dio_read.go), so an object
+// reads that follow them read through it too (datafile_read.go), so an object
 // just written is read from memory rather than from the device. Their
 // writeback starts at once (startWriteback), so the data sync that must
 // follow has little left to wait for. On a size-3 pool of new 4 KiB
@@ -64,24 +65,24 @@ func (s *Store) applyDeferred(groups []stagedGroup) error {
 // allocated after the deferred writes into them completed (commit.go),
 // and a unit's copy-on-write data is synced before the batch that maps
 // it, long before a deferred write into it.
-func (s *Store) writeInPlace(ws []format.DeferredWrite) error {
+func (d *dataFile) writeInPlace(ws []format.DeferredWrite) error {
 	if len(ws) == 0 {
 		return nil
 	}
-	s.writes.begin() // only around real writes: each one voids the prefetches
-	defer s.writes.end()
+	d.writes.begin() // only around real writes: each one voids the prefetches
+	defer d.writes.end()
 	var batch []format.DeferredWrite
 	var run bufferedRun
 	inBatch := make(map[uint64]bool) // checksum blocks the batch writes
-	cb := s.sb.ChecksumBlock
+	cb := d.checksumBlock
 	lo, hi := uint64(math.MaxUint64), uint64(0) // what went through the cache
 	for _, w := range ws {
-		large := s.aioW != nil && len(w.Data) >= directMax
-		if large && !isAligned(w.Data, w.DevOff) && w.DevOff%directAlign == 0 && len(w.Data)%directAlign == 0 {
+		large := d.aioW != nil && len(w.Data) >= directMax
+		if large && !dio.IsAligned(w.Data, w.DevOff) && w.DevOff%dio.Align == 0 && len(w.Data)%dio.Align == 0 {
 			// Only the memory is misaligned (a merged deferred record).
-			w.Data = append(alignedBuf(len(w.Data))[:0], w.Data...)
+			w.Data = append(dio.AlignedBuf(len(w.Data))[:0], w.Data...)
 		}
-		direct := large && isAligned(w.Data, w.DevOff)
+		direct := large && dio.IsAligned(w.Data, w.DevOff)
 		overlaps := false
 		for off := w.DevOff; off < w.DevOff+uint64(len(w.Data)); off += cb {
 			overlaps = overlaps || inBatch[off/cb]
@@ -89,7 +90,7 @@ func (s *Store) writeInPlace(ws []format.DeferredWrite) error {
 		if !direct || overlaps {
 			// The kernel completes a batch in any order: a later write
 			// of the same block waits for the batch.
-			if err := s.writeDirect(batch); err != nil {
+			if err := d.writeDirect(batch); err != nil {
 				return err
 			}
 			batch = batch[:0]
@@ -97,7 +98,7 @@ func (s *Store) writeInPlace(ws []format.DeferredWrite) error {
 		}
 		if !direct {
 			if !run.extends(w) {
-				if err := s.writeRun(&run); err != nil {
+				if err := d.writeRun(&run); err != nil {
 					return err
 				}
 			}
@@ -105,7 +106,7 @@ func (s *Store) writeInPlace(ws []format.DeferredWrite) error {
 			lo, hi = min(lo, w.DevOff), max(hi, w.DevOff+uint64(len(w.Data)))
 			continue
 		}
-		if err := s.writeRun(&run); err != nil { // before the later write
+		if err := d.writeRun(&run); err != nil { // before the later write
 			return err
 		}
 		batch = append(batch, w)
@@ -113,13 +114,13 @@ func (s *Store) writeInPlace(ws []format.DeferredWrite) error {
 			inBatch[off/cb] = true
 		}
 	}
-	if err := s.writeRun(&run); err != nil {
+	if err := d.writeRun(&run); err != nil {
 		return err
 	}
 	if lo < hi {
-		s.startWriteback(lo, hi-lo)
+		d.startWriteback(lo, hi-lo)
 	}
-	return s.writeDirect(batch)
+	return d.writeDirect(batch)
 }
 
 // A bufferedRun is buffered writes that follow each other on the device,
@@ -149,11 +150,11 @@ func (r *bufferedRun) add(w format.DeferredWrite) {
 }
 
 // writeRun writes the run through the page cache and empties it.
-func (s *Store) writeRun(r *bufferedRun) error {
+func (d *dataFile) writeRun(r *bufferedRun) error {
 	if len(r.iovs) == 0 {
 		return nil
 	}
-	err := s.writeVectored(r.iovs, r.off)
+	err := d.writeVectored(r.iovs, r.off)
 	clear(r.iovs)
 	r.iovs = r.iovs[:0]
 	if err != nil {
@@ -164,14 +165,18 @@ func (s *Store) writeRun(r *bufferedRun) error {
 
 // writeDirect writes a batch of non-overlapping aligned writes with
 // AIO, and those the kernel turns away with pwrite.
-func (s *Store) writeDirect(batch []format.DeferredWrite) error {
+func (d *dataFile) writeDirect(batch []format.DeferredWrite) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	ws := make([]dio.Write, len(batch))
+	for i, w := range batch {
+		ws[i] = dio.Write{Off: w.DevOff, Data: w.Data}
+	}
 	var errs []error
-	for i, err := range s.aioW.writeAll(batch) {
-		if errors.Is(err, errAIOBusy) {
-			err = s.writeBuffered(batch[i])
+	for i, err := range d.aioW.WriteAll(ws) {
+		if errors.Is(err, dio.ErrBusy) {
+			err = d.writeBuffered(batch[i])
 		} else if err != nil {
 			err = fmt.Errorf("apply deferred write at %d: %w", batch[i].DevOff, err)
 		}
@@ -182,9 +187,9 @@ func (s *Store) writeDirect(batch []format.DeferredWrite) error {
 
 // writeEach writes bufs, which follow each other, at offset off of the
 // data file, one WriteAt each.
-func (s *Store) writeEach(bufs [][]byte, off uint64) error {
+func (d *dataFile) writeEach(bufs [][]byte, off uint64) error {
 	for _, b := range bufs {
-		if _, err := s.file.WriteAt(b, int64(off)); err != nil {
+		if _, err := d.file.WriteAt(b, int64(off)); err != nil {
 			return err
 		}
 		off += uint64(len(b))
@@ -192,8 +197,8 @@ func (s *Store) writeEach(bufs [][]byte, off uint64) error {
 	return nil
 }
 
-func (s *Store) writeBuffered(w format.DeferredWrite) error {
-	if _, err := s.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
+func (d *dataFile) writeBuffered(w format.DeferredWrite) error {
+	if _, err := d.file.WriteAt(w.Data, int64(w.DevOff)); err != nil {
 		return fmt.Errorf("apply deferred write at %d: %w", w.DevOff, err)
 	}
 	return nil
@@ -202,24 +207,24 @@ func (s *Store) writeBuffered(w format.DeferredWrite) error {
 // syncDeferred makes the applied deferred writes durable and deletes
 // their keys (by the applier every maxUnsyncedDeferred writes, and at
 // Close with pebble.Sync).
-func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
-	s.deferredMu.Lock()
-	defer s.deferredMu.Unlock()
-	if len(s.appliedDeferred) == 0 {
+func (pl *pipeline) syncDeferred(wo *pebble.WriteOptions) error {
+	pl.deferredMu.Lock()
+	defer pl.deferredMu.Unlock()
+	if len(pl.appliedDeferred) == 0 {
 		return nil
 	}
-	if err := s.file.SyncData(); err != nil {
+	if err := pl.dev.syncData(); err != nil {
 		return fmt.Errorf("sync data file: %w", err)
 	}
-	b := s.db.NewBatch()
+	b := pl.db.NewBatch()
 	defer b.Close()
-	deleted := s.deleteAppliedLocked(b)
-	if err := s.applyBatch(b, wo, true); err != nil {
+	deleted := pl.deleteAppliedLocked(b)
+	if err := pl.applyBatch(b, wo, true); err != nil {
 		return fmt.Errorf("delete applied deferred writes: %w", err)
 	}
-	s.deferredCommitted.Store(deleted)
+	pl.deferredCommitted.Store(deleted)
 	if wo.Sync {
-		s.wals.deletedDurably(deleted)
+		pl.wals.deletedDurably(deleted)
 	}
 	return nil
 }
@@ -227,18 +232,18 @@ func (s *Store) syncDeferred(wo *pebble.WriteOptions) error {
 // releaseWALs makes the committed deletions of 'D' keys durable and
 // removes the WAL files held for them (at Close, after syncDeferred), so
 // that a clean Close leaves none behind.
-func (s *Store) releaseWALs() error {
-	if s.wals.heldCount() == 0 {
+func (pl *pipeline) releaseWALs() error {
+	if pl.wals.heldCount() == 0 {
 		return nil
 	}
-	b := s.db.NewBatch()
+	b := pl.db.NewBatch()
 	defer b.Close()
 	_ = b.LogData(nil, nil) // nothing to commit: a WAL sync
-	if err := s.applyBatch(b, pebble.Sync, true); err != nil {
+	if err := pl.applyBatch(b, pebble.Sync, true); err != nil {
 		return fmt.Errorf("sync pebble WAL: %w", err)
 	}
-	s.wals.deletedDurably(s.deferredCommitted.Load())
-	s.wals.release()
+	pl.wals.deletedDurably(pl.deferredCommitted.Load())
+	pl.wals.release()
 	return nil
 }
 
@@ -257,15 +262,15 @@ func (s *Store) releaseWALs() error {
 // It returns the highest seq whose keys b deletes, or 0 if none: the
 // applier applies in commit order, so every deferred write up to it
 // has then been applied, synced and deleted.
-func (s *Store) deleteAppliedLocked(b *pebble.Batch) uint64 {
-	keys := s.appliedDeferred
-	s.appliedDeferred = keys[:0]
+func (pl *pipeline) deleteAppliedLocked(b *pebble.Batch) uint64 {
+	keys := pl.appliedDeferred
+	pl.appliedDeferred = keys[:0]
 	if len(keys) == 0 {
 		return 0
 	}
 	first, last := format.DeferredSeq(keys[0]), format.DeferredSeq(keys[len(keys)-1])
 	bySeq := func(a, b []byte) int { return cmp.Compare(format.DeferredSeq(a), format.DeferredSeq(b)) }
-	if first < s.deferredDeletedTo || !slices.IsSortedFunc(keys, bySeq) {
+	if first < pl.deferredDeletedTo || !slices.IsSortedFunc(keys, bySeq) {
 		highest := uint64(0)
 		for _, k := range keys {
 			_ = b.Delete(k, nil)
@@ -274,7 +279,7 @@ func (s *Store) deleteAppliedLocked(b *pebble.Batch) uint64 {
 		return highest
 	}
 	_ = b.DeleteRange(format.DeferredKey(first, 0), format.DeferredKey(last+1, 0), nil)
-	s.deferredDeletedTo = last + 1
+	pl.deferredDeletedTo = last + 1
 	return last
 }
 
@@ -293,17 +298,17 @@ func (s *Store) replayDeferred() error {
 		return err
 	}
 	for _, p := range ws {
-		if _, err := s.file.WriteAt(p.w.Data, int64(p.w.DevOff)); err != nil {
+		if err := s.dev.writeAt(p.w.Data, p.w.DevOff); err != nil {
 			return fmt.Errorf("replay deferred write at %d: %w", p.w.DevOff, err)
 		}
 	}
-	if err := s.file.SyncData(); err != nil {
+	if err := s.dev.syncData(); err != nil {
 		return fmt.Errorf("sync data file: %w", err)
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lo, hi, nil)
-	if err := s.applyBatch(b, pebble.Sync, true); err != nil {
+	if err := s.pipe.applyBatch(b, pebble.Sync, true); err != nil {
 		return fmt.Errorf("delete replayed deferred writes: %w", err)
 	}
 	s.log.Info("blockstore: replayed deferred writes", "count", len(ws))

@@ -14,9 +14,14 @@
 //	                       and the working state (txnState) it uses
 //	txnops.go              the op bodies apply calls: write, zero,
 //	                       truncate, destroy, clone, cloneRange, move
-//	commit.go              the commit pipeline: committer, syncer and
-//	                       applier goroutines and the order of their
-//	                       writes and syncs
+//	commit.go              the commit pipeline, a type of its own
+//	                       (pipeline): the queue, the committer, syncer
+//	                       and applier goroutines, the order of their
+//	                       writes and syncs, failure; it reaches the
+//	                       store only through pipelineHost
+//	applied.go             what the pipeline hands back: a group's state
+//	                       to the readers, freed space to the allocator,
+//	                       the prepare overlay's cleanup
 //	deferred.go,           deferred writes: applying them in place,
 //	deferredlog.go,        replaying them at Open, reading their data
 //	walkeep.go, walwatch.go  from the WAL files the store keeps back
@@ -25,13 +30,12 @@
 //	                       verification, attributes, omap, listings
 //	cache.go, cacheindex.go  the record cache
 //	keyfilter.go, filterbuild.go  the filter of existing record keys
-//	dio_*.go               direct and asynchronous I/O to the data file:
-//	                       O_DIRECT reads and their staging buffers
-//	                       (dio_read.go, dio_staging*.go), Linux AIO
-//	                       (dio_aio_*.go), the direct WAL
-//	                       (dio_wal_linux.go), readahead
-//	                       (dio_readahead.go) and raw system calls
-//	                       (dio_linux.go)
+//	datafile*.go           the data file (dataFile, datafile.go): which
+//	                       read or write goes which way (direct or
+//	                       cached reads, staging buffers, the stale-cache
+//	                       re-read: datafile_read.go), readahead
+//	                       (datafile_readahead.go); the mechanisms are
+//	                       package dio's
 //	fsck.go, fsckcheck.go, fsckrepair.go  the offline check and repair
 //	                       that `cuttle objectstore fsck` runs
 //	layout.go, kvstats.go, counters.go  inspection and statistics for
@@ -39,22 +43,36 @@
 //	background.go          Pebble's flushes and compactions, told to the
 //	                       daemon's thread governor
 //
-// Two child packages know nothing of this one: format, the on-disk codec
-// (the layout of keys and values, the order-preserving key encoding, the
-// object record; pure, with its fuzz tests), and alloc, the extent
-// allocator. blockstore knows nothing of placement groups, replication or
+// Three child packages know nothing of this one: format, the on-disk
+// codec (the layout of keys and values, the order-preserving key
+// encoding, the object record; pure, with its fuzz tests); alloc, the
+// extent allocator; and dio, direct and asynchronous I/O (aligned
+// buffers, O_DIRECT, Linux AIO, huge-page staging buffers, the WAL
+// written around the page cache, the raw system calls). blockstore knows nothing of placement groups, replication or
 // the network: it implements objectstore.Store and nothing more. Every
 // file is reached through one pebble vfs.FS, so tests inject crashes
 // (vfs.NewCrashableMem, CrashClone) and I/O errors (errorfs).
 //
+// A Store is three parts, each with its own state and locks: the Store
+// itself (the prepare state under prepMu, the readers' state under
+// applyMu, the record cache and key filter), the commit pipeline
+// (pipeline, commit.go) and the data file (dataFile, datafile.go). The
+// Store's methods are the objectstore.Store API, Open, Close, the debug
+// tools' inspection, and the steps of a transaction's preparation.
+//
 // Concurrency: a Store is safe for concurrent use. Queue prepares a
 // transaction under one mutex (prepMu) against the applied state plus an
 // overlay of records changed by queued transactions, allocates its space
-// and queues it; one committer goroutine commits queued transactions in
-// groups (commit.go gives the order of writes and syncs). Readers hold a
-// read lock (applyMu) that the committer takes exclusively only to make
-// a group visible. Applied fires when a group's Pebble batch is visible;
-// Committed when the Pebble WAL has been synced.
+// and hands it to the pipeline, whose committer goroutine commits queued
+// transactions in groups (commit.go gives the order of writes and
+// syncs). Readers hold a read lock (applyMu) that the committer takes
+// exclusively (pipelineHost.lockReaders) only to make a group
+// visible. Applied fires when a group's Pebble batch is visible;
+// Committed when the Pebble WAL has been synced. Lock order: Queue takes
+// the pipeline's queueMu, appliedMu and finishMu under prepMu, each for
+// a hand-off only; the pipeline calls pipelineHost.release (prepMu)
+// holding none of its locks, and lockReaders (applyMu) at most under
+// deferredMu, which neither Queue nor readers take.
 //
 // Start reading at format/format.go (the on-disk layout and the
 // crash-safety argument), then txn.go, which reads as one transaction's

@@ -117,7 +117,7 @@ func (s *Store) fillFilter() (*keyFilter, error) {
 	if last != nil {
 		select {
 		case <-last.Applied():
-		case <-s.done:
+		case <-s.pipe.done:
 			return nil, errFilterStopped
 		}
 	}
@@ -141,7 +141,7 @@ func (s *Store) scanRecordKeys(fn func(key []byte)) (int64, error) {
 	}
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
-		if n%4096 == 0 && isClosed(s.done) {
+		if n%4096 == 0 && isClosed(s.pipe.done) {
 			_ = it.Close()
 			return 0, errFilterStopped
 		}

@@ -17,7 +17,7 @@ func (s *Store) KVStats(ctx context.Context) (objectstore.KVStats, error) {
 	s.applyMu.RUnlock()
 	st := objectstore.KVStats{
 		WALFiles:              m.WAL.Files,
-		WALFilesHeld:          s.wals.heldCount(),
+		WALFilesHeld:          s.pipe.wals.heldCount(),
 		WALBytesIn:            m.WAL.BytesIn,
 		WALBytesWritten:       m.WAL.BytesWritten,
 		MemTables:             m.MemTable.Count,

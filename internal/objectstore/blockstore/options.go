@@ -44,7 +44,7 @@ type Options struct {
 	CacheBytes int64
 	// DirectReads reads small blocks with O_DIRECT too, never through the
 	// kernel's page cache (default false: reads under 256 KiB are
-	// buffered and the kernel caches what they read; dio_read.go).
+	// buffered and the kernel caches what they read; datafile_read.go).
 	DirectReads bool
 	// Logger receives the store's log records (default: discarded).
 	Logger *slog.Logger

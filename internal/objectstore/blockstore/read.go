@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/bufpool"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -149,7 +150,7 @@ func (s *Store) lockedRecord(ctx context.Context, c objectstore.CollectionID, o 
 
 // Read returns length bytes at off (fewer at the end; 0 means to the
 // end), verifying the checksum of every block it reads. Small blocks may
-// come from the page cache (dio_read.go).
+// come from the page cache (datafile_read.go).
 func (s *Store) Read(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]byte, error) {
 	b, _, err := s.read(ctx, c, o, off, length, false, false)
 	return b, err
@@ -275,7 +276,7 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 		return nil
 	}
 	for _, r := range runs {
-		err := s.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
+		err := s.dev.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
 			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
 		})
 		if err != nil {
@@ -351,7 +352,7 @@ type readBufPool struct {
 // buffers too: at 30,000 4 KiB reads a second, fresh ones were 120 MB/s
 // of garbage per cluster, and the collections it drove.
 const (
-	minRecycled = directAlign
+	minRecycled = dio.Align
 	maxRecycled = 16 << 20
 )
 
@@ -396,9 +397,9 @@ func (p *readBufPool) get(n int) []byte {
 // capacity if n is pooled so that it can be recycled.
 func (p *readBufPool) alloc(n int) []byte {
 	if size := classSize(n); size > 0 {
-		return alignedBuf(size)[:n]
+		return dio.AlignedBuf(size)[:n]
 	}
-	return alignedBuf(n)
+	return dio.AlignedBuf(n)
 }
 
 // put keeps b if it is a whole pooled buffer (aligned, with a class's
@@ -406,7 +407,7 @@ func (p *readBufPool) alloc(n int) []byte {
 // start: the pool holds buffers and none runs.
 func (p *readBufPool) put(b []byte) (startTrimmer bool) {
 	size := classSize(cap(b))
-	if size == 0 || size != cap(b) || !isAligned(b[:directAlign], 0) {
+	if size == 0 || size != cap(b) || !dio.IsAligned(b[:dio.Align], 0) {
 		return false
 	}
 	return p.list.Put(b, maxIdleRead)
@@ -429,7 +430,7 @@ func (s *Store) trimReadBufs() {
 	for {
 		select {
 		case <-t.C:
-		case <-s.done:
+		case <-s.pipe.done:
 			return
 		}
 		if !s.readBufs.list.Trim() {

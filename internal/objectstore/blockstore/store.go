@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/crc32c"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
@@ -34,26 +34,13 @@ type Store struct {
 	log  *slog.Logger
 	sb   format.Superblock
 	db   *pebble.DB
-	file vfs.File
-	// direct is the data file opened again with O_DIRECT for small
-	// reads and deferred writes (dio_read.go); nil unless the store is on
-	// vfs.Default.
-	direct *os.File
-	aio    *aioReader // asynchronous reads of direct (dio_aio_linux.go), or nil
-	aioW   *aioReader // the applier's asynchronous writes of direct, or nil
-	// aioSync runs the WAL's and the data file's syncs (aioSyncFile),
-	// or is nil; closed after Pebble.
-	aioSync *aioReader
-	// wal reports a failed WAL write or sync before Pebble would panic
-	// on the next batch (walwatch.go).
-	wal *walHealth
-	// staging holds the huge-page buffers of large direct reads.
-	staging stagingPool
-	// ra prefetches for sequential large reads; writes tells it whether
-	// the data file changed under a prefetch (dio_readahead.go).
-	ra     readahead
-	writes dataWrites
-	table  *crc32.Table
+	// dev is the data file and its direct and asynchronous I/O
+	// (datafile.go).
+	dev *dataFile
+	// pipe is the commit pipeline (commit.go): Queue hands it prepared
+	// transactions, and it hands applied state back (applied.go).
+	pipe  *pipeline
+	table *crc32.Table
 	// zeroSum is the checksum of a block of zeros: that of every block
 	// of a unit that no write has touched (newUnit).
 	zeroSum uint32
@@ -74,7 +61,8 @@ type Store struct {
 
 	// prepMu guards the prepare state: everything Queue reads and changes
 	// while validating and planning a transaction, and the committer's
-	// hand-back of applied state (overlay cleanup, releases).
+	// hand-back of applied state (overlay cleanup, releases:
+	// applied.go).
 	prepMu    sync.Mutex
 	alloc     *alloc.Allocator
 	overlay   map[string]overlayRecord          // object key -> record changed by a queued, unapplied txn
@@ -86,25 +74,7 @@ type Store struct {
 	poolPrep  map[int64]uint64 // stored bytes per pool in prepare order
 	prepEnc   encoding.Encoder // scratch for values the batch copies
 	lastComp  *objectstore.Completion
-	failed    error // a commit failed: refuse everything
 	closed    bool
-	wake      chan struct{}
-	done      chan struct{}
-
-	// failedErr mirrors failed for the pipeline, which reads it without
-	// prepMu.
-	failedErr atomic.Pointer[error]
-
-	// queueMu guards the hand-off to the committer, apart from prepMu so
-	// that taking the queue does not wait for preparations.
-	queueMu     sync.Mutex
-	queue       []*pendingTxn
-	queueClosed bool
-
-	// appliedMu guards applied: transactions the committer has made
-	// visible, whose prepare-overlay entries Queue drops.
-	appliedMu sync.Mutex
-	applied   []*pendingTxn
 
 	// data holds checksum blocks not yet on the data file (copy-on-write
 	// data of queued transactions, deferred writes not yet applied).
@@ -119,45 +89,10 @@ type Store struct {
 	colls      map[objectstore.CollectionID]bool // collections as applied
 	readClosed bool
 
-	// Group commit counters: WAL syncs, and the transactions they made
-	// durable.
-	statSyncs, statTxns atomic.Uint64
-	statDirectWrites    atomic.Uint64 // copy-on-write data written with O_DIRECT
-	statReadahead       atomic.Uint64 // large reads served from a prefetch
-	statStaged          atomic.Uint64 // large reads through a staging buffer
-	statUnstaged        atomic.Uint64 // large direct reads that found no staging buffer free
-	statRecordLoads     atomic.Uint64 // record lookups that went to Pebble
-	readBufs            readBufPool   // large read buffers handed back by Recycle
-	statCachedReads     atomic.Uint64 // small reads through the page cache
-	statStaleCached     atomic.Uint64 // cached reads that failed their checksums and were read again
-	statFilterSkips     atomic.Uint64 // record lookups the key filter answered
-	statFilterBuilds    atomic.Uint64 // key filters built
-	statWALRotations    atomic.Uint64 // WALs ended for the deferred data they carried
-
-	// The commit pipeline (commit.go): hand-offs between its stages,
-	// and the groups taken from the queue but not through the applier.
-	toSync, toApply *groupQueue
-	groupsInFlight  atomic.Int64  // groups between the committer and the applier's end
-	finishedSeq     uint64        // every transaction up to it is through the pipeline (prepMu)
-	finishedCh      chan struct{} // closed and replaced when finishedSeq moves (prepMu)
-
-	// deferredMu orders data syncs with the deletion of the 'D' keys
-	// they make redundant (commit.go).
-	deferredMu      sync.Mutex
-	appliedDeferred [][]byte // 'D' keys applied in place, not yet synced
-	// deferredDeletedTo is the seq past the last range of 'D' keys
-	// deleted (deleteAppliedLocked).
-	deferredDeletedTo uint64
-	// deferredCommitted: the deletions of every 'D' key with a seq up to
-	// it are committed to Pebble (set under deferredMu).
-	deferredCommitted atomic.Uint64
-	// wals holds back the WAL files that deferred data may still be
-	// replayed from (walkeep.go).
-	wals *walKeeper
-	// The committer's count of the deferred data in the current WAL
-	// (boundWAL), and which of wals.created that WAL is.
-	loggedBytes int
-	loggedWAL   uint64
+	statRecordLoads  atomic.Uint64 // record lookups that went to Pebble
+	readBufs         readBufPool   // large read buffers handed back by Recycle
+	statFilterSkips  atomic.Uint64 // record lookups the key filter answered
+	statFilterBuilds atomic.Uint64 // key filters built
 }
 
 // Mkfs creates an empty store at opts.Path: the data file and a Pebble
@@ -298,9 +233,9 @@ func Open(opts Options) (*Store, error) {
 	po := pebbleOptions(opts)
 	po.ErrorIfNotExists = true
 	wal := &walHealth{}
-	var walSyncer *aioReader
+	var walSyncer *dio.AIO
 	if opts.FS == vfs.Default {
-		walSyncer = newSyncAIO()
+		walSyncer = dio.NewSyncAIO()
 	}
 	log := opts.Logger.With("store", opts.Path)
 	wals := newWALKeeper(opts.FS, log)
@@ -308,7 +243,7 @@ func Open(opts Options) (*Store, error) {
 	db, err := openPebble(opts.dbPath(), po)
 	if err != nil {
 		if walSyncer != nil {
-			walSyncer.close()
+			walSyncer.Close()
 		}
 		return nil, fmt.Errorf("blockstore open %s: pebble: %w", opts.Path, err)
 	}
@@ -316,35 +251,29 @@ func Open(opts Options) (*Store, error) {
 		opts:       opts,
 		log:        log,
 		db:         db,
-		wals:       wals,
-		wal:        wal,
-		aioSync:    walSyncer,
+		dev:        &dataFile{aioSync: walSyncer, directReads: opts.DirectReads},
 		table:      crc32.MakeTable(crc32.Castagnoli),
 		overlay:    make(map[string]overlayRecord),
 		collsPrep:  make(map[objectstore.CollectionID]bool),
 		colls:      make(map[objectstore.CollectionID]bool),
 		poolPrep:   make(map[int64]uint64),
 		poolStored: make(map[int64]uint64),
-		wake:       make(chan struct{}, 1),
-		done:       make(chan struct{}),
-		finishedCh: make(chan struct{}),
 		keySeed:    maphash.MakeSeed(),
 	}
 	s.cache = newRecordCache(opts.budget().records, func(b []byte) (*format.Onode, error) { return format.DecodeRecord(b, s.sb) })
 	s.data.init()
+	s.pipe = newPipeline(&pipeline{
+		log: log, db: db, wal: wal, dev: s.dev, data: &s.data, wals: wals, host: s,
+		skipDeferredApply: opts.testSkipDeferredApply, loggedPerWAL: opts.testLoggedPerWAL,
+	})
 	if err := s.load(); err != nil {
 		_ = db.Close()
-		if s.file != nil {
-			_ = s.file.Close()
-		}
-		s.closeAIO()
-		if s.direct != nil {
-			_ = s.direct.Close()
-		}
+		_ = s.dev.close()
 		return nil, fmt.Errorf("blockstore open %s: %w", opts.Path, err)
 	}
+	s.pipe.checksumBlock = s.sb.ChecksumBlock
 	wals.endRecovery()
-	s.startPipeline()
+	s.pipe.start()
 	s.prepMu.Lock()
 	s.startFilterBuildLocked()
 	s.prepMu.Unlock()
@@ -363,6 +292,7 @@ func (s *Store) load() error {
 	if err != nil {
 		return err
 	}
+	s.dev.size, s.dev.checksumBlock = s.sb.Size, s.sb.ChecksumBlock
 	s.zeroSum = crc32.Checksum(make([]byte, s.sb.ChecksumBlock), s.table)
 	s.blockCRC = crc32c.NewJoiner(s.sb.ChecksumBlock)
 	if s.nextNid, err = s.getUvarint([]byte{format.PrefixNextNid}); err != nil {
@@ -382,22 +312,8 @@ func (s *Store) load() error {
 	if err := s.loadBitmap(); err != nil {
 		return err
 	}
-	s.file, err = s.opts.FS.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return fmt.Errorf("open data file: %w", err)
-	}
-	s.file = withAIOSync(s.file, s.aioSync)
-	if s.opts.FS == vfs.Default {
-		s.direct = openDirect(path)
-		if s.direct != nil {
-			// Small reads come through the page cache (dio_read.go):
-			// they are random, so readahead would only pull in
-			// neighbours nobody asked for.
-			adviseRandom(s.file.Fd())
-			// Separate contexts, so that a batch of deferred writes
-			// never fills the readers' queue.
-			s.aio, s.aioW = newAIO(s.direct), newAIO(s.direct)
-		}
+	if err := s.dev.open(s.opts.FS, path); err != nil {
+		return err
 	}
 	if err := s.replayDeferred(); err != nil {
 		return err
@@ -572,51 +488,31 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.prepMu.Unlock()
-	s.queueMu.Lock()
-	s.queueClosed = true
-	s.queueMu.Unlock()
-	s.kick()
-	<-s.done
+	s.pipe.close()
 	s.applyMu.Lock()
 	s.readClosed = true
 	s.applyMu.Unlock()
-	s.ra.wg.Wait()        // no read is left to start a prefetch
-	s.filterBuilds.Wait() // a build stops once s.done is closed
+	s.dev.ra.wg.Wait()    // no read is left to start a prefetch
+	s.filterBuilds.Wait() // a build stops once the pipeline is done
 	var errs []error
-	if s.failed == nil && !s.opts.testSkipDeferredApply {
-		if err := s.syncDeferred(pebble.Sync); err != nil {
+	if s.pipe.failure() == nil && !s.opts.testSkipDeferredApply {
+		if err := s.pipe.syncDeferred(pebble.Sync); err != nil {
 			errs = append(errs, err)
-		} else if err := s.releaseWALs(); err != nil {
+		} else if err := s.pipe.releaseWALs(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close pebble: %w", err))
 	}
-	if err := s.file.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close data file: %w", err))
-	}
-	s.closeAIO()
-	if s.direct != nil {
-		if err := s.direct.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close data file: %w", err))
-		}
+	if err := s.dev.close(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blockstore close %s: %w", s.opts.Path, err)
 	}
 	s.log.Info("blockstore: closed")
 	return nil
-}
-
-// closeAIO destroys the AIO contexts; nothing may be in flight.
-func (s *Store) closeAIO() {
-	s.staging.close()
-	for _, a := range []*aioReader{s.aio, s.aioW, s.aioSync} {
-		if a != nil {
-			a.close()
-		}
-	}
 }
 
 func (s *Store) loadCollections() error {

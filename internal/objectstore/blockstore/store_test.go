@@ -374,7 +374,7 @@ func checkQuiescent(t *testing.T, s *Store) {
 	s.prepMu.Lock()
 	seq := s.nextSeq
 	s.prepMu.Unlock()
-	if err := s.waitFinished(ctx, seq); err != nil {
+	if err := s.pipe.waitFinished(ctx, seq); err != nil {
 		t.Fatal(err)
 	}
 	s.prepMu.Lock()
@@ -465,13 +465,13 @@ func TestDeleteAppliedDeferred(t *testing.T) {
 	s := mkfsOpen(t, testOptions(vfs.NewMem()))
 	defer s.Close()
 	del := func(keys ...[]byte) []string {
-		s.deferredMu.Lock()
-		defer s.deferredMu.Unlock()
-		s.appliedDeferred = append(s.appliedDeferred[:0], keys...)
+		s.pipe.deferredMu.Lock()
+		defer s.pipe.deferredMu.Unlock()
+		s.pipe.appliedDeferred = append(s.pipe.appliedDeferred[:0], keys...)
 		b := s.db.NewBatch()
 		defer b.Close()
-		s.deleteAppliedLocked(b)
-		if len(s.appliedDeferred) != 0 {
+		s.pipe.deleteAppliedLocked(b)
+		if len(s.pipe.appliedDeferred) != 0 {
 			t.Fatal("applied keys not forgotten")
 		}
 		return batchOps(t, b)

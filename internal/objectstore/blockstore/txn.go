@@ -90,17 +90,17 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 	if s.closed {
 		return nil, objectstore.ErrClosed
 	}
-	if s.failed != nil {
-		return nil, fmt.Errorf("blockstore: store failed earlier: %w", s.failed)
+	if err := s.pipe.failure(); err != nil {
+		return nil, fmt.Errorf("blockstore: store failed earlier: %w", err)
 	}
 	s.dropApplied()
 	p, err := s.prepare(t)
-	if errors.Is(err, objectstore.ErrNoSpace) && s.finishedSeq < s.nextSeq {
+	if errors.Is(err, objectstore.ErrNoSpace) && !s.pipe.finishedThrough(s.nextSeq) {
 		// Space freed by earlier transactions comes back only when the
 		// pipeline has finished them: wait for that and try again.
 		seq := s.nextSeq
 		s.prepMu.Unlock()
-		err = s.waitFinished(ctx, seq)
+		err = s.pipe.waitFinished(ctx, seq)
 		s.prepMu.Lock()
 		if err != nil {
 			return nil, err
@@ -108,8 +108,8 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 		if s.closed {
 			return nil, objectstore.ErrClosed
 		}
-		if s.failed != nil {
-			return nil, fmt.Errorf("blockstore: store failed earlier: %w", s.failed)
+		if err := s.pipe.failure(); err != nil {
+			return nil, fmt.Errorf("blockstore: store failed earlier: %w", err)
 		}
 		p, err = s.prepare(t)
 	}
@@ -124,10 +124,7 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 // holds prepMu, so transactions queue in the order they were prepared.
 func (s *Store) enqueueLocked(p *pendingTxn) {
 	s.lastComp = p.comp
-	s.queueMu.Lock()
-	s.queue = append(s.queue, p)
-	s.queueMu.Unlock()
-	s.kick()
+	s.pipe.enqueue(p)
 }
 
 func isClosed(c <-chan struct{}) bool {
@@ -136,13 +133,6 @@ func isClosed(c <-chan struct{}) bool {
 		return true
 	default:
 		return false
-	}
-}
-
-func (s *Store) kick() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
 	}
 }
 

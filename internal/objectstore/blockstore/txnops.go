@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/alloc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -266,8 +267,8 @@ func (ts *txnState) readBlock(c objectstore.CollectionID, o objid.ID, rec *forma
 	if d, ok := ts.s.data.latest(dev, cb); ok {
 		return slices.Clone(d), nil
 	}
-	buf := alignedBuf(int(cb))
-	err := ts.s.readChecked(buf, dev, false, func() error {
+	buf := dio.AlignedBuf(int(cb))
+	err := ts.s.dev.readChecked(buf, dev, false, func() error {
 		if got, want := ts.crc(buf), u.Sum(b); got != want {
 			return &mismatchError{c, o, u.LU*ts.s.sb.AllocUnit + uint64(b)*cb, dev, got, want}
 		}

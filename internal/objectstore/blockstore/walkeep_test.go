@@ -103,7 +103,7 @@ func TestDeferredDataOutlivesItsWAL(t *testing.T) {
 	if n := deferredKeyCount(t, s.db); n < 8*4 {
 		t.Fatalf("%d 'D' keys, want at least %d", n, 8*4)
 	}
-	held := s.wals.heldCount()
+	held := s.pipe.wals.heldCount()
 	if held < 3 {
 		t.Fatalf("%d WALs held after 4 flushes of unapplied deferred data, want at least 3", held)
 	}
@@ -181,7 +181,7 @@ func TestHeldWALsReleased(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.wals.heldCount(); n != 0 {
+	if n := s.pipe.wals.heldCount(); n != 0 {
 		t.Errorf("%d WALs held after Close", n)
 	}
 	s = mustOpen(t, opts)
@@ -258,7 +258,7 @@ func TestWALBoundedByDeferredData(t *testing.T) {
 	apply(t, s, new(objectstore.Transaction).CreateCollection(pg))
 	o := objid.Object(1, "", "o")
 	apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, make([]byte, testAU)))
-	created := s.wals.created.Load()
+	created := s.pipe.wals.created.Load()
 	for i := range 64 {
 		apply(t, s, new(objectstore.Transaction).Write(pg, o, uint64(i%4)*testCB, bytes.Repeat([]byte{byte(i)}, int(testCB))))
 	}
@@ -266,7 +266,7 @@ func TestWALBoundedByDeferredData(t *testing.T) {
 	if rotations < 3 || rotations > 4 {
 		t.Errorf("%d rotations for 64 deferred blocks, 16 per WAL: want 3 or 4", rotations)
 	}
-	if n := s.wals.created.Load() - created; n < rotations {
+	if n := s.pipe.wals.created.Load() - created; n < rotations {
 		t.Errorf("%d WALs started after %d rotations", n, rotations)
 	}
 }
@@ -283,15 +283,15 @@ func TestDeletionsFreeWALsOnceDurable(t *testing.T) {
 	writeRounds(t, s, 8, 1)
 	checkQuiescent(t, s) // the applier has applied the writes, not deleted them
 	durable := func() uint64 {
-		s.wals.mu.Lock()
-		defer s.wals.mu.Unlock()
-		return s.wals.durable
+		s.pipe.wals.mu.Lock()
+		defer s.pipe.wals.mu.Unlock()
+		return s.pipe.wals.durable
 	}
 	before := durable()
-	if err := s.syncDeferred(pebble.NoSync); err != nil {
+	if err := s.pipe.syncDeferred(pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
-	deleted := s.deferredCommitted.Load()
+	deleted := s.pipe.deferredCommitted.Load()
 	if deleted == 0 || durable() != before {
 		t.Fatalf("after an unsynced deletion through %d: durable %d, was %d", deleted, durable(), before)
 	}

@@ -1,7 +1,6 @@
 package blockstore
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/internal/pebblelog"
 )
 
@@ -49,7 +49,7 @@ func (h *walHealth) check() error {
 type walWatch struct {
 	vfs.FS
 	health *walHealth
-	syncer *aioReader
+	syncer *dio.AIO
 	keeper *walKeeper
 }
 
@@ -57,17 +57,17 @@ func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
 
 // wrap wraps f, just opened as name, if it is a WAL. A WAL written from
 // its start (created, or recycled) is written around the page cache
-// where the file system allows (directWAL).
+// where the file system allows (dio.NewDirectWAL).
 func (w walWatch) wrap(name string, f vfs.File, fromStart bool, err error) (vfs.File, error) {
 	if err != nil || !isWAL(name) {
 		return f, err
 	}
 	if fromStart && w.syncer != nil {
-		if d := newDirectWAL(f, name, w.syncer); d != f {
+		if d := dio.NewDirectWAL(f, name, w.syncer); d != f {
 			return walFile{File: d, name: name, health: w.health}, nil
 		}
 	}
-	return walFile{File: withAIOSync(f, w.syncer), name: name, health: w.health}, nil
+	return walFile{File: dio.WithAIOSync(f, w.syncer), name: name, health: w.health}, nil
 }
 
 func (w walWatch) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -125,46 +125,6 @@ func (f walFile) Sync() error { return f.health.record(f.name, f.File.Sync()) }
 
 func (f walFile) SyncData() error { return f.health.record(f.name, f.File.SyncData()) }
 
-// aioSyncFile is a file whose data syncs go through an AIO context when
-// the kernel takes them, else through fdatasync. A goroutine in
-// fdatasync holds its thread, and its P until the runtime's monitor
-// takes the P back; the group commit's sync, several hundred a second
-// under small writes, then costs two thread switches and keeps the
-// monitor waking every 20 µs. Through AIO the kernel syncs on one of its
-// workers and the caller parks until the completion arrives.
-type aioSyncFile struct {
-	vfs.File
-	syncer *aioReader
-}
-
-// withAIOSync returns f with its data syncs run through a, or f itself
-// if a is nil.
-func withAIOSync(f vfs.File, a *aioReader) vfs.File {
-	if a == nil {
-		return f
-	}
-	return aioSyncFile{File: f, syncer: a}
-}
-
-// Write appends with raw system calls when f has a descriptor: the
-// file is where the AIO syncs go, and an ordinary write after the OSD
-// idled would wake the Go runtime's monitor thread, as the syncs did.
-func (f aioSyncFile) Write(p []byte) (int, error) {
-	if fd := f.Fd(); fd != vfs.InvalidFd && len(p) > 0 {
-		return appendRaw(fd, p)
-	}
-	return f.File.Write(p)
-}
-
-func (f aioSyncFile) SyncData() error {
-	if fd := f.Fd(); fd != vfs.InvalidFd {
-		if err := f.syncer.syncData(fd); !errors.Is(err, errAIOBusy) {
-			return err
-		}
-	}
-	return f.File.SyncData()
-}
-
 func (f walFile) SyncTo(length int64) (bool, error) {
 	full, err := f.File.SyncTo(length)
 	return full, f.health.record(f.name, err)
@@ -173,14 +133,14 @@ func (f walFile) SyncTo(length int64) (bool, error) {
 // applyBatch commits b unless the WAL has failed; with wait false it
 // does not wait for the sync it asks for (ApplyNoSyncWait). A fatal
 // error inside Pebble comes back as an error (pebblelog.Recover).
-func (s *Store) applyBatch(b *pebble.Batch, wo *pebble.WriteOptions, wait bool) error {
-	if err := s.wal.check(); err != nil {
+func (pl *pipeline) applyBatch(b *pebble.Batch, wo *pebble.WriteOptions, wait bool) error {
+	if err := pl.wal.check(); err != nil {
 		return err
 	}
 	return pebblelog.Recover(func() error {
 		if wait {
-			return s.db.Apply(b, wo)
+			return pl.db.Apply(b, wo)
 		}
-		return s.db.ApplyNoSyncWait(b, wo)
+		return pl.db.ApplyNoSyncWait(b, wo)
 	})
 }

@@ -2,9 +2,10 @@ package opq
 
 import "slices"
 
-// Limiter counts the slots of a limit several workers share, such as
-// recovery's (a slot per PG recovering, osd_max_backfills; a slot per
-// push in flight in a PG, osd_recovery_max_active). Waiters, named by
+// Limiter counts the slots of a limit several workers share, such as a
+// recovering PG's (a slot per push in flight, osd_recovery_max_active)
+// or the OSD's scrubs (osd_max_scrubs); recovery's per-OSD slots, which
+// wait in priority order, are internal/osd/reserve's. Waiters, named by
 // ids the caller chooses, are granted slots in arrival order. The limit
 // may change while slots are held: lowering it takes no slot back (those
 // held are released as usual, and new ones are granted once fewer are

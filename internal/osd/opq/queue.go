@@ -1,8 +1,11 @@
 package opq
 
-// Queue orders the items of one PG by key (the object): the items of a
-// key run one at a time in the order they entered, the first of them
-// once the policy admits it. The caller runs what Add, Done and Next
+import "slices"
+
+// Queue orders the items of one PG by key (an object, or a sequence of
+// the PG's own): the items of a key run one at a time in the order they
+// entered (but for the overtaking Add describes), the first of them once
+// the policy admits it. The caller runs what Add, Done and Next
 // hand out and reports the end of each with Done.
 //
 // A Queue is not safe for concurrent use: its owner serialises calls
@@ -32,16 +35,18 @@ func NewQueue[K comparable, T any](policy Policy) *Queue[K, T] {
 	return &Queue[K, T]{policy: policy, keys: map[K][]entry[T]{}}
 }
 
-// Add queues v, of class c and cost, on key behind the items there. It
-// reports whether v starts now: the key had nothing queued and the
-// policy admits it. The caller then runs v and calls Done(key) when it
-// is finished; otherwise Done or Next hands v out later.
+// Add queues v, of class c and cost, on key behind the items there,
+// but ahead of those at the key's tail that have not started and whose
+// class yields to c (Policy.Yields: a client op goes ahead of a recovery
+// push of its object still waiting), never ahead of an item of its own
+// class. It reports whether v starts now: it is the key's first item and
+// the policy admits it. The caller then runs v and calls Done(key) when
+// it is finished; otherwise Done or Next hands v out later.
 func (q *Queue[K, T]) Add(key K, c Class, cost int64, v T) bool {
 	items := q.keys[key]
 	e := entry[T]{v: v, cost: cost, class: c}
 	if len(items) > 0 {
-		q.keys[key] = append(items, e)
-		return false
+		return q.addBehind(key, items, e)
 	}
 	start := q.admit(c, cost)
 	if start {
@@ -53,6 +58,29 @@ func (q *Queue[K, T]) Add(key K, c Class, cost int64, v T) bool {
 	}
 	q.keys[key] = append(items, e)
 	return start
+}
+
+// addBehind is Add to a key that has items.
+func (q *Queue[K, T]) addBehind(key K, items []entry[T], e entry[T]) bool {
+	i := len(items)
+	for i > 0 && !items[i-1].started && q.policy.Yields(items[i-1].class, e.class) {
+		i--
+	}
+	if i > 0 {
+		q.keys[key] = slices.Insert(items, i, e)
+		return false
+	}
+	// e overtakes the first item, which waited for the policy: it waits
+	// no longer, e is asked instead.
+	q.unblock(key, items[0].class)
+	items = slices.Insert(items, 0, e)
+	q.keys[key] = items
+	if !q.admit(e.class, e.cost) {
+		q.block(key, e.class)
+		return false
+	}
+	q.startHead(items)
+	return true
 }
 
 // Done ends the running item of key and returns the key's next item if
@@ -68,6 +96,7 @@ func (q *Queue[K, T]) Done(key K) (next T, ok bool) {
 	head := items[0]
 	q.running[head.class].Items--
 	q.running[head.class].Cost -= head.cost
+	q.policy.Done(head.class, head.cost)
 	items[0] = entry[T]{} // let the item go
 	items = items[1:]
 	if len(items) == 0 {
@@ -93,7 +122,7 @@ func (q *Queue[K, T]) Next() (key K, v T, ok bool) {
 	for i, k := range q.blocked {
 		items := q.keys[k]
 		if len(items) == 0 || items[0].started {
-			continue // cannot happen: only Cut removes waiting items, and it empties blocked
+			continue // cannot happen: Add unblocks a key whose first item it overtakes, Cut empties blocked
 		}
 		if !q.policy.Admit(items[0].class, items[0].cost, q.running[items[0].class]) {
 			continue
@@ -117,6 +146,15 @@ func (q *Queue[K, T]) block(key K, c Class) {
 	q.waitingOf[c]++
 }
 
+// unblock takes key, whose first item of class c waited for the policy,
+// off the waiting list.
+func (q *Queue[K, T]) unblock(key K, c Class) {
+	if i := slices.Index(q.blocked, key); i >= 0 {
+		q.blocked = slices.Delete(q.blocked, i, i+1)
+		q.waitingOf[c]--
+	}
+}
+
 func (q *Queue[K, T]) startHead(items []entry[T]) {
 	items[0].started = true
 	q.running[items[0].class].Items++
@@ -128,18 +166,6 @@ func (q *Queue[K, T]) Busy(key K) bool { return len(q.keys[key]) > 0 }
 
 // Len returns how many items key has, running or waiting.
 func (q *Queue[K, T]) Len(key K) int { return len(q.keys[key]) }
-
-// Free reports whether work of class c may run on key outside the queue
-// now: no item queued on key is of a class that c yields to (Policy.Yields).
-// Recovery asks before it pushes an object.
-func (q *Queue[K, T]) Free(key K, c Class) bool {
-	for _, e := range q.keys[key] {
-		if q.policy.Yields(c, e.class) {
-			return false
-		}
-	}
-	return true
-}
 
 // Waiting returns how many items have not started.
 func (q *Queue[K, T]) Waiting() int {

@@ -21,6 +21,7 @@ type step struct {
 type limitPolicy struct{ n int }
 
 func (p limitPolicy) Admit(c Class, _ int64, running Load) bool { return running.Items < p.n }
+func (p limitPolicy) Done(Class, int64)                         {}
 func (p limitPolicy) Yields(c, other Class) bool                { return Today{}.Yields(c, other) }
 
 func TestQueue(t *testing.T) {
@@ -85,6 +86,65 @@ func TestQueue(t *testing.T) {
 			{op: "done", key: "b"},
 			{op: "next", want: "c1"},
 		}},
+		{"a client write to an object under recovery waits for the running push", Today{}, []step{
+			{op: "add", key: "a", class: Recovery, item: "push", want: "push"},
+			{op: "add", key: "a", class: Client, item: "w1"},
+			{op: "add", key: "a", class: Client, item: "w2"},
+			{op: "done", key: "a", want: "w1"},
+			{op: "done", key: "a", want: "w2"},
+		}},
+		{"a client write goes ahead of a push of its object that has not started", limitPolicy{1}, []step{
+			{op: "add", key: "a", class: Recovery, item: "pa", want: "pa"},
+			{op: "add", key: "b", class: Recovery, item: "pb"}, // waits: one push at a time
+			{op: "add", key: "b", class: Client, item: "w1", want: "w1"},
+			{op: "add", key: "b", class: Client, item: "w2"}, // behind w1, still ahead of pb
+			{op: "done", key: "a"},
+			{op: "next"}, // pb is w2's and w1's to follow, no longer waiting
+			{op: "done", key: "b", want: "w2"},
+			{op: "done", key: "b", want: "pb"},
+			{op: "done", key: "b"},
+		}},
+		{"a client op does not overtake a client op, nor a push that started", Today{}, []step{
+			{op: "add", key: "a", class: Client, item: "w1", want: "w1"},
+			{op: "add", key: "a", class: Recovery, item: "push"},
+			{op: "add", key: "a", class: Client, item: "w2"}, // ahead of the push, behind w1
+			{op: "done", key: "a", want: "w2"},
+			{op: "add", key: "a", class: Client, item: "w3"}, // behind w2 only: the push has not started
+			{op: "done", key: "a", want: "w3"},
+			{op: "done", key: "a", want: "push"},
+			{op: "add", key: "a", class: Client, item: "w4"}, // the push runs: behind it
+			{op: "done", key: "a", want: "w4"},
+		}},
+		{"recovery does not overtake, nor do replica ops and scrub chunks", Today{}, []step{
+			{op: "add", key: "a", class: Client, item: "w1", want: "w1"},
+			{op: "add", key: "a", class: Client, item: "w2"},
+			{op: "add", key: "a", class: Recovery, item: "push"},
+			{op: "add", key: "a", class: Scrub, item: "chunk"},
+			{op: "add", key: "a", class: Replica, item: "rep"},
+			{op: "done", key: "a", want: "w2"},
+			{op: "done", key: "a", want: "push"},
+			{op: "done", key: "a", want: "chunk"},
+			{op: "done", key: "a", want: "rep"},
+		}},
+		{"a PG's replica ops run in order on its one key", Today{}, []step{
+			{op: "add", key: "pg", class: Replica, item: "v1", want: "v1"},
+			{op: "add", key: "pg", class: Replica, item: "v2"},
+			{op: "add", key: "x", class: Client, item: "c", want: "c"},
+			{op: "add", key: "pg", class: Replica, item: "v3"},
+			{op: "done", key: "pg", want: "v2"},
+			{op: "done", key: "pg", want: "v3"},
+		}},
+		{"a client op overtaking a push that waited for admission may wait itself", limitPolicy{1}, []step{
+			{op: "add", key: "a", class: Client, item: "c1", want: "c1"},
+			{op: "add", key: "x", class: Recovery, item: "px", want: "px"},
+			{op: "add", key: "b", class: Recovery, item: "pb"},
+			{op: "add", key: "b", class: Client, item: "c2"}, // ahead of pb, but c1 runs
+			{op: "done", key: "x"},
+			{op: "next"}, // pb is behind c2 now: nothing of recovery waits
+			{op: "done", key: "a"},
+			{op: "next", want: "c2"},
+			{op: "done", key: "b", want: "pb"},
+		}},
 		{"cut takes what has not started and keeps what runs", Today{}, []step{
 			{op: "add", key: "a", class: Client, item: "a1", want: "a1"},
 			{op: "add", key: "a", class: Client, item: "a2"},
@@ -143,30 +203,6 @@ func joinItems(items []string) string {
 		out += s
 	}
 	return out
-}
-
-// TestQueueRecoveryYields checks the rule that lets a client's object
-// jump the recovery queue: recovery may not push an object a client op is
-// queued on, and may once the object is free.
-func TestQueueRecoveryYields(t *testing.T) {
-	q := NewQueue[string, string](Today{})
-	if !q.Free("a", Recovery) {
-		t.Fatal("an idle object is not free for recovery")
-	}
-	q.Add("a", Client, 4096, "w")
-	if q.Free("a", Recovery) {
-		t.Error("recovery may push an object a client op holds")
-	}
-	if !q.Free("b", Recovery) {
-		t.Error("another object is held too")
-	}
-	if !q.Free("a", Client) || !q.Free("a", Scrub) {
-		t.Error("only recovery yields to client ops")
-	}
-	q.Done("a")
-	if !q.Free("a", Recovery) || q.Busy("a") {
-		t.Error("the object stays held after its op is done")
-	}
 }
 
 // TestQueueLoad checks the running loads and the waiting count a policy

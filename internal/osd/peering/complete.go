@@ -23,16 +23,27 @@ import (
 //	searching:  then asked of every other up OSD, in id order, one at a
 //	            time (RetryInterval each), for a copy at the version the
 //	            authoritative history gives it (ReadVersion when its log
-//	            does not say); a copy found is applied
+//	            does not say); a copy found is applied. The newest older
+//	            copy an OSD sent is remembered (who, which version), for
+//	            a revert
 //	unfound:    what nobody supplied is reported (ReportUnfound); unless
 //	            an operator marked it lost (MarkedLost, or Loaded's
 //	            LoseUnfound), the machine waits RetryInterval for that
 //	            mark and otherwise starts over (an OSD holding a copy may
 //	            have returned)
+//	reverting:  marked lost with Revert, each unfound object in turn:
+//	            CheckCopy of this OSD's own copy (-> CopyChecked); the
+//	            newest older copy, this OSD's or the one the search
+//	            remembered, is kept or pulled again (SendPull at its
+//	            version, Push -> ApplyPush -> PushApplied; anything else
+//	            fails the attempt); an object with no older copy, or
+//	            whose newest write deleted it, is deleted as without
+//	            Revert
 //	adopting:   Adopt the authority's history (unless this OSD is the
 //	            authority), ForgetLost the objects marked lost (their
-//	            removal ends the history), ListObjects if a replica is
-//	            backfilled; then the replicas are activated
+//	            removal, or for those reverted a modification, ends the
+//	            history), ListObjects if a replica is backfilled; then
+//	            the replicas are activated
 //
 // A pull is per object and source, so a push that arrives late, from
 // another OSD, or for another interval is ignored; pushes are whole
@@ -79,9 +90,19 @@ type VersionRead struct {
 }
 
 // MarkedLost says an operator marked the PG's unfound objects lost
-// (mark_unfound_lost delete): peering goes on without them. It holds
-// for every later attempt of the interval.
-type MarkedLost struct{}
+// (mark_unfound_lost delete): peering goes on without them. With Revert
+// (mark_unfound_lost revert) each goes back to the newest older copy an
+// OSD holds, and only those with none are deleted. It holds for every
+// later attempt of the interval; a later mark replaces the mode.
+type MarkedLost struct{ Revert bool }
+
+// CopyChecked answers CheckCopy: the version of this OSD's copy of
+// Object if all of it can be read (zero if it has none, or some part
+// cannot be read).
+type CopyChecked struct {
+	Object  objid.ID
+	Version wire.Version
+}
 
 // Adopted answers Adopt.
 type Adopted struct{ Err error }
@@ -95,10 +116,12 @@ type LostForgotten struct {
 }
 
 // ObjectsListed answers ListObjects: every client object of the PG this
-// OSD holds, in hash order.
+// OSD holds, in hash order, and the version of each (Versions, parallel
+// to Objects; zero where unknown).
 type ObjectsListed struct {
-	Objects []objid.ID
-	Err     error
+	Objects  []objid.ID
+	Versions []wire.Version
+	Err      error
 }
 
 func (Push) isEvent()          {}
@@ -106,6 +129,7 @@ func (PullRefused) isEvent()   {}
 func (PushApplied) isEvent()   {}
 func (VersionRead) isEvent()   {}
 func (MarkedLost) isEvent()    {}
+func (CopyChecked) isEvent()   {}
 func (Adopted) isEvent()       {}
 func (LostForgotten) isEvent() {}
 func (ObjectsListed) isEvent() {}
@@ -113,7 +137,8 @@ func (ObjectsListed) isEvent() {}
 // SendPull asks OSD To for its copies of Objects (PGPull); it answers
 // each with a Push or a PullRefused. Want is zero for a member whose
 // copy is current, and the version searched for when asking an OSD
-// outside them.
+// outside them (or the older version a revert pulls): the pull then
+// searches (PGPull.Search), and the OSD sends whatever copy it holds.
 type SendPull struct {
 	To      int32
 	Objects []objid.ID
@@ -123,12 +148,14 @@ type SendPull struct {
 // ApplyPush makes this OSD's copy of Object equal to the pushed one
 // (Body, from Push), counts one object copy made, and answers
 // PushApplied. Search says the copy was found outside the members whose
-// copy is current.
+// copy is current; Revert, that it is an older copy a revert goes back
+// to.
 type ApplyPush struct {
 	From   int32
 	Object objid.ID
 	Body   any
 	Search bool
+	Revert bool
 }
 
 // ReadVersion asks the version of this OSD's copy of Object (answer:
@@ -148,11 +175,21 @@ type Adopt struct {
 }
 
 // ForgetLost removes Objects, marked lost, from this OSD and appends
-// their removal to its log (answer: LostForgotten).
-type ForgetLost struct{ Objects []objid.ID }
+// their removal to its log; for each of Reverted, whose copy here is
+// the older one a revert went back to, it appends a modification and
+// gives the copy that entry's version, so that it is current at the
+// new head (answer: LostForgotten).
+type ForgetLost struct {
+	Objects  []objid.ID
+	Reverted []objid.ID
+}
 
-// ListObjects asks for every client object of the PG on this OSD, for
-// the replicas to backfill (answer: ObjectsListed).
+// CheckCopy asks whether this OSD's own copy of Object can be read
+// whole, and its version (answer: CopyChecked).
+type CheckCopy struct{ Object objid.ID }
+
+// ListObjects asks for every client object of the PG on this OSD and
+// its version, for the replicas to backfill (answer: ObjectsListed).
 type ListObjects struct{}
 
 func (SendPull) isAction()      {}
@@ -162,6 +199,7 @@ func (ReportUnfound) isAction() {}
 func (Adopt) isAction()         {}
 func (ForgetLost) isAction()    {}
 func (ListObjects) isAction()   {}
+func (CheckCopy) isAction()     {}
 
 // completion is one attempt's progress in completing this OSD's copy.
 type completion struct {
@@ -188,8 +226,27 @@ type completion struct {
 	applying map[objid.ID]bool
 	total    int
 	refused  []objid.ID
-	// unfound are the objects nobody could supply.
-	unfound []objid.ID
+	// unfound are the objects nobody could supply, and unfoundAt the
+	// version each was searched for (zero when no version was known).
+	unfound   []objid.ID
+	unfoundAt map[objid.ID]wire.Version
+	// older is, per object searched for, the newest copy older than
+	// the version wanted that an OSD sent in the search.
+	older map[objid.ID]olderCopy
+	// Settling the unfound objects marked lost: those yet to revert
+	// (the first is in progress), the copy being pulled for it, and
+	// those reverted and deleted.
+	toRevert []objid.ID
+	pulling  olderCopy
+	reverted []objid.ID
+	lost     []objid.ID
+}
+
+// olderCopy is a copy of an object older than the version searched
+// for, on OSD from.
+type olderCopy struct {
+	from    int32
+	version wire.Version
 }
 
 // complete begins completing this OSD's copy to plan: everything it
@@ -215,6 +272,11 @@ func (m *Machine) complete(plan Result) {
 // pull asks from for objs; a search (want non-zero) waits RetryInterval
 // for one object, a member AnswerWait of silence.
 func (m *Machine) pull(from int32, objs []objid.ID, want wire.Version) {
+	m.pullIn(searching, from, objs, want)
+}
+
+// pullIn is pull, the state for a search (want non-zero) being s.
+func (m *Machine) pullIn(s state, from int32, objs []objid.ID, want wire.Version) {
 	c := &m.c
 	c.from, c.total, c.refused = from, len(objs), nil
 	c.awaiting, c.applying = map[objid.ID]bool{}, map[objid.ID]bool{}
@@ -229,7 +291,7 @@ func (m *Machine) pull(from int32, objs []objid.ID, want wire.Version) {
 		return
 	}
 	m.emit(SendPull{To: from, Objects: slices.Clone(objs), Want: want})
-	m.to(searching)
+	m.to(s)
 	m.setTimer(RetryInterval)
 }
 
@@ -240,12 +302,31 @@ func (m *Machine) pushed(ev Push) {
 		return
 	}
 	delete(c.awaiting, ev.Object)
-	if m.state == searching && (!ev.Exists || ev.Version != c.want) {
+	switch {
+	case m.state == reverting && (!ev.Exists || ev.Version != c.pulling.version):
+		m.fail(fmt.Errorf("osd.%d no longer holds %v at %v to revert to", ev.From, ev.Object, c.pulling.version))
+		return
+	case m.state == searching && (!ev.Exists || ev.Version != c.want):
+		if ev.Exists && ev.Version != (wire.Version{}) && ev.Version.Less(c.want) {
+			m.noteOlder(ev.Object, olderCopy{from: ev.From, version: ev.Version})
+		}
 		m.nextCandidate() // an older copy, or none: not the one wanted
 		return
 	}
 	c.applying[ev.Object] = true
-	m.emit(ApplyPush{From: ev.From, Object: ev.Object, Body: ev.Body, Search: m.state == searching})
+	m.emit(ApplyPush{From: ev.From, Object: ev.Object, Body: ev.Body, Search: m.state == searching, Revert: m.state == reverting})
+}
+
+// noteOlder remembers cp if it is the newest older copy of id seen.
+func (m *Machine) noteOlder(id objid.ID, cp olderCopy) {
+	c := &m.c
+	if best, ok := c.older[id]; ok && !best.version.Less(cp.version) {
+		return
+	}
+	if c.older == nil {
+		c.older = map[objid.ID]olderCopy{}
+	}
+	c.older[id] = cp
 }
 
 // applied acts on a push applied.
@@ -259,8 +340,12 @@ func (m *Machine) applied(ev PushApplied) {
 		m.fail(ev.Err)
 		return
 	}
-	if m.state == searching {
+	switch m.state {
+	case searching:
 		m.fetched()
+		return
+	case reverting:
+		m.revertedOne(true)
 		return
 	}
 	if len(c.awaiting)+len(c.applying) == 0 {
@@ -277,8 +362,12 @@ func (m *Machine) refusedPull(ev PullRefused) {
 		return
 	}
 	delete(c.awaiting, ev.Object)
-	if m.state == searching {
+	switch m.state {
+	case searching:
 		m.nextCandidate()
+		return
+	case reverting:
+		m.fail(fmt.Errorf("osd.%d no longer supplies %v at %v to revert to (errno %d)", ev.From, ev.Object, c.pulling.version, ev.Errno))
 		return
 	}
 	c.refused = append(c.refused, ev.Object)
@@ -381,6 +470,10 @@ func (m *Machine) nextCandidate() {
 	c := &m.c
 	if len(c.candidates) == 0 {
 		c.unfound = append(c.unfound, c.fetch[0])
+		if c.unfoundAt == nil {
+			c.unfoundAt = map[objid.ID]wire.Version{}
+		}
+		c.unfoundAt[c.fetch[0]] = c.want
 		m.fetched()
 		return
 	}
@@ -399,12 +492,93 @@ func (m *Machine) settle() {
 	}
 	m.emit(ReportUnfound{Objects: slices.Clone(c.unfound)})
 	if m.lose {
-		m.adopt()
+		m.settleLost()
 		return
 	}
 	m.emit(SetStep{What: fmt.Sprintf("%d objects unfound: waiting for an OSD that holds them, or for mark_unfound_lost", len(c.unfound))})
 	m.to(unfound)
 	m.setTimer(RetryInterval)
+}
+
+// settleLost settles the unfound objects an operator marked lost:
+// deleted, or with Revert each taken back to its newest older copy.
+func (m *Machine) settleLost() {
+	c := &m.c
+	c.lost, c.reverted, c.toRevert = nil, nil, nil
+	if !m.revert {
+		c.lost = slices.Clone(c.unfound)
+		m.adopt()
+		return
+	}
+	for _, id := range c.unfound {
+		if deletedInLog(c.plan.Log, id) {
+			// Its newest write removed it: an older copy would bring
+			// back what a client deleted.
+			c.lost = append(c.lost, id)
+			continue
+		}
+		c.toRevert = append(c.toRevert, id)
+	}
+	if len(c.toRevert) > 0 {
+		m.emit(SetStep{What: fmt.Sprintf("reverting %d unfound objects to the newest older copy an OSD holds", len(c.toRevert))})
+	}
+	m.nextRevert()
+}
+
+// deletedInLog says whether the newest entry of log for id removed it.
+func deletedInLog(log []pglog.Entry, id objid.ID) bool {
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Object == id {
+			return log[i].Kind == pglog.Delete
+		}
+	}
+	return false
+}
+
+// nextRevert reverts the next object: first this OSD's own copy is
+// checked.
+func (m *Machine) nextRevert() {
+	c := &m.c
+	if len(c.toRevert) == 0 {
+		m.adopt()
+		return
+	}
+	m.to(checkingCopy)
+	m.emit(CheckCopy{Object: c.toRevert[0]})
+}
+
+// copyChecked picks the copy to revert to: this OSD's own, if older
+// than the version lost and no older than the search's best, which is
+// pulled otherwise; with neither the object is deleted.
+func (m *Machine) copyChecked(ev CopyChecked) {
+	c := &m.c
+	id := c.toRevert[0]
+	want := c.unfoundAt[id]
+	best, found := c.older[id]
+	own := ev.Version != (wire.Version{}) && (want == (wire.Version{}) || ev.Version.Less(want))
+	switch {
+	case own && (!found || !ev.Version.Less(best.version)):
+		m.revertedOne(true)
+	case found:
+		c.pulling = best
+		m.pullIn(reverting, best.from, []objid.ID{id}, best.version)
+	default:
+		m.revertedOne(false)
+	}
+}
+
+// revertedOne moves on from the object being reverted: reverted to a
+// copy now here, or (none) to be deleted.
+func (m *Machine) revertedOne(reverted bool) {
+	c := &m.c
+	id := c.toRevert[0]
+	c.toRevert = c.toRevert[1:]
+	if reverted {
+		c.reverted = append(c.reverted, id)
+	} else {
+		c.lost = append(c.lost, id)
+	}
+	m.nextRevert()
 }
 
 // adopt makes the authority's history this OSD's.
@@ -417,14 +591,14 @@ func (m *Machine) adopt() {
 	m.emit(Adopt{Info: m.c.plan.Info, Log: m.c.plan.Log})
 }
 
-// forget records the removal of the lost objects.
+// forget records the removal of the lost objects, and the reverts.
 func (m *Machine) forget() {
 	if len(m.c.unfound) == 0 {
 		m.list()
 		return
 	}
 	m.to(forgetting)
-	m.emit(ForgetLost{Objects: slices.Clone(m.c.unfound)})
+	m.emit(ForgetLost{Objects: slices.Clone(m.c.lost), Reverted: slices.Clone(m.c.reverted)})
 }
 
 // list lists this OSD's objects if a replica is to be backfilled, and
@@ -437,21 +611,35 @@ func (m *Machine) list() {
 			return
 		}
 	}
-	m.listed(nil)
+	m.listed(nil, nil)
 }
 
 // listed works out what each replica lacks (every object, for one to
-// backfill; and the lost objects, whose removal the history now ends
-// with) and activates them.
-func (m *Machine) listed(all []objid.ID) {
+// backfill, which keeps the copies it holds at this OSD's version; and
+// the lost objects, whose removal or revert the history now ends with)
+// and activates them.
+func (m *Machine) listed(all []objid.ID, versions []wire.Version) {
 	plan := m.c.plan
 	missing := make(map[int32][]objid.ID, len(m.replicas))
+	m.versions = nil
+	if len(versions) == len(all) && len(all) > 0 {
+		m.versions = make(map[objid.ID]wire.Version, len(all))
+		for i, id := range all {
+			m.versions[id] = versions[i]
+		}
+	}
 	for _, x := range m.replicas {
 		lacks := plan.Missing[x]
 		if slices.Contains(plan.Backfill, x) {
 			lacks = all
 		}
-		missing[x] = append(slices.Clone(lacks), m.c.unfound...)
+		lacks = slices.Clone(lacks)
+		for _, id := range m.c.unfound {
+			if !slices.Contains(lacks, id) {
+				lacks = append(lacks, id)
+			}
+		}
+		missing[x] = lacks
 	}
 	m.activate(plan, missing)
 }
@@ -460,15 +648,15 @@ func (m *Machine) listed(all []objid.ID) {
 func (m *Machine) stepComplete(ev Event) {
 	switch ev := ev.(type) {
 	case Push:
-		if m.state == pulling || m.state == searching {
+		if m.state == pulling || m.state == searching || m.state == reverting {
 			m.pushed(ev)
 		}
 	case PullRefused:
-		if m.state == pulling || m.state == searching {
+		if m.state == pulling || m.state == searching || m.state == reverting {
 			m.refusedPull(ev)
 		}
 	case PushApplied:
-		if m.state == pulling || m.state == searching {
+		if m.state == pulling || m.state == searching || m.state == reverting {
 			m.applied(ev)
 		}
 	case VersionRead:
@@ -476,9 +664,13 @@ func (m *Machine) stepComplete(ev Event) {
 			m.search(ev.Version)
 		}
 	case MarkedLost:
-		m.lose = true
+		m.lose, m.revert = true, ev.Revert
 		if m.state == unfound {
-			m.adopt()
+			m.settleLost()
+		}
+	case CopyChecked:
+		if m.state == checkingCopy && ev.Object == m.c.toRevert[0] {
+			m.copyChecked(ev)
 		}
 	case Adopted:
 		if m.state == adopting {
@@ -503,7 +695,7 @@ func (m *Machine) stepComplete(ev Event) {
 				m.fail(ev.Err)
 				break
 			}
-			m.listed(ev.Objects)
+			m.listed(ev.Objects, ev.Versions)
 		}
 	}
 }
@@ -516,6 +708,8 @@ func (m *Machine) expiredComplete() {
 		m.fail(fmt.Errorf("osd.%d sent %d of %d objects: %w", c.from, c.total-len(c.awaiting), c.total, ErrNoAnswer))
 	case searching:
 		m.nextCandidate()
+	case reverting:
+		m.fail(fmt.Errorf("osd.%d did not send %v at %v to revert to: %w", c.pulling.from, c.toRevert[0], c.pulling.version, ErrNoAnswer))
 	case unfound:
 		m.startOver(fmt.Errorf("%d objects, first %v: %w", len(c.unfound), c.unfound[0], ErrUnfound))
 	}

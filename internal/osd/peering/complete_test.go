@@ -26,7 +26,7 @@ func lagging(loseUnfound bool) []step {
 	up := upSet(0, 1, 2, 3, 4, 5)
 	return []step{
 		{Start{Interval: 10}, []string{"load-local"}},
-		{Loaded{Self: self, Replicas: []int32{1, 2}, PoolSize: 3, Up: up, MaxOSD: 6, LoseUnfound: loseUnfound}, []string{"read-past since=5"}},
+		{Loaded{Self: self, Replicas: []int32{1, 2}, PoolSize: 3, Up: up, MaxOSD: 6, LoseUnfound: loseUnfound, UpThru: 10}, []string{"read-past since=5"}},
 		{PastRead{Past: pastOf012}, []string{"step: querying osd [1 2] (have 0 of 2)", "refresh-map"}},
 		{MapRefreshed{Up: up, MaxOSD: 6}, []string{"query osd.1", "query osd.2", "timer #1 5s"}},
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), fullLog), 5)}, nil},
@@ -201,7 +201,7 @@ func TestMachineSearchReadsVersion(t *testing.T) {
 	up := upSet(0, 1, 2, 3)
 	steps := []step{
 		{Start{Interval: 10}, []string{"load-local"}},
-		{Loaded{Self: self, Replicas: []int32{1, 2}, PoolSize: 3, Up: up, MaxOSD: 4}, []string{"read-past since=5"}},
+		{Loaded{Self: self, Replicas: []int32{1, 2}, PoolSize: 3, Up: up, MaxOSD: 4, UpThru: 10}, []string{"read-past since=5"}},
 		{PastRead{Past: pastOf012}, []string{"step: querying osd [1 2] (have 0 of 2)", "refresh-map"}},
 		{MapRefreshed{Up: up, MaxOSD: 4}, []string{"query osd.1", "query osd.2", "timer #1 5s"}},
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), fullLog), 5)}, nil},
@@ -273,7 +273,7 @@ func TestMachineIntervalEndsMidPull(t *testing.T) {
 		{push(1, "b", v(5, 2)), nil},
 		{refused(1, "b", 5), nil},
 		{TimerFired{ID: 2}, nil},
-		{Loaded{Self: les(member(0, v(0, 0), fullLog[:1]), 5), Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1), MaxOSD: 2},
+		{Loaded{Self: les(member(0, v(0, 0), fullLog[:1]), 5), Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1), MaxOSD: 2, UpThru: 12},
 			[]string{"read-past since=5"}},
 		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
 		{MapRefreshed{Up: upSet(0, 1), MaxOSD: 2}, []string{"query osd.1", "timer #3 5s"}},

@@ -14,14 +14,32 @@ type Interval struct {
 	First, Last uint64
 	Acting      []int32
 	Primary     int32
-	// MaybeWentRW is set when enough OSDs acted (min_size, with a
-	// primary) for the PG to have accepted writes in the interval: a
-	// write acknowledged then may exist only on those OSDs.
+	// Acted is set when enough OSDs acted (min_size, with a primary)
+	// for the PG to go active in the interval. MaybeWentRW adds that the
+	// primary may have gone active: the monitors recorded its up_thru at
+	// or after the interval's first epoch (a primary asks for that, and
+	// waits for the map that records it, before it activates), as Ceph's
+	// maybe_went_rw. Only then may a write acknowledged in the interval
+	// exist on its OSDs alone.
+	Acted       bool
 	MaybeWentRW bool
 }
 
 func (iv Interval) String() string {
 	return fmt.Sprintf("[%d,%d] acting %v primary %d", iv.First, iv.Last, iv.Acting, iv.Primary)
+}
+
+// Skipped lists the intervals since epoch since in which enough OSDs
+// acted but that never went read-write (their primary's up_thru never
+// reached them): peering asks none of their OSDs and waits for none.
+func Skipped(past []Interval, since uint64) []Interval {
+	var out []Interval
+	for _, iv := range past {
+		if iv.Last >= since && iv.Acted && !iv.MaybeWentRW {
+			out = append(out, iv)
+		}
+	}
+	return out
 }
 
 // Prior is what a primary must learn from the past before it may serve:
@@ -108,7 +126,10 @@ type Placement struct {
 	Acting  []int32
 	Primary int32    // -1: none
 	UpFrom  []uint32 // the acting OSDs' up_from epochs
-	MinSize int
+	// PrimaryUpThru and PrimaryUpFrom are the primary's up_thru and
+	// up_from in this epoch's map.
+	PrimaryUpThru, PrimaryUpFrom uint64
+	MinSize                      int
 	// PGNum is the pool's pg_num: a change splits (or merges) PGs, which
 	// starts a new interval even where the acting set stays.
 	PGNum uint32
@@ -119,9 +140,18 @@ type Placement struct {
 
 // BuildIntervals groups consecutive placements, oldest first, into
 // intervals: a new one starts whenever the acting set, the primary, the
-// pool's pg_num or an acting OSD's up_from changes (an OSD that restarted lost what it had
-// not committed), as the OSD starts a new interval on the same changes.
-func BuildIntervals(ps []Placement) []Interval {
+// pool's pg_num or an acting OSD's up_from changes (an OSD that restarted
+// lost what it had not committed), as the OSD starts a new interval on
+// the same changes.
+// An interval may have gone read-write if enough OSDs acted and, in its
+// last map, its primary's up_thru reaches the interval's first epoch
+// (and the primary was up since then).
+//
+// With firstKnown false, the first placement may lie inside an interval
+// that began earlier (the maps before it are gone): that interval's
+// first epoch is unknown, so up_thru cannot tell, and it counts as
+// possibly read-write whenever enough OSDs acted.
+func BuildIntervals(ps []Placement, firstKnown bool) []Interval {
 	var out []Interval
 	var prev *Placement
 	for i := range ps {
@@ -132,19 +162,21 @@ func BuildIntervals(ps []Placement) []Interval {
 		}
 		same := prev != nil && prev.Epoch+1 == p.Epoch && slices.Equal(prev.Acting, p.Acting) &&
 			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom) && prev.PGNum == p.PGNum
-		if same {
-			out[len(out)-1].Last = p.Epoch
-			out[len(out)-1].MaybeWentRW = out[len(out)-1].MaybeWentRW || wentRW(p)
-		} else {
-			out = append(out, Interval{First: p.Epoch, Last: p.Epoch, Acting: slices.Clone(p.Acting),
-				Primary: p.Primary, MaybeWentRW: wentRW(p)})
+		if !same {
+			out = append(out, Interval{First: p.Epoch, Acting: slices.Clone(p.Acting), Primary: p.Primary})
 		}
+		iv := &out[len(out)-1]
+		iv.Last = p.Epoch
+		iv.Acted = iv.Acted || acted(p)
+		truncated := !firstKnown && len(out) == 1 && iv.First == ps[0].Epoch
+		iv.MaybeWentRW = iv.Acted && (truncated || p.PrimaryUpThru >= iv.First && p.PrimaryUpFrom <= iv.First)
 		prev = p
 	}
 	return out
 }
 
-func wentRW(p *Placement) bool {
+// acted reports whether enough OSDs act in p for the PG to go active.
+func acted(p *Placement) bool {
 	n := 0
 	for _, id := range p.Acting {
 		if id >= 0 {

@@ -8,8 +8,17 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 )
 
+// pl is a placement whose primary's up_thru is the epoch itself: every
+// interval that acted went active.
 func pl(epoch uint64, primary int32, acting ...int32) Placement {
-	return Placement{Epoch: epoch, Acting: acting, Primary: primary, UpFrom: make([]uint32, len(acting)), MinSize: 2, Exists: true}
+	return Placement{Epoch: epoch, Acting: acting, Primary: primary, UpFrom: make([]uint32, len(acting)), MinSize: 2, Exists: true,
+		PrimaryUpThru: epoch}
+}
+
+// upThru returns p with its primary's up_thru and up_from.
+func upThru(p Placement, thru, from uint64) Placement {
+	p.PrimaryUpThru, p.PrimaryUpFrom = thru, from
+	return p
 }
 
 func TestBuildIntervals(t *testing.T) {
@@ -22,13 +31,13 @@ func TestBuildIntervals(t *testing.T) {
 		pl(5, 0, 0),    // below min_size: no writes
 		restarted,      // osd.1 back with a new up_from
 		pl(7, 1, 1, 0), // primary moves
-	})
+	}, true)
 	want := []Interval{
-		{2, 3, []int32{0, 1, 2}, 0, true},
-		{4, 4, []int32{0, 1}, 0, true},
-		{5, 5, []int32{0}, 0, false},
-		{6, 6, []int32{0, 1}, 0, true},
-		{7, 7, []int32{1, 0}, 1, true},
+		{2, 3, []int32{0, 1, 2}, 0, true, true},
+		{4, 4, []int32{0, 1}, 0, true, true},
+		{5, 5, []int32{0}, 0, false, false},
+		{6, 6, []int32{0, 1}, 0, true, true},
+		{7, 7, []int32{1, 0}, 1, true, true},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -45,18 +54,72 @@ func TestBuildIntervals(t *testing.T) {
 func TestBuildIntervalsSplitsOnPGNum(t *testing.T) {
 	a, b, c := pl(2, 0, 0, 1), pl(3, 0, 0, 1), pl(4, 0, 0, 1)
 	a.PGNum, b.PGNum, c.PGNum = 8, 8, 64
-	got := BuildIntervals([]Placement{a, b, c})
+	got := BuildIntervals([]Placement{a, b, c}, true)
 	if len(got) != 2 || got[0].First != 2 || got[0].Last != 3 || got[1].First != 4 {
 		t.Fatalf("got %v, want [2,3] and [4,4]", got)
 	}
 }
 
+// An interval went read-write only if, in its last map, its primary's
+// up_thru reaches its first epoch and its primary was up since then, as
+// Ceph's PastIntervals::check_new_interval decides maybe_went_rw; an
+// interval cut short by trimmed maps (firstKnown false) cannot tell.
+func TestBuildIntervalsUpThru(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		ps         []Placement
+		firstKnown bool
+		want       []bool // MaybeWentRW per interval
+	}{
+		{"up_thru recorded in the first epoch", []Placement{upThru(pl(4, 0, 0, 1), 4, 1)}, true, []bool{true}},
+		{"up_thru recorded later in the interval", []Placement{upThru(pl(4, 0, 0, 1), 3, 1), upThru(pl(5, 0, 0, 1), 4, 1)}, true, []bool{true}},
+		{"up_thru older than the interval", []Placement{upThru(pl(4, 0, 0, 1), 3, 1), upThru(pl(5, 0, 0, 1), 3, 1)}, true, []bool{false}},
+		{"never asked (up_thru 0)", []Placement{upThru(pl(4, 0, 0, 1), 0, 1)}, true, []bool{false}},
+		{"primary up only after the interval began", []Placement{upThru(pl(4, 0, 0, 1), 9, 5)}, true, []bool{false}},
+		{"too few acted, up_thru or not", []Placement{upThru(pl(4, 0, 0), 9, 1)}, true, []bool{false}},
+		{"first interval cut by trimming: unknown, so maybe", []Placement{upThru(pl(4, 0, 0, 1), 0, 1), upThru(pl(5, 1, 1, 0), 0, 1)}, false,
+			[]bool{true, false}},
+		{"a later interval's up_thru counts only from its own start", []Placement{upThru(pl(4, 0, 0, 1), 4, 1), upThru(pl(5, 1, 1, 0), 4, 1)}, true,
+			[]bool{true, false}},
+	} {
+		got := BuildIntervals(tc.ps, tc.firstKnown)
+		var rw []bool
+		for _, iv := range got {
+			rw = append(rw, iv.MaybeWentRW)
+		}
+		if !slices.Equal(rw, tc.want) {
+			t.Errorf("%s: went rw %v, want %v (%v)", tc.name, rw, tc.want, got)
+		}
+	}
+}
+
+// PriorSet neither asks nor waits for the OSDs of an interval that acted
+// but never went read-write; Skipped names it.
+func TestPriorSetSkipsIntervalsThatNeverWentRW(t *testing.T) {
+	past := []Interval{
+		{2, 3, []int32{0, 1, 2}, 0, true, true},
+		{4, 4, []int32{1, 2}, 1, true, false}, // osd.1 never got up_thru 4
+		{5, 6, []int32{2}, 2, true, false},    // nor osd.2 up_thru 5
+	}
+	up := func(x int32) bool { return x == 0 }
+	if pr := PriorSet(past, 2, up); len(pr.Down) != 0 || !slices.Equal(pr.Probe, []int32{0}) {
+		t.Errorf("osd.0 alone: %+v, want it to probe itself and wait for none", pr)
+	}
+	if sk := Skipped(past, 2); len(sk) != 2 || sk[0].First != 4 || sk[1].First != 5 {
+		t.Errorf("Skipped = %v", sk)
+	}
+	past[1].MaybeWentRW = true
+	if pr := PriorSet(past, 2, up); len(pr.Down) != 1 || !slices.Equal(pr.BlockedBy, []int32{1, 2}) {
+		t.Errorf("with osd.1's interval read-write: %+v, want down, blocked by osd.1 and osd.2", pr)
+	}
+}
+
 func TestPriorSet(t *testing.T) {
 	past := []Interval{
-		{2, 3, []int32{0, 1, 2}, 0, true},
-		{4, 4, []int32{0, 1}, 0, true},
-		{5, 5, []int32{0}, 0, false},
-		{6, 8, []int32{3, 4}, 3, true},
+		{2, 3, []int32{0, 1, 2}, 0, true, true},
+		{4, 4, []int32{0, 1}, 0, true, true},
+		{5, 5, []int32{0}, 0, false, false},
+		{6, 8, []int32{3, 4}, 3, true, true},
 	}
 	up := func(ids ...int32) func(int32) bool { return func(x int32) bool { return slices.Contains(ids, x) } }
 

@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
 // The protocol of one interval's peering on its primary, as a state
 // machine: the OSD feeds it events (Step) and carries out the actions it
 // returns, in order; an action that asks for something (LoadLocal,
-// ReadPast, RefreshMap, RequestTemp, ApplyPush, ReadVersion, Adopt,
-// ForgetLost, ListObjects, Finish) is answered by the event its comment
+// ReadPast, RefreshMap, RequestTemp, ApplyPush, ReadVersion, CheckCopy,
+// Adopt, ForgetLost, ListObjects, Finish) is answered by the event its comment
 // names, which the driver feeds before any other. The machine does no
 // I/O, keeps no clock and starts no goroutine: a timer is an action
 // (SetTimer) and its expiry an event (TimerFired).
@@ -27,6 +28,8 @@ import (
 //	      -> a past interval with no OSD up: GoDown (until the interval ends)
 //	      -> this OSD needs a backfill: RequestTemp -> TempRequested, then
 //	         wait AnswerWait for the map that ends the interval
+//	      -> RequestUpThru, unless the map records this OSD's up_thru
+//	         at or after the interval's start already
 //	      -> NoteRecovery, then complete this OSD's copy (complete.go):
 //	         pulling: SendPull to the authority of what this OSD lacks;
 //	           Push -> ApplyPush -> PushApplied, PullRefused; AnswerWait
@@ -39,8 +42,13 @@ import (
 //	           each
 //	         unfound: ReportUnfound; wait RetryInterval for MarkedLost,
 //	           then start over
+//	         reverting (MarkedLost with Revert): CheckCopy ->
+//	           CopyChecked, and SendPull of the newest older copy ->
+//	           Push -> ApplyPush -> PushApplied, one object at a time
 //	         adopting: Adopt -> Adopted, ForgetLost -> LostForgotten,
 //	           ListObjects -> ObjectsListed (each only if needed)
+//	      -> waiting for up_thru: until UpThruRecorded reaches the
+//	         interval's start (RequestUpThru again each RetryInterval)
 //	      -> activating: SendActivate..., SetTimer, until every replica
 //	         acknowledged (ActivateAck)
 //	      -> Finish -> Finished -> Serve
@@ -92,9 +100,12 @@ type Loaded struct {
 	// MaxOSD bounds the OSD ids of the map (a search for an object
 	// asks every up OSD below it).
 	MaxOSD int32
-	// LoseUnfound says an operator marked the PG's unfound objects lost
-	// (see MarkedLost).
+	// LoseUnfound says an operator marked the PG's unfound objects lost,
+	// and Revert that they go back to older copies (see MarkedLost).
 	LoseUnfound bool
+	Revert      bool
+	// UpThru is this OSD's up_thru in the driver's map.
+	UpThru uint64
 }
 
 // PastRead answers ReadPast: the PG's past intervals, or why they could
@@ -119,11 +130,14 @@ type Notify struct {
 }
 
 // ActivateAck is a replica's acknowledgement of activation (a PGAck
-// with Activate set); Result is 0 or a negative errno.
+// with Activate set); Result is 0 or a negative errno. Current, from a
+// replica being backfilled, lists the objects it holds at this OSD's
+// version already: they are not pushed.
 type ActivateAck struct {
 	From     int32
 	Interval uint64
 	Result   int32
+	Current  []objid.ID
 }
 
 // TempRequested answers RequestTemp.
@@ -135,15 +149,21 @@ type Finished struct{ Err error }
 // TimerFired says the timer of SetTimer ID expired.
 type TimerFired struct{ ID TimerID }
 
-func (Start) isEvent()         {}
-func (Loaded) isEvent()        {}
-func (PastRead) isEvent()      {}
-func (MapRefreshed) isEvent()  {}
-func (Notify) isEvent()        {}
-func (ActivateAck) isEvent()   {}
-func (TempRequested) isEvent() {}
-func (Finished) isEvent()      {}
-func (TimerFired) isEvent()    {}
+// UpThruRecorded says the driver's newest map records this OSD's
+// up_thru as UpThru (fed after RequestUpThru, once a map reaches the
+// epoch asked for).
+type UpThruRecorded struct{ UpThru uint64 }
+
+func (Start) isEvent()          {}
+func (Loaded) isEvent()         {}
+func (PastRead) isEvent()       {}
+func (MapRefreshed) isEvent()   {}
+func (Notify) isEvent()         {}
+func (ActivateAck) isEvent()    {}
+func (TempRequested) isEvent()  {}
+func (Finished) isEvent()       {}
+func (TimerFired) isEvent()     {}
+func (UpThruRecorded) isEvent() {}
 
 // Action is something the driver must do.
 type Action interface{ isAction() }
@@ -161,6 +181,14 @@ type ReadPast struct{ Since uint64 }
 // say who is up in it (answer: MapRefreshed). Queries and activations go
 // to the OSDs' addresses in the driver's map.
 type RefreshMap struct{}
+
+// RequestUpThru asks the monitors to record this OSD's up_thru as at
+// least Want, the interval's start, as Ceph's OSD does with MOSDAlive:
+// an interval whose primary's up_thru never reached its start never went
+// read-write, and later peering skips it (BuildIntervals). The driver
+// answers UpThruRecorded once its map records it; the machine does not
+// activate before.
+type RequestUpThru struct{ Want uint64 }
 
 // SendQuery asks OSD To for its info, log and missing set (PGQuery).
 type SendQuery struct{ To int32 }
@@ -191,13 +219,17 @@ type NoteRecovery struct {
 }
 
 // SendActivate has replica To adopt Info and Log (PGActivate), lacking
-// Missing, or everything with Backfill.
+// Missing, or everything with Backfill; Versions are then this OSD's
+// version of each object of Missing (if known), so that the replica
+// keeps the copies it holds at that version and says which
+// (ActivateAck.Current), as Ceph's backfill compares versions.
 type SendActivate struct {
 	To       int32
 	Info     pglog.Info
 	Log      []pglog.Entry
 	Backfill bool
 	Missing  []objid.ID
+	Versions []wire.Version
 }
 
 // Finish records the start of the interval, notes what each replica
@@ -218,20 +250,21 @@ type Failed struct{ Err error }
 // StartOver says peering starts over at once, and why.
 type StartOver struct{ Why error }
 
-func (LoadLocal) isAction()    {}
-func (ReadPast) isAction()     {}
-func (RefreshMap) isAction()   {}
-func (SendQuery) isAction()    {}
-func (SetTimer) isAction()     {}
-func (SetStep) isAction()      {}
-func (GoDown) isAction()       {}
-func (RequestTemp) isAction()  {}
-func (NoteRecovery) isAction() {}
-func (SendActivate) isAction() {}
-func (Finish) isAction()       {}
-func (Serve) isAction()        {}
-func (Failed) isAction()       {}
-func (StartOver) isAction()    {}
+func (LoadLocal) isAction()     {}
+func (ReadPast) isAction()      {}
+func (RefreshMap) isAction()    {}
+func (SendQuery) isAction()     {}
+func (RequestUpThru) isAction() {}
+func (SetTimer) isAction()      {}
+func (SetStep) isAction()       {}
+func (GoDown) isAction()        {}
+func (RequestTemp) isAction()   {}
+func (NoteRecovery) isAction()  {}
+func (SendActivate) isAction()  {}
+func (Finish) isAction()        {}
+func (Serve) isAction()         {}
+func (Failed) isAction()        {}
+func (StartOver) isAction()     {}
 
 // state is where the machine is; each waits for one kind of event (and
 // some for their timer).
@@ -251,6 +284,8 @@ const (
 	readingVersion              // ReadVersion sent
 	searching                   // SendPull sent to another up OSD: Push, PullRefused, PushApplied, timer
 	unfound                     // objects unfound: MarkedLost, timer
+	checkingCopy                // CheckCopy sent, to revert an object
+	reverting                   // SendPull of an older copy sent: Push, PullRefused, PushApplied, timer
 	adopting                    // Adopt sent
 	forgetting                  // ForgetLost sent
 	listing                     // ListObjects sent
@@ -258,12 +293,13 @@ const (
 	finishing                   // Finish sent
 	serving                     // peering is over
 	retryWait                   // an attempt failed: timer
+	waitingUpThru               // RequestUpThru sent: UpThruRecorded, timer
 )
 
 func (s state) String() string {
 	return [...]string{"idle", "loading", "reading-past", "past-wait", "refreshing", "querying", "down",
 		"requesting-temp", "temp-wait",
-		"pulling", "reading-version", "searching", "unfound", "adopting", "forgetting", "listing", "activating", "finishing", "serving", "retry-wait"}[s]
+		"pulling", "reading-version", "searching", "unfound", "checking-copy", "reverting", "adopting", "forgetting", "listing", "activating", "finishing", "serving", "retry-wait", "waiting-up-thru"}[s]
 }
 
 // Machine is one interval's peering on its primary. It is not safe for
@@ -279,9 +315,14 @@ type Machine struct {
 	poolSize int
 	up       func(int32) bool
 	maxOSD   int32
-	// lose says an operator marked the unfound objects lost; it holds
-	// for the interval's later attempts.
+	// upThru is this OSD's up_thru as the newest map the machine heard
+	// of records it.
+	upThru uint64
+	// lose says an operator marked the unfound objects lost, revert
+	// that they go back to older copies; they hold for the interval's
+	// later attempts.
 	lose    bool
+	revert  bool
 	past    []Interval
 	probe   []int32 // the OSDs to query: replicas, then past intervals'
 	got     map[int32]Member
@@ -289,8 +330,11 @@ type Machine struct {
 	members []Member
 	temp    []int32
 	missing map[int32][]objid.ID
-	waiting map[int32]bool // replicas yet to acknowledge activation
-	c       completion     // completing this OSD's copy (complete.go)
+	// versions are this OSD's version of each object, listed for a
+	// backfill (nil if none).
+	versions map[objid.ID]wire.Version
+	waiting  map[int32]bool // replicas yet to acknowledge activation
+	c        completion     // completing this OSD's copy (complete.go)
 
 	out []Action
 }
@@ -351,6 +395,11 @@ func (m *Machine) Step(ev Event) []Action {
 			m.to(serving)
 			m.emit(Serve{Asked: slices.Clone(m.probe)})
 		}
+	case UpThruRecorded:
+		m.upThru = max(m.upThru, ev.UpThru)
+		if m.state == waitingUpThru && m.upThru >= m.interval {
+			m.activateReplicas()
+		}
 	case TimerFired:
 		if m.armed && ev.ID == m.timer {
 			m.armed = false
@@ -383,7 +432,10 @@ func (m *Machine) load(newerMap bool) {
 
 func (m *Machine) loaded(ev Loaded) {
 	m.self, m.replicas, m.poolSize, m.up, m.maxOSD = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up, ev.MaxOSD
-	m.lose = m.lose || ev.LoseUnfound
+	if ev.LoseUnfound {
+		m.lose, m.revert = true, ev.Revert
+	}
+	m.upThru = max(m.upThru, ev.UpThru)
 	m.to(readingPast)
 	m.emit(ReadPast{Since: m.self.Info.LastEpochStarted})
 }
@@ -482,6 +534,13 @@ func (m *Machine) decide() {
 		m.emit(RequestTemp{Acting: slices.Clone(m.temp)})
 		return
 	}
+	if m.upThru < m.interval {
+		// Asked once every OSD to probe answered, not before: a primary
+		// that waits in vain for an answer leaves an interval later
+		// peering may skip. The map recording it comes while this OSD's
+		// copy is completed, or activation waits for it.
+		m.emit(RequestUpThru{Want: m.interval})
+	}
 	copies, backfill := recoveryCopies(plan, append([]int32{m.self.OSD}, m.replicas...))
 	m.emit(NoteRecovery{Copies: copies, Backfill: backfill})
 	m.complete(plan)
@@ -501,15 +560,37 @@ func recoveryCopies(plan Result, osds []int32) (copies int64, backfill bool) {
 	return copies, backfill
 }
 
-// activate has every replica adopt the authoritative history.
+// activate has every replica adopt the authoritative history, once the
+// monitors have recorded this OSD's up_thru at or after the interval's
+// start: from then on the interval may go read-write, and later peering
+// will ask its OSDs.
 func (m *Machine) activate(plan Result, missing map[int32][]objid.ID) {
 	m.plan, m.missing = plan, missing
+	if m.upThru >= m.interval {
+		m.activateReplicas()
+		return
+	}
+	m.emit(SetStep{What: fmt.Sprintf("waiting for the monitors to record up_thru %d (the map has %d)", m.interval, m.upThru)})
+	m.to(waitingUpThru)
+	m.setTimer(RetryInterval)
+}
+
+// activateReplicas sends the activations.
+func (m *Machine) activateReplicas() {
+	plan, missing := m.plan, m.missing
 	info := plan.Info
 	info.SameIntervalSince, info.LastEpochStarted = m.interval, m.interval
 	m.emit(SetStep{What: fmt.Sprintf("activating osd %v", m.replicas)})
 	m.waiting = map[int32]bool{}
 	for _, x := range m.replicas {
-		m.emit(SendActivate{To: x, Info: info, Log: plan.Log, Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]})
+		a := SendActivate{To: x, Info: info, Log: plan.Log, Backfill: slices.Contains(plan.Backfill, x), Missing: missing[x]}
+		if a.Backfill && m.versions != nil {
+			a.Versions = make([]wire.Version, len(a.Missing))
+			for i, id := range a.Missing {
+				a.Versions[i] = m.versions[id] // zero for a lost object: never current
+			}
+		}
+		m.emit(a)
 		m.waiting[x] = true
 	}
 	m.to(activating)
@@ -526,6 +607,13 @@ func (m *Machine) acked(ev ActivateAck) {
 		return
 	}
 	delete(m.waiting, ev.From)
+	if len(ev.Current) > 0 && slices.Contains(m.plan.Backfill, ev.From) {
+		current := map[objid.ID]bool{}
+		for _, id := range ev.Current {
+			current[id] = true
+		}
+		m.missing[ev.From] = slices.DeleteFunc(slices.Clone(m.missing[ev.From]), func(id objid.ID) bool { return current[id] })
+	}
 	if len(m.waiting) == 0 {
 		m.finish()
 	}
@@ -550,6 +638,9 @@ func (m *Machine) expired() {
 		m.fail(fmt.Errorf("osd %v did not acknowledge activation: %w", slices.Sorted(maps.Keys(m.waiting)), ErrNoAnswer))
 	case retryWait:
 		m.load(true)
+	case waitingUpThru:
+		m.emit(RequestUpThru{Want: m.interval})
+		m.setTimer(RetryInterval)
 	default:
 		m.expiredComplete()
 	}

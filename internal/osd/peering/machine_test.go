@@ -55,6 +55,8 @@ func render(a Action) string {
 		return "refresh-map"
 	case SendQuery:
 		return fmt.Sprintf("query osd.%d", a.To)
+	case RequestUpThru:
+		return fmt.Sprintf("request-up-thru %d", a.Want)
 	case SetTimer:
 		return fmt.Sprintf("timer #%d %v", a.ID, a.After)
 	case SetStep:
@@ -79,6 +81,9 @@ func render(a Action) string {
 		if a.Search {
 			s += " search"
 		}
+		if a.Revert {
+			s += " revert"
+		}
 		return s
 	case ReadVersion:
 		return "read-version " + a.Object.Name
@@ -87,7 +92,13 @@ func render(a Action) string {
 	case Adopt:
 		return fmt.Sprintf("adopt lu=%v entries=%d", a.Info.LastUpdate, len(a.Log))
 	case ForgetLost:
-		return "forget-lost " + names(a.Objects)
+		s := "forget-lost " + names(a.Objects)
+		if len(a.Reverted) > 0 {
+			s += " revert=" + names(a.Reverted)
+		}
+		return s
+	case CheckCopy:
+		return "check-copy " + a.Object.Name
 	case ListObjects:
 		return "list-objects"
 	case SendActivate:
@@ -95,6 +106,9 @@ func render(a Action) string {
 			a.Info.LastUpdate, len(a.Log), names(a.Missing))
 		if a.Backfill {
 			s += " backfill"
+		}
+		if len(a.Versions) > 0 {
+			s += fmt.Sprintf(" versions=%v", a.Versions)
 		}
 		return s
 	case Finish:
@@ -148,7 +162,7 @@ func les(mem Member, e uint64) Member {
 }
 
 // The interval [5,9] of osd 0, 1 and 2 went active at 5 and took writes.
-var pastOf012 = []Interval{{First: 5, Last: 9, Acting: []int32{0, 1, 2}, Primary: 0, MaybeWentRW: true}}
+var pastOf012 = []Interval{{First: 5, Last: 9, Acting: []int32{0, 1, 2}, Primary: 0, Acted: true, MaybeWentRW: true}}
 
 // start is the steps every test begins with: the primary, osd.0, of
 // interval 10 loads its history, reads the past intervals and sends its
@@ -156,7 +170,7 @@ var pastOf012 = []Interval{{First: 5, Last: 9, Acting: []int32{0, 1, 2}, Primary
 func start(self Member, replicas []int32, past []Interval, up func(int32) bool, want ...string) []step {
 	return []step{
 		{Start{Interval: 10}, []string{"load-local"}},
-		{Loaded{Self: self, Replicas: replicas, PoolSize: 3, Up: up}, []string{fmt.Sprintf("read-past since=%d", self.Info.LastEpochStarted)}},
+		{Loaded{Self: self, Replicas: replicas, PoolSize: 3, Up: up, UpThru: 10}, []string{fmt.Sprintf("read-past since=%d", self.Info.LastEpochStarted)}},
 		{PastRead{Past: past}, want[:2]},
 		{MapRefreshed{Up: up}, want[2:]},
 	}
@@ -233,7 +247,7 @@ func TestMachineQueriedOSDGoesDown(t *testing.T) {
 			"start-over: osd.2 went down while peering asked it: peering: the OSDs to ask changed",
 			"load-local newer-map"}},
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil}, // between attempts
-		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1)}, []string{"read-past since=5"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1), UpThru: 10}, []string{"read-past since=5"}},
 		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
 		{MapRefreshed{Up: upSet(0, 1)}, []string{"query osd.1", "timer #2 5s"}},
 	}...)
@@ -248,7 +262,7 @@ func TestMachineQueriedOSDGoesDown(t *testing.T) {
 func TestMachinePriorOSDDown(t *testing.T) {
 	log := history(5, 1, "a")
 	self := les(member(0, v(0, 0), log), 5)
-	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, MaybeWentRW: true})
+	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, Acted: true, MaybeWentRW: true})
 	steps := start(self, []int32{1, 2}, past, upSet(0, 1, 2),
 		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
 		"query osd.1", "query osd.2", "timer #1 5s")
@@ -270,7 +284,7 @@ func TestMachinePriorOSDDown(t *testing.T) {
 func TestMachineLaterActivationCoversDownInterval(t *testing.T) {
 	log := history(5, 1, "a")
 	self := les(member(0, v(0, 0), log), 5)
-	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, MaybeWentRW: true})
+	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, Acted: true, MaybeWentRW: true})
 	steps := start(self, []int32{1, 2}, past, upSet(0, 1, 2),
 		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
 		"query osd.1", "query osd.2", "timer #1 5s")
@@ -329,7 +343,7 @@ func TestMachineIntervalChangeRestarts(t *testing.T) {
 	steps = append(steps, []step{
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil},
 		{Start{Interval: 12}, []string{"load-local"}},
-		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1)}, []string{"read-past since=5"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: upSet(0, 1), UpThru: 12}, []string{"read-past since=5"}},
 		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
 		{MapRefreshed{Up: upSet(0, 1)}, []string{"query osd.1", "timer #2 5s"}},
 		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil}, // the old interval's answer
@@ -365,6 +379,40 @@ func TestMachineBackfillTarget(t *testing.T) {
 			"activate osd.1 les=10 lu=6'5 entries=2 missing=[]",
 			"activate osd.2 les=10 lu=6'5 entries=2 missing=[a b c d e] backfill",
 			"timer #2 20s"}},
+	}...)
+	drive(t, steps)
+}
+
+// A backfill compares versions, as Ceph's does: the replica is told this
+// OSD's version of every object, keeps the copies it holds at that
+// version and names them in its acknowledgement, and only the others
+// are left for recovery to push. A name from the replica that is not
+// missing changes nothing; a replica not backfilled cannot drop objects
+// this way.
+func TestMachineBackfillSkipsCurrentCopies(t *testing.T) {
+	log := history(6, 4, "d", "e")
+	self := les(member(0, v(6, 3), log), 5)
+	self.Info.Stats.Objects = 5
+	steps := start(self, []int32{1, 2}, pastOf012, upSet(0, 1, 2),
+		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
+		"query osd.1", "query osd.2", "timer #1 5s")
+	behind := les(member(2, v(0, 0), history(5, 1, "a")), 5)
+	lagging := les(member(1, v(6, 3), log[:1]), 5) // lacks e
+	all := []objid.ID{obj("a"), obj("b"), obj("c"), obj("d"), obj("e")}
+	vers := []wire.Version{v(5, 1), v(5, 2), v(5, 3), v(6, 4), v(6, 5)}
+	steps = append(steps, []step{
+		{Notify{Interval: 10, Member: lagging}, nil},
+		{Notify{Interval: 10, Member: behind}, []string{
+			"note-recovery copies=6 backfill",
+			"list-objects"}},
+		{ObjectsListed{Objects: all, Versions: vers}, []string{
+			"step: activating osd [1 2]",
+			"activate osd.1 les=10 lu=6'5 entries=2 missing=[e]",
+			"activate osd.2 les=10 lu=6'5 entries=2 missing=[a b c d e] backfill versions=[5'1 5'2 5'3 6'4 6'5]",
+			"timer #2 20s"}},
+		{ActivateAck{From: 1, Interval: 10, Current: []objid.ID{obj("e")}}, nil}, // not backfilled: ignored
+		{ActivateAck{From: 2, Interval: 10, Current: []objid.ID{obj("a"), obj("c"), obj("z")}}, []string{
+			"finish auth=osd.0 missing={1:[e] 2:[b d e]}"}},
 	}...)
 	drive(t, steps)
 }
@@ -456,10 +504,10 @@ func TestMachineActivationFails(t *testing.T) {
 func TestMachineCompleteOrFinishFails(t *testing.T) {
 	log := history(5, 1, "a")
 	self := les(member(0, v(0, 0), log), 5)
-	alone := []Interval{{First: 5, Last: 9, Acting: []int32{0}, Primary: 0, MaybeWentRW: true}}
+	alone := []Interval{{First: 5, Last: 9, Acting: []int32{0}, Primary: 0, Acted: true, MaybeWentRW: true}}
 	base := []step{
 		{Start{Interval: 10}, []string{"load-local"}},
-		{Loaded{Self: self, PoolSize: 1, Up: upSet(0)}, []string{"read-past since=5"}},
+		{Loaded{Self: self, PoolSize: 1, Up: upSet(0), UpThru: 10}, []string{"read-past since=5"}},
 		{PastRead{Err: errors.New("no monitor")}, []string{"timer #1 5s"}},
 		{PastRead{Past: pastOf012}, nil}, // not asked for
 		{TimerFired{ID: 1}, []string{"read-past since=5"}},
@@ -478,7 +526,7 @@ func TestMachineCompleteOrFinishFails(t *testing.T) {
 	// the store cannot take it.
 	lacking := self
 	lacking.Missing = []objid.ID{obj("a")}
-	base[1].ev = Loaded{Self: lacking, PoolSize: 1, Up: upSet(0, 1), MaxOSD: 2}
+	base[1].ev = Loaded{Self: lacking, PoolSize: 1, Up: upSet(0, 1), MaxOSD: 2, UpThru: 10}
 	drive(t, append(slices.Clone(base), []step{
 		{PastRead{Past: alone}, []string{
 			"note-recovery copies=1", fmt.Sprintf("step: searching osd [1] for %v at 5'1", obj("a")),
@@ -528,5 +576,71 @@ func TestMachinePriorOSDUpWhileQuerying(t *testing.T) {
 		{Notify{Interval: 10, Member: les(member(3, v(0, 0), newer), 7)}, []string{
 			"note-recovery copies=6", "step: pulling 2 objects from osd.3", "pull osd.3 [a b]", "timer #4 20s"}},
 	}...)
+	drive(t, steps)
+}
+
+// A primary whose up_thru the map does not yet record at the interval's
+// start asks the monitors for it once every OSD it probes answered (not
+// before: a primary that waits in vain for an answer leaves an interval
+// that never went read-write), and activates no replica before a map
+// records it: until then the interval cannot have gone read-write, and
+// later peering may skip it. The request is repeated each
+// RetryInterval; an up_thru below the interval's start does not count.
+func TestMachineWaitsForUpThru(t *testing.T) {
+	log := history(5, 1, "a")
+	self := les(member(0, v(0, 0), log), 5)
+	up := upSet(0, 1)
+	steps := []step{
+		{Start{Interval: 10}, []string{"load-local"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: up, UpThru: 5}, []string{"read-past since=5"}},
+		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
+		{MapRefreshed{Up: up}, []string{"query osd.1", "timer #1 5s"}},
+		{TimerFired{ID: 1}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}}, // no up_thru asked yet
+		{MapRefreshed{Up: up}, []string{"query osd.1", "timer #2 5s"}},
+		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, []string{
+			"request-up-thru 10",
+			"note-recovery copies=0",
+			"step: waiting for the monitors to record up_thru 10 (the map has 5)",
+			"timer #3 5s"}},
+		{UpThruRecorded{UpThru: 9}, nil}, // an older request's
+		{TimerFired{ID: 3}, []string{"request-up-thru 10", "timer #4 5s"}},
+		{UpThruRecorded{UpThru: 10}, []string{
+			"step: activating osd [1]",
+			"activate osd.1 les=10 lu=5'1 entries=1 missing=[]",
+			"timer #5 20s"}},
+		{TimerFired{ID: 4}, nil}, // the wait's, stale
+		{UpThruRecorded{UpThru: 11}, nil},
+		{ActivateAck{From: 1, Interval: 10}, []string{"finish auth=osd.0 missing={1:[]}"}},
+	}
+	if m := drive(t, steps); m.State() != "finishing" {
+		t.Fatalf("state %s, want finishing", m.State())
+	}
+}
+
+// The map recording up_thru that arrives while this OSD's copy is
+// completed is remembered: activation does not wait for it again.
+func TestMachineUpThruRecordedWhilePulling(t *testing.T) {
+	self := les(member(0, v(0, 0), fullLog[:1]), 5)
+	up := upSet(0, 1)
+	steps := []step{
+		{Start{Interval: 10}, []string{"load-local"}},
+		{Loaded{Self: self, Replicas: []int32{1}, PoolSize: 3, Up: up}, []string{"read-past since=5"}},
+		{PastRead{Past: pastOf012}, []string{"step: querying osd [1] (have 0 of 1)", "refresh-map"}},
+		{MapRefreshed{Up: up}, []string{"query osd.1", "timer #1 5s"}},
+		{Notify{Interval: 10, Member: les(member(1, v(0, 0), fullLog), 5)}, []string{
+			"request-up-thru 10",
+			"note-recovery copies=2", "step: pulling 2 objects from osd.1", "pull osd.1 [c b]", "timer #2 20s"}},
+		{UpThruRecorded{UpThru: 10}, nil},
+		{push(1, "c", v(5, 3)), []string{"apply-push c from osd.1"}},
+		{PushApplied{Object: obj("c")}, []string{"timer #3 20s"}},
+		{push(1, "b", v(5, 2)), []string{"apply-push b from osd.1"}},
+		{PushApplied{Object: obj("b")}, []string{
+			"adopt lu=5'3 entries=3",
+		}},
+		{Adopted{}, []string{
+			"step: activating osd [1]",
+			"activate osd.1 les=10 lu=5'3 entries=3 missing=[]",
+			"timer #4 20s"}},
+	}
 	drive(t, steps)
 }

@@ -17,7 +17,8 @@
 // arm, the PG to mark down, incomplete, active or waiting for pg_temp).
 // The OSD (internal/osd, peerdriver.go) is the driver that carries the
 // actions out and feeds the events back; tests drive the machine with
-// sequences of events and compare the actions (machine_test.go, complete_test.go).
+// sequences of events and compare the actions (machine_test.go, complete_test.go,
+// revert_test.go).
 //
 // Acknowledged writes survive because a write is acknowledged only once
 // every member of its interval's acting set has committed it, so some

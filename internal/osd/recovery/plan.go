@@ -25,13 +25,16 @@ type Plan struct {
 	// finished.
 	inFlight map[objid.ID]bool
 	copies   int64
+	// unfound are the objects no copy the primary can read exists of:
+	// Next pushes them no more (they stay missing on the members).
+	unfound map[objid.ID]bool
 }
 
 // New plans the recovery of missing (per member, the objects it lacks),
 // backfill naming the members being backfilled.
 func New(missing map[int32][]objid.ID, backfill []int32) *Plan {
 	p := &Plan{missing: map[int32]map[objid.ID]bool{}, backfill: map[int32]bool{}, full: map[int32]bool{},
-		inFlight: map[objid.ID]bool{}}
+		inFlight: map[objid.ID]bool{}, unfound: map[objid.ID]bool{}}
 	for _, x := range backfill {
 		p.backfill[x] = true
 	}
@@ -82,6 +85,15 @@ func (p *Plan) Backfilling() bool {
 	return false
 }
 
+// Lacking lists, in ascending order, the members that still lack some
+// object: those a recovery pushes to, and so reserves a slot on.
+func (p *Plan) Lacking() []int32 {
+	if p == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(p.missing))
+}
+
 // Pending reports whether some member still lacks an object.
 func (p *Plan) Pending() bool { return p != nil && len(p.missing) > 0 }
 
@@ -130,6 +142,9 @@ const (
 	TooFull
 	// Done: no member lacks anything.
 	Done
+	// Unfound: what is left is unfound (SetUnfound): recovery can do
+	// nothing more until the interval ends or an operator marks it lost.
+	Unfound
 )
 
 func (w Why) String() string {
@@ -142,6 +157,8 @@ func (w Why) String() string {
 		return "backfill_toofull"
 	case Done:
 		return "done"
+	case Unfound:
+		return "recovery_unfound"
 	}
 	return "unknown"
 }
@@ -161,12 +178,16 @@ func (p *Plan) Next(held func(objid.ID) bool) (id objid.ID, targets []int32, why
 		if len(p.queue) == 0 {
 			p.queue = p.order()
 		}
-		busy, blocked := len(p.inFlight) > 0, false
+		busy, blocked, unfound := len(p.inFlight) > 0, false, false
 		kept := p.queue[:0]
 		for i, o := range p.queue {
 			lacking := p.MissingOn(o)
 			switch {
 			case len(lacking) == 0: // recovered meanwhile, ahead of the queue
+				continue
+			case p.unfound[o]:
+				kept = append(kept, o)
+				unfound = true
 				continue
 			case p.inFlight[o] || (held != nil && held(o)):
 				kept = append(kept, o)
@@ -189,6 +210,8 @@ func (p *Plan) Next(held func(objid.ID) bool) (id objid.ID, targets []int32, why
 			return id, nil, InFlight
 		case blocked:
 			return id, nil, TooFull
+		case unfound:
+			return id, nil, Unfound
 		}
 		// Every object of the queue was recovered meanwhile, yet some
 		// member lacks another (a failed push, off the queue): the queue
@@ -208,23 +231,35 @@ func (p *Plan) order() []objid.ID {
 	return slices.SortedFunc(maps.Keys(set), objid.Compare)
 }
 
+// SetUnfound records that no readable copy of id exists to push (the
+// primary's rotted, and no member has it current): Next skips it from
+// now on, and reports Unfound once nothing else is left; Urgent too.
+func (p *Plan) SetUnfound(id objid.ID) {
+	if p != nil {
+		p.unfound[id] = true
+	}
+}
+
+// IsUnfound reports whether SetUnfound recorded id.
+func (p *Plan) IsUnfound(id objid.ID) bool { return p != nil && p.unfound[id] }
+
 // Urgent claims id for a client write that must wait until every member
 // holds it: it returns the members that lack it (backfillfull ones
-// included: the write cannot go on without them), and marks it in
-// flight, so Next skips it. ok is false if id is in flight already (the
-// caller waits for that push); targets is empty if no member lacks id.
-func (p *Plan) Urgent(id objid.ID) (targets []int32, ok bool) {
+// included: the write cannot go on without them; none if no member
+// lacks id), and marks it in flight, so Next skips it until Finish. The
+// write pushes id itself, at once: the caller makes sure no push of id
+// is under way (the OSD's op queue runs one item of an object at a time,
+// and a push Next claimed that has not started waits behind the write,
+// which it finds done).
+func (p *Plan) Urgent(id objid.ID) []int32 {
 	if p == nil {
-		return nil, true
+		return nil
 	}
-	if p.inFlight[id] {
-		return nil, false
-	}
-	targets = p.MissingOn(id)
+	targets := p.MissingOn(id)
 	if len(targets) > 0 {
 		p.inFlight[id] = true
 	}
-	return targets, true
+	return targets
 }
 
 // Finish ends the push of id: the members in recovered hold it now (none,

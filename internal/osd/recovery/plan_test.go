@@ -132,12 +132,9 @@ func TestNextSkipsInFlight(t *testing.T) {
 func TestUrgent(t *testing.T) {
 	p := New(map[int32][]objid.ID{1: objs("a", "z"), 2: objs("z")}, []int32{2})
 	p.SetFull(map[int32]bool{2: true})
-	targets, ok := p.Urgent(obj("z"))
-	if !ok || !slices.Equal(targets, []int32{1, 2}) {
-		t.Fatalf("Urgent(z) = %v %v, want [1 2] (a write needs the backfillfull member too)", targets, ok)
-	}
-	if _, ok := p.Urgent(obj("z")); ok {
-		t.Fatal("Urgent(z) again while in flight: ok")
+	targets := p.Urgent(obj("z"))
+	if !slices.Equal(targets, []int32{1, 2}) {
+		t.Fatalf("Urgent(z) = %v, want [1 2] (a write needs the backfillfull member too)", targets)
 	}
 	if id, targets, why := p.Next(nil); why != Push || push(id, targets) != "a>1" {
 		t.Fatalf("Next = %v %v, want a>1", push(id, targets), why)
@@ -152,8 +149,31 @@ func TestUrgent(t *testing.T) {
 	if _, _, why := p.Next(nil); why != Done || !p.Done() {
 		t.Fatalf("Next after all recovered = %v", why)
 	}
-	if targets, ok := p.Urgent(obj("a")); !ok || len(targets) != 0 {
-		t.Fatalf("Urgent of a recovered object = %v %v", targets, ok)
+	if targets := p.Urgent(obj("a")); len(targets) != 0 {
+		t.Fatalf("Urgent of a recovered object = %v", targets)
+	}
+}
+
+// A write may claim an object a push Next claimed has yet to start (it
+// waits behind the write in the OSD's op queue): the write pushes it,
+// and the push finds nothing left to do.
+func TestUrgentOvertakesAClaimedPush(t *testing.T) {
+	p := New(map[int32][]objid.ID{1: objs("a")}, nil)
+	id, targets, why := p.Next(nil)
+	if why != Push || push(id, targets) != "a>1" {
+		t.Fatalf("Next = %v %v", push(id, targets), why)
+	}
+	if got := p.Urgent(obj("a")); !slices.Equal(got, []int32{1}) {
+		t.Fatalf("Urgent(a) with a push claimed = %v, want [1]", got)
+	}
+	if n := p.Finish(obj("a"), []int32{1}); n != 1 {
+		t.Fatalf("the write's push made %d copies", n)
+	}
+	if got := p.MissingOn(obj("a")); len(got) != 0 {
+		t.Fatalf("after the write's push, %v lack a", got)
+	}
+	if n := p.Finish(obj("a"), nil); n != 0 || !p.Done() {
+		t.Fatalf("the claimed push, finding nothing to do: %d copies, done %v", n, p.Done())
 	}
 }
 
@@ -203,5 +223,46 @@ func TestCounts(t *testing.T) {
 	}
 	if n := p.Finish(obj("a"), []int32{2}); n != 0 || p.Copies() != 2 {
 		t.Fatalf("a copy made twice counts %d", n)
+	}
+}
+
+// An object found unreadable everywhere is pushed no more: Next goes on
+// with the others, in order, and once only unfound objects are left it
+// says Unfound (never Done: the members still lack them); the copies
+// still count.
+func TestNextSkipsUnfound(t *testing.T) {
+	p := New(map[int32][]objid.ID{1: objs("a", "b"), 2: objs("a")}, nil)
+	id, targets, why := p.Next(nil)
+	if why != Push || push(id, targets) != "a>1,2" {
+		t.Fatalf("first: %s %v", push(id, targets), why)
+	}
+	p.Finish(id, nil) // the push failed: a is unreadable here
+	p.SetUnfound(id)
+	if id, targets, why = p.Next(nil); why != Push || push(id, targets) != "b>1" {
+		t.Fatalf("after a is unfound: %s %v, want b>1", push(id, targets), why)
+	}
+	if _, _, why := p.Next(nil); why != InFlight {
+		t.Fatalf("with b in flight: %v", why)
+	}
+	p.Finish(id, []int32{1})
+	if _, _, why := p.Next(nil); why != Unfound || !p.Pending() || p.Copies() != 2 || !p.IsUnfound(obj("a")) || p.IsUnfound(obj("b")) {
+		t.Fatalf("only a left: %v, pending %v, copies %d", why, p.Pending(), p.Copies())
+	}
+}
+
+// Lacking names, in order, the members recovery still pushes to (and
+// reserves a slot on): a member drops out once it has everything.
+func TestLacking(t *testing.T) {
+	p := New(map[int32][]objid.ID{7: objs("a"), 2: objs("a", "b"), 5: nil}, []int32{7})
+	if got := p.Lacking(); !slices.Equal(got, []int32{2, 7}) {
+		t.Fatalf("Lacking() = %v, want [2 7]", got)
+	}
+	p.Finish(obj("a"), []int32{7})
+	if got := p.Lacking(); !slices.Equal(got, []int32{2}) {
+		t.Fatalf("after osd.7 got a: Lacking() = %v, want [2]", got)
+	}
+	var none *Plan
+	if got := none.Lacking(); got != nil {
+		t.Fatalf("nil plan: Lacking() = %v", got)
 	}
 }

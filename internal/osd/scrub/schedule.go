@@ -3,6 +3,7 @@ package scrub
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -46,14 +47,18 @@ type Job struct {
 // due: a PG's deep scrub when it is due, else its light one. A flag holds
 // back only its kind: under noscrub a due deep scrub still runs, and
 // under nodeep-scrub a PG due a deep scrub gets a light one. Lateness is
-// how long ago the scrub came due; of equally late scrubs the later
-// candidate wins, and a deep scrub that is due but less late than the
-// best so far gives way to its PG's light scrub if that is later still.
+// how long ago the scrub came due. Candidates are weighed in PG order
+// (osdmap.ComparePG), whatever order they come in (a driver gathers them
+// from a map): of equally late scrubs the higher PG wins, and a deep
+// scrub that is due but less late than the best of the PGs before it
+// gives way to its PG's light scrub if that is later still. The answer
+// depends on the set of candidates only, so a seeded simulation scrubs
+// in the same order every run.
 func Next(now time.Time, iv Intervals, candidates []Candidate) (Job, bool) {
 	var best Job
 	var bestLate time.Duration
 	found := false
-	for _, c := range candidates {
+	for _, c := range inPGOrder(candidates) {
 		stretch := spread(c.PG)
 		deepLate := now.Sub(since(c.LastDeepScrub, c.Since)) - stretched(iv.Deep, stretch)
 		lightLate := now.Sub(since(c.LastScrub, c.Since)) - stretched(iv.Light, stretch)
@@ -65,6 +70,11 @@ func Next(now time.Time, iv Intervals, candidates []Candidate) (Job, bool) {
 		}
 	}
 	return best, found
+}
+
+// inPGOrder returns candidates sorted by PG, in a new slice.
+func inPGOrder(candidates []Candidate) []Candidate {
+	return slices.SortedFunc(slices.Values(candidates), func(a, b Candidate) int { return osdmap.ComparePG(a.PG, b.PG) })
 }
 
 // since is the later of stamp and born; born if stamp is zero.

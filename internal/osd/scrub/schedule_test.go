@@ -1,6 +1,7 @@
 package scrub
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -55,8 +56,11 @@ func TestNext(t *testing.T) {
 				{PG: pgB, LastScrub: ago(lightDue(pgB) + 2*time.Hour), LastDeepScrub: ago(time.Hour), Since: longAgo},
 			},
 			want: &Job{PG: pgB}},
-		{name: "equally late: the later candidate",
+		{name: "equally late: the higher PG",
 			candidates: []Candidate{{PG: pgA, Since: ago(lightDue(pgA) + time.Hour)}, {PG: pgB, Since: ago(lightDue(pgB) + time.Hour)}},
+			want:       &Job{PG: pgB}},
+		{name: "equally late: the higher PG, whatever the order",
+			candidates: []Candidate{{PG: pgB, Since: ago(lightDue(pgB) + time.Hour)}, {PG: pgA, Since: ago(lightDue(pgA) + time.Hour)}},
 			want:       &Job{PG: pgB}},
 		// A PG's deep scrub, due but less late than the best so far,
 		// gives way to its light scrub when that is later still.
@@ -85,6 +89,13 @@ func TestNext(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := Next(now, iv, tc.candidates)
+			// The answer is the set's: the candidates reversed give it too.
+			reversed := slices.Clone(tc.candidates)
+			slices.Reverse(reversed)
+			rgot, rok := Next(now, iv, reversed)
+			if rgot != got || rok != ok {
+				t.Fatalf("in reverse order chose %+v, %v; in order %+v, %v", rgot, rok, got, ok)
+			}
 			switch {
 			case tc.want == nil && ok:
 				t.Fatalf("chose %+v, want none", got)

@@ -79,6 +79,11 @@ func New(defaultTimeout time.Duration) *State {
 	return &State{defaultTimeout: defaultTimeout, objects: map[objid.ID]*object{}, notifies: map[uint64]*notify{}}
 }
 
+// SetDefaultTimeout changes the timeout of watches that ask for none
+// (the option changed): a watch timed after this, at its registration,
+// ping, reconnect or load, takes the new one; deadlines already set stay.
+func (s *State) SetDefaultTimeout(d time.Duration) { s.defaultTimeout = d }
+
 // Loaded reports whether obj's persisted watches were loaded (Load), or
 // registered since the State began.
 func (s *State) Loaded(obj objid.ID) bool { return s.objects[obj] != nil }

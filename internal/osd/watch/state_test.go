@@ -202,3 +202,24 @@ func TestReset(t *testing.T) {
 		t.Fatal("a deadline after reset")
 	}
 }
+
+// A new default timeout (osd_client_watch_timeout changed) applies to a
+// watch that asks for none from its next ping; a watch that names its
+// own timeout keeps it, and deadlines already set stay.
+func TestSetDefaultTimeout(t *testing.T) {
+	s := New(30 * time.Second)
+	s.Watch(obj, c, 1, at(0))
+	s.Watch(obj, a, 2, at(0))
+	s.SetDefaultTimeout(5 * time.Second)
+	if d, ok := s.Deadline(); !ok || !d.Equal(at(30)) {
+		t.Fatalf("deadline %v %v right after the change, want %v (set before it)", d, ok, at(30))
+	}
+	s.Ping(obj, c.WatcherID, at(10))
+	s.Ping(obj, a.WatcherID, at(10))
+	if d, ok := s.Deadline(); !ok || !d.Equal(at(15)) {
+		t.Fatalf("deadline %v %v after pings, want %v (the new default from the ping)", d, ok, at(15))
+	}
+	if got := show(s.Tick(at(15))); got != "remove watch client.c/3" {
+		t.Fatalf("at the new deadline: %q, want client.c's watch removed", got)
+	}
+}

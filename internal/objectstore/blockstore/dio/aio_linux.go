@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package blockstore
+package dio
 
 import (
 	"errors"
@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/internal/rawio"
 )
 
@@ -34,7 +33,7 @@ import (
 // with many readers one call carries several reads.
 //
 // The same machinery runs the applier's direct writes and, on a context
-// of its own, the store's syncs (syncData, IOCB_CMD_FDSYNC) and the
+// of its own, the store's syncs (SyncData, IOCB_CMD_FDSYNC) and the
 // direct WAL's durable writes (writeDSync).
 
 // iocb is struct iocb of linux/aio_abi.h (little-endian layout).
@@ -78,7 +77,11 @@ type aioReq struct {
 	done chan int64
 }
 
-type aioReader struct {
+// AIO is a Linux AIO context on one file (or, from NewSyncAIO, for
+// syncs of any file) and the goroutine that reaps its completions. Its
+// methods are safe for concurrent use; Close must come after every
+// request has returned.
+type AIO struct {
 	ctx uintptr
 	fd  int
 	efd *os.File
@@ -88,7 +91,7 @@ type aioReader struct {
 	// rawEfd reads a polled eventfd with raw system calls (nil: the
 	// eventfd is read through efd, blocking a thread).
 	rawEfd  *rawio.Reader
-	syncs   atomic.Uint64 // syncs and durable writes the kernel ran (tests read it)
+	syncs   atomic.Uint64 // syncs and durable writes the kernel ran (Syncs)
 	closing atomic.Bool   // close has begun: the reaper stops
 	wg      sync.WaitGroup
 
@@ -101,25 +104,25 @@ type aioReader struct {
 	submitting bool      // a reader is submitting the queued reads
 }
 
-// newAIO sets up an AIO context reading and writing f (nil if the
+// NewAIO sets up an AIO context reading and writing f (nil if the
 // kernel refuses). Its reaper blocks a thread in the eventfd's read: a
 // large read's pieces complete while every P is busy checking and
 // copying earlier ones, and the network poller is consulted only when a
 // P runs out of work (or every 10 ms by the runtime's monitor); reaped
 // through it, size-1 4 MiB random reads stalled for hundreds of
 // milliseconds at times (920 against 1,540 MB/s, p99 0.73 s).
-func newAIO(f *os.File) *aioReader { return newAIOFd(int(f.Fd()), false) }
+func NewAIO(f *os.File) *AIO { return newAIOFd(int(f.Fd()), false) }
 
-// newSyncAIO sets up an AIO context for syncs (syncData), reaped through
+// NewSyncAIO sets up an AIO context for syncs (SyncData), reaped through
 // the network poller: the syncs that matter are the group commits of
 // small writes, whose OSD is mostly waiting, and a reaper thread would
 // cost the P hand-off the syncs go through AIO to avoid.
-func newSyncAIO() *aioReader { return newAIOFd(-1, true) }
+func NewSyncAIO() *AIO { return newAIOFd(-1, true) }
 
 // newAIOFd sets up an AIO context whose reads and writes go to fd (-1:
 // syncs only), reaped through the network poller if polled, else by a
 // thread blocked in the eventfd's read (nil if the kernel refuses).
-func newAIOFd(fd int, polled bool) *aioReader {
+func newAIOFd(fd int, polled bool) *AIO {
 	var ctx uintptr
 	if _, _, e := syscall.Syscall(syscall.SYS_IO_SETUP, aioQueueDepth, uintptr(unsafe.Pointer(&ctx)), 0); e != 0 {
 		return nil
@@ -134,7 +137,7 @@ func newAIOFd(fd int, polled bool) *aioReader {
 		_, _, _ = syscall.Syscall(syscall.SYS_IO_DESTROY, ctx, 0, 0)
 		return nil
 	}
-	a := &aioReader{ctx: ctx, fd: fd, efd: os.NewFile(efd, "aio-eventfd"), resfd: uint32(efd), reqs: make(map[uint64]*aioReq)}
+	a := &AIO{ctx: ctx, fd: fd, efd: os.NewFile(efd, "aio-eventfd"), resfd: uint32(efd), reqs: make(map[uint64]*aioReq)}
 	if polled {
 		if rc, err := a.efd.SyscallConn(); err == nil {
 			a.rawEfd = rawio.NewReader(rc)
@@ -145,25 +148,25 @@ func newAIOFd(fd int, polled bool) *aioReader {
 	return a
 }
 
-// errAIOBusy means the context's queue is full: read or write another
+// ErrBusy means the context's queue is full: read or write another
 // way.
-var errAIOBusy = errors.New("aio queue full")
+var ErrBusy = errors.New("aio queue full")
 
-// readAt reads len(p) bytes at off; p, off and len(p) must suit O_DIRECT.
-func (a *aioReader) readAt(p []byte, off int64) (int, error) {
+// ReadAt reads len(p) bytes at off; p, off and len(p) must suit O_DIRECT.
+func (a *AIO) ReadAt(p []byte, off int64) (int, error) {
 	r := a.request(iocbCmdPread, uint32(a.fd), p, off)
 	a.enqueue(r)
 	return r.wait()
 }
 
-// writeAll writes every ws[i].Data at ws[i].DevOff, all submitted at
+// WriteAll writes every ws[i].Data at ws[i].Off, all submitted at
 // once, and waits for them; each must suit O_DIRECT and no two may
 // overlap (the kernel completes them in any order). errs[i] is
-// errAIOBusy for a write the kernel turned away (nothing written).
-func (a *aioReader) writeAll(ws []format.DeferredWrite) (errs []error) {
+// ErrBusy for a write the kernel turned away (nothing written).
+func (a *AIO) WriteAll(ws []Write) (errs []error) {
 	reqs := make([]*aioReq, len(ws))
 	for i, w := range ws {
-		reqs[i] = a.request(iocbCmdPwrite, uint32(a.fd), w.Data, int64(w.DevOff))
+		reqs[i] = a.request(iocbCmdPwrite, uint32(a.fd), w.Data, int64(w.Off))
 	}
 	a.enqueue(reqs...)
 	errs = make([]error, len(ws))
@@ -177,17 +180,17 @@ func (a *aioReader) writeAll(ws []format.DeferredWrite) (errs []error) {
 	return errs
 }
 
-// syncData makes fd's data durable as fdatasync does, without blocking
+// SyncData makes fd's data durable as fdatasync does, without blocking
 // a thread in the kernel: the kernel syncs on one of its workers and the
-// caller parks until the completion arrives. It returns errAIOBusy when
+// caller parks until the completion arrives. It returns ErrBusy when
 // the kernel will not take the sync (a full queue, or a file whose
 // syncs AIO cannot run): sync another way.
-func (a *aioReader) syncData(fd uintptr) error {
+func (a *AIO) SyncData(fd uintptr) error {
 	r := a.request(iocbCmdFdsync, uint32(fd), nil, 0)
 	a.enqueue(r)
 	_, err := r.wait()
 	if errors.Is(err, syscall.EINVAL) {
-		return errAIOBusy
+		return ErrBusy
 	}
 	if err == nil {
 		a.syncs.Add(1)
@@ -197,16 +200,16 @@ func (a *aioReader) syncData(fd uintptr) error {
 
 // writeDSync writes p at off of fd (both suited to O_DIRECT if fd was
 // opened with it) and returns once the data is durable, as a write
-// followed by fdatasync would. It returns errAIOBusy when the kernel
+// followed by fdatasync would. It returns ErrBusy when the kernel
 // will not take the request: write another way.
-func (a *aioReader) writeDSync(fd uint32, p []byte, off int64) error {
+func (a *AIO) writeDSync(fd uint32, p []byte, off int64) error {
 	r := a.request(iocbCmdPwrite, fd, p, off)
 	r.cb.rwFlags = rwfDSync
 	a.enqueue(r)
 	n, err := r.wait()
 	switch {
 	case errors.Is(err, syscall.EINVAL):
-		return errAIOBusy // a kernel without aio_rw_flags
+		return ErrBusy // a kernel without aio_rw_flags
 	case err == nil && n != len(p):
 		return fmt.Errorf("short write: %d of %d bytes", n, len(p))
 	case err == nil:
@@ -215,8 +218,12 @@ func (a *aioReader) writeDSync(fd uint32, p []byte, off int64) error {
 	return err
 }
 
+// Syncs returns how many syncs and durable writes the kernel ran
+// through a.
+func (a *AIO) Syncs() uint64 { return a.syncs.Load() }
+
 // request builds a request of op on fd for p at off (p empty: none).
-func (a *aioReader) request(op uint16, fd uint32, p []byte, off int64) *aioReq {
+func (a *AIO) request(op uint16, fd uint32, p []byte, off int64) *aioReq {
 	r := &aioReq{buf: p, done: make(chan int64, 1)}
 	r.cb = iocb{opcode: op, fildes: fd, nbytes: uint64(len(p)), offset: off, flags: iocbFlagResfd, resfd: a.resfd}
 	if len(p) > 0 {
@@ -227,7 +234,7 @@ func (a *aioReader) request(op uint16, fd uint32, p []byte, off int64) *aioReq {
 
 // enqueue queues requests and submits them, with any others queued,
 // unless another caller is submitting already and will take them.
-func (a *aioReader) enqueue(rs ...*aioReq) {
+func (a *AIO) enqueue(rs ...*aioReq) {
 	a.mu.Lock()
 	for _, r := range rs {
 		a.next++
@@ -246,7 +253,7 @@ func (a *aioReader) enqueue(rs ...*aioReq) {
 func (r *aioReq) wait() (int, error) {
 	switch res := <-r.done; {
 	case res == aioResBusy:
-		return 0, errAIOBusy
+		return 0, ErrBusy
 	case res < 0:
 		return 0, syscall.Errno(-res)
 	default:
@@ -257,7 +264,7 @@ func (r *aioReq) wait() (int, error) {
 // submitQueued submits the queued requests, and those queued while it
 // does, until none is left. The caller holds a.mu, which is released
 // during io_submit so that other readers can queue.
-func (a *aioReader) submitQueued() {
+func (a *AIO) submitQueued() {
 	for len(a.queued) > 0 {
 		batch := a.queued
 		a.queued, a.spare = a.spare[:0], nil
@@ -299,7 +306,7 @@ func (a *aioReader) submitQueued() {
 // writes 11% of their IOPS (docs/benchmarks/2026-11-29.md,
 // "Session 30"). The data file's reads and writes may wait in
 // io_submit for the device's queue, so they keep the ordinary call.
-func (a *aioReader) submit(cbs []*iocb) (uintptr, syscall.Errno) {
+func (a *AIO) submit(cbs []*iocb) (uintptr, syscall.Errno) {
 	call := syscall.Syscall
 	if a.fd < 0 {
 		call = syscall.RawSyscall
@@ -309,7 +316,7 @@ func (a *aioReader) submit(cbs []*iocb) (uintptr, syscall.Errno) {
 }
 
 // waitEvents waits until the eventfd counts completions, and resets it.
-func (a *aioReader) waitEvents(cnt []byte) error {
+func (a *AIO) waitEvents(cnt []byte) error {
 	if a.rawEfd == nil {
 		_, err := a.efd.Read(cnt)
 		return err
@@ -320,11 +327,11 @@ func (a *aioReader) waitEvents(cnt []byte) error {
 
 // appendRaw writes p at fd's offset with raw write calls (see submit):
 // the WAL's appends land in the page cache and are made durable by
-// syncData, so they do not wait for the device.
+// SyncData, so they do not wait for the device.
 func appendRaw(fd uintptr, p []byte) (int, error) { return rawio.Append(fd, p) }
 
 // reap waits for completions on the eventfd and hands them out.
-func (a *aioReader) reap() {
+func (a *AIO) reap() {
 	defer a.wg.Done()
 	var cnt [8]byte
 	var events [64]ioEvent
@@ -358,9 +365,9 @@ func (a *aioReader) reap() {
 	}
 }
 
-// close destroys the context (no read may be in flight) and stops the
+// Close destroys the context (no request may be in flight) and stops the
 // reaper.
-func (a *aioReader) close() {
+func (a *AIO) Close() {
 	_, _, _ = syscall.Syscall(syscall.SYS_IO_DESTROY, a.ctx, 0, 0)
 	// A reaper blocked in the eventfd's read does not notice Close:
 	// wake it with a count of its own.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -72,9 +73,9 @@ func TestReadRangesOSFS(t *testing.T) {
 			check(woff-woff%testCB, testCB)
 		}
 	}
-	if s.direct == nil {
+	if s.dev.direct == nil {
 		t.Log("O_DIRECT not available here: buffered reads only")
-	} else if s.aio == nil {
+	} else if s.dev.aio == nil {
 		t.Log("Linux AIO not available here: blocking direct reads")
 	}
 	// Many concurrent small reads (asynchronous ones where available).
@@ -117,7 +118,7 @@ func TestDirectCOWWrites(t *testing.T) {
 	want := map[string][]byte{}
 	for i := range 6 {
 		o := objid.Object(1, "", fmt.Sprint("o", i))
-		data := alignedBuf(80 * testAU) // as a message buffer would hold it; reads of it go direct too
+		data := dio.AlignedBuf(80 * testAU) // as a message buffer would hold it; reads of it go direct too
 		copy(data, randBytes(r, len(data)))
 		want[o.Name] = slices.Clone(data)
 		tx := new(objectstore.Transaction).Write(c, o, 0, data)
@@ -167,14 +168,14 @@ func TestLargeStagedReads(t *testing.T) {
 	o := objid.Object(1, "", "big")
 	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
 	r := rand.New(rand.NewPCG(5, 6))
-	const size = stagingSize*2 + 3*directPiece + testCB // three windows
+	const size = dio.StagingSize*2 + 3*directPiece + testCB // three windows
 	want := make([]byte, size)
-	for _, w := range []struct{ off, n int }{{0, stagingSize - 5*testAU}, {stagingSize, stagingSize + 2*directPiece}, {size - 7*testCB, 7 * testCB}} {
+	for _, w := range []struct{ off, n int }{{0, dio.StagingSize - 5*testAU}, {dio.StagingSize, dio.StagingSize + 2*directPiece}, {size - 7*testCB, 7 * testCB}} {
 		d := randBytes(r, w.n)
 		copy(want[w.off:], d)
 		apply(t, s, new(objectstore.Transaction).Write(c, o, uint64(w.off), d))
 	}
-	for _, rg := range []struct{ off, n int }{{0, 0}, {testCB, directMax}, {stagingSize - directPiece, 2 * stagingSize}, {100, size - 200}} {
+	for _, rg := range []struct{ off, n int }{{0, 0}, {testCB, directMax}, {dio.StagingSize - directPiece, 2 * dio.StagingSize}, {100, size - 200}} {
 		got, err := s.Read(ctx, c, o, uint64(rg.off), uint64(rg.n))
 		end := size
 		if rg.n != 0 {
@@ -190,16 +191,16 @@ func TestLargeStagedReads(t *testing.T) {
 			t.Fatalf("ReadCRC %d+%d: %d bytes, crc %#08x, %v", rg.off, rg.n, len(got), crc, err)
 		}
 	}
-	if b := s.staging.get(); b == nil {
+	if b := s.dev.staging.Get(); b == nil {
 		t.Skip("no staging buffer on this system: the staged path is not used")
 	} else {
-		s.staging.put(b)
+		s.dev.staging.Put(b)
 	}
 	if counter(s, "staged_reads") == 0 || counter(s, "unstaged_reads") != 0 {
 		t.Fatalf("large reads: %d staged, %d unstaged; want some staged, none unstaged", counter(s, "staged_reads"), counter(s, "unstaged_reads"))
 	}
 	// Flip one byte in the second window's third piece.
-	bad := uint64(stagingSize + 2*directPiece + 3*testCB + 17)
+	bad := uint64(dio.StagingSize + 2*directPiece + 3*testCB + 17)
 	s.applyMu.RLock()
 	rec, err := s.record(c, o)
 	s.applyMu.RUnlock()
@@ -212,17 +213,17 @@ func TestLargeStagedReads(t *testing.T) {
 	}
 	dev := int64(rec.Units[i].Dev + bad%testAU)
 	b := []byte{0}
-	if _, err := s.file.ReadAt(b, dev); err != nil {
+	if _, err := s.dev.file.ReadAt(b, dev); err != nil {
 		t.Fatal(err)
 	}
 	b[0] ^= 0x40
-	s.writes.begin() // as the store's own writes do: no prefetch may keep the old byte
-	_, err = s.file.WriteAt(b, dev)
-	s.writes.end()
+	s.dev.writes.begin() // as the store's own writes do: no prefetch may keep the old byte
+	_, err = s.dev.file.WriteAt(b, dev)
+	s.dev.writes.end()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.file.Sync(); err != nil {
+	if err := s.dev.file.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Read(ctx, c, o, 0, 0)
@@ -232,7 +233,7 @@ func TestLargeStagedReads(t *testing.T) {
 	if blk := bad / testCB * testCB; !strings.Contains(err.Error(), fmt.Sprintf("offset %d ", blk)) {
 		t.Fatalf("error %q does not name the block at %d", err, blk)
 	}
-	if _, err := s.Read(ctx, c, o, 0, stagingSize); err != nil {
+	if _, err := s.Read(ctx, c, o, 0, dio.StagingSize); err != nil {
 		t.Fatalf("read of the undamaged first window: %v", err)
 	}
 }

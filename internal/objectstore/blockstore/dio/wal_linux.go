@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package blockstore
+package dio
 
 import (
 	"errors"
@@ -26,7 +26,8 @@ import (
 // in every chunk, so older records past the zeros are not replayed).
 //
 // Pebble's LogWriter calls Write, Sync and Close from one goroutine at a
-// time, so a directWAL does not lock.
+// time, so a directWAL does not lock; it shares its AIO context, whose
+// methods are safe for concurrent use, with the store's other syncs.
 
 // directWALBuffer is the most of a WAL's tail a directWAL holds: writes
 // that would overflow it write out what it holds first. Group commits of
@@ -40,7 +41,7 @@ type directWAL struct {
 	vfs.File
 	direct *os.File
 	fd     uintptr // direct's descriptor
-	aio    *aioReader
+	aio    *AIO
 	// buf[:n] is the WAL from file offset off (aligned) to its end;
 	// buf[:written] is on the device already (part of the last page
 	// written).
@@ -51,19 +52,19 @@ type directWAL struct {
 	err     error // the first failed write: the WAL is unusable after it
 }
 
-// newDirectWAL returns f, the WAL file Pebble created at path (empty,
+// NewDirectWAL returns f, the WAL file Pebble created at path (empty,
 // or recycled and written from its start), with its writes made
 // through O_DIRECT and a's AIO context. It returns f itself where the
 // file system refuses O_DIRECT (tmpfs, for one).
-func newDirectWAL(f vfs.File, path string, a *aioReader) vfs.File {
+func NewDirectWAL(f vfs.File, path string, a *AIO) vfs.File {
 	if a == nil {
 		return f
 	}
-	direct := openDirect(path)
+	direct := OpenDirect(path)
 	if direct == nil {
 		return f
 	}
-	return &directWAL{File: f, direct: direct, fd: direct.Fd(), aio: a, buf: alignedBuf(directWALBuffer)}
+	return &directWAL{File: f, direct: direct, fd: direct.Fd(), aio: a, buf: AlignedBuf(directWALBuffer)}
 }
 
 // Write appends p to the buffered tail, writing out the tail first
@@ -134,13 +135,13 @@ func (w *directWAL) Close() error {
 // durably; then keeps only that last page's bytes, which the next
 // write extends.
 func (w *directWAL) writeTail() error {
-	end := (w.n + directAlign - 1) &^ (directAlign - 1)
+	end := (w.n + Align - 1) &^ (Align - 1)
 	clear(w.buf[w.n:end])
 	if err := w.writeDurably(w.buf[:end], w.off); err != nil {
 		w.err = fmt.Errorf("direct WAL write of %d bytes at %d: %w", end, w.off, err)
 		return w.err
 	}
-	full := w.n &^ (directAlign - 1)
+	full := w.n &^ (Align - 1)
 	w.n = copy(w.buf, w.buf[full:w.n])
 	w.written = w.n
 	w.off += int64(full)
@@ -154,7 +155,7 @@ func (w *directWAL) writeTail() error {
 func (w *directWAL) writeDurably(p []byte, off int64) error {
 	if w.aio != nil {
 		err := w.aio.writeDSync(uint32(w.fd), p, off)
-		if !errors.Is(err, errAIOBusy) {
+		if !errors.Is(err, ErrBusy) {
 			return err
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package blockstore
+package dio
 
 import (
 	"bytes"
@@ -13,19 +13,17 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cuttlestore/cuttle/internal/objectstore"
-	"github.com/cuttlestore/cuttle/objid"
 	"golang.org/x/sys/unix"
 )
 
 // TestAIOCombinedSubmissions reads from more goroutines than the AIO
 // context's queue holds, so that submissions are combined and some
-// reads are turned away (errAIOBusy, the caller's cue to pread); every
+// reads are turned away (ErrBusy, the caller's cue to pread); every
 // read the kernel took must return the file's bytes.
 func TestAIOCombinedSubmissions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data")
 	const blocks = 256
-	want := make([]byte, blocks*directAlign)
+	want := make([]byte, blocks*Align)
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range want {
 		want[i] = byte(r.Uint32())
@@ -33,16 +31,16 @@ func TestAIOCombinedSubmissions(t *testing.T) {
 	if err := os.WriteFile(path, want, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := openDirect(path)
+	f := OpenDirect(path)
 	if f == nil {
 		t.Skip("O_DIRECT not available here")
 	}
 	defer f.Close()
-	a := newAIO(f)
+	a := NewAIO(f)
 	if a == nil {
 		t.Skip("Linux AIO not available here")
 	}
-	defer a.close()
+	defer a.Close()
 	const readers, reads = 4 * aioQueueDepth, 8
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -54,15 +52,15 @@ func TestAIOCombinedSubmissions(t *testing.T) {
 			defer wg.Done()
 			for i := range reads {
 				b := (g*reads + i) % blocks
-				buf := alignedBuf(directAlign)
-				n, err := a.readAt(buf, int64(b*directAlign))
-				if errors.Is(err, errAIOBusy) {
+				buf := AlignedBuf(Align)
+				n, err := a.ReadAt(buf, int64(b*Align))
+				if errors.Is(err, ErrBusy) {
 					mu.Lock()
 					busy++
 					mu.Unlock()
 					continue
 				}
-				if err == nil && (n != directAlign || !bytes.Equal(buf, want[b*directAlign:(b+1)*directAlign])) {
+				if err == nil && (n != Align || !bytes.Equal(buf, want[b*Align:(b+1)*Align])) {
 					err = fmt.Errorf("block %d: read %d bytes that differ", b, n)
 				}
 				if err != nil {
@@ -93,18 +91,18 @@ func TestAIOSyncData(t *testing.T) {
 	if _, err := f.Write([]byte("durable")); err != nil {
 		t.Fatal(err)
 	}
-	a := newSyncAIO()
+	a := NewSyncAIO()
 	if a == nil {
 		t.Skip("Linux AIO not available here")
 	}
-	defer a.close()
-	if err := a.syncData(f.Fd()); err != nil {
+	defer a.Close()
+	if err := a.SyncData(f.Fd()); err != nil {
 		t.Fatalf("syncData: %v", err)
 	}
-	if got := a.syncs.Load(); got != 1 {
+	if got := a.Syncs(); got != 1 {
 		t.Fatalf("syncs = %d, want 1", got)
 	}
-	if err := a.syncData(1 << 30); err == nil || errors.Is(err, errAIOBusy) {
+	if err := a.SyncData(1 << 30); err == nil || errors.Is(err, ErrBusy) {
 		t.Fatalf("syncData of a bad descriptor: %v, want an error", err)
 	}
 	flags, err := unix.FcntlInt(uintptr(a.resfd), unix.F_GETFL, 0)
@@ -125,11 +123,11 @@ func TestAIOConcurrentSyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	a := newSyncAIO()
+	a := NewSyncAIO()
 	if a == nil {
 		t.Skip("Linux AIO not available here")
 	}
-	defer a.close()
+	defer a.Close()
 	if a.rawEfd == nil {
 		t.Fatal("a sync context reads its eventfd with ordinary calls")
 	}
@@ -139,7 +137,7 @@ func TestAIOConcurrentSyncs(t *testing.T) {
 	for range syncers {
 		wg.Go(func() {
 			for range each {
-				if err := a.syncData(f.Fd()); err != nil && !errors.Is(err, errAIOBusy) {
+				if err := a.SyncData(f.Fd()); err != nil && !errors.Is(err, ErrBusy) {
 					errs <- err
 				}
 			}
@@ -150,34 +148,10 @@ func TestAIOConcurrentSyncs(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("syncData: %v", err)
 	}
-	if a.syncs.Load() == 0 {
+	if a.Syncs() == 0 {
 		t.Fatal("no sync ran through AIO")
 	}
-	t.Logf("%d of %d syncs through AIO", a.syncs.Load(), syncers*each)
-}
-
-// openAIOStore opens a store on the OS file system, skipping the test
-// where there is no Linux AIO.
-func openAIOStore(t *testing.T) *Store {
-	t.Helper()
-	s := openOSStore(t, false)
-	if s.aioSync == nil {
-		t.Skip("Linux AIO not available here")
-	}
-	return s
-}
-
-// TestWALSyncsThroughAIO checks that a store on the OS file system makes
-// its commits durable through its AIO context.
-func TestWALSyncsThroughAIO(t *testing.T) {
-	s := openAIOStore(t)
-	before := s.aioSync.syncs.Load()
-	c := objectstore.PGCollection(1, 0)
-	apply(t, s, new(objectstore.Transaction).CreateCollection(c))
-	apply(t, s, new(objectstore.Transaction).Write(c, objid.Object(1, "", "o"), 0, []byte("x")))
-	if s.aioSync.syncs.Load() == before {
-		t.Fatal("no WAL sync went through AIO")
-	}
+	t.Logf("%d of %d syncs through AIO", a.Syncs(), syncers*each)
 }
 
 // appendRaw writes at the descriptor's offset, which the file's own

@@ -1,4 +1,4 @@
-package blockstore
+package dio
 
 import "sync"
 
@@ -12,29 +12,30 @@ import "sync"
 // 1,900-2,000 MiB/s (one huge-page buffer, one read); copying each piece
 // into the caller's buffer costs far less than that difference.
 
-// stagingSize is one staging buffer: two huge pages, and the largest
+// StagingSize is one staging buffer: two huge pages, and the largest
 // piece of a large read.
-const stagingSize = 4 << 20
+const StagingSize = 4 << 20
 
-// maxStaging bounds the staging buffers a store maps (their memory is
-// maxStaging*stagingSize); readers beyond it read the slower way.
+// maxStaging bounds the staging buffers a Staging maps (their memory is
+// maxStaging*StagingSize); readers beyond it read the slower way.
 const maxStaging = 4
 
-// StagingBytes is the most memory a store maps for staging buffers,
-// outside the Go heap.
-const StagingBytes = maxStaging * stagingSize
+// StagingBytes is the most memory a Staging maps, outside the Go heap.
+const StagingBytes = maxStaging * StagingSize
 
-// stagingPool hands out staging buffers, mapping them lazily.
-type stagingPool struct {
+// Staging hands out staging buffers, mapping them lazily; its zero
+// value is ready. It is safe for concurrent use; Close must come after
+// every buffer is back.
+type Staging struct {
 	mu     sync.Mutex
 	free   [][]byte
-	mapped [][]byte // every mapping, unmapped by close
+	mapped [][]byte // every mapping, unmapped by Close
 	broken bool     // mapping failed once: do not retry
 }
 
-// get returns a free staging buffer, or nil when none is free and no
+// Get returns a free staging buffer, or nil when none is free and no
 // more may be mapped.
-func (p *stagingPool) get() []byte {
+func (p *Staging) Get() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.free); n > 0 {
@@ -54,15 +55,15 @@ func (p *stagingPool) get() []byte {
 	return b
 }
 
-// put gives back a buffer from get.
-func (p *stagingPool) put(b []byte) {
+// Put gives back a buffer from Get.
+func (p *Staging) Put(b []byte) {
 	p.mu.Lock()
 	p.free = append(p.free, b)
 	p.mu.Unlock()
 }
 
-// close unmaps every buffer; none may be in use.
-func (p *stagingPool) close() {
+// Close unmaps every buffer; none may be in use.
+func (p *Staging) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, m := range p.mapped {

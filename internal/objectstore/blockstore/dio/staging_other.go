@@ -1,6 +1,6 @@
 //go:build !linux
 
-package blockstore
+package dio
 
 // mapStaging returns nil: large reads use Go buffers off Linux.
 func mapStaging() (mapping, buf []byte) { return nil, nil }

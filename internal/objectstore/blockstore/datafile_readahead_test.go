@@ -22,10 +22,10 @@ func TestReadaheadFollowsSequentialReads(t *testing.T) {
 	opts.Path = filepath.Join(t.TempDir(), "store")
 	s := mkfsOpen(t, opts)
 	defer s.Close()
-	if b := s.staging.get(); b == nil {
+	if b := s.dev.staging.Get(); b == nil {
 		t.Skip("no staging buffer on this system: large reads are not staged")
 	} else {
-		s.staging.put(b)
+		s.dev.staging.Put(b)
 	}
 	ctx := context.Background()
 	c := objectstore.PGCollection(1, 0)
@@ -66,7 +66,7 @@ func TestReadaheadFollowsSequentialReads(t *testing.T) {
 	}
 	// The third read starts the readahead: the fourth and later are
 	// prefetched.
-	if hits := s.statReadahead.Load(); hits < n-3 {
+	if hits := s.dev.statReadahead.Load(); hits < n-3 {
 		t.Fatalf("%d of %d sequential reads came from a prefetch, want %d", hits, n, n-3)
 	}
 
@@ -83,12 +83,12 @@ func TestReadaheadFollowsSequentialReads(t *testing.T) {
 	s.prepMu.Lock()
 	seq := s.nextSeq
 	s.prepMu.Unlock()
-	if err := s.waitFinished(ctx, seq); err != nil {
+	if err := s.pipe.waitFinished(ctx, seq); err != nil {
 		t.Fatal(err)
 	}
-	before := s.statReadahead.Load()
+	before := s.dev.statReadahead.Load()
 	read(3)
-	if s.statReadahead.Load() != before {
+	if s.dev.statReadahead.Load() != before {
 		t.Fatal("a prefetch made before the overwrite served the read")
 	}
 	read(4)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 )
 
 // Readahead for sequential large reads. When large direct reads start
@@ -79,8 +81,8 @@ const readaheadAfter = 2
 // sure the readaheadDepth stretches of n bytes after it are being
 // prefetched. It returns the prefetch for exactly this read, if there is
 // one, which the caller takes (takePrefetch) and gives back.
-func (s *Store) startRead(off uint64, n int) *prefetch {
-	ra := &s.ra
+func (d *dataFile) startRead(off uint64, n int) *prefetch {
+	ra := &d.ra
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	sequential := off == ra.lastEnd
@@ -100,18 +102,18 @@ func (s *Store) startRead(off uint64, n int) *prefetch {
 		case sequential && len(p.buf) == n && p.off > off && p.off < horizon:
 			keep = append(keep, p)
 		default:
-			s.dropPrefetch(p)
+			d.dropPrefetch(p)
 		}
 	}
 	ra.ahead = keep
-	if ra.run < readaheadAfter || n > stagingSize {
+	if ra.run < readaheadAfter || n > dio.StagingSize {
 		return mine
 	}
-	for next := off + uint64(n); next < horizon && next+uint64(n) <= s.sb.Size; next += uint64(n) {
+	for next := off + uint64(n); next < horizon && next+uint64(n) <= d.size; next += uint64(n) {
 		if slices.ContainsFunc(ra.ahead, func(p *prefetch) bool { return p.off == next }) {
 			continue
 		}
-		p := s.prefetch(next, n)
+		p := d.prefetch(next, n)
 		if p == nil {
 			break
 		}
@@ -122,48 +124,48 @@ func (s *Store) startRead(off uint64, n int) *prefetch {
 
 // prefetch starts reading n bytes at off into a spare staging buffer;
 // nil if none is free or a data write is under way.
-func (s *Store) prefetch(off uint64, n int) *prefetch {
-	gen, quiet := s.writes.quiet()
+func (d *dataFile) prefetch(off uint64, n int) *prefetch {
+	gen, quiet := d.writes.quiet()
 	if !quiet {
 		return nil
 	}
-	b := s.staging.get()
+	b := d.staging.Get()
 	if b == nil {
 		return nil
 	}
 	p := &prefetch{off: off, buf: b[:n], gen: gen, done: make(chan struct{})}
-	s.ra.wg.Go(func() {
+	d.ra.wg.Go(func() {
 		defer close(p.done)
-		p.err = spread(n, func(lo, hi int) error { return s.readPiece(p.buf[lo:hi], int64(off)+int64(lo)) })
+		p.err = spread(n, func(lo, hi int) error { return d.readPiece(p.buf[lo:hi], int64(off)+int64(lo)) })
 	})
 	return p
 }
 
 // takePrefetch waits for p and reports whether its bytes are still the
 // file's; if not, it gives p's buffer back.
-func (s *Store) takePrefetch(p *prefetch) bool {
+func (d *dataFile) takePrefetch(p *prefetch) bool {
 	<-p.done
-	if p.err == nil && s.writes.gen.Load() == p.gen {
-		s.statReadahead.Add(1)
+	if p.err == nil && d.writes.gen.Load() == p.gen {
+		d.statReadahead.Add(1)
 		return true
 	}
-	s.staging.put(p.buf[:cap(p.buf)])
+	d.staging.Put(p.buf[:cap(p.buf)])
 	return false
 }
 
 // dropPrefetch gives p's buffer back once its read is done.
-func (s *Store) dropPrefetch(p *prefetch) {
-	s.ra.wg.Go(func() {
+func (d *dataFile) dropPrefetch(p *prefetch) {
+	d.ra.wg.Go(func() {
 		<-p.done
-		s.staging.put(p.buf[:cap(p.buf)])
+		d.staging.Put(p.buf[:cap(p.buf)])
 	})
 }
 
 // readPrefetched copies and verifies a prefetched read into dst(), in
 // pieces at once, and gives the staging buffer back.
-func (s *Store) readPrefetched(p *prefetch, dst func() []byte, verify func(lo, hi int) error) error {
-	defer s.staging.put(p.buf[:cap(p.buf)])
+func (d *dataFile) readPrefetched(p *prefetch, dst func() []byte, verify func(lo, hi int) error) error {
+	defer d.staging.Put(p.buf[:cap(p.buf)])
 	return spread(len(p.buf), func(lo, hi int) error {
-		return s.copyVerified(dst(), lo, p.buf[lo:hi], verify)
+		return d.copyVerified(dst(), lo, p.buf[lo:hi], verify)
 	})
 }

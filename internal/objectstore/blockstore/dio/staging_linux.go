@@ -1,4 +1,4 @@
-package blockstore
+package dio
 
 import (
 	"syscall"
@@ -9,12 +9,12 @@ import (
 
 const hugePage = bufpool.HugePage
 
-// mapStaging maps an anonymous region with room for a stagingSize buffer
+// mapStaging maps an anonymous region with room for a StagingSize buffer
 // on hugePage boundaries and asks for transparent huge pages; it returns
 // the mapping and the buffer (nil, nil if mapping fails). Without huge
 // pages the buffer still works, as fast as a Go buffer.
 func mapStaging() (mapping, buf []byte) {
-	m, err := syscall.Mmap(-1, 0, stagingSize+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	m, err := syscall.Mmap(-1, 0, StagingSize+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
 		return nil, nil
 	}
@@ -22,7 +22,7 @@ func mapStaging() (mapping, buf []byte) {
 	if r := int(uintptr(unsafe.Pointer(&m[0])) % hugePage); r != 0 {
 		skip = hugePage - r
 	}
-	buf = m[skip : skip+stagingSize : skip+stagingSize]
+	buf = m[skip : skip+StagingSize : skip+StagingSize]
 	const madvHugepage = 14
 	_ = syscall.Madvise(buf, madvHugepage) // best effort
 	return m, buf

@@ -6,7 +6,8 @@ import (
 	"io"
 	"sync"
 	"syscall"
-	"unsafe"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
 )
 
 // Direct and cached reads. On the OS file system (vfs.Default) the store
@@ -33,10 +34,6 @@ import (
 // the device's copy can be corrupt. Options.DirectReads turns this off;
 // ReadDevice (deep scrub) always reads the device.
 
-// directAlign is the alignment direct reads need (the largest logical
-// block size of common devices).
-const directAlign = 4096
-
 // directMax is the size from which reads are split into directPiece
 // pieces read at once.
 const directMax = 256 << 10
@@ -46,57 +43,32 @@ const directMax = 256 << 10
 // and on a huge-page staging buffer each is one device request.
 const directPiece = 1 << 20
 
-// alignedBuf returns a zeroed n-byte slice whose first byte is
-// directAlign aligned.
-func alignedBuf(n int) []byte {
-	if n > 0 && n%directAlign == 0 {
-		// Go's allocator places objects of these sizes (its size
-		// classes that are multiples of 4 KiB, and large objects) on
-		// 4 KiB boundaries in practice; check rather than rely on it.
-		b := make([]byte, n)
-		if uintptr(unsafe.Pointer(&b[0]))&(directAlign-1) == 0 {
-			return b
-		}
-	}
-	b := make([]byte, n+directAlign)
-	skip := 0
-	if r := int(uintptr(unsafe.Pointer(&b[0])) & (directAlign - 1)); r != 0 {
-		skip = directAlign - r
-	}
-	return b[skip : skip+n : skip+n]
-}
-
-func isAligned(p []byte, off uint64) bool {
-	return len(p) > 0 && off%directAlign == 0 && len(p)%directAlign == 0 &&
-		uintptr(unsafe.Pointer(&p[0]))&(directAlign-1) == 0
-}
-
 // readFull reads len(p) bytes at off of the data file; bytes past the end
 // of a data file that was never written that far read as zeros. Small
 // reads come through the page cache unless dev is set or the store reads
 // directly (Options.DirectReads); cached reports whether it did.
-func (s *Store) readFull(p []byte, off uint64, dev bool) (cached bool, err error) {
+func (d *dataFile) readFull(p []byte, off uint64, dev bool) (cached bool, err error) {
 	var n int
-	if d := s.direct; d != nil && len(p) >= directMax && isAligned(p, off) {
-		return false, s.readDirectParallel(p, off)
+	if d.direct != nil && len(p) >= directMax && dio.IsAligned(p, off) {
+		return false, d.readDirectParallel(p, off)
 	}
-	cached = s.direct == nil || !isAligned(p, off) || !(dev || s.opts.DirectReads)
+	cached = d.direct == nil || !dio.IsAligned(p, off) || !(dev || d.directReads)
 	if !cached {
-		err = errAIOBusy
-		if s.aio != nil {
-			n, err = s.aio.readAt(p, int64(off))
+		err = dio.ErrBusy
+		if d.aio != nil {
+			n, err = d.aio.ReadAt(p, int64(off))
 		}
-		if err == errAIOBusy {
-			n, err = s.direct.ReadAt(p, int64(off))
+		if err == dio.ErrBusy {
+			n, err = d.direct.ReadAt(p, int64(off))
 		}
 		if errors.Is(err, syscall.EINVAL) {
-			n, err = s.file.ReadAt(p, int64(off))
+			n, err = d.file.ReadAt(p, int64(off))
 		}
 	} else {
-		if s.direct != nil {
-			s.statCachedReads.Add(1)
+		if d.direct != nil {
+			d.statCachedReads.Add(1)
 		}
-		n, err = s.file.ReadAt(p, int64(off))
+		n, err = d.file.ReadAt(p, int64(off))
 	}
 	if err == io.EOF || (err == nil && n < len(p)) {
 		clear(p[n:])
@@ -112,19 +84,19 @@ func (s *Store) readFull(p []byte, off uint64, dev bool) (cached bool, err error
 // of it. A checksum mismatch in data that came through the page cache
 // may be a stale cached page rather than damage: the pages are dropped
 // and read again from the device, and only that copy's verdict counts.
-func (s *Store) readChecked(p []byte, off uint64, dev bool, check func() error) error {
-	cached, err := s.readFull(p, off, dev)
+func (d *dataFile) readChecked(p []byte, off uint64, dev bool, check func() error) error {
+	cached, err := d.readFull(p, off, dev)
 	if err != nil {
 		return err
 	}
 	err = check()
 	var mm *mismatchError
-	if !cached || s.direct == nil || !errors.As(err, &mm) {
+	if !cached || d.direct == nil || !errors.As(err, &mm) {
 		return err
 	}
-	s.statStaleCached.Add(1)
-	s.dropCached(off, len(p))
-	if _, err := s.readFull(p, off, true); err != nil {
+	d.statStaleCached.Add(1)
+	d.dropCached(off, len(p))
+	if _, err := d.readFull(p, off, true); err != nil {
 		return err
 	}
 	return check()
@@ -137,34 +109,34 @@ func (s *Store) readChecked(p []byte, off uint64, dev bool, check func() error) 
 // reads go through staging buffers in pieces read at once, and each
 // piece is copied and verified as it arrives, while the device still
 // reads the others.
-func (s *Store) readVerified(n int, dst func() []byte, off uint64, dev bool, verify func(lo, hi int) error) error {
-	if s.direct != nil && n >= directMax && off%directAlign == 0 && n%directAlign == 0 {
-		if p := s.startRead(off, n); p != nil {
-			if s.takePrefetch(p) {
-				return s.readPrefetched(p, dst, verify)
+func (d *dataFile) readVerified(n int, dst func() []byte, off uint64, dev bool, verify func(lo, hi int) error) error {
+	if d.direct != nil && n >= directMax && off%dio.Align == 0 && n%dio.Align == 0 {
+		if p := d.startRead(off, n); p != nil {
+			if d.takePrefetch(p) {
+				return d.readPrefetched(p, dst, verify)
 			}
 		}
-		if b := s.staging.get(); b != nil {
-			defer s.staging.put(b)
-			s.statStaged.Add(1)
-			return s.readStaged(n, dst, off, b, verify)
+		if b := d.staging.Get(); b != nil {
+			defer d.staging.Put(b)
+			d.statStaged.Add(1)
+			return d.readStaged(n, dst, off, b, verify)
 		}
-		s.statUnstaged.Add(1)
+		d.statUnstaged.Add(1)
 	}
 	p := dst()
-	return s.readChecked(p, off, dev, func() error { return verify(0, len(p)) })
+	return d.readChecked(p, off, dev, func() error { return verify(0, len(p)) })
 }
 
 // readStaged reads n bytes at off into dst() through the staging buffer
-// b, one stagingSize window at a time, each in directPiece pieces read at
+// b, one dio.StagingSize window at a time, each in directPiece pieces read at
 // once.
-func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
-	for w := 0; w < n; w += stagingSize {
-		err := spread(min(stagingSize, n-w), func(lo, hi int) error {
-			if err := s.readPiece(b[lo:hi], int64(off)+int64(w+lo)); err != nil {
+func (d *dataFile) readStaged(n int, dst func() []byte, off uint64, b []byte, verify func(lo, hi int) error) error {
+	for w := 0; w < n; w += dio.StagingSize {
+		err := spread(min(dio.StagingSize, n-w), func(lo, hi int) error {
+			if err := d.readPiece(b[lo:hi], int64(off)+int64(w+lo)); err != nil {
 				return err
 			}
-			return s.copyVerified(dst(), w+lo, b[lo:hi], verify)
+			return d.copyVerified(dst(), w+lo, b[lo:hi], verify)
 		})
 		if err != nil {
 			return err
@@ -179,8 +151,8 @@ func (s *Store) readStaged(n int, dst func() []byte, off uint64, b []byte, verif
 // it from memory again, and the checksums of freshly read data were the
 // largest single cost of 4 MiB reads (docs/benchmarks/2026-11-27.md,
 // "Where the 4 MiB reads' CPU goes").
-func (s *Store) copyVerified(dst []byte, at int, src []byte, verify func(lo, hi int) error) error {
-	chunk := max(verifyChunk, int(s.sb.ChecksumBlock))
+func (d *dataFile) copyVerified(dst []byte, at int, src []byte, verify func(lo, hi int) error) error {
+	chunk := max(verifyChunk, int(d.checksumBlock))
 	for c := 0; c < len(src); c += chunk {
 		e := min(c+chunk, len(src))
 		copy(dst[at+c:at+e], src[c:e])
@@ -197,10 +169,10 @@ const verifyChunk = 64 << 10
 
 // readPiece reads len(p) bytes at off with O_DIRECT (the buffered file if
 // the file system refuses), zeros past the end of the file.
-func (s *Store) readPiece(p []byte, off int64) error {
-	n, err := s.direct.ReadAt(p, off)
+func (d *dataFile) readPiece(p []byte, off int64) error {
+	n, err := d.direct.ReadAt(p, off)
 	if errors.Is(err, syscall.EINVAL) {
-		n, err = s.file.ReadAt(p, off)
+		n, err = d.file.ReadAt(p, off)
 	}
 	if err == io.EOF || (err == nil && n < len(p)) {
 		clear(p[n:])
@@ -217,8 +189,8 @@ func (s *Store) readPiece(p []byte, off int64) error {
 // copy-on-write data) is not in the page cache, and a cold buffered read
 // of 4 MiB cost the kernel about 10 ms of CPU here (375 MB/s) where these
 // reads reached 700 MB/s and more.
-func (s *Store) readDirectParallel(p []byte, off uint64) error {
-	return spread(len(p), func(lo, hi int) error { return s.readPiece(p[lo:hi], int64(off)+int64(lo)) })
+func (d *dataFile) readDirectParallel(p []byte, off uint64) error {
+	return spread(len(p), func(lo, hi int) error { return d.readPiece(p[lo:hi], int64(off)+int64(lo)) })
 }
 
 // spread runs f on [0, n) in directPiece pieces at once and returns the
