@@ -20,6 +20,7 @@ var pureCores = []string{
 	"internal/osd/snaps",
 	"internal/osd/reserve",
 	"internal/osd/watch",
+	"internal/osd/split",
 	"internal/balancer",
 }
 

@@ -11,12 +11,12 @@ import (
 	"github.com/cuttlestore/cuttle/rados"
 )
 
-// Growing a pool's pg_num used to be accepted with no PG splitting behind
-// it, so most of the pool's objects stopped being readable. On a cluster
-// of real daemons: a pool of 8 PGs holding objects refuses pg_num and
-// pgp_num 32, with or without --yes-i-really-mean-it, keeps its 8 PGs
-// (last changed when it was created), and every object reads back.
-func TestPoolPGNumChangeRefusedWithObjects(t *testing.T) {
+// Growing a pool's pg_num splits its PGs on real daemons: a pool of 8 PGs
+// holding objects goes to 32 (the OSDs split each PG in place, pgp_num
+// stays 8), refuses to shrink back, then raises pgp_num so the children
+// move to their own OSDs; it ends active+clean with every object readable
+// and listed, before and after.
+func TestPoolPGNumGrowsWithObjects(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
 	}
@@ -39,6 +39,29 @@ func TestPoolPGNumChangeRefusedWithObjects(t *testing.T) {
 		_, stderr, err := cuttleIn(t, nil, append([]string{"--conf", conf}, args...)...)
 		if err == nil || !strings.Contains(stderr, want) {
 			t.Errorf("cuttle %s: %v, stderr %q; want an error with %q", strings.Join(args, " "), err, stderr, want)
+		}
+	}
+	// waitClean waits for every PG of the cluster (p8's and the other
+	// pools') to be active+clean, p8 having pgs of them.
+	others := -1
+	waitClean := func(pgs int) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			stat := cut("pg", "stat")
+			var total int
+			if _, err := fmt.Sscanf(stat, "%d pgs:", &total); err == nil && others < 0 {
+				others = total - pgs
+			}
+			if pgsAllActiveClean(stat) && total == pgs+others {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("PGs not %d+%d active+clean: %s", pgs, others, stat)
+			}
+			<-tick.C
 		}
 	}
 
@@ -65,29 +88,33 @@ func TestPoolPGNumChangeRefusedWithObjects(t *testing.T) {
 			t.Fatalf("put obj-%d: %v", i, err)
 		}
 	}
-	before := cut("osd", "pool", "ls", "detail")
-
-	fails("pg_num is fixed at creation (8)", "osd", "pool", "set", "p8", "pg_num", "32")
-	fails("pgp_num is fixed at creation (8)", "osd", "pool", "set", "p8", "pgp_num", "32")
-	fails("pg_num is fixed at creation (8)", "osd", "pool", "set", "p8", "pg_num", "32", "--yes-i-really-mean-it")
-	fails("create a new pool (cuttle osd pool create NEWPOOL 32)", "osd", "pool", "set", "p8", "pg_num", "32")
-	if got := cut("osd", "pool", "set", "p8", "pg_num", "8"); !strings.Contains(got, "pg_num is already 8") {
-		t.Errorf("setting pg_num to its value: %q", got)
-	}
-	if got := cut("osd", "pool", "get", "p8", "all"); !strings.Contains(got, "pg_num: 8\npgp_num: 8\n") {
-		t.Errorf("pool p8 after the refusals: %q", got)
-	}
-	if got := cut("osd", "pool", "ls", "detail"); got != before || !strings.Contains(got, "pg_num 8 pgp_num 8 ") {
-		t.Errorf("pools after the refusals:\n%sbefore:\n%s(a refused change must leave the pool, and its last_change, alone)", got, before)
-	}
-	for i := range objects {
-		name := fmt.Sprint("obj-", i)
-		got, err := ioc.Read(ctx, name, 0, 0)
-		if err != nil || string(got) != string(content(i)) {
-			t.Fatalf("read %s: %q, %v; want %q", name, got, err, content(i))
+	readAll := func(when string) {
+		t.Helper()
+		for i := range objects {
+			name := fmt.Sprint("obj-", i)
+			got, err := ioc.Read(ctx, name, 0, 0)
+			if err != nil || string(got) != string(content(i)) {
+				t.Fatalf("%s: read %s: %q, %v; want %q", when, name, got, err, content(i))
+			}
+		}
+		if got := cut("rados", "-p", "p8", "ls"); strings.Count(got, "\n") != objects {
+			t.Errorf("%s: rados ls lists %d objects, want %d", when, strings.Count(got, "\n"), objects)
 		}
 	}
-	if got := cut("rados", "-p", "p8", "ls"); strings.Count(got, "\n") != objects {
-		t.Errorf("rados ls lists %d objects, want %d", strings.Count(got, "\n"), objects)
+	waitClean(8)
+
+	if got := cut("osd", "pool", "set", "p8", "pg_num", "32"); !strings.Contains(got, "the OSDs split its 8 PGs into 32") {
+		t.Errorf("pg_num 32: %q", got)
 	}
+	if got := cut("osd", "pool", "get", "p8", "all"); !strings.Contains(got, "pg_num: 32\npgp_num: 8\n") {
+		t.Errorf("pool p8 after pg_num 32: %q", got)
+	}
+	readAll("after the split") // the client resends what the split made stale
+	waitClean(32)
+	fails("pg_num cannot shrink from 32 to 8", "osd", "pool", "set", "p8", "pg_num", "8")
+	fails("pg_num must be at least 1", "osd", "pool", "set", "p8", "pg_num", "0")
+	fails("pgp_num 64 is above pg_num 32", "osd", "pool", "set", "p8", "pgp_num", "64")
+	cut("osd", "pool", "set", "p8", "pgp_num", "32")
+	waitClean(32)
+	readAll("after pgp_num 32")
 }

@@ -26,7 +26,7 @@ func TestPoolSetHelpListsVariables(t *testing.T) {
 			t.Errorf("no line for variable %s in:\n%s", v, stdout)
 		}
 	}
-	for _, want := range []string{"fixed at creation", "--yes-i-really-mean-it"} {
+	for _, want := range []string{"split each PG in place", "--yes-i-really-mean-it"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, stdout)
 		}

@@ -29,6 +29,10 @@ const (
 	OpCreateCollection                   // create Collection
 	OpRemoveCollection                   // remove Collection, which must be empty
 	OpMove                               // move Object to DestCollection as Dest, replacing it
+	// OpSplitCollection moves every object of Collection's pool whose
+	// hash's low Offset bits equal Length into DestCollection, under the
+	// same names (a PG split).
+	OpSplitCollection
 )
 
 var opNames = [...]string{
@@ -36,7 +40,7 @@ var opNames = [...]string{
 	OpClone: "clone", OpCloneRange: "clone_range", OpSetAttrs: "setattrs", OpRmAttr: "rmattr",
 	OpOmapSetKeys: "omap_setkeys", OpOmapRmKeys: "omap_rmkeys", OpOmapRmKeyRange: "omap_rmkeyrange",
 	OpOmapClear: "omap_clear", OpOmapSetHeader: "omap_setheader", OpCreateCollection: "create_collection",
-	OpRemoveCollection: "remove_collection", OpMove: "move",
+	OpRemoveCollection: "remove_collection", OpMove: "move", OpSplitCollection: "split_collection",
 }
 
 func (c OpCode) String() string {
@@ -52,10 +56,10 @@ type Op struct {
 	Code           OpCode
 	Collection     CollectionID
 	Object         objid.ID
-	DestCollection CollectionID // OpMove
+	DestCollection CollectionID // OpMove, OpSplitCollection
 	Dest           objid.ID     // OpClone, OpCloneRange, OpMove
-	Offset         uint64
-	Length         uint64
+	Offset         uint64       // OpSplitCollection: the hash bits compared
+	Length         uint64       // OpSplitCollection: their value
 	DestOffset     uint64
 	Data           []byte // OpWrite, OpOmapSetHeader
 	// DataCRCs optionally holds the crc32c of each whole DataCRCPiece of
@@ -187,6 +191,28 @@ func (t *Transaction) Move(from CollectionID, src objid.ID, to CollectionID, dst
 	return t.add(Op{Code: OpMove, Collection: from, Object: src, DestCollection: to, Dest: dst})
 }
 
+// SplitCollection moves into to every object of from whose pool is
+// from's and whose hash's low bits bits equal rem, under the same names
+// (Ceph's split_collection): the objects of a PG's child, when pg_num
+// grows. Objects of other pools (the PG's own meta object) stay. Both
+// collections must exist; they are PG (or temporary) collections.
+func (t *Transaction) SplitCollection(from, to CollectionID, bits uint8, rem uint32) *Transaction {
+	return t.add(Op{Code: OpSplitCollection, Collection: from, DestCollection: to, Offset: uint64(bits), Length: uint64(rem)})
+}
+
+// SplitMatches reports whether object o moves in a SplitCollection from
+// collection c with bits and rem.
+func SplitMatches(c CollectionID, o objid.ID, bits uint8, rem uint32) bool {
+	return o.Pool == c.Pool && !o.IsMax() && o.Hash&splitMask(bits) == rem
+}
+
+func splitMask(bits uint8) uint32 {
+	if bits >= 32 {
+		return ^uint32(0)
+	}
+	return uint32(1)<<bits - 1
+}
+
 // Validate checks what can be checked without the store: known op codes,
 // well-formed collections and object names, ranges within MaxObjectSize.
 // Engines call it before looking at their state.
@@ -200,7 +226,7 @@ func (t *Transaction) Validate() error {
 }
 
 func (op *Op) validate() error {
-	if op.Code < OpTouch || op.Code > OpMove {
+	if op.Code < OpTouch || op.Code > OpSplitCollection {
 		return fmt.Errorf("%w: unknown op code %d", ErrInvalid, op.Code)
 	}
 	if !op.Collection.Valid() {
@@ -208,6 +234,9 @@ func (op *Op) validate() error {
 	}
 	if op.Code == OpCreateCollection || op.Code == OpRemoveCollection {
 		return nil
+	}
+	if op.Code == OpSplitCollection {
+		return op.validateSplit()
 	}
 	if err := op.Object.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -241,6 +270,19 @@ func (op *Op) validate() error {
 		if err := op.Dest.Validate(); err != nil {
 			return fmt.Errorf("%w: destination: %w", ErrInvalid, err)
 		}
+	}
+	return nil
+}
+
+func (op *Op) validateSplit() error {
+	from, to := op.Collection, op.DestCollection
+	switch {
+	case from.Kind == KindMeta || !to.Valid() || to.Kind != from.Kind:
+		return fmt.Errorf("%w: split %v into %v: both must be PG collections of one kind", ErrInvalid, from, to)
+	case from == to:
+		return fmt.Errorf("%w: split %v into itself", ErrInvalid, from)
+	case op.Offset > 32 || op.Length > uint64(splitMask(uint8(op.Offset))):
+		return fmt.Errorf("%w: split bits %d, value %#x", ErrInvalid, op.Offset, op.Length)
 	}
 	return nil
 }

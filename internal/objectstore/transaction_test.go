@@ -34,7 +34,7 @@ func TestValidate(t *testing.T) {
 		{"clone_range source past", new(objectstore.Transaction).CloneRange(pg, o, p, max, 1, 0), false},
 		{"clone_range dest past", new(objectstore.Transaction).CloneRange(pg, o, p, 0, 2, max-1), false},
 		{"op code 0", &objectstore.Transaction{Ops: []objectstore.Op{{Collection: pg, Object: o}}}, false},
-		{"op code too big", &objectstore.Transaction{Ops: []objectstore.Op{{Code: objectstore.OpMove + 1, Collection: pg}}}, false},
+		{"op code too big", &objectstore.Transaction{Ops: []objectstore.Op{{Code: objectstore.OpSplitCollection + 1, Collection: pg}}}, false},
 		{"bad collection", new(objectstore.Transaction).Touch(objectstore.CollectionID{Kind: 3}, o), false},
 		{"meta with seed", new(objectstore.Transaction).CreateCollection(objectstore.CollectionID{Seed: 1}), false},
 		{"negative pool", new(objectstore.Transaction).Touch(objectstore.PGCollection(-2, 0), o), false},
@@ -43,6 +43,13 @@ func TestValidate(t *testing.T) {
 		{"max object", new(objectstore.Transaction).Write(pg, objid.Max(), 0, nil), false},
 		{"max move destination", new(objectstore.Transaction).Move(pg, o, pg, objid.Max()), false},
 		{"bad move collection", new(objectstore.Transaction).Move(pg, o, objectstore.CollectionID{Kind: 9}, p), false},
+		{"split", new(objectstore.Transaction).SplitCollection(pg, objectstore.PGCollection(1, 9), 4, 9), true},
+		{"split of all 32 bits", new(objectstore.Transaction).SplitCollection(pg, objectstore.PGCollection(1, 9), 32, 0xffffffff), true},
+		{"split into itself", new(objectstore.Transaction).SplitCollection(pg, pg, 4, 9), false},
+		{"split value past its bits", new(objectstore.Transaction).SplitCollection(pg, objectstore.PGCollection(1, 9), 3, 9), false},
+		{"split of 33 bits", new(objectstore.Transaction).SplitCollection(pg, objectstore.PGCollection(1, 9), 33, 0), false},
+		{"split of meta", new(objectstore.Transaction).SplitCollection(objectstore.MetaCollection, pg, 1, 0), false},
+		{"split into temp", new(objectstore.Transaction).SplitCollection(pg, objectstore.TempCollection(1, 9), 4, 9), false},
 		{"later op bad", new(objectstore.Transaction).Touch(pg, o).Touch(pg, long), false},
 	} {
 		err := c.t.Validate()
@@ -56,12 +63,12 @@ func TestValidate(t *testing.T) {
 }
 
 func TestOpCodeString(t *testing.T) {
-	for c := objectstore.OpTouch; c <= objectstore.OpMove; c++ {
+	for c := objectstore.OpTouch; c <= objectstore.OpSplitCollection; c++ {
 		if s := c.String(); s == "op?" || s == "" {
 			t.Errorf("op code %d has no name", c)
 		}
 	}
-	if s := (objectstore.OpMove + 1).String(); s != "op?" {
+	if s := (objectstore.OpSplitCollection + 1).String(); s != "op?" {
 		t.Errorf("unknown op code prints %q", s)
 	}
 }

@@ -55,6 +55,8 @@ const (
 // offset, length, destination offset (uvarints), data, attributes or
 // entries (count, then key and value each, keys sorted), keys (count,
 // strings), key, end key. A collection is kind u8, pool varint, seed u32.
+// A split_collection op (code 18) carries its bits in offset and their
+// value in length; decoders that predate it reject it as an unknown op.
 func (t *Transaction) Encode() []byte {
 	var e encoding.Encoder
 	t.EncodeTo(&e)

@@ -18,6 +18,7 @@ func sampleTransaction() *Transaction {
 	t.RmAttr(c, o, "x").OmapSetKeys(c, o, map[string][]byte{"k": []byte("v")}).OmapRmKeys(c, o, "k", "j")
 	t.OmapRmKeyRange(c, o, "a", "z").OmapClear(c, o).OmapSetHeader(c, o, []byte("h"))
 	t.Move(c, p, TempCollection(2, 0x1f), o).Remove(c, o).RemoveCollection(c)
+	t.SplitCollection(PGCollection(2, 0xf), c, 5, 0x1f)
 	return t
 }
 

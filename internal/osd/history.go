@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
+	"github.com/cuttlestore/cuttle/internal/osd/split"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -167,7 +168,8 @@ func (o *OSD) intervalStart(p *pg, m *osdmap.Map, ok bool) uint64 {
 			break
 		}
 		pl := placementAt(hm, p.id, &s)
-		if !pl.Exists || pl.Primary != cur.Primary || !slices.Equal(pl.Acting, cur.Acting) || !slices.Equal(pl.UpFrom, cur.UpFrom) {
+		if !pl.Exists || pl.Primary != cur.Primary || !slices.Equal(pl.Acting, cur.Acting) || !slices.Equal(pl.UpFrom, cur.UpFrom) ||
+			pl.PGNum != cur.PGNum {
 			break
 		}
 		start = e
@@ -175,13 +177,17 @@ func (o *OSD) intervalStart(p *pg, m *osdmap.Map, ok bool) uint64 {
 	return start
 }
 
-// placementAt returns where PG id was in map m.
+// placementAt returns where PG id was in map m. Before a split made it,
+// a PG's objects were its parent's: its placement is its parent's then
+// (Ceph's children inherit their parent's past intervals).
 func placementAt(m *osdmap.Map, id osdmap.PG, s *osdmap.Scratch) peering.Placement {
 	pl := peering.Placement{Epoch: uint64(m.Epoch()), Primary: -1}
 	pool := m.Pool(id.Pool)
-	if pool == nil || id.Seed >= pool.PGNum {
+	if pool == nil {
 		return pl
 	}
+	id.Seed = split.Parent(id.Seed, pool.PGNum)
+	pl.PGNum = pool.PGNum
 	mp, err := m.PGToUpActing(id, s)
 	if err != nil {
 		return pl

@@ -97,6 +97,7 @@ func (o *OSD) applyUpdate(u wire.OSDMapUpdate) {
 // PGs see the map before the OSD publishes it, so a request routed by the
 // new epoch never meets a PG that has not seen it.
 func (o *OSD) activate(m *osdmap.Map) {
+	o.splitPGs(m) // split.go: children exist before any PG sees m
 	mappings := o.myMappings(m)
 	o.mu.Lock()
 	old := o.osdmap
@@ -118,7 +119,7 @@ func (o *OSD) activate(m *osdmap.Map) {
 	o.refreshSpace()
 	var created []*pg
 	for _, id := range create {
-		p, err := o.createPG(id, uint64(m.Epoch()))
+		p, err := o.createPG(id, uint64(m.Epoch()), m.Pool(id.Pool).PGNum)
 		if err != nil {
 			o.log.Error("creating a placement group", "pg", id.String(), "err", err)
 			continue
@@ -198,8 +199,9 @@ func (o *OSD) myMappings(m *osdmap.Map) map[osdmap.PG]osdmap.Mapping {
 	return out
 }
 
-// createPG makes the collection and meta object of a PG new to this OSD.
-func (o *OSD) createPG(id osdmap.PG, epoch uint64) (*pg, error) {
+// createPG makes the collection and meta object of a PG new to this OSD,
+// laid out for pg_num pgNum.
+func (o *OSD) createPG(id osdmap.PG, epoch uint64, pgNum uint32) (*pg, error) {
 	info := pglog.Info{PG: id, EpochCreated: epoch, SameIntervalSince: epoch}
 	o.waitDeleted(id)
 	exists, err := o.cfg.Store.CollectionExists(o.ctx, objectstore.PGCollection(id.Pool, id.Seed))
@@ -219,10 +221,13 @@ func (o *OSD) createPG(id osdmap.PG, epoch uint64) (*pg, error) {
 	}
 	var t objectstore.Transaction
 	pglog.CreateTxn(&t, info)
+	setLayoutTxn(&t, id, pgNum)
 	if err := o.apply(&t); err != nil {
 		return nil, fmt.Errorf("pg %v: %w", id, err)
 	}
-	return newPG(o, info, pglog.NewLog(info.LogTail), nil), nil
+	p := newPG(o, info, pglog.NewLog(info.LogTail), nil)
+	p.layout = pgNum
+	return p, nil
 }
 
 // whenMap runs f now if the OSD has epoch and nothing from the same

@@ -92,6 +92,9 @@ type pg struct {
 	// watch is the watch/notify state of the PG's objects while this
 	// OSD is its primary (watches.go).
 	watch *pgWatch
+	// layout is the pg_num the PG's collection is split for (split.go;
+	// 0 until known).
+	layout uint32
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *pg {
@@ -139,7 +142,8 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	}
 	// A member that restarted (a new up_from) lost what it had not
 	// committed: that too starts a new interval.
-	changed := !slices.Equal(acting, p.acting) || primary != p.primary || !slices.Equal(upFrom, p.upFrom)
+	changed := !slices.Equal(acting, p.acting) || primary != p.primary || !slices.Equal(upFrom, p.upFrom) ||
+		pgNumChanged(p.pool, m.Pool(p.id.Pool)) // a split or merge (split.go)
 	p.epoch = epoch
 	p.upFrom = upFrom
 	if pool := m.Pool(p.id.Pool); pool != nil {

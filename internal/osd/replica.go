@@ -214,7 +214,8 @@ func (p *pg) applyRepOpLocked(op *repOp) (*objectstore.Completion, int32) {
 func (p *pg) checkTxnScope(t *objectstore.Transaction) error {
 	for i, op := range t.Ops {
 		if op.Collection != p.coll || (op.Code == objectstore.OpMove && op.DestCollection != p.coll) ||
-			op.Code == objectstore.OpCreateCollection || op.Code == objectstore.OpRemoveCollection {
+			op.Code == objectstore.OpCreateCollection || op.Code == objectstore.OpRemoveCollection ||
+			op.Code == objectstore.OpSplitCollection {
 			return fmt.Errorf("op %d (%s) on %v in a rep op of %v", i, op.Code, op.Collection, p.id)
 		}
 	}

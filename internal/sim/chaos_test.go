@@ -48,7 +48,7 @@ func TestChaos(t *testing.T) {
 	}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { runChaos(t, seed) })
+			synctest.Test(t, func(t *testing.T) { runChaos(t, seed, nil) })
 		})
 	}
 }
@@ -83,7 +83,9 @@ func (o *object) accepts(b []byte, err error) bool {
 	return false
 }
 
-func runChaos(t *testing.T, seed uint64) {
+// runChaos runs one seed's schedule; events, if given, run at the fault
+// steps they are keyed by (0 to 29), besides the seed's faults.
+func runChaos(t *testing.T, seed uint64, events map[int]func(*Cluster)) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	c := New(t, Options{Net: memnet.Config{Seed: seed, MaxDelay: 2 * time.Millisecond}, Cephx: *chaosCephx})
 	for i := range 6 {
@@ -140,7 +142,7 @@ func runChaos(t *testing.T, seed uint64) {
 		snapped.Run(rand.New(rand.NewPCG(seed, 99)), 500*time.Millisecond, 2*time.Minute, stop, report)
 	})
 	wg.Go(func() { watched.RunNotifier(3*time.Second, stop) })
-	faults := chaosFaults(t, c, rng)
+	faults := chaosFaults(t, c, rng, events)
 	close(stop)
 	wg.Wait()
 	problems = append(problems, watched.Check(0)...)
@@ -226,7 +228,7 @@ func chaosWriter(io *rados.IOContext, objs []*object, rng *rand.Rand, stop <-cha
 
 // chaosFaults runs the fault schedule for about ten virtual minutes and
 // returns counts of what it did.
-func chaosFaults(t *testing.T, c *Cluster, rng *rand.Rand) map[string]int {
+func chaosFaults(t *testing.T, c *Cluster, rng *rand.Rand, events map[int]func(*Cluster)) map[string]int {
 	done := map[string]int{}
 	ids := slices.Sorted(maps.Keys(c.OSDs))
 	down := func() []int32 {
@@ -238,9 +240,12 @@ func chaosFaults(t *testing.T, c *Cluster, rng *rand.Rand) map[string]int {
 		}
 		return out
 	}
-	for range 30 {
+	for step := range 30 {
 		time.Sleep(time.Duration(5+rng.IntN(30)) * time.Second)
 		synctest.Wait()
+		if ev := events[step]; ev != nil {
+			ev(c)
+		}
 		id := ids[rng.IntN(len(ids))]
 		o := c.OSDs[id]
 		switch k := rng.IntN(10); {

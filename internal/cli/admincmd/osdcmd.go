@@ -93,7 +93,7 @@ func poolCreateCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Comman
 		Use:   "create POOL [PG_NUM [PGP_NUM]]",
 		Short: "Create a replicated pool",
 		Long: "Create a replicated pool of PG_NUM placement groups (default osd_pool_default_pg_num, 32).\n" +
-			"PG_NUM is fixed at creation (PGs cannot split yet): choose it for the pool's final size.\n" +
+			"PG_NUM can grow later (cuttle osd pool set POOL pg_num N: the OSDs split the PGs) but not shrink.\n" +
 			"The monitors refuse more PG copies than mon_max_pg_per_osd (250) per in OSD, and warn\n" +
 			"when the CRUSH rule cannot place SIZE copies on the OSDs there are.",
 		Args: cobra.RangeArgs(1, 3),
@@ -129,8 +129,8 @@ func poolVars() [][2]string {
 	return [][2]string{
 		{"size", "copies of each object, 1 to 10 (1 needs --yes-i-really-mean-it)"},
 		{"min_size", "copies that must be up to serve I/O, 1 to size (below size - size/2 needs --yes-i-really-mean-it)"},
-		{"pg_num", "placement groups: fixed at creation until PGs can split (create a new pool and copy instead)"},
-		{"pgp_num", "placement groups CRUSH places: fixed at creation, like pg_num"},
+		{"pg_num", "placement groups, 1 to 65536: may grow (the OSDs split each PG in place), not shrink (PG merging is not supported yet)"},
+		{"pgp_num", "placement groups CRUSH places, 1 to pg_num: raise it after pg_num to move the split PGs to their own OSDs (backfill)"},
 		{"crush_rule", "the CRUSH rule placing the copies, by name or id (cuttle osd crush rule ls)"},
 	}
 }

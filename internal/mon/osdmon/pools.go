@@ -194,25 +194,10 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 			p.MinSize = int(n)
 		}
 	case "pg_num", "pgp_num":
-		// Cuttle cannot split or merge PGs yet, so a pool's PG count is
-		// fixed at creation: with another pg_num, objects' names map to
-		// PGs that do not hold them, so reads of them fail and writes
-		// make second copies. Only a pool without objects could change
-		// safely, and no check here can tell: the monitors do not see
-		// writes, the PG statistics they have are reports from the past,
-		// and a client may write between any check and the new map
-		// reaching the OSDs. So every change is refused, empty pool or
-		// not; the same value stays a no-op.
+		// pgnum.go: pg_num grows (the OSDs split), pgp_num moves.
 		if n, err = num(); err == nil {
-			cnt := p.PGNum
-			if v == "pgp_num" {
-				cnt = p.PGPNum
-			}
-			if uint32(n) != cnt {
-				return nil, moncmd.Errorf(moncmd.EPERM, "pool '%s': %s is fixed at creation (%d) until PG splitting exists: "+
-					"changing it would leave objects in PGs their names no longer map to, unreadable; "+
-					"to get %d PGs, create a new pool (cuttle osd pool create NEWPOOL %d) and copy each object to it "+
-					"(cuttle rados -p %s cp NAME NAME --target-pool NEWPOOL)", name, v, cnt, n, n, name)
+			if r := setPGCount(&p, v, n); r != nil {
+				return nil, *r
 			}
 		}
 	case "crush_rule":
@@ -234,12 +219,12 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 	if r, ok := checkSure(c, want, what); !ok {
 		return nil, r
 	}
-	if p.Size > cur.Size {
+	if p.Size > cur.Size || p.PGNum > cur.PGNum {
 		if r, ok := s.checkPGLimit(p, what); !ok {
 			return nil, r
 		}
 	}
-	status := fmt.Sprintf("set pool %d %s to %s", p.ID, v, val)
+	status := fmt.Sprintf("set pool %d %s to %s", p.ID, v, val) + pgCountStatus(*cur, p, v)
 	if p.Size != cur.Size || p.CrushRule != cur.CrushRule {
 		if w := s.placementWarning(p); w != "" {
 			status += " (" + w + ")"

@@ -64,22 +64,27 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "color"}, code: moncmd.EINVAL},
 			{prefix: "osd pool get", args: []string{"pool", "nope", "var", "size"}, code: moncmd.ENOENT},
 		}},
-		{"pg_num and pgp_num are fixed at creation", []step{
+		{"pg_num grows, pgp_num follows", []step{
 			{prefix: "osd pool create", args: []string{"pool", "rbd", "pg_num", "8"}},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"}, code: moncmd.EPERM,
-				status: "pool 'rbd': pg_num is fixed at creation (8) until PG splitting exists: " +
-					"changing it would leave objects in PGs their names no longer map to, unreadable; " +
-					"to get 32 PGs, create a new pool (cuttle osd pool create NEWPOOL 32) and copy each object to it " +
-					"(cuttle rados -p rbd cp NAME NAME --target-pool NEWPOOL)"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "4"}, code: moncmd.EPERM, status: "pg_num is fixed at creation (8)"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "4"}, code: moncmd.EPERM, status: "pgp_num is fixed at creation (8)"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "64"}, code: moncmd.EPERM, status: "pgp_num is fixed"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32", "yes_i_really_mean_it", "true"}, code: moncmd.EPERM},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "8"}, status: "pool 'rbd' pg_num is already 8"},
-			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "8"}, status: "already 8"},
-			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 8\npgp_num: 8\ncrush_rule: replicated_rule\n"},
-			{prefix: "osd pool create", args: []string{"pool", "half", "pg_num", "8", "pgp_num", "4"}},
-			{prefix: "osd pool set", args: []string{"pool", "half", "var", "pgp_num", "val", "8"}, code: moncmd.EPERM, status: "pgp_num is fixed at creation (4)"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"},
+				status: "set pool 1 pg_num to 32; the OSDs split its 8 PGs into 32, placed with their parents until pgp_num (8) is raised " +
+					"(cuttle osd pool set rbd pgp_num 32)"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 32\npgp_num: 8\ncrush_rule: replicated_rule\n"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "64"}, code: moncmd.EINVAL,
+				status: "pool 'rbd': pgp_num 64 is above pg_num 32; raise pg_num first (cuttle osd pool set rbd pg_num 64)"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "16"}, status: "set pool 1 pgp_num to 16; PGs move to their new placement through backfill"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "32"}},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "0"}, code: moncmd.EINVAL, status: "pgp_num must be at least 1, not 0"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "0"}, code: moncmd.EINVAL, status: "pg_num must be at least 1, not 0"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "16"}, code: moncmd.EPERM,
+				status: "pool 'rbd': pg_num cannot shrink from 32 to 16: that merges PGs, which the OSDs cannot do yet; pg_num can only grow"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "65537"}, code: moncmd.EINVAL,
+				status: "pg_num 65537 is above the limit of 65536 PGs per pool"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"}, status: "pool 'rbd' pg_num is already 32"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "48"}, status: "set pool 1 pg_num to 48"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 48\npgp_num: 32\ncrush_rule: replicated_rule\n"},
+			// mon_max_pg_per_osd (250) × 3 OSDs counted: 250 PGs of size 3.
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "256"}, code: moncmd.ERANGE, status: "pg_num 256 × size 3"},
 		}},
 		{"min_size below a majority needs the flag", []step{
 			{prefix: "osd pool create", args: []string{"pool", "p", "size", "3", "min_size", "1"}, code: moncmd.EPERM,

@@ -277,6 +277,8 @@ func (ts *txnState) apply(op *objectstore.Op) error {
 		return nil
 	case objectstore.OpMove:
 		return ts.move(c, o, op.DestCollection, op.Dest)
+	case objectstore.OpSplitCollection:
+		return ts.split(c, op.DestCollection, uint8(op.Offset), uint32(op.Length))
 	}
 	return fmt.Errorf("%w: op %v", objectstore.ErrInvalid, op.Code)
 }

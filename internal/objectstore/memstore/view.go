@@ -144,6 +144,8 @@ func (v *view) apply(op *objectstore.Op) error {
 		err = v.cloneRange(op)
 	case objectstore.OpMove:
 		err = v.move(op)
+	case objectstore.OpSplitCollection:
+		err = v.split(op)
 	case objectstore.OpCreateCollection, objectstore.OpRemoveCollection:
 		err = v.collectionOp(op)
 	default:
@@ -240,6 +242,46 @@ func (v *view) move(op *objectstore.Op) error {
 		return err
 	}
 	return v.put(op.DestCollection, op.Dest, obj.clone())
+}
+
+// split moves the objects of op.Collection that the split selects to
+// op.DestCollection.
+func (v *view) split(op *objectstore.Op) error {
+	from, to := op.Collection, op.DestCollection
+	cv, err := v.existing(from)
+	if err != nil {
+		return err
+	}
+	if _, err := v.existing(to); err != nil {
+		return err
+	}
+	bits, rem := uint8(op.Offset), uint32(op.Length)
+	var moving []objid.ID
+	for o, obj := range cv.objs {
+		if obj != nil && objectstore.SplitMatches(from, o, bits, rem) {
+			moving = append(moving, o)
+		}
+	}
+	if bc := v.s.colls[from]; bc != nil && !cv.fresh {
+		for o := range bc.objs {
+			if _, mine := cv.objs[o]; !mine && objectstore.SplitMatches(from, o, bits, rem) {
+				moving = append(moving, o)
+			}
+		}
+	}
+	for _, o := range moving {
+		obj, err := v.lookup(from, o)
+		if err != nil {
+			return err
+		}
+		if err := v.remove(from, o); err != nil {
+			return err
+		}
+		if err := v.put(to, o, obj.clone()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (v *view) collectionOp(op *objectstore.Op) error {

@@ -87,7 +87,7 @@ func touched(t *objectstore.Transaction) map[objKey]bool {
 	m := map[objKey]bool{}
 	for _, op := range t.Ops {
 		switch op.Code {
-		case objectstore.OpCreateCollection, objectstore.OpRemoveCollection:
+		case objectstore.OpCreateCollection, objectstore.OpRemoveCollection, objectstore.OpSplitCollection:
 			return nil
 		case objectstore.OpMove:
 			m[objKey{op.DestCollection, op.Dest}] = true

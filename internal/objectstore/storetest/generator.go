@@ -170,6 +170,10 @@ func (g *Generator) op(t *objectstore.Transaction) {
 		t.Write(c, o, objectstore.MaxObjectSize-1, []byte("xy")) // invalid
 	case r < 93:
 		t.Touch(c, objid.Max()) // invalid
+	case r < 95:
+		// Often invalid (the meta collection, into itself, a value wider
+		// than its bits): validation must catch those.
+		t.SplitCollection(c, g.coll(), uint8(g.rng.IntN(3)), uint32(g.rng.IntN(4)))
 	default:
 		t.Touch(c, o)
 	}
@@ -184,6 +188,10 @@ func FormatTransaction(t *objectstore.Transaction) string {
 		}
 		fmt.Fprintf(&b, "%s %v", op.Code, op.Collection)
 		if op.Code == objectstore.OpCreateCollection || op.Code == objectstore.OpRemoveCollection {
+			continue
+		}
+		if op.Code == objectstore.OpSplitCollection {
+			fmt.Fprintf(&b, " -> %v bits %d value %#x", op.DestCollection, op.Offset, op.Length)
 			continue
 		}
 		fmt.Fprintf(&b, " %v", op.Object)

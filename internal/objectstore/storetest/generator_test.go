@@ -34,7 +34,7 @@ func TestGeneratorCoversEveryOp(t *testing.T) {
 			invalid++
 		}
 	}
-	for c := objectstore.OpTouch; c <= objectstore.OpMove; c++ {
+	for c := objectstore.OpTouch; c <= objectstore.OpSplitCollection; c++ {
 		if seen[c] == 0 {
 			t.Errorf("no %s in 2000 transactions", c)
 		}

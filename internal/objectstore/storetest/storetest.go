@@ -41,6 +41,7 @@ var suite = []struct {
 	{"Clone", testClone},
 	{"CloneRange", testCloneRange},
 	{"Move", testMove},
+	{"SplitCollection", testSplit},
 	{"Validate", testValidate},
 	{"Atomicity", testAtomicity},
 	{"OpsSeeEarlierOps", testOpsSeeEarlier},

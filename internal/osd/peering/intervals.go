@@ -130,15 +130,19 @@ type Placement struct {
 	// up_from in this epoch's map.
 	PrimaryUpThru, PrimaryUpFrom uint64
 	MinSize                      int
+	// PGNum is the pool's pg_num: a change splits (or merges) PGs, which
+	// starts a new interval even where the acting set stays.
+	PGNum uint32
 	// Exists is false in epochs before the pool existed (or after it was
 	// deleted): no interval.
 	Exists bool
 }
 
 // BuildIntervals groups consecutive placements, oldest first, into
-// intervals: a new one starts whenever the acting set, the primary or an
-// acting OSD's up_from changes (an OSD that restarted lost what it had
-// not committed), as the OSD starts a new interval on the same changes.
+// intervals: a new one starts whenever the acting set, the primary, the
+// pool's pg_num or an acting OSD's up_from changes (an OSD that restarted
+// lost what it had not committed), as the OSD starts a new interval on
+// the same changes.
 // An interval may have gone read-write if enough OSDs acted and, in its
 // last map, its primary's up_thru reaches the interval's first epoch
 // (and the primary was up since then).
@@ -157,7 +161,7 @@ func BuildIntervals(ps []Placement, firstKnown bool) []Interval {
 			continue
 		}
 		same := prev != nil && prev.Epoch+1 == p.Epoch && slices.Equal(prev.Acting, p.Acting) &&
-			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom)
+			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom) && prev.PGNum == p.PGNum
 		if !same {
 			out = append(out, Interval{First: p.Epoch, Acting: slices.Clone(p.Acting), Primary: p.Primary})
 		}

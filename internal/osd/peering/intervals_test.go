@@ -49,6 +49,17 @@ func TestBuildIntervals(t *testing.T) {
 	}
 }
 
+// A change of pg_num (a split) starts a new interval even where the
+// acting set stays, as the OSD starts one.
+func TestBuildIntervalsSplitsOnPGNum(t *testing.T) {
+	a, b, c := pl(2, 0, 0, 1), pl(3, 0, 0, 1), pl(4, 0, 0, 1)
+	a.PGNum, b.PGNum, c.PGNum = 8, 8, 64
+	got := BuildIntervals([]Placement{a, b, c}, true)
+	if len(got) != 2 || got[0].First != 2 || got[0].Last != 3 || got[1].First != 4 {
+		t.Fatalf("got %v, want [2,3] and [4,4]", got)
+	}
+}
+
 // An interval went read-write only if, in its last map, its primary's
 // up_thru reaches its first epoch and its primary was up since then, as
 // Ceph's PastIntervals::check_new_interval decides maybe_went_rw; an

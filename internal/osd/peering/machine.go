@@ -500,7 +500,23 @@ func (m *Machine) decide() {
 	for _, x := range m.probe {
 		m.members = append(m.members, m.got[x])
 	}
-	if prior := PriorSet(m.past, MaxStarted(m.members), m.up); len(prior.Down) > 0 {
+	prior := PriorSet(m.past, MaxStarted(m.members), m.up)
+	// An OSD of a past interval that came up after the OSDs to ask were
+	// chosen (the map was refreshed while querying) must be asked too:
+	// counting it as up without its answer would let a write only it
+	// holds be lost.
+	var late []int32
+	for _, x := range prior.Probe {
+		if x != m.self.OSD && !slices.Contains(m.probe, x) {
+			late = append(late, x)
+		}
+	}
+	if len(late) > 0 {
+		m.probe = append(m.probe, late...)
+		m.round()
+		return
+	}
+	if len(prior.Down) > 0 {
 		m.to(down)
 		m.emit(GoDown{Prior: prior})
 		return

@@ -552,6 +552,33 @@ func TestMachineBadLogFails(t *testing.T) {
 	drive(t, steps)
 }
 
+// The OSDs of a past interval were down when the OSDs to ask were
+// chosen, and one of them came up while the replicas were queried: it is
+// asked too before anything is decided, since it may hold writes nobody
+// else has (the bug a PG split under chaos found: a PG went active
+// without the one OSD holding its newest writes, and lost them).
+func TestMachinePriorOSDUpWhileQuerying(t *testing.T) {
+	log := history(5, 1, "a")
+	self := les(member(0, v(0, 0), log), 5)
+	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 4}, Primary: 3, MaybeWentRW: true})
+	steps := start(self, []int32{1, 2}, past, upSet(0, 1, 2),
+		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
+		"query osd.1", "query osd.2", "timer #1 5s")
+	newer := history(5, 2, "a", "b")
+	steps = append(steps, []step{
+		{TimerFired{ID: 1}, []string{"step: querying osd [1 2] (have 0 of 2)", "refresh-map"}},
+		{MapRefreshed{Up: upSet(0, 1, 2, 3)}, []string{"query osd.1", "query osd.2", "timer #2 5s"}},
+		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil},
+		{Notify{Interval: 10, Member: les(member(2, v(0, 0), log), 5)}, []string{
+			"step: querying osd [1 2 3] (have 2 of 3)", "refresh-map"}},
+		{MapRefreshed{Up: upSet(0, 1, 2, 3)}, []string{"query osd.3", "timer #3 5s"}},
+		// osd.3 holds the newest history: the authority.
+		{Notify{Interval: 10, Member: les(member(3, v(0, 0), newer), 7)}, []string{
+			"note-recovery copies=6", "step: pulling 2 objects from osd.3", "pull osd.3 [a b]", "timer #4 20s"}},
+	}...)
+	drive(t, steps)
+}
+
 // A primary whose up_thru the map does not yet record at the interval's
 // start asks the monitors for it once every OSD it probes answered (not
 // before: a primary that waits in vain for an answer leaves an interval
