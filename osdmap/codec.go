@@ -27,7 +27,7 @@ const (
 	mapVersion  = 2
 	incVersion  = 2
 	osdVersion  = 1
-	poolVersion = 2
+	poolVersion = 3
 )
 
 // Encode appends m to e:
@@ -274,6 +274,9 @@ func decodeOSD(d *encoding.Decoder) OSD {
 //	snapshots (snap_seq above 0) carries compat 2, so that a version 1
 //	decoder refuses it rather than drop them; one without carries
 //	compat 1.
+//	version 3 appends pg_num_target and pgp_num_target (uvarints, the
+//	effective values: Targets); a version 1 or 2 pool decodes with its
+//	targets equal to pg_num and pgp_num (none pending).
 func encodePool(e *encoding.Encoder, p *Pool) {
 	compat := uint8(1)
 	if p.SnapSeq > 0 {
@@ -291,6 +294,9 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	e.Uvarint(uint64(p.Flags))
 	e.Uvarint(uint64(p.LastChange))
 	encodePoolSnaps(e, p)
+	pgNum, pgpNum := p.Targets()
+	e.Uvarint(uint64(pgNum))
+	e.Uvarint(uint64(pgpNum))
 	e.End(mark)
 }
 
@@ -309,6 +315,10 @@ func decodePool(d *encoding.Decoder) Pool {
 	p.LastChange = Epoch(decodeU32(d))
 	if version >= 2 {
 		decodePoolSnaps(d, &p)
+	}
+	if version >= 3 {
+		pgNum, pgpNum := decodeU32(d), decodeU32(d)
+		p.SetTargets(pgNum, pgpNum)
 	}
 	d.End()
 	if d.Err() == nil {

@@ -40,6 +40,8 @@ func sampleMaps(t testing.TB) []*Map {
 		s.Pools[0].Snaps = []PoolSnap{{ID: 2, Name: "a", Created: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)}, {ID: 7, Name: "b"}}
 		s.Pools[0].RemovedSnaps = SnapIntervals{{Start: 1, Len: 1}, {Start: 3, Len: 4}, {Start: 8, Len: 2}}
 		s.Pools[1].Flags |= PoolSelfManagedSnap
+		s.Pools[1].PGNum *= 2 // a split under way: pgp_num headed for pg_num
+		s.Pools[1].SetTargets(s.Pools[1].PGNum, s.Pools[1].PGNum)
 		s.Pools[1].SnapSeq = 1 << 40
 		s.Pools[1].RemovedSnaps = SnapIntervals{{Start: 5, Len: 1 << 39}}
 		s.PoolMax = 7

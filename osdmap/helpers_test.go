@@ -128,6 +128,7 @@ func randomNext(t testing.TB, r *rand.Rand, m *Map, c2 *crush.Map) *Map {
 			p := &s.Pools[r.IntN(len(s.Pools))]
 			p.PGNum = uint32(1 + r.IntN(64))
 			p.PGPNum = uint32(1 + r.IntN(int(p.PGNum)))
+			p.SetTargets(p.PGNum, uint32(1+r.IntN(int(p.PGNum)))) // pgp_num headed anywhere within pg_num
 			p.LastChange = s.Epoch
 		}
 	}

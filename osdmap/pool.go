@@ -119,7 +119,14 @@ type Pool struct {
 	// (1 <= PGPNum <= PGNum); while it lags PGNum, split PGs stay with
 	// their parents.
 	PGPNum uint32
-	Flags  PoolFlags
+	// PGNumTarget and PGPNumTarget are where pg_num and pgp_num are
+	// headed (Ceph's pg_num_target, pgp_num_target): the operator sets
+	// them and the monitors' leader steps the current values toward
+	// them (internal/mon/osdmon/pgstep.go). 0 means the value is at its
+	// target; Target returns the effective ones.
+	PGNumTarget  uint32
+	PGPNumTarget uint32
+	Flags        PoolFlags
 	// LastChange is the epoch that last changed the pool.
 	LastChange Epoch
 
@@ -131,6 +138,32 @@ type Pool struct {
 	// RemovedSnaps are the snapshot ids removed in either mode: the
 	// OSDs trim clones that only they needed.
 	RemovedSnaps SnapIntervals
+}
+
+// Targets returns where pg_num and pgp_num are headed: the targets, or
+// the current values where none is pending.
+func (p *Pool) Targets() (pgNum, pgpNum uint32) {
+	pgNum, pgpNum = p.PGNum, p.PGPNum
+	if p.PGNumTarget != 0 {
+		pgNum = p.PGNumTarget
+	}
+	if p.PGPNumTarget != 0 {
+		pgpNum = p.PGPNumTarget
+	}
+	return pgNum, pgpNum
+}
+
+// SetTargets sets where pg_num and pgp_num are headed, storing 0 for a
+// target the current value already has (the canonical form Equal and
+// the codec rely on).
+func (p *Pool) SetTargets(pgNum, pgpNum uint32) {
+	p.PGNumTarget, p.PGPNumTarget = pgNum, pgpNum
+	if pgNum == p.PGNum {
+		p.PGNumTarget = 0
+	}
+	if pgpNum == p.PGPNum {
+		p.PGPNumTarget = 0
+	}
 }
 
 // PGNumMask returns the mask that StableMod uses with PGNum.
@@ -170,6 +203,12 @@ func (p *Pool) RawPGToPPS(pg PG) uint32 {
 func (p *Pool) String() string {
 	s := fmt.Sprintf("pool %d '%s' %s size %d min_size %d crush_rule %d object_hash rjenkins pg_num %d pgp_num %d last_change %d flags %s",
 		p.ID, p.Name, p.Type, p.Size, p.MinSize, p.CrushRule, p.PGNum, p.PGPNum, p.LastChange, p.Flags)
+	if p.PGNumTarget != 0 {
+		s += fmt.Sprintf(" pg_num_target %d", p.PGNumTarget)
+	}
+	if p.PGPNumTarget != 0 {
+		s += fmt.Sprintf(" pgp_num_target %d", p.PGPNumTarget)
+	}
 	if p.SnapSeq > 0 {
 		s += fmt.Sprintf(" snap_seq %d", p.SnapSeq)
 	}
@@ -199,6 +238,11 @@ func (p *Pool) validate() error {
 		return fmt.Errorf("pool %d: pg_num %d out of [1, %d]", p.ID, p.PGNum, uint32(MaxPGNum))
 	case p.PGPNum < 1 || p.PGPNum > p.PGNum:
 		return fmt.Errorf("pool %d: pgp_num %d out of [1, pg_num %d]", p.ID, p.PGPNum, p.PGNum)
+	case p.PGNumTarget > MaxPGNum:
+		return fmt.Errorf("pool %d: pg_num_target %d above %d", p.ID, p.PGNumTarget, uint32(MaxPGNum))
+	case func() bool { n, pn := p.Targets(); return pn > n }():
+		n, pn := p.Targets()
+		return fmt.Errorf("pool %d: pgp_num_target %d above pg_num_target %d", p.ID, pn, n)
 	case p.CrushRule < 0:
 		return fmt.Errorf("pool %d: negative crush rule %d", p.ID, p.CrushRule)
 	}

@@ -168,28 +168,50 @@ func encodedPool(p *Pool) []byte {
 }
 
 // Maps stored before pools had snapshots hold version 1 pools: they must
-// decode as pools without snapshots.
+// decode as pools without snapshots; version 2 pools (before pg_num and
+// pgp_num targets) decode with no target pending.
 func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 	p := replicatedPool(1, 8)
 	data := encodedPool(&p)
 	if data[0] != poolVersion || data[1] != 1 {
 		t.Fatalf("pool without snaps: version %d compat %d, want %d and 1", data[0], data[1], poolVersion)
 	}
-	// Version 2 of a pool without snaps ends in three zero bytes: snap_seq,
-	// no snaps, no removed snaps.
-	if !bytes.HasSuffix(data, []byte{0, 0, 0}) {
-		t.Fatalf("pool encoding % x does not end in empty snap fields", data)
+	// Version 3 of a pool with pg_num and pgp_num 8 and no target pending
+	// ends in the targets (8, 8); version 2 of a pool without snaps ends
+	// in three zero bytes: snap_seq, no snaps, no removed snaps.
+	if !bytes.HasSuffix(data, []byte{0, 0, 0, 8, 8}) {
+		t.Fatalf("pool encoding % x does not end in empty snap fields and targets 8 8", data)
 	}
-	v1 := bytes.Clone(data[:len(data)-3])
-	v1[0] = 1
-	binary.LittleEndian.PutUint32(v1[2:], binary.LittleEndian.Uint32(v1[2:])-3)
-	d := encoding.NewDecoder(v1)
-	got := decodePool(d)
-	if err := d.Finish(); err != nil {
-		t.Fatal(err)
+	older := func(data []byte, version uint8, drop int) []byte {
+		old := bytes.Clone(data[:len(data)-drop])
+		old[0] = version
+		binary.LittleEndian.PutUint32(old[2:], binary.LittleEndian.Uint32(old[2:])-uint32(drop))
+		return old
 	}
-	if !got.Equal(&p) {
-		t.Fatalf("version 1 pool decodes as %+v, want %+v", got, p)
+	v2 := older(data, 2, 2)
+	for _, old := range [][]byte{v2, older(v2, 1, 3)} {
+		d := encoding.NewDecoder(old)
+		got := decodePool(d)
+		if err := d.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(&p) {
+			t.Fatalf("version %d pool decodes as %+v, want %+v", old[0], got, p)
+		}
+	}
+	// Pending targets survive a round trip; a target equal to the current
+	// value is stored as none pending.
+	p.PGNum = 16
+	p.SetTargets(16, 16)
+	if p.PGNumTarget != 0 || p.PGPNumTarget != 16 {
+		t.Fatalf("SetTargets(16, 16) on pg_num 16 pgp_num 8 stores %d %d, want 0 16", p.PGNumTarget, p.PGPNumTarget)
+	}
+	d := encoding.NewDecoder(encodedPool(&p))
+	if got := decodePool(d); d.Finish() != nil || !got.Equal(&p) {
+		t.Fatalf("pool with pgp_num_target decodes as %+v (%v), want %+v", got, d.Err(), p)
+	}
+	if n, pn := p.Targets(); n != 16 || pn != 16 {
+		t.Fatalf("Targets() = %d %d, want 16 16", n, pn)
 	}
 	// A pool with snaps is not for version 1 decoders.
 	sp := snapPool()
