@@ -104,6 +104,8 @@ func schemaTable() []Option {
 			Desc: "used/total of an OSD's store at which it is marked full and the pools using it refuse writes (OSD_FULL, POOL_FULL); read when the first OSD map is made, then changed with osd set-full-ratio"},
 		{Name: "mon_osd_reporter_subtree_level", Type: TypeString, Default: "host", Runtime: true, Daemons: mon,
 			Desc: "CRUSH level by which failure reporters are counted"},
+		{Name: "target_max_misplaced_ratio", Type: TypeFloat, Default: "0.05", Runtime: true, Min: 0, Max: 1, Daemons: mon,
+			Desc: "share of object copies degraded or misplaced at or above which the monitors' leader does not step a pool's pgp_num toward its target (osd pool set POOL pgp_num N), as Ceph's manager does"},
 		{Name: "osd_pool_default_crush_rule", Type: TypeString, Default: "replicated_rule", Runtime: true, Daemons: mon,
 			Desc: "CRUSH rule (name or id) of new pools created without one"},
 		{Name: "osd_pool_default_min_size", Type: TypeInt, Default: "0", Runtime: true, Min: 0, Max: 10, Daemons: mon,

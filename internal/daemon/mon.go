@@ -182,6 +182,7 @@ func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Comm
 		return nil, nil, err
 	}
 	pgs := pgmon.New(pgmon.Config{Map: osd.Map, Logger: log.WithGroup("pgmap")})
+	osd.SetPGStats(pgs) // the pgp_num steps wait on the PG statistics
 	bal := balancermon.New(balancermon.Config{Map: osd.Map, Options: conf.View("mon"), Unclean: pgs.UncleanRatio,
 		Logger: log.WithGroup("balancer")})
 	return []moncmd.Service{osd, pgs, bal, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil

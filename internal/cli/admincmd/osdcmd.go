@@ -70,7 +70,7 @@ func osdPoolCommands(cf *clusterconn.Flags, out *cmdutil.Output, mc mcFunc) *cob
 	pool.AddCommand(
 		poolCreateCommand(cf, out),
 		mc("ls [detail]", "List pools", "osd pool ls", []string{"?detail"}),
-		mc("get POOL VAR", "Show a pool setting: size, min_size, pg_num, pgp_num, crush_rule or all", "osd pool get", []string{"pool", "var"}),
+		mc("get POOL VAR", "Show a pool setting: size, min_size, pg_num, pgp_num, pg_num_target, pgp_num_target, crush_rule or all", "osd pool get", []string{"pool", "var"}),
 		poolSetCommand(cf, out),
 		mc("rename OLD NEW", "Rename a pool", "osd pool rename", []string{"srcpool", "destpool"}),
 		rm,
@@ -130,7 +130,8 @@ func poolVars() [][2]string {
 		{"size", "copies of each object, 1 to 10 (1 needs --yes-i-really-mean-it)"},
 		{"min_size", "copies that must be up to serve I/O, 1 to size (below size - size/2 needs --yes-i-really-mean-it)"},
 		{"pg_num", "placement groups, 1 to 65536: may grow (the OSDs split each PG in place), not shrink (PG merging is not supported yet)"},
-		{"pgp_num", "placement groups CRUSH places, 1 to pg_num: raise it after pg_num to move the split PGs to their own OSDs (backfill)"},
+		{"pgp_num", "placement groups CRUSH places, 1 to pg_num: raise it after pg_num to move the split PGs to their own OSDs; sets pgp_num_target, which the monitors step toward while under target_max_misplaced_ratio of the data moves"},
+		{"pgp_num_actual", "set pgp_num at once, skipping the monitors' steps (everything moves together)"},
 		{"crush_rule", "the CRUSH rule placing the copies, by name or id (cuttle osd crush rule ls)"},
 	}
 }

@@ -46,6 +46,9 @@ const (
 	// pool create" without one: a cluster whose OSDs share one host
 	// (cuttle cluster up) sets a rule with failure domain osd.
 	OptPoolDefaultCrushRule = "osd_pool_default_crush_rule"
+	// OptMaxMisplaced: share of object copies degraded or misplaced at
+	// or above which pgp_num is not stepped toward its target (pgstep.go).
+	OptMaxMisplaced = "target_max_misplaced_ratio"
 )
 
 // OptionNames lists every option the service reads, with its type
@@ -66,5 +69,6 @@ func OptionNames() map[string]string {
 		OptFullRatio:            "float",
 		OptMaxPGPerOSD:          "int",
 		OptPoolDefaultCrushRule: "str",
+		OptMaxMisplaced:         "float",
 	}
 }

@@ -193,8 +193,9 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 		if n, err = num(); err == nil {
 			p.MinSize = int(n)
 		}
-	case "pg_num", "pgp_num":
-		// pgnum.go: pg_num grows (the OSDs split), pgp_num moves.
+	case "pg_num", "pgp_num", "pgp_num_actual":
+		// pgnum.go: pg_num grows (the OSDs split), pgp_num sets the
+		// target the leader steps toward (pgstep.go).
 		if n, err = num(); err == nil {
 			if r := setPGCount(&p, v, n); r != nil {
 				return nil, *r
@@ -203,7 +204,7 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 	case "crush_rule":
 		p.CrushRule, err = ruleArg(s.m.Crush(), val)
 	default:
-		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: unknown variable %q (size, min_size, pg_num, pgp_num, crush_rule)", v)
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: unknown variable %q (size, min_size, pg_num, pgp_num, pgp_num_actual, crush_rule)", v)
 	}
 	if err != nil {
 		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: %v", err)

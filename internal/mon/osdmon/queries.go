@@ -17,16 +17,20 @@ import (
 
 // PoolView is a pool in JSON replies ("osd dump", "osd pool ls detail").
 type PoolView struct {
-	ID         int64  `json:"pool"`
-	Name       string `json:"pool_name"`
-	Type       string `json:"type"`
-	Size       int    `json:"size"`
-	MinSize    int    `json:"min_size"`
-	CrushRule  int32  `json:"crush_rule"`
-	PGNum      uint32 `json:"pg_num"`
-	PGPNum     uint32 `json:"pgp_num"`
-	Flags      string `json:"flags_names"`
-	LastChange uint32 `json:"last_change"`
+	ID        int64  `json:"pool"`
+	Name      string `json:"pool_name"`
+	Type      string `json:"type"`
+	Size      int    `json:"size"`
+	MinSize   int    `json:"min_size"`
+	CrushRule int32  `json:"crush_rule"`
+	PGNum     uint32 `json:"pg_num"`
+	PGPNum    uint32 `json:"pgp_num"`
+	// PGNumTarget and PGPNumTarget are where pg_num and pgp_num are
+	// headed (equal to them when nothing is pending).
+	PGNumTarget  uint32 `json:"pg_num_target"`
+	PGPNumTarget uint32 `json:"pgp_num_target"`
+	Flags        string `json:"flags_names"`
+	LastChange   uint32 `json:"last_change"`
 }
 
 // OSDView is an OSD in "osd dump".
@@ -82,7 +86,8 @@ type UpmapPairView struct {
 }
 
 func poolView(p *osdmap.Pool) PoolView {
-	return PoolView{ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
+	pgNum, pgpNum := p.Targets()
+	return PoolView{PGNumTarget: pgNum, PGPNumTarget: pgpNum, ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
 		PGNum: p.PGNum, PGPNum: p.PGPNum, Flags: p.Flags.String(), LastChange: uint32(p.LastChange)}
 }
 
@@ -301,7 +306,9 @@ func (s *Service) queryPoolLs(c moncmd.Command) moncmd.Reply {
 }
 
 // poolVars are the variables "osd pool get" reads, in "all" order.
-func poolVars() []string { return []string{"size", "min_size", "pg_num", "pgp_num", "crush_rule"} }
+func poolVars() []string {
+	return []string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "crush_rule"}
+}
 
 // queryPoolGet answers "osd pool get pool var" (var: a poolVars name or
 // "all").
@@ -335,6 +342,10 @@ func (s *Service) queryPoolGet(c moncmd.Command) moncmd.Reply {
 			val = p.PGNum
 		case "pgp_num":
 			val = p.PGPNum
+		case "pg_num_target":
+			val, _ = p.Targets()
+		case "pgp_num_target":
+			_, val = p.Targets()
 		case "crush_rule":
 			if r := s.m.Crush().Rule(p.CrushRule); r != nil {
 				val = r.Name

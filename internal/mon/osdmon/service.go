@@ -44,6 +44,9 @@ type Service struct {
 	// replicated; see the package documentation): target -> reporter ->
 	// its report.
 	failures map[int32]map[int32]failureReport
+	// pgStats are the PG statistics the pgp_num stepping reads
+	// (SetPGStats); nil: none.
+	pgStats PGStats
 }
 
 var _ moncmd.Service = (*Service)(nil)
@@ -202,7 +205,8 @@ func (s *Service) epoch() osdmap.Epoch {
 
 // Tick implements moncmd.Service: it asks to mark down OSDs whose failure
 // reports have become conclusive and to mark out OSDs down for longer
-// than the down-out interval. Prepare checks both again.
+// than the down-out interval, and steps pools' pgp_num toward their
+// targets (pgstep.go). Prepare checks each again.
 func (s *Service) Tick(now time.Time) []moncmd.Command {
 	if s.m == nil {
 		return nil
@@ -216,5 +220,5 @@ func (s *Service) Tick(now time.Time) []moncmd.Command {
 	if ids := s.dueOut(now); len(ids) > 0 {
 		out = append(out, moncmd.New("osd out", "ids", joinIDs(ids), "auto", "true"))
 	}
-	return out
+	return append(out, s.pgpSteps()...)
 }

@@ -352,6 +352,36 @@ func replyJSON(v any, text string) moncmd.Reply {
 	return moncmd.Reply{Data: data, Text: text}
 }
 
+// StatsCurrent reports whether every PG of pool has a report that
+// reflects the map at epoch since: reported at since or later, or with
+// the up set the map gives it now (its placement did not change, so its
+// counts stand). Unknown and stale PGs are not current. The monitors'
+// leader waits for it before each pgp_num step (osdmon's pgstep.go), so
+// that the misplaced share it reads includes the previous step's.
+func (s *Service) StatsCurrent(pool int64, since osdmap.Epoch) bool {
+	m := s.cfg.Map()
+	if m == nil {
+		return false
+	}
+	var sc osdmap.Scratch
+	for _, v := range s.views() {
+		if v.stat.PG.Pool != pool {
+			continue
+		}
+		if v.reporter < 0 || v.stale != "" {
+			return false
+		}
+		if v.stat.ReportedEpoch >= uint64(since) {
+			continue
+		}
+		mp, err := m.PGToUpActing(v.stat.PG, &sc)
+		if err != nil || !slices.Equal(mp.Up, v.stat.Up) {
+			return false
+		}
+	}
+	return true
+}
+
 // UncleanRatio returns the share of the object copies the pools ask for
 // that are degraded or misplaced (0 with no objects): the balancer waits
 // while it is above its limit.
