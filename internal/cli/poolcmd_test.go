@@ -15,7 +15,7 @@ func TestPoolSetHelpListsVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"size", "min_size", "pg_num", "pgp_num", "crush_rule"} {
+	for _, v := range []string{"size", "min_size", "pg_num", "pgp_num", "pgp_num_actual", "crush_rule"} {
 		found := false
 		for _, line := range strings.Split(stdout, "\n") {
 			if f := strings.Fields(line); len(f) > 1 && f[0] == v {

@@ -131,7 +131,7 @@ func poolVars() [][2]string {
 		{"min_size", "copies that must be up to serve I/O, 1 to size (below size - size/2 needs --yes-i-really-mean-it)"},
 		{"pg_num", "placement groups, 1 to 65536: may grow (the OSDs split each PG in place), not shrink (PG merging is not supported yet)"},
 		{"pgp_num", "placement groups CRUSH places, 1 to pg_num: raise it after pg_num to move the split PGs to their own OSDs; sets pgp_num_target, which the monitors step toward while under target_max_misplaced_ratio of the data moves"},
-		{"pgp_num_actual", "set pgp_num at once, skipping the monitors' steps (everything moves together)"},
+		{"pgp_num_actual", "set pgp_num at once, leaving pgp_num_target (set pgp_num first to the same value to move everything together)"},
 		{"crush_rule", "the CRUSH rule placing the copies, by name or id (cuttle osd crush rule ls)"},
 	}
 }
