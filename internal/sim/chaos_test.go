@@ -370,12 +370,16 @@ func (c *Cluster) waitClean(t *testing.T, seed uint64, faults map[string]int) {
 }
 
 // uncleanPGs describes every PG whose primary does not call it
-// active+clean.
+// active+clean, and every pool whose pgp_num the monitors are still
+// stepping toward its target (more PGs are yet to move).
 func (c *Cluster) uncleanPGs() []string {
 	m := c.Map()
 	var bad []string
 	var s osdmap.Scratch
 	for _, pool := range m.Pools() {
+		if _, target := pool.Targets(); target != pool.PGPNum {
+			bad = append(bad, fmt.Sprintf("pool %s: pgp_num %d stepping to %d", pool.Name, pool.PGPNum, target))
+		}
 		for seed := range pool.PGNum {
 			pg := osdmap.PG{Pool: pool.ID, Seed: seed}
 			mp, err := m.PGToUpActing(pg, &s)
