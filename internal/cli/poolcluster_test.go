@@ -115,6 +115,14 @@ func TestPoolPGNumGrowsWithObjects(t *testing.T) {
 	fails("pg_num must be at least 1", "osd", "pool", "set", "p8", "pg_num", "0")
 	fails("pgp_num 64 is above pg_num 32", "osd", "pool", "set", "p8", "pgp_num", "64")
 	cut("osd", "pool", "set", "p8", "pgp_num", "32")
+	// The monitors step pgp_num toward its target (pgp_num_target 32).
+	deadline := time.Now().Add(2 * time.Minute)
+	for got := ""; got != "pgp_num: 32\n"; got = cut("osd", "pool", "get", "p8", "pgp_num") {
+		if time.Now().After(deadline) {
+			t.Fatalf("pgp_num not stepped to 32: %q", got)
+		}
+		waitClean(32) // a step is taken once the previous one's PGs report
+	}
 	waitClean(32)
 	readAll("after pgp_num 32")
 }
