@@ -2,7 +2,8 @@
 // named "osdmap": it owns the cluster's OSD map (OSD states, addresses and
 // weights, pools, flags and the CRUSH map), turns the "osd ..." commands
 // into new epochs of it, filters OSD failure reports, marks long-down OSDs
-// out and reports the map's health checks.
+// out, steps pools' pgp_num toward their targets (pgstep.go) and reports
+// the map's health checks.
 //
 // It knows nothing of Raft, the network or clocks: it implements
 // moncmd.Service, takes the time as an argument and reads its options
