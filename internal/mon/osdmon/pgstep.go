@@ -82,7 +82,11 @@ func (s *Service) pgpSteps() []moncmd.Command {
 		}
 		s.log.Info("stepping pgp_num", "pool", p.Name, "from", p.PGPNum, "to", next, "target", target,
 			"unclean", unclean, "limit", limit)
-		out = append(out, moncmd.New("osd pool set", "pool", p.Name, "var", "pgp_num_actual", "val", fmt.Sprint(next)))
+		// The step changes no size or min_size: a pool the operator made
+		// with risky copies (size 1) was confirmed then, not to be asked
+		// again on every step.
+		out = append(out, moncmd.New("osd pool set", "pool", p.Name, "var", "pgp_num_actual", "val", fmt.Sprint(next),
+			sureArg, "true"))
 	}
 	return out
 }

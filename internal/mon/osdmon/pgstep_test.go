@@ -98,6 +98,16 @@ func TestTickStepsPGPNum(t *testing.T) {
 	if r := m.run("osd pool get", "pool", "rbd", "var", "pgp_num_target"); r.Text != "pgp_num_target: 64\n" {
 		t.Fatalf("osd pool get pgp_num_target: %q", r.Text)
 	}
+	// A size-1 pool (confirmed when made) steps too.
+	must(t, m.run("osd pool create", "pool", "one", "pg_num", "8", "size", "1", "yes_i_really_mean_it", "true"))
+	must(t, m.run("osd pool set", "pool", "one", "var", "pg_num", "val", "16", "yes_i_really_mean_it", "true"))
+	must(t, m.run("osd pool set", "pool", "one", "var", "pgp_num", "val", "16", "yes_i_really_mean_it", "true"))
+	for _, r := range m.tick() {
+		must(t, r)
+	}
+	if got := m.svc.Map().PoolByName("one").PGPNum; got != 9 {
+		t.Fatalf("size-1 pool: pgp_num %d after a tick, want 9", got)
+	}
 	// Down again, with some data unclean: room 0.2 - 0.15 = 0.05, 3 PGs.
 	must(t, m.run("osd pool set", "pool", "rbd", "var", "pgp_num", "val", "32"))
 	stats.unclean = 0.15
