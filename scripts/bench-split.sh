@@ -4,8 +4,9 @@
 # step toward 64 under target_max_misplaced_ratio, as Ceph's manager does)
 # while a client reads at random (16 in flight); prints the time from the
 # pg_num command until pgp_num is 64 and every PG is active+clean again,
-# and the client's read bandwidth before and during it, per second. Ceph's figure (issue 37): 125 s for 32 -> 64 with 4 GiB on
-# this machine, reads kept at 99%.
+# and the client's read bandwidth before and during it, per second.
+# Ceph's figure (issue 37): 125 s for 32 -> 64 with 4 GiB on this
+# machine, reads kept at 99%.
 #
 #   scripts/bench-split.sh OUTDIR     (env: GIB=1, PORT=17900 base port, OSDS=3;
 #                                      ACTIVE=N sets osd_recovery_max_active, SLEEP=D osd_recovery_sleep)
