@@ -349,6 +349,40 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 	}
 }
 
+// recoverSnapsFirst makes sure every member holds head's snapdir and
+// clones before a write to head runs, as recoverFirst does the head
+// (Ceph's _rollback_to and snap trimmer wait for them too): the write's
+// transaction may read or remove them on every member (a rollback
+// copies a clone over the head, a trim removes clones, a write that
+// recreates the head removes the snapdir), and on a member that lacks
+// one it would fail whole while the member's log took its entries (the
+// member kept a stale head at the write's version, which recovery then
+// took as current). The write holds head's key, which its clones and
+// snapdir share (objectKey), so no push of them runs meanwhile. It
+// returns false if the interval ended.
+func (p *pg) recoverSnapsFirst(head objid.ID) bool {
+	p.mu.Lock()
+	pending := p.run != nil && p.activated && p.recPlan.Pending() && p.pool.SnapSeq != 0
+	p.mu.Unlock()
+	if !pending || head.Snap != objid.NoSnap {
+		return true // a write to a snapshot is refused (snapRefusal)
+	}
+	st, err := p.loadSnapState(head)
+	if err != nil {
+		return true // the write's own read of the snap set fails and answers
+	}
+	ids := []objid.ID{head.WithSnap(objid.SnapDir)}
+	for _, c := range st.ss.Clones {
+		ids = append(ids, head.WithSnap(c.ID))
+	}
+	for _, id := range ids {
+		if !p.recoverFirst(id) {
+			return false
+		}
+	}
+	return true
+}
+
 // recoverObject pushes this OSD's copy of id to targets and waits until
 // each has committed it. A copy here that cannot be read is first
 // replaced from a replica that holds it.

@@ -32,7 +32,10 @@ import (
 // Everything here runs under the PG's lock (p.mu) but the items' work.
 
 // qkey is a key of a PG's op queue: the items of a key run one at a
-// time, in order. A key is an object, or one of the PG's own sequences
+// time, in order. A key is an object's head, which its clones and
+// snapdir share (a write to the head may read or remove them, a read at
+// a snapshot reads them, and a write pushes them first to members that
+// lack them: no push of one may run beside it), or one of the PG's own sequences
 // (its rep ops, its scrub chunks), named by an id with a negative pool,
 // which no client object has (pools are never negative; the PG's meta
 // object has one too, but no item touches it). Plain object ids, rather
@@ -41,7 +44,7 @@ import (
 // and Done 9% more instructions, counted with cachegrind).
 type qkey = objid.ID
 
-func objectKey(id objid.ID) qkey { return id }
+func objectKey(id objid.ID) qkey { return id.WithSnap(objid.NoSnap) }
 
 func repOpsKey() qkey { return objid.ID{Pool: -1, Name: "opq.repops"} }
 

@@ -573,3 +573,73 @@ func TestSnapTrimOfManyClonesReplicates(t *testing.T) {
 		expectAt(t, io, "many", map[uint64]string{ids[0]: "", ids[n-1]: fmt.Sprint("version ", n-1), rados.SnapHead: "head"})
 	})
 }
+
+// A rollback while a replica still lacks the clone it copies (the
+// replica missed the snapshot's write and recovery has not reached the
+// clone yet): the primary pushes the clone first, as it does the head,
+// so that the replica's copy of the rollback's transaction applies
+// instead of failing whole while its log takes the entry (found by
+// TestChaos seed 49: a replica kept a stale head at the rollback's
+// version, and recovery later took it as current).
+func TestRollbackWhileReplicaLacksClone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// One push at a time, resting after each: the first missing
+		// object is pushed, and the rollback runs during the rest.
+		c, _ := threeOSDsWith(t, Options{RecoveryMaxPushes: 1, RecoverySleep: time.Minute})
+		conn := c.connect(t, "client.admin")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("before")); err != nil {
+			t.Fatal(err)
+		}
+		oid, pg, mp := place(t, c, "obj")
+		// An object of the same PG that recovery pushes before obj's
+		// clone (it sorts first).
+		first := ""
+		for i := range 1000 {
+			id, p, _ := place(t, c, fmt.Sprint("first-", i))
+			if p == pg && objid.Compare(id, oid.WithSnap(1)) < 0 {
+				first = id.Name
+				break
+			}
+		}
+		if first == "" {
+			t.Fatal("no object sorts before obj in its PG")
+		}
+		behind := mp.Acting[1]
+		c.KillOSD(behind)
+		c.Run("osd down", "ids", fmt.Sprint(behind))
+		c.WaitForEpoch(c.Epoch())
+		snap, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("after")); err != nil { // clones obj
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, first, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		c.StartOSD(behind)
+		c.WaitForEpoch(c.Epoch())
+		synctest.Wait() // active; first pushed; recovery rests
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		if _, err := c.OSDs[behind].Store.Stat(ctx, coll, oid.WithSnap(snap)); !errors.Is(err, objectstore.ErrNotFound) {
+			t.Fatalf("osd.%d holds the clone before the rollback (%v): the test no longer reaches the case", behind, err)
+		}
+		if err := io.Rollback(ctx, "obj", snap); err != nil {
+			t.Fatal(err)
+		}
+		c.waitClean(t, 0, nil)
+		for _, o := range mp.Acting {
+			if b, err := c.OSDs[o].Store.Read(ctx, coll, oid, 0, 0); err != nil || string(b) != "before" {
+				t.Errorf("osd.%d holds the head %q (%v) after the rollback, want \"before\"", o, b, err)
+			}
+		}
+		expectAt(t, io, "obj", map[uint64]string{snap: "before", rados.SnapHead: "before"})
+	})
+}
