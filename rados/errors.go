@@ -48,6 +48,10 @@ var (
 	// ErrNotConnected: a watch was lost (ENOTCONN): it timed out on its
 	// primary, or its object was deleted; watch again and re-read.
 	ErrNotConnected = errors.New("rados: watch lost")
+	// ErrReadOnly: the operation would change a snapshot (EROFS): a
+	// class method that writes, called while the IOContext reads at a
+	// snapshot (SetReadSnap); set SnapHead to call it on the head.
+	ErrReadOnly = errors.New("rados: read-only snapshot")
 	// ErrClosed: the Conn is closed.
 	ErrClosed = errors.New("rados: connection closed")
 )
@@ -112,6 +116,8 @@ func errnoClass(errno int) error {
 		return ErrNoSpace
 	case wire.ENOTCONN:
 		return ErrNotConnected
+	case wire.EROFS:
+		return ErrReadOnly
 	}
 	return nil
 }

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+
+	"github.com/cuttlestore/cuttle/internal/cls/version"
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// A snapshot the pool has removed is gone for reads and rollbacks at
+// once, even while its clone waits for the trimmer (nosnaptrim holds it
+// back here): the read is ENOENT, as Ceph's is, and so is a rollback;
+// the other snapshots still read.
+func TestRemovedSnapIsGoneBeforeTrim(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("one")); err != nil {
+			t.Fatal(err)
+		}
+		a, err := io.CreatePoolSnap(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("two")); err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.CreatePoolSnap(ctx, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("three")); err != nil {
+			t.Fatal(err)
+		}
+		c.Run("osd set", "key", "nosnaptrim")
+		if err := io.RemovePoolSnap(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		// The clone is still there on the primary: only the pool's
+		// removed set keeps the read from it.
+		id, pg, mp := place(t, c, "obj")
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		if _, err := c.OSDs[mp.ActingPrimary].Store.Stat(ctx, coll, id.WithSnap(a)); err != nil {
+			t.Fatalf("the clone of a is gone before the trim: %v", err)
+		}
+		expectAt(t, io, "obj", map[uint64]string{a: "", b: "two", rados.SnapHead: "three"})
+		if err := io.Rollback(ctx, "obj", a); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("rollback to a removed snap: %v, want not found", err)
+		}
+		expectAt(t, io, "obj", map[uint64]string{b: "two", rados.SnapHead: "three"})
+		c.Run("osd unset", "key", "nosnaptrim")
+		waitUsage(t, c, "rbd", int64(len("two")+len("three")), 2)
+		expectAt(t, io, "obj", map[uint64]string{a: "", b: "two", rados.SnapHead: "three"})
+	})
+}
+
+// A class method called while the IOContext reads at a snapshot runs on
+// the object as it was: version.read returns the snapshot's version, and
+// version.inc, which writes, is refused (ErrReadOnly) and changes
+// nothing. At the head both run on the head.
+func TestClassCallAtSnapshot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Exec(ctx, "obj", "version", "set", version.Encode(7)); err != nil {
+			t.Fatal(err)
+		}
+		s, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Exec(ctx, "obj", "version", "inc", nil); err != nil {
+			t.Fatal(err)
+		}
+		readVersion := func(snap uint64) (string, error) {
+			io.SetReadSnap(snap)
+			defer io.SetReadSnap(rados.SnapHead)
+			out, err := io.Exec(ctx, "obj", "version", "read", nil)
+			return string(out), err
+		}
+		if got, err := readVersion(s); err != nil || got != string(version.Encode(7)) {
+			t.Fatalf("version.read at the snapshot: %x %v, want 7", got, err)
+		}
+		if got, err := readVersion(rados.SnapHead); err != nil || got != string(version.Encode(8)) {
+			t.Fatalf("version.read at the head: %x %v, want 8", got, err)
+		}
+		// A read op's Exec runs at the snapshot too.
+		io.SetReadSnap(s)
+		r := rados.NewReadOp()
+		st := r.Exec("version", "read", nil)
+		err = io.OperateRead(ctx, "obj", r)
+		if err != nil || string(st.Output) != string(version.Encode(7)) {
+			t.Fatalf("ReadOp.Exec at the snapshot: %x %v, want 7", st.Output, err)
+		}
+		if _, err := io.Exec(ctx, "obj", "version", "inc", nil); !errors.Is(err, rados.ErrReadOnly) {
+			t.Fatalf("version.inc at a snapshot: %v, want read-only", err)
+		}
+		io.SetReadSnap(rados.SnapHead)
+		if got, err := readVersion(rados.SnapHead); err != nil || got != string(version.Encode(8)) {
+			t.Fatalf("version.read at the head after the refused inc: %x %v, want 8", got, err)
+		}
+	})
+}
