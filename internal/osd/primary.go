@@ -13,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/replication"
+	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -463,7 +464,10 @@ func (p *pg) answerResendLocked(r *request) bool {
 // ones when r was answered already.
 func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
 	sw, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
-	if err != nil {
+	if errors.Is(err, snaps.ErrTooManyClones) {
+		r.replyError(-wire.EMLINK, p.epoch)
+		return nil, nil, nil
+	} else if err != nil {
 		return nil, nil, err
 	}
 	cloneV := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}

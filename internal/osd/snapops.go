@@ -157,7 +157,9 @@ func (p *pg) prepareSnapWrite(r *request) (*snapWrite, error) {
 		return nil, nil // no snapshot ever touched it: nothing to do
 	}
 	sw := &snapWrite{head: head, st: st}
-	sw.next, sw.clone = st.ss.MakeWriteable(c, st.headExists, st.headSize)
+	if sw.next, sw.clone, err = st.ss.MakeWriteable(c, st.headExists, st.headSize); err != nil {
+		return nil, fmt.Errorf("%v: %w", head, err) // EMLINK (startWriteLocked)
+	}
 	if isSnapOp(r, opSnapTrim) {
 		var gone []uint64
 		before := sw.next

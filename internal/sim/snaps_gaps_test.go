@@ -3,11 +3,15 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/cls/version"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -113,5 +117,79 @@ func TestClassCallAtSnapshot(t *testing.T) {
 		if got, err := readVersion(rados.SnapHead); err != nil || got != string(version.Encode(8)) {
 			t.Fatalf("version.read at the head after the refused inc: %x %v, want 8", got, err)
 		}
+	})
+}
+
+// An object has at most snaps.MaxClones clones: the write that would make
+// one more is refused with ErrTooManyClones (EMLINK) and changes nothing;
+// once a snapshot is removed and trimmed, writes clone again.
+func TestCloneLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Self-managed snapshots: the client's context names them, so a
+		// clone per write needs no monitor round trip per snapshot.
+		first, err := io.SelfManagedSnapCreate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("v0")); err != nil {
+			t.Fatal(err)
+		}
+		// Ids past the ones the monitors hand out next (removing first
+		// uses up first+1), so that removing first trims one clone.
+		id := func(i uint64) uint64 {
+			if i == 0 {
+				return first
+			}
+			return first + 100 + i
+		}
+		for i := range uint64(snaps.MaxClones) {
+			if err := io.SetSnapWriteContext(id(i), []uint64{id(i)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := io.WriteFull(ctx, "obj", fmt.Appendf(nil, "v%d", i+1)); err != nil {
+				t.Fatalf("write %d: %v", i+1, err)
+			}
+		}
+		last := id(snaps.MaxClones)
+		if err := io.SetSnapWriteContext(last, []uint64{last}); err != nil {
+			t.Fatal(err)
+		}
+		err = io.WriteFull(ctx, "obj", []byte("one too many"))
+		if !errors.Is(err, rados.ErrTooManyClones) || !strings.Contains(err.Error(), "EMLINK") {
+			t.Fatalf("write beyond %d clones: %v, want too many clones (EMLINK)", snaps.MaxClones, err)
+		}
+		ls, err := io.ListSnaps(ctx, "obj")
+		if err != nil || len(ls.Clones) != snaps.MaxClones+1 {
+			t.Fatalf("list-snaps: %d versions %v, want %d clones and the head", len(ls.Clones), err, snaps.MaxClones)
+		}
+		want := fmt.Sprint("v", snaps.MaxClones)
+		expectAt(t, io, "obj", map[uint64]string{rados.SnapHead: want, first: "v0", id(snaps.MaxClones - 1): fmt.Sprint("v", snaps.MaxClones-1)})
+		if err := io.SelfManagedSnapRemove(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		for tries := 0; ; tries++ {
+			ls, err := io.ListSnaps(ctx, "obj")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ls.Clones) == snaps.MaxClones {
+				break
+			}
+			if tries == 30 {
+				t.Fatalf("%d versions after five minutes, want %d: the clone of the removed snapshot stays", len(ls.Clones), snaps.MaxClones)
+			}
+			time.Sleep(10 * time.Second) // virtual: the trimmer's next pass
+		}
+		if err := io.WriteFull(ctx, "obj", []byte("room again")); err != nil {
+			t.Fatalf("write after a trim made room: %v", err)
+		}
+		expectAt(t, io, "obj", map[uint64]string{rados.SnapHead: "room again", last: want, first: ""})
 	})
 }
