@@ -41,6 +41,9 @@ type request struct {
 	// internal, if not nil, takes the replies of a request the OSD made
 	// itself (a snap trim) instead of a client.
 	internal func(wire.OSDOpReply)
+	// class is the request's class in the op queue: opq.Client (the
+	// zero value) but for the OSD's own snap trims.
+	class opq.Class
 
 	mu       sync.Mutex
 	state    string // for dump_ops_in_flight
@@ -234,7 +237,7 @@ func (p *pg) enqueue(r *request) {
 		return
 	}
 	key := objectKey(r.op.Object)
-	start := p.queue.Add(key, opq.Client, opq.CostOf(r.bytesOfData()), r)
+	start := p.queue.Add(key, r.class, opq.CostOf(r.bytesOfData()), r)
 	p.mu.Unlock()
 	if start {
 		p.o.wg.Go(func() { p.runKey(key, r) })

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,6 +14,8 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cls/version"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -192,4 +196,93 @@ func TestCloneLimit(t *testing.T) {
 		}
 		expectAt(t, io, "obj", map[uint64]string{rados.SnapHead: "room again", last: want, first: ""})
 	})
+}
+
+// Trimming is throttled as Ceph's is: a PG trims at most
+// osd_pg_max_concurrent_snap_trims objects at once, and each trim slot
+// rests osd_snap_trim_sleep after a trim. Six objects of a one-PG pool
+// lose their clones one every 20 s with one slot, and three at a time
+// with three.
+func TestSnapTrimThrottle(t *testing.T) {
+	for _, tc := range []struct {
+		slots int
+		want  []time.Duration // when each clone goes, after the first
+	}{
+		{1, []time.Duration{0, 20 * time.Second, 40 * time.Second, 60 * time.Second, 80 * time.Second, 100 * time.Second}},
+		{3, []time.Duration{0, 0, 0, 20 * time.Second, 20 * time.Second, 20 * time.Second}},
+	} {
+		t.Run(fmt.Sprint(tc.slots, " slots"), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, _ := threeOSDsWith(t, Options{SnapTrimSleep: 20 * time.Second, SnapTrimsPerPG: tc.slots})
+				c.Run("osd pool create", "pool", "one", "pg_num", "1", "size", "3")
+				c.WaitForEpoch(c.Epoch())
+				synctest.Wait()
+				conn := c.connect(t, "client.admin")
+				ctx := context.Background()
+				io, err := conn.OpenIOContext("one")
+				if err != nil {
+					t.Fatal(err)
+				}
+				const n = 6
+				for i := range n {
+					if err := io.WriteFull(ctx, fmt.Sprint("obj", i), []byte("before")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s, err := io.CreatePoolSnap(ctx, "s")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					if err := io.WriteFull(ctx, fmt.Sprint("obj", i), []byte("after")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := io.RemovePoolSnap(ctx, "s"); err != nil {
+					t.Fatal(err)
+				}
+				// Watch the primary's store each (virtual) second.
+				m := c.Map()
+				pool := m.PoolByName("one").ID
+				pg, err := m.ObjectIDToPG(objid.Object(pool, "", "obj0"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				mp, err := m.PGToUpActing(pg, &osdmap.Scratch{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+				store := c.OSDs[mp.ActingPrimary].Store
+				gone := map[int]time.Time{}
+				for range 600 {
+					for i := range n {
+						id := objid.Object(pg.Pool, "", fmt.Sprint("obj", i)).WithSnap(s)
+						if _, ok := gone[i]; !ok {
+							if _, err := store.Stat(ctx, coll, id); errors.Is(err, objectstore.ErrNotFound) {
+								gone[i] = time.Now()
+							}
+						}
+					}
+					if len(gone) == n {
+						break
+					}
+					time.Sleep(time.Second)
+					synctest.Wait()
+				}
+				if len(gone) != n {
+					t.Fatalf("after ten minutes %d of %d clones are trimmed", len(gone), n)
+				}
+				times := slices.SortedFunc(maps.Values(gone), time.Time.Compare)
+				var got []time.Duration
+				for _, at := range times {
+					got = append(got, at.Sub(times[0]).Truncate(time.Second))
+				}
+				t.Logf("clones trimmed at %v", got)
+				if !slices.Equal(got, tc.want) {
+					t.Fatalf("clones trimmed at %v, want %v", got, tc.want)
+				}
+			})
+		})
+	}
 }
