@@ -48,6 +48,14 @@ var (
 	// ErrNotConnected: a watch was lost (ENOTCONN): it timed out on its
 	// primary, or its object was deleted; watch again and re-read.
 	ErrNotConnected = errors.New("rados: watch lost")
+	// ErrReadOnly: the operation would change a snapshot (EROFS): a
+	// class method that writes, called while the IOContext reads at a
+	// snapshot (SetReadSnap); set SnapHead to call it on the head.
+	ErrReadOnly = errors.New("rados: read-only snapshot")
+	// ErrTooManyClones: the write would give its object more clones
+	// than an object may have (EMLINK; 4,096, docs/SNAPSHOTS.md); remove
+	// snapshots the object was written under, and the trimmer makes room.
+	ErrTooManyClones = errors.New("rados: too many clones")
 	// ErrClosed: the Conn is closed.
 	ErrClosed = errors.New("rados: connection closed")
 )
@@ -112,6 +120,10 @@ func errnoClass(errno int) error {
 		return ErrNoSpace
 	case wire.ENOTCONN:
 		return ErrNotConnected
+	case wire.EROFS:
+		return ErrReadOnly
+	case wire.EMLINK:
+		return ErrTooManyClones
 	}
 	return nil
 }

@@ -242,7 +242,10 @@ func (io *IOContext) CleanOmap(ctx context.Context, name string) error {
 }
 
 // Exec calls an object-class method on object name and returns its
-// output. The OSD decides from the method whether it writes.
+// output. The OSD decides from the method whether it writes. While the
+// IOContext reads at a snapshot (SetReadSnap), a method that reads runs
+// on the object as it was at the snapshot, and one that writes fails
+// with ErrReadOnly.
 func (io *IOContext) Exec(ctx context.Context, name, class, method string, in []byte) ([]byte, error) {
 	w := NewWriteOp()
 	st := w.Exec(class, method, in)

@@ -62,6 +62,14 @@ func (io *IOContext) RemovePoolSnap(ctx context.Context, name string) error {
 	return err
 }
 
+// SnapRemoved reports whether the pool has removed snapshot id, in the
+// client's map: reads and rollbacks at it are ErrNotFound, even before
+// the OSDs have trimmed its clones.
+func (io *IOContext) SnapRemoved(id uint64) bool {
+	p := io.conn.obj.currentMap().Pool(io.pool)
+	return p != nil && p.RemovedSnaps.Contains(id)
+}
+
 // PoolSnaps returns the pool's snapshots in the client's map, oldest
 // first.
 func (io *IOContext) PoolSnaps() ([]PoolSnap, error) {

@@ -61,13 +61,17 @@ func (io *IOContext) SetReadSnap(snap uint64) {
 // setSnaps fills the snap fields of an op about to be sent: a write (or
 // a class method, which may write) carries the snap context (the pool's,
 // for a pool of pool snapshots); a read names the read snapshot in its
-// object id.
+// object id. A class method without other writes beside it runs at the
+// read snapshot when one is set, as Ceph's exec does: a method that reads
+// reads the object as it was, and one that writes is refused
+// (ErrReadOnly), since a snapshot cannot change.
 func (io *IOContext) setSnaps(m *wire.OSDOp) {
-	write := slices.ContainsFunc(m.Ops, func(o wire.ObjectOp) bool { return o.Code.IsWrite() || o.Code == wire.OpCall })
+	write := slices.ContainsFunc(m.Ops, func(o wire.ObjectOp) bool { return o.Code.IsWrite() })
+	call := slices.ContainsFunc(m.Ops, func(o wire.ObjectOp) bool { return o.Code == wire.OpCall })
 	io.mu.Lock()
 	snapc, readSnap := io.snapc, io.readSnap
 	io.mu.Unlock()
-	if !write {
+	if !write && (!call || readSnap != 0) {
 		if readSnap != 0 {
 			m.Object.Snap = readSnap
 		}

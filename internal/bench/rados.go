@@ -66,6 +66,16 @@ type RadosWorkload struct {
 	// MaxObjects, if not zero, bounds the objects a write creates (it
 	// ends sooner if they are all written).
 	MaxObjects int64
+	// Reuse, if not zero, makes a write overwrite Reuse objects in turn
+	// instead of creating one per operation: they are written once
+	// before the timed run (not measured), then each operation rewrites
+	// the next one whole. Only overwrites make copy-on-write clones, so
+	// this is the write to measure snapshots' cost with.
+	Reuse int64
+	// SnapEvery, if not zero, takes a snapshot of the pool every
+	// SnapEvery during a write (radossnaps.go), and removes them all at
+	// the end.
+	SnapEvery time.Duration
 	// Progress, if set, receives a report every second.
 	Progress func(Progress)
 	// Traffic, if set, counts the operations as they finish.
@@ -78,6 +88,10 @@ type RadosResult struct {
 	Mode RadosMode
 	Summary
 	Meta RadosMetadata // the objects written (write) or read from (seq, rand)
+	// Snaps is how many snapshots SnapEvery took (and removed).
+	Snaps int
+	// SnapMode says which kind: "selfmanaged" or "pool" (empty: none).
+	SnapMode string
 }
 
 // RadosMetadata is what a write benchmark leaves in its metadata object:
@@ -163,6 +177,12 @@ func (w RadosWorkload) withDefaults() (RadosWorkload, error) {
 	if w.Concurrency < 0 {
 		return w, fmt.Errorf("bench: concurrency %d", w.Concurrency)
 	}
+	if w.Reuse < 0 || w.SnapEvery < 0 {
+		return w, fmt.Errorf("bench: reuse %d, snapshot interval %v: want 0 or more", w.Reuse, w.SnapEvery)
+	}
+	if (w.Reuse != 0 || w.SnapEvery != 0) && w.Mode != RadosWrite {
+		return w, fmt.Errorf("bench: reusing objects and taking snapshots are for write, not %s", w.Mode)
+	}
 	return w, nil
 }
 
@@ -208,6 +228,14 @@ func RunRados(ctx context.Context, io *rados.IOContext, w RadosWorkload) (RadosR
 			// WriteFull returns once the write is committed.
 			return io.WriteFull(ctx, res.Meta.ObjectName(n), data)
 		}
+		if w.Reuse > 0 {
+			if err := prepareObjects(ctx, io, res.Meta, w.Reuse, w.Concurrency, data); err != nil {
+				return res, err
+			}
+			t.Op = func(ctx context.Context, n int64) error {
+				return io.WriteFull(ctx, res.Meta.ObjectName(n%w.Reuse), data)
+			}
+		}
 	} else {
 		if res.Meta, err = ReadRadosMetadata(ctx, io, w.RunName); err != nil {
 			return res, err
@@ -241,15 +269,26 @@ func RunRados(ctx context.Context, io *rados.IOContext, w RadosWorkload) (RadosR
 		}
 	}
 	t.OpBytes = res.Meta.ObjectSize
+	var snapper *snapshotter
+	if w.SnapEvery > 0 {
+		snapper = startSnapshots(ctx, io, w.Prefix, w.SnapEvery)
+	}
 	s, err := t.Run(ctx)
+	if snapper != nil {
+		res.Snaps, res.SnapMode = snapper.stop(ctx)
+		err = cmpOr(err, snapper.err)
+	}
 	if err != nil {
 		return res, err
 	}
 	res.Summary = s
 	if w.Mode == RadosWrite {
 		// Every operation started finished, in order: objects 0 to
-		// Ops-1 exist.
+		// Ops-1 exist (0 to Reuse-1 when reused).
 		res.Meta.Objects = s.Ops
+		if w.Reuse > 0 {
+			res.Meta.Objects = w.Reuse
+		}
 		b, _ := res.Meta.MarshalBinary()
 		if err := io.WriteFull(ctx, w.RunName, b); err != nil {
 			return res, fmt.Errorf("bench: write metadata %q: %w", w.RunName, err)

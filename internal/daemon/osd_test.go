@@ -88,6 +88,8 @@ func TestOSDOptions(t *testing.T) {
 		"osd_target_pg_log_entries_per_osd": {"100000", config.SourceDefault},
 		"osd_max_scrubs":                    {"2", config.SourceFile},
 		"osd_client_watch_timeout":          {"30s", config.SourceDefault},
+		"osd_snap_trim_sleep":               {"0s", config.SourceDefault},
+		"osd_pg_max_concurrent_snap_trims":  {"2", config.SourceDefault},
 	}
 	for _, got := range v.All() {
 		if w := want[got.Name]; got.Value != w.value || got.Source != w.source {

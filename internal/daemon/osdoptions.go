@@ -61,6 +61,7 @@ func setOSDOptions(ocfg *osd.Config, v config.Values) {
 	ocfg.ScrubInterval, ocfg.DeepScrubInterval = o.ScrubInterval, o.DeepScrubInterval
 	ocfg.LogEntriesPerOSD = o.LogEntriesPerOSD
 	ocfg.MaxScrubs, ocfg.WatchTimeout = o.MaxScrubs, o.WatchTimeout
+	ocfg.SnapTrimSleep, ocfg.SnapTrimsPerPG = o.SnapTrimSleep, o.SnapTrimsPerPG
 }
 
 // watchOSDConfig hands o its options with their sources (local, resolved

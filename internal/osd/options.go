@@ -33,6 +33,9 @@ import (
 //	                         beyond a lowered limit finish
 //	osd_client_watch_timeout a watch's next ping, reconnect or
 //	                         registration (watches.go)
+//	osd_snap_trim_sleep      the next rest after a trim (snaptrim.go)
+//	osd_pg_max_concurrent_snap_trims  the next object a trimming PG
+//	                         takes up
 //
 // The OSD never asks for them itself: the daemon's wiring resolves them
 // (the schema's default, the central config, the file, flags; a
@@ -50,6 +53,8 @@ type Options struct {
 	LogEntriesPerOSD  int           // osd_target_pg_log_entries_per_osd
 	MaxScrubs         int           // osd_max_scrubs
 	WatchTimeout      time.Duration // osd_client_watch_timeout
+	SnapTrimSleep     time.Duration // osd_snap_trim_sleep
+	SnapTrimsPerPG    int           // osd_pg_max_concurrent_snap_trims
 }
 
 // optionField ties an option of the schema to its field of Options.
@@ -98,6 +103,8 @@ func optionFields() []optionField {
 		intField("osd_target_pg_log_entries_per_osd", func(o *Options) *int { return &o.LogEntriesPerOSD }),
 		intField("osd_max_scrubs", func(o *Options) *int { return &o.MaxScrubs }),
 		durationField("osd_client_watch_timeout", func(o *Options) *time.Duration { return &o.WatchTimeout }, false),
+		durationField("osd_snap_trim_sleep", func(o *Options) *time.Duration { return &o.SnapTrimSleep }, true),
+		intField("osd_pg_max_concurrent_snap_trims", func(o *Options) *int { return &o.SnapTrimsPerPG }),
 	}
 }
 
@@ -129,7 +136,7 @@ func (cfg Config) options() Options {
 	return Options{HeartbeatInterval: cfg.HeartbeatInterval, HeartbeatGrace: cfg.HeartbeatGrace,
 		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,
 		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD,
-		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout}
+		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout, SnapTrimSleep: cfg.SnapTrimSleep, SnapTrimsPerPG: cfg.SnapTrimsPerPG}
 }
 
 // values returns opts as config.Values: the options that differ from the

@@ -78,6 +78,12 @@ type Config struct {
 	// MaxScrubs is how many scrubs the OSD runs at once (default 1;
 	// Ceph's osd_max_scrubs). scrubsched.go.
 	MaxScrubs int
+	// SnapTrimSleep is how long each trim slot rests after trimming an
+	// object (default 0; Ceph's osd_snap_trim_sleep), and SnapTrimsPerPG
+	// how many objects a PG trims at once (default 2; Ceph's
+	// osd_pg_max_concurrent_snap_trims). Both are Options.
+	SnapTrimSleep  time.Duration
+	SnapTrimsPerPG int
 	// WatchTimeout is the timeout of a watch whose client asks for none
 	// (default 30 s; Ceph's osd_client_watch_timeout). watches.go.
 	WatchTimeout time.Duration
@@ -144,6 +150,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxScrubs <= 0 {
 		cfg.MaxScrubs = 1
+	}
+	if cfg.SnapTrimsPerPG <= 0 {
+		cfg.SnapTrimsPerPG = 2
 	}
 	if cfg.WatchTimeout <= 0 {
 		cfg.WatchTimeout = defaultWatchTimeout

@@ -13,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/replication"
+	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -40,6 +41,9 @@ type request struct {
 	// internal, if not nil, takes the replies of a request the OSD made
 	// itself (a snap trim) instead of a client.
 	internal func(wire.OSDOpReply)
+	// class is the request's class in the op queue: opq.Client (the
+	// zero value) but for the OSD's own snap trims.
+	class opq.Class
 
 	mu       sync.Mutex
 	state    string // for dump_ops_in_flight
@@ -233,7 +237,7 @@ func (p *pg) enqueue(r *request) {
 		return
 	}
 	key := objectKey(r.op.Object)
-	start := p.queue.Add(key, opq.Client, opq.CostOf(r.bytesOfData()), r)
+	start := p.queue.Add(key, r.class, opq.CostOf(r.bytesOfData()), r)
 	p.mu.Unlock()
 	if start {
 		p.o.wg.Go(func() { p.runKey(key, r) })
@@ -463,7 +467,10 @@ func (p *pg) answerResendLocked(r *request) bool {
 // ones when r was answered already.
 func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
 	sw, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
-	if err != nil {
+	if errors.Is(err, snaps.ErrTooManyClones) {
+		r.replyError(-wire.EMLINK, p.epoch)
+		return nil, nil, nil
+	} else if err != nil {
 		return nil, nil, err
 	}
 	cloneV := wire.Version{Epoch: p.epoch, Counter: p.info.LastUpdate.Counter + 1}

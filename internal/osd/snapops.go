@@ -96,10 +96,18 @@ func (p *pg) loadSnapState(head objid.ID) (snapState, error) {
 
 // readTarget returns the object a read of id reads: id itself for the
 // head, or the clone the snap set names for a snapshot; errno ENOENT if
-// the object did not exist at that snapshot.
+// the object did not exist at that snapshot, or if the pool has removed
+// the snapshot (its clone may wait for the trimmer, but it is no longer
+// the pool's: Ceph's reads of a removed snap fail the same way).
 func (p *pg) readTarget(id objid.ID) (objid.ID, int32, error) {
 	if id.Snap == objid.NoSnap {
 		return id, 0, nil
+	}
+	p.mu.Lock()
+	removed := p.pool.RemovedSnaps.Contains(id.Snap)
+	p.mu.Unlock()
+	if removed {
+		return id, -wire.ENOENT, nil
 	}
 	head := id.WithSnap(objid.NoSnap)
 	st, err := p.loadSnapState(head)
@@ -149,7 +157,9 @@ func (p *pg) prepareSnapWrite(r *request) (*snapWrite, error) {
 		return nil, nil // no snapshot ever touched it: nothing to do
 	}
 	sw := &snapWrite{head: head, st: st}
-	sw.next, sw.clone = st.ss.MakeWriteable(c, st.headExists, st.headSize)
+	if sw.next, sw.clone, err = st.ss.MakeWriteable(c, st.headExists, st.headSize); err != nil {
+		return nil, fmt.Errorf("%v: %w", head, err) // EMLINK (startWriteLocked)
+	}
 	if isSnapOp(r, opSnapTrim) {
 		var gone []uint64
 		before := sw.next

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -19,10 +20,12 @@ import (
 // removed snapshots, runs a trim: an internal write, queued behind the
 // object's client ops like any write, that deletes the clones no live
 // snapshot needs (each with a delete log entry, so replicas, recovery and
-// backfill follow) and rewrites the snap set. Trims run one at a time per
-// OSD, every ScrubCheck, so that trimming never takes more than one
-// write's worth of the OSD from clients; the nosnaptrim flag holds them
-// back.
+// backfill follow) and rewrites the snap set. Every ScrubCheck the OSD
+// trims its PGs one after another, each with at most
+// osd_pg_max_concurrent_snap_trims trims in flight (opq.SnapTrim items,
+// which give way to client ops on their objects), each slot resting
+// osd_snap_trim_sleep after a trim, as Ceph throttles its trimmer; the
+// nosnaptrim flag holds them back.
 
 // opSnapTrim is the op of the OSD's own trim requests. It is no wire op:
 // a client that sends its code is refused (snapRefusal).
@@ -98,9 +101,29 @@ func (o *OSD) trimSnaps(trimmed map[trimKey]osdmap.SnapIntervals, tid *uint64) {
 }
 
 // trimPG walks the PG's objects and trims each whose snap set has clones
-// serving removed snapshots; it returns how many it trimmed.
+// serving removed snapshots, up to osd_pg_max_concurrent_snap_trims of
+// them at once, each slot resting osd_snap_trim_sleep after its trim; it
+// returns how many it trimmed. It stops at the first trim that fails.
 func (p *pg) trimPG(removed osdmap.SnapIntervals, tid *uint64) (int, error) {
-	n := 0
+	var (
+		n, inflight int
+		first       error
+		results     = make(chan error)
+	)
+	collect := func() {
+		err := <-results
+		inflight--
+		if err == nil {
+			n++
+		} else if first == nil {
+			first = err
+		}
+	}
+	defer func() {
+		for inflight > 0 {
+			collect()
+		}
+	}()
 	cursor := objid.ID{}
 	for {
 		objs, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, trimBatch)
@@ -121,14 +144,35 @@ func (p *pg) trimPG(removed osdmap.SnapIntervals, tid *uint64) (int, error) {
 			if err != nil || !ss.Trimmable(removed.Contains) {
 				continue // a damaged snap set is scrub's to find
 			}
-			*tid++
-			if err := p.trimObject(id.WithSnap(objid.NoSnap), *tid); err != nil {
-				return n, err
+			for inflight >= max(p.o.options().SnapTrimsPerPG, 1) && first == nil {
+				collect()
 			}
-			n++
+			if first != nil {
+				return n, first
+			}
+			*tid++
+			head, t := id.WithSnap(objid.NoSnap), *tid
+			inflight++
+			// Not spawn: it skips f once the OSD stops, and collect
+			// waits for every result (trimObject ends with the OSD).
+			p.o.wg.Go(func() {
+				err := p.trimObject(head, t)
+				if rest := p.o.options().SnapTrimSleep; err == nil && rest > 0 {
+					timer := p.o.cfg.Clock.NewTimer(rest)
+					select {
+					case <-timer.C():
+					case <-p.o.ctx.Done():
+					}
+					timer.Stop()
+				}
+				results <- err
+			})
 		}
 		if next.IsMax() || len(objs) == 0 {
-			return n, nil
+			for inflight > 0 {
+				collect()
+			}
+			return n, first
 		}
 		cursor = next
 	}
@@ -141,7 +185,7 @@ func (p *pg) trimObject(head objid.ID, tid uint64) error {
 	p.mu.Lock()
 	epoch := p.epoch
 	p.mu.Unlock()
-	r := &request{o: p.o, write: true,
+	r := &request{o: p.o, write: true, class: opq.SnapTrim,
 		op: wire.OSDOp{Req: wire.ReqID{Client: p.o.self.String(), Incarnation: p.o.nonce, Tid: tid}, Epoch: epoch,
 			PG: p.id, Object: head, Ops: []wire.ObjectOp{{Code: opSnapTrim}}},
 		internal: func(rep wire.OSDOpReply) {

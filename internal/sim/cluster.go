@@ -60,6 +60,10 @@ type Options struct {
 	RecoveryMaxPGs    int
 	RecoveryMaxPushes int
 	RecoverySleep     time.Duration
+	// SnapTrimSleep and SnapTrimsPerPG throttle snap trimming
+	// (osd_snap_trim_sleep, osd_pg_max_concurrent_snap_trims).
+	SnapTrimSleep  time.Duration
+	SnapTrimsPerPG int
 	// Cephx runs the cluster with authentication: the monitors serve a
 	// keyring with client.admin's and the monitors' keys, each OSD gets
 	// its key from the monitors (auth get-or-create, as osd mkfs does)
@@ -260,6 +264,8 @@ func (opts Options) osdOverrides() map[string]string {
 		{"osd_max_backfills", opts.RecoveryMaxPGs != 0, strconv.Itoa(opts.RecoveryMaxPGs)},
 		{"osd_recovery_max_active", opts.RecoveryMaxPushes != 0, strconv.Itoa(opts.RecoveryMaxPushes)},
 		{"osd_recovery_sleep", opts.RecoverySleep != 0, opts.RecoverySleep.String()},
+		{"osd_snap_trim_sleep", opts.SnapTrimSleep != 0, opts.SnapTrimSleep.String()},
+		{"osd_pg_max_concurrent_snap_trims", opts.SnapTrimsPerPG != 0, strconv.Itoa(opts.SnapTrimsPerPG)},
 	} {
 		if o.given {
 			set[o.name] = o.value

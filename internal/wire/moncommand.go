@@ -256,6 +256,8 @@ func ErrnoName(code int32) string {
 		return "ENOSPC"
 	case EROFS:
 		return "EROFS"
+	case EMLINK:
+		return "EMLINK"
 	case ERANGE:
 		return "ERANGE"
 	case ENODATA:

@@ -205,6 +205,9 @@ const (
 	ETIMEDOUT = 110
 	// EROFS: a write to a snapshot (only the head is writable).
 	EROFS = 30
+	// EMLINK: a write that would give its object more clones than an
+	// object may have (docs/SNAPSHOTS.md).
+	EMLINK = 31
 )
 
 // ObjectOpResult is what one op returned. Which fields are set depends on

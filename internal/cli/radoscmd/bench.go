@@ -34,6 +34,8 @@ type benchFlags struct {
 	seed        uint64
 	maxObjects  int64
 	adaptive    bool
+	reuse       int64
+	snapEvery   time.Duration
 }
 
 // benchArgs are the positional arguments: SECONDS MODE, or cleanup.
@@ -111,6 +113,13 @@ type benchReport struct {
 	StallFrom    float64         `json:"stall_from_s"`
 	Timeline     []benchInterval `json:"timeline"`
 	Cleanup      *benchCleanup   `json:"cleanup,omitempty"`
+	// Reuse is how many objects a write overwrote in turn (0: it
+	// created one per operation).
+	Reuse int64 `json:"reuse,omitempty"`
+	// Snapshots is how many snapshots --snap-every took (and removed),
+	// of kind SnapMode ("selfmanaged" or "pool").
+	Snapshots int    `json:"snapshots,omitempty"`
+	SnapMode  string `json:"snap_mode,omitempty"`
 }
 
 // benchInterval is one second of the run.
@@ -134,13 +143,14 @@ func newBenchReport(r bench.RadosResult, f *benchFlags, conc int) benchReport {
 		BWStats: st(s.Bandwidth), IOPSStats: st(s.IOPSStats),
 		Latency: benchLatency{Avg: s.Latency.Mean.Seconds(), Stddev: s.Latency.Stddev.Seconds(), Min: s.Latency.Min.Seconds(),
 			Max: s.Latency.Max.Seconds(), P50: s.Latency.P50.Seconds(), P99: s.Latency.P99.Seconds()},
-		LongestStall: s.LongestStall.Seconds(), StallFrom: s.StallFrom.Seconds(), Timeline: timeline}
+		LongestStall: s.LongestStall.Seconds(), StallFrom: s.StallFrom.Seconds(), Timeline: timeline,
+		Reuse: f.reuse, Snapshots: r.Snaps, SnapMode: r.SnapMode}
 }
 
 func newBenchCommand(out *cmdutil.Output, dial DialFunc) *cobra.Command {
 	f := &benchFlags{}
 	c := &cobra.Command{
-		Use:   "bench -p POOL SECONDS write|seq|rand [-b SIZE] [-t CONCURRENCY] [--no-cleanup] [--run-name NAME]",
+		Use:   "bench -p POOL SECONDS write|seq|rand [-b SIZE] [-t CONCURRENCY] [--no-cleanup] [--run-name NAME] [--reuse N] [--snap-every DURATION]",
 		Short: "Measure the cluster's object write and read throughput and latency (Ceph's rados bench)",
 		Long: `Keep CONCURRENCY operations in flight on pool POOL for SECONDS and print, every
 second, operations started and finished, bandwidth and latency, then a
@@ -153,6 +163,13 @@ summary (bandwidth, IOPS, latency average, deviation, extremes, p50, p99).
   seq    reads the objects the last write (with --no-cleanup) left, in the
          order they were written, until all are read or SECONDS pass.
   rand   reads those objects at random for SECONDS.
+
+A write with --reuse N first writes N objects (not measured), then each
+operation rewrites the next of them whole, so that writes overwrite as a
+block device's do. --snap-every DURATION takes a snapshot every DURATION
+during a write (self-managed ones, as a block image takes, or pool
+snapshots if the pool has those) and removes them at the end: with --reuse
+that measures the cost of copy-on-write.
 
 "cuttle bench -p POOL cleanup [--run-name NAME]" removes the objects a
 write left. Bandwidths are in MiB (2^20 bytes) per second, printed "MB/s"
@@ -173,6 +190,12 @@ as rados bench does.`,
 			if f.maxObjects < 0 {
 				return fmt.Errorf("--max-objects %d: want 0 or more", f.maxObjects)
 			}
+			if f.reuse < 0 || f.snapEvery < 0 {
+				return fmt.Errorf("--reuse %d, --snap-every %v: want 0 or more", f.reuse, f.snapEvery)
+			}
+			if (f.reuse > 0 || f.snapEvery > 0) && !a.cleanup && a.mode != bench.RadosWrite {
+				return fmt.Errorf("--reuse and --snap-every are for write, not %s", a.mode)
+			}
 			e := &radosEnv{out: out, dial: dial, pool: f.pool, ns: f.ns}
 			return e.with(cmd, func(ctx context.Context, ioc *rados.IOContext) error {
 				if a.cleanup {
@@ -191,6 +214,8 @@ as rados bench does.`,
 	fl.StringVar(&f.runName, "run-name", bench.DefaultRunName, "metadata object recording what a write created")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of rand's choice of objects")
 	fl.Int64Var(&f.maxObjects, "max-objects", 0, "write at most this many objects (0: no bound), ending sooner once they are written")
+	fl.Int64Var(&f.reuse, "reuse", 0, "write: overwrite this many objects in turn, written once before the run (0: create an object per write)")
+	fl.DurationVar(&f.snapEvery, "snap-every", 0, "write: take a snapshot of the pool this often during the run, and remove them at the end (0: none)")
 	fl.BoolVar(&f.adaptive, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the ops are small and the benchmark uses under 0.9 of a core; off when GOMAXPROCS is set")
 	return c
 }
@@ -202,7 +227,8 @@ const benchProcsInterval = 250 * time.Millisecond
 func benchRun(ctx context.Context, ioc *rados.IOContext, out *cmdutil.Output, f *benchFlags, a benchArgs, opSize uint64) error {
 	plain := out.Format != cmdutil.FormatJSON
 	w := bench.RadosWorkload{Mode: a.mode, Duration: time.Duration(a.seconds) * time.Second, OpSize: opSize,
-		Concurrency: f.concurrency, RunName: f.runName, Prefix: benchPrefix(), Seed: f.seed, MaxObjects: f.maxObjects}
+		Concurrency: f.concurrency, RunName: f.runName, Prefix: benchPrefix(), Seed: f.seed, MaxObjects: f.maxObjects,
+		Reuse: f.reuse, SnapEvery: f.snapEvery}
 	var werr error
 	if plain {
 		w.Progress = func(p bench.Progress) {
@@ -214,6 +240,12 @@ func benchRun(ctx context.Context, ioc *rados.IOContext, out *cmdutil.Output, f 
 		if a.mode == bench.RadosWrite {
 			_, err = fmt.Fprintf(out.W, "Maintaining %d concurrent writes of %d bytes to objects of size %d for up to %d seconds\nObject prefix: %s\n",
 				f.concurrency, opSize, opSize, a.seconds, w.Prefix)
+			if err == nil && f.reuse > 0 {
+				_, err = fmt.Fprintf(out.W, "Overwriting %d objects in turn (written first)\n", f.reuse)
+			}
+			if err == nil && f.snapEvery > 0 {
+				_, err = fmt.Fprintf(out.W, "Taking a snapshot every %v\n", f.snapEvery)
+			}
 		}
 		if err != nil {
 			return err
@@ -239,6 +271,11 @@ func benchRun(ctx context.Context, ioc *rados.IOContext, out *cmdutil.Output, f 
 	if plain {
 		if err := res.WriteSummary(out.W, a.mode != bench.RadosWrite, res.Meta.ObjectSize); err != nil {
 			return err
+		}
+		if res.Snaps > 0 {
+			if _, err := fmt.Fprintf(out.W, "Snapshots taken:        %d (%s), removed\n", res.Snaps, res.SnapMode); err != nil {
+				return err
+			}
 		}
 	}
 	if a.mode == bench.RadosWrite && !f.noCleanup {

@@ -125,6 +125,10 @@ func snapArg(ioc *rados.IOContext, v string) (uint64, error) {
 		return id, nil
 	}
 	if n, perr := strconv.ParseUint(v, 10, 64); perr == nil && n > 0 {
+		if ioc.SnapRemoved(n) {
+			return 0, &cliError{fmt.Sprintf("pool %s snapshot %d was removed; reads and rollbacks at it are refused (cuttle rados -p %s lssnap lists the live ones)",
+				ioc.PoolName(), n, ioc.PoolName()), fmt.Errorf("snapshot %d removed: %w", n, rados.ErrNotFound)}
+		}
 		return n, nil
 	}
 	if errors.Is(err, rados.ErrNotFound) {

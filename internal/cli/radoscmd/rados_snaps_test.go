@@ -104,9 +104,11 @@ func TestRadosSnapshotReadsAndRollback(t *testing.T) {
 		}
 		s.must("", "rados", "-p", "rbd", "mksnap", "tuesday")
 		s.must("", "rados", "-p", "rbd", "rmsnap", "tuesday")
-		if _, err := s.run("", "rados", "-p", "rbd", "rollback", "doc", "3"); !errors.Is(err, rados.ErrNotFound) ||
-			!strings.Contains(err.Error(), "has no snapshot 3") {
-			t.Fatalf("rollback to a removed snap: %v", err)
+		for _, args := range [][]string{{"rollback", "doc", "3"}, {"-s", "3", "get", "doc", "-"}} {
+			_, err := s.run("", append([]string{"rados", "-p", "rbd"}, args...)...)
+			if !errors.Is(err, rados.ErrNotFound) || !strings.Contains(err.Error(), "pool rbd snapshot 3 was removed") {
+				t.Fatalf("%v at a removed snap: %v", args, err)
+			}
 		}
 		if _, err := s.run("", "rados", "-p", "rbd", "-s", "monday", "get", "nothing", "-"); !errors.Is(err, rados.ErrNotFound) {
 			t.Fatalf("get at a snap of a missing object: %v", err)

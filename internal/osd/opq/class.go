@@ -13,12 +13,15 @@ const (
 	Recovery
 	// Scrub is a chunk of a scrub.
 	Scrub
+	// SnapTrim is the trim of one object's clones that no live snapshot
+	// needs any more (the OSD's snaptrim.go).
+	SnapTrim
 
 	numClasses
 )
 
 // Classes lists every class, in order.
-func Classes() []Class { return []Class{Client, Replica, Recovery, Scrub} }
+func Classes() []Class { return []Class{Client, Replica, Recovery, Scrub, SnapTrim} }
 
 // String names the class as metrics and dumps show it.
 func (c Class) String() string {
@@ -31,6 +34,8 @@ func (c Class) String() string {
 		return "recovery"
 	case Scrub:
 		return "scrub"
+	case SnapTrim:
+		return "snaptrim"
 	}
 	return "unknown"
 }

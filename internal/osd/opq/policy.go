@@ -40,12 +40,13 @@ type Policy interface {
 }
 
 // Today is the policy the OSD has always had: client and replica work
-// unlimited, recovery giving way to client ops on the same object, one
-// scrub chunk at a time in a PG. Recovery's own limits
+// unlimited, recovery and snap trims giving way to client ops on the same
+// object, one scrub chunk at a time in a PG. Recovery's own limits
 // (osd_max_backfills PGs, internal/osd/reserve's; osd_recovery_max_active
-// pushes each, a Limiter) and the OSD's scrubs (osd_max_scrubs, a
-// Limiter) are reservations taken before items enter a queue, changed at
-// run time by the OSD's options. Today keeps no state.
+// pushes each, a Limiter), the OSD's scrubs (osd_max_scrubs, a Limiter)
+// and its trims (osd_pg_max_concurrent_snap_trims per PG, its trimmer's
+// window) are taken before items enter a queue, changed at run time by
+// the OSD's options. Today keeps no state.
 type Today struct{}
 
 // Admit admits every item but a second scrub chunk.
@@ -56,7 +57,8 @@ func (Today) Admit(c Class, _ int64, running Load) bool {
 // Done does nothing: Today counts nothing of its own.
 func (Today) Done(Class, int64) {}
 
-// Yields makes recovery give way to client ops: a write pushes its object
-// itself before it applies, so a push that has not started waits behind
-// it.
-func (Today) Yields(c, other Class) bool { return c == Recovery && other == Client }
+// Yields makes recovery and snap trims give way to client ops: a write
+// pushes its object itself before it applies, so a push that has not
+// started waits behind it; a trim decides from the snap set it finds when
+// it runs, so it may run after the client's op as well as before.
+func (Today) Yields(c, other Class) bool { return (c == Recovery || c == SnapTrim) && other == Client }

@@ -240,6 +240,7 @@ func TestToday(t *testing.T) {
 		{Recovery, 1000, true}, // Limiters bound recovery
 		{Scrub, 0, true},
 		{Scrub, 1, false},
+		{SnapTrim, 1000, true}, // the trimmer's window bounds trims
 	}
 	for _, tt := range tests {
 		if got := (Today{}).Admit(tt.c, 1, Load{Items: tt.running}); got != tt.admit {
@@ -248,7 +249,7 @@ func TestToday(t *testing.T) {
 	}
 	for _, c := range Classes() {
 		for _, other := range Classes() {
-			want := c == Recovery && other == Client
+			want := (c == Recovery || c == SnapTrim) && other == Client
 			if got := (Today{}).Yields(c, other); got != want {
 				t.Errorf("Yields(%v, %v) = %v", c, other, got)
 			}

@@ -15,9 +15,13 @@ import (
 //	all uvarints, in one envelope.
 const snapSetVersion = 1
 
-// MaxClones bounds an object's clones, so that a hostile encoding cannot
-// claim unbounded memory.
-const MaxClones = osdmap.MaxPoolSnaps
+// MaxClones bounds an object's clones: a write that would make one more
+// is refused (ErrTooManyClones), and a decoded snap set with more is
+// corrupt. 4,096 clones are a snap set of some 50 KiB to 100 KiB, read
+// and written by every write to the object; an object gets a clone per
+// snapshot taken between two writes to it, so hourly snapshots kept for
+// half a year fit.
+const MaxClones = 4096
 
 // Encode appends ss to e.
 func (ss SnapSet) Encode(e *encoding.Encoder) {

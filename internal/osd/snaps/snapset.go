@@ -2,6 +2,7 @@ package snaps
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -11,6 +12,13 @@ import (
 // ErrNotFound is a read or rollback at a snapshot the object did not
 // exist at (ENOENT).
 var ErrNotFound = errors.New("snaps: object did not exist at the snapshot")
+
+// ErrTooManyClones refuses a write that would give an object more than
+// MaxClones clones (EMLINK). Ceph has no such bound, but a snap set is
+// read and rewritten by every write to its object and decoded whole, so
+// an unbounded one is a hazard; removing snapshots (and letting the
+// trimmer run) makes room again.
+var ErrTooManyClones = errors.New("snaps: too many clones")
 
 // Clone is one preserved version of an object (Ceph's clone entries of
 // SnapSet: clones, clone_snaps, clone_size, clone_overlap).
@@ -79,10 +87,14 @@ func (ss SnapSet) Find(id uint64) *Clone {
 // snapshot newer than the object's last write, the head must first be
 // cloned into a clone with id c.Seq serving those snapshots; the returned
 // snap set has it, and clone is non-nil. Either way the snap set's Seq
-// advances to c.Seq. c must be valid (Context.Validate).
-func (ss SnapSet) MakeWriteable(c Context, headExists bool, headSize uint64) (next SnapSet, clone *Clone) {
+// advances to c.Seq. c must be valid (Context.Validate). A clone beyond
+// MaxClones is refused with ErrTooManyClones, and the write with it.
+func (ss SnapSet) MakeWriteable(c Context, headExists bool, headSize uint64) (next SnapSet, clone *Clone, err error) {
 	next = ss.Clone()
 	if headExists && len(c.Snaps) > 0 && c.Snaps[0] > ss.Seq {
+		if len(ss.Clones) >= MaxClones {
+			return ss, nil, fmt.Errorf("%w: the object has %d clones already", ErrTooManyClones, len(ss.Clones))
+		}
 		n := 0
 		for n < len(c.Snaps) && c.Snaps[n] > ss.Seq {
 			n++
@@ -92,7 +104,7 @@ func (ss SnapSet) MakeWriteable(c Context, headExists bool, headSize uint64) (ne
 		clone = &next.Clones[len(next.Clones)-1]
 	}
 	next.Seq = max(next.Seq, c.Seq)
-	return next, clone
+	return next, clone, nil
 }
 
 // HeadModified records that a write changed the head's bytes [off,

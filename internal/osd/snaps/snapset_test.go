@@ -36,7 +36,10 @@ func TestMakeWriteable(t *testing.T) {
 			size = 0
 		}
 		before := c.ss.Clone()
-		next, clone := c.ss.MakeWriteable(c.ctx, c.headExists, size)
+		next, clone, err := c.ss.MakeWriteable(c.ctx, c.headExists, size)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
 		if !equalSets(c.ss, before) {
 			t.Errorf("%s: MakeWriteable changed its receiver", c.name)
 		}
@@ -49,6 +52,41 @@ func TestMakeWriteable(t *testing.T) {
 		if err := next.Validate(); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 		}
+	}
+}
+
+// An object has at most MaxClones clones: the write that would make one
+// more is refused and changes nothing; a write that needs no clone, and
+// one after a trim made room, go on.
+func TestMakeWriteableBoundsClones(t *testing.T) {
+	var ss SnapSet
+	for i := range uint64(MaxClones) {
+		next, clone, err := ss.MakeWriteable(Context{Seq: i + 1, Snaps: []uint64{i + 1}}, true, 3)
+		if err != nil || clone == nil {
+			t.Fatalf("clone %d: %v %v", i+1, clone, err)
+		}
+		ss = next
+	}
+	full := ss.Clone()
+	next, clone, err := ss.MakeWriteable(Context{Seq: MaxClones + 1, Snaps: []uint64{MaxClones + 1}}, true, 3)
+	if !errors.Is(err, ErrTooManyClones) || clone != nil || !equalSets(next, full) {
+		t.Fatalf("clone %d: %v %v, want ErrTooManyClones and no change", MaxClones+1, clone, err)
+	}
+	if _, clone, err := ss.MakeWriteable(Context{Seq: MaxClones, Snaps: []uint64{MaxClones}}, true, 3); err != nil || clone != nil {
+		t.Fatalf("a write needing no clone: %v %v", clone, err)
+	}
+	if _, err := Unmarshal(full.Marshal()); err != nil {
+		t.Fatalf("a full snap set does not decode: %v", err)
+	}
+	trimmed, _ := ss.Trim(func(s uint64) bool { return s == 1 })
+	if _, clone, err := trimmed.MakeWriteable(Context{Seq: MaxClones + 1, Snaps: []uint64{MaxClones + 1}}, true, 3); err != nil || clone == nil {
+		t.Fatalf("after a trim: %v %v", clone, err)
+	}
+	over := full.Clone()
+	over.Clones = append(over.Clones, Clone{ID: MaxClones + 1, Snaps: []uint64{MaxClones + 1}, Size: 3, Overlap: Whole(3)})
+	over.Seq = MaxClones + 1
+	if _, err := Unmarshal(over.Marshal()); err == nil {
+		t.Fatalf("a snap set of %d clones decodes", MaxClones+1)
 	}
 }
 
@@ -194,7 +232,10 @@ func (m *model) ctx() Context {
 
 // write runs one write under the current context: clone first if told.
 func (m *model) write(t *testing.T, f func(head []byte) []byte, modified func(SnapSet) SnapSet) {
-	next, clone := m.ss.MakeWriteable(m.ctx(), m.head != nil, uint64(len(m.head)))
+	next, clone, err := m.ss.MakeWriteable(m.ctx(), m.head != nil, uint64(len(m.head)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if clone != nil {
 		m.store[clone.ID] = bytes.Clone(m.head)
 	}
@@ -248,7 +289,10 @@ func TestSnapSetAgainstModel(t *testing.T) {
 					continue
 				}
 				snap := m.live[r.IntN(len(m.live))]
-				next, clone := m.ss.MakeWriteable(m.ctx(), m.head != nil, uint64(len(m.head)))
+				next, clone, err := m.ss.MakeWriteable(m.ctx(), m.head != nil, uint64(len(m.head)))
+				if err != nil {
+					t.Fatal(err)
+				}
 				if clone != nil {
 					m.store[clone.ID] = bytes.Clone(m.head)
 				}
