@@ -1,8 +1,10 @@
 package osd
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -116,8 +119,20 @@ func (p *pg) answerRepOp(op *repOp, c *objectstore.Completion, result int32) {
 		switch {
 		case isStoreFailure(err):
 			go p.o.storeFailed(err) // no answer: the write goes on without this OSD
+		case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, objectstore.ErrClosed):
+			// The log in memory took the write's entries when it was
+			// queued, but the store did not: record them again, with
+			// the write's objects missing (as above).
+			p.o.log.Error("replica commit failed: its objects are now missing here", "pg", op.m.PG.String(), "err", err)
+			p.mu.Lock()
+			rerr := p.persistRejectedRepOpLocked(op, nil)
+			p.mu.Unlock()
+			if rerr != nil {
+				go p.o.storeFailed(rerr)
+				return
+			}
+			op.reply(wire.ReplyCommitted, rejectedRepOp)
 		case err != nil:
-			p.o.log.Error("replica commit failed", "pg", op.m.PG.String(), "err", err)
 			op.reply(wire.ReplyCommitted, storeErrno(err))
 		default:
 			op.reply(wire.ReplyApplied|wire.ReplyCommitted, 0)
@@ -190,8 +205,18 @@ func (p *pg) applyRepOpLocked(op *repOp) (*objectstore.Completion, int32) {
 		go p.o.storeFailed(err)
 		return nil, storeFailedResult
 	} else if err != nil {
-		p.o.log.Error("rep op failed in the store", "pg", p.id.String(), "err", err)
-		return nil, storeErrno(err)
+		// The store refused the write's transaction (an op whose source
+		// is absent or unreadable here: this copy was already wrong).
+		// The log must still follow the primary's, with the write's
+		// objects recorded as missing, so that its next entries apply
+		// in order and the next peering has recovery push those objects
+		// here (the primary answers its client with the error).
+		p.o.log.Error("rep op refused by the store: its objects are now missing here", "pg", p.id.String(), "err", err)
+		if rerr := p.recordRejectedRepOpLocked(op); rerr != nil {
+			go p.o.storeFailed(rerr)
+			return nil, storeFailedResult
+		}
+		return nil, rejectedRepOp
 	}
 	for _, e := range entries {
 		if err := p.log.Append(e); err != nil {
@@ -206,6 +231,61 @@ func (p *pg) applyRepOpLocked(op *repOp) (*objectstore.Completion, int32) {
 	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = last, last, p.log.Tail()
 	p.info.Stats = info.Stats
 	return c, 0
+}
+
+// rejectedRepOp is a replica's answer to a write its store refused: it
+// logged the write with its objects missing, for the next peering to
+// recover them.
+const rejectedRepOp = -wire.EIO
+
+// recordRejectedRepOpLocked logs a checked rep op whose transaction the
+// store refused, as applyRepOpLocked logs one it took, but with the
+// write's objects recorded as missing here in place of its changes: the
+// log and the store never disagree. It returns an error if the store
+// takes not even that.
+func (p *pg) recordRejectedRepOpLocked(op *repOp) error {
+	var trimmed []pglog.Entry
+	for _, e := range p.log.Entries() {
+		if op.info.LogTail.Less(e.Version) {
+			break
+		}
+		trimmed = append(trimmed, e)
+	}
+	for _, e := range op.entries {
+		if err := p.log.Append(e); err != nil {
+			return fmt.Errorf("pg %v: log of a refused rep op: %w", p.id, err)
+		}
+	}
+	p.log.TrimThrough(op.info.LogTail)
+	last := op.entries[len(op.entries)-1].Version
+	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = last, last, p.log.Tail()
+	p.info.Stats = op.info.Stats
+	return p.persistRejectedRepOpLocked(op, trimmed)
+}
+
+// persistRejectedRepOpLocked stores a refused rep op's log entries, the
+// trimmed entries' removal, the PG's info and the op's objects as
+// missing, and marks them missing in memory. The store commits it in
+// order with the PG's later transactions.
+func (p *pg) persistRejectedRepOpLocked(op *repOp, trimmed []pglog.Entry) error {
+	var t objectstore.Transaction
+	pglog.AppendTxn(&t, p.id, op.entries...)
+	pglog.TrimTxn(&t, p.id, trimmed)
+	ids := make([]objid.ID, 0, len(op.entries))
+	for _, e := range op.entries {
+		if !slices.Contains(ids, e.Object) {
+			ids = append(ids, e.Object)
+		}
+	}
+	pglog.SetMissingTxn(&t, p.id, ids...)
+	pglog.SaveInfoTxn(&t, p.info)
+	if _, err := p.o.cfg.Store.Queue(p.o.ctx, &t); err != nil {
+		return fmt.Errorf("pg %v: record a refused rep op: %w", p.id, err)
+	}
+	for _, id := range ids {
+		p.missing[id] = true
+	}
+	return nil
 }
 
 // checkTxnScope refuses a transaction that touches anything but the PG's
