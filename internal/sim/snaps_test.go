@@ -185,7 +185,7 @@ func TestPoolSnapshotCopyOnWrite(t *testing.T) {
 // context; malformed contexts and writes to a snapshot are refused.
 func TestSelfManagedSnapshotCopyOnWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, epoch := threeOSDs(t)
+		c, _ := threeOSDs(t)
 		conn := c.connect(t, "client.admin")
 		ctx := context.Background()
 		io, err := conn.OpenIOContext("rbd")
@@ -226,7 +226,7 @@ func TestSelfManagedSnapshotCopyOnWrite(t *testing.T) {
 		rc := c.NewRawClient("client.raw")
 		id, pg, mp := place(t, c, "img")
 		primary := c.OSDs[mp.ActingPrimary]
-		epoch = c.Epoch()
+		epoch := c.Epoch()
 		write := []wire.ObjectOp{{Code: wire.OpWrite, Data: []byte("x")}}
 		for _, tc := range []struct {
 			name string

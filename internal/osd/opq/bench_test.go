@@ -45,7 +45,7 @@ type objectID struct {
 	Namespace, Key, Name string
 	Snap                 uint64
 	Hash                 uint32
-	max                  bool
+	_                    bool // objid.ID's max flag: the same size
 }
 
 type item interface{ run() }
