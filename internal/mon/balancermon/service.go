@@ -1,7 +1,6 @@
 package balancermon
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -93,19 +92,11 @@ func (s *Service) Name() string { return ServiceName }
 
 // Load implements moncmd.Service.
 func (s *Service) Load(st *monstore.Store) error {
-	v, err := st.Get(ServiceName, []byte(keyState))
-	if errors.Is(err, monstore.ErrNotFound) {
-		s.st = newState()
-		return nil
-	}
+	v, err := monstore.Decode(st, ServiceName, []byte(keyState), decodeStateBytes, newState)
 	if err != nil {
 		return fmt.Errorf("balancermon: load: %w", err)
 	}
-	next, err := decodeStateBytes(v)
-	if err != nil {
-		return fmt.Errorf("balancermon: load: %w", err)
-	}
-	s.st = next
+	s.st = v
 	return nil
 }
 

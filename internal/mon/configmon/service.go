@@ -1,7 +1,6 @@
 package configmon
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -41,19 +40,11 @@ func (s *Service) Name() string { return ServiceName }
 
 // Load implements moncmd.Service: it reads the database, or starts empty.
 func (s *Service) Load(st *monstore.Store) error {
-	v, err := st.Get(ServiceName, []byte(keyDB))
-	if errors.Is(err, monstore.ErrNotFound) {
-		s.db = newDB()
-		return nil
-	}
+	v, err := monstore.Decode(st, ServiceName, []byte(keyDB), decodeDB, newDB)
 	if err != nil {
 		return fmt.Errorf("configmon: load: %w", err)
 	}
-	d, err := decodeDB(v)
-	if err != nil {
-		return fmt.Errorf("configmon: load: %w", err)
-	}
-	s.db = d
+	s.db = v
 	return nil
 }
 

@@ -148,6 +148,19 @@ func (s *Store) AppliedIndex() (uint64, error) {
 	return s.applied.index, nil
 }
 
+// Decode reads key in service and decodes it, or returns empty() if the
+// key was never written: how a service loads a state kept under one key.
+func Decode[T any](s *Store, service string, key []byte, decode func([]byte) (T, error), empty func() T) (T, error) {
+	v, err := s.Get(service, key)
+	if errors.Is(err, ErrNotFound) {
+		return empty(), nil
+	}
+	if err != nil {
+		return empty(), err
+	}
+	return decode(v)
+}
+
 // Get returns a copy of the value of key in service, or ErrNotFound.
 func (s *Store) Get(service string, key []byte) ([]byte, error) {
 	if err := errors.Join(checkService(service), checkKey(key)); err != nil {
