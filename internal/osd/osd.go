@@ -432,7 +432,9 @@ func (o *OSD) storeFailed(cause error) {
 	}
 	o.failErr = cause
 	o.log.Error("the store failed; asking to be marked down and stopping", "err", cause)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Bounded, and given up when the OSD is closed meanwhile: this
+	// goroutine is not one Close waits for.
+	ctx, cancel := context.WithTimeout(o.ctx, 10*time.Second)
 	defer cancel()
 	if err := o.MarkMeDown(ctx); err != nil {
 		o.log.Error("the monitors did not mark this OSD down; its peers will report it", "err", err)
@@ -480,8 +482,13 @@ func (o *OSD) apply(t *objectstore.Transaction) error {
 // can no longer be trusted (as opposed to a refused request).
 func isStoreFailure(err error) bool {
 	return err != nil && !errors.Is(err, objectstore.ErrNoSpace) && !errors.Is(err, objectstore.ErrInvalid) &&
-		!errors.Is(err, objectstore.ErrNotFound) && !errors.Is(err, objectstore.ErrCorrupt) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, objectstore.ErrClosed)
+		!errors.Is(err, objectstore.ErrNotFound) && !errors.Is(err, objectstore.ErrCorrupt) && !stopping(err)
+}
+
+// stopping reports whether err says only that the OSD or its store is
+// closing: neither a failure of the disk nor a refusal of the write.
+func stopping(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, objectstore.ErrClosed)
 }
 
 // loadPGs instantiates the PGs found in the store.

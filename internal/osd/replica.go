@@ -1,7 +1,6 @@
 package osd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -119,7 +118,7 @@ func (p *pg) answerRepOp(op *repOp, c *objectstore.Completion, result int32) {
 		switch {
 		case isStoreFailure(err):
 			go p.o.storeFailed(err) // no answer: the write goes on without this OSD
-		case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, objectstore.ErrClosed):
+		case err != nil && !stopping(err):
 			// The log in memory took the write's entries when it was
 			// queued, but the store did not: record them again, with
 			// the write's objects missing (as above).
@@ -204,6 +203,8 @@ func (p *pg) applyRepOpLocked(op *repOp) (*objectstore.Completion, int32) {
 		// failsafe (full.go) are there so that this does not happen.
 		go p.o.storeFailed(err)
 		return nil, storeFailedResult
+	} else if stopping(err) {
+		return nil, storeFailedResult // closing: no answer, the primary resends to the next interval
 	} else if err != nil {
 		// The store refused the write's transaction (an op whose source
 		// is absent or unreadable here: this copy was already wrong).
