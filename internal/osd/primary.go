@@ -16,6 +16,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // request is a client op being served.
@@ -203,6 +204,11 @@ func (p *pg) checkLocked(r *request) (result int32, park bool) {
 	case !r.listing() && p.pool.HashToPG(r.op.Object.Hash) != p.id:
 		// The object is not in this PG: the client's map predates a
 		// split, or it is broken.
+		return -wire.ESTALE, false
+	case r.listing() && r.op.Object.Pool == p.id.Pool && !r.op.Object.IsMax() &&
+		p.pool.HashToPG(r.op.Object.Hash) != p.id:
+		// The listing's position is another PG's since a split or merge:
+		// the client finds that PG with a newer map.
 		return -wire.ESTALE, false
 	case len(r.op.Ops) == 0:
 		return -wire.EINVAL, false
@@ -670,6 +676,7 @@ func (p *pg) list(r *request) {
 	}
 	p.mu.Lock()
 	epoch := p.epoch
+	_, end := osdmap.BitwiseRange(p.id.Seed, p.pool.PGNum)
 	p.mu.Unlock()
 	var out wire.ObjectOpResult
 	cursor := r.op.Object
@@ -696,6 +703,10 @@ func (p *pg) list(r *request) {
 	out.More = !cursor.IsMax()
 	if out.More {
 		out.Cursor = cursor
+	} else if end < 1<<32 {
+		// Listed to the PG's end: the listing goes on at the next
+		// PG's first position, as this OSD's map cuts the pool.
+		out.Cursor = objid.ID{Pool: p.id.Pool, Hash: objid.ReverseBits(uint32(end))}
 	}
 	r.reply(wire.OSDOpReply{Epoch: epoch, Flags: wire.ReplyApplied | wire.ReplyCommitted, Ops: []wire.ObjectOpResult{out}})
 }
