@@ -157,6 +157,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 		p.startPeeringLocked(m)
 		p.o.statsChanged()
 	}
+	p.holdWatchesLocked() // the pool's min_size may have changed
 	fullChanged := p.noteBackfillFullLocked(m)
 	parked := p.parked
 	p.parked = nil
