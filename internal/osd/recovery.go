@@ -208,6 +208,7 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result, missing map[int32][]
 		return err
 	}
 	p.activated = true
+	p.recoverer = r // peering's Serve runs it
 	p.holdWatchesLocked()
 	p.unfound, p.loseUnfound, p.revertUnfound = nil, false, false
 	p.notePeerMissingLocked(plan, missing)
