@@ -67,6 +67,9 @@ func (p *pg) notePeerMissingLocked(plan peering.Result, missing map[int32][]obji
 func (p *pg) recoverReplicas(r *peerRun) bool {
 	p.mu.Lock()
 	todo := p.recPlan.Pending()
+	if !todo && p.recoverer == r {
+		p.recoverer = nil
+	}
 	p.mu.Unlock()
 	if !todo {
 		return true
@@ -204,6 +207,7 @@ func (p *pg) recoveryDone(r *peerRun) (done, ended bool) {
 	if p.recPlan.Pending() {
 		return false, false
 	}
+	p.recoverer = nil
 	p.recovering, p.missingCopies = "", 0
 	p.o.statsChanged()
 	p.o.log.Info("recovery: every member is complete", "pg", p.id.String())
@@ -299,6 +303,36 @@ func (p *pg) finishPush(r *peerRun, id objid.ID, recovered []int32) {
 	if len(recovered) > 0 {
 		p.o.statsChanged()
 	}
+}
+
+// replicaRefusedLocked notes that member x's store refused a write to
+// ids in this interval (it answered rejectedRepOp, having logged the
+// write with ids missing): x lacks them from now on, so they join the
+// interval's recovery plan and are pushed to it without waiting for the
+// next peering, and client writes to them push them first
+// (recoverFirst). It returns the run to start a recoverer for, if none
+// is due or running (nil otherwise, or if the PG is not active). The
+// caller holds p.mu.
+func (p *pg) replicaRefusedLocked(x int32, ids []objid.ID) *peerRun {
+	if p.run == nil || !p.activated || x == p.o.cfg.ID || !slices.Contains(p.acting, x) {
+		return nil
+	}
+	n := p.recPlan.AddMissing(x, ids...)
+	if n == 0 {
+		return nil
+	}
+	p.o.log.Warn("recovery: a replica refused a write; pushing its objects to it", "pg", p.id.String(),
+		"osd", x, "objects", len(ids))
+	p.missingCopies += n
+	if p.recovering == "" {
+		p.recovering = "recovery_wait"
+	}
+	p.kickRecovery()
+	if p.recoverer == p.run {
+		return nil
+	}
+	p.recoverer = p.run
+	return p.run
 }
 
 // kickRecovery wakes the recoverer if it waits for a held object.

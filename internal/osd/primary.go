@@ -384,6 +384,10 @@ type write struct {
 	acks      replication.Acks // who has applied and committed it
 	abandoned bool             // the interval ended
 	ops       []wire.ObjectOpResult
+	// objects are those its log entries change (the head, and a
+	// snapshot's clone or snapdir): what a replica that refused it
+	// lacks.
+	objects []objid.ID
 }
 
 // serveWrite executes a write, logs and queues it, and sends it to the
@@ -553,6 +557,11 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	r.setState("waiting for replicas")
 	p.tid++
 	w := &write{tid: p.tid, object: r.op.Object, version: v, reqs: []*request{r}, ops: res.Ops}
+	for _, e := range entries {
+		if !slices.Contains(w.objects, e.Object) {
+			w.objects = append(w.objects, e.Object)
+		}
+	}
 	w.acks.Start(p.acting, r.op.Flags&wire.FlagWantApplied != 0)
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
@@ -659,7 +668,20 @@ func (o *OSD) handleRepOpReply(from msgr.Peer, m wire.RepOpReply) {
 	}
 	p.mu.Lock()
 	w := p.writes[m.Tid]
+	refused := w != nil && !w.abandoned && m.Result == rejectedRepOp && m.Flags&wire.ReplyCommitted != 0
+	var recover *peerRun
+	if refused {
+		// The replica's store refused it: it lacks the write's objects
+		// now, and gets them pushed within the interval (missing.go).
+		recover = p.replicaRefusedLocked(osd, w.objects)
+	}
 	p.mu.Unlock()
+	if refused {
+		p.o.statsChanged()
+	}
+	if recover != nil {
+		p.o.wg.Go(func() { p.recoverReplicas(recover) })
+	}
 	if w == nil {
 		return // finished, or abandoned with its interval
 	}

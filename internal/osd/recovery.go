@@ -115,6 +115,7 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 		p.run = nil
 	}
 	p.activated = false
+	p.holdWatchesLocked()
 	p.recPlan = nil
 	p.down, p.blockedBy, p.peerStep = "", nil, ""
 	p.unfound = nil
@@ -207,6 +208,8 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result, missing map[int32][]
 		return err
 	}
 	p.activated = true
+	p.recoverer = r // peering's Serve runs it
+	p.holdWatchesLocked()
 	p.unfound, p.loseUnfound, p.revertUnfound = nil, false, false
 	p.notePeerMissingLocked(plan, missing)
 	parked := p.parked

@@ -146,6 +146,7 @@ func (o *OSD) splitPG(p *pg, from, to uint32, epoch uint64) ([]*pg, error) {
 		p.run = nil
 	}
 	p.activated = false
+	p.holdWatchesLocked()
 	p.info.SameIntervalSince = epoch // requests of older maps are stale
 	children, err := o.splitPGLocked(p, moves, to, epoch)
 	p.mu.Unlock()
