@@ -122,6 +122,9 @@ var sameLayerImports = map[string][]string{
 	"internal/osd/peering":     {"internal/osd/pglog"},
 	"internal/osd/split":       {"internal/osd/pglog"},
 
+	// L4: the striper does its I/O with its layout arithmetic.
+	"striper": {"striper/layout"},
+
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
 	// daemons through their assembly and the local cluster through the
