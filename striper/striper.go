@@ -228,6 +228,21 @@ func (s *Striper) Remove(ctx context.Context, ino, size uint64) error {
 	return nil
 }
 
+// RemoveObjects removes objects nos of file ino (objects that do not
+// exist are no error): for callers that free parts of a file by object,
+// as the MDS journal's trim does.
+func (s *Striper) RemoveObjects(ctx context.Context, ino uint64, nos []uint64) error {
+	err := s.window(ctx, len(nos), func(i int) pending {
+		w := rados.NewWriteOp()
+		w.Remove()
+		return pending{comp: s.io.OperateWriteAsync(ctx, layout.ObjectName(ino, nos[i]), w), done: ignoreNotFound}
+	})
+	if err != nil {
+		return fmt.Errorf("striper: remove objects of %#x: %w", ino, err)
+	}
+	return nil
+}
+
 func ignoreNotFound(err error) error {
 	if errors.Is(err, rados.ErrNotFound) {
 		return nil

@@ -69,6 +69,7 @@ var layers = []struct {
 	{"rados", layerCores},
 
 	{"striper/...", layerLibraries},
+	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
@@ -124,6 +125,8 @@ var sameLayerImports = map[string][]string{
 
 	// L4: the striper does its I/O with its layout arithmetic.
 	"striper": {"striper/layout"},
+	// The MDS journal is a file striped over the metadata pool.
+	"internal/mds/journal": {"striper", "striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
