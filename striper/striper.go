@@ -216,13 +216,11 @@ func (s *Striper) Truncate(ctx context.Context, ino, oldSize, newSize uint64) er
 // Remove removes every object of file ino, a file of size bytes (objects
 // that do not exist are no error).
 func (s *Striper) Remove(ctx context.Context, ino, size uint64) error {
-	count := s.layout.ObjectCount(size)
-	err := s.window(ctx, int(count), func(i int) pending {
-		w := rados.NewWriteOp()
-		w.Remove()
-		return pending{comp: s.io.OperateWriteAsync(ctx, layout.ObjectName(ino, uint64(i)), w), done: ignoreNotFound}
-	})
-	if err != nil {
+	nos := make([]uint64, s.layout.ObjectCount(size))
+	for i := range nos {
+		nos[i] = uint64(i)
+	}
+	if err := s.RemoveObjects(ctx, ino, nos); err != nil {
 		return fmt.Errorf("striper: remove %#x of %d bytes: %w", ino, size, err)
 	}
 	return nil
