@@ -52,11 +52,15 @@ type pending struct {
 // window runs n object operations, at most max at a time: start(i)
 // submits the i-th. It returns the first error (after the operations in
 // flight have completed, so that no buffer is still in use).
-func (s *Striper) window(ctx context.Context, n int, start func(i int) pending) error {
+func (s *Striper) window(n int, start func(i int) pending) error {
 	var inflight []pending
 	var first error
 	wait := func(p pending) {
-		err := p.comp.Wait(ctx)
+		// The op watches ctx itself, so it ends when ctx does; waiting
+		// for its end (not for ctx) means no op still uses a buffer of
+		// the caller's once the call returns.
+		<-p.comp.Committed()
+		err := p.comp.Err()
 		if p.done != nil {
 			err = p.done(err)
 		}
@@ -85,7 +89,7 @@ func (s *Striper) window(ctx context.Context, n int, start func(i int) pending) 
 // records the file's new size (the caller does).
 func (s *Striper) WriteAt(ctx context.Context, ino uint64, data []byte, off uint64) error {
 	extents := s.layout.FileToExtents(off, uint64(len(data)))
-	err := s.window(ctx, len(extents), func(i int) pending {
+	err := s.window(len(extents), func(i int) pending {
 		x := extents[i]
 		buf := gather(data, x)
 		return pending{comp: s.io.WriteAsync(ctx, layout.ObjectName(ino, x.ObjectNo), buf, x.Offset)}
@@ -115,7 +119,7 @@ func gather(data []byte, x layout.ObjectExtent) []byte {
 // truncate) read as zeros.
 func (s *Striper) ReadAt(ctx context.Context, ino uint64, buf []byte, off uint64) error {
 	extents := s.layout.FileToExtents(off, uint64(len(buf)))
-	err := s.window(ctx, len(extents), func(i int) pending {
+	err := s.window(len(extents), func(i int) pending {
 		x := extents[i]
 		name := layout.ObjectName(ino, x.ObjectNo)
 		r := rados.NewReadOp()
@@ -196,7 +200,7 @@ func (s *Striper) Truncate(ctx context.Context, ino, oldSize, newSize uint64) er
 			todo = append(todo, no)
 		}
 	}
-	err := s.window(ctx, len(todo), func(i int) pending {
+	err := s.window(len(todo), func(i int) pending {
 		no := todo[i]
 		w := rados.NewWriteOp()
 		if keep := l.ObjectLen(newSize, no); keep == 0 {
@@ -230,7 +234,7 @@ func (s *Striper) Remove(ctx context.Context, ino, size uint64) error {
 // exist are no error): for callers that free parts of a file by object,
 // as the MDS journal's trim does.
 func (s *Striper) RemoveObjects(ctx context.Context, ino uint64, nos []uint64) error {
-	err := s.window(ctx, len(nos), func(i int) pending {
+	err := s.window(len(nos), func(i int) pending {
 		w := rados.NewWriteOp()
 		w.Remove()
 		return pending{comp: s.io.OperateWriteAsync(ctx, layout.ObjectName(ino, nos[i]), w), done: ignoreNotFound}

@@ -201,3 +201,23 @@ func TestNewRefusesBadLayouts(t *testing.T) {
 		}
 	})
 }
+
+// A cancelled call returns the context's error once its object ops have
+// ended.
+func TestCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		io := cluster(t)
+		s, err := striper.New(io, layout.Layout{ObjectSize: 64 * kib, StripeUnit: 64 * kib, StripeCount: 2, Pool: io.PoolID()}, striper.Options{MaxInFlight: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := s.WriteAt(ctx, 1, make([]byte, mib), 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("write: %v", err)
+		}
+		if err := s.ReadAt(ctx, 1, make([]byte, mib), 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("read: %v", err)
+		}
+	})
+}
