@@ -68,6 +68,9 @@ var layers = []struct {
 	{"internal/osd/...", layerCores},
 	{"rados", layerCores},
 
+	{"striper/...", layerLibraries},
+	{"internal/mds/...", layerLibraries},
+
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
@@ -119,6 +122,11 @@ var sameLayerImports = map[string][]string{
 	"internal/osd":             {"internal/osd/..."},
 	"internal/osd/peering":     {"internal/osd/pglog"},
 	"internal/osd/split":       {"internal/osd/pglog"},
+
+	// L4: the striper does its I/O with its layout arithmetic.
+	"striper": {"striper/layout"},
+	// The MDS journal is a file striped over the metadata pool.
+	"internal/mds/journal": {"striper", "striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
