@@ -50,6 +50,7 @@ var layers = []struct {
 	{"crush/crushtext", layerModels},
 	{"osdmap", layerModels},
 	{"internal/balancer", layerModels},
+	{"internal/autoscale", layerModels},
 	{"internal/auth", layerModels},
 
 	{"internal/config", layerModels},
@@ -91,6 +92,7 @@ var sameLayerImports = map[string][]string{
 	"crush/crushtext":               {"crush"},
 	"osdmap":                        {"crush"},
 	"internal/balancer":             {"crush", "osdmap"},
+	"internal/autoscale":            {"crush", "osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
