@@ -168,10 +168,12 @@ func (s *Service) Tick(now time.Time) []moncmd.Command {
 		return nil
 	}
 	var out []moncmd.Command
+	anyOn := false
 	for _, p := range m.Pools() {
 		if p.AutoscaleMode != osdmap.AutoscaleOn {
 			continue
 		}
+		anyOn = true
 		if pgNum, pgpNum := p.Targets(); pgNum == p.PGNum && pgpNum < p.PGNum {
 			out = append(out, moncmd.New("osd pool set", "pool", p.Name, "var", "pgp_num", "val", fmt.Sprint(p.PGNum), sureArg, "true"))
 		}
@@ -180,7 +182,7 @@ func (s *Service) Tick(now time.Time) []moncmd.Command {
 	if s.cfg.Options != nil {
 		interval = s.cfg.Options.Duration(OptSleepInterval)
 	}
-	if !s.lastRound.IsZero() && now.Sub(s.lastRound) < interval {
+	if !anyOn || (!s.lastRound.IsZero() && now.Sub(s.lastRound) < interval) {
 		return out
 	}
 	s.lastRound = now
