@@ -112,16 +112,19 @@ var sameLayerImports = map[string][]string{
 	// rados never import each other.
 	"internal/mon": {"internal/mon/..."},
 	// The services implement moncmd's contract over monstore.
-	"internal/mon/moncmd":       {"internal/mon/monstore"},
-	"internal/mon/osdmon":       {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
-	"internal/mon/configmon":    {"internal/mon/moncmd", "internal/mon/monstore"},
-	"internal/mon/authmon":      {"internal/mon/moncmd", "internal/mon/monstore"},
-	"internal/mon/pgmon":        {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
-	"internal/mon/balancermon":  {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/moncmd":      {"internal/mon/monstore"},
+	"internal/mon/osdmon":      {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	"internal/mon/configmon":   {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/authmon":     {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/mon/pgmon":       {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	"internal/mon/balancermon": {"internal/mon/moncmd", "internal/mon/monstore"},
+	"internal/osd":             {"internal/osd/..."},
+	"internal/osd/peering":     {"internal/osd/pglog"},
+	"internal/osd/split":       {"internal/osd/pglog"},
+
+	// The autoscaler's service raises health checks, as osdmon and
+	// pgmon do.
 	"internal/mon/autoscalemon": {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
-	"internal/osd":              {"internal/osd/..."},
-	"internal/osd/peering":      {"internal/osd/pglog"},
-	"internal/osd/split":        {"internal/osd/pglog"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
