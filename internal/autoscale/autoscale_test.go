@@ -201,3 +201,32 @@ func TestChangesAndWarnings(t *testing.T) {
 		t.Error("TooFew/TooMany disagree with the statuses")
 	}
 }
+
+// Compute runs on every health query: on 1,000 OSDs (100 hosts of 10)
+// and 50 pools it must stay cheap.
+func BenchmarkCompute(b *testing.B) {
+	spec, err := crush.BuildLayout(crush.Layout{Hosts: 100, OSDsPerHost: 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cm, err := crush.New(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pools []osdmap.Pool
+	stored := map[int64]int64{}
+	for i := range 50 {
+		pools = append(pools, pool(int64(i+1), 256))
+		stored[int64(i+1)] = int64(i) << 30
+	}
+	m, err := osdmap.NewSimple(cm, 1000, pools...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u := Usage{Stored: stored, Capacity: capacities(1000, 4<<40)}
+	for b.Loop() {
+		if st := Compute(m, u, Options{}); len(st) != 50 || st[0].OSDs != 1000 {
+			b.Fatalf("%d statuses, %d OSDs", len(st), st[0].OSDs)
+		}
+	}
+}
