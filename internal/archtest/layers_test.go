@@ -50,6 +50,7 @@ var layers = []struct {
 	{"crush/crushtext", layerModels},
 	{"osdmap", layerModels},
 	{"internal/balancer", layerModels},
+	{"internal/autoscale", layerModels},
 	{"internal/auth", layerModels},
 
 	{"internal/config", layerModels},
@@ -94,6 +95,7 @@ var sameLayerImports = map[string][]string{
 	"crush/crushtext":               {"crush"},
 	"osdmap":                        {"crush"},
 	"internal/balancer":             {"crush", "osdmap"},
+	"internal/autoscale":            {"crush", "osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
@@ -127,6 +129,9 @@ var sameLayerImports = map[string][]string{
 	"striper": {"striper/layout"},
 	// The MDS journal is a file striped over the metadata pool.
 	"internal/mds/journal": {"striper", "striper/layout"},
+	// The autoscaler's service raises health checks, as osdmon and
+	// pgmon do.
+	"internal/mon/autoscalemon": {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
