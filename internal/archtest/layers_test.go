@@ -68,6 +68,8 @@ var layers = []struct {
 	{"internal/osd/...", layerCores},
 	{"rados", layerCores},
 
+	{"internal/mds/locker", layerLibraries},
+
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},

@@ -1,0 +1,244 @@
+package locker
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/invariants"
+)
+
+// evaluate brings ino to a consistent state after an event: it picks
+// each lock's state from the requests waiting and the clients' wants,
+// revokes what the states no longer allow, answers the requests that
+// may now proceed, and grants what is wanted, allowed and conflicts
+// with nothing another client still implements. Actions are appended
+// to out.
+func (l *Locker) evaluate(ino Ino, now time.Time, out []Action) []Action {
+	in := l.inodes[ino]
+	if in == nil {
+		return out
+	}
+	start := len(out)
+	for {
+		in.pickStates()
+		out = in.revoke(ino, now, out)
+		var replied bool
+		out, replied = in.answer(ino, out)
+		if !replied {
+			break
+		}
+	}
+	out = in.grant(ino, out, start)
+	if invariants.Enabled {
+		invariants.Check(l.Verify(ino))
+	}
+	return out
+}
+
+// pickStates sets each lock's state: lock while a request holds it or
+// waits to change it, sync while one waits to read it, else what the
+// clients want (demand).
+func (in *inode) pickStates() {
+	var need [numLocks]LockMode
+	for _, r := range in.waiting {
+		for k, m := range r.needs() {
+			need[k] = max(need[k], m)
+		}
+	}
+	for k := range numLocks {
+		lk := &in.locks[k]
+		switch {
+		case lk.xlock != 0 || need[k] == Xlock:
+			lk.state, lk.loner = StateLock, 0
+		case need[k] == Rdlock:
+			lk.state, lk.loner = StateSync, 0
+		default:
+			lk.state, lk.loner = in.demand(k)
+		}
+	}
+}
+
+// demand is the state the clients' wants call for. The file lock: no
+// writer → sync (everyone reads and caches); one client, a writer →
+// excl (it caches, buffers and updates size and mtime alone); several
+// clients with a writer among them → mix (synchronous I/O for all).
+// The other locks: one client wanting x and no other wanting the lock →
+// excl; otherwise sync.
+func (in *inode) demand(k LockKind) (LockState, ClientID) {
+	var users, writers int
+	var last ClientID
+	writeBits := k.changeBits()
+	for _, c := range in.clientOrder() {
+		cp := in.caps[c]
+		if cp.Wanted&k.mask() == 0 {
+			continue
+		}
+		users++
+		if cp.Wanted&writeBits != 0 {
+			writers++
+			last = c
+		}
+	}
+	switch {
+	case writers == 0:
+		return StateSync, 0
+	case users == 1:
+		return StateExcl, last
+	case k == LockFile:
+		return StateMix, 0
+	}
+	return StateSync, 0
+}
+
+// allowedFor returns every bit the lock states let client hold.
+func (in *inode) allowedFor(client ClientID) Caps {
+	a := Pin
+	for k := range numLocks {
+		lk := in.locks[k]
+		a |= allowed(k, lk.state, lk.loner == client)
+	}
+	return a
+}
+
+// revoke cuts every client's issued caps to what the states allow.
+func (in *inode) revoke(ino Ino, now time.Time, out []Action) []Action {
+	for _, c := range in.clientOrder() {
+		cp := in.caps[c]
+		keep := cp.Issued & in.allowedFor(c)
+		if keep == cp.Issued {
+			continue
+		}
+		gone := cp.Issued &^ keep
+		cp.Issued = keep
+		cp.Seq++
+		cp.revokes = append(cp.revokes, revocation{seq: cp.Seq, bits: gone, sent: now})
+		out = append(out, Action{Kind: ActionRevoke, Client: c, Ino: ino, Caps: keep, Revoking: gone, Seq: cp.Seq})
+	}
+	return out
+}
+
+// implementedBy returns the union of the bits the clients other than
+// except implement.
+func (in *inode) implementedBy(except ClientID) Caps {
+	var u Caps
+	for c, cp := range in.caps {
+		if c != except {
+			u |= cp.Implemented
+		}
+	}
+	return u
+}
+
+// ready reports whether r may proceed: for each lock it reads, no
+// client implements a bit that changes the value; for each lock it
+// changes, no client implements any bit of the lock; and no other
+// request holds a lock it needs.
+func (in *inode) ready(r *Request) bool {
+	all := in.implementedBy(0)
+	for k, m := range r.needs() {
+		if m == 0 {
+			continue
+		}
+		k := LockKind(k)
+		if x := in.locks[k].xlock; x != 0 && x != r.ID {
+			return false
+		}
+		switch m {
+		case Rdlock:
+			if all&k.changeBits() != 0 {
+				return false
+			}
+		case Xlock:
+			if all&k.mask() != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// answer replies to the waiting requests that may proceed, in arrival
+// order; a request that must wait holds back later ones that need any
+// of the same locks, so a setattr is not starved by a stream of stats.
+func (in *inode) answer(ino Ino, out []Action) ([]Action, bool) {
+	var blocked [numLocks]bool
+	var replied bool
+	in.waiting = slices.DeleteFunc(in.waiting, func(r *Request) bool {
+		needs := r.needs()
+		for k, m := range needs {
+			if m != 0 && blocked[k] {
+				return false
+			}
+		}
+		if !in.ready(r) {
+			for k, m := range needs {
+				if m != 0 {
+					blocked[k] = true
+				}
+			}
+			return false
+		}
+		for k, m := range needs {
+			if m == Xlock {
+				in.locks[k].xlock = r.ID
+			}
+		}
+		out = append(out, in.reply(ino, r))
+		replied = true
+		return true
+	})
+	return out, replied
+}
+
+// reply is the answer to r: the size and mtime the MDS has, with the
+// file fields r did not ask to be exact marked approximate when a
+// client may be changing them.
+func (in *inode) reply(ino Ino, r *Request) Action {
+	a := Action{Kind: ActionReply, Req: r.ID, Client: r.Client, Ino: ino, Attrs: in.attrs}
+	if r.Op == OpStat && in.implementedBy(0)&LockFile.changeBits() != 0 {
+		a.Approx = FieldsFile &^ r.Fields
+	}
+	return a
+}
+
+// grant issues to each client, in order, the bits it wants that the
+// states allow and that conflict with no bit another client still
+// implements (a revocation not yet acked holds the grant back). A grant
+// to a client revoked from in the same evaluation (out[start:]) rides
+// in the revoke's message, as Ceph's cap messages carry the whole new
+// issued set.
+func (in *inode) grant(ino Ino, out []Action, start int) []Action {
+	for _, c := range in.clientOrder() {
+		cp := in.caps[c]
+		add := cp.Wanted & in.allowedFor(c) &^ cp.Issued
+		if add == 0 {
+			continue
+		}
+		add &^= in.implementedBy(c).Conflicts()
+		if add == 0 {
+			continue
+		}
+		cp.Issued |= add
+		cp.Implemented |= add
+		if i := lastRevoke(out[start:], c, cp.Seq); i >= 0 {
+			out[start+i].Caps = cp.Issued
+			cp.IssueSeq = cp.Seq
+			continue
+		}
+		cp.Seq++
+		cp.IssueSeq = cp.Seq
+		out = append(out, Action{Kind: ActionGrant, Client: c, Ino: ino, Caps: cp.Issued, Seq: cp.Seq})
+	}
+	return out
+}
+
+// lastRevoke returns the index in acts of the revoke to client with seq,
+// or -1.
+func lastRevoke(acts []Action, client ClientID, seq uint64) int {
+	for i := len(acts) - 1; i >= 0; i-- {
+		if a := acts[i]; a.Kind == ActionRevoke && a.Client == client && a.Seq == seq {
+			return i
+		}
+	}
+	return -1
+}
