@@ -10,13 +10,17 @@ type ActionKind int
 
 // Actions.
 const (
-	// ActionGrant: send Client a cap message for Ino granting Caps (the
-	// whole issued set) with Seq.
+	// ActionGrant: send Client a cap message for its cap CapID on Ino
+	// granting Caps (the whole issued set) with Seq and IssueSeq, and
+	// the size and mtime the MDS has (Attrs), which a client granted Fs
+	// or Fx starts from.
 	ActionGrant ActionKind = iota + 1
-	// ActionRevoke: send Client a cap message for Ino that cuts its caps
-	// to Caps with Seq; Revoking are the bits taken away. The client
-	// stops using them, flushes what they covered (buffered data, dirty
-	// size and mtime) and acks with Seq.
+	// ActionRevoke: send Client a cap message for its cap CapID on Ino
+	// that sets its caps to Caps with Seq; Revoking are the bits taken
+	// away. The client stops using them, flushes what they covered
+	// (buffered data, dirty size and mtime) and acks with Seq. When
+	// IssueSeq equals Seq the message also grants bits (Caps has some
+	// the client did not hold).
 	ActionRevoke
 	// ActionFlushAck: the MDS has Client's flush TID of Ino's Attrs:
 	// journal the new size and mtime, then ack the flush.
@@ -45,7 +49,9 @@ type Action struct {
 	Ino       Ino
 	Caps      Caps
 	Revoking  Caps
+	CapID     uint64
 	Seq       uint64
+	IssueSeq  uint64
 	Req       ReqID
 	Attrs     FileAttrs
 	Approx    Field

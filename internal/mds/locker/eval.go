@@ -112,7 +112,7 @@ func (in *inode) revoke(ino Ino, now time.Time, out []Action) []Action {
 		cp.Issued = keep
 		cp.Seq++
 		cp.revokes = append(cp.revokes, revocation{seq: cp.Seq, bits: gone, sent: now})
-		out = append(out, Action{Kind: ActionRevoke, Client: c, Ino: ino, Caps: keep, Revoking: gone, Seq: cp.Seq})
+		out = append(out, Action{Kind: ActionRevoke, Client: c, Ino: ino, CapID: cp.ID, Caps: keep, Revoking: gone, Seq: cp.Seq, IssueSeq: cp.IssueSeq, Attrs: in.attrs})
 	}
 	return out
 }
@@ -206,7 +206,7 @@ func (in *inode) reply(ino Ino, r *Request) Action {
 // implements (a revocation not yet acked holds the grant back). A grant
 // to a client revoked from in the same evaluation (out[start:]) rides
 // in the revoke's message, as Ceph's cap messages carry the whole new
-// issued set.
+// issued set, unless it gives back a bit that message takes.
 func (in *inode) grant(ino Ino, out []Action, start int) []Action {
 	for _, c := range in.clientOrder() {
 		cp := in.caps[c]
@@ -220,14 +220,15 @@ func (in *inode) grant(ino Ino, out []Action, start int) []Action {
 		}
 		cp.Issued |= add
 		cp.Implemented |= add
-		if i := lastRevoke(out[start:], c, cp.Seq); i >= 0 {
-			out[start+i].Caps = cp.Issued
+		if i := lastRevoke(out[start:], c, cp.Seq); i >= 0 && out[start+i].Revoking&add == 0 {
 			cp.IssueSeq = cp.Seq
+			out[start+i].Caps = cp.Issued
+			out[start+i].IssueSeq = cp.IssueSeq
 			continue
 		}
 		cp.Seq++
 		cp.IssueSeq = cp.Seq
-		out = append(out, Action{Kind: ActionGrant, Client: c, Ino: ino, Caps: cp.Issued, Seq: cp.Seq})
+		out = append(out, Action{Kind: ActionGrant, Client: c, Ino: ino, CapID: cp.ID, Caps: cp.Issued, Seq: cp.Seq, IssueSeq: cp.IssueSeq, Attrs: in.attrs})
 	}
 	return out
 }

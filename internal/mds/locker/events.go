@@ -42,7 +42,8 @@ func (l *Locker) Open(req ReqID, client ClientID, ino Ino, mode OpenMode, now ti
 	in := l.inode(ino)
 	cp := in.caps[client]
 	if cp == nil {
-		cp = &Capability{}
+		l.lastCapID++
+		cp = &Capability{ID: l.lastCapID}
 		in.caps[client] = cp
 		l.track(client, ino)
 	}
@@ -53,7 +54,8 @@ func (l *Locker) Open(req ReqID, client ClientID, ino Ino, mode OpenMode, now ti
 	cp.Lazy = cp.Lazy || mode&OpenLazy != 0
 	acts := l.evaluate(ino, now, nil)
 	// The grant to the opener travels in the open's reply.
-	reply := Action{Kind: ActionReply, Req: req, Client: client, Ino: ino, Attrs: in.attrs, Caps: cp.Issued, Seq: cp.Seq}
+	reply := Action{Kind: ActionReply, Req: req, Client: client, Ino: ino, Attrs: in.attrs,
+		CapID: cp.ID, Caps: cp.Issued, Seq: cp.Seq, IssueSeq: cp.IssueSeq}
 	acts = slices.DeleteFunc(acts, func(a Action) bool {
 		return a.Kind == ActionGrant && a.Client == client && a.Ino == ino
 	})
@@ -72,13 +74,14 @@ func (l *Locker) Want(client ClientID, ino Ino, wanted Caps, now time.Time) []Ac
 	return l.evaluate(ino, now, nil)
 }
 
-// Ack is client's answer to the cap message Seq on ino: it no longer
-// uses the bits revoked up to Seq. Flush, if not nil, carries the size
-// and mtime it changed under Fw/Fb/Fx. An ack naming a Seq never sent
-// is ignored; so is one from a client without the cap.
-func (l *Locker) Ack(client ClientID, ino Ino, seq uint64, flush *Flush, now time.Time) []Action {
+// Ack is client's answer to the cap message Seq of cap capID on ino:
+// it no longer uses the bits revoked up to Seq. Flush, if not nil,
+// carries the size and mtime it changed under Fw/Fb/Fx. An ack naming a
+// Seq never sent is ignored; so is one for another cap (an older one
+// the client released) or from a client without a cap.
+func (l *Locker) Ack(client ClientID, ino Ino, capID, seq uint64, flush *Flush, now time.Time) []Action {
 	cp := l.live(client, ino)
-	if cp == nil || seq > cp.Seq {
+	if cp == nil || cp.ID != capID || seq > cp.Seq {
 		return nil
 	}
 	out := l.applyFlush(client, ino, cp, flush, nil)
@@ -90,13 +93,14 @@ func (l *Locker) Ack(client ClientID, ino Ino, seq uint64, flush *Flush, now tim
 	return l.evaluate(ino, now, out)
 }
 
-// Release is client's close of its last file on ino: it drops the cap
-// (after flushing, with Flush). A release that names an IssueSeq older
-// than the cap's crossed a grant in flight: the client will see the
-// grant and release again, so only its flush is applied.
-func (l *Locker) Release(client ClientID, ino Ino, issueSeq uint64, flush *Flush, now time.Time) []Action {
+// Release is client's close of its last file on ino: it drops cap
+// capID (after flushing, with Flush). A release that names an IssueSeq
+// older than the cap's crossed a grant in flight: the client will see
+// the grant and release again, so only its flush is applied. A release
+// of another cap (an older one) is ignored.
+func (l *Locker) Release(client ClientID, ino Ino, capID, issueSeq uint64, flush *Flush, now time.Time) []Action {
 	cp := l.live(client, ino)
-	if cp == nil {
+	if cp == nil || cp.ID != capID {
 		return nil
 	}
 	out := l.applyFlush(client, ino, cp, flush, nil)
@@ -268,9 +272,9 @@ func (l *Locker) clientInos(client ClientID) []Ino {
 	return out
 }
 
-// applyFlush takes the size and mtime a client flushed, if it held a
-// bit that let it change them: with Fx the client's size is the size
-// (it may have truncated locally); with Fw, Fb or Fa only a larger size
+// applyFlush takes the size and mtime a client flushed, for the dirty
+// bits it still implements: under Fx the client's size is the size (it
+// may have truncated locally); under Fw, Fb or Fa only a larger size
 // counts (writes in the mix state only extend). A flush TID already
 // applied is acked again without being applied.
 func (l *Locker) applyFlush(client ClientID, ino Ino, cp *Capability, f *Flush, out []Action) []Action {
@@ -279,13 +283,14 @@ func (l *Locker) applyFlush(client ClientID, ino Ino, cp *Capability, f *Flush, 
 	}
 	in := l.inodes[ino]
 	if f.TID == 0 || f.TID > cp.LastFlushTID {
+		dirty := f.Dirty & cp.Implemented & LockFile.changeBits()
 		switch {
-		case cp.Implemented&FileExcl != 0:
+		case dirty&FileExcl != 0:
 			in.attrs.Size = f.Size
-		case cp.Implemented&(FileWrite|FileBuffer|FileExtend) != 0:
+		case dirty != 0:
 			in.attrs.Size = max(in.attrs.Size, f.Size)
 		}
-		if cp.Implemented&LockFile.changeBits() != 0 && f.Mtime.After(in.attrs.Mtime) {
+		if dirty != 0 && f.Mtime.After(in.attrs.Mtime) {
 			in.attrs.Mtime = f.Mtime
 		}
 		cp.LastFlushTID = max(cp.LastFlushTID, f.TID)

@@ -63,13 +63,19 @@ type FileAttrs struct {
 	Mtime time.Time
 }
 
-// Flush is the dirty metadata a client sends with an ack, an update or a
-// release: the size and mtime it changed under Fw/Fb/Fx, and the flush's
-// transaction id, answered by ActionFlushAck once the MDS has it.
+// Flush is the dirty metadata a client sends with an ack or a release:
+// the size and mtime it changed, the bits it changed them under, and
+// the flush's transaction id, answered by ActionFlushAck once the MDS
+// has it.
 type Flush struct {
 	TID   uint64
 	Size  uint64
 	Mtime time.Time
+	// Dirty are the caps under which the client changed size and mtime:
+	// with Fx its size is the size (it knew the size and may have
+	// truncated locally); with only Fw, Fb or Fa its size counts only
+	// where it is larger (it extended the file).
+	Dirty Caps
 }
 
 // revocation is one revoke message not yet acknowledged.
@@ -85,6 +91,10 @@ type revocation struct {
 // plus what revocations not yet acknowledged took away (what the client
 // may still be using); Wanted is what the client asked for.
 type Capability struct {
+	// ID names this cap among all the client's caps on the inode, past
+	// and present (Ceph's cap_id): a message, ack or release names it,
+	// so one about a cap released since is not taken for a newer one.
+	ID          uint64
 	Issued      Caps
 	Implemented Caps
 	Wanted      Caps
@@ -217,6 +227,8 @@ type Locker struct {
 	rank    Rank
 	inodes  map[Ino]*inode
 	clients map[ClientID]map[Ino]struct{}
+	// lastCapID is the last Capability.ID given out.
+	lastCapID uint64
 }
 
 // New returns an empty Locker for rank.

@@ -56,8 +56,18 @@ func open(req ReqID, c ClientID, mode OpenMode, now int) func(l *Locker) []Actio
 	return func(l *Locker) []Action { return l.Open(req, c, ino, mode, at(now)) }
 }
 
+// capID is c's current cap's ID on ino (0 if none).
+func capID(l *Locker, c ClientID) uint64 {
+	cp, _ := l.Cap(ino, c)
+	return cp.ID
+}
+
 func ack(c ClientID, seq uint64, f *Flush, now int) func(l *Locker) []Action {
-	return func(l *Locker) []Action { return l.Ack(c, ino, seq, f, at(now)) }
+	return func(l *Locker) []Action { return l.Ack(c, ino, capID(l, c), seq, f, at(now)) }
+}
+
+func release(c ClientID, issueSeq uint64, now int) func(l *Locker) []Action {
+	return func(l *Locker) []Action { return l.Release(c, ino, capID(l, c), issueSeq, nil, at(now)) }
 }
 
 func stat(req ReqID, c ClientID, fields Field, now int) func(l *Locker) []Action {
@@ -134,11 +144,11 @@ reply req 1 client.1 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFsxwba seq 
 		{do: open(2, c2, OpenRead, 1), want: `
 revoke client.1 ino 0x100 Fsxba to pAsLsXsFw seq 2
 reply req 2 client.2 ino 0x100 size 0 mtime -62135596800 caps pAsLsXs seq 1`},
-		{do: ack(c1, 2, &Flush{TID: 1, Size: 4096, Mtime: at(1)}, 2), want: `
+		{do: ack(c1, 2, &Flush{TID: 1, Size: 4096, Mtime: at(1), Dirty: FileWrite}, 2), want: `
 flushack client.1 ino 0x100 tid 1 size 4096 mtime 1001
 grant client.2 ino 0x100 pAsLsXsFr seq 2`},
 		// The reader closes: the writer is alone again and buffers.
-		{do: func(l *Locker) []Action { return l.Release(c2, ino, 2, nil, at(3)) }, want: `
+		{do: release(c2, 2, 3), want: `
 grant client.1 ino 0x100 pAsLsXsFsxwba seq 3`,
 			check: fileState(StateExcl, c1)},
 	})
@@ -155,7 +165,7 @@ reply req 1 client.1 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFsxwba seq 
 		{do: stat(7, c3, FieldsAll, 5), want: `
 revoke client.1 ino 0x100 Fxwba to pAsLsXsFs seq 2`,
 			check: fileState(StateSync, 0)},
-		{do: ack(c1, 2, &Flush{TID: 1, Size: 8192, Mtime: at(4)}, 6), want: `
+		{do: ack(c1, 2, &Flush{TID: 1, Size: 8192, Mtime: at(4), Dirty: FileWrite}, 6), want: `
 flushack client.1 ino 0x100 tid 1 size 8192 mtime 1004
 reply req 7 client.3 ino 0x100 size 8192 mtime 1004
 grant client.1 ino 0x100 pAsLsXsFsxwba seq 3`,
@@ -174,7 +184,7 @@ reply req 1 client.1 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFsxwba seq 
 reply req 7 client.2 ino 0x100 size 0 mtime -62135596800 approx 0x70`},
 		{do: stat(8, c2, FieldSize, 2), want: `
 revoke client.1 ino 0x100 Fxwba to pAsLsXsFs seq 2`},
-		{do: ack(c1, 2, &Flush{TID: 3, Size: 10, Mtime: at(2)}, 3), want: `
+		{do: ack(c1, 2, &Flush{TID: 3, Size: 10, Mtime: at(2), Dirty: FileWrite}, 3), want: `
 flushack client.1 ino 0x100 tid 3 size 10 mtime 1002
 reply req 8 client.2 ino 0x100 size 10 mtime 1002
 grant client.1 ino 0x100 pAsLsXsFsxwba seq 3`},
@@ -191,7 +201,7 @@ reply req 1 client.1 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFsxcrwbal s
 		{do: open(2, c2, lazy, 1), want: `
 revoke client.1 ino 0x100 Fsxcba to pAsLsXsFrwl seq 2
 reply req 2 client.2 ino 0x100 size 0 mtime -62135596800 caps pAsLsXs seq 1`},
-		{do: ack(c1, 2, &Flush{TID: 1, Size: 100, Mtime: at(1)}, 2), want: `
+		{do: ack(c1, 2, &Flush{TID: 1, Size: 100, Mtime: at(1), Dirty: FileWrite}, 2), want: `
 flushack client.1 ino 0x100 tid 1 size 100 mtime 1001
 grant client.2 ino 0x100 pAsLsXsFrwl seq 2`,
 			check: func(t *testing.T, l *Locker) {
@@ -278,9 +288,23 @@ drop client.1 blocklist`,
 				}
 			}},
 		// Its late ack is not taken: the session is over.
-		{do: ack(c1, 2, &Flush{TID: 1, Size: 5}, 101), want: ``},
+		{do: ack(c1, 2, &Flush{TID: 1, Size: 5, Dirty: FileWrite}, 101), want: ``},
 		{do: func(l *Locker) []Action { return l.Fenced(c1, at(102)) }, want: `
 grant client.2 ino 0x100 pAsLsXsFscr seq 2`},
+	})
+}
+
+// The requests of a client whose session ends are dropped unanswered.
+func TestSessionEndDropsWaitingRequests(t *testing.T) {
+	run(t, New(0, Config{}), []step{
+		{do: open(1, c1, OpenWrite, 0), want: `
+reply req 1 client.1 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFsxwba seq 1`},
+		{do: stat(2, c2, FieldsAll, 1), want: `
+revoke client.1 ino 0x100 Fxwba to pAsLsXsFs seq 2`},
+		{do: func(l *Locker) []Action { return l.SessionEnd(c2, EndClosed, at(2)) }, want: `
+drop client.2
+grant client.1 ino 0x100 pAsLsXsFsxwba seq 3`},
+		{do: ack(c1, 3, nil, 3), want: ``},
 	})
 }
 
@@ -316,6 +340,7 @@ revoke client.1 ino 0x100 As to pLsXsFscr seq 2`},
 revoke client.1 ino 0x100 Fsc to pLsXsFr seq 3
 reply req 2 client.2 ino 0x100 size 0 mtime -62135596800 caps pLsXs seq 1`},
 		{do: ack(c1, 9, nil, 3), want: ``},
+		{do: func(l *Locker) []Action { return l.Ack(c1, ino, capID(l, c1)+10, 2, nil, at(3)) }, want: ``},
 		// Seq 2 acked: As is gone, Fsc still revoking.
 		{do: ack(c1, 2, nil, 3), want: `
 reply req 5 client.3 ino 0x100 size 0 mtime -62135596800`,
@@ -326,9 +351,13 @@ reply req 5 client.3 ino 0x100 size 0 mtime -62135596800`,
 			}},
 		{do: ack(c1, 3, nil, 4), want: `
 grant client.2 ino 0x100 pLsXsFw seq 2`},
-		{do: func(l *Locker) []Action { return l.Ack(c2, ino, 2, &Flush{TID: 4, Size: 50, Mtime: at(4)}, at(5)) }, want: `
+		{do: func(l *Locker) []Action {
+			return l.Ack(c2, ino, capID(l, c2), 2, &Flush{TID: 4, Size: 50, Mtime: at(4), Dirty: FileWrite}, at(5))
+		}, want: `
 flushack client.2 ino 0x100 tid 4 size 50 mtime 1004`},
-		{do: func(l *Locker) []Action { return l.Ack(c2, ino, 2, &Flush{TID: 4, Size: 80, Mtime: at(6)}, at(6)) }, want: `
+		{do: func(l *Locker) []Action {
+			return l.Ack(c2, ino, capID(l, c2), 2, &Flush{TID: 4, Size: 80, Mtime: at(6), Dirty: FileWrite}, at(6))
+		}, want: `
 flushack client.2 ino 0x100 tid 4 size 50 mtime 1004`},
 	})
 }
@@ -344,13 +373,13 @@ revoke client.1 ino 0x100 Fsc to pAsLsXsFr seq 2
 reply req 2 client.2 ino 0x100 size 0 mtime -62135596800 caps pAsLsXs seq 1`},
 		{do: ack(c1, 2, nil, 2), want: `
 grant client.2 ino 0x100 pAsLsXsFw seq 2`},
-		{do: func(l *Locker) []Action { return l.Release(c2, ino, 1, nil, at(3)) }, want: ``,
+		{do: release(c2, 1, 3), want: ``,
 			check: func(t *testing.T, l *Locker) {
 				if _, ok := l.Cap(ino, c2); !ok {
 					t.Fatal("a release older than the last grant dropped the cap")
 				}
 			}},
-		{do: func(l *Locker) []Action { return l.Release(c2, ino, 2, nil, at(4)) }, want: `
+		{do: release(c2, 2, 4), want: `
 grant client.1 ino 0x100 pAsLsXsFscr seq 3`},
 	})
 }
@@ -374,12 +403,12 @@ revoke client.1 ino 0x100 Fw to pAsLsXsFs seq 3`},
 		t.Fatalf("export with a waiting stat: %v, want ErrBusy", err)
 	}
 	run(t, a, []step{
-		{do: ack(c1, 3, &Flush{TID: 1, Size: 7, Mtime: at(2)}, 3), want: `
+		{do: ack(c1, 3, &Flush{TID: 1, Size: 7, Mtime: at(2), Dirty: FileWrite}, 3), want: `
 flushack client.1 ino 0x100 tid 1 size 7 mtime 1002
 reply req 3 client.2 ino 0x100 size 7 mtime 1002
 revoke client.1 ino 0x100 Fs to pAsLsXsFw seq 4
 grant client.2 ino 0x100 pAsLsXsFr seq 2`},
-		{do: func(l *Locker) []Action { return l.Release(c2, ino, 2, nil, at(4)) }, want: `
+		{do: release(c2, 2, 4), want: `
 grant client.1 ino 0x100 pAsLsXsFsxwba seq 5`},
 		{do: open(4, c2, OpenRead, 5), want: `
 revoke client.1 ino 0x100 Fsxba to pAsLsXsFw seq 6
@@ -400,7 +429,7 @@ reply req 4 client.2 ino 0x100 size 7 mtime 1002 caps pAsLsXs seq 1`},
 		t.Fatalf("second import: %v", err)
 	}
 	run(t, b, []step{
-		{do: ack(c1, 6, &Flush{TID: 2, Size: 9, Mtime: at(6)}, 7), want: `
+		{do: ack(c1, 6, &Flush{TID: 2, Size: 9, Mtime: at(6), Dirty: FileWrite}, 7), want: `
 flushack client.1 ino 0x100 tid 2 size 9 mtime 1006
 grant client.2 ino 0x100 pAsLsXsFr seq 2`},
 	})
