@@ -24,10 +24,12 @@ var propSeeds = flag.Int("locker.seeds", 300, "random event sequences TestRandom
 //     the same rule);
 //   - a stat asking for the size answers with at least the size every
 //     live client had written when the stat was sent;
-//   - at the end, once every message is delivered, every setattr done
-//     and every dead writer fenced: no revocation is outstanding, no
+//   - at the end, once every message is delivered (but to hung
+//     clients, which never read theirs), every setattr done, every dead
+//     writer fenced and the revoke timeout passed: no revocation is
+//     outstanding (every one was acked, or its client evicted), no
 //     request waits, every request of a live client was answered once,
-//     and every live client holds all it wants that the states allow.
+//     and every client holds all it wants that the states allow.
 type world struct {
 	t       *testing.T
 	rng     *rand.Rand
@@ -39,6 +41,7 @@ type world struct {
 	reqs    map[ReqID]*mreq
 	held    []heldReq // setattrs answered, not done
 	fence   []ClientID
+	anyDrop bool // a client was dropped since the flag was cleared
 	log     []string
 }
 
@@ -48,6 +51,9 @@ type mclient struct {
 	// zombie: dead, blocklisted, not yet fenced: it may still write with
 	// the caps it last knew.
 	zombie bool
+	// stuck: it no longer reads its messages (a hung client); only the
+	// revoke timeout gets rid of it.
+	stuck bool
 	inbox  []Action
 	files  map[Ino]*mfile
 }
@@ -166,6 +172,7 @@ func (w *world) route(acts []Action) {
 				w.fail("client.%d dropped twice", c.id)
 			}
 			c.dead, c.inbox = true, nil
+			w.anyDrop = true
 			// A new session takes its place.
 			fresh := &mclient{id: ClientID(len(w.clients) + 1), files: map[Ino]*mfile{}}
 			w.clients = append(w.clients, fresh)
@@ -304,6 +311,11 @@ func (w *world) step() {
 		reason := EndReason(1 + w.rng.IntN(3))
 		w.log = append(w.log, fmt.Sprintf("session end client.%d", c.id))
 		w.route(w.l.SessionEnd(c.id, reason, w.now))
+	case op < 88: // a client hangs
+		if !c.stuck && w.rng.IntN(3) == 0 {
+			c.stuck = true
+			w.log = append(w.log, fmt.Sprintf("client.%d hangs", c.id))
+		}
 	case op < 92: // a fence takes effect
 		if len(w.fence) > 0 {
 			id := w.fence[0]
@@ -325,7 +337,7 @@ func (w *world) tick() {
 
 // deliver hands c its oldest message.
 func (w *world) deliver(c *mclient) bool {
-	if len(c.inbox) == 0 {
+	if len(c.inbox) == 0 || c.stuck {
 		return false
 	}
 	a := c.inbox[0]
@@ -406,7 +418,15 @@ func (w *world) drain() {
 			moved = true
 		}
 		if !moved {
-			break
+			// Only hung clients are left to answer: let the revoke
+			// timeout pass.
+			n := len(w.fence)
+			w.now = w.now.Add(w.l.cfg.RevokeEvict)
+			w.route(w.l.Tick(w.now))
+			if len(w.fence) == n && !w.anyDrop {
+				break
+			}
+			w.anyDrop = false
 		}
 	}
 	for _, ino := range w.l.Inodes() {
