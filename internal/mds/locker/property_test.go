@@ -54,8 +54,8 @@ type mclient struct {
 	// stuck: it no longer reads its messages (a hung client); only the
 	// revoke timeout gets rid of it.
 	stuck bool
-	inbox  []Action
-	files  map[Ino]*mfile
+	inbox []Action
+	files map[Ino]*mfile
 }
 
 // mfile is a client's view of its cap on one inode.
