@@ -1,6 +1,7 @@
 package locker
 
 import (
+	"math/bits"
 	"slices"
 	"time"
 
@@ -19,8 +20,9 @@ func (l *Locker) evaluate(ino Ino, now time.Time, out []Action) []Action {
 		return out
 	}
 	start := len(out)
+	wants := in.demand()
 	for {
-		in.pickStates()
+		in.pickStates(&wants)
 		out = in.revoke(ino, now, out)
 		var replied bool
 		out, replied = in.answer(ino, out)
@@ -38,7 +40,7 @@ func (l *Locker) evaluate(ino Ino, now time.Time, out []Action) []Action {
 // pickStates sets each lock's state: lock while a request holds it or
 // waits to change it, sync while one waits to read it, else what the
 // clients want (demand).
-func (in *inode) pickStates() {
+func (in *inode) pickStates(wants *[numLocks]lockState) {
 	var need [numLocks]LockMode
 	for _, r := range in.waiting {
 		for k, m := range r.needs() {
@@ -53,41 +55,47 @@ func (in *inode) pickStates() {
 		case need[k] == Rdlock:
 			lk.state, lk.loner = StateSync, 0
 		default:
-			lk.state, lk.loner = in.demand(k)
+			lk.state, lk.loner = wants[k].state, wants[k].loner
 		}
 	}
 }
 
-// demand is the state the clients' wants call for. The file lock: no
-// writer → sync (everyone reads and caches); one client, a writer →
-// excl (it caches, buffers and updates size and mtime alone); several
-// clients with a writer among them → mix (synchronous I/O for all).
-// The other locks: one client wanting x and no other wanting the lock →
-// excl; otherwise sync.
-func (in *inode) demand(k LockKind) (LockState, ClientID) {
-	var users, writers int
-	var last ClientID
-	writeBits := k.changeBits()
-	for _, c := range in.clientOrder() {
-		cp := in.caps[c]
-		if cp.Wanted&k.mask() == 0 {
-			continue
-		}
-		users++
-		if cp.Wanted&writeBits != 0 {
-			writers++
-			last = c
+// demand is the state of each lock the clients' wants call for. The
+// file lock: no writer → sync (everyone reads and caches); one client,
+// a writer → excl (it caches, buffers and updates size and mtime
+// alone); several clients with a writer among them → mix (synchronous
+// I/O for all). The other locks: one client wanting x and no other
+// wanting the lock → excl; otherwise sync.
+func (in *inode) demand() [numLocks]lockState {
+	var users, writers [numLocks]int
+	var last [numLocks]ClientID
+	for i, c := range in.order {
+		w := in.list[i].Wanted
+		for k := range numLocks {
+			if w&k.mask() == 0 {
+				continue
+			}
+			users[k]++
+			if w&k.changeBits() != 0 {
+				writers[k]++
+				last[k] = c
+			}
 		}
 	}
-	switch {
-	case writers == 0:
-		return StateSync, 0
-	case users == 1:
-		return StateExcl, last
-	case k == LockFile:
-		return StateMix, 0
+	var out [numLocks]lockState
+	for k := range numLocks {
+		switch {
+		case writers[k] == 0:
+			out[k].state = StateSync
+		case users[k] == 1:
+			out[k].state, out[k].loner = StateExcl, last[k]
+		case k == LockFile:
+			out[k].state = StateMix
+		default:
+			out[k].state = StateSync
+		}
 	}
-	return StateSync, 0
+	return out
 }
 
 // allowedFor returns every bit the lock states let client hold.
@@ -102,8 +110,8 @@ func (in *inode) allowedFor(client ClientID) Caps {
 
 // revoke cuts every client's issued caps to what the states allow.
 func (in *inode) revoke(ino Ino, now time.Time, out []Action) []Action {
-	for _, c := range in.clientOrder() {
-		cp := in.caps[c]
+	for i, c := range in.order {
+		cp := in.list[i]
 		keep := cp.Issued & in.allowedFor(c)
 		if keep == cp.Issued {
 			continue
@@ -118,12 +126,47 @@ func (in *inode) revoke(ino Ino, now time.Time, out []Action) []Action {
 }
 
 // implementedBy returns the union of the bits the clients other than
-// except implement.
+// except implement (every client's, for except 0).
 func (in *inode) implementedBy(except ClientID) Caps {
 	var u Caps
-	for c, cp := range in.caps {
+	for i, c := range in.order {
 		if c != except {
-			u |= cp.Implemented
+			u |= in.list[i].Implemented
+		}
+	}
+	return u
+}
+
+// holders counts, per bit, the clients implementing it, so that what
+// the others implement is found without walking every client for each
+// one (a file open by thousands of clients).
+type holders [32]int32
+
+func (in *inode) holders() *holders {
+	var h holders
+	for _, cp := range in.list {
+		h.add(cp.Implemented)
+	}
+	return &h
+}
+
+func (h *holders) add(c Caps) {
+	for c != 0 {
+		h[bits.TrailingZeros32(uint32(c))]++
+		c &= c - 1
+	}
+}
+
+// others returns the bits implemented by some client other than one
+// that implements own.
+func (h *holders) others(own Caps) Caps {
+	var u Caps
+	for i, n := range h {
+		if own&(1<<i) != 0 {
+			n--
+		}
+		if n > 0 {
+			u |= 1 << i
 		}
 	}
 	return u
@@ -208,16 +251,18 @@ func (in *inode) reply(ino Ino, r *Request) Action {
 // in the revoke's message, as Ceph's cap messages carry the whole new
 // issued set, unless it gives back a bit that message takes.
 func (in *inode) grant(ino Ino, out []Action, start int) []Action {
-	for _, c := range in.clientOrder() {
-		cp := in.caps[c]
+	h := in.holders()
+	for i, c := range in.order {
+		cp := in.list[i]
 		add := cp.Wanted & in.allowedFor(c) &^ cp.Issued
 		if add == 0 {
 			continue
 		}
-		add &^= in.implementedBy(c).Conflicts()
+		add &^= h.others(cp.Implemented).Conflicts()
 		if add == 0 {
 			continue
 		}
+		h.add(add &^ cp.Implemented)
 		cp.Issued |= add
 		cp.Implemented |= add
 		if i := lastRevoke(out[start:], c, cp.Seq); i >= 0 && out[start+i].Revoking&add == 0 {

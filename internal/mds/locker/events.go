@@ -44,7 +44,7 @@ func (l *Locker) Open(req ReqID, client ClientID, ino Ino, mode OpenMode, now ti
 	if cp == nil {
 		l.lastCapID++
 		cp = &Capability{ID: l.lastCapID}
-		in.caps[client] = cp
+		in.setCap(client, cp)
 		l.track(client, ino)
 	}
 	if cp.fencing {
@@ -108,7 +108,7 @@ func (l *Locker) Release(client ClientID, ino Ino, capID, issueSeq uint64, flush
 		return out
 	}
 	in := l.inodes[ino]
-	delete(in.caps, client)
+	in.delCap(client)
 	l.untrack(client, ino)
 	return l.evaluate(ino, now, out)
 }
@@ -153,7 +153,7 @@ func (l *Locker) SessionEnd(client ClientID, reason EndReason, now time.Time) []
 			cp.fencing = true
 			cp.Issued, cp.Wanted, cp.revokes = 0, 0, nil
 		} else {
-			delete(in.caps, client)
+			in.delCap(client)
 			l.untrack(client, ino)
 		}
 	}
@@ -171,7 +171,7 @@ func (l *Locker) Fenced(client ClientID, now time.Time) []Action {
 	for _, ino := range l.clientInos(client) {
 		in := l.inodes[ino]
 		if cp := in.caps[client]; cp != nil && cp.fencing {
-			delete(in.caps, client)
+			in.delCap(client)
 			l.untrack(client, ino)
 			out = l.evaluate(ino, now, out)
 		}

@@ -216,6 +216,8 @@ func (r *Request) needs() [numLocks]LockMode {
 type inode struct {
 	attrs   FileAttrs
 	caps    map[ClientID]*Capability
+	order   []ClientID    // the keys of caps, in order
+	list    []*Capability // caps[order[i]], for walks without lookups
 	locks   [numLocks]lockState
 	waiting []*Request // in arrival order
 }
@@ -280,7 +282,7 @@ func (l *Locker) Clients(ino Ino) []ClientID {
 	if in == nil {
 		return nil
 	}
-	return in.clientOrder()
+	return slices.Clone(in.clientOrder())
 }
 
 // Inodes returns the inodes with cap state here, in order.
@@ -312,13 +314,30 @@ func (l *Locker) inode(ino Ino) *inode {
 	return in
 }
 
-func (in *inode) clientOrder() []ClientID {
-	out := make([]ClientID, 0, len(in.caps))
-	for c := range in.caps {
-		out = append(out, c)
+// clientOrder returns the clients with caps in order. The slice is the
+// inode's own: callers must not change it, nor keep it across a change
+// of the caps.
+func (in *inode) clientOrder() []ClientID { return in.order }
+
+// setCap adds client's cap.
+func (in *inode) setCap(client ClientID, cp *Capability) {
+	i, found := slices.BinarySearch(in.order, client)
+	if found {
+		in.list[i] = cp
+	} else {
+		in.order = slices.Insert(in.order, i, client)
+		in.list = slices.Insert(in.list, i, cp)
 	}
-	slices.Sort(out)
-	return out
+	in.caps[client] = cp
+}
+
+// delCap removes client's cap.
+func (in *inode) delCap(client ClientID) {
+	if i, found := slices.BinarySearch(in.order, client); found {
+		in.order = slices.Delete(in.order, i, i+1)
+		in.list = slices.Delete(in.list, i, i+1)
+	}
+	delete(in.caps, client)
 }
 
 // Drop forgets ino's state when the MDS evicts the inode from its cache;

@@ -122,7 +122,7 @@ func (l *Locker) Import(ic InodeCaps, now time.Time) ([]Action, error) {
 	for _, c := range slices.Sorted(maps.Keys(ic.Caps)) {
 		v := ic.Caps[c]
 		v.revokes = slices.Clone(v.revokes)
-		in.caps[c] = &v
+		in.setCap(c, &v)
 		l.track(c, ic.Ino)
 	}
 	return l.evaluate(ic.Ino, now, nil), nil
