@@ -31,10 +31,22 @@ func (l *Locker) evaluate(ino Ino, now time.Time, out []Action) []Action {
 		}
 	}
 	out = in.grant(ino, out, start)
+	l.noteRevoking(ino, in)
 	if invariants.Enabled {
 		invariants.Check(l.Verify(ino))
 	}
 	return out
+}
+
+// noteRevoking records whether any cap on ino waits for an ack.
+func (l *Locker) noteRevoking(ino Ino, in *inode) {
+	for _, cp := range in.list {
+		if len(cp.revokes) != 0 {
+			l.revoking[ino] = struct{}{}
+			return
+		}
+	}
+	delete(l.revoking, ino)
 }
 
 // pickStates sets each lock's state: lock while a request holds it or

@@ -223,7 +223,12 @@ func (l *Locker) Done(ino Ino, id ReqID, attrs *FileAttrs, now time.Time) []Acti
 func (l *Locker) Tick(now time.Time) []Action {
 	var out []Action
 	var evict []ClientID
-	for _, ino := range l.Inodes() {
+	inos := make([]Ino, 0, len(l.revoking))
+	for ino := range l.revoking {
+		inos = append(inos, ino)
+	}
+	slices.Sort(inos)
+	for _, ino := range inos {
 		in := l.inodes[ino]
 		for _, c := range in.clientOrder() {
 			cp := in.caps[c]

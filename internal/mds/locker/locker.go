@@ -231,15 +231,19 @@ type Locker struct {
 	clients map[ClientID]map[Ino]struct{}
 	// lastCapID is the last Capability.ID given out.
 	lastCapID uint64
+	// revoking are the inodes where some cap has a revocation not yet
+	// acked: what Tick looks at, rather than every cap in the cache.
+	revoking map[Ino]struct{}
 }
 
 // New returns an empty Locker for rank.
 func New(rank Rank, cfg Config) *Locker {
 	return &Locker{
-		cfg:     cfg.withDefaults(),
-		rank:    rank,
-		inodes:  map[Ino]*inode{},
-		clients: map[ClientID]map[Ino]struct{}{},
+		cfg:      cfg.withDefaults(),
+		rank:     rank,
+		inodes:   map[Ino]*inode{},
+		clients:  map[ClientID]map[Ino]struct{}{},
+		revoking: map[Ino]struct{}{},
 	}
 }
 

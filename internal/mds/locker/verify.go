@@ -50,6 +50,21 @@ func (l *Locker) Verify(ino Ino) error {
 			}
 		}
 	}
+	var revoking bool
+	for _, cp := range in.list {
+		revoking = revoking || len(cp.revokes) != 0
+	}
+	if _, ok := l.revoking[ino]; ok != revoking {
+		return fmt.Errorf("locker: ino %#x has revocations in flight %v, but is listed for Tick %v", ino, revoking, ok)
+	}
+	if len(in.order) != len(in.caps) || len(in.list) != len(in.caps) {
+		return fmt.Errorf("locker: ino %#x: %d caps, %d in order", ino, len(in.caps), len(in.order))
+	}
+	for i, c := range in.order {
+		if in.caps[c] != in.list[i] || (i > 0 && in.order[i-1] >= c) {
+			return fmt.Errorf("locker: ino %#x: client order broken at %d", ino, i)
+		}
+	}
 	for k := range numLocks {
 		lk := in.locks[k]
 		if lk.state == StateExcl && in.caps[lk.loner] == nil {
@@ -107,6 +122,7 @@ func (l *Locker) Export(ino Ino) (InodeCaps, error) {
 		l.untrack(c, ino)
 	}
 	delete(l.inodes, ino)
+	delete(l.revoking, ino)
 	return out, nil
 }
 
