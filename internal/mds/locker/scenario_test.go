@@ -434,3 +434,70 @@ flushack client.1 ino 0x100 tid 2 size 9 mtime 1006
 grant client.2 ino 0x100 pAsLsXsFr seq 2`},
 	})
 }
+
+// settle acks every revocation in acts, and in what the acks bring,
+// until none is left, as prompt clients would.
+func settle(t *testing.T, l *Locker, acts []Action) {
+	t.Helper()
+	for len(acts) > 0 {
+		var next []Action
+		for _, a := range acts {
+			if a.Kind == ActionRevoke {
+				next = append(next, l.Ack(a.Client, a.Ino, a.CapID, a.Seq, nil, t0)...)
+			}
+		}
+		acts = next
+		if err := l.Verify(ino); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Paper 3.2, every pairing of two clients' opens: once both have acked
+// what they were asked to give back, what each holds of the file and
+// the file lock's state.
+func TestTwoClientCombinations(t *testing.T) {
+	r, w, rw, lazy := OpenRead, OpenWrite, OpenRead|OpenWrite, OpenLazy
+	for _, tc := range []struct {
+		name       string
+		first, sec OpenMode
+		state      LockState
+		c1, c2     string // the F bits each ends with
+	}{
+		{"reader, reader", r, r, StateSync, "Fscr", "Fscr"},
+		{"reader, writer", r, w, StateMix, "Fr", "Fw"},
+		{"writer, reader", w, r, StateMix, "Fw", "Fr"},
+		{"writer, writer", w, w, StateMix, "Fw", "Fw"},
+		{"read-write, reader", rw, r, StateMix, "Frw", "Fr"},
+		{"read-write, read-write", rw, rw, StateMix, "Frw", "Frw"},
+		{"lazy writers", rw | lazy, rw | lazy, StateMix, "Frwl", "Frwl"},
+		{"lazy writer, reader", w | lazy, r, StateMix, "Fwl", "Fr"},
+		{"lazy readers", r | lazy, r | lazy, StateSync, "Fscrl", "Fscrl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := New(0, Config{})
+			settle(t, l, l.Open(1, c1, ino, tc.first, t0))
+			settle(t, l, l.Open(2, c2, ino, tc.sec, t0))
+			if s, _ := l.LockState(ino, LockFile); s != tc.state {
+				t.Errorf("file lock %s, want %s", s, tc.state)
+			}
+			for _, x := range []struct {
+				c    ClientID
+				want string
+			}{{c1, tc.c1}, {c2, tc.c2}} {
+				cp, _ := l.Cap(ino, x.c)
+				if got := (cp.Issued & FileMask).String(); got != x.want || cp.Revoking() != 0 {
+					t.Errorf("client.%d holds %s (revoking %s), want %s", x.c, got, cp.Revoking(), x.want)
+				}
+			}
+			// The first client closes: the second is alone, and a
+			// writer alone buffers.
+			cp, _ := l.Cap(ino, c1)
+			settle(t, l, l.Release(c1, ino, cp.ID, cp.IssueSeq, nil, t0))
+			cp, _ = l.Cap(ino, c2)
+			if tc.sec&OpenWrite != 0 && cp.Issued&FileBuffer == 0 {
+				t.Errorf("client.2 alone with a writer's open holds %s, without Fb", cp.Issued)
+			}
+		})
+	}
+}
