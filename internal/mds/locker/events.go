@@ -62,16 +62,29 @@ func (l *Locker) Open(req ReqID, client ClientID, ino Ino, mode OpenMode, now ti
 	return append(acts, reply)
 }
 
-// Want records that client now wants caps on ino (a cap update: it
-// needs Fw for a write, or no longer needs what it had), and issues or
-// revokes accordingly. The pin is always wanted while the cap exists.
-func (l *Locker) Want(client ClientID, ino Ino, wanted Caps, now time.Time) []Action {
+// Want is a cap update from client on its cap capID on ino: it now
+// wants wanted (it needs Fw for a write, or no longer needs what it
+// had, say after closing one of two descriptors), with Flush carrying
+// what it dirtied. Issued bits it no longer wants are given back at
+// once — the client has stopped using them — unless the update crossed
+// a grant (issueSeq older than the cap's): then they stay issued until
+// a revocation or the next update. The pin is wanted while the cap
+// exists.
+func (l *Locker) Want(client ClientID, ino Ino, capID, issueSeq uint64, wanted Caps, flush *Flush, now time.Time) []Action {
 	cp := l.live(client, ino)
-	if cp == nil {
+	if cp == nil || cp.ID != capID {
 		return nil
 	}
+	out := l.applyFlush(client, ino, cp, flush, nil)
 	cp.Wanted = wanted | Pin
-	return l.evaluate(ino, now, nil)
+	if issueSeq >= cp.IssueSeq {
+		cp.Issued &= cp.Wanted
+		cp.Implemented = cp.Issued
+		for _, r := range cp.revokes {
+			cp.Implemented |= r.bits
+		}
+	}
+	return l.evaluate(ino, now, out)
 }
 
 // Ack is client's answer to the cap message Seq of cap capID on ino:

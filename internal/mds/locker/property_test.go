@@ -277,11 +277,17 @@ func (w *world) step() {
 			f.open = false
 			w.release(c, ino, f)
 		}
-	case op < 67: // change wants
-		if f := c.files[ino]; f != nil && f.open {
+	case op < 67: // change wants, giving back what it no longer wants
+		if f := c.files[ino]; f != nil && f.open && f.capID != 0 {
 			want := WantedFor(OpenMode(1+w.rng.IntN(3)) | OpenLazy*OpenMode(w.rng.IntN(2)))
-			w.log = append(w.log, fmt.Sprintf("want client.%d %#x %s", c.id, ino, want))
-			w.route(w.l.Want(c.id, ino, want, w.now))
+			var fl *Flush
+			if f.dirty != 0 {
+				fl = &Flush{Size: f.size, Mtime: w.now, Dirty: f.dirty}
+				f.dirty = 0
+			}
+			f.caps &= want
+			w.log = append(w.log, fmt.Sprintf("want client.%d %#x cap %d issue %d %s", c.id, ino, f.capID, f.issueSeq, want))
+			w.route(w.l.Want(c.id, ino, f.capID, f.issueSeq, want, fl, w.now))
 		}
 	case op < 80: // a metadata request
 		w.nextReq++
@@ -355,11 +361,16 @@ func (w *world) deliver(c *mclient) bool {
 		if a.CapID != f.capID {
 			f.capID, f.issueSeq, f.caps = a.CapID, 0, 0
 		}
+		// A message that issues something the client has not seen sets
+		// its caps; one that does not can only take away (it may have
+		// been sent before the client gave bits back in an update).
+		if f.open && a.IssueSeq > f.issueSeq {
+			f.caps = a.Caps
+		} else {
+			f.caps &= a.Caps
+		}
 		f.issueSeq = max(f.issueSeq, a.IssueSeq)
 		f.known = a.Attrs.Size
-		if f.open {
-			f.caps = a.Caps
-		}
 	}
 	if a.Kind == ActionRevoke {
 		// Stop using the revoked bits, flush what they covered, ack.

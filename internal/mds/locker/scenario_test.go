@@ -294,6 +294,53 @@ grant client.2 ino 0x100 pAsLsXsFscr seq 2`},
 	})
 }
 
+// A cap update changes what a client wants: a reader that also wants to
+// write gets Fw once it is alone; one that gives up what it no longer
+// wants frees it for others at once, without a revocation; an update
+// that crossed a grant gives nothing back.
+func TestWantChanges(t *testing.T) {
+	want := func(c ClientID, issueSeq uint64, w Caps, now int) func(l *Locker) []Action {
+		return func(l *Locker) []Action { return l.Want(c, ino, capID(l, c), issueSeq, w, nil, at(now)) }
+	}
+	run(t, New(0, Config{}), []step{
+		{do: open(1, c1, OpenRead|OpenWrite, 0), want: `
+reply req 1 client.1 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFsxcrwba seq 1`},
+		// It gives up writing (closed its writable descriptor): the
+		// write bits go without a revocation.
+		{do: want(c1, 1, WantedFor(OpenRead), 1), want: ``,
+			check: func(t *testing.T, l *Locker) {
+				if cp, _ := l.Cap(ino, c1); cp.Issued != WantedFor(OpenRead) || cp.Revoking() != 0 {
+					t.Fatalf("issued %s revoking %s", cp.Issued, cp.Revoking())
+				}
+			}},
+		{do: open(2, c2, OpenRead, 2), want: `
+reply req 2 client.2 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFscr seq 1`},
+		// Client 2 wants to write: mix; client 1 loses its cache.
+		{do: want(c2, 1, WantedFor(OpenRead|OpenWrite), 3), want: `
+revoke client.1 ino 0x100 Fsc to pAsLsXsFr seq 2
+revoke client.2 ino 0x100 Fsc to pAsLsXsFr seq 2`},
+		// Client 1's update crossed nothing (its last issue was seq 1)
+		// and gives up reading entirely: client 2 is alone, and may
+		// cache again at once, but write only once client 1 has acked
+		// seq 2 for the cache it still implements.
+		{do: want(c1, 1, Pin, 4), want: `
+grant client.2 ino 0x100 pAsLsXsFscr seq 3`},
+		{do: ack(c1, 2, nil, 5), want: `
+grant client.2 ino 0x100 pAsLsXsFsxcrwba seq 4`},
+		{do: ack(c2, 2, nil, 5), want: ``},
+		// An update naming an issue older than the cap's crossed a
+		// grant: nothing is given back at once; the bits no longer
+		// wanted are revoked, to be acked with their flush.
+		{do: want(c2, 1, WantedFor(OpenRead), 6), want: `
+revoke client.2 ino 0x100 Fxwba to pAsLsXsFscr seq 5`,
+			check: func(t *testing.T, l *Locker) {
+				if cp, _ := l.Cap(ino, c2); cp.Implemented&FileBuffer == 0 {
+					t.Fatalf("a stale update dropped Fb: implemented %s", cp.Implemented)
+				}
+			}},
+	})
+}
+
 // The requests of a client whose session ends are dropped unanswered.
 func TestSessionEndDropsWaitingRequests(t *testing.T) {
 	run(t, New(0, Config{}), []step{
