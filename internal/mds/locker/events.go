@@ -43,7 +43,7 @@ func (l *Locker) Open(req ReqID, client ClientID, ino Ino, mode OpenMode, now ti
 	cp := in.caps[client]
 	if cp == nil {
 		l.lastCapID++
-		cp = &Capability{ID: l.lastCapID}
+		cp = &Capability{ID: l.lastCapID<<16 | uint64(uint16(l.rank))}
 		in.setCap(client, cp)
 		l.track(client, ino)
 	}

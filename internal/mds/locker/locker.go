@@ -94,6 +94,8 @@ type Capability struct {
 	// ID names this cap among all the client's caps on the inode, past
 	// and present (Ceph's cap_id): a message, ack or release names it,
 	// so one about a cap released since is not taken for a newer one.
+	// It holds the rank that made it in its low 16 bits, so caps made
+	// by different ranks never share one when an inode moves.
 	ID          uint64
 	Issued      Caps
 	Implemented Caps

@@ -548,3 +548,16 @@ func TestTwoClientCombinations(t *testing.T) {
 		})
 	}
 }
+
+// Cap ids made by different ranks differ, so a message about a cap an
+// inode's former rank made is never taken for one its new rank made.
+func TestCapIDsCarryTheRank(t *testing.T) {
+	a, b := New(0, Config{}), New(1, Config{})
+	a.Open(1, c1, ino, OpenRead, t0)
+	b.Open(1, c1, ino+1, OpenRead, t0)
+	ca, _ := a.Cap(ino, c1)
+	cb, _ := b.Cap(ino+1, c1)
+	if ca.ID == cb.ID || ca.ID&0xffff != 0 || cb.ID&0xffff != 1 {
+		t.Fatalf("cap ids %#x (rank 0) and %#x (rank 1)", ca.ID, cb.ID)
+	}
+}
