@@ -33,6 +33,10 @@
 //   - a revocation unacked past Config.RevokeWarn is reported, and past
 //     Config.RevokeEvict (if set) its client is evicted.
 //
+// After a failover, a rank that replayed the journal takes the clients'
+// caps as they report them (Reconnect) and then brings every inode to a
+// consistent state (Resume).
+//
 // State is kept per inode (InodeCaps) so that an inode's authority can
 // move to another rank (Export, Import) when several MDSs are active.
 //

@@ -561,3 +561,52 @@ func TestCapIDsCarryTheRank(t *testing.T) {
 		t.Fatalf("cap ids %#x (rank 0) and %#x (rank 1)", ca.ID, cb.ID)
 	}
 }
+
+// Failover: a standby that replayed the journal takes the caps as the
+// clients report them, with their unacked flushes, and only then
+// (Resume) revokes and grants: the revocation the failed MDS sent and
+// never saw acked is sent again.
+func TestReconnectAfterFailover(t *testing.T) {
+	old := New(0, Config{})
+	run(t, old, []step{
+		{do: open(1, c1, OpenWrite, 0), want: `
+reply req 1 client.1 ino 0x100 size 0 mtime -62135596800 caps pAsLsXsFsxwba seq 1`},
+		{do: open(2, c2, OpenRead, 1), want: `
+revoke client.1 ino 0x100 Fsxba to pAsLsXsFw seq 2
+reply req 2 client.2 ino 0x100 size 0 mtime -62135596800 caps pAsLsXs seq 1`},
+	})
+	// The MDS dies; client 1 never saw the revocation.
+	id1, id2 := capID(old, c1), capID(old, c2)
+	l := New(0, Config{})
+	acts, err := l.Reconnect(c1, ino, ReconnectCap{CapID: id1, Seq: 1, IssueSeq: 1,
+		Issued: WantedFor(OpenWrite), Wanted: WantedFor(OpenWrite),
+		Flush: &Flush{TID: 1, Size: 100, Mtime: at(1), Dirty: FileBuffer}}, at(10))
+	if err != nil || show(acts) != "flushack client.1 ino 0x100 tid 1 size 100 mtime 1001" {
+		t.Fatalf("reconnect client.1: %v\n%s", err, show(acts))
+	}
+	acts, err = l.Reconnect(c2, ino, ReconnectCap{CapID: id2, Seq: 1, IssueSeq: 1,
+		Issued: Pin | AuthShared | LinkShared | XattrShared, Wanted: WantedFor(OpenRead)}, at(10))
+	if err != nil || len(acts) != 0 {
+		t.Fatalf("reconnect client.2: %v\n%s", err, show(acts))
+	}
+	// A report that conflicts with what client 1 holds is refused.
+	if _, err := l.Reconnect(c3, ino, ReconnectCap{CapID: 7 << 16, Issued: FileRead | FileCache}, at(10)); !errors.Is(err, ErrReconnectConflict) {
+		t.Fatalf("conflicting reconnect: %v", err)
+	}
+	if _, err := l.Reconnect(c2, ino, ReconnectCap{CapID: id2}, at(10)); !errors.Is(err, ErrAlreadyHere) {
+		t.Fatalf("second reconnect: %v", err)
+	}
+	run(t, l, []step{
+		{do: func(l *Locker) []Action { return l.Resume(at(11)) }, want: `
+revoke client.1 ino 0x100 Fsxba to pAsLsXsFw seq 2`},
+		{do: ack(c1, 2, nil, 12), want: `
+grant client.2 ino 0x100 pAsLsXsFr seq 2`},
+		{do: open(3, c3, OpenRead, 13), want: `
+reply req 3 client.3 ino 0x100 size 100 mtime 1001 caps pAsLsXsFr seq 1`,
+			check: func(t *testing.T, l *Locker) {
+				if id := capID(l, c3); id <= max(id1, id2) {
+					t.Fatalf("a cap made after the failover has id %#x, not above %#x and %#x", id, id1, id2)
+				}
+			}},
+	})
+}
