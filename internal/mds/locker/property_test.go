@@ -172,7 +172,7 @@ func (w *world) route(acts []Action) {
 					}
 				}
 			}
-			if r.r.Op == OpOpen() {
+			if r.r.Op == opOpen {
 				if c := w.client(a.Client); !c.dead {
 					c.inbox = append(c.inbox, a)
 				}
@@ -212,10 +212,8 @@ func (w *world) route(acts []Action) {
 	w.checkClientViews()
 }
 
-// OpOpen marks the model's open requests (the Locker has no request
+// opOpen marks the model's open requests (the Locker has no request
 // kind for them: Open is its own event).
-func OpOpen() Op { return opOpen }
-
 const opOpen Op = 100
 
 // forget drops a dead client's caps: it can do nothing with them (it
@@ -270,7 +268,7 @@ func (w *world) step() {
 		f.open, f.lazy = true, f.lazy || mode&OpenLazy != 0
 		f.wanted |= WantedFor(mode)
 		f.awaiting = w.nextReq
-		w.reqs[w.nextReq] = &mreq{r: Request{ID: w.nextReq, Client: c.id, Ino: ino, Op: OpOpen()}, mode: mode}
+		w.reqs[w.nextReq] = &mreq{r: Request{ID: w.nextReq, Client: c.id, Ino: ino, Op: opOpen}, mode: mode}
 		w.log = append(w.log, fmt.Sprintf("open client.%d %#x mode %d", c.id, ino, mode))
 		w.route(w.l.Open(w.nextReq, c.id, ino, mode, w.now))
 	case op < 45: // deliver a message
@@ -414,7 +412,7 @@ func (w *world) failover() {
 	}
 	w.route(append(acks, w.l.Resume(w.now)...))
 	for id, r := range w.reqs {
-		if r.answered == 0 && r.r.Op != OpOpen() && !w.client(r.r.Client).dead {
+		if r.answered == 0 && r.r.Op != opOpen && !w.client(r.r.Client).dead {
 			resend = append(resend, id)
 		}
 	}
@@ -423,7 +421,7 @@ func (w *world) failover() {
 		r := w.reqs[id]
 		r.answered = 0 // its answer, if any, was lost with the MDS
 		w.log = append(w.log, fmt.Sprintf("resend %d", id))
-		if r.r.Op == OpOpen() {
+		if r.r.Op == opOpen {
 			w.route(w.l.Open(id, r.r.Client, r.r.Ino, r.mode, w.now))
 		} else {
 			w.route(w.l.Request(r.r, w.now))
