@@ -24,6 +24,7 @@ var pureCores = []string{
 	"internal/balancer",
 	"striper/layout",
 	"internal/autoscale",
+	"internal/mds/locker",
 }
 
 // impureImports are the packages a pure core must not import.
