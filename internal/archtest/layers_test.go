@@ -127,6 +127,8 @@ var sameLayerImports = map[string][]string{
 	"striper": {"striper/layout"},
 	// The MDS journal is a file striped over the metadata pool.
 	"internal/mds/journal": {"striper", "striper/layout"},
+	// Inodes carry their file layout.
+	"internal/mds/mdtypes": {"striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the

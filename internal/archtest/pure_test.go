@@ -23,6 +23,7 @@ var pureCores = []string{
 	"internal/osd/split",
 	"internal/balancer",
 	"striper/layout",
+	"internal/mds/mdtypes",
 }
 
 // impureImports are the packages a pure core must not import.
