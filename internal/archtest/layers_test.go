@@ -129,6 +129,9 @@ var sameLayerImports = map[string][]string{
 	"internal/mds/journal": {"striper", "striper/layout"},
 	// Inodes carry their file layout.
 	"internal/mds/mdtypes": {"striper/layout"},
+	// The namespace's store writes mdtypes' values (and files' default
+	// layouts) in RADOS objects.
+	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
