@@ -85,16 +85,27 @@ type Location struct {
 }
 
 // LookupIno finds inode ino's primary dentry by its backtrace, as a
-// CephFS MDS does for a hard link's remote dentry, an NFS file handle or
-// fsck: it reads the backtrace from the first of pools that has it (the
-// metadata pool first, where directories keep theirs, then the data
-// pools given) and walks it from its base directory down, reading each
-// step's dentry from the fragment that holds the name, and checks that
-// each names the next inode. If a step does not (the inode was renamed
-// or unlinked after the backtrace was written), the error is
+// CephFS MDS opens an inode by number for a hard link's remote dentry, an
+// NFS file handle or fsck. It reads the backtrace from the first of the
+// pools that has it (the metadata pool first, where directories keep
+// theirs, then the data pools given) and walks it from its base directory
+// down, reading each step's dentry from the fragment that holds the name
+// and checking that it names the next inode. If a step does not hold (an
+// ancestor was renamed after the backtrace was written: renames do not
+// rewrite the backtraces of everything below), it finds the inode's
+// parent by the parent's own backtrace instead, recursively, and reads
+// the inode's dentry there. If that fails too (the inode itself moved or
+// was unlinked since its backtrace was written), the error is
 // ErrStaleBacktrace. An inode with no backtrace anywhere is
 // rados.ErrNotFound.
 func (s *Store) LookupIno(ctx context.Context, ino mdtypes.Ino, dataPools ...int64) (*Location, error) {
+	return s.lookupIno(ctx, ino, dataPools, maxLookupDepth)
+}
+
+// maxLookupDepth bounds how many ancestors LookupIno resolves by number.
+const maxLookupDepth = 4096
+
+func (s *Store) lookupIno(ctx context.Context, ino mdtypes.Ino, dataPools []int64, depth int) (*Location, error) {
 	var bt *mdtypes.Backtrace
 	var errs []error
 	for _, pool := range append([]int64{s.cfg.MetaPool}, dataPools...) {
@@ -111,7 +122,44 @@ func (s *Store) LookupIno(ctx context.Context, ino mdtypes.Ino, dataPools ...int
 	if bt == nil {
 		return nil, fmt.Errorf("mdstore: lookup %v: no backtrace: %w", ino, errors.Join(errs...))
 	}
-	return s.walkBacktrace(ctx, bt)
+	loc, err := s.walkBacktrace(ctx, bt)
+	if !errors.Is(err, ErrStaleBacktrace) || depth == 0 || len(bt.Ancestors) == 0 {
+		return loc, err
+	}
+	// Find the parent by number, then the inode's dentry in it.
+	a := bt.Ancestors[0]
+	var dir *mdtypes.Inode
+	loc = &Location{Base: a.DirIno}
+	if mdtypes.IsBase(a.DirIno) {
+		if dir, err = s.ReadBaseInode(ctx, a.DirIno); err != nil {
+			return nil, err
+		}
+	} else {
+		ploc, perr := s.lookupIno(ctx, a.DirIno, nil, depth-1)
+		if perr != nil {
+			return nil, fmt.Errorf("%w; and its parent %v: %w", err, a.DirIno, perr)
+		}
+		if !ploc.Dentry.Inode.IsDir() {
+			return nil, fmt.Errorf("%w: %v's parent %v is not a directory", ErrStaleBacktrace, ino, a.DirIno)
+		}
+		dir, loc.Base, loc.Path = ploc.Dentry.Inode, ploc.Base, ploc.Path
+	}
+	f, ferr := mdtypes.FragOf(dir.Leaves(), a.Name)
+	if ferr != nil {
+		return nil, ferr
+	}
+	d, derr := s.ReadDentry(ctx, a.DirIno, f, a.Name)
+	switch {
+	case errors.Is(derr, rados.ErrNotFound):
+		return nil, fmt.Errorf("%w: %v: %q is gone from %v: %w", ErrStaleBacktrace, ino, a.Name, a.DirIno, derr)
+	case derr != nil:
+		return nil, derr
+	case d.IsRemote() || d.Inode.Ino != ino:
+		return nil, fmt.Errorf("%w: %v: %q in %v names %v", ErrStaleBacktrace, ino, a.Name, a.DirIno, d.Ino())
+	}
+	loc.Path = append(slices.Clone(loc.Path), a.Name)
+	loc.Dir, loc.Frag, loc.Dentry = a.DirIno, f, d
+	return loc, nil
 }
 
 // walkBacktrace follows bt from its base directory down to the inode.

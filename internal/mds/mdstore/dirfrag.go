@@ -132,7 +132,7 @@ type FragUpdate struct {
 // that gap: when the monitors give a rank to a standby they blocklist the
 // old holder's address in the OSD map, and OSDs refuse its ops from that
 // epoch on; the new MDS waits for that epoch before it replays
-// (docs/MDS.md).
+// (docs/NAMESPACE.md).
 func (s *Store) WriteBack(ctx context.Context, u FragUpdate) error {
 	obj := mdtypes.DirfragObject(u.Dir, u.Frag)
 	st := s.stamp(u.Header.Version)

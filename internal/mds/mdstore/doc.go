@@ -7,7 +7,7 @@
 // header (version and statistics) is the omap header. Hard links are
 // remote dentries, and every inode's backtrace (its path as (parent, name)
 // pairs) is an xattr on its first object, which LookupIno follows
-// (docs/MDS.md says why Cuttle chose this over the paper's anchor table).
+// (docs/NAMESPACE.md says why Cuttle chose this over the paper's anchor table).
 // Each rank's free inode numbers are its inode table object.
 //
 // Store owns the reading and writing of these objects: Mkfs and CreateRank

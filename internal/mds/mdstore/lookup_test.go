@@ -97,15 +97,21 @@ func TestBacktraceLookupAfterRename(t *testing.T) {
 		}
 		setBT(f, false, []mdtypes.Ino{1, c}, "c", "g")
 		lookup(f, "c", "g")
-		// rename /a /c/a2: a directory moves, and so does everything below.
+		// rename /a /c/a2: a directory moves, and with it everything below.
+		// Only a's backtrace is rewritten (as the MDS does); b's still
+		// says /a/b, and its parent is found by number.
 		write(mdtypes.RootIno, false, nil, "a")
 		write(c, false, []*mdtypes.Dentry{{Name: "a2", Inode: dirInode(a)}})
 		if _, err := s.LookupIno(ctx, b, fs.data); !errors.Is(err, ErrStaleBacktrace) {
-			t.Fatalf("lookup below a moved directory: %v", err)
+			t.Fatalf("lookup below a moved directory before its backtrace is rewritten: %v", err)
 		}
 		setBT(a, true, []mdtypes.Ino{1, c}, "c", "a2")
-		setBT(b, true, []mdtypes.Ino{1, c, a}, "c", "a2", "b")
 		lookup(b, "c", "a2", "b")
+		// And a file three levels below, whose backtrace names /a/b.
+		d := alloc()
+		write(b, false, []*mdtypes.Dentry{{Name: "deep", Inode: fileInode(d, fs.data, 0)}})
+		setBT(d, false, []mdtypes.Ino{1, a, b}, "a", "b", "deep")
+		lookup(d, "c", "a2", "b", "deep")
 		// An inode with no backtrace anywhere.
 		if _, err := s.LookupIno(ctx, alloc(), fs.data); !errors.Is(err, rados.ErrNotFound) {
 			t.Fatalf("no backtrace: %v", err)
