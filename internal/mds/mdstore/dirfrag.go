@@ -26,19 +26,26 @@ type Fragment struct {
 // changed between its batches.
 const readRetries = 8
 
+// maxReadBatch is the most omap entries an OSD returns to one request.
+const maxReadBatch = 1 << 16
+
 // ReadFrag reads fragment f of directory dir: its header and every dentry
 // with its inode. The first request brings the header, the stamp and the
 // first ReadBatch dentries; each further request brings the next batch
 // and checks that the stamp has not changed, so the dentries returned
-// are one version of the fragment (if it changed, the read starts
-// again). A missing object is rados.ErrNotFound; contents that do not
-// decode are a *DamageError naming the object and key.
+// are one version of the fragment. If it changed, the read starts again
+// with batches of the most an OSD returns (65,536), so that a fragment
+// of fewer entries is read in one request, which no write can split. A
+// missing object is rados.ErrNotFound; contents that do not decode are a
+// *DamageError naming the object and key.
 func (s *Store) ReadFrag(ctx context.Context, dir mdtypes.Ino, f mdtypes.Frag) (*Fragment, error) {
 	obj := mdtypes.DirfragObject(dir, f)
+	batch := s.cfg.ReadBatch
 	for range readRetries {
-		fr, err := s.readFragOnce(ctx, obj, dir, f)
+		fr, err := s.readFragOnce(ctx, obj, dir, f, batch)
 		if errors.Is(err, rados.ErrCompareFailed) {
-			s.log.Debug("fragment changed while being read; reading again", "object", obj)
+			s.log.Debug("fragment changed while being read; reading again in one request", "object", obj)
+			batch = maxReadBatch
 			continue
 		}
 		return fr, err
@@ -46,11 +53,11 @@ func (s *Store) ReadFrag(ctx context.Context, dir mdtypes.Ino, f mdtypes.Frag) (
 	return nil, fmt.Errorf("mdstore: read %q: it changed during %d reads in a row: %w", obj, readRetries, rados.ErrTimedOut)
 }
 
-func (s *Store) readFragOnce(ctx context.Context, obj string, dir mdtypes.Ino, f mdtypes.Frag) (*Fragment, error) {
+func (s *Store) readFragOnce(ctx context.Context, obj string, dir mdtypes.Ino, f mdtypes.Frag, batch int) (*Fragment, error) {
 	r := rados.NewReadOp()
 	attrs := r.GetXattrs()
 	hdr := r.GetOmapHeader()
-	vals := r.GetOmapVals("", "", uint64(s.cfg.ReadBatch))
+	vals := r.GetOmapVals("", "", uint64(batch))
 	if err := s.meta.OperateRead(ctx, obj, r); err != nil {
 		return nil, fmt.Errorf("mdstore: read %q: %w", obj, err)
 	}
@@ -67,11 +74,11 @@ func (s *Store) readFragOnce(ctx context.Context, obj string, dir mdtypes.Ino, f
 	if err := s.addDentries(fr, obj, vals.Pairs); err != nil {
 		return nil, err
 	}
-	for more := vals.More; more; {
+	for more := vals.More && len(vals.Pairs) > 0; more; {
 		after := vals.Pairs[len(vals.Pairs)-1].Key
 		r := rados.NewReadOp()
 		r.CmpXattr(GuardXattr, rados.CmpEq, rawStamp)
-		vals = r.GetOmapVals(after, "", uint64(s.cfg.ReadBatch))
+		vals = r.GetOmapVals(after, "", uint64(batch))
 		if err := s.meta.OperateRead(ctx, obj, r); err != nil {
 			return nil, fmt.Errorf("mdstore: read %q after %q: %w", obj, after, err)
 		}

@@ -128,7 +128,7 @@ func New(cfg Config) (*Store, error) {
 	if cfg.ReadBatch <= 0 {
 		cfg.ReadBatch = 1024
 	}
-	cfg.ReadBatch = min(cfg.ReadBatch, 1<<16)
+	cfg.ReadBatch = min(cfg.ReadBatch, maxReadBatch)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
