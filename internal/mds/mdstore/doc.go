@@ -12,15 +12,18 @@
 //
 // Store owns the reading and writing of these objects: Mkfs and CreateRank
 // create a file system's first objects, idempotently; ReadFrag reads a
-// whole fragment in batches; WriteBack writes a fragment's dirty and
-// removed dentries and its header in one atomic operation, refused when
-// the object holds a newer write than this MDS's (Stamp: the rank's
-// incarnation and the fragment's version, compared by the OSD); LoadInoTable
-// and SaveInoTable persist the inode table; SetBacktrace and LookupIno
+// whole fragment in batches that are one version of it, ReadDentry one
+// entry; WriteBack writes a fragment's dirty and removed dentries and its
+// header in one atomic operation, and RemoveFrag deletes a fragment, both
+// refused (ErrStale) when the object holds a newer write than this MDS's
+// (Stamp: the rank's incarnation and the object's version, compared by
+// the OSD in the same operation); ReadBaseInode and WriteBaseInode keep
+// the root's and the mdsdirs' inodes; LoadInoTable and SaveInoTable
+// persist the inode table; SetBacktrace, ReadBacktrace and LookupIno
 // write and follow backtraces. Objects whose contents do not decode are
-// reported as *DamageError naming the object and key (ErrDamaged), which
-// the MDS turns into EIO on that directory; nothing here panics on what it
-// reads.
+// reported as *DamageError naming the pool, object and key (ErrDamaged),
+// which the MDS turns into EIO on that directory; nothing here panics on
+// what it reads.
 //
 // It knows nothing of the MDS's cache, locks, journal or clients: the
 // MDS decides what is dirty and when to write it back (after journaling

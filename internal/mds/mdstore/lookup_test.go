@@ -189,5 +189,26 @@ func TestDamagedFragment(t *testing.T) {
 		if _, err := s.LoadInoTable(ctx); !errors.Is(err, ErrDamaged) {
 			t.Fatalf("inode table: %v", err)
 		}
+		// A stamp of the wrong length, a damaged base inode and a damaged
+		// backtrace.
+		if err := fs.metaIO.SetXattr(ctx, root, GuardXattr, []byte{1, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReadFrag(ctx, mdtypes.RootIno, mdtypes.RootFrag); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("stamp: %v", err)
+		}
+		if err := fs.metaIO.WriteFull(ctx, mdtypes.BaseInodeObject(mdtypes.RootIno), []byte{1, 1, 2, 0, 0, 0, 7, 7}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReadBaseInode(ctx, mdtypes.RootIno); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("base inode: %v", err)
+		}
+		if err := fs.dataIO.SetXattr(ctx, mdtypes.FirstDataObject(1<<40), mdtypes.BacktraceXattr, []byte("junk")); err != nil {
+			t.Fatal(err)
+		}
+		var de *DamageError
+		if _, err := s.LookupIno(ctx, 1<<40, fs.data); !errors.As(err, &de) || de.Pool != fs.data || de.Object != "10000000000.00000000" {
+			t.Fatalf("backtrace: %v", err)
+		}
 	})
 }
