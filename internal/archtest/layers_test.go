@@ -132,6 +132,11 @@ var sameLayerImports = map[string][]string{
 	// The autoscaler's service raises health checks, as osdmon and
 	// pgmon do.
 	"internal/mon/autoscalemon": {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	// Inodes carry their file layout.
+	"internal/mds/mdtypes": {"striper/layout"},
+	// The namespace's store writes mdtypes' values (and files' default
+	// layouts) in RADOS objects.
+	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the

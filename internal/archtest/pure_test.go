@@ -25,6 +25,7 @@ var pureCores = []string{
 	"striper/layout",
 	"internal/autoscale",
 	"internal/mds/locker",
+	"internal/mds/mdtypes",
 }
 
 // impureImports are the packages a pure core must not import.
