@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/cuttlestore/cuttle/encoding"
 )
@@ -33,6 +34,7 @@ const (
 	maxFSXattrData = 16 << 20 // getxattr's value or listxattr's names in a reply
 	maxFSTrace     = 4096     // inodes of a reply's trace
 	maxFSEntries   = 1 << 20  // entries of one readdir reply, caps or locks of one reconnect
+	maxFSInoRanges = 1024     // inode ranges delegated in one reply
 )
 
 // FSTime is a file time: seconds since the Unix epoch (signed, 64 bits,
@@ -42,6 +44,17 @@ const (
 type FSTime struct {
 	Sec  int64
 	Nsec uint32
+}
+
+// FSTimeOf returns t as an FSTime.
+func FSTimeOf(t time.Time) FSTime {
+	return FSTime{Sec: t.Unix(), Nsec: uint32(t.Nanosecond())}
+}
+
+// Time returns t as a time.Time (in UTC). Seconds beyond what time.Time
+// holds (about ±292 billion years) saturate there.
+func (t FSTime) Time() time.Time {
+	return time.Unix(t.Sec, int64(t.Nsec)).UTC()
 }
 
 func encodeFSTime(e *encoding.Encoder, t FSTime) {
