@@ -384,7 +384,7 @@ type write struct {
 // replicas. It returns the write and its local completion, or nil ones
 // when it has answered already.
 func (p *pg) serveWrite(r *request) (*write, *objectstore.Completion) {
-	if !p.recoverFirst(r.op.Object) || !p.recoverSnapsFirst(r.op.Object) {
+	if !p.recoverFirst(r.op.Object) {
 		p.mu.Lock()
 		epoch := p.epoch
 		p.mu.Unlock()
