@@ -466,7 +466,7 @@ func (p *pg) answerResendLocked(r *request) bool {
 // to the replicas. It returns the write and the local completion, or nil
 // ones when r was answered already.
 func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
-	sw, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
+	sw, loaded, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
 	if errors.Is(err, snaps.ErrTooManyClones) {
 		r.replyError(-wire.EMLINK, p.epoch)
 		return nil, nil, nil
@@ -484,8 +484,12 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		if err != nil {
 			return nil, nil, err
 		}
-	} else if res, err = ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops); err != nil {
-		return nil, nil, err
+	} else {
+		env := p.env(r, v)
+		env.Loaded = loaded // the head as prepareSnapWrite read it, or nil
+		if res, err = ops.Execute(p.o.ctx, env, r.op.Ops); err != nil {
+			return nil, nil, err
+		}
 	}
 	if res.Code == 0 {
 		p.watchEffectsLocked(r, res)
