@@ -509,7 +509,8 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	txn := &res.Txn
 	before, after, stats := sw.finish(p.coll, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
 	info.Stats = stats
-	entries := append(append(before, entry), after...)
+	var buf [3]pglog.Entry // a clone's, the head's and the snapdir's: on the stack
+	entries := append(append(append(buf[:0], before...), entry), after...)
 	last := entries[len(entries)-1].Version
 	info.LastUpdate, info.LastComplete = last, last
 	keepDataCRCs(txn, r.pieceCRCs)

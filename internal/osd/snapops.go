@@ -272,9 +272,10 @@ func headChanges(ss snaps.SnapSet, reqOps []wire.ObjectOp, size uint64) snaps.Sn
 
 // repOpEntries returns a rep op's log entries in version order: its own
 // and the extra ones (a clone's, the snapdir's), which must name other
-// objects of the same head, each with a version of its own.
-func repOpEntries(entry pglog.Entry, extra [][]byte) ([]pglog.Entry, error) {
-	entries := []pglog.Entry{entry}
+// objects of the same head, each with a version of its own. It appends
+// them to buf.
+func repOpEntries(buf []pglog.Entry, entry pglog.Entry, extra [][]byte) ([]pglog.Entry, error) {
+	entries := append(buf, entry)
 	for _, b := range extra {
 		e, err := pglog.DecodeEntry(b)
 		if err != nil {
