@@ -46,38 +46,21 @@ type State struct {
 }
 
 // Load reads what Execute starts from, and the attribute extra too if
-// it is not empty, in one read of the object's attributes.
+// it is not empty, in one lookup of the object's metadata where the
+// store can (objectstore.AttrStater).
 func Load(ctx context.Context, store objectstore.Store, c objectstore.CollectionID, o objid.ID, extra string) (State, error) {
 	var st State
-	info, err := store.Stat(ctx, c, o)
+	got, err := objectstore.StatAttrsOf(ctx, store, c, o, [2]string{InfoAttr, extra})
 	switch {
 	case errors.Is(err, objectstore.ErrNotFound):
 		return st, nil
 	case err != nil:
 		return st, fmt.Errorf("ops: stat %v: %w", o, err)
 	}
-	st.Exists, st.Size = true, info.Size
-	if extra == "" {
-		b, err := store.GetAttr(ctx, c, o, InfoAttr)
-		switch {
-		case errors.Is(err, objectstore.ErrNoAttr):
-			return st, nil // created by a bare store write (recovery tools); version 0
-		case err != nil:
-			return st, fmt.Errorf("ops: object info of %v: %w", o, err)
-		}
-		st.HasInfo, st.Info = true, b
-		return st, nil
-	}
-	attrs, err := store.GetAttrs(ctx, c, o)
-	if err != nil {
-		return st, fmt.Errorf("ops: attributes of %v: %w", o, err)
-	}
-	st.Info, st.HasInfo = attrs[InfoAttr]
-	if b, ok := attrs[extra]; ok {
-		if b == nil {
-			b = []byte{} // present, if empty
-		}
-		st.Extra = b
+	st.Exists, st.Size = true, got.Info.Size
+	st.HasInfo, st.Info = got.Has[0], got.Vals[0] // none: created by a bare store write (recovery tools); version 0
+	if got.Has[1] {
+		st.Extra = got.Vals[1]
 	}
 	return st, nil
 }
