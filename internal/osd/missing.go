@@ -343,12 +343,58 @@ func (p *pg) kickRecovery() {
 	}
 }
 
-// recoverFirst makes sure every member holds id before a write to it
-// runs, pushing id now if some member lacks it. The write holds id's key
-// in the op queue, so no other push of id runs meanwhile: one the
-// recoverer queued waits behind the write. It returns false if the
-// interval ended.
-func (p *pg) recoverFirst(id objid.ID) bool {
+// recoverFirst makes sure every member holds every object a write to
+// head may touch before the write runs, pushing each now to the members
+// that lack it: head itself, and, while recovery is pending in a pool
+// that has had a snapshot, head's snapdir and clones (Ceph's
+// _rollback_to and snap trimmer wait for them too): the write's
+// transaction may read or remove them on every member (a rollback
+// copies a clone over the head, a trim removes clones, a write that
+// recreates the head removes the snapdir), and on a member that lacks
+// one it would fail whole while the member's log took its entries (the
+// member kept a stale head at the write's version, which recovery then
+// took as current). The write holds head's key in the op queue, which
+// its clones and snapdir share (objectKey), so no other push of them
+// runs meanwhile: one the recoverer queued waits behind the write. It
+// returns false if the interval ended.
+func (p *pg) recoverFirst(head objid.ID) bool {
+	if !p.pushFirst(head) {
+		return false
+	}
+	for _, id := range p.snapObjects(head) {
+		if !p.pushFirst(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// snapObjects returns head's snapdir and clones while recovery is
+// pending in a pool that has had a snapshot (some member may lack one);
+// none otherwise, or if head is not a head (a write to a snapshot is
+// refused: snapRefusal), or if its snap set cannot be read (the write's
+// own read of it fails and answers).
+func (p *pg) snapObjects(head objid.ID) []objid.ID {
+	p.mu.Lock()
+	pending := p.run != nil && p.activated && p.recPlan.Pending() && p.pool.SnapSeq != 0
+	p.mu.Unlock()
+	if !pending || head.Snap != objid.NoSnap {
+		return nil
+	}
+	st, err := p.loadSnapState(head)
+	if err != nil {
+		return nil
+	}
+	ids := []objid.ID{head.WithSnap(objid.SnapDir)}
+	for _, c := range st.ss.Clones {
+		ids = append(ids, head.WithSnap(c.ID))
+	}
+	return ids
+}
+
+// pushFirst pushes id now to the members that lack it, for
+// recoverFirst. It returns false if the interval ended.
+func (p *pg) pushFirst(id objid.ID) bool {
 	for {
 		p.mu.Lock()
 		r := p.run
@@ -381,40 +427,6 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 			return false
 		}
 	}
-}
-
-// recoverSnapsFirst makes sure every member holds head's snapdir and
-// clones before a write to head runs, as recoverFirst does the head
-// (Ceph's _rollback_to and snap trimmer wait for them too): the write's
-// transaction may read or remove them on every member (a rollback
-// copies a clone over the head, a trim removes clones, a write that
-// recreates the head removes the snapdir), and on a member that lacks
-// one it would fail whole while the member's log took its entries (the
-// member kept a stale head at the write's version, which recovery then
-// took as current). The write holds head's key, which its clones and
-// snapdir share (objectKey), so no push of them runs meanwhile. It
-// returns false if the interval ended.
-func (p *pg) recoverSnapsFirst(head objid.ID) bool {
-	p.mu.Lock()
-	pending := p.run != nil && p.activated && p.recPlan.Pending() && p.pool.SnapSeq != 0
-	p.mu.Unlock()
-	if !pending || head.Snap != objid.NoSnap {
-		return true // a write to a snapshot is refused (snapRefusal)
-	}
-	st, err := p.loadSnapState(head)
-	if err != nil {
-		return true // the write's own read of the snap set fails and answers
-	}
-	ids := []objid.ID{head.WithSnap(objid.SnapDir)}
-	for _, c := range st.ss.Clones {
-		ids = append(ids, head.WithSnap(c.ID))
-	}
-	for _, id := range ids {
-		if !p.recoverFirst(id) {
-			return false
-		}
-	}
-	return true
 }
 
 // recoverObject pushes this OSD's copy of id to targets and waits until

@@ -394,7 +394,7 @@ type write struct {
 // replicas. It returns the write and its local completion, or nil ones
 // when it has answered already.
 func (p *pg) serveWrite(r *request) (*write, *objectstore.Completion) {
-	if !p.recoverFirst(r.op.Object) || !p.recoverSnapsFirst(r.op.Object) {
+	if !p.recoverFirst(r.op.Object) {
 		p.mu.Lock()
 		epoch := p.epoch
 		p.mu.Unlock()
@@ -476,7 +476,7 @@ func (p *pg) answerResendLocked(r *request) bool {
 // to the replicas. It returns the write and the local completion, or nil
 // ones when r was answered already.
 func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
-	sw, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
+	sw, loaded, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
 	if errors.Is(err, snaps.ErrTooManyClones) {
 		r.replyError(-wire.EMLINK, p.epoch)
 		return nil, nil, nil
@@ -494,8 +494,12 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		if err != nil {
 			return nil, nil, err
 		}
-	} else if res, err = ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops); err != nil {
-		return nil, nil, err
+	} else {
+		env := p.env(r, v)
+		env.Loaded = loaded // the head as prepareSnapWrite read it, or nil
+		if res, err = ops.Execute(p.o.ctx, env, r.op.Ops); err != nil {
+			return nil, nil, err
+		}
 	}
 	if res.Code == 0 {
 		p.watchEffectsLocked(r, res)
@@ -515,7 +519,8 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	txn := &res.Txn
 	before, after, stats := sw.finish(p.coll, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
 	info.Stats = stats
-	entries := append(append(before, entry), after...)
+	var buf [3]pglog.Entry // a clone's, the head's and the snapdir's: on the stack
+	entries := append(append(append(buf[:0], before...), entry), after...)
 	last := entries[len(entries)-1].Version
 	info.LastUpdate, info.LastComplete = last, last
 	keepDataCRCs(txn, r.pieceCRCs)

@@ -229,11 +229,7 @@ func (p *pg) snapTrim(sw *snapWrite, v wire.Version) (*ops.Result, error) {
 		res.Txn.Remove(p.coll, sw.head.WithSnap(c.ID))
 	}
 	if st.headExists {
-		b, err := p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, sw.head, ops.InfoAttr)
-		if err != nil && !errors.Is(err, objectstore.ErrNoAttr) {
-			return nil, err
-		}
-		info, _ := ops.DecodeInfo(b)
+		info, _ := ops.DecodeInfo(st.head.Info) // read with the snap set
 		info.Version = v
 		res.Info = info
 		res.Txn.SetAttr(p.coll, sw.head, ops.InfoAttr, info.Encode())
