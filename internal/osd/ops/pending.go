@@ -51,13 +51,22 @@ func (x *executor) pendingRead(off, length uint64) ([]byte, error) {
 	if off >= end {
 		return []byte{}, nil
 	}
-	buf := make([]byte, end-off)
+	var buf []byte
 	if x.res.Existed && x.res.SizeBefore > off {
 		b, err := x.env.Store.Read(x.ctx, x.env.Collection, x.env.Object, off, end-off)
 		if err != nil {
 			return nil, x.storeErr("read", err)
 		}
-		copy(buf, b)
+		if n := int(end - off); cap(b) >= n { // the store's buffer holds the result
+			buf = b[:n]
+			clear(buf[len(b):])
+			x.res.Buffers = append(x.res.Buffers, b)
+		} else {
+			buf = make([]byte, n)
+			copy(buf, b)
+		}
+	} else {
+		buf = make([]byte, end-off)
 	}
 	// zero zeroes buf where it overlaps [from, to).
 	zero := func(from, to uint64) {
