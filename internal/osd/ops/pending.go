@@ -44,12 +44,12 @@ func (x *executor) unexpected(op *objectstore.Op) error {
 // for length 0) as the request has left it. The caller checked that the
 // object exists.
 func (x *executor) pendingRead(off, length uint64) ([]byte, error) {
-	end := x.size
-	if length != 0 && off+length < end {
-		end = off + length
-	}
-	if off >= end {
+	if off >= x.size {
 		return []byte{}, nil
+	}
+	end := x.size
+	if length != 0 && length < end-off {
+		end = off + length
 	}
 	var buf []byte
 	if x.res.Existed && x.res.SizeBefore > off {

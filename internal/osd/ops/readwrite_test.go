@@ -77,6 +77,7 @@ func TestReadYourWrites(t *testing.T) {
 		{name: "write then read, new object", ops: []wire.ObjectOp{opWrite(2, "llo"), opRead(0, 0)}, want: map[int]string{1: "\x00\x00llo"}},
 		{name: "write then read", setup: existing, ops: []wire.ObjectOp{opWrite(3, "ab"), opRead(0, 0), opRead(2, 3), opRead(9, 5), opRead(20, 1)},
 			want: map[int]string{1: "012ab56789", 2: "2ab", 3: "9", 4: ""}},
+		{name: "write then read to the end of the address space", setup: existing, ops: []wire.ObjectOp{opWrite(3, "ab"), opRead(8, ^uint64(0))}, want: map[int]string{1: "89"}},
 		{name: "write past the end then read", setup: existing, ops: []wire.ObjectOp{opWrite(12, "x"), opRead(8, 0)}, want: map[int]string{1: "89\x00\x00x"}},
 		{name: "writefull then read", setup: existing, ops: []wire.ObjectOp{{Code: wire.OpWriteFull, Data: []byte("ab")}, opRead(0, 0)}, want: map[int]string{1: "ab"}},
 		{name: "append then read", setup: existing, ops: []wire.ObjectOp{{Code: wire.OpAppend, Data: []byte("!")}, opRead(8, 0)}, want: map[int]string{1: "89!"}},
