@@ -3,6 +3,8 @@ package ops
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,5 +185,99 @@ func TestStatAfterWrite(t *testing.T) {
 	}
 	if st := res.Ops[2]; st.Size != 4 || st.Mtime != f.now.UnixNano() {
 		t.Fatalf("stat after the write %+v", st)
+	}
+}
+
+// TestReadYourWritesRandom compares, for random requests of writes ending
+// in a read, what the read returns inside the request with what it
+// returns in a request of its own once the writes have applied.
+func TestReadYourWritesRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 1))
+	key := func(n int) string { return fmt.Sprintf("k%d", rng.IntN(n)) }
+	data := func() []byte { return bytes.Repeat([]byte{byte('a' + rng.IntN(26))}, rng.IntN(7)) }
+	writeOp := func() wire.ObjectOp {
+		switch rng.IntN(13) {
+		case 0, 1:
+			return wire.ObjectOp{Code: wire.OpWrite, Offset: uint64(rng.IntN(20)), Data: data()}
+		case 2:
+			return wire.ObjectOp{Code: wire.OpWriteFull, Data: data()}
+		case 3:
+			return wire.ObjectOp{Code: wire.OpAppend, Data: data()}
+		case 4:
+			return wire.ObjectOp{Code: wire.OpTruncate, Offset: uint64(rng.IntN(20))}
+		case 5:
+			return wire.ObjectOp{Code: wire.OpZero, Offset: uint64(rng.IntN(20)), Length: uint64(rng.IntN(8))}
+		case 6:
+			return wire.ObjectOp{Code: wire.OpDelete}
+		case 7:
+			return wire.ObjectOp{Code: wire.OpCreate, Flags: uint32(rng.IntN(2)) * wire.CreateExclusive}
+		case 8:
+			return opSetX(key(3), string(data()))
+		case 9:
+			return wire.ObjectOp{Code: wire.OpRmXattr, Name: key(3)}
+		case 10:
+			return opOmapSet(key(6), string(data()), key(6), string(data()))
+		case 11:
+			if rng.IntN(4) == 0 {
+				return wire.ObjectOp{Code: wire.OpOmapClear}
+			}
+			return wire.ObjectOp{Code: wire.OpOmapRmKeys, Keys: []string{key(6), key(6)}}
+		}
+		return wire.ObjectOp{Code: wire.OpOmapSetHeader, Data: data()}
+	}
+	readOp := func() wire.ObjectOp {
+		switch rng.IntN(10) {
+		case 0, 1:
+			return opRead(uint64(rng.IntN(22)), uint64(rng.IntN(10)))
+		case 2:
+			return wire.ObjectOp{Code: wire.OpStat}
+		case 3:
+			return opGetX(key(3))
+		case 4:
+			return wire.ObjectOp{Code: wire.OpGetXattrs}
+		case 5:
+			return wire.ObjectOp{Code: wire.OpCmpXattr, Name: key(3), Data: data(), Flags: uint32(wire.CmpLTE)}
+		case 6:
+			return wire.ObjectOp{Code: wire.OpOmapGetHeader}
+		case 7:
+			after := []string{"", "k1", "k3"}[rng.IntN(3)]
+			return wire.ObjectOp{Code: []wire.ObjectOpCode{wire.OpOmapGetKeys, wire.OpOmapGetVals}[rng.IntN(2)],
+				Name: after, Prefix: []string{"", "k"}[rng.IntN(2)], Length: uint64(rng.IntN(4))}
+		case 8:
+			return wire.ObjectOp{Code: wire.OpOmapGetByKeys, Keys: []string{key(6), key(6), key(6)}}
+		}
+		op := opOmapCmp(key(6), string(data()))
+		op.Flags = uint32(wire.CmpGTE)
+		return op
+	}
+	render := func(op wire.ObjectOp, res *Result, i int) string {
+		if res.Code != 0 {
+			return fmt.Sprintf("errno %d", res.Code)
+		}
+		return fmt.Sprintf("%q mtime %d", show(op, res.Ops[i]), res.Ops[i].Mtime)
+	}
+	for n := range 1000 {
+		var setup, writes []wire.ObjectOp
+		for range rng.IntN(6) {
+			setup = append(setup, writeOp())
+		}
+		for range 1 + rng.IntN(5) {
+			writes = append(writes, writeOp())
+		}
+		read := readOp()
+		inside, apart := newFixture(t), newFixture(t)
+		inside.do(setup...)
+		apart.do(setup...)
+		in := inside.do(append(slices.Clone(writes), read)...)
+		w := apart.do(writes...)
+		if w.Code != 0 {
+			if in.Code != w.Code || in.FailedOp != w.FailedOp {
+				t.Fatalf("case %d: %v then %v: errno %d at %d inside, the writes alone %d at %d", n, writes, read, in.Code, in.FailedOp, w.Code, w.FailedOp)
+			}
+			continue
+		}
+		if got, want := render(read, in, len(writes)), render(read, apart.do(read), 0); got != want {
+			t.Fatalf("case %d: setup %v; %v then %v: %s inside the request, %s after it", n, setup, writes, read, got, want)
+		}
 	}
 }
