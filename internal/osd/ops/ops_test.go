@@ -18,7 +18,7 @@ import (
 // fixture is one object in a PG collection of a memstore, and a counter
 // that gives every write a new version.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	store   objectstore.Store
 	coll    objectstore.CollectionID
 	obj     objid.ID
@@ -28,7 +28,7 @@ type fixture struct {
 	caller  string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	s := memstore.New(memstore.Options{})
 	t.Cleanup(func() { s.Close() })
