@@ -287,3 +287,32 @@ func (s SnapIntervals) Intersect(t SnapIntervals) SnapIntervals {
 	}
 	return out
 }
+
+// Union returns the ids in s or t; s and t are unchanged.
+func (s SnapIntervals) Union(t SnapIntervals) SnapIntervals {
+	all := append(slices.Clone(s), t...)
+	slices.SortFunc(all, func(a, b SnapInterval) int {
+		switch {
+		case a.Start < b.Start:
+			return -1
+		case a.Start > b.Start:
+			return 1
+		}
+		return 0
+	})
+	var out SnapIntervals
+	for _, iv := range all {
+		if n := len(out); n > 0 && iv.Start <= out[n-1].End() {
+			if iv.End() > out[n-1].End() {
+				out[n-1].Len = iv.End() - out[n-1].Start
+			}
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+// Validate reports what makes s not a canonical set of snapshot ids
+// (for decoders of sets stored outside the map).
+func (s SnapIntervals) Validate() error { return s.validate() }

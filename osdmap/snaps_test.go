@@ -236,9 +236,9 @@ func TestPoolDecodeRejectsBadSnaps(t *testing.T) {
 	}
 }
 
-// TestSnapIntervalsSubtractIntersect checks Subtract and Intersect of
+// TestSnapIntervalsSubtractIntersectUnion checks Subtract, Intersect and Union of
 // random sets against plain sets, and that the results are canonical.
-func TestSnapIntervalsSubtractIntersect(t *testing.T) {
+func TestSnapIntervalsSubtractIntersectUnion(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 11))
 	for range 200 {
 		var a, b SnapIntervals
@@ -249,8 +249,8 @@ func TestSnapIntervalsSubtractIntersect(t *testing.T) {
 			b = b.Insert(1 + r.Uint64N(60))
 		}
 		ac, bc := slices.Clone(a), slices.Clone(b)
-		sub, inter := a.Subtract(b), a.Intersect(b)
-		for _, s := range []SnapIntervals{sub, inter} {
+		sub, inter, union := a.Subtract(b), a.Intersect(b), a.Union(b)
+		for _, s := range []SnapIntervals{sub, inter, union} {
 			if err := s.validate(); err != nil {
 				t.Fatalf("%s, %s: result %s: %v", a, b, s, err)
 			}
@@ -258,6 +258,9 @@ func TestSnapIntervalsSubtractIntersect(t *testing.T) {
 		for id := range uint64(70) {
 			if sub.Contains(id) != (a.Contains(id) && !b.Contains(id)) {
 				t.Fatalf("%s.Subtract(%s) = %s: wrong at %d", a, b, sub, id)
+			}
+			if union.Contains(id) != (a.Contains(id) || b.Contains(id)) {
+				t.Fatalf("%s.Union(%s) = %s: wrong at %d", a, b, union, id)
 			}
 			if inter.Contains(id) != (a.Contains(id) && b.Contains(id)) {
 				t.Fatalf("%s.Intersect(%s) = %s: wrong at %d", a, b, inter, id)
