@@ -27,6 +27,10 @@ type osdMetrics struct {
 	// Recovery behind client I/O (missing.go).
 	recoveredObjects   prometheus.Counter
 	priorityRecoveries prometheus.Counter
+	// Snap trimming (snaptrim.go): the snap index keys the trimmer read
+	// to find its work, and the trims it ran.
+	snapTrimIndexKeys prometheus.Counter
+	snapTrims         prometheus.Counter
 }
 
 func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
@@ -50,12 +54,16 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 			Help: "Object copies this primary pushed to members that lacked them after the PG went active."}),
 		priorityRecoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_priority_recoveries_total",
 			Help: "Objects recovered ahead of the queue because a client wrote to them."}),
+		snapTrimIndexKeys: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trim_index_keys_total",
+			Help: "Snap index keys the snap trimmer read to find the clones of removed snapshots."}),
+		snapTrims: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trims_total",
+			Help: "Objects the snap trimmer queued a trim of."}),
 	}
 	om.readsOK, om.writesOK = om.ops.WithLabelValues("read", "0"), om.ops.WithLabelValues("write", "0")
 	om.readLatency, om.writeLatency = om.latency.WithLabelValues("read"), om.latency.WithLabelValues("write")
 	if reg != nil {
 		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs,
-			om.recoveredObjects, om.priorityRecoveries, pgCollector{o}, reservationCollector{o},
+			om.recoveredObjects, om.priorityRecoveries, om.snapTrimIndexKeys, om.snapTrims, pgCollector{o}, reservationCollector{o},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
 				func() float64 {
 					o.inflightMu.Lock()

@@ -503,7 +503,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	info := p.info
 	info.Stats = info.Stats.Add(res.Existed, res.Exists, res.SizeBefore, res.Size)
 	txn := &res.Txn
-	before, after, stats := sw.finish(p.coll, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
+	before, after, stats := sw.finish(p.id, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
 	info.Stats = stats
 	entries := append(append(before, entry), after...)
 	last := entries[len(entries)-1].Version

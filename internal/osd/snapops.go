@@ -189,12 +189,19 @@ func (sw *snapWrite) entriesBefore() uint64 {
 // gone and clones remain). It returns the log entries for the clone
 // (before the head's, version cloneV) and the snapdir (after, version
 // afterV), and the PG statistics with the clone and snapdir counted.
-func (sw *snapWrite) finish(coll objectstore.CollectionID, txn *objectstore.Transaction, res *ops.Result, reqOps []wire.ObjectOp,
+//
+// The snap index (snapindex.go) changes in the same transaction: the
+// entries of a new clone's snapshots come, those of trimmed snapshots and
+// deleted clones go.
+func (sw *snapWrite) finish(pg osdmap.PG, txn *objectstore.Transaction, res *ops.Result, reqOps []wire.ObjectOp,
 	cloneV, afterV wire.Version, stats pglog.Stats) (before, after []pglog.Entry, _ pglog.Stats) {
 	if sw == nil {
 		return nil, nil, stats
 	}
+	coll := objectstore.PGCollection(pg.Pool, pg.Seed)
 	next := headChanges(sw.next, reqOps, sw.st.headSize)
+	add, remove := snaps.IndexChanges(sw.head, sw.st.ss, next)
+	indexTxn(txn, pg, add, remove)
 	if sw.clone != nil {
 		cl := sw.head.WithSnap(sw.clone.ID)
 		pre := objectstore.Transaction{}
