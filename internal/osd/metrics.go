@@ -29,6 +29,7 @@ type osdMetrics struct {
 	priorityRecoveries prometheus.Counter
 	// Snap trimming (snaptrim.go): the snap index keys the trimmer read
 	// to find its work, and the trims it ran.
+	snapTrimPasses    prometheus.Counter
 	snapTrimIndexKeys prometheus.Counter
 	snapTrims         prometheus.Counter
 }
@@ -54,6 +55,8 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 			Help: "Object copies this primary pushed to members that lacked them after the PG went active."}),
 		priorityRecoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_priority_recoveries_total",
 			Help: "Objects recovered ahead of the queue because a client wrote to them."}),
+		snapTrimPasses: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trim_passes_total",
+			Help: "PGs the snap trimmer took up because their pool removed snapshots they had not purged."}),
 		snapTrimIndexKeys: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trim_index_keys_total",
 			Help: "Snap index keys the snap trimmer read to find the clones of removed snapshots."}),
 		snapTrims: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trims_total",
@@ -63,7 +66,7 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 	om.readLatency, om.writeLatency = om.latency.WithLabelValues("read"), om.latency.WithLabelValues("write")
 	if reg != nil {
 		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs,
-			om.recoveredObjects, om.priorityRecoveries, om.snapTrimIndexKeys, om.snapTrims, pgCollector{o}, reservationCollector{o},
+			om.recoveredObjects, om.priorityRecoveries, om.snapTrimPasses, om.snapTrimIndexKeys, om.snapTrims, pgCollector{o}, reservationCollector{o},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
 				func() float64 {
 					o.inflightMu.Lock()

@@ -506,6 +506,8 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 			o.wg.Go(func() { p.answerScrub(from, m) })
 		case wire.ScrubMap:
 			p.deliver(waitKey{typ: wire.TypeScrubMap, from: sender, token: m.Token}, m)
+		case wire.PGInfo:
+			o.wg.Go(func() { p.takeInfo(sender, m) })
 		}
 	})
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -77,6 +79,7 @@ func (o *OSD) trimSnaps(tid *uint64) {
 		if !ok || len(work) == 0 {
 			continue
 		}
+		o.metrics.snapTrimPasses.Inc()
 		n, err := p.trimPG(work, tid)
 		if err != nil {
 			o.log.Info("snap trim stopped; it goes on later", "pg", p.id.String(), "err", err)
@@ -104,11 +107,49 @@ func (p *pg) recordPurged(work osdmap.SnapIntervals, since uint64) error {
 	}
 	p.info.PurgedSnaps = p.info.PurgedSnaps.Union(work)
 	c, err := p.saveInfoLocked()
+	replicas, epoch := p.replicasLocked(), p.epoch
+	msg := wire.PGInfo{PGInterval: wire.PGInterval{PG: p.id, Epoch: epoch, IntervalStart: since}, Info: p.info.Encode()}.Encode()
 	p.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return c.Wait(p.o.ctx)
+	if err := c.Wait(p.o.ctx); err != nil {
+		return err
+	}
+	// The replicas record it too (Ceph's share_pg_info), so that a new
+	// primary among them, or this one after a restart, finds the
+	// snapshots purged on every member (peering's intersection). One
+	// that misses the message gets the record with the next write.
+	for _, id := range replicas {
+		if err := p.o.sendToOSD(id, msgr.Message{Type: wire.TypePGInfo, Version: 1, Payload: msg}); err != nil {
+			p.o.log.Debug("pg info not sent", "pg", p.id.String(), "osd", id, "err", err)
+		}
+	}
+	return nil
+}
+
+// takeInfo records the purged snaps of the primary's info (a PGInfo of
+// this OSD's interval, from its primary).
+func (p *pg) takeInfo(sender int32, m wire.PGInfo) {
+	info, err := pglog.DecodeInfo(m.Info)
+	if err != nil || info.PG != p.id {
+		p.o.log.Warn("bad pg info", "pg", p.id.String(), "from", sender, "err", err)
+		return
+	}
+	p.mu.Lock()
+	if sender != p.primary || p.info.SameIntervalSince != m.IntervalStart || p.isPrimaryLocked() {
+		p.mu.Unlock()
+		return
+	}
+	p.info.PurgedSnaps = info.PurgedSnaps
+	c, err := p.saveInfoLocked()
+	p.mu.Unlock()
+	if err == nil {
+		err = c.Wait(p.o.ctx)
+	}
+	if err != nil {
+		p.o.log.Warn("recording the primary's purged snaps", "pg", p.id.String(), "err", err)
+	}
 }
 
 // trimHeads returns the heads of the clones that serve the snapshots of

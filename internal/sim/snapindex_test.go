@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
+	"github.com/cuttlestore/cuttle/internal/osd/snaps"
+	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// snapIndex returns the snap index keys osd holds for pg, sorted.
+func snapIndex(t *testing.T, c *Cluster, osd int32, pg osdmap.PG) []string {
+	t.Helper()
+	var out []string
+	coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+	for after := ""; ; {
+		kvs, more, err := c.OSDs[osd].Store.OmapIterate(context.Background(), coll, pglog.MetaObject(pg), after, snaps.IndexPrefix, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range kvs {
+			out = append(out, kv.Key)
+			after = kv.Key
+		}
+		if !more {
+			return out
+		}
+	}
+}
+
+// indexKeys returns the keys of entries, sorted.
+func indexKeys(entries ...snaps.IndexEntry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Key()
+	}
+	slices.Sort(out)
+	return out
+}
+
+// counterSum sums counter name over the running OSDs.
+func counterSum(c *Cluster, name string) float64 {
+	var sum float64
+	for id, o := range c.OSDs {
+		if o.D != nil {
+			sum += c.Counter(id, name)
+		}
+	}
+	return sum
+}
+
+// The trimmer finds its work in the snap index: in a pool of many
+// objects of which few have clones, removing the snapshot trims exactly
+// the objects with clones, reading one index key per clone and no
+// object's snap set to find them. Every member's index follows the
+// clones (made with the writes, dropped with the trims), and every
+// member records the snapshot as purged in the PG info. A primary that
+// restarts then takes no pass over its PGs at all: peering finds the
+// snapshot purged on every member.
+func TestSnapTrimReadsOnlyTheIndex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const objects, cloned, size = 300, 6, 16
+		for i := range objects {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), bytes.Repeat([]byte{'a'}, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, err := io.CreatePoolSnap(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cloned {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), bytes.Repeat([]byte{'b'}, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitUsage(t, c, "rbd", (objects+cloned)*size, objects+cloned)
+		// Each member of each cloned object's PG has its index entry.
+		want := map[osdmap.PG][]snaps.IndexEntry{}
+		acting := map[osdmap.PG]osdmap.Mapping{}
+		for i := range cloned {
+			id, pg, mp := place(t, c, fmt.Sprint("obj", i))
+			want[pg] = append(want[pg], snaps.IndexEntry{Snap: a, Clone: id.WithSnap(a)})
+			acting[pg] = mp
+		}
+		for pg, es := range want {
+			for _, osd := range acting[pg].Acting {
+				if got := snapIndex(t, c, osd, pg); !slices.Equal(got, indexKeys(es...)) {
+					t.Fatalf("osd.%d pg %v index %q, want %q", osd, pg, got, indexKeys(es...))
+				}
+			}
+		}
+
+		if err := io.RemovePoolSnap(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		waitUsage(t, c, "rbd", objects*size, objects)
+		if n := counterSum(c, "cuttle_osd_snap_trims_total"); n != cloned {
+			t.Fatalf("the trimmer trimmed %v objects, want the %d with clones", n, cloned)
+		}
+		if n := counterSum(c, "cuttle_osd_snap_trim_index_keys_total"); n != cloned {
+			t.Fatalf("the trimmer read %v index keys, want %d (one per clone)", n, cloned)
+		}
+		// Every PG took one pass, and every member of every PG records
+		// the snapshot purged; the indexes are empty.
+		m := c.Map()
+		var pgs []osdmap.PG
+		for seed := range m.Pool(1).PGNum {
+			pgs = append(pgs, osdmap.PG{Pool: 1, Seed: seed})
+		}
+		if n := counterSum(c, "cuttle_osd_snap_trim_passes_total"); n != float64(len(pgs)) {
+			t.Fatalf("%v trim passes, want one per PG (%d)", n, len(pgs))
+		}
+		purged := m.Pool(1).RemovedSnaps.String()
+		waitPurged := func() {
+			t.Helper()
+			for range 30 {
+				ok := true
+				for _, pg := range pgs {
+					mp, err := m.PGToUpActing(pg, &osdmap.Scratch{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, osd := range mp.Acting {
+						if st := c.pgStatus(t, osd, pg); st.PurgedSnaps != purged || len(snapIndex(t, c, osd, pg)) != 0 {
+							ok = false
+						}
+					}
+				}
+				if ok {
+					return
+				}
+				time.Sleep(time.Second)
+			}
+			t.Fatalf("not every member records %s purged with an empty index", purged)
+		}
+		waitPurged()
+
+		// The primary of obj0's PG restarts: peering finds the snapshot
+		// purged everywhere, and the trimmer takes no pass.
+		_, pg, mp := place(t, c, "obj0")
+		restarted := mp.ActingPrimary
+		c.StopOSD(restarted)
+		c.WaitForEpoch(c.Epoch())
+		c.StartOSD(restarted)
+		c.WaitForEpoch(c.Epoch())
+		c.waitClean(t, 0, nil)
+		time.Sleep(5 * time.Minute) // five trim checks
+		if st := c.pgStatus(t, restarted, pg); st.PurgedSnaps != purged || st.Primary != restarted {
+			t.Fatalf("after the restart pg %v on osd.%d: primary %d, purged %s; want %s", pg, restarted, st.Primary, st.PurgedSnaps, purged)
+		}
+		for _, name := range []string{"cuttle_osd_snap_trim_passes_total", "cuttle_osd_snap_trim_index_keys_total", "cuttle_osd_snap_trims_total"} {
+			if n := c.Counter(restarted, name); n != 0 {
+				t.Fatalf("restarted osd.%d: %s = %v, want 0", restarted, name, n)
+			}
+		}
+		expectAt(t, io, "obj0", map[uint64]string{a: "", rados.SnapHead: string(bytes.Repeat([]byte{'b'}, size))})
+	})
+}
+
+// Deep scrub compares the snap index with the snap sets: an entry lost,
+// an entry no clone justifies and a key that is no index key are
+// reported (the PG turns inconsistent, naming the heads and the PG's
+// meta object), and repair rebuilds the index from the snap sets, so the
+// trim that follows finds the clone.
+func TestDeepScrubFindsDamagedSnapIndex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, conn, io, names, pg, mp := scrubCluster(t, Options{})
+		ctx := context.Background()
+		snap, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, names[0], []byte("after the snapshot")); err != nil {
+			t.Fatal(err)
+		}
+		head0, head1 := objid.Object(1, "", names[0]), objid.Object(1, "", names[1])
+		good := snaps.IndexEntry{Snap: snap, Clone: head0.WithSnap(snap)}
+		if got := snapIndex(t, c, mp.ActingPrimary, pg); !slices.Equal(got, indexKeys(good)) {
+			t.Fatalf("index %q, want %q", got, indexKeys(good))
+		}
+		// Damage the primary's index: lose the entry, add one for a clone
+		// names[1] does not have, and a key that does not decode.
+		stale := snaps.IndexEntry{Snap: snap, Clone: head1.WithSnap(snap)}
+		coll, meta := objectstore.PGCollection(pg.Pool, pg.Seed), pglog.MetaObject(pg)
+		var txn objectstore.Transaction
+		txn.OmapRmKeys(coll, meta, good.Key())
+		txn.OmapSetKeys(coll, meta, map[string][]byte{stale.Key(): nil, snaps.IndexPrefix + "garbage": nil})
+		if err := objectstore.Apply(ctx, c.OSDs[mp.ActingPrimary].Store, &txn); err != nil {
+			t.Fatal(err)
+		}
+		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		st := c.pgStatus(t, mp.ActingPrimary, pg)
+		wantBad := []string{head0.String(), head1.String(), meta.String()}
+		slices.Sort(wantBad)
+		gotBad := slices.Clone(st.Inconsistent)
+		slices.Sort(gotBad)
+		if st.State != "active+clean+inconsistent" || !slices.Equal(gotBad, wantBad) {
+			t.Fatalf("after a deep scrub: %q, inconsistent %v; want %v", st.State, st.Inconsistent, wantBad)
+		}
+		tellPG(t, conn, mp, "pg repair", pg)
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.State != "active+clean" {
+			t.Fatalf("after repair: %q, inconsistent %v", st.State, st.Inconsistent)
+		}
+		if got := snapIndex(t, c, mp.ActingPrimary, pg); !slices.Equal(got, indexKeys(good)) {
+			t.Fatalf("index after repair %q, want %q", got, indexKeys(good))
+		}
+		// The trim finds the clone through the repaired index.
+		if err := io.RemovePoolSnap(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		trimmed := func() error {
+			for _, osd := range mp.Acting {
+				if _, err := c.OSDs[osd].Store.Stat(ctx, coll, good.Clone); err == nil {
+					return fmt.Errorf("osd.%d keeps the clone", osd)
+				}
+				if got := snapIndex(t, c, osd, pg); len(got) != 0 {
+					return fmt.Errorf("osd.%d index: %q", osd, got)
+				}
+			}
+			return nil
+		}
+		for range 30 {
+			if trimmed() == nil {
+				break
+			}
+			time.Sleep(10 * time.Second)
+		}
+		if err := trimmed(); err != nil {
+			t.Fatalf("after the trim: %v", err)
+		}
+	})
+}
