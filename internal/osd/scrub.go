@@ -470,17 +470,26 @@ func (p *pg) scrubSnapIndex(repair bool, found map[objid.ID]scrub.Inconsistency)
 			"removed", len(chk.stale), "bad_keys", len(chk.bad))
 		return nil
 	}
+	// An object already found inconsistent keeps its finding, with the
+	// index's added to the reason (pg repair rewrites the index from the
+	// snap sets before it repairs objects).
+	note := func(id objid.ID, why string) {
+		inc, ok := found[id]
+		if !ok {
+			found[id] = scrub.Inconsistency{Bad: self, Why: why}
+			return
+		}
+		inc.Why += "; " + why
+		found[id] = inc
+	}
 	for _, e := range chk.missing {
-		found[e.Head()] = scrub.Inconsistency{Bad: self,
-			Why: fmt.Sprintf("snap index lacks snap %d of clone %d (its snap set has it)", e.Snap, e.Clone.Snap)}
+		note(e.Head(), fmt.Sprintf("snap index lacks snap %d of clone %d (its snap set has it)", e.Snap, e.Clone.Snap))
 	}
 	for _, e := range chk.stale {
-		found[e.Head()] = scrub.Inconsistency{Bad: self,
-			Why: fmt.Sprintf("snap index has snap %d of clone %d, which its snap set does not", e.Snap, e.Clone.Snap)}
+		note(e.Head(), fmt.Sprintf("snap index has snap %d of clone %d, which its snap set does not", e.Snap, e.Clone.Snap))
 	}
 	if len(chk.bad) > 0 {
-		found[pglog.MetaObject(p.id)] = scrub.Inconsistency{Bad: self,
-			Why: fmt.Sprintf("snap index has %d keys that do not decode (first %q)", len(chk.bad), chk.bad[0])}
+		note(pglog.MetaObject(p.id), fmt.Sprintf("snap index has %d keys that do not decode (first %q)", len(chk.bad), chk.bad[0]))
 	}
 	return nil
 }
