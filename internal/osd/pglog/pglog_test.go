@@ -190,6 +190,7 @@ func TestLogKey(t *testing.T) {
 func FuzzDecoders(f *testing.F) {
 	f.Add(entry(1, 2, 3).Encode())
 	f.Add(Info{PG: osdmap.PG{Pool: 1, Seed: 2}, LastUpdate: wire.Version{Epoch: 3, Counter: 4}}.Encode())
+	f.Add(Info{PG: osdmap.PG{Pool: 1, Seed: 2}, PurgedSnaps: osdmap.SnapIntervals{{Start: 2, Len: 5}, {Start: 9, Len: 1}}}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if e, err := DecodeEntry(b); err == nil {
 			if again, err := DecodeEntry(e.Encode()); err != nil || again != e {
