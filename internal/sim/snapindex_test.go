@@ -247,3 +247,62 @@ func TestDeepScrubFindsDamagedSnapIndex(t *testing.T) {
 		}
 	})
 }
+
+// A split moves the snap index entries of the clones that move to a
+// child PG with them: after pg_num grows from 8 to 32 and pgp_num
+// follows (backfill moves the children), every member's index of every
+// PG names exactly the clones of its objects, and removing the snapshot
+// trims every clone.
+func TestSplitMovesTheSnapIndex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const objects, size = 40, 8
+		for i := range objects {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), bytes.Repeat([]byte{'a'}, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range objects {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), bytes.Repeat([]byte{'b'}, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "32")
+		time.Sleep(20 * time.Second)
+		c.Run("osd pool set", "pool", "rbd", "var", "pgp_num", "val", "32")
+		time.Sleep(20 * time.Second)
+		c.settle(t, "after the split")
+		want := map[osdmap.PG][]snaps.IndexEntry{}
+		for i := range objects {
+			id, pg, _ := place(t, c, fmt.Sprint("obj", i))
+			want[pg] = append(want[pg], snaps.IndexEntry{Snap: s, Clone: id.WithSnap(s)})
+		}
+		m := c.Map()
+		for seed := range m.Pool(1).PGNum {
+			pg := osdmap.PG{Pool: 1, Seed: seed}
+			mp, err := m.PGToUpActing(pg, &osdmap.Scratch{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, osd := range mp.Acting {
+				if got := snapIndex(t, c, osd, pg); !slices.Equal(got, indexKeys(want[pg]...)) {
+					t.Fatalf("osd.%d pg %v index %q, want %q", osd, pg, got, indexKeys(want[pg]...))
+				}
+			}
+		}
+		if err := io.RemovePoolSnap(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		waitUsage(t, c, "rbd", objects*size, objects)
+	})
+}
