@@ -128,8 +128,11 @@ type snapWrite struct {
 	st    snapState
 	next  snaps.SnapSet
 	clone *snaps.Clone
-	// trimmed are the clones a trim removes (snaptrim.go).
+	// trimmed are the clones a trim removes (snaptrim.go); trims, that
+	// the trim changes the snap set at all (it may only drop removed
+	// snapshots from clones that still serve others).
 	trimmed []snaps.Clone
+	trims   bool
 }
 
 // prepareSnapWrite decides a write's snapshot work before it executes:
@@ -163,6 +166,7 @@ func (p *pg) prepareSnapWrite(r *request) (*snapWrite, error) {
 	if isSnapOp(r, opSnapTrim) {
 		var gone []uint64
 		before := sw.next
+		sw.trims = before.Trimmable(p.pool.RemovedSnaps.Contains)
 		sw.next, gone = before.Trim(p.pool.RemovedSnaps.Contains)
 		for _, id := range gone {
 			sw.trimmed = append(sw.trimmed, *before.Find(id))

@@ -273,18 +273,26 @@ func (p *pg) trimObject(head objid.ID, tid uint64) error {
 
 // snapTrim executes a trim as version v of the head: the transaction
 // removes the clones sw found no live snapshot needs (finish logs them
-// and writes the snap set); the head, if it exists, takes the new
-// version with its modification time unchanged. Nothing left to trim (a
-// trim ran already) changes nothing.
+// and writes the snap set, and the snap index follows); the head, if it
+// exists, takes the new version with its modification time unchanged. A
+// trim that only drops removed snapshots from clones that still serve
+// others rewrites the snap set all the same, so that the snap index
+// loses their entries. Nothing left to trim (a trim ran already) changes
+// nothing.
 func (p *pg) snapTrim(sw *snapWrite, v wire.Version) (*ops.Result, error) {
 	res := &ops.Result{Ops: make([]wire.ObjectOpResult, 1), FailedOp: -1}
-	if sw == nil || len(sw.trimmed) == 0 {
+	if sw == nil || !sw.trims {
 		return res, nil
 	}
 	st := sw.st
 	res.Existed, res.SizeBefore, res.Exists, res.Size = st.headExists, st.headSize, st.headExists, st.headSize
 	for _, c := range sw.trimmed {
 		res.Txn.Remove(p.coll, sw.head.WithSnap(c.ID))
+	}
+	if !st.headExists && len(sw.trimmed) == 0 {
+		// Only the snapdir's snap set changes (finish writes it, and logs
+		// the snapdir): the transaction must not look empty.
+		res.Txn.SetAttr(p.coll, sw.head.WithSnap(objid.SnapDir), SnapSetAttr, sw.next.Marshal())
 	}
 	if st.headExists {
 		b, err := p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, sw.head, ops.InfoAttr)

@@ -306,3 +306,86 @@ func TestSplitMovesTheSnapIndex(t *testing.T) {
 		waitUsage(t, c, "rbd", objects*size, objects)
 	})
 }
+
+// A member that was away while snapshots were taken, objects rewritten
+// and deleted and a snapshot trimmed, for longer than the PG log keeps,
+// is backfilled: its snap index then names exactly the clones the PG has
+// (those of the new snapshot), none of the trimmed one's.
+func TestBackfillKeepsTheSnapIndex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := newPoolCluster(t, Options{LogEntries: 4}, 1, "h1", "h2", "h3")
+		ctx := context.Background()
+		io, err := c.connect(t, "client.admin").OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, pg, mp := place(t, c, "probe")
+		primary, returning := mp.Acting[0], mp.Acting[2]
+		var names []string
+		for i := 0; len(names) < 6; i++ {
+			if _, p, _ := place(t, c, fmt.Sprint("obj-", i)); p == pg {
+				names = append(names, fmt.Sprint("obj-", i))
+			}
+		}
+		write := func(n, what string) {
+			t.Helper()
+			if err := io.WriteFull(ctx, n, []byte(what)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, n := range names {
+			write(n, "one")
+		}
+		s1, err := io.CreatePoolSnap(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names[:4] {
+			write(n, "two")
+		}
+		c.settle(t, "before the OSD leaves")
+		if got := snapIndex(t, c, returning, pg); len(got) != 4 {
+			t.Fatalf("osd.%d index before it leaves: %q, want the 4 clones of s1", returning, got)
+		}
+		c.StopOSD(returning)
+		c.WaitForEpoch(c.Epoch())
+		s2, err := io.CreatePoolSnap(ctx, "s2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(names[0], "three")
+		write(names[4], "three")
+		if err := io.Delete(ctx, names[1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := io.RemovePoolSnap(ctx, "s1"); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, i := range []int{0, 1, 4} {
+			want = append(want, snaps.IndexEntry{Snap: s2, Clone: objid.Object(1, "", names[i]).WithSnap(s2)}.Key())
+		}
+		slices.Sort(want)
+		for range 30 {
+			if slices.Equal(snapIndex(t, c, primary, pg), want) {
+				break
+			}
+			time.Sleep(10 * time.Second)
+		}
+		if got := snapIndex(t, c, primary, pg); !slices.Equal(got, want) {
+			t.Fatalf("primary's index after the trim of s1: %q, want %q", got, want)
+		}
+		c.StartOSD(returning)
+		c.settle(t, "after the backfill")
+		if got := snapIndex(t, c, returning, pg); !slices.Equal(got, want) {
+			t.Fatalf("osd.%d's index after the backfill: %q, want %q", returning, got, want)
+		}
+		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
+		for _, n := range names[:4] {
+			if _, err := c.OSDs[returning].Store.Stat(ctx, coll, objid.Object(1, "", n).WithSnap(s1)); err == nil {
+				t.Fatalf("osd.%d keeps %s's clone of the trimmed s1", returning, n)
+			}
+		}
+		expectAt(t, io, names[1], map[uint64]string{s2: "two", rados.SnapHead: ""})
+	})
+}
