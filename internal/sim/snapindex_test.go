@@ -3,13 +3,16 @@ package sim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/objid"
@@ -20,19 +23,28 @@ import (
 // snapIndex returns the snap index keys osd holds for pg, sorted.
 func snapIndex(t *testing.T, c *Cluster, osd int32, pg osdmap.PG) []string {
 	t.Helper()
+	keys, err := snapIndexKeys(c.OSDs[osd].Store, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// snapIndexKeys returns the snap index keys s holds for pg, sorted.
+func snapIndexKeys(s objectstore.Store, pg osdmap.PG) ([]string, error) {
 	var out []string
 	coll := objectstore.PGCollection(pg.Pool, pg.Seed)
 	for after := ""; ; {
-		kvs, more, err := c.OSDs[osd].Store.OmapIterate(context.Background(), coll, pglog.MetaObject(pg), after, snaps.IndexPrefix, 1000)
+		kvs, more, err := s.OmapIterate(context.Background(), coll, pglog.MetaObject(pg), after, snaps.IndexPrefix, 1000)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		for _, kv := range kvs {
 			out = append(out, kv.Key)
 			after = kv.Key
 		}
 		if !more {
-			return out
+			return out, nil
 		}
 	}
 }
@@ -388,4 +400,97 @@ func TestBackfillKeepsTheSnapIndex(t *testing.T) {
 		}
 		expectAt(t, io, names[1], map[uint64]string{s2: "two", rados.SnapHead: ""})
 	})
+}
+
+// snapIndexProblems compares, on every OSD, the snap index of every PG
+// collection with the snap sets of its objects (the index must be
+// exactly IndexOf of each head's, or headless snapdir's, snap set). A
+// head or snapdir whose snap set cannot be read (a copy the test made
+// unreadable) is left out with its entries.
+func (c *Cluster) snapIndexProblems(t *testing.T) (problems []string, entries int) {
+	t.Helper()
+	ctx := context.Background()
+	for id, o := range c.OSDs {
+		colls, err := o.Store.ListCollections(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, coll := range colls {
+			if coll.Pool < 0 {
+				continue
+			}
+			pg := osdmap.PG{Pool: coll.Pool, Seed: coll.Seed}
+			objs, _, err := o.Store.ListObjects(ctx, coll, objid.ID{}, 0)
+			if errors.Is(err, objectstore.ErrCollectionNotFound) {
+				continue // a stray copy removed meanwhile
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			heads := map[objid.ID]bool{}
+			for _, x := range objs {
+				if x.Snap == objid.NoSnap {
+					heads[x] = true
+				}
+			}
+			unreadable := map[objid.ID]bool{}
+			var want []string
+			for _, x := range objs {
+				if x.Pool != coll.Pool || (x.Snap != objid.NoSnap && x.Snap != objid.SnapDir) {
+					continue
+				}
+				head := x.WithSnap(objid.NoSnap)
+				if x.Snap == objid.SnapDir && heads[head] {
+					continue
+				}
+				b, err := o.Store.GetAttr(ctx, coll, x, osd.SnapSetAttr)
+				if errors.Is(err, objectstore.ErrNoAttr) {
+					continue
+				} else if err != nil {
+					unreadable[head] = true
+					continue
+				}
+				ss, err := snaps.Unmarshal(b)
+				if err != nil {
+					unreadable[head] = true
+					continue
+				}
+				want = append(want, indexKeys(snaps.IndexOf(head, ss)...)...)
+			}
+			keys, err := snapIndexKeys(o.Store, pg)
+			if errors.Is(err, objectstore.ErrCollectionNotFound) || errors.Is(err, objectstore.ErrNotFound) {
+				continue // a stray copy being removed
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			var have []string
+			for _, k := range keys {
+				if e, err := snaps.ParseIndexKey(k); err != nil || !unreadable[e.Head()] {
+					have = append(have, k)
+				}
+			}
+			slices.Sort(want)
+			entries += len(have)
+			if !slices.Equal(have, want) {
+				problems = append(problems, fmt.Sprintf("osd.%d pg %v: snap index %q, its snap sets call for %q", id, pg, have, want))
+			}
+		}
+	}
+	return problems, entries
+}
+
+// checkSnapIndexes fails the test if an OSD's snap index disagrees with
+// its snap sets for a minute (a trim may be applying between two reads).
+func (c *Cluster) checkSnapIndexes(t *testing.T, seed uint64) {
+	t.Helper()
+	var problems []string
+	for range 3 {
+		var entries int
+		if problems, entries = c.snapIndexProblems(t); len(problems) == 0 {
+			t.Logf("seed %d: every OSD's snap index agrees with its snap sets (%d entries)", seed, entries)
+			return
+		}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+	}
+	t.Errorf("seed %d: snap indexes disagree with the snap sets:\n%s", seed, strings.Join(problems, "\n"))
 }
