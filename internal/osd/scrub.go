@@ -450,12 +450,10 @@ func (p *pg) pushObject(r *peerRun, to int32, id objid.ID) error {
 // is derived from them), and not reported. Heads written while the check
 // ran are left for the next scrub.
 func (p *pg) scrubSnapIndex(repair bool, found map[objid.ID]scrub.Inconsistency) error {
-	lu, replicating := p.fluxStart()
-	chk, err := checkSnapIndex(p.o.ctx, p.o.cfg.Store, p.id, func(objid.ID) bool { return false })
+	chk, _, err := p.checkSnapIndexHere()
 	if err != nil {
 		return fmt.Errorf("snap index check: %w", err)
 	}
-	chk = chk.without(headsOf(p.fluxSince(lu, replicating)))
 	if chk.empty() {
 		return nil
 	}
@@ -547,6 +545,20 @@ func (p *pg) answerScrub(from msgr.Peer, m wire.ScrubRequest) {
 		return
 	}
 	p.reply(from, wire.TypeScrubMap, wire.ScrubMap{PGInterval: m.PGInterval, Token: m.Token, Objects: objs}.Encode())
+	if m.Deep && m.End.IsMax() && p.o.cfg.ID != p.primaryID() {
+		// The deep scrub's last chunk: a replica checks its own snap
+		// index (the primary checks its own in scrubSnapIndex).
+		if err := p.fixSnapIndexHere(); err != nil {
+			p.o.log.Error("scrub: checking the snap index failed", "pg", p.id.String(), "err", err)
+		}
+	}
+}
+
+// primaryID returns the PG's primary.
+func (p *pg) primaryID() int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.primary
 }
 
 // repairFromReplica replaces the primary's unreadable copy of id with a

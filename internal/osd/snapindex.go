@@ -360,13 +360,10 @@ func (p *pg) ensureSnapIndex() error {
 	if _, ok := vals[snapIndexBuiltKey]; ok {
 		return nil
 	}
-	lu, replicating := p.fluxStart()
-	chk, err := checkSnapIndex(p.o.ctx, p.o.cfg.Store, p.id, func(objid.ID) bool { return false })
+	chk, flux, err := p.checkSnapIndexHere()
 	if err != nil {
 		return err
 	}
-	flux := headsOf(p.fluxSince(lu, replicating))
-	chk = chk.without(flux)
 	var t objectstore.Transaction
 	chk.repairTxn(&t, p.id)
 	if len(flux) == 0 {
@@ -378,6 +375,48 @@ func (p *pg) ensureSnapIndex() error {
 		return err
 	}
 	p.o.log.Info("snap index built from the snap sets", "pg", p.id.String(), "heads", chk.heads, "entries", len(chk.missing))
+	return nil
+}
+
+// checkSnapIndexHere compares this OSD's snap index of the PG with its
+// snap sets, leaving out the heads written meanwhile (returned). Every
+// write logged before the check began has been applied to the store
+// first (a barrier transaction), so that no write applies between the
+// check's reads of a head's snap set and of the index unless it is
+// left out.
+func (p *pg) checkSnapIndexHere() (indexCheck, map[objid.ID]bool, error) {
+	lu, replicating := p.fluxStart()
+	var barrier objectstore.Transaction
+	barrier.Touch(p.coll, pglog.MetaObject(p.id))
+	if err := p.o.apply(&barrier); err != nil {
+		return indexCheck{}, nil, err
+	}
+	chk, err := checkSnapIndex(p.o.ctx, p.o.cfg.Store, p.id, func(objid.ID) bool { return false })
+	if err != nil {
+		return indexCheck{}, nil, err
+	}
+	flux := headsOf(p.fluxSince(lu, replicating))
+	return chk.without(flux), flux, nil
+}
+
+// fixSnapIndexHere checks this OSD's snap index of the PG and rebuilds
+// what disagrees with the snap sets, which are authoritative: what a
+// replica does at the end of a deep scrub (as Ceph's OSDs fix their
+// SnapMapper when a scrub finds it wrong), logging an error if it had
+// to.
+func (p *pg) fixSnapIndexHere() error {
+	chk, _, err := p.checkSnapIndexHere()
+	if err != nil || chk.empty() {
+		return err
+	}
+	var t objectstore.Transaction
+	chk.repairTxn(&t, p.id)
+	if err := p.o.apply(&t); err != nil {
+		return err
+	}
+	p.o.metrics.snapIndexRepairs.Add(float64(len(chk.missing) + len(chk.stale) + len(chk.bad)))
+	p.o.log.Error("scrub: this OSD's snap index disagreed with its snap sets; rebuilt it", "pg", p.id.String(),
+		"missing", len(chk.missing), "stale", len(chk.stale), "bad_keys", len(chk.bad))
 	return nil
 }
 

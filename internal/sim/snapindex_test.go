@@ -186,11 +186,12 @@ func TestSnapTrimReadsOnlyTheIndex(t *testing.T) {
 	})
 }
 
-// Deep scrub compares the snap index with the snap sets: an entry lost,
-// an entry no clone justifies and a key that is no index key are
-// reported (the PG turns inconsistent, naming the heads and the PG's
-// meta object), and repair rebuilds the index from the snap sets, so the
-// trim that follows finds the clone.
+// Deep scrub compares the snap index with the snap sets: on the primary
+// an entry lost, an entry no clone justifies and a key that is no index
+// key are reported (the PG turns inconsistent, naming the heads and the
+// PG's meta object), and repair rebuilds the index from the snap sets, so
+// the trim that follows finds the clone. A replica rebuilds its own index
+// at the end of the deep scrub.
 func TestDeepScrubFindsDamagedSnapIndex(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, conn, io, names, pg, mp := scrubCluster(t, Options{})
@@ -217,7 +218,27 @@ func TestDeepScrubFindsDamagedSnapIndex(t *testing.T) {
 		if err := objectstore.Apply(ctx, c.OSDs[mp.ActingPrimary].Store, &txn); err != nil {
 			t.Fatal(err)
 		}
+		// A replica loses the entry too: its deep scrub rebuilds it there,
+		// as Ceph's OSDs fix their SnapMapper.
+		replica := mp.Acting[1]
+		var rtxn objectstore.Transaction
+		rtxn.OmapRmKeys(coll, meta, good.Key())
+		if err := objectstore.Apply(ctx, c.OSDs[replica].Store, &rtxn); err != nil {
+			t.Fatal(err)
+		}
 		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		for range 10 {
+			if slices.Equal(snapIndex(t, c, replica, pg), indexKeys(good)) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if got := snapIndex(t, c, replica, pg); !slices.Equal(got, indexKeys(good)) {
+			t.Fatalf("osd.%d's index after the deep scrub: %q, want %q", replica, got, indexKeys(good))
+		}
+		if n := c.Counter(replica, "cuttle_osd_snap_index_repairs_total"); n != 1 {
+			t.Fatalf("osd.%d counts %v snap index repairs, want 1", replica, n)
+		}
 		st := c.pgStatus(t, mp.ActingPrimary, pg)
 		wantBad := []string{head0.String(), head1.String(), meta.String()}
 		slices.Sort(wantBad)
@@ -482,6 +503,11 @@ func (c *Cluster) snapIndexProblems(t *testing.T) (problems []string, entries in
 // its snap sets for a minute (a trim may be applying between two reads).
 func (c *Cluster) checkSnapIndexes(t *testing.T, seed uint64) {
 	t.Helper()
+	// Deep scrubs during the run check the replicas' indexes and rebuild
+	// what is wrong: that must never have been needed.
+	if n := counterSum(c, "cuttle_osd_snap_index_repairs_total"); n != 0 {
+		t.Errorf("seed %d: replicas' deep scrubs rebuilt %v snap index entries", seed, n)
+	}
 	var problems []string
 	for range 3 {
 		var entries int
