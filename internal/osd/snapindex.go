@@ -26,8 +26,11 @@ import (
 // pushTxn, a removal of one (backfill's cleanup, a lost object) through
 // reindexTxn. Clones themselves carry no snap set, so pushing or
 // removing one changes nothing. A PG split moves the keys of the objects
-// that move. Deep scrub checks the index against the snap sets and
-// repairs it (scrubSnapIndex).
+// that move. Deep scrub checks the index against the snap sets: the
+// primary reports what disagrees and repair rebuilds it
+// (scrubSnapIndex), a replica rebuilds its own at once (fixSnapIndexHere).
+// A PG stored before the index has none; its first trim pass as primary
+// builds it (ensureSnapIndex).
 
 // indexTxn adds to t the index changes of pg: the removals first.
 func indexTxn(t *objectstore.Transaction, pg osdmap.PG, add, remove []snaps.IndexEntry) {
