@@ -517,7 +517,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	info := p.info
 	info.Stats = info.Stats.Add(res.Existed, res.Exists, res.SizeBefore, res.Size)
 	txn := &res.Txn
-	before, after, stats := sw.finish(p.coll, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
+	before, after, stats := sw.finish(p.id, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
 	info.Stats = stats
 	var buf [3]pglog.Entry // a clone's, the head's and the snapdir's: on the stack
 	entries := append(append(append(buf[:0], before...), entry), after...)

@@ -131,8 +131,11 @@ type snapWrite struct {
 	st    snapState
 	next  snaps.SnapSet
 	clone *snaps.Clone
-	// trimmed are the clones a trim removes (snaptrim.go).
+	// trimmed are the clones a trim removes (snaptrim.go); trims, that
+	// the trim changes the snap set at all (it may only drop removed
+	// snapshots from clones that still serve others).
 	trimmed []snaps.Clone
+	trims   bool
 }
 
 // prepareSnapWrite decides a write's snapshot work before it executes:
@@ -169,6 +172,7 @@ func (p *pg) prepareSnapWrite(r *request) (*snapWrite, *ops.State, error) {
 	if isSnapOp(r, opSnapTrim) {
 		var gone []uint64
 		before := sw.next
+		sw.trims = before.Trimmable(p.pool.RemovedSnaps.Contains)
 		sw.next, gone = before.Trim(p.pool.RemovedSnaps.Contains)
 		for _, id := range gone {
 			sw.trimmed = append(sw.trimmed, *before.Find(id))
@@ -195,12 +199,19 @@ func (sw *snapWrite) entriesBefore() uint64 {
 // gone and clones remain). It returns the log entries for the clone
 // (before the head's, version cloneV) and the snapdir (after, version
 // afterV), and the PG statistics with the clone and snapdir counted.
-func (sw *snapWrite) finish(coll objectstore.CollectionID, txn *objectstore.Transaction, res *ops.Result, reqOps []wire.ObjectOp,
+//
+// The snap index (snapindex.go) changes in the same transaction: the
+// entries of a new clone's snapshots come, those of trimmed snapshots and
+// deleted clones go.
+func (sw *snapWrite) finish(pg osdmap.PG, txn *objectstore.Transaction, res *ops.Result, reqOps []wire.ObjectOp,
 	cloneV, afterV wire.Version, stats pglog.Stats) (before, after []pglog.Entry, _ pglog.Stats) {
 	if sw == nil {
 		return nil, nil, stats
 	}
+	coll := objectstore.PGCollection(pg.Pool, pg.Seed)
 	next := headChanges(sw.next, reqOps, sw.st.headSize)
+	add, remove := snaps.IndexChanges(sw.head, sw.st.ss, next)
+	indexTxn(txn, pg, add, remove)
 	if sw.clone != nil {
 		cl := sw.head.WithSnap(sw.clone.ID)
 		pre := objectstore.Transaction{}

@@ -202,6 +202,13 @@ func (o *OSD) splitPGLocked(p *pg, moves []split.Move, to uint32, epoch uint64) 
 		pglog.SetMissingTxn(&t, child, missing[mv.Child]...)
 		setLayoutTxn(&t, child, to)
 	}
+	childSeeds := make([]uint32, len(moves))
+	for i, mv := range moves {
+		childSeeds[i] = mv.Child
+	}
+	if err := o.splitIndexTxn(&t, p.id, to, childSeeds); err != nil {
+		return nil, err
+	}
 	pinfo, err := split.Info(p.info, p.id.Seed, logs[p.id.Seed], stats[p.id.Seed], epoch)
 	if err != nil {
 		return nil, err

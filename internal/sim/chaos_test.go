@@ -159,6 +159,7 @@ func runChaos(t *testing.T, seed uint64, events map[int]func(*Cluster)) {
 	}
 	c.heal(t)
 	c.waitClean(t, seed, faults)
+	c.checkSnapIndexes(t, seed) // before repair rebuilds the primaries' indexes
 	c.repairAll(t, seed)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

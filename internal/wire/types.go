@@ -38,6 +38,7 @@ const (
 	TypeScrubRequest uint16 = 54 // primary -> member: send your scrub map of a range
 	TypeScrubMap     uint16 = 55 // member -> primary: the scrub map
 	TypePGRemove     uint16 = 56 // primary -> stray: the PG is clean without you; delete your copy
+	TypePGInfo       uint16 = 57 // primary -> replica: the PG's info changed (its purged snaps)
 
 	// Recovery reservations (reservemsg.go).
 	TypePGReserve uint16 = 60 // primary <-> member: request, grant or release a recovery slot

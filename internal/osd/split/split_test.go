@@ -146,7 +146,7 @@ func TestLogAndInfo(t *testing.T) {
 		if seed != parentSeed {
 			want.EpochCreated = 9
 		}
-		if info != want {
+		if !info.Equal(want) {
 			t.Errorf("pg %d info %+v, want %+v", seed, info, want)
 		}
 	}
