@@ -2,7 +2,6 @@ package osd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
