@@ -69,6 +69,7 @@ var layers = []struct {
 	{"rados", layerCores},
 
 	{"striper/...", layerLibraries},
+	{"rbd", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
@@ -127,6 +128,8 @@ var sameLayerImports = map[string][]string{
 	"striper": {"striper/layout"},
 	// The MDS journal is a file striped over the metadata pool.
 	"internal/mds/journal": {"striper", "striper/layout"},
+	// Block images stripe their data objects.
+	"rbd": {"striper", "striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
