@@ -14,8 +14,10 @@ const copyChunk = 32 << 20
 // unless o says otherwise. Stripe units that read as zeros are not
 // written, so the copy is as sparse as its source (or sparser).
 func (img *Image) Copy(ctx context.Context, dst *Pool, name string, o CreateOptions) error {
-	img.mu.RLock()
-	defer img.mu.RUnlock()
+	if err := img.gate.rlock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.runlock()
 	h := img.h
 	if o.Order == 0 {
 		o.Order, o.StripeUnit, o.StripeCount = h.Order, h.StripeUnit, h.StripeCount

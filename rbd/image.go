@@ -29,10 +29,13 @@ type Image struct {
 	st       *striper.Striper
 	readOnly bool
 
-	// mu is held shared by I/O and exclusively by what changes the
+	// gate is held shared by I/O and exclusively by what changes the
 	// header (size, snapshots), so that no write runs under a snap
 	// context or a size that is changing.
-	mu   sync.RWMutex
+	gate *gate
+	// hmu guards h and snap for readers without the gate (Stat); they
+	// change only under the gate held exclusively, and hmu.
+	hmu  sync.Mutex
 	h    clsrbd.Header
 	snap *clsrbd.Snapshot // the snapshot opened at, nil for the head
 }
@@ -70,7 +73,7 @@ func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, er
 	if err != nil {
 		return nil, fmt.Errorf("rbd: image %q: %w", name, err)
 	}
-	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h}
+	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h, gate: newGate()}
 	if o.Snap != "" {
 		s, ok := h.Snap(o.Snap)
 		if !ok {
@@ -96,12 +99,14 @@ func (img *Image) setSnapContext() error {
 	return nil
 }
 
-// reload reads the header again (mu held exclusively).
+// reload reads the header again (the gate held exclusively).
 func (img *Image) reload(ctx context.Context) error {
 	h, err := img.pool.header(ctx, img.name, img.id)
 	if err != nil {
 		return err
 	}
+	img.hmu.Lock()
+	defer img.hmu.Unlock()
 	img.h = h
 	if img.snap != nil {
 		s, ok := h.Snap(img.snap.Name)
@@ -117,8 +122,10 @@ func (img *Image) reload(ctx context.Context) error {
 // Refresh reads the header again, to see the resizes and snapshots of
 // other clients.
 func (img *Image) Refresh(ctx context.Context) error {
-	img.mu.Lock()
-	defer img.mu.Unlock()
+	if err := img.gate.lock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.unlock()
 	return img.reload(ctx)
 }
 
@@ -161,8 +168,8 @@ func featureNames(f uint64) []string {
 
 // Stat returns the image's information.
 func (img *Image) Stat() Info {
-	img.mu.RLock()
-	defer img.mu.RUnlock()
+	img.hmu.Lock()
+	defer img.hmu.Unlock()
 	h := img.h
 	size := img.size()
 	info := Info{Name: img.name, ID: img.id, Size: size, Order: h.Order, ObjectSize: h.ObjectSize(), StripeUnit: h.StripeUnit,
@@ -180,8 +187,8 @@ func (img *Image) Stat() Info {
 
 // Size returns the image's size in bytes.
 func (img *Image) Size() uint64 {
-	img.mu.RLock()
-	defer img.mu.RUnlock()
+	img.hmu.Lock()
+	defer img.hmu.Unlock()
 	return img.size()
 }
 
@@ -215,8 +222,10 @@ func (img *Image) checkWrite(what string) error {
 // ReadAt fills buf with the bytes at offset off. Bytes never written read
 // as zeros. A range past the image's end is ErrInvalid.
 func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
-	img.mu.RLock()
-	defer img.mu.RUnlock()
+	if err := img.gate.rlock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.runlock()
 	if err := img.checkRange("read", off, uint64(len(buf))); err != nil {
 		return err
 	}
@@ -229,8 +238,10 @@ func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
 // WriteAt writes data at offset off, and returns once it is durable on
 // every replica. A range past the image's end is ErrInvalid.
 func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
-	img.mu.RLock()
-	defer img.mu.RUnlock()
+	if err := img.gate.rlock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.runlock()
 	if err := img.checkWrite("write"); err != nil {
 		return err
 	}
@@ -246,8 +257,10 @@ func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
 // Discard makes [off, off+length) read as zeros and frees what it can:
 // data objects it covers whole are removed, parts of others zeroed.
 func (img *Image) Discard(ctx context.Context, off, length uint64) error {
-	img.mu.RLock()
-	defer img.mu.RUnlock()
+	if err := img.gate.rlock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.runlock()
 	if err := img.checkWrite("discard"); err != nil {
 		return err
 	}
@@ -271,9 +284,11 @@ func (img *Image) WriteZeroes(ctx context.Context, off, length uint64) error {
 // completed. Writes are durable when WriteAt returns (there is no cache
 // yet), so Flush only waits for the calls of other goroutines.
 func (img *Image) Flush(ctx context.Context) error {
-	img.mu.Lock() // taken once every call in progress has released it
-	defer img.mu.Unlock()
-	return ctx.Err()
+	if err := img.gate.lock(ctx); err != nil { // taken once every call in progress is done
+		return err
+	}
+	img.gate.unlock()
+	return nil
 }
 
 // ResizeOptions qualify Resize.
@@ -287,8 +302,10 @@ type ResizeOptions struct {
 // truncates the data objects beyond the new size, and is ErrInvalid
 // without AllowShrink.
 func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) error {
-	img.mu.Lock()
-	defer img.mu.Unlock()
+	if err := img.gate.lock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.unlock()
 	if err := img.checkWrite("resize"); err != nil {
 		return err
 	}

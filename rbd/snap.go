@@ -21,8 +21,8 @@ type SnapInfo struct {
 
 // SnapList returns the image's snapshots, oldest first.
 func (img *Image) SnapList() []SnapInfo {
-	img.mu.RLock()
-	defer img.mu.RUnlock()
+	img.hmu.Lock()
+	defer img.hmu.Unlock()
 	out := []SnapInfo{}
 	for _, s := range img.h.Snapshots {
 		out = append(out, SnapInfo{ID: s.ID, Name: s.Name, Size: s.Size, Protected: s.Protected, Created: time.Unix(0, s.Created).UTC()})
@@ -49,8 +49,10 @@ func (img *Image) headerCall(ctx context.Context, method string, in []byte) erro
 // writes in progress have completed. It is ErrExists if the image has a
 // snapshot of that name.
 func (img *Image) SnapCreate(ctx context.Context, name string) error {
-	img.mu.Lock()
-	defer img.mu.Unlock()
+	if err := img.gate.lock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.unlock()
 	if err := img.checkWrite("snapshot"); err != nil {
 		return err
 	}
@@ -74,8 +76,10 @@ func (img *Image) SnapCreate(ctx context.Context, name string) error {
 // SnapRemove removes snapshot name; the OSDs then trim the data only it
 // kept. It is ErrBusy while the snapshot is protected.
 func (img *Image) SnapRemove(ctx context.Context, name string) error {
-	img.mu.Lock()
-	defer img.mu.Unlock()
+	if err := img.gate.lock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.unlock()
 	if err := img.checkWrite("remove snapshot"); err != nil {
 		return err
 	}
@@ -111,8 +115,10 @@ func (img *Image) SnapUnprotect(ctx context.Context, name string) error {
 }
 
 func (img *Image) setProtected(ctx context.Context, name string, protected bool) error {
-	img.mu.Lock()
-	defer img.mu.Unlock()
+	if err := img.gate.lock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.unlock()
 	if err := img.checkWrite("protect snapshot"); err != nil {
 		return err
 	}
@@ -138,8 +144,10 @@ func (img *Image) setProtected(ctx context.Context, name string, protected bool)
 // removed), and the size the snapshot's. The versions it replaces stay in
 // the snapshots taken after name.
 func (img *Image) SnapRollback(ctx context.Context, name string) error {
-	img.mu.Lock()
-	defer img.mu.Unlock()
+	if err := img.gate.lock(ctx); err != nil {
+		return err
+	}
+	defer img.gate.unlock()
 	if err := img.checkWrite("rollback"); err != nil {
 		return err
 	}

@@ -159,3 +159,74 @@ func TestSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// Snapshots taken while writers run: each write is wholly before or
+// wholly after every snapshot (it spans two objects, so a snapshot in
+// the middle of one would tear it), and Flush returns once the writes
+// in progress have.
+func TestSnapshotsUnderWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conn, _ := cluster(t)
+		// One object op at a time: a write's two halves go one after the
+		// other, leaving a snapshot room to fall between them.
+		p, err := rbd.NewPool(conn, "rbd", rbd.Options{MaxInFlight: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		const block = 96 * kib // 1.5 objects of 64 KiB: every write spans two
+		const writers = 4
+		if err := p.Create(ctx, "busy", writers*block, rbd.CreateOptions{Order: 16}); err != nil {
+			t.Fatal(err)
+		}
+		img, err := p.Open(ctx, "busy", rbd.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		errs := make(chan error, writers)
+		for w := range writers {
+			go func() {
+				for gen := byte(1); ; gen++ {
+					select {
+					case <-stop:
+						errs <- nil
+						return
+					default:
+					}
+					if err := img.WriteAt(ctx, bytes.Repeat([]byte{gen}, block), uint64(w*block)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		for i := range 5 {
+			if err := img.SnapCreate(ctx, "s"+string(rune('0'+i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(stop)
+		if err := img.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for range writers {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range img.SnapList() {
+			at, err := p.Open(ctx, "busy", rbd.OpenOptions{Snap: s.Name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := read(t, at)
+			for w := range writers {
+				b := data[w*block : (w+1)*block]
+				if !bytes.Equal(b, bytes.Repeat(b[:1], block)) {
+					t.Fatalf("snapshot %s: block %d is torn", s.Name, w)
+				}
+			}
+		}
+	})
+}
