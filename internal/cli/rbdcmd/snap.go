@@ -60,7 +60,7 @@ func snapLsCommand(e *env) *cobra.Command {
 					if len(list) == 0 {
 						return nil
 					}
-					if _, err := fmt.Fprintf(w, "%5s  %-20s %10s  %-9s %s\n", "SNAPID", "NAME", "SIZE", "PROTECTED", "TIMESTAMP"); err != nil {
+					if _, err := fmt.Fprintf(w, "%6s  %-20s %10s  %-9s %s\n", "SNAPID", "NAME", "SIZE", "PROTECTED", "TIMESTAMP"); err != nil {
 						return err
 					}
 					for _, sn := range list {
