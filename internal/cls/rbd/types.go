@@ -19,10 +19,9 @@ const (
 	// HeaderPrefix + id is an image's header object.
 	HeaderPrefix = "rbd_header."
 	// DataPrefix + id is the object prefix of an image's data objects:
-	// rbd_data.<id>.<object number as %016x>.
+	// rbd_data.<id>.<object number as %016x>. (rbd_object_map.<id>, the
+	// object map's, is librbd's name for later work.)
 	DataPrefix = "rbd_data."
-	// ObjectMapPrefix + id is reserved for an image's object map.
-	ObjectMapPrefix = "rbd_object_map."
 )
 
 // Feature bits, as librbd numbers them. Only those in Features are known;
