@@ -40,6 +40,9 @@ func NewPool(conn *rados.Conn, pool string, opts Options) (*Pool, error) {
 	return &Pool{conn: conn, io: io, opts: opts}, nil
 }
 
+// Conn returns the connection the pool's images are reached through.
+func (p *Pool) Conn() *rados.Conn { return p.conn }
+
 // Name returns the pool's name.
 func (p *Pool) Name() string { return p.io.PoolName() }
 

@@ -1,6 +1,6 @@
 // Package rbdcmd holds "cuttle rbd", the block image commands (Ceph's rbd
-// tool): create, ls, info, resize, rm, and snap create, ls, rm and
-// rollback, through the rbd library (docs/RBD.md). It owns their flags,
+// tool): create, ls, info, resize, rm, rename, cp, and snap create, ls,
+// rm, rollback, protect and unprotect, through the rbd library (docs/RBD.md). It owns their flags,
 // the parsing of image specs ("[pool/]image[@snap]") and how the CLI
 // tells the library's errors (rbdFailure).
 //

@@ -196,3 +196,54 @@ func rmCommand(e *env) *cobra.Command {
 		},
 	}
 }
+
+func renameCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rename [POOL/]IMAGE NEWNAME",
+		Short: "Rename an image within its pool",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := e.parseSpec(args[0], -1)
+			if err != nil {
+				return err
+			}
+			return e.withPool(cmd, s.pool, func(ctx context.Context, p *rbd.Pool) error {
+				if err := p.Rename(ctx, s.image, args[1]); err != nil {
+					return err
+				}
+				return e.printSilent(imageReport{Pool: s.pool, Image: args[1]})
+			})
+		},
+	}
+}
+
+func cpCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cp [POOL/]IMAGE[@SNAP] [POOL/]NEWIMAGE",
+		Short: "Copy an image (or a snapshot of it) to a new image, sparsely",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := e.parseSpec(args[0], 0)
+			if err != nil {
+				return err
+			}
+			dst, err := e.parseSpec(args[1], -1)
+			if err != nil {
+				return err
+			}
+			return e.withImage(cmd, src, rbd.OpenOptions{ReadOnly: true, Snap: src.snap}, func(ctx context.Context, p *rbd.Pool, img *rbd.Image) error {
+				to := p
+				if dst.pool != src.pool {
+					var err error
+					if to, err = rbd.NewPool(p.Conn(), dst.pool, rbd.Options{}); err != nil {
+						return err
+					}
+				}
+				if err := img.Copy(ctx, to, dst.image, rbd.CreateOptions{}); err != nil {
+					return err
+				}
+				return e.printSilent(imageReport{Pool: dst.pool, Image: dst.image, Size: img.Size()})
+			})
+		},
+	}
+}

@@ -41,8 +41,10 @@ describes images, their objects and snapshots.`,
 	}
 	c.PersistentFlags().StringVarP(&e.pool, "pool", "p", "rbd", "pool of images named without one")
 	snap := &cobra.Command{Use: "snap COMMAND ...", Short: "Create, list, remove and roll back to snapshots of an image"}
-	snap.AddCommand(snapCreateCommand(e), snapLsCommand(e), snapRmCommand(e), snapRollbackCommand(e))
-	c.AddCommand(createCommand(e), lsCommand(e), infoCommand(e), resizeCommand(e), rmCommand(e), snap)
+	snap.AddCommand(snapCreateCommand(e), snapLsCommand(e), snapRmCommand(e), snapRollbackCommand(e),
+		snapProtectCommand(e), snapUnprotectCommand(e))
+	c.AddCommand(createCommand(e), lsCommand(e), infoCommand(e), resizeCommand(e), rmCommand(e),
+		renameCommand(e), cpCommand(e), snap)
 	return c
 }
 

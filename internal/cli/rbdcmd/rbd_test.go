@@ -170,6 +170,29 @@ func TestRBDCommands(t *testing.T) {
 				t.Errorf("cuttle %s: %v", strings.Join(args, " "), err)
 			}
 		}
+		// Protection, copies and renames.
+		s.must("rbd", "snap", "protect", "vm1@monday")
+		if _, err := s.run("rbd", "snap", "rm", "vm1@monday"); !errors.Is(err, rbd.ErrBusy) || !strings.Contains(err.Error(), "is protected; unprotect it first (EBUSY)") {
+			t.Fatalf("snap rm of a protected snapshot: %v", err)
+		}
+		s.must("rbd", "snap", "unprotect", "vm1@monday")
+		s.must("rbd", "cp", "vm1@monday", "data/copy")
+		s.must("rbd", "rename", "data/copy", "kept")
+		if got := s.must("rbd", "ls", "data"); got != "kept\n" {
+			t.Fatalf("ls data after cp and rename: %q", got)
+		}
+		kept, err := rbd.NewPool(conn, "data", rbd.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := kept.Open(ctx, "kept", rbd.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.ReadAt(ctx, buf, 3<<20); err != nil || string(buf) != "before" || k.Size() != 10<<20 {
+			t.Fatalf("the copy of monday: %q %v size %d", buf, err, k.Size())
+		}
+		s.must("rbd", "rm", "data/kept")
 		s.must("rbd", "snap", "rm", "vm1@monday")
 		if got := s.must("rbd", "rm", "vm1", "--format", "json"); !strings.Contains(got, `"image":"vm1"`) && !strings.Contains(got, `"image": "vm1"`) {
 			t.Fatalf("rm json: %q", got)

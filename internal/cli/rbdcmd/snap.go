@@ -74,3 +74,11 @@ func snapLsCommand(e *env) *cobra.Command {
 		},
 	}
 }
+
+func snapProtectCommand(e *env) *cobra.Command {
+	return snapCommand(e, "protect", "Protect a snapshot from removal", (*rbd.Image).SnapProtect)
+}
+
+func snapUnprotectCommand(e *env) *cobra.Command {
+	return snapCommand(e, "unprotect", "Let a protected snapshot be removed again", (*rbd.Image).SnapUnprotect)
+}
