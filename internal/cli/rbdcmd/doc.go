@@ -1,8 +1,9 @@
 // Package rbdcmd holds "cuttle rbd", the block image commands (Ceph's rbd
 // tool): create, ls, info, resize, rm, rename, cp, and snap create, ls,
-// rm, rollback, protect and unprotect, through the rbd library (docs/RBD.md). It owns their flags,
-// the parsing of image specs ("[pool/]image[@snap]") and how the CLI
-// tells the library's errors (rbdFailure).
+// rm, rollback, protect and unprotect, through the rbd library
+// (docs/RBD.md). It owns their flags, the parsing of image specs
+// ("[pool/]image[@snap]") and how the CLI tells the library's errors
+// (rbdFailure).
 //
 // It must not know how a connection is configured: internal/cli builds
 // the tree and passes a DialFunc made from its cluster flags, so tests
