@@ -14,6 +14,10 @@ type Options struct {
 	// MaxInFlight bounds the object operations one call has in flight
 	// at once (default 16).
 	MaxInFlight int
+	// ObjectName names object objectNo of file ino (default
+	// layout.ObjectName, "<ino hex>.<objectNo %08x>"); block images
+	// name theirs "rbd_data.<id>.<objectNo %016x>".
+	ObjectName func(ino, objectNo uint64) string
 }
 
 // Striper does the object I/O of files of one layout in one pool.
@@ -21,6 +25,7 @@ type Striper struct {
 	io     *rados.IOContext
 	layout layout.Layout
 	max    int
+	name   func(ino, objectNo uint64) string
 }
 
 // New returns a Striper of files with layout l whose objects live in io,
@@ -36,7 +41,10 @@ func New(io *rados.IOContext, l layout.Layout, opts Options) (*Striper, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 16
 	}
-	return &Striper{io: io, layout: l, max: opts.MaxInFlight}, nil
+	if opts.ObjectName == nil {
+		opts.ObjectName = layout.ObjectName
+	}
+	return &Striper{io: io, layout: l, max: opts.MaxInFlight, name: opts.ObjectName}, nil
 }
 
 // Layout returns the striper's layout.
@@ -92,7 +100,7 @@ func (s *Striper) WriteAt(ctx context.Context, ino uint64, data []byte, off uint
 	err := s.window(len(extents), func(i int) pending {
 		x := extents[i]
 		buf := gather(data, x)
-		return pending{comp: s.io.WriteAsync(ctx, layout.ObjectName(ino, x.ObjectNo), buf, x.Offset)}
+		return pending{comp: s.io.WriteAsync(ctx, s.name(ino, x.ObjectNo), buf, x.Offset)}
 	})
 	if err != nil {
 		return fmt.Errorf("striper: write %#x [%d,+%d): %w", ino, off, len(data), err)
@@ -121,7 +129,7 @@ func (s *Striper) ReadAt(ctx context.Context, ino uint64, buf []byte, off uint64
 	extents := s.layout.FileToExtents(off, uint64(len(buf)))
 	err := s.window(len(extents), func(i int) pending {
 		x := extents[i]
-		name := layout.ObjectName(ino, x.ObjectNo)
+		name := s.name(ino, x.ObjectNo)
 		r := rados.NewReadOp()
 		if len(x.Buffer) == 1 {
 			b := x.Buffer[0]
@@ -209,7 +217,7 @@ func (s *Striper) Truncate(ctx context.Context, ino, oldSize, newSize uint64) er
 			w.AssertExists()
 			w.Truncate(keep)
 		}
-		return pending{comp: s.io.OperateWriteAsync(ctx, layout.ObjectName(ino, no), w), done: ignoreNotFound}
+		return pending{comp: s.io.OperateWriteAsync(ctx, s.name(ino, no), w), done: ignoreNotFound}
 	})
 	if err != nil {
 		return fmt.Errorf("striper: truncate %#x from %d to %d: %w", ino, oldSize, newSize, err)
@@ -237,7 +245,7 @@ func (s *Striper) RemoveObjects(ctx context.Context, ino uint64, nos []uint64) e
 	err := s.window(len(nos), func(i int) pending {
 		w := rados.NewWriteOp()
 		w.Remove()
-		return pending{comp: s.io.OperateWriteAsync(ctx, layout.ObjectName(ino, nos[i]), w), done: ignoreNotFound}
+		return pending{comp: s.io.OperateWriteAsync(ctx, s.name(ino, nos[i]), w), done: ignoreNotFound}
 	})
 	if err != nil {
 		return fmt.Errorf("striper: remove objects of %#x: %w", ino, err)
@@ -250,4 +258,26 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
+}
+
+// Zero makes bytes [off, off+length) of file ino read as zeros: objects
+// the range covers whole are removed, the parts of others zeroed (an
+// object that does not exist stays absent, and zeroing past an object's
+// end does not extend it). It is how block images discard.
+func (s *Striper) Zero(ctx context.Context, ino, off, length uint64) error {
+	extents := s.layout.FileToExtents(off, length)
+	err := s.window(len(extents), func(i int) pending {
+		x := extents[i]
+		w := rados.NewWriteOp()
+		if x.Offset == 0 && x.Length == uint64(s.layout.ObjectSize) {
+			w.Remove()
+		} else {
+			w.Zero(x.Offset, x.Length)
+		}
+		return pending{comp: s.io.OperateWriteAsync(ctx, s.name(ino, x.ObjectNo), w), done: ignoreNotFound}
+	})
+	if err != nil {
+		return fmt.Errorf("striper: zero %#x [%d,+%d): %w", ino, off, length, err)
+	}
+	return nil
 }

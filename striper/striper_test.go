@@ -78,7 +78,7 @@ func TestStriperAgainstModel(t *testing.T) {
 			var model []byte
 			maxSize := int(3*l.Period() + 100)
 			for op := range 40 {
-				switch k := rng.IntN(10); {
+				switch k := rng.IntN(12); {
 				case k < 5: // write
 					off := rng.IntN(maxSize)
 					n := 1 + rng.IntN(min(maxSize-off, int(l.Period())))
@@ -107,6 +107,16 @@ func TestStriperAgainstModel(t *testing.T) {
 					if !bytes.Equal(buf[:n], want) {
 						t.Fatalf("%v op %d: read [%d,+%d) of a %d-byte file: %d bytes differ from the model's %d", l, op, off, len(buf), len(model), n, len(want))
 					}
+				case k < 10: // zero a range of the file
+					if len(model) == 0 {
+						continue
+					}
+					off := rng.IntN(len(model))
+					n := 1 + rng.IntN(min(len(model)-off, 2*int(l.Period())))
+					if err := s.Zero(ctx, ino, uint64(off), uint64(n)); err != nil {
+						t.Fatal(err)
+					}
+					clear(model[off : off+n])
 				default: // truncate, down or up
 					size := rng.IntN(maxSize)
 					if err := s.Truncate(ctx, ino, uint64(len(model)), uint64(size)); err != nil {

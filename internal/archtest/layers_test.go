@@ -70,6 +70,7 @@ var layers = []struct {
 	{"rados", layerCores},
 
 	{"striper/...", layerLibraries},
+	{"rbd", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
@@ -137,6 +138,8 @@ var sameLayerImports = map[string][]string{
 	// The namespace's store writes mdtypes' values (and files' default
 	// layouts) in RADOS objects.
 	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
+	// Block images stripe their data objects.
+	"rbd": {"striper", "striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
@@ -155,7 +158,9 @@ var sameLayerImports = map[string][]string{
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
-	"internal/cli/toolcmd":  {"internal/cli/cmdutil", "internal/bench"},
+	// The block image commands print through cmdutil.
+	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
+	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their

@@ -26,6 +26,8 @@
 //     groups, and cluster up/down/status, the local cluster;
 //   - internal/cli/radoscmd: rados and bench, the object tools, given a
 //     dial function made from the cluster flags;
+//   - internal/cli/rbdcmd: rbd, the block image commands, dialled the
+//     same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
 //   - internal/cli/toolcmd: objectstore, the offline debug tools for an
 //     OSD's store;
@@ -66,6 +68,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
+	"github.com/cuttlestore/cuttle/internal/cli/rbdcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
 	"github.com/spf13/cobra"
 )
@@ -135,6 +138,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	// The object tools connect through the cluster flags.
 	radoscmd.AddRadosCommands(root, out, cf.Dial)
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
+	rbdcmd.AddRBDCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root

@@ -15,6 +15,8 @@ func TestStandard(t *testing.T) {
 	for name, write := range map[string]bool{
 		"lock.lock": true, "lock.unlock": true, "lock.info": false,
 		"version.read": false, "version.set": true, "version.inc": true, "version.check": false,
+		"rbd.create": true, "rbd.get": false, "rbd.set_size": true, "rbd.snap_add": true,
+		"rbd.snap_remove": true, "rbd.snap_protect": true, "rbd.dir_add": true, "rbd.dir_remove": true, "rbd.dir_rename": true,
 	} {
 		m, ok := r.Lookup(name)
 		if !ok || m.Write != write {

@@ -1,0 +1,34 @@
+// Package rbd stores block images in RADOS, as Ceph's librbd does with its
+// format 2: an image is a run of bytes of a fixed size, striped over data
+// objects, with a header object that says how (size, object size, stripe
+// unit and count, data pool, features) and keeps its snapshots.
+//
+// The objects of an image with id <id>, in its pool (docs/RBD.md,
+// docs/FORMATS.md "Block images"):
+//
+//	rbd_directory               the pool's names and ids (omap name_<name>, id_<id>)
+//	rbd_id.<name>               the image's id
+//	rbd_header.<id>             the header (omap keys size, order, ..., snapshot_<id>)
+//	rbd_data.<id>.<no %016x>    data object no, in the data pool
+//
+// The header is changed only through the rbd object class
+// (internal/cls/rbd), so that each change is one atomic update on the
+// OSD. Data objects are read and written through the striper; an object
+// never written reads as zeros, and no object exists for a range never
+// written (or discarded whole).
+//
+// Snapshots are RADOS self-managed snapshots of the data pool: SnapCreate
+// allocates an id from the monitors and records it in the header, and
+// every later write carries the image's snap context, so the OSDs keep
+// the data as it was for reads at the snapshot (Open with
+// OpenOptions.Snap) and for SnapRollback.
+//
+// Start with NewPool, Pool.Create and Pool.Open, then Image.ReadAt and
+// Image.WriteAt. A Pool and an Image are safe for concurrent use: I/O
+// runs concurrently (each call at most Options.MaxInFlight object
+// operations at once), and operations that change the image's size or
+// snapshots wait for the I/O in progress and hold off new I/O until they
+// are done. Two Images open on one image in different processes do not
+// see each other's resizes or snapshots until Refresh (the exclusive
+// lock and header watch are later work; see docs/RBD.md).
+package rbd
