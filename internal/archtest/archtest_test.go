@@ -522,6 +522,7 @@ func TestLayerTable(t *testing.T) {
 		{"internal/osd/snaps", layerCores},
 		{"internal/osd/reserve", layerCores},
 		{"internal/cls/lock", layerTransport},
+		{"internal/cls/kv", layerTransport},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},
 	}

@@ -1,7 +1,7 @@
 // Package cls assembles the object classes Cuttle ships: Standard is the
 // registry daemon assembly gives every OSD. The classes live in the
-// sub-packages (lock, version, and later the key-value, block image and
-// bucket index classes), and their contract with the OSD in objclass; the
+// sub-packages (lock, version, kv, and later the block image and bucket
+// index classes), and their contract with the OSD in objclass; the
 // OSD itself knows none of them, only the Registry it is given.
 //
 // A class is added by writing its package (a Register(*objclass.Registry)
@@ -12,16 +12,17 @@
 package cls
 
 import (
+	"github.com/cuttlestore/cuttle/internal/cls/kv"
 	"github.com/cuttlestore/cuttle/internal/cls/lock"
 	"github.com/cuttlestore/cuttle/internal/cls/objclass"
 	"github.com/cuttlestore/cuttle/internal/cls/version"
 )
 
-// Standard returns a registry holding the classes Cuttle ships: lock and
-// version.
+// Standard returns a registry holding the classes Cuttle ships: lock,
+// version and kv.
 func Standard() *objclass.Registry {
 	r := objclass.NewRegistry()
-	for _, register := range []func(*objclass.Registry) error{lock.Register, version.Register} {
+	for _, register := range []func(*objclass.Registry) error{lock.Register, version.Register, kv.Register} {
 		if err := register(r); err != nil {
 			// Only a programming error in the classes above (a name
 			// registered twice) gets here, and every test that starts an

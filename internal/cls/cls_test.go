@@ -15,6 +15,7 @@ func TestStandard(t *testing.T) {
 	for name, write := range map[string]bool{
 		"lock.lock": true, "lock.unlock": true, "lock.info": false,
 		"version.read": false, "version.set": true, "version.inc": true, "version.check": false,
+		"kv.write": true, "kv.read": false, "kv.freeze": true, "kv.mark": true, "kv.swap": true, "kv.unmark": true,
 	} {
 		m, ok := r.Lookup(name)
 		if !ok || m.Write != write {
