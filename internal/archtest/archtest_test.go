@@ -523,6 +523,8 @@ func TestLayerTable(t *testing.T) {
 		{"internal/osd/reserve", layerCores},
 		{"internal/cls/lock", layerTransport},
 		{"internal/cls/kv", layerTransport},
+		{"kv", layerLibraries},
+		{"kv/plan", layerLibraries},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},
 	}

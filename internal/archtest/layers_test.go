@@ -70,6 +70,7 @@ var layers = []struct {
 	{"rados", layerCores},
 
 	{"striper/...", layerLibraries},
+	{"kv/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
@@ -127,6 +128,8 @@ var sameLayerImports = map[string][]string{
 
 	// L4: the striper does its I/O with its layout arithmetic.
 	"striper": {"striper/layout"},
+	// The kv store drives its pure core.
+	"kv": {"kv/plan"},
 	// The MDS journal is a file striped over the metadata pool.
 	"internal/mds/journal": {"striper", "striper/layout"},
 	// The autoscaler's service raises health checks, as osdmon and
