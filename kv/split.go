@@ -30,6 +30,9 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	if _, err := s.io.Exec(ctx, index, clskv.Class, "mark", mark.Encode()); err != nil {
 		return fmt.Errorf("kv: split %s: mark: %w", leaf.Leaf, err)
 	}
+	if err := s.step(stepMarked); err != nil {
+		return err
+	}
 	out, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "freeze", clskv.FreezeRequest{ID: id}.Encode())
 	if err != nil {
 		if _, uerr := s.io.Exec(ctx, index, clskv.Class, "unmark", clskv.UnmarkRequest{High: leaf.Bounds.High, ID: id}.Encode()); uerr != nil {
@@ -40,6 +43,9 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	old, err := clskv.DecodeLeaf(out)
 	if err != nil {
 		return fmt.Errorf("kv: split: leaf %s: %w: %v", leaf.Leaf, ErrCorrupt, err)
+	}
+	if err := s.step(stepFrozen); err != nil {
+		return err
 	}
 	pairs, err := s.readAll(ctx, leaf.Leaf)
 	if err != nil {
@@ -53,16 +59,28 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	if err != nil {
 		return fmt.Errorf("kv: split: leaf %s: %w: %v", leaf.Leaf, ErrCorrupt, err)
 	}
+	if err := s.step(stepRead); err != nil {
+		return err
+	}
 	if err := s.writeLeaf(ctx, left, h.Left, pairs[:h.At]); err != nil {
 		return fmt.Errorf("kv: split %s: write %s: %w", leaf.Leaf, left, err)
 	}
+	if err := s.step(stepLeft); err != nil {
+		return err
+	}
 	if err := s.writeLeaf(ctx, right, h.Right, pairs[h.At:]); err != nil {
 		return fmt.Errorf("kv: split %s: write %s: %w", leaf.Leaf, right, err)
+	}
+	if err := s.step(stepRight); err != nil {
+		return err
 	}
 	sw := clskv.SwapRequest{ID: id, Remove: []string{old.Bounds.High},
 		Add: []clskv.IndexEntry{{High: h.Left.High, Leaf: left}, {High: h.Right.High, Leaf: right}}}
 	if _, err := s.io.Exec(ctx, index, clskv.Class, "swap", sw.Encode()); err != nil {
 		return fmt.Errorf("kv: split %s: swap: %w", leaf.Leaf, err)
+	}
+	if err := s.step(stepSwapped); err != nil {
+		return err
 	}
 	if err := s.io.Delete(ctx, leaf.Leaf); err != nil {
 		// The index no longer names it: an orphan, not a wrong answer.
@@ -70,6 +88,25 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	}
 	s.log.Debug("kv: split", "leaf", leaf.Leaf, "left", left, "right", right, "at", h.Right.Low, "entries", len(pairs))
 	return s.refresh(ctx)
+}
+
+// The points of a split a test may stop it at (Store.afterStep).
+const (
+	stepMarked  = "marked"
+	stepFrozen  = "frozen"
+	stepRead    = "read"
+	stepLeft    = "left written"
+	stepRight   = "right written"
+	stepSwapped = "swapped"
+)
+
+// step calls the test's hook after a step of an operation: an error
+// stops the operation there, as if its client died.
+func (s *Store) step(name string) error {
+	if s.afterStep == nil {
+		return nil
+	}
+	return s.afterStep(name)
 }
 
 // readAll returns a leaf's entries in key order.

@@ -108,6 +108,10 @@ type Store struct {
 	mu    sync.Mutex
 	index plan.Index
 	epoch uint64 // bumped by every index read, so racing readers keep the newest
+
+	// afterStep, set only by this package's tests, runs after each step
+	// of a split; its error stops the split there.
+	afterStep func(step string) error
 }
 
 // Create makes store name in io's pool with one empty leaf and opens it.
