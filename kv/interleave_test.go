@@ -162,3 +162,49 @@ func TestSplitStoppedAtEachStep(t *testing.T) {
 		})
 	}
 }
+
+// Two clients split the same full leaf: the second's mark finds the
+// first's (EBUSY), it waits, re-reads the index and inserts into the
+// new leaf; the leaf is split once.
+func TestSecondSplitterWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := fullStore(t, Config{})
+		ctx := context.Background()
+		done := make(chan error, 1)
+		bSplits := 0
+		b.afterStep = func(step string) error {
+			if step == stepMarked {
+				bSplits++
+			}
+			return nil
+		}
+		a.afterStep = func(step string) error {
+			if step == stepMarked {
+				a.afterStep = nil
+				go func() { done <- b.Put(ctx, "bb", []byte("B")) }()
+				synctest.Wait() // b's mark failed and b waits
+			}
+			return nil
+		}
+		if err := a.Put(ctx, "e", []byte("A")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if bSplits != 0 {
+			t.Fatalf("b split %d times", bSplits)
+		}
+		if err := a.refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(a.Leaves()); n != 2 {
+			t.Fatalf("%d leaves, want 2", n)
+		}
+		for k, want := range map[string]string{"a": "A", "bb": "B", "d": "A", "e": "A"} {
+			if v, err := a.Get(ctx, k); err != nil || string(v) != want {
+				t.Fatalf("%s = %q %v, want %q", k, v, err, want)
+			}
+		}
+	})
+}
