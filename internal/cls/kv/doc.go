@@ -21,7 +21,8 @@
 // EXDEV "not mine" (the leaf no longer covers a key; the client's index
 // cache is stale), EFBIG "full" (split first), ERANGE "too small"
 // (rebalance or merge first), EBUSY (the leaf is frozen, or the index
-// entry is already marked), ECANCELED (a mark is not there any more).
+// entry is already marked), ECANCELED (a mark is not there any more),
+// EEXIST (a swap would add an entry over one it does not remove).
 // ENOENT is a leaf that no longer exists (also a stale cache), EIO a
 // stored leaf or index entry that does not decode, EINVAL a bad request.
 //

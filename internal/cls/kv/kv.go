@@ -283,7 +283,8 @@ func mark(c objclass.Context, in []byte) ([]byte, error) {
 
 // swap removes the entries ending at Remove, each of which must carry
 // the mark ID (ECANCELED otherwise: the operation was rolled back or
-// finished by another client), and adds the entries of Add, unmarked.
+// finished by another client), and adds the entries of Add, unmarked
+// (EEXIST if one would replace an entry it does not remove).
 func swap(c objclass.Context, in []byte) ([]byte, error) {
 	req, err := DecodeSwapRequest(in)
 	if err != nil {
@@ -308,9 +309,22 @@ func swap(c objclass.Context, in []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	removed := map[string]bool{}
+	for _, high := range req.Remove {
+		removed[high] = true
+	}
 	for _, a := range req.Add {
 		if a.Leaf == "" {
 			return nil, objclass.Errorf(wire.EINVAL, "kv: an index entry without a leaf")
+		}
+		// An added entry takes the place of a removed one or of none:
+		// never another leaf's.
+		if !removed[a.High] {
+			if x, ok, err := loadEntry(c, a.High); err != nil {
+				return nil, err
+			} else if ok {
+				return nil, objclass.Errorf(wire.EEXIST, "kv: the index already has leaf %s ending at %q", x.Leaf, a.High)
+			}
 		}
 		if err := setEntry(c, a.High, Entry{Leaf: a.Leaf}); err != nil {
 			return nil, err

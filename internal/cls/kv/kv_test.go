@@ -214,6 +214,12 @@ func TestIndexMarkAndSwap(t *testing.T) {
 	o.Fails(kv.ErrnoNoMark, 0, call("swap", sw.Encode()))
 	o.Fails(kv.ErrnoNoMark, 0, call("unmark", kv.UnmarkRequest{High: "", ID: "split.b"}.Encode()))
 	sw.ID = "split.a"
+	// An added entry may not replace one the swap does not remove.
+	o.OK(wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{Key: kv.IndexKey("c"), Value: kv.Entry{Leaf: "leaf.0"}.Encode()}}})
+	clobber := sw
+	clobber.Add = append([]kv.IndexEntry{{High: "c", Leaf: "leaf.9"}}, sw.Add...)
+	o.Fails(wire.EEXIST, 0, call("swap", clobber.Encode()))
+	o.OK(wire.ObjectOp{Code: wire.OpOmapRmKeys, Keys: []string{kv.IndexKey("c")}})
 	o.OK(call("swap", sw.Encode()))
 	if x, ok := entry("k"); !ok || x.Leaf != "leaf.2" || x.Mark != nil {
 		t.Fatalf("new low entry %+v %v", x, ok)
