@@ -522,6 +522,9 @@ func TestLayerTable(t *testing.T) {
 		{"internal/osd/snaps", layerCores},
 		{"internal/osd/reserve", layerCores},
 		{"internal/cls/lock", layerTransport},
+		{"internal/cls/kv", layerTransport},
+		{"kv", layerLibraries},
+		{"kv/plan", layerLibraries},
 		{"internal/cls/clstest", layerTestOnly},
 		{"cmd/cuttle", layerEntry},
 	}

@@ -71,6 +71,7 @@ var layers = []struct {
 
 	{"striper/...", layerLibraries},
 	{"rbd", layerLibraries},
+	{"kv/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
@@ -128,6 +129,8 @@ var sameLayerImports = map[string][]string{
 
 	// L4: the striper does its I/O with its layout arithmetic.
 	"striper": {"striper/layout"},
+	// The kv store drives its pure core.
+	"kv": {"kv/plan"},
 	// The MDS journal is a file striped over the metadata pool.
 	"internal/mds/journal": {"striper", "striper/layout"},
 	// The autoscaler's service raises health checks, as osdmon and

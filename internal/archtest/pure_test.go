@@ -23,6 +23,7 @@ var pureCores = []string{
 	"internal/osd/split",
 	"internal/balancer",
 	"striper/layout",
+	"kv/plan",
 	"internal/autoscale",
 	"internal/mds/locker",
 	"internal/mds/mdtypes",

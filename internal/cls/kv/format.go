@@ -1,0 +1,205 @@
+package kv
+
+import (
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/encoding"
+)
+
+// Class is the class name the methods are registered under.
+const Class = "kv"
+
+// LeafAttr is the attribute of a leaf object that holds its Leaf.
+const LeafAttr = "kv.leaf"
+
+// Limits. A key is 1 to MaxKeyLen bytes, a value 0 to MaxValueLen; a
+// request holds at most MaxBatch keys.
+const (
+	MaxKeyLen   = 1024
+	MaxValueLen = 64 << 10
+	MaxBatch    = 1 << 16
+	maxNameLen  = 256
+)
+
+// Errnos of a failed guard (see the package comment).
+const (
+	ErrnoNotMine  int32 = 18  // EXDEV (not ESTALE, which the rados client takes for a stale map)
+	ErrnoFull     int32 = 27  // EFBIG
+	ErrnoTooSmall int32 = 34  // ERANGE
+	ErrnoBusy     int32 = 16  // EBUSY
+	ErrnoNoMark   int32 = 125 // ECANCELED
+)
+
+// Bounds is a key range [Low, High). Low "" is the smallest key; High ""
+// is no upper bound (keys are never empty, so no finite bound is "").
+type Bounds struct {
+	Low, High string
+}
+
+// Contains reports whether key is in b.
+func (b Bounds) Contains(key string) bool {
+	return key >= b.Low && (b.High == "" || key < b.High)
+}
+
+// Everything reports whether b holds every key (the only leaf).
+func (b Bounds) Everything() bool { return b.Low == "" && b.High == "" }
+
+func (b Bounds) String() string {
+	high := fmt.Sprintf("%q", b.High)
+	if b.High == "" {
+		high = "+inf"
+	}
+	return fmt.Sprintf("[%q, %s)", b.Low, high)
+}
+
+func (b Bounds) encode(e *encoding.Encoder) { e.String(b.Low); e.String(b.High) }
+
+func decodeBounds(d *encoding.Decoder) Bounds {
+	return Bounds{Low: d.String(MaxKeyLen), High: d.String(MaxKeyLen)}
+}
+
+// Leaf is what a leaf object's LeafAttr holds: its bounds, the store's k
+// (a leaf holds at most 2k entries, and at least k unless it is the only
+// leaf), its entry count, and the operation that froze it ("" none).
+type Leaf struct {
+	Bounds Bounds
+	K      uint32
+	Count  uint64
+	Frozen string
+}
+
+// Encode encodes l: version 1: low, high, k, count, frozen.
+func (l Leaf) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	l.Bounds.encode(&e)
+	e.Uvarint(uint64(l.K))
+	e.Uvarint(l.Count)
+	e.String(l.Frozen)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeLeaf decodes what Encode wrote.
+func DecodeLeaf(b []byte) (Leaf, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	l := Leaf{Bounds: decodeBounds(d)}
+	k := d.Uvarint()
+	l.Count = d.Uvarint()
+	l.Frozen = d.String(maxNameLen)
+	d.End()
+	if k == 0 || k > 1<<30 {
+		d.Fail(fmt.Errorf("k %d out of range", k))
+	}
+	l.K = uint32(k)
+	if err := d.Finish(); err != nil {
+		return Leaf{}, fmt.Errorf("kv leaf: %w", err)
+	}
+	return l, nil
+}
+
+// IndexKey is the index omap key of the leaf whose range ends at high:
+// "\x01"+high for a finite bound, "\x02" for none, so the index lists the
+// leaves in key order.
+func IndexKey(high string) string {
+	if high == "" {
+		return "\x02"
+	}
+	return "\x01" + high
+}
+
+// HighOf inverts IndexKey.
+func HighOf(indexKey string) (string, error) {
+	switch {
+	case indexKey == "\x02":
+		return "", nil
+	case len(indexKey) > 1 && indexKey[0] == 1:
+		return indexKey[1:], nil
+	}
+	return "", fmt.Errorf("kv: bad index key %q", indexKey)
+}
+
+// Mark kinds.
+const (
+	MarkSplit uint8 = 1
+)
+
+// NewLeaf is a leaf a marked operation creates.
+type NewLeaf struct {
+	Name   string
+	Bounds Bounds
+}
+
+// Mark is a pending operation on an index entry (the document's prefix):
+// what it does, when it began (the OSD's time, Unix nanoseconds), the
+// leaf it replaces and the leaves it creates, so a client that finds it
+// abandoned can roll it back or forward.
+type Mark struct {
+	ID      string
+	Kind    uint8
+	Created int64
+	Old     string
+	New     []NewLeaf
+}
+
+func (m Mark) encode(e *encoding.Encoder) {
+	e.String(m.ID)
+	e.Uint8(m.Kind)
+	e.Varint(m.Created)
+	e.String(m.Old)
+	e.Uvarint(uint64(len(m.New)))
+	for _, n := range m.New {
+		e.String(n.Name)
+		n.Bounds.encode(e)
+	}
+}
+
+func decodeMark(d *encoding.Decoder) Mark {
+	m := Mark{ID: d.String(maxNameLen), Kind: d.Uint8(), Created: d.Varint(), Old: d.String(maxNameLen)}
+	n := d.Count(3)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		m.New = append(m.New, NewLeaf{Name: d.String(maxNameLen), Bounds: decodeBounds(d)})
+	}
+	return m
+}
+
+// Entry is an index entry's value: the leaf, and the pending operation's
+// mark if there is one.
+type Entry struct {
+	Leaf string
+	Mark *Mark
+}
+
+// Encode encodes x: version 1: leaf, has-mark, mark (id, kind, created,
+// old leaf, new leaves (name, low, high)).
+func (x Entry) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(x.Leaf)
+	e.Bool(x.Mark != nil)
+	if x.Mark != nil {
+		x.Mark.encode(&e)
+	}
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeEntry decodes what Encode wrote.
+func DecodeEntry(b []byte) (Entry, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	x := Entry{Leaf: d.String(maxNameLen)}
+	if d.Bool() {
+		m := decodeMark(d)
+		x.Mark = &m
+	}
+	d.End()
+	if x.Leaf == "" {
+		d.Fail(fmt.Errorf("no leaf"))
+	}
+	if err := d.Finish(); err != nil {
+		return Entry{}, fmt.Errorf("kv index entry: %w", err)
+	}
+	return x, nil
+}

@@ -1,0 +1,355 @@
+package kv
+
+import (
+	"slices"
+
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+// Register adds the kv class's methods to r.
+func Register(r *objclass.Registry) error {
+	for _, m := range []struct {
+		name string
+		m    objclass.Method
+	}{
+		{"write", objclass.Method{Write: true, Run: write}},
+		{"read", objclass.Method{Run: read}},
+		{"freeze", objclass.Method{Write: true, Run: freeze}},
+		{"mark", objclass.Method{Write: true, Run: mark}},
+		{"swap", objclass.Method{Write: true, Run: swap}},
+		{"unmark", objclass.Method{Write: true, Run: unmark}},
+	} {
+		if err := r.Register(Class, m.name, m.m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func badRequest(err error) error { return objclass.Errorf(wire.EINVAL, "%v", err) }
+
+// loadLeaf returns the leaf's bounds and counts: ENOENT if the object is
+// gone (a split or merge removed it), EIO if it is not a leaf.
+func loadLeaf(c objclass.Context) (Leaf, error) {
+	if !c.Exists() {
+		return Leaf{}, objclass.Errorf(wire.ENOENT, "kv: the leaf does not exist (any more)")
+	}
+	b, ok, err := objclass.GetXattr(c, LeafAttr)
+	if err != nil {
+		return Leaf{}, err
+	}
+	if !ok {
+		return Leaf{}, objclass.Errorf(wire.EIO, "kv: the object is not a leaf (no %s attribute)", LeafAttr)
+	}
+	l, err := DecodeLeaf(b)
+	if err != nil {
+		return Leaf{}, objclass.Errorf(wire.EIO, "kv: %v", err)
+	}
+	return l, nil
+}
+
+func checkKey(key string) error {
+	if key == "" || len(key) > MaxKeyLen {
+		return objclass.Errorf(wire.EINVAL, "kv: key of %d bytes (want 1 to %d)", len(key), MaxKeyLen)
+	}
+	return nil
+}
+
+func notMine(l Leaf, key string) error {
+	return objclass.Errorf(ErrnoNotMine, "kv: key %q is not in the leaf's range %v", key, l.Bounds)
+}
+
+// write applies a WriteRequest if the leaf covers every key, is not
+// frozen, and ends with between k and 2k entries (or fewer than k if it
+// is the only leaf, or if the batch does not shrink it).
+func write(c objclass.Context, in []byte) ([]byte, error) {
+	req, err := DecodeWriteRequest(in)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	l, err := loadLeaf(c)
+	if err != nil {
+		return nil, err
+	}
+	if l.Frozen != "" {
+		return nil, objclass.Errorf(ErrnoBusy, "kv: the leaf is frozen by %s", l.Frozen)
+	}
+	keys := make([]string, 0, len(req.Puts)+len(req.Removes))
+	for _, p := range req.Puts {
+		keys = append(keys, p.Key)
+	}
+	keys = append(keys, req.Removes...)
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return nil, err
+		}
+		if !l.Bounds.Contains(k) {
+			return nil, notMine(l, k)
+		}
+	}
+	present, err := objclass.OmapGet(c, keys...)
+	if err != nil {
+		return nil, err
+	}
+	// The batch applies removes after puts, as the ops below do.
+	after := map[string]bool{}
+	for k := range present {
+		after[k] = true
+	}
+	for _, p := range req.Puts {
+		after[p.Key] = true
+	}
+	for _, k := range req.Removes {
+		after[k] = false
+	}
+	count := int64(l.Count)
+	for k, now := range after {
+		_, was := present[k]
+		switch {
+		case now && !was:
+			count++
+		case !now && was:
+			count--
+		}
+	}
+	switch {
+	case count > 2*int64(l.K):
+		return nil, objclass.Errorf(ErrnoFull, "kv: the leaf would hold %d entries, over 2k = %d", count, 2*l.K)
+	case count < int64(l.K) && count < int64(l.Count) && !l.Bounds.Everything():
+		return nil, objclass.Errorf(ErrnoTooSmall, "kv: the leaf would hold %d entries, under k = %d", count, l.K)
+	}
+	if len(req.Puts) > 0 {
+		pairs := make([]wire.KV, len(req.Puts))
+		for i, p := range req.Puts {
+			pairs[i] = wire.KV{Key: p.Key, Value: p.Value}
+		}
+		if err := objclass.OmapSet(c, pairs...); err != nil {
+			return nil, err
+		}
+	}
+	if len(req.Removes) > 0 {
+		if err := objclass.OmapRm(c, req.Removes...); err != nil {
+			return nil, err
+		}
+	}
+	l.Count = uint64(count)
+	return nil, objclass.SetXattr(c, LeafAttr, l.Encode())
+}
+
+// read answers a ReadRequest from a leaf that covers its keys.
+func read(c objclass.Context, in []byte) ([]byte, error) {
+	req, err := DecodeReadRequest(in)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	l, err := loadLeaf(c)
+	if err != nil {
+		return nil, err
+	}
+	reply := ReadReply{Bounds: l.Bounds}
+	if !req.Scan {
+		for _, k := range req.Keys {
+			if err := checkKey(k); err != nil {
+				return nil, err
+			}
+			if !l.Bounds.Contains(k) {
+				return nil, notMine(l, k)
+			}
+		}
+		vals, err := objclass.OmapGet(c, req.Keys...)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range vals {
+			reply.Pairs = append(reply.Pairs, Pair{Key: k, Value: v})
+		}
+		slices.SortFunc(reply.Pairs, func(a, b Pair) int {
+			switch {
+			case a.Key < b.Key:
+				return -1
+			case a.Key > b.Key:
+				return 1
+			}
+			return 0
+		})
+		return reply.Encode(), nil
+	}
+	if !l.Bounds.Contains(req.From) {
+		return nil, notMine(l, req.From)
+	}
+	limit := uint64(req.Limit)
+	if limit == 0 {
+		limit = 512
+	}
+	first, err := objclass.OmapGet(c, req.From)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := first[req.From]; ok {
+		reply.Pairs = append(reply.Pairs, Pair{Key: req.From, Value: v})
+		limit--
+	}
+	if limit > 0 {
+		entries, more, err := objclass.OmapList(c, req.From, "", limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			reply.Pairs = append(reply.Pairs, Pair{Key: e.Key, Value: e.Value})
+		}
+		reply.More = more
+	} else {
+		// The limit is spent on From itself: say whether any follow.
+		entries, _, err := objclass.OmapList(c, req.From, "", 1)
+		if err != nil {
+			return nil, err
+		}
+		reply.More = len(entries) > 0
+	}
+	return reply.Encode(), nil
+}
+
+// freeze marks the leaf as being replaced by operation ID: its writes are
+// refused from now on (EBUSY). Freezing again with the same ID is not an
+// error; with another, EBUSY. It returns the leaf.
+func freeze(c objclass.Context, in []byte) ([]byte, error) {
+	req, err := DecodeFreezeRequest(in)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	l, err := loadLeaf(c)
+	if err != nil {
+		return nil, err
+	}
+	switch l.Frozen {
+	case req.ID:
+		return l.Encode(), nil
+	case "":
+		l.Frozen = req.ID
+		return l.Encode(), objclass.SetXattr(c, LeafAttr, l.Encode())
+	}
+	return nil, objclass.Errorf(ErrnoBusy, "kv: the leaf is frozen by %s", l.Frozen)
+}
+
+// loadEntry returns the index entry ending at high: ok false if there is
+// none, EIO if it does not decode.
+func loadEntry(c objclass.Context, high string) (Entry, bool, error) {
+	vals, err := objclass.OmapGet(c, IndexKey(high))
+	if err != nil {
+		return Entry{}, false, err
+	}
+	b, ok := vals[IndexKey(high)]
+	if !ok {
+		return Entry{}, false, nil
+	}
+	x, err := DecodeEntry(b)
+	if err != nil {
+		return Entry{}, false, objclass.Errorf(wire.EIO, "kv: index entry %q: %v", high, err)
+	}
+	return x, true, nil
+}
+
+func setEntry(c objclass.Context, high string, x Entry) error {
+	return objclass.OmapSet(c, wire.KV{Key: IndexKey(high), Value: x.Encode()})
+}
+
+// mark marks the index entry ending at High with the request's Mark, if
+// the entry names Leaf (ESTALE otherwise: the client's view is stale)
+// and carries no mark (EBUSY otherwise).
+func mark(c objclass.Context, in []byte) ([]byte, error) {
+	req, err := DecodeMarkRequest(in)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	if !c.Exists() {
+		return nil, objclass.Errorf(wire.ENOENT, "kv: the index does not exist")
+	}
+	x, ok, err := loadEntry(c, req.High)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || x.Leaf != req.Leaf {
+		return nil, objclass.Errorf(ErrnoNotMine, "kv: no index entry of leaf %s ending at %q", req.Leaf, req.High)
+	}
+	if x.Mark != nil {
+		return nil, objclass.Errorf(ErrnoBusy, "kv: the index entry of leaf %s is marked by %s", x.Leaf, x.Mark.ID)
+	}
+	m := req.Mark
+	m.Created = c.Now()
+	x.Mark = &m
+	return nil, setEntry(c, req.High, x)
+}
+
+// swap removes the entries ending at Remove, each of which must carry
+// the mark ID (ECANCELED otherwise: the operation was rolled back or
+// finished by another client), and adds the entries of Add, unmarked
+// (EEXIST if one would replace an entry it does not remove).
+func swap(c objclass.Context, in []byte) ([]byte, error) {
+	req, err := DecodeSwapRequest(in)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	if !c.Exists() {
+		return nil, objclass.Errorf(wire.ENOENT, "kv: the index does not exist")
+	}
+	var rm []string
+	for _, high := range req.Remove {
+		x, ok, err := loadEntry(c, high)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || x.Mark == nil || x.Mark.ID != req.ID {
+			return nil, objclass.Errorf(ErrnoNoMark, "kv: the index entry ending at %q does not carry mark %s", high, req.ID)
+		}
+		rm = append(rm, IndexKey(high))
+	}
+	if len(rm) > 0 {
+		if err := objclass.OmapRm(c, rm...); err != nil {
+			return nil, err
+		}
+	}
+	removed := map[string]bool{}
+	for _, high := range req.Remove {
+		removed[high] = true
+	}
+	for _, a := range req.Add {
+		if a.Leaf == "" {
+			return nil, objclass.Errorf(wire.EINVAL, "kv: an index entry without a leaf")
+		}
+		// An added entry takes the place of a removed one or of none:
+		// never another leaf's.
+		if !removed[a.High] {
+			if x, ok, err := loadEntry(c, a.High); err != nil {
+				return nil, err
+			} else if ok {
+				return nil, objclass.Errorf(wire.EEXIST, "kv: the index already has leaf %s ending at %q", x.Leaf, a.High)
+			}
+		}
+		if err := setEntry(c, a.High, Entry{Leaf: a.Leaf}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// unmark clears the mark ID from the entry ending at High (ECANCELED if
+// it does not carry it).
+func unmark(c objclass.Context, in []byte) ([]byte, error) {
+	req, err := DecodeUnmarkRequest(in)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	if !c.Exists() {
+		return nil, objclass.Errorf(wire.ENOENT, "kv: the index does not exist")
+	}
+	x, ok, err := loadEntry(c, req.High)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || x.Mark == nil || x.Mark.ID != req.ID {
+		return nil, objclass.Errorf(ErrnoNoMark, "kv: the index entry ending at %q does not carry mark %s", req.High, req.ID)
+	}
+	x.Mark = nil
+	return nil, setEntry(c, req.High, x)
+}

@@ -1,0 +1,320 @@
+package kv_test
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/cls/clstest"
+	"github.com/cuttlestore/cuttle/internal/cls/kv"
+	"github.com/cuttlestore/cuttle/internal/cls/objclass"
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+func newObject(t *testing.T) *clstest.Object {
+	r := objclass.NewRegistry()
+	if err := kv.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	return clstest.New(t, r)
+}
+
+func call(method string, in []byte) wire.ObjectOp { return clstest.Call(kv.Class+"."+method, in) }
+
+// leaf makes the object a leaf with these bounds and k, holding n
+// entries "key000".. of the bounds' low (which must be "" or "key").
+func leaf(o *clstest.Object, b kv.Bounds, k uint32, keys ...string) {
+	var pairs []wire.KV
+	for _, key := range keys {
+		pairs = append(pairs, wire.KV{Key: key, Value: []byte("v" + key)})
+	}
+	l := kv.Leaf{Bounds: b, K: k, Count: uint64(len(keys))}
+	o.OK(wire.ObjectOp{Code: wire.OpSetXattr, Name: kv.LeafAttr, Data: l.Encode()},
+		wire.ObjectOp{Code: wire.OpOmapSet, Pairs: pairs})
+}
+
+func keys(n int) []string {
+	var ks []string
+	for i := range n {
+		ks = append(ks, fmt.Sprintf("m%03d", i))
+	}
+	return ks
+}
+
+func put(keys ...string) []byte {
+	var r kv.WriteRequest
+	for _, k := range keys {
+		r.Puts = append(r.Puts, kv.Pair{Key: k, Value: []byte("new")})
+	}
+	return r.Encode()
+}
+
+func rm(keys ...string) []byte { return kv.WriteRequest{Removes: keys}.Encode() }
+
+func state(t *testing.T, o *clstest.Object) kv.Leaf {
+	t.Helper()
+	l, err := kv.DecodeLeaf(o.Xattrs()[kv.LeafAttr])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func readReply(t *testing.T, o *clstest.Object, req kv.ReadRequest) kv.ReadReply {
+	t.Helper()
+	r, err := kv.DecodeReadReply(o.OK(call("read", req.Encode())).Ops[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The write guard (docs/KV.md, "the normal case"): a batch applies only
+// if the leaf covers every key and stays between k and 2k entries.
+func TestWriteGuard(t *testing.T) {
+	o := newObject(t)
+	o.Fails(wire.ENOENT, 0, call("write", put("m1"))) // no leaf (removed by a split)
+	b := kv.Bounds{Low: "m", High: "n"}
+	leaf(o, b, 2, keys(3)...)
+	o.Fails(kv.ErrnoNotMine, 0, call("write", put("a")))
+	o.Fails(kv.ErrnoNotMine, 0, call("write", put("m500", "n"))) // High is exclusive
+	o.OK(call("write", put("m")))                                // Low is inclusive: 4 entries
+	o.Fails(kv.ErrnoFull, 0, call("write", put("m9")))           // a fifth
+	o.OK(call("write", put("m000", "m001")))                     // updates do not grow it
+	// A batch counts its net effect.
+	o.OK(call("write", kv.WriteRequest{Puts: []kv.Pair{{Key: "m8", Value: nil}}, Removes: []string{"m000"}}.Encode()))
+	if l := state(t, o); l.Count != 4 {
+		t.Fatalf("count %d, want 4", l.Count)
+	}
+	o.OK(call("write", rm("m001", "mabsent"))) // 3
+	o.OK(call("write", rm("m002")))            // 2 = k
+	o.Fails(kv.ErrnoTooSmall, 0, call("write", rm("m")))
+	o.OK(call("write", rm("mzz"))) // removing an absent key shrinks nothing
+	if l := state(t, o); l.Count != 2 {
+		t.Fatalf("count %d, want 2", l.Count)
+	}
+	// Bad requests.
+	o.Fails(wire.EINVAL, 0, call("write", put("")))
+	o.Fails(wire.EINVAL, 0, call("write", []byte("junk")))
+	o.Fails(wire.EINVAL, 0, call("write", put(string(bytes.Repeat([]byte("m"), kv.MaxKeyLen+1)))))
+}
+
+// The only leaf (all keys) may hold fewer than k entries, down to none.
+func TestOnlyLeafMayBeSmall(t *testing.T) {
+	o := newObject(t)
+	leaf(o, kv.Bounds{}, 3)
+	o.OK(call("write", put("a", "b")))
+	o.OK(call("write", rm("a", "b")))
+	if l := state(t, o); l.Count != 0 {
+		t.Fatalf("count %d", l.Count)
+	}
+	// And a leaf already under k (a new store's first split leaves
+	// none such, but a corrupt count might) may still grow.
+	o2 := newObject(t)
+	leaf(o2, kv.Bounds{Low: "b", High: "c"}, 3, "b1")
+	o2.OK(call("write", put("b2")))
+}
+
+func TestFreeze(t *testing.T) {
+	o := newObject(t)
+	leaf(o, kv.Bounds{}, 2, "a")
+	o.OK(call("freeze", kv.FreezeRequest{ID: "split.1"}.Encode()))
+	o.OK(call("freeze", kv.FreezeRequest{ID: "split.1"}.Encode())) // again: the same operation
+	o.Fails(kv.ErrnoBusy, 0, call("freeze", kv.FreezeRequest{ID: "split.2"}.Encode()))
+	o.Fails(kv.ErrnoBusy, 0, call("write", put("b")))
+	// Reads still work: the entries are valid until the index swaps.
+	if r := readReply(t, o, kv.ReadRequest{Keys: []string{"a"}}); len(r.Pairs) != 1 {
+		t.Fatalf("read of a frozen leaf: %+v", r)
+	}
+	if l := state(t, o); l.Frozen != "split.1" {
+		t.Fatalf("frozen %q", l.Frozen)
+	}
+	o.Fails(wire.EINVAL, 0, call("freeze", kv.FreezeRequest{}.Encode()))
+}
+
+// Reads refuse keys the leaf does not cover; scans continue from where
+// the last one stopped.
+func TestRead(t *testing.T) {
+	o := newObject(t)
+	leaf(o, kv.Bounds{Low: "m", High: "m005"}, 5, keys(5)...)
+	r := readReply(t, o, kv.ReadRequest{Keys: []string{"m003", "m001", "m0015"}})
+	if r.Bounds != (kv.Bounds{Low: "m", High: "m005"}) || len(r.Pairs) != 2 || r.Pairs[0].Key != "m001" || string(r.Pairs[1].Value) != "vm003" {
+		t.Fatalf("get: %+v", r)
+	}
+	o.Fails(kv.ErrnoNotMine, 0, call("read", kv.ReadRequest{Keys: []string{"m001", "m005"}}.Encode()))
+	var got []string
+	from := "m"
+	for {
+		r := readReply(t, o, kv.ReadRequest{Scan: true, From: from, Limit: 2})
+		for _, p := range r.Pairs {
+			got = append(got, p.Key)
+		}
+		if !r.More {
+			break
+		}
+		from = r.Pairs[len(r.Pairs)-1].Key + "\x00"
+	}
+	if !slices.Equal(got, keys(5)) {
+		t.Fatalf("scan %v", got)
+	}
+	// A scan from a present key includes it; a limit of one says
+	// whether more follow.
+	r = readReply(t, o, kv.ReadRequest{Scan: true, From: "m004", Limit: 1})
+	if len(r.Pairs) != 1 || r.More {
+		t.Fatalf("last: %+v", r)
+	}
+	r = readReply(t, o, kv.ReadRequest{Scan: true, From: "m003", Limit: 1})
+	if len(r.Pairs) != 1 || !r.More {
+		t.Fatalf("one before last: %+v", r)
+	}
+	o.Fails(kv.ErrnoNotMine, 0, call("read", kv.ReadRequest{Scan: true, From: "a"}.Encode()))
+	// A corrupt leaf is EIO, never a wrong answer.
+	o.OK(wire.ObjectOp{Code: wire.OpSetXattr, Name: kv.LeafAttr, Data: []byte("junk")})
+	o.Fails(wire.EIO, 0, call("read", kv.ReadRequest{Keys: []string{"m001"}}.Encode()))
+	o.Fails(wire.EIO, 0, call("write", put("m001")))
+	// As is an object that is not a leaf.
+	o.OK(wire.ObjectOp{Code: wire.OpRmXattr, Name: kv.LeafAttr})
+	o.Fails(wire.EIO, 0, call("read", kv.ReadRequest{Keys: []string{"m001"}}.Encode()))
+}
+
+// The split's index steps: mark only an unmarked entry naming the leaf
+// the client expects; swap only entries still carrying the mark.
+func TestIndexMarkAndSwap(t *testing.T) {
+	o := newObject(t)
+	mk := kv.MarkRequest{High: "", Leaf: "leaf.1", Mark: kv.Mark{ID: "split.a", Kind: kv.MarkSplit, Old: "leaf.1",
+		New: []kv.NewLeaf{{Name: "leaf.2", Bounds: kv.Bounds{High: "k"}}, {Name: "leaf.3", Bounds: kv.Bounds{Low: "k"}}}}}
+	o.Fails(wire.ENOENT, 0, call("mark", mk.Encode()))
+	o.OK(wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{Key: kv.IndexKey(""), Value: kv.Entry{Leaf: "leaf.1"}.Encode()}}})
+	wrong := mk
+	wrong.Leaf = "leaf.0"
+	o.Fails(kv.ErrnoNotMine, 0, call("mark", wrong.Encode()))
+	o.Now = o.Now.Add(5)
+	o.OK(call("mark", mk.Encode()))
+	other := mk
+	other.Mark.ID = "split.b"
+	o.Fails(kv.ErrnoBusy, 0, call("mark", other.Encode())) // the second splitter loses
+	entry := func(high string) (kv.Entry, bool) {
+		t.Helper()
+		for _, p := range o.OK(wire.ObjectOp{Code: wire.OpOmapGetVals}).Ops[0].Pairs {
+			if p.Key == kv.IndexKey(high) {
+				x, err := kv.DecodeEntry(p.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return x, true
+			}
+		}
+		return kv.Entry{}, false
+	}
+	if x, _ := entry(""); x.Mark == nil || x.Mark.ID != "split.a" || x.Mark.Created != o.Now.UnixNano() || len(x.Mark.New) != 2 {
+		t.Fatalf("marked entry %+v", x)
+	}
+	sw := kv.SwapRequest{ID: "split.b", Remove: []string{""}, Add: []kv.IndexEntry{{High: "k", Leaf: "leaf.2"}, {High: "", Leaf: "leaf.3"}}}
+	o.Fails(kv.ErrnoNoMark, 0, call("swap", sw.Encode()))
+	o.Fails(kv.ErrnoNoMark, 0, call("unmark", kv.UnmarkRequest{High: "", ID: "split.b"}.Encode()))
+	sw.ID = "split.a"
+	// An added entry may not replace one the swap does not remove.
+	o.OK(wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{Key: kv.IndexKey("c"), Value: kv.Entry{Leaf: "leaf.0"}.Encode()}}})
+	clobber := sw
+	clobber.Add = append([]kv.IndexEntry{{High: "c", Leaf: "leaf.9"}}, sw.Add...)
+	o.Fails(wire.EEXIST, 0, call("swap", clobber.Encode()))
+	o.OK(wire.ObjectOp{Code: wire.OpOmapRmKeys, Keys: []string{kv.IndexKey("c")}})
+	o.OK(call("swap", sw.Encode()))
+	if x, ok := entry("k"); !ok || x.Leaf != "leaf.2" || x.Mark != nil {
+		t.Fatalf("new low entry %+v %v", x, ok)
+	}
+	if x, ok := entry(""); !ok || x.Leaf != "leaf.3" || x.Mark != nil {
+		t.Fatalf("new high entry %+v %v", x, ok)
+	}
+	o.Fails(kv.ErrnoNoMark, 0, call("swap", sw.Encode())) // done once only
+	// Mark and roll back.
+	mk2 := kv.MarkRequest{High: "k", Leaf: "leaf.2", Mark: kv.Mark{ID: "split.c", Kind: kv.MarkSplit, Old: "leaf.2"}}
+	o.OK(call("mark", mk2.Encode()))
+	o.OK(call("unmark", kv.UnmarkRequest{High: "k", ID: "split.c"}.Encode()))
+	if x, _ := entry("k"); x.Mark != nil {
+		t.Fatalf("unmarked entry %+v", x)
+	}
+	// A corrupt entry is EIO.
+	o.OK(wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{{Key: kv.IndexKey("k"), Value: []byte("junk")}}})
+	o.Fails(wire.EIO, 0, call("mark", mk2.Encode()))
+}
+
+func TestIndexKeyOrder(t *testing.T) {
+	highs := []string{"", "b", "a", "a\x00", "\x00", "zz"}
+	var idx []string
+	for _, h := range highs {
+		idx = append(idx, kv.IndexKey(h))
+		if back, err := kv.HighOf(kv.IndexKey(h)); err != nil || back != h {
+			t.Fatalf("HighOf(IndexKey(%q)) = %q, %v", h, back, err)
+		}
+	}
+	slices.Sort(idx)
+	want := []string{"\x00", "a", "a\x00", "b", "zz", ""}
+	for i, k := range idx {
+		if h, _ := kv.HighOf(k); h != want[i] {
+			t.Fatalf("order %d: %q, want %q", i, h, want[i])
+		}
+	}
+	for _, bad := range []string{"", "\x01", "\x03a", "a"} {
+		if _, err := kv.HighOf(bad); err == nil {
+			t.Errorf("HighOf(%q) accepted", bad)
+		}
+	}
+}
+
+func TestWriteMethods(t *testing.T) {
+	r := objclass.NewRegistry()
+	if err := kv.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	for method, write := range map[string]bool{"write": true, "read": false, "freeze": true, "mark": true, "swap": true, "unmark": true} {
+		if got := r.IsWrite([]wire.ObjectOp{call(method, nil)}); got != write {
+			t.Errorf("IsWrite(kv.%s) = %v", method, got)
+		}
+	}
+	if err := kv.Register(r); err == nil {
+		t.Fatal("registered the kv class twice")
+	}
+}
+
+// FuzzDecoders: no decoder panics, and what one accepts re-encodes to
+// bytes it decodes to the same encoding.
+func FuzzDecoders(f *testing.F) {
+	f.Add(kv.Leaf{Bounds: kv.Bounds{Low: "a", High: "b"}, K: 4, Count: 3, Frozen: "x"}.Encode())
+	f.Add(kv.Entry{Leaf: "l", Mark: &kv.Mark{ID: "i", Kind: 1, Created: 5, Old: "o", New: []kv.NewLeaf{{Name: "n", Bounds: kv.Bounds{Low: "c"}}}}}.Encode())
+	f.Add(kv.WriteRequest{Puts: []kv.Pair{{Key: "a", Value: []byte("b")}}, Removes: []string{"c"}}.Encode())
+	f.Add(kv.ReadRequest{Keys: []string{"a"}, Scan: true, From: "b", Limit: 3}.Encode())
+	f.Add(kv.ReadReply{Bounds: kv.Bounds{Low: "a"}, Pairs: []kv.Pair{{Key: "a"}}, More: true}.Encode())
+	f.Add(kv.FreezeRequest{ID: "f"}.Encode())
+	f.Add(kv.MarkRequest{High: "h", Leaf: "l", Mark: kv.Mark{ID: "m"}}.Encode())
+	f.Add(kv.SwapRequest{ID: "s", Remove: []string{"h"}, Add: []kv.IndexEntry{{High: "", Leaf: "l"}}}.Encode())
+	f.Add(kv.UnmarkRequest{High: "h", ID: "u"}.Encode())
+	type codec struct {
+		name   string
+		decode func([]byte) ([]byte, error) // decode, then encode again
+	}
+	codecs := []codec{
+		{"leaf", func(b []byte) ([]byte, error) { v, err := kv.DecodeLeaf(b); return v.Encode(), err }},
+		{"entry", func(b []byte) ([]byte, error) { v, err := kv.DecodeEntry(b); return v.Encode(), err }},
+		{"write", func(b []byte) ([]byte, error) { v, err := kv.DecodeWriteRequest(b); return v.Encode(), err }},
+		{"read", func(b []byte) ([]byte, error) { v, err := kv.DecodeReadRequest(b); return v.Encode(), err }},
+		{"reply", func(b []byte) ([]byte, error) { v, err := kv.DecodeReadReply(b); return v.Encode(), err }},
+		{"freeze", func(b []byte) ([]byte, error) { v, err := kv.DecodeFreezeRequest(b); return v.Encode(), err }},
+		{"mark", func(b []byte) ([]byte, error) { v, err := kv.DecodeMarkRequest(b); return v.Encode(), err }},
+		{"swap", func(b []byte) ([]byte, error) { v, err := kv.DecodeSwapRequest(b); return v.Encode(), err }},
+		{"unmark", func(b []byte) ([]byte, error) { v, err := kv.DecodeUnmarkRequest(b); return v.Encode(), err }},
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, c := range codecs {
+			once, err := c.decode(b)
+			if err != nil {
+				continue
+			}
+			twice, err := c.decode(once)
+			if err != nil || !bytes.Equal(once, twice) {
+				t.Fatalf("%s: re-encoding does not round-trip: %v", c.name, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,288 @@
+package kv
+
+import (
+	"fmt"
+
+	"github.com/cuttlestore/cuttle/encoding"
+)
+
+// Pair is a key and its value.
+type Pair struct {
+	Key   string
+	Value []byte
+}
+
+// WriteRequest is kv.write's input: puts and removes applied together.
+type WriteRequest struct {
+	Puts    []Pair
+	Removes []string
+}
+
+// Encode encodes r: version 1: puts (key, value), removes.
+func (r WriteRequest) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	encodePairs(&e, r.Puts)
+	encodeKeys(&e, r.Removes)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeWriteRequest decodes what Encode wrote.
+func DecodeWriteRequest(b []byte) (WriteRequest, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	r := WriteRequest{Puts: decodePairs(d), Removes: decodeKeys(d)}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return WriteRequest{}, fmt.Errorf("kv write request: %w", err)
+	}
+	return r, nil
+}
+
+// ReadRequest is kv.read's input: the values of Keys, or with Scan up to
+// Limit entries from From (inclusive) in key order.
+type ReadRequest struct {
+	Keys  []string
+	Scan  bool
+	From  string
+	Limit uint32
+}
+
+// Encode encodes r: version 1: keys, scan, from, limit.
+func (r ReadRequest) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	encodeKeys(&e, r.Keys)
+	e.Bool(r.Scan)
+	e.String(r.From)
+	e.Uvarint(uint64(r.Limit))
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeReadRequest decodes what Encode wrote.
+func DecodeReadRequest(b []byte) (ReadRequest, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	r := ReadRequest{Keys: decodeKeys(d), Scan: d.Bool(), From: d.String(MaxKeyLen)}
+	limit := d.Uvarint()
+	d.End()
+	if limit > MaxBatch {
+		d.Fail(fmt.Errorf("limit %d over %d", limit, MaxBatch))
+	}
+	r.Limit = uint32(limit)
+	if err := d.Finish(); err != nil {
+		return ReadRequest{}, fmt.Errorf("kv read request: %w", err)
+	}
+	return r, nil
+}
+
+// ReadReply is kv.read's output: the leaf's bounds, the pairs found (in
+// key order), and for a scan whether the leaf holds more after them.
+type ReadReply struct {
+	Bounds Bounds
+	Pairs  []Pair
+	More   bool
+}
+
+// Encode encodes r: version 1: low, high, pairs, more.
+func (r ReadReply) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	r.Bounds.encode(&e)
+	encodePairs(&e, r.Pairs)
+	e.Bool(r.More)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeReadReply decodes what Encode wrote.
+func DecodeReadReply(b []byte) (ReadReply, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	r := ReadReply{Bounds: decodeBounds(d), Pairs: decodePairs(d), More: d.Bool()}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return ReadReply{}, fmt.Errorf("kv read reply: %w", err)
+	}
+	return r, nil
+}
+
+// FreezeRequest is kv.freeze's input: the operation freezing the leaf.
+type FreezeRequest struct{ ID string }
+
+// Encode encodes r: version 1: id.
+func (r FreezeRequest) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(r.ID)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeFreezeRequest decodes what Encode wrote.
+func DecodeFreezeRequest(b []byte) (FreezeRequest, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	r := FreezeRequest{ID: d.String(maxNameLen)}
+	d.End()
+	if r.ID == "" {
+		d.Fail(fmt.Errorf("empty id"))
+	}
+	if err := d.Finish(); err != nil {
+		return FreezeRequest{}, fmt.Errorf("kv freeze request: %w", err)
+	}
+	return r, nil
+}
+
+// MarkRequest is kv.mark's input: mark the index entry of the leaf whose
+// range ends at High, if it names Leaf and carries no mark. The OSD sets
+// the mark's Created.
+type MarkRequest struct {
+	High string
+	Leaf string
+	Mark Mark
+}
+
+// Encode encodes r: version 1: high, leaf, mark.
+func (r MarkRequest) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(r.High)
+	e.String(r.Leaf)
+	r.Mark.encode(&e)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeMarkRequest decodes what Encode wrote.
+func DecodeMarkRequest(b []byte) (MarkRequest, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	r := MarkRequest{High: d.String(MaxKeyLen), Leaf: d.String(maxNameLen), Mark: decodeMark(d)}
+	d.End()
+	if r.Mark.ID == "" {
+		d.Fail(fmt.Errorf("empty mark id"))
+	}
+	if err := d.Finish(); err != nil {
+		return MarkRequest{}, fmt.Errorf("kv mark request: %w", err)
+	}
+	return r, nil
+}
+
+// IndexEntry is an index entry with its key: the leaf whose range ends
+// at High ("" no bound).
+type IndexEntry struct {
+	High string
+	Leaf string
+}
+
+// SwapRequest is kv.swap's input: remove the entries ending at Remove
+// (each must carry the mark ID) and add Add, unmarked.
+type SwapRequest struct {
+	ID     string
+	Remove []string
+	Add    []IndexEntry
+}
+
+// Encode encodes r: version 1: id, remove (highs), add (high, leaf).
+func (r SwapRequest) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(r.ID)
+	encodeKeys(&e, r.Remove)
+	e.Uvarint(uint64(len(r.Add)))
+	for _, a := range r.Add {
+		e.String(a.High)
+		e.String(a.Leaf)
+	}
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeSwapRequest decodes what Encode wrote.
+func DecodeSwapRequest(b []byte) (SwapRequest, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	r := SwapRequest{ID: d.String(maxNameLen), Remove: decodeKeys(d)}
+	n := d.Count(2)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Add = append(r.Add, IndexEntry{High: d.String(MaxKeyLen), Leaf: d.String(maxNameLen)})
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return SwapRequest{}, fmt.Errorf("kv swap request: %w", err)
+	}
+	return r, nil
+}
+
+// UnmarkRequest is kv.unmark's input: clear the mark ID from the entry
+// ending at High.
+type UnmarkRequest struct {
+	High string
+	ID   string
+}
+
+// Encode encodes r: version 1: high, id.
+func (r UnmarkRequest) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(r.High)
+	e.String(r.ID)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeUnmarkRequest decodes what Encode wrote.
+func DecodeUnmarkRequest(b []byte) (UnmarkRequest, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	r := UnmarkRequest{High: d.String(MaxKeyLen), ID: d.String(maxNameLen)}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return UnmarkRequest{}, fmt.Errorf("kv unmark request: %w", err)
+	}
+	return r, nil
+}
+
+func encodePairs(e *encoding.Encoder, ps []Pair) {
+	e.Uvarint(uint64(len(ps)))
+	for _, p := range ps {
+		e.String(p.Key)
+		e.Bytes(p.Value)
+	}
+}
+
+func decodePairs(d *encoding.Decoder) []Pair {
+	n := d.Count(2)
+	if n > MaxBatch {
+		d.Fail(fmt.Errorf("%d pairs over %d", n, MaxBatch))
+		return nil
+	}
+	var ps []Pair
+	for i := 0; i < n && d.Err() == nil; i++ {
+		ps = append(ps, Pair{Key: d.String(MaxKeyLen), Value: d.Bytes(MaxValueLen)})
+	}
+	return ps
+}
+
+func encodeKeys(e *encoding.Encoder, ks []string) {
+	e.Uvarint(uint64(len(ks)))
+	for _, k := range ks {
+		e.String(k)
+	}
+}
+
+func decodeKeys(d *encoding.Decoder) []string {
+	n := d.Count(1)
+	if n > MaxBatch {
+		d.Fail(fmt.Errorf("%d keys over %d", n, MaxBatch))
+		return nil
+	}
+	var ks []string
+	for i := 0; i < n && d.Err() == nil; i++ {
+		ks = append(ks, d.String(MaxKeyLen))
+	}
+	return ks
+}

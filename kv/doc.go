@@ -1,0 +1,25 @@
+// Package kv is a key-value store whose data lives in the omaps of RADOS
+// objects, as a two-level B-tree (docs/KV.md): a store named N in a pool
+// is an index object that maps the upper bound of each leaf's key range
+// to the leaf, and leaf objects that each hold between k and 2k of the
+// store's entries. There is no server: clients coordinate through atomic
+// operations on one object at a time, guarded by the kv object class
+// (internal/cls/kv).
+//
+// A Store keeps a cache of the index. Get reads the key's leaf; if the
+// leaf no longer covers the key (another client split it) the store
+// re-reads the index and retries. Put and Remove are one guarded write on
+// one leaf; a Put into a full leaf first splits it: the index entry is
+// marked with the split (only if no other operation has marked it), the
+// leaf frozen, its entries copied into two new leaves, the index entry
+// swapped for theirs in one operation, and the old leaf removed.
+//
+// Not yet: rebalancing and merging (a Remove that would leave a leaf
+// under k entries fails with ErrUnderfull), the cleanup of operations
+// whose client died (a frozen leaf stays frozen: writes to it fail with
+// ErrBusy after their retries), and range scans across leaves.
+//
+// It knows rados and the kv class's encodings; the decisions (which leaf
+// covers a key, how a leaf splits) are in kv/plan. A Store is safe for
+// concurrent use. Start reading at store.go (Open, Put), then split.go.
+package kv
