@@ -101,6 +101,8 @@ func (p *Pool) validateMerge() error {
 		return fmt.Errorf("pool %d: pg_num_pending %d not below pg_num %d", p.ID, n, p.PGNum)
 	case n != 0 && n < p.PGPNum:
 		return fmt.Errorf("pool %d: pg_num_pending %d below pgp_num %d", p.ID, n, p.PGPNum)
+	case (n == 0) != (p.PendingSince == 0):
+		return fmt.Errorf("pool %d: pg_num_pending %d since epoch %d", p.ID, n, p.PendingSince)
 	}
 	m := p.LastMerge
 	if m.From == 0 {
@@ -121,10 +123,12 @@ func (p *Pool) validateMerge() error {
 }
 
 // encodePoolMerge appends the merge fields (pool version 5):
-// pg_num_pending, then the last merge's from pg_num, its PG count and
+// pg_num_pending and the epoch it was set, then the last merge's from
+// pg_num, its PG count and
 // each PG's source seed and the two versions (epoch, counter each).
 func encodePoolMerge(e *encoding.Encoder, p *Pool) {
 	e.Uvarint(uint64(p.PGNumPending))
+	e.Uvarint(uint64(p.PendingSince))
 	e.Uvarint(uint64(p.LastMerge.From))
 	e.Uvarint(uint64(len(p.LastMerge.PGs)))
 	for _, g := range p.LastMerge.PGs {
@@ -138,6 +142,7 @@ func encodePoolMerge(e *encoding.Encoder, p *Pool) {
 
 func decodePoolMerge(d *encoding.Decoder, p *Pool) {
 	p.PGNumPending = decodeU32(d)
+	p.PendingSince = Epoch(decodeU32(d))
 	p.LastMerge.From = decodeU32(d)
 	n := d.Count(5)
 	if n > 0 {

@@ -9,7 +9,7 @@ import (
 func TestPoolMergeFieldsRoundTrip(t *testing.T) {
 	p := replicatedPool(1, 16)
 	p.PGPNum = 8
-	p.PGNumPending = 8
+	p.PGNumPending, p.PendingSince = 8, 40
 	p.LastMerge = PoolMerge{From: 20, PGs: []MergedPG{
 		{Source: 16, SourceVersion: PGVersion{5, 3}, TargetVersion: PGVersion{6, 9}},
 		{Source: 19, TargetVersion: PGVersion{2, 1}},

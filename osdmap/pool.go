@@ -128,9 +128,11 @@ type Pool struct {
 	PGPNumTarget uint32
 	Flags        PoolFlags
 	// PGNumPending, when not 0, is the pg_num a merge lowers PGNum to
-	// next (Ceph's pg_num_pending); the PGs that merge take no writes
-	// meanwhile. LastMerge records the last merge step (merge.go).
+	// next (Ceph's pg_num_pending), set at epoch PendingSince; the PGs
+	// that merge take no writes meanwhile. LastMerge records the last
+	// merge step (merge.go).
 	PGNumPending uint32
+	PendingSince Epoch
 	LastMerge    PoolMerge
 	// LastChange is the epoch that last changed the pool.
 	LastChange Epoch

@@ -179,15 +179,15 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 	if data[0] != poolVersion || data[1] != 1 {
 		t.Fatalf("pool without snaps: version %d compat %d, want %d and 1", data[0], data[1], poolVersion)
 	}
-	// Version 5 of a pool with no merge ends in three zero bytes (no
-	// pg_num_pending, no last merge, no merged PGs); version 4 of a pool
+	// Version 5 of a pool with no merge ends in four zero bytes (no
+	// pg_num_pending nor its epoch, no last merge, no merged PGs); version 4 of a pool
 	// with the autoscaler's defaults ends in mode warn (0), no target
 	// bytes (0) and two zero float64s (18 bytes); version 3 of a pool
 	// with pg_num and pgp_num 8 and no target pending ends in the targets
 	// (8, 8); version 2 of a pool without snaps ends in three zero bytes:
 	// snap_seq, no snaps, no removed snaps.
 	autoscaleTail := make([]byte, 18)
-	mergeTail := []byte{0, 0, 0}
+	mergeTail := []byte{0, 0, 0, 0}
 	if !bytes.HasSuffix(data, append(append([]byte{0, 0, 0, 8, 8}, autoscaleTail...), mergeTail...)) {
 		t.Fatalf("pool encoding % x does not end in empty snap fields, targets 8 8, default autoscale settings and no merge", data)
 	}
