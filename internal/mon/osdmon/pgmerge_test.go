@@ -93,7 +93,7 @@ func TestTickMergesPGs(t *testing.T) {
 	m := newBootedCluster(t, 4, 1)
 	stats := &pgTable{pgStatsInput: pgStatsInput{current: true}, m: m.svc.Map, interval: 1, pgs: map[osdmap.PG]wire.PGStat{}}
 	m.svc.SetPGStats(stats)
-	must(t, m.run("config set", "who", "mon", "name", "target_max_misplaced_ratio", "value", "1"))
+	must(t, m.run("config set", "who", "mon", "name", "target_max_misplaced_ratio", "value", "0.5"))
 	must(t, m.run("osd pool create", "pool", "rbd", "pg_num", "16", "size", "2"))
 	pool := func() osdmap.Pool { return *m.svc.Map().PoolByName("rbd") }
 
@@ -131,12 +131,14 @@ func TestTickMergesPGs(t *testing.T) {
 		t.Fatalf("pg_num_pending by hand: %d %q", r.Code, r.Status)
 	}
 
-	// Step 1: pgp_num down to 8 (limit 1: one step).
-	for _, r := range m.tick() {
-		must(t, r)
-	}
-	if p := pool(); p.PGPNum != 8 || p.PGNumPending != 0 {
-		t.Fatalf("after the first tick: %v", p.String())
+	// Step 1: pgp_num down to 8 (limit 0.5: 4 PGs a step).
+	for _, want := range []uint32{12, 8} {
+		for _, r := range m.tick() {
+			must(t, r)
+		}
+		if p := pool(); p.PGPNum != want || p.PGNumPending != 0 {
+			t.Fatalf("after a tick: %v, want pgp_num %d", p.String(), want)
+		}
 	}
 	// Step 2: a PG degraded holds the merge; then writes are held.
 	stats.pgs[osdmap.PG{Pool: 1, Seed: 9}] = wire.PGStat{PG: osdmap.PG{Pool: 1, Seed: 9}, State: "active+undersized+degraded"}

@@ -32,7 +32,7 @@ func setPGCount(p *osdmap.Pool, v string, n int64) *moncmd.Reply {
 				"(cuttle osd pool set %s pg_num %d)", p.Name, v, n, p.PGNum, p.Name, n)
 			return &r
 		}
-		if n > int64(pgNum) {
+		if v == "pgp_num" && n > int64(pgNum) {
 			r := moncmd.Errorf(moncmd.EINVAL, "pool '%s': %s %d is above pg_num_target %d: the PGs are merging "+
 				"down to %d", p.Name, v, n, pgNum, pgNum)
 			return &r

@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// appender appends numbered tokens to one object until stop closes: the
+// object must end as exactly the acknowledged tokens in order, each
+// once, however often a request was resent across splits and merges.
+type appender struct {
+	mu    sync.Mutex
+	want  strings.Builder
+	wg    sync.WaitGroup
+	stop  chan struct{}
+	name  string
+	count int
+}
+
+func startAppender(t *testing.T, io *rados.IOContext, name string) *appender {
+	a := &appender{stop: make(chan struct{}), name: name}
+	a.wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-a.stop:
+				return
+			default:
+			}
+			tok := fmt.Sprintf("<%d>", i)
+			if err := io.Append(context.Background(), name, []byte(tok)); err != nil {
+				t.Errorf("append %s: %v", tok, err)
+				return
+			}
+			a.mu.Lock()
+			a.want.WriteString(tok)
+			a.count++
+			a.mu.Unlock()
+			time.Sleep(30 * time.Millisecond)
+		}
+	})
+	return a
+}
+
+// check stops the appender and requires the object to hold exactly the
+// acknowledged appends.
+func (a *appender) check(t *testing.T, io *rados.IOContext) {
+	t.Helper()
+	close(a.stop)
+	a.wg.Wait()
+	got, err := io.Read(context.Background(), a.name, 0, 0)
+	if err != nil {
+		t.Fatalf("read %s: %v", a.name, err)
+	}
+	if string(got) != a.want.String() {
+		t.Fatalf("%s holds %d bytes, want the %d acknowledged appends (%d bytes): an append was lost or applied twice\n got %.200q\nwant %.200q",
+			a.name, len(got), a.count, a.want.Len(), got, a.want.String())
+	}
+}
+
+// waitPool waits (in virtual time) until the pool's pg_num is pgNum and
+// no merge is left.
+func waitPool(t *testing.T, c *Cluster, pgNum uint32, what string) {
+	t.Helper()
+	for range 120 {
+		if p := c.Map().PoolByName("rbd"); p.PGNum == pgNum && !p.Merging() {
+			return
+		}
+		time.Sleep(5 * time.Second)
+	}
+	p := c.Map().PoolByName("rbd")
+	r := c.Run("osd pool get", "pool", "rbd", "var", "merge_status")
+	t.Fatalf("%s: pool at pg_num %d pgp_num %d, want %d (%s)", what, p.PGNum, p.PGPNum, pgNum, r.Text)
+}
+
+// The test: writers (whole-object writes and an appender) run
+// while the pool goes from 8 to 64 PGs and back to 16, and an OSD fails
+// while the merge's pgp_num steps down: it is marked out, the merge goes
+// on without it, and when it returns (and is marked in again) its copies,
+// laid out for 64 PGs, merge on its own map as stale copies and are
+// backfilled. Every acknowledged write reads back, the appends are each
+// applied once, and every copy on every OSD is in the collection of the
+// PG its hash maps to.
+func TestMergeWithAnOSDFailing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		c.AddOSD("h4")
+		c.Run("config set", "who", "mon", "name", "target_max_misplaced_ratio", "value", "0.5")
+		c.settle(t, "with four OSDs")
+		io, err := c.connect(t, "client.app").OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := startSplitWriters(t, io, 4, 40)
+		app := startAppender(t, io, "appended")
+		time.Sleep(10 * time.Second)
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "64")
+		c.Run("osd pool set", "pool", "rbd", "var", "pgp_num", "val", "64")
+		c.settle(t, "after the split")
+
+		r := c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "16")
+		if !strings.Contains(r.Status, "merge its 64 PGs into 16") {
+			t.Fatalf("pg_num 16: %q", r.Status)
+		}
+		time.Sleep(3 * time.Second)
+		c.StopOSD(2)
+		c.Run("osd out", "ids", "2")
+		waitPool(t, c, 16, "merging without osd.2")
+		c.settle(t, "after the merge")
+		c.StartOSD(2)
+		time.Sleep(10 * time.Second)
+		c.Run("osd in", "ids", "2")
+		time.Sleep(20 * time.Second)
+		acked := w.finish()
+		c.settle(t, "with osd.2 back")
+		app.check(t, io)
+		acked[app.name] = []byte(app.want.String())
+		t.Logf("%d writes and %d appends acknowledged", w.n, app.count)
+		checkSplitLayout(t, c, io, acked)
+	})
+}
