@@ -2,6 +2,7 @@ package osdmon
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
@@ -169,6 +170,14 @@ func (s *Service) mergeSteps() []moncmd.Command {
 		if !p.Merging() {
 			continue
 		}
+		if rm := s.mergeUpmaps(p); len(rm) > 0 {
+			// Those entries would keep a source apart from its target.
+			for _, pg := range rm {
+				s.log.Info("removing pg_upmap_items of a PG that merges", "pg", pg.String())
+				out = append(out, moncmd.New("osd rm-pg-upmap-items", "pgid", pg.String()))
+			}
+			continue
+		}
 		step := nextMerge(p, stat)
 		if step.Var == "" {
 			continue
@@ -176,6 +185,29 @@ func (s *Service) mergeSteps() []moncmd.Command {
 		s.log.Info("merging placement groups", "pool", p.Name, "step", step.Var, "to", step.N, "pg_num", p.PGNum)
 		out = append(out, moncmd.New("osd pool set", "pool", p.Name, "var", step.Var, "val", fmt.Sprint(step.N),
 			sureArg, "true"))
+	}
+	return out
+}
+
+// mergeUpmaps returns the PGs that take part in p's merge and have
+// pg_upmap_items, once pgp_num has reached the target and before writes
+// are held: the leader removes those entries (the balancer leaves a
+// merging pool alone), so that every source lands with its target.
+func (s *Service) mergeUpmaps(p *osdmap.Pool) []osdmap.PG {
+	target, _ := p.Targets()
+	if p.PGNumPending != 0 || target >= p.PGNum || p.PGPNum > target {
+		return nil
+	}
+	merging := map[uint32]bool{}
+	for seed := target; seed < p.PGNum; seed++ {
+		merging[seed] = true
+		merging[osdmap.StableMod(seed, target, osdmap.PGMask(target))] = true
+	}
+	var out []osdmap.PG
+	for _, seed := range slices.Sorted(maps.Keys(merging)) {
+		if pg := (osdmap.PG{Pool: p.ID, Seed: seed}); s.m.PGUpmapItems(pg) != nil {
+			out = append(out, pg)
+		}
 	}
 	return out
 }

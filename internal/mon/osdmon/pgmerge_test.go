@@ -2,6 +2,7 @@ package osdmon
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,18 @@ func TestTickMergesPGs(t *testing.T) {
 		t.Fatalf("pg_num_pending by hand: %d %q", r.Code, r.Status)
 	}
 
+	// A source kept apart from its target by an upmap entry.
+	var sc osdmap.Scratch
+	mp, err := m.svc.Map().PGToUpActing(osdmap.PG{Pool: 1, Seed: 9}, &sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := int32(0)
+	for slices.Contains(mp.Up, other) {
+		other++
+	}
+	must(t, m.run("osd pg-upmap-items", "pgid", "1.9", "mappings", fmt.Sprint(mp.Up[0], " ", other)))
+
 	// Step 1: pgp_num down to 8 (limit 0.5: 4 PGs a step).
 	for _, want := range []uint32{12, 8} {
 		for _, r := range m.tick() {
@@ -139,6 +152,10 @@ func TestTickMergesPGs(t *testing.T) {
 		if p := pool(); p.PGPNum != want || p.PGNumPending != 0 {
 			t.Fatalf("after a tick: %v, want pgp_num %d", p.String(), want)
 		}
+	}
+	// The leader removes the upmap entry before the merge goes on.
+	if r := m.tick(); len(r) != 1 || !strings.Contains(r[0].Status, "no pg_upmap_items on 1.9") {
+		t.Fatalf("tick with pg 1.9 upmapped: %+v", r)
 	}
 	// Step 2: a PG degraded holds the merge; then writes are held.
 	stats.pgs[osdmap.PG{Pool: 1, Seed: 9}] = wire.PGStat{PG: osdmap.PG{Pool: 1, Seed: 9}, State: "active+undersized+degraded"}
@@ -156,7 +173,11 @@ func TestTickMergesPGs(t *testing.T) {
 	if p.PGNumPending != 8 || p.PendingSince != m.svc.Map().Epoch() || p.PGNum != 16 {
 		t.Fatalf("after the hold: %v (pending since %d)", p.String(), p.PendingSince)
 	}
-	// pgp_num may not change while the step is pending.
+	// Nor may upmaps or pgp_num change while the step is pending.
+	if r := m.run("osd pg-upmap-items", "pgid", "1.9", "mappings", fmt.Sprint(mp.Up[0], " ", other)); r.Code != moncmd.EBUSY ||
+		!strings.Contains(r.Status, "pool 'rbd' is merging its PGs (pg_num 16 to 8)") {
+		t.Fatalf("upmap while pending: %d %q", r.Code, r.Status)
+	}
 	if r := m.run("osd pool set", "pool", "rbd", "var", "pgp_num_actual", "val", "4"); r.Code != moncmd.EBUSY {
 		t.Fatalf("pgp_num_actual while pending: %d %q", r.Code, r.Status)
 	}
