@@ -127,6 +127,7 @@ func TestPoolPGNumGrowsWithObjects(t *testing.T) {
 	readAll("after pgp_num 32")
 
 	// Shrinking merges: pgp_num steps down to 8, then the PGs merge.
+	start := time.Now()
 	if got := cut("osd", "pool", "set", "p8", "pg_num", "8"); !strings.Contains(got, "the monitors merge its 32 PGs into 8") {
 		t.Errorf("pg_num 8: %q", got)
 	}
@@ -141,6 +142,8 @@ func TestPoolPGNumGrowsWithObjects(t *testing.T) {
 		<-poll.C
 	}
 	waitClean(8)
+	t.Logf("pg_num 32 -> 8 (pgp_num stepped down at target_max_misplaced_ratio 0.05, then the merge) until active+clean: %v",
+		time.Since(start).Round(100*time.Millisecond))
 	if got := cut("osd", "pool", "get", "p8", "all"); !strings.Contains(got, "pg_num: 8\npgp_num: 8\n") ||
 		!strings.Contains(got, "merge_status: none") {
 		t.Errorf("pool p8 after the merge: %q", got)
