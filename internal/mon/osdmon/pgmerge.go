@@ -182,6 +182,9 @@ func (s *Service) mergeSteps() []moncmd.Command {
 		if step.Var == "" {
 			continue
 		}
+		if step.Var == "pg_num_pending" && s.pgStats != nil && !s.pgStats.StatsCurrent(p.ID, p.LastChange) {
+			continue // the last pgp_num step's PGs have not all reported: their states may be old
+		}
 		s.log.Info("merging placement groups", "pool", p.Name, "step", step.Var, "to", step.N, "pg_num", p.PGNum)
 		out = append(out, moncmd.New("osd pool set", "pool", p.Name, "var", step.Var, "val", fmt.Sprint(step.N),
 			sureArg, "true"))

@@ -166,6 +166,12 @@ func TestTickMergesPGs(t *testing.T) {
 		t.Fatalf("merge_status while degraded: %q", r.Text)
 	}
 	delete(stats.pgs, osdmap.PG{Pool: 1, Seed: 9})
+	// Nor while the last pgp_num step's PGs have not all reported.
+	stats.current = false
+	if r := m.tick(); len(r) != 0 {
+		t.Fatalf("tick with stats not current sent %v", r)
+	}
+	stats.current = true
 	for _, r := range m.tick() {
 		must(t, r)
 	}
