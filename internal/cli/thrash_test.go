@@ -102,8 +102,9 @@ type thrashFault struct {
 // that may not be injected now heals instead (heal stays last). A new
 // kind of fault is one more entry here. The split and the merge change
 // pool snapped's pg_num (8 to 16 and back) while the other faults
-// happen; a merge asked for while a PG is unclean is refused (EBUSY),
-// which counts as "merge refused".
+// happen; the merge is asked for once every PG is active+clean (else
+// the monitors refuse it: a refusal, from a race, counts as "merge
+// refused") and proceeds during the next rounds.
 var thrashFaults = []thrashFault{
 	{"split", func(th *thrasher, _ int) bool { n, target := th.snappedPGNum(); return n == 8 && target == 8 },
 		func(th *thrasher, _ int) {
@@ -112,10 +113,13 @@ var thrashFaults = []thrashFault{
 		}},
 	{"merge", func(th *thrasher, _ int) bool { n, target := th.snappedPGNum(); return n == 16 && target == 16 },
 		func(th *thrasher, _ int) {
+			// Asked once the PGs are clean (else it is refused), it
+			// goes on while the next rounds' faults happen.
+			th.waitFor("every PG active+clean before a merge", 3*time.Minute, func() bool { return pgsAllActiveClean(th.cli("pg", "stat")) })
 			_, stderr, err := run(th.t, "--conf", th.conf, "osd", "pool", "set", "snapped", "pg_num", "8")
 			switch {
 			case err == nil:
-			case strings.Contains(stderr, "cannot merge PGs while"):
+			case strings.Contains(fmt.Sprint(err, stderr), "cannot merge PGs while"):
 				th.done["merge refused"]++
 			default:
 				th.t.Fatalf("osd pool set snapped pg_num 8: %v %s", err, stderr)
@@ -172,6 +176,7 @@ func (th *thrasher) round() {
 	osd := th.rng.IntN(len(th.osds))
 	f := thrashFaults[th.rng.IntN(len(thrashFaults))]
 	if !f.may(th, osd) {
+		th.t.Logf("thrash: %s may not now; healing instead", f.name)
 		f = thrashFaults[len(thrashFaults)-1]
 	}
 	f.do(th, osd)

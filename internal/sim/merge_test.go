@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -124,4 +126,52 @@ func TestMergeWithAnOSDFailing(t *testing.T) {
 		t.Logf("%d writes and %d appends acknowledged", w.n, app.count)
 		checkSplitLayout(t, c, io, acked)
 	})
+}
+
+var chaosMergeSeeds = flag.Int("chaos.mergeseeds", 4, "how many seeds TestChaosMerge runs (from -chaos.first)")
+
+// TestChaosMerge runs TestChaos's schedules with pool rbd merging from 16
+// PGs to 8 in the middle of them, while OSDs crash, disks fail, copies
+// rot and links break: the monitors refuse the merge while a PG is
+// unclean, so it is asked for again every other fault from a third of
+// the way on until they take it. The same end state is required: every
+// PG active+clean, the merge done, nothing left to repair, every
+// acknowledged write readable.
+func TestChaosMerge(t *testing.T) {
+	seeds := make([]uint64, *chaosMergeSeeds)
+	for i := range seeds {
+		seeds[i] = *chaosFirst + uint64(i)
+	}
+	if *chaosSeed != 0 {
+		seeds = []uint64{*chaosSeed}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			asked, refused := false, 0
+			ask := func(c *Cluster) {
+				if asked {
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				r, err := c.Mon.Run(ctx, wire.NewCommand("osd pool set", "pool", "rbd", "var", "pg_num", "val", "8"))
+				switch {
+				case err != nil:
+					c.t.Fatalf("osd pool set rbd pg_num 8: %v", err)
+				case r.Code == wire.EBUSY && strings.Contains(r.Status, "cannot merge PGs while"):
+					refused++
+				case r.Code != 0:
+					c.t.Fatalf("osd pool set rbd pg_num 8: %v", r.Err())
+				default:
+					asked = true
+				}
+			}
+			events := map[int]func(*Cluster){}
+			for i := 10; i < 40; i += 2 {
+				events[i] = ask
+			}
+			synctest.Test(t, func(t *testing.T) { runChaos(t, seed, events) })
+			t.Logf("merge asked for: %v (refused %d times while PGs were unclean)", asked, refused)
+		})
+	}
 }
