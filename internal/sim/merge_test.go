@@ -10,7 +10,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/osd/split"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -174,4 +176,54 @@ func TestChaosMerge(t *testing.T) {
 			t.Logf("merge asked for: %v (refused %d times while PGs were unclean)", asked, refused)
 		})
 	}
+}
+
+// A write applied to a source PG before the merge and resent after it
+// (its client never saw the answer) is answered from the merged PG's
+// log, where its entry was renumbered: it is not applied twice. An
+// append makes a second application visible.
+func TestResentWriteAfterMergeAppliesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "16")
+		c.Run("osd pool set", "pool", "rbd", "var", "pgp_num", "val", "16")
+		c.settle(t, "after the split")
+		rc := c.NewRawClient("client.1")
+		// An object of a source PG when pg_num goes from 16 to 8.
+		var name string
+		for i := 0; name == ""; i++ {
+			if n := fmt.Sprint("obj-", i); split.Where(objid.Object(1, "", n).Hash, 16) >= 8 {
+				name = n
+			}
+		}
+		id, source, mp := place(t, c, name)
+		op := Op{Epoch: c.Epoch(), Object: id, PG: source, Ops: []wire.ObjectOp{{Code: wire.OpAppend, Data: []byte("+")}}}
+		tid, ch := rc.Send(c.OSDs[mp.ActingPrimary], op)
+		if first := rc.WaitCommitted(ch); first.Result != 0 {
+			t.Fatalf("append: %+v", first)
+		}
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "8")
+		waitPool(t, c, 8, "merging")
+		c.settle(t, "after the merge")
+		id, target, mp := place(t, c, name)
+		if target.Seed != source.Seed-8 {
+			t.Fatalf("%s in pg %v after the merge, want %v's target", name, target, source)
+		}
+		// The resend, with the old map's PG: told to refresh its map.
+		op.Tid = tid
+		_, ch = rc.Send(c.OSDs[mp.ActingPrimary], op)
+		if r := rc.Wait(ch); r.Result != -wire.ESTALE {
+			t.Fatalf("resend to the source %v: %+v, want ESTALE", source, r)
+		}
+		// With the new map: answered from the merged log.
+		op.Epoch, op.PG = c.Epoch(), target
+		_, ch = rc.Send(c.OSDs[mp.ActingPrimary], op)
+		if again := rc.WaitCommitted(ch); again.Result != 0 || again.Version.Epoch == 0 {
+			t.Fatalf("resend to the target %v answered %+v", target, again)
+		}
+		_, ch = rc.Send(c.OSDs[mp.ActingPrimary], Op{Epoch: c.Epoch(), Object: id, PG: target, Ops: []wire.ObjectOp{{Code: wire.OpRead}}})
+		if r := rc.Wait(ch); r.Result != 0 || string(r.Ops[0].Data) != "+" {
+			t.Fatalf("object holds %q (%d) after the resend, want one append", r.Ops[0].Data, r.Result)
+		}
+	})
 }
