@@ -27,7 +27,7 @@ const (
 	mapVersion  = 2
 	incVersion  = 2
 	osdVersion  = 1
-	poolVersion = 4
+	poolVersion = 5
 )
 
 // Encode appends m to e:
@@ -282,10 +282,16 @@ func decodeOSD(d *encoding.Decoder) OSD {
 //	(float64 bits, u64 each; bias 0 is the default, 1); an older pool
 //	decodes with mode warn, no target and the default bias. They are
 //	hints, so compat stays: an older decoder skips them.
+//	version 5 appends the merge fields (encodePoolMerge). A pool with a
+//	merge pending or recorded carries compat 5, so that an older
+//	decoder refuses it rather than let writes reach PGs that merge.
 func encodePool(e *encoding.Encoder, p *Pool) {
 	compat := uint8(1)
 	if p.SnapSeq > 0 {
 		compat = 2
+	}
+	if p.PGNumPending != 0 || p.LastMerge.From != 0 {
+		compat = 5
 	}
 	mark := e.Begin(poolVersion, compat)
 	e.Varint(p.ID)
@@ -306,6 +312,7 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	e.Uvarint(p.TargetSizeBytes)
 	e.Uint64(math.Float64bits(p.TargetSizeRatio))
 	e.Uint64(math.Float64bits(p.AutoscaleBias))
+	encodePoolMerge(e, p)
 	e.End(mark)
 }
 
@@ -334,6 +341,9 @@ func decodePool(d *encoding.Decoder) Pool {
 		p.TargetSizeBytes = d.Uvarint()
 		p.TargetSizeRatio = math.Float64frombits(d.Uint64())
 		p.SetBias(math.Float64frombits(d.Uint64()))
+	}
+	if version >= 5 {
+		decodePoolMerge(d, &p)
 	}
 	d.End()
 	if d.Err() == nil {

@@ -189,7 +189,24 @@ func FuzzDecodeMap(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, m := range append(samples, scaled) {
+	// One with a merge pending and a last merge recorded on every pool
+	// (pool version 5).
+	spec = samples[5].Spec()
+	for i := range spec.Pools {
+		p := &spec.Pools[i]
+		if p.PGNum < 2 {
+			continue
+		}
+		p.PGPNum = min(p.PGPNum, p.PGNum/2)
+		p.SetTargets(p.PGNum/2, p.PGPNum)
+		p.PGNumPending, p.PendingSince = p.PGNum/2, 3
+		p.LastMerge = PoolMerge{From: p.PGNum + 1, PGs: []MergedPG{{Source: p.PGNum, SourceVersion: PGVersion{2, 5}, TargetVersion: PGVersion{3, 1}}}}
+	}
+	merging, err := New(spec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, m := range append(samples, scaled, merging) {
 		data, err := m.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)

@@ -127,6 +127,13 @@ type Pool struct {
 	PGNumTarget  uint32
 	PGPNumTarget uint32
 	Flags        PoolFlags
+	// PGNumPending, when not 0, is the pg_num a merge lowers PGNum to
+	// next (Ceph's pg_num_pending), set at epoch PendingSince; the PGs
+	// that merge take no writes meanwhile. LastMerge records the last
+	// merge step (merge.go).
+	PGNumPending uint32
+	PendingSince Epoch
+	LastMerge    PoolMerge
 	// LastChange is the epoch that last changed the pool.
 	LastChange Epoch
 
@@ -219,6 +226,9 @@ func (p *Pool) String() string {
 	if p.PGPNumTarget != 0 {
 		s += fmt.Sprintf(" pgp_num_target %d", p.PGPNumTarget)
 	}
+	if p.PGNumPending != 0 {
+		s += fmt.Sprintf(" pg_num_pending %d", p.PGNumPending)
+	}
 	if p.SnapSeq > 0 {
 		s += fmt.Sprintf(" snap_seq %d", p.SnapSeq)
 	}
@@ -258,6 +268,9 @@ func (p *Pool) validate() error {
 		return fmt.Errorf("pool %d: negative crush rule %d", p.ID, p.CrushRule)
 	}
 	if err := p.validateAutoscale(); err != nil {
+		return err
+	}
+	if err := p.validateMerge(); err != nil {
 		return err
 	}
 	return p.validateSnaps()

@@ -189,7 +189,11 @@ func (p *Pool) Equal(o *Pool) bool {
 	}
 	// The rest are scalars (DeepEqual keeps Equal right when fields are
 	// added).
+	if !slices.Equal(a.LastMerge.PGs, b.LastMerge.PGs) {
+		return false
+	}
 	a.Snaps, b.Snaps, a.RemovedSnaps, b.RemovedSnaps = nil, nil, nil, nil
+	a.LastMerge.PGs, b.LastMerge.PGs = nil, nil
 	return reflect.DeepEqual(a, b)
 }
 
@@ -199,6 +203,7 @@ func (p *Pool) Clone() Pool {
 	c := *p
 	c.Snaps = slices.Clone(p.Snaps)
 	c.RemovedSnaps = slices.Clone(p.RemovedSnaps)
+	c.LastMerge.PGs = slices.Clone(p.LastMerge.PGs)
 	return c
 }
 

@@ -126,6 +126,7 @@ var sameLayerImports = map[string][]string{
 	"internal/osd":             {"internal/osd/..."},
 	"internal/osd/peering":     {"internal/osd/pglog"},
 	"internal/osd/split":       {"internal/osd/pglog"},
+	"internal/osd/merge":       {"internal/osd/pglog", "internal/osd/split"},
 
 	// L4: the striper does its I/O with its layout arithmetic.
 	"striper": {"striper/layout"},

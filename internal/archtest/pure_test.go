@@ -21,6 +21,7 @@ var pureCores = []string{
 	"internal/osd/reserve",
 	"internal/osd/watch",
 	"internal/osd/split",
+	"internal/osd/merge",
 	"internal/balancer",
 	"striper/layout",
 	"kv/plan",

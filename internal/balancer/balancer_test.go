@@ -316,3 +316,23 @@ func TestEval(t *testing.T) {
 		t.Fatalf("%+v", other)
 	}
 }
+
+// A pool whose pg_num is merging down is left alone: its PGs must gather
+// on their merge targets' OSDs (as Ceph's balancer skips such pools).
+func TestOptimizeSkipsMergingPool(t *testing.T) {
+	merging := pool(1, 256, 3)
+	merging.SetTargets(128, 128)
+	m := layoutMap(t, crush.Layout{Hosts: 12, OSDsPerHost: 2}, merging, pool(2, 256, 3))
+	plan := Optimize(m, Options{MaxMoves: 50})
+	if len(plan.Moves) == 0 {
+		t.Fatal("no moves: the test's other pool needs some")
+	}
+	for _, mv := range plan.Moves {
+		if mv.PG.Pool == 1 {
+			t.Fatalf("move %+v in the merging pool", mv)
+		}
+	}
+	if why := plan.Skipped[1]; why != "pg_num 256 is merging down to 128" {
+		t.Fatalf("pool 1 skipped for %q", why)
+	}
+}

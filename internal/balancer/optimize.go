@@ -89,6 +89,12 @@ func Optimize(m *osdmap.Map, opts Options) *Plan {
 		if len(plan.Moves) >= opts.MaxMoves {
 			break
 		}
+		if target, _ := p.Targets(); p.Merging() {
+			// Its PGs must gather on their merge targets' OSDs, which
+			// the monitors see to (as Ceph's balancer skips such pools).
+			plan.Skipped[p.ID] = fmt.Sprintf("pg_num %d is merging down to %d", p.PGNum, target)
+			continue
+		}
 		st, err := newPoolState(m, &p)
 		if err != nil {
 			plan.Skipped[p.ID] = err.Error()

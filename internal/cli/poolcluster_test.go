@@ -13,9 +13,10 @@ import (
 
 // Growing a pool's pg_num splits its PGs on real daemons: a pool of 8 PGs
 // holding objects goes to 32 (the OSDs split each PG in place, pgp_num
-// stays 8), refuses to shrink back, then raises pgp_num so the children
-// move to their own OSDs; it ends active+clean with every object readable
-// and listed, before and after.
+// stays 8), then raises pgp_num so the children move to their own OSDs;
+// then it shrinks back to 8, the monitors stepping pgp_num down and the
+// OSDs merging the PGs. It ends active+clean with every object readable
+// and listed, before and after each change.
 func TestPoolPGNumGrowsWithObjects(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
@@ -111,7 +112,6 @@ func TestPoolPGNumGrowsWithObjects(t *testing.T) {
 	}
 	readAll("after the split") // the client resends what the split made stale
 	waitClean(32)
-	fails("pg_num cannot shrink from 32 to 8", "osd", "pool", "set", "p8", "pg_num", "8")
 	fails("pg_num must be at least 1", "osd", "pool", "set", "p8", "pg_num", "0")
 	fails("pgp_num 64 is above pg_num 32", "osd", "pool", "set", "p8", "pgp_num", "64")
 	cut("osd", "pool", "set", "p8", "pgp_num", "32")
@@ -125,4 +125,28 @@ func TestPoolPGNumGrowsWithObjects(t *testing.T) {
 	}
 	waitClean(32)
 	readAll("after pgp_num 32")
+
+	// Shrinking merges: pgp_num steps down to 8, then the PGs merge.
+	start := time.Now()
+	if got := cut("osd", "pool", "set", "p8", "pg_num", "8"); !strings.Contains(got, "the monitors merge its 32 PGs into 8") {
+		t.Errorf("pg_num 8: %q", got)
+	}
+	fails("pgp_num 16 is above pg_num_target 8", "osd", "pool", "set", "p8", "pgp_num", "16")
+	deadline = time.Now().Add(3 * time.Minute)
+	poll := time.NewTicker(200 * time.Millisecond)
+	defer poll.Stop()
+	for cut("osd", "pool", "get", "p8", "pg_num") != "pg_num: 8\n" {
+		if time.Now().After(deadline) {
+			t.Fatalf("pg_num not merged down to 8: %s", cut("osd", "pool", "get", "p8", "all"))
+		}
+		<-poll.C
+	}
+	waitClean(8)
+	t.Logf("pg_num 32 -> 8 (pgp_num stepped down at target_max_misplaced_ratio 0.05, then the merge) until active+clean: %v",
+		time.Since(start).Round(100*time.Millisecond))
+	if got := cut("osd", "pool", "get", "p8", "all"); !strings.Contains(got, "pg_num: 8\npgp_num: 8\n") ||
+		!strings.Contains(got, "merge_status: none") {
+		t.Errorf("pool p8 after the merge: %q", got)
+	}
+	readAll("after the merge")
 }

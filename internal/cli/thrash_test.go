@@ -20,8 +20,8 @@ import (
 // The thrash test: verifying workloads against a cluster of four OSDs,
 // each in its own network namespace, while a thrasher injects the faults
 // of thrashFaults: it kills OSDs with SIGKILL and restarts them, marks
-// them out and in, overwrites bytes in an OSD's data file, and cuts an
-// OSD off the network and back. The balancer runs throughout, so upmaps
+// them out and in, overwrites bytes in an OSD's data file, cuts an OSD
+// off the network and back, and splits and merges a pool's PGs. The balancer runs throughout, so upmaps
 // move PGs while the faults happen. The workloads:
 //
 //   - a writer of versioned objects in pool rbd (surfCluster.writer);
@@ -64,6 +64,11 @@ func TestThrash(t *testing.T) {
 	loads.stop()
 	stop()
 	c.waitFor("every OSD up", 3*time.Minute, func() bool { return c.upOSDs() == len(c.osds) })
+	// A merge asked for goes on once the PGs are clean (the balancer
+	// leaves the pool alone meanwhile).
+	c.waitFor("pool snapped's merge, if any, done", 5*time.Minute, func() bool {
+		return c.cli("osd", "pool", "get", "snapped", "merge_status") == "merge_status: none\n"
+	})
 	c.waitFor("the balancer to even out every pool", 3*time.Minute, func() bool { return th.eval().maxDeviation() <= 1 })
 	c.cli("balancer", "off")
 	th.observe()
@@ -94,10 +99,32 @@ type thrashFault struct {
 }
 
 // thrashFaults are the faults a round draws from, each as likely; one
-// that may not be injected now heals instead. A new kind of fault (a PG
-// split, say: pg_num growth of a pool while the others happen) is one
-// more entry here.
+// that may not be injected now heals instead (heal stays last). A new
+// kind of fault is one more entry here. The split and the merge change
+// pool snapped's pg_num (8 to 16 and back) while the other faults
+// happen; the merge is asked for once every PG is active+clean (else
+// the monitors refuse it: a refusal, from a race, counts as "merge
+// refused") and proceeds during the next rounds.
 var thrashFaults = []thrashFault{
+	{"split", func(th *thrasher, _ int) bool { n, target := th.snappedPGNum(); return n == 8 && target == 8 },
+		func(th *thrasher, _ int) {
+			th.cli("osd", "pool", "set", "snapped", "pg_num", "16")
+			th.cli("osd", "pool", "set", "snapped", "pgp_num", "16")
+		}},
+	{"merge", func(th *thrasher, _ int) bool { n, target := th.snappedPGNum(); return n == 16 && target == 16 },
+		func(th *thrasher, _ int) {
+			// Asked once the PGs are clean (else it is refused), it
+			// goes on while the next rounds' faults happen.
+			th.waitFor("every PG active+clean before a merge", 3*time.Minute, func() bool { return pgsAllActiveClean(th.cli("pg", "stat")) })
+			_, stderr, err := run(th.t, "--conf", th.conf, "osd", "pool", "set", "snapped", "pg_num", "8")
+			switch {
+			case err == nil:
+			case strings.Contains(fmt.Sprint(err, stderr), "cannot merge PGs while"):
+				th.done["merge refused"]++
+			default:
+				th.t.Fatalf("osd pool set snapped pg_num 8: %v %s", err, stderr)
+			}
+		}},
 	{"kill", (*thrasher).whole, func(th *thrasher, osd int) { th.kill(osd) }},
 	{"out", func(th *thrasher, _ int) bool { return len(th.out) == 0 }, func(th *thrasher, osd int) {
 		th.cli("osd", "out", fmt.Sprint(osd))
@@ -129,6 +156,18 @@ type thrasher struct {
 	primaryChanges int
 }
 
+// snappedPGNum returns pool snapped's pg_num and pg_num_target.
+func (th *thrasher) snappedPGNum() (pgNum, target int) {
+	var v struct {
+		PGNum  int `json:"pg_num"`
+		Target int `json:"pg_num_target"`
+	}
+	if err := json.Unmarshal([]byte(th.cli("--format", "json", "osd", "pool", "get", "snapped", "all")), &v); err != nil {
+		th.t.Fatalf("osd pool get snapped: %v", err)
+	}
+	return v.PGNum, v.Target
+}
+
 // whole reports whether every OSD runs and none is cut off.
 func (th *thrasher) whole(int) bool { return th.cut < 0 && th.downCount() == 0 }
 
@@ -137,6 +176,7 @@ func (th *thrasher) round() {
 	osd := th.rng.IntN(len(th.osds))
 	f := thrashFaults[th.rng.IntN(len(thrashFaults))]
 	if !f.may(th, osd) {
+		th.t.Logf("thrash: %s may not now; healing instead", f.name)
 		f = thrashFaults[len(thrashFaults)-1]
 	}
 	f.do(th, osd)

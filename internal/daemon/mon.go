@@ -188,9 +188,9 @@ func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Comm
 	osd.SetPGStats(pgs) // the pgp_num steps wait on the PG statistics
 	bal := balancermon.New(balancermon.Config{Map: osd.Map, Options: conf.View("mon"), Unclean: pgs.UncleanRatio,
 		Logger: log.WithGroup("balancer")})
-	// CanShrink stays false until the OSDs merge PGs ("osd pool set
-	// pg_num" refuses to shrink until then).
-	scaler := autoscalemon.New(autoscalemon.Config{Map: osd.Map, Options: conf.View("mon"),
+	// The OSDs merge PGs (osdmon's pgmerge.go), so the autoscaler may
+	// shrink a pool in mode on.
+	scaler := autoscalemon.New(autoscalemon.Config{Map: osd.Map, Options: conf.View("mon"), CanShrink: true,
 		Usage: func() autoscale.Usage {
 			return autoscale.Usage{Stored: pgs.PoolStored(), Capacity: pgs.OSDCapacity()}
 		}, Logger: log.WithGroup("autoscale")})

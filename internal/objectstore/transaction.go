@@ -200,6 +200,17 @@ func (t *Transaction) SplitCollection(from, to CollectionID, bits uint8, rem uin
 	return t.add(Op{Code: OpSplitCollection, Collection: from, DestCollection: to, Offset: uint64(bits), Length: uint64(rem)})
 }
 
+// MergeCollection moves every object of from whose pool is from's into
+// to, under the same names (Ceph's merge_collection): a PG merge, when
+// pg_num shrinks and the source PG from joins its target to. It is the
+// inverse of SplitCollection, and is one: a split that selects no hash
+// bits moves every object. Objects of other pools (the source's meta
+// object) stay, for the caller to remove with the collection in the same
+// transaction. Both collections must exist.
+func (t *Transaction) MergeCollection(from, to CollectionID) *Transaction {
+	return t.SplitCollection(from, to, 0, 0)
+}
+
 // SplitMatches reports whether object o moves in a SplitCollection from
 // collection c with bits and rem.
 func SplitMatches(c CollectionID, o objid.ID, bits uint8, rem uint32) bool {

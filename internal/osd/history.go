@@ -169,7 +169,7 @@ func (o *OSD) intervalStart(p *pg, m *osdmap.Map, ok bool) uint64 {
 		}
 		pl := placementAt(hm, p.id, &s)
 		if !pl.Exists || pl.Primary != cur.Primary || !slices.Equal(pl.Acting, cur.Acting) || !slices.Equal(pl.UpFrom, cur.UpFrom) ||
-			pl.PGNum != cur.PGNum {
+			pl.PGNum != cur.PGNum || pl.HoldsWrites != cur.HoldsWrites {
 			break
 		}
 		start = e
@@ -188,6 +188,7 @@ func placementAt(m *osdmap.Map, id osdmap.PG, s *osdmap.Scratch) peering.Placeme
 	}
 	id.Seed = split.Parent(id.Seed, pool.PGNum)
 	pl.PGNum = pool.PGNum
+	pl.HoldsWrites = pool.MergeParticipant(id.Seed)
 	mp, err := m.PGToUpActing(id, s)
 	if err != nil {
 		return pl

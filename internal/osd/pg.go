@@ -100,6 +100,10 @@ type pg struct {
 	// layout is the pg_num the PG's collection is split for (split.go;
 	// 0 until known).
 	layout uint32
+	// holdWrites is set while a pending merge the PG takes part in holds
+	// its writes (mergepg.go): they are answered ESTALE, and the clients
+	// wait for the map that merges.
+	holdWrites bool
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *pg {
@@ -148,11 +152,12 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	// A member that restarted (a new up_from) lost what it had not
 	// committed: that too starts a new interval.
 	changed := !slices.Equal(acting, p.acting) || primary != p.primary || !slices.Equal(upFrom, p.upFrom) ||
-		pgNumChanged(p.pool, m.Pool(p.id.Pool)) // a split or merge (split.go)
+		pgNumChanged(p.pool, m.Pool(p.id.Pool), p.id.Seed) // a split or merge (split.go)
 	p.epoch = epoch
 	p.upFrom = upFrom
 	if pool := m.Pool(p.id.Pool); pool != nil {
 		p.pool = *pool
+		p.holdWrites = pool.MergeParticipant(p.id.Seed)
 	}
 	var stale []work
 	if changed {

@@ -212,6 +212,10 @@ func (p *pg) checkLocked(r *request) (result int32, park bool) {
 		return -wire.ESTALE, false
 	case len(r.op.Ops) == 0:
 		return -wire.EINVAL, false
+	case r.write && p.holdWrites:
+		// A pending merge: the PG's versions must not move until the
+		// map that merges it (mergepg.go); the client waits for it.
+		return -wire.ESTALE, false
 	case !p.activeLocked():
 		return 0, true
 	case !r.listing() && p.recPlan.IsUnfound(r.op.Object):

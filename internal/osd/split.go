@@ -39,10 +39,13 @@ func setLayoutTxn(t *objectstore.Transaction, id osdmap.PG, pgNum uint32) {
 		map[string][]byte{layoutKey: binary.LittleEndian.AppendUint32(nil, pgNum)})
 }
 
-// pgNumChanged reports whether a PG that last saw pool was sees now: a
-// change of pg_num splits or merges PGs, which starts a new interval.
-func pgNumChanged(was osdmap.Pool, now *osdmap.Pool) bool {
-	return was.PGNum != 0 && now != nil && now.PGNum != was.PGNum
+// pgNumChanged reports whether PG seed, which last saw pool was, sees
+// now a change that starts a new interval: a change of pg_num (a split
+// or merge), or of whether a pending merge holds its writes
+// (mergepg.go).
+func pgNumChanged(was osdmap.Pool, now *osdmap.Pool, seed uint32) bool {
+	return was.PGNum != 0 && now != nil &&
+		(now.PGNum != was.PGNum || now.MergeParticipant(seed) != was.MergeParticipant(seed))
 }
 
 // layoutOf returns the pg_num p's collection is laid out for, reading
@@ -86,8 +89,9 @@ func cmp0(a, b uint32) uint32 {
 }
 
 // splitPGs splits every PG this OSD holds whose pool's pg_num in m is
-// larger than its collection's layout, and adds the children to o.pgs.
-// It runs in activate before any PG sees m.
+// larger than its collection's layout, and adds the children to o.pgs,
+// then merges those laid out for a larger pg_num (mergepg.go). It runs
+// in activate before any PG sees m.
 func (o *OSD) splitPGs(m *osdmap.Map) {
 	o.mu.Lock()
 	ids := slices.SortedFunc(maps.Keys(o.pgs), osdmap.ComparePG)
@@ -96,6 +100,7 @@ func (o *OSD) splitPGs(m *osdmap.Map) {
 		pgs[i] = o.pgs[id]
 	}
 	o.mu.Unlock()
+	merges := map[osdmap.PG]*mergeGroup{}
 	for _, p := range pgs {
 		pool := m.Pool(p.id.Pool)
 		if pool == nil {
@@ -107,8 +112,7 @@ func (o *OSD) splitPGs(m *osdmap.Map) {
 			continue
 		}
 		if pool.PGNum < from {
-			o.log.Warn("pool's pg_num shrank below a PG's layout; PG merging is not supported", "pg", p.id.String(),
-				"layout", from, "pg_num", pool.PGNum)
+			addToMerge(merges, p, pool) // mergepg.go, once the splits are done
 			continue
 		}
 		if pool.PGNum == from {
@@ -128,6 +132,7 @@ func (o *OSD) splitPGs(m *osdmap.Map) {
 		o.setLogLimitLocked()
 		o.mu.Unlock()
 	}
+	o.mergePGs(m, merges)
 }
 
 // splitPG splits p, laid out for pg_num from, for pg_num to at epoch, and

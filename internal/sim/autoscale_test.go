@@ -19,7 +19,9 @@ import (
 // three copies take 60 of the 192 MiB: 0.3125 x 600 / 3 = 62.5 PGs, to
 // 64, more than 3 x 16, so the leader sets pg_num 64, then pgp_num 64;
 // the OSDs split the PGs and backfill moves them, and every object reads
-// back.
+// back. Then most of the data goes: with pg_autoscaler_threshold 1.5 the
+// ideal, 32, is far enough below 64 that the leader lowers pg_num, the
+// monitors merge the PGs back, and the objects left read back.
 func TestAutoscalerRaisesPGNumAsDataGrows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := New(t, Options{StoreSize: 64 << 20})
@@ -79,6 +81,39 @@ func TestAutoscalerRaisesPGNumAsDataGrows(t *testing.T) {
 			got, err := io.Read(ctx, fmt.Sprint("obj-", i), 0, 1<<20)
 			if err != nil || !bytes.Equal(got, data(i)) {
 				t.Fatalf("obj-%d after the split: %d bytes, %v", i, len(got), err)
+			}
+		}
+
+		// The data goes: the autoscaler merges the PGs back.
+		for i := 2; i < 20; i++ {
+			if err := io.Delete(ctx, fmt.Sprint("obj-", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Run("config set", "who", "mon", "name", "pg_autoscaler_threshold", "value", "1.5")
+		steps = nil
+		for range 240 {
+			time.Sleep(5 * time.Second)
+			synctest.Wait()
+			p := c.Map().PoolByName("rbd")
+			target, pgpTarget := p.Targets()
+			step := fmt.Sprintf("pg_num %d->%d pgp_num %d->%d", p.PGNum, target, p.PGPNum, pgpTarget)
+			if len(steps) == 0 || steps[len(steps)-1] != step {
+				steps = append(steps, step)
+			}
+			if p.PGNum == 32 && !p.Merging() && len(c.uncleanPGs()) == 0 {
+				break
+			}
+		}
+		t.Logf("pool rbd went %v", steps)
+		if p := c.Map().PoolByName("rbd"); p.PGNum != 32 || p.Merging() {
+			t.Fatalf("pool rbd at pg_num %d after 20 minutes, want 32 (went %v)", p.PGNum, steps)
+		}
+		c.settle(t, "after the autoscaler's merge")
+		for i := range 2 {
+			got, err := io.Read(ctx, fmt.Sprint("obj-", i), 0, 1<<20)
+			if err != nil || !bytes.Equal(got, data(i)) {
+				t.Fatalf("obj-%d after the merge: %d bytes, %v", i, len(got), err)
 			}
 		}
 	})

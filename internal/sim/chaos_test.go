@@ -389,6 +389,10 @@ func (c *Cluster) uncleanPGs() []string {
 		if _, target := pool.Targets(); target != pool.PGPNum {
 			bad = append(bad, fmt.Sprintf("pool %s: pgp_num %d stepping to %d", pool.Name, pool.PGPNum, target))
 		}
+		if pool.Merging() {
+			target, _ := pool.Targets()
+			bad = append(bad, fmt.Sprintf("pool %s: pg_num %d merging to %d", pool.Name, pool.PGNum, target))
+		}
 		for seed := range pool.PGNum {
 			pg := osdmap.PG{Pool: pool.ID, Seed: seed}
 			mp, err := m.PGToUpActing(pg, &s)

@@ -19,7 +19,7 @@ const maxDetail = 50
 //     than pg_autoscaler_threshold below their ideal.
 //   - POOL_TOO_MANY_PGS (warn): pools in mode warn more than the
 //     threshold above it, and pools in mode on that the leader cannot
-//     shrink (the OSDs do not merge PGs yet).
+//     shrink (without Config.CanShrink).
 //
 // A pool in mode on with too few PGs raises nothing: the leader raises
 // its pg_num at its next round. It makes the service a health source of

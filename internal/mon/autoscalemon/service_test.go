@@ -203,3 +203,31 @@ func TestNoWrites(t *testing.T) {
 		t.Fatalf("Apply: %+v %v", r, err)
 	}
 }
+
+// With PG merging (Config.CanShrink, as internal/daemon sets it), the
+// leader lowers pg_num of a pool in mode on with too many PGs, which
+// starts a merge, and no warning is raised for it; a pool in mode warn is
+// told the command that shrinks it.
+func TestTickShrinksPGNum(t *testing.T) {
+	m := newCluster(t, 4, gib)
+	m.scaler.cfg.CanShrink = true
+	must(t, m.run("osd pool create", "pool", "big", "pg_num", "128", "autoscale_mode", "on"))
+	must(t, m.run("osd pool create", "pool", "many", "pg_num", "128"))
+	c := checks(m)
+	if many := c["POOL_TOO_MANY_PGS"]; len(c) != 1 || !slices.Equal(many.Detail,
+		[]string{"pool many has 128 placement groups, should have 32 (cuttle osd pool set many pg_num 32, or pg_autoscale_mode on)"}) {
+		t.Fatalf("checks %+v", c)
+	}
+	if got := m.tick(); !slices.Equal(got, []string{"osd pool set pg_num=32"}) {
+		t.Fatalf("round: %v", got)
+	}
+	p := m.osd.Map().PoolByName("big")
+	if target, pgpTarget := p.Targets(); p.PGNum != 128 || target != 32 || pgpTarget != 32 {
+		t.Fatalf("after the round: pg_num %d, targets %d %d", p.PGNum, target, pgpTarget)
+	}
+	// While the merge goes on, the pool is left alone.
+	m.now = m.now.Add(time.Minute)
+	if got := m.tick(); len(got) != 0 {
+		t.Fatalf("while merging: %v", got)
+	}
+}

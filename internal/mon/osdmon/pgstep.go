@@ -66,8 +66,8 @@ func (s *Service) pgpSteps() []moncmd.Command {
 	var out []moncmd.Command
 	for _, p := range s.m.Pools() {
 		_, target := p.Targets()
-		if target == p.PGPNum {
-			continue
+		if target == p.PGPNum || p.PGNumPending != 0 {
+			continue // at its target, or a merge step holds the PGs' placement
 		}
 		unclean := 0.0
 		if s.pgStats != nil {

@@ -205,6 +205,20 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 			if r := setPGCount(&p, v, n); r != nil {
 				return nil, *r
 			}
+			curTarget, _ := cur.Targets()
+			if target, _ := p.Targets(); v == "pg_num" && target < p.PGNum && target < curTarget {
+				if why := s.poolUnclean(cur); why != "" {
+					return nil, moncmd.Errorf(moncmd.EBUSY, "pool '%s': cannot merge PGs while %s; wait until "+
+						"they are (cuttle pg ls %s) and set pg_num again", name, why, name)
+				}
+			}
+		}
+	case "pg_num_pending", "pg_num_actual":
+		// pgmerge.go: the leader's merge steps.
+		if n, err = num(); err == nil {
+			if r := s.setMergeStep(&p, v, n, s.m.Epoch()+1); r != nil {
+				return nil, *r
+			}
 		}
 	case "crush_rule":
 		p.CrushRule, err = ruleArg(s.m.Crush(), val)
@@ -212,7 +226,7 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 		var ok bool
 		if ok, err = setAutoscaleVar(&p, v, val); !ok {
 			return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: unknown variable %q (size, min_size, pg_num, pgp_num, "+
-				"pgp_num_actual, crush_rule, %s)", v, strings.Join(autoscaleVars(), ", "))
+				"pgp_num_actual, crush_rule, %s; the monitors' own pg_num_pending, pg_num_actual)", v, strings.Join(autoscaleVars(), ", "))
 		}
 	}
 	if err != nil {

@@ -330,8 +330,8 @@ func (s *Service) queryPoolLs(c moncmd.Command) moncmd.Reply {
 
 // poolVars are the variables "osd pool get" reads, in "all" order.
 func poolVars() []string {
-	return append([]string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "crush_rule"},
-		autoscaleVars()...)
+	return append([]string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "pg_num_pending",
+		"merge_status", "crush_rule"}, autoscaleVars()...)
 }
 
 // queryPoolGet answers "osd pool get pool var" (var: a poolVars name or
@@ -370,6 +370,10 @@ func (s *Service) queryPoolGet(c moncmd.Command) moncmd.Reply {
 			val, _ = p.Targets()
 		case "pgp_num_target":
 			_, val = p.Targets()
+		case "pg_num_pending":
+			val = p.PGNumPending
+		case "merge_status":
+			val = s.mergeStatus(p)
 		case "crush_rule":
 			if r := s.m.Crush().Rule(p.CrushRule); r != nil {
 				val = r.Name

@@ -205,8 +205,9 @@ func (s *Service) epoch() osdmap.Epoch {
 
 // Tick implements moncmd.Service: it asks to mark down OSDs whose failure
 // reports have become conclusive and to mark out OSDs down for longer
-// than the down-out interval, and steps pools' pgp_num toward their
-// targets (pgstep.go). Prepare checks each again.
+// than the down-out interval, steps pools' pgp_num toward their targets
+// (pgstep.go) and takes merging pools' next merge step (pgmerge.go).
+// Prepare checks each again.
 func (s *Service) Tick(now time.Time) []moncmd.Command {
 	if s.m == nil {
 		return nil
@@ -220,5 +221,6 @@ func (s *Service) Tick(now time.Time) []moncmd.Command {
 	if ids := s.dueOut(now); len(ids) > 0 {
 		out = append(out, moncmd.New("osd out", "ids", joinIDs(ids), "auto", "true"))
 	}
-	return append(out, s.pgpSteps()...)
+	out = append(out, s.pgpSteps()...)
+	return append(out, s.mergeSteps()...)
 }

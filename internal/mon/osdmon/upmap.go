@@ -123,6 +123,11 @@ func (t *txn) setUpmapItems(prefix string, set map[osdmap.PG][]osdmap.UpmapItem)
 			r := moncmd.Errorf(moncmd.ENOENT, "pg %s does not exist", pg)
 			return &r
 		}
+		if p.PGNumPending != 0 {
+			r := moncmd.Errorf(moncmd.EBUSY, "%s: pg %s: pool '%s' is merging its PGs (pg_num %d to %d), which must "+
+				"stay on their targets' OSDs; retry once the merge step is done", prefix, pg, p.Name, p.PGNum, p.PGNumPending)
+			return &r
+		}
 		if len(items) == 0 || len(items) > osdmap.MaxPoolSize {
 			r := moncmd.Errorf(moncmd.EINVAL, "%s: pg %s: %d pairs, want 1 to %d", prefix, pg, len(items), osdmap.MaxPoolSize)
 			return &r

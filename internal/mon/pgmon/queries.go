@@ -392,3 +392,20 @@ func (s *Service) UncleanRatio() float64 {
 	}
 	return float64(sum.degraded+sum.misplaced) / float64(sum.copies)
 }
+
+// PGStat returns PG pg's last report with the state the service derives
+// for it ("unknown", "stale+...", or the reported one), and whether the
+// report is current: reported, by an OSD that is up and still its
+// primary. The monitors' leader reads it before each step of a PG merge
+// (osdmon's pgmerge.go).
+func (s *Service) PGStat(pg osdmap.PG) (wire.PGStat, bool) {
+	vs := s.views()
+	i, found := slices.BinarySearchFunc(vs, pg, func(v pgView, pg osdmap.PG) int { return osdmap.ComparePG(v.stat.PG, pg) })
+	if !found {
+		return wire.PGStat{PG: pg, State: stateUnknown}, false
+	}
+	v := &vs[i]
+	st := v.stat
+	st.State = v.state
+	return st, v.reporter >= 0 && v.stale == ""
+}

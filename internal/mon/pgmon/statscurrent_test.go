@@ -42,3 +42,26 @@ func TestStatsCurrent(t *testing.T) {
 		t.Fatal("pool 1 reported again is not current")
 	}
 }
+
+// PGStat: a PG never reported is unknown and not current; a reported one
+// carries its report; one whose primary went down is stale and not
+// current.
+func TestPGStat(t *testing.T) {
+	tm := newTestMon(t)
+	pg := osdmap.PG{Pool: 1, Seed: 2}
+	if st, ok := tm.svc.PGStat(pg); ok || st.State != "unknown" || st.PG != pg {
+		t.Fatalf("unreported: %+v %v", st, ok)
+	}
+	tm.reportAll(tm.clean)
+	st, ok := tm.svc.PGStat(pg)
+	if !ok || st.State != "active+clean" || st.PG != pg || len(st.Acting) == 0 {
+		t.Fatalf("reported: %+v %v", st, ok)
+	}
+	if _, ok := tm.svc.PGStat(osdmap.PG{Pool: 1, Seed: 999}); ok {
+		t.Fatal("a PG beyond pg_num has a current report")
+	}
+	tm.markDown(tm.primary(pg))
+	if st, ok := tm.svc.PGStat(pg); ok || st.State != "stale+active+clean" {
+		t.Fatalf("primary down: %+v %v", st, ok)
+	}
+}

@@ -134,3 +134,51 @@ func sortedWith(ids []objid.ID, more ...objid.ID) []objid.ID {
 	sortIDs(out)
 	return out
 }
+
+// testMerge checks MergeCollection, the inverse of a split: every object
+// of the source's pool moves into the target with its data, the source's
+// meta object (another pool's) stays, and the source, emptied of it in
+// the same transaction, can be removed there too: one atomic merge.
+func testMerge(e *env) {
+	source := objectstore.PGCollection(1, 4)
+	e.setup(pgA, source)
+	var inTarget, inSource []objid.ID
+	for i := range 30 {
+		o := obj(fmt.Sprintf("m%d", i))
+		if i%2 == 0 {
+			inTarget = append(inTarget, o)
+			e.fill(pgA, o, byte(i%10))
+		} else {
+			inSource = append(inSource, o)
+			e.fill(source, o, byte(i%10))
+		}
+	}
+	meta := objid.Object(-2, "", "pgmeta.1.4")
+	e.fill(source, meta, 7)
+	before := e.statfs()
+	e.apply(txn().MergeCollection(source, pgA).Remove(source, meta).RemoveCollection(source))
+	if e.collExists(source) {
+		e.Fatalf("the merged source collection still exists")
+	}
+	want := sortedWith(inTarget, inSource...)
+	if got := e.list(pgA); !slices.Equal(got, want) {
+		e.Fatalf("target holds %v, want %v", got, want)
+	}
+	for i := range 30 {
+		e.wantFilled(pgA, obj(fmt.Sprintf("m%d", i)), byte(i%10))
+	}
+	// Moving objects changes no space accounting beyond the meta object
+	// removed.
+	if after := e.statfs(); after.Stored > before.Stored {
+		e.Fatalf("a merge grew the stored bytes: %d -> %d", before.Stored, after.Stored)
+	}
+	// A merge that fails (its target is missing) changes nothing.
+	other := objectstore.PGCollection(1, 6)
+	e.setup(other)
+	e.fill(other, obj("keep"), 3)
+	e.applyErr(txn().MergeCollection(other, pgB), objectstore.ErrCollectionNotFound)
+	e.wantFilled(other, obj("keep"), 3)
+	if err := objectstore.Apply(e.ctx, e.s, txn().MergeCollection(pgA, pgA)); err == nil {
+		e.Errorf("a merge into itself applied")
+	}
+}

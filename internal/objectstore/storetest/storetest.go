@@ -42,6 +42,7 @@ var suite = []struct {
 	{"CloneRange", testCloneRange},
 	{"Move", testMove},
 	{"SplitCollection", testSplit},
+	{"MergeCollection", testMerge},
 	{"Validate", testValidate},
 	{"Atomicity", testAtomicity},
 	{"OpsSeeEarlierOps", testOpsSeeEarlier},

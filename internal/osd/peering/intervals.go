@@ -133,6 +133,10 @@ type Placement struct {
 	// PGNum is the pool's pg_num: a change splits (or merges) PGs, which
 	// starts a new interval even where the acting set stays.
 	PGNum uint32
+	// HoldsWrites is set while a merge the PG takes part in is pending
+	// (osdmap's Pool.MergeParticipant): its start and its end each start
+	// a new interval.
+	HoldsWrites bool
 	// Exists is false in epochs before the pool existed (or after it was
 	// deleted): no interval.
 	Exists bool
@@ -140,7 +144,8 @@ type Placement struct {
 
 // BuildIntervals groups consecutive placements, oldest first, into
 // intervals: a new one starts whenever the acting set, the primary, the
-// pool's pg_num or an acting OSD's up_from changes (an OSD that restarted
+// pool's pg_num, whether a pending merge holds the PG's writes, or an
+// acting OSD's up_from changes (an OSD that restarted
 // lost what it had not committed), as the OSD starts a new interval on
 // the same changes.
 // An interval may have gone read-write if enough OSDs acted and, in its
@@ -161,7 +166,8 @@ func BuildIntervals(ps []Placement, firstKnown bool) []Interval {
 			continue
 		}
 		same := prev != nil && prev.Epoch+1 == p.Epoch && slices.Equal(prev.Acting, p.Acting) &&
-			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom) && prev.PGNum == p.PGNum
+			prev.Primary == p.Primary && slices.Equal(prev.UpFrom, p.UpFrom) && prev.PGNum == p.PGNum &&
+			prev.HoldsWrites == p.HoldsWrites
 		if !same {
 			out = append(out, Interval{First: p.Epoch, Acting: slices.Clone(p.Acting), Primary: p.Primary})
 		}

@@ -60,6 +60,17 @@ func TestBuildIntervalsSplitsOnPGNum(t *testing.T) {
 	}
 }
 
+// A merge pending (the PG holding writes) starts an interval, and its
+// end another, as the OSD starts them.
+func TestBuildIntervalsSplitsOnHeldWrites(t *testing.T) {
+	a, b, c, d := pl(2, 0, 0, 1), pl(3, 0, 0, 1), pl(4, 0, 0, 1), pl(5, 0, 0, 1)
+	b.HoldsWrites, c.HoldsWrites = true, true
+	got := BuildIntervals([]Placement{a, b, c, d}, true)
+	if len(got) != 3 || got[0].Last != 2 || got[1].First != 3 || got[1].Last != 4 || got[2].First != 5 {
+		t.Fatalf("got %v, want [2,2], [3,4] and [5,5]", got)
+	}
+}
+
 // An interval went read-write only if, in its last map, its primary's
 // up_thru reaches its first epoch and its primary was up since then, as
 // Ceph's PastIntervals::check_new_interval decides maybe_went_rw; an
