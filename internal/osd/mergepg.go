@@ -186,7 +186,15 @@ func (o *OSD) mergeGroupLocked(g *mergeGroup, pool *osdmap.Pool, epoch uint64) (
 	if g.target == nil {
 		pglog.CreateTxn(&t, res.Info)
 	}
-	for _, s := range slices.Sorted(maps.Keys(g.sources)) {
+	order := slices.Sorted(maps.Keys(g.sources))
+	srcIDs := make([]osdmap.PG, len(order))
+	for i, s := range order {
+		srcIDs[i] = g.sources[s].id
+	}
+	if err := o.mergeIndexTxn(&t, g.id, g.target != nil, srcIDs); err != nil {
+		return res, nil, err
+	}
+	for _, s := range order {
 		p := g.sources[s]
 		t.MergeCollection(p.coll, coll)
 		t.Remove(p.coll, pglog.MetaObject(p.id))

@@ -26,7 +26,7 @@ import (
 // pushTxn, a removal of one (backfill's cleanup, a lost object) through
 // reindexTxn. Clones themselves carry no snap set, so pushing or
 // removing one changes nothing. A PG split moves the keys of the objects
-// that move. Deep scrub checks the index against the snap sets: the
+// that move; a merge moves its sources' keys to the target. Deep scrub checks the index against the snap sets: the
 // primary reports what disagrees and repair rebuilds it
 // (scrubSnapIndex), a replica rebuilds its own at once (fixSnapIndexHere).
 // A PG stored before the index has none; its first trim pass as primary
@@ -229,16 +229,74 @@ func (o *OSD) splitIndexTxn(t *objectstore.Transaction, parent osdmap.PG, to uin
 		t.OmapSetKeys(objectstore.PGCollection(child.Pool, child.Seed), pglog.MetaObject(child), moved[seed])
 	}
 	// A child's index is as complete as its parent's.
-	vals, err := o.cfg.Store.OmapGetValues(o.ctx, c, meta, []string{snapIndexBuiltKey})
+	built, err := o.snapIndexBuilt(parent)
 	if err != nil {
-		return fmt.Errorf("split pg %v: snap index: %w", parent, err)
+		return fmt.Errorf("split: %w", err)
 	}
-	if _, built := vals[snapIndexBuiltKey]; built {
+	if built {
 		for _, seed := range children {
 			markSnapIndexTxn(t, osdmap.PG{Pool: parent.Pool, Seed: seed})
 		}
 	}
 	return nil
+}
+
+// mergeIndexTxn adds to t the move of the sources' index entries to the
+// target's meta object, as a merge moves their clones into the target's
+// collection (before t removes the sources' meta objects). The merged
+// index is complete only if every part's was (an absent target counts as
+// complete: t makes it empty); otherwise t drops the target's mark, and
+// its first trim pass rebuilds the index (ensureSnapIndex).
+func (o *OSD) mergeIndexTxn(t *objectstore.Transaction, target osdmap.PG, targetHeld bool, sources []osdmap.PG) error {
+	built := true
+	if targetHeld {
+		ok, err := o.snapIndexBuilt(target)
+		if err != nil {
+			return err
+		}
+		built = ok
+	}
+	tc, tmeta := objectstore.PGCollection(target.Pool, target.Seed), pglog.MetaObject(target)
+	for _, src := range sources {
+		c, meta := objectstore.PGCollection(src.Pool, src.Seed), pglog.MetaObject(src)
+		for after := ""; ; {
+			kvs, more, err := o.cfg.Store.OmapIterate(o.ctx, c, meta, after, snaps.IndexPrefix, trimBatch)
+			if err != nil {
+				return fmt.Errorf("merge pg %v into %v: snap index: %w", src, target, err)
+			}
+			keys := make(map[string][]byte, len(kvs))
+			for _, kv := range kvs {
+				after, keys[kv.Key] = kv.Key, nil
+			}
+			if len(keys) > 0 {
+				t.OmapSetKeys(tc, tmeta, keys)
+			}
+			if !more {
+				break
+			}
+		}
+		ok, err := o.snapIndexBuilt(src)
+		if err != nil {
+			return err
+		}
+		built = built && ok
+	}
+	if built {
+		markSnapIndexTxn(t, target)
+	} else {
+		t.OmapRmKeys(tc, tmeta, snapIndexBuiltKey)
+	}
+	return nil
+}
+
+// snapIndexBuilt reports whether pg's snap index is marked complete.
+func (o *OSD) snapIndexBuilt(pg osdmap.PG) (bool, error) {
+	vals, err := o.cfg.Store.OmapGetValues(o.ctx, objectstore.PGCollection(pg.Pool, pg.Seed), pglog.MetaObject(pg), []string{snapIndexBuiltKey})
+	if err != nil {
+		return false, fmt.Errorf("pg %v: snap index: %w", pg, err)
+	}
+	_, built := vals[snapIndexBuiltKey]
+	return built, nil
 }
 
 // snapIndexBuiltKey is the meta object's omap key that says the PG's

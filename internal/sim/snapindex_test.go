@@ -520,3 +520,49 @@ func (c *Cluster) checkSnapIndexes(t *testing.T, seed uint64) {
 	}
 	t.Errorf("seed %d: snap indexes disagree with the snap sets:\n%s", seed, strings.Join(problems, "\n"))
 }
+
+// A PG merge moves the sources' index entries to the target with their
+// clones: after pg_num grows from 8 to 32 and shrinks back to 8, every
+// OSD's index is exactly IndexOf its snap sets, and removing the snapshot
+// trims every clone (before, the sources' entries went with their meta
+// objects and the merged PG's trimmer never found their clones).
+func TestMergeMovesTheSnapIndex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.admin")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const objects, size = 40, 8
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "32")
+		c.Run("osd pool set", "pool", "rbd", "var", "pgp_num", "val", "32")
+		waitPool(t, c, 32, "the split")
+		c.settle(t, "after the split")
+		for i := range objects {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), bytes.Repeat([]byte{'a'}, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := io.CreatePoolSnap(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range objects {
+			if err := io.WriteFull(ctx, fmt.Sprint("obj", i), bytes.Repeat([]byte{'b'}, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.settle(t, "with clones")
+		c.Run("osd pool set", "pool", "rbd", "var", "pg_num", "val", "8")
+		waitPool(t, c, 8, "the merge")
+		c.settle(t, "after the merge")
+		if problems, n := c.snapIndexProblems(t); len(problems) > 0 {
+			t.Fatalf("after the merge, %d index entries checked: %v", n, problems)
+		}
+		if err := io.RemovePoolSnap(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		waitUsage(t, c, "rbd", objects*size, objects)
+	})
+}

@@ -115,7 +115,8 @@ func Merge(pool *osdmap.Pool, target uint32, tgt *Copy, sources map[uint32]*Copy
 // mergedInfo is the merged PG's info, its versions aside: the target's
 // identity, the newest activation of its copies, the summed statistics
 // and the older scrub stamps (the merged PG is as unscrubbed as its least
-// scrubbed part), in a new interval at epoch.
+// scrubbed part), the snapshots every part has purged (a snapshot one part
+// has not trimmed still has clones there), in a new interval at epoch.
 func mergedInfo(pool *osdmap.Pool, target uint32, copies []*Copy, epoch uint64) pglog.Info {
 	info := copies[0].Info
 	info.PG = osdmap.PG{Pool: pool.ID, Seed: target}
@@ -129,6 +130,7 @@ func mergedInfo(pool *osdmap.Pool, target uint32, copies []*Copy, epoch uint64) 
 		info.Stats.Bytes += c.Info.Stats.Bytes
 		info.LastScrub = min(info.LastScrub, c.Info.LastScrub)
 		info.LastDeepScrub = min(info.LastDeepScrub, c.Info.LastDeepScrub)
+		info.PurgedSnaps = info.PurgedSnaps.Intersect(c.Info.PurgedSnaps)
 	}
 	info.SameIntervalSince = epoch
 	return info

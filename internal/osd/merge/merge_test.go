@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -196,9 +197,33 @@ func TestMergeIsDeterministic(t *testing.T) {
 		}
 		if i == 0 {
 			first = got
-		} else if got.Info != first.Info || !slices.EqualFunc(got.Entries, first.Entries, func(a, b pglog.Entry) bool { return a == b }) {
+		} else if !reflect.DeepEqual(got.Info, first.Info) || !slices.EqualFunc(got.Entries, first.Entries, func(a, b pglog.Entry) bool { return a == b }) {
 			t.Fatalf("run %d merged differently", i)
 		}
+	}
+}
+
+// The merged PG has purged only the snapshots every part has: a part that
+// has not trimmed a snapshot still holds clones of it, which the merged
+// PG's trimmer must find.
+func TestMergedPurgedSnapsAreCommonToEveryPart(t *testing.T) {
+	recorded := map[uint32][2]wire.Version{}
+	for s := uint32(16); s < 20; s++ {
+		recorded[s] = [2]wire.Version{{}, ver(3, 1)}
+	}
+	pool := pool16(recorded)
+	pool.LastMerge.From = 20
+	tgt := copyOf(0, 20, 5, 1, entry("t", 3, 1, 9))
+	tgt.Info.PurgedSnaps = osdmap.SnapIntervals{}.Insert(2).Insert(3).Insert(5)
+	srcs := map[uint32]*Copy{16: copyOf(16, 20, 5, 0)}
+	srcs[16].Info.LastUpdate, srcs[16].Info.LastComplete, srcs[16].Info.LogTail = ver(0, 0), ver(0, 0), ver(0, 0)
+	srcs[16].Info.PurgedSnaps = osdmap.SnapIntervals{}.Insert(3).Insert(5).Insert(7)
+	got, err := Merge(pool, 0, tgt, srcs, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (osdmap.SnapIntervals{}).Insert(3).Insert(5); got.Info.PurgedSnaps.String() != want.String() {
+		t.Fatalf("purged snaps %v, want %v", got.Info.PurgedSnaps, want)
 	}
 }
 
