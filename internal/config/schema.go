@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Type is the type of an option's value.
@@ -177,12 +178,25 @@ func ForDaemon(typ string) []Option {
 	return out
 }
 
-// Lookup returns the option called name.
-func Lookup(name string) (Option, bool) {
-	for _, o := range schemaTable() {
-		if o.Name == name {
-			return o, true
-		}
+// optionsByName is the option table by name, built on first use and
+// never changed after: Lookup copies what it returns.
+var optionsByName = sync.OnceValue(func() map[string]Option {
+	table := schemaTable()
+	m := make(map[string]Option, len(table))
+	for _, o := range table {
+		m[o.Name] = o
 	}
-	return Option{}, false
+	return m
+})
+
+// Lookup returns the option called name. Its slices are the caller's
+// own, so a caller that changes them changes no other's.
+func Lookup(name string) (Option, bool) {
+	o, ok := optionsByName()[name]
+	if !ok {
+		return Option{}, false
+	}
+	o.Enum = slices.Clone(o.Enum)
+	o.Daemons = slices.Clone(o.Daemons)
+	return o, true
 }

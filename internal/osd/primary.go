@@ -45,6 +45,9 @@ type request struct {
 	// class is the request's class in the op queue: opq.Client (the
 	// zero value) but for the OSD's own snap trims.
 	class opq.Class
+	// trimIndexed are, for a snap trim, the head's index entries the
+	// trimmer read (snaptrim.go).
+	trimIndexed []snaps.IndexEntry
 
 	mu       sync.Mutex
 	state    string // for dump_ops_in_flight

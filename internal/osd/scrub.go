@@ -448,8 +448,19 @@ func (p *pg) pushObject(r *peerRun, to int32, id objid.ID) error {
 // undecodable key, of the PG's meta object); with repair, it is put
 // right at once from the snap sets, which are authoritative (the index
 // is derived from them), and not reported. Heads written while the check
-// ran are left for the next scrub.
+// ran are left for the next scrub. An index never built is built instead
+// (ensureSnapIndex), with nothing reported.
 func (p *pg) scrubSnapIndex(repair bool, found map[objid.ID]scrub.Inconsistency) error {
+	if built, err := p.snapIndexBuilt(); err != nil {
+		return fmt.Errorf("snap index check: %w", err)
+	} else if !built {
+		// A PG stored before the index: build it, as the first trim
+		// pass would; what it lacked is no damage.
+		if err := p.buildSnapIndex(); err != nil {
+			return fmt.Errorf("snap index build: %w", err)
+		}
+		return nil
+	}
 	chk, _, err := p.checkSnapIndexHere()
 	if err != nil {
 		return fmt.Errorf("snap index check: %w", err)

@@ -30,7 +30,7 @@ import (
 // primary reports what disagrees and repair rebuilds it
 // (scrubSnapIndex), a replica rebuilds its own at once (fixSnapIndexHere).
 // A PG stored before the index has none; its first trim pass as primary
-// builds it (ensureSnapIndex).
+// or its next deep scrub builds it (ensureSnapIndex).
 
 // indexTxn adds to t the index changes of pg: the removals first.
 func indexTxn(t *objectstore.Transaction, pg osdmap.PG, add, remove []snaps.IndexEntry) {
@@ -414,13 +414,27 @@ func (c indexCheck) repairTxn(t *objectstore.Transaction, pg osdmap.PG) {
 // built. Writes that run meanwhile keep their own entries right; the
 // rebuild leaves their heads alone (skip).
 func (p *pg) ensureSnapIndex() error {
-	vals, err := p.o.cfg.Store.OmapGetValues(p.o.ctx, p.coll, pglog.MetaObject(p.id), []string{snapIndexBuiltKey})
-	if err != nil {
+	built, err := p.snapIndexBuilt()
+	if err != nil || built {
 		return err
 	}
-	if _, ok := vals[snapIndexBuiltKey]; ok {
-		return nil
+	return p.buildSnapIndex()
+}
+
+// snapIndexBuilt reports whether this OSD's snap index of the PG was
+// built (made with the PG, or rebuilt since).
+func (p *pg) snapIndexBuilt() (bool, error) {
+	vals, err := p.o.cfg.Store.OmapGetValues(p.o.ctx, p.coll, pglog.MetaObject(p.id), []string{snapIndexBuiltKey})
+	if err != nil {
+		return false, err
 	}
+	_, ok := vals[snapIndexBuiltKey]
+	return ok, nil
+}
+
+// buildSnapIndex rebuilds the PG's snap index from its snap sets and
+// records it built, unless a head was written meanwhile.
+func (p *pg) buildSnapIndex() error {
 	chk, flux, err := p.checkSnapIndexHere()
 	if err != nil {
 		return err
@@ -464,8 +478,16 @@ func (p *pg) checkSnapIndexHere() (indexCheck, map[objid.ID]bool, error) {
 // what disagrees with the snap sets, which are authoritative: what a
 // replica does at the end of a deep scrub (as Ceph's OSDs fix their
 // SnapMapper when a scrub finds it wrong), logging an error if it had
-// to.
+// to. An index never built (a PG stored before the index) is built
+// quietly instead, as the primary's first trim pass does: its missing
+// entries are no damage.
 func (p *pg) fixSnapIndexHere() error {
+	if built, err := p.snapIndexBuilt(); err != nil || !built {
+		if err != nil {
+			return err
+		}
+		return p.buildSnapIndex()
+	}
 	chk, _, err := p.checkSnapIndexHere()
 	if err != nil || chk.empty() {
 		return err

@@ -121,7 +121,7 @@ func BenchmarkSnapTrimFind(b *testing.B) {
 		})
 		b.Run(name+"/index", func(b *testing.B) {
 			for b.Loop() {
-				heads, keys, err := trimHeads(ctx, s, pg, removed)
+				heads, _, keys, err := trimHeads(ctx, s, pg, removed)
 				if err != nil || len(heads) != cloned || keys != cloned {
 					b.Fatalf("%d heads, %d keys, %v", len(heads), keys, err)
 				}
@@ -142,7 +142,7 @@ func TestTrimHeadsMatchTheWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	indexed, keys, err := trimHeads(ctx, s, pg, removed)
+	indexed, _, keys, err := trimHeads(ctx, s, pg, removed)
 	if err != nil || keys != 17 {
 		t.Fatalf("%d keys, %v", keys, err)
 	}
@@ -158,7 +158,7 @@ func TestTrimHeadsMatchTheWalk(t *testing.T) {
 			t.Fatalf("the index names %v, which the walk does not", h)
 		}
 	}
-	if none, _, err := trimHeads(ctx, s, pg, osdmap.SnapIntervals{{Start: 2, Len: 5}}); err != nil || len(none) != 0 {
+	if none, _, _, err := trimHeads(ctx, s, pg, osdmap.SnapIntervals{{Start: 2, Len: 5}}); err != nil || len(none) != 0 {
 		t.Fatalf("snaps 2-6 have no clones, the index names %v (%v)", none, err)
 	}
 	chk, err := checkSnapIndex(ctx, s, pg, func(objid.ID) bool { return false })

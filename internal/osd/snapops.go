@@ -136,6 +136,9 @@ type snapWrite struct {
 	// snapshots from clones that still serve others).
 	trimmed []snaps.Clone
 	trims   bool
+	// stale are index entries the trimmer read for the head that its
+	// snap set does not call for: the trim removes them.
+	stale []snaps.IndexEntry
 }
 
 // prepareSnapWrite decides a write's snapshot work before it executes:
@@ -177,6 +180,13 @@ func (p *pg) prepareSnapWrite(r *request) (*snapWrite, *ops.State, error) {
 		for _, id := range gone {
 			sw.trimmed = append(sw.trimmed, *before.Find(id))
 		}
+		want := snaps.IndexOf(head, before)
+		for _, e := range r.trimIndexed {
+			if !slices.Contains(want, e) {
+				sw.stale = append(sw.stale, e)
+			}
+		}
+		sw.trims = sw.trims || len(sw.stale) > 0
 	}
 	return sw, &sw.st.head, nil
 }

@@ -23,7 +23,8 @@ import (
 // them, runs a trim: an internal write, queued behind the object's client
 // ops like any write, that deletes the clones no live snapshot needs
 // (each with a delete log entry, so replicas, recovery and backfill
-// follow), rewrites the snap set and drops the index entries with it.
+// follow), rewrites the snap set and drops the index entries with it
+// (the stale ones it read for the head too).
 // Once every trim of the pass has committed, the PG records the
 // snapshots as purged in its info, so neither this OSD after a restart
 // nor a new primary (peering carries the record) takes them again. Every
@@ -152,23 +153,24 @@ func (p *pg) takeInfo(sender int32, m wire.PGInfo) {
 }
 
 // trimHeads returns the heads of the clones that serve the snapshots of
-// work, from the PG's snap index, each once, in index order, and how many
-// index keys it read.
-func trimHeads(ctx context.Context, s objectstore.Store, pg osdmap.PG, work osdmap.SnapIntervals) ([]objid.ID, int, error) {
+// work, from the PG's snap index, each once, in index order, each head's
+// entries read, and how many index keys it read.
+func trimHeads(ctx context.Context, s objectstore.Store, pg osdmap.PG, work osdmap.SnapIntervals) ([]objid.ID, map[objid.ID][]snaps.IndexEntry, int, error) {
 	var (
-		heads []objid.ID
-		seen  = map[objid.ID]bool{}
-		keys  int
+		heads   []objid.ID
+		entries = map[objid.ID][]snaps.IndexEntry{}
+		keys    int
 	)
 	bad, err := indexScan(ctx, s, pg, work, func(e snaps.IndexEntry) error {
 		keys++
-		if h := e.Head(); !seen[h] {
-			seen[h] = true
+		h := e.Head()
+		if entries[h] == nil {
 			heads = append(heads, h)
 		}
+		entries[h] = append(entries[h], e)
 		return nil
 	})
-	return heads, keys + bad, err
+	return heads, entries, keys + bad, err
 }
 
 // trimPG trims each object whose clones serve a snapshot of work, as the
@@ -179,7 +181,7 @@ func (p *pg) trimPG(work osdmap.SnapIntervals, tid *uint64) (int, error) {
 	if err := p.ensureSnapIndex(); err != nil {
 		return 0, fmt.Errorf("snap index: %w", err)
 	}
-	heads, keys, err := trimHeads(p.o.ctx, p.o.cfg.Store, p.id, work)
+	heads, entries, keys, err := trimHeads(p.o.ctx, p.o.cfg.Store, p.id, work)
 	p.o.metrics.snapTrimIndexKeys.Add(float64(keys))
 	if err != nil {
 		return 0, err
@@ -217,7 +219,7 @@ func (p *pg) trimPG(work osdmap.SnapIntervals, tid *uint64) (int, error) {
 		// Not spawn: it skips f once the OSD stops, and collect
 		// waits for every result (trimObject ends with the OSD).
 		p.o.wg.Go(func() {
-			err := p.trimObject(head, t)
+			err := p.trimObject(head, entries[head], t)
 			if rest := p.o.options().SnapTrimSleep; err == nil && rest > 0 {
 				timer := p.o.cfg.Clock.NewTimer(rest)
 				select {
@@ -236,13 +238,15 @@ func (p *pg) trimPG(work osdmap.SnapIntervals, tid *uint64) (int, error) {
 }
 
 // trimObject runs one trim of head's object through the PG's write path
-// and waits until it is committed on every member (or fails).
-func (p *pg) trimObject(head objid.ID, tid uint64) error {
+// and waits until it is committed on every member (or fails). indexed
+// are the head's index entries the trimmer read: the trim removes those
+// its snap set does not call for (stale ones) with the rest.
+func (p *pg) trimObject(head objid.ID, indexed []snaps.IndexEntry, tid uint64) error {
 	done := make(chan int32, 1)
 	p.mu.Lock()
 	epoch := p.epoch
 	p.mu.Unlock()
-	r := &request{o: p.o, write: true, class: opq.SnapTrim,
+	r := &request{o: p.o, write: true, class: opq.SnapTrim, trimIndexed: indexed,
 		op: wire.OSDOp{Req: wire.ReqID{Client: p.o.self.String(), Incarnation: p.o.nonce, Tid: tid}, Epoch: epoch,
 			PG: p.id, Object: head, Ops: []wire.ObjectOp{{Code: opSnapTrim}}},
 		internal: func(rep wire.OSDOpReply) {
@@ -288,7 +292,10 @@ func (p *pg) snapTrim(sw *snapWrite, v wire.Version) (*ops.Result, error) {
 	for _, c := range sw.trimmed {
 		res.Txn.Remove(p.coll, sw.head.WithSnap(c.ID))
 	}
-	if !st.headExists && len(sw.trimmed) == 0 {
+	// Index entries no snap set calls for go with the trim, so that no
+	// key of a snapshot recorded purged is left for deep scrub.
+	indexTxn(&res.Txn, p.id, nil, sw.stale)
+	if !st.headExists && st.fromSnapdir && len(sw.trimmed) == 0 {
 		// Only the snapdir's snap set changes (finish writes it, and logs
 		// the snapdir): the transaction must not look empty.
 		res.Txn.SetAttr(p.coll, sw.head.WithSnap(objid.SnapDir), SnapSetAttr, sw.next.Marshal())

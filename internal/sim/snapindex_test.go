@@ -281,6 +281,150 @@ func TestDeepScrubFindsDamagedSnapIndex(t *testing.T) {
 	})
 }
 
+// snapIndexBuilt reports whether osd records its index of pg built.
+func snapIndexBuilt(t *testing.T, c *Cluster, osd int32, pg osdmap.PG) bool {
+	t.Helper()
+	vals, err := c.OSDs[osd].Store.OmapGetValues(context.Background(), objectstore.PGCollection(pg.Pool, pg.Seed), pglog.MetaObject(pg), []string{"snap_index.built"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ok := vals["snap_index.built"]
+	return ok
+}
+
+// A PG stored before the snap index (no snap_index.built key, no
+// entries) is no damage: a deep scrub builds the index of each member
+// that lacks one, the primary's and a replica's, quietly, as the first
+// trim pass does. The PG stays clean and no OSD counts a repair.
+func TestDeepScrubBuildsAnIndexNeverBuilt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, conn, io, names, pg, mp := scrubCluster(t, Options{})
+		ctx := context.Background()
+		snap, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, names[0], []byte("after the snapshot")); err != nil {
+			t.Fatal(err)
+		}
+		good := snaps.IndexEntry{Snap: snap, Clone: objid.Object(1, "", names[0]).WithSnap(snap)}
+		coll, meta := objectstore.PGCollection(pg.Pool, pg.Seed), pglog.MetaObject(pg)
+		old := []int32{mp.ActingPrimary, mp.Acting[1]}
+		for _, osd := range old {
+			if got := snapIndex(t, c, osd, pg); !slices.Equal(got, indexKeys(good)) || !snapIndexBuilt(t, c, osd, pg) {
+				t.Fatalf("osd.%d index %q, want %q, built", osd, got, indexKeys(good))
+			}
+			var txn objectstore.Transaction
+			txn.OmapRmKeys(coll, meta, good.Key(), "snap_index.built")
+			if err := objectstore.Apply(ctx, c.OSDs[osd].Store, &txn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		built := func() error {
+			for _, osd := range old {
+				if got := snapIndex(t, c, osd, pg); !slices.Equal(got, indexKeys(good)) || !snapIndexBuilt(t, c, osd, pg) {
+					return fmt.Errorf("osd.%d index %q, built %v; want %q, built", osd, got, snapIndexBuilt(t, c, osd, pg), indexKeys(good))
+				}
+			}
+			return nil
+		}
+		for range 10 {
+			if built() == nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if err := built(); err != nil {
+			t.Fatalf("after the deep scrub: %v", err)
+		}
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.State != "active+clean" {
+			t.Fatalf("after a deep scrub: %q, inconsistent %v", st.State, st.Inconsistent)
+		}
+		if n := counterSum(c, "cuttle_osd_snap_index_repairs_total"); n != 0 {
+			t.Fatalf("the OSDs count %v snap index repairs, want 0", n)
+		}
+	})
+}
+
+// A trim pass that meets an index entry its head's snap set does not
+// call for (a stale one: of an object without clones, or of one never
+// written) removes it with the trim, on every member, before the
+// snapshot is recorded purged: the deep scrub that follows finds the PG
+// clean and no OSD counts a repair.
+func TestSnapTrimRemovesStaleIndexEntries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, conn, io, names, pg, mp := scrubCluster(t, Options{})
+		ctx := context.Background()
+		snap, err := io.CreatePoolSnap(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := io.WriteFull(ctx, names[0], []byte("after the snapshot")); err != nil {
+			t.Fatal(err)
+		}
+		var never objid.ID // an object of the PG never written
+		for i := 0; never.Name == ""; i++ {
+			if id, p, _ := place(t, c, fmt.Sprint("never-", i)); p == pg {
+				never = id
+			}
+		}
+		good := snaps.IndexEntry{Snap: snap, Clone: objid.Object(1, "", names[0]).WithSnap(snap)}
+		stale := []snaps.IndexEntry{
+			{Snap: snap, Clone: objid.Object(1, "", names[1]).WithSnap(snap)},
+			{Snap: snap, Clone: never.WithSnap(snap)},
+		}
+		coll, meta := objectstore.PGCollection(pg.Pool, pg.Seed), pglog.MetaObject(pg)
+		for _, osd := range mp.Acting {
+			var txn objectstore.Transaction
+			txn.OmapSetKeys(coll, meta, map[string][]byte{stale[0].Key(): nil, stale[1].Key(): nil})
+			if err := objectstore.Apply(ctx, c.OSDs[osd].Store, &txn); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := snapIndex(t, c, osd, pg), indexKeys(good, stale[0], stale[1]); !slices.Equal(got, want) {
+				t.Fatalf("osd.%d index %q, want %q", osd, got, want)
+			}
+		}
+		if err := io.RemovePoolSnap(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		purged := c.Map().Pool(1).RemovedSnaps.String()
+		trimmed := func() error {
+			for _, osd := range mp.Acting {
+				if got := snapIndex(t, c, osd, pg); len(got) != 0 {
+					return fmt.Errorf("osd.%d index %q", osd, got)
+				}
+				if st := c.pgStatus(t, osd, pg); st.PurgedSnaps != purged {
+					return fmt.Errorf("osd.%d purged %s, want %s", osd, st.PurgedSnaps, purged)
+				}
+			}
+			return nil
+		}
+		for range 30 {
+			if trimmed() == nil {
+				break
+			}
+			time.Sleep(10 * time.Second)
+		}
+		if err := trimmed(); err != nil {
+			t.Fatalf("after the trim: %v", err)
+		}
+		tellPG(t, conn, mp, "pg deep-scrub", pg)
+		synctest.Wait() // the replicas check their indexes after their last chunk
+		if st := c.pgStatus(t, mp.ActingPrimary, pg); st.State != "active+clean" {
+			t.Fatalf("after a deep scrub: %q, inconsistent %v", st.State, st.Inconsistent)
+		}
+		if n := counterSum(c, "cuttle_osd_snap_index_repairs_total"); n != 0 {
+			t.Fatalf("the OSDs count %v snap index repairs, want 0", n)
+		}
+		for _, osd := range mp.Acting {
+			if _, err := c.OSDs[osd].Store.Stat(ctx, coll, never); err == nil {
+				t.Fatalf("osd.%d has %v, which no one wrote", osd, never)
+			}
+		}
+	})
+}
+
 // A split moves the snap index entries of the clones that move to a
 // child PG with them: after pg_num grows from 8 to 32 and pgp_num
 // follows (backfill moves the children), every member's index of every
