@@ -49,6 +49,7 @@ var layers = []struct {
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},
 	{"osdmap", layerModels},
+	{"mdsmap", layerModels},
 	{"internal/balancer", layerModels},
 	{"internal/auth", layerModels},
 
