@@ -26,7 +26,7 @@ var ErrCorrupt = errors.New("mdsmap: corrupt map")
 //	    in count uvarint, varint each; up count uvarint, each rank varint, gid uvarint;
 //	    damaged count uvarint, varint each }
 //	  daemons: count uvarint, each envelope v1 {
-//	    gid uvarint, name string, addr string, state u8, fs varint,
+//	    gid uvarint, name string, addr string, nonce u64, state u8, fs varint,
 //	    rank varint, join_fs string, since u32 }
 //	}
 func (m *Map) MarshalBinary() ([]byte, error) {
@@ -48,6 +48,7 @@ func (m *Map) MarshalBinary() ([]byte, error) {
 		e.Uvarint(uint64(d.GID))
 		e.String(d.Name)
 		e.String(d.Addr)
+		e.Uint64(d.Nonce)
 		e.Uint8(uint8(d.State))
 		e.Varint(int64(d.FS))
 		e.Varint(int64(d.Rank))
@@ -120,7 +121,7 @@ func Unmarshal(b []byte) (*Map, error) {
 	}
 	for i := 0; i < n && d.Err() == nil; i++ {
 		d.Begin(1)
-		dm := &Daemon{GID: GID(d.Uvarint()), Name: d.String(MaxName), Addr: d.String(MaxAddr), State: State(d.Uint8()),
+		dm := &Daemon{GID: GID(d.Uvarint()), Name: d.String(MaxName), Addr: d.String(MaxAddr), Nonce: d.Uint64(), State: State(d.Uint8()),
 			FS: FSID(smallInt(d, 1<<31)), Rank: Rank(smallInt(d, MaxRanks)), JoinFS: d.String(MaxName), Since: Epoch(d.Uint32())}
 		d.End()
 		if d.Err() == nil && m.Daemons[dm.GID] != nil {

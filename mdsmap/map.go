@@ -62,6 +62,9 @@ type Daemon struct {
 	GID  GID
 	Name string // "a" for mds.a
 	Addr string // where it serves clients and peers
+	// Nonce is the incarnation's random number from its beacons: a
+	// beacon with the same name and another nonce is a new incarnation.
+	Nonce uint64
 	// State: standby, standby-replay or a rank holder's state.
 	State State
 	// FS and Rank: the rank it holds (replay to stopping) or follows

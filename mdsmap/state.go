@@ -13,6 +13,7 @@ const (
 	StateBoot                       // a new daemon announcing itself (beacons only)
 	StateStandby                    // no rank; may be given one
 	StateStandbyReplay              // follows a rank's journal, ready to take it over
+	StateCreating                   // holds a new rank: creates its journal (and rank 0 the root)
 	StateReplay                     // holds a rank, replaying its journal
 	StateResolve                    // several ranks: resolving uncommitted cross-rank operations
 	StateReconnect                  // waiting for the clients' sessions to reconnect
@@ -25,7 +26,7 @@ const (
 	numStates
 )
 
-var stateNames = [...]string{"none", "boot", "standby", "standby-replay", "replay", "resolve", "reconnect", "rejoin",
+var stateNames = [...]string{"none", "boot", "standby", "standby-replay", "creating", "replay", "resolve", "reconnect", "rejoin",
 	"clientreplay", "active", "stopping", "stopped", "damaged"}
 
 // String is Ceph's name without its "up:" prefix ("active").
@@ -55,9 +56,9 @@ func ParseState(s string) (State, error) {
 // Valid reports whether s is a known state.
 func (s State) Valid() bool { return s < numStates }
 
-// HoldsRank reports whether a daemon in s holds a rank (replay to
+// HoldsRank reports whether a daemon in s holds a rank (creating to
 // stopping).
-func (s State) HoldsRank() bool { return s >= StateReplay && s <= StateStopping }
+func (s State) HoldsRank() bool { return s >= StateCreating && s <= StateStopping }
 
 // InMap reports whether the map may hold a daemon in s.
 func (s State) InMap() bool { return s >= StateStandby && s <= StateStopping }
@@ -65,6 +66,7 @@ func (s State) InMap() bool { return s >= StateStandby && s <= StateStopping }
 // next lists the states a rank holder may move to from each state, as
 // its beacons report progress (Ceph's MDSMonitor checks the same order).
 var next = map[State][]State{
+	StateCreating:     {StateActive},
 	StateReplay:       {StateResolve, StateReconnect},
 	StateResolve:      {StateReconnect},
 	StateReconnect:    {StateRejoin},

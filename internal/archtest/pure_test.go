@@ -22,6 +22,7 @@ var pureCores = []string{
 	"internal/osd/watch",
 	"internal/osd/split",
 	"internal/balancer",
+	"internal/mon/mdsmon/failover",
 }
 
 // impureImports are the packages a pure core must not import.
