@@ -40,7 +40,10 @@ func (m *Map) Summary() string {
 	}
 	var parts []string
 	if len(fss) > 0 {
-		parts = append(parts, strings.Join(fss, " "), "{"+strings.Join(ranks, ",")+"}")
+		parts = append(parts, strings.Join(fss, " "))
+		if len(ranks) > 0 {
+			parts = append(parts, "{"+strings.Join(ranks, ",")+"}")
+		}
 	}
 	if n := len(m.StandbyReplays()); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d up:standby-replay", n))

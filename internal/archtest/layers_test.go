@@ -117,9 +117,11 @@ var sameLayerImports = map[string][]string{
 	"internal/mon/authmon":     {"internal/mon/moncmd", "internal/mon/monstore"},
 	"internal/mon/pgmon":       {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
 	"internal/mon/balancermon": {"internal/mon/moncmd", "internal/mon/monstore"},
-	"internal/osd":             {"internal/osd/..."},
-	"internal/osd/peering":     {"internal/osd/pglog"},
-	"internal/osd/split":       {"internal/osd/pglog"},
+	"internal/mon/mdsmon": {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health",
+		"internal/mon/mdsmon/failover"},
+	"internal/osd":         {"internal/osd/..."},
+	"internal/osd/peering": {"internal/osd/pglog"},
+	"internal/osd/split":   {"internal/osd/pglog"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the

@@ -17,6 +17,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/authmon"
 	"github.com/cuttlestore/cuttle/internal/mon/balancermon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
+	"github.com/cuttlestore/cuttle/internal/mon/mdsmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
@@ -172,8 +173,8 @@ func RunMon(ctx context.Context, cfg MonConfig) error {
 // order commands are offered to them (the auth database comes last, added
 // by NewMon for the auth mode), and the commands that create a new
 // cluster's state: the first OSD map, with an empty hierarchy under root
-// "default" and the rule replicated_rule. The PG statistics and the
-// balancer read the OSD map as applied. This is the one list: `cuttle mon run` and the
+// "default" and the rule replicated_rule. The PG statistics, the
+// balancer and the MDS map read the OSD map as applied. This is the one list: `cuttle mon run` and the
 // simulator both assemble monitors through NewMon.
 func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Command, error) {
 	conf := configmon.New(log.WithGroup("config"))
@@ -185,7 +186,9 @@ func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Comm
 	osd.SetPGStats(pgs) // the pgp_num steps wait on the PG statistics
 	bal := balancermon.New(balancermon.Config{Map: osd.Map, Options: conf.View("mon"), Unclean: pgs.UncleanRatio,
 		Logger: log.WithGroup("balancer")})
-	return []moncmd.Service{osd, pgs, bal, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
+	mds := mdsmon.New(mdsmon.Config{OSDMap: osd.Map, PoolObjects: pgs.PoolObjects, Options: conf.View("mon"),
+		Logger: log.WithGroup("mdsmap")})
+	return []moncmd.Service{osd, pgs, bal, mds, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
 }
 
 // monKeys is the monitor's key server: the auth database's, where every

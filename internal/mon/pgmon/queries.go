@@ -392,3 +392,15 @@ func (s *Service) UncleanRatio() float64 {
 	}
 	return float64(sum.degraded+sum.misplaced) / float64(sum.copies)
 }
+
+// PoolObjects returns the objects the PG statistics count in pool (the
+// MDS-map service refuses a metadata pool that holds any).
+func (s *Service) PoolObjects(pool int64) int64 {
+	var n int64
+	for _, e := range s.st.pgs {
+		if e.stat.PG.Pool == pool {
+			n += e.stat.Objects
+		}
+	}
+	return n
+}
