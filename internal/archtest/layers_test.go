@@ -69,6 +69,8 @@ var layers = []struct {
 	{"internal/osd/...", layerCores},
 	{"rados", layerCores},
 
+	{"internal/mds/...", layerLibraries},
+
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
