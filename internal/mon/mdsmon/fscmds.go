@@ -149,8 +149,8 @@ func (s *Service) prepareRm(c moncmd.Command, _ time.Time) ([]byte, moncmd.Reply
 		return nil, moncmd.Errorf(moncmd.EPERM, "this removes file system '%s' and makes its data inaccessible; pass --yes-i-really-mean-it", name)
 	}
 	if len(f.Up) > 0 || (f.Has(mdsmap.Joinable) && !f.Has(mdsmap.Down)) {
-		return nil, moncmd.Errorf(moncmd.EINVAL, "file system '%s' is still served (%d ranks up): take it down first with fs fail %s (or fs set %s down true and wait for its ranks to stop)",
-			name, len(f.Up), name, name)
+		return nil, moncmd.Errorf(moncmd.EINVAL, "file system '%s' is not down (joinable, %d of %d ranks up): take it down first with fs fail %s (or fs set %s down true and wait for its ranks to stop)",
+			name, len(f.Up), len(f.In), name, name)
 	}
 	ch := failover.Begin(s.m)
 	for _, d := range ch.Map.StandbyReplays() {
