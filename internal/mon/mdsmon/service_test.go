@@ -71,6 +71,8 @@ func TestFSCommands(t *testing.T) {
 			{prefix: "fs rm", args: []string{"fs_name", "cephfs", "yes_i_really_mean_it", "true"}, status: "does not exist"},
 			// Its pools are free again.
 			{prefix: "fs new", args: []string{"fs_name", "again", "metadata", "meta", "data", "data"}},
+			{prefix: "fs set", args: []string{"fs_name", "again", "var", "down", "val", "true"}},
+			{prefix: "fs rm", args: []string{"fs_name", "again", "yes_i_really_mean_it", "true"}, status: "removed file system 'again'"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -242,3 +242,37 @@ func TestJoinFSPreferred(t *testing.T) {
 		t.Fatalf("cephfs %s, fs2 %s", c.holder(1, 0), c.holder(2, 0))
 	}
 }
+
+// down true stops the ranks, highest first, one at a time, and assigns
+// none; down false brings rank 0 back.
+func TestDownStopsRanks(t *testing.T) {
+	c := newCluster(t, newFS("cephfs", 2, 0))
+	for _, n := range []string{"a", "b", "c"} {
+		c.start(n)
+	}
+	c.until(4, "two active ranks", func() bool { return len(c.m.FS[1].Up) == 2 && c.holder(1, 1) == "b=active" })
+	ch := Begin(c.m)
+	ch.Map.FS[1].Flags |= mdsmap.Down
+	ch.event("down")
+	ch.Assign()
+	c.apply(ch)
+	if c.holder(1, 1) != "b=stopping" || c.holder(1, 0) != "a=active" {
+		t.Fatalf("after down: rank 0 %s, rank 1 %s", c.holder(1, 0), c.holder(1, 1))
+	}
+	c.until(6, "no rank in", func() bool { return len(c.m.FS[1].In) == 0 })
+	if got := c.m.Summary(); got != "cephfs:0 3 up:standby" {
+		t.Fatalf("down: %s", got)
+	}
+	c.run(3)
+	if len(c.m.FS[1].In) != 0 {
+		t.Fatalf("a down file system got ranks: %v", c.m.FS[1].In)
+	}
+	ch = Begin(c.m)
+	ch.Map.FS[1].Flags &^= mdsmap.Down
+	ch.event("up")
+	ch.Assign()
+	c.apply(ch)
+	if c.holder(1, 0) != "a=creating" {
+		t.Fatalf("after down false: rank 0 %s", c.holder(1, 0))
+	}
+}
