@@ -243,14 +243,15 @@ func FuzzDecodeIncremental(f *testing.F) {
 	})
 }
 
-// asVersion1 rewrites a version 2 map encoding (MarshalBinary form) as
-// version 1 wrote it: the same body without the three ratios at its end.
+// asVersion1 rewrites a version 3 map encoding (MarshalBinary form) of a
+// map without blocklist as version 1 wrote it: the same body without the
+// three ratios and the empty blocklist at its end.
 func asVersion1(t *testing.T, data []byte) []byte {
 	t.Helper()
-	const ratios = 12
+	const ratios = 12 + 1
 	hdr := len(mapMagic)
-	if data[hdr] != 2 || data[hdr+1] != 1 {
-		t.Fatalf("map envelope is version %d compat %d, want 2 and 1", data[hdr], data[hdr+1])
+	if data[hdr] != 3 || data[hdr+1] != 1 || data[len(data)-1] != 0 {
+		t.Fatalf("map envelope is version %d compat %d, want 3 and 1 with an empty blocklist", data[hdr], data[hdr+1])
 	}
 	v1 := bytes.Clone(data[:len(data)-ratios])
 	v1[hdr] = 1

@@ -62,6 +62,17 @@ func TestFSCommandsOnLaunchedCluster(t *testing.T) {
 	if out := c.cli("fs", "ls"); out != "No filesystems enabled\n" {
 		t.Fatalf("fs ls after rm: %q", out)
 	}
+	c.cli("osd", "blocklist", "add", "10.0.0.5:6800/77", "600")
+	var bl []struct {
+		Addr string `json:"addr"`
+	}
+	if err := json.Unmarshal([]byte(c.cli("--format", "json", "osd", "blocklist", "ls")), &bl); err != nil || len(bl) != 1 || bl[0].Addr != "10.0.0.5:6800/77" {
+		t.Fatalf("osd blocklist ls: %v %+v", err, bl)
+	}
+	c.cli("osd", "blocklist", "rm", "10.0.0.5:6800/77")
+	if out := c.cli("osd", "blocklist", "ls"); out != "listed 0 entries\n" {
+		t.Fatalf("osd blocklist ls after rm: %q", out)
+	}
 	var stat struct {
 		Epoch       int `json:"epoch"`
 		FileSystems int `json:"filesystems"`

@@ -129,6 +129,19 @@ func TestMDSStandbyReplacesSilentRank(t *testing.T) {
 		if got := c.Run("mds stat").Text; got != "cephfs:1 {0=b=up:active}\n" {
 			t.Fatalf("mds stat after failover: %q", got)
 		}
+		// The leader fences a's incarnation in the OSD map at its next
+		// tick: within a couple of b's beacons.
+		var seq uint64
+		for i := 0; i < 3 && !c.Map().IsBlocklisted("mds-a:6800/1", time.Now()); i++ {
+			r, err := b.s.Next(ctx, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq = r.Seq
+		}
+		if bl := c.Map().BlocklistAddrs(); len(bl) != 1 || !c.Map().IsBlocklisted("mds-a:6800/1", time.Now()) {
+			t.Fatalf("blocklist after failover: %v", bl)
+		}
 		if h := c.Run("health").Text; !contains(h, "MDS_INSUFFICIENT_STANDBY") && !contains(h, "insufficient standby") {
 			t.Fatalf("health after failover: %s", h)
 		}

@@ -26,9 +26,12 @@
 // standbys in one epoch. A new leader (Tick not called for a while)
 // first gives every daemon a fresh grace, as Ceph's MDSMonitor does.
 //
-// The OSD map has no blocklist yet: the addresses of failed rank holders
-// that should be fenced are logged and named in the command's reply, for
-// the OSD-map step that adds the blocklist to act on.
+// A failed rank holder is fenced: every monitor notes its address and
+// nonce as it applies the change, and the leader's next Tick sends "osd
+// blocklist add ADDR/NONCE" to the OSD-map service (for a day), so that
+// the OSDs, once they enforce the blocklist, refuse its writes. A
+// leadership change between the two can lose a fence (the note is in
+// memory); the next step, with the MDS, should keep it in the map.
 //
 // Concurrency: the driver calls it from one goroutine (moncmd.Service's
 // contract). Maps it returns are immutable. Start with service.go.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mon/mdsmon/failover"
@@ -60,7 +61,18 @@ type Service struct {
 	// lastTick is when Tick last ran (the leader's), to tell a new
 	// leadership.
 	lastTick time.Time
+	// fences are failed daemons' addresses still to blocklist in the OSD
+	// map: every monitor collects them as it applies changes, the
+	// leader's Tick sends them (at most maxFences, the newest).
+	fences []string
 }
+
+// maxFences bounds the fences a monitor keeps to send.
+const maxFences = 1024
+
+// FenceExpire is how long a failed MDS stays blocklisted (Ceph's
+// mon_mds_blocklist_interval: a day).
+const FenceExpire = 24 * time.Hour
 
 var _ moncmd.Service = (*Service)(nil)
 
@@ -199,7 +211,11 @@ func (s *Service) Apply(b *monstore.Batch, data []byte, now time.Time) (moncmd.R
 		s.log.Info("mds map", "epoch", next.Epoch, "change", e)
 	}
 	if len(p.fence) > 0 {
-		s.log.Warn("failed MDS daemons to fence (the OSD map has no blocklist yet)", "addrs", p.fence)
+		s.log.Info("fencing failed MDS daemons", "addrs", p.fence)
+		s.fences = append(s.fences, p.fence...)
+		if n := len(s.fences); n > maxFences {
+			s.fences = slices.Clone(s.fences[n-maxFences:])
+		}
 	}
 	r := moncmd.Reply{Status: p.status}
 	if p.beacon != nil {
@@ -221,20 +237,27 @@ func epochOf(m *mdsmap.Map) mdsmap.Epoch {
 // become the leader (Ticks come every second on the leader).
 const newLeaderAfter = 3 * time.Second
 
-// Tick implements moncmd.Service: it proposes "mds failover" when a
-// daemon is laggy or a rank can be assigned. A new leader first resets
-// liveness, so no daemon is laggy for beacons its predecessor heard.
+// Tick implements moncmd.Service: it blocklists the daemons failed since
+// the last tick ("osd blocklist add ADDR/NONCE" for FenceExpire), and
+// proposes "mds failover" when a daemon is laggy or a rank can be
+// assigned. A new leader first resets liveness, so no daemon is laggy
+// for beacons its predecessor heard.
 func (s *Service) Tick(now time.Time) []moncmd.Command {
 	if s.lastTick.IsZero() || now.Sub(s.lastTick) > newLeaderAfter {
 		s.live.Reset(s.m, now)
 	}
 	s.lastTick = now
+	var cmds []moncmd.Command
+	for _, a := range s.fences {
+		cmds = append(cmds, moncmd.New("osd blocklist add", "addr", a, "expire", strconv.Itoa(int(FenceExpire/time.Second))))
+	}
+	s.fences = nil
 	if len(s.m.Daemons) == 0 {
-		return nil
+		return cmds
 	}
 	laggy := s.live.Laggy(s.m, now, s.grace())
-	if !failover.Plan(s.m, laggy).Changed() {
-		return nil
+	if failover.Plan(s.m, laggy).Changed() {
+		cmds = append(cmds, failoverCommand(laggy))
 	}
-	return []moncmd.Command{failoverCommand(laggy)}
+	return cmds
 }

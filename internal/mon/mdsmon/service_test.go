@@ -140,6 +140,11 @@ func TestBeaconsAndFailover(t *testing.T) {
 	for range 4 {
 		second()
 	}
+	// The failed holder's incarnation is blocklisted in the OSD map.
+	if bl := m.osd.Map().BlocklistAddrs(); len(bl) != 1 || bl[0] != "10.1.0.1:68a/1" ||
+		!m.osd.Map().IsBlocklisted("10.1.0.1:68a/1", m.now) || m.osd.Map().IsBlocklisted("10.1.0.1:68a/2", m.now) {
+		t.Fatalf("blocklist %v", bl)
+	}
 	if got := m.mds.Map().Summary(); got != "cephfs:1 {0=b=up:active}" {
 		t.Fatalf("after failover: %s", got)
 	}

@@ -43,6 +43,10 @@ func (c *Change) event(format string, args ...any) {
 	c.Events = append(c.Events, fmt.Sprintf(format, args...))
 }
 
+// FenceAddr is the blocklist entry that fences d's incarnation:
+// "ADDR/NONCE", so that its restart (a new nonce) is not fenced.
+func FenceAddr(d *mdsmap.Daemon) string { return fmt.Sprintf("%s/%d", d.Addr, d.Nonce) }
+
 // Fail removes daemon g: a rank it holds becomes failed (and its address
 // is fenced), a rank it follows loses its follower. why says what
 // happened, for the event.
@@ -56,7 +60,7 @@ func (c *Change) Fail(g mdsmap.GID, why string) {
 		f := m.FS[d.FS]
 		delete(f.Up, d.Rank)
 		f.Modified = m.Epoch
-		c.Fence = append(c.Fence, d.Addr)
+		c.Fence = append(c.Fence, FenceAddr(d))
 		c.event("mds.%s (gid %d) failed, %s: rank %s:%d (%s) is failed", d.Name, g, why, f.Name, d.Rank, d.State)
 	} else {
 		c.event("mds.%s (gid %d, %s) removed: %s", d.Name, g, d.State, why)

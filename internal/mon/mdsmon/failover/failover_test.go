@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestSilentRankReplacedAfterGrace(t *testing.T) {
 	if took != 5 {
 		t.Errorf("b took rank 0 after %d s, want 5 (grace 4 s, ticks every second)", took)
 	}
-	if c.holder(1, 0) != "b=replay" || !slices.Equal(c.fenced, []string{"addr-a"}) {
+	if c.holder(1, 0) != "b=replay" || !slices.Equal(c.fenced, []string{fmt.Sprintf("addr-a/%d", 1<<32|1)}) {
 		t.Fatalf("rank 0 %s, fenced %v", c.holder(1, 0), c.fenced)
 	}
 	c.until(4, "b active", func() bool { return c.holder(1, 0) == "b=active" })
@@ -123,7 +124,7 @@ func TestNewIncarnationReplacesOld(t *testing.T) {
 	c.run(2)
 	c.start("a")
 	c.run(1)
-	if c.holder(1, 0) != "b=replay" || !slices.Equal(c.fenced, []string{"addr-a"}) {
+	if c.holder(1, 0) != "b=replay" || !slices.Equal(c.fenced, []string{fmt.Sprintf("addr-a/%d", 1<<32|1)}) {
 		t.Fatalf("rank 0 %s, fenced %v", c.holder(1, 0), c.fenced)
 	}
 	if d := c.m.DaemonByName("a"); d == nil || d.State != mdsmap.StateStandby {
