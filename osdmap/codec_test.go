@@ -182,6 +182,12 @@ func FuzzDecodeMap(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	withBL := change(f, sampleMaps(f)[1], func(s *Spec) {
+		s.Blocklist = map[string]time.Time{"10.0.0.1:6800/7": time.Unix(2e9, 0), "10.0.0.2": time.Unix(2e9, 5)}
+	})
+	if data, err := withBL.MarshalBinary(); err == nil {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := UnmarshalMap(data)
 		if err != nil {
@@ -214,6 +220,12 @@ func FuzzDecodeIncremental(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		f.Add(data)
+	}
+	bl := maps[0].NewIncremental()
+	bl.NewBlocklist = map[string]time.Time{"10.0.0.1:6800/7": time.Unix(2e9, 0)}
+	bl.OldBlocklist = []string{"10.0.0.3"}
+	if data, err := bl.MarshalBinary(); err == nil {
 		f.Add(data)
 	}
 	base := maps[0]
