@@ -27,7 +27,7 @@ const (
 	mapVersion  = 3
 	incVersion  = 3
 	osdVersion  = 1
-	poolVersion = 3
+	poolVersion = 4
 )
 
 // Encode appends m to e:
@@ -284,6 +284,11 @@ func decodeOSD(d *encoding.Decoder) OSD {
 //	version 3 appends pg_num_target and pgp_num_target (uvarints, the
 //	effective values: Targets); a version 1 or 2 pool decodes with its
 //	targets equal to pg_num and pgp_num (none pending).
+//	version 4 appends the autoscaler's settings: pg_autoscale_mode (u8),
+//	target_size_bytes (uvarint), target_size_ratio and pg_autoscale_bias
+//	(float64 bits, u64 each; bias 0 is the default, 1); an older pool
+//	decodes with mode warn, no target and the default bias. They are
+//	hints, so compat stays: an older decoder skips them.
 func encodePool(e *encoding.Encoder, p *Pool) {
 	compat := uint8(1)
 	if p.SnapSeq > 0 {
@@ -304,6 +309,10 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	pgNum, pgpNum := p.Targets()
 	e.Uvarint(uint64(pgNum))
 	e.Uvarint(uint64(pgpNum))
+	e.Uint8(uint8(p.AutoscaleMode))
+	e.Uvarint(p.TargetSizeBytes)
+	e.Uint64(math.Float64bits(p.TargetSizeRatio))
+	e.Uint64(math.Float64bits(p.AutoscaleBias))
 	e.End(mark)
 }
 
@@ -326,6 +335,12 @@ func decodePool(d *encoding.Decoder) Pool {
 	if version >= 3 {
 		pgNum, pgpNum := decodeU32(d), decodeU32(d)
 		p.SetTargets(pgNum, pgpNum)
+	}
+	if version >= 4 {
+		p.AutoscaleMode = AutoscaleMode(d.Uint8())
+		p.TargetSizeBytes = d.Uvarint()
+		p.TargetSizeRatio = math.Float64frombits(d.Uint64())
+		p.SetBias(math.Float64frombits(d.Uint64()))
 	}
 	d.End()
 	if d.Err() == nil {

@@ -175,7 +175,21 @@ func TestIncrementalDecodeRejectsBadInput(t *testing.T) {
 }
 
 func FuzzDecodeMap(f *testing.F) {
-	for _, m := range sampleMaps(f)[:6] {
+	samples := sampleMaps(f)[:6]
+	// One with the autoscaler's settings on every pool (pool version 4).
+	spec := samples[5].Spec()
+	for i := range spec.Pools {
+		spec.Pools[i].AutoscaleMode, spec.Pools[i].TargetSizeBytes = AutoscaleOn, 1<<40
+		spec.Pools[i].TargetSizeRatio, spec.Pools[i].AutoscaleBias = 0.25, 4
+	}
+	if len(spec.Pools) == 0 {
+		f.Fatal("sample map 5 has no pools")
+	}
+	scaled, err := New(spec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, m := range append(samples, scaled) {
 		data, err := m.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)

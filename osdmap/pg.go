@@ -79,3 +79,33 @@ func PGMask(n uint32) uint32 {
 	}
 	return uint32(1)<<bits.Len32(n-1) - 1
 }
+
+// SplitBits returns how many low hash bits select PG seed's objects with
+// pgNum PGs (Ceph's pg_t::get_split_bits): an object is in the PG exactly
+// when its hash's low SplitBits bits equal seed. With pgNum a power of two
+// every PG has the same number; otherwise the PGs whose sibling (seed plus
+// half the mask) does not exist yet keep one bit fewer, holding twice the
+// hashes.
+func SplitBits(seed, pgNum uint32) uint8 {
+	if pgNum <= 1 {
+		return 0
+	}
+	k := uint8(bits.Len32(pgNum - 1)) // the mask has k bits
+	half := uint32(1) << (k - 1)
+	if seed < half && seed+half >= pgNum {
+		return k - 1
+	}
+	return k
+}
+
+// BitwiseRange returns the reversed hashes (objid's BitwiseKey) of PG
+// seed's objects with pgNum PGs: the range [start, end), end at most
+// 1<<32. Objects sort by reversed hash, and a PG's hashes share their low
+// SplitBits bits, so each PG holds one contiguous stretch of that order and
+// the PGs' stretches tile it. A split cuts a PG's stretch in parts and a
+// merge joins them: a position in that order stays meaningful across both
+// (the basis of a pool listing that neither repeats nor skips objects).
+func BitwiseRange(seed, pgNum uint32) (start, end uint64) {
+	start = uint64(bits.Reverse32(seed))
+	return start, start + 1<<(32-SplitBits(seed, pgNum))
+}

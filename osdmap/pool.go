@@ -138,6 +138,16 @@ type Pool struct {
 	// RemovedSnaps are the snapshot ids removed in either mode: the
 	// OSDs trim clones that only they needed.
 	RemovedSnaps SnapIntervals
+
+	// The autoscaler's settings (autoscale.go; Ceph's pool options of
+	// the same names): its mode, the size the operator expects the pool
+	// to reach (in bytes of one copy, or as a share of its CRUSH root's
+	// capacity; the ratio wins when both are set), and the factor its
+	// ideal PG count is multiplied by (0 means 1: Bias).
+	AutoscaleMode   AutoscaleMode
+	TargetSizeBytes uint64
+	TargetSizeRatio float64
+	AutoscaleBias   float64
 }
 
 // Targets returns where pg_num and pgp_num are headed: the targets, or
@@ -215,6 +225,7 @@ func (p *Pool) String() string {
 	for _, sn := range p.Snaps {
 		s += fmt.Sprintf("\n\tsnap %d '%s' %s", sn.ID, sn.Name, sn.Created.Format("2006-01-02T15:04:05.000000Z"))
 	}
+	s += p.autoscaleString()
 	if len(p.RemovedSnaps) > 0 {
 		s += "\n\tremoved_snaps " + p.RemovedSnaps.String()
 	}
@@ -245,6 +256,9 @@ func (p *Pool) validate() error {
 		return fmt.Errorf("pool %d: pgp_num_target %d above pg_num_target %d", p.ID, pn, n)
 	case p.CrushRule < 0:
 		return fmt.Errorf("pool %d: negative crush rule %d", p.ID, p.CrushRule)
+	}
+	if err := p.validateAutoscale(); err != nil {
+		return err
 	}
 	return p.validateSnaps()
 }

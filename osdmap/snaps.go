@@ -245,3 +245,74 @@ func (p *Pool) validateSnaps() error {
 	}
 	return nil
 }
+
+// Subtract returns the ids of s that are not in t; s and t are unchanged.
+func (s SnapIntervals) Subtract(t SnapIntervals) SnapIntervals {
+	var out SnapIntervals
+	for _, iv := range s {
+		start, end := iv.Start, iv.End()
+		for _, cut := range t {
+			if cut.End() <= start || cut.Start >= end {
+				continue
+			}
+			if cut.Start > start {
+				out = append(out, SnapInterval{Start: start, Len: cut.Start - start})
+			}
+			start = max(start, cut.End())
+			if start >= end {
+				break
+			}
+		}
+		if start < end {
+			out = append(out, SnapInterval{Start: start, Len: end - start})
+		}
+	}
+	return out
+}
+
+// Intersect returns the ids in both s and t; s and t are unchanged.
+func (s SnapIntervals) Intersect(t SnapIntervals) SnapIntervals {
+	var out SnapIntervals
+	i, j := 0, 0
+	for i < len(s) && j < len(t) {
+		start, end := max(s[i].Start, t[j].Start), min(s[i].End(), t[j].End())
+		if start < end {
+			out = append(out, SnapInterval{Start: start, Len: end - start})
+		}
+		if s[i].End() < t[j].End() {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// Union returns the ids in s or t; s and t are unchanged.
+func (s SnapIntervals) Union(t SnapIntervals) SnapIntervals {
+	all := append(slices.Clone(s), t...)
+	slices.SortFunc(all, func(a, b SnapInterval) int {
+		switch {
+		case a.Start < b.Start:
+			return -1
+		case a.Start > b.Start:
+			return 1
+		}
+		return 0
+	})
+	var out SnapIntervals
+	for _, iv := range all {
+		if n := len(out); n > 0 && iv.Start <= out[n-1].End() {
+			if iv.End() > out[n-1].End() {
+				out[n-1].Len = iv.End() - out[n-1].Start
+			}
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+// Validate reports what makes s not a canonical set of snapshot ids
+// (for decoders of sets stored outside the map).
+func (s SnapIntervals) Validate() error { return s.validate() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -169,18 +170,24 @@ func encodedPool(p *Pool) []byte {
 
 // Maps stored before pools had snapshots hold version 1 pools: they must
 // decode as pools without snapshots; version 2 pools (before pg_num and
-// pgp_num targets) decode with no target pending.
+// pgp_num targets) decode with no target pending; version 3 pools (before
+// the autoscaler's settings) decode in mode warn with no target size and
+// the default bias.
 func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 	p := replicatedPool(1, 8)
 	data := encodedPool(&p)
 	if data[0] != poolVersion || data[1] != 1 {
 		t.Fatalf("pool without snaps: version %d compat %d, want %d and 1", data[0], data[1], poolVersion)
 	}
-	// Version 3 of a pool with pg_num and pgp_num 8 and no target pending
-	// ends in the targets (8, 8); version 2 of a pool without snaps ends
-	// in three zero bytes: snap_seq, no snaps, no removed snaps.
-	if !bytes.HasSuffix(data, []byte{0, 0, 0, 8, 8}) {
-		t.Fatalf("pool encoding % x does not end in empty snap fields and targets 8 8", data)
+	// Version 4 of a pool with the autoscaler's defaults ends in mode
+	// warn (0), no target bytes (0) and two zero float64s (18 bytes);
+	// version 3 of a pool with pg_num and pgp_num 8 and no target
+	// pending ends in the targets (8, 8); version 2 of a pool without
+	// snaps ends in three zero bytes: snap_seq, no snaps, no removed
+	// snaps.
+	autoscaleTail := make([]byte, 18)
+	if !bytes.HasSuffix(data, append([]byte{0, 0, 0, 8, 8}, autoscaleTail...)) {
+		t.Fatalf("pool encoding % x does not end in empty snap fields, targets 8 8 and default autoscale settings", data)
 	}
 	older := func(data []byte, version uint8, drop int) []byte {
 		old := bytes.Clone(data[:len(data)-drop])
@@ -188,8 +195,9 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 		binary.LittleEndian.PutUint32(old[2:], binary.LittleEndian.Uint32(old[2:])-uint32(drop))
 		return old
 	}
-	v2 := older(data, 2, 2)
-	for _, old := range [][]byte{v2, older(v2, 1, 3)} {
+	v3 := older(data, 3, len(autoscaleTail))
+	v2 := older(v3, 2, 2)
+	for _, old := range [][]byte{v3, v2, older(v2, 1, 3)} {
 		d := encoding.NewDecoder(old)
 		got := decodePool(d)
 		if err := d.Finish(); err != nil {
@@ -233,5 +241,50 @@ func TestPoolDecodeRejectsBadSnaps(t *testing.T) {
 		if err := d.Finish(); !errors.Is(err, encoding.ErrCorrupt) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// The autoscaler's settings survive a round trip, and the default bias
+// is stored as 0 whichever way it was set.
+func TestPoolAutoscaleSettingsRoundTrip(t *testing.T) {
+	p := replicatedPool(1, 8)
+	p.AutoscaleMode, p.TargetSizeBytes, p.TargetSizeRatio = AutoscaleOn, 1<<40, 0.25
+	p.SetBias(4)
+	d := encoding.NewDecoder(encodedPool(&p))
+	if got := decodePool(d); d.Finish() != nil || !got.Equal(&p) {
+		t.Fatalf("pool with autoscale settings decodes as %+v (%v), want %+v", got, d.Err(), p)
+	}
+	if got, want := p.String(), "autoscale_mode on target_size_bytes 1099511627776 target_size_ratio 0.25 pg_autoscale_bias 4"; !strings.HasSuffix(got, want) {
+		t.Fatalf("String() = %q, want suffix %q", got, want)
+	}
+	p.SetBias(1)
+	if p.AutoscaleBias != 0 || p.Bias() != 1 {
+		t.Fatalf("SetBias(1) stores %v (Bias %v), want 0 (1)", p.AutoscaleBias, p.Bias())
+	}
+	for name, f := range map[string]func(p *Pool){
+		"mode":           func(p *Pool) { p.AutoscaleMode = 3 },
+		"negative ratio": func(p *Pool) { p.TargetSizeRatio = -0.5 },
+		"NaN ratio":      func(p *Pool) { p.TargetSizeRatio = math.NaN() },
+		"infinite ratio": func(p *Pool) { p.TargetSizeRatio = math.Inf(1) },
+		"bias too large": func(p *Pool) { p.AutoscaleBias = MaxAutoscaleBias + 1 },
+		"negative bias":  func(p *Pool) { p.AutoscaleBias = -1 },
+	} {
+		q := replicatedPool(1, 8)
+		f(&q)
+		if err := q.validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		d := encoding.NewDecoder(encodedPool(&q))
+		if decodePool(d); d.Finish() == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	for _, s := range []string{"on", "warn", "off"} {
+		if m, err := ParseAutoscaleMode(s); err != nil || m.String() != s {
+			t.Errorf("ParseAutoscaleMode(%q) = %v, %v", s, m, err)
+		}
+	}
+	if _, err := ParseAutoscaleMode("auto"); err == nil {
+		t.Error("ParseAutoscaleMode(auto) accepted")
 	}
 }

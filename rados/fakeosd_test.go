@@ -190,8 +190,10 @@ func (o *fakeOSD) list(from msgr.Peer, m *osdmap.Map, op wire.OSDOp) {
 		cursor = next
 	}
 	res := wire.ObjectOpResult{Objects: out, More: !cursor.IsMax()}
-	if res.More {
+	if _, end := osdmap.BitwiseRange(op.PG.Seed, m.Pool(op.PG.Pool).PGNum); res.More {
 		res.Cursor = cursor
+	} else if end < 1<<32 {
+		res.Cursor = objid.ID{Pool: op.PG.Pool, Hash: objid.ReverseBits(uint32(end))}
 	}
 	o.send(from, &op, wire.OSDOpReply{Tid: op.Req.Tid, Epoch: uint64(m.Epoch()), Flags: wire.ReplyApplied | wire.ReplyCommitted,
 		Ops: []wire.ObjectOpResult{res}}, false)

@@ -8,7 +8,6 @@ import (
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
-	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // ListEntry names one object found by a listing.
@@ -18,13 +17,17 @@ type ListEntry struct {
 	Name      string
 }
 
-// Cursor is a position in a pool listing: the PG being listed and the
-// object to resume at. The zero Cursor starts a listing. A cursor
-// survives the client: MarshalBinary and UnmarshalBinary store it.
+// Cursor is a position in a pool listing. A listing walks the pool in
+// the objects' sort order (by reversed hash, as Ceph's bitwise order),
+// not PG by PG: each PG holds one stretch of that order
+// (osdmap.BitwiseRange), so a position means the same whether the pool
+// has split or merged its PGs since, and a listing running across a
+// change of pg_num neither repeats nor skips an object. The zero Cursor
+// starts a listing. A cursor survives the client: MarshalBinary and
+// UnmarshalBinary store it.
 type Cursor struct {
 	pool int64
-	pg   uint32   // index of the PG listed
-	obj  objid.ID // the first object not yet listed in it (zero: its start)
+	at   objid.ID // the first object not yet listed, or the first position of a PG
 	done bool
 }
 
@@ -35,21 +38,22 @@ func (c Cursor) String() string {
 	if c.done {
 		return "end"
 	}
-	return fmt.Sprintf("pg %d.%x at %v", c.pool, c.pg, c.obj)
+	return fmt.Sprintf("pool %d at %v", c.pool, c.at)
 }
 
-// cursorVersion is the version of the cursor's encoding.
-const cursorVersion = 1
+// cursorVersion is the version of the cursor's encoding. Version 1
+// cursors named a PG by its index, an order that a split reshuffles: they
+// are refused.
+const cursorVersion = 2
 
-// MarshalBinary encodes the cursor: version 1: pool varint, pg u32,
-// done bool, object.
+// MarshalBinary encodes the cursor: version 2: pool varint, done bool,
+// position (an object).
 func (c Cursor) MarshalBinary() ([]byte, error) {
 	var e encoding.Encoder
-	mk := e.Begin(cursorVersion, 1)
+	mk := e.Begin(cursorVersion, cursorVersion)
 	e.Varint(c.pool)
-	e.Uint32(c.pg)
 	e.Bool(c.done)
-	c.obj.Encode(&e)
+	c.at.Encode(&e)
 	e.End(mk)
 	return e.Data(), nil
 }
@@ -57,33 +61,36 @@ func (c Cursor) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes what MarshalBinary wrote.
 func (c *Cursor) UnmarshalBinary(b []byte) error {
 	d := encoding.NewDecoder(b)
-	d.Begin(cursorVersion)
+	v := d.Begin(cursorVersion)
+	if d.Err() == nil && v < cursorVersion {
+		return fmt.Errorf("rados: decode cursor: %w: a version %d cursor, from an older Cuttle's listing order: start the listing again", ErrInvalid, v)
+	}
 	var n Cursor
 	n.pool = d.Varint()
-	n.pg = d.Uint32()
 	n.done = d.Bool()
-	n.obj = objid.Decode(d)
+	n.at = objid.Decode(d)
 	d.End()
 	if err := d.Finish(); err != nil {
 		return fmt.Errorf("rados: decode cursor: %w", err)
 	}
-	if n.obj.IsMax() {
-		return fmt.Errorf("rados: decode cursor: %w: max object", encoding.ErrCorrupt)
+	if n.at.IsMax() || (!n.done && n.at.Pool != n.pool) {
+		return fmt.Errorf("rados: decode cursor: %w: position %v in pool %d", encoding.ErrCorrupt, n.at, n.pool)
 	}
 	*c = n
 	return nil
 }
 
 // ListObjects lists up to limit objects of the pool (in the IOContext's
-// namespace, or all with AllNamespaces) from cursor, PG by PG, and
-// returns them with the cursor to continue from. Objects written or
-// removed during a listing may or may not be listed.
+// namespace, or all with AllNamespaces) from cursor, and returns them with
+// the cursor to continue from. Objects written or removed during a
+// listing may or may not be listed; the others are listed once, however
+// the pool's PGs split or merge meanwhile.
 func (io *IOContext) ListObjects(ctx context.Context, cursor Cursor, limit int) ([]ListEntry, Cursor, error) {
 	if cursor.done {
 		return nil, cursor, nil
 	}
 	if cursor == (Cursor{}) {
-		cursor.pool = io.pool
+		cursor = Cursor{pool: io.pool, at: objid.ID{Pool: io.pool}}
 	}
 	if cursor.pool != io.pool {
 		return nil, cursor, fmt.Errorf("%w: cursor of pool %d used in pool %d", ErrInvalid, cursor.pool, io.pool)
@@ -91,42 +98,42 @@ func (io *IOContext) ListObjects(ctx context.Context, cursor Cursor, limit int) 
 	limit = max(limit, 1)
 	ns := io.Namespace()
 	var out []ListEntry
-	for len(out) < limit {
-		p := io.conn.obj.currentMap().Pool(io.pool)
-		if p == nil {
-			return out, cursor, fmt.Errorf("%w: id %d", ErrPoolNotFound, io.pool)
-		}
-		if cursor.pg >= p.PGNum {
-			cursor.done = true
-			break
-		}
-		res, err := io.listPG(ctx, osdmap.PG{Pool: io.pool, Seed: cursor.pg}, cursor.obj, ns, limit-len(out))
+	for len(out) < limit && !cursor.done {
+		res, err := io.listFrom(ctx, cursor.at, ns, limit-len(out))
 		if err != nil {
 			return out, cursor, err
 		}
 		for _, id := range res.Objects {
 			out = append(out, ListEntry{Namespace: id.Namespace, Key: id.Key, Name: id.Name})
 		}
-		if res.More {
-			cursor.obj = res.Cursor
-		} else {
-			cursor.pg++
-			cursor.obj = objid.ID{}
-		}
+		next, done := nextPosition(res)
+		cursor.at, cursor.done = next, done
 	}
 	return out, cursor, nil
 }
 
-// listPG lists one PG from start.
-func (io *IOContext) listPG(ctx context.Context, pg osdmap.PG, start objid.ID, ns string, max int) (*wire.ObjectOpResult, error) {
+// nextPosition says where a listing goes on after a PG's answer res:
+// within that PG while it has more, else at the next PG's first position,
+// which its OSD names as its map cuts the pool (zero after the last PG).
+func nextPosition(res *wire.ObjectOpResult) (objid.ID, bool) {
+	if !res.More && res.Cursor == (objid.ID{}) {
+		return objid.ID{}, true
+	}
+	return res.Cursor, false
+}
+
+// listFrom lists the PG that holds position at, from there; the objecter
+// finds that PG from at's hash under its current map, and finds it again
+// when the OSD answers ESTALE because its map has split or merged it.
+func (io *IOContext) listFrom(ctx context.Context, at objid.ID, ns string, max int) (*wire.ObjectOpResult, error) {
 	lop := wire.ObjectOp{Code: wire.OpListObjects, Length: uint64(max), Name: ns}
 	if ns == AllNamespaces {
 		lop.Name, lop.Flags = "", wire.ListAllNamespaces
 	}
 	comp := newCompletion(false)
 	var res wire.ObjectOpResult
-	p := &op{name: "list " + pg.String(), fixedPG: true, comp: comp,
-		msg: wire.OSDOp{PG: pg, Object: start, Ops: []wire.ObjectOp{lop}},
+	p := &op{name: "list from " + at.String(), comp: comp,
+		msg: wire.OSDOp{Object: at, Ops: []wire.ObjectOp{lop}},
 		onReply: func(r *wire.OSDOpReply) {
 			if len(r.Ops) > 0 {
 				res = r.Ops[0]
@@ -135,6 +142,10 @@ func (io *IOContext) listPG(ctx context.Context, pg osdmap.PG, start objid.ID, n
 	io.conn.obj.submit(ctx, p, false, io.conn.opTimeout(ctx))
 	if err := comp.waitOp(ctx); err != nil {
 		return nil, err
+	}
+	if (res.More || res.Cursor != objid.ID{}) && objid.Compare(res.Cursor, at) <= 0 {
+		// Going on from there would list objects again, or never end.
+		return nil, fmt.Errorf("rados: list from %v: the OSD answered position %v, not past it: %w", at, res.Cursor, ErrInvalid)
 	}
 	return &res, nil
 }

@@ -51,6 +51,7 @@ var layers = []struct {
 	{"osdmap", layerModels},
 	{"mdsmap", layerModels},
 	{"internal/balancer", layerModels},
+	{"internal/autoscale", layerModels},
 	{"internal/auth", layerModels},
 
 	{"internal/config", layerModels},
@@ -69,6 +70,7 @@ var layers = []struct {
 	{"internal/osd/...", layerCores},
 	{"rados", layerCores},
 
+	{"striper/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
@@ -94,6 +96,7 @@ var sameLayerImports = map[string][]string{
 	"crush/crushtext":               {"crush"},
 	"osdmap":                        {"crush"},
 	"internal/balancer":             {"crush", "osdmap"},
+	"internal/autoscale":            {"crush", "osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
@@ -124,6 +127,19 @@ var sameLayerImports = map[string][]string{
 	"internal/osd":         {"internal/osd/..."},
 	"internal/osd/peering": {"internal/osd/pglog"},
 	"internal/osd/split":   {"internal/osd/pglog"},
+
+	// L4: the striper does its I/O with its layout arithmetic.
+	"striper": {"striper/layout"},
+	// The MDS journal is a file striped over the metadata pool.
+	"internal/mds/journal": {"striper", "striper/layout"},
+	// The autoscaler's service raises health checks, as osdmon and
+	// pgmon do.
+	"internal/mon/autoscalemon": {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health"},
+	// Inodes carry their file layout.
+	"internal/mds/mdtypes": {"striper/layout"},
+	// The namespace's store writes mdtypes' values (and files' default
+	// layouts) in RADOS objects.
+	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the

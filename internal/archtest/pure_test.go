@@ -22,6 +22,10 @@ var pureCores = []string{
 	"internal/osd/watch",
 	"internal/osd/split",
 	"internal/balancer",
+	"striper/layout",
+	"internal/autoscale",
+	"internal/mds/locker",
+	"internal/mds/mdtypes",
 	"internal/mon/mdsmon/failover",
 }
 

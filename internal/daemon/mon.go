@@ -11,10 +11,12 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/autoscale"
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/mon"
 	"github.com/cuttlestore/cuttle/internal/mon/authmon"
+	"github.com/cuttlestore/cuttle/internal/mon/autoscalemon"
 	"github.com/cuttlestore/cuttle/internal/mon/balancermon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/mdsmon"
@@ -174,7 +176,9 @@ func RunMon(ctx context.Context, cfg MonConfig) error {
 // by NewMon for the auth mode), and the commands that create a new
 // cluster's state: the first OSD map, with an empty hierarchy under root
 // "default" and the rule replicated_rule. The PG statistics, the
-// balancer and the MDS map read the OSD map as applied. This is the one list: `cuttle mon run` and the
+// balancer, the autoscaler and the MDS map read the OSD map as applied;
+// the autoscaler reads the PG statistics' usage too, the MDS map their
+// object counts. This is the one list: `cuttle mon run` and the
 // simulator both assemble monitors through NewMon.
 func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Command, error) {
 	conf := configmon.New(log.WithGroup("config"))
@@ -186,9 +190,15 @@ func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Comm
 	osd.SetPGStats(pgs) // the pgp_num steps wait on the PG statistics
 	bal := balancermon.New(balancermon.Config{Map: osd.Map, Options: conf.View("mon"), Unclean: pgs.UncleanRatio,
 		Logger: log.WithGroup("balancer")})
+	// CanShrink stays false until the OSDs merge PGs ("osd pool set
+	// pg_num" refuses to shrink until then).
+	scaler := autoscalemon.New(autoscalemon.Config{Map: osd.Map, Options: conf.View("mon"),
+		Usage: func() autoscale.Usage {
+			return autoscale.Usage{Stored: pgs.PoolStored(), Capacity: pgs.OSDCapacity()}
+		}, Logger: log.WithGroup("autoscale")})
 	mds := mdsmon.New(mdsmon.Config{OSDMap: osd.Map, PoolObjects: pgs.PoolObjects, Options: conf.View("mon"),
 		Logger: log.WithGroup("mdsmap")})
-	return []moncmd.Service{osd, pgs, bal, mds, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
+	return []moncmd.Service{osd, pgs, bal, scaler, mds, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
 }
 
 // monKeys is the monitor's key server: the auth database's, where every

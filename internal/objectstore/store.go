@@ -70,6 +70,24 @@ type DeviceReader interface {
 	ReadDevice(ctx context.Context, c CollectionID, o objid.ID, off, length uint64) ([]byte, error)
 }
 
+// AttrStater is implemented by stores that can stat an object and copy
+// up to two of its attributes in one lookup of its metadata (an OSD's
+// write reads the object's size, its info and, in a pool that has had a
+// snapshot, its snap set). StatAttrs returns what Stat returns, with
+// the same errors, and the attributes named in names (an empty name
+// asks for none).
+type AttrStater interface {
+	StatAttrs(ctx context.Context, c CollectionID, o objid.ID, names [2]string) (StatAttrs, error)
+}
+
+// StatAttrs is what AttrStater.StatAttrs returns: Vals[i] is a copy of
+// attribute names[i] if Has[i] (not nil then, if empty).
+type StatAttrs struct {
+	Info ObjectInfo
+	Vals [2][]byte
+	Has  [2]bool
+}
+
 // CRCReader is implemented by stores that verify checksums on reads.
 // ReadCRC reads like Read and also returns the crc32c (Castagnoli) of the
 // bytes it returns, derived from the checksums it verified, so that a

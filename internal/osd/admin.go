@@ -71,6 +71,9 @@ type PGStatus struct {
 	LastScrub     time.Time `json:"last_scrub_stamp"`
 	LastDeepScrub time.Time `json:"last_deep_scrub_stamp"`
 	Inconsistent  []string  `json:"inconsistent_objects,omitempty"`
+	// PurgedSnaps are the removed snapshots the PG has trimmed (its
+	// info's, Ceph's purged_snaps), as "[1~3,7~1]".
+	PurgedSnaps string `json:"purged_snaps"`
 }
 
 // track records r as in flight until done is called.
@@ -140,7 +143,7 @@ func (p *pg) status() PGStatus {
 		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting,
 		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy), PeeringStep: p.peeringStepLocked(),
 		LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Inconsistent: p.inconsistentLocked(),
-		Unfound: len(p.unfound), Missing: p.missingCopies}
+		Unfound: len(p.unfound), Missing: p.missingCopies, PurgedSnaps: p.info.PurgedSnaps.String()}
 }
 
 // stateLocked names the PG's state as Ceph operators know them: peering

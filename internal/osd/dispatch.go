@@ -53,7 +53,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 		}
 		o.handleRepOpReply(from, m)
 	case wire.TypePGQuery, wire.TypePGNotify, wire.TypePGPull, wire.TypePGPush, wire.TypePGActivate, wire.TypePGAck,
-		wire.TypeScrubRequest, wire.TypeScrubMap, wire.TypePGRemove:
+		wire.TypeScrubRequest, wire.TypeScrubMap, wire.TypePGRemove, wire.TypePGInfo:
 		if from.Name.Type != "osd" {
 			o.log.Warn("peering message from a non-OSD", "from", from.Name.String(), "type", msg.Type)
 			return
@@ -123,6 +123,9 @@ func decodePeering(msg msgr.Message) (wire.PGInterval, any, error) {
 		return m.PGInterval, m, err
 	case wire.TypePGRemove:
 		m, err := wire.DecodePGRemove(msg.Payload)
+		return m.PGInterval, m, err
+	case wire.TypePGInfo:
+		m, err := wire.DecodePGInfo(msg.Payload)
 		return m.PGInterval, m, err
 	default:
 		m, err := wire.DecodePGAck(msg.Payload)

@@ -222,6 +222,7 @@ func (o *OSD) createPG(id osdmap.PG, epoch uint64, pgNum uint32) (*pg, error) {
 	var t objectstore.Transaction
 	pglog.CreateTxn(&t, info)
 	setLayoutTxn(&t, id, pgNum)
+	markSnapIndexTxn(&t, id) // empty, and complete (snapindex.go)
 	if err := o.apply(&t); err != nil {
 		return nil, fmt.Errorf("pg %v: %w", id, err)
 	}

@@ -27,6 +27,12 @@ type osdMetrics struct {
 	// Recovery behind client I/O (missing.go).
 	recoveredObjects   prometheus.Counter
 	priorityRecoveries prometheus.Counter
+	// Snap trimming (snaptrim.go): the snap index keys the trimmer read
+	// to find its work, and the trims it ran.
+	snapTrimPasses    prometheus.Counter
+	snapTrimIndexKeys prometheus.Counter
+	snapTrims         prometheus.Counter
+	snapIndexRepairs  prometheus.Counter
 }
 
 func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
@@ -50,12 +56,20 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 			Help: "Object copies this primary pushed to members that lacked them after the PG went active."}),
 		priorityRecoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_priority_recoveries_total",
 			Help: "Objects recovered ahead of the queue because a client wrote to them."}),
+		snapTrimPasses: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trim_passes_total",
+			Help: "PGs the snap trimmer took up because their pool removed snapshots they had not purged."}),
+		snapTrimIndexKeys: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trim_index_keys_total",
+			Help: "Snap index keys the snap trimmer read to find the clones of removed snapshots."}),
+		snapIndexRepairs: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_index_repairs_total",
+			Help: "Snap index entries a replica's deep scrub found wrong (missing, stale or undecodable) and rebuilt from its snap sets."}),
+		snapTrims: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_snap_trims_total",
+			Help: "Objects the snap trimmer queued a trim of."}),
 	}
 	om.readsOK, om.writesOK = om.ops.WithLabelValues("read", "0"), om.ops.WithLabelValues("write", "0")
 	om.readLatency, om.writeLatency = om.latency.WithLabelValues("read"), om.latency.WithLabelValues("write")
 	if reg != nil {
 		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs,
-			om.recoveredObjects, om.priorityRecoveries, pgCollector{o}, reservationCollector{o},
+			om.recoveredObjects, om.priorityRecoveries, om.snapTrimPasses, om.snapTrimIndexKeys, om.snapTrims, om.snapIndexRepairs, pgCollector{o}, reservationCollector{o},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
 				func() float64 {
 					o.inflightMu.Lock()

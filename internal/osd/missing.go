@@ -67,6 +67,9 @@ func (p *pg) notePeerMissingLocked(plan peering.Result, missing map[int32][]obji
 func (p *pg) recoverReplicas(r *peerRun) bool {
 	p.mu.Lock()
 	todo := p.recPlan.Pending()
+	if !todo && p.recoverer == r {
+		p.recoverer = nil
+	}
 	p.mu.Unlock()
 	if !todo {
 		return true
@@ -204,6 +207,7 @@ func (p *pg) recoveryDone(r *peerRun) (done, ended bool) {
 	if p.recPlan.Pending() {
 		return false, false
 	}
+	p.recoverer = nil
 	p.recovering, p.missingCopies = "", 0
 	p.o.statsChanged()
 	p.o.log.Info("recovery: every member is complete", "pg", p.id.String())
@@ -301,6 +305,36 @@ func (p *pg) finishPush(r *peerRun, id objid.ID, recovered []int32) {
 	}
 }
 
+// replicaRefusedLocked notes that member x's store refused a write to
+// ids in this interval (it answered rejectedRepOp, having logged the
+// write with ids missing): x lacks them from now on, so they join the
+// interval's recovery plan and are pushed to it without waiting for the
+// next peering, and client writes to them push them first
+// (recoverFirst). It returns the run to start a recoverer for, if none
+// is due or running (nil otherwise, or if the PG is not active). The
+// caller holds p.mu.
+func (p *pg) replicaRefusedLocked(x int32, ids []objid.ID) *peerRun {
+	if p.run == nil || !p.activated || x == p.o.cfg.ID || !slices.Contains(p.acting, x) {
+		return nil
+	}
+	n := p.recPlan.AddMissing(x, ids...)
+	if n == 0 {
+		return nil
+	}
+	p.o.log.Warn("recovery: a replica refused a write; pushing its objects to it", "pg", p.id.String(),
+		"osd", x, "objects", len(ids))
+	p.missingCopies += n
+	if p.recovering == "" {
+		p.recovering = "recovery_wait"
+	}
+	p.kickRecovery()
+	if p.recoverer == p.run {
+		return nil
+	}
+	p.recoverer = p.run
+	return p.run
+}
+
 // kickRecovery wakes the recoverer if it waits for a held object.
 func (p *pg) kickRecovery() {
 	select {
@@ -309,12 +343,58 @@ func (p *pg) kickRecovery() {
 	}
 }
 
-// recoverFirst makes sure every member holds id before a write to it
-// runs, pushing id now if some member lacks it. The write holds id's key
-// in the op queue, so no other push of id runs meanwhile: one the
-// recoverer queued waits behind the write. It returns false if the
-// interval ended.
-func (p *pg) recoverFirst(id objid.ID) bool {
+// recoverFirst makes sure every member holds every object a write to
+// head may touch before the write runs, pushing each now to the members
+// that lack it: head itself, and, while recovery is pending in a pool
+// that has had a snapshot, head's snapdir and clones (Ceph's
+// _rollback_to and snap trimmer wait for them too): the write's
+// transaction may read or remove them on every member (a rollback
+// copies a clone over the head, a trim removes clones, a write that
+// recreates the head removes the snapdir), and on a member that lacks
+// one it would fail whole while the member's log took its entries (the
+// member kept a stale head at the write's version, which recovery then
+// took as current). The write holds head's key in the op queue, which
+// its clones and snapdir share (objectKey), so no other push of them
+// runs meanwhile: one the recoverer queued waits behind the write. It
+// returns false if the interval ended.
+func (p *pg) recoverFirst(head objid.ID) bool {
+	if !p.pushFirst(head) {
+		return false
+	}
+	for _, id := range p.snapObjects(head) {
+		if !p.pushFirst(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// snapObjects returns head's snapdir and clones while recovery is
+// pending in a pool that has had a snapshot (some member may lack one);
+// none otherwise, or if head is not a head (a write to a snapshot is
+// refused: snapRefusal), or if its snap set cannot be read (the write's
+// own read of it fails and answers).
+func (p *pg) snapObjects(head objid.ID) []objid.ID {
+	p.mu.Lock()
+	pending := p.run != nil && p.activated && p.recPlan.Pending() && p.pool.SnapSeq != 0
+	p.mu.Unlock()
+	if !pending || head.Snap != objid.NoSnap {
+		return nil
+	}
+	st, err := p.loadSnapState(head)
+	if err != nil {
+		return nil
+	}
+	ids := []objid.ID{head.WithSnap(objid.SnapDir)}
+	for _, c := range st.ss.Clones {
+		ids = append(ids, head.WithSnap(c.ID))
+	}
+	return ids
+}
+
+// pushFirst pushes id now to the members that lack it, for
+// recoverFirst. It returns false if the interval ended.
+func (p *pg) pushFirst(id objid.ID) bool {
 	for {
 		p.mu.Lock()
 		r := p.run
@@ -347,40 +427,6 @@ func (p *pg) recoverFirst(id objid.ID) bool {
 			return false
 		}
 	}
-}
-
-// recoverSnapsFirst makes sure every member holds head's snapdir and
-// clones before a write to head runs, as recoverFirst does the head
-// (Ceph's _rollback_to and snap trimmer wait for them too): the write's
-// transaction may read or remove them on every member (a rollback
-// copies a clone over the head, a trim removes clones, a write that
-// recreates the head removes the snapdir), and on a member that lacks
-// one it would fail whole while the member's log took its entries (the
-// member kept a stale head at the write's version, which recovery then
-// took as current). The write holds head's key, which its clones and
-// snapdir share (objectKey), so no push of them runs meanwhile. It
-// returns false if the interval ended.
-func (p *pg) recoverSnapsFirst(head objid.ID) bool {
-	p.mu.Lock()
-	pending := p.run != nil && p.activated && p.recPlan.Pending() && p.pool.SnapSeq != 0
-	p.mu.Unlock()
-	if !pending || head.Snap != objid.NoSnap {
-		return true // a write to a snapshot is refused (snapRefusal)
-	}
-	st, err := p.loadSnapState(head)
-	if err != nil {
-		return true // the write's own read of the snap set fails and answers
-	}
-	ids := []objid.ID{head.WithSnap(objid.SnapDir)}
-	for _, c := range st.ss.Clones {
-		ids = append(ids, head.WithSnap(c.ID))
-	}
-	for _, id := range ids {
-		if !p.recoverFirst(id) {
-			return false
-		}
-	}
-	return true
 }
 
 // recoverObject pushes this OSD's copy of id to targets and waits until

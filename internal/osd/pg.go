@@ -50,6 +50,11 @@ type pg struct {
 	// item of the queue on its object's key (missing.go).
 	missing map[objid.ID]bool
 	recPlan *recovery.Plan
+	// recoverer is the run whose recoverer (recoverReplicas) is due or
+	// running: set at activation, cleared once it finds every member
+	// complete, so that a replica refusing a write later in the interval
+	// starts one again (replicaRefusedLocked).
+	recoverer *peerRun
 	// unfound are the objects peering could not find a copy of, and
 	// loseUnfound says an operator told it to go on without them,
 	// revertUnfound that it reverts them to older copies (unfound.go).
@@ -157,6 +162,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 		p.startPeeringLocked(m)
 		p.o.statsChanged()
 	}
+	p.holdWatchesLocked() // the pool's min_size may have changed
 	fullChanged := p.noteBackfillFullLocked(m)
 	parked := p.parked
 	p.parked = nil

@@ -16,6 +16,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // request is a client op being served.
@@ -204,6 +205,11 @@ func (p *pg) checkLocked(r *request) (result int32, park bool) {
 		// The object is not in this PG: the client's map predates a
 		// split, or it is broken.
 		return -wire.ESTALE, false
+	case r.listing() && r.op.Object.Pool == p.id.Pool && !r.op.Object.IsMax() &&
+		p.pool.HashToPG(r.op.Object.Hash) != p.id:
+		// The listing's position is another PG's since a split or merge:
+		// the client finds that PG with a newer map.
+		return -wire.ESTALE, false
 	case len(r.op.Ops) == 0:
 		return -wire.EINVAL, false
 	case !p.activeLocked():
@@ -378,13 +384,17 @@ type write struct {
 	acks      replication.Acks // who has applied and committed it
 	abandoned bool             // the interval ended
 	ops       []wire.ObjectOpResult
+	// objects are those its log entries change (the head, and a
+	// snapshot's clone or snapdir): what a replica that refused it
+	// lacks.
+	objects []objid.ID
 }
 
 // serveWrite executes a write, logs and queues it, and sends it to the
 // replicas. It returns the write and its local completion, or nil ones
 // when it has answered already.
 func (p *pg) serveWrite(r *request) (*write, *objectstore.Completion) {
-	if !p.recoverFirst(r.op.Object) || !p.recoverSnapsFirst(r.op.Object) {
+	if !p.recoverFirst(r.op.Object) {
 		p.mu.Lock()
 		epoch := p.epoch
 		p.mu.Unlock()
@@ -466,7 +476,7 @@ func (p *pg) answerResendLocked(r *request) bool {
 // to the replicas. It returns the write and the local completion, or nil
 // ones when r was answered already.
 func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, error) {
-	sw, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
+	sw, loaded, err := p.prepareSnapWrite(r) // clone first? (snapops.go)
 	if errors.Is(err, snaps.ErrTooManyClones) {
 		r.replyError(-wire.EMLINK, p.epoch)
 		return nil, nil, nil
@@ -484,8 +494,12 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 		if err != nil {
 			return nil, nil, err
 		}
-	} else if res, err = ops.Execute(p.o.ctx, p.env(r, v), r.op.Ops); err != nil {
-		return nil, nil, err
+	} else {
+		env := p.env(r, v)
+		env.Loaded = loaded // the head as prepareSnapWrite read it, or nil
+		if res, err = ops.Execute(p.o.ctx, env, r.op.Ops); err != nil {
+			return nil, nil, err
+		}
 	}
 	if res.Code == 0 {
 		p.watchEffectsLocked(r, res)
@@ -503,9 +517,10 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	info := p.info
 	info.Stats = info.Stats.Add(res.Existed, res.Exists, res.SizeBefore, res.Size)
 	txn := &res.Txn
-	before, after, stats := sw.finish(p.coll, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
+	before, after, stats := sw.finish(p.id, txn, res, r.op.Ops, cloneV, wire.Version{Epoch: v.Epoch, Counter: v.Counter + 1}, info.Stats)
 	info.Stats = stats
-	entries := append(append(before, entry), after...)
+	var buf [3]pglog.Entry // a clone's, the head's and the snapdir's: on the stack
+	entries := append(append(append(buf[:0], before...), entry), after...)
 	last := entries[len(entries)-1].Version
 	info.LastUpdate, info.LastComplete = last, last
 	keepDataCRCs(txn, r.pieceCRCs)
@@ -547,6 +562,11 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	r.setState("waiting for replicas")
 	p.tid++
 	w := &write{tid: p.tid, object: r.op.Object, version: v, reqs: []*request{r}, ops: res.Ops}
+	for _, e := range entries {
+		if !slices.Contains(w.objects, e.Object) {
+			w.objects = append(w.objects, e.Object)
+		}
+	}
 	w.acks.Start(p.acting, r.op.Flags&wire.FlagWantApplied != 0)
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
@@ -653,7 +673,20 @@ func (o *OSD) handleRepOpReply(from msgr.Peer, m wire.RepOpReply) {
 	}
 	p.mu.Lock()
 	w := p.writes[m.Tid]
+	refused := w != nil && !w.abandoned && m.Result == rejectedRepOp && m.Flags&wire.ReplyCommitted != 0
+	var recover *peerRun
+	if refused {
+		// The replica's store refused it: it lacks the write's objects
+		// now, and gets them pushed within the interval (missing.go).
+		recover = p.replicaRefusedLocked(osd, w.objects)
+	}
 	p.mu.Unlock()
+	if refused {
+		p.o.statsChanged()
+	}
+	if recover != nil {
+		p.o.wg.Go(func() { p.recoverReplicas(recover) })
+	}
 	if w == nil {
 		return // finished, or abandoned with its interval
 	}
@@ -670,6 +703,7 @@ func (p *pg) list(r *request) {
 	}
 	p.mu.Lock()
 	epoch := p.epoch
+	_, end := osdmap.BitwiseRange(p.id.Seed, p.pool.PGNum)
 	p.mu.Unlock()
 	var out wire.ObjectOpResult
 	cursor := r.op.Object
@@ -696,6 +730,10 @@ func (p *pg) list(r *request) {
 	out.More = !cursor.IsMax()
 	if out.More {
 		out.Cursor = cursor
+	} else if end < 1<<32 {
+		// Listed to the PG's end: the listing goes on at the next
+		// PG's first position, as this OSD's map cuts the pool.
+		out.Cursor = objid.ID{Pool: p.id.Pool, Hash: objid.ReverseBits(uint32(end))}
 	}
 	r.reply(wire.OSDOpReply{Epoch: epoch, Flags: wire.ReplyApplied | wire.ReplyCommitted, Ops: []wire.ObjectOpResult{out}})
 }

@@ -115,6 +115,7 @@ func (p *pg) startPeeringLocked(m *osdmap.Map) {
 		p.run = nil
 	}
 	p.activated = false
+	p.holdWatchesLocked()
 	p.recPlan = nil
 	p.down, p.blockedBy, p.peerStep = "", nil, ""
 	p.unfound = nil
@@ -201,12 +202,18 @@ func (p *pg) finishPeering(r *peerRun, plan peering.Result, missing map[int32][]
 		return errIntervalEnded
 	}
 	p.info.LastEpochStarted = r.interval
+	// The trimmed snaps every member with a history agrees on (Plan,
+	// purgedSnaps): the trimmer's work is the pool's removed snaps less
+	// these. The replicas' activations carried the same.
+	p.info.PurgedSnaps = plan.Info.PurgedSnaps
 	c, err := p.saveInfoLocked()
 	if err != nil {
 		p.mu.Unlock()
 		return err
 	}
 	p.activated = true
+	p.recoverer = r // peering's Serve runs it
+	p.holdWatchesLocked()
 	p.unfound, p.loseUnfound, p.revertUnfound = nil, false, false
 	p.notePeerMissingLocked(plan, missing)
 	parked := p.parked
@@ -241,10 +248,15 @@ func (p *pg) adopt(auth pglog.Info, entries []pglog.Entry, interval uint64, keep
 		if err != nil {
 			return err
 		}
+		var gone []objid.ID
 		for _, o := range objs {
 			if !keep[o] {
 				t.Remove(p.coll, o)
+				gone = append(gone, o)
 			}
+		}
+		if err := p.reindexRemovalsTxn(&t, gone); err != nil {
+			return err
 		}
 	}
 	p.mu.Lock()
@@ -333,6 +345,19 @@ func (p *pg) pushTxn(m wire.PGPush) (*objectstore.Transaction, error) {
 				kv[e.Key] = e.Value
 			}
 			t.OmapSetKeys(p.coll, m.Object, kv)
+		}
+	}
+	if holdsSnapSet(m.Object) {
+		// A head or snapdir brings its snap set, or takes it away: the
+		// snap index follows in the same transaction.
+		after := heldState{exists: m.Exists}
+		for _, kv := range m.Attrs {
+			if kv.Key == SnapSetAttr {
+				after.attr = kv.Value
+			}
+		}
+		if err := p.reindexTxn(t, m.Object.WithSnap(objid.NoSnap), map[objid.ID]heldState{m.Object: after}); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
@@ -484,6 +509,8 @@ func (o *OSD) handlePeering(from msgr.Peer, h wire.PGInterval, msg any) {
 			o.wg.Go(func() { p.answerScrub(from, m) })
 		case wire.ScrubMap:
 			p.deliver(waitKey{typ: wire.TypeScrubMap, from: sender, token: m.Token}, m)
+		case wire.PGInfo:
+			o.wg.Go(func() { p.takeInfo(sender, m) })
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -159,6 +160,11 @@ func (p *pg) scrub(deep, repair bool) error {
 			break
 		}
 		cursor = end
+	}
+	if deep {
+		if err := p.scrubSnapIndex(repair, found); err != nil {
+			return err
+		}
 	}
 	if repair && len(found) > 0 {
 		p.setScrubbing(p.scrubbingState() + "+repair")
@@ -436,6 +442,56 @@ func (p *pg) pushObject(r *peerRun, to int32, id objid.ID) error {
 	return nil
 }
 
+// scrubSnapIndex compares this OSD's snap index of the PG with the snap
+// sets of its objects (snapindex.go), as part of a deep scrub. An entry
+// missing or stale is reported as an inconsistency of its head (an
+// undecodable key, of the PG's meta object); with repair, it is put
+// right at once from the snap sets, which are authoritative (the index
+// is derived from them), and not reported. Heads written while the check
+// ran are left for the next scrub.
+func (p *pg) scrubSnapIndex(repair bool, found map[objid.ID]scrub.Inconsistency) error {
+	chk, _, err := p.checkSnapIndexHere()
+	if err != nil {
+		return fmt.Errorf("snap index check: %w", err)
+	}
+	if chk.empty() {
+		return nil
+	}
+	self := []int32{p.o.cfg.ID}
+	if repair {
+		var t objectstore.Transaction
+		chk.repairTxn(&t, p.id)
+		if err := p.o.apply(&t); err != nil {
+			return fmt.Errorf("snap index repair: %w", err)
+		}
+		p.o.log.Info("scrub: snap index repaired", "pg", p.id.String(), "added", len(chk.missing),
+			"removed", len(chk.stale), "bad_keys", len(chk.bad))
+		return nil
+	}
+	// An object already found inconsistent keeps its finding, with the
+	// index's added to the reason (pg repair rewrites the index from the
+	// snap sets before it repairs objects).
+	note := func(id objid.ID, why string) {
+		inc, ok := found[id]
+		if !ok {
+			found[id] = scrub.Inconsistency{Bad: self, Why: why}
+			return
+		}
+		inc.Why += "; " + why
+		found[id] = inc
+	}
+	for _, e := range chk.missing {
+		note(e.Head(), fmt.Sprintf("snap index lacks snap %d of clone %d (its snap set has it)", e.Snap, e.Clone.Snap))
+	}
+	for _, e := range chk.stale {
+		note(e.Head(), fmt.Sprintf("snap index has snap %d of clone %d, which its snap set does not", e.Snap, e.Clone.Snap))
+	}
+	if len(chk.bad) > 0 {
+		note(pglog.MetaObject(p.id), fmt.Sprintf("snap index has %d keys that do not decode (first %q)", len(chk.bad), chk.bad[0]))
+	}
+	return nil
+}
+
 // intervalHeader names the PG in run r's interval, at the PG's epoch.
 func (p *pg) intervalHeader(r *peerRun) wire.PGInterval {
 	p.mu.Lock()
@@ -489,6 +545,20 @@ func (p *pg) answerScrub(from msgr.Peer, m wire.ScrubRequest) {
 		return
 	}
 	p.reply(from, wire.TypeScrubMap, wire.ScrubMap{PGInterval: m.PGInterval, Token: m.Token, Objects: objs}.Encode())
+	if m.Deep && m.End.IsMax() && p.o.cfg.ID != p.primaryID() {
+		// The deep scrub's last chunk: a replica checks its own snap
+		// index (the primary checks its own in scrubSnapIndex).
+		if err := p.fixSnapIndexHere(); err != nil {
+			p.o.log.Error("scrub: checking the snap index failed", "pg", p.id.String(), "err", err)
+		}
+	}
+}
+
+// primaryID returns the PG's primary.
+func (p *pg) primaryID() int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.primary
 }
 
 // repairFromReplica replaces the primary's unreadable copy of id with a

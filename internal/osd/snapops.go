@@ -55,36 +55,39 @@ func snapRefusal(pool *osdmap.Pool, op *wire.OSDOp, write bool) int32 {
 	return 0
 }
 
-// snapState is what the store holds of an object's snapshots.
+// snapState is what the store holds of an object's snapshots, and the
+// head as a write's execution starts from it (read in the same load).
 type snapState struct {
 	ss          snaps.SnapSet
 	headExists  bool
 	headSize    uint64
-	fromSnapdir bool // the snap set is the snapdir's (the head is gone)
+	fromSnapdir bool      // the snap set is the snapdir's (the head is gone)
+	head        ops.State // the head's existence, size, info and snap set
 }
 
-// loadSnapState reads the snap set of head's object: the head's
-// attribute, or the snapdir's when the head does not exist.
+// loadSnapState reads head's object once (ops.Load, with its snap set)
+// and its snap set: the head's attribute, or the snapdir's when the head
+// does not exist.
 func (p *pg) loadSnapState(head objid.ID) (snapState, error) {
 	var st snapState
-	info, err := p.o.cfg.Store.Stat(p.o.ctx, p.coll, head)
-	switch {
-	case err == nil:
-		st.headExists, st.headSize = true, info.Size
-	case !errors.Is(err, objectstore.ErrNotFound):
+	obj, err := ops.Load(p.o.ctx, p.o.cfg.Store, p.coll, head, SnapSetAttr)
+	if err != nil {
 		return st, fmt.Errorf("snap set of %v: %w", head, err)
 	}
-	from := head
-	if !st.headExists {
-		from, st.fromSnapdir = head.WithSnap(objid.SnapDir), true
-	}
-	b, err := p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, from, SnapSetAttr)
-	switch {
-	case errors.Is(err, objectstore.ErrNotFound) || errors.Is(err, objectstore.ErrNoAttr):
-		st.fromSnapdir = false
-		return st, nil
-	case err != nil:
-		return st, fmt.Errorf("snap set of %v: %w", from, err)
+	st.head, st.headExists, st.headSize = obj, obj.Exists, obj.Size
+	from, b := head, obj.Extra
+	if !obj.Exists {
+		from = head.WithSnap(objid.SnapDir)
+		b, err = p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, from, SnapSetAttr)
+		switch {
+		case errors.Is(err, objectstore.ErrNotFound) || errors.Is(err, objectstore.ErrNoAttr):
+			return st, nil
+		case err != nil:
+			return st, fmt.Errorf("snap set of %v: %w", from, err)
+		}
+		st.fromSnapdir = true
+	} else if b == nil {
+		return st, nil // the head has no snap set
 	}
 	ss, err := snaps.Unmarshal(b)
 	if err != nil {
@@ -128,47 +131,54 @@ type snapWrite struct {
 	st    snapState
 	next  snaps.SnapSet
 	clone *snaps.Clone
-	// trimmed are the clones a trim removes (snaptrim.go).
+	// trimmed are the clones a trim removes (snaptrim.go); trims, that
+	// the trim changes the snap set at all (it may only drop removed
+	// snapshots from clones that still serve others).
 	trimmed []snaps.Clone
+	trims   bool
 }
 
 // prepareSnapWrite decides a write's snapshot work before it executes:
 // the snap context (the pool's, or the client's less removed snaps) and
-// whether the head must be cloned first.
-func (p *pg) prepareSnapWrite(r *request) (*snapWrite, error) {
+// whether the head must be cloned first. The head as it read it (the
+// snap set and the execution's start are one load) is for the write's
+// execution (ops.Env.Loaded); nil if it read nothing (the execution
+// reads the head itself).
+func (p *pg) prepareSnapWrite(r *request) (*snapWrite, *ops.State, error) {
 	var c snaps.Context
 	if !isSnapOp(r, opSnapTrim) { // a trim preserves nothing
 		var err error
 		if c, err = snaps.ForWrite(&p.pool, snaps.Context{Seq: r.op.SnapSeq, Snaps: r.op.Snaps}); err != nil {
-			return nil, err // refused before it was queued (snapRefusal)
+			return nil, nil, err // refused before it was queued (snapRefusal)
 		}
 	}
 	if c.Empty() && p.pool.SnapSeq == 0 && !isSnapOp(r, wire.OpRollback) && !isSnapOp(r, opSnapTrim) {
 		// A pool that never had a snapshot: no object has a snap set,
 		// and writes pay no extra read.
-		return nil, nil
+		return nil, nil, nil
 	}
 	head := r.op.Object
 	st, err := p.loadSnapState(head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.Empty() && st.ss.Empty() && !isSnapOp(r, wire.OpRollback) && !isSnapOp(r, opSnapTrim) {
-		return nil, nil // no snapshot ever touched it: nothing to do
+		return nil, &st.head, nil // no snapshot ever touched it: nothing to do
 	}
 	sw := &snapWrite{head: head, st: st}
 	if sw.next, sw.clone, err = st.ss.MakeWriteable(c, st.headExists, st.headSize); err != nil {
-		return nil, fmt.Errorf("%v: %w", head, err) // EMLINK (startWriteLocked)
+		return nil, nil, fmt.Errorf("%v: %w", head, err) // EMLINK (startWriteLocked)
 	}
 	if isSnapOp(r, opSnapTrim) {
 		var gone []uint64
 		before := sw.next
+		sw.trims = before.Trimmable(p.pool.RemovedSnaps.Contains)
 		sw.next, gone = before.Trim(p.pool.RemovedSnaps.Contains)
 		for _, id := range gone {
 			sw.trimmed = append(sw.trimmed, *before.Find(id))
 		}
 	}
-	return sw, nil
+	return sw, &sw.st.head, nil
 }
 
 // entries returns how many log entries the write makes before the head's
@@ -189,12 +199,19 @@ func (sw *snapWrite) entriesBefore() uint64 {
 // gone and clones remain). It returns the log entries for the clone
 // (before the head's, version cloneV) and the snapdir (after, version
 // afterV), and the PG statistics with the clone and snapdir counted.
-func (sw *snapWrite) finish(coll objectstore.CollectionID, txn *objectstore.Transaction, res *ops.Result, reqOps []wire.ObjectOp,
+//
+// The snap index (snapindex.go) changes in the same transaction: the
+// entries of a new clone's snapshots come, those of trimmed snapshots and
+// deleted clones go.
+func (sw *snapWrite) finish(pg osdmap.PG, txn *objectstore.Transaction, res *ops.Result, reqOps []wire.ObjectOp,
 	cloneV, afterV wire.Version, stats pglog.Stats) (before, after []pglog.Entry, _ pglog.Stats) {
 	if sw == nil {
 		return nil, nil, stats
 	}
+	coll := objectstore.PGCollection(pg.Pool, pg.Seed)
 	next := headChanges(sw.next, reqOps, sw.st.headSize)
+	add, remove := snaps.IndexChanges(sw.head, sw.st.ss, next)
+	indexTxn(txn, pg, add, remove)
 	if sw.clone != nil {
 		cl := sw.head.WithSnap(sw.clone.ID)
 		pre := objectstore.Transaction{}
@@ -266,9 +283,10 @@ func headChanges(ss snaps.SnapSet, reqOps []wire.ObjectOp, size uint64) snaps.Sn
 
 // repOpEntries returns a rep op's log entries in version order: its own
 // and the extra ones (a clone's, the snapdir's), which must name other
-// objects of the same head, each with a version of its own.
-func repOpEntries(entry pglog.Entry, extra [][]byte) ([]pglog.Entry, error) {
-	entries := []pglog.Entry{entry}
+// objects of the same head, each with a version of its own. It appends
+// them to buf.
+func repOpEntries(buf []pglog.Entry, entry pglog.Entry, extra [][]byte) ([]pglog.Entry, error) {
+	entries := append(buf, entry)
 	for _, b := range extra {
 		e, err := pglog.DecodeEntry(b)
 		if err != nil {

@@ -1,13 +1,15 @@
 package osd
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"slices"
 
+	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
+	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
@@ -15,13 +17,17 @@ import (
 )
 
 // Snap trimming (docs/SNAPSHOTS.md; Ceph's snap trimmer): once a pool's
-// removed snaps grow, the primary of each of its PGs walks the PG's
-// objects and, for each head or snapdir whose snap set has clones serving
-// removed snapshots, runs a trim: an internal write, queued behind the
-// object's client ops like any write, that deletes the clones no live
-// snapshot needs (each with a delete log entry, so replicas, recovery and
-// backfill follow) and rewrites the snap set. Every ScrubCheck the OSD
-// trims its PGs one after another, each with at most
+// removed snaps grow past what a PG has trimmed (its info's purged
+// snaps), the PG's primary reads the snap index (snapindex.go) for the
+// snapshots left to trim, and, for each head whose clones serve one of
+// them, runs a trim: an internal write, queued behind the object's client
+// ops like any write, that deletes the clones no live snapshot needs
+// (each with a delete log entry, so replicas, recovery and backfill
+// follow), rewrites the snap set and drops the index entries with it.
+// Once every trim of the pass has committed, the PG records the
+// snapshots as purged in its info, so neither this OSD after a restart
+// nor a new primary (peering carries the record) takes them again. Every
+// ScrubCheck the OSD trims its PGs one after another, each with at most
 // osd_pg_max_concurrent_snap_trims trims in flight (opq.SnapTrim items,
 // which give way to client ops on their objects), each slot resting
 // osd_snap_trim_sleep after a trim, as Ceph throttles its trimmer; the
@@ -31,21 +37,18 @@ import (
 // a client that sends its code is refused (snapRefusal).
 const opSnapTrim wire.ObjectOpCode = 0xfff0
 
-// trimBatch is how many objects one listing of a PG's collection reads.
+// trimBatch is how many index keys one read of the store returns.
 const trimBatch = 256
 
-// snapTrimLoop trims until the OSD stops. trimmed remembers, per PG and
-// interval, the removed snaps the PG was last trimmed to, so that a PG is
-// walked again only when the pool removes more.
+// snapTrimLoop trims until the OSD stops.
 func (o *OSD) snapTrimLoop() {
 	tick := o.cfg.Clock.NewTimer(o.cfg.ScrubCheck)
 	defer tick.Stop()
-	trimmed := map[trimKey]osdmap.SnapIntervals{}
 	var tid uint64
 	for {
 		select {
 		case <-tick.C():
-			o.trimSnaps(trimmed, &tid)
+			o.trimSnaps(&tid)
 			tick.Reset(o.cfg.ScrubCheck)
 		case <-o.ctx.Done():
 			return
@@ -53,16 +56,9 @@ func (o *OSD) snapTrimLoop() {
 	}
 }
 
-// trimKey names a PG in one interval: a new interval (a new primary,
-// perhaps this OSD again after others) walks it anew.
-type trimKey struct {
-	pg    osdmap.PG
-	since uint64
-}
-
 // trimSnaps trims every PG this OSD is the active primary of whose pool
-// removed snapshots since the PG was last trimmed.
-func (o *OSD) trimSnaps(trimmed map[trimKey]osdmap.SnapIntervals, tid *uint64) {
+// removed snapshots the PG has not purged.
+func (o *OSD) trimSnaps(tid *uint64) {
 	if m := o.currentMap(); m == nil || m.Flags()&osdmap.FlagNoSnapTrim != 0 {
 		return
 	}
@@ -72,39 +68,122 @@ func (o *OSD) trimSnaps(trimmed map[trimKey]osdmap.SnapIntervals, tid *uint64) {
 		pgs = append(pgs, p)
 	}
 	o.mu.Unlock()
-	live := map[trimKey]bool{}
+	slices.SortFunc(pgs, func(a, b *pg) int { return osdmap.ComparePG(a.id, b.id) })
 	for _, p := range pgs {
 		p.mu.Lock()
-		key := trimKey{pg: p.id, since: p.info.SameIntervalSince}
-		ok := p.isPrimaryLocked() && p.activeLocked() && len(p.pool.RemovedSnaps) > 0
-		removed := p.pool.RemovedSnaps
+		ok := p.isPrimaryLocked() && p.activeLocked()
+		work := p.pool.RemovedSnaps.Subtract(p.info.PurgedSnaps)
+		since := p.info.SameIntervalSince
 		p.mu.Unlock()
-		live[key] = true
-		if !ok || slices.Equal(trimmed[key], removed) {
+		if !ok || len(work) == 0 {
 			continue
 		}
-		n, err := p.trimPG(removed, tid)
+		o.metrics.snapTrimPasses.Inc()
+		n, err := p.trimPG(work, tid)
 		if err != nil {
 			o.log.Info("snap trim stopped; it goes on later", "pg", p.id.String(), "err", err)
 			continue
 		}
 		if n > 0 {
-			o.log.Info("snap trim", "pg", p.id.String(), "objects", n, "removed_snaps", removed.String())
+			o.log.Info("snap trim", "pg", p.id.String(), "objects", n, "snaps", work.String())
 		}
-		trimmed[key] = removed
-	}
-	for k := range trimmed {
-		if !live[k] {
-			delete(trimmed, k)
+		if err := p.recordPurged(work, since); err != nil {
+			o.log.Info("snap trim: recording the purged snaps failed; the next pass trims them again", "pg", p.id.String(), "err", err)
 		}
 	}
 }
 
-// trimPG walks the PG's objects and trims each whose snap set has clones
-// serving removed snapshots, up to osd_pg_max_concurrent_snap_trims of
-// them at once, each slot resting osd_snap_trim_sleep after its trim; it
-// returns how many it trimmed. It stops at the first trim that fails.
-func (p *pg) trimPG(removed osdmap.SnapIntervals, tid *uint64) (int, error) {
+// recordPurged adds work, whose trims have all committed, to the PG's
+// purged snaps and stores the info, unless the interval the pass ran in
+// has ended (the next primary decides from what peering gathers). The
+// replicas get the record with the PG's next write (every rep op carries
+// the primary's info) or activation.
+func (p *pg) recordPurged(work osdmap.SnapIntervals, since uint64) error {
+	p.mu.Lock()
+	if p.info.SameIntervalSince != since || !p.isPrimaryLocked() {
+		p.mu.Unlock()
+		return nil
+	}
+	p.info.PurgedSnaps = p.info.PurgedSnaps.Union(work)
+	c, err := p.saveInfoLocked()
+	replicas, epoch := p.replicasLocked(), p.epoch
+	msg := wire.PGInfo{PGInterval: wire.PGInterval{PG: p.id, Epoch: epoch, IntervalStart: since}, Info: p.info.Encode()}.Encode()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := c.Wait(p.o.ctx); err != nil {
+		return err
+	}
+	// The replicas record it too (Ceph's share_pg_info), so that a new
+	// primary among them, or this one after a restart, finds the
+	// snapshots purged on every member (peering's intersection). One
+	// that misses the message gets the record with the next write.
+	for _, id := range replicas {
+		if err := p.o.sendToOSD(id, msgr.Message{Type: wire.TypePGInfo, Version: 1, Payload: msg}); err != nil {
+			p.o.log.Debug("pg info not sent", "pg", p.id.String(), "osd", id, "err", err)
+		}
+	}
+	return nil
+}
+
+// takeInfo records the purged snaps of the primary's info (a PGInfo of
+// this OSD's interval, from its primary).
+func (p *pg) takeInfo(sender int32, m wire.PGInfo) {
+	info, err := pglog.DecodeInfo(m.Info)
+	if err != nil || info.PG != p.id {
+		p.o.log.Warn("bad pg info", "pg", p.id.String(), "from", sender, "err", err)
+		return
+	}
+	p.mu.Lock()
+	if sender != p.primary || p.info.SameIntervalSince != m.IntervalStart || p.isPrimaryLocked() {
+		p.mu.Unlock()
+		return
+	}
+	p.info.PurgedSnaps = info.PurgedSnaps
+	c, err := p.saveInfoLocked()
+	p.mu.Unlock()
+	if err == nil {
+		err = c.Wait(p.o.ctx)
+	}
+	if err != nil {
+		p.o.log.Warn("recording the primary's purged snaps", "pg", p.id.String(), "err", err)
+	}
+}
+
+// trimHeads returns the heads of the clones that serve the snapshots of
+// work, from the PG's snap index, each once, in index order, and how many
+// index keys it read.
+func trimHeads(ctx context.Context, s objectstore.Store, pg osdmap.PG, work osdmap.SnapIntervals) ([]objid.ID, int, error) {
+	var (
+		heads []objid.ID
+		seen  = map[objid.ID]bool{}
+		keys  int
+	)
+	bad, err := indexScan(ctx, s, pg, work, func(e snaps.IndexEntry) error {
+		keys++
+		if h := e.Head(); !seen[h] {
+			seen[h] = true
+			heads = append(heads, h)
+		}
+		return nil
+	})
+	return heads, keys + bad, err
+}
+
+// trimPG trims each object whose clones serve a snapshot of work, as the
+// snap index names them, up to osd_pg_max_concurrent_snap_trims at once,
+// each slot resting osd_snap_trim_sleep after its trim; it returns how
+// many it trimmed. It stops at the first trim that fails.
+func (p *pg) trimPG(work osdmap.SnapIntervals, tid *uint64) (int, error) {
+	if err := p.ensureSnapIndex(); err != nil {
+		return 0, fmt.Errorf("snap index: %w", err)
+	}
+	heads, keys, err := trimHeads(p.o.ctx, p.o.cfg.Store, p.id, work)
+	p.o.metrics.snapTrimIndexKeys.Add(float64(keys))
+	if err != nil {
+		return 0, err
+	}
 	var (
 		n, inflight int
 		first       error
@@ -124,58 +203,36 @@ func (p *pg) trimPG(removed osdmap.SnapIntervals, tid *uint64) (int, error) {
 			collect()
 		}
 	}()
-	cursor := objid.ID{}
-	for {
-		objs, next, err := p.o.cfg.Store.ListObjects(p.o.ctx, p.coll, cursor, trimBatch)
-		if err != nil {
-			return n, err
+	for _, head := range heads {
+		for inflight >= max(p.o.options().SnapTrimsPerPG, 1) && first == nil {
+			collect()
 		}
-		for _, id := range objs {
-			if id.Snap != objid.NoSnap && id.Snap != objid.SnapDir {
-				continue // a clone: its head or snapdir says what it serves
-			}
-			b, err := p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, id, SnapSetAttr)
-			if errors.Is(err, objectstore.ErrNoAttr) || errors.Is(err, objectstore.ErrNotFound) {
-				continue
-			} else if err != nil {
-				return n, err
-			}
-			ss, err := snaps.Unmarshal(b)
-			if err != nil || !ss.Trimmable(removed.Contains) {
-				continue // a damaged snap set is scrub's to find
-			}
-			for inflight >= max(p.o.options().SnapTrimsPerPG, 1) && first == nil {
-				collect()
-			}
-			if first != nil {
-				return n, first
-			}
-			*tid++
-			head, t := id.WithSnap(objid.NoSnap), *tid
-			inflight++
-			// Not spawn: it skips f once the OSD stops, and collect
-			// waits for every result (trimObject ends with the OSD).
-			p.o.wg.Go(func() {
-				err := p.trimObject(head, t)
-				if rest := p.o.options().SnapTrimSleep; err == nil && rest > 0 {
-					timer := p.o.cfg.Clock.NewTimer(rest)
-					select {
-					case <-timer.C():
-					case <-p.o.ctx.Done():
-					}
-					timer.Stop()
-				}
-				results <- err
-			})
-		}
-		if next.IsMax() || len(objs) == 0 {
-			for inflight > 0 {
-				collect()
-			}
+		if first != nil {
 			return n, first
 		}
-		cursor = next
+		*tid++
+		t := *tid
+		inflight++
+		p.o.metrics.snapTrims.Inc()
+		// Not spawn: it skips f once the OSD stops, and collect
+		// waits for every result (trimObject ends with the OSD).
+		p.o.wg.Go(func() {
+			err := p.trimObject(head, t)
+			if rest := p.o.options().SnapTrimSleep; err == nil && rest > 0 {
+				timer := p.o.cfg.Clock.NewTimer(rest)
+				select {
+				case <-timer.C():
+				case <-p.o.ctx.Done():
+				}
+				timer.Stop()
+			}
+			results <- err
+		})
 	}
+	for inflight > 0 {
+		collect()
+	}
+	return n, first
 }
 
 // trimObject runs one trim of head's object through the PG's write path
@@ -215,12 +272,15 @@ func (p *pg) trimObject(head objid.ID, tid uint64) error {
 
 // snapTrim executes a trim as version v of the head: the transaction
 // removes the clones sw found no live snapshot needs (finish logs them
-// and writes the snap set); the head, if it exists, takes the new
-// version with its modification time unchanged. Nothing left to trim (a
-// trim ran already) changes nothing.
+// and writes the snap set, and the snap index follows); the head, if it
+// exists, takes the new version with its modification time unchanged. A
+// trim that only drops removed snapshots from clones that still serve
+// others rewrites the snap set all the same, so that the snap index
+// loses their entries. Nothing left to trim (a trim ran already) changes
+// nothing.
 func (p *pg) snapTrim(sw *snapWrite, v wire.Version) (*ops.Result, error) {
 	res := &ops.Result{Ops: make([]wire.ObjectOpResult, 1), FailedOp: -1}
-	if sw == nil || len(sw.trimmed) == 0 {
+	if sw == nil || !sw.trims {
 		return res, nil
 	}
 	st := sw.st
@@ -228,12 +288,13 @@ func (p *pg) snapTrim(sw *snapWrite, v wire.Version) (*ops.Result, error) {
 	for _, c := range sw.trimmed {
 		res.Txn.Remove(p.coll, sw.head.WithSnap(c.ID))
 	}
+	if !st.headExists && len(sw.trimmed) == 0 {
+		// Only the snapdir's snap set changes (finish writes it, and logs
+		// the snapdir): the transaction must not look empty.
+		res.Txn.SetAttr(p.coll, sw.head.WithSnap(objid.SnapDir), SnapSetAttr, sw.next.Marshal())
+	}
 	if st.headExists {
-		b, err := p.o.cfg.Store.GetAttr(p.o.ctx, p.coll, sw.head, ops.InfoAttr)
-		if err != nil && !errors.Is(err, objectstore.ErrNoAttr) {
-			return nil, err
-		}
-		info, _ := ops.DecodeInfo(b)
+		info, _ := ops.DecodeInfo(st.head.Info) // read with the snap set
 		info.Version = v
 		res.Info = info
 		res.Txn.SetAttr(p.coll, sw.head, ops.InfoAttr, info.Encode())

@@ -146,6 +146,7 @@ func (o *OSD) splitPG(p *pg, from, to uint32, epoch uint64) ([]*pg, error) {
 		p.run = nil
 	}
 	p.activated = false
+	p.holdWatchesLocked()
 	p.info.SameIntervalSince = epoch // requests of older maps are stale
 	children, err := o.splitPGLocked(p, moves, to, epoch)
 	p.mu.Unlock()
@@ -200,6 +201,13 @@ func (o *OSD) splitPGLocked(p *pg, moves []split.Move, to uint32, epoch uint64) 
 		}
 		pglog.SetMissingTxn(&t, child, missing[mv.Child]...)
 		setLayoutTxn(&t, child, to)
+	}
+	childSeeds := make([]uint32, len(moves))
+	for i, mv := range moves {
+		childSeeds[i] = mv.Child
+	}
+	if err := o.splitIndexTxn(&t, p.id, to, childSeeds); err != nil {
+		return nil, err
 	}
 	pinfo, err := split.Info(p.info, p.id.Seed, logs[p.id.Seed], stats[p.id.Seed], epoch)
 	if err != nil {

@@ -132,6 +132,11 @@ func (p *pg) forgetLost(ids, reverted []objid.ID) error {
 		}
 	}
 	var t objectstore.Transaction
+	// A lost head or snapdir takes its snap set's index entries along
+	// (the removals below; a reverted copy keeps its snap set).
+	if err := p.reindexRemovalsTxn(&t, ids); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	info := p.info
 	entries := make([]pglog.Entry, 0, len(ids)+len(reverted))

@@ -26,7 +26,8 @@ import (
 // knows the watches of the old one and gives their clients the timeout
 // to reconnect). A notify's request is answered when the state completes
 // it. A watch that expires is removed from the object by a write the OSD
-// sends itself. An interval that moves the primary elsewhere forgets the
+// sends itself; none expires while the PG serves no ops
+// (holdWatchesLocked). An interval that moves the primary elsewhere forgets the
 // state: notifies in progress are answered ESTALE and resent by their
 // clients to the new primary, where watchers reconnect.
 
@@ -319,6 +320,31 @@ func (p *pg) removeWatch(obj objid.ID, w wire.WatchInfo) {
 	p.enqueue(r)
 }
 
+// holdWatchesLocked holds the PG's watches from expiring while it serves
+// no ops (it peers, fewer OSDs act than min_size, or another OSD is the
+// primary): its watchers' pings wait parked meanwhile, so their silence
+// says nothing. When it serves ops again each watch has its timeout
+// anew, as Ceph's primary, which times no watch out while its PG is not
+// active and loads the watches afresh at activation. The caller holds
+// p.mu, and calls it wherever the PG may go active or stop being so.
+func (p *pg) holdWatchesLocked() {
+	pw := p.watch
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if p.activeLocked() {
+		if !pw.st.Held() {
+			return
+		}
+		pw.st.Release(p.o.cfg.Clock.Now())
+	} else {
+		if pw.st.Held() {
+			return
+		}
+		pw.st.Hold()
+	}
+	p.armWatchLocked()
+}
+
 // armWatchLocked sets the PG's watch timer to the state's next deadline;
 // pw.mu is held.
 func (p *pg) armWatchLocked() {
@@ -341,6 +367,7 @@ func (p *pg) watchTick() {
 	}
 	p.mu.Lock()
 	epoch := p.epoch
+	p.holdWatchesLocked()
 	p.mu.Unlock()
 	pw := p.watch
 	pw.mu.Lock()

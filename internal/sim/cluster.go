@@ -36,7 +36,8 @@ type Options struct {
 	// TCP runs the daemons over loopback TCP instead of memnet (for
 	// benchmarks, outside synctest), and StoreDir, if set, gives each OSD
 	// a blockstore of StoreSize bytes (default 4 GiB, sparse) there
-	// instead of a memstore.
+	// instead of a memstore. Without StoreDir, StoreSize is each
+	// memstore's capacity (default memstore.DefaultTotal, 1 GiB).
 	TCP       bool
 	StoreDir  string
 	StoreSize uint64
@@ -336,7 +337,7 @@ func (c *Cluster) monAddr(name string) string {
 // memstore.
 func (c *Cluster) newStore(id int32) objectstore.Store {
 	if c.opts.StoreDir == "" {
-		return memstore.New(memstore.Options{})
+		return memstore.New(memstore.Options{Total: c.opts.StoreSize})
 	}
 	size := c.opts.StoreSize
 	if size == 0 {

@@ -69,6 +69,12 @@ func (g *GatedStore) Read(ctx context.Context, c objectstore.CollectionID, o obj
 	return g.Store.Read(ctx, c, o, off, length)
 }
 
+// StatAttrs implements objectstore.AttrStater: in one lookup when the
+// store under it can, and otherwise one call at a time.
+func (g *GatedStore) StatAttrs(ctx context.Context, c objectstore.CollectionID, o objid.ID, names [2]string) (objectstore.StatAttrs, error) {
+	return objectstore.StatAttrsOf(ctx, g.Store, c, o, names)
+}
+
 // injected returns the error a read of o at off fails with if Corrupt
 // marked it.
 func (g *GatedStore) injected(c objectstore.CollectionID, o objid.ID, off uint64) error {

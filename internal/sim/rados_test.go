@@ -235,3 +235,65 @@ func (c *Cluster) settle(t *testing.T, what string) {
 	}
 	t.Fatalf("%s: PGs not active+clean:\n%s", what, strings.Join(c.uncleanPGs(), "\n"))
 }
+
+// A compound write op's comparisons and assertions see the ops before
+// them in the same op, as the OSD applies them all or none.
+func TestRadosCompoundReadsOwnWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		conn := c.connect(t, "client.app")
+		ctx := context.Background()
+		io, err := conn.OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := func(build func(w *rados.WriteOp)) error {
+			w := rados.NewWriteOp()
+			build(w)
+			return io.OperateWrite(ctx, "inode", w)
+		}
+		// An exclusive create, then a comparison on the new object.
+		if err := op(func(w *rados.WriteOp) {
+			w.Create(true)
+			w.CmpXattr("state", rados.CmpEq, nil)
+			w.SetXattr("state", []byte("a"))
+			w.CmpXattr("state", rados.CmpEq, []byte("a"))
+			w.SetOmap(map[string][]byte{"seq": []byte("7")})
+			w.CmpOmap(rados.CmpEq, map[string][]byte{"seq": []byte("7")})
+			w.WriteFull([]byte("v1"))
+		}); err != nil {
+			t.Fatalf("create and compare: %v", err)
+		}
+		// A comparison against the value an earlier op replaced fails the
+		// whole op: nothing of it applies.
+		if err := op(func(w *rados.WriteOp) {
+			w.WriteFull([]byte("v2"))
+			w.SetXattr("state", []byte("b"))
+			w.CmpXattr("state", rados.CmpEq, []byte("a"))
+		}); !errors.Is(err, rados.ErrCompareFailed) {
+			t.Fatalf("compare with a replaced value: %v, want ErrCompareFailed", err)
+		}
+		if err := op(func(w *rados.WriteOp) {
+			w.RmOmapKeys([]string{"seq"})
+			w.CmpOmap(rados.CmpEq, map[string][]byte{"seq": []byte("7")})
+		}); !errors.Is(err, rados.ErrCompareFailed) {
+			t.Fatalf("compare with a removed key: %v, want ErrCompareFailed", err)
+		}
+		if err := op(func(w *rados.WriteOp) {
+			w.Remove()
+			w.AssertExists()
+		}); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("assert after remove: %v, want ErrNotFound", err)
+		}
+		if v, err := io.GetXattr(ctx, "inode", "state"); err != nil || string(v) != "a" {
+			t.Fatalf("state after failed ops %q %v", v, err)
+		}
+		if b, err := io.Read(ctx, "inode", 0, 0); err != nil || string(b) != "v1" {
+			t.Fatalf("data after failed ops %q %v", b, err)
+		}
+		kvs, _, err := io.GetOmapValues(ctx, "inode", "", "", 10)
+		if err != nil || len(kvs) != 1 {
+			t.Fatalf("omap after failed ops %v %v", kvs, err)
+		}
+	})
+}

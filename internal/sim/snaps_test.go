@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/osd/snaps"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/rados"
@@ -282,6 +283,11 @@ func TestSnapshotClonesRecover(t *testing.T) {
 		coll := objectstore.PGCollection(pg.Pool, pg.Seed)
 		if b, err := c.OSDs[behind].Store.Read(ctx, coll, oid.WithSnap(snap), 0, 0); err != nil || string(b) != "before" {
 			t.Fatalf("osd.%d after recovery holds the clone %q (%v), want \"before\"", behind, b, err)
+		}
+		// Recovery pushed the head with its snap set: the snap index
+		// there names the clone.
+		if got, want := snapIndex(t, c, behind, pg), indexKeys(snaps.IndexEntry{Snap: snap, Clone: oid.WithSnap(snap)}); !slices.Equal(got, want) {
+			t.Fatalf("osd.%d's snap index after recovery %q, want %q", behind, got, want)
 		}
 		// The others stop: the recovered OSD alone serves the snapshot.
 		for _, o := range mp.Acting {

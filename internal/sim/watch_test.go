@@ -33,6 +33,12 @@ func (n *notes) handler(reply string) rados.WatchHandler {
 	}
 }
 
+func (n *notes) lost() []error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.errs)
+}
+
 func (n *notes) payloads() [][]byte {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -246,3 +252,58 @@ func TestWatchPersistsAcrossFailover(t *testing.T) {
 		}
 	})
 }
+
+// A watch outlives a time its PG cannot serve ops that is longer than the
+// watch timeout (chaos seed 89): the primary stays, its replicas are
+// down, so the acting set is below min_size and the watcher's pings wait
+// unanswered. As Ceph's primary does not time a watch out while its PG is
+// not active, and gives each watch its timeout again at activation, the
+// watch holds once the replicas are back: the next notify reaches it and
+// the watcher is never told it was lost.
+func TestWatchOutlivesInactivePG(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		c.Run("osd set", "key", "noout")
+		ctx := context.Background()
+		wio, nio := openIO(t, c.connect(t, "client.watcher")), openIO(t, c.connect(t, "client.notifier"))
+		if err := nio.WriteFull(ctx, "hdr", []byte("v1")); err != nil {
+			t.Fatal(err)
+		}
+		var n notes
+		w, err := wio.Watch(ctx, "hdr", n.handler("ok"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, mp := place(t, c, "hdr")
+		var replicas []int32
+		for _, id := range mp.Acting {
+			if id != mp.ActingPrimary {
+				replicas = append(replicas, id)
+			}
+		}
+		for _, id := range replicas {
+			c.StopOSD(id)
+		}
+		c.WaitForEpoch(c.Epoch())
+		synctest.Wait()
+		if _, _, now := place(t, c, "hdr"); now.ActingPrimary != mp.ActingPrimary || len(now.Acting) != 1 {
+			t.Fatalf("want the primary alone in the acting set, have %v", now)
+		}
+		time.Sleep(3 * defaultWatchTimeout) // the PG inactive for three watch timeouts
+		synctest.Wait()
+		for _, id := range replicas {
+			c.StartOSD(id)
+		}
+		c.settle(t, "replicas back")
+		res, err := nio.Notify(ctx, "hdr", []byte("after the stall"), 10*time.Second)
+		if err != nil || len(res.Acks) != 1 || res.Acks[0].Cookie != w.Cookie() || string(res.Acks[0].Payload) != "ok" {
+			t.Fatalf("notify after the PG was inactive for %v: %+v, %v (watcher told: %v)", 3*defaultWatchTimeout, res, err, n.lost())
+		}
+		if lost := n.lost(); lost != nil || w.Err() != nil {
+			t.Fatalf("the watch was lost: %v", lost)
+		}
+	})
+}
+
+// defaultWatchTimeout is the OSDs' osd_client_watch_timeout here.
+const defaultWatchTimeout = 30 * time.Second

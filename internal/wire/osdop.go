@@ -30,7 +30,7 @@ const (
 	OpOmapCmp       ObjectOpCode = 11 // Pairs, Flags (a CmpOp): ECANCELED if any comparison fails
 	OpAssertExists  ObjectOpCode = 12 // ENOENT if the object does not exist
 	OpAssertVersion ObjectOpCode = 13 // Version: ERANGE if older, EOVERFLOW if newer than the object's
-	OpListObjects   ObjectOpCode = 14 // PG listing from the OSDOp's Object (the cursor): Name (namespace), Length (max) -> Objects, Cursor, More
+	OpListObjects   ObjectOpCode = 14 // PG listing from the OSDOp's Object (the cursor): Name (namespace), Length (max) -> Objects, More, Cursor (in this PG if More, else the next PG's first position; zero after the last PG)
 
 	// Watch/notify (watch.go): served by the primary's watch state, not
 	// the object's data; each alone in its OSDOp.

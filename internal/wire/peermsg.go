@@ -35,6 +35,15 @@ func decodePGInterval(d *encoding.Decoder) PGInterval {
 // PGNotify).
 type PGQuery struct{ PGInterval }
 
+// PGInfo gives a replica the primary's info of the PG in the interval it
+// names (Ceph's MOSDPGInfo, share_pg_info): the primary sends it when it
+// records snapshots as trimmed (purged snaps) without a write that would
+// carry its info. Info is a pglog.Info's encoding.
+type PGInfo struct {
+	PGInterval
+	Info []byte
+}
+
 // PGRemove tells an OSD outside the acting set (a stray) that the PG is
 // active and clean without it: it may delete its copy.
 type PGRemove struct{ PGInterval }
@@ -356,6 +365,28 @@ func DecodePGRemove(b []byte) (PGRemove, error) {
 	d.End()
 	if err := d.Finish(); err != nil {
 		return PGRemove{}, fmt.Errorf("wire: pg remove: %w", err)
+	}
+	return m, nil
+}
+
+// Encode encodes m (version 1: the interval, then the info's bytes).
+func (m PGInfo) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	m.encode(&e)
+	e.Bytes(m.Info)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePGInfo decodes a PGInfo.
+func DecodePGInfo(b []byte) (PGInfo, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := PGInfo{PGInterval: decodePGInterval(d), Info: d.Bytes(maxEntryBytes)}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return PGInfo{}, fmt.Errorf("wire: pg info: %w", err)
 	}
 	return m, nil
 }

@@ -34,6 +34,7 @@ func peerSamples() []any {
 			AttrsDigest: 1, OmapDigest: 2, DataDigest: 3}, {ID: objid.Object(3, "", "other"), ReadError: "checksum mismatch"}}},
 		ScrubMap{PGInterval: h, Token: 10},
 		PGRemove{h},
+		PGInfo{PGInterval: h, Info: []byte("info")},
 	}
 }
 
@@ -56,6 +57,8 @@ func encodePeer(m any) []byte {
 	case ScrubMap:
 		return m.Encode()
 	case PGRemove:
+		return m.Encode()
+	case PGInfo:
 		return m.Encode()
 	}
 	panic("unknown message")
@@ -91,6 +94,9 @@ func decodePeerAll(b []byte) []any {
 	if m, err := DecodePGRemove(b); err == nil {
 		out = append(out, m)
 	}
+	if m, err := DecodePGInfo(b); err == nil {
+		out = append(out, m)
+	}
 	return out
 }
 
@@ -118,6 +124,8 @@ func TestPeeringMessagesRoundTrip(t *testing.T) {
 			got, err = DecodeScrubMap(b)
 		case PGRemove:
 			got, err = DecodePGRemove(b)
+		case PGInfo:
+			got, err = DecodePGInfo(b)
 		}
 		if err != nil || !reflect.DeepEqual(got, m) {
 			t.Fatalf("%T: got %+v, %v; want %+v", m, got, err, m)

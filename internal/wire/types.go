@@ -38,7 +38,18 @@ const (
 	TypeScrubRequest uint16 = 54 // primary -> member: send your scrub map of a range
 	TypeScrubMap     uint16 = 55 // member -> primary: the scrub map
 	TypePGRemove     uint16 = 56 // primary -> stray: the PG is clean without you; delete your copy
+	TypePGInfo       uint16 = 57 // primary -> replica: the PG's info changed (its purged snaps)
 
 	// Recovery reservations (reservemsg.go).
 	TypePGReserve uint16 = 60 // primary <-> member: request, grant or release a recovery slot
+
+	// The file-system client protocol (fsclientmsg.go, fsrequest.go,
+	// fscaps.go), between a client and an MDS rank.
+	TypeClientSession        uint16 = 80 // client <-> MDS: open, renew, close a session; stale, reject, flushmsg
+	TypeClientRequest        uint16 = 81 // client -> MDS: a metadata request
+	TypeClientReply          uint16 = 82 // MDS -> client: its reply, unsafe then safe
+	TypeClientRequestForward uint16 = 83 // MDS -> client: resend to another rank
+	TypeClientCaps           uint16 = 84 // client <-> MDS: grant, revoke, ack, update, flush, release, export, import
+	TypeClientLease          uint16 = 85 // client <-> MDS: a dentry lease revoked, renewed or released
+	TypeClientReconnect      uint16 = 86 // client -> MDS: caps and locks held, after a failover
 )

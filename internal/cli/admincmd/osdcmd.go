@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
@@ -71,7 +72,10 @@ func osdPoolCommands(cf *clusterconn.Flags, out *cmdutil.Output, mc mcFunc) *cob
 	pool.AddCommand(
 		poolCreateCommand(cf, out),
 		mc("ls [detail]", "List pools", "osd pool ls", []string{"?detail"}),
-		mc("get POOL VAR", "Show a pool setting: size, min_size, pg_num, pgp_num, pg_num_target, pgp_num_target, crush_rule or all", "osd pool get", []string{"pool", "var"}),
+		mc("get POOL VAR", "Show a pool setting: size, min_size, pg_num, pgp_num, pg_num_target, pgp_num_target, crush_rule, "+
+			"pg_autoscale_mode, target_size_bytes, target_size_ratio, pg_autoscale_bias or all", "osd pool get", []string{"pool", "var"}),
+		mc("autoscale-status", "Show each pool's data, targets and the pg_num the autoscaler suggests (NEW PG_NUM when pg_num is "+
+			"more than pg_autoscaler_threshold off it) and its pg_autoscale_mode", "osd pool autoscale-status", nil),
 		poolSetCommand(cf, out),
 		mc("rename OLD NEW", "Rename a pool", "osd pool rename", []string{"srcpool", "destpool"}),
 		rm,
@@ -88,7 +92,7 @@ const sureFlag = "yes-i-really-mean-it"
 
 // poolCreateCommand is "cuttle osd pool create".
 func poolCreateCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
-	var size, minSize, rule string
+	var size, minSize, rule, mode string
 	var sure bool
 	c := &cobra.Command{
 		Use:   "create POOL [PG_NUM [PGP_NUM]]",
@@ -105,7 +109,7 @@ func poolCreateCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Comman
 					wc.Args[name] = args[i+1]
 				}
 			}
-			for name, v := range map[string]string{"size": size, "min_size": minSize, "rule": rule} {
+			for name, v := range map[string]string{"size": size, "min_size": minSize, "rule": rule, "autoscale_mode": mode} {
 				if v != "" {
 					wc.Args[name] = v
 				}
@@ -120,6 +124,7 @@ func poolCreateCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Comman
 	f.StringVar(&size, "size", "", "copies of each object, `N` from 1 to 10 (default osd_pool_default_size, 3)")
 	f.StringVar(&minSize, "min-size", "", "the least copies that must be up for the pool to serve I/O: `M` from 1 to size (default size - size/2)")
 	f.StringVar(&rule, "rule", "", "the CRUSH rule placing the copies: a `RULE` name or id (default replicated_rule; see cuttle osd crush rule ls)")
+	f.StringVar(&mode, "autoscale-mode", "", "the pool's pg_autoscale_mode, `MODE` on, warn or off (default osd_pool_default_pg_autoscale_mode, warn; see cuttle osd pool autoscale-status)")
 	f.BoolVar(&sure, sureFlag, false, "confirm size 1 or a min-size below a majority of size (acknowledged writes can be lost)")
 	return c
 }
@@ -134,6 +139,10 @@ func poolVars() [][2]string {
 		{"pgp_num", "placement groups CRUSH places, 1 to pg_num: raise it after pg_num to move the split PGs to their own OSDs; sets pgp_num_target, which the monitors step toward while under target_max_misplaced_ratio of the data moves"},
 		{"pgp_num_actual", "set pgp_num at once, leaving pgp_num_target (set pgp_num first to the same value to move everything together)"},
 		{"crush_rule", "the CRUSH rule placing the copies, by name or id (cuttle osd crush rule ls)"},
+		{"pg_autoscale_mode", "on (the monitors raise pg_num as the pool's data grows), warn (health warnings POOL_TOO_FEW_PGS, POOL_TOO_MANY_PGS) or off"},
+		{"target_size_bytes", "the size (one copy) the pool is expected to reach, e.g. 100G, for the autoscaler; 0 for none"},
+		{"target_size_ratio", "the share of its CRUSH root's space the pool is expected to take, relative to other pools' ratios; wins over target_size_bytes; 0 for none"},
+		{"pg_autoscale_bias", "factor of the pool's ideal PG count, in (0, 1000]; default 1"},
 	}
 }
 
@@ -143,15 +152,23 @@ func poolSetCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	var long strings.Builder
 	long.WriteString("Change a pool setting. VAR is one of:\n")
 	for _, v := range poolVars() {
-		fmt.Fprintf(&long, "  %-11s %s\n", v[0], v[1])
+		fmt.Fprintf(&long, "  %-17s %s\n", v[0], v[1])
 	}
 	c := &cobra.Command{
 		Use:   "set POOL VAR VALUE",
-		Short: "Change a pool setting: size, min_size or crush_rule",
+		Short: "Change a pool setting (size, min_size, pg_num, pgp_num, crush_rule, the autoscaler's options)",
 		Long:  strings.TrimSuffix(long.String(), "\n"),
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			wc := wire.NewCommand("osd pool set", "pool", args[0], "var", args[1], "val", args[2])
+			val := args[2]
+			if args[1] == "target_size_bytes" {
+				n, err := cmdutil.ParseSize(val)
+				if err != nil {
+					return fmt.Errorf("osd pool set: target_size_bytes: %w (bytes, or with a unit: 100G)", err)
+				}
+				val = strconv.FormatUint(n, 10)
+			}
+			wc := wire.NewCommand("osd pool set", "pool", args[0], "var", args[1], "val", val)
 			if sure {
 				wc.Args["yes_i_really_mean_it"] = "true"
 			}

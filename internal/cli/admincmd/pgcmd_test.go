@@ -28,7 +28,8 @@ func TestPGCommandsInProcess(t *testing.T) {
 		for _, h := range []string{"h1", "h2", "h3"} {
 			c.AddOSD(h)
 		}
-		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3")
+		// 8 PGs, below the autoscaler's 32: off, so that status says HEALTH_OK.
+		c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "3", "autoscale_mode", "off")
 		c.WaitForEpoch(c.Epoch())
 		cf := &clusterconn.Flags{MonHost: "a=a:6789", Name: "client.admin", Timeout: time.Minute, Network: c.Net.Host("cli")}
 		run := func(args ...string) (string, error) {

@@ -35,13 +35,13 @@ func TestVersion(t *testing.T) {
 	if got := o.OK(call("inc", nil)).Ops[0].Data; !bytes.Equal(got, version.Encode(42)) {
 		t.Fatalf("inc %x", got)
 	}
-	// Attribute reads within a request see the object as it was before
-	// it (ops' rule, as in Ceph): two incs in one request both read 42.
+	// Each op of a request sees what the ops before it did (ops' rule):
+	// two incs in one request count twice, and a read after them sees 44.
 	res := o.OK(call("inc", nil), call("inc", nil), call("read", nil))
-	if !bytes.Equal(res.Ops[1].Data, version.Encode(43)) || !bytes.Equal(res.Ops[2].Data, version.Encode(42)) {
+	if !bytes.Equal(res.Ops[1].Data, version.Encode(44)) || !bytes.Equal(res.Ops[2].Data, version.Encode(44)) {
 		t.Fatalf("two incs and a read in one request: %x, %x", res.Ops[1].Data, res.Ops[2].Data)
 	}
-	if got := o.Xattrs()["version"]; !bytes.Equal(got, version.Encode(43)) {
+	if got := o.Xattrs()["version"]; !bytes.Equal(got, version.Encode(44)) {
 		t.Fatalf("stored attribute %x", got)
 	}
 }

@@ -49,6 +49,9 @@ const (
 	// OptMaxMisplaced: share of object copies degraded or misplaced at
 	// or above which pgp_num is not stepped toward its target (pgstep.go).
 	OptMaxMisplaced = "target_max_misplaced_ratio"
+	// OptPoolDefaultAutoscaleMode is the pg_autoscale_mode of "osd pool
+	// create" without autoscale_mode.
+	OptPoolDefaultAutoscaleMode = "osd_pool_default_pg_autoscale_mode"
 )
 
 // OptionNames lists every option the service reads, with its type
@@ -70,5 +73,7 @@ func OptionNames() map[string]string {
 		OptMaxPGPerOSD:          "int",
 		OptPoolDefaultCrushRule: "str",
 		OptMaxMisplaced:         "float",
+
+		OptPoolDefaultAutoscaleMode: "str",
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cuttlestore/cuttle/crush"
@@ -125,9 +126,13 @@ func (s *Service) preparePoolCreate(c moncmd.Command, now time.Time) ([]byte, mo
 	if r, ok := checkSure(c, want, what); !ok {
 		return nil, r
 	}
+	mode, err := defaultAutoscaleMode(c.StrOr("autoscale_mode", ""), s.opts.String(OptPoolDefaultAutoscaleMode))
+	if err != nil {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool create: %v", err)
+	}
 	id := s.m.PoolMax() + 1
 	np := osdmap.Pool{ID: id, Name: name, Type: osdmap.PoolReplicated, Size: want.Size, MinSize: want.MinSize,
-		CrushRule: rule, PGNum: want.PGNum, PGPNum: want.PGPNum, Flags: osdmap.PoolHashPSPool}
+		CrushRule: rule, PGNum: want.PGNum, PGPNum: want.PGPNum, Flags: osdmap.PoolHashPSPool, AutoscaleMode: mode}
 	if r, ok := s.checkPGLimit(np, what); !ok {
 		return nil, r
 	}
@@ -204,7 +209,11 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 	case "crush_rule":
 		p.CrushRule, err = ruleArg(s.m.Crush(), val)
 	default:
-		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: unknown variable %q (size, min_size, pg_num, pgp_num, pgp_num_actual, crush_rule)", v)
+		var ok bool
+		if ok, err = setAutoscaleVar(&p, v, val); !ok {
+			return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: unknown variable %q (size, min_size, pg_num, pgp_num, "+
+				"pgp_num_actual, crush_rule, %s)", v, strings.Join(autoscaleVars(), ", "))
+		}
 	}
 	if err != nil {
 		return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: %v", err)
@@ -225,7 +234,7 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 			return nil, r
 		}
 	}
-	status := fmt.Sprintf("set pool %d %s to %s", p.ID, v, val) + pgCountStatus(*cur, p, v)
+	status := fmt.Sprintf("set pool %d %s to %s", p.ID, v, val) + pgCountStatus(*cur, p, v) + autoscaleSetStatus(*cur, p)
 	if p.Size != cur.Size || p.CrushRule != cur.CrushRule {
 		if w := s.placementWarning(p); w != "" {
 			status += " (" + w + ")"

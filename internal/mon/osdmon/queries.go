@@ -31,6 +31,10 @@ type PoolView struct {
 	PGPNumTarget uint32 `json:"pgp_num_target"`
 	Flags        string `json:"flags_names"`
 	LastChange   uint32 `json:"last_change"`
+	// AutoscaleMode and Options are the autoscaler's settings (Options
+	// only those set, as Ceph's "options").
+	AutoscaleMode string             `json:"pg_autoscale_mode"`
+	Options       map[string]float64 `json:"options,omitempty"`
 }
 
 // OSDView is an OSD in "osd dump".
@@ -88,7 +92,26 @@ type UpmapPairView struct {
 func poolView(p *osdmap.Pool) PoolView {
 	pgNum, pgpNum := p.Targets()
 	return PoolView{PGNumTarget: pgNum, PGPNumTarget: pgpNum, ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
-		PGNum: p.PGNum, PGPNum: p.PGPNum, Flags: p.Flags.String(), LastChange: uint32(p.LastChange)}
+		PGNum: p.PGNum, PGPNum: p.PGPNum, Flags: p.Flags.String(), LastChange: uint32(p.LastChange),
+		AutoscaleMode: p.AutoscaleMode.String(), Options: poolOptions(p)}
+}
+
+// poolOptions returns the autoscaler's numeric settings that p sets.
+func poolOptions(p *osdmap.Pool) map[string]float64 {
+	out := map[string]float64{}
+	if p.TargetSizeBytes != 0 {
+		out["target_size_bytes"] = float64(p.TargetSizeBytes)
+	}
+	if p.TargetSizeRatio != 0 {
+		out["target_size_ratio"] = p.TargetSizeRatio
+	}
+	if p.AutoscaleBias != 0 {
+		out["pg_autoscale_bias"] = p.AutoscaleBias
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // mapAt returns the applied map, or the map at the epoch argument.
@@ -307,7 +330,8 @@ func (s *Service) queryPoolLs(c moncmd.Command) moncmd.Reply {
 
 // poolVars are the variables "osd pool get" reads, in "all" order.
 func poolVars() []string {
-	return []string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "crush_rule"}
+	return append([]string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "crush_rule"},
+		autoscaleVars()...)
 }
 
 // queryPoolGet answers "osd pool get pool var" (var: a poolVars name or
@@ -353,7 +377,10 @@ func (s *Service) queryPoolGet(c moncmd.Command) moncmd.Reply {
 				val = strconv.Itoa(int(p.CrushRule))
 			}
 		default:
-			return moncmd.Errorf(moncmd.EINVAL, "osd pool get: unknown variable %q (%s, all)", name, strings.Join(poolVars(), ", "))
+			var ok bool
+			if val, ok = autoscaleVar(p, name); !ok {
+				return moncmd.Errorf(moncmd.EINVAL, "osd pool get: unknown variable %q (%s, all)", name, strings.Join(poolVars(), ", "))
+			}
 		}
 		out[name] = val
 		fmt.Fprintf(&b, "%s: %v\n", name, val)

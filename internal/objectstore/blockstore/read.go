@@ -457,6 +457,23 @@ func (s *Store) Stat(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	return objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.AllocatedBytes()}, nil
 }
 
+// StatAttrs stats o and copies up to two of its attributes in one
+// lookup of its record (objectstore.AttrStater).
+func (s *Store) StatAttrs(ctx context.Context, c objectstore.CollectionID, o objid.ID, names [2]string) (objectstore.StatAttrs, error) {
+	rec, err := s.lockedRecord(ctx, c, o)
+	if err != nil {
+		return objectstore.StatAttrs{}, err
+	}
+	defer s.applyMu.RUnlock()
+	out := objectstore.StatAttrs{Info: objectstore.ObjectInfo{Size: rec.Size, Allocated: rec.AllocatedBytes()}}
+	for i, name := range names {
+		if v, ok := rec.Attrs.Get(name); ok && name != "" {
+			out.Vals[i], out.Has[i] = append([]byte{}, v...), true
+		}
+	}
+	return out, nil
+}
+
 // ExtentMap returns the allocated pages of o within [off, off+length),
 // clipped to its size.
 func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]objectstore.Extent, error) {

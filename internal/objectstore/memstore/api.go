@@ -109,6 +109,23 @@ func (s *Store) Stat(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	return objectstore.ObjectInfo{Size: obj.size, Allocated: obj.stored()}, nil
 }
 
+// StatAttrs stats o and copies up to two of its attributes in one
+// lookup (objectstore.AttrStater).
+func (s *Store) StatAttrs(ctx context.Context, c objectstore.CollectionID, o objid.ID, names [2]string) (objectstore.StatAttrs, error) {
+	obj, err := s.object(ctx, "stat", c, o)
+	if err != nil {
+		return objectstore.StatAttrs{}, err
+	}
+	defer s.mu.RUnlock()
+	out := objectstore.StatAttrs{Info: objectstore.ObjectInfo{Size: obj.size, Allocated: obj.stored()}}
+	for i, name := range names {
+		if v, ok := obj.attrs[name]; ok && name != "" {
+			out.Vals[i], out.Has[i] = append([]byte{}, v...), true
+		}
+	}
+	return out, nil
+}
+
 // ExtentMap returns the runs of allocated pages within the range and the
 // object's size.
 func (s *Store) ExtentMap(ctx context.Context, c objectstore.CollectionID, o objid.ID, off, length uint64) ([]objectstore.Extent, error) {

@@ -39,6 +39,7 @@ func testAttrs(e *env) {
 	if _, err := e.s.GetAttr(e.ctx, pgA, o, "zz"); !errors.Is(err, objectstore.ErrNoAttr) {
 		e.Fatalf("getattr of a missing attribute: %v, want ErrNoAttr", err)
 	}
+	e.statAttrs(o)
 	e.apply(txn().SetAttr(pgA, o, "a", []byte("2")).RmAttr(pgA, o, "b").RmAttr(pgA, o, "never"))
 	want = map[string][]byte{"a": []byte("2"), "_": pattern(1, 5000)}
 	if got := e.attrs(o); !equalValues(got, want) {
@@ -54,6 +55,41 @@ func testAttrs(e *env) {
 		e.Fatalf("omap key overwrote attribute: %q", v)
 	}
 }
+
+// statAttrs checks objectstore.StatAttrsOf on o, which has attributes
+// "a" ("1") and "b" (empty) and a size of 0: through the store's own
+// AttrStater if it has one, and through Stat and GetAttr.
+func (e *env) statAttrs(o objid.ID) {
+	e.Helper()
+	for _, s := range []objectstore.Store{e.s, plainStore{e.s}} {
+		_, own := s.(objectstore.AttrStater)
+		for _, tc := range []struct {
+			names [2]string
+			vals  [2]string
+			has   [2]bool
+		}{
+			{[2]string{"a", ""}, [2]string{"1", ""}, [2]bool{true, false}},
+			{[2]string{"zz", "a"}, [2]string{"", "1"}, [2]bool{false, true}},
+			{[2]string{"b", "zz"}, [2]string{"", ""}, [2]bool{true, false}},
+		} {
+			got, err := objectstore.StatAttrsOf(e.ctx, s, pgA, o, tc.names)
+			if err != nil || got.Info.Size != 0 || got.Has != tc.has {
+				e.Fatalf("StatAttrs(%q) (the store's own: %v) = %+v, %v; want has %v", tc.names, own, got, err, tc.has)
+			}
+			for i := range 2 {
+				if string(got.Vals[i]) != tc.vals[i] || got.Has[i] != (got.Vals[i] != nil) {
+					e.Fatalf("StatAttrs(%q) (the store's own: %v): value %d is %q (nil %v), want %q", tc.names, own, i, got.Vals[i], got.Vals[i] == nil, tc.vals[i])
+				}
+			}
+		}
+		if _, err := objectstore.StatAttrsOf(e.ctx, s, pgA, obj("absent"), [2]string{"a", ""}); !errors.Is(err, objectstore.ErrNotFound) {
+			e.Fatalf("StatAttrs of an absent object (the store's own: %v): %v, want ErrNotFound", own, err)
+		}
+	}
+}
+
+// plainStore hides a store's optional interfaces.
+type plainStore struct{ objectstore.Store }
 
 func (e *env) omap(o objid.ID) map[string][]byte {
 	e.Helper()

@@ -21,7 +21,16 @@ type Queue[K comparable, T any] struct {
 	// waits.
 	blocked   []K
 	waitingOf [numClasses]int
+	// free are emptied keys' slices, cleared, for Add to reuse: an
+	// object's one op at a time then allocates nothing in the queue.
+	free [][]entry[T]
 }
+
+// Bounds of the free slices Queue keeps: how many, and the largest.
+const (
+	maxFree    = 16
+	maxFreeCap = 4
+)
 
 type entry[T any] struct {
 	v       T
@@ -55,6 +64,9 @@ func (q *Queue[K, T]) Add(key K, c Class, cost int64, v T) bool {
 		q.running[c].Cost += cost
 	} else {
 		q.block(key, c)
+	}
+	if n := len(q.free); n > 0 {
+		items, q.free = q.free[n-1], q.free[:n-1]
 	}
 	q.keys[key] = append(items, e)
 	return start
@@ -98,11 +110,12 @@ func (q *Queue[K, T]) Done(key K) (next T, ok bool) {
 	q.running[head.class].Cost -= head.cost
 	q.policy.Done(head.class, head.cost)
 	items[0] = entry[T]{} // let the item go
-	items = items[1:]
-	if len(items) == 0 {
+	if len(items) == 1 {
 		delete(q.keys, key)
+		q.recycle(items)
 		return next, false
 	}
+	items = items[1:]
 	q.keys[key] = items
 	if !q.admit(items[0].class, items[0].cost) {
 		q.block(key, items[0].class)
@@ -110,6 +123,17 @@ func (q *Queue[K, T]) Done(key K) (next T, ok bool) {
 	}
 	q.startHead(items)
 	return items[0].v, true
+}
+
+// recycle keeps an emptied key's slice for Add, cleared, within the
+// free list's bounds.
+func (q *Queue[K, T]) recycle(items []entry[T]) {
+	if cap(items) > maxFreeCap || len(q.free) >= maxFree {
+		return
+	}
+	items = items[:cap(items)]
+	clear(items)
+	q.free = append(q.free, items[:0])
 }
 
 // Blocked reports whether some key's first item waits for the policy:

@@ -259,3 +259,42 @@ func TestToday(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueReusesFreedSlices checks that an op on an idle key allocates
+// nothing once the queue has freed a key's slice, and that a reused
+// slice carries nothing of its past: a key that had three items, emptied,
+// serves another key's items in order.
+func TestQueueReusesFreedSlices(t *testing.T) {
+	q := NewQueue[string, string](Today{})
+	q.Add("warm", Client, 1, "x")
+	q.Done("warm")
+	if n := testing.AllocsPerRun(100, func() {
+		if !q.Add("a", Client, 1, "w") {
+			t.Fatal("not started")
+		}
+		if _, ok := q.Done("a"); ok {
+			t.Fatal("more")
+		}
+	}); n != 0 {
+		t.Errorf("Add and Done of an idle key: %v allocations, want 0", n)
+	}
+	for _, it := range []string{"b1", "b2", "b3"} {
+		q.Add("b", Client, 1, it)
+	}
+	for _, want := range []string{"b2", "b3", ""} {
+		if got, _ := q.Done("b"); got != want {
+			t.Fatalf("b: %q, want %q", got, want)
+		}
+	}
+	q.Add("c", Client, 1, "c1")
+	q.Add("c", Client, 1, "c2")
+	if q.Len("c") != 2 || q.Busy("b") {
+		t.Fatalf("c has %d items, b busy %v", q.Len("c"), q.Busy("b"))
+	}
+	if got, _ := q.Done("c"); got != "c2" {
+		t.Fatalf("c: %q after c1", got)
+	}
+	if got, ok := q.Done("c"); ok || q.Waiting() != 0 {
+		t.Fatalf("c: %q, %v after c2; %d waiting", got, ok, q.Waiting())
+	}
+}

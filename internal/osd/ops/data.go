@@ -12,6 +12,10 @@ func (x *executor) read(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err := x.mustExist(); err != nil {
 		return wire.ObjectOpResult{}, err
 	}
+	if x.pending() {
+		b, err := x.pendingRead(op.Offset, op.Length)
+		return wire.ObjectOpResult{Data: b}, err
+	}
 	var b []byte
 	var crc uint32
 	var err error
@@ -35,6 +39,14 @@ func (x *executor) sparseRead(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err := x.mustExist(); err != nil {
 		return wire.ObjectOpResult{}, err
 	}
+	if x.pending() {
+		// The whole range reads as data (holes as zeros), one extent.
+		b, err := x.pendingRead(op.Offset, op.Length)
+		if err != nil || len(b) == 0 {
+			return wire.ObjectOpResult{}, err
+		}
+		return wire.ObjectOpResult{Extents: []wire.Extent{{Offset: op.Offset, Length: uint64(len(b))}}, Data: b}, nil
+	}
 	exts, err := x.env.Store.ExtentMap(x.ctx, x.env.Collection, x.env.Object, op.Offset, op.Length)
 	if err != nil {
 		return wire.ObjectOpResult{}, x.storeErr("extent map", err)
@@ -55,7 +67,11 @@ func (x *executor) stat(*wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err := x.mustExist(); err != nil {
 		return wire.ObjectOpResult{}, err
 	}
-	return wire.ObjectOpResult{Size: x.size, Mtime: x.info.Mtime}, nil
+	mtime := x.info.Mtime
+	if x.infoDirty { // an earlier op wrote: the time it records
+		mtime = x.env.Now.UnixNano()
+	}
+	return wire.ObjectOpResult{Size: x.size, Mtime: mtime}, nil
 }
 
 // checkExtent fails with EFBIG for a range past the largest object size

@@ -8,11 +8,14 @@
 //   - The ops of one request apply all or nothing: the first op that fails
 //     ends execution, its errno is the request's result, and the
 //     transaction is discarded.
-//   - Existence and size follow the ops as they run (an append after a
-//     write appends after it; a write after a delete recreates the
-//     object). Reads, attributes and omap contents are those the object
-//     had before the request, as in Ceph, where reads in a write op see
-//     the stored object.
+//   - Every op sees the object as the ops before it left it: existence
+//     and size (an append after a write appends after it; a write after
+//     a delete recreates the object), data, attributes, omap entries and
+//     header (a cmpxattr after a setxattr compares the new value; a stat
+//     after a delete fails with ENOENT). A read after a write reads what
+//     the store held before the request with the request's pending
+//     transaction replayed over it (pending.go); a request with no read
+//     after a write reads the store directly.
 //   - Writes to a missing object create it, except removals (delete,
 //     rmxattr, omap key removal and omap clear), which fail with
 //     ENOENT.

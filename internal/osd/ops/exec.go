@@ -27,6 +27,42 @@ type Env struct {
 	// their owner); callers may leave it empty for requests with no
 	// OpCall.
 	Caller string
+	// Loaded, if not nil, is the object as Load read it for this
+	// execution: Execute starts from it instead of reading the object
+	// again (the primary reads the snap set in the same load).
+	Loaded *State
+}
+
+// State is what an execution starts from: the object's existence, size
+// and info attribute (raw: Execute decodes it; HasInfo false if the
+// object has none), and the extra attribute Load was asked for (nil if
+// absent or the object does not exist).
+type State struct {
+	Exists  bool
+	Size    uint64
+	HasInfo bool
+	Info    []byte
+	Extra   []byte
+}
+
+// Load reads what Execute starts from, and the attribute extra too if
+// it is not empty, in one lookup of the object's metadata where the
+// store can (objectstore.AttrStater).
+func Load(ctx context.Context, store objectstore.Store, c objectstore.CollectionID, o objid.ID, extra string) (State, error) {
+	var st State
+	got, err := objectstore.StatAttrsOf(ctx, store, c, o, [2]string{InfoAttr, extra})
+	switch {
+	case errors.Is(err, objectstore.ErrNotFound):
+		return st, nil
+	case err != nil:
+		return st, fmt.Errorf("ops: stat %v: %w", o, err)
+	}
+	st.Exists, st.Size = true, got.Info.Size
+	st.HasInfo, st.Info = got.Has[0], got.Vals[0] // none: created by a bare store write (recovery tools); version 0
+	if got.Has[1] {
+		st.Extra = got.Vals[1]
+	}
+	return st, nil
 }
 
 // Result is the outcome of one execution.
@@ -134,24 +170,23 @@ func Execute(ctx context.Context, env *Env, ops []wire.ObjectOp) (*Result, error
 	return res, nil
 }
 
-// load reads the object's existence, size and info.
+// load starts from the object's existence, size and info: env.Loaded,
+// or read now.
 func (x *executor) load() error {
-	st, err := x.env.Store.Stat(x.ctx, x.env.Collection, x.env.Object)
-	switch {
-	case errors.Is(err, objectstore.ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("ops: stat %v: %w", x.env.Object, err)
+	st := x.env.Loaded
+	if st == nil {
+		loaded, err := Load(x.ctx, x.env.Store, x.env.Collection, x.env.Object, "")
+		if err != nil {
+			return err
+		}
+		st = &loaded
 	}
-	x.exists, x.size = true, st.Size
-	b, err := x.env.Store.GetAttr(x.ctx, x.env.Collection, x.env.Object, InfoAttr)
-	switch {
-	case errors.Is(err, objectstore.ErrNoAttr):
-		return nil // created by a bare store write (recovery tools); version 0
-	case err != nil:
-		return fmt.Errorf("ops: object info of %v: %w", x.env.Object, err)
+	x.exists, x.size = st.Exists, st.Size
+	if !st.HasInfo {
+		return nil // absent, or created by a bare store write; version 0
 	}
-	if x.info, err = DecodeInfo(b); err != nil {
+	var err error
+	if x.info, err = DecodeInfo(st.Info); err != nil {
 		return fmt.Errorf("ops: object info of %v: %w", x.env.Object, err)
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/cuttlestore/cuttle/internal/objectstore"
+
 	"github.com/cuttlestore/cuttle/internal/wire"
 )
 
@@ -20,6 +22,10 @@ const (
 func (x *executor) omapGetHeader(*wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err := x.mustExist(); err != nil {
 		return wire.ObjectOpResult{}, err
+	}
+	if x.pending() {
+		h, err := x.pendingOmapHeader()
+		return wire.ObjectOpResult{Data: h}, err
 	}
 	h, err := x.env.Store.OmapGetHeader(x.ctx, x.env.Collection, x.env.Object)
 	if err != nil {
@@ -38,9 +44,16 @@ func (x *executor) omapList(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if limit == 0 {
 		limit = defaultOmapMax
 	}
-	kvs, more, err := x.env.Store.OmapIterate(x.ctx, x.env.Collection, x.env.Object, op.Name, op.Prefix, limit)
+	var kvs []objectstore.KV
+	var more bool
+	var err error
+	if x.pending() {
+		kvs, more, err = x.pendingOmapList(op.Name, op.Prefix, limit)
+	} else if kvs, more, err = x.env.Store.OmapIterate(x.ctx, x.env.Collection, x.env.Object, op.Name, op.Prefix, limit); err != nil {
+		err = x.storeErr("omap iterate", err)
+	}
 	if err != nil {
-		return wire.ObjectOpResult{}, x.storeErr("omap iterate", err)
+		return wire.ObjectOpResult{}, err
 	}
 	out := wire.ObjectOpResult{More: more, Pairs: make([]wire.KV, len(kvs))}
 	for i, kv := range kvs {
@@ -66,13 +79,25 @@ func (x *executor) omapGetVals(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	return x.omapList(op)
 }
 
+// omapValues returns the entries of keys that exist.
+func (x *executor) omapValues(keys []string) (map[string][]byte, error) {
+	if x.pending() {
+		return x.pendingOmapValues(keys)
+	}
+	vals, err := x.env.Store.OmapGetValues(x.ctx, x.env.Collection, x.env.Object, keys)
+	if err != nil {
+		return nil, x.storeErr("omap get", err)
+	}
+	return vals, nil
+}
+
 func (x *executor) omapGetByKeys(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err := x.mustExist(); err != nil {
 		return wire.ObjectOpResult{}, err
 	}
-	vals, err := x.env.Store.OmapGetValues(x.ctx, x.env.Collection, x.env.Object, op.Keys)
+	vals, err := x.omapValues(op.Keys)
 	if err != nil {
-		return wire.ObjectOpResult{}, x.storeErr("omap get", err)
+		return wire.ObjectOpResult{}, err
 	}
 	var out wire.ObjectOpResult
 	for _, k := range slices.Sorted(maps.Keys(vals)) {
@@ -91,9 +116,9 @@ func (x *executor) omapCmp(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	for i, kv := range op.Pairs {
 		keys[i] = kv.Key
 	}
-	vals, err := x.env.Store.OmapGetValues(x.ctx, x.env.Collection, x.env.Object, keys)
+	vals, err := x.omapValues(keys)
 	if err != nil {
-		return wire.ObjectOpResult{}, x.storeErr("omap get", err)
+		return wire.ObjectOpResult{}, err
 	}
 	for _, kv := range op.Pairs {
 		stored, present := vals[kv.Key]

@@ -18,7 +18,7 @@ import (
 // fixture is one object in a PG collection of a memstore, and a counter
 // that gives every write a new version.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	store   objectstore.Store
 	coll    objectstore.CollectionID
 	obj     objid.ID
@@ -28,7 +28,7 @@ type fixture struct {
 	caller  string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	s := memstore.New(memstore.Options{})
 	t.Cleanup(func() { s.Close() })
@@ -311,5 +311,56 @@ func TestVersionOf(t *testing.T) {
 		if got := VersionOf(b); got != (wire.Version{}) {
 			t.Fatalf("VersionOf(%q) = %v, want zero", b, got)
 		}
+	}
+}
+
+// TestLoad checks that Load reads what Execute starts from, with the
+// extra attribute in the same read, and that Execute starts from
+// Env.Loaded without reading the object again.
+func TestLoad(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	st, err := Load(ctx, f.store, f.coll, f.obj, "_b")
+	if err != nil || st.Exists || st.HasInfo || st.Extra != nil {
+		t.Fatalf("absent object loaded as %+v, %v", st, err)
+	}
+	f.ok(wire.ObjectOp{Code: wire.OpWrite, Data: []byte("abc")}, wire.ObjectOp{Code: wire.OpSetXattr, Name: "b", Data: []byte("2")},
+		wire.ObjectOp{Code: wire.OpSetXattr, Name: "e", Data: nil})
+	want := wire.Version{Epoch: 5, Counter: f.counter}
+	for _, extra := range []string{"", "_b", "_e", "_missing"} {
+		st, err := Load(ctx, f.store, f.coll, f.obj, extra)
+		if err != nil || !st.Exists || st.Size != 3 || !st.HasInfo {
+			t.Fatalf("Load(%q) = %+v, %v", extra, st, err)
+		}
+		if info, err := DecodeInfo(st.Info); err != nil || info.Version != want {
+			t.Fatalf("Load(%q): info %+v, %v; want version %v", extra, info, err, want)
+		}
+		switch extra {
+		case "", "_missing":
+			if st.Extra != nil {
+				t.Fatalf("Load(%q): extra %q, want none", extra, st.Extra)
+			}
+		case "_b":
+			if string(st.Extra) != "2" {
+				t.Fatalf("Load(%q): extra %q", extra, st.Extra)
+			}
+		case "_e":
+			if st.Extra == nil || len(st.Extra) != 0 {
+				t.Fatalf("Load(%q): extra %v, want present and empty", extra, st.Extra)
+			}
+		}
+	}
+	// Execute starts from Loaded: told the object is absent, a stat
+	// fails as for an absent object although the store holds it.
+	env := &Env{Store: f.store, Collection: f.coll, Object: f.obj, Loaded: &State{}}
+	res, err := Execute(ctx, env, []wire.ObjectOp{{Code: wire.OpStat}})
+	if err != nil || res.Code != wire.ENOENT || res.Existed {
+		t.Fatalf("stat from an absent Loaded: code %d, existed %v, %v", res.Code, res.Existed, err)
+	}
+	// And from a loaded info that is not one, the error a stored one
+	// would give.
+	env.Loaded = &State{Exists: true, Size: 3, HasInfo: true, Info: []byte{0xff}}
+	if _, err := Execute(ctx, env, []wire.ObjectOp{{Code: wire.OpStat}}); err == nil {
+		t.Fatal("a corrupt loaded info executed")
 	}
 }

@@ -52,12 +52,12 @@ func (x *executor) watch(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	switch op.Flags {
 	case wire.WatchRegister, wire.WatchReconnect:
 		if op.Flags == wire.WatchReconnect {
-			_, err := x.env.Store.GetAttr(x.ctx, x.env.Collection, x.env.Object, attr)
+			set, err := x.hasAttr(attr)
 			switch {
-			case errors.Is(err, objectstore.ErrNoAttr):
+			case err == nil && !set:
 				return wire.ObjectOpResult{}, fail(wire.ENOTCONN, "watch %v is gone", id)
 			case err != nil:
-				return wire.ObjectOpResult{}, x.storeErr("watch", err)
+				return wire.ObjectOpResult{}, err
 			}
 		}
 		x.txn().SetAttr(x.env.Collection, x.env.Object, attr, wire.WatchInfo{WatcherID: id, TimeoutSec: uint32(op.Length)}.Encode())
@@ -68,6 +68,23 @@ func (x *executor) watch(op *wire.ObjectOp) (wire.ObjectOpResult, error) {
 	}
 	x.infoDirty = true
 	return wire.ObjectOpResult{}, nil
+}
+
+// hasAttr reports whether the object has attribute name (as earlier ops
+// of the request left it).
+func (x *executor) hasAttr(name string) (bool, error) {
+	if x.pending() {
+		_, set, err := x.pendingAttr(name)
+		return set, err
+	}
+	_, err := x.env.Store.GetAttr(x.ctx, x.env.Collection, x.env.Object, name)
+	switch {
+	case errors.Is(err, objectstore.ErrNoAttr):
+		return false, nil
+	case err != nil:
+		return false, x.storeErr("watch", err)
+	}
+	return true, nil
 }
 
 // Watchers returns the watches persisted in an object's attributes.

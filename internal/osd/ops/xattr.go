@@ -43,6 +43,13 @@ func (x *executor) userAttr(name string) ([]byte, error) {
 	if err := x.mustExist(); err != nil {
 		return nil, err
 	}
+	if x.pending() {
+		v, set, err := x.pendingAttr(UserAttrPrefix + name)
+		if set && v == nil {
+			v = []byte{}
+		}
+		return v, err
+	}
 	v, err := x.env.Store.GetAttr(x.ctx, x.env.Collection, x.env.Object, UserAttrPrefix+name)
 	switch {
 	case errors.Is(err, objectstore.ErrNoAttr):
@@ -59,9 +66,15 @@ func (x *executor) getXattrs(*wire.ObjectOp) (wire.ObjectOpResult, error) {
 	if err := x.mustExist(); err != nil {
 		return wire.ObjectOpResult{}, err
 	}
-	attrs, err := x.env.Store.GetAttrs(x.ctx, x.env.Collection, x.env.Object)
+	var attrs map[string][]byte
+	var err error
+	if x.pending() {
+		attrs, err = x.pendingAttrs()
+	} else if attrs, err = x.env.Store.GetAttrs(x.ctx, x.env.Collection, x.env.Object); err != nil {
+		err = x.storeErr("getxattrs", err)
+	}
 	if err != nil {
-		return wire.ObjectOpResult{}, x.storeErr("getxattrs", err)
+		return wire.ObjectOpResult{}, err
 	}
 	var out wire.ObjectOpResult
 	for _, k := range slices.Sorted(maps.Keys(attrs)) {

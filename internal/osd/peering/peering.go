@@ -28,7 +28,8 @@
 //
 // It knows nothing of messages' encoding, the messenger, the object
 // store, the monitors or the clock: the driver translates. It imports
-// pglog (the log and info it plans over), wire (versions) and objid.
+// pglog (the log and info it plans over), wire (versions), objid and
+// osdmap (snapshot id sets).
 //
 // Concurrency: the functions are pure; a Machine is stepped by one
 // goroutine at a time.
@@ -43,6 +44,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // Member is what one OSD reports about the PG: its info, its log
@@ -101,6 +103,7 @@ func Plan(members []Member) (Result, error) {
 		}
 	}
 	res := Result{Auth: auth.OSD, Log: auth.Log, Info: auth.Info, Missing: map[int32][]objid.ID{}}
+	res.Info.PurgedSnaps = purgedSnaps(auth, members)
 	authByVersion := make(map[wire.Version]pglog.Entry, len(auth.Log))
 	for _, e := range auth.Log {
 		authByVersion[e.Version] = e
@@ -120,6 +123,36 @@ func Plan(members []Member) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// purgedSnaps returns the removed snapshots the PG may count as trimmed
+// after peering (its info's purged_snaps): those that the authority and
+// every other member with a history have recorded as trimmed, the
+// intersection.
+//
+// Why the intersection is safe: a primary records a snapshot as purged
+// only after every trim it needed has committed on every member of its
+// acting set, so a member that recorded it (as that primary, or from a
+// rep op or an activation that carried the record after those trims'
+// log entries) holds the trims in its own history. After peering every
+// member's objects become the authority's, so what counts is that the
+// authority's history has the trims; the authority's own record says so,
+// and requiring every member's too only trims more (a snapshot one of
+// them has not recorded is trimmed again, which finds nothing to do or
+// finishes what it left). A union would trust a member whose record came
+// from a history peering did not choose. A member with no history (a new
+// copy, LastUpdate zero) holds no objects and is left out: it takes all
+// of the authority's. Ceph's primary takes the authoritative info's
+// purged_snaps the same way (merge_log) and trims the pool's removed
+// snaps less them.
+func purgedSnaps(auth Member, members []Member) osdmap.SnapIntervals {
+	out := auth.Info.PurgedSnaps
+	for _, m := range members {
+		if m.OSD != auth.OSD && m.Info.LastUpdate != (wire.Version{}) {
+			out = out.Intersect(m.Info.PurgedSnaps)
+		}
+	}
+	return out
 }
 
 // missingFor returns the objects m must take from auth: those written

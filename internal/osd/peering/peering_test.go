@@ -8,6 +8,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 func v(e, c uint64) wire.Version { return wire.Version{Epoch: e, Counter: c} }
@@ -154,5 +155,39 @@ func TestPlanKeepsReportedMissing(t *testing.T) {
 	want := slices.SortedFunc(slices.Values([]objid.ID{obj("a"), obj("c")}), objid.Compare)
 	if got := r.Missing[1]; !slices.Equal(got, want) {
 		t.Fatalf("osd.1 misses %v, want a (reported) and c (newer)", got)
+	}
+}
+
+// The plan's purged snaps are the intersection of what the authority and
+// every other member with a history recorded as trimmed; a member with
+// no history (a new, empty copy) does not narrow it.
+func TestPlanPurgedSnapsIntersect(t *testing.T) {
+	log := history(5, 1, "a", "b")
+	withPurged := func(m Member, p osdmap.SnapIntervals) Member { m.Info.PurgedSnaps = p; return m }
+	ivs := func(pairs ...uint64) osdmap.SnapIntervals {
+		var s osdmap.SnapIntervals
+		for i := 0; i < len(pairs); i += 2 {
+			s = append(s, osdmap.SnapInterval{Start: pairs[i], Len: pairs[i+1]})
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name    string
+		members []Member
+		want    string
+	}{
+		{"all agree", []Member{withPurged(member(0, v(0, 0), log), ivs(1, 4)), withPurged(member(1, v(0, 0), log), ivs(1, 4))}, "[1~4]"},
+		{"a replica lacks the newest", []Member{withPurged(member(0, v(0, 0), log), ivs(1, 4)), withPurged(member(1, v(0, 0), log), ivs(1, 2))}, "[1~2]"},
+		{"the authority lacks some", []Member{withPurged(member(0, v(0, 0), log[:1]), ivs(1, 4, 9, 1)), withPurged(member(1, v(0, 0), log), ivs(2, 8))}, "[2~3,9~1]"},
+		{"one has none", []Member{withPurged(member(0, v(0, 0), log), ivs(1, 4)), member(1, v(0, 0), log)}, "[]"},
+		{"an empty copy is left out", []Member{withPurged(member(0, v(0, 0), log), ivs(1, 4)), member(2, v(0, 0), nil)}, "[1~4]"},
+	} {
+		r, err := Plan(c.members)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := r.Info.PurgedSnaps.String(); got != c.want {
+			t.Errorf("%s: purged %s, want %s", c.name, got, c.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package pglog
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -68,7 +69,16 @@ type Info struct {
 	// LastScrub and LastDeepScrub are when the last scrub and deep scrub
 	// of the PG finished (Unix nanoseconds; 0: never).
 	LastScrub, LastDeepScrub int64
+	// PurgedSnaps are the removed snapshots the PG has trimmed (Ceph's
+	// purged_snaps): no clone of its objects serves one of them. The
+	// trim work is the pool's removed snaps less these.
+	PurgedSnaps osdmap.SnapIntervals
 }
+
+// Equal reports whether i and j are the same info (Info holds a slice,
+// so == does not compile).
+// The encoding has every field, canonically.
+func (i Info) Equal(j Info) bool { return bytes.Equal(i.Encode(), j.Encode()) }
 
 // Stats are a PG's object statistics, kept with its info and updated in
 // every write's transaction.
@@ -94,10 +104,13 @@ func (s Stats) Add(existed, exists bool, before, after uint64) Stats {
 // Encode encodes i: version 1: pool, seed, epoch created, the three
 // versions (epoch, counter each), same interval since, last epoch
 // started, objects and bytes (varints); version 2 adds the last scrub
-// and deep scrub times (varints).
+// and deep scrub times (varints); version 3 the purged snaps (a count,
+// then start and length of each interval, varints). Compat stays 1: a
+// decoder that predates version 3 drops the purged snaps, and its PG
+// trims them again (the trim of a trimmed snap finds nothing).
 func (i Info) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	e.Varint(i.PG.Pool)
 	e.Uint32(i.PG.Seed)
 	e.Uvarint(i.EpochCreated)
@@ -111,6 +124,11 @@ func (i Info) Encode() []byte {
 	e.Varint(i.Stats.Bytes)
 	e.Varint(i.LastScrub)
 	e.Varint(i.LastDeepScrub)
+	e.Uvarint(uint64(len(i.PurgedSnaps)))
+	for _, iv := range i.PurgedSnaps {
+		e.Uvarint(iv.Start)
+		e.Uvarint(iv.Len)
+	}
 	e.End(mk)
 	return e.Data()
 }
@@ -118,7 +136,7 @@ func (i Info) Encode() []byte {
 // DecodeInfo decodes what Encode wrote.
 func DecodeInfo(b []byte) (Info, error) {
 	d := encoding.NewDecoder(b)
-	version := d.Begin(2)
+	version := d.Begin(3)
 	i := Info{PG: osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()}, EpochCreated: d.Uvarint()}
 	for _, v := range []*wire.Version{&i.LastUpdate, &i.LastComplete, &i.LogTail} {
 		*v = wire.Version{Epoch: d.Uvarint(), Counter: d.Uvarint()}
@@ -129,9 +147,23 @@ func DecodeInfo(b []byte) (Info, error) {
 	if version >= 2 {
 		i.LastScrub, i.LastDeepScrub = d.Varint(), d.Varint()
 	}
+	if version >= 3 {
+		n := d.Count(2)
+		if n > osdmap.MaxSnapIntervals {
+			d.Fail(fmt.Errorf("%d purged-snap intervals: %w", n, encoding.ErrCorrupt))
+		} else if n > 0 {
+			i.PurgedSnaps = make(osdmap.SnapIntervals, n)
+			for k := range i.PurgedSnaps {
+				i.PurgedSnaps[k] = osdmap.SnapInterval{Start: d.Uvarint(), Len: d.Uvarint()}
+			}
+		}
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return Info{}, fmt.Errorf("pglog: info: %w", err)
+	}
+	if err := i.PurgedSnaps.Validate(); err != nil {
+		return Info{}, fmt.Errorf("pglog: info: purged snaps: %w: %w", encoding.ErrCorrupt, err)
 	}
 	return i, nil
 }

@@ -2,12 +2,14 @@ package pglog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -102,7 +104,7 @@ func TestPersist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gotInfo != info || gotLog.Len() != 1000 || gotLog.Tail() != l.Tail() || gotLog.Head() != l.Head() {
+	if !gotInfo.Equal(info) || gotLog.Len() != 1000 || gotLog.Tail() != l.Tail() || gotLog.Head() != l.Head() {
 		t.Fatalf("loaded info %+v, log %d entries %v..%v", gotInfo, gotLog.Len(), gotLog.Tail(), gotLog.Head())
 	}
 	if !reflect.DeepEqual(gotLog.Entries(), l.Entries()) {
@@ -188,6 +190,7 @@ func TestLogKey(t *testing.T) {
 func FuzzDecoders(f *testing.F) {
 	f.Add(entry(1, 2, 3).Encode())
 	f.Add(Info{PG: osdmap.PG{Pool: 1, Seed: 2}, LastUpdate: wire.Version{Epoch: 3, Counter: 4}}.Encode())
+	f.Add(Info{PG: osdmap.PG{Pool: 1, Seed: 2}, PurgedSnaps: osdmap.SnapIntervals{{Start: 2, Len: 5}, {Start: 9, Len: 1}}}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if e, err := DecodeEntry(b); err == nil {
 			if again, err := DecodeEntry(e.Encode()); err != nil || again != e {
@@ -195,7 +198,7 @@ func FuzzDecoders(f *testing.F) {
 			}
 		}
 		if i, err := DecodeInfo(b); err == nil {
-			if again, err := DecodeInfo(i.Encode()); err != nil || again != i {
+			if again, err := DecodeInfo(i.Encode()); err != nil || !again.Equal(i) {
 				t.Fatalf("info round trip: %v", err)
 			}
 		}
@@ -339,5 +342,43 @@ func TestPackedLogMatchesAModel(t *testing.T) {
 	}
 	if got := l.Entries(); !reflect.DeepEqual(got, model) && !(len(got) == 0 && len(model) == 0) {
 		t.Fatalf("entries differ from the model (%d and %d)", len(got), len(model))
+	}
+}
+
+// The purged snaps round-trip, and an info of version 2 (before them)
+// still decodes, with none purged.
+func TestInfoPurgedSnapsAndVersion2(t *testing.T) {
+	info := Info{PG: osdmap.PG{Pool: 3, Seed: 9}, EpochCreated: 2, LastUpdate: wire.Version{Epoch: 5, Counter: 7},
+		LastScrub: 11, PurgedSnaps: osdmap.SnapIntervals{{Start: 1, Len: 3}, {Start: 9, Len: 1}}}
+	got, err := DecodeInfo(info.Encode())
+	if err != nil || !got.Equal(info) {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	var e encoding.Encoder
+	mk := e.Begin(2, 1)
+	e.Varint(3)
+	e.Uint32(9)
+	e.Uvarint(2)
+	for _, v := range []uint64{5, 7, 0, 0, 0, 0} {
+		e.Uvarint(v)
+	}
+	e.Uvarint(0)
+	e.Uvarint(0)
+	e.Varint(0)
+	e.Varint(0)
+	e.Varint(11)
+	e.Varint(0)
+	e.End(mk)
+	old, err := DecodeInfo(e.Data())
+	want := info
+	want.PurgedSnaps = nil
+	if err != nil || !old.Equal(want) {
+		t.Fatalf("version 2: %+v, %v; want %+v", old, err, want)
+	}
+	// Overlapping purged intervals are refused.
+	bad := info
+	bad.PurgedSnaps = osdmap.SnapIntervals{{Start: 1, Len: 3}, {Start: 2, Len: 1}}
+	if _, err := DecodeInfo(bad.Encode()); !errors.Is(err, encoding.ErrCorrupt) {
+		t.Fatalf("overlapping purged snaps: %v", err)
 	}
 }

@@ -3,7 +3,8 @@
 // order the primary pushes them, which pushes are under way, and which
 // backfill targets wait because the map marks them backfillfull (Ceph's
 // backfill_toofull). A Plan is built per interval from what peering found
-// each member lacks; the driver asks it for the next object to push and
+// each member lacks, and grows when a member's store refuses a write
+// within the interval (AddMissing); the driver asks it for the next object to push and
 // its targets (Next), or, for a client write to an object some member
 // lacks, claims that object first (Urgent), and tells it what each push
 // recovered (Finish).

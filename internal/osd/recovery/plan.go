@@ -63,6 +63,34 @@ func (p *Plan) SetFull(full map[int32]bool) {
 	}
 }
 
+// AddMissing records that member lacks ids besides what peering found
+// (its store refused a write to them within the interval): Next pushes
+// them to it, Urgent claims them for a client write. It returns how many
+// copies that adds (none for an object already missing there).
+func (p *Plan) AddMissing(member int32, ids ...objid.ID) int64 {
+	if p == nil {
+		return 0
+	}
+	var n int64
+	for _, id := range ids {
+		set := p.missing[member]
+		if set == nil {
+			set = map[objid.ID]bool{}
+			p.missing[member] = set
+		}
+		if set[id] {
+			continue
+		}
+		set[id] = true
+		n++
+		if i, found := slices.BinarySearchFunc(p.queue, id, objid.Compare); !found && len(p.queue) > 0 {
+			p.queue = slices.Insert(p.queue, i, id)
+		}
+	}
+	p.copies += n
+	return n
+}
+
 // Copies counts the object copies still to make.
 func (p *Plan) Copies() int64 {
 	if p == nil {

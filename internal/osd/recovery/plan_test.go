@@ -266,3 +266,47 @@ func TestLacking(t *testing.T) {
 		t.Fatalf("nil plan: Lacking() = %v", got)
 	}
 }
+
+// A member whose store refused a write within the interval lacks its
+// objects from then on: AddMissing puts them in the plan, in object order
+// among what is left to push (a, c, b), counts each new copy once, and a
+// plan that was done has work again.
+func TestAddMissing(t *testing.T) {
+	var none *Plan
+	if n := none.AddMissing(1, obj("a")); n != 0 {
+		t.Fatalf("a nil plan took %d copies", n)
+	}
+	p := New(map[int32][]objid.ID{1: objs("a", "b")}, nil)
+	id, targets, _ := p.Next(nil) // a in flight; b left in the queue
+	if n := p.AddMissing(2, obj("c"), obj("a"), obj("c")); n != 2 {
+		t.Fatalf("AddMissing counted %d copies, want 2 (c once, a)", n)
+	}
+	if n := p.AddMissing(1, obj("b")); n != 0 || p.Copies() != 4 {
+		t.Fatalf("an object already missing there counted %d, copies %d, want 0 and 4", n, p.Copies())
+	}
+	if got := p.MissingOn(obj("a")); !slices.Equal(got, []int32{1, 2}) {
+		t.Fatalf("MissingOn(a) = %v", got)
+	}
+	p.Finish(id, targets) // the push of a to 1 started before 2 refused it: 2 still lacks a
+	var got []string
+	for {
+		id, targets, why := p.Next(nil)
+		if why != Push {
+			if why != Done {
+				t.Fatalf("Next ended with %v", why)
+			}
+			break
+		}
+		got = append(got, push(id, targets))
+		p.Finish(id, targets)
+	}
+	if want := []string{"a>2", "c>2", "b>1"}; !slices.Equal(got, want) {
+		t.Fatalf("pushed %q, want %q", got, want)
+	}
+	if p.AddMissing(3, obj("b")) != 1 || !p.Pending() || p.Copies() != 1 || !slices.Equal(p.Lacking(), []int32{3}) {
+		t.Fatalf("a done plan after AddMissing: pending %v, copies %d, lacking %v", p.Pending(), p.Copies(), p.Lacking())
+	}
+	if id, targets, why := p.Next(nil); why != Push || push(id, targets) != "b>3" {
+		t.Fatalf("Next = %v, %v", push(id, targets), why)
+	}
+}

@@ -2,8 +2,10 @@
 // contexts (which snapshots a write must preserve) and their checks,
 // snap sets (the clones of one object, the snapshots each covers, their
 // sizes and what they share with the next newer version), the decisions
-// a write, a read at a snapshot, a rollback and a trim make from them, and
-// the snap set's encoding. docs/SNAPSHOTS.md describes the model, which
+// a write, a read at a snapshot, a rollback and a trim make from them, the
+// snap set's encoding, and the snap index (Ceph's SnapMapper: the keys
+// that map each snapshot to the clones serving it, and the changes a snap
+// set's change makes to them; index.go). docs/SNAPSHOTS.md describes the model, which
 // is Ceph's (SnapContext, SnapSet, make_writeable, find_object_context).
 //
 // Start with SnapSet: MakeWriteable says which clone a write must make

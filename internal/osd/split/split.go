@@ -2,7 +2,6 @@ package split
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -16,23 +15,6 @@ func Where(hash, pgNum uint32) uint32 {
 // Parent returns the PG that held seed's objects when the pool had pgNum
 // PGs (seed itself if seed < pgNum).
 func Parent(seed, pgNum uint32) uint32 { return Where(seed, pgNum) }
-
-// Bits returns how many low hash bits select PG seed's objects with pgNum
-// PGs (Ceph's pg_t::get_split_bits): an object is in the PG exactly when
-// its hash's low Bits bits equal seed. With pgNum a power of two every PG
-// has the same number; otherwise the PGs whose sibling (seed plus half the
-// mask) does not exist yet keep one bit fewer, holding twice the hashes.
-func Bits(seed, pgNum uint32) uint8 {
-	if pgNum <= 1 {
-		return 0
-	}
-	k := uint8(bits.Len32(pgNum - 1)) // the mask has k bits
-	half := uint32(1) << (k - 1)
-	if seed < half && seed+half >= pgNum {
-		return k - 1
-	}
-	return k
-}
 
 // Children returns the PGs that PG parent splits into when pg_num grows
 // from oldNum to newNum, in order: every new seed whose objects parent
@@ -71,7 +53,7 @@ func Plan(parent, oldNum, newNum uint32) ([]Move, error) {
 	children := Children(parent, oldNum, newNum)
 	out := make([]Move, len(children))
 	for i, c := range children {
-		out[i] = Move{Child: c, Bits: Bits(c, newNum)}
+		out[i] = Move{Child: c, Bits: osdmap.SplitBits(c, newNum)}
 	}
 	return out, nil
 }

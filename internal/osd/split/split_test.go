@@ -12,27 +12,7 @@ import (
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
-func TestBits(t *testing.T) {
-	for _, c := range []struct {
-		seed, pgNum uint32
-		want        uint8
-	}{
-		{0, 1, 0},
-		{0, 2, 1}, {1, 2, 1},
-		{3, 8, 3}, {7, 8, 3},
-		// pg_num 12: seeds 0-3 have their sibling (8-11) and keep 4
-		// bits; 4-7 have none yet (12-15) and hold 3 bits' worth.
-		{0, 12, 4}, {3, 12, 4}, {4, 12, 3}, {7, 12, 3}, {8, 12, 4}, {11, 12, 4},
-		{5, 64, 6}, {63, 64, 6},
-		{0, 65, 7}, {1, 65, 6}, {64, 65, 7},
-	} {
-		if got := Bits(c.seed, c.pgNum); got != c.want {
-			t.Errorf("Bits(%d, %d) = %d, want %d", c.seed, c.pgNum, got, c.want)
-		}
-	}
-}
-
-// An object is in PG s exactly when its hash's low Bits(s) bits are s:
+// An object is in PG s exactly when its hash's low SplitBits(s) bits are s:
 // the property SplitCollection relies on.
 func TestBitsSelectThePG(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -44,7 +24,7 @@ func TestBitsSelectThePG(t *testing.T) {
 				t.Fatalf("Where(%#x, %d) = %d", h, n, s)
 			}
 			for _, other := range []uint32{s, (s + 1) % n, rng.Uint32N(n)} {
-				b := Bits(other, n)
+				b := osdmap.SplitBits(other, n)
 				in := h&(uint32(1)<<b-1) == other
 				if in != (other == s) {
 					t.Fatalf("pg_num %d, hash %#x (in pg %d): pg %d with %d bits says %v", n, h, s, other, b, in)
@@ -166,7 +146,7 @@ func TestLogAndInfo(t *testing.T) {
 		if seed != parentSeed {
 			want.EpochCreated = 9
 		}
-		if info != want {
+		if !info.Equal(want) {
 			t.Errorf("pg %d info %+v, want %+v", seed, info, want)
 		}
 	}

@@ -48,6 +48,7 @@ type State struct {
 	defaultTimeout time.Duration
 	objects        map[objid.ID]*object
 	notifies       map[uint64]*notify
+	held           bool // no watch expires (Hold)
 }
 
 type object struct {
@@ -83,6 +84,31 @@ func New(defaultTimeout time.Duration) *State {
 // (the option changed): a watch timed after this, at its registration,
 // ping, reconnect or load, takes the new one; deadlines already set stay.
 func (s *State) SetDefaultTimeout(d time.Duration) { s.defaultTimeout = d }
+
+// Hold stops watches from expiring: the PG serves no ops (it peers, or
+// fewer OSDs act than min_size), so its watchers' pings wait unanswered
+// and their silence says nothing. As Ceph's primary, which times no
+// watch out while its PG is not active. Notifies still time out.
+func (s *State) Hold() { s.held = true }
+
+// Release ends a Hold at now, the PG serving ops again: each watch has
+// its timeout from now for its client to ping or reconnect, as the
+// watches a new primary loads (Ceph's primary loads them at activation).
+// Without a Hold it does nothing.
+func (s *State) Release(now time.Time) {
+	if !s.held {
+		return
+	}
+	s.held = false
+	for _, o := range s.objects {
+		for _, w := range o.watchers {
+			w.expires = maxTime(w.expires, now.Add(s.timeout(w.info)))
+		}
+	}
+}
+
+// Held reports whether watches are held from expiring (Hold).
+func (s *State) Held() bool { return s.held }
 
 // Loaded reports whether obj's persisted watches were loaded (Load), or
 // registered since the State began.
@@ -239,17 +265,35 @@ func (s *State) Deleted(obj objid.ID) []Action {
 	return out
 }
 
-// Tick expires the watches not heard from within their timeout (their
-// records are to be removed; notifies waiting for them count them timed
-// out) and completes the notifies whose timeout passed.
+// Tick expires the watches not heard from within their timeout, unless
+// held (Hold): a connected watcher is told (ENOTCONN), as Ceph's primary
+// sends a disconnect, for it must watch again and re-read; the records
+// are to be removed; notifies waiting for them count them timed out.
+// It also completes the notifies whose timeout passed.
 func (s *State) Tick(now time.Time) []Action {
 	var out []Action
+	if !s.held {
+		out = s.expire(now, out)
+	}
+	for _, n := range s.sortedNotifies() {
+		if !now.Before(n.deadline) {
+			out = s.complete(n, out)
+		}
+	}
+	return out
+}
+
+// expire ends the watches whose timeout passed by now (Tick).
+func (s *State) expire(now time.Time, out []Action) []Action {
 	for _, obj := range s.sortedObjects() {
 		for _, w := range s.sortedWatchers(obj) {
 			if now.Before(w.expires) {
 				continue
 			}
 			delete(s.objects[obj].watchers, w.info.WatcherID)
+			if w.conn != 0 {
+				out = append(out, Action{Kind: ActionSendError, Object: obj, Conn: w.conn, Watcher: w.info, Errno: wire.ENOTCONN})
+			}
 			out = append(out, Action{Kind: ActionRemoveWatch, Object: obj, Watcher: w.info})
 			for _, n := range s.sortedNotifies() {
 				if _, ok := n.waiting[w.info.WatcherID]; ok && n.object == obj {
@@ -260,16 +304,12 @@ func (s *State) Tick(now time.Time) []Action {
 			}
 		}
 	}
-	for _, n := range s.sortedNotifies() {
-		if !now.Before(n.deadline) {
-			out = s.complete(n, out)
-		}
-	}
 	return out
 }
 
 // Deadline returns when Tick next has something to do: the earliest
-// watch expiry or notify timeout; false if nothing is pending.
+// watch expiry (none while held) or notify timeout; false if nothing is
+// pending.
 func (s *State) Deadline() (time.Time, bool) {
 	var d time.Time
 	ok := false
@@ -280,7 +320,9 @@ func (s *State) Deadline() (time.Time, bool) {
 	}
 	for _, o := range s.objects {
 		for _, w := range o.watchers {
-			take(w.expires)
+			if !s.held {
+				take(w.expires)
+			}
 		}
 	}
 	for _, n := range s.notifies {

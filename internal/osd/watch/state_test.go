@@ -135,7 +135,40 @@ func TestWatchNotifyStateMachine(t *testing.T) {
 		{"pings keep a watch; silence expires it", []step{
 			{func(s *State) []Action { return s.Watch(obj, c, 1, at(0)) }, ""},
 			{func(s *State) []Action { s.Ping(obj, c.WatcherID, at(20)); return s.Tick(at(30)) }, ""},
-			{func(s *State) []Action { return s.Tick(at(50)) }, "remove watch client.c/3"},
+			{func(s *State) []Action { return s.Tick(at(50)) },
+				"send error ENOTCONN to client.c/3 on conn 1\nremove watch client.c/3"},
+		}},
+		{"a held PG expires no watch; notifies still time out; the release gives each watch its timeout again", []step{
+			{func(s *State) []Action { return s.Watch(obj, a, 1, at(0)) }, ""},
+			{func(s *State) []Action { return s.Watch(obj, b, 2, at(0)) }, ""},
+			{none(func(s *State) { s.ConnLost(2, at(0)) }), ""},
+			{none(func(s *State) { s.Hold() }), ""},
+			{func(s *State) []Action { return s.Notify(obj, 12, "client.n", []byte("h"), 5*time.Second, at(10)) },
+				"send notify 12 \"h\" to client.a/1 on conn 1"},
+			{func(s *State) []Action { return s.Tick(at(15)) }, "complete notify 12 acks [] timed out [client.a/1 client.b/2]"},
+			{check(func(s *State) string {
+				if d, ok := s.Deadline(); ok {
+					return fmt.Sprintf("a deadline while held: %v", d)
+				}
+				return ""
+			}), ""},
+			{func(s *State) []Action { return s.Tick(at(100)) }, ""},
+			{none(func(s *State) { s.Release(at(100)) }), ""},
+			{check(func(s *State) string {
+				if d, ok := s.Deadline(); !ok || !d.Equal(at(130)) || s.Held() {
+					return fmt.Sprintf("deadline %v %v held %v after the release", d, ok, s.Held())
+				}
+				return ""
+			}), ""},
+			{func(s *State) []Action { s.Ping(obj, a.WatcherID, at(110)); return s.Tick(at(130)) }, "remove watch client.b/2"},
+			{func(s *State) []Action { return s.Tick(at(140)) },
+				"send error ENOTCONN to client.a/1 on conn 1\nremove watch client.a/1"},
+		}},
+		{"a release without a hold changes no deadline", []step{
+			{func(s *State) []Action { return s.Watch(obj, a, 1, at(0)) }, ""},
+			{none(func(s *State) { s.Release(at(20)) }), ""},
+			{func(s *State) []Action { return s.Tick(at(30)) },
+				"send error ENOTCONN to client.a/1 on conn 1\nremove watch client.a/1"},
 		}},
 		{"a reconnect gets the notify that went out on the lost session", []step{
 			{func(s *State) []Action { return s.Watch(obj, a, 1, at(0)) }, ""},
@@ -219,7 +252,7 @@ func TestSetDefaultTimeout(t *testing.T) {
 	if d, ok := s.Deadline(); !ok || !d.Equal(at(15)) {
 		t.Fatalf("deadline %v %v after pings, want %v (the new default from the ping)", d, ok, at(15))
 	}
-	if got := show(s.Tick(at(15))); got != "remove watch client.c/3" {
+	if got := show(s.Tick(at(15))); got != "send error ENOTCONN to client.c/3 on conn 1\nremove watch client.c/3" {
 		t.Fatalf("at the new deadline: %q, want client.c's watch removed", got)
 	}
 }
