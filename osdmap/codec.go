@@ -24,8 +24,8 @@ var (
 )
 
 const (
-	mapVersion  = 2
-	incVersion  = 2
+	mapVersion  = 3
+	incVersion  = 3
 	osdVersion  = 1
 	poolVersion = 5
 )
@@ -39,6 +39,9 @@ const (
 //	version 2 (compat 1) appends: nearfull_ratio, backfillfull_ratio,
 //	full_ratio (float32 bits, u32 each). A version 1 map decodes with
 //	the default ratios; a version 1 decoder skips them.
+//	version 3 (compat 1) appends the blocklist: count, then address
+//	string and expiry time each, in address order. An older map has
+//	none; an older decoder skips it.
 func (m *Map) Encode(e *encoding.Encoder) error {
 	crushBytes, err := m.crush.MarshalBinary()
 	if err != nil {
@@ -71,6 +74,7 @@ func (m *Map) Encode(e *encoding.Encoder) error {
 	encodeRatio(e, m.ratios.NearFull)
 	encodeRatio(e, m.ratios.BackfillFull)
 	encodeRatio(e, m.ratios.Full)
+	encodeBlocklist(e, m.blocklist)
 	e.End(mark)
 	return nil
 }
@@ -109,6 +113,9 @@ func DecodeMap(d *encoding.Decoder) *Map {
 	s.PGUpmapItems = decodeListMap(d, decodeUpmapItems)
 	if version >= 2 {
 		s.Ratios = Ratios{NearFull: decodeRatio(d), BackfillFull: decodeRatio(d), Full: decodeRatio(d)}
+	}
+	if version >= 3 {
+		s.Blocklist = decodeBlocklist(d)
 	}
 	d.End()
 	if d.Err() != nil {

@@ -21,6 +21,10 @@ import (
 //	incremental that changes a ratio has compat 2, so that a version 1
 //	decoder refuses it rather than drop the change; one that changes none
 //	keeps compat 1.
+//	version 3 appends the new blocklist entries (count, then address
+//	string and expiry time each) and the removed ones (count, address
+//	string each); an incremental that changes the blocklist has compat 3,
+//	so an older decoder refuses it rather than drop a fence.
 func (inc *Incremental) Encode(e *encoding.Encoder) error {
 	var crushBytes []byte
 	if inc.NewCrush != nil {
@@ -32,6 +36,9 @@ func (inc *Incremental) Encode(e *encoding.Encoder) error {
 	compat := uint8(1)
 	if inc.NewNearFullRatio != nil || inc.NewBackfillFullRatio != nil || inc.NewFullRatio != nil {
 		compat = 2
+	}
+	if len(inc.NewBlocklist) > 0 || len(inc.OldBlocklist) > 0 {
+		compat = 3
 	}
 	mark := e.Begin(incVersion, compat)
 	encodeFSID(e, inc.FSID)
@@ -82,6 +89,12 @@ func (inc *Incremental) Encode(e *encoding.Encoder) error {
 		if r != nil {
 			encodeRatio(e, *r)
 		}
+	}
+	encodeBlocklist(e, inc.NewBlocklist)
+	old := slices.Sorted(slices.Values(inc.OldBlocklist))
+	e.Uvarint(uint64(len(old)))
+	for _, a := range old {
+		e.String(a)
 	}
 	e.End(mark)
 	return nil
@@ -159,6 +172,16 @@ func DecodeIncremental(d *encoding.Decoder) *Incremental {
 			}
 		}
 	}
+	if version >= 3 {
+		inc.NewBlocklist = decodeBlocklist(d)
+		n := d.Count(1)
+		if n > MaxBlocklist {
+			d.Fail(fmt.Errorf("osdmap: %d blocklist removals: %w", n, encoding.ErrCorrupt))
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			inc.OldBlocklist = append(inc.OldBlocklist, d.String(MaxBlocklistAddr))
+		}
+	}
 	d.End()
 	if d.Err() != nil {
 		return nil
@@ -191,6 +214,19 @@ func (inc *Incremental) validate() error {
 			if err := CheckRatio("ratio", *r); err != nil {
 				return bad("%v", err)
 			}
+		}
+	}
+	for a, exp := range inc.NewBlocklist {
+		if err := checkBlocklistAddr(a); err != nil {
+			return bad("%v", err)
+		}
+		if err := checkTime("blocklist expiry", exp); err != nil {
+			return bad("%v", err)
+		}
+	}
+	for _, a := range inc.OldBlocklist {
+		if err := checkBlocklistAddr(a); err != nil {
+			return bad("%v", err)
 		}
 	}
 	if inc.NewMaxOSD != nil && (*inc.NewMaxOSD < 0 || *inc.NewMaxOSD > MaxOSDs) {

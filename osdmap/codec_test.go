@@ -213,6 +213,12 @@ func FuzzDecodeMap(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	withBL := change(f, sampleMaps(f)[1], func(s *Spec) {
+		s.Blocklist = map[string]time.Time{"10.0.0.1:6800/7": time.Unix(2e9, 0), "10.0.0.2": time.Unix(2e9, 5)}
+	})
+	if data, err := withBL.MarshalBinary(); err == nil {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := UnmarshalMap(data)
 		if err != nil {
@@ -247,6 +253,12 @@ func FuzzDecodeIncremental(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	bl := maps[0].NewIncremental()
+	bl.NewBlocklist = map[string]time.Time{"10.0.0.1:6800/7": time.Unix(2e9, 0)}
+	bl.OldBlocklist = []string{"10.0.0.3"}
+	if data, err := bl.MarshalBinary(); err == nil {
+		f.Add(data)
+	}
 	base := maps[0]
 	f.Fuzz(func(t *testing.T, data []byte) {
 		inc, err := UnmarshalIncremental(data)
@@ -274,14 +286,15 @@ func FuzzDecodeIncremental(f *testing.F) {
 	})
 }
 
-// asVersion1 rewrites a version 2 map encoding (MarshalBinary form) as
-// version 1 wrote it: the same body without the three ratios at its end.
+// asVersion1 rewrites a version 3 map encoding (MarshalBinary form) of a
+// map without blocklist as version 1 wrote it: the same body without the
+// three ratios and the empty blocklist at its end.
 func asVersion1(t *testing.T, data []byte) []byte {
 	t.Helper()
-	const ratios = 12
+	const ratios = 12 + 1
 	hdr := len(mapMagic)
-	if data[hdr] != 2 || data[hdr+1] != 1 {
-		t.Fatalf("map envelope is version %d compat %d, want 2 and 1", data[hdr], data[hdr+1])
+	if data[hdr] != 3 || data[hdr+1] != 1 || data[len(data)-1] != 0 {
+		t.Fatalf("map envelope is version %d compat %d, want 3 and 1 with an empty blocklist", data[hdr], data[hdr+1])
 	}
 	v1 := bytes.Clone(data[:len(data)-ratios])
 	v1[hdr] = 1

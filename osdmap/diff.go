@@ -3,6 +3,7 @@ package osdmap
 import (
 	"bytes"
 	"slices"
+	"time"
 
 	"github.com/cuttlestore/cuttle/crush"
 )
@@ -34,6 +35,19 @@ func Diff(old, new *Map) *Incremental {
 	inc.NewFullRatio = ratio(old.ratios.Full, new.ratios.Full)
 	diffOSDs(inc, old, new)
 	diffPools(inc, old, new)
+	for a, exp := range new.blocklist {
+		if prev, ok := old.blocklist[a]; !ok || !prev.Equal(exp) {
+			if inc.NewBlocklist == nil {
+				inc.NewBlocklist = map[string]time.Time{}
+			}
+			inc.NewBlocklist[a] = exp
+		}
+	}
+	for _, a := range old.BlocklistAddrs() {
+		if _, ok := new.blocklist[a]; !ok {
+			inc.OldBlocklist = append(inc.OldBlocklist, a)
+		}
+	}
 	inc.NewPGTemp = diffLists(old.pgTemp, new.pgTemp, func(PG) []int32 { return nil }, nil)
 	for pg, osd := range new.primaryTemp {
 		if prev, ok := old.primaryTemp[pg]; !ok || prev != osd {

@@ -5,7 +5,8 @@
 // It owns the map model (epochs, the cluster's fsid, OSD states with
 // their in/out weights, primary affinities and addresses, pools with their
 // pg_num and pgp_num, cluster flags, and the placement overrides
-// pg_temp, primary_temp, pg_upmap and pg_upmap_items), incrementals
+// pg_temp, primary_temp, pg_upmap and pg_upmap_items, the blocklist of
+// fenced addresses with their expiry), incrementals
 // between epochs (Incremental, Diff, Map.Apply), the versioned binary
 // encoding of both, and the mapping pipeline:
 //

@@ -44,6 +44,11 @@ type Incremental struct {
 	NewNearFullRatio     *float32
 	NewBackfillFullRatio *float32
 	NewFullRatio         *float32
+
+	// NewBlocklist adds or renews blocklist entries (address to expiry);
+	// OldBlocklist removes entries.
+	NewBlocklist map[string]time.Time
+	OldBlocklist []string
 }
 
 // NewIncremental returns an empty incremental for the epoch after m's.
@@ -94,6 +99,17 @@ func (m *Map) Apply(inc *Incremental) (*Map, error) {
 	}
 	applyOverrides(&s, inc)
 	pruneOverrides(&s)
+	if len(inc.NewBlocklist) > 0 || len(inc.OldBlocklist) > 0 {
+		if s.Blocklist == nil {
+			s.Blocklist = map[string]time.Time{}
+		}
+		for a, exp := range inc.NewBlocklist {
+			s.Blocklist[a] = exp
+		}
+		for _, a := range inc.OldBlocklist {
+			delete(s.Blocklist, a)
+		}
+	}
 	return New(s)
 }
 

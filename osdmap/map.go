@@ -54,6 +54,8 @@ type Spec struct {
 	PGUpmapItems map[PG][]UpmapItem
 	// Ratios are the fullness ratios; a zero ratio gets its default.
 	Ratios Ratios
+	// Blocklist maps blocklisted addresses to their expiry (blocklist.go).
+	Blocklist map[string]time.Time
 }
 
 // Map is a validated, immutable OSD map: one epoch of the cluster's OSDs,
@@ -85,6 +87,8 @@ type Map struct {
 	pgUpmapItems map[PG][]UpmapItem
 
 	ratios Ratios
+	// blocklist maps blocklisted addresses to their expiry.
+	blocklist map[string]time.Time
 }
 
 // New validates spec and builds the map. It copies what it keeps, so the
@@ -103,7 +107,7 @@ func New(spec Spec) (*Map, error) {
 	if err := m.ratios.validate(); err != nil {
 		return nil, fmt.Errorf("%w: epoch %d: %w", ErrInvalidMap, spec.Epoch, err)
 	}
-	for _, step := range []func(*Spec) error{m.setOSDs, m.setPools, m.setTemps, m.setUpmaps} {
+	for _, step := range []func(*Spec) error{m.setOSDs, m.setPools, m.setTemps, m.setUpmaps, m.setBlocklist} {
 		if err := step(&spec); err != nil {
 			return nil, fmt.Errorf("%w: epoch %d: %w", ErrInvalidMap, spec.Epoch, err)
 		}
@@ -263,7 +267,7 @@ func (m *Map) Spec() Spec {
 		Flags: m.flags, Crush: m.crush, OSDs: slices.Clone(m.osds), Pools: clonePools(m.pools),
 		PoolMax: m.poolMax, PrimaryTemp: maps.Clone(m.primaryTemp),
 		PGTemp: cloneLists(m.pgTemp), PGUpmap: cloneLists(m.pgUpmap), PGUpmapItems: cloneLists(m.pgUpmapItems),
-		Ratios: m.ratios,
+		Ratios: m.ratios, Blocklist: maps.Clone(m.blocklist),
 	}
 	return s
 }

@@ -28,6 +28,7 @@ var pureCores = []string{
 	"internal/autoscale",
 	"internal/mds/locker",
 	"internal/mds/mdtypes",
+	"internal/mon/mdsmon/failover",
 }
 
 // impureImports are the packages a pure core must not import.

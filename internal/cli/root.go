@@ -129,6 +129,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 		admincmd.AddConfigCommands,
 		admincmd.AddPGCommands,
 		admincmd.AddBalancerCommands,
+		admincmd.AddFSCommands,
+		admincmd.AddMDSCommands,
 		admincmd.AddAuthCommands,
 		daemoncmd.AddClusterCommands,
 		admincmd.AddTellCommand,

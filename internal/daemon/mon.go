@@ -19,6 +19,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/autoscalemon"
 	"github.com/cuttlestore/cuttle/internal/mon/balancermon"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
+	"github.com/cuttlestore/cuttle/internal/mon/mdsmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
@@ -175,8 +176,9 @@ func RunMon(ctx context.Context, cfg MonConfig) error {
 // by NewMon for the auth mode), and the commands that create a new
 // cluster's state: the first OSD map, with an empty hierarchy under root
 // "default" and the rule replicated_rule. The PG statistics, the
-// balancer and the autoscaler read the OSD map as applied; the
-// autoscaler reads the PG statistics' usage too. This is the one list: `cuttle mon run` and the
+// balancer, the autoscaler and the MDS map read the OSD map as applied;
+// the autoscaler reads the PG statistics' usage too, the MDS map their
+// object counts. This is the one list: `cuttle mon run` and the
 // simulator both assemble monitors through NewMon.
 func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Command, error) {
 	conf := configmon.New(log.WithGroup("config"))
@@ -194,7 +196,9 @@ func monServices(fsid string, log *slog.Logger) ([]moncmd.Service, []moncmd.Comm
 		Usage: func() autoscale.Usage {
 			return autoscale.Usage{Stored: pgs.PoolStored(), Capacity: pgs.OSDCapacity()}
 		}, Logger: log.WithGroup("autoscale")})
-	return []moncmd.Service{osd, pgs, bal, scaler, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
+	mds := mdsmon.New(mdsmon.Config{OSDMap: osd.Map, PoolObjects: pgs.PoolObjects, Options: conf.View("mon"),
+		Logger: log.WithGroup("mdsmap")})
+	return []moncmd.Service{osd, pgs, bal, scaler, mds, conf}, []moncmd.Command{moncmd.New("osdmap create", "fsid", fsid)}, nil
 }
 
 // monKeys is the monitor's key server: the auth database's, where every

@@ -131,8 +131,11 @@ type StatusSource interface {
 }
 
 // pgmapService is the PG statistics service, whose stat command is "pg
-// stat".
-const pgmapService = "pgmap"
+// stat"; mdsmapService the MDS map's, "mds stat".
+const (
+	pgmapService  = "pgmap"
+	mdsmapService = "mdsmap"
+)
 
 // statPrefix is the read command whose reply "status" shows for a
 // service: "<name> stat", or Ceph's names for the maps.
@@ -142,6 +145,8 @@ func statPrefix(service string) string {
 		return "osd stat"
 	case pgmapService:
 		return "pg stat"
+	case mdsmapService:
+		return "mds stat"
 	}
 	return service + " stat"
 }
@@ -177,7 +182,7 @@ func (m *Monitor) cmdStatus(_ moncmd.Command, now time.Time) moncmd.Reply {
 		if r.Code != moncmd.OK {
 			continue
 		}
-		if !own {
+		if !own && strings.TrimSpace(r.Text) != "" {
 			fmt.Fprintf(&b, "    %s: %s\n", strings.Fields(stat)[0], strings.TrimSpace(r.Text))
 		}
 		var v any

@@ -48,6 +48,9 @@ func (m *Monitor) handleCommand(ctx context.Context, from msgr.Peer, cmd moncmd.
 	if err := m.authorize(from, cmd, write); err != nil {
 		return moncmd.Errorf(moncmd.EACCES, "%v", err)
 	}
+	if lo, ok := svc.(moncmd.LeaderOnly); ok && lo.LeaderOnly(cmd.Prefix) && !m.isLeader() {
+		return moncmd.Errorf(moncmd.EAGAIN, "mon.%s not ready for %q: not the leader", m.cfg.Name, cmd.Prefix)
+	}
 	if !write {
 		if err := m.waitRead(ctx); err != nil {
 			return moncmd.FromError(err, moncmd.EAGAIN)
@@ -217,4 +220,11 @@ func (m *Monitor) readOnce(ctx context.Context, r *readWait) error {
 	case <-m.stop:
 		return ErrNotReady
 	}
+}
+
+// isLeader reports whether this monitor is the Raft leader.
+func (m *Monitor) isLeader() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leader == m.id
 }

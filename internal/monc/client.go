@@ -278,17 +278,21 @@ func (c *Client) Run(ctx context.Context, cmd wire.Command) (wire.Reply, error) 
 		if errors.Is(err, msgr.ErrRefused) {
 			return wire.Reply{}, fmt.Errorf("monc: mon.%s refused %s: %w", mon.Name, c.cfg.Name, err)
 		}
-		if err == nil {
-			if r.Code == wire.EAGAIN && strings.Contains(r.Status, "not ready") {
-				lastErr = fmt.Errorf("mon.%s: %s", mon.Name, r.Status)
-				continue
-			}
+		switch {
+		case err == nil && r.Code == wire.EAGAIN && strings.Contains(r.Status, "not ready"):
+			// Not ready (no quorum yet, or a command only the leader
+			// serves): try the next monitor, without making this one
+			// the first to ask.
+			lastErr = fmt.Errorf("mon.%s: %s", mon.Name, r.Status)
+		case err == nil:
+			c.answered(mon)
 			return r, nil
+		default:
+			lastErr = &monitorError{mon.Name, mon.Addr, err}
 		}
-		lastErr = &monitorError{mon.Name, mon.Addr, err}
-		// A monitor nobody listens at fails at once: after every
-		// monitor failed, pause before the next round rather than
-		// spin on refused connections until the context ends.
+		// A monitor nobody listens at fails at once, and one not ready
+		// answers at once: after every monitor failed, pause before the
+		// next round rather than spin until the context ends.
 		if (attempt+1)%len(c.cfg.Mons) == 0 {
 			if err := c.pause(ctx, roundPause((attempt+1)/len(c.cfg.Mons)-1)); err != nil {
 				return wire.Reply{}, &noMonitorError{cmd.Prefix, lastErr}
@@ -327,6 +331,17 @@ func (c *Client) pick(attempt int) Addr {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cfg.Mons[(c.cur+attempt)%len(c.cfg.Mons)]
+}
+
+// answered makes mon, which answered, the first monitor to ask next.
+func (c *Client) answered(mon Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range c.cfg.Mons {
+		if m == mon {
+			c.cur = i
+		}
+	}
 }
 
 // begin numbers a new command and records it as running.
@@ -378,13 +393,6 @@ func (c *Client) try(ctx context.Context, mon Addr, cmd wire.Command, seq uint64
 	case err := <-p.fail:
 		return wire.Reply{}, err
 	case r := <-p.reply:
-		c.mu.Lock()
-		for i, m := range c.cfg.Mons {
-			if m == mon {
-				c.cur = i
-			}
-		}
-		c.mu.Unlock()
 		return r, nil
 	case <-actx.Done():
 		return wire.Reply{}, actx.Err()

@@ -3,6 +3,7 @@ package monc
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,6 +19,9 @@ import (
 type fakeMon struct {
 	ms     *msgr.Messenger
 	answer func(prefix string) bool
+	// notReady answers every command EAGAIN "not ready", as a follower
+	// answers a leader-only command.
+	notReady atomic.Bool
 
 	mu   sync.Mutex
 	seen []wire.MonCommand
@@ -54,6 +58,9 @@ func (f *fakeMon) Dispatch(from msgr.Peer, msg msgr.Message) {
 	go func() {
 		if f.answer(c.Cmd.Prefix) {
 			r := wire.MonCommandReply{Tid: c.Tid, Reply: wire.Reply{Status: "done"}}
+			if f.notReady.Load() {
+				r.Reply = wire.Errorf(wire.EAGAIN, "not ready for %q: not the leader", c.Cmd.Prefix)
+			}
 			_ = from.Session.Send(context.Background(), msgr.Message{Type: wire.TypeMonCommandReply, Version: 1, Payload: r.Encode()})
 		}
 	}()
@@ -116,6 +123,55 @@ func TestAttemptsShareTheCommandNumber(t *testing.T) {
 		}
 		if len(mute.commands()) == 0 {
 			t.Errorf("no attempt reached the silent monitor; the test shows nothing about resends")
+		}
+	})
+}
+
+// Regression: two monitors answering "not ready" (followers, for a
+// leader-only command such as an MDS beacon) each became the first to
+// ask, so the attempts cycled between them, in no time at all, and never
+// reached the third. Now every monitor is tried in turn, and a round of
+// such answers pauses like a round of failures.
+func TestNotReadyAnswersDoNotHideTheLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New(memnet.Config{Seed: 1})
+		defer n.Close()
+		all := func(string) bool { return true }
+		a, b := startFakeMon(t, n, "a", all), startFakeMon(t, n, "b", all)
+		a.notReady.Store(true)
+		b.notReady.Store(true)
+		leader := startFakeMon(t, n, "c", all)
+		c, err := New(Config{Mons: []Addr{{"a", "a:6789"}, {"b", "b:6789"}, {"c", "c:6789"}}, Network: n.Host("client"), Attempt: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for start := range 3 {
+			c.cur = start
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			r, err := c.Run(ctx, wire.NewCommand("leader only"))
+			cancel()
+			if err != nil || r.Status != "done" {
+				t.Fatalf("starting at monitor %d: %+v, %v", start, r, err)
+			}
+		}
+		if n := len(leader.commands()); n != 3 {
+			t.Fatalf("the leader got %d commands, want 3", n)
+		}
+		if n := len(a.commands()) + len(b.commands()); n > 6 {
+			t.Fatalf("the followers got %d attempts for 3 commands", n)
+		}
+		// With no monitor ready, rounds pause: a second of trying makes
+		// a handful of attempts, not thousands.
+		leader.notReady.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		before := len(a.commands()) + len(b.commands()) + len(leader.commands())
+		if _, err := c.Run(ctx, wire.NewCommand("nobody")); err == nil {
+			t.Fatal("a command no monitor is ready for succeeded")
+		}
+		if n := len(a.commands()) + len(b.commands()) + len(leader.commands()) - before; n > 30 {
+			t.Fatalf("%d attempts in one second with no monitor ready", n)
 		}
 	})
 }

@@ -6,7 +6,7 @@
 // One file per family: moncommand.go and monmsg.go for the monitors,
 // osdop.go for client I/O to OSDs, pgmsg.go between the OSDs of a PG,
 // fsclientmsg.go (with fsrequest.go and fscaps.go) between a file-system
-// client and the MDS.
+// client and the MDS, mdsmsg.go for MDS daemons' beacons to the monitors.
 //
 // Concurrency: the package has no state; a message is a plain value that
 // one goroutine encodes, decodes or changes at a time.

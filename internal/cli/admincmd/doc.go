@@ -1,7 +1,8 @@
 // Package admincmd holds the command families that administer a running
 // cluster through its monitors and OSDs: mon (the monitor map), status
 // and health, osd (the OSD map: OSDs, flags, pools, the CRUSH hierarchy,
-// getmap), pg and df, auth, config, and tell (admin commands to one OSD).
+// getmap), pg and df, auth, config, balancer, fs and mds (the MDS map),
+// and tell (admin commands to one OSD).
 // Each turns its arguments into a monitor command (most through
 // [clusterconn.MonCommand]) or a daemon command sent through a rados
 // connection, and prints the reply through a [cmdutil.Output].

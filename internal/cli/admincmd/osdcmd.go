@@ -45,6 +45,7 @@ func AddOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Fl
 		mc("rm-pg-upmap-items PGID", "Remove a PG's pg_upmap_items: it goes back to CRUSH's choice", "osd rm-pg-upmap-items", []string{"pgid"}),
 		osdPoolCommands(cf, out, mc),
 		osdCrushCommands(cf, out, mc),
+		osdBlocklistCommands(mc),
 	)
 	osd.AddCommand(daemon...)
 	root.AddCommand(osd)
@@ -259,4 +260,17 @@ func saveMap(ctx context.Context, cf *clusterconn.Flags, wc wire.Command, path s
 	// As Ceph's "got osdmap epoch N", then where it went.
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: wrote %d bytes to %s\n", strings.TrimSpace(r.Status), len(r.Data), path)
 	return nil
+}
+
+// osdBlocklistCommands is "cuttle osd blocklist": addresses the OSDs must
+// no longer serve (a failed MDS, an evicted client), each until an
+// expiry.
+func osdBlocklistCommands(mc mcFunc) *cobra.Command {
+	bl := &cobra.Command{Use: "blocklist", Short: "Fence addresses: the OSDs are to refuse them until an expiry"}
+	bl.AddCommand(
+		mc("add ADDR [EXPIRE_SECONDS]", "Blocklist HOST, HOST:PORT or HOST:PORT/NONCE (default for an hour)", "osd blocklist add", []string{"addr", "?expire"}),
+		mc("rm ADDR", "Remove a blocklist entry", "osd blocklist rm", []string{"addr"}),
+		mc("ls", "List the blocklist entries with their expiry", "osd blocklist ls", nil),
+	)
+	return bl
 }

@@ -34,6 +34,7 @@ const (
 	ERANGE    = wire.ERANGE
 	ENOTSUP   = wire.ENOTSUP
 	ETIMEDOUT = wire.ETIMEDOUT
+	ENOSPC    = wire.ENOSPC
 )
 
 // New returns a command with the given prefix and alternating argument

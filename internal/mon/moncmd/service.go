@@ -53,3 +53,12 @@ type Service interface {
 type Runner interface {
 	Run(ctx context.Context, cmd Command) (Reply, error)
 }
+
+// LeaderOnly is implemented by a service some of whose commands only the
+// leader may serve (MDS beacons: the leader alone judges the daemons'
+// liveness by them). Another monitor answers them with EAGAIN "not
+// ready: not the leader", on which the monitor client moves on to the
+// next monitor until it reaches the leader.
+type LeaderOnly interface {
+	LeaderOnly(prefix string) bool
+}

@@ -48,6 +48,11 @@ func commands() map[string]command {
 		"osd alive":      {prepare: (*Service).prepareAlive},      // id addr want
 		"osd pg-temp":    {prepare: (*Service).preparePGTemp},     // pgid [osds]
 
+		// The blocklist (blocklist.go).
+		"osd blocklist add": {prepare: (*Service).prepareBlocklistAdd}, // addr [expire]
+		"osd blocklist rm":  {prepare: (*Service).prepareBlocklistRm},  // addr
+		"osd blocklist ls":  {query: (*Service).queryBlocklistLs},      //
+
 		// Upmaps (upmap.go).
 		"osd pg-upmap-items":    {prepare: (*Service).preparePGUpmapItems},   // pgid mappings
 		"osd rm-pg-upmap-items": {prepare: (*Service).prepareRmPGUpmapItems}, // pgid

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -201,5 +202,35 @@ func TestAlive(t *testing.T) {
 		if r := m.run("osd alive", tc.args...); r.Code != tc.code {
 			t.Errorf("osd alive %v: %+v, want code %d", tc.args, r, tc.code)
 		}
+	}
+}
+
+// osd blocklist add, ls and rm, with expiry.
+func TestBlocklistCommands(t *testing.T) {
+	m := newCluster(t)
+	must(t, m.run("osd blocklist add", "addr", "10.0.0.5:6800", "expire", "60"))
+	must(t, m.run("osd blocklist add", "addr", "10.0.0.6"))
+	if r := m.run("osd blocklist add", "addr", "two words"); r.Code != moncmd.EINVAL {
+		t.Fatalf("bad address: %d %s", r.Code, r.Status)
+	}
+	if r := m.run("osd blocklist add", "addr", "10.0.0.7", "expire", "0"); r.Code != moncmd.EINVAL {
+		t.Fatalf("expire 0: %d %s", r.Code, r.Status)
+	}
+	om := m.svc.Map()
+	if !om.IsBlocklisted("10.0.0.5:6800", m.now) || !om.IsBlocklisted("10.0.0.6:1", m.now.Add(59*time.Minute)) || om.IsBlocklisted("10.0.0.5:6800", m.now.Add(time.Minute)) {
+		t.Fatalf("blocklist %v", om.Blocklist())
+	}
+	if r := must(t, m.run("osd blocklist ls")); !strings.Contains(r.Text, "10.0.0.5:6800 ") || !strings.Contains(r.Text, "listed 2 entries") {
+		t.Fatalf("ls: %q", r.Text)
+	}
+	// An hour and a bit later the next change drops both expired entries.
+	m.now = m.now.Add(61 * time.Minute)
+	must(t, m.run("osd blocklist add", "addr", "10.0.0.8:1"))
+	if got := m.svc.Map().BlocklistAddrs(); len(got) != 1 || got[0] != "10.0.0.8:1" {
+		t.Fatalf("after expiry: %v", got)
+	}
+	must(t, m.run("osd blocklist rm", "addr", "10.0.0.8:1"))
+	if r := m.run("osd blocklist rm", "addr", "10.0.0.8:1"); r.Code != moncmd.OK || !strings.Contains(r.Status, "isn't blocklisted") {
+		t.Fatalf("rm twice: %d %s", r.Code, r.Status)
 	}
 }
