@@ -129,7 +129,7 @@ func Create(ctx context.Context, io *rados.IOContext, name string, opts Options,
 	}
 	w := rados.NewWriteOp()
 	w.Create(true)
-	w.SetXattr(storeAttr, info{K: opts.K}.encode())
+	w.SetXattr(storeAttr, info(opts).encode())
 	w.SetOmap(map[string][]byte{clskv.IndexKey(""): clskv.Entry{Leaf: leaf}.Encode()})
 	if err := io.OperateWrite(ctx, indexName(name), w); err != nil {
 		_ = io.Delete(ctx, leaf)

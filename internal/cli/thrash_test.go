@@ -69,6 +69,10 @@ func TestThrash(t *testing.T) {
 	c.waitFor("pool snapped's merge, if any, done", 5*time.Minute, func() bool {
 		return c.cli("osd", "pool", "get", "snapped", "merge_status") == "merge_status: none\n"
 	})
+	// A split's pgp_num steps on after its PGs are clean between steps;
+	// each step starts new intervals, which drop the scrubs asked for
+	// below, so the steps must be over first.
+	c.waitFor("pool snapped's pgp_num at its target", 5*time.Minute, th.snappedSettled)
 	c.waitFor("the balancer to even out every pool", 3*time.Minute, func() bool { return th.eval().maxDeviation() <= 1 })
 	c.cli("balancer", "off")
 	th.observe()
@@ -166,6 +170,22 @@ func (th *thrasher) snappedPGNum() (pgNum, target int) {
 		th.t.Fatalf("osd pool get snapped: %v", err)
 	}
 	return v.PGNum, v.Target
+}
+
+// snappedSettled reports whether pool snapped's pg_num and pgp_num are
+// where they are headed, and equal: no split or merge step is left.
+func (th *thrasher) snappedSettled() bool {
+	var v struct {
+		PGNum        uint32 `json:"pg_num"`
+		PGPNum       uint32 `json:"pgp_num"`
+		PGNumTarget  uint32 `json:"pg_num_target"`
+		PGPNumTarget uint32 `json:"pgp_num_target"`
+	}
+	if err := json.Unmarshal([]byte(th.cli("--format", "json", "osd", "pool", "get", "snapped", "all")), &v); err != nil {
+		th.t.Fatalf("osd pool get snapped: %v", err)
+	}
+	at := func(n, target uint32) bool { return target == 0 || target == n }
+	return v.PGPNum == v.PGNum && at(v.PGNum, v.PGNumTarget) && at(v.PGPNum, v.PGPNumTarget)
 }
 
 // whole reports whether every OSD runs and none is cut off.

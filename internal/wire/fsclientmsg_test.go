@@ -30,7 +30,7 @@ func sampleInodeStat() InodeStat {
 		XattrVersion:  4,
 		Xattrs:        []XattrKV{{Name: "user.a", Value: []byte("1")}, {Name: "user.empty"}},
 		QuotaMaxBytes: 1 << 30, QuotaMaxFiles: 1000,
-		Cap: InodeCap{ID: 5<<16 | 0, Seq: 3, IssueSeq: 2, Caps: 0x3d5, Wanted: 0xffd, Rank: 0, Lazy: true},
+		Cap: InodeCap{ID: 5 << 16 /* made by rank 0 */, Seq: 3, IssueSeq: 2, Caps: 0x3d5, Wanted: 0xffd, Rank: 0, Lazy: true},
 	}
 }
 
@@ -125,7 +125,7 @@ func sampleReplies() []*ClientReply {
 
 func sampleCaps() []*ClientCaps {
 	return []*ClientCaps{
-		{Op: CapGrant, Ino: 0x10000000100, CapID: 7<<16 | 0, Seq: 3, IssueSeq: 3, Caps: 0xffd, Wanted: 0xffd, Size: 10, MaxSize: 4 << 20,
+		{Op: CapGrant, Ino: 0x10000000100, CapID: 7 << 16 /* rank 0 */, Seq: 3, IssueSeq: 3, Caps: 0xffd, Wanted: 0xffd, Size: 10, MaxSize: 4 << 20,
 			Mtime: sampleTimes[2], Atime: sampleTimes[1], Ctime: sampleTimes[3], Btime: sampleTimes[4], ChangeAttr: 8,
 			Mode: 0o100644, UID: 1, GID: 2, Nlink: 1, XattrVersion: 2, Xattrs: []XattrKV{{Name: "user.x", Value: []byte{0, 1}}},
 			Layout: FSLayout{ObjectSize: 4 << 20, StripeUnit: 4 << 20, StripeCount: 1, Pool: 2}},
