@@ -114,7 +114,7 @@ func TestSmallObjectWritesItsBlocksOnly(t *testing.T) {
 		tx := new(objectstore.Transaction).Write(pg, objid.Object(1, "", fmt.Sprint("o", tc.off, "+", tc.n)), uint64(tc.off), make([]byte, tc.n))
 		// Queue, keeping the prepared transaction to look at.
 		s.prepMu.Lock()
-		p, err := s.prepare(tx)
+		p, err := s.prepare(tx, s.drainedLocked())
 		if err == nil {
 			s.enqueueLocked(p)
 		}

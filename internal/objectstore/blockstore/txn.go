@@ -70,22 +70,7 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	needsDrain := slices.ContainsFunc(t.Ops, func(op objectstore.Op) bool { return op.Code == objectstore.OpClone })
-	for {
-		s.prepMu.Lock()
-		if !needsDrain || s.lastComp == nil || isClosed(s.lastComp.Applied()) {
-			break
-		}
-		// Cloning copies omap entries, which Queue reads from Pebble:
-		// wait until every queued transaction has applied.
-		c := s.lastComp
-		s.prepMu.Unlock()
-		select {
-		case <-c.Applied():
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	if s.closed {
 		return nil, objectstore.ErrClosed
@@ -94,7 +79,29 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 		return nil, fmt.Errorf("blockstore: store failed earlier: %w", err)
 	}
 	s.dropApplied()
-	p, err := s.prepare(t)
+	p, err := s.prepare(t, s.drainedLocked())
+	for errors.Is(err, errCloneNeedsDrain) {
+		// A clone of an object with omap entries reads them from Pebble:
+		// wait until every queued transaction has applied, and prepare
+		// again (a transaction queued meanwhile may have changed it).
+		c := s.lastComp
+		s.prepMu.Unlock()
+		select {
+		case <-c.Applied():
+		case <-ctx.Done():
+			s.prepMu.Lock() // for the deferred Unlock
+			return nil, ctx.Err()
+		}
+		s.prepMu.Lock()
+		if s.closed {
+			return nil, objectstore.ErrClosed
+		}
+		if err := s.pipe.failure(); err != nil {
+			return nil, fmt.Errorf("blockstore: store failed earlier: %w", err)
+		}
+		s.dropApplied()
+		p, err = s.prepare(t, s.drainedLocked())
+	}
 	if errors.Is(err, objectstore.ErrNoSpace) && !s.pipe.finishedThrough(s.nextSeq) {
 		// Space freed by earlier transactions comes back only when the
 		// pipeline has finished them: wait for that and try again.
@@ -111,7 +118,7 @@ func (s *Store) Queue(ctx context.Context, t *objectstore.Transaction) (*objects
 		if err := s.pipe.failure(); err != nil {
 			return nil, fmt.Errorf("blockstore: store failed earlier: %w", err)
 		}
-		p, err = s.prepare(t)
+		p, err = s.prepare(t, s.drainedLocked())
 	}
 	if err != nil {
 		return nil, err
@@ -136,7 +143,21 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
+// errCloneNeedsDrain is prepare's answer when a clone must copy omap
+// entries while transactions are queued that have not applied: it reads
+// the entries from Pebble, which has only what has applied.
+var errCloneNeedsDrain = errors.New("blockstore: clone of an object with omap waits for queued transactions")
+
+// drainedLocked reports whether every queued transaction has applied.
+// The caller holds prepMu.
+func (s *Store) drainedLocked() bool {
+	return s.lastComp == nil || isClosed(s.lastComp.Applied())
+}
+
+// prepare prepares t against the current state; drained says whether
+// every earlier transaction has applied (a clone of an object with omap
+// entries needs it, and fails with errCloneNeedsDrain without it).
+func (s *Store) prepare(t *objectstore.Transaction, drained bool) (*pendingTxn, error) {
 	// Only a clone reads the batch back (its omap entries, which earlier
 	// ops of the transaction may have changed); other transactions skip
 	// the indexed batch's skiplist.
@@ -146,6 +167,7 @@ func (s *Store) prepare(t *objectstore.Transaction) (*pendingTxn, error) {
 	}
 	ts := &txnState{
 		s:       s,
+		drained: drained,
 		seq:     s.nextSeq + 1,
 		batch:   batch,
 		nextNid: s.nextNid,
@@ -512,6 +534,7 @@ func statsPool(c objectstore.CollectionID) int64 {
 // txnState is the working state of one transaction being prepared.
 type txnState struct {
 	s       *Store
+	drained bool // every earlier transaction has applied (clone)
 	seq     uint64
 	batch   *pebble.Batch
 	records txnRecords

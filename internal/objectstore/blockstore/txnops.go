@@ -428,9 +428,12 @@ func (ts *txnState) freeUnit(dev uint64) {
 }
 
 // clone makes dst a copy of src: new node id, data copied to new units,
-// attributes, omap header and omap entries copied. Queue has waited for
-// every earlier transaction to apply, so the indexed batch sees the
-// whole omap.
+// attributes, omap header and omap entries copied. The omap entries are
+// read from the indexed batch, which sees Pebble's and this
+// transaction's: a source with omap entries needs every earlier
+// transaction applied (errCloneNeedsDrain, and Queue waits and prepares
+// again); one without (a RADOS head written whole, as most are) is
+// copied without waiting for anything.
 func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) error {
 	src, err := ts.peek(c, srcID)
 	if err != nil {
@@ -485,6 +488,9 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 	dst.dirty = true
 	if !sr.Omap {
 		return nil
+	}
+	if !ts.drained {
+		return errCloneNeedsDrain
 	}
 	// Omap entries.
 	p := format.OmapPrefix(sr.Nid)

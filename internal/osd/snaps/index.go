@@ -122,15 +122,30 @@ func IndexOf(head objid.ID, ss SnapSet) []IndexEntry {
 // SortEntries sorts entries by snapshot, then by key (the order of the
 // index's keys).
 func SortEntries(entries []IndexEntry) {
-	slices.SortFunc(entries, func(a, b IndexEntry) int {
-		if a.Snap != b.Snap {
-			if a.Snap < b.Snap {
+	if len(entries) < 2 {
+		return
+	}
+	// Each key once, not two per comparison.
+	type keyed struct {
+		e IndexEntry
+		k string
+	}
+	ks := make([]keyed, len(entries))
+	for i, e := range entries {
+		ks[i] = keyed{e, e.Key()}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if a.e.Snap != b.e.Snap {
+			if a.e.Snap < b.e.Snap {
 				return -1
 			}
 			return 1
 		}
-		return strings.Compare(a.Key(), b.Key())
+		return strings.Compare(a.k, b.k)
 	})
+	for i := range ks {
+		entries[i] = ks[i].e
+	}
 }
 
 // IndexChanges returns how the index changes when head's snap set goes
@@ -140,8 +155,86 @@ func SortEntries(entries []IndexEntry) {
 // of every clone, all of a deleted clone's; a delete of the head that
 // moves the snap set to the snapdir changes nothing, as the entries name
 // clones, not the object that holds the snap set.
+//
+// Its cost follows what changes, not the snap sets' sizes: a write to an
+// object with many clones (one per snapshot taken while it was being
+// rewritten) compares the clones' ids and snapshot lists, and builds and
+// sorts only the entries that differ.
 func IndexChanges(head objid.ID, before, after SnapSet) (add, remove []IndexEntry) {
-	return Diff(IndexOf(head, before), IndexOf(head, after))
+	if !ordered(before) || !ordered(after) {
+		return Diff(IndexOf(head, before), IndexOf(head, after))
+	}
+	b, a := before.Clones, after.Clones
+	i, j := 0, 0
+	for i < len(b) || j < len(a) {
+		switch {
+		case j == len(a) || i < len(b) && b[i].ID < a[j].ID:
+			remove = appendEntries(remove, head, b[i].ID, b[i].Snaps)
+			i++
+		case i == len(b) || b[i].ID > a[j].ID:
+			add = appendEntries(add, head, a[j].ID, a[j].Snaps)
+			j++
+		default:
+			if !slices.Equal(b[i].Snaps, a[j].Snaps) {
+				gone, come := snapsDiff(b[i].Snaps, a[j].Snaps)
+				remove = appendEntries(remove, head, b[i].ID, gone)
+				add = appendEntries(add, head, a[j].ID, come)
+			}
+			i++
+			j++
+		}
+	}
+	SortEntries(add)
+	SortEntries(remove)
+	return add, remove
+}
+
+// ordered reports whether ss's clones have ascending ids and each lists
+// its snapshots strictly newest first, as snap sets do (Validate); for
+// any other IndexChanges falls back to comparing whole indexes.
+func ordered(ss SnapSet) bool {
+	for i := range ss.Clones {
+		if i > 0 && ss.Clones[i-1].ID >= ss.Clones[i].ID {
+			return false
+		}
+		s := ss.Clones[i].Snaps
+		for k := 1; k < len(s); k++ {
+			if s[k-1] <= s[k] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// appendEntries appends the entries of clone id of head for snaps.
+func appendEntries(out []IndexEntry, head objid.ID, id uint64, snaps []uint64) []IndexEntry {
+	cl := head.WithSnap(id)
+	for _, s := range snaps {
+		out = append(out, IndexEntry{Snap: s, Clone: cl})
+	}
+	return out
+}
+
+// snapsDiff returns the snapshots of before missing from after (gone)
+// and those of after missing from before (come); both lists are newest
+// first, without repeats.
+func snapsDiff(before, after []uint64) (gone, come []uint64) {
+	i, j := 0, 0
+	for i < len(before) || j < len(after) {
+		switch {
+		case j == len(after) || i < len(before) && before[i] > after[j]:
+			gone = append(gone, before[i])
+			i++
+		case i == len(before) || before[i] < after[j]:
+			come = append(come, after[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return gone, come
 }
 
 // Diff returns the entries of want missing from have (to add) and those

@@ -168,6 +168,68 @@ func TestIndexChangesFollowHistory(t *testing.T) {
 	}
 }
 
+// TestIndexChangesIsTheWholeDiff checks that IndexChanges, which looks
+// only at what differs, gives what diffing the two whole indexes gives,
+// on random pairs of snap sets: related ones (a clone added, snapshots
+// dropped from clones, clones deleted) and unrelated or disordered ones
+// (the fallback).
+func TestIndexChangesIsTheWholeDiff(t *testing.T) {
+	head := objid.New(3, "ns", "", "h", objid.NoSnap)
+	r := rand.New(rand.NewPCG(5, 37))
+	random := func() SnapSet {
+		var ss SnapSet
+		id := uint64(0)
+		for range r.IntN(8) {
+			id += 1 + uint64(r.IntN(3))
+			c := Clone{ID: id}
+			for s := id; s > 0 && len(c.Snaps) < 4; s-- {
+				if r.IntN(2) == 0 {
+					c.Snaps = append(c.Snaps, s)
+				}
+			}
+			ss.Clones = append(ss.Clones, c)
+		}
+		return ss
+	}
+	related := func(ss SnapSet) SnapSet {
+		next := ss.Clone()
+		for i := len(next.Clones) - 1; i >= 0; i-- {
+			switch r.IntN(4) {
+			case 0:
+				next.Clones = slices.Delete(next.Clones, i, i+1)
+			case 1:
+				if n := len(next.Clones[i].Snaps); n > 0 {
+					k := r.IntN(n)
+					next.Clones[i].Snaps = slices.Delete(next.Clones[i].Snaps, k, k+1)
+				}
+			}
+		}
+		last := uint64(0)
+		if n := len(next.Clones); n > 0 {
+			last = next.Clones[n-1].ID
+		}
+		if r.IntN(2) == 0 {
+			next.Clones = append(next.Clones, Clone{ID: last + 1, Snaps: []uint64{last + 1}})
+		}
+		if r.IntN(10) == 0 && len(next.Clones) > 1 { // disordered: the fallback
+			next.Clones[0], next.Clones[1] = next.Clones[1], next.Clones[0]
+		}
+		return next
+	}
+	for i := range 2000 {
+		before := random()
+		after := random()
+		if i%2 == 0 {
+			after = related(before)
+		}
+		add, rm := IndexChanges(head, before, after)
+		wantAdd, wantRm := Diff(IndexOf(head, before), IndexOf(head, after))
+		if !slices.Equal(add, wantAdd) || !slices.Equal(rm, wantRm) {
+			t.Fatalf("%+v -> %+v: IndexChanges +%v -%v, the whole diff +%v -%v", before, after, add, rm, wantAdd, wantRm)
+		}
+	}
+}
+
 func TestDiff(t *testing.T) {
 	h := objid.New(1, "", "", "x", objid.NoSnap)
 	e := func(s, c uint64) IndexEntry { return IndexEntry{Snap: s, Clone: h.WithSnap(c)} }

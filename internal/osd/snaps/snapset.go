@@ -49,6 +49,14 @@ func (c Clone) clone() Clone {
 
 // SnapSet is what an object's head (or, once the head is deleted, its
 // snapdir) records of its clones (Ceph's SnapSet).
+//
+// A snap set is a value: its methods return new snap sets and never
+// write into their receiver. The snap sets they return may share what
+// they did not change with the receiver (its Clones array, its clones'
+// Snaps and Overlap: a write's MakeWriteable and HeadModified copy only
+// what they change, not every clone of an object with many), so a
+// caller must not write into a snap set's slices either; Clone makes a
+// copy that shares nothing.
 type SnapSet struct {
 	// Seq is the newest snap context seq a write to the object carried.
 	Seq uint64
@@ -90,7 +98,7 @@ func (ss SnapSet) Find(id uint64) *Clone {
 // advances to c.Seq. c must be valid (Context.Validate). A clone beyond
 // MaxClones is refused with ErrTooManyClones, and the write with it.
 func (ss SnapSet) MakeWriteable(c Context, headExists bool, headSize uint64) (next SnapSet, clone *Clone, err error) {
-	next = ss.Clone()
+	next = SnapSet{Seq: ss.Seq, Clones: slices.Clip(ss.Clones)} // an append copies
 	if headExists && len(c.Snaps) > 0 && c.Snaps[0] > ss.Seq {
 		if len(ss.Clones) >= MaxClones {
 			return ss, nil, fmt.Errorf("%w: the object has %d clones already", ErrTooManyClones, len(ss.Clones))
@@ -114,7 +122,8 @@ func (ss SnapSet) HeadModified(off, length uint64) SnapSet {
 	if len(ss.Clones) == 0 {
 		return ss
 	}
-	next := ss.Clone()
+	// Only the newest clone changes (Subtract makes a new Overlap).
+	next := SnapSet{Seq: ss.Seq, Clones: slices.Clone(ss.Clones)}
 	last := &next.Clones[len(next.Clones)-1]
 	last.Overlap = last.Overlap.Subtract(off, length)
 	return next

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -383,5 +384,34 @@ func (m *model) check(t *testing.T, where string) {
 				t.Fatalf("%s: clone %d claims %d~%d shared, but it differs from the next version", where, c.ID, x.Off, x.Len)
 			}
 		}
+	}
+}
+
+// TestMethodsLeaveTheReceiver checks that a snap set's methods, which
+// share unchanged clones' slices with the snap sets they return, never
+// write into their receiver, nor into it through what they returned
+// before.
+func TestMethodsLeaveTheReceiver(t *testing.T) {
+	ss := SnapSet{Seq: 7, Clones: []Clone{
+		{ID: 3, Snaps: []uint64{3, 2}, Size: 100, Overlap: Extents{{0, 100}}},
+		{ID: 5, Snaps: []uint64{5}, Size: 80, Overlap: Extents{{0, 40}, {60, 20}}},
+	}}
+	was := ss.Clone()
+	w, _, err := ss.MakeWriteable(Context{Seq: 9, Snaps: []uint64{9, 8, 5, 3, 2}}, true, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ss.HeadModified(10, 30)
+	m = m.HeadModified(0, 5)
+	r := ss.RolledBack(5)
+	tr, _ := ss.Trim(func(s uint64) bool { return s == 5 || s == 2 })
+	w = w.HeadReplaced()
+	for _, x := range []SnapSet{w, m, r, tr} {
+		if len(x.Clones) > 0 {
+			x.Clones[len(x.Clones)-1].Size++ // the caller's own array
+		}
+	}
+	if !reflect.DeepEqual(ss, was) {
+		t.Fatalf("the receiver changed: %+v, was %+v", ss, was)
 	}
 }
