@@ -24,7 +24,7 @@ import (
 type snapshotter struct {
 	io     *rados.IOContext
 	prefix string
-	cancel context.CancelFunc
+	quit   chan struct{} // closed by stop
 	done   chan struct{}
 
 	// Owned by the run goroutine until done is closed.
@@ -35,8 +35,7 @@ type snapshotter struct {
 }
 
 func startSnapshots(ctx context.Context, io *rados.IOContext, prefix string, every time.Duration) *snapshotter {
-	ctx, cancel := context.WithCancel(ctx)
-	s := &snapshotter{io: io, prefix: prefix, cancel: cancel, done: make(chan struct{})}
+	s := &snapshotter{io: io, prefix: prefix, quit: make(chan struct{}), done: make(chan struct{})}
 	go s.run(ctx, every)
 	return s
 }
@@ -46,8 +45,13 @@ func (s *snapshotter) run(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		// Stopping waits for a snapshot being taken rather than cancel
+		// it: the monitors may have made it already, and a snapshot
+		// the snapshotter did not hear of would never be removed.
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.quit:
 			return
 		case <-tick.C:
 		}
@@ -86,7 +90,7 @@ func (s *snapshotter) take(ctx context.Context) error {
 // their clones in the background). It returns how many there were and
 // their kind.
 func (s *snapshotter) stop(ctx context.Context) (int, string) {
-	s.cancel()
+	close(s.quit)
 	<-s.done
 	mode := "selfmanaged"
 	if s.pool {

@@ -115,7 +115,12 @@ var thrashFaults = []thrashFault{
 			th.cli("osd", "pool", "set", "snapped", "pg_num", "16")
 			th.cli("osd", "pool", "set", "snapped", "pgp_num", "16")
 		}},
-	{"merge", func(th *thrasher, _ int) bool { n, target := th.snappedPGNum(); return n == 16 && target == 16 },
+	// A merge needs every PG clean when it is asked for: not while an
+	// OSD is down or cut off (its PGs stay degraded until it returns).
+	{"merge", func(th *thrasher, osd int) bool {
+		n, target := th.snappedPGNum()
+		return n == 16 && target == 16 && th.whole(osd)
+	},
 		func(th *thrasher, _ int) {
 			// Asked once the PGs are clean (else it is refused), it
 			// goes on while the next rounds' faults happen.
