@@ -18,8 +18,8 @@
 //     outside themselves, only by internal/daemon (daemonCores): the CLI and
 //     the other front ends start daemons through its config structs;
 //   - production code does not import testing, net/http/httptest or the
-//     test-only packages (internal/sim, storetest, clstest, crushvectors,
-//     archtest), and binaries do not link them in at all;
+//     test-only packages (internal/sim, storetest, clstest, montest,
+//     crushvectors, archtest), and binaries do not link them in at all;
 //   - every package has a package doc comment, which starts "Package
 //     name" ("Command name" for a command; doc_test.go);
 //   - nothing imports the std log package, glog, logrus or viper;

@@ -87,6 +87,7 @@ var layers = []struct {
 	{"internal/crushvectors", layerTestOnly},
 	{"internal/objectstore/storetest", layerTestOnly},
 	{"internal/cls/clstest", layerTestOnly},
+	{"internal/mon/montest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same

@@ -5,14 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/autoscale"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
+	"github.com/cuttlestore/cuttle/internal/mon/montest"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
 	"github.com/cuttlestore/cuttle/osdmap"
-	pb "go.etcd.io/raft/v3/raftpb"
 )
 
 // testMon is one monitor without Raft: the config and OSD-map services
@@ -28,7 +27,7 @@ type testMon struct {
 	scaler   *Service
 	stored   map[int64]int64
 	capacity map[int32]uint64
-	index    uint64
+	log      *montest.Log
 	now      time.Time
 }
 
@@ -36,17 +35,16 @@ type testMon struct {
 // each, all up and in, with capacity bytes each reported.
 func newCluster(t testing.TB, n int, capacity uint64) *testMon {
 	t.Helper()
-	st, err := monstore.Open(monstore.Options{FS: vfs.NewMem(), Dir: "mon"})
+	log := montest.Open(t)
+	st := log.Store
+	m := &testMon{t: t, st: st, log: log, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), stored: map[int64]int64{},
+		capacity: map[int32]uint64{}}
+	m.cfg = configmon.New(nil)
+	osd, err := osdmon.New(osdmon.Config{Options: m.cfg.View("mon")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	m := &testMon{t: t, st: st, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), stored: map[int64]int64{},
-		capacity: map[int32]uint64{}}
-	m.cfg = configmon.New(nil)
-	if m.osd, err = osdmon.New(osdmon.Config{Options: m.cfg.View("mon")}); err != nil {
-		t.Fatal(err)
-	}
+	m.osd = osd
 	m.scaler = New(Config{Map: m.osd.Map, Options: m.cfg.View("mon"),
 		Usage: func() autoscale.Usage { return autoscale.Usage{Stored: m.stored, Capacity: m.capacity} }})
 	for _, s := range m.services() {
@@ -75,42 +73,12 @@ func (m *testMon) services() []moncmd.Service { return []moncmd.Service{m.osd, m
 
 func (m *testMon) run(prefix string, kv ...string) moncmd.Reply {
 	m.t.Helper()
-	c := moncmd.New(prefix, kv...)
-	for _, s := range m.services() {
-		ok, write := s.Handles(prefix)
-		if !ok {
-			continue
-		}
-		if !write {
-			return s.Query(c)
-		}
-		p, r := s.Prepare(c, m.now)
-		if p == nil {
-			return r
-		}
-		return m.commit(s, p)
-	}
-	m.t.Fatalf("%s: no service handles it", prefix)
-	return moncmd.Reply{}
+	return m.log.Run(m.services(), m.now, prefix, kv...)
 }
 
 func (m *testMon) commit(s moncmd.Service, p []byte) moncmd.Reply {
 	m.t.Helper()
-	m.index++
-	i := m.index
-	if err := m.st.Append(&pb.HardState{Term: new(uint64(1)), Commit: new(i)},
-		[]*pb.Entry{{Index: new(i), Term: new(uint64(1)), Type: pb.EntryNormal.Enum(), Data: p}}, nil); err != nil {
-		m.t.Fatal(err)
-	}
-	b := m.st.NewBatch()
-	r, err := s.Apply(b, p, m.now)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	if err := m.st.Commit(i, b); err != nil {
-		m.t.Fatal(err)
-	}
-	return r
+	return m.log.Commit(s, p, m.now)
 }
 
 // tick runs the autoscaler's Tick at now and sends what it returns,

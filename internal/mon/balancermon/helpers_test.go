@@ -5,13 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cuttlestore/cuttle/internal/mon/configmon"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
+	"github.com/cuttlestore/cuttle/internal/mon/montest"
 	"github.com/cuttlestore/cuttle/internal/mon/osdmon"
 	"github.com/cuttlestore/cuttle/osdmap"
-	pb "go.etcd.io/raft/v3/raftpb"
 )
 
 // testMon is one monitor without Raft: the config, OSD-map and balancer
@@ -24,20 +23,20 @@ type testMon struct {
 	osd     *osdmon.Service
 	bal     *Service
 	unclean float64
-	index   uint64
+	log     *montest.Log
 	now     time.Time
 }
 
 func newTestMon(t testing.TB, st *monstore.Store) *testMon {
 	t.Helper()
+	var log *montest.Log
 	if st == nil {
-		var err error
-		if st, err = monstore.Open(monstore.Options{FS: vfs.NewMem(), Dir: "mon"}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		log = montest.Open(t)
+		st = log.Store
+	} else {
+		log = montest.On(t, st)
 	}
-	m := &testMon{t: t, st: st, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	m := &testMon{t: t, st: st, log: log, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	m.cfg = configmon.New(nil)
 	osd, err := osdmon.New(osdmon.Config{Options: m.cfg.View("mon")})
 	if err != nil {
@@ -80,42 +79,12 @@ func newCluster(t testing.TB, hosts, perHost int, pgNum int) *testMon {
 
 func (m *testMon) run(prefix string, kv ...string) moncmd.Reply {
 	m.t.Helper()
-	c := moncmd.New(prefix, kv...)
-	for _, s := range m.services() {
-		ok, write := s.Handles(prefix)
-		if !ok {
-			continue
-		}
-		if !write {
-			return s.Query(c)
-		}
-		p, r := s.Prepare(c, m.now)
-		if p == nil {
-			return r
-		}
-		return m.commit(s, p)
-	}
-	m.t.Fatalf("%s: no service handles it", prefix)
-	return moncmd.Reply{}
+	return m.log.Run(m.services(), m.now, prefix, kv...)
 }
 
 func (m *testMon) commit(s moncmd.Service, p []byte) moncmd.Reply {
 	m.t.Helper()
-	m.index++
-	i := m.index
-	if err := m.st.Append(&pb.HardState{Term: new(uint64(1)), Commit: new(i)},
-		[]*pb.Entry{{Index: new(i), Term: new(uint64(1)), Type: pb.EntryNormal.Enum(), Data: p}}, nil); err != nil {
-		m.t.Fatal(err)
-	}
-	b := m.st.NewBatch()
-	r, err := s.Apply(b, p, m.now)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	if err := m.st.Commit(i, b); err != nil {
-		m.t.Fatal(err)
-	}
-	return r
+	return m.log.Commit(s, p, m.now)
 }
 
 // tick runs the balancer's Tick at now and sends what it returns.
