@@ -102,14 +102,7 @@ func (s *Service) dfView(m *osdmap.Map) DFView {
 			v.StatsByClass[d.Class] = c
 		}
 	}
-	type sums struct{ objects, bytes int64 }
-	byPool := map[int64]sums{}
-	for _, e := range s.st.pgs {
-		p := byPool[e.stat.PG.Pool]
-		p.objects += e.stat.Objects
-		p.bytes += e.stat.Bytes
-		byPool[e.stat.PG.Pool] = p
-	}
+	byPool := s.poolSums()
 	for _, p := range m.Pools() {
 		sum := byPool[p.ID]
 		copies := int64(max(p.Size, 1))

@@ -412,12 +412,4 @@ func (s *Service) PGStat(pg osdmap.PG) (wire.PGStat, bool) {
 
 // PoolObjects returns the objects the PG statistics count in pool (the
 // MDS-map service refuses a metadata pool that holds any).
-func (s *Service) PoolObjects(pool int64) int64 {
-	var n int64
-	for _, e := range s.st.pgs {
-		if e.stat.PG.Pool == pool {
-			n += e.stat.Objects
-		}
-	}
-	return n
-}
+func (s *Service) PoolObjects(pool int64) int64 { return s.poolSums()[pool].objects }

@@ -6,9 +6,26 @@ package pgmon
 // PoolStored returns each pool's stored bytes (one copy), summed over its
 // PGs' last reports: "df"'s STORED.
 func (s *Service) PoolStored() map[int64]int64 {
-	out := map[int64]int64{}
+	sums := s.poolSums()
+	out := make(map[int64]int64, len(sums))
+	for pool, sum := range sums {
+		out[pool] = sum.bytes
+	}
+	return out
+}
+
+// poolSum is what the PG statistics count in one pool.
+type poolSum struct{ objects, bytes int64 }
+
+// poolSums adds up the PG statistics by pool (df, the autoscaler, the
+// MDS map's check of a new file system's pools).
+func (s *Service) poolSums() map[int64]poolSum {
+	out := map[int64]poolSum{}
 	for _, e := range s.st.pgs {
-		out[e.stat.PG.Pool] += e.stat.Bytes
+		p := out[e.stat.PG.Pool]
+		p.objects += e.stat.Objects
+		p.bytes += e.stat.Bytes
+		out[e.stat.PG.Pool] = p
 	}
 	return out
 }
