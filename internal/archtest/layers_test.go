@@ -72,6 +72,7 @@ var layers = []struct {
 
 	{"striper/...", layerLibraries},
 	{"rbd", layerLibraries},
+	{"fsclient/...", layerLibraries},
 	{"kv/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
@@ -148,6 +149,10 @@ var sameLayerImports = map[string][]string{
 	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
+	// The file-system client reads and writes file data through the
+	// striper, uses the locker's cap bits (CanCache, CanBuffer) and
+	// drives its pure cores.
+	"fsclient": {"striper", "internal/mds/locker", "fsclient/internal/..."},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the

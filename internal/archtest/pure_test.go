@@ -27,6 +27,7 @@ var pureCores = []string{
 	"kv/plan",
 	"internal/autoscale",
 	"internal/mds/locker",
+	"fsclient/internal/extmap",
 	"internal/mds/mdtypes",
 	"internal/mon/mdsmon/failover",
 }
