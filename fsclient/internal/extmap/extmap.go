@@ -157,7 +157,7 @@ func (m *Map) Remove(off, n uint64) {
 	}
 	var keep []Extent
 	if first := m.ext[i]; first.Off < off {
-		keep = append(keep, Extent{Off: first.Off, Data: first.Data[:off-first.Off:off-first.Off]})
+		keep = append(keep, Extent{Off: first.Off, Data: first.Data[: off-first.Off : off-first.Off]})
 	}
 	if last := m.ext[j-1]; last.End() > end {
 		keep = append(keep, Extent{Off: end, Data: last.Data[end-last.Off:]})
