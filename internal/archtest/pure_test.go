@@ -28,6 +28,7 @@ var pureCores = []string{
 	"internal/autoscale",
 	"internal/mds/locker",
 	"fsclient/internal/extmap",
+	"fsclient/internal/session",
 	"internal/mds/mdtypes",
 	"internal/mon/mdsmon/failover",
 }
