@@ -153,6 +153,8 @@ var sameLayerImports = map[string][]string{
 	// striper, uses the locker's cap bits (CanCache, CanBuffer) and
 	// drives its pure cores.
 	"fsclient": {"striper", "internal/mds/locker", "fsclient/internal/..."},
+	// The client's cap table speaks the locker's cap bits.
+	"fsclient/internal/captab": {"internal/mds/locker"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the

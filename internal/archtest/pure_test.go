@@ -29,6 +29,7 @@ var pureCores = []string{
 	"internal/mds/locker",
 	"fsclient/internal/extmap",
 	"fsclient/internal/session",
+	"fsclient/internal/captab",
 	"internal/mds/mdtypes",
 	"internal/mon/mdsmon/failover",
 }
