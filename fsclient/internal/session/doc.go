@@ -8,12 +8,13 @@
 // and wakes the callers.
 //
 // It owns the rules of docs/FSCLIENT.md's "Sessions and failover": a
-// session is opened before the first request and renewed every third of
-// the session timeout; caps are valid until a renewal's timeout passes
+// session is opened before the first request, and again on every new
+// messenger connection (the MDS binds the session to it), and renewed
+// every third of the session timeout; caps are valid until a renewal's timeout passes
 // unanswered; a request keeps its tid across attempts, is done at its
 // first reply (unsafe or safe) and forgotten at its safe one; after a
-// failover (another daemon holds the rank) the client reports its caps
-// (ClientReconnect), replays the requests it had an unsafe reply for
+// failover (another daemon holds the rank) the client opens its session
+// with the new daemon, reports its caps (ClientReconnect), replays the requests it had an unsafe reply for
 // (RequestReplay) and, once the rank is active, resends those without
 // any reply.
 //

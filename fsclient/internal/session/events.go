@@ -62,9 +62,14 @@ func (s *Session) MapChanged(h Holder, now time.Time) {
 func (s *Session) open(now time.Time) {
 	s.state = Opening
 	s.emit(Action{Kind: Connect, Addr: s.holder.Addr, GID: s.holder.GID})
-	s.emit(Action{Kind: SendSession, Session: &wire.ClientSession{Op: wire.SessionRequestOpen,
-		Client: s.cfg.Client, ClientID: s.cfg.ClientID, Hostname: s.cfg.Hostname, Root: s.cfg.Root,
-		Version: s.cfg.Version, Features: s.cfg.Features}})
+	s.emit(Action{Kind: SendSession, Session: s.openMsg()})
+}
+
+// openMsg is the session open: the MDS takes it on every messenger
+// session (a first open, a new connection, a reconnect).
+func (s *Session) openMsg() *wire.ClientSession {
+	return &wire.ClientSession{Op: wire.SessionRequestOpen, Client: s.cfg.Client, ClientID: s.cfg.ClientID,
+		Hostname: s.cfg.Hostname, Root: s.cfg.Root, Version: s.cfg.Version, Features: s.cfg.Features}
 }
 
 // reconnect reports the caps to a new holder in reconnect and replays
@@ -72,8 +77,15 @@ func (s *Session) open(now time.Time) {
 func (s *Session) reconnect(now time.Time) {
 	s.state = Reconnecting
 	s.emit(Action{Kind: Connect, Addr: s.holder.Addr, GID: s.holder.GID})
+	s.emit(Action{Kind: SendSession, Session: s.openMsg()})
 	s.emit(Action{Kind: SendReconnect})
-	for _, tid := range s.sortedTids(func(r *request) bool { return r.unsafe }) {
+	s.replayUnsafe()
+}
+
+// replayUnsafe sends again, marked as replays, the requests with an
+// unsafe reply not yet sent to the current holder.
+func (s *Session) replayUnsafe() {
+	for _, tid := range s.sortedTids(func(r *request) bool { return r.unsafe && !r.sent }) {
 		s.send(tid, wire.RequestReplay)
 	}
 }
@@ -90,15 +102,19 @@ func (s *Session) resendUnanswered() {
 func (s *Session) SessionMsg(m wire.ClientSession, now time.Time) {
 	switch m.Op {
 	case wire.SessionOpen:
-		if s.state != Opening {
+		if s.state != Opening && s.state != Reconnecting {
 			return
 		}
-		s.state = Open
-		s.opened = true
 		s.timeout = time.Duration(m.TimeoutSec) * time.Second
 		s.capsUntil = now.Add(s.timeout)
 		s.renewSent = now
+		if s.state == Reconnecting {
+			return // the rank's activation resends the rest
+		}
+		s.state = Open
+		s.opened = true
 		if s.holder.State >= HolderActive {
+			s.replayUnsafe()
 			s.resendUnanswered()
 		}
 	case wire.SessionRenew:
@@ -125,6 +141,18 @@ func (s *Session) SessionMsg(m wire.ClientSession, now time.Time) {
 			s.renew(now)
 		}
 	case wire.SessionClose:
+		if s.state == Reconnecting {
+			// The new rank did not expect this client (its reconnect
+			// was refused): the caps are lost; a new session follows.
+			s.mustReconnect, s.opened = false, false
+			s.emit(Action{Kind: CapsLost})
+			for _, r := range s.reqs {
+				r.sent = false
+			}
+			s.state = Opening
+			s.emit(Action{Kind: SendSession, Session: s.openMsg()})
+			return
+		}
 		if s.state == Closing {
 			s.end(ErrClosed)
 			return
@@ -172,32 +200,28 @@ func (s *Session) Tick(now time.Time) {
 
 // ConnectionLost reports that the messenger session to the holder
 // failed (client sessions are lossy: what was in flight may be lost).
-// The client connects again and resends what has no reply; the MDS
-// answers a request it has seen from its completed-request table, and
-// replays are marked. If the holder has changed, the map says so
-// (MapChanged) and the reconnect path runs instead.
+// The client connects again and opens its session on the new
+// connection (the MDS re-binds it; caps are kept), then replays the
+// requests it had an unsafe reply for (whose safe reply may have been
+// lost; the MDS answers a replay of an applied request from its journal)
+// and resends those without a reply, with their tids. If the holder has
+// changed, the map says so (MapChanged) and the reconnect path runs
+// instead.
 func (s *Session) ConnectionLost(now time.Time) {
 	if s.holder.GID == 0 || s.state == Closed || s.state == Idle {
 		return
 	}
+	for _, r := range s.reqs {
+		r.sent = false
+	}
 	switch s.state {
-	case Opening:
-		s.open(now)
 	case Reconnecting:
 		s.reconnect(now)
 	case Closing:
 		s.emit(Action{Kind: Connect, Addr: s.holder.Addr, GID: s.holder.GID})
 		s.emit(Action{Kind: SendSession, Session: &wire.ClientSession{Op: wire.SessionRequestClose, Seq: s.renewSeq}})
 	default:
-		s.emit(Action{Kind: Connect, Addr: s.holder.Addr, GID: s.holder.GID})
-		for _, tid := range s.sortedTids(func(r *request) bool { return r.unsafe }) {
-			s.send(tid, wire.RequestReplay)
-		}
-		if s.accepting() {
-			for _, tid := range s.sortedTids(func(r *request) bool { return !r.unsafe }) {
-				s.send(tid, 0)
-			}
-		}
+		s.open(now)
 	}
 }
 

@@ -123,6 +123,7 @@ func TestFailoverReconnectReplay(t *testing.T) {
 		step{do: holder(9, HolderReplay)},
 		step{do: holder(9, HolderReconnect), want: []string{
 			"connect gid 9 10.0.0.1:6800",
+			`send session request_open seq 0 client client.a id 4100 root "/"`,
 			"send-reconnect",
 			"send request tid 1 create attempt 2 oldest 1 replay"}},
 		step{do: holder(9, HolderRejoin)},
@@ -146,17 +147,21 @@ func TestFailoverMissedReconnect(t *testing.T) {
 	))
 }
 
-// A lost connection to the same daemon: connect again, replay unsafe
-// requests and resend the rest.
+// A lost connection to the same daemon: connect again, open the
+// session on the new connection, then replay unsafe requests and resend
+// the rest.
 func TestConnectionLost(t *testing.T) {
 	run(t, append(opened,
 		step{do: submit(wire.MetaCreate), want: []string{"send request tid 1 create attempt 1 oldest 1"}},
 		step{do: submit(wire.MetaLookup), want: []string{"send request tid 2 lookup attempt 1 oldest 1"}},
 		step{do: reply(1, false), want: []string{"done tid 1 unsafe result 0"}},
 		step{do: (*Session).ConnectionLost, want: []string{
-			"connect gid 7 10.0.0.1:6800",
+			"connect gid 7 10.0.0.1:6800", `send session request_open seq 0 client client.a id 4100 root "/"`}},
+		step{do: submit(wire.MetaMkdir)}, // waits for the open
+		step{do: sessionMsg(wire.SessionOpen, 0), want: []string{
 			"send request tid 1 create attempt 2 oldest 1 replay",
-			"send request tid 2 lookup attempt 2 oldest 1"}},
+			"send request tid 2 lookup attempt 2 oldest 1",
+			"send request tid 3 mkdir attempt 1 oldest 1"}},
 	))
 }
 
@@ -194,12 +199,32 @@ func TestFailoverDuringReconnect(t *testing.T) {
 		step{do: submit(wire.MetaCreate), want: []string{"send request tid 1 create attempt 1 oldest 1"}},
 		step{do: reply(1, false), want: []string{"done tid 1 unsafe result 0"}},
 		step{do: holder(9, HolderReconnect), want: []string{
-			"connect gid 9 10.0.0.1:6800", "send-reconnect", "send request tid 1 create attempt 2 oldest 1 replay"}},
+			"connect gid 9 10.0.0.1:6800", `send session request_open seq 0 client client.a id 4100 root "/"`, "send-reconnect", "send request tid 1 create attempt 2 oldest 1 replay"}},
 		step{do: holder(11, HolderReplay)},
 		step{do: holder(11, HolderReconnect), want: []string{
-			"connect gid 11 10.0.0.1:6800", "send-reconnect", "send request tid 1 create attempt 3 oldest 1 replay"}},
+			"connect gid 11 10.0.0.1:6800", `send session request_open seq 0 client client.a id 4100 root "/"`, "send-reconnect", "send request tid 1 create attempt 3 oldest 1 replay"}},
 		step{do: holder(11, HolderActive)},
 		step{do: reply(1, true), want: []string{"safe tid 1"}},
 		step{do: submit(wire.MetaLookup), want: []string{"send request tid 2 lookup attempt 1 oldest 2"}},
+	))
+}
+
+// A new rank that did not expect the client refuses its reconnect: the
+// caps are lost, and the client opens a new session, where its requests
+// are resent (the unsafe one as a replay: the journal may hold it).
+func TestReconnectRefused(t *testing.T) {
+	run(t, append(opened,
+		step{do: submit(wire.MetaCreate), want: []string{"send request tid 1 create attempt 1 oldest 1"}},
+		step{do: reply(1, false), want: []string{"done tid 1 unsafe result 0"}},
+		step{do: submit(wire.MetaLookup), want: []string{"send request tid 2 lookup attempt 1 oldest 1"}},
+		step{do: holder(9, HolderReconnect), want: []string{
+			"connect gid 9 10.0.0.1:6800", `send session request_open seq 0 client client.a id 4100 root "/"`,
+			"send-reconnect", "send request tid 1 create attempt 2 oldest 1 replay"}},
+		step{do: sessionMsg(wire.SessionClose, 0), want: []string{
+			"caps-lost", `send session request_open seq 0 client client.a id 4100 root "/"`}},
+		step{do: holder(9, HolderActive)},
+		step{do: sessionMsg(wire.SessionOpen, 0), want: []string{
+			"send request tid 1 create attempt 3 oldest 1 replay",
+			"send request tid 2 lookup attempt 2 oldest 1"}},
 	))
 }
