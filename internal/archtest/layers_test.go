@@ -152,7 +152,7 @@ var sameLayerImports = map[string][]string{
 	// The file-system client reads and writes file data through the
 	// striper, uses the locker's cap bits (CanCache, CanBuffer) and
 	// drives its pure cores.
-	"fsclient": {"striper", "internal/mds/locker", "fsclient/internal/..."},
+	"fsclient": {"striper", "striper/layout", "internal/mds/locker", "fsclient/internal/..."},
 	// The client's cap table speaks the locker's cap bits.
 	"fsclient/internal/captab": {"internal/mds/locker"},
 

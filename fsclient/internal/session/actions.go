@@ -11,8 +11,8 @@ type ActionKind uint8
 
 // Actions.
 const (
-	// Connect: open a messenger session to the holder at Addr (GID)
-	// for the messages that follow.
+	// Connect: open a messenger session to the holder mds.Name at Addr
+	// (GID) for the messages that follow.
 	Connect ActionKind = iota + 1
 	// SendSession: send Session to the holder.
 	SendSession
@@ -61,6 +61,7 @@ func (k ActionKind) String() string {
 // on Kind.
 type Action struct {
 	Kind    ActionKind
+	Name    string
 	Addr    string
 	GID     uint64
 	Session *wire.ClientSession

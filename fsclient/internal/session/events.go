@@ -61,7 +61,7 @@ func (s *Session) MapChanged(h Holder, now time.Time) {
 // open connects to the holder and asks for a session.
 func (s *Session) open(now time.Time) {
 	s.state = Opening
-	s.emit(Action{Kind: Connect, Addr: s.holder.Addr, GID: s.holder.GID})
+	s.emit(Action{Kind: Connect, Name: s.holder.Name, Addr: s.holder.Addr, GID: s.holder.GID})
 	s.emit(Action{Kind: SendSession, Session: s.openMsg()})
 }
 
@@ -76,7 +76,7 @@ func (s *Session) openMsg() *wire.ClientSession {
 // the requests that had an unsafe reply.
 func (s *Session) reconnect(now time.Time) {
 	s.state = Reconnecting
-	s.emit(Action{Kind: Connect, Addr: s.holder.Addr, GID: s.holder.GID})
+	s.emit(Action{Kind: Connect, Name: s.holder.Name, Addr: s.holder.Addr, GID: s.holder.GID})
 	s.emit(Action{Kind: SendSession, Session: s.openMsg()})
 	s.emit(Action{Kind: SendReconnect})
 	s.replayUnsafe()
@@ -218,7 +218,7 @@ func (s *Session) ConnectionLost(now time.Time) {
 	case Reconnecting:
 		s.reconnect(now)
 	case Closing:
-		s.emit(Action{Kind: Connect, Addr: s.holder.Addr, GID: s.holder.GID})
+		s.emit(Action{Kind: Connect, Name: s.holder.Name, Addr: s.holder.Addr, GID: s.holder.GID})
 		s.emit(Action{Kind: SendSession, Session: &wire.ClientSession{Op: wire.SessionRequestClose, Seq: s.renewSeq}})
 	default:
 		s.open(now)

@@ -54,6 +54,7 @@ func (s State) String() string {
 // gid is a new incarnation), address and state.
 type Holder struct {
 	GID   uint64
+	Name  string // the daemon's name: its entity is "mds.<Name>"
 	Addr  string
 	State HolderState
 }
