@@ -152,6 +152,15 @@ type dentry struct {
 // it and looks up the mount's root. The connection must stay open until
 // Close.
 func Mount(ctx context.Context, conn *rados.Conn, fsName string, opts Options) (*Client, error) {
+	info, err := readFS(ctx, conn, fsName)
+	if err != nil {
+		return nil, err
+	}
+	return mount(ctx, conn, fsName, opts, info)
+}
+
+// mount mounts file system fsName whose MDS-map entry is info.
+func mount(ctx context.Context, conn *rados.Conn, fsName string, opts Options, info fsInfo) (*Client, error) {
 	opts = opts.withDefaults(conn)
 	c := &Client{conn: conn, fsName: fsName, opts: opts, log: opts.Logger.With("fs", fsName), clock: conn.Clock(),
 		stop: make(chan struct{}), pollCh: make(chan struct{}, 1),
@@ -174,10 +183,6 @@ func Mount(ctx context.Context, conn *rados.Conn, fsName string, opts Options) (
 	c.sess = session.New(session.Config{Client: conn.EntityName(), ClientID: id, Hostname: opts.Hostname,
 		Root: opts.Root, Version: "cuttle"})
 	c.caps = captab.New(captab.Config{ReleaseDelay: opts.ReleaseDelay})
-	info, err := readFS(ctx, conn, fsName)
-	if err != nil {
-		return nil, err
-	}
 	c.info = info
 	ms, err := conn.MDSMessenger(c)
 	if err != nil {

@@ -70,32 +70,40 @@ type DataStats struct {
 // several clients use it and one writes). The caller holds Fr or Fw for
 // the reads and writes it makes (the cap layer waits for them).
 //
-// One mutex orders a file's operations, and is held across their OSD
-// I/O: reads and writes of one open file are serialised (the OSDs order
-// those of different clients).
+// Two locks: io orders a file's operations and is held across their
+// OSD I/O (reads and writes of one open file are serialised; the OSDs
+// order those of different clients) and guards the buffers; mu guards
+// the caps and attributes and is never held across I/O, so that the
+// client's driver, which must not wait for I/O, can read and set them.
+// Lock order: io, then mu.
 type fileData struct {
-	mu    sync.Mutex
 	st    *striper.Striper
 	ino   uint64
 	clock clock.Clock
 	opts  DataOptions
 
+	io    sync.Mutex
+	dirty extmap.Map // buffered writes, newer than the OSDs
+	cache extmap.Map // clean bytes as the OSDs hold them
+	// raNext: where a sequential read would start; raWindow: the
+	// current readahead window.
+	raNext, raWindow uint64
+
+	mu   sync.Mutex
 	caps locker.Caps
 	lazy bool
-
-	size  uint64    // the file's size as this client knows it
-	mtime time.Time // the last modification this client knows
+	// dropCache: the cache must be emptied before its next use (the
+	// caps stopped allowing it, or the file shrank under it).
+	dropCache bool
+	size      uint64    // the file's size as this client knows it
+	mtime     time.Time // the last modification this client knows
 	// dirtyAttrs: size and mtime changed by this client's writes or
 	// truncates and not yet reported to the MDS.
 	dirtyAttrs bool
-
-	dirty extmap.Map // buffered writes, newer than the OSDs
-	cache extmap.Map // clean bytes as the OSDs hold them
-
-	raNext   uint64 // where a sequential read would start
-	raWindow uint64 // the current readahead window
-
-	stats DataStats
+	// dirtyData: the buffer holds bytes (mirrors dirty.Len() > 0 for
+	// readers that hold only mu).
+	dirtyData bool
+	stats     DataStats
 }
 
 // newFileData returns the data of inode ino, of size bytes last
@@ -105,6 +113,21 @@ func newFileData(st *striper.Striper, ino, size uint64, mtime time.Time, caps lo
 	opts = opts.withDefaults()
 	return &fileData{st: st, ino: ino, clock: clk, opts: opts, caps: caps, lazy: lazy,
 		size: size, mtime: mtime, raWindow: opts.ReadaheadMin}
+}
+
+// begin starts an operation: with io held, it empties the cache if it
+// must, and returns the caps to use.
+func (f *fileData) begin() (caps locker.Caps, lazy bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dropCache {
+		f.cache.Clear()
+		f.dropCache = false
+	}
+	if !f.caps.CanCache(f.lazy) {
+		f.cache.Clear()
+	}
+	return f.caps, f.lazy
 }
 
 // Stats returns the file's counters.
@@ -123,41 +146,52 @@ func (f *fileData) Size() uint64 {
 
 // SetCaps changes the caps the file's data is used under. Losing the
 // right to buffer writes back the dirty bytes first (a revocation of Fb
-// is acked only after its data is at the OSDs); losing the right to
-// cache drops the cache. An error (the write-back failed) leaves the
-// caps as they were and the dirty bytes buffered: the caller retries or
+// is acked only after its data is at the OSDs), waiting for the
+// operation in progress; losing the right to cache empties the cache
+// before its next use. An error (the write-back failed) leaves the caps
+// as they were and the dirty bytes buffered: the caller retries or
 // gives up the file.
 func (f *fileData) SetCaps(ctx context.Context, caps locker.Caps, lazy bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if !caps.CanBuffer(lazy) {
+		f.io.Lock()
+		defer f.io.Unlock()
 		if err := f.flushLocked(ctx); err != nil {
 			return err
 		}
 	}
+	f.setCaps(caps, lazy)
+	return nil
+}
+
+// setCaps sets the caps without writing anything back: for caps that
+// grow, or that never allowed buffering. It never waits for I/O.
+func (f *fileData) setCaps(caps locker.Caps, lazy bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if !caps.CanCache(lazy) {
-		f.cache.Clear()
+		f.dropCache = true
 	}
 	f.caps, f.lazy = caps, lazy
-	return nil
 }
 
 // SetAttr takes the size and mtime the MDS reports (a grant, a flush
 // ack, a getattr). While this client has changes not yet reported, its
 // own size stands where it is larger (the MDS has not heard of it).
-// A smaller size than the cache holds (another client truncated) cuts
-// the cache.
+// A smaller size than the client knew (another client truncated)
+// empties the cache. It never waits for I/O.
 func (f *fileData) SetAttr(size uint64, mtime time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.dirtyAttrs || f.dirty.Len() > 0 {
+	if f.dirtyAttrs || f.dirtyData {
 		size = max(size, f.size)
 		if mtime.Before(f.mtime) {
 			mtime = f.mtime
 		}
 	}
+	if size < f.size {
+		f.dropCache = true
+	}
 	f.size, f.mtime = size, mtime
-	f.cache.Truncate(size)
 }
 
 // DirtyAttrs returns the size and mtime to report in a cap flush, and
@@ -186,10 +220,11 @@ func (f *fileData) WriteAt(ctx context.Context, p []byte, off uint64) (int, erro
 	if len(p) == 0 {
 		return 0, nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.io.Lock()
+	defer f.io.Unlock()
+	caps, lazy := f.begin()
 	end := off + uint64(len(p))
-	if f.caps.CanBuffer(f.lazy) {
+	if caps.CanBuffer(lazy) {
 		f.dirty.Insert(off, p)
 		f.cache.Remove(off, uint64(len(p)))
 		f.wrote(end)
@@ -203,13 +238,13 @@ func (f *fileData) WriteAt(ctx context.Context, p []byte, off uint64) (int, erro
 	if err := f.flushLocked(ctx); err != nil {
 		return 0, err
 	}
-	f.stats.OSDWrites++
+	f.count(func(s *DataStats) { s.OSDWrites++ })
 	if err := f.st.WriteAt(ctx, f.ino, p, off); err != nil {
 		// The OSDs may hold part of p: the cache must not say otherwise.
 		f.cache.Remove(off, uint64(len(p)))
 		return 0, fmt.Errorf("fsclient: write %#x: %w", f.ino, err)
 	}
-	if f.caps.CanCache(f.lazy) {
+	if caps.CanCache(lazy) {
 		f.insertCache(off, p)
 	} else {
 		f.cache.Remove(off, uint64(len(p)))
@@ -218,8 +253,18 @@ func (f *fileData) WriteAt(ctx context.Context, p []byte, off uint64) (int, erro
 	return len(p), nil
 }
 
+// count changes the counters.
+func (f *fileData) count(change func(*DataStats)) {
+	f.mu.Lock()
+	change(&f.stats)
+	f.mu.Unlock()
+}
+
 // wrote records a write reaching end.
 func (f *fileData) wrote(end uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dirtyData = f.dirty.Len() > 0
 	f.size = max(f.size, end)
 	f.mtime = f.clock.Now()
 	f.dirtyAttrs = true
@@ -230,14 +275,16 @@ func (f *fileData) wrote(end uint64) {
 // past it. Buffered writes are read back; under Fc cached bytes are
 // used and sequential reads read ahead.
 func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if off >= f.size {
+	f.io.Lock()
+	defer f.io.Unlock()
+	caps, lazy := f.begin()
+	size := f.Size()
+	if off >= size {
 		return 0, io.EOF
 	}
-	n := min(uint64(len(p)), f.size-off)
+	n := min(uint64(len(p)), size-off)
 	buf := p[:n]
-	caching := f.caps.CanCache(f.lazy)
+	caching := caps.CanCache(lazy)
 	holes := f.dirty.Read(off, buf)
 	if caching {
 		var rest []extmap.Range
@@ -247,7 +294,7 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 		holes = rest
 	}
 	if len(holes) == 0 {
-		f.stats.CacheHits++
+		f.count(func(s *DataStats) { s.CacheHits++ })
 	}
 	sequential := off == f.raNext
 	f.raNext = off + n
@@ -270,7 +317,7 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 		// sequential read the window beyond it, into the cache.
 		want := h.Len
 		if i == len(holes)-1 && sequential && !f.opts.NoReadahead {
-			want = max(want, min(f.raWindow, f.size-h.Off))
+			want = max(want, min(f.raWindow, size-h.Off))
 		}
 		tmp := make([]byte, want)
 		if err := f.readOSD(ctx, tmp, h.Off); err != nil {
@@ -290,8 +337,10 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 }
 
 func (f *fileData) readOSD(ctx context.Context, dst []byte, off uint64) error {
-	f.stats.OSDReads++
-	f.stats.ReadBytes += uint64(len(dst))
+	f.count(func(s *DataStats) {
+		s.OSDReads++
+		s.ReadBytes += uint64(len(dst))
+	})
 	if err := f.st.ReadAt(ctx, f.ino, dst, off); err != nil {
 		return fmt.Errorf("fsclient: read %#x: %w", f.ino, err)
 	}
@@ -318,8 +367,9 @@ func (f *fileData) insertCache(off uint64, p []byte) {
 // revocation of Fb). The size and mtime stay to be reported to the MDS
 // (DirtyAttrs).
 func (f *fileData) Flush(ctx context.Context) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.io.Lock()
+	defer f.io.Unlock()
+	f.begin()
 	return f.flushLocked(ctx)
 }
 
@@ -327,13 +377,15 @@ func (f *fileData) flushLocked(ctx context.Context) error {
 	if f.dirty.Len() == 0 {
 		return nil
 	}
-	f.stats.Flushes++
+	f.count(func(s *DataStats) { s.Flushes++ })
+	f.mu.Lock()
 	caching := f.caps.CanCache(f.lazy)
+	f.mu.Unlock()
 	// Extents written are removed one by one, so that a failure keeps
 	// only what the OSDs may not have.
 	for f.dirty.Len() > 0 {
 		e := f.dirty.Extents()[0]
-		f.stats.OSDWrites++
+		f.count(func(s *DataStats) { s.OSDWrites++ })
 		if err := f.st.WriteAt(ctx, f.ino, e.Data, e.Off); err != nil {
 			f.cache.Remove(e.Off, uint64(len(e.Data)))
 			return fmt.Errorf("fsclient: write back %#x: %w", f.ino, err)
@@ -345,6 +397,9 @@ func (f *fileData) flushLocked(ctx context.Context) error {
 		}
 		f.dirty.Remove(e.Off, uint64(len(e.Data)))
 	}
+	f.mu.Lock()
+	f.dirtyData = false
+	f.mu.Unlock()
 	return nil
 }
 
@@ -352,16 +407,20 @@ func (f *fileData) flushLocked(ctx context.Context) error {
 // dropped and, when it shrinks, the objects past it are removed or cut
 // at the OSDs, so that the bytes read as zeros if the file grows again.
 func (f *fileData) Truncate(ctx context.Context, size uint64) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.io.Lock()
+	defer f.io.Unlock()
+	f.begin()
 	f.dirty.Truncate(size)
 	f.cache.Truncate(size)
-	if size < f.size {
-		f.stats.OSDWrites++
-		if err := f.st.Truncate(ctx, f.ino, f.size, size); err != nil {
+	if old := f.Size(); size < old {
+		f.count(func(s *DataStats) { s.OSDWrites++ })
+		if err := f.st.Truncate(ctx, f.ino, old, size); err != nil {
 			return fmt.Errorf("fsclient: truncate %#x to %d: %w", f.ino, size, err)
 		}
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dirtyData = f.dirty.Len() > 0
 	f.size = size
 	f.mtime = f.clock.Now()
 	f.dirtyAttrs = true
@@ -369,9 +428,9 @@ func (f *fileData) Truncate(ctx context.Context, size uint64) error {
 }
 
 // DropCache forgets the clean cache (lazyio_synchronize: the next reads
-// go to the OSDs).
+// go to the OSDs). It never waits for I/O.
 func (f *fileData) DropCache() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.cache.Clear()
+	f.dropCache = true
 }

@@ -220,8 +220,7 @@ func (c *Client) capAction(a captab.Action) {
 			}
 			if in.data != nil {
 				_, lazy := c.caps.Issued(a.Ino)
-				// Growing caps flushes nothing: SetCaps cannot fail.
-				_ = in.data.SetCaps(context.Background(), a.Caps, lazy)
+				in.data.setCaps(a.Caps, lazy) // caps that grow: nothing to write back
 				if a.Msg != nil {
 					in.data.SetAttr(a.Msg.Size, a.Msg.Mtime.Time())
 				}
