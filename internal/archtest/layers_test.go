@@ -57,6 +57,7 @@ var layers = []struct {
 	{"internal/config", layerModels},
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
+	{"internal/fsx", layerModels},
 
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
