@@ -58,6 +58,7 @@ var layers = []struct {
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
 	{"internal/fsx", layerModels},
+	{"internal/posixtest", layerModels},
 
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
