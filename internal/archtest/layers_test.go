@@ -58,7 +58,6 @@ var layers = []struct {
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
 	{"internal/fsx", layerModels},
-	{"internal/posixtest", layerModels},
 
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
@@ -90,6 +89,7 @@ var layers = []struct {
 	{"internal/objectstore/storetest", layerTestOnly},
 	{"internal/cls/clstest", layerTestOnly},
 	{"internal/mon/montest", layerTestOnly},
+	{"internal/posixtest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same
