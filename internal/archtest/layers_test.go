@@ -78,6 +78,7 @@ var layers = []struct {
 
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
+	{"internal/fusemount", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
 

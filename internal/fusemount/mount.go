@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -125,7 +123,7 @@ func mountOptions(opts Options, lg *slog.Logger) *fuse.MountOptions {
 		// fall back to fusermount.
 		DirectMount: true,
 		Debug:       opts.Debug,
-		Logger:      log.New(&slogWriter{lg}, "", 0),
+		Logger:      slog.NewLogLogger(lg.Handler(), slog.LevelInfo),
 	}
 	if !opts.NoDefaultPermissions {
 		mo.Options = append(mo.Options, "default_permissions")
@@ -135,14 +133,6 @@ func mountOptions(opts Options, lg *slog.Logger) *fuse.MountOptions {
 	}
 	mo.Options = append(mo.Options, opts.Extra...)
 	return mo
-}
-
-// slogWriter carries go-fuse's log lines into the mount's logger.
-type slogWriter struct{ l *slog.Logger }
-
-func (w *slogWriter) Write(p []byte) (int, error) {
-	w.l.Info(strings.TrimRight(string(p), "\n"), "from", "go-fuse")
-	return len(p), nil
 }
 
 // Dir is the mount point.
