@@ -96,9 +96,9 @@ type Cache struct {
 	// with the next.
 	flushing  bool
 	flushNext []func(error)
-	failed     error
-	closed     bool
-	stats      Stats
+	failed    error
+	closed    bool
+	stats     Stats
 	// reconnected are the clients heard from since Open; resumed says
 	// the reconnect phase is over (strays may be purged).
 	reconnected map[ClientID]bool

@@ -17,7 +17,9 @@ type opCase struct {
 	want syscall.Errno
 }
 
-func mk(op wire.MetaOp, path string) wire.ClientRequest { return wire.ClientRequest{Op: op, Path: p(path)} }
+func mk(op wire.MetaOp, path string) wire.ClientRequest {
+	return wire.ClientRequest{Op: op, Path: p(path)}
+}
 
 func runCases(t *testing.T, root *tclient, cases []opCase) {
 	t.Helper()
