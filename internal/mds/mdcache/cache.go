@@ -105,6 +105,8 @@ type Cache struct {
 	resumed     bool
 	wbRunning   bool
 
+	hooks *testHooks
+
 	ioMu    sync.Mutex
 	dataIOs map[int64]*rados.IOContext
 }

@@ -56,6 +56,11 @@ func (c *Cache) opRename(r *request) (*txn, error) {
 		return nil, syscall.ENOENT
 	}
 	src := olast.ci
+	if nlast.d == olast.d || (nlast.ci != nil && nlast.ci.in.Ino == src.in.Ino) {
+		// The same dentry, or two links to one file: POSIX says
+		// succeed and do nothing.
+		return nil, nil
+	}
 	var dst *mdtypes.Inode
 	dstEmpty := true
 	if nlast.d != nil {
@@ -97,12 +102,6 @@ func (c *Cache) opRename(r *request) (*txn, error) {
 		if err := c.notBelow(r, odir, dst.Ino); err != nil {
 			return nil, err
 		}
-	}
-	if dst != nil && dst.Ino == src.in.Ino {
-		return nil, nil // two links to one file: POSIX says do nothing
-	}
-	if nlast.d == olast.d {
-		return nil, nil
 	}
 	if moved && src.in.IsDir() && dst == nil && ndir.in.Nlink >= maxLinks {
 		return nil, syscall.EMLINK

@@ -10,6 +10,18 @@ import (
 	"github.com/cuttlestore/cuttle/rados"
 )
 
+// testHooks place crash points in a write-back (tests only; nil in
+// service).
+type testHooks struct {
+	// failWrite stops a write-back at its n-th object write (1-based),
+	// as a crash there would.
+	failWrite int
+	// skipTrim ends a write-back before it trims the journal.
+	skipTrim bool
+}
+
+var errCrashPoint = errors.New("mdcache: crash point (test)")
+
 // wbRound is what one write-back takes from the cache: the state as of
 // journal position pos (every event before it, none after), to be
 // written to the objects before the journal is trimmed to pos.
@@ -44,6 +56,9 @@ func (c *Cache) WriteBack(ctx context.Context) error {
 	if err := c.writeRound(ctx, round); err != nil {
 		c.restore(round)
 		return err
+	}
+	if c.hooks != nil && c.hooks.skipTrim {
+		return nil
 	}
 	if err := c.jw.Trim(ctx, round.pos); err != nil {
 		return fmt.Errorf("mdcache: write-back: trim: %w", err)
@@ -133,7 +148,18 @@ func (c *Cache) restore(r *wbRound) {
 // removed directories' objects, base inodes, the inode table, the
 // completed requests and then the backtraces.
 func (c *Cache) writeRound(ctx context.Context, r *wbRound) error {
+	writes := 0
+	crash := func() error {
+		writes++
+		if c.hooks != nil && c.hooks.failWrite == writes {
+			return errCrashPoint
+		}
+		return nil
+	}
 	for _, u := range r.frags {
+		if err := crash(); err != nil {
+			return err
+		}
 		if err := c.store.WriteBack(ctx, u); err != nil {
 			return fmt.Errorf("mdcache: write-back: %w", err)
 		}
@@ -145,6 +171,9 @@ func (c *Cache) writeRound(ctx context.Context, r *wbRound) error {
 		}
 	}
 	for _, in := range r.bases {
+		if err := crash(); err != nil {
+			return err
+		}
 		if err := c.store.WriteBaseInode(ctx, in); err != nil {
 			return fmt.Errorf("mdcache: write-back: %w", err)
 		}
