@@ -12,6 +12,21 @@ const (
 	renameExchange  = 2
 )
 
+// renameFlagCheck is renameat2's first checks, made before a rename
+// onto the same file is found to be a no-op: the flags, and what
+// RENAME_NOREPLACE and RENAME_EXCHANGE need of the destination.
+func renameFlagCheck(flags uint32, dstExists bool) error {
+	switch {
+	case flags&^(renameNoReplace|renameExchange) != 0, flags == renameNoReplace|renameExchange:
+		return syscall.EINVAL
+	case flags&renameExchange != 0 && !dstExists:
+		return syscall.ENOENT
+	case flags&renameNoReplace != 0 && dstExists:
+		return syscall.EEXIST
+	}
+	return nil
+}
+
 // renameCheck is rename's pure validation (POSIX rename and Linux's
 // renameat2): what the source and the destination (nil if absent) are
 // allows, before permissions and the subtree check. dstEmpty says a
@@ -56,6 +71,9 @@ func (c *Cache) opRename(r *request) (*txn, error) {
 		return nil, syscall.ENOENT
 	}
 	src := olast.ci
+	if err := renameFlagCheck(r.req.OpFlags, nlast.d != nil); err != nil {
+		return nil, err
+	}
 	if nlast.d == olast.d || (nlast.ci != nil && nlast.ci.in.Ino == src.in.Ino) {
 		// The same dentry, or two links to one file: POSIX says
 		// succeed and do nothing.
