@@ -67,6 +67,17 @@ type Config struct {
 	// JournalObjectSize is the object size of a new journal (default
 	// 4 MiB).
 	JournalObjectSize uint32
+	// Events are callbacks for what the engine does in the background
+	// (for metrics and tests); nil fields are not called.
+	Events Events
+}
+
+// Events are the engine's background events. Callbacks run on the
+// engine's goroutines without its lock held, and must not block.
+type Events struct {
+	// Purged: an unlinked file's data and stray dentry are gone (err
+	// nil), or removing its data failed (it stays a stray).
+	Purged func(ino uint64, err error)
 }
 
 func (c Config) withDefaults() Config {

@@ -40,6 +40,13 @@ func (c *Cache) purge(in *mdtypes.Inode) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.purging, in.Ino)
+	if cb := c.cfg.Events.Purged; cb != nil {
+		defer func() {
+			// After the stray dentry's removal is appended (c.mu is
+			// released before the callback runs: deferred first).
+			go cb(uint64(in.Ino), err)
+		}()
+	}
 	if err != nil {
 		c.log.Warn("purging an unlinked file's data failed; it stays in its stray directory", "ino", in.Ino, "err", err)
 		return
