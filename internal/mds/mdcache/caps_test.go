@@ -175,4 +175,3 @@ func TestUnsafeThenSafe(t *testing.T) {
 		}
 	})
 }
-
