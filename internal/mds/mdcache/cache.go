@@ -115,6 +115,8 @@ type Cache struct {
 // request resent after a failover is answered, not applied twice.
 type clientReqs struct {
 	done map[uint64]completion
+	// oldest is the highest OldestTid the client reported.
+	oldest uint64
 }
 
 type completion struct {

@@ -174,13 +174,20 @@ func (c *Cache) remember(client ClientID, tid, oldest uint64, done completion) {
 		cr = &clientReqs{done: map[uint64]completion{}}
 		c.completed[client] = cr
 	}
-	for t := range cr.done {
-		if oldest != 0 && t < oldest {
-			delete(cr.done, t)
+	if oldest > cr.oldest {
+		// The client has its safe replies below oldest: forget them
+		// (a scan only when its oldest request moved on).
+		cr.oldest = oldest
+		for t := range cr.done {
+			if t < oldest {
+				delete(cr.done, t)
+			}
 		}
 	}
 	cr.done[tid] = done
 	if len(cr.done) > c.cfg.CompletedPerClient {
+		// A client that does not report its oldest request: keep the
+		// latest.
 		lowest := tid
 		for t := range cr.done {
 			lowest = min(lowest, t)
