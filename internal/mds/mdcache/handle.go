@@ -199,6 +199,8 @@ func (c *Cache) dispatch(r *request) (*txn, error) {
 		return c.opSetxattr(r)
 	case wire.MetaRmxattr:
 		return c.opRmxattr(r)
+	case wire.MetaSetLayout, wire.MetaSetDirLayout:
+		return c.opSetLayout(r)
 	}
 	return nil, syscall.EOPNOTSUPP
 }

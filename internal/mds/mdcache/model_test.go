@@ -259,6 +259,19 @@ func (m *model) check(t *testing.T, tc *tclient, when string) {
 			}
 		}
 		if f.dir {
+			var files, dirs uint64
+			for q, g := range m.paths {
+				if q != "" && (pth == "" || strings.HasPrefix(q, pth+"/")) {
+					if g.dir {
+						dirs++
+					} else {
+						files++
+					}
+				}
+			}
+			if st.RFiles != files || st.RSubdirs != dirs {
+				t.Fatalf("%s: %q has rfiles %d rsubdirs %d, the model %d and %d", when, pth, st.RFiles, st.RSubdirs, files, dirs)
+			}
 			rep := tc.do(&wire.ClientRequest{Op: wire.MetaReaddir, Path: p(pth), MaxEntries: 2})
 			var got []string
 			for {

@@ -68,7 +68,7 @@ func (c *Cache) opCreate(r *request) (*txn, error) {
 	}
 	dir.in.Mtime, dir.in.Ctime = now, now
 	t.dirtyInode(dir)
-	c.addRStat(t, dir, 0, 1, boolInt(in.IsDir()))
+	c.addRStat(t, dir, 0, 1-boolInt(in.IsDir()), boolInt(in.IsDir()))
 	c.backtraces[ino] = struct{}{}
 	r.rep.CreatedIno = uint64(ino)
 	last.d = last.frag.dentries[last.name]

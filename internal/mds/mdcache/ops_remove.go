@@ -111,7 +111,7 @@ func (c *Cache) removeName(r *request, t *txn, dir *cinode, f *cfrag, name strin
 		dir.in.Nlink--
 		in.Nlink = 0
 		delete(c.inodes, in.Ino)
-		c.addRStat(t, dir, 0, -1, -1)
+		c.addRStat(t, dir, 0, 0, -1)
 		return nil
 	}
 	var stray *cfrag

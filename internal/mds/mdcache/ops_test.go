@@ -1,6 +1,7 @@
 package mdcache
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -158,6 +159,77 @@ func TestLinkCounts(t *testing.T) {
 		}
 		if n := nlink("b/g"); n != 1 {
 			t.Errorf("after unlinking the primary: nlink %d, want 1", n)
+		}
+	})
+}
+
+// Quotas as CephFS sets them (ceph.quota.*): a directory's max_files
+// counts the files and directories beneath it; max_bytes the bytes;
+// creates and growing truncates beyond them fail with EDQUOT. Layouts
+// set on a directory are inherited by its new files.
+func TestQuotasAndLayouts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFS(t, 7)
+		c := fs.open(t, nil)
+		root := &tclient{c: c, id: 1}
+		set := func(path, name, val string) int32 {
+			return root.do(&wire.ClientRequest{Op: wire.MetaSetxattr, Path: p(path), Name: name, Value: []byte(val)}).Result
+		}
+		get := func(path, name string) string {
+			rep := root.do(&wire.ClientRequest{Op: wire.MetaGetxattr, Path: p(path), Name: name})
+			if rep.Result != 0 {
+				t.Fatalf("getxattr %s %s: %d", path, name, rep.Result)
+			}
+			return string(rep.Data)
+		}
+		runCases(t, root, []opCase{
+			{"mkdir q", nil, mk(wire.MetaMkdir, "q"), 0},
+			{"mkdir q/sub", nil, mk(wire.MetaMkdir, "q/sub"), 0},
+		})
+		if r := set("q", "ceph.quota.max_files", "3"); r != 0 {
+			t.Fatal(r)
+		}
+		if r := set("q", "ceph.quota.max_bytes", "1000"); r != 0 {
+			t.Fatal(r)
+		}
+		runCases(t, root, []opCase{
+			{"second entry", nil, mk(wire.MetaCreate, "q/sub/a"), 0},
+			{"third entry", nil, mk(wire.MetaCreate, "q/b"), 0},
+			{"fourth entry", nil, mk(wire.MetaCreate, "q/sub/c"), syscall.EDQUOT},
+			{"within bytes", nil, wire.ClientRequest{Op: wire.MetaSetattr, Path: p("q/b"), Mask: wire.AttrSize, Size: 1000}, 0},
+			{"beyond bytes", nil, wire.ClientRequest{Op: wire.MetaSetattr, Path: p("q/sub/a"), Mask: wire.AttrSize, Size: 1}, syscall.EDQUOT},
+			{"quota on a file", nil, wire.ClientRequest{Op: wire.MetaSetxattr, Path: p("q/b"), Name: "ceph.quota.max_files", Value: []byte("1")}, syscall.EINVAL},
+		})
+		if got := get("q", "ceph.dir.rfiles"); got != "2" {
+			t.Errorf("rfiles %s, want 2", got)
+		}
+		if got := get("q", "ceph.dir.rbytes"); got != "1000" {
+			t.Errorf("rbytes %s, want 1000", got)
+		}
+		if r := set("q", "ceph.dir.layout", "stripe_unit=65536 stripe_count=4 object_size=1048576"); r != 0 {
+			t.Fatal(r)
+		}
+		if r := set("q", "ceph.quota.max_files", "0"); r != 0 {
+			t.Fatal(r)
+		}
+		if rep := root.do(&wire.ClientRequest{Op: wire.MetaCreate, Path: p("q/sub/new")}); rep.Result != 0 {
+			t.Fatal(rep.Result)
+		}
+		want := "stripe_unit=65536 stripe_count=4 object_size=1048576 pool=" + fmt.Sprint(fs.data)
+		if got := get("q/sub/new", "ceph.file.layout"); got != want {
+			t.Errorf("inherited layout %q, want %q", got, want)
+		}
+		if r := set("q", "ceph.dir.layout", "stripe_unit=1000"); r != -int32(syscall.EINVAL) {
+			t.Errorf("an invalid layout: %d", r)
+		}
+		// The quota and statistics survive a crash.
+		c2 := fs.open(t, nil)
+		root.c = c2
+		if got := get("q", "ceph.quota.max_bytes"); got != "1000" {
+			t.Errorf("max_bytes after replay %s", got)
+		}
+		if got := get("q", "ceph.dir.rfiles"); got != "3" {
+			t.Errorf("rfiles after replay %s, want 3", got)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/striper/layout"
 )
 
@@ -172,4 +173,24 @@ func (c *Cache) rmVxattr(r *request, steps []step, ci *cinode, name string) (*tx
 	t.dirtyInode(ci)
 	r.rep.Trace = c.trace(r, steps)
 	return t, nil
+}
+
+// opSetLayout sets a file's layout (before it has data) or the layout a
+// directory's new files inherit, from the request's wire layout.
+func (c *Cache) opSetLayout(r *request) (*txn, error) {
+	steps, ci, err := c.target(r, r.req.Path)
+	if err != nil {
+		return nil, err
+	}
+	w := r.req.Layout
+	l := layout.Layout{ObjectSize: w.ObjectSize, StripeUnit: w.StripeUnit, StripeCount: w.StripeCount,
+		Pool: w.Pool, Namespace: w.PoolNamespace}
+	if l.Validate() != nil {
+		return nil, syscall.EINVAL
+	}
+	name := "ceph.file.layout"
+	if r.req.Op == wire.MetaSetDirLayout {
+		name = "ceph.dir.layout"
+	}
+	return c.setVxattr(r, steps, ci, name, layoutString(l))
 }
