@@ -105,6 +105,7 @@ type Cache struct {
 	resumed     bool
 	wbRunning   bool
 
+	locks fileLocks
 	hooks *testHooks
 
 	ioMu    sync.Mutex

@@ -236,7 +236,13 @@ func (c *Cache) SessionEnded(client ClientID, reason locker.EndReason) {
 		}
 	}
 	delete(c.reconnected, client)
+	// The session is over: its requests will not be resent.
+	delete(c.completed, client)
+	answers := c.locks.dropClient(client)
 	c.finishActions(context.Background(), acts)
+	for _, f := range answers {
+		f()
+	}
 	for _, ino := range inos {
 		c.maybePurge(ino)
 	}
@@ -296,6 +302,11 @@ func (c *Cache) Reconnect(client ClientID, m *wire.ClientReconnect) error {
 			continue
 		}
 		c.doActions(acts)
+	}
+	for _, rl := range m.Locks {
+		if c.inodes[mdtypes.Ino(rl.Ino)] != nil {
+			c.locks.inode(mdtypes.Ino(rl.Ino)).set(lockOf(client, rl.Lock))
+		}
 	}
 	if errs > 0 {
 		return fmt.Errorf("mdcache: reconnect of client.%d: %d of %d caps not re-established (inode gone, or a conflicting cap) (ESTALE)", client, errs, len(m.Caps))

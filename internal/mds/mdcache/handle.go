@@ -35,6 +35,9 @@ type request struct {
 	// locker (a setattr): Done is called once it is committed.
 	lockIno locker.Ino
 	lockID  locker.ReqID
+	// post are answers to other requests this one unblocked (file
+	// locks), sent after c.mu is released.
+	post []func()
 }
 
 // Handle runs one metadata request from a client with an open session
@@ -84,6 +87,9 @@ func (c *Cache) run(r *request) {
 			c.mu.Unlock()
 			r.rep.Safe = true
 			r.reply(r.rep)
+			for _, f := range r.post {
+				f()
+			}
 			return
 		}
 		c.finishChange(r, t)
@@ -177,6 +183,12 @@ func (c *Cache) dispatch(r *request) (*txn, error) {
 		return nil, c.opGetattr(r)
 	case wire.MetaLookupIno:
 		return nil, c.opLookupIno(r)
+	case wire.MetaLookupParent:
+		return nil, c.opLookupParent(r)
+	case wire.MetaSetFileLock:
+		return nil, c.opSetFileLock(r)
+	case wire.MetaGetFileLock:
+		return nil, c.opGetFileLock(r)
 	case wire.MetaReaddir:
 		return nil, c.opReaddir(r)
 	case wire.MetaGetxattr:

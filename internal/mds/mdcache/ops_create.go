@@ -177,8 +177,8 @@ func (c *Cache) openExisting(r *request, steps []step, ci *cinode) (*txn, error)
 	if fl&syscall.O_TRUNC != 0 {
 		want |= permW
 	}
-	if ci.in.IsDir() && want&permW != 0 {
-		return nil, syscall.EISDIR
+	if ci.in.IsDir() && (want&permW != 0 || r.req.Op == wire.MetaCreate) {
+		return nil, syscall.EISDIR // open(2): O_CREAT or writing on a directory
 	}
 	// A create that found the file asked for its access mode only, not
 	// for the permission to create: the file's own bits decide.

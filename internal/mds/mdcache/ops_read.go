@@ -34,6 +34,26 @@ func (c *Cache) opLookupIno(r *request) error {
 	return nil
 }
 
+// opLookupParent answers the parent directory of directory Path.Ino
+// (an NFS-style handle's ".."); the root is its own parent.
+func (c *Cache) opLookupParent(r *request) error {
+	ci, err := c.inodeRetry(r, mdtypes.Ino(r.req.Path.Ino))
+	if err != nil {
+		return err
+	}
+	if !ci.in.IsDir() {
+		return syscall.ENOTDIR
+	}
+	parent := ci
+	if !mdtypes.IsBase(ci.in.Ino) {
+		if parent, err = c.inodeRetry(r, ci.parent.dir); err != nil {
+			return err
+		}
+	}
+	r.rep.Trace = []wire.TraceStep{{Inode: c.stat(r.client, parent.in)}, {Name: ci.name, Inode: c.stat(r.client, ci.in)}}
+	return nil
+}
+
 // opGetattr answers the target's attributes. The size and mtime of a
 // file another client writes are collected from the writer first
 // (caps.go); a statlite that does not need them exactly answers at once
