@@ -299,55 +299,67 @@ func (m *model) check(t *testing.T, tc *tclient, when string) {
 // acknowledged (safe) operation is lost, none is applied twice, and the
 // namespace is the model's.
 func TestModelWithCrashes(t *testing.T) {
-	seeds := 4
-	ops := 300
+	seeds, ops := 4, 300
 	if testing.Short() {
 		seeds, ops = 2, 150
 	}
 	for seed := range uint64(seeds) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				fs := newFS(t, seed)
-				rng := rand.New(rand.NewPCG(seed, 38))
-				c := fs.open(t, nil)
-				tc := &tclient{c: c, id: 1}
-				m := newModel()
-				for i := range ops {
-					req := randomOp(rng)
-					want := m.apply(req)
-					rep := tc.do(req)
-					if got := syscall.Errno(-rep.Result); got != want {
-						t.Fatalf("op %d: %v %q (from %q): errno %d (%v), the model says %d (%v)", i, req.Op, req.Path.Path, req.Path2.Path, got, got, want, want)
-					}
-					if rng.IntN(40) != 0 {
-						continue
-					}
-					point := rng.IntN(4)
-					switch point {
-					case 1: // a write-back that completes, then the crash
-						if err := c.WriteBack(context.Background()); err != nil {
-							t.Fatal(err)
-						}
-					case 2: // a crash in the middle of a write-back
-						c.hooks = &testHooks{failWrite: 1 + rng.IntN(6)}
-						_ = c.WriteBack(context.Background())
-					case 3: // written back, not trimmed
-						c.hooks = &testHooks{skipTrim: true}
-						if err := c.WriteBack(context.Background()); err != nil {
-							t.Fatal(err)
-						}
-					}
-					c = fs.open(t, nil)
-					tc.c = c
-					m.check(t, tc, fmt.Sprintf("after op %d and a crash (point %d)", i, point))
-				}
-				if err := c.Close(context.Background()); err != nil {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { modelRun(t, seed, ops, 40) })
+	}
+}
+
+// The same with a crash after every operation: each create, rename
+// (within and across directories), link and unlink is followed by a
+// crash at one of the points and a replay.
+func TestCrashAfterEveryOp(t *testing.T) {
+	for seed := range uint64(2) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { modelRun(t, 100+seed, 80, 1) })
+	}
+}
+
+// modelRun runs ops random operations and crashes about once in
+// crashEvery.
+func modelRun(t *testing.T, seed uint64, ops, crashEvery int) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFS(t, seed)
+		rng := rand.New(rand.NewPCG(seed, 38))
+		c := fs.open(t, nil)
+		tc := &tclient{c: c, id: 1}
+		m := newModel()
+		for i := range ops {
+			req := randomOp(rng)
+			want := m.apply(req)
+			rep := tc.do(req)
+			if got := syscall.Errno(-rep.Result); got != want {
+				t.Fatalf("op %d: %v %q (from %q): errno %d (%v), the model says %d (%v)", i, req.Op, req.Path.Path, req.Path2.Path, got, got, want, want)
+			}
+			if rng.IntN(crashEvery) != 0 {
+				continue
+			}
+			point := rng.IntN(4)
+			switch point {
+			case 1: // a write-back that completes, then the crash
+				if err := c.WriteBack(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				c = fs.open(t, nil)
-				tc.c = c
-				m.check(t, tc, "after a clean close")
-			})
-		})
-	}
+			case 2: // a crash in the middle of a write-back
+				c.hooks = &testHooks{failWrite: 1 + rng.IntN(6)}
+				_ = c.WriteBack(context.Background())
+			case 3: // written back, not trimmed
+				c.hooks = &testHooks{skipTrim: true}
+				if err := c.WriteBack(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c = fs.open(t, nil)
+			tc.c = c
+			m.check(t, tc, fmt.Sprintf("after op %d (%v) and a crash (point %d)", i, req.Op, point))
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c = fs.open(t, nil)
+		tc.c = c
+		m.check(t, tc, "after a clean close")
+	})
 }
