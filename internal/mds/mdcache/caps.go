@@ -37,8 +37,8 @@ func (c *Cache) openCaps(r *request, ci *cinode, flags uint32) {
 	default:
 		mode = locker.OpenRead | locker.OpenWrite
 	}
-	if flags&oLazy != 0 {
-		mode |= locker.OpenLazy
+	if locker.Caps(r.req.WantCaps)&locker.FileLazy != 0 {
+		mode |= locker.OpenLazy // O_LAZY: the client wants Fl
 	}
 	ino := locker.Ino(ci.in.Ino)
 	if len(c.lk.Clients(ino)) == 0 {
@@ -49,9 +49,33 @@ func (c *Cache) openCaps(r *request, ci *cinode, flags uint32) {
 	c.doActions(acts)
 }
 
-// oLazy is O_LAZY's bit in a request's open flags (Linux has none;
-// Cuttle's client sets this one).
-const oLazy = 0x40000000
+// opLazyIO turns lazy I/O on (OpFlags 1: the client's cap wants Fl,
+// as an O_LAZY open) or off (0) for the client's open file.
+func (c *Cache) opLazyIO(r *request) error {
+	_, ci, err := c.target(r, r.req.Path)
+	if err != nil {
+		return err
+	}
+	if !ci.in.IsRegular() {
+		return syscall.EINVAL
+	}
+	ino, cl := locker.Ino(ci.in.Ino), locker.ClientID(r.client)
+	cp, ok := c.lk.Cap(ino, cl)
+	if !ok {
+		return syscall.EBADF // lazy I/O is for a file the client has open
+	}
+	now := c.cfg.Clock.Now()
+	var acts []locker.Action
+	if r.req.OpFlags&1 != 0 {
+		c.reqSeq++
+		acts = c.lk.Open(c.reqSeq, cl, ino, locker.OpenLazy, now)
+	} else {
+		acts = c.lk.Want(cl, ino, cp.ID, cp.IssueSeq, cp.Wanted&^locker.FileLazy, nil, now)
+	}
+	c.doActions(acts)
+	r.rep.Trace = []wire.TraceStep{{Inode: c.stat(r.client, ci.in)}}
+	return nil
+}
 
 // statNeedsWriters asks the locker for a stat of a file other clients
 // hold caps on: their buffered size and mtime come back first. It

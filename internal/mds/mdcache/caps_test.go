@@ -175,3 +175,31 @@ func TestUnsafeThenSafe(t *testing.T) {
 		}
 	})
 }
+
+// O_LAZY (the paper's POSIX I/O extension, section 3.2): an open whose
+// WantCaps has Fl makes a lazy cap; lazyio turns it off and on again
+// for a file the client has open, and is EBADF for one it has not.
+func TestLazyIO(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFS(t, 9)
+		c := fs.open(t, nil)
+		a := &tclient{c: c, id: 40}
+		b := &tclient{c: c, id: 41}
+		want := uint32(locker.WantedFor(locker.OpenRead | locker.OpenWrite | locker.OpenLazy))
+		rep := a.do(&wire.ClientRequest{Op: wire.MetaCreate, Path: p("lz"), Mode: 0o666, OpFlags: syscall.O_RDWR | syscall.O_CREAT, WantCaps: want})
+		if rep.Result != 0 || !rep.Trace[len(rep.Trace)-1].Inode.Cap.Lazy {
+			t.Fatalf("an O_LAZY create: %d, cap %+v", rep.Result, rep.Trace[len(rep.Trace)-1].Inode.Cap)
+		}
+		rep = a.do(&wire.ClientRequest{Op: wire.MetaLazyIO, Path: p("lz"), OpFlags: 0})
+		if rep.Result != 0 || locker.Caps(rep.Trace[0].Inode.Cap.Wanted)&locker.FileLazy != 0 {
+			t.Fatalf("lazyio off: %d, wanted %s", rep.Result, locker.Caps(rep.Trace[0].Inode.Cap.Wanted))
+		}
+		rep = a.do(&wire.ClientRequest{Op: wire.MetaLazyIO, Path: p("lz"), OpFlags: 1})
+		if rep.Result != 0 || locker.Caps(rep.Trace[0].Inode.Cap.Wanted)&locker.FileLazy == 0 {
+			t.Fatalf("lazyio on: %d, wanted %s", rep.Result, locker.Caps(rep.Trace[0].Inode.Cap.Wanted))
+		}
+		if rep := b.do(&wire.ClientRequest{Op: wire.MetaLazyIO, Path: p("lz"), OpFlags: 1}); rep.Result != -int32(syscall.EBADF) {
+			t.Fatalf("lazyio by a client without the file open: %d", rep.Result)
+		}
+	})
+}

@@ -189,6 +189,8 @@ func (c *Cache) dispatch(r *request) (*txn, error) {
 		return nil, c.opSetFileLock(r)
 	case wire.MetaGetFileLock:
 		return nil, c.opGetFileLock(r)
+	case wire.MetaLazyIO:
+		return nil, c.opLazyIO(r)
 	case wire.MetaReaddir:
 		return nil, c.opReaddir(r)
 	case wire.MetaGetxattr:
