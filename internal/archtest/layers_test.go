@@ -149,6 +149,11 @@ var sameLayerImports = map[string][]string{
 	// The namespace's store writes mdtypes' values (and files' default
 	// layouts) in RADOS objects.
 	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
+	// The MDS engine caches the namespace (mdstore, mdtypes), journals
+	// its changes, hands out caps through the locker and purges files'
+	// data objects (striper).
+	"internal/mds/mdcache": {"internal/mds/mdtypes", "internal/mds/mdstore", "internal/mds/journal",
+		"internal/mds/locker", "striper", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
 
