@@ -8,7 +8,7 @@ type counters struct {
 // Counters are the server's event counts since it started.
 type Counters struct {
 	SessionsOpened, SessionsClosed, SessionsStale, SessionsAutoclosed uint64
-	SessionsRejected, ClientsFenced, ClientsReconnected              uint64
+	SessionsRejected, ClientsFenced, ClientsReconnected               uint64
 	Requests, BadMessages                                             uint64
 }
 

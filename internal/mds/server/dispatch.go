@@ -433,4 +433,3 @@ func trySend(conn *msgr.Session, msg msgr.Message) {
 	}
 	_, _ = conn.TrySend(msg)
 }
-
