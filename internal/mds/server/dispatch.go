@@ -172,14 +172,16 @@ func (s *Server) openSession(from msgr.Peer, m wire.ClientSession) {
 		reject(fmt.Sprintf("client %d is blocklisted: it was evicted; remount with a new client (EPERM)", c))
 		return
 	}
-	_, existing := s.sessions.Get(c)
+	reconnecting := false
 	switch {
 	case s.phase == phaseStopping:
 		s.mu.Unlock()
 		return // the next holder answers
 	case s.phase == phaseReconnect && s.recon != nil && s.recon.Expected(c):
 		// A client of the previous holder comes back: its session goes
-		// on, and its report follows on this messenger session.
+		// on (it is in the session map), and its report follows on this
+		// messenger session; the engine hears of it with the report.
+		reconnecting = true
 	case s.phase != phaseActive:
 		if !s.holdLocked(func() { s.openSession(from, m) }) {
 			s.mu.Unlock()
@@ -197,7 +199,7 @@ func (s *Server) openSession(from msgr.Peer, m wire.ClientSession) {
 	}
 	eng, store, rank, timeout := s.engine, s.store, s.rank, s.sessions.Timeout()
 	s.mu.Unlock()
-	if isNew && !existing {
+	if isNew && !reconnecting {
 		if err := store.Save(s.runCtx, int(rank), sessionRecord{Client: c, Name: from.Name.String(), Root: m.Root}); err != nil {
 			s.log.Warn("cannot record a session; refusing it", "client", c, "err", err)
 			s.mu.Lock()
