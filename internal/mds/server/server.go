@@ -284,9 +284,12 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 		return err
 	}
 	store := s.cfg.sessions(meta)
-	records, err := store.Load(ctx, int(rep.Rank))
-	if err != nil {
-		return err
+	var records []sessionRecord
+	if rep.State == mdsmap.StateReplay {
+		// A new rank (creating) had no clients.
+		if records, err = store.Load(ctx, int(rep.Rank)); err != nil {
+			return err
+		}
 	}
 	var dataPool int64 = -1
 	if len(f.DataPools) > 0 {
