@@ -35,14 +35,14 @@ type osdAuth struct {
 	// service is the daemon's service: "osd", or "mds" for an MDS,
 	// which verifies its clients' mds tickets the same way.
 	service string
-	secret auth.Secret
-	mons   []monc.Addr
-	netw   msgr.Network
-	clk    clock.Clock
-	v      *auth.Verifier
-	events auth.Events
-	log    *slog.Logger
-	now    func() time.Time
+	secret  auth.Secret
+	mons    []monc.Addr
+	netw    msgr.Network
+	clk     clock.Clock
+	v       *auth.Verifier
+	events  auth.Events
+	log     *slog.Logger
+	now     func() time.Time
 
 	mu      sync.Mutex
 	tickets []auth.ServiceTicket // of the OSD's last login

@@ -44,10 +44,10 @@ func (e recordingEngine) Handle(_ context.Context, c server.ClientID, req *wire.
 	reply(&wire.ClientReply{Tid: req.Tid, Op: req.Op, Safe: true})
 }
 func (e recordingEngine) HandleCaps(context.Context, server.ClientID, *wire.ClientCaps) {}
-func (e recordingEngine) SessionOpened(c server.ClientID)                             { e.note("opened %d", c) }
-func (e recordingEngine) SessionEnded(c server.ClientID, r locker.EndReason)          { e.note("ended %d", c) }
-func (e recordingEngine) Tick(time.Time)                                              {}
-func (e recordingEngine) Close(context.Context) error                                 { e.note("close"); return nil }
+func (e recordingEngine) SessionOpened(c server.ClientID)                               { e.note("opened %d", c) }
+func (e recordingEngine) SessionEnded(c server.ClientID, r locker.EndReason)            { e.note("ended %d", c) }
+func (e recordingEngine) Tick(time.Time)                                                {}
+func (e recordingEngine) Close(context.Context) error                                   { e.note("close"); return nil }
 
 // fsClient speaks the file-system client protocol over memnet.
 type fsClient struct {
@@ -59,7 +59,7 @@ type fsClient struct {
 type chanDispatcher chan msgr.Message
 
 func (d chanDispatcher) Dispatch(_ msgr.Peer, m msgr.Message) { d <- m }
-func (d chanDispatcher) HandleEvent(msgr.Event)              {}
+func (d chanDispatcher) HandleEvent(msgr.Event)               {}
 
 func (c *fsClient) session(to string) *msgr.Session {
 	s, err := c.ms.Connect(auth.EntityName{Type: "mds", ID: to}, "mds-"+to+":6800")
