@@ -156,6 +156,9 @@ var sameLayerImports = map[string][]string{
 		"internal/mds/locker", "striper", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
+	// The MDS daemon's server follows a rank's journal (standby-replay),
+	// names its journal inode, and ends sessions in the locker's terms.
+	"internal/mds/server": {"internal/mds/journal", "internal/mds/locker", "internal/mds/mdtypes"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
