@@ -319,11 +319,16 @@ func (f *File) Close(ctx context.Context) error {
 	c := f.c
 	c.mu.Lock()
 	c.caps.Flush(f.ino)
+	c.runLocked() // the flush takes its size and mtime from the data
 	c.caps.Close(f.ino, f.mode, c.clock.Now())
 	if in := c.inodes[f.ino]; in != nil {
 		in.opens--
 		if in.opens <= 0 {
 			in.opens = 0
+			if in.data != nil {
+				size, mtime, _ := in.data.DirtyAttrs()
+				in.stat.Size, in.stat.Mtime = size, wire.FSTimeOf(mtime)
+			}
 			in.data = nil
 		}
 	}

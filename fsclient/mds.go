@@ -200,6 +200,10 @@ func (c *Client) capAction(a captab.Action) {
 			size, mtime, _ := in.data.DirtyAttrs()
 			m.Size, m.Mtime = size, wire.FSTimeOf(mtime)
 			c.flushVals[m.FlushTID] = flushVal{size: size, mtime: mtime}
+			// The cached attributes are the client's own now.
+			in.stat.Size, in.stat.Mtime = size, m.Mtime
+		} else if m.Dirty != 0 && in != nil {
+			m.Size, m.Mtime = in.stat.Size, in.stat.Mtime
 		}
 		c.send(msgr.Message{Type: wire.TypeClientCaps, Version: 1, Payload: m.Encode()})
 	case captab.Revoke:

@@ -1,0 +1,189 @@
+//go:build mdcache
+
+// The end-to-end tests run the real MDS (daemon.RunMDS with the engine,
+// daemon.MDSEngine), which is behind the mdcache build tag until the
+// integrator drops it (internal/daemon/mdsengine.go): drop this tag
+// with it.
+
+package fsclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"slices"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/daemon"
+	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
+	"github.com/cuttlestore/cuttle/internal/sim"
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// fsCluster is a simulated cluster with a file system "cephfs" and its
+// MDS daemons.
+type fsCluster struct {
+	t    *testing.T
+	c    *sim.Cluster
+	mons []monc.Addr
+	stop map[string]func()
+}
+
+// newFSCluster starts three OSDs, the pools, the file system and mds.a,
+// and waits for it to be active.
+func newFSCluster(t *testing.T) *fsCluster {
+	t.Helper()
+	c := sim.New(t, sim.Options{Net: memnet.Config{Seed: 9, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
+	for _, h := range []string{"h1", "h2", "h3"} {
+		c.AddOSD(h)
+	}
+	c.Run("osd pool create", "pool", "cephfs_metadata", "pg_num", "8", "size", "2")
+	c.Run("osd pool create", "pool", "cephfs_data", "pg_num", "8", "size", "2")
+	c.Run("fs new", "fs_name", "cephfs", "metadata", "cephfs_metadata", "data", "cephfs_data")
+	fc := &fsCluster{t: t, c: c, stop: map[string]func(){}}
+	fc.mons = c.MonAddrs()
+	fc.startMDS("a", 1)
+	fc.waitStat("cephfs:1 {0=a=up:active}\n")
+	t.Cleanup(func() {
+		for _, stop := range fc.stop {
+			stop()
+		}
+	})
+	return fc
+}
+
+// startMDS runs mds.name with the real engine.
+func (fc *fsCluster) startMDS(name string, nonce uint64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	addr := "mds-" + name + ":6800"
+	cfg := daemon.MDSConfig{Name: name, Listen: addr, Mons: fc.mons, Nonce: nonce, Network: fc.c.Net.Host(addr),
+		Logger: sim.Logger("mds." + name), Overrides: map[string]string{"mds_reconnect_timeout": "5s"},
+		Open: daemon.MDSEngine()}
+	go func() { done <- daemon.RunMDS(ctx, cfg) }()
+	fc.stop[name] = func() {
+		cancel()
+		if err := <-done; err != nil && ctx.Err() == nil {
+			fc.t.Errorf("mds.%s: %v", name, err)
+		}
+		delete(fc.stop, name)
+	}
+}
+
+// waitStat waits for "mds stat" to read want.
+func (fc *fsCluster) waitStat(want string) {
+	fc.t.Helper()
+	for i := 0; ; i++ {
+		if got := fc.c.Run("mds stat").Text; got == want {
+			return
+		} else if i == 600 {
+			fc.t.Fatalf("mds stat %q, want %q", got, want)
+		}
+		time.Sleep(100 * time.Millisecond) // virtual time: the beacons' pace
+	}
+}
+
+// mount mounts the file system through a new rados client.
+func (fc *fsCluster) mount(name string) (*Client, *rados.Conn) {
+	fc.t.Helper()
+	conn := fc.c.Client(name)
+	cl, err := Mount(context.Background(), conn, "cephfs", Options{Caller: &Caller{UID: 0, GID: 0}})
+	if err != nil {
+		fc.t.Fatal(err)
+	}
+	fc.t.Cleanup(func() { cl.Close(context.Background()) })
+	return cl, conn
+}
+
+// The namespace calls against the real MDS, with their POSIX errors.
+func TestE2ENamespace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFSCluster(t)
+		cl, _ := fc.mount("client.a")
+		ctx := context.Background()
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(cl.Mkdir(ctx, "/d", 0o755))
+		if err := cl.Mkdir(ctx, "/d", 0o755); !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("mkdir of an existing name: %v", err)
+		}
+		f, err := cl.Create(ctx, "/d/f", 0o644)
+		must(err)
+		data := bytes.Repeat([]byte("0123456789"), 100000) // 1 MB
+		if _, err := f.Write(ctx, data); err != nil {
+			t.Fatal(err)
+		}
+		must(f.Close(ctx))
+		st, err := cl.Stat(ctx, "/d/f")
+		must(err)
+		if st.Size != uint64(len(data)) || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			t.Fatalf("stat %+v", st)
+		}
+		g, err := cl.Open(ctx, "/d/f")
+		must(err)
+		got := make([]byte, len(data)+10)
+		n, err := g.ReadAt(ctx, got, 0)
+		if n != len(data) || !errors.Is(err, io.EOF) || !bytes.Equal(got[:n], data) {
+			t.Fatalf("read back %d bytes (%v), equal %v", n, err, bytes.Equal(got[:n], data))
+		}
+		must(g.Close(ctx))
+
+		must(cl.Symlink(ctx, "d/f", "/link"))
+		if target, err := cl.Readlink(ctx, "/link"); err != nil || target != "d/f" {
+			t.Fatalf("readlink %q %v", target, err)
+		}
+		if st, err := cl.Stat(ctx, "/link"); err != nil || st.Size != uint64(len(data)) {
+			t.Fatalf("stat through a symlink: %+v %v", st, err)
+		}
+		must(cl.Symlink(ctx, "loop", "/loop"))
+		if _, err := cl.Stat(ctx, "/loop"); !errors.Is(err, syscall.ELOOP) {
+			t.Fatalf("stat of a symlink loop: %v", err)
+		}
+		must(cl.Link(ctx, "/d/f", "/d/g"))
+		must(cl.Rename(ctx, "/d/g", "/h"))
+		if st, err := cl.Stat(ctx, "/h"); err != nil || st.Nlink != 2 {
+			t.Fatalf("stat of the renamed link: %+v %v", st, err)
+		}
+		ents, err := cl.ReadDirPlus(ctx, "/")
+		must(err)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name)
+			if e.Stat == nil || e.Stat.Ino != e.Ino {
+				t.Fatalf("readdirplus entry %+v without its attributes", e)
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"d", "h", "link", "loop"}) {
+			t.Fatalf("readdir of the root: %v", names)
+		}
+		if err := cl.Rmdir(ctx, "/d"); !errors.Is(err, syscall.ENOTEMPTY) {
+			t.Fatalf("rmdir of a non-empty directory: %v", err)
+		}
+		must(cl.Setxattr(ctx, "/h", "user.k", []byte("v"), 0))
+		if v, err := cl.Getxattr(ctx, "/h", "user.k"); err != nil || string(v) != "v" {
+			t.Fatalf("getxattr %q %v", v, err)
+		}
+		must(cl.Chmod(ctx, "/h", 0o600))
+		must(cl.Truncate(ctx, "/h", 10))
+		if st, err := cl.Stat(ctx, "/d/f"); err != nil || st.Size != 10 || st.Mode&0o777 != 0o600 {
+			t.Fatalf("stat after chmod and truncate: %+v %v", st, err)
+		}
+		must(cl.Unlink(ctx, "/d/f"))
+		must(cl.Unlink(ctx, "/h"))
+		must(cl.Rmdir(ctx, "/d"))
+		if _, err := cl.Stat(ctx, "/d"); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("stat of a removed directory: %v", err)
+		}
+	})
+}
