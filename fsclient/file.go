@@ -161,8 +161,19 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathErr("read", f.path, syscall.EINVAL)
 	}
-	if _, _, err := f.c.waitCaps(ctx, f.ino, locker.FileRead); err != nil {
+	issued, _, err := f.c.waitCaps(ctx, f.ino, locker.FileRead)
+	if err != nil {
 		return 0, pathErr("read", f.path, err)
+	}
+	if issued&(locker.FileShared|locker.FileExcl) == 0 && uint64(off)+uint64(len(p)) > f.data.Size() {
+		// Without Fs the size the client knows may be stale (another
+		// client extended the file): a read past it asks the MDS,
+		// which collects the size from the writers.
+		st, err := f.c.getattr(ctx, f.ino, wire.AttrSize)
+		if err != nil {
+			return 0, pathErr("read", f.path, err)
+		}
+		f.data.SetAttr(st.Size, st.Mtime.Time())
 	}
 	n, err := f.data.ReadAt(ctx, p, uint64(off))
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -362,11 +362,13 @@ func (t *Table) Recall(max uint64) {
 }
 
 // idle returns the inodes, sorted, of caps not open, without revoked
-// bits in use, that keep holds.
+// bits in use or flushes not yet acked (a release would lose them if
+// the MDS died before journaling them: the reconnect reports them), that
+// keep holds.
 func (t *Table) idle(keep func(*Cap) bool) []uint64 {
 	var inos []uint64
 	for ino, c := range t.caps {
-		if !c.open() && c.Implemented == c.Issued && keep(c) {
+		if !c.open() && c.Implemented == c.Issued && len(c.Flushing) == 0 && keep(c) {
 			inos = append(inos, ino)
 		}
 	}
