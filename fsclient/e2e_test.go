@@ -25,6 +25,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -315,6 +316,78 @@ func TestE2EFailover(t *testing.T) {
 				t.Fatalf("%s holds %q", name, buf[:n])
 			}
 			f.Close(ctx)
+		}
+	})
+}
+
+// Advisory locks exclude across clients (fcntl ranges and flock), and
+// statlite answers without collecting the writer's size unless asked.
+func TestE2ELocksAndStatlite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFSCluster(t)
+		a, _ := fc.mount("client.a")
+		b, _ := fc.mount("client.b")
+		ctx := context.Background()
+		fa, err := a.Create(ctx, "/locked", 0o666)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := b.OpenFile(ctx, "/locked", os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fa.Fcntl(ctx, 1, Lock{Type: wire.LockExclusive, Start: 0, Length: 100, PID: 11}, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := fb.Fcntl(ctx, 2, Lock{Type: wire.LockShared, Start: 50, Length: 10, PID: 22}, false); !errors.Is(err, syscall.EAGAIN) {
+			t.Fatalf("a conflicting fcntl lock: %v, want EAGAIN", err)
+		}
+		if l, err := fb.GetLock(ctx, 2, Lock{Type: wire.LockShared, Start: 50, Length: 10}); err != nil || l.Type != wire.LockExclusive || l.PID != 11 {
+			t.Fatalf("getlk %+v %v, want a's exclusive lock", l, err)
+		}
+		if err := fb.Fcntl(ctx, 2, Lock{Type: wire.LockShared, Start: 200, Length: 10}, false); err != nil {
+			t.Fatalf("a lock on another range: %v", err)
+		}
+		if err := fa.Fcntl(ctx, 1, Lock{Type: wire.LockUnlock, Start: 0, Length: 100}, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := fb.Fcntl(ctx, 2, Lock{Type: wire.LockShared, Start: 50, Length: 10}, false); err != nil {
+			t.Fatalf("the lock after a's unlock: %v", err)
+		}
+		if err := fa.Flock(ctx, wire.LockExclusive, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := fb.Flock(ctx, wire.LockShared, false); !errors.Is(err, syscall.EAGAIN) {
+			t.Fatalf("a conflicting flock: %v, want EAGAIN", err)
+		}
+		if err := fa.Flock(ctx, wire.LockUnlock, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := fb.Flock(ctx, wire.LockShared, false); err != nil {
+			t.Fatalf("flock after a's unlock: %v", err)
+		}
+
+		if _, err := fa.WriteAt(ctx, []byte("0123456789"), 0); err != nil {
+			t.Fatal(err)
+		}
+		st, err := b.Statlite(ctx, "/locked", wire.AttrMode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode&0o777 != 0o666 {
+			t.Fatalf("statlite mode %o", st.Mode)
+		}
+		if st.Approx&wire.AttrSize == 0 {
+			t.Errorf("statlite without AttrSize: size not flagged as possibly stale (approx %#x)", st.Approx)
+		}
+		st, err = b.Statlite(ctx, "/locked", wire.AttrSize)
+		if err != nil || st.Size != 10 || st.Approx&wire.AttrSize != 0 {
+			t.Fatalf("statlite of the size: %+v %v, want the writer's 10 bytes", st, err)
+		}
+		for _, f := range []*File{fa, fb} {
+			if err := f.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }
