@@ -288,7 +288,9 @@ func (t *Table) Flushing(ino, tid uint64) bool {
 // Handle takes a cap message from the MDS.
 func (t *Table) Handle(m *wire.ClientCaps) {
 	c := t.caps[m.Ino]
-	if c == nil || (m.CapID != c.ID && m.Op != wire.CapImport) {
+	// A flush ack is matched by its flush tid (unique per client), not
+	// by cap id: the MDS's ack may not name the cap (the engine sends 0).
+	if c == nil || (m.CapID != c.ID && m.Op != wire.CapImport && m.Op != wire.CapFlushAck) {
 		return // a cap released or replaced since
 	}
 	switch m.Op {

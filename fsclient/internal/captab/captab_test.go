@@ -182,3 +182,17 @@ func TestReleaseWaitsForFlushAck(t *testing.T) {
 	expect(t, tab, "flush-acked ino 0x10000000001 flush 1",
 		"send release ino 0x10000000001 cap 5 seq 1 issue_seq 1 caps - wanted -", "dropped ino 0x10000000001")
 }
+
+// A flush ack is matched by its tid even when it names no cap id (the
+// engine's acks carry 0): fsync must not wait forever for it.
+func TestFlushAckWithoutCapID(t *testing.T) {
+	tab := opened(t, "pAsLsXsFsxcrwb")
+	tab.MarkDirty(ino, locker.FileWrite)
+	tid := tab.Flush(ino)
+	tab.Take()
+	tab.Handle(&wire.ClientCaps{Op: wire.CapFlushAck, Ino: ino, FlushTID: tid})
+	if tab.Flushing(ino, tid) {
+		t.Fatal("flush still pending after an ack without a cap id")
+	}
+	expect(t, tab, "flush-acked ino 0x10000000001 flush 1")
+}
