@@ -73,6 +73,7 @@ var layers = []struct {
 
 	{"striper/...", layerLibraries},
 	{"rbd", layerLibraries},
+	{"fsclient/...", layerLibraries},
 	{"kv/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
@@ -156,6 +157,12 @@ var sameLayerImports = map[string][]string{
 		"internal/mds/locker", "striper", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
+	// The file-system client reads and writes file data through the
+	// striper, uses the locker's cap bits (CanCache, CanBuffer) and
+	// drives its pure cores.
+	"fsclient": {"striper", "striper/layout", "internal/mds/locker", "fsclient/internal/..."},
+	// The client's cap table speaks the locker's cap bits.
+	"fsclient/internal/captab": {"internal/mds/locker"},
 	// The MDS daemon's server follows a rank's journal (standby-replay),
 	// names its journal inode, and ends sessions in the locker's terms.
 	"internal/mds/server": {"internal/mds/journal", "internal/mds/locker", "internal/mds/mdtypes"},
