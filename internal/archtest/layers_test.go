@@ -185,8 +185,9 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
-	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
+	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
+	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
+	"internal/cli/toolcmd":  {"internal/cli/cmdutil", "internal/bench"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their
