@@ -173,6 +173,13 @@ func (c *Conn) Close() error {
 	return err
 }
 
+// Nonce returns this client's instance nonce, new for every Conn. The
+// OSDs know the client as HOST:0/NONCE (HOST: the address its
+// connections come from; 0: a client listens on no port), the address
+// that "cuttle osd blocklist add" fences one client instance by;
+// HOST:0 fences every client on HOST.
+func (c *Conn) Nonce() uint64 { return c.ms.Nonce() }
+
 // Epoch returns the epoch of the client's newest OSD map.
 func (c *Conn) Epoch() uint64 { return uint64(c.obj.currentMap().Epoch()) }
 
