@@ -146,11 +146,17 @@ func TestIOsQueueOnTheDevice(t *testing.T) {
 				t.Fatalf("write %d committed after %v, want %v", i, got, want)
 			}
 		}
+		synctest.Wait() // the last OnCommitted callback has run
+		mu.Lock()
+		if len(order) != n {
+			t.Fatalf("%d commits seen: %v", len(order), order)
+		}
 		for i, v := range order {
 			if v != i {
 				t.Fatalf("commit order %v", order)
 			}
 		}
+		mu.Unlock()
 		// Reads from many goroutines at once share the one device.
 		start = time.Now()
 		var wg sync.WaitGroup
