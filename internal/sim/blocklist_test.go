@@ -108,6 +108,11 @@ func TestBlocklistFencesAClient(t *testing.T) {
 
 		// The entry expires (virtual time): the same instance is served.
 		time.Sleep(61 * time.Second)
+		// Meanwhile the fenced watcher's next ping was refused: its
+		// handler was told the watch is lost, and why.
+		if lost := n.lost(); len(lost) != 1 || !errors.Is(lost[0], rados.ErrNotConnected) || !errors.Is(lost[0], rados.ErrBlocklisted) {
+			t.Errorf("the fenced watcher's handler heard %v, want one loss for ErrBlocklisted", lost)
+		}
 		if err := vio.WriteFull(ctx, "later", []byte("again")); err != nil {
 			t.Fatalf("a write after the entry expired: %v", err)
 		}
