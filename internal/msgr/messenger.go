@@ -341,6 +341,9 @@ func (m *Messenger) sleep(d time.Duration, stop <-chan struct{}) bool {
 func (m *Messenger) listenPort() uint16 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.port == 0 {
+		return m.cfg.Port
+	}
 	return m.port
 }
 

@@ -33,7 +33,18 @@ func TestPeerAddr(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer client.Close()
-		for _, m := range []*msgr.Messenger{mds.m, client} {
+		// A daemon's client messenger that shares its listening
+		// messenger's instance address: no listener, Port and Nonce set.
+		daemonClient, err := msgr.New(msgr.Config{
+			Name: name("mds.b"), Network: net.Host("10.0.0.4"), Dispatcher: newRecorder(),
+			Logger: slog.New(slog.DiscardHandler), Seed: 4, Nonce: 99, Port: 6800,
+			ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: name("mds.b")} },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer daemonClient.Close()
+		for _, m := range []*msgr.Messenger{mds.m, client, daemonClient} {
 			if err := m.Send(t.Context(), osd.name, osd.addr, numbered(0, 8)); err != nil {
 				t.Fatal(err)
 			}
@@ -48,6 +59,13 @@ func TestPeerAddr(t *testing.T) {
 		}
 		if got := fromClient.Session.PeerAddr(); got != "10.0.0.3:0/77" {
 			t.Errorf("a client's address at the OSD: %q, want 10.0.0.3:0/77", got)
+		}
+		osd.rec.waitMsgs(t, name("mds.b"), 1, time.Minute)
+		osd.rec.mu.Lock()
+		fromDaemonClient := osd.rec.peers[name("mds.b")]
+		osd.rec.mu.Unlock()
+		if got := fromDaemonClient.Session.PeerAddr(); got != "10.0.0.4:6800/99" {
+			t.Errorf("a daemon's client messenger at the OSD: %q, want 10.0.0.4:6800/99", got)
 		}
 		s, err := client.Connect(osd.name, osd.addr)
 		if err != nil {

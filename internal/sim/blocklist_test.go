@@ -121,3 +121,43 @@ func TestBlocklistFencesAClient(t *testing.T) {
 		}
 	})
 }
+
+// A daemon that reaches the OSDs through a rados.Conn (an MDS) gives it
+// its listening messenger's nonce and port: the fence the monitors put
+// on the address it advertises (ADDR/NONCE, as the MDS-map service
+// fences a failed MDS) stops that Conn's writes; another instance on the
+// same host is not touched.
+func TestBlocklistFencesADaemonsClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		ctx := context.Background()
+		var mons []string
+		for _, mi := range c.monmap.Mons {
+			mons = append(mons, mi.Name+"="+mi.Addr)
+		}
+		connect := func(nonce uint64) *rados.IOContext {
+			conn, err := rados.Connect(ctx, rados.Config{Mons: mons, Name: "mds.a", Auth: "none", Network: c.network("mds-a"),
+				Logger: Logger("mds.a"), Seed: 5, Nonce: nonce, Port: 6800})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			return openIO(t, conn)
+		}
+		mds, restarted := connect(4242), connect(4343)
+		if err := mds.WriteFull(ctx, "journal", []byte("1")); err != nil {
+			t.Fatal(err)
+		}
+		c.Run("osd blocklist add", "addr", "mds-a:6800/4242", "expire", "86400")
+		c.WaitForEpoch(c.Epoch())
+		if err := mds.WriteFull(ctx, "journal", []byte("2")); !errors.Is(err, rados.ErrBlocklisted) {
+			t.Fatalf("the fenced MDS's write: %v", err)
+		}
+		if err := restarted.WriteFull(ctx, "journal", []byte("3")); err != nil {
+			t.Fatalf("the new incarnation's write: %v", err)
+		}
+		if got, err := restarted.Read(ctx, "journal", 0, 0); err != nil || string(got) != "3" {
+			t.Fatalf("journal: %q, %v", got, err)
+		}
+	})
+}
