@@ -108,6 +108,7 @@ var sameLayerImports = map[string][]string{
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
 	"internal/objectstore/blockstore/format": {"internal/objectstore"},
+	"internal/objectstore/devemu":            {"internal/objectstore"},
 
 	// L2
 	"internal/msgr/memnet": {"internal/msgr"},
