@@ -3,6 +3,7 @@ package mdcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -241,6 +242,36 @@ func TestTruncateRevokesWriter(t *testing.T) {
 		rep = b.do(&wire.ClientRequest{Op: wire.MetaStatlite, Path: p("t")})
 		if s := rep.Trace[len(rep.Trace)-1].Inode.Size; s != 10 || rep.Approx&wire.AttrSize == 0 {
 			t.Fatalf("size after the truncate %d (approx %#x), want 10", s, rep.Approx)
+		}
+	})
+}
+
+// A write-back leaves nothing dirty and trims the journal to its end;
+// the objects then hold the namespace without the journal.
+func TestWriteBackTrims(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFS(t, 11)
+		c := fs.open(t, nil)
+		cl := &tclient{c: c, id: 1}
+		for i := range 50 {
+			if rep := cl.do(&wire.ClientRequest{Op: wire.MetaMkdir, Path: p(fmt.Sprintf("d%d", i)), Mode: 0o755}); rep.Result != 0 {
+				t.Fatal(rep.Result)
+			}
+		}
+		if s := c.Stats(); s.JournalBytes == 0 || s.DirtyFrags == 0 {
+			t.Fatalf("before write-back: %+v", s)
+		}
+		if err := c.WriteBack(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.JournalBytes != 0 || s.DirtyFrags != 0 {
+			t.Fatalf("after write-back: %+v", s)
+		}
+		c2 := fs.open(t, nil)
+		cl.c = c2
+		rep := cl.do(&wire.ClientRequest{Op: wire.MetaReaddir, Path: p("")})
+		if rep.Result != 0 || len(rep.Dir.Entries) != 50 || !rep.Dir.Complete {
+			t.Fatalf("readdir after a trimmed journal: %d, %d entries", rep.Result, len(rep.Dir.Entries))
 		}
 	})
 }
