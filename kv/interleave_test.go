@@ -208,3 +208,53 @@ func TestSecondSplitterWaits(t *testing.T) {
 		}
 	})
 }
+
+// A remove that would leave a leaf under k rebalances it with its right
+// neighbour when the two hold more than 2k (the half losing the key gets
+// the odd entry), and merges the last leaf into its left neighbour when
+// they hold 2k (docs/KV.md, "Merge and rebalance").
+func TestRebalanceThenMerge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, _ := fullStore(t, Config{}) // a b c d, k 2
+		ctx := context.Background()
+		if err := a.Put(ctx, "e", []byte("A")); err != nil { // split: [a b] [c d e]
+			t.Fatal(err)
+		}
+		bounds := func() []string {
+			var bs []string
+			for _, e := range a.Leaves() {
+				bs = append(bs, e.Bounds.String())
+			}
+			return bs
+		}
+		if got := bounds(); len(got) != 2 || got[0] != `["", "c")` {
+			t.Fatalf("after the split: %v", got)
+		}
+		if err := a.Remove(ctx, "a"); err != nil { // rebalance: [a b c] [d e], then a goes
+			t.Fatal(err)
+		}
+		if got := bounds(); len(got) != 2 || got[0] != `["", "d")` || got[1] != `["d", +inf)` {
+			t.Fatalf("after the rebalance: %v", got)
+		}
+		if err := a.Remove(ctx, "d"); err != nil { // merge: [b c d e], then d goes
+			t.Fatal(err)
+		}
+		if got := bounds(); len(got) != 1 || got[0] != `["", +inf)` {
+			t.Fatalf("after the merge: %v", got)
+		}
+		ps, _, err := a.List(ctx, "", "", 10)
+		if err != nil || len(ps) != 3 || ps[0].Key != "b" || ps[1].Key != "c" || ps[2].Key != "e" {
+			t.Fatalf("after the merge: %v %v", ps, err)
+		}
+		var objects int
+		for _, err := range a.io.Objects(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			objects++
+		}
+		if objects != 2 {
+			t.Fatalf("%d objects, want the index and one leaf", objects)
+		}
+	})
+}

@@ -35,9 +35,7 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	}
 	out, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "freeze", clskv.FreezeRequest{ID: id}.Encode())
 	if err != nil {
-		if _, uerr := s.io.Exec(ctx, index, clskv.Class, "unmark", clskv.UnmarkRequest{High: leaf.Bounds.High, ID: id}.Encode()); uerr != nil {
-			s.log.Warn("kv: split: unmark after a failed freeze", "leaf", leaf.Leaf, "err", uerr)
-		}
+		s.undo(ctx, id, leaf.Bounds.High)
 		return fmt.Errorf("kv: split %s: freeze: %w", leaf.Leaf, err)
 	}
 	old, err := clskv.DecodeLeaf(out)

@@ -31,12 +31,9 @@ var (
 	// ErrExists: Create found a store of that name.
 	ErrExists = errors.New("kv: store exists")
 	// ErrBusy: the key's leaf stayed frozen or its index entry marked
-	// through every retry: another client's split did not finish (it
-	// may have died; cleanup is not implemented yet).
+	// through every retry: another client's split, merge or rebalance
+	// did not finish (it may have died; cleanup is not implemented yet).
 	ErrBusy = errors.New("kv: leaf busy")
-	// ErrUnderfull: a Remove would leave its leaf under k entries, and
-	// rebalancing is not implemented yet.
-	ErrUnderfull = errors.New("kv: leaf would be under k entries (rebalance not implemented)")
 	// ErrInvalid: an empty or oversized key or value.
 	ErrInvalid = errors.New("kv: invalid argument")
 	// ErrCorrupt: a stored index or leaf does not decode.
@@ -271,7 +268,8 @@ func checkKey(key string) error {
 // retry runs attempt against the key's leaf until it succeeds or fails
 // for good: a leaf that no longer covers the key (EXDEV) or no longer
 // exists (ENOENT) refreshes the index; a frozen leaf (EBUSY) waits, then
-// refreshes; a full one (EFBIG) is split.
+// refreshes; a full one (EFBIG) is split; one a remove would leave under
+// k entries (ERANGE) is merged or rebalanced with a neighbour.
 func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.Entry) error) error {
 	wait := s.cfg.Backoff
 	var last error
@@ -301,7 +299,18 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 				return err
 			}
 		case clskv.ErrnoTooSmall:
-			return fmt.Errorf("kv: %q in leaf %s: %w", key, leaf.Leaf, ErrUnderfull)
+			switch err := s.join(ctx, leaf, key); {
+			case err == nil:
+				continue
+			case errno(err) == clskv.ErrnoBusy || errors.Is(err, ErrBusy):
+				if err := sleep(ctx, wait); err != nil {
+					return err
+				}
+				wait = min(2*wait, 64*s.cfg.Backoff)
+			case errors.Is(err, errStale), errno(err) == clskv.ErrnoNotMine, errno(err) == 2:
+			default:
+				return err
+			}
 		case 5: // EIO
 			return fmt.Errorf("kv: leaf %s: %w: %v", leaf.Leaf, ErrCorrupt, err)
 		default:
