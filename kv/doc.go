@@ -18,8 +18,10 @@
 // merged into one leaf or rebalanced into two. List scans a key range
 // leaf by leaf.
 //
-// Not yet: the cleanup of operations whose client died (a frozen leaf
-// stays frozen: writes to it fail with ErrBusy after their retries).
+// An operation whose client died leaves its mark and frozen leaves: a
+// client that meets them busy for longer than Config.MarkTimeout (by the
+// OSD's clock) takes the operation over and rolls it forward or back
+// (cleanup.go, the decision in kv/plan's Recover).
 //
 // It knows rados and the kv class's encodings; the decisions (which leaf
 // covers a key, how leaves split, merge and rebalance) are in kv/plan. A

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -82,85 +81,6 @@ func TestSplitFreezesWriters(t *testing.T) {
 			t.Fatalf("%d leaves after one split", n)
 		}
 	})
-}
-
-var errDied = errors.New("the splitting client died")
-
-// A splitting client that dies after each step of a split: no key is
-// lost or wrong at any point, and what other clients can still do is
-// what the design says until cleanup exists (docs/KV.md, "Not yet"):
-// before the swap, the marked entry refuses other splits and the frozen
-// leaf refuses writes (ErrBusy); after it, the store works and only the
-// old leaf is left behind. Cleanup will turn every ErrBusy row here into
-// success.
-func TestSplitStoppedAtEachStep(t *testing.T) {
-	for _, tt := range []struct {
-		step   string
-		insert error // b inserting a fifth key (which needs a split)
-		update error // b updating a key of the leaf
-	}{
-		{step: stepMarked, insert: ErrBusy, update: nil},
-		{step: stepFrozen, insert: ErrBusy, update: ErrBusy},
-		{step: stepRead, insert: ErrBusy, update: ErrBusy},
-		{step: stepLeft, insert: ErrBusy, update: ErrBusy},
-		{step: stepRight, insert: ErrBusy, update: ErrBusy},
-		{step: stepSwapped, insert: nil, update: nil},
-	} {
-		t.Run(tt.step, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				a, b := fullStore(t, Config{Retries: 4})
-				ctx := context.Background()
-				a.afterStep = func(step string) error {
-					if step == tt.step {
-						return errDied
-					}
-					return nil
-				}
-				if err := a.Put(ctx, "e", []byte("A")); !errors.Is(err, errDied) {
-					t.Fatalf("a's put: %v", err)
-				}
-				for _, k := range []string{"a", "b", "c", "d"} {
-					if v, err := b.Get(ctx, k); err != nil || string(v) != "A" {
-						t.Fatalf("get %q: %q %v", k, v, err)
-					}
-				}
-				if _, err := b.Get(ctx, "e"); !errors.Is(err, ErrNotFound) {
-					t.Fatalf("get of the insert that died: %v", err)
-				}
-				if err := b.Put(ctx, "f", []byte("B")); !errors.Is(err, tt.insert) {
-					t.Fatalf("b's insert: %v, want %v", err, tt.insert)
-				}
-				if err := b.Put(ctx, "a", []byte("B")); !errors.Is(err, tt.update) {
-					t.Fatalf("b's update: %v, want %v", err, tt.update)
-				}
-				var objects int
-				for _, err := range b.io.Objects(ctx) {
-					if err != nil {
-						t.Fatal(err)
-					}
-					objects++
-				}
-				if err := b.refresh(ctx); err != nil {
-					t.Fatal(err)
-				}
-				leaves := len(b.Leaves())
-				// The index, its leaves, and (before the swap) the new
-				// leaves written, or (after it) the old leaf.
-				want := 1 + leaves
-				switch tt.step {
-				case stepLeft:
-					want++
-				case stepRight:
-					want += 2
-				case stepSwapped:
-					want++
-				}
-				if objects != want {
-					t.Fatalf("%d objects, want %d (%d leaves)", objects, want, leaves)
-				}
-			})
-		})
-	}
 }
 
 // Two clients split the same full leaf: the second's mark finds the

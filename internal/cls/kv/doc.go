@@ -15,7 +15,8 @@
 //	kv.mark    MarkRequest -> nothing: mark index entries (one for a
 //	           split, two for a merge or rebalance) with a pending
 //	           operation, all or none: if each names the expected leaf
-//	           and has no mark
+//	           and has no mark (or, to take an abandoned operation over,
+//	           carries a given mark at least a given age by the OSD clock)
 //	kv.swap    SwapRequest -> nothing: replace marked index entries by new
 //	           ones, if every one still carries the mark
 //	kv.unmark  UnmarkRequest -> nothing: clear a mark (a rollback)

@@ -150,6 +150,18 @@ type Mark struct {
 	// Entries are the index entries the operation marks, in key order
 	// (version 2; a mark of version 1 marks one entry, its own).
 	Entries []IndexEntry
+	// Takes is, for a mark that took over an abandoned one (cleanup),
+	// the operation that froze the old leaves ("" for a mark of its own
+	// operation; version 3).
+	Takes string
+}
+
+// FreezeID is the operation the mark's old leaves are frozen by.
+func (m Mark) FreezeID() string {
+	if m.Takes != "" {
+		return m.Takes
+	}
+	return m.ID
 }
 
 func (m Mark) encode(e *encoding.Encoder) {
@@ -164,9 +176,22 @@ func (m Mark) encode(e *encoding.Encoder) {
 	}
 }
 
-// encodeEntries writes the mark's version 2 fields, which follow the
-// version 1 fields of the envelope it is in.
-func (m Mark) encodeEntries(e *encoding.Encoder) { encodeIndexEntries(e, m.Entries) }
+// encodeEntries writes the mark's version 2 and 3 fields, which follow
+// the version 1 fields of the envelope it is in.
+func (m Mark) encodeEntries(e *encoding.Encoder) {
+	encodeIndexEntries(e, m.Entries)
+	e.String(m.Takes)
+}
+
+// decodeEntries reads what encodeEntries wrote, as of envelope version v.
+func (m *Mark) decodeEntries(d *encoding.Decoder, v uint8) {
+	if v >= 2 {
+		m.Entries = decodeIndexEntries(d)
+	}
+	if v >= 3 {
+		m.Takes = d.String(maxNameLen)
+	}
+}
 
 func encodeIndexEntries(e *encoding.Encoder, es []IndexEntry) {
 	e.Uvarint(uint64(len(es)))
@@ -207,10 +232,10 @@ type Entry struct {
 
 // Encode encodes x: version 1: leaf, has-mark, mark (id, kind, created,
 // old leaf, new leaves (name, low, high)); version 2 adds, with a mark,
-// the mark's entries (high, leaf).
+// the mark's entries (high, leaf); version 3 its takes.
 func (x Entry) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	e.String(x.Leaf)
 	e.Bool(x.Mark != nil)
 	if x.Mark != nil {
@@ -221,16 +246,14 @@ func (x Entry) Encode() []byte {
 	return e.Data()
 }
 
-// DecodeEntry decodes what Encode wrote (versions 1 and 2).
+// DecodeEntry decodes what Encode wrote (versions 1 to 3).
 func DecodeEntry(b []byte) (Entry, error) {
 	d := encoding.NewDecoder(b)
-	v := d.Begin(2)
+	v := d.Begin(3)
 	x := Entry{Leaf: d.String(maxNameLen)}
 	if d.Bool() {
 		m := decodeMark(d)
-		if v >= 2 {
-			m.Entries = decodeIndexEntries(d)
-		}
+		m.decodeEntries(d, v)
 		x.Mark = &m
 	}
 	d.End()

@@ -280,7 +280,9 @@ func setEntry(c objclass.Context, high string, x Entry) error {
 // mark marks the index entries of the request (Mark.Entries, or the one
 // ending at High) with its Mark, all or none: if each names its leaf
 // (EXDEV otherwise: the client's view is stale) and carries no mark
-// (EBUSY otherwise).
+// (EBUSY otherwise) or, to take an abandoned operation over, the mark
+// TakeOver made at least OlderThan ago (ECANCELED if another, EBUSY if
+// younger).
 func mark(c objclass.Context, in []byte) ([]byte, error) {
 	req, err := DecodeMarkRequest(in)
 	if err != nil {
@@ -305,8 +307,13 @@ func mark(c objclass.Context, in []byte) ([]byte, error) {
 		if !ok || x.Leaf != t.Leaf {
 			return nil, objclass.Errorf(ErrnoNotMine, "kv: no index entry of leaf %s ending at %q", t.Leaf, t.High)
 		}
-		if x.Mark != nil {
+		switch {
+		case req.TakeOver == "" && x.Mark != nil:
 			return nil, objclass.Errorf(ErrnoBusy, "kv: the index entry of leaf %s is marked by %s", x.Leaf, x.Mark.ID)
+		case req.TakeOver != "" && (x.Mark == nil || x.Mark.ID != req.TakeOver):
+			return nil, objclass.Errorf(ErrnoNoMark, "kv: the index entry of leaf %s does not carry mark %s", x.Leaf, req.TakeOver)
+		case req.TakeOver != "" && c.Now()-x.Mark.Created < req.OlderThan:
+			return nil, objclass.Errorf(ErrnoBusy, "kv: mark %s on leaf %s is %dns old, not %dns", req.TakeOver, x.Leaf, c.Now()-x.Mark.Created, req.OlderThan)
 		}
 		xs[i] = x
 	}

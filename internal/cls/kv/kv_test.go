@@ -183,6 +183,21 @@ func TestIndexMarkTwoEntries(t *testing.T) {
 	if m := marks(); m["leaf.3"] != "" {
 		t.Fatalf("marks %v", m)
 	}
+	// Taking the mark over: only once it is old enough, only of that
+	// mark, on both entries.
+	take := kv.MarkRequest{Mark: kv.Mark{ID: "c.1", Kind: kv.MarkJoin, Takes: "j.1", Entries: both}, TakeOver: "j.1", OlderThan: 100}
+	o.Fails(kv.ErrnoBusy, 0, call("mark", take.Encode()))
+	o.Now = o.Now.Add(100)
+	wrongID := take
+	wrongID.TakeOver = "j.9"
+	o.Fails(kv.ErrnoNoMark, 0, call("mark", wrongID.Encode()))
+	o.OK(call("mark", take.Encode()))
+	if m := marks(); m["leaf.1"] != "c.1" || m["leaf.2"] != "c.1" {
+		t.Fatalf("marks after the take-over %v", m)
+	}
+	o.Fails(kv.ErrnoNoMark, 0, call("swap", kv.SwapRequest{ID: "j.1", Remove: []string{"k", "t"}}.Encode())) // the first owner is too late
+	o.OK(call("unmark", kv.UnmarkRequest{High: "k", ID: "c.1"}.Encode()))
+	o.OK(call("mark", join("j.1", both...)))
 	// Unmarking one entry unmarks both; mark again.
 	o.OK(call("unmark", kv.UnmarkRequest{High: "t", ID: "j.1"}.Encode()))
 	if m := marks(); len(m) != 0 {
@@ -352,7 +367,8 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(kv.FreezeRequest{ID: "f"}.Encode())
 	f.Add(kv.MarkRequest{High: "h", Leaf: "l", Mark: kv.Mark{ID: "m"}}.Encode())
 	f.Add(kv.MarkRequest{Mark: kv.Mark{ID: "m", Kind: kv.MarkJoin, Entries: []kv.IndexEntry{{High: "a", Leaf: "l"}, {Leaf: "r"}}}}.Encode())
-	f.Add(kv.Entry{Leaf: "l", Mark: &kv.Mark{ID: "m", Entries: []kv.IndexEntry{{High: "a", Leaf: "l"}}}}.Encode())
+	f.Add(kv.Entry{Leaf: "l", Mark: &kv.Mark{ID: "m", Entries: []kv.IndexEntry{{High: "a", Leaf: "l"}}, Takes: "t"}}.Encode())
+	f.Add(kv.MarkRequest{Mark: kv.Mark{ID: "m", Takes: "t"}, TakeOver: "t", OlderThan: 7}.Encode())
 	f.Add(kv.SwapRequest{ID: "s", Remove: []string{"h"}, Add: []kv.IndexEntry{{High: "", Leaf: "l"}}}.Encode())
 	f.Add(kv.UnmarkRequest{High: "h", ID: "u"}.Encode())
 	type codec struct {

@@ -141,32 +141,43 @@ func DecodeFreezeRequest(b []byte) (FreezeRequest, error) {
 // with Mark, all or none: only if each names its leaf and carries no
 // mark. The OSD sets the mark's Created, and its Entries to the entries
 // marked.
+//
+// With TakeOver (cleanup), each entry must instead carry the mark of
+// that ID (ECANCELED otherwise), made at least OlderThan nanoseconds ago
+// by the OSD's clock (EBUSY otherwise): the request's Mark replaces it.
 type MarkRequest struct {
-	High string
-	Leaf string
-	Mark Mark
+	High      string
+	Leaf      string
+	Mark      Mark
+	TakeOver  string
+	OlderThan int64
 }
 
 // Encode encodes r: version 1: high, leaf, mark; version 2 adds the
-// mark's entries (high, leaf).
+// mark's entries (high, leaf); version 3 the mark's takes, take-over and
+// older-than.
 func (r MarkRequest) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	e.String(r.High)
 	e.String(r.Leaf)
 	r.Mark.encode(&e)
 	r.Mark.encodeEntries(&e)
+	e.String(r.TakeOver)
+	e.Varint(r.OlderThan)
 	e.End(mk)
 	return e.Data()
 }
 
-// DecodeMarkRequest decodes what Encode wrote (versions 1 and 2).
+// DecodeMarkRequest decodes what Encode wrote (versions 1 to 3).
 func DecodeMarkRequest(b []byte) (MarkRequest, error) {
 	d := encoding.NewDecoder(b)
-	v := d.Begin(2)
+	v := d.Begin(3)
 	r := MarkRequest{High: d.String(MaxKeyLen), Leaf: d.String(maxNameLen), Mark: decodeMark(d)}
-	if v >= 2 {
-		r.Mark.Entries = decodeIndexEntries(d)
+	r.Mark.decodeEntries(d, v)
+	if v >= 3 {
+		r.TakeOver = d.String(maxNameLen)
+		r.OlderThan = d.Varint()
 	}
 	d.End()
 	if r.Mark.ID == "" {
