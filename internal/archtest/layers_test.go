@@ -167,7 +167,9 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
+	"internal/cli/rbdcmd": {"internal/cli/cmdutil"},
+	// The key-value store commands print through cmdutil.
+	"internal/cli/kvcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
 
