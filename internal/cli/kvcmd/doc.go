@@ -1,6 +1,6 @@
 // Package kvcmd holds "cuttle kv", the commands of the key-value store
-// (the kv library, docs/KV.md): create, put, get, rm, ls, info and check
-// on a store named "POOL/NAME". It owns their flags, the parsing of store
+// (the kv library, docs/KV.md): create, put, get, rm, ls, info, check and
+// bench on a store named "POOL/NAME". It owns their flags, the parsing of store
 // specs and how the CLI tells the library's errors (kvFailure).
 //
 // It must not know how a connection is configured: internal/cli builds

@@ -34,7 +34,7 @@ func AddKVCommands(root *cobra.Command, out *cmdutil.Output, dial DialFunc) {
 object kv.NAME.index and its leaves in pool POOL. docs/KV.md describes the
 store, its limits and its objects.`,
 	}
-	c.AddCommand(createCommand(e), putCommand(e), getCommand(e), rmCommand(e), lsCommand(e), infoCommand(e), checkCommand(e))
+	c.AddCommand(createCommand(e), putCommand(e), getCommand(e), rmCommand(e), lsCommand(e), infoCommand(e), checkCommand(e), benchCommand(e))
 	root.AddCommand(c)
 }
 

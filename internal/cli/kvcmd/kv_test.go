@@ -160,3 +160,25 @@ func TestPrefixEnd(t *testing.T) {
 		}
 	}
 }
+
+// A short bench in the simulator: every phase runs, the counts add up
+// and the store checks clean.
+func TestBench(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSimKV(t)
+		var r benchReport
+		s.json(&r, "kv", "bench", "kv/b", "--keys", "200", "--k", "4", "--clients", "2", "--depth", "2", "--duration", "2s", "--mix", "get=2,put=1,rm=1")
+		if r.K != 4 || r.PrefillPerSec <= 0 || r.Ops["get"].Ops == 0 || r.Ops["put"].Ops == 0 || r.Ops["rm"].Ops == 0 || r.Errors != 0 {
+			t.Fatalf("bench: %+v", r)
+		}
+		if r.ListedKeys != int(r.EntriesAfter) || r.ProblemsAtCheck != 0 || r.LeavesAfter < 10 {
+			t.Fatalf("bench: %+v", r)
+		}
+		if _, err := s.run("kv", "bench", "kv/b", "--keys", "10"); !errors.Is(err, kv.ErrExists) {
+			t.Fatalf("bench on an existing store: %v", err)
+		}
+		if _, err := s.run("kv", "bench", "kv/c", "--mix", "get=1,scan=2"); err == nil || !strings.Contains(err.Error(), "(EINVAL)") {
+			t.Fatalf("bad mix: %v", err)
+		}
+	})
+}
