@@ -169,7 +169,7 @@ var sameLayerImports = map[string][]string{
 	// The block image commands print through cmdutil.
 	"internal/cli/rbdcmd": {"internal/cli/cmdutil"},
 	// The key-value store commands print through cmdutil.
-	"internal/cli/kvcmd":   {"internal/cli/cmdutil"},
+	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
 
