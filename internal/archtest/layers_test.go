@@ -168,7 +168,8 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The block image commands print through cmdutil.
 	"internal/cli/rbdcmd": {"internal/cli/cmdutil"},
-	// The key-value store commands print through cmdutil.
+	// The key-value store commands print through cmdutil; kv bench
+	// summarises latencies with internal/bench.
 	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
