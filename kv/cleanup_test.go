@@ -124,7 +124,7 @@ func checkStore(t *testing.T, s *Store, model map[string]string, orphans func(na
 			t.Fatalf("leaf %s: %+v %v; the index says %v", e.Leaf, l, err, e.Bounds)
 		}
 		kvs, _, err := s.io.GetOmapValues(ctx, e.Leaf, "", "", 1000)
-		if err != nil || uint64(len(kvs)) != l.Count || (len(leaves) > 1 && (l.Count < 2 || l.Count > 4)) {
+		if err != nil || uint64(len(kvs)) != l.Count || (len(leaves) > 1 && (l.Count < uint64(s.k) || l.Count > 2*uint64(s.k))) {
 			t.Fatalf("leaf %s: %d entries, count %d, %v", e.Leaf, len(kvs), l.Count, err)
 		}
 		for _, p := range kvs {

@@ -178,3 +178,38 @@ func TestRebalanceThenMerge(t *testing.T) {
 		}
 	})
 }
+
+// Removes that shrink a full leaf between the put that found it full and
+// the split's freeze: the split finds fewer than 2k entries and is
+// undone (its halves would hold under k), and the put lands (found by
+// the seeded TestRandomClientsDie: a leaf of 2 with k 3).
+func TestSplitOfAShrunkLeafUndone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := fullStore(t, Config{}) // a b c d in one leaf, k 2
+		ctx := context.Background()
+		marked := 0
+		a.afterStep = func(step string) error {
+			if step == stepMarked {
+				marked++
+				if marked == 1 {
+					for _, k := range []string{"a", "b"} {
+						if err := b.Remove(ctx, k); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return nil
+		}
+		if err := a.Put(ctx, "e", []byte("A")); err != nil {
+			t.Fatal(err)
+		}
+		if marked != 1 {
+			t.Fatalf("%d splits marked", marked)
+		}
+		checkStore(t, a, map[string]string{"c": "A", "d": "A", "e": "A"}, nil)
+		if n := len(a.Leaves()); n != 1 {
+			t.Fatalf("%d leaves", n)
+		}
+	})
+}

@@ -49,6 +49,12 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	if err != nil {
 		return fmt.Errorf("kv: split %s: read: %w", leaf.Leaf, err)
 	}
+	if uint64(len(pairs)) < 2*uint64(s.k) {
+		// Removes shrank the leaf between the put that found it full and
+		// the freeze: halves would hold under k. Undo; the put retries.
+		s.undo(ctx, id, leaf.Bounds.High, leaf.Leaf)
+		return fmt.Errorf("kv: split %s: it holds %d entries now, under 2k: %w", leaf.Leaf, len(pairs), errStale)
+	}
 	keys := make([]string, len(pairs))
 	for i, p := range pairs {
 		keys[i] = p.Key

@@ -332,7 +332,8 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 				if !counts {
 					n--
 				}
-			case errno(err) != clskv.ErrnoNotMine && errno(err) != 2 && errno(err) != clskv.ErrnoNoMark:
+			case errors.Is(err, errStale), errno(err) == clskv.ErrnoNotMine, errno(err) == 2, errno(err) == clskv.ErrnoNoMark:
+			default:
 				return err
 			}
 		case clskv.ErrnoTooSmall:
