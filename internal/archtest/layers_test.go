@@ -188,7 +188,10 @@ var sameLayerImports = map[string][]string{
 	// The block image commands print through cmdutil.
 	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
-	"internal/cli/toolcmd":  {"internal/cli/cmdutil", "internal/bench"},
+	// The key-value store commands print through cmdutil; kv bench
+	// summarises latencies with internal/bench.
+	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
+	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their

@@ -28,6 +28,8 @@
 //     dial function made from the cluster flags;
 //   - internal/cli/rbdcmd: rbd, the block image commands, dialled the
 //     same way;
+//   - internal/cli/kvcmd: kv, the key-value store commands, dialled the
+//     same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
 //   - internal/cli/toolcmd: objectstore, the offline debug tools for an
 //     OSD's store;
@@ -66,6 +68,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
+	"github.com/cuttlestore/cuttle/internal/cli/kvcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mountcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
@@ -143,6 +146,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	rbdcmd.AddRBDCommands(root, out, cf.Dial)
 	mountcmd.AddMountCommands(root, out, cf.Dial)
+	kvcmd.AddKVCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root
