@@ -334,27 +334,7 @@ func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) erro
 // forEachObject runs f on data objects 0 to n-1, at most MaxInFlight at a
 // time, and returns the first error.
 func (img *Image) forEachObject(ctx context.Context, n uint64, f func(ctx context.Context, name string) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, img.pool.opts.MaxInFlight)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for no := uint64(0); no < n && ctx.Err() == nil; no++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := f(ctx, dataObject(img.h.ObjectPrefix, no)); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return img.parallel(ctx, int(n), func(ctx context.Context, i int) error {
+		return f(ctx, dataObject(img.h.ObjectPrefix, uint64(i)))
+	})
 }
