@@ -27,10 +27,11 @@ type Extent struct {
 // holds its bytes [0, size). For an image opened at a snapshot, the
 // objects as they were then. A range past the image's end is ErrInvalid.
 func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]Extent, error) {
-	if err := img.gate.rlock(ctx); err != nil {
+	leave, err := img.enter(ctx, false, false)
+	if err != nil {
 		return nil, err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	if err := img.checkRange("allocated extents of", off, length); err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]E
 	}
 	sizes := make(map[uint64]uint64, len(nos)) // object → its size; absent: no object
 	var mu sync.Mutex
-	err := img.parallel(ctx, len(nos), func(ctx context.Context, i int) error {
+	err = img.parallel(ctx, len(nos), func(ctx context.Context, i int) error {
 		st, err := img.data.Stat(ctx, dataObject(img.h.ObjectPrefix, nos[i]))
 		if errors.Is(err, rados.ErrNotFound) {
 			return nil

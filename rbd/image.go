@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clsrbd "github.com/cuttlestore/cuttle/internal/cls/rbd"
@@ -38,12 +39,42 @@ type Image struct {
 	hmu  sync.Mutex
 	h    clsrbd.Header
 	snap *clsrbd.Snapshot // the snapshot opened at, nil for the head
+
+	// stale is set when another opener changed the header (a notice) or
+	// the watch was lost: the next call reads the header again.
+	stale atomic.Bool
+	// acq is held (a token in it) by the one caller acquiring the
+	// exclusive lock (exlock.go).
+	acq chan struct{}
+	// lk guards the exclusive lock's state and the header watch.
+	lk        sync.Mutex
+	owner     bool   // this Image holds the exclusive lock
+	cookie    string // the cookie it holds it with
+	releasing bool   // a release (at another's request) is under way
+	watch     *rados.Watch
+	changed   chan struct{} // closed (and replaced) when the lock may have changed hands
 }
 
 // Open opens image name. It is ErrNotFound if there is no such image or
 // snapshot, ErrUnsupported if the image has features this version does
-// not know.
+// not know. The Image watches the image's header, to hear of other
+// openers' changes and lock requests; Close it when done, which releases
+// the exclusive lock it may hold (an Image not closed holds it until its
+// Conn closes and the watch times out, 30 s, and is then fenced).
 func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, error) {
+	img, err := p.open(ctx, name, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := img.watchHeader(ctx); err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// open opens image name without watching its header (for a look at it:
+// Stat, Remove).
+func (p *Pool) open(ctx context.Context, name string, o OpenOptions) (*Image, error) {
 	id, err := p.lookup(ctx, name)
 	if err != nil {
 		return nil, err
@@ -73,7 +104,8 @@ func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, er
 	if err != nil {
 		return nil, fmt.Errorf("rbd: image %q: %w", name, err)
 	}
-	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h, gate: newGate()}
+	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h, gate: newGate(),
+		acq: make(chan struct{}, 1), changed: make(chan struct{})}
 	if o.Snap != "" {
 		s, ok := h.Snap(o.Snap)
 		if !ok {
@@ -120,13 +152,49 @@ func (img *Image) reload(ctx context.Context) error {
 }
 
 // Refresh reads the header again, to see the resizes and snapshots of
-// other clients.
+// other clients. (An Image refreshes by itself before its next call when
+// another opener tells it of a change; Refresh is for those that did not.)
 func (img *Image) Refresh(ctx context.Context) error {
 	if err := img.gate.lock(ctx); err != nil {
 		return err
 	}
 	defer img.gate.unlock()
-	return img.reload(ctx)
+	img.stale.Store(false)
+	if err := img.reload(ctx); err != nil {
+		img.stale.Store(true)
+		return err
+	}
+	return nil
+}
+
+// enter takes the gate for a call: shared for I/O, exclusively (excl)
+// for a header change. It refreshes the header first if another opener
+// changed it, and for a change (write) of a writable image takes the
+// exclusive lock first; leave undoes it.
+func (img *Image) enter(ctx context.Context, excl, write bool) (leave func(), err error) {
+	for {
+		if img.stale.Load() {
+			if img.watchHeader(ctx) == nil { // a lost watch: watch again (else try again next call)
+				if err := img.Refresh(ctx); err != nil {
+					return nil, err
+				}
+			}
+		}
+		take, drop := img.gate.rlock, img.gate.runlock
+		if excl {
+			take, drop = img.gate.lock, img.gate.unlock
+		}
+		if err := take(ctx); err != nil {
+			return nil, err
+		}
+		if !write || img.readOnly || img.owns() {
+			return drop, nil
+		}
+		drop()
+		if err := img.acquire(ctx); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // Info describes an image.
@@ -222,10 +290,11 @@ func (img *Image) checkWrite(what string) error {
 // ReadAt fills buf with the bytes at offset off. Bytes never written read
 // as zeros. A range past the image's end is ErrInvalid.
 func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
-	if err := img.gate.rlock(ctx); err != nil {
+	leave, err := img.enter(ctx, false, false)
+	if err != nil {
 		return err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	if err := img.checkRange("read", off, uint64(len(buf))); err != nil {
 		return err
 	}
@@ -238,10 +307,11 @@ func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
 // WriteAt writes data at offset off, and returns once it is durable on
 // every replica. A range past the image's end is ErrInvalid.
 func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
-	if err := img.gate.rlock(ctx); err != nil {
+	leave, err := img.enter(ctx, false, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	if err := img.checkWrite("write"); err != nil {
 		return err
 	}
@@ -257,10 +327,11 @@ func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
 // Discard makes [off, off+length) read as zeros and frees what it can:
 // data objects it covers whole are removed, parts of others zeroed.
 func (img *Image) Discard(ctx context.Context, off, length uint64) error {
-	if err := img.gate.rlock(ctx); err != nil {
+	leave, err := img.enter(ctx, false, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	if err := img.checkWrite("discard"); err != nil {
 		return err
 	}
@@ -301,11 +372,13 @@ type ResizeOptions struct {
 // Resize sets the image's size. Growing adds zeros; shrinking removes or
 // truncates the data objects beyond the new size, and is ErrInvalid
 // without AllowShrink.
-func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("resize"); err != nil {
 		return err
 	}

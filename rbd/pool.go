@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,8 @@ type Options struct {
 	// MaxInFlight bounds the object operations one call of an image has
 	// in flight at once (default 16).
 	MaxInFlight int
+	// Logger receives the exclusive lock's events (default: discard).
+	Logger *slog.Logger
 }
 
 // Pool is the images of one pool: its directory, their id objects and
@@ -26,6 +29,7 @@ type Pool struct {
 	conn *rados.Conn
 	io   *rados.IOContext
 	opts Options
+	log  *slog.Logger
 }
 
 // NewPool returns the images of the named pool, reached through conn.
@@ -37,7 +41,7 @@ func NewPool(conn *rados.Conn, pool string, opts Options) (*Pool, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 16
 	}
-	return &Pool{conn: conn, io: io, opts: opts}, nil
+	return &Pool{conn: conn, io: io, opts: opts, log: opts.logger()}, nil
 }
 
 // Conn returns the connection the pool's images are reached through.
@@ -208,14 +212,22 @@ func (p *Pool) header(ctx context.Context, name, id string) (clsrbd.Header, erro
 
 // Remove removes image name: its data objects, then its header, id
 // object and directory entry. It is ErrBusy while the image has
-// snapshots (remove them first), ErrNotFound if there is no such image.
+// snapshots (remove them first) or is open (its header has watchers),
+// ErrNotFound if there is no such image.
 func (p *Pool) Remove(ctx context.Context, name string) error {
-	img, err := p.Open(ctx, name, OpenOptions{})
+	img, err := p.open(ctx, name, OpenOptions{})
 	if err != nil {
 		return err
 	}
 	if n := len(img.h.Snapshots); n > 0 {
 		return fmt.Errorf("%w: image %q has %d snapshots; remove them first (EBUSY)", ErrBusy, name, n)
+	}
+	ws, err := p.io.ListWatchers(ctx, img.headerObject())
+	if err != nil {
+		return fmt.Errorf("rbd: remove %q: list watchers: %w", name, classify(err))
+	}
+	if len(ws) > 0 {
+		return fmt.Errorf("%w: image %q is open by %d watchers (first %s); close it there, or wait for a dead client's watch to time out (30 s) (EBUSY)", ErrBusy, name, len(ws), ws[0].Client)
 	}
 	if err := img.st.Remove(ctx, img.ino, img.h.Size); err != nil {
 		return fmt.Errorf("rbd: remove %q: data: %w", name, classify(err))
@@ -267,7 +279,7 @@ func (p *Pool) Rename(ctx context.Context, oldName, newName string) error {
 // Stat returns the information of image name (Image.Stat without
 // keeping it open).
 func (p *Pool) Stat(ctx context.Context, name string) (Info, error) {
-	img, err := p.Open(ctx, name, OpenOptions{ReadOnly: true})
+	img, err := p.open(ctx, name, OpenOptions{ReadOnly: true})
 	if err != nil {
 		return Info{}, err
 	}

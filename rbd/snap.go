@@ -48,11 +48,13 @@ func (img *Image) headerCall(ctx context.Context, method string, in []byte) erro
 // SnapCreate takes a snapshot named name: the image as it is once the
 // writes in progress have completed. It is ErrExists if the image has a
 // snapshot of that name.
-func (img *Image) SnapCreate(ctx context.Context, name string) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) SnapCreate(ctx context.Context, name string) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("snapshot"); err != nil {
 		return err
 	}
@@ -75,11 +77,13 @@ func (img *Image) SnapCreate(ctx context.Context, name string) error {
 
 // SnapRemove removes snapshot name; the OSDs then trim the data only it
 // kept. It is ErrBusy while the snapshot is protected.
-func (img *Image) SnapRemove(ctx context.Context, name string) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) SnapRemove(ctx context.Context, name string) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("remove snapshot"); err != nil {
 		return err
 	}
@@ -114,11 +118,13 @@ func (img *Image) SnapUnprotect(ctx context.Context, name string) error {
 	return img.setProtected(ctx, name, false)
 }
 
-func (img *Image) setProtected(ctx context.Context, name string, protected bool) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) setProtected(ctx context.Context, name string, protected bool) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("protect snapshot"); err != nil {
 		return err
 	}
@@ -143,11 +149,13 @@ func (img *Image) setProtected(ctx context.Context, name string, protected bool)
 // object rolled back to its version then (those that did not exist then
 // removed), and the size the snapshot's. The versions it replaces stay in
 // the snapshots taken after name.
-func (img *Image) SnapRollback(ctx context.Context, name string) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) SnapRollback(ctx context.Context, name string) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("rollback"); err != nil {
 		return err
 	}

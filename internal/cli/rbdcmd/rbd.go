@@ -101,7 +101,9 @@ func (e *env) withImage(cmd *cobra.Command, s spec, o rbd.OpenOptions, f func(ct
 		if err != nil {
 			return err
 		}
-		return f(ctx, p, img)
+		// Closing releases the exclusive lock a change took, so that the
+		// next command need not wait for this one's watch to time out.
+		return errors.Join(f(ctx, p, img), img.Close(ctx))
 	})
 }
 
