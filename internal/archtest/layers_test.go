@@ -166,8 +166,9 @@ var sameLayerImports = map[string][]string{
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
-	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
+	// The block image commands print through cmdutil; rbd bench
+	// summarises latencies with internal/bench.
+	"internal/cli/rbdcmd":  {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
 
