@@ -185,9 +185,12 @@ func (img *Image) handleNotice(ev rados.WatchEvent) []byte {
 	case noticeHeaderUpdate:
 		img.stale.Store(true)
 	case noticeRequestLock:
-		if img.owner && !img.releasing {
+		switch {
+		case img.owner && !img.releasing:
 			img.releasing = true
 			go img.release(context.Background())
+		case img.acquiring:
+			img.requested = true // released once taken and used once
 		}
 	case noticeReleasedLock, noticeAcquiredLock:
 		img.wakeLockWaiters()
@@ -250,7 +253,9 @@ func (img *Image) unlockHeld(ctx context.Context) (released bool, _ error) {
 
 // acquire takes the exclusive lock for img, asking its holder to release
 // it or fencing a dead holder as nextLockStep says. One caller acquires at
-// a time; the others wait for it and find the lock held.
+// a time; the others wait for it and find the lock held. The caller holds
+// the gate, so a request that arrives meanwhile (remembered, and served
+// once the lock is taken) waits for the caller's call to finish.
 func (img *Image) acquire(ctx context.Context) error {
 	select {
 	case img.acq <- struct{}{}:
@@ -258,6 +263,19 @@ func (img *Image) acquire(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	defer func() { <-img.acq }()
+	img.lk.Lock()
+	img.acquiring, img.requested = true, false
+	img.lk.Unlock()
+	defer func() {
+		img.lk.Lock()
+		defer img.lk.Unlock()
+		img.acquiring = false
+		if img.owner && img.requested && !img.releasing {
+			img.releasing = true
+			go img.release(context.Background())
+		}
+		img.requested = false
+	}()
 	me := img.pool.conn.Instance()
 	for asked := 0; ; {
 		if img.owns() {

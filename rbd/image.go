@@ -51,6 +51,8 @@ type Image struct {
 	owner     bool   // this Image holds the exclusive lock
 	cookie    string // the cookie it holds it with
 	releasing bool   // a release (at another's request) is under way
+	acquiring bool   // acquire is taking the lock
+	requested bool   // another asked for the lock while it was being taken
 	watch     *rados.Watch
 	changed   chan struct{} // closed (and replaced) when the lock may have changed hands
 }
@@ -190,10 +192,19 @@ func (img *Image) enter(ctx context.Context, excl, write bool) (leave func(), er
 		if !write || img.readOnly || img.owns() {
 			return drop, nil
 		}
-		drop()
+		// Acquire with the gate held: a release asked for meanwhile waits
+		// for the gate, so this call is done before the lock moves on
+		// (no two openers can starve each other).
 		if err := img.acquire(ctx); err != nil {
+			drop()
 			return nil, err
 		}
+		if !img.stale.Load() {
+			return drop, nil
+		}
+		// The last holder changed the header before it released (its
+		// notice set stale): read it before writing.
+		drop()
 	}
 }
 
