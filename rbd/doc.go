@@ -10,6 +10,7 @@
 //	rbd_id.<name>               the image's id
 //	rbd_header.<id>             the header (omap keys size, order, ..., snapshot_<id>)
 //	rbd_data.<id>.<no %016x>    data object no, in the data pool
+//	rbd_object_map.<id>[.<snap>] which data objects exist (objectmap.go)
 //
 // The header is changed only through the rbd object class
 // (internal/cls/rbd), so that each change is one atomic update on the

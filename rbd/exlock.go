@@ -290,6 +290,7 @@ func (img *Image) acquire(ctx context.Context) error {
 		img.lk.Unlock()
 		_, err := img.pool.io.Exec(ctx, img.headerObject(), lock.Class, "lock", lock.Request{Name: lockName, Type: lock.Exclusive, Cookie: cookie}.Encode())
 		if err == nil {
+			img.om.reload.Store(true) // the last holder may have changed the object map
 			img.lk.Lock()
 			img.owner, img.cookie = true, cookie
 			img.lk.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	clsrbd "github.com/cuttlestore/cuttle/internal/cls/rbd"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -24,8 +25,10 @@ type Extent struct {
 //
 // The runs are found by asking each data object the range touches for
 // its size: an object that does not exist is a hole, one that does
-// holds its bytes [0, size). For an image opened at a snapshot, the
-// objects as they were then. A range past the image's end is ErrInvalid.
+// holds its bytes [0, size). With a trusted object map, only the objects
+// it says exist are asked. For an image opened at a snapshot, the
+// objects (and map) as they were then. A range past the image's end is
+// ErrInvalid.
 func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]Extent, error) {
 	leave, err := img.enter(ctx, false, false)
 	if err != nil {
@@ -37,13 +40,17 @@ func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]E
 	}
 	l := img.st.Layout()
 	pieces := l.Pieces(off, length)
-	// The objects the range touches, each asked once.
+	// The objects the range touches, each asked once: those the object
+	// map (if trusted) does not say are nonexistent.
+	om, useMap := img.trustedObjectMap(ctx)
 	var nos []uint64
 	seen := map[uint64]bool{}
 	for _, p := range pieces {
 		if !seen[p.ObjectNo] {
 			seen[p.ObjectNo] = true
-			nos = append(nos, p.ObjectNo)
+			if !useMap || om.State(p.ObjectNo) != clsrbd.ObjectNonexistent {
+				nos = append(nos, p.ObjectNo)
+			}
 		}
 	}
 	sizes := make(map[uint64]uint64, len(nos)) // object → its size; absent: no object

@@ -55,6 +55,8 @@ type Image struct {
 	requested bool   // another asked for the lock while it was being taken
 	watch     *rados.Watch
 	changed   chan struct{} // closed (and replaced) when the lock may have changed hands
+
+	om objectMap // the holder's copy of the object map (objectmap.go)
 }
 
 // Open opens image name. It is ErrNotFound if there is no such image or
@@ -107,7 +109,7 @@ func (p *Pool) open(ctx context.Context, name string, o OpenOptions) (*Image, er
 		return nil, fmt.Errorf("rbd: image %q: %w", name, err)
 	}
 	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h, gate: newGate(),
-		acq: make(chan struct{}, 1), changed: make(chan struct{})}
+		acq: make(chan struct{}, 1), changed: make(chan struct{}), om: objectMap{mu: make(chan struct{}, 1)}}
 	if o.Snap != "" {
 		s, ok := h.Snap(o.Snap)
 		if !ok {
@@ -237,7 +239,7 @@ func featureNames(f uint64) []string {
 	for _, x := range []struct {
 		bit  uint64
 		name string
-	}{{clsrbd.FeatureLayering, "layering"}, {clsrbd.FeatureStripingV2, "striping"}} {
+	}{{clsrbd.FeatureLayering, "layering"}, {clsrbd.FeatureStripingV2, "striping"}, {clsrbd.FeatureObjectMap, "object-map"}} {
 		if f&x.bit != 0 {
 			names = append(names, x.name)
 		}
@@ -329,6 +331,10 @@ func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
 	if err := img.checkRange("write", off, uint64(len(data))); err != nil {
 		return err
 	}
+	// The map says exists before the write can create an object.
+	if err := img.markObjects(ctx, img.objectsOf(off, uint64(len(data)), false), clsrbd.ObjectExists, clsrbd.AnyState); err != nil {
+		return err
+	}
 	if err := img.st.WriteAt(ctx, img.ino, data, off); err != nil {
 		return fmt.Errorf("rbd: image %q: %w", img.name, classify(err))
 	}
@@ -349,10 +355,15 @@ func (img *Image) Discard(ctx context.Context, off, length uint64) error {
 	if err := img.checkRange("discard", off, length); err != nil {
 		return err
 	}
+	// Objects removed whole are pending while they go, nonexistent after.
+	removed := img.objectsOf(off, length, true)
+	if err := img.markObjects(ctx, removed, clsrbd.ObjectPending, clsrbd.ObjectExists); err != nil {
+		return err
+	}
 	if err := img.st.Zero(ctx, img.ino, off, length); err != nil {
 		return fmt.Errorf("rbd: image %q: %w", img.name, classify(err))
 	}
-	return nil
+	return img.markObjects(ctx, removed, clsrbd.ObjectNonexistent, clsrbd.ObjectPending)
 }
 
 // WriteZeroes makes [off, off+length) read as zeros. It is Discard: a
@@ -408,9 +419,17 @@ func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) (err
 		if err := img.st.Truncate(ctx, img.ino, old, size); err != nil {
 			return fmt.Errorf("rbd: resize %q: %w", img.name, classify(err))
 		}
+	} else if err := img.resizeObjectMap(ctx, size); err != nil {
+		// A larger map first: it may cover more than the image, never less.
+		return err
 	}
 	if _, err := img.pool.io.Exec(ctx, clsrbd.HeaderPrefix+img.id, clsrbd.Class, "set_size", clsrbd.EncodeSize(size)); err != nil {
 		return fmt.Errorf("rbd: resize %q: %w", img.name, classify(err))
+	}
+	if size < old {
+		if err := img.resizeObjectMap(ctx, size); err != nil {
+			return err
+		}
 	}
 	return img.reload(ctx)
 }

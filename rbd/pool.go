@@ -12,6 +12,7 @@ import (
 
 	clsrbd "github.com/cuttlestore/cuttle/internal/cls/rbd"
 	"github.com/cuttlestore/cuttle/rados"
+	"github.com/cuttlestore/cuttle/striper/layout"
 )
 
 // Options tune a Pool and the Images it opens.
@@ -65,8 +66,11 @@ type CreateOptions struct {
 	// image's pool). Its snapshots must be self-managed (a pool with
 	// pool snapshots cannot hold images' snapshots).
 	DataPool string
-	// Features to enable beyond the default (layering).
+	// Features to enable beyond the default (layering, and object-map
+	// for images of at most clsrbd.MaxObjectMapObjects objects).
 	Features uint64
+	// NoObjectMap creates the image without an object map.
+	NoObjectMap bool
 }
 
 // DefaultOrder is the order of images created without one (4 MiB objects).
@@ -126,6 +130,12 @@ func (p *Pool) Create(ctx context.Context, name string, size uint64, o CreateOpt
 	if err := h.Validate(); err != nil {
 		return fmt.Errorf("rbd: create %q: %w: %w", name, ErrInvalid, err)
 	}
+	if h.Order >= clsrbd.MinOrder && h.Order <= clsrbd.MaxOrder && !o.NoObjectMap {
+		count := layout.Layout{ObjectSize: uint32(h.ObjectSize()), StripeUnit: uint32(h.StripeUnit), StripeCount: uint32(h.StripeCount)}.ObjectCount(size)
+		if count <= clsrbd.MaxObjectMapObjects {
+			h.Features |= clsrbd.FeatureObjectMap
+		}
+	}
 	// The id object, created exclusively, claims the name; then the
 	// header, then the directory entry that lists the image.
 	w := rados.NewWriteOp()
@@ -143,11 +153,18 @@ func (p *Pool) Create(ctx context.Context, name string, size uint64, o CreateOpt
 		}
 		return fmt.Errorf("rbd: create %q: %w", name, classify(err))
 	}
+	// The object map before the header: an image never lacks one.
+	if h.Features&clsrbd.FeatureObjectMap != 0 {
+		count := layout.Layout{ObjectSize: uint32(h.ObjectSize()), StripeUnit: uint32(h.StripeUnit), StripeCount: uint32(h.StripeCount)}.ObjectCount(size)
+		if err := p.io.WriteFull(ctx, clsrbd.ObjectMapName(id, 0), clsrbd.NewObjectMap(count).Encode()); err != nil {
+			return undo(err, clsrbd.IDPrefix+name)
+		}
+	}
 	if _, err := p.io.Exec(ctx, clsrbd.HeaderPrefix+id, clsrbd.Class, "create", h.Encode()); err != nil {
-		return undo(err, clsrbd.IDPrefix+name)
+		return undo(err, clsrbd.ObjectMapName(id, 0), clsrbd.IDPrefix+name)
 	}
 	if _, err := p.io.Exec(ctx, clsrbd.Directory, clsrbd.Class, "dir_add", clsrbd.DirRequest{Name: name, ID: id}.Encode()); err != nil {
-		return undo(err, clsrbd.HeaderPrefix+id, clsrbd.IDPrefix+name)
+		return undo(err, clsrbd.HeaderPrefix+id, clsrbd.ObjectMapName(id, 0), clsrbd.IDPrefix+name)
 	}
 	return nil
 }
@@ -233,6 +250,7 @@ func (p *Pool) Remove(ctx context.Context, name string) error {
 		return fmt.Errorf("rbd: remove %q: data: %w", name, classify(err))
 	}
 	for _, step := range []func() error{
+		func() error { return p.io.Delete(ctx, clsrbd.ObjectMapName(img.id, 0)) },
 		func() error { return p.io.Delete(ctx, clsrbd.HeaderPrefix+img.id) },
 		func() error { return p.io.Delete(ctx, clsrbd.IDPrefix+name) },
 		func() error {

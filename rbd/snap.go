@@ -68,7 +68,13 @@ func (img *Image) SnapCreate(ctx context.Context, name string) (err error) {
 	if err != nil {
 		return fmt.Errorf("rbd: snapshot %s@%s: allocate an id in pool %q: %w", img.name, name, img.data.PoolName(), classify(err))
 	}
+	// The snapshot's object map first: a snapshot never lacks one.
+	if err := img.copyObjectMap(ctx, 0, id, img.st.Layout().ObjectCount(img.h.Size)); err != nil {
+		_ = img.data.SelfManagedSnapRemove(ctx, id) // best effort: give the unused id back
+		return fmt.Errorf("rbd: snapshot %s@%s: %w", img.name, name, err)
+	}
 	if err := img.headerCall(ctx, "snap_add", clsrbd.SnapRequest{ID: id, Name: name}.Encode()); err != nil {
+		_ = img.removeObjectMap(ctx, id)            // best effort, as below
 		_ = img.data.SelfManagedSnapRemove(ctx, id) // best effort: give the unused id back
 		return fmt.Errorf("rbd: snapshot %s@%s: %w", img.name, name, err)
 	}
@@ -103,7 +109,7 @@ func (img *Image) SnapRemove(ctx context.Context, name string) (err error) {
 	if err := img.data.SelfManagedSnapRemove(ctx, s.ID); err != nil {
 		return fmt.Errorf("rbd: remove snapshot %s@%s: release id %d in pool %q: %w", img.name, name, s.ID, img.data.PoolName(), classify(err))
 	}
-	return nil
+	return img.removeObjectMap(ctx, s.ID)
 }
 
 // SnapProtect protects snapshot name from removal (clones will need it).
@@ -163,6 +169,9 @@ func (img *Image) SnapRollback(ctx context.Context, name string) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := img.invalidateObjectMap(ctx); err != nil {
+		return err
+	}
 	l := img.st.Layout()
 	n := max(l.ObjectCount(img.h.Size), l.ObjectCount(s.Size))
 	err = img.forEachObject(ctx, n, func(ctx context.Context, object string) error {
@@ -178,6 +187,10 @@ func (img *Image) SnapRollback(ctx context.Context, name string) (err error) {
 		if err := img.headerCall(ctx, "set_size", clsrbd.EncodeSize(s.Size)); err != nil {
 			return fmt.Errorf("rbd: rollback %s to %s: %w", img.name, name, err)
 		}
+	}
+	// The head's objects are now the snapshot's: so is its map.
+	if err := img.copyObjectMap(ctx, s.ID, 0, l.ObjectCount(s.Size)); err != nil {
+		return fmt.Errorf("rbd: rollback %s to %s: %w", img.name, name, err)
 	}
 	return img.reload(ctx)
 }

@@ -80,7 +80,7 @@ func TestRBDCommands(t *testing.T) {
 			t.Fatalf("ls json: %v %v", names, err)
 		}
 		info := s.must("rbd", "info", "vm1")
-		for _, want := range []string{"rbd image 'vm1':\n", "\tsize 10 MiB in 10 objects\n", "\torder 20 (1 MiB objects)\n", "\tfeatures: layering\n", "\tblock_name_prefix: rbd_data."} {
+		for _, want := range []string{"rbd image 'vm1':\n", "\tsize 10 MiB in 10 objects\n", "\torder 20 (1 MiB objects)\n", "\tfeatures: layering, object-map\n", "\tblock_name_prefix: rbd_data."} {
 			if !strings.Contains(info, want) {
 				t.Fatalf("info lacks %q:\n%s", want, info)
 			}
