@@ -44,7 +44,8 @@ describes images, their objects and snapshots.`,
 	snap.AddCommand(snapCreateCommand(e), snapLsCommand(e), snapRmCommand(e), snapRollbackCommand(e),
 		snapProtectCommand(e), snapUnprotectCommand(e))
 	c.AddCommand(createCommand(e), lsCommand(e), infoCommand(e), resizeCommand(e), rmCommand(e),
-		renameCommand(e), cpCommand(e), benchCommand(e), duCommand(e), objectMapCommand(e), snap)
+		renameCommand(e), cpCommand(e), benchCommand(e), duCommand(e), objectMapCommand(e),
+		importCommand(e), exportCommand(e), snap)
 	return c
 }
 
