@@ -69,5 +69,17 @@ func TestRBDImportExport(t *testing.T) {
 		if got := s.must("rbd", "export", "piped", "-"); got != string(src) {
 			t.Fatalf("export to stdout: %d bytes", len(got))
 		}
+		// A diff from nothing to a snapshot, applied to a new image.
+		s.must("rbd", "snap", "create", "disk@one")
+		diff := filepath.Join(dir, "one.diff")
+		s.must("rbd", "export-diff", "disk@one", diff)
+		s.must("rbd", "create", "copy", "--size", "1M")
+		s.must("rbd", "import-diff", diff, "copy")
+		if got := s.must("rbd", "export", "copy@one", "-"); got != string(src) {
+			t.Fatalf("the copy through a diff: %d bytes", len(got))
+		}
+		if _, err := s.runIn([]byte("junk"), "rbd", "import-diff", "-", "copy"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
+			t.Fatalf("import-diff of junk: %v", err)
+		}
 	})
 }
