@@ -69,5 +69,17 @@ func TestRBDDu(t *testing.T) {
 		if _, err := s.run("rbd", "object-map", "rebuild", "a@one"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
 			t.Fatalf("rebuild at a snapshot: %v", err)
 		}
+		// Without the object map (Ceph's --image-feature layering), du
+		// stats the objects.
+		s.must("rbd", "create", "nomap", "--size", "2M", "--object-size", "1M", "--image-feature", "layering")
+		if info := s.must("rbd", "info", "nomap"); !strings.Contains(info, "features: layering\n") {
+			t.Fatalf("info:\n%s", info)
+		}
+		if err := json.Unmarshal([]byte(s.must("rbd", "du", "nomap", "--format", "json")), &r); err != nil || len(r.Images) != 1 || r.Images[0].FromObjectMap {
+			t.Fatalf("du without a map %+v %v", r, err)
+		}
+		if _, err := s.run("rbd", "create", "x", "--size", "1M", "--image-feature", "journaling"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
+			t.Fatalf("an unknown feature: %v", err)
+		}
 	})
 }

@@ -47,6 +47,7 @@ func importCommand(e *env) *cobra.Command {
 	var objectSize, stripeUnit sizeFlag
 	var stripeCount uint64
 	var dataPool string
+	var features []string
 	var noProgress bool
 	c := &cobra.Command{
 		Use:   "import FILE|- [POOL/]IMAGE",
@@ -62,6 +63,9 @@ written, so the image holds data only where the file does; 16 chunks of
 				return err
 			}
 			o := rbd.CreateOptions{StripeUnit: stripeUnit.v, StripeCount: stripeCount, DataPool: dataPool}
+			if err := imageFeatures(features, &o); err != nil {
+				return err
+			}
 			if objectSize.set {
 				if objectSize.v == 0 || objectSize.v&(objectSize.v-1) != 0 {
 					return fmt.Errorf("--object-size %d is not a power of two; use e.g. 4M (EINVAL)", objectSize.v)
@@ -103,6 +107,7 @@ written, so the image holds data only where the file does; 16 chunks of
 	f.Var(&stripeUnit, "stripe-unit", "bytes dealt to one object of a stripe before the next (default: the object size)")
 	f.Uint64Var(&stripeCount, "stripe-count", 0, "objects a stripe spans (default 1)")
 	f.StringVar(&dataPool, "data-pool", "", "pool of the data objects (default: the image's pool)")
+	f.StringSliceVar(&features, "image-feature", nil, "the features: layering, object-map (default both)")
 	f.BoolVar(&noProgress, "no-progress", false, "draw no progress line")
 	return c
 }
