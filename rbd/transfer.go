@@ -38,12 +38,26 @@ type TransferOptions struct {
 // holes are written as zeros.
 func (img *Image) Export(ctx context.Context, w io.Writer, o TransferOptions) error {
 	size := img.Size()
+	// Where the data is, once for the whole image (the object map, or a
+	// stat of each object): then each chunk reads only its part of it.
+	all, err := img.AllocatedExtents(ctx, 0, size)
+	if err != nil {
+		return fmt.Errorf("rbd: export %q: %w", img.name, err)
+	}
 	n := int((size + transferChunk - 1) / transferChunk)
+	perChunk := make([][]Extent, n) // relative to the chunk
+	for _, e := range all {
+		for e.Length > 0 {
+			i := e.Offset / transferChunk
+			l := min(e.Length, (i+1)*transferChunk-e.Offset)
+			perChunk[i] = append(perChunk[i], Extent{Offset: e.Offset - i*transferChunk, Length: l})
+			e.Offset, e.Length = e.Offset+l, e.Length-l
+		}
+	}
 	wa, sparse := w.(io.WriterAt)
 	type result struct {
-		buf  []byte
-		data []Extent // relative to the chunk
-		err  error
+		buf []byte // the chunk's bytes, nil if it holds no data
+		err error
 	}
 	slots := make([]chan result, n)
 	for i := range slots {
@@ -61,6 +75,10 @@ func (img *Image) Export(ctx context.Context, w io.Writer, o TransferOptions) er
 	go func() {
 		defer close(started)
 		for i := range n {
+			if len(perChunk[i]) == 0 {
+				slots[i] <- result{} // a hole: nothing to read
+				continue
+			}
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -68,23 +86,19 @@ func (img *Image) Export(ctx context.Context, w io.Writer, o TransferOptions) er
 			}
 			wg.Add(1)
 			go func() {
-				defer wg.Done()
+				defer wg.Done() // the writer frees the slot in sem once it wrote the chunk
 				off := uint64(i) * transferChunk
-				length := min(transferChunk, size-off)
-				r := result{buf: make([]byte, length)}
-				ext, err := img.AllocatedExtents(ctx, off, length)
-				for _, e := range ext {
-					if err != nil {
+				r := result{buf: make([]byte, min(transferChunk, size-off))}
+				for _, e := range perChunk[i] {
+					if r.err = img.ReadAt(ctx, r.buf[e.Offset:e.Offset+e.Length], off+e.Offset); r.err != nil {
 						break
 					}
-					err = img.ReadAt(ctx, r.buf[e.Offset-off:e.Offset-off+e.Length], e.Offset)
-					r.data = append(r.data, Extent{Offset: e.Offset - off, Length: e.Length})
 				}
-				r.err = err
 				slots[i] <- r
 			}()
 		}
 	}()
+	zeros := make([]byte, min(transferChunk, size))
 	var done uint64
 	for i := range n {
 		var r result
@@ -93,28 +107,34 @@ func (img *Image) Export(ctx context.Context, w io.Writer, o TransferOptions) er
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		<-sem
+		if len(perChunk[i]) > 0 {
+			<-sem // at most TransferInFlight chunks read and not yet written
+		}
 		if r.err != nil {
 			return fmt.Errorf("rbd: export %q: %w", img.name, r.err)
 		}
 		off := uint64(i) * transferChunk
+		length := min(transferChunk, size-off)
 		var err error
-		if sparse {
-			for _, e := range r.data {
+		switch {
+		case sparse:
+			for _, e := range perChunk[i] {
 				if _, err = wa.WriteAt(r.buf[e.Offset:e.Offset+e.Length], int64(off+e.Offset)); err != nil {
 					break
 				}
 			}
-			if err == nil && i == n-1 && !endsInData(r.data, uint64(len(r.buf))) {
+			if err == nil && i == n-1 && !endsInData(perChunk[i], length) {
 				_, err = wa.WriteAt([]byte{0}, int64(size-1)) // the file's size
 			}
-		} else {
+		case r.buf == nil:
+			_, err = w.Write(zeros[:length])
+		default:
 			_, err = w.Write(r.buf)
 		}
 		if err != nil {
 			return fmt.Errorf("rbd: export %q: write: %w", img.name, err)
 		}
-		done += uint64(len(r.buf))
+		done += length
 		if o.Progress != nil {
 			o.Progress(done)
 		}
