@@ -71,7 +71,13 @@ func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, er
 		return nil, err
 	}
 	if err := img.watchHeader(ctx); err != nil {
-		return nil, err
+		if !img.readOnly {
+			return nil, err
+		}
+		// A reader can do without (a full cluster refuses watches): it
+		// tries again at each call, and misses others' changes meanwhile.
+		p.log.Warn("rbd: no header watch for a read-only open; will retry", "image", name, "err", err)
+		img.stale.Store(true)
 	}
 	return img, nil
 }

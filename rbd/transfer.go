@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -32,10 +33,10 @@ type TransferOptions struct {
 // Export writes the image's bytes (at the snapshot it is open at) to w,
 // in order. Ranges the image holds no data in (AllocatedExtents: no
 // object, or past an object's end) are not read. If w is an
-// io.WriterAt (a file), those ranges are not written either, so the file
-// is as sparse as the image; the caller makes its size the image's
-// (Export writes the last byte for that unless it is data). Otherwise
-// holes are written as zeros.
+// io.WriterAt (a regular file), those ranges are not written either, so the file
+// is as sparse as the image (Export writes the last byte, to give it the
+// image's size, unless that is data). Otherwise (a pipe, a terminal,
+// any other writer) holes are written as zeros.
 func (img *Image) Export(ctx context.Context, w io.Writer, o TransferOptions) error {
 	size := img.Size()
 	// Where the data is, once for the whole image (the object map, or a
@@ -55,6 +56,10 @@ func (img *Image) Export(ctx context.Context, w io.Writer, o TransferOptions) er
 		}
 	}
 	wa, sparse := w.(io.WriterAt)
+	if f, ok := w.(*os.File); ok { // stdout may be a pipe or a terminal: only a regular file seeks
+		st, err := f.Stat()
+		sparse = err == nil && st.Mode().IsRegular()
+	}
 	type result struct {
 		buf []byte // the chunk's bytes, nil if it holds no data
 		err error
