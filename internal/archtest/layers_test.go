@@ -185,8 +185,9 @@ var sameLayerImports = map[string][]string{
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
-	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
+	// The block image commands print through cmdutil; rbd bench
+	// summarises latencies with internal/bench.
+	"internal/cli/rbdcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
 	// The key-value store commands print through cmdutil; kv bench
 	// summarises latencies with internal/bench.
