@@ -64,9 +64,12 @@ type Config struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
 
-	// cluster and sessions replace the rados-backed ones (tests).
+	// cluster and sessions replace the rados-backed ones (tests);
+	// changed, if set, is called after every change of phase (tests
+	// wait on it).
 	cluster  cluster
 	sessions func(meta *rados.IOContext) sessionStore
+	changed  func()
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -250,6 +253,21 @@ func (s *Server) follow(ctx context.Context) error {
 	}
 }
 
+// setPhase moves the server to p.
+func (s *Server) setPhase(p phase) {
+	s.mu.Lock()
+	s.phase = p
+	s.mu.Unlock()
+	s.notify()
+}
+
+// notify tells a test that something changed.
+func (s *Server) notify() {
+	if s.cfg.changed != nil {
+		s.cfg.changed()
+	}
+}
+
 func (s *Server) currentPhase() phase {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -267,8 +285,9 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 	log := s.log.With("fs", f.Name, "rank", rep.Rank)
 	start := s.cfg.Clock.Now()
 	s.mu.Lock()
-	s.phase, s.fs, s.rank = phaseReplay, rep.FS, rep.Rank
+	s.fs, s.rank = rep.FS, rep.Rank
 	s.mu.Unlock()
+	s.setPhase(phaseReplay)
 	log.Info("taking the rank", "state", rep.State, "epoch", rep.Epoch)
 
 	if prev, ok := s.holders.Previous(rep.FS, rep.Rank); ok {
@@ -313,9 +332,9 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 		// Reports are taken from here on; the timeout runs from when the
 		// map tells the clients.
 		s.mu.Lock()
-		s.phase = phaseReconnect
 		s.recon = newReconnectWait(clients, s.cfg.Clock.Now(), s.cfg.ReconnectTimeout)
 		s.mu.Unlock()
+		s.setPhase(phaseReconnect)
 		if err := s.reach(ctx, mdsmap.StateReconnect); err != nil {
 			return err
 		}
@@ -330,6 +349,7 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 	pending := s.pending
 	s.pending = nil
 	s.mu.Unlock()
+	s.notify()
 	for _, p := range pending {
 		p()
 	}
@@ -480,6 +500,7 @@ func (s *Server) shutdown() {
 	s.mu.Lock()
 	s.phase = phaseStopping
 	eng := s.engine
+	defer s.notify()
 	pending := len(s.pending)
 	s.pending = nil
 	s.mu.Unlock()

@@ -31,12 +31,23 @@ func (s *Server) followJournal(ctx context.Context, m *mdsmap.Map, rep wire.MDSB
 		log.Warn("standby-replay: no metadata pool", "err", err)
 		return
 	}
-	f, err := journal.NewFollower(ctx, meta, uint64(mdtypes.JournalIno(int(rep.Rank))))
-	if err != nil {
-		if ctx.Err() == nil {
-			log.Warn("standby-replay: cannot follow the journal yet", "err", err)
+	var f *journal.Follower
+	for {
+		if f, err = journal.NewFollower(ctx, meta, uint64(mdtypes.JournalIno(int(rep.Rank)))); err == nil {
+			break
 		}
-		return
+		if ctx.Err() != nil {
+			return
+		}
+		// The rank's journal may not be written yet (a new rank).
+		log.Debug("standby-replay: cannot follow the journal yet", "err", err)
+		t := s.cfg.Clock.NewTimer(s.cfg.FollowInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
 	}
 	log.Info("standby-replay: following the rank's journal", "from", f.Pos())
 	var entries int
