@@ -9,6 +9,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// haveMDSEngine says that this build runs MDS daemons (cuttle mds run):
+// cluster up gives new clusters a file system only then.
+const haveMDSEngine = true
+
 // MDSCommands are the MDS daemon's commands in the mds group: mkfs, and
 // run with the real engine (daemon.MDSEngine).
 func MDSCommands(cf *clusterconn.Flags, out *cmdutil.Output) []*cobra.Command {

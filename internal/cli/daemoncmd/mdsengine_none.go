@@ -8,6 +8,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// haveMDSEngine says that this build runs MDS daemons (cuttle mds run):
+// cluster up gives new clusters a file system only then.
+const haveMDSEngine = false
+
 // MDSCommands are the MDS daemon's commands in the mds group. Until the
 // MDS engine (internal/mds/mdcache) is part of the build, there is no
 // mds run: mdsengine.go (build tag mdcache) adds it with the real
