@@ -57,6 +57,7 @@ var layers = []struct {
 	{"internal/config", layerModels},
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
+	{"internal/fsx", layerModels},
 
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
@@ -77,6 +78,7 @@ var layers = []struct {
 
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
+	{"internal/fusemount", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
 
@@ -88,6 +90,7 @@ var layers = []struct {
 	{"internal/objectstore/storetest", layerTestOnly},
 	{"internal/cls/clstest", layerTestOnly},
 	{"internal/mon/montest", layerTestOnly},
+	{"internal/posixtest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same
@@ -146,6 +149,11 @@ var sameLayerImports = map[string][]string{
 	// The namespace's store writes mdtypes' values (and files' default
 	// layouts) in RADOS objects.
 	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
+	// The MDS engine caches the namespace (mdstore, mdtypes), journals
+	// its changes, hands out caps through the locker and purges files'
+	// data objects (striper).
+	"internal/mds/mdcache": {"internal/mds/mdtypes", "internal/mds/mdstore", "internal/mds/journal",
+		"internal/mds/locker", "striper", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
 	// The MDS daemon's server follows a rank's journal (standby-replay),
