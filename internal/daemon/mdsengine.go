@@ -1,5 +1,3 @@
-//go:build mdcache
-
 package daemon
 
 import (

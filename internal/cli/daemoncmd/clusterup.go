@@ -88,9 +88,6 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 					osds = launcher.NoOSDs
 				}
 			}
-			if f.fs && !haveMDSEngine {
-				return errors.New("cluster up: --fs: this cuttle is built without the MDS engine (no cuttle mds run); leave out --fs")
-			}
 			return clusterUp(cmd, out, cf, f, mons, osds, size)
 		},
 	}
@@ -99,7 +96,7 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 	up.Flags().StringVar(&f.osdSize, "osd-size", defaultClusterOSDSize, "each new OSD's store size (a sparse file)")
 	up.Flags().StringVar(&f.auth, "auth", "cephx", "authentication of a new cluster: cephx, or none (no keys, no signatures: for benchmarks against a Ceph set up the same way)")
 	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs, then MDS daemons; metrics from base-port+100")
-	up.Flags().BoolVar(&f.fs, "fs", haveMDSEngine, fmt.Sprintf("give a new cluster with OSDs a file system: pools %s and %s, fs new %s, served by mds.a with mds.b standing by", fsMetaPool, fsDataPool, fsName))
+	up.Flags().BoolVar(&f.fs, "fs", true, fmt.Sprintf("give a new cluster with OSDs a file system: pools %s and %s, fs new %s, served by mds.a with mds.b standing by", fsMetaPool, fsDataPool, fsName))
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the cluster's daemons (SIGTERM, then SIGKILL after --stop-timeout); data is kept",

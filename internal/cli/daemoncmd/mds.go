@@ -18,6 +18,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// MDSCommands are the MDS daemon's commands in the mds group: mkfs, and
+// run with the real engine (daemon.MDSEngine).
+func MDSCommands(cf *clusterconn.Flags, out *cmdutil.Output) []*cobra.Command {
+	return []*cobra.Command{MDSMkfsCommand(cf, out), MDSRunCommand(cf, daemon.MDSEngine())}
+}
+
 // mdsMkfsResult is what mds mkfs prints.
 type mdsMkfsResult struct {
 	Name string `json:"name"`
