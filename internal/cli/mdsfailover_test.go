@@ -30,7 +30,7 @@ type fsWireClient struct {
 type fsWireDispatcher chan msgr.Message
 
 func (d fsWireDispatcher) Dispatch(_ msgr.Peer, m msgr.Message) { d <- m }
-func (d fsWireDispatcher) HandleEvent(msgr.Event)              {}
+func (d fsWireDispatcher) HandleEvent(msgr.Event)               {}
 
 func newFSWireClient(t *testing.T, id uint64) *fsWireClient {
 	name := auth.EntityName{Type: "client", ID: "admin"}
