@@ -49,5 +49,6 @@ func (e cacheEngine) SessionOpened(c server.ClientID) { e.c.SessionOpened(mdcach
 func (e cacheEngine) SessionEnded(c server.ClientID, r locker.EndReason) {
 	e.c.SessionEnded(mdcache.ClientID(c), r)
 }
+func (e cacheEngine) Fenced(c server.ClientID)        { e.c.Fenced(mdcache.ClientID(c)) }
 func (e cacheEngine) Tick(now time.Time)              { e.c.Tick(now) }
 func (e cacheEngine) Close(ctx context.Context) error { return e.c.Close(ctx) }

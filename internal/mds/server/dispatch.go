@@ -403,13 +403,19 @@ func (s *Server) Fence(c ClientID, reason string) {
 	if conn != nil {
 		sendSession(conn, wire.ClientSession{Op: wire.SessionClose, Reason: "evicted: " + reason})
 	}
+	// The engine may be asking from inside its own calls: it is called
+	// back on another goroutine.
 	go func() {
 		defer s.inflight.Done()
-		if err := s.cfg.cluster.Fence(ctx, ClientFenceAddr(c), ClientFenceExpire); err != nil && ctx.Err() == nil {
-			s.log.Error("cannot blocklist a client", "client", c, "err", err)
-		}
 		if had && eng != nil {
 			eng.SessionEnded(c, endEvicted)
+		}
+		if err := s.cfg.cluster.Fence(ctx, ClientFenceAddr(c), ClientFenceExpire); err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("cannot blocklist a client; its caps keep blocking others", "client", c, "err", err)
+			}
+		} else if eng != nil {
+			eng.Fenced(c)
 		}
 		s.forget(ctx, c)
 	}()

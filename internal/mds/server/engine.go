@@ -44,6 +44,10 @@ type Engine interface {
 	// SessionOpened and SessionEnded follow the server's sessions.
 	SessionOpened(client ClientID)
 	SessionEnded(client ClientID, reason locker.EndReason)
+	// Fenced says that the blocklist entry Outbox.Fence asked for is in
+	// the OSD map the daemon has: the client's caps stop blocking
+	// others.
+	Fenced(client ClientID)
 	// Tick is called about once a second.
 	Tick(now time.Time)
 	// Close stops serving, flushes the journal and writes back what is

@@ -135,6 +135,7 @@ func (e *recEngine) SessionOpened(c ClientID) { e.note("opened %d", c) }
 func (e *recEngine) SessionEnded(c ClientID, r locker.EndReason) {
 	e.note("ended %d %d", c, r)
 }
+func (e *recEngine) Fenced(c ClientID)           { e.note("fenced %d", c) }
 func (e *recEngine) Tick(time.Time)              {}
 func (e *recEngine) Close(context.Context) error { e.note("close"); return nil }
 
@@ -566,8 +567,12 @@ func TestFenceEvictsClient(t *testing.T) {
 		defer r.cluster.mu.Unlock()
 		return slices.Contains(r.cluster.fences, "client.gid.7")
 	})
-	r.waitFor("the session's end", func() bool {
-		return slices.Contains(r.eng.log(), fmt.Sprintf("ended 7 %d", locker.EndEvicted))
+	r.waitFor("the session's end, then the engine told of the fence", func() bool {
+		log := r.eng.log()
+		end := slices.Index(log, fmt.Sprintf("ended 7 %d", locker.EndEvicted))
+		fence := slices.Index(log, "fence client.gid.7")
+		fenced := slices.Index(log, "fenced 7")
+		return end >= 0 && fence > end && fenced > fence
 	})
 	if s := c.open(7, "/"); s.Op != wire.SessionReject || !strings.Contains(s.Reason, "EPERM") {
 		t.Fatalf("reopen after fence: %+v", s)
