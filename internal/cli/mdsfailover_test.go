@@ -172,6 +172,13 @@ func TestMDSFailoverKeepsAcknowledgedCreates(t *testing.T) {
 		}
 	}
 
+	// The daemon's metrics show the session and the engine's cache.
+	metrics := scrape(t, localStatus(t, dir)["mds."+active].MetricsAddr)
+	if metricValue(metrics, "cuttle_mds_sessions") != 1 || metricValue(metrics, "cuttle_mds_requests_total") != before ||
+		metricValue(metrics, "cuttle_mds_inodes") < before {
+		t.Errorf("mds.%s's metrics lack its session, requests or cache:\n%s", active, grepLines(metrics, "cuttle_mds_"))
+	}
+
 	pid := localStatus(t, dir)["mds."+active].PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -206,4 +213,15 @@ func TestMDSFailoverKeepsAcknowledgedCreates(t *testing.T) {
 	if r.Result != 0 {
 		t.Fatalf("create after the failover: %+v", r)
 	}
+}
+
+// grepLines returns the lines of s that start with prefix.
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

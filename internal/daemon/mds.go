@@ -14,6 +14,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/mds/beacon"
+	"github.com/cuttlestore/cuttle/internal/mds/mdcache"
 	"github.com/cuttlestore/cuttle/internal/mds/server"
 	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/monc"
@@ -331,6 +332,27 @@ func registerMDSMetrics(reg prometheus.Registerer, srv *server.Server) {
 			func(s server.Status) float64 { return float64(s.Counters.ClientsFenced) }},
 		{"clients_reconnected_total", "Clients that reported their caps after a takeover.", true,
 			func(s server.Status) float64 { return float64(s.Counters.ClientsReconnected) }},
+	}
+	engine := []struct {
+		name, help string
+		value      func(mdcache.Stats) float64
+	}{
+		{"inodes", "Inodes in the rank's cache.", func(s mdcache.Stats) float64 { return float64(s.Inodes) }},
+		{"dentries", "Dentries in the rank's cache.", func(s mdcache.Stats) float64 { return float64(s.Dentries) }},
+		{"dirty_frags", "Directory fragments changed in the journal and not yet written back.", func(s mdcache.Stats) float64 { return float64(s.DirtyFrags) }},
+		{"journal_bytes", "The rank's journal past its expire position.", func(s mdcache.Stats) float64 { return float64(s.JournalBytes) }},
+		{"caps", "Capabilities clients hold on the rank's inodes.", func(s mdcache.Stats) float64 { return float64(s.Caps) }},
+		{"strays", "Unlinked inodes waiting to be purged.", func(s mdcache.Stats) float64 { return float64(s.Strays) }},
+	}
+	for _, x := range engine {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_mds_" + x.name, Help: x.help + " 0 without a rank."},
+			func() float64 {
+				st, ok := engineStats(srv)
+				if !ok {
+					return 0
+				}
+				return x.value(st)
+			}))
 	}
 	for _, x := range series {
 		name, value := "cuttle_mds_"+x.name, func() float64 { return x.value(srv.Status()) }

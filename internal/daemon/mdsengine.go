@@ -52,3 +52,12 @@ func (e cacheEngine) SessionEnded(c server.ClientID, r locker.EndReason) {
 func (e cacheEngine) Fenced(c server.ClientID)        { e.c.Fenced(mdcache.ClientID(c)) }
 func (e cacheEngine) Tick(now time.Time)              { e.c.Tick(now) }
 func (e cacheEngine) Close(ctx context.Context) error { return e.c.Close(ctx) }
+
+// engineStats returns the engine's counters when srv holds a rank with
+// the real engine.
+func engineStats(srv *server.Server) (mdcache.Stats, bool) {
+	if e, ok := srv.Engine().(cacheEngine); ok {
+		return e.c.Stats(), true
+	}
+	return mdcache.Stats{}, false
+}

@@ -165,6 +165,14 @@ type Status struct {
 	Counters Counters
 }
 
+// Engine returns the engine of the rank the server holds (nil while it
+// holds none), for the daemon's metrics.
+func (s *Server) Engine() Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.engine
+}
+
 // Status returns the server's state.
 func (s *Server) Status() Status {
 	s.mu.Lock()
