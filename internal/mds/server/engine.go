@@ -72,3 +72,16 @@ type OpenConfig struct {
 // returns when the rank can serve (the contract's mdcache.Open). The
 // daemon passes the real engine's.
 type Opener func(ctx context.Context, cfg OpenConfig) (Engine, error)
+
+// EngineStats are the engine's counters the daemon exports as metrics.
+type EngineStats struct {
+	Inodes, Dentries, DirtyFrags int
+	JournalBytes                 uint64 // the journal past its expire position
+	Caps, Strays                 int
+}
+
+// StatsEngine is an Engine that reports its counters (the real one does).
+type StatsEngine interface {
+	Engine
+	Stats() EngineStats
+}

@@ -54,6 +54,9 @@ type Config struct {
 	Map MapSource
 	// Open opens the engine for a rank. Required.
 	Open Opener
+	// Follow follows a rank's journal while the daemon is its
+	// standby-replay follower (optional).
+	Follow Follower
 	// ReconnectTimeout bounds the reconnect phase (mds_reconnect_timeout).
 	ReconnectTimeout time.Duration
 	// TickInterval is how often sessions are checked and the engine
