@@ -72,22 +72,36 @@ func (e cacheEngine) Stats() server.EngineStats {
 }
 
 // Follower follows a rank's journal for a standby-replay daemon
-// (journal.Follower, polled every interval), retrying while the journal
-// is not written yet, until ctx ends.
+// (journal.Follower, polled every interval) until ctx ends. It waits
+// while the journal is not written yet, and starts again from the new
+// expire position when the active rank trimmed past the follower (the
+// entries it missed are written back to the directory objects, which a
+// takeover reads anyway).
 func Follower() server.Follower {
 	return func(ctx context.Context, cfg server.FollowConfig) {
 		log := cfg.Logger
-		var f *journal.Follower
-		var err error
-		for {
-			if f, err = journal.NewFollower(ctx, cfg.Meta, uint64(mdtypes.JournalIno(cfg.Rank))); err == nil {
-				break
+		var entries, restarts int
+		for ctx.Err() == nil {
+			f, err := journal.NewFollower(ctx, cfg.Meta, uint64(mdtypes.JournalIno(cfg.Rank)))
+			if err == nil {
+				if restarts == 0 {
+					log.Info("standby-replay: following the rank's journal", "from", f.Pos())
+				}
+				err = f.Follow(ctx, cfg.Clock, cfg.Interval, func(journal.Entry) error { entries++; return nil })
+				switch {
+				case ctx.Err() != nil:
+					log.Info("standby-replay: stopped following", "entries", entries, "restarts", restarts, "pos", f.Pos())
+					return
+				case errors.Is(err, journal.ErrTrimmedPast):
+					restarts++
+					log.Debug("standby-replay: the journal was trimmed past the follower; following from its expire position", "err", err)
+					continue
+				}
+				log.Warn("standby-replay: following failed; trying again", "entries", entries, "err", err)
+			} else {
+				// The rank's journal may not be written yet (a new rank).
+				log.Debug("standby-replay: cannot follow the journal yet", "err", err)
 			}
-			if ctx.Err() != nil {
-				return
-			}
-			// The rank's journal may not be written yet (a new rank).
-			log.Debug("standby-replay: cannot follow the journal yet", "err", err)
 			t := cfg.Clock.NewTimer(cfg.Interval)
 			select {
 			case <-ctx.Done():
@@ -96,13 +110,5 @@ func Follower() server.Follower {
 			case <-t.C():
 			}
 		}
-		log.Info("standby-replay: following the rank's journal", "from", f.Pos())
-		var entries int
-		err = f.Follow(ctx, cfg.Clock, cfg.Interval, func(journal.Entry) error { entries++; return nil })
-		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-			log.Info("standby-replay: stopped following", "entries", entries, "pos", f.Pos())
-			return
-		}
-		log.Warn("standby-replay: following stopped", "entries", entries, "err", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 type chanDispatcher chan msgr.Message
 
 func (d chanDispatcher) Dispatch(_ msgr.Peer, m msgr.Message) { d <- m }
-func (d chanDispatcher) HandleEvent(msgr.Event)              {}
+func (d chanDispatcher) HandleEvent(msgr.Event)               {}
 
 // client speaks the file-system protocol over the simulator's network.
 type client struct {
