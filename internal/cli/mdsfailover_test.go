@@ -213,6 +213,13 @@ func TestMDSFailoverKeepsAcknowledgedCreates(t *testing.T) {
 	if r.Result != 0 {
 		t.Fatalf("create after the failover: %+v", r)
 	}
+	// The killed daemon, started again, is a new incarnation: a standby.
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir); err != nil {
+		t.Fatalf("cluster up again: %v\n%s%s", err, out, stderr)
+	}
+	c.waitFor("mds."+active+" to stand by", func() bool {
+		return c.cli("mds", "stat") == fmt.Sprintf("cephfs:1 {0=%s=up:active} 1 up:standby\n", standby)
+	})
 }
 
 // grepLines returns the lines of s that start with prefix.
