@@ -73,6 +73,7 @@ var layers = []struct {
 
 	{"striper/...", layerLibraries},
 	{"rbd", layerLibraries},
+	{"fsclient/...", layerLibraries},
 	{"kv/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
@@ -107,6 +108,7 @@ var sameLayerImports = map[string][]string{
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
 	"internal/objectstore/blockstore/format": {"internal/objectstore"},
+	"internal/objectstore/devemu":            {"internal/objectstore"},
 
 	// L2
 	"internal/msgr/memnet": {"internal/msgr"},
@@ -156,6 +158,12 @@ var sameLayerImports = map[string][]string{
 		"internal/mds/locker", "striper", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
+	// The file-system client reads and writes file data through the
+	// striper, uses the locker's cap bits (CanCache, CanBuffer) and
+	// drives its pure cores.
+	"fsclient": {"striper", "striper/layout", "internal/mds/locker", "fsclient/internal/..."},
+	// The client's cap table speaks the locker's cap bits.
+	"fsclient/internal/captab": {"internal/mds/locker"},
 	// The MDS daemon's server ends sessions in the locker's terms.
 	"internal/mds/server": {"internal/mds/locker"},
 	// The seam's adapter hands the real engine, and the journal's
@@ -181,8 +189,9 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
-	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
+	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
+	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
+	"internal/cli/toolcmd":  {"internal/cli/cmdutil", "internal/bench"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their

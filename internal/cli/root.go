@@ -67,6 +67,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/mountcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/rbdcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
@@ -141,6 +142,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	radoscmd.AddRadosCommands(root, out, cf.Dial)
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	rbdcmd.AddRBDCommands(root, out, cf.Dial)
+	mountcmd.AddMountCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root
