@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/fsclient"
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/daemon"
 	"github.com/cuttlestore/cuttle/internal/mds/cacheengine"
@@ -169,5 +170,114 @@ func TestDaemonWithEngineFailsOver(t *testing.T) {
 			}
 			t.Fatalf("readdir after the failover: result %d, %d entries: %s", r.Result, len(r.Dir.Entries), strings.Join(names, " "))
 		}
+	})
+}
+
+// The file-system client library against the daemon with the real
+// engine, in the simulator: files written and synced through mds.a are
+// read back, byte for byte, through mds.b after mds.a stops, and the
+// client goes on creating: the library follows the MDS map, reconnects
+// and resumes by itself.
+func TestFSClientAcrossFailover(t *testing.T) {
+	// Known failure, kept as its reproduction: the first fsync waits
+	// forever. The client's cap flush reaches the engine's HandleCaps
+	// (the server routes it), and the engine sends no cap message back
+	// (no flush ack through the Outbox), so the client waits until the
+	// engine fences it for not releasing caps (300 s of virtual time).
+	// Between the engine's and the client's cap protocols; the daemon
+	// passes both ways unchanged.
+	t.Skip("fsync through fsclient gets no flush ack from the engine (see the comment); remove this skip when it does")
+	synctest.Test(t, func(t *testing.T) {
+		c := sim.New(t, sim.Options{})
+		for i := range 3 {
+			c.AddOSD(fmt.Sprintf("host%d", i))
+		}
+		c.Run("osd pool create", "pool", "cephfs_metadata", "pg_num", "8")
+		c.Run("osd pool create", "pool", "cephfs_data", "pg_num", "8")
+		c.Run("fs new", "fs_name", "cephfs", "metadata", "cephfs_metadata", "data", "cephfs_data")
+		stops := map[string]func(){}
+		start := func(name string, nonce uint64) {
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			cfg := daemon.MDSConfig{Name: name, Listen: "mds-" + name + ":6800", Mons: c.MonAddrs(), Nonce: nonce,
+				Network: c.Net.Host("mds-" + name + ":6800"), Logger: sim.Logger("mds." + name),
+				Open: cacheengine.Opener(), Follow: cacheengine.Follower()}
+			go func() { done <- daemon.RunMDS(ctx, cfg) }()
+			stops[name] = func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("mds.%s: %v", name, err)
+				}
+			}
+		}
+		waitStat := func(want string) {
+			t.Helper()
+			for i := 0; c.Run("mds stat").Text != want; i++ {
+				if i == 600 {
+					t.Fatalf("mds stat %q, want %q", c.Run("mds stat").Text, want)
+				}
+				time.Sleep(100 * time.Millisecond) // virtual time: the beacons' pace
+			}
+		}
+		start("a", 1)
+		waitStat("cephfs:1 {0=a=up:active}\n")
+		start("b", 2)
+		defer func() { stops["b"]() }()
+		waitStat("cephfs:1 {0=a=up:active} 1 up:standby\n")
+
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // virtual time
+		defer cancel()
+		fc, err := fsclient.Mount(ctx, c.Client("client.admin"), "cephfs", fsclient.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fc.Close(context.Background())
+		data := func(i int) []byte { return []byte(strings.Repeat(fmt.Sprintf("file %d ", i), 100)) }
+		const files = 10
+		if err := fc.Mkdir(ctx, "/d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range files {
+			f, err := fc.Create(ctx, fmt.Sprintf("/d/f%d", i), 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write(ctx, data(i)); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		stops["a"]()
+		died := time.Now()
+		if err := fc.Mkdir(ctx, "/after", 0o755); err != nil {
+			t.Fatalf("mkdir across the failover: %v", err)
+		}
+		t.Logf("a mkdir issued when mds.a stopped returned %v later", time.Since(died))
+		if took := time.Since(died); took > 10*time.Second {
+			t.Errorf("the client's operation waited %v across the failover; want under 10 s", took)
+		}
+		ents, err := fc.ReadDir(ctx, "/d")
+		if err != nil || len(ents) != files {
+			t.Fatalf("readdir after the failover: %d entries, %v", len(ents), err)
+		}
+		for i := range files {
+			f, err := fc.Open(ctx, fmt.Sprintf("/d/f%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, len(data(i))+10)
+			n, err := f.ReadAt(ctx, got, 0)
+			if (err != nil && n != len(data(i))) || string(got[:n]) != string(data(i)) {
+				t.Fatalf("f%d after the failover: %d bytes %q, %v", i, n, got[:min(n, 40)], err)
+			}
+			f.Close(ctx)
+		}
+		waitStat("cephfs:1 {0=b=up:active}\n")
 	})
 }

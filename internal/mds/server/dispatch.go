@@ -378,9 +378,11 @@ func (s *Server) sendTo(c ClientID, msg msgr.Message) {
 	s.mu.Lock()
 	conn := s.conns[c]
 	s.mu.Unlock()
-	if conn != nil {
-		trySend(conn, msg)
+	if conn == nil {
+		s.log.Debug("dropping a message for a client without a session", "client", c, "type", msg.Type)
+		return
 	}
+	trySend(conn, msg)
 }
 
 // Fence implements Outbox: client c is blocklisted (in the background)
@@ -435,9 +437,10 @@ func sendForward(conn *msgr.Session, f wire.ClientRequestForward) {
 
 // trySend queues msg without blocking; a full or closed session drops
 // it (the client resends, or its session times out).
-func trySend(conn *msgr.Session, msg msgr.Message) {
+func trySend(conn *msgr.Session, msg msgr.Message) bool {
 	if conn == nil {
-		return
+		return false
 	}
-	_, _ = conn.TrySend(msg)
+	ok, err := conn.TrySend(msg)
+	return ok && err == nil
 }
