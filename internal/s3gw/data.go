@@ -57,6 +57,21 @@ func (g *Gateway) writeData(ctx context.Context, id uint64, body io.Reader, size
 			return off, nil, err
 		}
 	}
+	// Read to the end: a signed payload's hash and an aws-chunked body's
+	// last chunk are checked at EOF, before anything is committed.
+	var one [1]byte
+	for {
+		n, err := body.Read(one[:])
+		if n > 0 {
+			return off, nil, errIncompleteBody.withMessage("The body is longer than its declared length of %d bytes.", size)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return off, nil, err
+		}
+	}
 	return off, h.Sum(nil), nil
 }
 

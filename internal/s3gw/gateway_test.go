@@ -192,3 +192,9 @@ func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {
 var _ = meta.ErrNoSuchObject
 var _ = fmt.Sprint
 var _ = io.EOF
+
+func md5sum(b []byte) []byte { s := md5.Sum(b); return s[:] }
+
+func io_nopCloser(r io.Reader) io.ReadCloser { return io.NopCloser(r) }
+
+type httpRecorder = httptest.ResponseRecorder

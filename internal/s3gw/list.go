@@ -42,6 +42,19 @@ func (g *Gateway) listObjects(ctx context.Context, ix *meta.Index, prefix, delim
 	if start < prefix {
 		start = prefix
 	}
+	// A start inside a common prefix (a marker that is one, or a key
+	// under one) resumes after the whole prefix, which was returned.
+	if delimiter != "" && strings.HasPrefix(start, prefix) {
+		if i := strings.Index(start[len(prefix):], delimiter); i >= 0 {
+			cp := start[:len(prefix)+i+len(delimiter)]
+			if start != cp {
+				start = prefixEnd(cp)
+				if start == "" {
+					return p, nil
+				}
+			}
+		}
+	}
 	end := prefixEnd(prefix)
 	if max == 0 {
 		return p, nil

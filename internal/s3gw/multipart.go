@@ -169,11 +169,13 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta}
 	used := map[uint64]bool{}
 	prev := 0
-	for i, rp := range req.Parts {
+	for _, rp := range req.Parts {
 		if rp.PartNumber <= prev {
 			return errInvalidPartOrder
 		}
 		prev = rp.PartNumber
+	}
+	for i, rp := range req.Parts {
 		p, ok := byNum[rp.PartNumber]
 		if !ok || strings.Trim(rp.ETag, `" `) != p.ETag {
 			return errInvalidPart.withMessage("Part %d was not uploaded, or its ETag is not %s.", rp.PartNumber, rp.ETag)
