@@ -56,7 +56,9 @@ func TestMultipart(t *testing.T) {
 		}
 		e.want(e.do(req{method: "DELETE", target: "/mpu"}), 409, "BucketNotEmpty")
 
-		complete := func(b []byte) *httpRecorder { return e.do(req{method: "POST", target: "/mpu/obj?uploadId=" + id, body: b}) }
+		complete := func(b []byte) *httpRecorder {
+			return e.do(req{method: "POST", target: "/mpu/obj?uploadId=" + id, body: b})
+		}
 		e.want(complete(completeBody("2", e2, "1", e1)), 400, "InvalidPartOrder")
 		e.want(complete(completeBody("1", e1, "2", `"0123"`)), 400, "InvalidPart")
 		e.want(complete(completeBody("1", e1, "4", e2)), 400, "InvalidPart")

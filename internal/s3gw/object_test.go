@@ -38,7 +38,7 @@ func TestObjects(t *testing.T) {
 		// Ranges (RFC 9110 section 14, as GetObject's Range).
 		for _, rc := range []struct {
 			rng, want, crange string
-			status          int
+			status            int
 		}{
 			{"bytes=0-4", "hello", "bytes 0-4/39", 206},
 			{"bytes=7-", string(body[7:]), "bytes 7-38/39", 206},
