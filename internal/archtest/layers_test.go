@@ -76,6 +76,7 @@ var layers = []struct {
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
+	{"internal/s3gw/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
@@ -169,6 +170,10 @@ var sameLayerImports = map[string][]string{
 	// The block image commands print through cmdutil.
 	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
+	// The S3 gateway wires its records and its signature checks; its
+	// command family runs it and manages its users.
+	"internal/s3gw":      {"internal/s3gw/meta", "internal/s3gw/sigv4"},
+	"internal/cli/s3cmd": {"internal/cli/cmdutil", "internal/s3gw", "internal/s3gw/meta"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their
