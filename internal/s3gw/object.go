@@ -328,7 +328,13 @@ func (g *Gateway) setObjectHeaders(w http.ResponseWriter, en meta.Entry) {
 	h.Set("Last-Modified", en.MTime.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
 	for k, v := range en.Meta {
-		h[http.CanonicalHeaderKey(k)] = []string{v}
+		if strings.HasPrefix(k, "x-amz-meta-") {
+			// As S3 sends them: lowercase, so clients give back the
+			// names they stored (botocore keeps the case it receives).
+			h[k] = []string{v}
+		} else {
+			h[http.CanonicalHeaderKey(k)] = []string{v}
+		}
 	}
 	if n := len(en.Extents); n > 1 || strings.Contains(en.ETag, "-") {
 		if i := strings.LastIndexByte(en.ETag, '-'); i >= 0 {
