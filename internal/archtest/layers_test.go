@@ -57,6 +57,7 @@ var layers = []struct {
 	{"internal/config", layerModels},
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
+	{"internal/fsx", layerModels},
 
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
@@ -78,6 +79,7 @@ var layers = []struct {
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/s3gw/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
+	{"internal/fusemount", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
 
@@ -89,6 +91,7 @@ var layers = []struct {
 	{"internal/objectstore/storetest", layerTestOnly},
 	{"internal/cls/clstest", layerTestOnly},
 	{"internal/mon/montest", layerTestOnly},
+	{"internal/posixtest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same
