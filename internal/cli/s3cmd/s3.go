@@ -51,7 +51,7 @@ at it.`,
 	user.AddCommand(userCreateCommand(e), userLsCommand(e), userInfoCommand(e), userRmCommand(e))
 	key := &cobra.Command{Use: "key COMMAND ...", Short: "Create and remove users' access keys"}
 	key.AddCommand(keyCreateCommand(e), keyRmCommand(e))
-	c.AddCommand(serveCommand(e), user, key)
+	c.AddCommand(serveCommand(e), gcCommand(e), user, key)
 	root.AddCommand(c)
 }
 
@@ -322,6 +322,7 @@ address it listens on, then serves until interrupted.`,
 			}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
+			go collectLoop(ctx, gw, log)
 			select {
 			case err := <-done:
 				return fmt.Errorf("s3 serve: %w", err)
@@ -337,4 +338,69 @@ address it listens on, then serves until interrupted.`,
 	c.Flags().StringVar(&domain, "domain", "", "the gateway's DNS name, for virtual-host addressing (bucket.DOMAIN)")
 	c.Flags().StringVar(&region, "region", "us-east-1", "the region the gateway reports")
 	return c
+}
+
+// gcInterval is how often a serving gateway goes through the garbage list.
+const gcInterval = 10 * time.Minute
+
+// collectLoop collects garbage now and every gcInterval until ctx ends.
+func collectLoop(ctx context.Context, gw *s3gw.Gateway, log *slog.Logger) {
+	t := time.NewTicker(gcInterval)
+	defer t.Stop()
+	for {
+		res, err := gw.CollectGarbage(ctx, s3gw.DefaultGarbageAge)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("garbage collection", "err", err)
+		} else if res.Removed+res.Kept > 0 {
+			log.Info("garbage collection", "removed", res.Removed, "kept", res.Kept, "young", res.Young)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func gcCommand(e *env) *cobra.Command {
+	var minAge time.Duration
+	c := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove the data that overwrites, deletes and crashed gateways left behind",
+		Long: `Go through the gateway's garbage list once (serving gateways do it every
+10 minutes): data of records older than --min-age that no object and no
+upload in progress names are removed. Lower --min-age only when no
+upload is running: a record younger than an upload in flight may be
+its data.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conn, ioctx, err := e.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			gw, err := s3gw.New(s3gw.Config{IO: ioctx, KV: kvConfig()})
+			if err != nil {
+				return err
+			}
+			res, err := gw.CollectGarbage(cmd.Context(), minAge)
+			if err != nil {
+				return failure(err)
+			}
+			r := gcReport{Removed: res.Removed, Kept: res.Kept, Young: res.Young}
+			return e.out.Print(r, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "removed %d, kept %d in use, %d younger than %s\n", r.Removed, r.Kept, r.Young, minAge)
+				return err
+			})
+		},
+	}
+	c.Flags().DurationVar(&minAge, "min-age", s3gw.DefaultGarbageAge, "leave records younger than this")
+	return c
+}
+
+// gcReport is what gc prints.
+type gcReport struct {
+	Removed int `json:"removed"`
+	Kept    int `json:"kept"`
+	Young   int `json:"young"`
 }

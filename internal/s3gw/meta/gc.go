@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cuttlestore/cuttle/kv"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -87,4 +88,23 @@ func (s *Store) SwapGarbage(ctx context.Context, add []Garbage, drop []uint64) e
 		return fmt.Errorf("gc list: %w", err)
 	}
 	return nil
+}
+
+// IndexByID opens the index of the bucket whose id is id, without
+// creating it: ok is false when it does not exist (the bucket is gone).
+func (s *Store) IndexByID(ctx context.Context, id string) (ix *Index, ok bool, err error) {
+	s.mu.Lock()
+	ix = s.indexes[id]
+	s.mu.Unlock()
+	if ix != nil {
+		return ix, true, nil
+	}
+	st, err := kv.Open(ctx, s.io, indexName(id), s.kvc)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("index of bucket id %s: %w", id, err)
+	}
+	return &Index{kv: st}, true, nil
 }
