@@ -38,7 +38,8 @@ func TestAuthErrors(t *testing.T) {
 		}}), 400, "AuthorizationHeaderMalformed")
 		e.want(e.do(req{method: "GET", target: "/authb/k", mutate: func(r *http.Request) {
 			r.Header.Set("Authorization", "AWS "+e.alice.AccessKeyID+":c2lnbmF0dXJl")
-		}}), 501, "NotImplemented")
+			r.Header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		}}), 403, "SignatureDoesNotMatch")
 		// Bob may not touch alice's bucket.
 		e.want(e.do(req{method: "PUT", target: "/authb/k", body: []byte("x"), creds: &e.bob}), 403, "AccessDenied")
 		e.want(e.do(req{method: "GET", target: "/authb?list-type=2", creds: &e.bob}), 403, "AccessDenied")

@@ -99,7 +99,7 @@ func New(cfg Config) (*Gateway, error) {
 		now:  cfg.Now,
 		keys: map[string]cachedKey{},
 	}
-	g.verify = sigv4.New(g.lookupSecret, cfg.Now)
+	g.verify = sigv4.New(g.lookupSecret, cfg.Now, sigv4.WithHostBucket(g.hostBucket))
 	return g, nil
 }
 
@@ -153,18 +153,29 @@ func newRequestID() string {
 	return strings.ToUpper(hex.EncodeToString(b[:]))
 }
 
+// hostBucket is the bucket a virtual-host-style request names by its
+// host, or "".
+func (g *Gateway) hostBucket(r *http.Request) string {
+	if g.cfg.Domain == "" {
+		return ""
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	b, _ := strings.CutSuffix(strings.ToLower(host), "."+strings.ToLower(g.cfg.Domain))
+	if b == strings.ToLower(host) {
+		return ""
+	}
+	return b
+}
+
 // split finds the bucket and key: from the host under Domain
 // (virtual-host style), else from the path's first segment.
 func (g *Gateway) split(r *http.Request) (bucket, key string) {
 	path := strings.TrimPrefix(r.URL.Path, "/")
-	if g.cfg.Domain != "" {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if b, ok := strings.CutSuffix(strings.ToLower(host), "."+strings.ToLower(g.cfg.Domain)); ok && b != "" {
-			return b, path
-		}
+	if b := g.hostBucket(r); b != "" {
+		return b, path
 	}
 	bucket, key, _ = strings.Cut(path, "/")
 	return bucket, key

@@ -2,7 +2,8 @@
 // the Authorization header, presigned query-string URLs, unsigned and
 // signed payloads, and aws-chunked streaming bodies with a signature per
 // chunk (STREAMING-AWS4-HMAC-SHA256-PAYLOAD) or none
-// (STREAMING-UNSIGNED-PAYLOAD-TRAILER).
+// (STREAMING-UNSIGNED-PAYLOAD-TRAILER); and Signature Version 2 (header
+// and presigned query, v2.go) for old clients.
 //
 // It owns the canonical request built from what arrived on the wire, the
 // string to sign, the signing key and the chunk decoder. It must not know

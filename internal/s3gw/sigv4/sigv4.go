@@ -35,7 +35,7 @@ var (
 	ErrExpired = errors.New("sigv4: request has expired")
 	// ErrPayloadHash: the body's SHA-256 is not the one signed.
 	ErrPayloadHash = errors.New("sigv4: payload SHA-256 mismatch")
-	// ErrUnsupported: another algorithm (V2, ECDSA).
+	// ErrUnsupported: another algorithm (ECDSA, ...).
 	ErrUnsupported = errors.New("sigv4: unsupported authorization")
 	// ErrChunk: an aws-chunked body does not parse or a chunk's
 	// signature is wrong.
@@ -62,17 +62,22 @@ type Lookup func(ctx context.Context, accessKey string) (secret string, err erro
 
 // Verifier checks requests' signatures.
 type Verifier struct {
-	lookup Lookup
-	now    func() time.Time
+	lookup     Lookup
+	now        func() time.Time
+	hostBucket func(*http.Request) string
 }
 
 // New returns a Verifier that finds secrets with lookup and reads the
 // time from now (time.Now when nil).
-func New(lookup Lookup, now func() time.Time) *Verifier {
+func New(lookup Lookup, now func() time.Time, opts ...Option) *Verifier {
 	if now == nil {
 		now = time.Now
 	}
-	return &Verifier{lookup: lookup, now: now}
+	v := &Verifier{lookup: lookup, now: now}
+	for _, o := range opts {
+		o(v)
+	}
+	return v
 }
 
 // Result is what a verified request carries on.
@@ -110,12 +115,14 @@ func (v *Verifier) Verify(ctx context.Context, r *http.Request) (Result, error) 
 	var a auth
 	var err error
 	switch h := r.Header.Get("Authorization"); {
+	case strings.HasPrefix(h, "AWS "):
+		return v.verifyV2(ctx, r, h)
 	case h != "":
 		a, err = parseHeader(h, r)
 	case q.Get("X-Amz-Algorithm") != "" || q.Get("X-Amz-Signature") != "":
 		a, err = parseQuery(q, v.now())
 	case q.Get("Signature") != "" || q.Get("AWSAccessKeyId") != "":
-		return res, fmt.Errorf("%w: signature version 2 query", ErrUnsupported)
+		return v.verifyV2(ctx, r, "")
 	default:
 		return res, ErrMissing
 	}
@@ -184,9 +191,6 @@ func parseHeader(h string, r *http.Request) (auth, error) {
 		return a, fmt.Errorf("%w: %q", ErrMalformed, h)
 	}
 	if alg != algorithm {
-		if alg == "AWS" {
-			return a, fmt.Errorf("%w: signature version 2", ErrUnsupported)
-		}
 		return a, fmt.Errorf("%w: algorithm %q", ErrUnsupported, alg)
 	}
 	fields := map[string]string{}
@@ -210,7 +214,7 @@ func parseHeader(h string, r *http.Request) (auth, error) {
 	if ds != "" {
 		a.amzDate, err = time.Parse(timeFormat, ds)
 	} else if ds = r.Header.Get("Date"); ds != "" {
-		a.amzDate, err = http.ParseTime(ds)
+		a.amzDate, err = parseHTTPDate(ds)
 	} else {
 		return a, fmt.Errorf("%w: no x-amz-date or date header", ErrMalformed)
 	}

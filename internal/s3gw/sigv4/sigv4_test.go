@@ -178,8 +178,12 @@ func TestAnonymousAndV2(t *testing.T) {
 		t.Fatalf("anonymous: %v", err)
 	}
 	r.Header.Set("Authorization", "AWS AKIA:c2ln")
+	if _, err := v.Verify(context.Background(), r); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("v2 without a date: %v", err)
+	}
+	r.Header.Set("Authorization", "AWS4-ECDSA-P256-SHA256 Credential=x")
 	if _, err := v.Verify(context.Background(), r); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("v2: %v", err)
+		t.Fatalf("sigv4a: %v", err)
 	}
 	for _, h := range []string{"AWS4-HMAC-SHA256", "AWS4-HMAC-SHA256 Credential=x", "AWS4-HMAC-SHA256 Credential=a/b/c/d/e, SignedHeaders=host, Signature=00"} {
 		r.Header.Set("Authorization", h)

@@ -21,6 +21,9 @@ assert [p["Prefix"] for p in r["CommonPrefixes"]] == ["a/", "p/"], r
 s3.copy_object(Bucket=b, Key="copy", CopySource={"Bucket": b, "Key": "a/x.txt"})
 url = s3.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "copy"}, ExpiresIn=60)
 assert urllib.request.urlopen(url).read() == b"hello boto"
+# boto3's default presigner signs with Signature Version 2.
+url = boto3.client("s3", endpoint_url=ep).generate_presigned_url("get_object", Params={"Bucket": b, "Key": "copy"}, ExpiresIn=60)
+assert "AWSAccessKeyId=" in url and urllib.request.urlopen(url).read() == b"hello boto", url
 data = os.urandom(13 << 20)
 s3.upload_fileobj(io.BytesIO(data), b, "big", Config=boto3.s3.transfer.TransferConfig(multipart_threshold=5 << 20, multipart_chunksize=5 << 20))
 got = s3.get_object(Bucket=b, Key="big")
