@@ -198,3 +198,5 @@ func md5sum(b []byte) []byte { s := md5.Sum(b); return s[:] }
 func io_nopCloser(r io.Reader) io.ReadCloser { return io.NopCloser(r) }
 
 type httpRecorder = httptest.ResponseRecorder
+
+func decodeBody(b []byte, v any) error { return xml.Unmarshal(b, v) }
