@@ -68,8 +68,10 @@ func clientEnv(access, secret string) []string {
 		"AWS_DEFAULT_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true")
 }
 
-// The aws command line: s3 mb, cp (a multipart upload above 8 MiB), ls,
-// sync, rm, and the s3api multipart calls, against the gateway.
+// The aws command line: s3 mb, cp both ways (a multipart upload above 8
+// MiB), sync, ls, rb --force, and a multipart upload through s3api,
+// against the gateway. (Each aws run costs a Python start: the test keeps
+// to ten; boto3's test covers the rest.)
 func TestAWSCLI(t *testing.T) {
 	needTool(t, "aws")
 	url, access, secret := tcpGateway(t)
@@ -106,13 +108,6 @@ func TestAWSCLI(t *testing.T) {
 		t.Fatalf("big.bin read back: %d bytes, %v", len(back), err)
 	}
 	aws("s3", "sync", "tree", "s3://cli-bucket/tree")
-	if got := aws("s3", "ls", "s3://cli-bucket/tree/"); !strings.Contains(got, "PRE sub/") || !strings.Contains(got, " a\n") || !strings.Contains(got, " b\n") {
-		t.Fatalf("ls: %s", got)
-	}
-	if got := aws("s3", "ls", "--recursive", "s3://cli-bucket"); strings.Count(got, "\n") != 4 || !strings.Contains(got, "12582912 big.bin") {
-		t.Fatalf("ls --recursive: %s", got)
-	}
-
 	// s3api: a multipart upload by hand.
 	var up struct{ UploadId string }
 	if err := json.Unmarshal([]byte(aws("s3api", "create-multipart-upload", "--bucket", "cli-bucket", "--key", "mp")), &up); err != nil {
@@ -129,19 +124,15 @@ func TestAWSCLI(t *testing.T) {
 		}
 		parts = append(parts, map[string]any{"PartNumber": i + 1, "ETag": r.ETag})
 	}
-	if got := aws("s3api", "list-parts", "--bucket", "cli-bucket", "--key", "mp", "--upload-id", up.UploadId, "--query", "Parts[].Size", "--output", "text"); strings.TrimSpace(got) != "5242880\t7" {
-		t.Fatalf("list-parts: %q", got)
-	}
 	mpu, _ := json.Marshal(map[string]any{"Parts": parts})
 	aws("s3api", "complete-multipart-upload", "--bucket", "cli-bucket", "--key", "mp", "--upload-id", up.UploadId, "--multipart-upload", string(mpu))
-	if got := aws("s3api", "head-object", "--bucket", "cli-bucket", "--key", "mp", "--query", "[ContentLength,ETag]", "--output", "text"); !strings.HasPrefix(got, "5242887\t") || !strings.Contains(got, `-2"`) {
-		t.Fatalf("head-object: %q", got)
+	got := aws("s3", "ls", "--recursive", "s3://cli-bucket")
+	for _, want := range []string{"12582912 big.bin", "5242887 mp", " 6 tree/a", " 6 tree/b", " 10 tree/sub/c"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("ls --recursive: no %q in\n%s", want, got)
+		}
 	}
-	aws("s3", "rm", "--recursive", "s3://cli-bucket")
-	aws("s3", "rb", "s3://cli-bucket")
-	if got := aws("s3", "ls"); strings.Contains(got, "cli-bucket") {
-		t.Fatalf("ls after rb: %s", got)
-	}
+	aws("s3", "rb", "--force", "s3://cli-bucket") // removes the objects, then the bucket
 }
 
 // boto3: objects with metadata, ranges, paginated listings, copy, a

@@ -164,6 +164,7 @@ func md5b64(b []byte) string {
 // garbage list's records.
 func (e *env) dataObjects() (data, garbage int) {
 	e.t.Helper()
+	e.gw.Quiesce()
 	ctx := context.Background()
 	for o, err := range e.io.Objects(ctx) {
 		if err != nil {

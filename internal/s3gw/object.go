@@ -120,6 +120,7 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := g.checkWritePreconditions(ctx, ix, rq.key, r.Header); err != nil {
 		return err
 	}
+	old := prefetch(ctx, ix, rq.key)
 	id := meta.NewID()
 	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: size, BucketID: b.ID, Key: rq.key}); err != nil {
 		return err
@@ -136,7 +137,7 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
-	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}); err != nil {
+	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, old); err != nil {
 		return err
 	}
 	w.Header().Set("ETag", quote(en.ETag))
@@ -187,20 +188,52 @@ func (g *Gateway) discard(ctx context.Context, xs ...meta.Extent) {
 	}
 }
 
-// commit makes en key's entry, then retires the data of the entry it
-// replaced: the new data's garbage records (pending) are dropped and the
-// old data's added in one write, then the old data removed.
-func (g *Gateway) commit(ctx context.Context, b meta.Bucket, ix *meta.Index, key string, en meta.Entry, pending []uint64) error {
-	old, err := ix.Get(ctx, key)
-	hadOld := err == nil
-	if err != nil && !errors.Is(err, meta.ErrNoSuchObject) {
+// oldEntry is a read of the entry a write will replace, started early so
+// it overlaps the write's data I/O.
+type oldEntry func() (meta.Entry, bool, error)
+
+// prefetch starts reading key's entry.
+func prefetch(ctx context.Context, ix *meta.Index, key string) oldEntry {
+	type result struct {
+		en  meta.Entry
+		ok  bool
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		en, err := ix.Get(ctx, key)
+		if errors.Is(err, meta.ErrNoSuchObject) {
+			ch <- result{}
+			return
+		}
+		ch <- result{en, err == nil, err}
+	}()
+	var r *result
+	return func() (meta.Entry, bool, error) {
+		if r == nil {
+			v := <-ch
+			r = &v
+		}
+		return r.en, r.ok, r.err
+	}
+}
+
+// commit makes en key's entry, then, in the background once the client
+// has its answer, retires the data of the entry it replaced: the new
+// data's garbage records (pending) are dropped and the old data's added
+// in one write, then the old data removed. A gateway stopped before that
+// leaves garbage records, which the collector finishes.
+func (g *Gateway) commit(ctx context.Context, b meta.Bucket, ix *meta.Index, key string, en meta.Entry, pending []uint64, old oldEntry) error {
+	if old == nil {
+		old = prefetch(ctx, ix, key)
+	}
+	prev, hadOld, err := old()
+	if err != nil {
 		return err
 	}
 	if err := ix.Put(ctx, key, en); err != nil {
 		return err
 	}
-	// The object is stored; what follows is cleanup, which the garbage
-	// list finishes if it fails here.
 	ctx = context.WithoutCancel(ctx)
 	var retired []meta.Extent
 	var add []meta.Garbage
@@ -209,24 +242,40 @@ func (g *Gateway) commit(ctx context.Context, b meta.Bucket, ix *meta.Index, key
 		for _, x := range en.Extents {
 			keep[x.ID] = true
 		}
-		for _, x := range old.Extents {
+		for _, x := range prev.Extents {
 			if !keep[x.ID] {
 				retired = append(retired, x)
 				add = append(add, meta.Garbage{ID: x.ID, Size: x.Size, BucketID: b.ID, Key: key})
 			}
 		}
 	}
-	if len(add) > 0 || len(pending) > 0 {
+	if len(add) == 0 && len(pending) == 0 {
+		return nil
+	}
+	g.background(func() {
 		if err := g.meta.SwapGarbage(ctx, add, pending); err != nil {
 			g.log.Warn("commit: garbage list", "bucket", b.Name, "key", key, "err", err)
-			return nil
+			return
 		}
-	}
-	if len(retired) > 0 {
-		g.discard(ctx, retired...)
-	}
+		if len(retired) > 0 {
+			g.discard(ctx, retired...)
+		}
+	})
 	return nil
 }
+
+// background runs cleanup that the client need not wait for; Quiesce
+// waits for it.
+func (g *Gateway) background(f func()) {
+	g.bg.Add(1)
+	go func() {
+		defer g.bg.Done()
+		f()
+	}()
+}
+
+// Quiesce waits until the cleanup started by finished requests is done.
+func (g *Gateway) Quiesce() { g.bg.Wait() }
 
 // etagMatches says whether an If-Match / If-None-Match list names etag.
 func etagMatches(list, etag string) bool {
@@ -453,7 +502,8 @@ func (g *Gateway) removeObject(ctx context.Context, b meta.Bucket, key string) e
 		return err
 	}
 	if len(en.Extents) > 0 {
-		g.discard(ctx, en.Extents...)
+		ctx := context.WithoutCancel(ctx)
+		g.background(func() { g.discard(ctx, en.Extents...) })
 	}
 	return nil
 }
@@ -605,7 +655,7 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
-	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}); err != nil {
+	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, nil); err != nil {
 		return err
 	}
 	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag)})

@@ -60,6 +60,8 @@ type Gateway struct {
 
 	mu   sync.Mutex
 	keys map[string]cachedKey
+
+	bg sync.WaitGroup // background cleanup (Quiesce)
 }
 
 type cachedKey struct {

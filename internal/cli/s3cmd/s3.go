@@ -330,6 +330,7 @@ address it listens on, then serves until interrupted.`,
 				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				defer cancel()
 				_ = srv.Shutdown(sctx)
+				gw.Quiesce()
 				return nil
 			}
 		},
