@@ -174,11 +174,14 @@ func (e *env) dataObjects() (data, garbage int) {
 			data++
 		}
 	}
-	gs, _, err := e.gw.Meta().Garbage(ctx, 0, 1000)
-	if err != nil {
-		e.t.Fatal(err)
+	for shard := range meta.GCShards {
+		gs, _, err := e.gw.Meta().Garbage(ctx, shard, 0, 1000)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		garbage += len(gs)
 	}
-	return data, len(gs)
+	return data, garbage
 }
 
 func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {

@@ -28,11 +28,20 @@ type GCResult struct {
 func (g *Gateway) CollectGarbage(ctx context.Context, minAge time.Duration) (GCResult, error) {
 	var res GCResult
 	cutoff := g.now().Add(-minAge)
+	for shard := range meta.GCShards {
+		if err := g.collectShard(ctx, shard, cutoff, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (g *Gateway) collectShard(ctx context.Context, shard int, cutoff time.Time, res *GCResult) error {
 	var after uint64
 	for {
-		gs, more, err := g.meta.Garbage(ctx, after, 100)
+		gs, more, err := g.meta.Garbage(ctx, shard, after, 100)
 		if err != nil {
-			return res, err
+			return err
 		}
 		for _, r := range gs {
 			after = r.ID
@@ -42,22 +51,22 @@ func (g *Gateway) CollectGarbage(ctx context.Context, minAge time.Duration) (GCR
 			}
 			used, err := g.inUse(ctx, r)
 			if err != nil {
-				return res, err
+				return err
 			}
 			if !used {
 				if err := g.removeData(ctx, meta.Extent{ID: r.ID, Size: r.Size}); err != nil {
-					return res, err
+					return err
 				}
 				res.Removed++
 			} else {
 				res.Kept++
 			}
 			if err := g.meta.DropGarbage(ctx, r.ID); err != nil {
-				return res, err
+				return err
 			}
 		}
 		if !more || len(gs) == 0 {
-			return res, nil
+			return nil
 		}
 	}
 }

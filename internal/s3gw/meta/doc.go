@@ -15,7 +15,7 @@
 //	kv.b.<bucket id>.*       the bucket's index (package kv)
 //	s3.uploads.<bucket id>   omap: "<key>\x00<upload id>" -> Upload
 //	s3.parts.<upload id>     omap: "%05d" part number -> Part
-//	s3.gc                    omap: "%016x" data id -> Garbage
+//	s3.gc.<id % 32, %02d>    omap: "%016x" data id -> Garbage
 //
 // It must not know HTTP or S3's XML: internal/s3gw turns its errors
 // into S3 codes. Data bytes are not here either: they are striped objects

@@ -35,7 +35,6 @@ var (
 // Object names (see the package doc).
 const (
 	usersObj   = "s3.users"
-	gcObj      = "s3.gc"
 	userAttr   = "s3.user"
 	keyAttr    = "s3.key"
 	bucketAttr = "s3.bucket"
