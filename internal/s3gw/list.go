@@ -226,3 +226,42 @@ func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 	writeXML(w, http.StatusOK, res)
 	return nil
 }
+
+// listObjectVersions answers ListObjectVersions for a bucket that has
+// never had versioning: every object is its one version, "null".
+func (g *Gateway) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ix, q, n, enc, err := g.listSetup(r, rq)
+	if err != nil {
+		return err
+	}
+	prefix, delim, km, vm := q.Get("prefix"), q.Get("delimiter"), q.Get("key-marker"), q.Get("version-id-marker")
+	start := ""
+	if km != "" {
+		start = km + "\x00"
+	}
+	p, err := g.listObjects(r.Context(), ix, prefix, delim, start, n)
+	if err != nil {
+		return err
+	}
+	res := listVersionsResult{Xmlns: xmlns, Name: rq.bucket, Prefix: encodeKey(prefix, enc), KeyMarker: encodeKey(km, enc), VersionIDMarker: vm,
+		MaxKeys: n, Delimiter: encodeKey(delim, enc), IsTruncated: p.truncated}
+	if enc {
+		res.EncodingType = "url"
+	}
+	if p.truncated {
+		res.NextKeyMarker, res.NextVersionIDMarker = encodeKey(p.last, enc), "null"
+	}
+	for _, o := range p.objects {
+		sc := "STANDARD"
+		if v := o.Entry.Meta["x-amz-storage-class"]; v != "" {
+			sc = v
+		}
+		res.Versions = append(res.Versions, versionEntry{Key: encodeKey(o.Key, enc), VersionID: "null", IsLatest: true,
+			LastModified: s3Time(o.Entry.MTime), ETag: quote(o.Entry.ETag), Size: o.Entry.Size, StorageClass: sc, Owner: g.owner(rq.user)})
+	}
+	for _, cp := range p.prefixes {
+		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: encodeKey(cp, enc)})
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}

@@ -64,6 +64,7 @@ var (
 	errMetadataTooLarge      = &apiError{"MetadataTooLarge", 400, "Your metadata headers exceed the maximum allowed metadata size."}
 	errInvalidStorageClass   = &apiError{"InvalidStorageClass", 400, "The storage class you specified is not valid."}
 	errNotModified           = &apiError{"NotModified", 304, "Not Modified"}
+	errNoSuchVersion         = &apiError{"NoSuchVersion", 404, "The specified version does not exist."}
 )
 
 // withMessage returns a copy of e saying msg.

@@ -238,7 +238,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		return errMethodNotAllowed
 	}
 	if rq.key == "" {
-		for _, sub := range []string{"acl", "policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering", "versions"} {
+		for _, sub := range []string{"acl", "policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
@@ -265,6 +265,8 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 				return g.getBucketVersioning(w, r, rq)
 			case has("uploads"):
 				return g.listMultipartUploads(w, r, rq)
+			case has("versions"):
+				return g.listObjectVersions(w, r, rq)
 			case q.Get("list-type") == "2":
 				return g.listObjectsV2(w, r, rq)
 			default:
@@ -277,6 +279,9 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
+	}
+	if v, ok := q["versionId"]; ok && v[0] != "null" {
+		return errNoSuchVersion
 	}
 	if len(rq.key) > maxKeyLen {
 		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)

@@ -187,6 +187,34 @@ type listMultipartUploadsResult struct {
 	CommonPrefixes     []commonPrefix `xml:"CommonPrefixes"`
 }
 
+type versionEntry struct {
+	Key          string `xml:"Key"`
+	VersionID    string `xml:"VersionId"`
+	IsLatest     bool   `xml:"IsLatest"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+	StorageClass string `xml:"StorageClass"`
+	Owner        owner  `xml:"Owner"`
+}
+
+type listVersionsResult struct {
+	XMLName             xml.Name       `xml:"ListVersionsResult"`
+	Xmlns               string         `xml:"xmlns,attr"`
+	Name                string         `xml:"Name"`
+	Prefix              string         `xml:"Prefix"`
+	KeyMarker           string         `xml:"KeyMarker"`
+	VersionIDMarker     string         `xml:"VersionIdMarker"`
+	NextKeyMarker       string         `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string         `xml:"NextVersionIdMarker,omitempty"`
+	MaxKeys             int            `xml:"MaxKeys"`
+	Delimiter           string         `xml:"Delimiter,omitempty"`
+	EncodingType        string         `xml:"EncodingType,omitempty"`
+	IsTruncated         bool           `xml:"IsTruncated"`
+	Versions            []versionEntry `xml:"Version"`
+	CommonPrefixes      []commonPrefix `xml:"CommonPrefixes"`
+}
+
 type versioningConfiguration struct {
 	XMLName xml.Name `xml:"VersioningConfiguration"`
 	Xmlns   string   `xml:"xmlns,attr"`
