@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -303,5 +304,63 @@ func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 		}
 	}
 	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+// uploadPartCopy is UploadPartCopy: a part copied from an object, or
+// from the bytes x-amz-copy-source-range names.
+func (g *Gateway) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	num, err := partNumber(r.URL.Query().Get("partNumber"))
+	if err != nil {
+		return err
+	}
+	b, u, err := g.upload(r, rq)
+	if err != nil {
+		return err
+	}
+	_, _, sen, err := g.copySourceEntry(ctx, r, rq)
+	if err != nil {
+		return err
+	}
+	off, n := int64(0), sen.Size
+	if v := r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
+		var first, last int64
+		if k, serr := fmt.Sscanf(v, "bytes=%d-%d", &first, &last); serr != nil || k != 2 || first < 0 || last < first || last >= sen.Size ||
+			v != fmt.Sprintf("bytes=%d-%d", first, last) {
+			return errInvalidArgument.withMessage("The x-amz-copy-source-range %q must be bytes=first-last within the source's %d bytes.", v, sen.Size)
+		}
+		off, n = first, last-first+1
+	}
+	if n > maxPutSize {
+		return errEntityTooLarge
+	}
+	id := meta.NewID()
+	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: n, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(g.readData(ctx, pw, sen.Extents, off, n)) }()
+	got, sum, err := g.writeData(ctx, id, pr, n, maxPutSize)
+	pr.CloseWithError(io.ErrClosedPipe)
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: got})
+		return err
+	}
+	p := meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: got, ID: id, MTime: g.meta.Now()}
+	old, replaced, err := g.meta.PutPart(ctx, u.ID, p)
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: got})
+		return err
+	}
+	if err := g.meta.DropGarbage(ctx, id); err != nil {
+		g.log.Warn("upload part copy: garbage list", "err", err)
+	}
+	if replaced {
+		if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: old.ID, Size: old.Size, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err == nil {
+			g.discard(ctx, meta.Extent{ID: old.ID, Size: old.Size})
+		}
+	}
+	writeXML(w, http.StatusOK, copyPartResult{Xmlns: xmlns, LastModified: s3Time(p.MTime), ETag: quote(p.ETag)})
 	return nil
 }

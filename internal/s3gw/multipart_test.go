@@ -90,6 +90,17 @@ func TestMultipart(t *testing.T) {
 			t.Fatalf("%d data objects, %d garbage records; want 3 (5 MiB + 1) and 0", d, g)
 		}
 
+		// UploadPartCopy: a part from a whole object and one from a range.
+		id3 := decode[initiateMultipartUploadResult](t, e.ok(req{method: "POST", target: "/mpu/copied?uploads"})).UploadID
+		c1 := decode[copyPartResult](t, e.ok(req{method: "PUT", target: "/mpu/copied?partNumber=1&uploadId=" + id3, hdr: map[string]string{"X-Amz-Copy-Source": "/mpu/obj", "X-Amz-Copy-Source-Range": fmt.Sprintf("bytes=0-%d", 5<<20-1)}}))
+		c2 := decode[copyPartResult](t, e.ok(req{method: "PUT", target: "/mpu/copied?partNumber=2&uploadId=" + id3, hdr: map[string]string{"X-Amz-Copy-Source": "mpu/obj", "X-Amz-Copy-Source-Range": fmt.Sprintf("bytes=%d-%d", 5<<20+4, 5<<20+7)}}))
+		e.want(e.do(req{method: "PUT", target: "/mpu/copied?partNumber=3&uploadId=" + id3, hdr: map[string]string{"X-Amz-Copy-Source": "mpu/obj", "X-Amz-Copy-Source-Range": "bytes=0-99999999"}}), 400, "InvalidArgument")
+		e.ok(req{method: "POST", target: "/mpu/copied?uploadId=" + id3, body: completeBody("1", c1.ETag, "2", c2.ETag)})
+		if w := e.ok(req{method: "GET", target: "/mpu/copied"}); w.Body.Len() != 5<<20+4 || w.Body.String()[5<<20:] != "last" {
+			t.Fatalf("copied parts: %d bytes, ends %q", w.Body.Len(), w.Body.String()[w.Body.Len()-4:])
+		}
+		e.ok(req{method: "DELETE", target: "/mpu/copied"})
+
 		// Abort.
 		id2 := decode[initiateMultipartUploadResult](t, e.ok(req{method: "POST", target: "/mpu/other?uploads"})).UploadID
 		e.ok(req{method: "PUT", target: "/mpu/other?partNumber=1&uploadId=" + id2, body: []byte("abc")})

@@ -556,6 +556,40 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	return nil
 }
 
+// copySourceEntry finds a copy's source object (the user must own its
+// bucket) and applies the x-amz-copy-source-if-* conditions.
+func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *request) (string, string, meta.Entry, error) {
+	sb, sk, err := copySource(r.Header.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	src, err := g.bucketFor(ctx, &request{bucket: sb, user: rq.user})
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	six, err := g.meta.Index(ctx, src)
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	sen, err := six.Get(ctx, sk)
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	cond := http.Header{}
+	for _, h := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		if v := r.Header.Get("X-Amz-Copy-Source-" + h); v != "" {
+			cond.Set(h, v)
+		}
+	}
+	if err := checkReadPreconditions(cond, sen); err != nil {
+		if err == errNotModified {
+			err = errPreconditionFailed
+		}
+		return "", "", meta.Entry{}, err
+	}
+	return sb, sk, sen, nil
+}
+
 // copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=...]",
 // URL-encoded.
 func copySource(v string) (bucket, key string, err error) {
@@ -580,32 +614,8 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	sb, sk, err := copySource(r.Header.Get("X-Amz-Copy-Source"))
+	sb, sk, sen, err := g.copySourceEntry(ctx, r, rq)
 	if err != nil {
-		return err
-	}
-	src, err := g.bucketFor(ctx, &request{bucket: sb, user: rq.user})
-	if err != nil {
-		return err
-	}
-	six, err := g.meta.Index(ctx, src)
-	if err != nil {
-		return err
-	}
-	sen, err := six.Get(ctx, sk)
-	if err != nil {
-		return err
-	}
-	cond := http.Header{}
-	for _, h := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
-		if v := r.Header.Get("X-Amz-Copy-Source-" + h); v != "" {
-			cond.Set(h, v)
-		}
-	}
-	if err := checkReadPreconditions(cond, sen); err != nil {
-		if err == errNotModified {
-			return errPreconditionFailed
-		}
 		return err
 	}
 	if sen.Size > maxPutSize {

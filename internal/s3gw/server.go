@@ -290,7 +290,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	case http.MethodPut:
 		if has("uploadId") || has("partNumber") {
 			if r.Header.Get("X-Amz-Copy-Source") != "" {
-				return errNotImplemented.withMessage("UploadPartCopy is not supported yet")
+				return g.uploadPartCopy(w, r, rq)
 			}
 			return g.uploadPart(w, r, rq)
 		}

@@ -86,6 +86,13 @@ type copyObjectResult struct {
 	ETag         string   `xml:"ETag"`
 }
 
+type copyPartResult struct {
+	XMLName      xml.Name `xml:"CopyPartResult"`
+	Xmlns        string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+}
+
 // deleteRequest is DeleteObjects' body.
 type deleteRequest struct {
 	XMLName xml.Name `xml:"Delete"`
