@@ -619,7 +619,7 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	if sen.Size > maxPutSize {
-		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it with UploadPartCopy (not supported yet).")
+		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
 	}
 	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta}
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
