@@ -82,6 +82,15 @@ type req struct {
 
 func (e *env) do(q req) *httptest.ResponseRecorder {
 	e.t.Helper()
+	r := e.build(q)
+	w := httptest.NewRecorder()
+	e.gw.ServeHTTP(w, r)
+	return w
+}
+
+// build makes the server-side request q describes, signed.
+func (e *env) build(q req) *http.Request {
+	e.t.Helper()
 	host := q.host
 	if host == "" {
 		host = "s3.test"
@@ -121,9 +130,7 @@ func (e *env) do(q req) *httptest.ResponseRecorder {
 	if q.mutate != nil {
 		q.mutate(r)
 	}
-	w := httptest.NewRecorder()
-	e.gw.ServeHTTP(w, r)
-	return w
+	return r
 }
 
 // want checks a response's status and, for errors, its S3 code.
