@@ -110,8 +110,7 @@ func (g *Gateway) Meta() *meta.Store { return g.meta }
 
 // lookupSecret finds a key's secret, through the cache.
 func (g *Gateway) lookupSecret(ctx context.Context, access string) (string, error) {
-	u, secret, err := g.lookupKey(ctx, access)
-	_ = u
+	_, secret, err := g.lookupKey(ctx, access)
 	return secret, err
 }
 
