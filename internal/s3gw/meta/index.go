@@ -60,11 +60,13 @@ func (ix *Index) Delete(ctx context.Context, key string) error {
 }
 
 // List returns up to limit live objects with keys in [start, end) ("" =
-// unbounded) in order, and whether more may follow.
+// unbounded) in order, and whether more may follow. Tombstones are read
+// past in batches of at least listBatch, so a run of them costs few
+// round trips.
 func (ix *Index) List(ctx context.Context, start, end string, limit int) ([]Listed, bool, error) {
 	var out []Listed
 	for len(out) < limit {
-		pairs, more, err := ix.kv.List(ctx, start, end, limit-len(out))
+		pairs, more, err := ix.kv.List(ctx, start, end, max(limit-len(out), listBatch))
 		if err != nil {
 			return nil, false, fmt.Errorf("index list from %q: %w", start, err)
 		}
@@ -73,9 +75,13 @@ func (ix *Index) List(ctx context.Context, start, end string, limit int) ([]List
 			if err != nil {
 				return nil, false, fmt.Errorf("index entry %q: %w", p.Key, err)
 			}
-			if !en.Deleted {
-				out = append(out, Listed{Key: p.Key, Entry: en})
+			if en.Deleted {
+				continue
 			}
+			if len(out) == limit {
+				return out, true, nil
+			}
+			out = append(out, Listed{Key: p.Key, Entry: en})
 		}
 		if !more || len(pairs) == 0 {
 			return out, false, nil
@@ -84,3 +90,6 @@ func (ix *Index) List(ctx context.Context, start, end string, limit int) ([]List
 	}
 	return out, true, nil
 }
+
+// listBatch is the fewest entries List asks the kv store for at once.
+const listBatch = 64
