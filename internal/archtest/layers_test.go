@@ -73,6 +73,7 @@ var layers = []struct {
 
 	{"striper/...", layerLibraries},
 	{"rbd", layerLibraries},
+	{"fsclient/...", layerLibraries},
 	{"kv/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
@@ -108,6 +109,7 @@ var sameLayerImports = map[string][]string{
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
 	"internal/objectstore/blockstore/format": {"internal/objectstore"},
+	"internal/objectstore/devemu":            {"internal/objectstore"},
 
 	// L2
 	"internal/msgr/memnet": {"internal/msgr"},
@@ -150,8 +152,22 @@ var sameLayerImports = map[string][]string{
 	// The namespace's store writes mdtypes' values (and files' default
 	// layouts) in RADOS objects.
 	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
+	// The MDS engine caches the namespace (mdstore, mdtypes), journals
+	// its changes, hands out caps through the locker and purges files'
+	// data objects (striper).
+	"internal/mds/mdcache": {"internal/mds/mdtypes", "internal/mds/mdstore", "internal/mds/journal",
+		"internal/mds/locker", "striper", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
+	// The file-system client reads and writes file data through the
+	// striper, uses the locker's cap bits (CanCache, CanBuffer) and
+	// drives its pure cores.
+	"fsclient": {"striper", "striper/layout", "internal/mds/locker", "fsclient/internal/..."},
+	// The client's cap table speaks the locker's cap bits.
+	"fsclient/internal/captab": {"internal/mds/locker"},
+	// The MDS daemon's server follows a rank's journal (standby-replay),
+	// names its journal inode, and ends sessions in the locker's terms.
+	"internal/mds/server": {"internal/mds/journal", "internal/mds/locker", "internal/mds/mdtypes"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
@@ -171,7 +187,11 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
+	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
+	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
+	// The key-value store commands print through cmdutil; kv bench
+	// summarises latencies with internal/bench.
+	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The S3 gateway wires its records and its signature checks; its
 	// command family runs it and manages its users.

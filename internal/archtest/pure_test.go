@@ -27,6 +27,9 @@ var pureCores = []string{
 	"kv/plan",
 	"internal/autoscale",
 	"internal/mds/locker",
+	"fsclient/internal/extmap",
+	"fsclient/internal/session",
+	"fsclient/internal/captab",
 	"internal/mds/mdtypes",
 	"internal/mon/mdsmon/failover",
 }

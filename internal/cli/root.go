@@ -30,6 +30,8 @@
 //     same way;
 //   - internal/cli/s3cmd: s3, the S3 gateway (serve) and its users and
 //     keys, dialled the same way;
+//   - internal/cli/kvcmd: kv, the key-value store commands, dialled the
+//     same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
 //   - internal/cli/toolcmd: objectstore, the offline debug tools for an
 //     OSD's store;
@@ -68,7 +70,9 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
+	"github.com/cuttlestore/cuttle/internal/cli/kvcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/mountcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/rbdcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/s3cmd"
@@ -128,12 +132,12 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	// to the monitor commands of admincmd.
 	admincmd.AddMonCommands(root, out, cf, daemoncmd.MonMkfsCommand(out), daemoncmd.MonRunCommand())
 	admincmd.AddOSDCommands(root, out, cf, daemoncmd.OSDMkfsCommand(cf, out), daemoncmd.OSDRunCommand(cf))
+	admincmd.AddMDSCommands(root, out, cf, daemoncmd.MDSCommands(cf, out)...)
 	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterconn.Flags){
 		admincmd.AddConfigCommands,
 		admincmd.AddPGCommands,
 		admincmd.AddBalancerCommands,
 		admincmd.AddFSCommands,
-		admincmd.AddMDSCommands,
 		admincmd.AddAuthCommands,
 		daemoncmd.AddClusterCommands,
 		admincmd.AddTellCommand,
@@ -145,6 +149,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	rbdcmd.AddRBDCommands(root, out, cf.Dial)
 	s3cmd.AddS3Commands(root, out, cf.Dial)
+	mountcmd.AddMountCommands(root, out, cf.Dial)
+	kvcmd.AddKVCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root

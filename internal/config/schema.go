@@ -91,6 +91,8 @@ func schemaTable() []Option {
 			Desc: "how long an MDS daemon may send no beacon before the monitors replace it with a standby (or drop it, if a standby); Ceph's is 15 s, ours is four beacon intervals so that a failover completes within 10 s (docs/MONITORS.md)"},
 		{Name: "mds_beacon_interval", Type: TypeDuration, Default: "1s", Runtime: true, Min: 0.1, Max: 60, Daemons: []string{"mds"},
 			Desc: "how often an MDS daemon sends the monitors a beacon (Ceph's is 4 s); keep mds_beacon_grace at several intervals"},
+		{Name: "mds_reconnect_timeout", Type: TypeDuration, Default: "15s", Runtime: false, Min: 1, Max: 3600, Daemons: []string{"mds"}, Flag: "reconnect-timeout",
+			Desc: "how long an MDS that took over a rank waits for the previous holder's clients to reconnect before it resumes without them (Ceph's is 45 s); the phase ends as soon as every client has reported"},
 		{Name: "mon_allow_pool_delete", Type: TypeBool, Default: "false", Runtime: true, Daemons: mon,
 			Desc: "allow pools to be deleted (osd pool rm)"},
 		{Name: "mon_max_pg_per_osd", Type: TypeInt, Default: "250", Runtime: true, Min: 1, Max: maxCount, Daemons: mon,
@@ -155,6 +157,8 @@ func schemaTable() []Option {
 			Desc: "scrubs an OSD runs at once as primary (operators' requests and scheduled ones); a raised limit starts waiting scrubs at once, a lowered one lets those running finish"},
 		{Name: "osd_client_watch_timeout", Type: TypeDuration, Default: "30s", Runtime: true, Min: 1, Max: 86400, Daemons: osd,
 			Desc: "how long a watch whose client asked for no timeout lives without a ping or a reconnect; a change applies to watches from their next ping, reconnect or registration"},
+		{Name: "osd_emulate_device", Type: TypeString, Default: "none", Runtime: false, Enum: []string{"none", "hdd", "ssd"}, Daemons: osd, Flag: "emulate-device",
+			Desc: "give the store an emulated device's timing, for experiments on one machine: hdd (8 ms per I/O, 150 MB/s) or ssd (0.1 ms, 500 MB/s); none: the store's own"},
 		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",
 			Desc: "PG log entries an OSD keeps across all its PGs; each PG keeps its share, 250 to 3000"},
 

@@ -40,8 +40,9 @@ type Entry struct {
 	Meta map[string]string
 	// Extents are the data, in order.
 	Extents []Extent
-	// Deleted marks a removed key whose leaf could not shrink (the kv
-	// store does not rebalance yet): readers treat it as absent.
+	// Deleted marks a tombstone: readers treat the key as absent. (The
+	// gateway wrote them while the kv store could not rebalance; none
+	// writes them now, and listings still skip them.)
 	Deleted bool
 }
 

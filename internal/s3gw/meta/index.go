@@ -46,14 +46,9 @@ func (ix *Index) Put(ctx context.Context, key string, en Entry) error {
 	return nil
 }
 
-// Delete removes an object's entry; when the kv leaf may not shrink
-// (kv.ErrUnderfull, until the store rebalances) it leaves a tombstone.
+// Delete removes an object's entry (absent is not an error).
 func (ix *Index) Delete(ctx context.Context, key string) error {
-	err := ix.kv.Remove(ctx, key)
-	if errors.Is(err, kv.ErrUnderfull) {
-		err = ix.kv.Put(ctx, key, Entry{Deleted: true}.Encode())
-	}
-	if err != nil {
+	if err := ix.kv.Remove(ctx, key); err != nil {
 		return fmt.Errorf("index delete %q: %w", key, err)
 	}
 	return nil
