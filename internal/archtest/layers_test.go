@@ -78,6 +78,7 @@ var layers = []struct {
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
+	{"internal/s3gw/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/fusemount", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
@@ -196,6 +197,10 @@ var sameLayerImports = map[string][]string{
 	// summarises latencies with internal/bench.
 	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
+	// The S3 gateway wires its records and its signature checks; its
+	// command family runs it and manages its users.
+	"internal/s3gw":      {"internal/s3gw/meta", "internal/s3gw/sigv4"},
+	"internal/cli/s3cmd": {"internal/cli/cmdutil", "internal/s3gw", "internal/s3gw/meta"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their
