@@ -28,6 +28,10 @@
 //     dial function made from the cluster flags;
 //   - internal/cli/rbdcmd: rbd, the block image commands, dialled the
 //     same way;
+//   - internal/cli/s3cmd: s3, the S3 gateway (serve) and its users and
+//     keys, dialled the same way;
+//   - internal/cli/kvcmd: kv, the key-value store commands, dialled the
+//     same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
 //   - internal/cli/toolcmd: objectstore, the offline debug tools for an
 //     OSD's store;
@@ -66,9 +70,12 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
+	"github.com/cuttlestore/cuttle/internal/cli/kvcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/mountcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/rbdcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/s3cmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
 	"github.com/spf13/cobra"
 )
@@ -141,6 +148,9 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	radoscmd.AddRadosCommands(root, out, cf.Dial)
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	rbdcmd.AddRBDCommands(root, out, cf.Dial)
+	s3cmd.AddS3Commands(root, out, cf.Dial)
+	mountcmd.AddMountCommands(root, out, cf.Dial)
+	kvcmd.AddKVCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root
