@@ -1,11 +1,7 @@
-//go:build mdcache
-
-// The end-to-end tests run the real MDS (daemon.RunMDS with the engine,
-// daemon.MDSEngine), which is behind the mdcache build tag until the
-// integrator drops it (internal/daemon/mdsengine.go): drop this tag
-// with it.
-
 package fsclient
+
+// The end-to-end tests run the real MDS in the simulator: daemon.RunMDS
+// with the engine (internal/mds/cacheengine).
 
 import (
 	"bytes"
@@ -22,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/daemon"
+	"github.com/cuttlestore/cuttle/internal/mds/cacheengine"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
@@ -68,7 +65,7 @@ func (fc *fsCluster) startMDS(name string, nonce uint64) {
 	addr := "mds-" + name + ":6800"
 	cfg := daemon.MDSConfig{Name: name, Listen: addr, Mons: fc.mons, Nonce: nonce, Network: fc.c.Net.Host(addr),
 		Logger: sim.Logger("mds." + name), Overrides: map[string]string{"mds_reconnect_timeout": "5s"},
-		Open: daemon.MDSEngine()}
+		Open: cacheengine.Opener()}
 	go func() { done <- daemon.RunMDS(ctx, cfg) }()
 	fc.stop[name] = func() {
 		cancel()
