@@ -91,7 +91,9 @@ type Cache struct {
 	reqSeq    locker.ReqID
 	waits     map[locker.ReqID]*waiter
 	purging   map[mdtypes.Ino]bool
-	lastWB    int64 // unix nanos of the last write-back round
+	// truncs are the truncations whose data is not yet cut (trunc.go).
+	truncs map[mdtypes.Ino]*pendingTrunc
+	lastWB int64 // unix nanos of the last write-back round
 	// group commit: one flush in flight; waiters appended meanwhile go
 	// with the next.
 	flushing  bool

@@ -403,6 +403,7 @@ func (c *Cache) Resume() {
 			strays = append(strays, ino)
 		}
 	}
+	c.finishReplayedTruncs()
 	c.finishActions(context.Background(), acts)
 	for _, ino := range strays {
 		c.maybePurge(ino)

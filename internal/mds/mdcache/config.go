@@ -78,6 +78,10 @@ type Events struct {
 	// Purged: an unlinked file's data and stray dentry are gone (err
 	// nil), or removing its data failed (it stays a stray).
 	Purged func(ino uint64, err error)
+	// Truncated: a shrunk file's data past its new size is cut and
+	// that is journaled (err nil), or cutting it failed (it is retried
+	// by the rank's next holder).
+	Truncated func(ino uint64, err error)
 }
 
 func (c Config) withDefaults() Config {

@@ -150,11 +150,12 @@ func (t *txn) commit() error {
 	if t.ev.Client != 0 {
 		c.remember(t.ev.Client, t.ev.Tid, t.ev.OldestTid, completion{t.ev.Result, t.ev.CreatedIno})
 	}
-	_, _, err := c.jw.Append(t.ev.Marshal())
+	pos, _, err := c.jw.Append(t.ev.Marshal())
 	if err != nil {
 		c.failed = err
 		return err
 	}
+	c.noteTruncs(&t.ev, pos)
 	return nil
 }
 

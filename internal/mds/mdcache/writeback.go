@@ -18,6 +18,9 @@ type testHooks struct {
 	failWrite int
 	// skipTrim ends a write-back before it trims the journal.
 	skipTrim bool
+	// noTruncData skips cutting a truncated file's data, as a crash
+	// after the setattr is durable and before the data is cut would.
+	noTruncData bool
 }
 
 var errCrashPoint = errors.New("mdcache: crash point (test)")
@@ -71,7 +74,7 @@ func (c *Cache) WriteBack(ctx context.Context) error {
 func (c *Cache) takeDirty() *wbRound {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &wbRound{pos: c.jw.WritePos()}
+	r := &wbRound{pos: c.trimLimit(c.jw.WritePos())}
 	for k, f := range c.frags {
 		if !f.isDirty() && !f.removed {
 			continue
