@@ -86,6 +86,7 @@ func (t *txn) newFrag(dir mdtypes.Ino) *cfrag {
 	f := &cfrag{key: k, dentries: map[string]*mdtypes.Dentry{}, dirty: map[string]struct{}{}, isNew: true}
 	f.hdr.Version = 1
 	t.c.frags[k] = f
+	t.c.lruTouch(f)
 	t.news[k] = true
 	t.touch(k, "")
 	return f

@@ -60,6 +60,12 @@ func (c *Cache) WriteBack(ctx context.Context) error {
 		c.restore(round)
 		return err
 	}
+	// What was written back may be evicted now.
+	c.mu.Lock()
+	if len(c.inodes) > c.cfg.CacheInodes {
+		c.evict()
+	}
+	c.mu.Unlock()
 	if c.hooks != nil && c.hooks.skipTrim {
 		return nil
 	}
