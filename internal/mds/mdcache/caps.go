@@ -420,6 +420,7 @@ func (c *Cache) Tick(now time.Time) {
 		// Fragments written back since the last eviction may go now.
 		c.evict()
 	}
+	c.retryTruncs()
 	acts := c.lk.Tick(now)
 	due := now.UnixNano()-c.lastWB >= int64(c.cfg.WriteBackEvery) ||
 		c.jw.WritePos()-c.jw.Header().ExpirePos >= c.cfg.WriteBackBytes

@@ -16,8 +16,9 @@ import (
 // journals that it did (Event.TruncsDone). Until then the journal is
 // not trimmed past the truncation's event, so a crash in between leaves
 // it in the journal: replay collects the truncations not recorded done
-// and Resume finishes them, so that no old bytes past the new size are
-// exposed when the file grows again.
+// and Resume finishes them (a cut that fails is retried at each Tick),
+// so that no old bytes past the new size are exposed when the file
+// grows again.
 
 // errClosed: the engine was closed before a finished truncation was
 // journaled (the next holder of the rank finishes it again).
@@ -32,6 +33,9 @@ type pendingTrunc struct {
 	// starts are the journal positions of the unfinished truncations'
 	// events, ascending: the journal is not trimmed past starts[0].
 	starts []uint64
+	// running: a cut is under way (again: run another after it);
+	// failed: the last cut failed (Tick retries it).
+	running, again, failed bool
 }
 
 // noteTruncs records the truncations ev begins and those it finishes;
@@ -92,28 +96,62 @@ func (c *Cache) truncate(t *txn, ci *cinode, size uint64) {
 
 // finishTrunc cuts ino's data as its pending truncations say, then
 // journals that they are done. It keeps bytes below the file's current
-// size (a client may have written there since). c.mu is not held.
+// size (a client may have written there since). One cut of a file runs
+// at a time: a truncation begun meanwhile is cut after it; a failed cut
+// is retried at the next Tick. c.mu is not held.
 func (c *Cache) finishTrunc(ino mdtypes.Ino) {
-	c.mu.Lock()
-	p := c.truncs[ino]
-	if p == nil || c.closed {
+	for {
+		c.mu.Lock()
+		p := c.truncs[ino]
+		if p == nil || c.closed || p.running {
+			if p != nil {
+				p.again = true
+			}
+			c.mu.Unlock()
+			return
+		}
+		p.running, p.again, p.failed = true, false, false
+		from, to, l, upTo := p.from, p.to, p.layout, p.starts[len(p.starts)-1]
+		if ci := c.inodes[ino]; ci != nil {
+			to = max(to, ci.in.Size)
+		}
+		inject := c.hooks != nil && c.hooks.failTruncData > 0
+		if inject {
+			c.hooks.failTruncData--
+		}
 		c.mu.Unlock()
+		err := errCrashPoint
+		if !inject {
+			err = c.cutData(ino, from, to, l)
+		}
+		if err != nil {
+			c.log.Warn("truncating a file's data failed; retrying at the next tick", "ino", ino, "from", from, "to", to, "err", err)
+		} else {
+			err = c.truncDone(ino, upTo)
+		}
+		c.mu.Lock()
+		p.running, p.failed = false, err != nil
+		again := p.again && err == nil
+		c.mu.Unlock()
+		if cb := c.cfg.Events.Truncated; cb != nil {
+			cb(uint64(ino), err)
+		}
+		if !again {
+			return
+		}
+	}
+}
+
+// retryTruncs restarts the cuts that failed. c.mu is held.
+func (c *Cache) retryTruncs() {
+	if !c.resumed || c.closed {
 		return
 	}
-	from, to, l, upTo := p.from, p.to, p.layout, p.starts[len(p.starts)-1]
-	if ci := c.inodes[ino]; ci != nil {
-		to = max(to, ci.in.Size)
-	}
-	c.mu.Unlock()
-	err := c.cutData(ino, from, to, l)
-	if err != nil {
-		// It stays pending: the next holder of the rank retries.
-		c.log.Warn("truncating a file's data failed", "ino", ino, "from", from, "to", to, "err", err)
-	} else {
-		err = c.truncDone(ino, upTo)
-	}
-	if cb := c.cfg.Events.Truncated; cb != nil {
-		cb(uint64(ino), err)
+	for ino, p := range c.truncs {
+		if p.failed && !p.running {
+			p.failed = false
+			go c.finishTrunc(ino)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -14,7 +15,8 @@ import (
 // A shrinking truncate whose data is not cut before the MDS dies (the
 // setattr durable, written back and its journal trimmed as far as it
 // may be) is finished by the next holder of the rank: after its
-// Resume, growing the file again reads zeros, not the old bytes.
+// Resume (a failed cut retried at the next Tick), growing the file
+// again reads zeros, not the old bytes.
 func TestTruncateFinishedAfterCrash(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fs := newFS(t, 11)
@@ -72,7 +74,13 @@ func TestTruncateFinishedAfterCrash(t *testing.T) {
 		if pending != 1 {
 			t.Fatalf("replay found %d pending truncations, want 1", pending)
 		}
+		// The first cut fails; the next Tick retries it.
+		c.hooks = &testHooks{failTruncData: 1}
 		c.Resume()
+		if err := <-done; err == nil {
+			t.Fatal("a cut meant to fail succeeded")
+		}
+		c.Tick(time.Now())
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,8 @@ type testHooks struct {
 	// noTruncData skips cutting a truncated file's data, as a crash
 	// after the setattr is durable and before the data is cut would.
 	noTruncData bool
+	// failTruncData fails that many cuts of truncated files' data.
+	failTruncData int
 }
 
 var errCrashPoint = errors.New("mdcache: crash point (test)")
