@@ -29,6 +29,7 @@ var pureCores = []string{
 	"internal/mds/locker",
 	"internal/mds/mdtypes",
 	"internal/mon/mdsmon/failover",
+	"internal/nbd/proto",
 }
 
 // impureImports are the packages a pure core must not import.
