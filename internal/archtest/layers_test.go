@@ -45,6 +45,7 @@ var layers = []struct {
 	{"internal/pebblelog", layerLeaves},
 	{"internal/crc32c", layerLeaves},
 	{"internal/rawio", layerLeaves},
+	{"internal/nbd/proto", layerLeaves},
 
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},
@@ -78,6 +79,7 @@ var layers = []struct {
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
+	{"internal/nbd", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
 
 	{"cmd/...", layerEntry},
