@@ -511,3 +511,14 @@ func TestGarbageNeverStopsTheServer(t *testing.T) {
 		t.Fatalf("flush after the garbage: %+v", ch)
 	}
 }
+
+// List speaks the handshake's LIST and INFO to a server.
+func TestList(t *testing.T) {
+	cfg, _, _ := twoExports()
+	_, addr := serve(t, cfg)
+	got, err := List(context.Background(), "tcp", addr)
+	want := []ListedExport{{Name: "disk", Description: "the disk", Size: 1 << 20, MultiConn: true}, {Name: "ro", Size: 512 << 10, ReadOnly: true, MultiConn: true}}
+	if err != nil || !equal(got, want) {
+		t.Fatalf("List = %+v, %v; want %+v", got, err, want)
+	}
+}

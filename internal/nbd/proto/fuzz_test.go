@@ -75,3 +75,18 @@ func FuzzRuns(f *testing.F) {
 		}
 	})
 }
+
+func FuzzClientDecoders(f *testing.F) {
+	f.Add(OptionReply(OptInfo, RepInfo, InfoExportData(1<<20, 3))[:20])
+	f.Add(InfoExportData(1<<20, 3))
+	f.Add(InfoBlockSizeData(1, 4096, 1<<25))
+	f.Add(ServerData("disk", "the disk"))
+	f.Add(Greeting(3))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseOptionReply(b)
+		_, _ = ParseGreeting(b)
+		_, _, _ = ParseServerData(b)
+		var in Info
+		_ = ParseInfo(b, &in)
+	})
+}

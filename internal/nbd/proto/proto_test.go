@@ -190,3 +190,31 @@ func TestReplies(t *testing.T) {
 		t.Fatalf("an error chunk with a long message is %d bytes", n)
 	}
 }
+
+func TestClientDecoders(t *testing.T) {
+	h, err := ParseOptionReply(OptionReply(OptGo, RepErrUnknown, []byte("no"))[:OptionReplyHeaderLen])
+	if err != nil || h != (OptionReplyHeader{Option: OptGo, Type: RepErrUnknown, Length: 2}) {
+		t.Fatalf("ParseOptionReply = %+v, %v", h, err)
+	}
+	if f, err := ParseGreeting(Greeting(FlagFixedNewstyle | FlagNoZeroes)); err != nil || f != 3 {
+		t.Fatalf("ParseGreeting = %v, %v", f, err)
+	}
+	if _, err := ParseGreeting(Greeting(0)); err == nil {
+		t.Fatal("a greeting without fixed newstyle was accepted")
+	}
+	if n, d, err := ParseServerData(ServerData("disk", "desc")); n != "disk" || d != "desc" || err != nil {
+		t.Fatalf("ParseServerData = %q %q %v", n, d, err)
+	}
+	var in Info
+	for _, b := range [][]byte{InfoExportData(7, 2), InfoStringData(InfoName, "n"), InfoStringData(InfoDescription, "d"), InfoBlockSizeData(1, 2, 3), {0, 99, 1}} {
+		if err := ParseInfo(b, &in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if in != (Info{Size: 7, Flags: 2, Name: "n", Description: "d", MinBlock: 1, PreferredBlock: 2, MaxBlock: 3}) {
+		t.Fatalf("ParseInfo: %+v", in)
+	}
+	if err := ParseInfo(InfoExportData(7, 2)[:5], &in); err == nil {
+		t.Fatal("a short export info was accepted")
+	}
+}
