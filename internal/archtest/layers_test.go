@@ -169,7 +169,9 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":  {"internal/cli/cmdutil"},
+	"internal/cli/rbdcmd": {"internal/cli/cmdutil"},
+	// The NBD commands run internal/nbd's server.
+	"internal/cli/nbdcmd":  {"internal/cli/cmdutil", "internal/nbd"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
 

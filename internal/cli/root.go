@@ -28,6 +28,8 @@
 //     dial function made from the cluster flags;
 //   - internal/cli/rbdcmd: rbd, the block image commands, dialled the
 //     same way;
+//   - internal/cli/nbdcmd: nbd, the NBD server exporting images, dialled
+//     the same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
 //   - internal/cli/toolcmd: objectstore, the offline debug tools for an
 //     OSD's store;
@@ -67,6 +69,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/nbdcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/rbdcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
@@ -141,6 +144,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	radoscmd.AddRadosCommands(root, out, cf.Dial)
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	rbdcmd.AddRBDCommands(root, out, cf.Dial)
+	nbdcmd.AddNBDCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root
