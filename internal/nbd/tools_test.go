@@ -43,19 +43,19 @@ func needTools(t *testing.T, tools ...string) {
 // rbdCluster starts a monitor and three OSDs on loopback TCP, in real
 // time (the tools are other processes), and returns the images of pool
 // rbd.
-func rbdCluster(t *testing.T) *rbd.Pool {
+func rbdCluster(t *testing.T) (*sim.Cluster, *rbd.Pool) {
 	t.Helper()
 	c := sim.New(t, sim.Options{TCP: true})
 	for _, h := range []string{"h1", "h2", "h3"} {
 		c.AddOSD(h)
 	}
-	c.Run("osd pool create", "pool", "rbd", "pg_num", "16", "size", "2")
+	c.Run("osd pool create", "pool", "rbd", "pg_num", "16", "size", "3")
 	c.WaitForEpoch(c.Epoch())
 	p, err := rbd.NewPool(c.Client("client.nbd"), "rbd", rbd.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return c, p
 }
 
 func open(t *testing.T, p *rbd.Pool, name string, o rbd.OpenOptions) *rbd.Image {
@@ -152,7 +152,7 @@ func sameFile(t *testing.T, path string, want []byte) {
 // exports and maps an image's holes; a snapshot's export refuses writes.
 func TestRealClients(t *testing.T) {
 	needTools(t, "qemu-img", "qemu-io", "nbdinfo", "nbdcopy")
-	p := rbdCluster(t)
+	_, p := rbdCluster(t)
 	ctx := context.Background()
 	const size = 16 * mib
 	for _, name := range []string{"disk", "copy", "sparse"} {
