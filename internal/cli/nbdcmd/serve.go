@@ -256,11 +256,23 @@ func listen(a listenAddr) (net.Listener, error) {
 	return l, nil
 }
 
-// failure tells the library's errors plainly: its messages already name
-// the image and end with the errno.
+// cliError is a failure told plainly, keeping the library's error for
+// errors.Is.
+type cliError struct {
+	msg string
+	err error
+}
+
+func (e *cliError) Error() string { return e.msg }
+func (e *cliError) Unwrap() error { return e.err }
+
+// failure tells the library's errors as cuttle rbd does: their messages
+// already name the image and end with the errno; a missing pool says how
+// to list them.
 func failure(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "rbd: ")
 	if errors.Is(err, rados.ErrPoolNotFound) {
-		return fmt.Errorf("%w (ENOENT); cuttle osd pool ls lists the pools", err)
+		msg += " (ENOENT); cuttle osd pool ls lists the pools"
 	}
-	return err
+	return &cliError{msg, err}
 }
