@@ -1,0 +1,85 @@
+package nbd_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/nbd"
+	"github.com/cuttlestore/cuttle/rbd"
+)
+
+// counted is a Backend decorator that closes a channel when the n-th
+// write reaches it, so that a test acts at a known point of a client's
+// run.
+type counted struct {
+	nbd.Backend
+	mu     sync.Mutex
+	writes int
+	at     map[int]chan struct{}
+}
+
+func (c *counted) WriteAt(ctx context.Context, p []byte, off uint64, fua bool) error {
+	c.mu.Lock()
+	c.writes++
+	if ch, ok := c.at[c.writes]; ok {
+		close(ch)
+	}
+	c.mu.Unlock()
+	return c.Backend.WriteAt(ctx, p, off, fua)
+}
+
+// fio through its nbd engine writes 64 KiB blocks at random over an
+// export, 16 in flight, while an OSD is stopped (after the 300th write)
+// and started again (after the 700th), then reads everything back and
+// verifies each block's crc32c: no verification failure.
+func TestFioVerifyAcrossOSDRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fio over NBD with an OSD restart: several seconds")
+	}
+	needTools(t, "fio")
+	if out, _ := exec.Command("fio", "--enghelp").CombinedOutput(); !strings.Contains(string(out), "nbd") {
+		t.Fatalf("this fio has no nbd engine:\n%s", out)
+	}
+	c, p := rbdCluster(t)
+	ctx := context.Background()
+	if err := p.Create(ctx, "fio", 64*mib, rbd.CreateOptions{Order: 20}); err != nil {
+		t.Fatal(err)
+	}
+	stop, start := make(chan struct{}), make(chan struct{})
+	b := &counted{Backend: nbd.NewRBD(open(t, p, "fio", rbd.OpenOptions{}), false), at: map[int]chan struct{}{300: stop, 700: start}}
+	_, sock := serveExports(t, nbd.Export{Name: "fio", Backend: b})
+	done := make(chan error, 1)
+	var out []byte
+	go func() {
+		var err error
+		out, err = exec.Command("fio", "--name=verify", "--ioengine=nbd", "--uri=nbd+unix:///fio?socket="+sock,
+			"--rw=randwrite", "--bs=64k", "--iodepth=16", "--size=64M", "--verify=crc32c", "--do_verify=1",
+			"--verify_fatal=1", "--randseed=41").CombinedOutput()
+		done <- err
+	}()
+	for i, ch := range []chan struct{}{stop, start} {
+		select {
+		case <-ch:
+		case err := <-done:
+			t.Fatalf("fio ended before write %d: %v\n%s", []int{300, 700}[i], err, out)
+		}
+		if i == 0 {
+			c.StopOSD(1)
+		} else {
+			c.StartOSD(1)
+		}
+	}
+	// verify_fatal: fio fails on the first bad block. Its read line is
+	// the verification's reads: all 64 MiB.
+	if err := <-done; err != nil || !strings.Contains(string(out), "read: IOPS=") || !strings.Contains(string(out), "io=64.0MiB") {
+		t.Fatalf("fio: %v\n%s", err, out)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.writes != 1024 {
+		t.Fatalf("%d writes reached the image, want 1024 (64 MiB in 64 KiB blocks)\n%s", b.writes, out)
+	}
+}
