@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/nbd/proto"
 )
@@ -68,10 +69,17 @@ func (c *conn) isStopped() bool {
 func (c *conn) serve() {
 	defer c.cancel()
 	defer c.nc.Close()
+	_ = c.nc.SetDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	if err := c.negotiate(); err != nil {
 		if !errors.Is(err, errAbort) && !c.isStopped() {
 			c.log.Info("nbd: handshake ended", "err", err)
 		}
+		return
+	}
+	// No deadline from here; a stop that came meanwhile set its own
+	// after this, or is seen here.
+	_ = c.nc.SetDeadline(time.Time{})
+	if c.isStopped() {
 		return
 	}
 	c.log = c.log.With("export", c.exp.Name)

@@ -18,6 +18,10 @@ type Config struct {
 	// MaxInFlight bounds the requests one connection runs at once (16);
 	// a client sending more waits for replies.
 	MaxInFlight int
+	// HandshakeTimeout bounds the handshake (10s, as qemu-nbd's
+	// --handshake-limit): a client that has not chosen an export by then
+	// is disconnected, so idle connections cannot pile up.
+	HandshakeTimeout time.Duration
 	// Logger receives connection events (slog.Default() if nil).
 	Logger *slog.Logger
 }
@@ -38,6 +42,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 16
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 10 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -522,3 +522,20 @@ func TestList(t *testing.T) {
 		t.Fatalf("List = %+v, %v; want %+v", got, err, want)
 	}
 }
+
+// A client that does not finish the handshake in HandshakeTimeout is
+// disconnected; one that does is not, however long it then idles.
+func TestHandshakeTimeout(t *testing.T) {
+	cfg, _, _ := twoExports()
+	cfg.HandshakeTimeout = time.Second
+	_, addr := serve(t, cfg)
+	idle := dial(t, addr)
+	idle.hello(proto.ClientFixedNewstyle)
+	c := dial(t, addr)
+	c.goTo("disk", false)
+	idle.closed() // after a second
+	c.request(proto.Request{Type: proto.CmdFlush, Cookie: 1}, nil)
+	if cookie, errno := c.simple(); cookie != 1 || errno != 0 {
+		t.Fatalf("flush after the handshake timeout passed: %d %v", cookie, errno)
+	}
+}
