@@ -100,7 +100,7 @@ func (m *memBackend) Allocated(_ context.Context, off, n uint64) ([]proto.Span, 
 
 // serve starts a server of exports on a loopback port and shuts it down
 // at the test's end.
-func serve(t *testing.T, cfg Config) (*Server, string) {
+func serve(t testing.TB, cfg Config) (*Server, string) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -130,11 +130,11 @@ func serve(t *testing.T, cfg Config) (*Server, string) {
 
 // client speaks raw NBD to a server.
 type client struct {
-	t *testing.T
+	t testing.TB
 	c net.Conn
 }
 
-func dial(t *testing.T, addr string) *client {
+func dial(t testing.TB, addr string) *client {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
