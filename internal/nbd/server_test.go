@@ -539,3 +539,25 @@ func TestHandshakeTimeout(t *testing.T) {
 		t.Fatalf("flush after the handshake timeout passed: %d %v", cookie, errno)
 	}
 }
+
+// Shutdown answers the requests in flight before it closes their
+// connection.
+func TestShutdownAnswersInFlight(t *testing.T) {
+	g := &gated{memBackend: newMem(1 << 20), release: make(chan struct{}), entered: make(chan struct{}, 1)}
+	s, addr := serve(t, Config{Exports: []Export{{Name: "g", Backend: g}}})
+	c := dial(t, addr)
+	c.goTo("g", false)
+	c.request(proto.Request{Type: proto.CmdRead, Cookie: 7, Length: 8}, nil)
+	<-g.entered
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	close(g.release)
+	if cookie, errno := c.simple(); cookie != 7 || errno != 0 {
+		t.Fatalf("the read in flight: cookie %d %v", cookie, errno)
+	}
+	c.read(8)
+	c.closed()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
