@@ -7,7 +7,8 @@
 // (export name, GO and INFO, LIST, structured replies, the
 // base:allocation meta context), then the transmission phase's commands
 // (READ, WRITE with FUA, FLUSH, TRIM, WRITE_ZEROES, BLOCK_STATUS, DISC),
-// run concurrently — up to Config.MaxInFlight per connection, replies
+// run concurrently — up to Config.MaxInFlight per connection and
+// Config.MaxInFlightBytes of their data, replies
 // sent as each finishes, so out of order — and the translation of a
 // backend's errors to the protocol's (errno.go, one table). The bytes on
 // the wire are the proto sub-package's pure encoders and decoders; what

@@ -18,6 +18,9 @@ type Config struct {
 	// MaxInFlight bounds the requests one connection runs at once (16);
 	// a client sending more waits for replies.
 	MaxInFlight int
+	// MaxInFlightBytes bounds the READ and WRITE data one connection
+	// holds at once (64 MiB); a request larger than it runs alone.
+	MaxInFlightBytes int64
 	// HandshakeTimeout bounds the handshake (10s, as qemu-nbd's
 	// --handshake-limit): a client that has not chosen an export by then
 	// is disconnected, so idle connections cannot pile up.
@@ -42,6 +45,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 16
+	}
+	if c.MaxInFlightBytes <= 0 {
+		c.MaxInFlightBytes = 64 << 20
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 10 * time.Second
@@ -163,6 +169,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.mu.Lock()
 		for c := range s.conns {
+			c.cancel() // the requests in progress give up
 			c.nc.Close()
 		}
 		s.mu.Unlock()

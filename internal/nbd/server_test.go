@@ -410,11 +410,20 @@ func TestRepliesOutOfOrder(t *testing.T) {
 	c.read(8)
 }
 
-// At most MaxInFlight requests of a connection run at once; the rest
-// wait for a slot, and every one is answered.
+// At most MaxInFlight requests of a connection run at once, and at most
+// MaxInFlightBytes of their data; the rest wait, and every one is
+// answered.
 func TestInFlightBounded(t *testing.T) {
+	t.Run("requests", func(t *testing.T) { testInFlightBounded(t, Config{MaxInFlight: 2}) })
+	t.Run("bytes", func(t *testing.T) { testInFlightBounded(t, Config{MaxInFlightBytes: 16}) })
+}
+
+// testInFlightBounded sends six 8-byte reads that cfg lets two of run
+// at once.
+func testInFlightBounded(t *testing.T, cfg Config) {
 	g := &gated{memBackend: newMem(1 << 20), release: make(chan struct{}), entered: make(chan struct{}, 16)}
-	_, addr := serve(t, Config{Exports: []Export{{Name: "g", Backend: g}}, MaxInFlight: 2})
+	cfg.Exports = []Export{{Name: "g", Backend: g}}
+	_, addr := serve(t, cfg)
 	c := dial(t, addr)
 	c.goTo("g", false)
 	for i := range 6 {

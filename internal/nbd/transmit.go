@@ -23,6 +23,7 @@ const maxStatusLen = 1 << 30
 // once every request read has been answered.
 func (c *conn) transmit() error {
 	sem := make(chan struct{}, c.s.cfg.MaxInFlight)
+	bytes := newByteBudget(c.s.cfg.MaxInFlightBytes)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var hb [proto.RequestLen]byte
@@ -36,6 +37,13 @@ func (c *conn) transmit() error {
 		q, err := proto.ParseRequest(hb[:])
 		if err != nil {
 			return err
+		}
+		// The data a READ or WRITE holds waits for room first (a WRITE's
+		// before it is read off the wire).
+		var held int64
+		if (q.Type == proto.CmdRead || q.Type == proto.CmdWrite) && q.Length <= proto.MaxPayload {
+			held = int64(q.Length)
+			bytes.acquire(held)
 		}
 		var payload []byte
 		if q.Type == proto.CmdWrite {
@@ -53,6 +61,7 @@ func (c *conn) transmit() error {
 		}
 		st := proto.ExportState{Size: c.exp.Backend.Size(), ReadOnly: c.exp.Backend.ReadOnly(), Structured: c.structured, MetaContext: c.metaSet}
 		if errno, why := proto.Check(q, st); errno != 0 {
+			bytes.release(held)
 			if err := c.sendError(q, errno, why); err != nil {
 				return err
 			}
@@ -64,13 +73,50 @@ func (c *conn) transmit() error {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { bytes.release(held); <-sem; wg.Done() }()
 			if err := c.handle(q, payload); err != nil {
 				c.log.Info("nbd: reply failed", "err", err)
 				c.nc.Close()
 			}
 		}()
 	}
+}
+
+// byteBudget bounds the bytes of the requests in flight: acquire waits
+// until n fit, or until nothing else is held (so that a request larger
+// than the budget runs alone rather than never).
+type byteBudget struct {
+	mu         sync.Mutex
+	cond       *sync.Cond
+	limit, use int64
+}
+
+func newByteBudget(limit int64) *byteBudget {
+	b := &byteBudget{limit: limit}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *byteBudget) acquire(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.use > 0 && b.use+n > b.limit {
+		b.cond.Wait()
+	}
+	b.use += n
+}
+
+func (b *byteBudget) release(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.use -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }
 
 // handle runs one checked request and sends its reply.
