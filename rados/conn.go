@@ -108,7 +108,7 @@ func (c *Conn) handshakes() (mon, osd func(auth.EntityName) auth.ClientHandshake
 		return none, none
 	}
 	mon = func(auth.EntityName) auth.ClientHandshake {
-		return auth.NewMonClient(auth.MonClientConfig{Name: s.name, Secret: s.secret, Services: []string{"osd"}})
+		return auth.NewMonClient(auth.MonClientConfig{Name: s.name, Secret: s.secret, Services: []string{"osd", "mds"}})
 	}
 	osd = func(auth.EntityName) auth.ClientHandshake {
 		t, ok := c.mc.ServiceTicket("osd")

@@ -58,6 +58,7 @@ var layers = []struct {
 	{"internal/config", layerModels},
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
+	{"internal/fsx", layerModels},
 
 	{"internal/wire", layerTransport},
 	{"internal/msgr/...", layerTransport},
@@ -73,11 +74,13 @@ var layers = []struct {
 
 	{"striper/...", layerLibraries},
 	{"rbd", layerLibraries},
+	{"fsclient/...", layerLibraries},
 	{"kv/...", layerLibraries},
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
+	{"internal/fusemount", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
 	{"internal/nbd", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
@@ -90,6 +93,7 @@ var layers = []struct {
 	{"internal/objectstore/storetest", layerTestOnly},
 	{"internal/cls/clstest", layerTestOnly},
 	{"internal/mon/montest", layerTestOnly},
+	{"internal/posixtest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same
@@ -148,8 +152,22 @@ var sameLayerImports = map[string][]string{
 	// The namespace's store writes mdtypes' values (and files' default
 	// layouts) in RADOS objects.
 	"internal/mds/mdstore": {"internal/mds/mdtypes", "striper/layout"},
+	// The MDS engine caches the namespace (mdstore, mdtypes), journals
+	// its changes, hands out caps through the locker and purges files'
+	// data objects (striper).
+	"internal/mds/mdcache": {"internal/mds/mdtypes", "internal/mds/mdstore", "internal/mds/journal",
+		"internal/mds/locker", "striper", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
+	// The file-system client reads and writes file data through the
+	// striper, uses the locker's cap bits (CanCache, CanBuffer) and
+	// drives its pure cores.
+	"fsclient": {"striper", "striper/layout", "internal/mds/locker", "fsclient/internal/..."},
+	// The client's cap table speaks the locker's cap bits.
+	"fsclient/internal/captab": {"internal/mds/locker"},
+	// The MDS daemon's server follows a rank's journal (standby-replay),
+	// names its journal inode, and ends sessions in the locker's terms.
+	"internal/mds/server": {"internal/mds/journal", "internal/mds/locker", "internal/mds/mdtypes"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the

@@ -17,7 +17,9 @@ func profileText(service, name string) (string, bool) {
 		return `allow r, allow command "osd boot", allow command "osd alive", allow command "osd failure", allow command "osd markmedown", allow command "osd pg-temp", ` +
 			`allow command "osd beacon", allow command "pg report", allow command "log"`, true
 	case "mon mds":
-		return `allow r, allow command "mds beacon", allow command "log"`, true
+		// Beacons, and blocklisting: the previous holder of a rank it
+		// takes over, and the clients it evicts.
+		return `allow r, allow command "mds beacon", allow command "osd blocklist add", allow command "log"`, true
 	case "mon mgr":
 		return `allow r, allow command "mgr beacon", allow command "log"`, true
 	case "mon client", "mgr client", "mgr osd", "mgr mds":

@@ -128,12 +128,12 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	// to the monitor commands of admincmd.
 	admincmd.AddMonCommands(root, out, cf, daemoncmd.MonMkfsCommand(out), daemoncmd.MonRunCommand())
 	admincmd.AddOSDCommands(root, out, cf, daemoncmd.OSDMkfsCommand(cf, out), daemoncmd.OSDRunCommand(cf))
+	admincmd.AddMDSCommands(root, out, cf, daemoncmd.MDSCommands(cf, out)...)
 	for _, add := range []func(*cobra.Command, *cmdutil.Output, *clusterconn.Flags){
 		admincmd.AddConfigCommands,
 		admincmd.AddPGCommands,
 		admincmd.AddBalancerCommands,
 		admincmd.AddFSCommands,
-		admincmd.AddMDSCommands,
 		admincmd.AddAuthCommands,
 		daemoncmd.AddClusterCommands,
 		admincmd.AddTellCommand,

@@ -1,5 +1,7 @@
 // Package daemon assembles Cuttle's daemons from config structs: an OSD
-// (OSDConfig, StartOSD, RunOSD) and a monitor (MonConfig, NewMon, RunMon),
+// (OSDConfig, StartOSD, RunOSD), an MDS (MDSConfig, RunMDS: mds.go, over
+// internal/mds/server, with the engine passed in as an Opener) and a
+// monitor (MonConfig, NewMon, RunMon),
 // and the data directories they run from (MkfsOSD, ReadOSDDir, MkfsMon,
 // ReadMonDir). Assembly is everything between a daemon's options and its
 // core: opening and closing the store, the process's memory tuning, cephx

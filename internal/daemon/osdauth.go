@@ -31,15 +31,18 @@ import (
 // of its own that lasts one command: the OSD's session is reset once
 // per fetch and reconnects.
 type osdAuth struct {
-	self   auth.EntityName
-	secret auth.Secret
-	mons   []monc.Addr
-	netw   msgr.Network
-	clk    clock.Clock
-	v      *auth.Verifier
-	events auth.Events
-	log    *slog.Logger
-	now    func() time.Time
+	self auth.EntityName
+	// service is the daemon's service: "osd", or "mds" for an MDS,
+	// which verifies its clients' mds tickets the same way.
+	service string
+	secret  auth.Secret
+	mons    []monc.Addr
+	netw    msgr.Network
+	clk     clock.Clock
+	v       *auth.Verifier
+	events  auth.Events
+	log     *slog.Logger
+	now     func() time.Time
 
 	mu      sync.Mutex
 	tickets []auth.ServiceTicket // of the OSD's last login
@@ -69,15 +72,22 @@ func authEvents(reg prometheus.Registerer, log *slog.Logger) auth.Events {
 // monitors over netw; nothing is sent until start.
 func newOSDAuth(id int32, secret auth.Secret, mons []monc.Addr, netw msgr.Network, clk clock.Clock,
 	reg prometheus.Registerer, log *slog.Logger) (*osdAuth, error) {
-	a := &osdAuth{self: auth.EntityName{Type: "osd", ID: fmt.Sprint(id)}, secret: secret, log: log,
+	return newDaemonAuth(auth.EntityName{Type: "osd", ID: fmt.Sprint(id)}, secret, mons, netw, clk, reg, log)
+}
+
+// newDaemonAuth wires cephx for the daemon self (osd.N, mds.NAME) of the
+// service named by its type, with its secret.
+func newDaemonAuth(self auth.EntityName, secret auth.Secret, mons []monc.Addr, netw msgr.Network, clk clock.Clock,
+	reg prometheus.Registerer, log *slog.Logger) (*osdAuth, error) {
+	a := &osdAuth{self: self, service: self.Type, secret: secret, log: log,
 		netw: netw, clk: clk, now: clk.Now}
 	a.events = authEvents(reg, log)
-	a.refreshFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_rotating_keys_refresh_failures_total",
-		Help: "Failed fetches of the osd service's rotating keys from the monitors."})
-	a.keysValid = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cuttle_osd_rotating_keys_valid_until_seconds",
+	a.refreshFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_" + a.service + "_rotating_keys_refresh_failures_total",
+		Help: "Failed fetches of the " + a.service + " service's rotating keys from the monitors."})
+	a.keysValid = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cuttle_" + a.service + "_rotating_keys_valid_until_seconds",
 		Help: "Unix time until which the rotating keys held verify every ticket the monitors issue."})
 	reg.MustRegister(a.refreshFailures, a.keysValid)
-	v, err := auth.NewVerifier(auth.VerifierConfig{Service: "osd", Now: a.now, Events: a.events})
+	v, err := auth.NewVerifier(auth.VerifierConfig{Service: a.service, Now: a.now, Events: a.events})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +100,7 @@ func newOSDAuth(id int32, secret auth.Secret, mons []monc.Addr, netw msgr.Networ
 // ticket; the ticket is kept when the login completes.
 func (a *osdAuth) monHandshake(auth.EntityName) auth.ClientHandshake {
 	return &ticketKeeper{MonClient: auth.NewMonClient(auth.MonClientConfig{Name: a.self, Secret: a.secret,
-		Services: []string{"osd"}, Events: a.events}), a: a}
+		Services: []string{a.service}, Events: a.events}), a: a}
 }
 
 // ticketKeeper is a monitor login that hands the tickets it got to
@@ -117,7 +127,7 @@ func (a *osdAuth) serviceTicket() (auth.ServiceTicket, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, t := range a.tickets {
-		if t.Service == "osd" {
+		if t.Service == a.service {
 			return t, true
 		}
 	}
@@ -129,7 +139,7 @@ func (a *osdAuth) serviceTicket() (auth.ServiceTicket, bool) {
 func (a *osdAuth) peerHandshake(auth.EntityName) auth.ClientHandshake {
 	t, ok := a.serviceTicket()
 	if !ok {
-		return failedHandshake{fmt.Errorf("%s: no osd service ticket from the monitors yet", a.self)}
+		return failedHandshake{fmt.Errorf("%s: no %s service ticket from the monitors yet", a.self, a.service)}
 	}
 	return auth.NewServiceClient(auth.ServiceClientConfig{Ticket: t, Now: a.now, Events: a.events})
 }
@@ -154,14 +164,14 @@ func (a *osdAuth) fetch(ctx context.Context) (*auth.RotatingKeys, error) {
 		return nil, err
 	}
 	defer mc.Close()
-	r, err := mc.Run(ctx, wire.NewCommand("auth get-rotating", "service", "osd"))
+	r, err := mc.Run(ctx, wire.NewCommand("auth get-rotating", "service", a.service))
 	if err != nil {
 		return nil, err
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("auth get-rotating: %w", err)
 	}
-	keys, err := openRotating(r.Data, a.secret)
+	keys, err := openServiceRotating(r.Data, a.secret, a.service)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +187,11 @@ func (a *osdAuth) fetch(ctx context.Context) (*auth.RotatingKeys, error) {
 // openRotating opens the reply of "auth get-rotating": JSON whose
 // "sealed" box holds the keys sealed with the daemon's secret.
 func openRotating(data []byte, secret auth.Secret) (*auth.RotatingKeys, error) {
+	return openServiceRotating(data, secret, "osd")
+}
+
+// openServiceRotating is openRotating for service's keys.
+func openServiceRotating(data []byte, secret auth.Secret, service string) (*auth.RotatingKeys, error) {
 	var v struct {
 		Service string `json:"service"`
 		Sealed  []byte `json:"sealed"`
@@ -191,8 +206,8 @@ func openRotating(data []byte, secret auth.Secret) (*auth.RotatingKeys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth get-rotating: %w", err)
 	}
-	if keys.Service() != "osd" {
-		return nil, fmt.Errorf("auth get-rotating: got the keys of service %q, not osd", keys.Service())
+	if keys.Service() != service {
+		return nil, fmt.Errorf("auth get-rotating: got the keys of service %q, not %s", keys.Service(), service)
 	}
 	return keys, nil
 }
@@ -244,14 +259,14 @@ func (a *osdAuth) start(ctx, run context.Context) error {
 	for {
 		keys, err := a.fetchOnce(ctx)
 		if err == nil {
-			a.log.Info("got the osd service's rotating keys", "keys", len(keys.Keys()))
+			a.log.Info("got the service's rotating keys", "service", a.service, "keys", len(keys.Keys()))
 			go a.refresh(run, keys)
 			return nil
 		}
 		if errors.Is(err, errRefused) {
 			return err
 		}
-		a.log.Warn("cannot get the osd service's rotating keys yet", "err", err, "retry_in", keysRetry)
+		a.log.Warn("cannot get the service's rotating keys yet", "service", a.service, "err", err, "retry_in", keysRetry)
 		if !a.wait(ctx, keysRetry) {
 			return fmt.Errorf("%s: no rotating keys from the monitors: %w", a.self, ctx.Err())
 		}

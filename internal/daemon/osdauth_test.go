@@ -151,7 +151,7 @@ func TestReadOSDDir(t *testing.T) {
 // failedHandshake fails at once, so a peer connection made before the
 // OSD's first login fails instead of hanging.
 func TestPeerHandshakeWithoutTicket(t *testing.T) {
-	a := &osdAuth{self: auth.EntityName{Type: "osd", ID: "3"}}
+	a := &osdAuth{self: auth.EntityName{Type: "osd", ID: "3"}, service: "osd"}
 	if _, _, err := a.peerHandshake(auth.EntityName{Type: "osd", ID: "4"}).Step(nil); err == nil || !strings.Contains(err.Error(), "no osd service ticket") {
 		t.Errorf("no ticket: %v", err)
 	}

@@ -66,13 +66,14 @@ func fsRmCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 }
 
 // AddMDSCommands adds "cuttle mds": the MDS daemons as the monitors see
-// them (MONITOR-COMMANDS.md, "MDS daemons"). The daemon's own commands
-// (mds run) will join the group as mon's and osd's do (AddMonCommands).
-func AddMDSCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags) {
+// them (MONITOR-COMMANDS.md, "MDS daemons"), next to the daemon's own
+// commands (mds mkfs, mds run), as mon's and osd's (AddMonCommands).
+func AddMDSCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, daemon ...*cobra.Command) {
 	mc := func(use, short, prefix string, args []string) *cobra.Command {
 		return clusterconn.MonCommand(cf, out, use, short, prefix, args)
 	}
-	mds := &cobra.Command{Use: "mds", Short: "Show and fail MDS daemons"}
+	mds := &cobra.Command{Use: "mds", Short: "Create and run MDS daemons; show and fail them"}
+	mds.AddCommand(daemon...)
 	mds.AddCommand(
 		mc("stat", "Show the MDS map in one line: file systems, ranks and their daemons, standbys", "mds stat", nil),
 		mc("fail NAME|FS:RANK|RANK|GID", "Fail a daemon: its rank (if any) goes to a standby; the daemon must restart to rejoin", "mds fail", []string{"role_or_gid"}),

@@ -1,4 +1,4 @@
-package journal
+package journal_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	. "github.com/cuttlestore/cuttle/internal/mds/journal"
 
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
@@ -189,11 +191,7 @@ func TestFlushAsyncOrder(t *testing.T) {
 // write lands (a prefix of it, or none of it).
 func crash(t *testing.T, rng *rand.Rand, io *rados.IOContext, w *Writer) {
 	t.Helper()
-	w.mu.Lock()
-	data, pos := w.pending, w.pendingPos
-	w.err = errors.New("killed")
-	w.mu.Unlock()
-	l := w.s.Layout()
+	data, pos, l := w.KillForTest()
 	for _, x := range l.FileToExtents(pos, uint64(len(data))) {
 		if rng.IntN(3) == 0 {
 			continue // this object write never happened
@@ -338,11 +336,9 @@ func TestStaleEntryAfterTakeover(t *testing.T) {
 		}
 		aPos, aEnd, _ := w.Append([]byte("entry A"))
 		bPos, _, _ := w.Append([]byte("entry B"))
-		w.mu.Lock()
-		frames := w.pending
-		w.mu.Unlock()
+		frames := w.PendingForTest()
 		// Only B lands.
-		if err := w.s.WriteAt(ctx, ino, frames[aEnd-aPos:], bPos); err != nil {
+		if err := w.WriteRawForTest(ctx, frames[aEnd-aPos:], bPos); err != nil {
 			t.Fatal(err)
 		}
 		w2, res, got := replayAll(t, io)
@@ -440,7 +436,7 @@ func TestDamagedJournal(t *testing.T) {
 		if err := w.WriteHead(ctx); err != nil {
 			t.Fatal(err)
 		}
-		no, off, _ := l.Locate(starts[4] + frameHeaderLen)
+		no, off, _ := l.Locate(starts[4] + FrameLen(0))
 		if err := io.Write(ctx, layout.ObjectName(ino, no), []byte{'X'}, off); err != nil {
 			t.Fatal(err)
 		}

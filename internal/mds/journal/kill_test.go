@@ -1,4 +1,4 @@
-package journal
+package journal_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	. "github.com/cuttlestore/cuttle/internal/mds/journal"
 
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"

@@ -1,0 +1,386 @@
+package fsclient
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cuttlestore/cuttle/fsclient/internal/captab"
+	"github.com/cuttlestore/cuttle/fsclient/internal/session"
+	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/mds/locker"
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/wire"
+)
+
+// The driver of the pure cores: it feeds them the MDS's messages, the
+// messenger's events, the MDS map and the time, and carries their
+// actions out. Everything below runs with Client.mu held unless said
+// otherwise; sends only queue (msgr.Session.Send does not wait for the
+// peer).
+
+// call is a request waiting for its reply.
+type call struct {
+	done  chan struct{} // closed at the first reply or the failure
+	safe  chan struct{} // closed when journaled (or failed)
+	reply *wire.ClientReply
+	err   error
+}
+
+// flushVal is what a cap flush reported, to mark the file's attributes
+// clean when it is acked.
+type flushVal struct {
+	size  uint64
+	mtime time.Time
+}
+
+// Dispatch implements msgr.Dispatcher for the MDS messenger.
+func (c *Client) Dispatch(from msgr.Peer, msg msgr.Message) {
+	defer c.ms.Release(msg)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if from.Session != c.mdsConn {
+		return // from a session to a previous holder
+	}
+	now := c.clock.Now()
+	var err error
+	switch msg.Type {
+	case wire.TypeClientSession:
+		var m wire.ClientSession
+		if m, err = wire.DecodeClientSession(msg.Payload); err == nil {
+			c.sess.SessionMsg(m, now)
+		}
+	case wire.TypeClientReply:
+		var m *wire.ClientReply
+		if m, err = wire.DecodeClientReply(msg.Payload); err == nil {
+			c.sess.Reply(m)
+		}
+	case wire.TypeClientRequestForward:
+		var m wire.ClientRequestForward
+		if m, err = wire.DecodeClientRequestForward(msg.Payload); err == nil {
+			c.sess.Forward(m)
+		}
+	case wire.TypeClientCaps:
+		var m *wire.ClientCaps
+		if m, err = wire.DecodeClientCaps(msg.Payload); err == nil {
+			c.caps.Handle(m)
+		}
+	case wire.TypeClientLease:
+		var m wire.ClientLease
+		if m, err = wire.DecodeClientLease(msg.Payload); err == nil && m.Op == wire.LeaseRevoke {
+			delete(c.dentries, dentryKey{m.Ino, m.Name})
+			ack := wire.ClientLease{Op: wire.LeaseRevokeAck, Ino: m.Ino, Name: m.Name, Seq: m.Seq}
+			c.send(msgr.Message{Type: wire.TypeClientLease, Version: 1, Payload: ack.Encode()})
+		}
+	default:
+		err = fmt.Errorf("unexpected message type %d", msg.Type)
+	}
+	if err != nil {
+		c.log.Warn("dropping a bad message from the MDS", "peer", from.Name.String(), "type", msg.Type, "err", err)
+		return
+	}
+	c.runLocked()
+}
+
+// HandleEvent implements msgr.Dispatcher: the loss of the session to the
+// holder makes the client connect and open again.
+func (c *Client) HandleEvent(ev msgr.Event) {
+	if ev.Kind != msgr.EventFailed && ev.Kind != msgr.EventReset {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ev.Session != c.mdsConn || c.mdsConn == nil {
+		return
+	}
+	c.log.Debug("lost the connection to the MDS", "peer", ev.Peer.String(), "err", ev.Err)
+	c.mdsConn = nil
+	c.sess.ConnectionLost(c.clock.Now())
+	c.runLocked()
+	c.pollNow()
+}
+
+// send queues msg to the holder (dropped without a connection: the
+// session machine resends what matters after the next connect).
+func (c *Client) send(msg msgr.Message) {
+	if c.mdsConn == nil {
+		return
+	}
+	if err := c.mdsConn.Send(context.Background(), msg); err != nil {
+		c.log.Debug("send to the MDS", "type", msg.Type, "err", err)
+	}
+}
+
+// runLocked carries out the actions of both cores until none are left.
+func (c *Client) runLocked() {
+	for {
+		sa, ca := c.sess.Take(), c.caps.Take()
+		if len(sa) == 0 && len(ca) == 0 {
+			return
+		}
+		for _, a := range sa {
+			c.sessionAction(a)
+		}
+		for _, a := range ca {
+			c.capAction(a)
+		}
+	}
+}
+
+func (c *Client) sessionAction(a session.Action) {
+	switch a.Kind {
+	case session.Connect:
+		peer := auth.EntityName{Type: "mds", ID: a.Name}
+		if c.mdsConn != nil && peer != c.mdsPeer {
+			c.ms.MarkDown(c.mdsPeer)
+		}
+		s, err := c.ms.Connect(peer, a.Addr)
+		if err != nil {
+			c.log.Warn("connect to the MDS", "peer", peer.String(), "addr", a.Addr, "err", err)
+			c.mdsConn = nil
+			return
+		}
+		c.mdsPeer, c.mdsConn = peer, s
+	case session.SendSession:
+		c.send(msgr.Message{Type: wire.TypeClientSession, Version: 1, Payload: a.Session.Encode()})
+	case session.SendRequest:
+		c.send(msgr.Message{Type: wire.TypeClientRequest, Version: 1, Payload: a.Request.Encode()})
+	case session.SendReconnect:
+		m := c.caps.Reconnect()
+		for i := range m.Caps {
+			rc := &m.Caps[i]
+			if in := c.inodes[rc.Ino]; in != nil && in.data != nil && rc.Dirty != 0 {
+				size, mtime, _ := in.data.DirtyAttrs()
+				rc.Size, rc.Mtime = size, wire.FSTimeOf(mtime)
+			}
+		}
+		m.Locks = c.heldLocks()
+		c.send(msgr.Message{Type: wire.TypeClientReconnect, Version: 1, Payload: m.Encode()})
+	case session.RequestDone:
+		c.absorb(a.Reply)
+		if w := c.calls[a.Tid]; w != nil {
+			w.reply = a.Reply
+			close(w.done)
+		}
+	case session.RequestSafe:
+		if w := c.calls[a.Tid]; w != nil {
+			close(w.safe)
+			delete(c.calls, a.Tid)
+		}
+	case session.RequestFailed:
+		if w := c.calls[a.Tid]; w != nil {
+			w.err = a.Err
+			close(w.done)
+			close(w.safe)
+			delete(c.calls, a.Tid)
+		}
+	case session.CapsStale, session.CapsRenewed:
+		c.broadcast()
+	case session.CapsLost:
+		c.caps.Lost()
+		c.dentries = map[dentryKey]dentry{}
+	case session.RecallCaps:
+		c.caps.Recall(a.MaxCaps)
+	case session.FlushCaps:
+		for ino := range c.inodes {
+			c.caps.Flush(ino)
+		}
+	case session.SessionEnded:
+		c.ended = a.Err
+		c.broadcast()
+	}
+}
+
+func (c *Client) capAction(a captab.Action) {
+	in := c.inodes[a.Ino]
+	switch a.Kind {
+	case captab.Send:
+		m := a.Msg
+		if m.Dirty != 0 && in != nil && in.data != nil {
+			size, mtime, _ := in.data.DirtyAttrs()
+			m.Size, m.Mtime = size, wire.FSTimeOf(mtime)
+			c.flushVals[m.FlushTID] = flushVal{size: size, mtime: mtime}
+		}
+		c.send(msgr.Message{Type: wire.TypeClientCaps, Version: 1, Payload: m.Encode()})
+	case captab.Revoke:
+		// Stop using the bits and write back what they covered, off
+		// the lock (it is OSD I/O), then ack.
+		var data *fileData
+		if in != nil {
+			data = in.data
+		}
+		_, lazy := c.caps.Issued(a.Ino)
+		c.wg.Add(1)
+		go c.revoke(data, a.Ino, a.Caps, lazy, a.Seq)
+	case captab.Changed:
+		if in != nil {
+			if a.Msg != nil {
+				in.stat.Size, in.stat.Mtime = a.Msg.Size, a.Msg.Mtime
+				in.stat.MaxSize = a.Msg.MaxSize
+			}
+			if in.data != nil {
+				_, lazy := c.caps.Issued(a.Ino)
+				in.data.setCaps(a.Caps, lazy) // caps that grow: nothing to write back
+				if a.Msg != nil {
+					in.data.SetAttr(a.Msg.Size, a.Msg.Mtime.Time())
+				}
+			}
+		}
+		c.broadcast()
+	case captab.FlushAcked:
+		if v, ok := c.flushVals[a.FlushTID]; ok {
+			delete(c.flushVals, a.FlushTID)
+			if in != nil && in.data != nil {
+				in.data.AttrsFlushed(v.size, v.mtime)
+			}
+		}
+		c.broadcast()
+	case captab.Dropped:
+		if in != nil {
+			if in.data != nil {
+				in.data.DropCache()
+			}
+			if in.opens == 0 {
+				delete(c.inodes, a.Ino)
+			}
+		}
+		c.broadcast()
+	}
+}
+
+// revoke runs a revocation's data work without the lock, then acks.
+func (c *Client) revoke(data *fileData, ino uint64, caps locker.Caps, lazy bool, seq uint64) {
+	defer c.wg.Done()
+	if data != nil {
+		for {
+			err := data.SetCaps(c.runCtx, caps, lazy)
+			if err == nil {
+				break
+			}
+			// The write-back failed (an OSD error): the MDS waits for
+			// the ack, and fences this client if it never comes.
+			c.log.Warn("write-back for a revocation failed; retrying", "ino", fmt.Sprintf("%#x", ino), "err", err)
+			select {
+			case <-c.stop:
+				return
+			case <-c.clock.NewTimer(time.Second).C():
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.caps.RevokeDone(ino, seq)
+	c.runLocked()
+	c.broadcast()
+}
+
+// broadcast wakes everyone waiting for caps or flushes.
+func (c *Client) broadcast() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// absorb takes a reply's inodes into the caches and the cap table.
+func (c *Client) absorb(r *wire.ClientReply) {
+	var dir uint64
+	for i := range r.Trace {
+		st := &r.Trace[i]
+		if i > 0 && st.Name != "" && dir != 0 {
+			if st.LeaseMs > 0 && st.Inode.Ino != 0 {
+				c.dentries[dentryKey{dir, st.Name}] = dentry{ino: st.Inode.Ino,
+					until: c.clock.Now().Add(time.Duration(st.LeaseMs) * time.Millisecond)}
+			} else {
+				delete(c.dentries, dentryKey{dir, st.Name})
+			}
+		}
+		if st.Inode.Ino != 0 {
+			c.noteInode(&st.Inode, wire.FilePath{Ino: dir, Path: st.Name})
+		}
+		dir = st.Inode.Ino
+	}
+	for i := range r.Dir.Entries {
+		e := &r.Dir.Entries[i]
+		if e.Inode.Cap.ID != 0 || e.Inode.Mode != 0 {
+			c.noteInode(&e.Inode, wire.FilePath{})
+		}
+	}
+}
+
+// noteInode caches an inode's attributes and takes the cap it carries.
+func (c *Client) noteInode(s *wire.InodeStat, path wire.FilePath) {
+	in := c.inodes[s.Ino]
+	if in == nil {
+		in = &inode{}
+		c.inodes[s.Ino] = in
+	}
+	in.stat = *s
+	in.stat.Cap = wire.InodeCap{}
+	if in.data != nil {
+		in.data.SetAttr(s.Size, s.Mtime.Time())
+	}
+	if path.Path == "" && path.Ino == 0 {
+		path = wire.FilePath{Ino: s.Ino}
+	}
+	c.caps.Add(s.Ino, s.Cap, path)
+}
+
+// tick runs the cores' timers and refreshes the MDS map.
+func (c *Client) loop() {
+	defer c.wg.Done()
+	t := c.clock.NewTimer(c.opts.Tick)
+	defer t.Stop()
+	lastPoll := time.Time{}
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.pollCh:
+		case <-t.C():
+			t.Reset(c.opts.Tick)
+		}
+		now := c.clock.Now()
+		c.mu.Lock()
+		c.sess.Tick(now)
+		c.caps.Tick(now)
+		c.runLocked()
+		c.mu.Unlock()
+		if now.Sub(lastPoll) >= c.opts.MapPoll || c.pollWanted() {
+			lastPoll = now
+			c.refreshMap()
+		}
+	}
+}
+
+// pollNow asks the loop to read the MDS map at once.
+func (c *Client) pollNow() {
+	c.pollFlag = true // under c.mu
+	select {
+	case c.pollCh <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) pollWanted() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.pollFlag
+	c.pollFlag = false
+	return w
+}
+
+// refreshMap reads the file system's entry and tells the session who
+// holds rank 0.
+func (c *Client) refreshMap() {
+	ctx, cancel := context.WithTimeout(c.runCtx, c.opts.MapPoll*5)
+	defer cancel()
+	info, err := readFS(ctx, c.conn, c.fsName)
+	if err != nil {
+		c.log.Debug("reading the MDS map", "err", err)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.info = info
+	c.sess.MapChanged(info.Rank0, c.clock.Now())
+	c.runLocked()
+}

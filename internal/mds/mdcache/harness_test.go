@@ -1,0 +1,151 @@
+package mdcache
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
+	"github.com/cuttlestore/cuttle/internal/sim"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// fsCluster is a simulated cluster with a metadata and a data pool, in
+// a synctest bubble (virtual time).
+type fsCluster struct {
+	c        *sim.Cluster
+	meta     *rados.IOContext
+	data     int64
+	dataIO   *rados.IOContext
+	inc      uint64 // the incarnation of the last Open
+	opened   int
+	mdsConns []*rados.Conn
+}
+
+func newFS(t *testing.T, seed uint64) *fsCluster {
+	t.Helper()
+	c := sim.New(t, sim.Options{Net: memnet.Config{Seed: seed, MinDelay: 100 * time.Microsecond, MaxDelay: time.Millisecond}})
+	for _, h := range []string{"h1", "h2", "h3"} {
+		c.AddOSD(h)
+	}
+	c.Run("osd pool create", "pool", "cephfs.meta", "pg_num", "8", "size", "3")
+	c.Run("osd pool create", "pool", "cephfs.data", "pg_num", "8", "size", "3")
+	c.WaitForEpoch(c.Epoch())
+	fs := &fsCluster{c: c}
+	conn := c.Client("client.test")
+	var err error
+	if fs.meta, err = conn.OpenIOContext("cephfs.meta"); err != nil {
+		t.Fatal(err)
+	}
+	if fs.dataIO, err = conn.OpenIOContext("cephfs.data"); err != nil {
+		t.Fatal(err)
+	}
+	fs.data = fs.dataIO.PoolID()
+	return fs
+}
+
+// open opens the rank as a new MDS (a new connection and a later
+// incarnation), as a standby taking over does.
+func (fs *fsCluster) open(t *testing.T, ob *outbox) *Cache {
+	t.Helper()
+	fs.inc++
+	fs.opened++
+	conn := fs.c.Client("client.mds" + string(rune('a'+fs.opened%26)))
+	meta, err := conn.OpenIOContext("cephfs.meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ob == nil {
+		ob = &outbox{}
+	}
+	c, err := Open(context.Background(), Config{Meta: meta, Conn: conn, DataPool: fs.data, Incarnation: fs.inc,
+		Clock: clock.Real(), Logger: sim.Logger("mds"), Outbox: ob, JournalObjectSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// outbox records what the engine sends, as the daemon would queue it.
+type outbox struct {
+	mu     sync.Mutex
+	caps   map[ClientID][]*wire.ClientCaps
+	fenced []ClientID
+}
+
+func (o *outbox) SendCaps(client ClientID, m *wire.ClientCaps) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.caps == nil {
+		o.caps = map[ClientID][]*wire.ClientCaps{}
+	}
+	o.caps[client] = append(o.caps[client], m)
+}
+
+func (o *outbox) SendLease(ClientID, wire.ClientLease) {}
+
+func (o *outbox) Fence(client ClientID, _ string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.fenced = append(o.fenced, client)
+}
+
+func (o *outbox) take(client ClientID) []*wire.ClientCaps {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.caps[client]
+	delete(o.caps, client)
+	return m
+}
+
+// tclient issues requests as one client with one identity.
+type tclient struct {
+	c        *Cache
+	id       ClientID
+	uid, gid uint32
+	groups   []uint32
+	tid      uint64
+}
+
+// replies collects a request's replies; safe is closed at the safe one.
+type replies struct {
+	mu     sync.Mutex
+	unsafe *wire.ClientReply
+	last   *wire.ClientReply
+	n      int
+	safe   chan struct{}
+}
+
+// send sends req and returns its replies without waiting.
+func (tc *tclient) send(req *wire.ClientRequest) *replies {
+	if req.Tid == 0 {
+		tc.tid++
+		req.Tid = tc.tid
+	}
+	req.UID, req.GID, req.Groups = tc.uid, tc.gid, tc.groups
+	rs := &replies{safe: make(chan struct{})}
+	tc.c.Handle(context.Background(), tc.id, req, func(rep *wire.ClientReply) {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		rs.n++
+		if !rep.Safe {
+			rs.unsafe = rep
+			return
+		}
+		rs.last = rep
+		close(rs.safe)
+	})
+	return rs
+}
+
+// do sends req and waits for its safe reply.
+func (tc *tclient) do(req *wire.ClientRequest) *wire.ClientReply {
+	rs := tc.send(req)
+	<-rs.safe
+	return rs.last
+}
+
+func p(path string) wire.FilePath { return wire.FilePath{Ino: 1, Path: path} }

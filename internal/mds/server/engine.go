@@ -1,0 +1,70 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/clock"
+	"github.com/cuttlestore/cuttle/internal/mds/locker"
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/rados"
+)
+
+// ClientID is a client's cephx global id, as wire.ClientSession.ClientID
+// carries it (the engine's mdcache.ClientID, locker.ClientID's value).
+type ClientID uint64
+
+// Outbox is how the engine reaches clients: the Server implements it.
+// Calls never block (they queue); a message for a client without a
+// session is dropped.
+type Outbox interface {
+	SendCaps(client ClientID, m *wire.ClientCaps)
+	SendLease(client ClientID, m wire.ClientLease)
+	// Fence asks for client to be blocklisted in the OSD map (it held
+	// caps it did not give back in time); the server sends the monitor
+	// command and ends its session.
+	Fence(client ClientID, reason string)
+}
+
+// Engine is the MDS engine's side of the seam (docs/MDS.md, "The
+// engine"; internal/mds/mdcache's *Cache): the methods the server calls,
+// as the contract between the two names them. The server knows nothing
+// else of it.
+type Engine interface {
+	// Reconnect takes a client's report in state reconnect; Resume ends
+	// the reconnect phase.
+	Reconnect(client ClientID, m *wire.ClientReconnect) error
+	Resume()
+	// Handle runs one metadata request and calls reply once (safe) or
+	// twice (unsafe, then safe); it may be called from many goroutines.
+	Handle(ctx context.Context, client ClientID, req *wire.ClientRequest, reply func(*wire.ClientReply))
+	// HandleCaps takes a client's cap message.
+	HandleCaps(ctx context.Context, client ClientID, m *wire.ClientCaps)
+	// SessionOpened and SessionEnded follow the server's sessions.
+	SessionOpened(client ClientID)
+	SessionEnded(client ClientID, reason locker.EndReason)
+	// Tick is called about once a second.
+	Tick(now time.Time)
+	// Close stops serving, flushes the journal and writes back what is
+	// dirty.
+	Close(ctx context.Context) error
+}
+
+// OpenConfig is what the server hands the engine when it takes a rank
+// (the contract's mdcache.Config, less the tuning the daemon fills).
+type OpenConfig struct {
+	Meta        *rados.IOContext // the file system's metadata pool
+	Conn        *rados.Conn      // for data pools
+	DataPool    int64            // the file system's default data pool
+	Rank        int
+	Incarnation uint64 // the MDS map epoch at which this daemon took the rank
+	Clock       clock.Clock
+	Logger      *slog.Logger
+	Outbox      Outbox
+}
+
+// Opener opens the engine for a rank: it replays the rank's journal and
+// returns when the rank can serve (the contract's mdcache.Open). The
+// daemon passes the real engine's.
+type Opener func(ctx context.Context, cfg OpenConfig) (Engine, error)
