@@ -2,6 +2,7 @@ package nbd_test
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"sync"
@@ -82,4 +83,56 @@ func TestFioVerifyAcrossOSDRestart(t *testing.T) {
 	if b.writes != 1024 {
 		t.Fatalf("%d writes reached the image, want 1024 (64 MiB in 64 KiB blocks)\n%s", b.writes, out)
 	}
+}
+
+// A snapshot taken through the image the server exports while fio
+// writes to it (after the 500th of 1,024 writes) holds the image as it
+// was then: the head differs from it after fio (qemu-img compare exits
+// 1), fio verifies every block, and after a rollback to it the head
+// and the snapshot's export compare equal.
+func TestSnapshotUnderFioThenRollback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fio over NBD with a snapshot: several seconds")
+	}
+	needTools(t, "fio", "qemu-img")
+	_, p := rbdCluster(t)
+	ctx := context.Background()
+	if err := p.Create(ctx, "vm", 64*mib, rbd.CreateOptions{Order: 20}); err != nil {
+		t.Fatal(err)
+	}
+	img := open(t, p, "vm", rbd.OpenOptions{})
+	snap := make(chan struct{})
+	b := &counted{Backend: nbd.NewRBD(img, false), at: map[int]chan struct{}{500: snap}}
+	tcp, sock := serveExports(t, nbd.Export{Name: "vm", Backend: b})
+	done := make(chan error, 1)
+	var out []byte
+	go func() {
+		var err error
+		out, err = exec.Command("fio", "--name=snap", "--ioengine=nbd", "--uri=nbd+unix:///vm?socket="+sock,
+			"--rw=randwrite", "--bs=64k", "--iodepth=16", "--size=64M", "--verify=crc32c", "--do_verify=1",
+			"--verify_fatal=1", "--randseed=7").CombinedOutput()
+		done <- err
+	}()
+	select {
+	case <-snap:
+	case err := <-done:
+		t.Fatalf("fio ended before write 500: %v\n%s", err, out)
+	}
+	if err := img.SnapCreate(ctx, "mid"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("fio: %v\n%s", err, out)
+	}
+	snapTCP, _ := serveExports(t, nbd.Export{Name: "vm@mid", Backend: nbd.NewRBD(open(t, p, "vm", rbd.OpenOptions{Snap: "mid"}), true)})
+	head, at := "nbd://"+tcp+"/vm", "nbd://"+snapTCP+"/vm@mid"
+	// qemu-img compare exits 1 for images that differ (2 for an error).
+	var exit *exec.ExitError
+	if out, err := runErr("qemu-img", "compare", "-f", "raw", "-F", "raw", head, at); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("qemu-img compare of the head and the snapshot after 524 more writes: %v\n%s", err, out)
+	}
+	if err := img.SnapRollback(ctx, "mid"); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "qemu-img", "compare", "-f", "raw", "-F", "raw", head, at)
 }
