@@ -34,7 +34,7 @@ func TestExt4OverNBDFuse(t *testing.T) {
 	needTools(t, "nbdfuse", "mkfs.ext4", "fsck.ext4", "losetup", "mount", "umount", "fusermount3")
 	c, p := rbdCluster(t)
 	ctx := context.Background()
-	if err := p.Create(ctx, "fs", 256*mib, rbd.CreateOptions{}); err != nil {
+	if err := p.Create(ctx, "fs", 64*mib, rbd.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, sock := serveExports(t, nbd.Export{Name: "fs", Backend: nbd.NewRBD(open(t, p, "fs", rbd.OpenOptions{}), false)})
@@ -62,17 +62,17 @@ func TestExt4OverNBDFuse(t *testing.T) {
 		}
 	})
 
-	// The tree: 200 files of up to 256 KiB in 10 directories, an OSD
+	// The tree: 100 files of up to 128 KiB in 10 directories, an OSD
 	// stopped after the first half and started after the last.
 	rng := rand.New(rand.NewPCG(7, 7))
 	files := map[string][]byte{}
-	for i := range 200 {
-		if i == 100 {
+	for i := range 100 {
+		if i == 50 {
 			c.StopOSD(1)
 		}
 		d := filepath.Join("d"+strconv.Itoa(i%10), "sub")
 		name := filepath.Join(d, fmt.Sprintf("f%03d", i))
-		data := make([]byte, rng.IntN(256<<10))
+		data := make([]byte, rng.IntN(128<<10))
 		for j := range data {
 			data[j] = byte(rng.Uint32())
 		}
