@@ -90,6 +90,12 @@ func (c *Client) OpenFile(ctx context.Context, p string, flags int, mode uint32)
 			return nil, pathErr("open", p, err)
 		}
 	}
+	return c.opened(r, p, flags, om)
+}
+
+// opened makes the File an open or create reply gave (p names it in
+// errors).
+func (c *Client) opened(r *wire.ClientReply, p string, flags int, om locker.OpenMode) (*File, error) {
 	st, err := target(r)
 	if err != nil {
 		return nil, pathErr("open", p, err)

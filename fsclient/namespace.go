@@ -324,13 +324,19 @@ func (c *Client) readDir(ctx context.Context, op, p string, plus bool) ([]DirEnt
 	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return nil, pathErr(op, p, syscall.ENOTDIR)
 	}
+	out, err := c.listDir(ctx, ino, plus)
+	return out, pathErr(op, p, err)
+}
+
+// listDir reads directory ino whole, in as many requests as it takes.
+func (c *Client) listDir(ctx context.Context, ino uint64, plus bool) ([]DirEntry, error) {
 	var out []DirEntry
 	req := wire.ClientRequest{Op: wire.MetaReaddir, Path: wire.FilePath{Ino: ino}, MaxEntries: 1024, Plus: plus}
 	for {
 		q := req
 		r, err := c.do(ctx, &q, false)
 		if err != nil {
-			return nil, pathErr(op, p, err)
+			return nil, err
 		}
 		for i := range r.Dir.Entries {
 			e := &r.Dir.Entries[i]

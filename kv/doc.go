@@ -12,14 +12,19 @@
 // one leaf; a Put into a full leaf first splits it: the index entry is
 // marked with the split (only if no other operation has marked it), the
 // leaf frozen, its entries copied into two new leaves, the index entry
-// swapped for theirs in one operation, and the old leaf removed.
+// swapped for theirs in one operation, and the old leaf removed. A
+// Remove that would leave a leaf under k entries first joins it with a
+// neighbour the same way: both entries marked, both leaves frozen, then
+// merged into one leaf or rebalanced into two. List scans a key range
+// leaf by leaf.
 //
-// Not yet: rebalancing and merging (a Remove that would leave a leaf
-// under k entries fails with ErrUnderfull), the cleanup of operations
-// whose client died (a frozen leaf stays frozen: writes to it fail with
-// ErrBusy after their retries), and range scans across leaves.
+// An operation whose client died leaves its mark and frozen leaves: a
+// client that meets them busy for longer than Config.MarkTimeout (by the
+// OSD's clock) takes the operation over and rolls it forward or back
+// (cleanup.go, the decision in kv/plan's Recover).
 //
 // It knows rados and the kv class's encodings; the decisions (which leaf
-// covers a key, how a leaf splits) are in kv/plan. A Store is safe for
-// concurrent use. Start reading at store.go (Open, Put), then split.go.
+// covers a key, how leaves split, merge and rebalance) are in kv/plan. A
+// Store is safe for concurrent use. Start reading at store.go (Open,
+// Put), then split.go, join.go and scan.go.
 package kv

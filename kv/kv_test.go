@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,13 +119,10 @@ func TestSplitsAgainstModel(t *testing.T) {
 			key := fmt.Sprintf("key%04d", rng.IntN(500))
 			switch rng.IntN(6) {
 			case 0:
-				err := s.Remove(ctx, key)
-				switch {
-				case err == nil:
-					delete(model, key)
-				case !errors.Is(err, kv.ErrUnderfull):
+				if err := s.Remove(ctx, key); err != nil {
 					t.Fatalf("remove %q: %v", key, err)
 				}
+				delete(model, key)
 			default:
 				val := fmt.Sprintf("v%d", i)
 				if err := s.Put(ctx, key, []byte(val)); err != nil {
@@ -137,6 +136,68 @@ func TestSplitsAgainstModel(t *testing.T) {
 		}
 		if n := len(s.Leaves()); n < 20 {
 			t.Fatalf("%d leaves for %d keys with k 3", n, len(model))
+		}
+		check(t, io, s, model)
+	})
+}
+
+// The store grows to dozens of leaves with k = 3, then shrinks by
+// random removes (and some puts) back to one leaf: merges and rebalances,
+// checked against a model map at the low point and at the end.
+func TestJoinsAgainstModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := cluster(t)
+		io := ioctx(t, c, "client.kv")
+		ctx := context.Background()
+		s, err := kv.Create(ctx, io, "store", kv.Options{K: 3}, kv.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(5, 6))
+		model := map[string]string{}
+		for i := range 200 {
+			key := fmt.Sprintf("key%04d", rng.IntN(400))
+			if err := s.Put(ctx, key, fmt.Appendf(nil, "v%d", i)); err != nil {
+				t.Fatal(err)
+			}
+			model[key] = fmt.Sprintf("v%d", i)
+		}
+		most := len(s.Leaves())
+		for i := 0; len(model) > 20; i++ {
+			keys := slices.Sorted(maps.Keys(model))
+			key := keys[rng.IntN(len(keys))]
+			if rng.IntN(4) == 0 {
+				key = fmt.Sprintf("key%04d", rng.IntN(400)) // maybe absent
+			}
+			if rng.IntN(10) == 0 {
+				// An update between removes (only of a present key, so
+				// that the model keeps shrinking).
+				if _, ok := model[key]; !ok {
+					continue
+				}
+				if err := s.Put(ctx, key, fmt.Appendf(nil, "w%d", i)); err != nil {
+					t.Fatal(err)
+				}
+				model[key] = fmt.Sprintf("w%d", i)
+				continue
+			}
+			if err := s.Remove(ctx, key); err != nil {
+				t.Fatalf("remove %q: %v", key, err)
+			}
+			delete(model, key)
+		}
+		if n := len(s.Leaves()); n > len(model)/3 || n >= most/3 {
+			t.Fatalf("%d leaves for %d keys (%d at the most)", n, len(model), most)
+		}
+		check(t, io, s, model)
+		for key := range model {
+			if err := s.Remove(ctx, key); err != nil {
+				t.Fatalf("remove %q: %v", key, err)
+			}
+			delete(model, key)
+		}
+		if n := len(s.Leaves()); n != 1 {
+			t.Fatalf("%d leaves for an empty store", n)
 		}
 		check(t, io, s, model)
 	})
@@ -208,6 +269,71 @@ func TestConcurrentClients(t *testing.T) {
 				t.Fatalf("%s: %q %v", key, v, err)
 			}
 			model[key] = string(v)
+		}
+		check(t, io, s, model)
+	})
+}
+
+// Clients in goroutines remove their own keys and re-insert some from a
+// store of many small leaves, through each other's merges and
+// rebalances (and splits): every write lands and nothing else changes.
+func TestConcurrentRemovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := cluster(t)
+		ctx := context.Background()
+		io := ioctx(t, c, "client.admin")
+		s, err := kv.Create(ctx, io, "store", kv.Options{K: 3}, kv.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const clients, each = 4, 50
+		model := map[string]string{}
+		for i := range each {
+			for w := range clients {
+				key := fmt.Sprintf("k%03d.%d", i, w)
+				if err := s.Put(ctx, key, []byte("x")); err != nil {
+					t.Fatal(err)
+				}
+				model[key] = "x"
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, clients)
+		for w := range clients {
+			ws, err := kv.Open(ctx, ioctx(t, c, fmt.Sprintf("client.w%d", w)), "store", kv.Config{Retries: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				for i := range each {
+					key := fmt.Sprintf("k%03d.%d", i, w)
+					var err error
+					if i%5 == 0 {
+						err = ws.Put(ctx, key, []byte("y"))
+					} else {
+						err = ws.Remove(ctx, key)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		for i := range each {
+			for w := range clients {
+				key := fmt.Sprintf("k%03d.%d", i, w)
+				if i%5 == 0 {
+					model[key] = "y"
+				} else {
+					delete(model, key)
+				}
+			}
 		}
 		check(t, io, s, model)
 	})

@@ -35,9 +35,7 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	}
 	out, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "freeze", clskv.FreezeRequest{ID: id}.Encode())
 	if err != nil {
-		if _, uerr := s.io.Exec(ctx, index, clskv.Class, "unmark", clskv.UnmarkRequest{High: leaf.Bounds.High, ID: id}.Encode()); uerr != nil {
-			s.log.Warn("kv: split: unmark after a failed freeze", "leaf", leaf.Leaf, "err", uerr)
-		}
+		s.undo(ctx, id, leaf.Bounds.High)
 		return fmt.Errorf("kv: split %s: freeze: %w", leaf.Leaf, err)
 	}
 	old, err := clskv.DecodeLeaf(out)
@@ -50,6 +48,12 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	pairs, err := s.readAll(ctx, leaf.Leaf)
 	if err != nil {
 		return fmt.Errorf("kv: split %s: read: %w", leaf.Leaf, err)
+	}
+	if uint64(len(pairs)) < 2*uint64(s.k) {
+		// Removes shrank the leaf between the put that found it full and
+		// the freeze: halves would hold under k. Undo; the put retries.
+		s.undo(ctx, id, leaf.Bounds.High, leaf.Leaf)
+		return fmt.Errorf("kv: split %s: it holds %d entries now, under 2k: %w", leaf.Leaf, len(pairs), errStale)
 	}
 	keys := make([]string, len(pairs))
 	for i, p := range pairs {

@@ -31,12 +31,9 @@ var (
 	// ErrExists: Create found a store of that name.
 	ErrExists = errors.New("kv: store exists")
 	// ErrBusy: the key's leaf stayed frozen or its index entry marked
-	// through every retry: another client's split did not finish (it
-	// may have died; cleanup is not implemented yet).
+	// for twice Config.MarkTimeout and through every retry after: an
+	// operation of another client that cleanup could not finish.
 	ErrBusy = errors.New("kv: leaf busy")
-	// ErrUnderfull: a Remove would leave its leaf under k entries, and
-	// rebalancing is not implemented yet.
-	ErrUnderfull = errors.New("kv: leaf would be under k entries (rebalance not implemented)")
 	// ErrInvalid: an empty or oversized key or value.
 	ErrInvalid = errors.New("kv: invalid argument")
 	// ErrCorrupt: a stored index or leaf does not decode.
@@ -61,6 +58,11 @@ type Config struct {
 	// Backoff is the first wait after a busy leaf, doubled up to 64 times
 	// it (default 1ms).
 	Backoff time.Duration
+	// MarkTimeout is how old (by the OSD's clock) another client's mark
+	// must be before this client takes its operation over as abandoned
+	// and rolls it forward or back (default 5s). An operation waits for a
+	// busy leaf up to twice this long before it fails with ErrBusy.
+	MarkTimeout time.Duration
 }
 
 // The objects of store N: its index "kv.N.index" and leaves
@@ -176,6 +178,9 @@ func newStore(io *rados.IOContext, name string, k uint32, cfg Config) (*Store, e
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = time.Millisecond
 	}
+	if cfg.MarkTimeout <= 0 {
+		cfg.MarkTimeout = 5 * time.Second
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -271,11 +276,35 @@ func checkKey(key string) error {
 // retry runs attempt against the key's leaf until it succeeds or fails
 // for good: a leaf that no longer covers the key (EXDEV) or no longer
 // exists (ENOENT) refreshes the index; a frozen leaf (EBUSY) waits, then
-// refreshes; a full one (EFBIG) is split.
+// refreshes; a full one (EFBIG) is split; one a remove would leave under
+// k entries (ERANGE) is merged or rebalanced with a neighbour. Waits for
+// a busy leaf do not count against Config.Retries until the leaf has
+// been busy for twice Config.MarkTimeout; from MarkTimeout on, each wait
+// ends with a cleanup of the leaf (an abandoned operation is taken over).
 func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.Entry) error) error {
 	wait := s.cfg.Backoff
 	var last error
-	for range s.cfg.Retries {
+	var busySince time.Time
+	// busy waits, cleans up once the leaf has been busy long enough, and
+	// says whether the wait counts as an attempt.
+	busy := func(leaves ...plan.Entry) (bool, error) {
+		if busySince.IsZero() {
+			busySince = time.Now()
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return false, err
+		}
+		wait = min(2*wait, 64*s.cfg.Backoff)
+		if time.Since(busySince) >= s.cfg.MarkTimeout {
+			for _, l := range leaves {
+				if err := s.cleanup(ctx, l); err != nil {
+					return false, err
+				}
+			}
+		}
+		return time.Since(busySince) >= 2*s.cfg.MarkTimeout, nil
+	}
+	for n := 0; n < s.cfg.Retries; n++ {
 		leaf := s.lookup(key)
 		err := attempt(leaf)
 		last = err
@@ -284,24 +313,48 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 			return err
 		case clskv.ErrnoNotMine, 2: // ENOENT: removed by a split
 		case clskv.ErrnoBusy:
-			if err := sleep(ctx, wait); err != nil {
+			counts, err := busy(leaf)
+			if err != nil {
 				return err
 			}
-			wait = min(2*wait, 64*s.cfg.Backoff)
+			if !counts {
+				n--
+			}
 		case clskv.ErrnoFull:
 			switch err := s.split(ctx, leaf); {
 			case err == nil:
 				continue
 			case errno(err) == clskv.ErrnoBusy || errors.Is(err, ErrBusy):
-				if err := sleep(ctx, wait); err != nil {
+				counts, err := busy(leaf)
+				if err != nil {
 					return err
 				}
-				wait = min(2*wait, 64*s.cfg.Backoff)
-			case errno(err) != clskv.ErrnoNotMine && errno(err) != 2:
+				if !counts {
+					n--
+				}
+			case errors.Is(err, errStale), errno(err) == clskv.ErrnoNotMine, errno(err) == 2, errno(err) == clskv.ErrnoNoMark:
+			default:
 				return err
 			}
 		case clskv.ErrnoTooSmall:
-			return fmt.Errorf("kv: %q in leaf %s: %w", key, leaf.Leaf, ErrUnderfull)
+			switch err := s.join(ctx, leaf, key); {
+			case err == nil:
+				continue
+			case errno(err) == clskv.ErrnoBusy || errors.Is(err, ErrBusy):
+				s.mu.Lock()
+				l, r, _ := s.index.Neighbours(leaf)
+				s.mu.Unlock()
+				counts, err := busy(l, r)
+				if err != nil {
+					return err
+				}
+				if !counts {
+					n--
+				}
+			case errors.Is(err, errStale), errno(err) == clskv.ErrnoNotMine, errno(err) == 2, errno(err) == clskv.ErrnoNoMark:
+			default:
+				return err
+			}
 		case 5: // EIO
 			return fmt.Errorf("kv: leaf %s: %w: %v", leaf.Leaf, ErrCorrupt, err)
 		default:

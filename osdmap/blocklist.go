@@ -18,8 +18,11 @@ import (
 // restart, with a new nonce, is not), "host:port" (that address) or
 // "host" (every port of the host).
 // The monitors add and remove entries (osd blocklist add, rm; the MDS-map
-// service fences failed MDS daemons); enforcing them in the OSDs comes
-// with the MDS.
+// service fences failed MDS daemons); the OSDs refuse the ops of a
+// blocklisted client (internal/osd's blocklist.go). A client's instance
+// address is what its OSD sessions show (msgr's Session.PeerAddr): the
+// host its connections come from, the port it listens on (0 for a
+// client) and its messenger's nonce.
 
 // Limits of the blocklist.
 const (
@@ -37,6 +40,9 @@ func checkBlocklistAddr(a string) error {
 
 // Blocklist returns the entries and their expiry times (a copy).
 func (m *Map) Blocklist() map[string]time.Time { return maps.Clone(m.blocklist) }
+
+// BlocklistLen returns the number of entries, expired ones included.
+func (m *Map) BlocklistLen() int { return len(m.blocklist) }
 
 // BlocklistAddrs returns the entries' addresses, sorted.
 func (m *Map) BlocklistAddrs() []string { return slices.Sorted(maps.Keys(m.blocklist)) }

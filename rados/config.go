@@ -54,6 +54,15 @@ type Config struct {
 	Clock clock.Clock
 	// Seed seeds the client's choices of monitor and its backoff jitter.
 	Seed uint64
+	// Nonce and Port, when set, are the instance address the client's
+	// OSD sessions carry (HOST:PORT/NONCE, what the OSD map's blocklist
+	// matches; HOST is where its connections come from). A daemon that
+	// reaches the OSDs through a Conn — an MDS — passes its listening
+	// messenger's nonce and port, so that the fence the monitors put on
+	// the address it advertises stops this Conn's writes too. Default: a
+	// random nonce, port 0 (a client).
+	Nonce uint64
+	Port  uint16
 }
 
 // LoadConfig reads the cluster configuration file at path (cuttle.conf,

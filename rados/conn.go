@@ -44,7 +44,7 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	c.obj = newObjecter(nil, c.log, s.clock, s.name.String(), randomIncarnation())
 	monAuth, osdAuth := c.handshakes()
 	ms, err := msgr.New(msgr.Config{Name: s.name, Network: s.netw, Dispatcher: c.obj, ClientAuth: osdAuth,
-		Logger: s.logger, Clock: s.clock, Seed: s.Seed})
+		Logger: s.logger, Clock: s.clock, Seed: s.Seed, Nonce: s.Nonce, Port: s.Port})
 	if err != nil {
 		return nil, fmt.Errorf("rados: %w", err)
 	}
@@ -172,6 +172,14 @@ func (c *Conn) Close() error {
 	}
 	return err
 }
+
+// Nonce returns this client's instance nonce, new for every Conn unless
+// Config.Nonce sets it. The OSDs know the client as HOST:0/NONCE (HOST:
+// the address its connections come from; 0: a client listens on no port,
+// unless Config.Port names one), the address that "cuttle osd blocklist
+// add" fences one client instance by; HOST:0 fences every client on
+// HOST.
+func (c *Conn) Nonce() uint64 { return c.ms.Nonce() }
 
 // Epoch returns the epoch of the client's newest OSD map.
 func (c *Conn) Epoch() uint64 { return uint64(c.obj.currentMap().Epoch()) }

@@ -58,6 +58,13 @@ var (
 	ErrTooManyClones = errors.New("rados: too many clones")
 	// ErrClosed: the Conn is closed.
 	ErrClosed = errors.New("rados: connection closed")
+	// ErrBlocklisted: the cluster fenced this client (an entry in the OSD
+	// map's blocklist matches its address and nonce): the OSDs refuse
+	// everything it sends until the entry expires or is removed. Its
+	// writes after the fence were not applied; open a new Conn (a new
+	// instance) once whatever fenced it (an MDS that took its
+	// capabilities, an operator) allows.
+	ErrBlocklisted = errors.New("rados: blocklisted")
 )
 
 // OpError is a failure the cluster reported: the errno of an object
@@ -124,6 +131,8 @@ func errnoClass(errno int) error {
 		return ErrReadOnly
 	case wire.EMLINK:
 		return ErrTooManyClones
+	case wire.EBLOCKLISTED:
+		return ErrBlocklisted
 	}
 	return nil
 }
@@ -243,5 +252,18 @@ func ctxError(ctx context.Context) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", ErrTimedOut, err)
 	}
+	return err
+}
+
+// explainBlocklisted fills the Status of an EBLOCKLISTED error with what
+// happened and what to do; nonce is this client's instance.
+func explainBlocklisted(err error, nonce uint64, epoch uint64) error {
+	var e *OpError
+	if !errors.As(err, &e) || e.Errno != wire.EBLOCKLISTED {
+		return err
+	}
+	e.Status = fmt.Sprintf("this client (instance nonce %d) is in the OSD map's blocklist as of epoch %d: "+
+		"the cluster fenced it and the OSDs apply nothing it sends; see `cuttle osd blocklist ls`, "+
+		"and reconnect as a new client (or `cuttle osd blocklist rm ADDR`) once whatever fenced it allows", nonce, epoch)
 	return err
 }

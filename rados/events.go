@@ -102,6 +102,7 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply, msg msgr.Mess
 		o.sendLocked(p)
 	case r.Result != 0:
 		err := explainNoSpace(replyError(p.name, p.msg.Ops, r), o.m, p.t.pg.Pool, p.t.osd)
+		err = explainBlocklisted(err, o.ms.Nonce(), r.Epoch)
 		o.finishLocked(p, r.Version.Counter, err, nil)
 	case r.Flags&wire.ReplyCommitted != 0:
 		var fill func()

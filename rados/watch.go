@@ -213,6 +213,12 @@ func (w *Watch) check(err error) bool {
 		w.lose(lost)
 		return false
 	}
+	if errors.Is(err, ErrBlocklisted) {
+		// The OSDs ended the watch when the map fenced this client, and
+		// refuse it from now on: the watch is lost for good.
+		w.lose(fmt.Errorf("watch %d on %q: %w: %w", w.cookie, w.name, ErrNotConnected, err))
+		return false
+	}
 	return !errors.Is(err, ErrClosed) // other failures (a timeout): try again at the next tick
 }
 

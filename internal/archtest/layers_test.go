@@ -110,6 +110,7 @@ var sameLayerImports = map[string][]string{
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
 	"internal/objectstore/blockstore/format": {"internal/objectstore"},
+	"internal/objectstore/devemu":            {"internal/objectstore"},
 
 	// L2
 	"internal/msgr/memnet": {"internal/msgr"},
@@ -187,9 +188,13 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
 	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd": {"internal/cli/cmdutil"},
+	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
+	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
 	// The NBD commands run internal/nbd's server.
-	"internal/cli/nbdcmd":  {"internal/cli/cmdutil", "internal/nbd"},
+	"internal/cli/nbdcmd": {"internal/cli/cmdutil", "internal/nbd"},
+	// The key-value store commands print through cmdutil; kv bench
+	// summarises latencies with internal/bench.
+	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
 }
 

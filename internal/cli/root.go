@@ -30,6 +30,8 @@
 //     same way;
 //   - internal/cli/nbdcmd: nbd, the NBD server exporting images, dialled
 //     the same way;
+//   - internal/cli/kvcmd: kv, the key-value store commands, dialled the
+//     same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
 //   - internal/cli/toolcmd: objectstore, the offline debug tools for an
 //     OSD's store;
@@ -68,7 +70,9 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
+	"github.com/cuttlestore/cuttle/internal/cli/kvcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/mountcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/nbdcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/rbdcmd"
@@ -145,6 +149,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	rbdcmd.AddRBDCommands(root, out, cf.Dial)
 	nbdcmd.AddNBDCommands(root, out, cf.Dial)
+	mountcmd.AddMountCommands(root, out, cf.Dial)
+	kvcmd.AddKVCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)
 	return root

@@ -157,6 +157,8 @@ func schemaTable() []Option {
 			Desc: "scrubs an OSD runs at once as primary (operators' requests and scheduled ones); a raised limit starts waiting scrubs at once, a lowered one lets those running finish"},
 		{Name: "osd_client_watch_timeout", Type: TypeDuration, Default: "30s", Runtime: true, Min: 1, Max: 86400, Daemons: osd,
 			Desc: "how long a watch whose client asked for no timeout lives without a ping or a reconnect; a change applies to watches from their next ping, reconnect or registration"},
+		{Name: "osd_emulate_device", Type: TypeString, Default: "none", Runtime: false, Enum: []string{"none", "hdd", "ssd"}, Daemons: osd, Flag: "emulate-device",
+			Desc: "give the store an emulated device's timing, for experiments on one machine: hdd (8 ms per I/O, 150 MB/s) or ssd (0.1 ms, 500 MB/s); none: the store's own"},
 		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",
 			Desc: "PG log entries an OSD keeps across all its PGs; each PG keeps its share, 250 to 3000"},
 

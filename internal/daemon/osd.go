@@ -314,6 +314,7 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 		ocfg.Store = st
 		reg.MustRegister(storeMetrics(st)...)
 	}
+	emulateDevice(&ocfg, options, log)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_gomaxprocs",
 		Help: "Threads the OSD runs Go code on at once (GOMAXPROCS), as --adaptive-procs sets it."},
 		func() float64 { return float64(runtime.GOMAXPROCS(0)) }))

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/monc"
+	"github.com/cuttlestore/cuttle/internal/objectstore/devemu"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
 	"github.com/cuttlestore/cuttle/internal/osd"
 )
@@ -62,7 +64,7 @@ func TestOSDConfigDefaults(t *testing.T) {
 // [global], over the defaults; a refused value is an error at start.
 func TestOSDOptions(t *testing.T) {
 	file, err := config.Parse([]byte("[global]\nosd recovery sleep = 2s\nosd heartbeat grace = 40s\n" +
-		"[osd]\nosd max backfills = 9\nosd recovery max active = 7\nosd heartbeat grace = 30s\nosd max scrubs = 2\n" +
+		"[osd]\nosd max backfills = 9\nosd recovery max active = 7\nosd heartbeat grace = 30s\nosd max scrubs = 2\nosd emulate device = hdd\n" +
 		"[osd.2]\nosd_scrub_interval = 12h\n[osd.3]\nosd_deep_scrub_interval = 1h\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +92,7 @@ func TestOSDOptions(t *testing.T) {
 		"osd_client_watch_timeout":          {"30s", config.SourceDefault},
 		"osd_snap_trim_sleep":               {"0s", config.SourceDefault},
 		"osd_pg_max_concurrent_snap_trims":  {"2", config.SourceDefault},
+		"osd_emulate_device":                {"hdd", config.SourceFile},
 	}
 	for _, got := range v.All() {
 		if w := want[got.Name]; got.Value != w.value || got.Source != w.source {
@@ -120,6 +123,23 @@ func TestOSDOptions(t *testing.T) {
 		t.Errorf("osd.Config: %+v", ocfg)
 	}
 
+	// osd_emulate_device wraps the store with the device's timing.
+	ocfg.Store = memstore.New(memstore.Options{})
+	emulateDevice(&ocfg, v, slog.New(slog.DiscardHandler))
+	if st, ok := ocfg.Store.(*devemu.Store); !ok || st.Profile() != devemu.HDD || ocfg.EmulateDevice != "hdd" {
+		t.Errorf("osd_emulate_device hdd: store %T, EmulateDevice %q", ocfg.Store, ocfg.EmulateDevice)
+	}
+	plain := osd.Config{Store: memstore.New(memstore.Options{})}
+	none, _, err := osdOptions(OSDConfig{}, "osd.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if emulateDevice(&plain, none, slog.New(slog.DiscardHandler)); plain.EmulateDevice != "" {
+		t.Errorf("osd_emulate_device none: %T %q", plain.Store, plain.EmulateDevice)
+	}
+	if _, _, err := osdOptions(OSDConfig{Flags: map[string]string{"osd_emulate_device": "tape"}}, "osd.2"); !errors.Is(err, config.ErrBadValue) {
+		t.Errorf("osd_emulate_device tape: %v", err)
+	}
 	if _, _, err := osdOptions(OSDConfig{Flags: map[string]string{"osd_max_backfills": "many"}}, "osd.2"); !errors.Is(err, config.ErrBadValue) {
 		t.Errorf("a bad flag value: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/objectstore/devemu"
 	"github.com/cuttlestore/cuttle/internal/osd"
 )
 
@@ -83,4 +84,24 @@ func watchOSDConfig(o *osd.OSD, local config.Values, layers []config.Layer, clk 
 		cancel()
 		wg.Wait()
 	}
+}
+
+// emulateDevice gives ocfg's store the timing of the device that
+// osd_emulate_device names (hdd, ssd; none leaves it), for experiments
+// on one machine: the store below keeps the data, the wrapper adds the
+// device's time (docs/OSD.md, "Device emulation"). The wrapper's clock is
+// the OSD's.
+func emulateDevice(ocfg *osd.Config, v config.Values, log *slog.Logger) {
+	prof, ok := devemu.ByName(v.String("osd_emulate_device"))
+	if !ok || ocfg.Store == nil {
+		return
+	}
+	clk := ocfg.Clock
+	if clk == nil {
+		clk = clock.Real()
+	}
+	ocfg.Store = devemu.Wrap(ocfg.Store, prof, clk)
+	ocfg.EmulateDevice = prof.Name
+	log.Warn("emulating a device: every read and write takes its time", "device", prof.Name,
+		"latency", prof.Latency, "bandwidth_mb_s", prof.Bandwidth/1e6)
 }

@@ -71,6 +71,12 @@ type Config struct {
 	// Nonce identifies this incarnation of the process to peers; it
 	// must differ between restarts. Default: random (crypto/rand).
 	Nonce uint64
+	// Port is the port this messenger tells peers it listens on (hello)
+	// while it has no listener of its own: a daemon's client messenger
+	// that shares the daemon's instance address (its listening
+	// messenger's port and Nonce), so that a blocklist entry for that
+	// address covers both. A listener's port takes precedence. Default 0.
+	Port uint16
 	// Policy chooses the policy of a session with peer. Both ends of a
 	// session should agree. Default: DefaultPolicy(Name, peer).
 	Policy func(peer auth.EntityName) Policy

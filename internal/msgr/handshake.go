@@ -64,7 +64,7 @@ func (s *Session) dial() (*conn, error) {
 // connect runs the connector's side of the handshake.
 func (c *conn) connect() error {
 	s, m := c.s, c.m
-	me := hello{Name: m.cfg.Name, Nonce: m.nonce, Target: s.peer}
+	me := hello{Name: m.cfg.Name, Nonce: m.nonce, Target: s.peer, Port: m.listenPort()}
 	if err := c.writeFrame(kindHello, 0, me.encode(), preamble()); err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (c *conn) acceptHandshake() (*Session, error) {
 	if !them.Target.IsZero() && them.Target != m.cfg.Name {
 		return nil, c.refuse(fmt.Errorf("%w: %s dialed %s, this is %s", ErrWrongPeer, them.Name, them.Target, m.cfg.Name))
 	}
-	me := hello{Name: m.cfg.Name, Nonce: m.nonce}
+	me := hello{Name: m.cfg.Name, Nonce: m.nonce, Port: m.listenPort()}
 	if err := c.writeFrame(kindHello, 0, me.encode(), nil); err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (c *conn) acceptHandshake() (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, ok, err := m.attachAccepted(c, them.Name, h.Caps(), them.Nonce, req)
+	s, ok, err := m.attachAccepted(c, them.Name, h.Caps(), them.Nonce, them.Port, req)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (s *Session) attachOutgoing(c *conn, nonce, sentIn uint64, ok sessionOK) er
 // attachAccepted finds or creates the session an accepted connection
 // joins and attaches c to it: the same peer incarnation and session id
 // resume; anything else replaces the old session, which resets.
-func (m *Messenger) attachAccepted(c *conn, peer auth.EntityName, caps auth.Caps, nonce uint64, req sessionReq) (*Session, sessionOK, error) {
+func (m *Messenger) attachAccepted(c *conn, peer auth.EntityName, caps auth.Caps, nonce uint64, port uint16, req sessionReq) (*Session, sessionOK, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -301,6 +301,7 @@ func (m *Messenger) attachAccepted(c *conn, peer auth.EntityName, caps auth.Caps
 	s.mu.Lock()
 	ok := sessionOK{InSeq: s.inSeq, Reset: fresh && req.ConnectSeq > 0}
 	s.caps = caps
+	s.peerAddr = InstanceAddr(hostOf(c.nc.RemoteAddr().String()), port, nonce)
 	// A fresh session has sent nothing: what the dialer says it received
 	// was from the session this one replaces (we restarted, or it
 	// resumes an id we no longer hold). It learns from Reset to start

@@ -17,14 +17,20 @@ type hello struct {
 	Name   auth.EntityName // the sender
 	Nonce  uint64          // the sender's incarnation: new on every process start
 	Target auth.EntityName // whom the connector expects (zero from the acceptor)
+	// Port is the port the sender listens on, 0 if it does not listen (a
+	// client): with the host its connection comes from and the nonce it
+	// makes the sender's instance address, HOST:PORT/NONCE, which the
+	// OSDs match against the blocklist (Session.PeerAddr). Version 2.
+	Port uint16
 }
 
 func (h *hello) encode() []byte {
 	var e encoding.Encoder
-	m := e.Begin(1, 1)
+	m := e.Begin(2, 1)
 	encodeName(&e, h.Name)
 	e.Uint64(h.Nonce)
 	encodeName(&e, h.Target)
+	e.Uint16(h.Port)
 	e.End(m)
 	return e.Data()
 }
@@ -32,10 +38,13 @@ func (h *hello) encode() []byte {
 func decodeHello(b []byte) (hello, error) {
 	var h hello
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	h.Name = decodeName(d)
 	h.Nonce = d.Uint64()
 	h.Target = decodeName(d)
+	if v >= 2 {
+		h.Port = d.Uint16()
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return hello{}, fmt.Errorf("%w: hello: %w", ErrCorrupt, err)

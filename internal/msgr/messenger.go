@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -37,6 +38,7 @@ type Messenger struct {
 	accepted  map[acceptKey]*Session
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	port      uint16 // the first listener's port, told to peers in hello
 }
 
 // New returns a Messenger for cfg. It starts nothing until Listen or
@@ -90,6 +92,9 @@ func (m *Messenger) Listen(ctx context.Context, addr string) (net.Addr, error) {
 		return nil, ErrClosed
 	}
 	m.listeners[ln] = struct{}{}
+	if m.port == 0 {
+		m.port = portOf(ln.Addr().String())
+	}
 	m.wg.Add(1)
 	m.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -330,3 +335,46 @@ func (m *Messenger) sleep(d time.Duration, stop <-chan struct{}) bool {
 	}
 	return false
 }
+
+// listenPort is the port this messenger listens on (its first listener),
+// 0 if none: peers learn it from hello.
+func (m *Messenger) listenPort() uint16 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.port == 0 {
+		return m.cfg.Port
+	}
+	return m.port
+}
+
+// portOf is the port of "host:port", 0 if addr has none.
+func portOf(addr string) uint16 {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return 0
+	}
+	return uint16(n)
+}
+
+// hostOf is the host of "host:port", or addr itself when it has no port
+// (memnet's host names).
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
+}
+
+// InstanceAddr formats an instance address as the blocklist spells it:
+// HOST:PORT/NONCE (IPv6 hosts bracketed).
+func InstanceAddr(host string, port uint16, nonce uint64) string {
+	return net.JoinHostPort(host, strconv.Itoa(int(port))) + "/" + strconv.FormatUint(nonce, 10)
+}
+
+// Nonce returns this messenger's incarnation, new on every process start
+// unless Config.Nonce fixes it.
+func (m *Messenger) Nonce() uint64 { return m.nonce }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -32,6 +33,7 @@ type Session struct {
 	connectSeq uint64 // connections completed so far
 	peerNonce  uint64 // the peer's incarnation, 0 until known (accepted: set at creation)
 	caps       auth.Caps
+	peerAddr   string   // accepted: the peer's instance address (PeerAddr)
 	outSeq     uint64   // last sequence number assigned
 	inSeq      uint64   // last sequence number received
 	ackSent    uint64   // last inSeq the peer was told
@@ -79,6 +81,23 @@ func (m *Messenger) newSession(peer auth.EntityName, addr string, id uint64) *Se
 
 // Peer returns the entity at the other end.
 func (s *Session) Peer() auth.EntityName { return s.peer }
+
+// PeerAddr returns the peer's instance address, HOST:PORT/NONCE, as the
+// blocklist spells it (osdmap's blocklist.go): on the accepting side the
+// host its connection came from, the port it says it listens on (0 for a
+// client, which does not) and its nonce; on the connecting side the
+// address dialed and the nonce the peer sent ("" before it answered).
+func (s *Session) PeerAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.outgoing {
+		return s.peerAddr
+	}
+	if s.peerNonce == 0 {
+		return ""
+	}
+	return s.addr + "/" + strconv.FormatUint(s.peerNonce, 10)
+}
 
 // Policy returns the session's policy.
 func (s *Session) Policy() Policy { return s.policy }

@@ -142,6 +142,7 @@ func (o *OSD) activate(m *osdmap.Map) {
 	o.booted = o.booted || m.IsUp(o.cfg.ID)
 	o.mu.Unlock()
 	o.noteUpThru(m)
+	o.evictBlocklisted(m) // blocklist.go
 	o.pruneReservations() // a member's slots held for intervals that ended
 	o.drainBacklog()
 	if rebooting {

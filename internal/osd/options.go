@@ -36,6 +36,8 @@ import (
 //	osd_snap_trim_sleep      the next rest after a trim (snaptrim.go)
 //	osd_pg_max_concurrent_snap_trims  the next object a trimming PG
 //	                         takes up
+//	osd_emulate_device       at the daemon's start only: it wraps the
+//	                         store (internal/objectstore/devemu)
 //
 // The OSD never asks for them itself: the daemon's wiring resolves them
 // (the schema's default, the central config, the file, flags; a
@@ -55,6 +57,7 @@ type Options struct {
 	WatchTimeout      time.Duration // osd_client_watch_timeout
 	SnapTrimSleep     time.Duration // osd_snap_trim_sleep
 	SnapTrimsPerPG    int           // osd_pg_max_concurrent_snap_trims
+	EmulateDevice     string        // osd_emulate_device (read at start)
 }
 
 // optionField ties an option of the schema to its field of Options.
@@ -105,6 +108,8 @@ func optionFields() []optionField {
 		durationField("osd_client_watch_timeout", func(o *Options) *time.Duration { return &o.WatchTimeout }, false),
 		durationField("osd_snap_trim_sleep", func(o *Options) *time.Duration { return &o.SnapTrimSleep }, true),
 		intField("osd_pg_max_concurrent_snap_trims", func(o *Options) *int { return &o.SnapTrimsPerPG }),
+		{name: "osd_emulate_device", get: func(o Options) string { return o.EmulateDevice },
+			set: func(o *Options, v config.Values) bool { o.EmulateDevice = v.String("osd_emulate_device"); return true }},
 	}
 }
 
@@ -136,7 +141,8 @@ func (cfg Config) options() Options {
 	return Options{HeartbeatInterval: cfg.HeartbeatInterval, HeartbeatGrace: cfg.HeartbeatGrace,
 		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,
 		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD,
-		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout, SnapTrimSleep: cfg.SnapTrimSleep, SnapTrimsPerPG: cfg.SnapTrimsPerPG}
+		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout, SnapTrimSleep: cfg.SnapTrimSleep, SnapTrimsPerPG: cfg.SnapTrimsPerPG,
+		EmulateDevice: cfg.EmulateDevice}
 }
 
 // values returns opts as config.Values: the options that differ from the

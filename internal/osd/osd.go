@@ -87,6 +87,10 @@ type Config struct {
 	// WatchTimeout is the timeout of a watch whose client asks for none
 	// (default 30 s; Ceph's osd_client_watch_timeout). watches.go.
 	WatchTimeout time.Duration
+	// EmulateDevice names the device timing the daemon gave Store
+	// (osd_emulate_device: none, hdd or ssd; internal/objectstore/devemu):
+	// the OSD only shows it (config show).
+	EmulateDevice string
 	// MapRenew is how often the OSD renews its map subscription when
 	// no map arrives (default 5 s).
 	MapRenew time.Duration
@@ -156,6 +160,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.WatchTimeout <= 0 {
 		cfg.WatchTimeout = defaultWatchTimeout
+	}
+	if cfg.EmulateDevice == "" {
+		cfg.EmulateDevice = "none"
 	}
 	if cfg.ReportInterval <= 0 {
 		cfg.ReportInterval = 5 * time.Second

@@ -26,6 +26,7 @@ type pg struct {
 	log     *pglog.Log
 	pool    osdmap.Pool // as of epoch
 	epoch   uint64      // the newest map the PG has seen
+	fences  *osdmap.Map // that map, for its blocklist (blocklist.go); nil before the first
 	acting  []int32
 	upFrom  []uint32 // the acting OSDs' up_from epochs
 	primary int32    // -1: none
@@ -154,6 +155,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	changed := !slices.Equal(acting, p.acting) || primary != p.primary || !slices.Equal(upFrom, p.upFrom) ||
 		pgNumChanged(p.pool, m.Pool(p.id.Pool), p.id.Seed) // a split or merge (split.go)
 	p.epoch = epoch
+	p.fences = m
 	p.upFrom = upFrom
 	if pool := m.Pool(p.id.Pool); pool != nil {
 		p.pool = *pool

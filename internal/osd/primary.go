@@ -160,6 +160,10 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func(), pieceCRCs 
 	r.setState("waiting for map")
 	o.whenMap(from.Session, op.Epoch, func() {
 		p, m := o.lookupPG(op.PG)
+		if o.blocklisted(m, from) {
+			r.replyError(-wire.EBLOCKLISTED, uint64(m.Epoch()))
+			return
+		}
 		if err := o.authorize(from, m, &op); errors.Is(err, errNoPool) {
 			r.replyError(-wire.ENOENT, uint64(m.Epoch()))
 			return
@@ -200,6 +204,11 @@ func (r *request) listing() bool {
 // whether r must wait for the PG to become active.
 func (p *pg) checkLocked(r *request) (result int32, park bool) {
 	switch {
+	case p.o.blocklisted(p.fences, r.from):
+		// Checked whenever a request is let in, run or resent, so a
+		// request queued or parked before the map that fences its
+		// client never runs after it (blocklist.go).
+		return -wire.EBLOCKLISTED, false
 	case !p.isPrimaryLocked() || r.op.Epoch < p.info.SameIntervalSince:
 		return -wire.ESTALE, false
 	case !r.listing() && r.op.Object.Pool != p.id.Pool:

@@ -258,6 +258,8 @@ func ErrnoName(code int32) string {
 		return "EROFS"
 	case EMLINK:
 		return "EMLINK"
+	case EBLOCKLISTED:
+		return "EBLOCKLISTED"
 	case ERANGE:
 		return "ERANGE"
 	case ENODATA:

@@ -208,6 +208,9 @@ const (
 	// EMLINK: a write that would give its object more clones than an
 	// object may have (docs/SNAPSHOTS.md).
 	EMLINK = 31
+	// EBLOCKLISTED: the client is in the OSD map's blocklist (Ceph's
+	// EBLOCKLISTED, which is ESHUTDOWN): the OSD refuses its ops.
+	EBLOCKLISTED = 108
 )
 
 // ObjectOpResult is what one op returned. Which fields are set depends on

@@ -74,3 +74,95 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+func TestNeighbours(t *testing.T) {
+	ix, err := plan.NewIndex([]clskv.IndexEntry{{High: "d", Leaf: "a"}, {High: "m", Leaf: "b"}, {High: "", Leaf: "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := ix.Entries()
+	for _, tt := range []struct {
+		leaf        plan.Entry
+		left, right string
+		ok          bool
+	}{
+		{es[0], "a", "b", true},
+		{es[1], "b", "c", true},
+		{es[2], "b", "c", true}, // the last leaf joins the one before
+		{plan.Entry{Leaf: "b", Bounds: clskv.Bounds{Low: "d", High: "n"}}, "", "", false}, // stale
+		{plan.Entry{Leaf: "z"}, "", "", false},
+	} {
+		l, r, ok := ix.Neighbours(tt.leaf)
+		if ok != tt.ok || l.Leaf != tt.left || r.Leaf != tt.right {
+			t.Errorf("Neighbours(%v) = %v %v %v", tt.leaf, l, r, ok)
+		}
+	}
+	one, _ := plan.NewIndex([]clskv.IndexEntry{{Leaf: "a"}})
+	if _, _, ok := one.Neighbours(one.Entries()[0]); ok {
+		t.Fatal("the only leaf has a neighbour")
+	}
+}
+
+func TestPlanJoin(t *testing.T) {
+	l, r := clskv.Bounds{Low: "b", High: "m"}, clskv.Bounds{Low: "m", High: "x"}
+	for _, tt := range []struct {
+		name      string
+		keys      []string
+		k         uint32
+		shrinking string
+		want      []clskv.Bounds
+		at        int
+	}{
+		// k 2: a leaf of 2 losing one joins its neighbour of 2: merge.
+		{"merge at 2k", []string{"c", "d", "m", "n"}, 2, "c", []clskv.Bounds{{Low: "b", High: "x"}}, 0},
+		{"merge under 2k", []string{"c", "n"}, 2, "c", []clskv.Bounds{{Low: "b", High: "x"}}, 0},
+		{"rebalance even", []string{"c", "d", "m", "n", "o", "p"}, 2, "c",
+			[]clskv.Bounds{{Low: "b", High: "n"}, {Low: "n", High: "x"}}, 3},
+		// 5 entries: the half losing one gets three.
+		{"rebalance odd, left shrinks", []string{"c", "d", "m", "n", "o"}, 2, "c",
+			[]clskv.Bounds{{Low: "b", High: "n"}, {Low: "n", High: "x"}}, 3},
+		{"rebalance odd, right shrinks", []string{"c", "d", "m", "n", "o"}, 2, "o",
+			[]clskv.Bounds{{Low: "b", High: "m"}, {Low: "m", High: "x"}}, 2},
+		{"rebalance odd, the median shrinks", []string{"c", "d", "m", "n", "o"}, 2, "m",
+			[]clskv.Bounds{{Low: "b", High: "m"}, {Low: "m", High: "x"}}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, err := plan.PlanJoin(l, r, tt.keys, tt.k, tt.shrinking)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Merge() != (len(tt.want) == 1) || len(j.Leaves) != len(tt.want) || (len(tt.want) == 2 && j.At != tt.at) {
+				t.Fatalf("%+v, want %v at %d", j, tt.want, tt.at)
+			}
+			for i := range tt.want {
+				if j.Leaves[i] != tt.want[i] {
+					t.Fatalf("%+v, want %v", j, tt.want)
+				}
+			}
+			// Every new leaf holds k to 2k, and k after the removal.
+			if !j.Merge() {
+				for i, n := range []int{j.At, len(tt.keys) - j.At} {
+					if j.Leaves[i].Contains(tt.shrinking) {
+						n--
+					}
+					if n < int(tt.k) || n > 2*int(tt.k) {
+						t.Fatalf("leaf %d would hold %d", i, n)
+					}
+				}
+			}
+		})
+	}
+	for _, bad := range []struct {
+		l, r clskv.Bounds
+		keys []string
+	}{
+		{l, clskv.Bounds{Low: "n", High: "x"}, nil}, // not adjacent
+		{clskv.Bounds{Low: "b"}, r, nil},            // the left has no upper bound
+		{l, r, []string{"a"}},                       // out of range
+		{l, r, []string{"d", "c"}},                  // out of order
+	} {
+		if _, err := plan.PlanJoin(bad.l, bad.r, bad.keys, 2, "c"); err == nil {
+			t.Errorf("PlanJoin(%v, %v, %q) accepted", bad.l, bad.r, bad.keys)
+		}
+	}
+}

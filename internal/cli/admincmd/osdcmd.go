@@ -202,6 +202,7 @@ func osdCrushCommands(cf *clusterconn.Flags, out *cmdutil.Output, mc mcFunc) *co
 		mc("ls", "List rules", "osd crush rule ls", nil),
 		mc("dump [NAME]", "Show rules", "osd crush rule dump", []string{"?name"}),
 		mc("create-replicated NAME ROOT FAILURE_DOMAIN [CLASS]", "Create a replicated rule", "osd crush rule create-replicated", []string{"name", "root", "type", "?class"}),
+		ruleCreateHybridCommand(cf, out),
 		mc("rm NAME", "Remove a rule no pool uses", "osd crush rule rm", []string{"name"}),
 	)
 	crush.AddCommand(
@@ -273,4 +274,35 @@ func osdBlocklistCommands(mc mcFunc) *cobra.Command {
 		mc("ls", "List the blocklist entries with their expiry", "osd blocklist ls", nil),
 	)
 	return bl
+}
+
+// ruleCreateHybridCommand is "cuttle osd crush rule create-hybrid": the
+// SSD-primary rule (crush.HybridRule) in the cluster's map.
+func ruleCreateHybridCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
+	var primary, replica, domain, root string
+	cmd := &cobra.Command{
+		Use:   "create-hybrid NAME --primary-class ssd --replica-class hdd [--failure-domain host] [--root default]",
+		Short: "Create a rule whose first copy (the primary) is on one device class and the others on another (SSD primaries)",
+		Long: `Create Ceph's SSD-primary rule: take ROOT class PRIMARY; chooseleaf firstn 1
+type DOMAIN; emit; take ROOT class REPLICA; chooseleaf firstn -1 type DOMAIN;
+emit. Every PG's primary is then a device of the primary class. The two takes
+are independent, so a replica may share the primary's failure domain; check a
+map with "cuttle crush test --check-primary-class CLASS --check-failure-domain
+TYPE" (docs/CRUSH.md, "Hybrid rules").`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if primary == "" || replica == "" {
+				return fmt.Errorf("osd crush rule create-hybrid: --primary-class and --replica-class are required (e.g. --primary-class ssd --replica-class hdd)")
+			}
+			c := wire.NewCommand("osd crush rule create-hybrid", "name", args[0], "primary_class", primary,
+				"replica_class", replica, "type", domain, "root", root)
+			return clusterconn.RunMon(cmd.Context(), cf, out, c)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&primary, "primary-class", "", "device class of the first copy (the primary), e.g. ssd")
+	fl.StringVar(&replica, "replica-class", "", "device class of the other copies, e.g. hdd")
+	fl.StringVar(&domain, "failure-domain", "host", "bucket type the copies are spread across (within each class)")
+	fl.StringVar(&root, "root", "default", "CRUSH root to take from")
+	return cmd
 }

@@ -26,7 +26,7 @@ Cuttle's binary form (what "cuttle crush compile" writes); the format is
 detected from the content.`,
 	}
 	cmd.AddCommand(crushCompileCommand(out), crushDecompileCommand(out), crushBuildCommand(out),
-		crushTreeCommand(out), crushTestCommand(out))
+		crushTreeCommand(out), crushTestCommand(out), crushRuleCommand(out))
 	root.AddCommand(cmd)
 }
 

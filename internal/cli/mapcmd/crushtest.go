@@ -28,6 +28,8 @@ type crushTestFlags struct {
 	showUtilization    bool
 	showUtilizationAll bool
 	workers            int
+	checkClass         string // --check-primary-class
+	checkDomain        string // --check-failure-domain
 }
 
 // crushTestResult is the JSON form of one rule x num_rep test.
@@ -41,6 +43,8 @@ type crushTestResult struct {
 	BadMappings []crushMapping `json:"bad_mappings,omitempty"`
 	ResultSizes map[string]int `json:"result_sizes"`
 	Utilization []deviceUsage  `json:"utilization,omitempty"`
+	// Check is what --check-primary-class found.
+	Check *crush.HybridStats `json:"check,omitempty"`
 }
 
 type crushMapping struct {
@@ -64,6 +68,12 @@ func crushTestCommand(out *cmdutil.Output) *cobra.Command {
 "CRUSH rule R x X [a,b,c]", --show-bad-mappings for short or incomplete
 results, --show-statistics for result sizes and --show-utilization for the
 placements per device against what the weights predict.
+
+--check-primary-class CLASS reports in how many results the first device
+(a PG's primary) has that class, in how many another copy shares the
+primary's --check-failure-domain bucket (default host), and in how many two
+other copies share one: what a hybrid rule (cuttle crush rule create-hybrid)
+promises and what it does not.
 
 Without --rule every rule is tested; without --num-rep, each rule's
 min_size..max_size. --weight ID W reweights device ID (0..1, as the OSD map's
@@ -110,6 +120,8 @@ pools do. Mapping runs on every core; output stays in input order.`,
 	fl.BoolVar(&f.showUtilization, "show-utilization", false, "print placements per device (devices with any)")
 	fl.BoolVar(&f.showUtilizationAll, "show-utilization-all", false, "print placements for every device")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines mapping in parallel (default: GOMAXPROCS)")
+	fl.StringVar(&f.checkClass, "check-primary-class", "", "report whether each result's first device (the primary) has this class, and where the other copies are")
+	fl.StringVar(&f.checkDomain, "check-failure-domain", "host", "with --check-primary-class: the bucket type copies should not share")
 	return cmd
 }
 
@@ -231,9 +243,38 @@ func runCrushTest(cmd *cobra.Command, out *cmdutil.Output, bw *bufio.Writer, m *
 		}
 		run.Workers = 1 // Format appends to res; keep it single-threaded
 	}
+	var chk *crush.HybridCheck
+	if f.checkClass != "" {
+		typ, ok := m.TypeID(f.checkDomain)
+		if !ok {
+			return res, fmt.Errorf("--check-failure-domain %s: no such bucket type in the map", f.checkDomain)
+		}
+		chk = m.NewHybridCheck(f.checkClass, typ)
+		inner := run.Format
+		run.Format = func(dst []byte, x int32, result []int32) []byte {
+			chk.Add(result)
+			if inner != nil {
+				return inner(dst, x, result)
+			}
+			return dst
+		}
+		run.Workers = 1 // the check counts in order, unlocked
+	}
 	stats, err := m.RunTest(cmd.Context(), run, bw)
 	if err != nil {
 		return res, err
+	}
+	if chk != nil {
+		s := chk.Stats
+		res.Check = &s
+		if plain {
+			fmt.Fprintf(bw, "rule %d (%s) num_rep %d primary of class %s: %d/%d\n", r.ID, r.Name, numRep, f.checkClass,
+				s.PrimaryInClass, s.Mappings)
+			fmt.Fprintf(bw, "rule %d (%s) num_rep %d a copy in the primary's %s: %d/%d\n", r.ID, r.Name, numRep, f.checkDomain,
+				s.ReplicaWithPrimary, s.Mappings)
+			fmt.Fprintf(bw, "rule %d (%s) num_rep %d two other copies in one %s: %d/%d\n", r.ID, r.Name, numRep, f.checkDomain,
+				s.ReplicasShareDomain, s.Mappings)
+		}
 	}
 	sizes := make([]int, 0, len(stats.ResultSizes))
 	for size, n := range stats.ResultSizes {

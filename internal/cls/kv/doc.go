@@ -11,8 +11,12 @@
 //	kv.read    ReadRequest -> ReadReply: get keys, or scan from a key
 //	kv.freeze  FreezeRequest -> Leaf: refuse the leaf's writes from now on
 //	           (a split or merge is about to copy its entries)
-//	kv.mark    MarkRequest -> nothing: mark an index entry with a pending
-//	           operation, if it names the expected leaf and has no mark
+//	kv.thaw    FreezeRequest -> nothing: undo a freeze (a rollback)
+//	kv.mark    MarkRequest -> nothing: mark index entries (one for a
+//	           split, two for a merge or rebalance) with a pending
+//	           operation, all or none: if each names the expected leaf
+//	           and has no mark (or, to take an abandoned operation over,
+//	           carries a given mark at least a given age by the OSD clock)
 //	kv.swap    SwapRequest -> nothing: replace marked index entries by new
 //	           ones, if every one still carries the mark
 //	kv.unmark  UnmarkRequest -> nothing: clear a mark (a rollback)

@@ -122,7 +122,12 @@ func HighOf(indexKey string) (string, error) {
 
 // Mark kinds.
 const (
+	// MarkSplit: one full leaf into two.
 	MarkSplit uint8 = 1
+	// MarkJoin: two adjacent leaves into one (a merge) or into two with
+	// the entries shared anew (a rebalance). Which one is decided once
+	// both leaves are frozen; the new leaves' bounds say which.
+	MarkJoin uint8 = 2
 )
 
 // NewLeaf is a leaf a marked operation creates.
@@ -131,16 +136,32 @@ type NewLeaf struct {
 	Bounds Bounds
 }
 
-// Mark is a pending operation on an index entry (the document's prefix):
+// Mark is a pending operation on index entries (the document's prefix):
 // what it does, when it began (the OSD's time, Unix nanoseconds), the
-// leaf it replaces and the leaves it creates, so a client that finds it
-// abandoned can roll it back or forward.
+// leaf it replaces and the leaves it creates, and every index entry it
+// marks, so a client that finds it abandoned can roll it back or
+// forward.
 type Mark struct {
 	ID      string
 	Kind    uint8
 	Created int64
 	Old     string
 	New     []NewLeaf
+	// Entries are the index entries the operation marks, in key order
+	// (version 2; a mark of version 1 marks one entry, its own).
+	Entries []IndexEntry
+	// Takes is, for a mark that took over an abandoned one (cleanup),
+	// the operation that froze the old leaves ("" for a mark of its own
+	// operation; version 3).
+	Takes string
+}
+
+// FreezeID is the operation the mark's old leaves are frozen by.
+func (m Mark) FreezeID() string {
+	if m.Takes != "" {
+		return m.Takes
+	}
+	return m.ID
 }
 
 func (m Mark) encode(e *encoding.Encoder) {
@@ -153,6 +174,44 @@ func (m Mark) encode(e *encoding.Encoder) {
 		e.String(n.Name)
 		n.Bounds.encode(e)
 	}
+}
+
+// encodeEntries writes the mark's version 2 and 3 fields, which follow
+// the version 1 fields of the envelope it is in.
+func (m Mark) encodeEntries(e *encoding.Encoder) {
+	encodeIndexEntries(e, m.Entries)
+	e.String(m.Takes)
+}
+
+// decodeEntries reads what encodeEntries wrote, as of envelope version v.
+func (m *Mark) decodeEntries(d *encoding.Decoder, v uint8) {
+	if v >= 2 {
+		m.Entries = decodeIndexEntries(d)
+	}
+	if v >= 3 {
+		m.Takes = d.String(maxNameLen)
+	}
+}
+
+func encodeIndexEntries(e *encoding.Encoder, es []IndexEntry) {
+	e.Uvarint(uint64(len(es)))
+	for _, x := range es {
+		e.String(x.High)
+		e.String(x.Leaf)
+	}
+}
+
+func decodeIndexEntries(d *encoding.Decoder) []IndexEntry {
+	n := d.Count(2)
+	if n > MaxBatch {
+		d.Fail(fmt.Errorf("%d index entries over %d", n, MaxBatch))
+		return nil
+	}
+	var es []IndexEntry
+	for i := 0; i < n && d.Err() == nil; i++ {
+		es = append(es, IndexEntry{High: d.String(MaxKeyLen), Leaf: d.String(maxNameLen)})
+	}
+	return es
 }
 
 func decodeMark(d *encoding.Decoder) Mark {
@@ -172,26 +231,29 @@ type Entry struct {
 }
 
 // Encode encodes x: version 1: leaf, has-mark, mark (id, kind, created,
-// old leaf, new leaves (name, low, high)).
+// old leaf, new leaves (name, low, high)); version 2 adds, with a mark,
+// the mark's entries (high, leaf); version 3 its takes.
 func (x Entry) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(3, 1)
 	e.String(x.Leaf)
 	e.Bool(x.Mark != nil)
 	if x.Mark != nil {
 		x.Mark.encode(&e)
+		x.Mark.encodeEntries(&e)
 	}
 	e.End(mk)
 	return e.Data()
 }
 
-// DecodeEntry decodes what Encode wrote.
+// DecodeEntry decodes what Encode wrote (versions 1 to 3).
 func DecodeEntry(b []byte) (Entry, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(3)
 	x := Entry{Leaf: d.String(maxNameLen)}
 	if d.Bool() {
 		m := decodeMark(d)
+		m.decodeEntries(d, v)
 		x.Mark = &m
 	}
 	d.End()

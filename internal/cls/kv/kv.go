@@ -16,6 +16,7 @@ func Register(r *objclass.Registry) error {
 		{"write", objclass.Method{Write: true, Run: write}},
 		{"read", objclass.Method{Run: read}},
 		{"freeze", objclass.Method{Write: true, Run: freeze}},
+		{"thaw", objclass.Method{Write: true, Run: thaw}},
 		{"mark", objclass.Method{Write: true, Run: mark}},
 		{"swap", objclass.Method{Write: true, Run: swap}},
 		{"unmark", objclass.Method{Write: true, Run: unmark}},
@@ -232,6 +233,28 @@ func freeze(c objclass.Context, in []byte) ([]byte, error) {
 	return nil, objclass.Errorf(ErrnoBusy, "kv: the leaf is frozen by %s", l.Frozen)
 }
 
+// thaw undoes freeze: it clears the leaf's freeze by operation ID (a
+// rollback). A leaf not frozen is not an error (thawed already); one
+// frozen by another operation is ECANCELED.
+func thaw(c objclass.Context, in []byte) ([]byte, error) {
+	req, err := DecodeFreezeRequest(in)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	l, err := loadLeaf(c)
+	if err != nil {
+		return nil, err
+	}
+	switch l.Frozen {
+	case "":
+		return nil, nil
+	case req.ID:
+		l.Frozen = ""
+		return nil, objclass.SetXattr(c, LeafAttr, l.Encode())
+	}
+	return nil, objclass.Errorf(ErrnoNoMark, "kv: the leaf is frozen by %s, not %s", l.Frozen, req.ID)
+}
+
 // loadEntry returns the index entry ending at high: ok false if there is
 // none, EIO if it does not decode.
 func loadEntry(c objclass.Context, high string) (Entry, bool, error) {
@@ -254,9 +277,12 @@ func setEntry(c objclass.Context, high string, x Entry) error {
 	return objclass.OmapSet(c, wire.KV{Key: IndexKey(high), Value: x.Encode()})
 }
 
-// mark marks the index entry ending at High with the request's Mark, if
-// the entry names Leaf (ESTALE otherwise: the client's view is stale)
-// and carries no mark (EBUSY otherwise).
+// mark marks the index entries of the request (Mark.Entries, or the one
+// ending at High) with its Mark, all or none: if each names its leaf
+// (EXDEV otherwise: the client's view is stale) and carries no mark
+// (EBUSY otherwise) or, to take an abandoned operation over, the mark
+// TakeOver made at least OlderThan ago (ECANCELED if another, EBUSY if
+// younger).
 func mark(c objclass.Context, in []byte) ([]byte, error) {
 	req, err := DecodeMarkRequest(in)
 	if err != nil {
@@ -265,20 +291,42 @@ func mark(c objclass.Context, in []byte) ([]byte, error) {
 	if !c.Exists() {
 		return nil, objclass.Errorf(wire.ENOENT, "kv: the index does not exist")
 	}
-	x, ok, err := loadEntry(c, req.High)
-	if err != nil {
-		return nil, err
+	targets := req.Mark.Entries
+	if len(targets) == 0 {
+		targets = []IndexEntry{{High: req.High, Leaf: req.Leaf}}
 	}
-	if !ok || x.Leaf != req.Leaf {
-		return nil, objclass.Errorf(ErrnoNotMine, "kv: no index entry of leaf %s ending at %q", req.Leaf, req.High)
-	}
-	if x.Mark != nil {
-		return nil, objclass.Errorf(ErrnoBusy, "kv: the index entry of leaf %s is marked by %s", x.Leaf, x.Mark.ID)
+	xs := make([]Entry, len(targets))
+	for i, t := range targets {
+		if i > 0 && IndexKey(t.High) <= IndexKey(targets[i-1].High) {
+			return nil, objclass.Errorf(wire.EINVAL, "kv: mark entries out of order at %q", t.High)
+		}
+		x, ok, err := loadEntry(c, t.High)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || x.Leaf != t.Leaf {
+			return nil, objclass.Errorf(ErrnoNotMine, "kv: no index entry of leaf %s ending at %q", t.Leaf, t.High)
+		}
+		switch {
+		case req.TakeOver == "" && x.Mark != nil:
+			return nil, objclass.Errorf(ErrnoBusy, "kv: the index entry of leaf %s is marked by %s", x.Leaf, x.Mark.ID)
+		case req.TakeOver != "" && (x.Mark == nil || x.Mark.ID != req.TakeOver):
+			return nil, objclass.Errorf(ErrnoNoMark, "kv: the index entry of leaf %s does not carry mark %s", x.Leaf, req.TakeOver)
+		case req.TakeOver != "" && c.Now()-x.Mark.Created < req.OlderThan:
+			return nil, objclass.Errorf(ErrnoBusy, "kv: mark %s on leaf %s is %dns old, not %dns", req.TakeOver, x.Leaf, c.Now()-x.Mark.Created, req.OlderThan)
+		}
+		xs[i] = x
 	}
 	m := req.Mark
 	m.Created = c.Now()
-	x.Mark = &m
-	return nil, setEntry(c, req.High, x)
+	m.Entries = targets
+	for i, t := range targets {
+		xs[i].Mark = &m
+		if err := setEntry(c, t.High, xs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 // swap removes the entries ending at Remove, each of which must carry
@@ -333,8 +381,9 @@ func swap(c objclass.Context, in []byte) ([]byte, error) {
 	return nil, nil
 }
 
-// unmark clears the mark ID from the entry ending at High (ECANCELED if
-// it does not carry it).
+// unmark clears the mark ID from the entry ending at High and from every
+// other entry the mark names that carries it (ECANCELED if the entry at
+// High does not carry it).
 func unmark(c objclass.Context, in []byte) ([]byte, error) {
 	req, err := DecodeUnmarkRequest(in)
 	if err != nil {
@@ -350,6 +399,24 @@ func unmark(c objclass.Context, in []byte) ([]byte, error) {
 	if !ok || x.Mark == nil || x.Mark.ID != req.ID {
 		return nil, objclass.Errorf(ErrnoNoMark, "kv: the index entry ending at %q does not carry mark %s", req.High, req.ID)
 	}
-	x.Mark = nil
-	return nil, setEntry(c, req.High, x)
+	highs := []string{req.High}
+	for _, e := range x.Mark.Entries {
+		if e.High != req.High {
+			highs = append(highs, e.High)
+		}
+	}
+	for _, high := range highs {
+		y, ok, err := loadEntry(c, high)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || y.Mark == nil || y.Mark.ID != req.ID {
+			continue
+		}
+		y.Mark = nil
+		if err := setEntry(c, high, y); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }

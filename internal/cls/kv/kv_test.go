@@ -131,6 +131,84 @@ func TestFreeze(t *testing.T) {
 		t.Fatalf("frozen %q", l.Frozen)
 	}
 	o.Fails(wire.EINVAL, 0, call("freeze", kv.FreezeRequest{}.Encode()))
+	// Thaw: only by the operation that froze it; twice is not an error.
+	o.Fails(kv.ErrnoNoMark, 0, call("thaw", kv.FreezeRequest{ID: "split.2"}.Encode()))
+	o.OK(call("thaw", kv.FreezeRequest{ID: "split.1"}.Encode()))
+	o.OK(call("thaw", kv.FreezeRequest{ID: "split.1"}.Encode()))
+	if l := state(t, o); l.Frozen != "" || l.Count != 1 {
+		t.Fatalf("thawed leaf %+v", l)
+	}
+	o.OK(call("write", put("b")))
+}
+
+// A join marks two index entries with one mark, all or none.
+func TestIndexMarkTwoEntries(t *testing.T) {
+	o := newObject(t)
+	o.OK(wire.ObjectOp{Code: wire.OpOmapSet, Pairs: []wire.KV{
+		{Key: kv.IndexKey("k"), Value: kv.Entry{Leaf: "leaf.1"}.Encode()},
+		{Key: kv.IndexKey("t"), Value: kv.Entry{Leaf: "leaf.2"}.Encode()},
+		{Key: kv.IndexKey(""), Value: kv.Entry{Leaf: "leaf.3"}.Encode()},
+	}})
+	both := []kv.IndexEntry{{High: "k", Leaf: "leaf.1"}, {High: "t", Leaf: "leaf.2"}}
+	join := func(id string, es ...kv.IndexEntry) []byte {
+		return kv.MarkRequest{Mark: kv.Mark{ID: id, Kind: kv.MarkJoin, Old: es[0].Leaf, Entries: es}}.Encode()
+	}
+	marks := func() map[string]string {
+		m := map[string]string{}
+		for _, p := range o.OK(wire.ObjectOp{Code: wire.OpOmapGetVals}).Ops[0].Pairs {
+			x, err := kv.DecodeEntry(p.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Mark != nil {
+				m[x.Leaf] = x.Mark.ID
+				if len(x.Mark.Entries) != 2 {
+					t.Fatalf("mark entries %+v", x.Mark.Entries)
+				}
+			}
+		}
+		return m
+	}
+	o.Fails(kv.ErrnoNotMine, 0, call("mark", join("j.0", both[0], kv.IndexEntry{High: "t", Leaf: "leaf.9"})))
+	o.Fails(wire.EINVAL, 0, call("mark", join("j.0", both[1], both[0])))
+	if m := marks(); len(m) != 0 {
+		t.Fatalf("a refused mark left marks %v", m)
+	}
+	o.OK(call("mark", join("j.1", both...)))
+	if m := marks(); m["leaf.1"] != "j.1" || m["leaf.2"] != "j.1" || len(m) != 2 {
+		t.Fatalf("marks %v", m)
+	}
+	// Another join overlapping one of them is refused, and marks nothing.
+	o.Fails(kv.ErrnoBusy, 0, call("mark", join("j.2", both[1], kv.IndexEntry{High: "", Leaf: "leaf.3"})))
+	if m := marks(); m["leaf.3"] != "" {
+		t.Fatalf("marks %v", m)
+	}
+	// Taking the mark over: only once it is old enough, only of that
+	// mark, on both entries.
+	take := kv.MarkRequest{Mark: kv.Mark{ID: "c.1", Kind: kv.MarkJoin, Takes: "j.1", Entries: both}, TakeOver: "j.1", OlderThan: 100}
+	o.Fails(kv.ErrnoBusy, 0, call("mark", take.Encode()))
+	o.Now = o.Now.Add(100)
+	wrongID := take
+	wrongID.TakeOver = "j.9"
+	o.Fails(kv.ErrnoNoMark, 0, call("mark", wrongID.Encode()))
+	o.OK(call("mark", take.Encode()))
+	if m := marks(); m["leaf.1"] != "c.1" || m["leaf.2"] != "c.1" {
+		t.Fatalf("marks after the take-over %v", m)
+	}
+	o.Fails(kv.ErrnoNoMark, 0, call("swap", kv.SwapRequest{ID: "j.1", Remove: []string{"k", "t"}}.Encode())) // the first owner is too late
+	o.OK(call("unmark", kv.UnmarkRequest{High: "k", ID: "c.1"}.Encode()))
+	o.OK(call("mark", join("j.1", both...)))
+	// Unmarking one entry unmarks both; mark again.
+	o.OK(call("unmark", kv.UnmarkRequest{High: "t", ID: "j.1"}.Encode()))
+	if m := marks(); len(m) != 0 {
+		t.Fatalf("marks after unmark %v", m)
+	}
+	o.OK(call("mark", join("j.1", both...)))
+	o.OK(call("swap", kv.SwapRequest{ID: "j.1", Remove: []string{"k", "t"}, Add: []kv.IndexEntry{{High: "t", Leaf: "leaf.4"}}}.Encode()))
+	pairs := o.OK(wire.ObjectOp{Code: wire.OpOmapGetVals}).Ops[0].Pairs
+	if len(pairs) != 2 || pairs[0].Key != kv.IndexKey("t") {
+		t.Fatalf("index after the join %+v", pairs)
+	}
 }
 
 // Reads refuse keys the leaf does not cover; scans continue from where
@@ -268,7 +346,7 @@ func TestWriteMethods(t *testing.T) {
 	if err := kv.Register(r); err != nil {
 		t.Fatal(err)
 	}
-	for method, write := range map[string]bool{"write": true, "read": false, "freeze": true, "mark": true, "swap": true, "unmark": true} {
+	for method, write := range map[string]bool{"write": true, "read": false, "freeze": true, "thaw": true, "mark": true, "swap": true, "unmark": true} {
 		if got := r.IsWrite([]wire.ObjectOp{call(method, nil)}); got != write {
 			t.Errorf("IsWrite(kv.%s) = %v", method, got)
 		}
@@ -288,6 +366,9 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(kv.ReadReply{Bounds: kv.Bounds{Low: "a"}, Pairs: []kv.Pair{{Key: "a"}}, More: true}.Encode())
 	f.Add(kv.FreezeRequest{ID: "f"}.Encode())
 	f.Add(kv.MarkRequest{High: "h", Leaf: "l", Mark: kv.Mark{ID: "m"}}.Encode())
+	f.Add(kv.MarkRequest{Mark: kv.Mark{ID: "m", Kind: kv.MarkJoin, Entries: []kv.IndexEntry{{High: "a", Leaf: "l"}, {Leaf: "r"}}}}.Encode())
+	f.Add(kv.Entry{Leaf: "l", Mark: &kv.Mark{ID: "m", Entries: []kv.IndexEntry{{High: "a", Leaf: "l"}}, Takes: "t"}}.Encode())
+	f.Add(kv.MarkRequest{Mark: kv.Mark{ID: "m", Takes: "t"}, TakeOver: "t", OlderThan: 7}.Encode())
 	f.Add(kv.SwapRequest{ID: "s", Remove: []string{"h"}, Add: []kv.IndexEntry{{High: "", Leaf: "l"}}}.Encode())
 	f.Add(kv.UnmarkRequest{High: "h", ID: "u"}.Encode())
 	type codec struct {

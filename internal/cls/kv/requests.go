@@ -136,31 +136,49 @@ func DecodeFreezeRequest(b []byte) (FreezeRequest, error) {
 	return r, nil
 }
 
-// MarkRequest is kv.mark's input: mark the index entry of the leaf whose
-// range ends at High, if it names Leaf and carries no mark. The OSD sets
-// the mark's Created.
+// MarkRequest is kv.mark's input: mark the index entries Mark.Entries
+// (or, if it has none, the entry of the leaf whose range ends at High)
+// with Mark, all or none: only if each names its leaf and carries no
+// mark. The OSD sets the mark's Created, and its Entries to the entries
+// marked.
+//
+// With TakeOver (cleanup), each entry must instead carry the mark of
+// that ID (ECANCELED otherwise), made at least OlderThan nanoseconds ago
+// by the OSD's clock (EBUSY otherwise): the request's Mark replaces it.
 type MarkRequest struct {
-	High string
-	Leaf string
-	Mark Mark
+	High      string
+	Leaf      string
+	Mark      Mark
+	TakeOver  string
+	OlderThan int64
 }
 
-// Encode encodes r: version 1: high, leaf, mark.
+// Encode encodes r: version 1: high, leaf, mark; version 2 adds the
+// mark's entries (high, leaf); version 3 the mark's takes, take-over and
+// older-than.
 func (r MarkRequest) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(3, 1)
 	e.String(r.High)
 	e.String(r.Leaf)
 	r.Mark.encode(&e)
+	r.Mark.encodeEntries(&e)
+	e.String(r.TakeOver)
+	e.Varint(r.OlderThan)
 	e.End(mk)
 	return e.Data()
 }
 
-// DecodeMarkRequest decodes what Encode wrote.
+// DecodeMarkRequest decodes what Encode wrote (versions 1 to 3).
 func DecodeMarkRequest(b []byte) (MarkRequest, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(3)
 	r := MarkRequest{High: d.String(MaxKeyLen), Leaf: d.String(maxNameLen), Mark: decodeMark(d)}
+	r.Mark.decodeEntries(d, v)
+	if v >= 3 {
+		r.TakeOver = d.String(maxNameLen)
+		r.OlderThan = d.Varint()
+	}
 	d.End()
 	if r.Mark.ID == "" {
 		d.Fail(fmt.Errorf("empty mark id"))
@@ -192,11 +210,7 @@ func (r SwapRequest) Encode() []byte {
 	mk := e.Begin(1, 1)
 	e.String(r.ID)
 	encodeKeys(&e, r.Remove)
-	e.Uvarint(uint64(len(r.Add)))
-	for _, a := range r.Add {
-		e.String(a.High)
-		e.String(a.Leaf)
-	}
+	encodeIndexEntries(&e, r.Add)
 	e.End(mk)
 	return e.Data()
 }
@@ -205,11 +219,7 @@ func (r SwapRequest) Encode() []byte {
 func DecodeSwapRequest(b []byte) (SwapRequest, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
-	r := SwapRequest{ID: d.String(maxNameLen), Remove: decodeKeys(d)}
-	n := d.Count(2)
-	for i := 0; i < n && d.Err() == nil; i++ {
-		r.Add = append(r.Add, IndexEntry{High: d.String(MaxKeyLen), Leaf: d.String(maxNameLen)})
-	}
+	r := SwapRequest{ID: d.String(maxNameLen), Remove: decodeKeys(d), Add: decodeIndexEntries(d)}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return SwapRequest{}, fmt.Errorf("kv swap request: %w", err)
@@ -218,7 +228,7 @@ func DecodeSwapRequest(b []byte) (SwapRequest, error) {
 }
 
 // UnmarkRequest is kv.unmark's input: clear the mark ID from the entry
-// ending at High.
+// ending at High, and from the other entries that mark names.
 type UnmarkRequest struct {
 	High string
 	ID   string

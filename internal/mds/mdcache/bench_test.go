@@ -32,7 +32,7 @@ func benchCache(b *testing.B) *Cache {
 		b.Fatal(err)
 	}
 	mc, err := Open(context.Background(), Config{Meta: meta, Conn: conn, DataPool: data, Incarnation: 1,
-		Clock: clock.Real(), Outbox: &outbox{}})
+		Clock: clock.Real(), Outbox: &outbox{autoAck: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

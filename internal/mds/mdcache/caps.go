@@ -115,6 +115,53 @@ func (c *Cache) statNeedsWriters(r *request, ci *cinode) (bool, error) {
 	return true, errWait
 }
 
+// setattrNeedsLocks takes the locks a setattr of fields needs on a file
+// clients hold caps on: their caps covering the fields are revoked first
+// (a writer's buffered size before a truncate). It reports waiting
+// (errWait) when the locks come later; the request runs again then, and
+// Done releases them once the change is committed (finishChange), or
+// when it fails (run).
+func (c *Cache) setattrNeedsLocks(r *request, ci *cinode, fields locker.Field) error {
+	if !ci.in.IsRegular() || r.lockID != 0 || fields == 0 {
+		return nil
+	}
+	ino := locker.Ino(ci.in.Ino)
+	if len(c.lk.Clients(ino)) == 0 {
+		return nil
+	}
+	c.reqSeq++
+	r.lockID, r.lockIno = c.reqSeq, ino
+	acts := c.lk.Request(locker.Request{ID: r.lockID, Client: locker.ClientID(r.client), Ino: ino, Op: locker.OpSetattr, Fields: fields}, c.cfg.Clock.Now())
+	c.waits[r.lockID] = &waiter{r: r}
+	for _, w := range c.doActions(acts) {
+		if w.r == r {
+			return nil
+		}
+	}
+	return errWait
+}
+
+// setattrFields are the locker's fields a setattr mask changes.
+func setattrFields(mask uint32) locker.Field {
+	var f locker.Field
+	if mask&wire.AttrMode != 0 {
+		f |= locker.FieldMode
+	}
+	if mask&(wire.AttrUID|wire.AttrGID) != 0 {
+		f |= locker.FieldOwner
+	}
+	if mask&wire.AttrSize != 0 {
+		f |= locker.FieldSize | locker.FieldMtime
+	}
+	if mask&(wire.AttrMtime|wire.AttrMtimeNow) != 0 {
+		f |= locker.FieldMtime
+	}
+	if mask&(wire.AttrAtime|wire.AttrAtimeNow) != 0 {
+		f |= locker.FieldAtime
+	}
+	return f
+}
+
 // doActions carries out the locker's actions and returns the waiting
 // requests they resumed (the caller runs them).
 func (c *Cache) doActions(acts []locker.Action) []*waiter {

@@ -3,6 +3,7 @@ package mdcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -200,6 +201,77 @@ func TestLazyIO(t *testing.T) {
 		}
 		if rep := b.do(&wire.ClientRequest{Op: wire.MetaLazyIO, Path: p("lz"), OpFlags: 1}); rep.Result != -int32(syscall.EBADF) {
 			t.Fatalf("lazyio by a client without the file open: %d", rep.Result)
+		}
+	})
+}
+
+// A truncate of a file another client writes takes the file lock: the
+// writer's caps are revoked and its flush applied first, then the
+// truncate, so the writer's buffered size does not undo it.
+func TestTruncateRevokesWriter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFS(t, 10)
+		ob := &outbox{}
+		c := fs.open(t, ob)
+		a := &tclient{c: c, id: 50}
+		b := &tclient{c: c, id: 51}
+		rep := a.do(&wire.ClientRequest{Op: wire.MetaCreate, Path: p("t"), Mode: 0o666, OpFlags: syscall.O_WRONLY | syscall.O_CREAT})
+		if rep.Result != 0 {
+			t.Fatal(rep.Result)
+		}
+		ob.take(a.id)
+		pending := b.send(&wire.ClientRequest{Op: wire.MetaSetattr, Path: p("t"), Mask: wire.AttrSize, Size: 10})
+		revokes := ob.take(a.id)
+		if len(revokes) != 1 || revokes[0].Op != wire.CapRevoke {
+			t.Fatalf("the writer got %d cap messages, want one revoke", len(revokes))
+		}
+		select {
+		case <-pending.safe:
+			t.Fatal("the truncate went ahead of the writer's flush")
+		default:
+		}
+		rv := revokes[0]
+		c.HandleCaps(context.Background(), a.id, &wire.ClientCaps{Op: wire.CapAck, Ino: rv.Ino, CapID: rv.CapID, Seq: rv.Seq,
+			Dirty: uint32(locker.FileWrite | locker.FileBuffer | locker.FileExcl), FlushTID: 1, Size: 5000})
+		<-pending.safe
+		if pending.last.Result != 0 {
+			t.Fatal(pending.last.Result)
+		}
+		// The MDS's size (a statlite asking nothing exact: the writer,
+		// granted its caps again, is not asked).
+		rep = b.do(&wire.ClientRequest{Op: wire.MetaStatlite, Path: p("t")})
+		if s := rep.Trace[len(rep.Trace)-1].Inode.Size; s != 10 || rep.Approx&wire.AttrSize == 0 {
+			t.Fatalf("size after the truncate %d (approx %#x), want 10", s, rep.Approx)
+		}
+	})
+}
+
+// A write-back leaves nothing dirty and trims the journal to its end;
+// the objects then hold the namespace without the journal.
+func TestWriteBackTrims(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFS(t, 11)
+		c := fs.open(t, nil)
+		cl := &tclient{c: c, id: 1}
+		for i := range 50 {
+			if rep := cl.do(&wire.ClientRequest{Op: wire.MetaMkdir, Path: p(fmt.Sprintf("d%d", i)), Mode: 0o755}); rep.Result != 0 {
+				t.Fatal(rep.Result)
+			}
+		}
+		if s := c.Stats(); s.JournalBytes == 0 || s.DirtyFrags == 0 {
+			t.Fatalf("before write-back: %+v", s)
+		}
+		if err := c.WriteBack(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.JournalBytes != 0 || s.DirtyFrags != 0 {
+			t.Fatalf("after write-back: %+v", s)
+		}
+		c2 := fs.open(t, nil)
+		cl.c = c2
+		rep := cl.do(&wire.ClientRequest{Op: wire.MetaReaddir, Path: p("")})
+		if rep.Result != 0 || len(rep.Dir.Entries) != 50 || !rep.Dir.Complete {
+			t.Fatalf("readdir after a trimmed journal: %d, %d entries", rep.Result, len(rep.Dir.Entries))
 		}
 	})
 }

@@ -72,6 +72,11 @@ func (c *Cache) run(r *request) {
 			c.mu.Unlock()
 			return
 		}
+		if err != nil && r.lockID != 0 {
+			// Locks taken for a change that then failed its checks.
+			c.doActions(c.lk.Done(r.lockIno, r.lockID, nil, c.cfg.Clock.Now()))
+			r.lockID = 0
+		}
 		if err != nil {
 			if t != nil {
 				// A change that failed after it was begun: not possible
@@ -107,7 +112,11 @@ func (c *Cache) finishChange(r *request, t *txn) {
 	}
 	var acts []locker.Action
 	if r.lockID != 0 {
-		acts = c.lk.Done(r.lockIno, r.lockID, nil, c.cfg.Clock.Now())
+		var attrs *locker.FileAttrs
+		if ci := c.inodes[mdtypes.Ino(r.lockIno)]; ci != nil {
+			attrs = &locker.FileAttrs{Size: ci.in.Size, Mtime: ci.in.Mtime.Go()}
+		}
+		acts = c.lk.Done(r.lockIno, r.lockID, attrs, c.cfg.Clock.Now())
 	}
 	unsafe := *r.rep
 	c.durable(func(err error) {

@@ -59,26 +59,40 @@ func (fs *fsCluster) open(t *testing.T, ob *outbox) *Cache {
 		t.Fatal(err)
 	}
 	if ob == nil {
-		ob = &outbox{}
+		ob = &outbox{autoAck: true}
 	}
 	c, err := Open(context.Background(), Config{Meta: meta, Conn: conn, DataPool: fs.data, Incarnation: fs.inc,
 		Clock: clock.Real(), Logger: sim.Logger("mds"), Outbox: ob, JournalObjectSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ob.mu.Lock()
+	ob.c = c
+	ob.mu.Unlock()
 	return c
 }
 
 // outbox records what the engine sends, as the daemon would queue it.
+// With autoAck its clients behave as well-behaved clients with nothing
+// buffered: each revocation is acked at once (from a goroutine, as a
+// message would arrive).
 type outbox struct {
-	mu     sync.Mutex
-	caps   map[ClientID][]*wire.ClientCaps
-	fenced []ClientID
+	mu      sync.Mutex
+	caps    map[ClientID][]*wire.ClientCaps
+	fenced  []ClientID
+	autoAck bool
+	c       *Cache
 }
 
 func (o *outbox) SendCaps(client ClientID, m *wire.ClientCaps) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.autoAck && m.Op == wire.CapRevoke && o.c != nil {
+		c := o.c
+		ack := &wire.ClientCaps{Op: wire.CapAck, Ino: m.Ino, CapID: m.CapID, Seq: m.Seq}
+		go c.HandleCaps(context.Background(), client, ack)
+		return
+	}
 	if o.caps == nil {
 		o.caps = map[ClientID][]*wire.ClientCaps{}
 	}

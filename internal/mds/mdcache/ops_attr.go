@@ -68,6 +68,14 @@ func (c *Cache) opSetattr(r *request) (*txn, error) {
 	if m&(wire.AttrCtime|wire.AttrBtime) != 0 && !r.cr.root() && r.cr.uid != in.UID {
 		return nil, syscall.EPERM
 	}
+	for _, tm := range []wire.FSTime{q.Atime, q.Mtime, q.Ctime, q.Btime} {
+		if tm.Nsec >= 1e9 {
+			return nil, syscall.EINVAL
+		}
+	}
+	if err := c.setattrNeedsLocks(r, ci, setattrFields(m)); err != nil {
+		return nil, err
+	}
 	t := c.newTxn(r.client, r.req.Tid, r.req.OldestTid, r.req.Op)
 	now := c.now()
 	in.Mode = newMode

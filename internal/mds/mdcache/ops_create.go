@@ -3,6 +3,7 @@ package mdcache
 import (
 	"syscall"
 
+	"github.com/cuttlestore/cuttle/internal/mds/locker"
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/striper/layout"
@@ -187,6 +188,9 @@ func (c *Cache) openExisting(r *request, steps []step, ci *cinode) (*txn, error)
 	}
 	var t *txn
 	if fl&syscall.O_TRUNC != 0 && ci.in.IsRegular() && ci.in.Size > 0 {
+		if err := c.setattrNeedsLocks(r, ci, locker.FieldSize|locker.FieldMtime); err != nil {
+			return nil, err
+		}
 		t = c.newTxn(r.client, r.req.Tid, r.req.OldestTid, r.req.Op)
 		now := c.now()
 		c.truncate(t, ci, 0)

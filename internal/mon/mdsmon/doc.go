@@ -26,12 +26,13 @@
 // standbys in one epoch. A new leader (Tick not called for a while)
 // first gives every daemon a fresh grace, as Ceph's MDSMonitor does.
 //
-// A failed rank holder is fenced: every monitor notes its address and
-// nonce as it applies the change, and the leader's next Tick sends "osd
-// blocklist add ADDR/NONCE" to the OSD-map service (for a day), so that
-// the OSDs, once they enforce the blocklist, refuse its writes. A
-// leadership change between the two can lose a fence (the note is in
-// memory); the next step, with the MDS, should keep it in the map.
+// A failed rank holder is fenced: every monitor adds its address and
+// nonce to the replicated list of fences (fences.go, kept in the store)
+// as it applies the change, and the leader's Tick sends "osd blocklist
+// add ADDR/NONCE" to the OSD-map service (for a day) until the OSD map
+// carries it, then retires it ("mds fenced"), so that the OSDs refuse
+// its writes. A leadership change between the two loses no fence: the
+// new leader has the list too.
 //
 // Concurrency: the driver calls it from one goroutine (moncmd.Service's
 // contract). Maps it returns are immutable. Start with service.go.

@@ -10,12 +10,15 @@ import (
 
 // proposal is a change of the map: the whole next map, what happened,
 // the addresses to fence, the reply's status and, for a beacon, the
-// beacon (its reply is built from the map as applied):
+// beacon (its reply is built from the map as applied); or, with no next
+// map, fences the OSD map now carries, to retire (fences.go):
 //
-//	envelope v1 (compat 1) {
-//	  base u32, next bytes (mdsmap encoding), status string,
-//	  events count uvarint, string each; fence count uvarint, string each,
-//	  has_beacon bool, [beacon bytes (wire.MDSBeacon encoding)]
+//	envelope v2 (compat 1) {
+//	  base u32, next bytes (mdsmap encoding; empty: no map change),
+//	  status string, events count uvarint, string each;
+//	  fence count uvarint, string each,
+//	  has_beacon bool, [beacon bytes (wire.MDSBeacon encoding)],
+//	  v2: fenced count uvarint, string each
 //	}
 type proposal struct {
 	base   mdsmap.Epoch
@@ -24,6 +27,7 @@ type proposal struct {
 	events []string
 	fence  []string
 	beacon *wire.MDSBeacon
+	fenced []string
 }
 
 // Limits on a decoded proposal.
@@ -35,7 +39,7 @@ const (
 
 func (p proposal) encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uint32(uint32(p.base))
 	e.Bytes(p.next)
 	e.String(p.status)
@@ -51,19 +55,26 @@ func (p proposal) encode() []byte {
 	if p.beacon != nil {
 		e.Bytes(p.beacon.Encode())
 	}
+	e.Uvarint(uint64(len(p.fenced)))
+	for _, s := range p.fenced {
+		e.String(s)
+	}
 	e.End(mk)
 	return e.Data()
 }
 
 func decodeProposal(b []byte) (proposal, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	p := proposal{base: mdsmap.Epoch(d.Uint32()), next: d.Bytes(maxMapBytes), status: d.String(maxText)}
 	p.events = decodeStrings(d)
 	p.fence = decodeStrings(d)
 	var raw []byte
 	if d.Bool() {
 		raw = d.Bytes(maxText)
+	}
+	if v >= 2 {
+		p.fenced = decodeStrings(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

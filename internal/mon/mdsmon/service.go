@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mon/mdsmon/failover"
@@ -18,8 +17,12 @@ import (
 // ServiceName is the service's name and key space in the monitor store.
 const ServiceName = "mdsmap"
 
-// keyMap is the key holding the encoded map.
-const keyMap = "map"
+// keyMap is the key holding the encoded map; keyFences the fences not
+// yet in the OSD map (fences.go).
+const (
+	keyMap    = "map"
+	keyFences = "fences"
+)
 
 // Options gives the service its configuration; configmon.View("mon")
 // implements it.
@@ -61,14 +64,15 @@ type Service struct {
 	// lastTick is when Tick last ran (the leader's), to tell a new
 	// leadership.
 	lastTick time.Time
-	// fences are failed daemons' addresses still to blocklist in the OSD
-	// map: every monitor collects them as it applies changes, the
-	// leader's Tick sends them (at most maxFences, the newest).
+	// fences are failed daemons' addresses not yet seen in the OSD map's
+	// blocklist (fences.go), in the order they were decided: replicated
+	// state, applied by every monitor and kept in the store, so a new
+	// leader sends what its predecessor had not.
 	fences []string
+	// sent is when this monitor, as leader, last asked to blocklist each
+	// fence (leader memory, not replicated).
+	sent map[string]time.Time
 }
-
-// maxFences bounds the fences a monitor keeps to send.
-const maxFences = 1024
 
 // FenceExpire is how long a failed MDS stays blocklisted (Ceph's
 // mon_mds_blocklist_interval: a day).
@@ -103,6 +107,11 @@ func (s *Service) Load(st *monstore.Store) error {
 		return fmt.Errorf("mdsmon: load: %w", err)
 	}
 	s.m = m
+	fences, err := monstore.Decode(st, ServiceName, []byte(keyFences), decodeFences, func() []string { return nil })
+	if err != nil {
+		return fmt.Errorf("mdsmon: load: %w", err)
+	}
+	s.fences = fences
 	return nil
 }
 
@@ -139,6 +148,7 @@ func commands() map[string]command {
 		"mds repaired":     {prepare: (*Service).prepareRepaired},    // role
 		"mds beacon":       {prepare: (*Service).prepareBeacon},      // beacon (base64 wire.MDSBeacon)
 		"mds failover":     {prepare: (*Service).prepareFailover},    // laggy (gids, comma-separated): the leader's tick
+		"mds fenced":       {prepare: (*Service).prepareFenced},      // addrs (comma-separated): the leader's tick
 	}
 }
 
@@ -196,6 +206,9 @@ func (s *Service) Apply(b *monstore.Batch, data []byte, now time.Time) (moncmd.R
 	if err != nil {
 		return moncmd.FromError(err, moncmd.EINVAL), nil
 	}
+	if len(p.next) == 0 {
+		return s.applyFenced(b, p) // fences.go
+	}
 	if p.base != s.m.Epoch {
 		return moncmd.Errorf(moncmd.EAGAIN, "mdsmon: map changed (epoch %d, proposal for %d)", s.m.Epoch, p.base), nil
 	}
@@ -212,9 +225,8 @@ func (s *Service) Apply(b *monstore.Batch, data []byte, now time.Time) (moncmd.R
 	}
 	if len(p.fence) > 0 {
 		s.log.Info("fencing failed MDS daemons", "addrs", p.fence)
-		s.fences = append(s.fences, p.fence...)
-		if n := len(s.fences); n > maxFences {
-			s.fences = slices.Clone(s.fences[n-maxFences:])
+		if err := s.addFences(b, p.fence); err != nil { // fences.go
+			return moncmd.Reply{}, err
 		}
 	}
 	r := moncmd.Reply{Status: p.status}
@@ -237,8 +249,9 @@ func epochOf(m *mdsmap.Map) mdsmap.Epoch {
 // become the leader (Ticks come every second on the leader).
 const newLeaderAfter = 3 * time.Second
 
-// Tick implements moncmd.Service: it blocklists the daemons failed since
-// the last tick ("osd blocklist add ADDR/NONCE" for FenceExpire), and
+// Tick implements moncmd.Service: it blocklists the failed daemons not
+// yet in the OSD map's blocklist ("osd blocklist add ADDR/NONCE" for
+// FenceExpire) and retires those that are ("mds fenced", fences.go), and
 // proposes "mds failover" when a daemon is laggy or a rank can be
 // assigned. A new leader first resets liveness, so no daemon is laggy
 // for beacons its predecessor heard.
@@ -247,11 +260,7 @@ func (s *Service) Tick(now time.Time) []moncmd.Command {
 		s.live.Reset(s.m, now)
 	}
 	s.lastTick = now
-	var cmds []moncmd.Command
-	for _, a := range s.fences {
-		cmds = append(cmds, moncmd.New("osd blocklist add", "addr", a, "expire", strconv.Itoa(int(FenceExpire/time.Second))))
-	}
-	s.fences = nil
+	cmds := s.fenceCommands(now)
 	if len(s.m.Daemons) == 0 {
 		return cmds
 	}

@@ -2,6 +2,7 @@ package mdsmon
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +263,7 @@ func FuzzProposal(f *testing.F) {
 	b := wire.MDSBeacon{Name: "a", State: mdsmap.StateBoot, WantRank: mdsmap.NoRank}
 	f.Add(proposal{base: 1, next: mb, status: "x", events: []string{"e"}, fence: []string{"1.2.3.4:5"}, beacon: &b}.encode())
 	f.Add(proposal{base: 3, next: mb}.encode())
+	f.Add(proposal{base: 3, status: "fenced", fenced: []string{"1.2.3.4:5/6"}}.encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := decodeProposal(data)
 		if err != nil {
@@ -271,4 +273,94 @@ func FuzzProposal(f *testing.F) {
 			t.Fatalf("re-decoding: %v", err)
 		}
 	})
+}
+
+func FuzzFences(f *testing.F) {
+	f.Add(encodeFences(nil))
+	f.Add(encodeFences([]string{"1.2.3.4:5/6", "h:1"}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fs, err := decodeFences(data)
+		if err != nil {
+			return
+		}
+		again, err := decodeFences(encodeFences(fs))
+		if err != nil || !slices.Equal(again, fs) {
+			t.Fatalf("fences %q do not round-trip: %q, %v", fs, again, err)
+		}
+	})
+}
+
+// A fence survives a leader change: the failover that fails a holder is
+// applied (every monitor has the fence in its store), the leader dies
+// before its tick sends the blocklist, and the next leader — a service
+// loaded from the same store — sends it; once the OSD map carries it,
+// the fence is retired everywhere and not sent again, even after an
+// operator removes the entry.
+func TestFenceSurvivesLeaderChange(t *testing.T) {
+	m := newCluster(t)
+	must(t, m.run("fs new", "fs_name", "cephfs", "metadata", "meta", "data", "data"))
+	a, b := newMDS("a", 1), newMDS("b", 2)
+	for range 3 {
+		m.now = m.now.Add(time.Second)
+		a.send(m)
+		b.send(m)
+		m.tick()
+	}
+	if got := m.mds.Map().Holder(1, 0); got.Name != "a" {
+		t.Fatalf("rank 0 held by %q, want a", got.Name)
+	}
+	// a falls silent; the leader fails it, but only proposes and applies
+	// the failover: it dies before its next tick.
+	for m.mds.Map().Holder(1, 0).Name == "a" {
+		m.now = m.now.Add(time.Second)
+		b.send(m)
+		for _, c := range m.mds.Tick(m.now) {
+			if c.Prefix == "osd blocklist add" {
+				t.Fatalf("blocklist sent in the failover's own tick: %v", c)
+			}
+			var kv []string
+			for k, v := range c.Args {
+				kv = append(kv, k, v)
+			}
+			must(t, m.run(c.Prefix, kv...))
+		}
+	}
+	if bl := m.osd.Map().BlocklistAddrs(); len(bl) != 0 {
+		t.Fatalf("blocklist before any tick sent it: %v", bl)
+	}
+	// The new leader: the same replicated state, loaded afresh.
+	m2 := newTestMon(t, m.st)
+	m2.log = m.log
+	m2.now = m.now.Add(10 * time.Second)
+	if got := m2.mds.fences; len(got) != 1 || got[0] != "10.1.0.1:68a/1" {
+		t.Fatalf("fences loaded by the new leader: %v", got)
+	}
+	var sent []string
+	for range 3 {
+		for _, c := range m2.mds.Tick(m2.now) {
+			sent = append(sent, c.Prefix+" "+c.Args["addr"]+c.Args["addrs"])
+			var kv []string
+			for k, v := range c.Args {
+				kv = append(kv, k, v)
+			}
+			must(t, m2.run(c.Prefix, kv...))
+		}
+		m2.now = m2.now.Add(time.Second)
+	}
+	want := []string{"osd blocklist add 10.1.0.1:68a/1", "mds fenced 10.1.0.1:68a/1"}
+	if !slices.Equal(sent, want) {
+		t.Fatalf("the new leader's ticks sent %q, want %q", sent, want)
+	}
+	if !m2.osd.Map().IsBlocklisted("10.1.0.1:68a/1", m2.now) || len(m2.mds.fences) != 0 {
+		t.Fatalf("blocklist %v, fences still pending %v", m2.osd.Map().BlocklistAddrs(), m2.mds.fences)
+	}
+	// Retired: an operator's rm is not undone, and a restart finds no
+	// fence.
+	must(t, m2.run("osd blocklist rm", "addr", "10.1.0.1:68a/1"))
+	if cmds := m2.mds.Tick(m2.now); len(cmds) != 0 {
+		t.Fatalf("tick after the fence was retired: %v", cmds)
+	}
+	if m3 := newTestMon(t, m.st); len(m3.mds.fences) != 0 {
+		t.Fatalf("fences after a restart: %v", m3.mds.fences)
+	}
 }

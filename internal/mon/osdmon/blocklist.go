@@ -22,6 +22,17 @@ const DefaultBlocklistExpire = time.Hour
 // maxBlocklistExpire bounds an entry's life (a year).
 const maxBlocklistExpire = 365 * 24 * time.Hour
 
+// blocklistChange is the JSON reply of add and rm: the entry, and the
+// epoch of the map that carries the change (a client waits for it to be
+// sure every OSD that has it enforces the change).
+type blocklistChange struct {
+	Addr          string  `json:"addr"`
+	Until         string  `json:"until,omitempty"`
+	ExpireSeconds float64 `json:"expire_seconds,omitempty"`
+	Removed       bool    `json:"removed,omitempty"`
+	Epoch         uint64  `json:"epoch"`
+}
+
 // prepareBlocklistAdd handles "osd blocklist add addr [expire]" (expire
 // in seconds).
 func (s *Service) prepareBlocklistAdd(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
@@ -47,7 +58,11 @@ func (s *Service) prepareBlocklistAdd(c moncmd.Command, now time.Time) ([]byte, 
 	s.dropExpired(t, now)
 	until := now.Add(expire)
 	t.inc.NewBlocklist = map[string]time.Time{addr: until}
-	return t.propose(moncmd.Reply{Status: fmt.Sprintf("blocklisting %s until %s (%d sec)", addr, until.UTC().Format(time.RFC3339), int(expire.Seconds()))})
+	status := fmt.Sprintf("blocklisting %s until %s (%d sec)", addr, until.UTC().Format(time.RFC3339), int(expire.Seconds()))
+	r := replyJSON(blocklistChange{Addr: addr, Until: until.UTC().Format(time.RFC3339Nano), ExpireSeconds: expire.Seconds(),
+		Epoch: uint64(t.base.Epoch()) + 1}, status+"\n")
+	r.Status = status
+	return t.propose(r)
 }
 
 // prepareBlocklistRm handles "osd blocklist rm addr".
@@ -57,14 +72,20 @@ func (s *Service) prepareBlocklistRm(c moncmd.Command, now time.Time) ([]byte, m
 		return bad(err)
 	}
 	if _, ok := s.m.Blocklist()[addr]; !ok {
-		return nil, moncmd.Reply{Status: fmt.Sprintf("%s isn't blocklisted", addr)}
+		status := fmt.Sprintf("%s isn't blocklisted", addr)
+		r := replyJSON(blocklistChange{Addr: addr, Epoch: uint64(s.m.Epoch())}, status+"\n")
+		r.Status = status
+		return nil, r
 	}
 	t := s.begin(now)
 	s.dropExpired(t, now)
 	if !slices.Contains(t.inc.OldBlocklist, addr) {
 		t.inc.OldBlocklist = append(t.inc.OldBlocklist, addr)
 	}
-	return t.propose(moncmd.Reply{Status: fmt.Sprintf("un-blocklisting %s", addr)})
+	status := fmt.Sprintf("un-blocklisting %s", addr)
+	r := replyJSON(blocklistChange{Addr: addr, Removed: true, Epoch: uint64(t.base.Epoch()) + 1}, status+"\n")
+	r.Status = status
+	return t.propose(r)
 }
 
 // dropExpired removes the entries expired at now.

@@ -77,13 +77,14 @@ func commands() map[string]command {
 		"osd pool selfmanaged_snap_remove": {prepare: (*Service).prepareSelfManagedRemove}, // pool snapid
 
 		// CRUSH.
-		"osd crush add-bucket":             {prepare: (*Service).prepareAddBucket},     // name type
-		"osd crush move":                   {prepare: (*Service).prepareMove},          // name TYPE=NAME...
-		"osd crush reweight":               {prepare: (*Service).prepareCrushReweight}, // name weight
-		"osd crush set-device-class":       {prepare: (*Service).prepareSetClass},      // class ids
-		"osd crush rm-device-class":        {prepare: (*Service).prepareRmClass},       // ids
-		"osd crush rm":                     {prepare: (*Service).prepareCrushRm},       // name
-		"osd crush rule create-replicated": {prepare: (*Service).prepareRuleCreate},    // name root type [class]
-		"osd crush rule rm":                {prepare: (*Service).prepareRuleRm},        // name
+		"osd crush add-bucket":             {prepare: (*Service).prepareAddBucket},        // name type
+		"osd crush move":                   {prepare: (*Service).prepareMove},             // name TYPE=NAME...
+		"osd crush reweight":               {prepare: (*Service).prepareCrushReweight},    // name weight
+		"osd crush set-device-class":       {prepare: (*Service).prepareSetClass},         // class ids
+		"osd crush rm-device-class":        {prepare: (*Service).prepareRmClass},          // ids
+		"osd crush rm":                     {prepare: (*Service).prepareCrushRm},          // name
+		"osd crush rule create-replicated": {prepare: (*Service).prepareRuleCreate},       // name root type [class]
+		"osd crush rule create-hybrid":     {prepare: (*Service).prepareRuleCreateHybrid}, // name primary_class replica_class type [root]
+		"osd crush rule rm":                {prepare: (*Service).prepareRuleRm},           // name
 	}
 }

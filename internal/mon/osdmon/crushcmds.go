@@ -329,6 +329,59 @@ func (s *Service) prepareRuleCreate(c moncmd.Command, now time.Time) ([]byte, mo
 	return t.propose(moncmd.Reply{Status: fmt.Sprintf("created rule %s (id %d)", name, id)})
 }
 
+// prepareRuleCreateHybrid handles "osd crush rule create-hybrid name
+// primary_class replica_class type [root]": crush.HybridRule (the first
+// copy from primary_class, the others from replica_class, each across
+// type; root default "default").
+func (s *Service) prepareRuleCreateHybrid(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	name, err := c.Str("name")
+	if err == nil {
+		err = checkCrushName("rule", name)
+	}
+	if err != nil {
+		return bad(err)
+	}
+	var primary, replica, typName string
+	for _, a := range []struct {
+		key string
+		to  *string
+	}{{"primary_class", &primary}, {"replica_class", &replica}, {"type", &typName}} {
+		if *a.to, err = c.Str(a.key); err != nil {
+			return bad(err)
+		}
+	}
+	rootName := c.StrOr("root", "default")
+	cm := s.m.Crush()
+	if r := cm.RuleByName(name); r != nil {
+		return nil, moncmd.Reply{Status: fmt.Sprintf("rule %s already exists", name)}
+	}
+	root, ok := cm.ItemID(rootName)
+	if !ok || root >= 0 {
+		return nil, moncmd.Errorf(moncmd.ENOENT, "root item %s does not exist", rootName)
+	}
+	typ, ok := cm.TypeID(typName)
+	if !ok {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "unknown failure domain type %s", typName)
+	}
+	if primary == replica {
+		return nil, moncmd.Errorf(moncmd.EINVAL, "primary and replica class are both %s: use create-replicated with class %s", primary, primary)
+	}
+	for _, class := range []string{primary, replica} {
+		if !slices.Contains(cm.Classes(), class) {
+			return nil, moncmd.Errorf(moncmd.ENOENT, "device class %s does not exist (osd crush set-device-class %s OSD...)", class, class)
+		}
+	}
+	t := s.begin(now)
+	sp := t.crush()
+	id := int32(0)
+	for cm.Rule(id) != nil {
+		id++
+	}
+	sp.Rules = append(sp.Rules, crush.HybridRule(id, name, root, primary, replica, typ))
+	return t.propose(moncmd.Reply{Status: fmt.Sprintf("created rule %s (id %d): primary from class %s, replicas from class %s, across %s",
+		name, id, primary, replica, typName)})
+}
+
 // prepareRuleRm handles "osd crush rule rm name"; a rule in use stays.
 func (s *Service) prepareRuleRm(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
 	name, err := c.Str("name")

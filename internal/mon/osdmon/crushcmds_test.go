@@ -93,6 +93,27 @@ func TestCrushCommands(t *testing.T) {
 			{prefix: "osd crush rm-device-class", args: []string{"ids", "1"}, code: moncmd.EBUSY, status: "rule fast takes device class ssd, which would have no devices"},
 			{prefix: "osd crush rm-device-class", args: []string{"ids", "5"}, status: "osd.5 has no class"},
 		}},
+		{"a hybrid rule: SSD primaries, HDD replicas", []step{
+			{prefix: "osd create"}, {prefix: "osd create"},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}},
+			{prefix: "osd boot", args: []string{"id", "1", "addr", "a:2", "host", "h1"}},
+			{prefix: "osd crush set-device-class", args: []string{"class", "ssd", "ids", "0"}},
+			{prefix: "osd crush rule create-hybrid", args: []string{"name", "mixed", "primary_class", "ssd", "replica_class", "hdd", "type", "host"},
+				code: moncmd.ENOENT, status: "device class hdd does not exist"},
+			{prefix: "osd crush set-device-class", args: []string{"class", "hdd", "ids", "1"}},
+			{prefix: "osd crush rule create-hybrid", args: []string{"name", "mixed", "primary_class", "ssd", "replica_class", "ssd", "type", "host"},
+				code: moncmd.EINVAL, status: "use create-replicated"},
+			{prefix: "osd crush rule create-hybrid", args: []string{"name", "mixed", "primary_class", "ssd", "replica_class", "hdd", "type", "galaxy"},
+				code: moncmd.EINVAL, status: "unknown failure domain type galaxy"},
+			{prefix: "osd crush rule create-hybrid", args: []string{"name", "mixed", "primary_class", "ssd", "replica_class", "hdd", "type", "host"},
+				status: "created rule mixed (id 1): primary from class ssd, replicas from class hdd, across host"},
+			{prefix: "osd crush rule create-hybrid", args: []string{"name", "mixed", "primary_class", "ssd", "replica_class", "hdd", "type", "host"},
+				status: "already exists"},
+			{prefix: "osd crush rule dump", args: []string{"name", "mixed"},
+				text: "rule mixed {\n\tid 1\n\ttype replicated\n\tstep take default~ssd\n\tstep chooseleaf_firstn 1 type host\n\tstep emit\n" +
+					"\tstep take default~hdd\n\tstep chooseleaf_firstn -1 type host\n\tstep emit\n}\n"},
+			{prefix: "osd pool create", args: []string{"pool", "p", "rule", "mixed", "size", "2"}},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { runSteps(t, newCluster(t), tc.steps) })
 	}

@@ -1,6 +1,7 @@
 package osdmon
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -208,6 +209,18 @@ func TestAlive(t *testing.T) {
 // osd blocklist add, ls and rm, with expiry.
 func TestBlocklistCommands(t *testing.T) {
 	m := newCluster(t)
+	r := must(t, m.run("osd blocklist add", "addr", "10.0.0.5:6800/42", "expire", "60"))
+	var added struct {
+		Addr          string  `json:"addr"`
+		Until         string  `json:"until"`
+		ExpireSeconds float64 `json:"expire_seconds"`
+		Epoch         uint64  `json:"epoch"`
+	}
+	if err := json.Unmarshal(r.Data, &added); err != nil || added.Addr != "10.0.0.5:6800/42" || added.ExpireSeconds != 60 ||
+		added.Epoch != uint64(m.svc.Map().Epoch()) || added.Until != m.now.Add(time.Minute).UTC().Format(time.RFC3339Nano) {
+		t.Fatalf("add's JSON: %s (%v), map epoch %d", r.Data, err, m.svc.Map().Epoch())
+	}
+	must(t, m.run("osd blocklist rm", "addr", "10.0.0.5:6800/42"))
 	must(t, m.run("osd blocklist add", "addr", "10.0.0.5:6800", "expire", "60"))
 	must(t, m.run("osd blocklist add", "addr", "10.0.0.6"))
 	if r := m.run("osd blocklist add", "addr", "two words"); r.Code != moncmd.EINVAL {

@@ -246,6 +246,42 @@ func (s *State) ConnLost(conn ConnID, now time.Time) {
 	}
 }
 
+// Evict ends at once the watches connected over the sessions in conns,
+// whose clients the OSD map now blocklists (Ceph's OSD does the same
+// with check_blocklisted_watchers): nothing is sent to them — a fenced
+// client hears no more from the OSDs — their records are to be removed,
+// and notifies waiting for them count them timed out.
+func (s *State) Evict(conns map[ConnID]bool) []Action {
+	var out []Action
+	if len(conns) == 0 {
+		return nil
+	}
+	for _, obj := range s.sortedObjects() {
+		for _, w := range s.sortedWatchers(obj) {
+			if w.conn == 0 || !conns[w.conn] {
+				continue
+			}
+			delete(s.objects[obj].watchers, w.info.WatcherID)
+			out = append(out, Action{Kind: ActionRemoveWatch, Object: obj, Watcher: w.info})
+			out = s.dropWaiting(obj, w.info.WatcherID, out)
+		}
+	}
+	return out
+}
+
+// dropWaiting counts watcher id of obj timed out in the notifies waiting
+// for it.
+func (s *State) dropWaiting(obj objid.ID, id wire.WatcherID, out []Action) []Action {
+	for _, n := range s.sortedNotifies() {
+		if _, ok := n.waiting[id]; ok && n.object == obj {
+			delete(n.waiting, id)
+			n.timedOut = append(n.timedOut, id)
+			out = s.maybeComplete(n, out)
+		}
+	}
+	return out
+}
+
 // Deleted drops obj's watches, its object having been deleted: each
 // connected watcher is told (ENOTCONN), and the notifies on obj complete
 // with the watchers that had not answered as timed out.
@@ -295,13 +331,7 @@ func (s *State) expire(now time.Time, out []Action) []Action {
 				out = append(out, Action{Kind: ActionSendError, Object: obj, Conn: w.conn, Watcher: w.info, Errno: wire.ENOTCONN})
 			}
 			out = append(out, Action{Kind: ActionRemoveWatch, Object: obj, Watcher: w.info})
-			for _, n := range s.sortedNotifies() {
-				if _, ok := n.waiting[w.info.WatcherID]; ok && n.object == obj {
-					delete(n.waiting, w.info.WatcherID)
-					n.timedOut = append(n.timedOut, w.info.WatcherID)
-					out = s.maybeComplete(n, out)
-				}
-			}
+			out = s.dropWaiting(obj, w.info.WatcherID, out)
 		}
 	}
 	return out

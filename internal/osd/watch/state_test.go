@@ -132,6 +132,29 @@ func TestWatchNotifyStateMachine(t *testing.T) {
 				return ""
 			}), ""},
 		}},
+		{"a blocklisted watcher: evicted at once, told nothing, counted timed out; others stay", []step{
+			{func(s *State) []Action { return s.Watch(obj, a, 1, at(0)) }, ""},
+			{func(s *State) []Action { return s.Watch(obj, b, 2, at(0)) }, ""},
+			{func(s *State) []Action { return s.Notify(obj, 5, "client.n", []byte("z"), 60*time.Second, at(1)) },
+				"send notify 5 \"z\" to client.a/1 on conn 1\nsend notify 5 \"z\" to client.b/2 on conn 2"},
+			{func(s *State) []Action { return s.Ack(5, a.WatcherID, []byte("A")) }, ""},
+			{func(s *State) []Action { return s.Evict(map[ConnID]bool{3: true}) }, ""},
+			{func(s *State) []Action { return s.Evict(map[ConnID]bool{2: true}) },
+				"remove watch client.b/2\ncomplete notify 5 acks [client.a/1=\"A\"] timed out [client.b/2]"},
+			{check(func(s *State) string {
+				if got := s.Watchers(obj); len(got) != 1 || got[0].WatcherID != a.WatcherID {
+					return fmt.Sprintf("watchers after the eviction %v", got)
+				}
+				return ""
+			}), ""},
+			{func(s *State) []Action { return s.Notify(obj, 6, "client.n", nil, time.Second, at(2)) },
+				"send notify 6 \"\" to client.a/1 on conn 1"},
+		}},
+		{"a disconnected watch is not evicted by its old session", []step{
+			{func(s *State) []Action { return s.Watch(obj, a, 1, at(0)) }, ""},
+			{none(func(s *State) { s.ConnLost(1, at(1)) }), ""},
+			{func(s *State) []Action { return s.Evict(map[ConnID]bool{1: true}) }, ""},
+		}},
 		{"pings keep a watch; silence expires it", []step{
 			{func(s *State) []Action { return s.Watch(obj, c, 1, at(0)) }, ""},
 			{func(s *State) []Action { s.Ping(obj, c.WatcherID, at(20)); return s.Tick(at(30)) }, ""},
