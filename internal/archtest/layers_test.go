@@ -166,9 +166,12 @@ var sameLayerImports = map[string][]string{
 	"fsclient": {"striper", "striper/layout", "internal/mds/locker", "fsclient/internal/..."},
 	// The client's cap table speaks the locker's cap bits.
 	"fsclient/internal/captab": {"internal/mds/locker"},
-	// The MDS daemon's server follows a rank's journal (standby-replay),
-	// names its journal inode, and ends sessions in the locker's terms.
-	"internal/mds/server": {"internal/mds/journal", "internal/mds/locker", "internal/mds/mdtypes"},
+	// The MDS daemon's server ends sessions in the locker's terms.
+	"internal/mds/server": {"internal/mds/locker"},
+	// The seam's adapter hands the real engine, and the journal's
+	// follower, to the daemon's server.
+	"internal/mds/cacheengine": {"internal/mds/mdcache", "internal/mds/server", "internal/mds/locker", "internal/mds/journal",
+		"internal/mds/mdtypes"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
@@ -187,8 +190,9 @@ var sameLayerImports = map[string][]string{
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
-	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
+	// The block image commands print through cmdutil; rbd bench
+	// summarises latencies with internal/bench.
+	"internal/cli/rbdcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
 	// The NBD commands run internal/nbd's server.
 	"internal/cli/nbdcmd": {"internal/cli/cmdutil", "internal/nbd"},

@@ -493,18 +493,23 @@ func (l *Launcher) Down(ctx context.Context, dir string) ([]Stop, error) {
 	return out, errors.Join(errs...)
 }
 
-// stopTiers orders daemons for stopping: every kind but monitors first
-// (they may still report to the monitors as they go), then the monitors.
+// stopTiers orders daemons for stopping: MDS daemons first (they flush
+// their journals to the OSDs as they go), then every other kind but
+// monitors (they may still report to the monitors as they go), then the
+// monitors.
 func stopTiers(ds []Daemon) [][]Daemon {
-	var others, mons []Daemon
+	var mdss, others, mons []Daemon
 	for _, d := range ds {
-		if d.Kind == KindMon {
+		switch d.Kind {
+		case KindMon:
 			mons = append(mons, d)
-		} else {
+		case KindMDS:
+			mdss = append(mdss, d)
+		default:
 			others = append(others, d)
 		}
 	}
-	return slices.DeleteFunc([][]Daemon{others, mons}, func(t []Daemon) bool { return len(t) == 0 })
+	return slices.DeleteFunc([][]Daemon{mdss, others, mons}, func(t []Daemon) bool { return len(t) == 0 })
 }
 
 // newUUID returns a random (version 4) UUID.

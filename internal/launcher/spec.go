@@ -17,6 +17,8 @@ const (
 	KindMon Kind = "mon"
 	// KindOSD is an OSD (`cuttle osd run`); its ID is its OSD number.
 	KindOSD Kind = "osd"
+	// KindMDS is an MDS daemon (`cuttle mds run`), named a, b, ...
+	KindMDS Kind = "mds"
 )
 
 // Daemon is the spec of one daemon of a local cluster: everything needed
@@ -55,7 +57,7 @@ type Cluster struct {
 	Dir     string `json:"dir"`
 	Conf    string `json:"conf"`
 	Keyring string `json:"keyring"`
-	// Daemons in start order: monitors first, then OSDs.
+	// Daemons in start order: monitors first, then OSDs, then MDSs.
 	Daemons []Daemon `json:"daemons"`
 	// Pending are the steps of the cluster's creation still to do, in
 	// order: "setup" (Config.Setup), then the names of the daemons other
@@ -108,6 +110,9 @@ func (c *Cluster) Mons() []Daemon { return c.Of(KindMon) }
 // OSDs returns the OSDs' specs.
 func (c *Cluster) OSDs() []Daemon { return c.Of(KindOSD) }
 
+// MDSs returns the MDS daemons' specs.
+func (c *Cluster) MDSs() []Daemon { return c.Of(KindMDS) }
+
 // Defaults of [Options].
 const (
 	DefaultHost = "127.0.0.1"
@@ -129,6 +134,8 @@ const (
 	MaxOSDs = 64
 	// PortRange is how many ports each search may try.
 	PortRange = 100
+	// MaxMDSs bounds [Options.MDSs].
+	MaxMDSs = len(mdsIDs)
 )
 
 // Options say what cluster to make.
@@ -150,6 +157,10 @@ type Options struct {
 	// Auth is a new cluster's authentication: "cephx" (the default) or
 	// "none".
 	Auth string
+	// MDSs is the number of MDS daemons of a new cluster, up to MaxMDSs
+	// (0: none; the first takes a file system's rank, the others stand
+	// by). An existing cluster keeps what it has.
+	MDSs int
 }
 
 func (o Options) withDefaults() Options {
@@ -186,6 +197,9 @@ func (o Options) validate() error {
 	if o.OSDs < 0 || o.OSDs > MaxOSDs {
 		return fmt.Errorf("launcher: %d OSDs (want 0 to %d)", o.OSDs, MaxOSDs)
 	}
+	if o.MDSs < 0 || o.MDSs > MaxMDSs {
+		return fmt.Errorf("launcher: %d MDS daemons (want 0 to %d)", o.MDSs, MaxMDSs)
+	}
 	if o.BasePort < 1024 || o.BasePort+MetricsOffset+PortRange > 65535 {
 		return fmt.Errorf("launcher: base port %d (want 1024 to %d)", o.BasePort, 65535-MetricsOffset-PortRange)
 	}
@@ -198,8 +212,12 @@ func (o Options) validate() error {
 	return nil
 }
 
-// monIDs name monitors as Ceph's tools do: a, b, c, ...
-const monIDs = "abcde"
+// monIDs name monitors as Ceph's tools do: a, b, c, ...; mdsIDs name
+// MDS daemons the same way.
+const (
+	monIDs = "abcde"
+	mdsIDs = "abcdefgh"
+)
 
 // Plan builds the record of a new cluster in o.Dir (absolute) with the
 // given fsid: the specs of its daemons, monitors then OSDs (numbered 0,
@@ -215,7 +233,7 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 	if !filepath.IsAbs(o.Dir) {
 		return nil, fmt.Errorf("launcher: directory %q is not absolute", o.Dir)
 	}
-	n := o.Mons + o.OSDs
+	n := o.Mons + o.OSDs + o.MDSs
 	addrs, err := pickPorts(o.Host, o.BasePort, n, free)
 	if err != nil {
 		return nil, fmt.Errorf("launcher: daemon ports: %w", err)
@@ -241,7 +259,23 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 		c.Daemons = append(c.Daemons, d)
 		c.Pending = append(c.Pending, d.Name())
 	}
+	for i := range o.MDSs {
+		at := o.Mons + o.OSDs + i
+		d := mdsSpec(c, mdsIDs[i:i+1], addrs[at], metrics[at])
+		c.Daemons = append(c.Daemons, d)
+		c.Pending = append(c.Pending, d.Name())
+	}
 	return c, nil
+}
+
+// mdsSpec is the spec of MDS daemon id: it listens for clients at addr
+// and finds the monitors through the cluster's configuration file.
+func mdsSpec(c *Cluster, id, addr, metricsAddr string) Daemon {
+	d := Daemon{Kind: KindMDS, ID: id, Addr: addr, MetricsAddr: metricsAddr}
+	d.Data = filepath.Join(c.Dir, d.Name())
+	d.Log = filepath.Join(c.Dir, "log", d.Name()+".log")
+	d.Args = []string{"mds", "run", "--id", id, "--data", d.Data, "--listen", addr, "--metrics-addr", metricsAddr, "--conf", c.Conf}
+	return d
 }
 
 // osdSpec is the spec of OSD id: it listens at addr and finds the

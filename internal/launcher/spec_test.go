@@ -88,6 +88,35 @@ func TestPlanSkipsBusyPorts(t *testing.T) {
 	}
 }
 
+// MDS daemons come after the OSDs, named a, b, ..., made once the
+// monitors run, and run with the cluster's configuration file.
+func TestPlanMDSs(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Plan(Options{Dir: dir, OSDs: 1, MDSs: 2, BasePort: 20000}, "f", busy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range c.Daemons {
+		names = append(names, d.Name()+" "+d.Addr)
+	}
+	if want := []string{"mon.a 127.0.0.1:20000", "osd.0 127.0.0.1:20001", "mds.a 127.0.0.1:20002", "mds.b 127.0.0.1:20003"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("daemons %v, want %v", names, want)
+	}
+	if !reflect.DeepEqual(c.Pending, []string{"setup", "osd.0", "mds.a", "mds.b"}) {
+		t.Errorf("pending %v", c.Pending)
+	}
+	d := c.MDSs()[1]
+	want := []string{"mds", "run", "--id", "b", "--data", filepath.Join(dir, "mds.b"), "--listen", "127.0.0.1:20003",
+		"--metrics-addr", "127.0.0.1:20103", "--conf", filepath.Join(dir, "cuttle.conf")}
+	if !reflect.DeepEqual(d.Args, want) {
+		t.Errorf("args %v, want %v", d.Args, want)
+	}
+	if _, err := Plan(Options{Dir: dir, MDSs: MaxMDSs + 1}, "f", busy()); err == nil {
+		t.Error("too many MDS daemons accepted")
+	}
+}
+
 func TestPlanRejects(t *testing.T) {
 	dir := t.TempDir()
 	for _, o := range []Options{
@@ -168,9 +197,9 @@ func TestRecordRejects(t *testing.T) {
 }
 
 func TestStopTiers(t *testing.T) {
-	ds := []Daemon{{Kind: KindMon, ID: "a"}, {Kind: "osd", ID: "0"}, {Kind: KindMon, ID: "b"}, {Kind: "osd", ID: "1"}}
+	ds := []Daemon{{Kind: KindMon, ID: "a"}, {Kind: "osd", ID: "0"}, {Kind: KindMon, ID: "b"}, {Kind: "osd", ID: "1"}, {Kind: KindMDS, ID: "a"}}
 	got := stopTiers(ds)
-	want := [][]Daemon{{ds[1], ds[3]}, {ds[0], ds[2]}}
+	want := [][]Daemon{{ds[4]}, {ds[1], ds[3]}, {ds[0], ds[2]}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("stopTiers = %v, want %v", got, want)
 	}

@@ -31,6 +31,8 @@ type clusterLauncherFlags struct {
 	auth        string
 	basePort    int
 	stopTimeout time.Duration
+	// fs makes a new cluster's file system and its MDS daemons.
+	fs bool
 }
 
 // AddClusterCommands adds `cluster up`, `cluster down` and `cluster
@@ -93,7 +95,8 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 	up.Flags().IntVar(&f.osds, "osds", launcher.DefaultOSDs, fmt.Sprintf("OSDs of a new cluster: 0 to %d", launcher.MaxOSDs))
 	up.Flags().StringVar(&f.osdSize, "osd-size", defaultClusterOSDSize, "each new OSD's store size (a sparse file)")
 	up.Flags().StringVar(&f.auth, "auth", "cephx", "authentication of a new cluster: cephx, or none (no keys, no signatures: for benchmarks against a Ceph set up the same way)")
-	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs; metrics from base-port+100")
+	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs, then MDS daemons; metrics from base-port+100")
+	up.Flags().BoolVar(&f.fs, "fs", true, fmt.Sprintf("give a new cluster with OSDs a file system: pools %s and %s, fs new %s, served by mds.a with mds.b standing by", fsMetaPool, fsDataPool, fsName))
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the cluster's daemons (SIGTERM, then SIGKILL after --stop-timeout); data is kept",
@@ -129,6 +132,16 @@ const (
 	// with.
 	clusterPool = "rbd"
 	clusterPGs  = 32
+	// The file system a local cluster starts with (--fs), its pools and
+	// their PGs, and its MDS daemons (one active, one standby).
+	fsName      = "cephfs"
+	fsMetaPool  = "cephfs_metadata"
+	fsDataPool  = "cephfs_data"
+	fsMetaPGs   = 16
+	fsDataPGs   = 32
+	clusterMDSs = 2
+	// mountPoint is where the printed mount command mounts it.
+	mountPoint = "/mnt/cuttle"
 )
 
 // checkUpFlags checks cluster up's flags before anything is created
@@ -221,6 +234,13 @@ func createDaemon(ctx context.Context, c *launcher.Cluster, d launcher.Daemon, o
 			return fmt.Errorf("the monitors gave the OSD id %d, not %s (was an OSD made by hand?)", res.ID, d.ID)
 		}
 		return nil
+	case launcher.KindMDS:
+		if err := os.RemoveAll(d.Data); err != nil {
+			return err
+		}
+		cf := &clusterconn.Flags{Conf: c.Conf, Name: "client.admin", Timeout: time.Minute}
+		_, err := mdsMkfs(ctx, cf, d.ID, d.Data)
+		return err
 	}
 	return fmt.Errorf("cluster: no way to create a %s daemon", d.Kind)
 }
@@ -266,6 +286,16 @@ func setupCluster(ctx context.Context, c *launcher.Cluster) error {
 			"size", fmt.Sprint(min(3, n)), "rule", clusterRule))
 		// With --osds 1 one copy is all there can be: confirm size 1.
 		cmds[len(cmds)-1].Args["yes_i_really_mean_it"] = fmt.Sprint(n == 1)
+		if len(c.MDSs()) > 0 {
+			for _, p := range []struct {
+				name string
+				pgs  int
+			}{{fsMetaPool, fsMetaPGs}, {fsDataPool, fsDataPGs}} {
+				cmds = append(cmds, wire.NewCommand("osd pool create", "pool", p.name, "pg_num", fmt.Sprint(p.pgs),
+					"size", fmt.Sprint(min(3, n)), "rule", clusterRule, "yes_i_really_mean_it", fmt.Sprint(n == 1)))
+			}
+			cmds = append(cmds, wire.NewCommand("fs new", "fs_name", fsName, "metadata", fsMetaPool, "data", fsDataPool))
+		}
 	}
 	f := &clusterconn.Flags{Conf: c.Conf, Name: "client.admin"}
 	mc, err := f.MonClient()
@@ -297,6 +327,9 @@ func downChecks(k launcher.Kind) []string {
 		return []string{"MON_DOWN"}
 	case launcher.KindOSD:
 		return []string{"OSD_DOWN", "PG_AVAILABILITY"}
+	case launcher.KindMDS:
+		// No rank up, or one still recovering (replay, reconnect).
+		return []string{"MDS_ALL_DOWN", "FS_DEGRADED"}
 	}
 	return nil
 }
@@ -412,12 +445,16 @@ func report(c *launcher.Cluster, st []launcher.Status) clusterReport {
 
 func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, f clusterLauncherFlags, mons, osds int, osdSize uint64) error {
 	probe, health := healthProbe()
+	mdss := 0
+	if f.fs && osds != launcher.NoOSDs {
+		mdss = clusterMDSs
+	}
 	l, err := newLauncher(cmd, f, probe, osdSize)
 	if err != nil {
 		return err
 	}
 	c, st, err := l.Up(cmd.Context(), launcher.UpOptions{
-		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth},
+		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth, MDSs: mdss},
 		Wait:    cf.Timeout,
 	})
 	if err != nil {
@@ -450,6 +487,10 @@ func nextSteps(c *launcher.Cluster, dir, self string) string {
 	}
 	if len(c.OSDs()) == 0 {
 		steps[1] = [2]string{self + " osd pool create " + clusterPool + " 32", ""}
+	}
+	if len(c.MDSs()) > 0 {
+		steps = append(steps, [2]string{self + " fs status", "file system " + fsName + ": its ranks and MDS daemons"},
+			[2]string{self + " mount " + mountPoint, "mount it (FUSE; the directory must exist)"})
 	}
 	width := 0
 	for _, s := range steps {

@@ -33,3 +33,23 @@ func TestNameUUID(t *testing.T) {
 		t.Errorf("nameUUID: %s", a)
 	}
 }
+
+// A cluster with MDS daemons is told how to see its file system and
+// mount it, and counts as up only once a rank is active.
+func TestNextStepsWithFS(t *testing.T) {
+	c := &launcher.Cluster{Dir: "/d", Conf: "/d/cuttle.conf", Keyring: "/d/admin.keyring", Daemons: []launcher.Daemon{
+		{Kind: launcher.KindMon, ID: "a"}, {Kind: launcher.KindOSD, ID: "0"}, {Kind: launcher.KindMDS, ID: "a"}, {Kind: launcher.KindMDS, ID: "b"}}}
+	got := nextSteps(c, "/d", "cuttle")
+	for _, want := range []string{"cuttle fs status", "cuttle mount /mnt/cuttle", "# mount it"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("next steps lack %q:\n%s", want, got)
+		}
+	}
+	c.Daemons = c.Daemons[:2]
+	if got := nextSteps(c, "/d", "cuttle"); strings.Contains(got, "mount") {
+		t.Errorf("no file system, yet:\n%s", got)
+	}
+	if got := downChecks(launcher.KindMDS); len(got) != 2 || got[0] != "MDS_ALL_DOWN" {
+		t.Errorf("MDS down checks: %v", got)
+	}
+}
