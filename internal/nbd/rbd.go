@@ -62,9 +62,10 @@ func (r *RBD) Zero(ctx context.Context, off, length uint64, mayTrim bool) error 
 	return nil
 }
 
-// Allocated answers base:allocation from which data objects exist.
+// Allocated answers base:allocation from the image's allocated extents
+// (its object map, or a stat of each data object the range spans).
 func (r *RBD) Allocated(ctx context.Context, off, length uint64) ([]proto.Span, error) {
-	ext, err := r.img.StatExtents(ctx, off, length)
+	ext, err := r.img.AllocatedExtents(ctx, off, length)
 	if err != nil {
 		return nil, err
 	}
@@ -74,3 +75,7 @@ func (r *RBD) Allocated(ctx context.Context, off, length uint64) ([]proto.Span, 
 	}
 	return out, nil
 }
+
+// Close closes the image: it releases the exclusive lock, if held, and
+// the header watch. The server must be shut down first.
+func (r *RBD) Close(ctx context.Context) error { return r.img.Close(ctx) }

@@ -129,6 +129,19 @@ progress, flushes the images and exits.`,
 				}
 			}
 			exports, report, err := openExports(ctx, conn, specs, names, readOnly)
+			// The images are closed last, after the server's shutdown
+			// (or a failure to open one of them): that releases their
+			// exclusive locks at once rather than when the watches time
+			// out.
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+				defer cancel()
+				for _, e := range exports {
+					if err := e.Backend.(*nbd.RBD).Close(cctx); err != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "cuttle: close %s: %v\n", e.Description, err)
+					}
+				}
+			}()
 			if err != nil {
 				return err
 			}
@@ -150,7 +163,8 @@ progress, flushes the images and exits.`,
 	return c
 }
 
-// openExports opens each image and names its export.
+// openExports opens each image and names its export. It returns the
+// exports opened even when it fails, for the caller to close.
 func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []string, readOnly bool) ([]nbd.Export, []exportReport, error) {
 	pools := map[string]*rbd.Pool{}
 	seen := map[string]string{}
@@ -161,13 +175,13 @@ func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []st
 		if !ok {
 			var err error
 			if p, err = rbd.NewPool(conn, s.pool, rbd.Options{}); err != nil {
-				return nil, nil, failure(err)
+				return exports, nil, failure(err)
 			}
 			pools[s.pool] = p
 		}
 		img, err := p.Open(ctx, s.image, rbd.OpenOptions{ReadOnly: readOnly, Snap: s.snap})
 		if err != nil {
-			return nil, nil, failure(err)
+			return exports, nil, failure(err)
 		}
 		name := s.image
 		if s.snap != "" {
@@ -176,11 +190,12 @@ func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []st
 		if i < len(names) {
 			name = names[i]
 		}
+		b := nbd.NewRBD(img, readOnly)
 		if prev, ok := seen[name]; ok {
-			return nil, nil, fmt.Errorf("%s and %s would both be export %q: name them apart with --name (EINVAL)", prev, s, name)
+			_ = b.Close(ctx)
+			return exports, nil, fmt.Errorf("%s and %s would both be export %q: name them apart with --name (EINVAL)", prev, s, name)
 		}
 		seen[name] = s.String()
-		b := nbd.NewRBD(img, readOnly)
 		exports = append(exports, nbd.Export{Name: name, Description: s.String(), Backend: b})
 		report = append(report, exportReport{Name: name, Image: s.String(), Size: b.Size(), ReadOnly: b.ReadOnly()})
 	}
