@@ -39,7 +39,7 @@ func (c *counted) WriteAt(ctx context.Context, p []byte, off uint64, fua bool) e
 // its crc32c verified (fio fails on the first bad one).
 func fioArgs(uri string, seed int) []string {
 	return []string{"--name=verify", "--ioengine=nbd", "--uri=" + uri, "--rw=randwrite", "--bs=64k", "--iodepth=16",
-		"--size=16M", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", fmt.Sprintf("--randseed=%d", seed)}
+		"--size=16M", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--verify_state_save=0", fmt.Sprintf("--randseed=%d", seed)}
 }
 
 // fio against exports of one cluster: across an OSD restart, and with a
