@@ -232,9 +232,10 @@ func (c *Client) Close(ctx context.Context) error {
 		}
 	}
 	c.mu.Lock()
-	for ino := range c.inodes {
-		c.caps.Flush(ino)
-	}
+	// Give every cap back (with its dirty size and mtime) before the
+	// close, as Ceph's client does on unmount: the MDS fences a session
+	// that ends holding write caps.
+	c.caps.ReleaseAll()
 	c.sess.Close()
 	c.runLocked()
 	ch := c.changed

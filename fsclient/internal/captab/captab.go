@@ -363,6 +363,22 @@ func (t *Table) Recall(max uint64) {
 	}
 }
 
+// ReleaseAll gives every cap back, open or not, each release carrying
+// its dirty attributes as a flush: the unmount's last word before it
+// closes the session. A session closed while it still holds write caps
+// is fenced by the MDS, and other clients wait on those files until the
+// fence completes.
+func (t *Table) ReleaseAll() {
+	inos := make([]uint64, 0, len(t.caps))
+	for ino := range t.caps {
+		inos = append(inos, ino)
+	}
+	slices.Sort(inos)
+	for _, ino := range inos {
+		t.release(ino)
+	}
+}
+
 // idle returns the inodes, sorted, of caps not open, without revoked
 // bits in use or flushes not yet acked (a release would lose them if
 // the MDS died before journaling them: the reconnect reports them), that

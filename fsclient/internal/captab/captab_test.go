@@ -196,3 +196,19 @@ func TestFlushAckWithoutCapID(t *testing.T) {
 	}
 	expect(t, tab, "flush-acked ino 0x10000000001 flush 1")
 }
+
+// At unmount every cap is released, open or closed, the dirty
+// attributes flushed with the release.
+func TestReleaseAll(t *testing.T) {
+	tab := opened(t, "pAsLsXsFsxcrwb")
+	tab.MarkDirty(ino, locker.FileWrite)
+	tab.Add(ino+1, wire.InodeCap{ID: 6, Seq: 1, IssueSeq: 1, Caps: uint32(locker.Pin)}, wire.FilePath{Ino: 1, Path: "g"})
+	tab.Take()
+	tab.ReleaseAll()
+	expect(t, tab,
+		"send release ino 0x10000000001 cap 5 seq 1 issue_seq 1 caps - wanted - dirty Fw flush 1 oldest 1", "dropped ino 0x10000000001",
+		"send release ino 0x10000000002 cap 6 seq 1 issue_seq 1 caps - wanted -", "dropped ino 0x10000000002")
+	if tab.Len() != 0 {
+		t.Fatalf("%d caps after ReleaseAll", tab.Len())
+	}
+}

@@ -23,7 +23,8 @@ const (
 	// the client did not hold).
 	ActionRevoke
 	// ActionFlushAck: the MDS has Client's flush TID of Ino's Attrs:
-	// journal the new size and mtime, then ack the flush.
+	// journal the new size and mtime, then ack the flush on cap CapID
+	// (the client ignores a cap message naming another cap).
 	ActionFlushAck
 	// ActionReply: request Req of Client may proceed (a stat: answer it
 	// with Attrs, where the fields in Approx may be stale; a setattr:

@@ -314,7 +314,7 @@ func (l *Locker) applyFlush(client ClientID, ino Ino, cp *Capability, f *Flush, 
 		cp.LastFlushTID = max(cp.LastFlushTID, f.TID)
 	}
 	if f.TID != 0 {
-		out = append(out, Action{Kind: ActionFlushAck, Client: client, Ino: ino, TID: f.TID, Attrs: in.attrs})
+		out = append(out, Action{Kind: ActionFlushAck, Client: client, Ino: ino, CapID: cp.ID, TID: f.TID, Attrs: in.attrs})
 	}
 	return out
 }

@@ -610,3 +610,30 @@ reply req 3 client.3 ino 0x100 size 100 mtime 1001 caps pAsLsXsFr seq 1`,
 			}},
 	})
 }
+
+// A flush sent on its own (fsync, close: wire CapFlush, handled as
+// Want) is acked on the flushing cap: the client drops cap messages
+// naming another cap, so an ack without the cap's ID left fsync and
+// close waiting for ever.
+func TestFlushAckNamesTheCap(t *testing.T) {
+	l := New(0, Config{})
+	l.Open(1, c1, ino, OpenWrite, at(0))
+	cp, ok := l.Cap(ino, c1)
+	if !ok || cp.ID == 0 {
+		t.Fatalf("no cap after open: %+v %v", cp, ok)
+	}
+	acts := l.Want(c1, ino, cp.ID, cp.IssueSeq, cp.Wanted, &Flush{TID: 7, Size: 6, Mtime: at(1), Dirty: FileWrite | FileBuffer}, at(1))
+	var acked bool
+	for _, a := range acts {
+		if a.Kind != ActionFlushAck {
+			continue
+		}
+		acked = true
+		if a.CapID != cp.ID || a.TID != 7 || a.Attrs.Size != 6 {
+			t.Fatalf("flush ack %s cap %d, want cap %d tid 7 size 6", a, a.CapID, cp.ID)
+		}
+	}
+	if !acked {
+		t.Fatalf("no flush ack in %v", acts)
+	}
+}
