@@ -54,7 +54,11 @@ func (c *Cache) opSetattr(r *request) (*txn, error) {
 			}
 		}
 	}
-	if m&(wire.AttrAtime|wire.AttrMtime) != 0 {
+	// A time set to now comes as AttrAtime|AttrAtimeNow (the kernel's and
+	// fsclient's utimensat(UTIME_NOW)): only a time given explicitly
+	// needs ownership; now needs write permission.
+	explicit := m&wire.AttrAtime != 0 && m&wire.AttrAtimeNow == 0 || m&wire.AttrMtime != 0 && m&wire.AttrMtimeNow == 0
+	if explicit {
 		if err := timesCheck(r.cr, in, true); err != nil {
 			return nil, err
 		}
