@@ -493,23 +493,24 @@ func (l *Launcher) Down(ctx context.Context, dir string) ([]Stop, error) {
 	return out, errors.Join(errs...)
 }
 
-// stopTiers orders daemons for stopping: MDS daemons first (they flush
-// their journals to the OSDs as they go), then every other kind but
+// stopTiers orders daemons for stopping: MDS daemons and S3 gateways
+// first (MDSs flush their journals to the OSDs as they go, gateways
+// finish the requests they are serving), then every other kind but
 // monitors (they may still report to the monitors as they go), then the
 // monitors.
 func stopTiers(ds []Daemon) [][]Daemon {
-	var mdss, others, mons []Daemon
+	var fronts, others, mons []Daemon
 	for _, d := range ds {
 		switch d.Kind {
 		case KindMon:
 			mons = append(mons, d)
-		case KindMDS:
-			mdss = append(mdss, d)
+		case KindMDS, KindS3:
+			fronts = append(fronts, d)
 		default:
 			others = append(others, d)
 		}
 	}
-	return slices.DeleteFunc([][]Daemon{mdss, others, mons}, func(t []Daemon) bool { return len(t) == 0 })
+	return slices.DeleteFunc([][]Daemon{fronts, others, mons}, func(t []Daemon) bool { return len(t) == 0 })
 }
 
 // newUUID returns a random (version 4) UUID.

@@ -19,6 +19,10 @@ const (
 	KindOSD Kind = "osd"
 	// KindMDS is an MDS daemon (`cuttle mds run`), named a, b, ...
 	KindMDS Kind = "mds"
+	// KindS3 is an S3 gateway (`cuttle s3 serve`), named a. It has no
+	// data directory (everything it keeps is in the cluster) and no
+	// metrics port.
+	KindS3 Kind = "s3"
 )
 
 // Daemon is the spec of one daemon of a local cluster: everything needed
@@ -30,9 +34,10 @@ type Daemon struct {
 	ID   string `json:"id"`
 	// Addr is the HOST:PORT the daemon serves the cluster on.
 	Addr string `json:"addr"`
-	// MetricsAddr is the HOST:PORT of its Prometheus metrics.
+	// MetricsAddr is the HOST:PORT of its Prometheus metrics ("" for
+	// an S3 gateway).
 	MetricsAddr string `json:"metrics_addr"`
-	// Data is the daemon's data directory.
+	// Data is the daemon's data directory ("" for an S3 gateway).
 	Data string `json:"data"`
 	// Log receives the daemon's standard output and error.
 	Log string `json:"log"`
@@ -57,7 +62,8 @@ type Cluster struct {
 	Dir     string `json:"dir"`
 	Conf    string `json:"conf"`
 	Keyring string `json:"keyring"`
-	// Daemons in start order: monitors first, then OSDs, then MDSs.
+	// Daemons in start order: monitors first, then OSDs, then MDSs,
+	// then the S3 gateway.
 	Daemons []Daemon `json:"daemons"`
 	// Pending are the steps of the cluster's creation still to do, in
 	// order: "setup" (Config.Setup), then the names of the daemons other
@@ -113,6 +119,9 @@ func (c *Cluster) OSDs() []Daemon { return c.Of(KindOSD) }
 // MDSs returns the MDS daemons' specs.
 func (c *Cluster) MDSs() []Daemon { return c.Of(KindMDS) }
 
+// S3Gateways returns the S3 gateways' specs.
+func (c *Cluster) S3Gateways() []Daemon { return c.Of(KindS3) }
+
 // Defaults of [Options].
 const (
 	DefaultHost = "127.0.0.1"
@@ -161,6 +170,9 @@ type Options struct {
 	// (0: none; the first takes a file system's rank, the others stand
 	// by). An existing cluster keeps what it has.
 	MDSs int
+	// S3 gives a new cluster an S3 gateway, s3.a, started after the
+	// other daemons. An existing cluster keeps what it has.
+	S3 bool
 }
 
 func (o Options) withDefaults() Options {
@@ -233,8 +245,14 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 	if !filepath.IsAbs(o.Dir) {
 		return nil, fmt.Errorf("launcher: directory %q is not absolute", o.Dir)
 	}
+	// Every daemon serves on a port; all but the gateway also serve
+	// metrics.
 	n := o.Mons + o.OSDs + o.MDSs
-	addrs, err := pickPorts(o.Host, o.BasePort, n, free)
+	gateways := 0
+	if o.S3 {
+		gateways = 1
+	}
+	addrs, err := pickPorts(o.Host, o.BasePort, n+gateways, free)
 	if err != nil {
 		return nil, fmt.Errorf("launcher: daemon ports: %w", err)
 	}
@@ -265,7 +283,22 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 		c.Daemons = append(c.Daemons, d)
 		c.Pending = append(c.Pending, d.Name())
 	}
+	if o.S3 {
+		d := s3Spec(c, "a", addrs[n])
+		c.Daemons = append(c.Daemons, d)
+		c.Pending = append(c.Pending, d.Name())
+	}
 	return c, nil
+}
+
+// s3Spec is the spec of S3 gateway id: it serves HTTP at addr and finds
+// the monitors through the cluster's configuration file. Its creation
+// (Config.Create) is the cluster's side of it, such as its first user.
+func s3Spec(c *Cluster, id, addr string) Daemon {
+	d := Daemon{Kind: KindS3, ID: id, Addr: addr}
+	d.Log = filepath.Join(c.Dir, "log", d.Name()+".log")
+	d.Args = []string{"s3", "serve", "--addr", addr, "--conf", c.Conf}
+	return d
 }
 
 // mdsSpec is the spec of MDS daemon id: it listens for clients at addr
