@@ -74,7 +74,7 @@ func TestS3GatewayKilled(t *testing.T) {
 		t.Skip("multi-process cluster test")
 	}
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G"); err != nil {
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--s3=false", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
 	conf := filepath.Join(dir, "cuttle.conf")

@@ -1,6 +1,9 @@
 package daemoncmd
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,5 +54,36 @@ func TestNextStepsWithFS(t *testing.T) {
 	}
 	if got := downChecks(launcher.KindMDS); len(got) != 2 || got[0] != "MDS_ALL_DOWN" {
 		t.Errorf("MDS down checks: %v", got)
+	}
+}
+
+// The gateway's lines give the keys as exports and an aws command on
+// its endpoint.
+func TestS3Steps(t *testing.T) {
+	got := s3Steps(&s3Report{Endpoint: "http://127.0.0.1:7506", User: "admin", AccessKey: "AK", SecretKey: "SK", Region: "us-east-1"}, "cuttle")
+	for _, want := range []string{
+		"export AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK AWS_DEFAULT_REGION=us-east-1\n",
+		"aws --endpoint-url http://127.0.0.1:7506 s3 mb s3://bucket\n",
+		"cuttle s3 user info admin",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("S3 steps lack %q:\n%s", want, got)
+		}
+	}
+}
+
+// A gateway counts as answering once any HTTP reply comes back (a 403
+// included), and not while nothing listens.
+func TestS3Answers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	d := launcher.Daemon{Kind: launcher.KindS3, ID: "a", Addr: srv.Listener.Addr().String()}
+	if err := s3Answers(context.Background(), d); err != nil {
+		t.Errorf("a 403 is an answer: %v", err)
+	}
+	srv.Close()
+	if err := s3Answers(context.Background(), d); err == nil || !strings.Contains(err.Error(), "s3.a does not answer yet") {
+		t.Errorf("closed gateway: %v", err)
 	}
 }
