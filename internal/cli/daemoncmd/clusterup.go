@@ -503,19 +503,15 @@ func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, f
 		if err := printDaemons(w, st); err != nil {
 			return err
 		}
-		if _, err := io.WriteString(w, nextSteps(c, f.dir, self)); err != nil {
-			return err
-		}
-		if rep.S3 != nil {
-			_, err = io.WriteString(w, s3Steps(rep.S3, self))
-		}
+		_, err := io.WriteString(w, nextSteps(c, f.dir, self, rep.S3))
 		return err
 	})
 }
 
 // nextSteps is what `cluster up` tells people to do next, with self the
-// command that runs this binary.
-func nextSteps(c *launcher.Cluster, dir, self string) string {
+// command that runs this binary and s3 the gateway's endpoint and user
+// (nil: none).
+func nextSteps(c *launcher.Cluster, dir, self string, s3 *s3Report) string {
 	dirFlag, where, mk := "", "Commands here read "+clusterconn.DefaultConfPath+"; from elsewhere, export it first:", [2]string{" (make stop)", " (make run)"}
 	if dir != clusterconn.DefaultClusterDir {
 		dirFlag, where, mk = " --dir "+dir, "Commands find it after this export:", [2]string{}
@@ -547,6 +543,9 @@ func nextSteps(c *launcher.Cluster, dir, self string) string {
 		} else {
 			fmt.Fprintf(&b, "  %-*s  # %s\n", width, s[0], s[1])
 		}
+	}
+	if s3 != nil {
+		b.WriteString(s3Steps(s3, self))
 	}
 	fmt.Fprintf(&b, `
 Stop it with %[1]s cluster down%[2]s%[3]s; data and logs stay in

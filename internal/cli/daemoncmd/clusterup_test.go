@@ -42,14 +42,14 @@ func TestNameUUID(t *testing.T) {
 func TestNextStepsWithFS(t *testing.T) {
 	c := &launcher.Cluster{Dir: "/d", Conf: "/d/cuttle.conf", Keyring: "/d/admin.keyring", Daemons: []launcher.Daemon{
 		{Kind: launcher.KindMon, ID: "a"}, {Kind: launcher.KindOSD, ID: "0"}, {Kind: launcher.KindMDS, ID: "a"}, {Kind: launcher.KindMDS, ID: "b"}}}
-	got := nextSteps(c, "/d", "cuttle")
+	got := nextSteps(c, "/d", "cuttle", nil)
 	for _, want := range []string{"cuttle fs status", "cuttle mount /mnt/cuttle", "# mount it"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("next steps lack %q:\n%s", want, got)
 		}
 	}
 	c.Daemons = c.Daemons[:2]
-	if got := nextSteps(c, "/d", "cuttle"); strings.Contains(got, "mount") {
+	if got := nextSteps(c, "/d", "cuttle", nil); strings.Contains(got, "mount") {
 		t.Errorf("no file system, yet:\n%s", got)
 	}
 	if got := downChecks(launcher.KindMDS); len(got) != 2 || got[0] != "MDS_ALL_DOWN" {
@@ -60,7 +60,12 @@ func TestNextStepsWithFS(t *testing.T) {
 // The gateway's lines give the keys as exports and an aws command on
 // its endpoint.
 func TestS3Steps(t *testing.T) {
-	got := s3Steps(&s3Report{Endpoint: "http://127.0.0.1:7506", User: "admin", AccessKey: "AK", SecretKey: "SK", Region: "us-east-1"}, "cuttle")
+	c := &launcher.Cluster{Dir: "/d", Conf: "/d/cuttle.conf", Keyring: "/d/admin.keyring", Daemons: []launcher.Daemon{
+		{Kind: launcher.KindMon, ID: "a"}, {Kind: launcher.KindOSD, ID: "0"}, {Kind: launcher.KindS3, ID: "a", Addr: "127.0.0.1:7506"}}}
+	got := nextSteps(c, "/d", "cuttle", &s3Report{Endpoint: "http://127.0.0.1:7506", User: "admin", AccessKey: "AK", SecretKey: "SK", Region: "us-east-1"})
+	if i, j := strings.Index(got, "S3 gateway at http://127.0.0.1:7506"), strings.Index(got, "Stop it with"); i < 0 || i > j {
+		t.Errorf("the gateway's lines should come before how to stop:\n%s", got)
+	}
 	for _, want := range []string{
 		"export AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK AWS_DEFAULT_REGION=us-east-1\n",
 		"aws --endpoint-url http://127.0.0.1:7506 s3 mb s3://bucket\n",
