@@ -87,6 +87,26 @@ func (c *Cluster) Of(k Kind) []Daemon {
 	return out
 }
 
+// FrontEnd reports whether daemons of kind k serve clients on top of the
+// cluster (the S3 gateway): Up starts them only once the other daemons
+// are up and Config.Prepare has run.
+func (k Kind) FrontEnd() bool { return k == KindS3 }
+
+// split returns copies of c holding its daemons other than front ends
+// and its front ends.
+func (c *Cluster) split() (core, fronts *Cluster) {
+	cc, ff := *c, *c
+	cc.Daemons, ff.Daemons = nil, nil
+	for _, d := range c.Daemons {
+		if d.Kind.FrontEnd() {
+			ff.Daemons = append(ff.Daemons, d)
+		} else {
+			cc.Daemons = append(cc.Daemons, d)
+		}
+	}
+	return &cc, &ff
+}
+
 // only returns a copy of c holding only the daemons of kind k.
 func (c *Cluster) only(k Kind) *Cluster {
 	cc := *c

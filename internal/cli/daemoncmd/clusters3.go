@@ -70,6 +70,17 @@ func ensureS3User(ctx context.Context, c *launcher.Cluster) (meta.User, error) {
 	return u, nil
 }
 
+// prepareFrontEnds is the launcher's Prepare: with the cluster up and
+// before its front ends start, the S3 gateway's user.
+func prepareFrontEnds(ctx context.Context, c *launcher.Cluster) error {
+	if len(c.S3Gateways()) > 0 {
+		if _, err := ensureS3User(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // s3Answers checks that the gateway d answers HTTP: any reply will do (an
 // anonymous request is refused with 403, which is an answer).
 func s3Answers(ctx context.Context, d launcher.Daemon) error {

@@ -196,6 +196,7 @@ func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.
 			return createDaemon(ctx, c, d, osdSize)
 		},
 		Setup:       setupCluster,
+		Prepare:     prepareFrontEnds,
 		Probe:       probe,
 		StopTimeout: f.stopTimeout,
 		Events: launcher.Events{
@@ -211,8 +212,15 @@ func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.
 			},
 			Waiting: func(ds []launcher.Daemon, timeout time.Duration) {
 				what := "the cluster to be up"
-				if len(ds) == 0 || ds[len(ds)-1].Kind == launcher.KindMon {
+				switch {
+				case len(ds) == 0 || ds[len(ds)-1].Kind == launcher.KindMon:
 					what = "the monitors"
+				case ds[0].Kind.FrontEnd():
+					var n []string
+					for _, d := range ds {
+						n = append(n, d.Name())
+					}
+					what = strings.Join(n, ", ") + " to answer"
 				}
 				fmt.Fprintf(stderr, "waiting up to %v for %s...\n", timeout, what)
 			},
@@ -255,8 +263,7 @@ func createDaemon(ctx context.Context, c *launcher.Cluster, d launcher.Daemon, o
 		return err
 	case launcher.KindS3:
 		// The gateway keeps everything in its pool, made by the setup;
-		// its user needs the OSDs running, so cluster up makes it once
-		// the cluster is up (s3Info).
+		// its user needs the OSDs running: prepareFrontEnds makes it.
 		return nil
 	}
 	return fmt.Errorf("cluster: no way to create a %s daemon", d.Kind)
