@@ -33,9 +33,9 @@ type Config struct {
 	// settings (the command tree makes a CRUSH rule and a pool).
 	Setup func(ctx context.Context, c *Cluster) error
 	// Prepare, if set, is called by every Up of a cluster with front
-	// ends (the S3 gateway) once its other daemons are up, before the
-	// front ends start: what they need from a running cluster (the
-	// gateway's user). It must do nothing when that is there already.
+	// ends (the S3 gateway, the NBD server) once its other daemons are
+	// up, before the front ends start: what they need from a running
+	// cluster (the gateway's user, the exported image). It must do nothing when that is there already.
 	Prepare func(ctx context.Context, c *Cluster) error
 	// Probe asks the cluster, through c.Conf, whether it answers and is
 	// healthy, and returns nil if so or an error saying what is missing.
@@ -525,9 +525,9 @@ func (l *Launcher) Down(ctx context.Context, dir string) ([]Stop, error) {
 	return out, errors.Join(errs...)
 }
 
-// stopTiers orders daemons for stopping: MDS daemons and S3 gateways
-// first (MDSs flush their journals to the OSDs as they go, gateways
-// finish the requests they are serving), then every other kind but
+// stopTiers orders daemons for stopping: MDS daemons and front ends
+// first (MDSs flush their journals to the OSDs as they go, the gateway
+// and the NBD server finish the requests they are serving), then every other kind but
 // monitors (they may still report to the monitors as they go), then the
 // monitors.
 func stopTiers(ds []Daemon) [][]Daemon {
@@ -536,7 +536,7 @@ func stopTiers(ds []Daemon) [][]Daemon {
 		switch d.Kind {
 		case KindMon:
 			mons = append(mons, d)
-		case KindMDS, KindS3:
+		case KindMDS, KindS3, KindNBD:
 			fronts = append(fronts, d)
 		default:
 			others = append(others, d)

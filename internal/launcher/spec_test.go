@@ -164,6 +164,40 @@ func TestPlanS3(t *testing.T) {
 	}
 }
 
+// The NBD server comes after the gateway, exporting the image it is
+// given over TCP, with no metrics port and no data directory.
+func TestPlanNBD(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Plan(Options{Dir: dir, OSDs: 1, S3: true, NBD: "rbd/disk0", BasePort: 20000}, "f", busy("127.0.0.1:20003"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range c.Daemons {
+		names = append(names, d.Name()+" "+d.Addr+" "+d.MetricsAddr)
+	}
+	want := []string{"mon.a 127.0.0.1:20000 127.0.0.1:20100", "osd.0 127.0.0.1:20001 127.0.0.1:20101",
+		"s3.a 127.0.0.1:20002 ", "nbd.a 127.0.0.1:20004 "}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("daemons %v, want %v", names, want)
+	}
+	if !reflect.DeepEqual(c.Pending, []string{"setup", "osd.0", "s3.a", "nbd.a"}) {
+		t.Errorf("pending %v", c.Pending)
+	}
+	d := c.NBDServers()[0]
+	if args := []string{"nbd", "serve", "rbd/disk0", "--listen", "tcp://127.0.0.1:20004", "--conf", filepath.Join(dir, "cuttle.conf")}; !reflect.DeepEqual(d.Args, args) {
+		t.Errorf("args %v, want %v", d.Args, args)
+	}
+	if d.Data != "" || !d.Kind.FrontEnd() || KindOSD.FrontEnd() || KindMDS.FrontEnd() {
+		t.Errorf("nbd.a: %+v", d)
+	}
+	for _, bad := range []string{"disk0", "/disk0", "rbd/", "rbd/a/b", "rbd/disk0@snap"} {
+		if _, err := Plan(Options{Dir: dir, OSDs: 1, NBD: bad}, "f", busy()); err == nil {
+			t.Errorf("NBD image %q accepted", bad)
+		}
+	}
+}
+
 func TestPlanRejects(t *testing.T) {
 	dir := t.TempDir()
 	for _, o := range []Options{
@@ -245,9 +279,9 @@ func TestRecordRejects(t *testing.T) {
 
 func TestStopTiers(t *testing.T) {
 	ds := []Daemon{{Kind: KindMon, ID: "a"}, {Kind: "osd", ID: "0"}, {Kind: KindMon, ID: "b"}, {Kind: "osd", ID: "1"}, {Kind: KindMDS, ID: "a"},
-		{Kind: KindS3, ID: "a"}}
+		{Kind: KindS3, ID: "a"}, {Kind: KindNBD, ID: "a"}}
 	got := stopTiers(ds)
-	want := [][]Daemon{{ds[4], ds[5]}, {ds[1], ds[3]}, {ds[0], ds[2]}}
+	want := [][]Daemon{{ds[4], ds[5], ds[6]}, {ds[1], ds[3]}, {ds[0], ds[2]}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("stopTiers = %v, want %v", got, want)
 	}
