@@ -74,7 +74,7 @@ func TestS3GatewayKilled(t *testing.T) {
 		t.Skip("multi-process cluster test")
 	}
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--s3=false", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G"); err != nil {
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
 	conf := filepath.Join(dir, "cuttle.conf")
@@ -205,7 +205,7 @@ func TestClusterUpS3Gateway(t *testing.T) {
 		t.Skip("multi-process cluster test")
 	}
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "s3.a")
-	out, stderr, err := cuttleProc(t, "--format", "json", "cluster", "up", "--fs=false", "--dir", dir, "--base-port", base, "--osds", "1", "--osd-size", "256M")
+	out, stderr, err := cuttleProc(t, "--format", "json", "cluster", "up", "--fs=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "1", "--osd-size", "256M")
 	if err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}

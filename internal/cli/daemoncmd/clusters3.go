@@ -71,12 +71,16 @@ func ensureS3User(ctx context.Context, c *launcher.Cluster) (meta.User, error) {
 }
 
 // prepareFrontEnds is the launcher's Prepare: with the cluster up and
-// before its front ends start, the S3 gateway's user.
+// before its front ends start, the S3 gateway's user and the NBD
+// server's image.
 func prepareFrontEnds(ctx context.Context, c *launcher.Cluster) error {
 	if len(c.S3Gateways()) > 0 {
 		if _, err := ensureS3User(ctx, c); err != nil {
 			return err
 		}
+	}
+	if len(c.NBDServers()) > 0 {
+		return ensureNBDImage(ctx, c)
 	}
 	return nil
 }

@@ -35,6 +35,8 @@ type clusterLauncherFlags struct {
 	fs bool
 	// s3 gives a new cluster an S3 gateway and a user.
 	s3 bool
+	// nbd gives a new cluster an image exported over NBD.
+	nbd bool
 }
 
 // AddClusterCommands adds `cluster up`, `cluster down` and `cluster
@@ -102,8 +104,9 @@ clear of Ceph's 3300, 6789, 6800-7300 and 7480.`,
 	up.Flags().IntVar(&f.osds, "osds", launcher.DefaultOSDs, fmt.Sprintf("OSDs of a new cluster: 0 to %d", launcher.MaxOSDs))
 	up.Flags().StringVar(&f.osdSize, "osd-size", defaultClusterOSDSize, "each new OSD's store size (a sparse file)")
 	up.Flags().StringVar(&f.auth, "auth", "cephx", "authentication of a new cluster: cephx, or none (no keys, no signatures: for benchmarks against a Ceph set up the same way)")
-	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs, then MDS daemons, then the S3 gateway; metrics from base-port+100")
+	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs, then MDS daemons, then the S3 gateway and the NBD server; metrics from base-port+100")
 	up.Flags().BoolVar(&f.s3, "s3", true, fmt.Sprintf("give a new cluster with OSDs an S3 gateway, s3.a (pool %s), and a user %s whose keys up prints", s3Pool, s3User))
+	up.Flags().BoolVar(&f.nbd, "nbd", true, fmt.Sprintf("give a new cluster with OSDs an image %s/%s (%d GiB, sparse) exported over NBD by nbd.a", nbdPool, nbdImage, nbdImageSize>>30))
 	up.Flags().BoolVar(&f.fs, "fs", true, fmt.Sprintf("give a new cluster with OSDs a file system: pools %s and %s, fs new %s, served by mds.a with mds.b standing by", fsMetaPool, fsDataPool, fsName))
 	down := &cobra.Command{
 		Use:   "down",
@@ -261,9 +264,10 @@ func createDaemon(ctx context.Context, c *launcher.Cluster, d launcher.Daemon, o
 		cf := &clusterconn.Flags{Conf: c.Conf, Name: "client.admin", Timeout: time.Minute}
 		_, err := mdsMkfs(ctx, cf, d.ID, d.Data)
 		return err
-	case launcher.KindS3:
+	case launcher.KindS3, launcher.KindNBD:
 		// The gateway keeps everything in its pool, made by the setup;
-		// its user needs the OSDs running: prepareFrontEnds makes it.
+		// its user, and the NBD server's image, need the OSDs running:
+		// prepareFrontEnds makes them.
 		return nil
 	}
 	return fmt.Errorf("cluster: no way to create a %s daemon", d.Kind)
@@ -411,6 +415,11 @@ func healthProbe() (probe func(context.Context, *launcher.Cluster) error, last f
 				return err
 			}
 		}
+		for _, d := range c.NBDServers() {
+			if err := nbdAnswers(ctx, d); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	return probe, func() string { return summary }
@@ -472,6 +481,8 @@ type clusterReport struct {
 	Health string `json:"health,omitempty"`
 	// S3 is the S3 gateway's endpoint and user (cluster up only).
 	S3 *s3Report `json:"s3,omitempty"`
+	// NBD is the NBD export (cluster up only).
+	NBD *nbdReport `json:"nbd,omitempty"`
 }
 
 // noProbe is the Probe of commands that never wait for health.
@@ -488,12 +499,16 @@ func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, f
 		mdss = clusterMDSs
 	}
 	gateway := f.s3 && osds != launcher.NoOSDs
+	nbdImageSpec := ""
+	if f.nbd && osds != launcher.NoOSDs {
+		nbdImageSpec = nbdPool + "/" + nbdImage
+	}
 	l, err := newLauncher(cmd, f, probe, osdSize)
 	if err != nil {
 		return err
 	}
 	c, st, err := l.Up(cmd.Context(), launcher.UpOptions{
-		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth, MDSs: mdss, S3: gateway},
+		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth, MDSs: mdss, S3: gateway, NBD: nbdImageSpec},
 		Wait:    cf.Timeout,
 	})
 	if err != nil {
@@ -504,21 +519,22 @@ func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, f
 	if rep.S3, err = s3Info(cmd.Context(), c); err != nil {
 		return fmt.Errorf("cluster up: the cluster is up, but %w", err)
 	}
+	rep.NBD = nbdInfo(c)
 	self := displayExe()
 	return out.Print(rep, func(w io.Writer) error {
 		fmt.Fprintf(w, "Cuttle cluster %s is up in %s\nhealth: %s\n\n", c.FSID, c.Dir, rep.Health)
 		if err := printDaemons(w, st); err != nil {
 			return err
 		}
-		_, err := io.WriteString(w, nextSteps(c, f.dir, self, rep.S3))
+		_, err := io.WriteString(w, nextSteps(c, f.dir, self, rep.S3, rep.NBD))
 		return err
 	})
 }
 
 // nextSteps is what `cluster up` tells people to do next, with self the
-// command that runs this binary and s3 the gateway's endpoint and user
-// (nil: none).
-func nextSteps(c *launcher.Cluster, dir, self string, s3 *s3Report) string {
+// command that runs this binary, s3 the gateway's endpoint and user and
+// nbd the NBD export (nil: none).
+func nextSteps(c *launcher.Cluster, dir, self string, s3 *s3Report, nbd *nbdReport) string {
 	dirFlag, where, mk := "", "Commands here read "+clusterconn.DefaultConfPath+"; from elsewhere, export it first:", [2]string{" (make stop)", " (make run)"}
 	if dir != clusterconn.DefaultClusterDir {
 		dirFlag, where, mk = " --dir "+dir, "Commands find it after this export:", [2]string{}
@@ -553,6 +569,9 @@ func nextSteps(c *launcher.Cluster, dir, self string, s3 *s3Report) string {
 	}
 	if s3 != nil {
 		b.WriteString(s3Steps(s3, self))
+	}
+	if nbd != nil {
+		b.WriteString(nbdSteps(nbd))
 	}
 	fmt.Fprintf(&b, `
 Stop it with %[1]s cluster down%[2]s%[3]s; data and logs stay in
