@@ -67,10 +67,10 @@ type MDSConfig struct {
 	// cacheengine.Follower() (optional; without it a standby-replay
 	// daemon waits as a standby).
 	Follow server.Follower
-	// The MDS's options (mds_beacon_interval, mds_reconnect_timeout) are
-	// resolved from the schema's defaults, File's sections ([mds.NAME],
-	// [mds], [global]; nil for none), Flags and Overrides, each taking
-	// an option from the highest that sets it.
+	// The MDS's options (mds_beacon_interval, mds_reconnect_timeout,
+	// mds_cache_size) are resolved from the schema's defaults, File's
+	// sections ([mds.NAME], [mds], [global]; nil for none), Flags and
+	// Overrides, each taking an option from the highest that sets it.
 	File      *config.File
 	Flags     map[string]string
 	Overrides map[string]string
@@ -232,7 +232,14 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 		nonce = rand.Uint64() | 1
 	}
 	sender := &lateSender{}
-	srvCfg := server.Config{Name: cfg.Name, Conn: conn, Map: sender, Open: cfg.Open, Follow: cfg.Follow,
+	open, cacheInodes := cfg.Open, int(opts.Int("mds_cache_size"))
+	if open != nil {
+		open = func(ctx context.Context, oc server.OpenConfig) (server.Engine, error) {
+			oc.CacheInodes = cacheInodes
+			return cfg.Open(ctx, oc)
+		}
+	}
+	srvCfg := server.Config{Name: cfg.Name, Conn: conn, Map: sender, Open: open, Follow: cfg.Follow,
 		ReconnectTimeout: opts.Duration("mds_reconnect_timeout"), Clock: cfg.Clock, Logger: log}
 	srv, err := server.New(srvCfg)
 	if err != nil {

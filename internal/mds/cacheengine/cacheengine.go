@@ -26,7 +26,8 @@ import (
 func Opener() server.Opener {
 	return func(ctx context.Context, oc server.OpenConfig) (server.Engine, error) {
 		c, err := mdcache.Open(ctx, mdcache.Config{Meta: oc.Meta, Conn: oc.Conn, DataPool: oc.DataPool, Rank: oc.Rank,
-			Incarnation: oc.Incarnation, Clock: oc.Clock, Logger: oc.Logger, Outbox: outbox{oc.Outbox}})
+			Incarnation: oc.Incarnation, Clock: oc.Clock, Logger: oc.Logger, Outbox: outbox{oc.Outbox},
+			CacheInodes: oc.CacheInodes})
 		if err != nil {
 			return nil, err
 		}

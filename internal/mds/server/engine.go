@@ -66,6 +66,9 @@ type OpenConfig struct {
 	Clock       clock.Clock
 	Logger      *slog.Logger
 	Outbox      Outbox
+	// CacheInodes bounds the inodes the engine caches (mds_cache_size;
+	// 0: the engine's default).
+	CacheInodes int
 }
 
 // Opener opens the engine for a rank: it replays the rank's journal and
