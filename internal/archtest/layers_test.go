@@ -45,6 +45,7 @@ var layers = []struct {
 	{"internal/pebblelog", layerLeaves},
 	{"internal/crc32c", layerLeaves},
 	{"internal/rawio", layerLeaves},
+	{"internal/nbd/proto", layerLeaves},
 
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},
@@ -82,6 +83,7 @@ var layers = []struct {
 	{"internal/daemon", layerFrontEnds},
 	{"internal/fusemount", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
+	{"internal/nbd", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
 
 	{"cmd/...", layerEntry},
@@ -194,6 +196,8 @@ var sameLayerImports = map[string][]string{
 	// summarises latencies with internal/bench.
 	"internal/cli/rbdcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
+	// The NBD commands run internal/nbd's server.
+	"internal/cli/nbdcmd": {"internal/cli/cmdutil", "internal/nbd"},
 	// The key-value store commands print through cmdutil; kv bench
 	// summarises latencies with internal/bench.
 	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
