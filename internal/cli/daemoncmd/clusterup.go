@@ -74,11 +74,13 @@ exits; stop them with cuttle cluster down. Running up again restarts only
 what has stopped.
 
 With OSDs, a new cluster also gets (unless turned off) a file system (--fs:
-mds.a active, mds.b standing by) and an S3 gateway (--s3: s3.a, pool
-.cuttle.s3, a user admin); up prints the gateway's endpoint and the user's
-keys, the same keys on every run.
+mds.a active, mds.b standing by), an S3 gateway (--s3: s3.a, pool
+.cuttle.s3, a user admin) and an NBD export (--nbd: nbd.a serving a sparse
+10 GiB image rbd/disk0 as disk0). The gateway and the NBD server start once
+the rest is up; up prints the gateway's endpoint and the user's keys (the
+same keys on every run) and the export's nbd:// address.
 
-Monitors, then OSDs, MDS daemons and the S3 gateway listen on the first free
+Monitors, then OSDs, MDS daemons, the gateway and the NBD server listen on the first free
 ports from --base-port (default 7500), their metrics from --base-port+100,
 clear of Ceph's 3300, 6789, 6800-7300 and 7480.`,
 		Args: cobra.NoArgs,
