@@ -185,9 +185,10 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/admincmd": {"internal/cli/clusterconn", "internal/cli/cmdutil"},
 	// The daemons' commands create and run daemons through their assembly
 	// (internal/daemon) and a local cluster through the launcher; they
-	// reach the monitors through clusterconn.
+	// reach the monitors through clusterconn. cluster up makes the S3
+	// gateway's first user in its records.
 	"internal/cli/daemoncmd": {"internal/cli/clusterconn", "internal/cli/cmdutil",
-		"internal/daemon", "internal/launcher"},
+		"internal/daemon", "internal/launcher", "internal/s3gw", "internal/s3gw/meta"},
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},

@@ -147,7 +147,7 @@ func TestMDSFailoverKeepsAcknowledgedCreates(t *testing.T) {
 		t.Skip("multi-process cluster test")
 	}
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2", "mds.a", "mds.b")
-	out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "256M", "--auth", "none")
+	out, stderr, err := cuttleProc(t, "cluster", "up", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "256M", "--auth", "none")
 	if err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}

@@ -74,7 +74,7 @@ func TestS3GatewayKilled(t *testing.T) {
 		t.Skip("multi-process cluster test")
 	}
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G"); err != nil {
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
 	conf := filepath.Join(dir, "cuttle.conf")
@@ -193,5 +193,88 @@ func TestS3GatewayKilled(t *testing.T) {
 	}
 	if n := dataObjects(); n != 0 {
 		t.Fatalf("%d data objects left after the abort and the collection", n)
+	}
+}
+
+// cluster up gives a new cluster an S3 gateway and prints keys that
+// work: a signed request with them creates a bucket and stores and
+// reads an object through s3.a; a second up prints the same keys (the
+// user is kept); status lists the gateway and down stops it.
+func TestClusterUpS3Gateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	dir, base := localClusterDir(t, "mon.a", "osd.0", "s3.a")
+	out, stderr, err := cuttleProc(t, "--format", "json", "cluster", "up", "--fs=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "1", "--osd-size", "256M")
+	if err != nil {
+		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
+	}
+	var rep struct {
+		S3 *struct {
+			Endpoint  string `json:"endpoint"`
+			User      string `json:"user"`
+			AccessKey string `json:"access_key"`
+			SecretKey string `json:"secret_key"`
+			Region    string `json:"region"`
+		} `json:"s3"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.S3 == nil {
+		t.Fatalf("cluster up's report has no s3: %v\n%s", err, out)
+	}
+	gw := localStatus(t, dir)["s3.a"]
+	if gw.State != "running" || rep.S3.Endpoint != "http://"+gw.Addr || rep.S3.User != "admin" {
+		t.Fatalf("s3.a %+v, report %+v", gw, rep.S3)
+	}
+
+	ctx := context.Background()
+	creds := aws.Credentials{AccessKeyID: rep.S3.AccessKey, SecretAccessKey: rep.S3.SecretKey}
+	do := func(method, path string, body []byte) (int, string) {
+		t.Helper()
+		resp, err := s3Do(ctx, creds, method, rep.S3.Endpoint+path, bytes.NewReader(body), int64(len(body)))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := do("PUT", "/upb", nil); code != 200 {
+		t.Fatalf("create bucket: %d %s", code, body)
+	}
+	if code, body := do("PUT", "/upb/hello", []byte("hello, s3.a")); code != 200 {
+		t.Fatalf("put: %d %s", code, body)
+	}
+	if code, body := do("GET", "/upb/hello", nil); code != 200 || body != "hello, s3.a" {
+		t.Fatalf("get: %d %q", code, body)
+	}
+	// A wrong secret is refused: the keys printed are what signs.
+	creds.SecretAccessKey = "x" + creds.SecretAccessKey[1:]
+	if code, _ := do("GET", "/upb/hello", nil); code != 403 {
+		t.Fatalf("get with a wrong secret: %d", code)
+	}
+
+	// Up again: nothing to start, the same keys printed as exports.
+	out, stderr, err = cuttleProc(t, "cluster", "up", "--dir", dir)
+	if err != nil {
+		t.Fatalf("second cluster up: %v\n%s%s", err, out, stderr)
+	}
+	for _, want := range []string{
+		"export AWS_ACCESS_KEY_ID=" + rep.S3.AccessKey + " AWS_SECRET_ACCESS_KEY=" + rep.S3.SecretKey + " ",
+		"aws --endpoint-url " + rep.S3.Endpoint + " s3 mb s3://bucket",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("second up's output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(stderr, "started ") {
+		t.Errorf("second up started something:\n%s", stderr)
+	}
+
+	out, stderr, err = cuttleProc(t, "cluster", "down", "--dir", dir)
+	if err != nil || !strings.Contains(out, "stopped s3.a") {
+		t.Fatalf("cluster down: %v\n%s%s", err, out, stderr)
+	}
+	if s := localStatus(t, dir)["s3.a"]; s.State != "stopped" || processLives(gw.PID) {
+		t.Errorf("s3.a after down: %+v", s)
 	}
 }
