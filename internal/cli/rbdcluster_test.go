@@ -50,8 +50,9 @@ func TestRBDClusterUp(t *testing.T) {
 		info.Size != 64<<20 || info.Objects != 64 || info.Order != 20 || info.Prefix != "rbd_data."+info.ID {
 		t.Fatalf("info: %+v %v", info, err)
 	}
-	// The image's metadata objects, and no data object yet.
-	if got := sortedLines(cut("rados", "-p", "rbd", "ls")); got != "rbd_directory\nrbd_header."+info.ID+"\nrbd_id.disk\n" {
+	// The image's metadata objects (its object map too: on by default),
+	// and no data object yet.
+	if got := sortedLines(cut("rados", "-p", "rbd", "ls")); got != "rbd_directory\nrbd_header."+info.ID+"\nrbd_id.disk\nrbd_object_map."+info.ID+"\n" {
 		t.Fatalf("the pool's objects after create:\n%s", got)
 	}
 	if got := cut("rbd", "ls"); got != "disk\n" {
