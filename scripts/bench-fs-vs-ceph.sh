@@ -26,6 +26,8 @@ ROOT=$PWD
 OUT=${1:-/var/tmp/cuttle-fs-vs-ceph}
 ROUNDS=${ROUNDS:-1}
 ANCHOR=${CEPH_ANCHOR:-$ROOT/../shared/anchors/ceph}
+# from a worktree under /work/wt the shared tree is one level further up
+[ -d "$ANCHOR" ] || [ -n "${CEPH_ANCHOR:-}" ] || ANCHOR=$ROOT/../../shared/anchors/ceph
 export CEPH_ANCHOR=$ANCHOR
 if [ -n "${QUICK:-}" ]; then
   export NFILES=${NFILES:-2000} WALK_DIRS=${WALK_DIRS:-1000} MEM_FILES=${MEM_FILES:-20000}

@@ -48,6 +48,8 @@ SECS=${SECS:-30}
 SEQ_SIZE=${SEQ_SIZE:-2G}
 RAND_SIZE=${RAND_SIZE:-1G}
 ANCHOR=${CEPH_ANCHOR:-$ROOT/../shared/anchors/ceph}
+# from a worktree under /work/wt the shared tree is one level further up
+[ -d "$ANCHOR" ] || [ -n "${CEPH_ANCHOR:-}" ] || ANCHOR=$ROOT/../../shared/anchors/ceph
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }

@@ -121,9 +121,11 @@ def main(argv):
     if not paths:
         sys.exit(__doc__)
     if anchor is None:
-        d = os.path.join(HERE, "..", "..", "shared", "anchors", "ceph", "results")
-        if os.path.exists(os.path.join(d, "mdbench.json")):
-            anchor = d
+        for up in (("..", ".."), ("..", "..", "..")):  # the repository, or a worktree under /work/wt
+            d = os.path.join(HERE, *up, "shared", "anchors", "ceph", "results")
+            if os.path.exists(os.path.join(d, "mdbench.json")):
+                anchor = d
+                break
     runs = find_runs(paths)
     anc = figures(anchor) if anchor else {}
     table = []
