@@ -31,7 +31,11 @@ STATICCHECK := $(BIN)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 # Programs the tests need beyond Go, as command:debian-package pairs. The race
 # detector needs a C toolchain. Add a pair here when a test starts using a new
 # tool; `make deps` installs missing ones when run as root on Debian.
-TEST_TOOLS := gcc:gcc
+TEST_TOOLS := gcc:gcc aws:awscli qemu-img:qemu-utils qemu-io:qemu-utils nbdinfo:libnbd-bin nbdcopy:libnbd-bin \
+	nbdfuse:libnbd-bin mkfs.ext4:e2fsprogs fsck.ext4:e2fsprogs losetup:mount fusermount3:fuse3 fio:fio
+# Python modules the tests import, as module:debian-package pairs (the S3
+# gateway's boto3 client test).
+TEST_PY_MODULES := boto3:python3-boto3
 
 .PHONY: build run stop test deps bench lint fuzz
 
@@ -59,6 +63,9 @@ deps:
 	@missing=""; \
 	for pair in $(TEST_TOOLS); do \
 		command -v "$${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	for pair in $(TEST_PY_MODULES); do \
+		python3 -c "import $${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then \

@@ -3,10 +3,12 @@ module github.com/cuttlestore/cuttle
 go 1.26
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/google/btree v1.1.3
 	github.com/prometheus/client_golang v1.16.0
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/sys v0.28.0
 	google.golang.org/protobuf v1.36.11
@@ -16,6 +18,7 @@ require (
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
 	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.2.0 // indirect
 	github.com/cockroachdb/crlib v0.0.0-20241112164430-1264a2edc35b // indirect
@@ -40,7 +43,6 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/text v0.14.0 // indirect
 )

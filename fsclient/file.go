@@ -167,8 +167,19 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathErr("read", f.path, syscall.EINVAL)
 	}
-	if _, _, err := f.c.waitCaps(ctx, f.ino, locker.FileRead); err != nil {
+	issued, _, err := f.c.waitCaps(ctx, f.ino, locker.FileRead)
+	if err != nil {
 		return 0, pathErr("read", f.path, err)
+	}
+	if issued&(locker.FileShared|locker.FileExcl) == 0 && uint64(off)+uint64(len(p)) > f.data.Size() {
+		// Without Fs the size the client knows may be stale (another
+		// client extended the file): a read past it asks the MDS,
+		// which collects the size from the writers.
+		st, err := f.c.getattr(ctx, f.ino, wire.AttrSize)
+		if err != nil {
+			return 0, pathErr("read", f.path, err)
+		}
+		f.data.SetAttr(st.Size, st.Mtime.Time())
 	}
 	n, err := f.data.ReadAt(ctx, p, uint64(off))
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -325,11 +336,16 @@ func (f *File) Close(ctx context.Context) error {
 	c := f.c
 	c.mu.Lock()
 	c.caps.Flush(f.ino)
+	c.runLocked() // the flush takes its size and mtime from the data
 	c.caps.Close(f.ino, f.mode, c.clock.Now())
 	if in := c.inodes[f.ino]; in != nil {
 		in.opens--
 		if in.opens <= 0 {
 			in.opens = 0
+			if in.data != nil {
+				size, mtime, _ := in.data.DirtyAttrs()
+				in.stat.Size, in.stat.Mtime = size, wire.FSTimeOf(mtime)
+			}
 			in.data = nil
 		}
 	}

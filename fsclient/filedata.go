@@ -82,7 +82,7 @@ type fileData struct {
 	clock clock.Clock
 	opts  DataOptions
 
-	io    sync.Mutex
+	io    chanMutex
 	dirty extmap.Map // buffered writes, newer than the OSDs
 	cache extmap.Map // clean bytes as the OSDs hold them
 	// raNext: where a sequential read would start; raWindow: the
@@ -112,8 +112,17 @@ type fileData struct {
 func newFileData(st *striper.Striper, ino, size uint64, mtime time.Time, caps locker.Caps, lazy bool, clk clock.Clock, opts DataOptions) *fileData {
 	opts = opts.withDefaults()
 	return &fileData{st: st, ino: ino, clock: clk, opts: opts, caps: caps, lazy: lazy,
-		size: size, mtime: mtime, raWindow: opts.ReadaheadMin}
+		size: size, mtime: mtime, raWindow: opts.ReadaheadMin, io: make(chanMutex, 1)}
 }
+
+// chanMutex is a mutex made of a channel: io is held across OSD I/O, and
+// a goroutine waiting for it (a revocation's write-back behind a read)
+// waits on a channel, which the simulator's virtual time (testing/synctest)
+// counts as blocked, unlike a sync.Mutex.
+type chanMutex chan struct{}
+
+func (m chanMutex) Lock()   { m <- struct{}{} }
+func (m chanMutex) Unlock() { <-m }
 
 // begin starts an operation: with io held, it empties the cache if it
 // must, and returns the caps to use.

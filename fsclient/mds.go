@@ -149,9 +149,14 @@ func (c *Client) sessionAction(a session.Action) {
 		m := c.caps.Reconnect()
 		for i := range m.Caps {
 			rc := &m.Caps[i]
-			if in := c.inodes[rc.Ino]; in != nil && in.data != nil && rc.Dirty != 0 {
+			in := c.inodes[rc.Ino]
+			switch {
+			case in == nil || rc.Dirty == 0:
+			case in.data != nil:
 				size, mtime, _ := in.data.DirtyAttrs()
 				rc.Size, rc.Mtime = size, wire.FSTimeOf(mtime)
+			default: // closed since: its last size and mtime are the inode's
+				rc.Size, rc.Mtime = in.stat.Size, in.stat.Mtime
 			}
 		}
 		m.Locks = c.heldLocks()
@@ -200,6 +205,10 @@ func (c *Client) capAction(a captab.Action) {
 			size, mtime, _ := in.data.DirtyAttrs()
 			m.Size, m.Mtime = size, wire.FSTimeOf(mtime)
 			c.flushVals[m.FlushTID] = flushVal{size: size, mtime: mtime}
+			// The cached attributes are the client's own now.
+			in.stat.Size, in.stat.Mtime = size, m.Mtime
+		} else if m.Dirty != 0 && in != nil {
+			m.Size, m.Mtime = in.stat.Size, in.stat.Mtime
 		}
 		c.send(msgr.Message{Type: wire.TypeClientCaps, Version: 1, Payload: m.Encode()})
 	case captab.Revoke:

@@ -120,7 +120,11 @@ func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client s
 	ctx, cancel := context.WithCancel(context.Background())
 	return &objecter{ms: ms, log: log, clk: clk, client: client, incarnation: incarnation,
 		requestMap: func(uint64) {}, ctx: ctx, cancelCtx: cancel,
-		mapCh: make(chan struct{}), watchKick: make(chan struct{}), ops: make(map[uint64]*op), osds: make(map[int32]*osdSession)}
+		mapCh: make(chan struct{}), watchKick: make(chan struct{}), ops: make(map[uint64]*op), osds: make(map[int32]*osdSession),
+		// Watch cookies count up from a value of the incarnation, so that
+		// two processes of one entity (two client.admin) watching an
+		// object are two watchers, not one.
+		watches: watchRegistry{last: incarnation << 32}}
 }
 
 // submit starts p; its completion reports the outcome. ctx bounds the

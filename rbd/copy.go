@@ -2,6 +2,7 @@ package rbd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -13,11 +14,12 @@ const copyChunk = 32 << 20
 // new image name in pool dst, with the source's object size and striping
 // unless o says otherwise. Stripe units that read as zeros are not
 // written, so the copy is as sparse as its source (or sparser).
-func (img *Image) Copy(ctx context.Context, dst *Pool, name string, o CreateOptions) error {
-	if err := img.gate.rlock(ctx); err != nil {
+func (img *Image) Copy(ctx context.Context, dst *Pool, name string, o CreateOptions) (err error) {
+	leave, err := img.enter(ctx, false, false)
+	if err != nil {
 		return err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	h := img.h
 	if o.Order == 0 {
 		o.Order, o.StripeUnit, o.StripeCount = h.Order, h.StripeUnit, h.StripeCount
@@ -30,6 +32,7 @@ func (img *Image) Copy(ctx context.Context, dst *Pool, name string, o CreateOpti
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, out.Close(ctx)) }()
 	buf := make([]byte, min(copyChunk, size))
 	for off := uint64(0); off < size; off += copyChunk {
 		b := buf[:min(copyChunk, size-off)]

@@ -10,6 +10,7 @@
 //	rbd_id.<name>               the image's id
 //	rbd_header.<id>             the header (omap keys size, order, ..., snapshot_<id>)
 //	rbd_data.<id>.<no %016x>    data object no, in the data pool
+//	rbd_object_map.<id>[.<snap>] which data objects exist (objectmap.go)
 //
 // The header is changed only through the rbd object class
 // (internal/cls/rbd), so that each change is one atomic update on the
@@ -28,7 +29,11 @@
 // runs concurrently (each call at most Options.MaxInFlight object
 // operations at once), and operations that change the image's size or
 // snapshots wait for the I/O in progress and hold off new I/O until they
-// are done. Two Images open on one image in different processes do not
-// see each other's resizes or snapshots until Refresh (the exclusive
-// lock and header watch are later work; see docs/RBD.md).
+// are done. Two Images open on one image (in one process or two) are
+// kept apart by the exclusive lock (exlock.go, docs/RBD.md): a writer
+// takes a lock on the header before its first change and gives it up
+// when another asks through a notify; a dead holder is fenced (its
+// instance blocklisted in the OSD map) before its lock is broken. Header
+// changes are notified to every opener, which refreshes before its next
+// call. Close an Image when done.
 package rbd

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clsrbd "github.com/cuttlestore/cuttle/internal/cls/rbd"
@@ -38,12 +39,52 @@ type Image struct {
 	hmu  sync.Mutex
 	h    clsrbd.Header
 	snap *clsrbd.Snapshot // the snapshot opened at, nil for the head
+
+	// stale is set when another opener changed the header (a notice) or
+	// the watch was lost: the next call reads the header again.
+	stale atomic.Bool
+	// acq is held (a token in it) by the one caller acquiring the
+	// exclusive lock (exlock.go).
+	acq chan struct{}
+	// lk guards the exclusive lock's state and the header watch.
+	lk        sync.Mutex
+	owner     bool   // this Image holds the exclusive lock
+	cookie    string // the cookie it holds it with
+	releasing bool   // a release (at another's request) is under way
+	acquiring bool   // acquire is taking the lock
+	requested bool   // another asked for the lock while it was being taken
+	watch     *rados.Watch
+	changed   chan struct{} // closed (and replaced) when the lock may have changed hands
+
+	om objectMap // the holder's copy of the object map (objectmap.go)
 }
 
 // Open opens image name. It is ErrNotFound if there is no such image or
 // snapshot, ErrUnsupported if the image has features this version does
-// not know.
+// not know. The Image watches the image's header, to hear of other
+// openers' changes and lock requests; Close it when done, which releases
+// the exclusive lock it may hold (an Image not closed holds it until its
+// Conn closes and the watch times out, 30 s, and is then fenced).
 func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, error) {
+	img, err := p.open(ctx, name, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := img.watchHeader(ctx); err != nil {
+		if !img.readOnly {
+			return nil, err
+		}
+		// A reader can do without (a full cluster refuses watches): it
+		// tries again at each call, and misses others' changes meanwhile.
+		p.log.Warn("rbd: no header watch for a read-only open; will retry", "image", name, "err", err)
+		img.stale.Store(true)
+	}
+	return img, nil
+}
+
+// open opens image name without watching its header (for a look at it:
+// Stat, Remove).
+func (p *Pool) open(ctx context.Context, name string, o OpenOptions) (*Image, error) {
 	id, err := p.lookup(ctx, name)
 	if err != nil {
 		return nil, err
@@ -73,7 +114,8 @@ func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, er
 	if err != nil {
 		return nil, fmt.Errorf("rbd: image %q: %w", name, err)
 	}
-	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h, gate: newGate()}
+	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h, gate: newGate(),
+		acq: make(chan struct{}, 1), changed: make(chan struct{}), om: objectMap{mu: make(chan struct{}, 1)}}
 	if o.Snap != "" {
 		s, ok := h.Snap(o.Snap)
 		if !ok {
@@ -120,13 +162,58 @@ func (img *Image) reload(ctx context.Context) error {
 }
 
 // Refresh reads the header again, to see the resizes and snapshots of
-// other clients.
+// other clients. (An Image refreshes by itself before its next call when
+// another opener tells it of a change; Refresh is for those that did not.)
 func (img *Image) Refresh(ctx context.Context) error {
 	if err := img.gate.lock(ctx); err != nil {
 		return err
 	}
 	defer img.gate.unlock()
-	return img.reload(ctx)
+	img.stale.Store(false)
+	if err := img.reload(ctx); err != nil {
+		img.stale.Store(true)
+		return err
+	}
+	return nil
+}
+
+// enter takes the gate for a call: shared for I/O, exclusively (excl)
+// for a header change. It refreshes the header first if another opener
+// changed it, and for a change (write) of a writable image takes the
+// exclusive lock first; leave undoes it.
+func (img *Image) enter(ctx context.Context, excl, write bool) (leave func(), err error) {
+	for {
+		if img.stale.Load() {
+			if img.watchHeader(ctx) == nil { // a lost watch: watch again (else try again next call)
+				if err := img.Refresh(ctx); err != nil {
+					return nil, err
+				}
+			}
+		}
+		take, drop := img.gate.rlock, img.gate.runlock
+		if excl {
+			take, drop = img.gate.lock, img.gate.unlock
+		}
+		if err := take(ctx); err != nil {
+			return nil, err
+		}
+		if !write || img.readOnly || img.owns() {
+			return drop, nil
+		}
+		// Acquire with the gate held: a release asked for meanwhile waits
+		// for the gate, so this call is done before the lock moves on
+		// (no two openers can starve each other).
+		if err := img.acquire(ctx); err != nil {
+			drop()
+			return nil, err
+		}
+		if !img.stale.Load() {
+			return drop, nil
+		}
+		// The last holder changed the header before it released (its
+		// notice set stale): read it before writing.
+		drop()
+	}
 }
 
 // Info describes an image.
@@ -158,7 +245,7 @@ func featureNames(f uint64) []string {
 	for _, x := range []struct {
 		bit  uint64
 		name string
-	}{{clsrbd.FeatureLayering, "layering"}, {clsrbd.FeatureStripingV2, "striping"}} {
+	}{{clsrbd.FeatureLayering, "layering"}, {clsrbd.FeatureStripingV2, "striping"}, {clsrbd.FeatureObjectMap, "object-map"}} {
 		if f&x.bit != 0 {
 			names = append(names, x.name)
 		}
@@ -222,10 +309,11 @@ func (img *Image) checkWrite(what string) error {
 // ReadAt fills buf with the bytes at offset off. Bytes never written read
 // as zeros. A range past the image's end is ErrInvalid.
 func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
-	if err := img.gate.rlock(ctx); err != nil {
+	leave, err := img.enter(ctx, false, false)
+	if err != nil {
 		return err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	if err := img.checkRange("read", off, uint64(len(buf))); err != nil {
 		return err
 	}
@@ -238,14 +326,19 @@ func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
 // WriteAt writes data at offset off, and returns once it is durable on
 // every replica. A range past the image's end is ErrInvalid.
 func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
-	if err := img.gate.rlock(ctx); err != nil {
+	leave, err := img.enter(ctx, false, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	if err := img.checkWrite("write"); err != nil {
 		return err
 	}
 	if err := img.checkRange("write", off, uint64(len(data))); err != nil {
+		return err
+	}
+	// The map says exists before the write can create an object.
+	if err := img.markObjects(ctx, img.objectsOf(off, uint64(len(data)), false), clsrbd.ObjectExists, clsrbd.AnyState); err != nil {
 		return err
 	}
 	if err := img.st.WriteAt(ctx, img.ino, data, off); err != nil {
@@ -257,20 +350,26 @@ func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
 // Discard makes [off, off+length) read as zeros and frees what it can:
 // data objects it covers whole are removed, parts of others zeroed.
 func (img *Image) Discard(ctx context.Context, off, length uint64) error {
-	if err := img.gate.rlock(ctx); err != nil {
+	leave, err := img.enter(ctx, false, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.runlock()
+	defer leave()
 	if err := img.checkWrite("discard"); err != nil {
 		return err
 	}
 	if err := img.checkRange("discard", off, length); err != nil {
 		return err
 	}
+	// Objects removed whole are pending while they go, nonexistent after.
+	removed := img.objectsOf(off, length, true)
+	if err := img.markObjects(ctx, removed, clsrbd.ObjectPending, clsrbd.ObjectExists); err != nil {
+		return err
+	}
 	if err := img.st.Zero(ctx, img.ino, off, length); err != nil {
 		return fmt.Errorf("rbd: image %q: %w", img.name, classify(err))
 	}
-	return nil
+	return img.markObjects(ctx, removed, clsrbd.ObjectNonexistent, clsrbd.ObjectPending)
 }
 
 // WriteZeroes makes [off, off+length) read as zeros. It is Discard: a
@@ -301,11 +400,13 @@ type ResizeOptions struct {
 // Resize sets the image's size. Growing adds zeros; shrinking removes or
 // truncates the data objects beyond the new size, and is ErrInvalid
 // without AllowShrink.
-func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("resize"); err != nil {
 		return err
 	}
@@ -324,9 +425,17 @@ func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) erro
 		if err := img.st.Truncate(ctx, img.ino, old, size); err != nil {
 			return fmt.Errorf("rbd: resize %q: %w", img.name, classify(err))
 		}
+	} else if err := img.resizeObjectMap(ctx, size); err != nil {
+		// A larger map first: it may cover more than the image, never less.
+		return err
 	}
 	if _, err := img.pool.io.Exec(ctx, clsrbd.HeaderPrefix+img.id, clsrbd.Class, "set_size", clsrbd.EncodeSize(size)); err != nil {
 		return fmt.Errorf("rbd: resize %q: %w", img.name, classify(err))
+	}
+	if size < old {
+		if err := img.resizeObjectMap(ctx, size); err != nil {
+			return err
+		}
 	}
 	return img.reload(ctx)
 }
@@ -334,27 +443,7 @@ func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) erro
 // forEachObject runs f on data objects 0 to n-1, at most MaxInFlight at a
 // time, and returns the first error.
 func (img *Image) forEachObject(ctx context.Context, n uint64, f func(ctx context.Context, name string) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, img.pool.opts.MaxInFlight)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for no := uint64(0); no < n && ctx.Err() == nil; no++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := f(ctx, dataObject(img.h.ObjectPrefix, no)); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return img.parallel(ctx, int(n), func(ctx context.Context, i int) error {
+		return f(ctx, dataObject(img.h.ObjectPrefix, uint64(i)))
+	})
 }

@@ -6,11 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 
 	clsrbd "github.com/cuttlestore/cuttle/internal/cls/rbd"
 	"github.com/cuttlestore/cuttle/rados"
+	"github.com/cuttlestore/cuttle/striper/layout"
 )
 
 // Options tune a Pool and the Images it opens.
@@ -18,6 +20,8 @@ type Options struct {
 	// MaxInFlight bounds the object operations one call of an image has
 	// in flight at once (default 16).
 	MaxInFlight int
+	// Logger receives the exclusive lock's events (default: discard).
+	Logger *slog.Logger
 }
 
 // Pool is the images of one pool: its directory, their id objects and
@@ -26,6 +30,7 @@ type Pool struct {
 	conn *rados.Conn
 	io   *rados.IOContext
 	opts Options
+	log  *slog.Logger
 }
 
 // NewPool returns the images of the named pool, reached through conn.
@@ -37,7 +42,7 @@ func NewPool(conn *rados.Conn, pool string, opts Options) (*Pool, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 16
 	}
-	return &Pool{conn: conn, io: io, opts: opts}, nil
+	return &Pool{conn: conn, io: io, opts: opts, log: opts.logger()}, nil
 }
 
 // Conn returns the connection the pool's images are reached through.
@@ -61,8 +66,11 @@ type CreateOptions struct {
 	// image's pool). Its snapshots must be self-managed (a pool with
 	// pool snapshots cannot hold images' snapshots).
 	DataPool string
-	// Features to enable beyond the default (layering).
+	// Features to enable beyond the default (layering, and object-map
+	// for images of at most clsrbd.MaxObjectMapObjects objects).
 	Features uint64
+	// NoObjectMap creates the image without an object map.
+	NoObjectMap bool
 }
 
 // DefaultOrder is the order of images created without one (4 MiB objects).
@@ -122,6 +130,12 @@ func (p *Pool) Create(ctx context.Context, name string, size uint64, o CreateOpt
 	if err := h.Validate(); err != nil {
 		return fmt.Errorf("rbd: create %q: %w: %w", name, ErrInvalid, err)
 	}
+	if h.Order >= clsrbd.MinOrder && h.Order <= clsrbd.MaxOrder && !o.NoObjectMap {
+		count := layout.Layout{ObjectSize: uint32(h.ObjectSize()), StripeUnit: uint32(h.StripeUnit), StripeCount: uint32(h.StripeCount)}.ObjectCount(size)
+		if count <= clsrbd.MaxObjectMapObjects {
+			h.Features |= clsrbd.FeatureObjectMap
+		}
+	}
 	// The id object, created exclusively, claims the name; then the
 	// header, then the directory entry that lists the image.
 	w := rados.NewWriteOp()
@@ -139,11 +153,18 @@ func (p *Pool) Create(ctx context.Context, name string, size uint64, o CreateOpt
 		}
 		return fmt.Errorf("rbd: create %q: %w", name, classify(err))
 	}
+	// The object map before the header: an image never lacks one.
+	if h.Features&clsrbd.FeatureObjectMap != 0 {
+		count := layout.Layout{ObjectSize: uint32(h.ObjectSize()), StripeUnit: uint32(h.StripeUnit), StripeCount: uint32(h.StripeCount)}.ObjectCount(size)
+		if err := p.io.WriteFull(ctx, clsrbd.ObjectMapName(id, 0), clsrbd.NewObjectMap(count).Encode()); err != nil {
+			return undo(err, clsrbd.IDPrefix+name)
+		}
+	}
 	if _, err := p.io.Exec(ctx, clsrbd.HeaderPrefix+id, clsrbd.Class, "create", h.Encode()); err != nil {
-		return undo(err, clsrbd.IDPrefix+name)
+		return undo(err, clsrbd.ObjectMapName(id, 0), clsrbd.IDPrefix+name)
 	}
 	if _, err := p.io.Exec(ctx, clsrbd.Directory, clsrbd.Class, "dir_add", clsrbd.DirRequest{Name: name, ID: id}.Encode()); err != nil {
-		return undo(err, clsrbd.HeaderPrefix+id, clsrbd.IDPrefix+name)
+		return undo(err, clsrbd.HeaderPrefix+id, clsrbd.ObjectMapName(id, 0), clsrbd.IDPrefix+name)
 	}
 	return nil
 }
@@ -208,19 +229,28 @@ func (p *Pool) header(ctx context.Context, name, id string) (clsrbd.Header, erro
 
 // Remove removes image name: its data objects, then its header, id
 // object and directory entry. It is ErrBusy while the image has
-// snapshots (remove them first), ErrNotFound if there is no such image.
+// snapshots (remove them first) or is open (its header has watchers),
+// ErrNotFound if there is no such image.
 func (p *Pool) Remove(ctx context.Context, name string) error {
-	img, err := p.Open(ctx, name, OpenOptions{})
+	img, err := p.open(ctx, name, OpenOptions{})
 	if err != nil {
 		return err
 	}
 	if n := len(img.h.Snapshots); n > 0 {
 		return fmt.Errorf("%w: image %q has %d snapshots; remove them first (EBUSY)", ErrBusy, name, n)
 	}
+	ws, err := p.io.ListWatchers(ctx, img.headerObject())
+	if err != nil {
+		return fmt.Errorf("rbd: remove %q: list watchers: %w", name, classify(err))
+	}
+	if len(ws) > 0 {
+		return fmt.Errorf("%w: image %q is open by %d watchers (first %s); close it there, or wait for a dead client's watch to time out (30 s) (EBUSY)", ErrBusy, name, len(ws), ws[0].Client)
+	}
 	if err := img.st.Remove(ctx, img.ino, img.h.Size); err != nil {
 		return fmt.Errorf("rbd: remove %q: data: %w", name, classify(err))
 	}
 	for _, step := range []func() error{
+		func() error { return p.io.Delete(ctx, clsrbd.ObjectMapName(img.id, 0)) },
 		func() error { return p.io.Delete(ctx, clsrbd.HeaderPrefix+img.id) },
 		func() error { return p.io.Delete(ctx, clsrbd.IDPrefix+name) },
 		func() error {
@@ -267,7 +297,7 @@ func (p *Pool) Rename(ctx context.Context, oldName, newName string) error {
 // Stat returns the information of image name (Image.Stat without
 // keeping it open).
 func (p *Pool) Stat(ctx context.Context, name string) (Info, error) {
-	img, err := p.Open(ctx, name, OpenOptions{ReadOnly: true})
+	img, err := p.open(ctx, name, OpenOptions{ReadOnly: true})
 	if err != nil {
 		return Info{}, err
 	}

@@ -27,6 +27,13 @@ const (
 // the images of pool rbd.
 func cluster(t *testing.T) (*rados.Conn, *rbd.Pool) {
 	t.Helper()
+	_, conn, p := simCluster(t)
+	return conn, p
+}
+
+// simCluster is cluster, also returning the simulator.
+func simCluster(t *testing.T) (*sim.Cluster, *rados.Conn, *rbd.Pool) {
+	t.Helper()
 	c := sim.New(t, sim.Options{Net: memnet.Config{Seed: 5, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
 	for _, h := range []string{"h1", "h2", "h3"} {
 		c.AddOSD(h)
@@ -39,7 +46,7 @@ func cluster(t *testing.T) (*rados.Conn, *rbd.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conn, p
+	return c, conn, p
 }
 
 // objects lists the names of pool's objects with prefix, sorted.
@@ -145,6 +152,11 @@ func TestImageAgainstModel(t *testing.T) {
 			buf := make([]byte, len(model))
 			if err := again.ReadAt(ctx, buf, 0); err != nil || !bytes.Equal(buf, model) || again.Size() != uint64(len(model)) {
 				t.Fatalf("%s: the whole image differs from the model (%v)", name, err)
+			}
+			for _, i := range []*rbd.Image{img, again} {
+				if err := i.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := p.Remove(ctx, name); err != nil {
 				t.Fatal(err)

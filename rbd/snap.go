@@ -48,11 +48,13 @@ func (img *Image) headerCall(ctx context.Context, method string, in []byte) erro
 // SnapCreate takes a snapshot named name: the image as it is once the
 // writes in progress have completed. It is ErrExists if the image has a
 // snapshot of that name.
-func (img *Image) SnapCreate(ctx context.Context, name string) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) SnapCreate(ctx context.Context, name string) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("snapshot"); err != nil {
 		return err
 	}
@@ -66,7 +68,13 @@ func (img *Image) SnapCreate(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("rbd: snapshot %s@%s: allocate an id in pool %q: %w", img.name, name, img.data.PoolName(), classify(err))
 	}
+	// The snapshot's object map first: a snapshot never lacks one.
+	if err := img.copyObjectMap(ctx, 0, id, img.st.Layout().ObjectCount(img.h.Size)); err != nil {
+		_ = img.data.SelfManagedSnapRemove(ctx, id) // best effort: give the unused id back
+		return fmt.Errorf("rbd: snapshot %s@%s: %w", img.name, name, err)
+	}
 	if err := img.headerCall(ctx, "snap_add", clsrbd.SnapRequest{ID: id, Name: name}.Encode()); err != nil {
+		_ = img.removeObjectMap(ctx, id)            // best effort, as below
 		_ = img.data.SelfManagedSnapRemove(ctx, id) // best effort: give the unused id back
 		return fmt.Errorf("rbd: snapshot %s@%s: %w", img.name, name, err)
 	}
@@ -75,11 +83,13 @@ func (img *Image) SnapCreate(ctx context.Context, name string) error {
 
 // SnapRemove removes snapshot name; the OSDs then trim the data only it
 // kept. It is ErrBusy while the snapshot is protected.
-func (img *Image) SnapRemove(ctx context.Context, name string) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) SnapRemove(ctx context.Context, name string) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("remove snapshot"); err != nil {
 		return err
 	}
@@ -99,7 +109,7 @@ func (img *Image) SnapRemove(ctx context.Context, name string) error {
 	if err := img.data.SelfManagedSnapRemove(ctx, s.ID); err != nil {
 		return fmt.Errorf("rbd: remove snapshot %s@%s: release id %d in pool %q: %w", img.name, name, s.ID, img.data.PoolName(), classify(err))
 	}
-	return nil
+	return img.removeObjectMap(ctx, s.ID)
 }
 
 // SnapProtect protects snapshot name from removal (clones will need it).
@@ -114,11 +124,13 @@ func (img *Image) SnapUnprotect(ctx context.Context, name string) error {
 	return img.setProtected(ctx, name, false)
 }
 
-func (img *Image) setProtected(ctx context.Context, name string, protected bool) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) setProtected(ctx context.Context, name string, protected bool) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("protect snapshot"); err != nil {
 		return err
 	}
@@ -143,16 +155,21 @@ func (img *Image) setProtected(ctx context.Context, name string, protected bool)
 // object rolled back to its version then (those that did not exist then
 // removed), and the size the snapshot's. The versions it replaces stay in
 // the snapshots taken after name.
-func (img *Image) SnapRollback(ctx context.Context, name string) error {
-	if err := img.gate.lock(ctx); err != nil {
+func (img *Image) SnapRollback(ctx context.Context, name string) (err error) {
+	leave, err := img.enter(ctx, true, true)
+	if err != nil {
 		return err
 	}
-	defer img.gate.unlock()
+	defer img.announce(ctx, &err)
+	defer leave()
 	if err := img.checkWrite("rollback"); err != nil {
 		return err
 	}
 	s, err := img.snapshot(name)
 	if err != nil {
+		return err
+	}
+	if err := img.invalidateObjectMap(ctx); err != nil {
 		return err
 	}
 	l := img.st.Layout()
@@ -170,6 +187,10 @@ func (img *Image) SnapRollback(ctx context.Context, name string) error {
 		if err := img.headerCall(ctx, "set_size", clsrbd.EncodeSize(s.Size)); err != nil {
 			return fmt.Errorf("rbd: rollback %s to %s: %w", img.name, name, err)
 		}
+	}
+	// The head's objects are now the snapshot's: so is its map.
+	if err := img.copyObjectMap(ctx, s.ID, 0, l.ObjectCount(s.Size)); err != nil {
+		return fmt.Errorf("rbd: rollback %s to %s: %w", img.name, name, err)
 	}
 	return img.reload(ctx)
 }

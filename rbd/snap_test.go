@@ -94,6 +94,9 @@ func TestSnapshots(t *testing.T) {
 					if err := at.WriteAt(ctx, []byte{1}, 0); !errors.Is(err, rbd.ErrReadOnly) {
 						t.Fatalf("write at a snapshot: %v", err)
 					}
+					if err := at.Close(ctx); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if got := read(t, img); !bytes.Equal(got, v3) {
 					t.Fatal("the head differs")
@@ -147,6 +150,12 @@ func TestSnapshots(t *testing.T) {
 					t.Fatal("removing the snapshots changed the head")
 				}
 				id := img.Stat().ID
+				if err := p.Remove(ctx, "vm"); !errors.Is(err, rbd.ErrBusy) {
+					t.Fatalf("remove of an open image: %v", err)
+				}
+				if err := img.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
 				if err := p.Remove(ctx, "vm"); err != nil {
 					t.Fatal(err)
 				}

@@ -45,6 +45,7 @@ var layers = []struct {
 	{"internal/pebblelog", layerLeaves},
 	{"internal/crc32c", layerLeaves},
 	{"internal/rawio", layerLeaves},
+	{"internal/nbd/proto", layerLeaves},
 
 	{"crush", layerModels},
 	{"crush/crushtext", layerModels},
@@ -78,9 +79,11 @@ var layers = []struct {
 	{"internal/mds/...", layerLibraries},
 
 	{"internal/cli/...", layerFrontEnds},
+	{"internal/s3gw/...", layerFrontEnds},
 	{"internal/daemon", layerFrontEnds},
 	{"internal/fusemount", layerFrontEnds},
 	{"internal/launcher", layerFrontEnds},
+	{"internal/nbd", layerFrontEnds},
 	{"internal/bench", layerFrontEnds},
 
 	{"cmd/...", layerEntry},
@@ -164,9 +167,12 @@ var sameLayerImports = map[string][]string{
 	"fsclient": {"striper", "striper/layout", "internal/mds/locker", "fsclient/internal/..."},
 	// The client's cap table speaks the locker's cap bits.
 	"fsclient/internal/captab": {"internal/mds/locker"},
-	// The MDS daemon's server follows a rank's journal (standby-replay),
-	// names its journal inode, and ends sessions in the locker's terms.
-	"internal/mds/server": {"internal/mds/journal", "internal/mds/locker", "internal/mds/mdtypes"},
+	// The MDS daemon's server ends sessions in the locker's terms.
+	"internal/mds/server": {"internal/mds/locker"},
+	// The seam's adapter hands the real engine, and the journal's
+	// follower, to the daemon's server.
+	"internal/mds/cacheengine": {"internal/mds/mdcache", "internal/mds/server", "internal/mds/locker", "internal/mds/journal",
+		"internal/mds/mdtypes"},
 
 	// L5: the CLI's root only assembles the command families of its
 	// sub-packages, one noun each (cliRoot); its daemoncmd runs the
@@ -179,19 +185,27 @@ var sameLayerImports = map[string][]string{
 	"internal/cli/admincmd": {"internal/cli/clusterconn", "internal/cli/cmdutil"},
 	// The daemons' commands create and run daemons through their assembly
 	// (internal/daemon) and a local cluster through the launcher; they
-	// reach the monitors through clusterconn.
+	// reach the monitors through clusterconn. cluster up makes the S3
+	// gateway's first user in its records.
 	"internal/cli/daemoncmd": {"internal/cli/clusterconn", "internal/cli/cmdutil",
-		"internal/daemon", "internal/launcher"},
+		"internal/daemon", "internal/launcher", "internal/s3gw", "internal/s3gw/meta"},
 	// The command families print through the helpers they share.
 	"internal/cli/mapcmd":   {"internal/cli/cmdutil"},
 	"internal/cli/radoscmd": {"internal/cli/cmdutil", "internal/bench"},
-	// The block image commands print through cmdutil.
-	"internal/cli/rbdcmd":   {"internal/cli/cmdutil"},
+	// The block image commands print through cmdutil; rbd bench
+	// summarises latencies with internal/bench.
+	"internal/cli/rbdcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
+	// The NBD commands run internal/nbd's server.
+	"internal/cli/nbdcmd": {"internal/cli/cmdutil", "internal/nbd"},
 	// The key-value store commands print through cmdutil; kv bench
 	// summarises latencies with internal/bench.
 	"internal/cli/kvcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/toolcmd": {"internal/cli/cmdutil", "internal/bench"},
+	// The S3 gateway wires its records and its signature checks; its
+	// command family runs it and manages its users.
+	"internal/s3gw":      {"internal/s3gw/meta", "internal/s3gw/sigv4"},
+	"internal/cli/s3cmd": {"internal/cli/cmdutil", "internal/s3gw", "internal/s3gw/meta"},
 }
 
 // daemonCores are the daemons' cores: the OSD and the monitor with their

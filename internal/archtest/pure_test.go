@@ -32,6 +32,7 @@ var pureCores = []string{
 	"fsclient/internal/captab",
 	"internal/mds/mdtypes",
 	"internal/mon/mdsmon/failover",
+	"internal/nbd/proto",
 }
 
 // impureImports are the packages a pure core must not import.

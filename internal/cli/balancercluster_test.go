@@ -24,7 +24,7 @@ func TestBalancerOnLaunchedCluster(t *testing.T) {
 	}
 	names := []string{"mon.a", "osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}
 	dir, base := localClusterDir(t, names...)
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "6", "--osd-size", "256M"); err != nil {
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--fs=false", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "6", "--osd-size", "256M"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
 	c := &localCluster{t: t, dir: dir, conf: filepath.Join(dir, "cuttle.conf")}

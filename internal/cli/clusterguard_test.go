@@ -20,7 +20,7 @@ func TestClusterUpDefaultPoolServesIO(t *testing.T) {
 		t.Skip("multi-process cluster test")
 	}
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osd-size", "256M"); err != nil {
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--fs=false", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osd-size", "256M"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
 	conf := filepath.Join(dir, "cuttle.conf")
@@ -105,7 +105,7 @@ func TestClusterUpRefusesBadFlagsFirst(t *testing.T) {
 		{[]string{"--auth", "kerberos"}, `--auth "kerberos": cephx or none`},
 		{[]string{"--base-port", "80"}, "--base-port 80: from 1024"},
 	} {
-		args := append([]string{"cluster", "up", "--dir", dir, "--base-port", base, "--timeout", "20s"}, tc.flags...)
+		args := append([]string{"cluster", "up", "--fs=false", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--timeout", "20s"}, tc.flags...)
 		out, stderr, err := cuttleProc(t, args...)
 		if err == nil || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing was created") {
 			t.Errorf("cluster up %s: %v\n%s%s\nwant %q", strings.Join(tc.flags, " "), err, out, stderr, tc.want)

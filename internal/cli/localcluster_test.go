@@ -19,7 +19,7 @@ type localCluster struct {
 func upLocalCluster(t *testing.T) *localCluster {
 	t.Helper()
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "256M"); err != nil {
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--fs=false", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "256M"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}
 	return &localCluster{t: t, dir: dir, conf: filepath.Join(dir, "cuttle.conf")}

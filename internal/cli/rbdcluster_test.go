@@ -17,7 +17,7 @@ func TestRBDClusterUp(t *testing.T) {
 		t.Skip("multi-process cluster test")
 	}
 	dir, base := localClusterDir(t, "mon.a", "osd.0", "osd.1", "osd.2")
-	out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G")
+	out, stderr, err := cuttleProc(t, "cluster", "up", "--fs=false", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--osds", "3", "--osd-size", "1G")
 	if err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}

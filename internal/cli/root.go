@@ -28,6 +28,10 @@
 //     dial function made from the cluster flags;
 //   - internal/cli/rbdcmd: rbd, the block image commands, dialled the
 //     same way;
+//   - internal/cli/s3cmd: s3, the S3 gateway (serve) and its users and
+//     keys, dialled the same way;
+//   - internal/cli/nbdcmd: nbd, the NBD server exporting images, dialled
+//     the same way;
 //   - internal/cli/kvcmd: kv, the key-value store commands, dialled the
 //     same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
@@ -71,8 +75,10 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/kvcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mountcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/nbdcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/radoscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/rbdcmd"
+	"github.com/cuttlestore/cuttle/internal/cli/s3cmd"
 	"github.com/cuttlestore/cuttle/internal/cli/toolcmd"
 	"github.com/spf13/cobra"
 )
@@ -145,6 +151,8 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	radoscmd.AddRadosCommands(root, out, cf.Dial)
 	radoscmd.AddBenchCommands(root, out, cf.Dial)
 	rbdcmd.AddRBDCommands(root, out, cf.Dial)
+	s3cmd.AddS3Commands(root, out, cf.Dial)
+	nbdcmd.AddNBDCommands(root, out, cf.Dial)
 	mountcmd.AddMountCommands(root, out, cf.Dial)
 	kvcmd.AddKVCommands(root, out, cf.Dial)
 	strictGroups(root)

@@ -56,7 +56,7 @@ func newSURFClusterOf(t *testing.T, mons, osds int) *surfCluster {
 		daemons = append(daemons, fmt.Sprint("mon.", string(rune('a'+i))))
 	}
 	dir, base := localClusterDir(t, daemons...)
-	if out, stderr, err := cuttleProc(t, "cluster", "up", "--dir", dir, "--base-port", base, "--mons", fmt.Sprint(mons),
+	if out, stderr, err := cuttleProc(t, "cluster", "up", "--fs=false", "--s3=false", "--nbd=false", "--dir", dir, "--base-port", base, "--mons", fmt.Sprint(mons),
 		"--osds", fmt.Sprint(osds), "--osd-size", "256M"); err != nil {
 		t.Fatalf("cluster up: %v\n%s%s", err, out, stderr)
 	}

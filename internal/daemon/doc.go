@@ -1,6 +1,9 @@
 // Package daemon assembles Cuttle's daemons from config structs: an OSD
 // (OSDConfig, StartOSD, RunOSD), an MDS (MDSConfig, RunMDS: mds.go, over
-// internal/mds/server, with the engine passed in as an Opener) and a
+// internal/mds/server, with the engine passed in as an Opener: the CLI
+// passes internal/mds/cacheengine's, which this package must not import,
+// as the simulator imports this package and the engine's tests the
+// simulator) and a
 // monitor (MonConfig, NewMon, RunMon),
 // and the data directories they run from (MkfsOSD, ReadOSDDir, MkfsMon,
 // ReadMonDir). Assembly is everything between a daemon's options and its

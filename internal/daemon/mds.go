@@ -58,13 +58,19 @@ type MDSConfig struct {
 	// ("ADDR/NONCE"); 0 draws a random one, as every start must (the
 	// simulator passes its own, to be reproducible).
 	Nonce uint64
-	// Open opens the engine for a rank (internal/mds/mdcache's Open,
-	// through its adapter). Required.
+	// Open opens the engine for a rank: cacheengine.Opener(), the real
+	// engine (the CLI passes it; this package does not import the engine,
+	// as the simulator, which the engine's tests use, imports this one).
+	// Required.
 	Open server.Opener
-	// The MDS's options (mds_beacon_interval, mds_reconnect_timeout) are
-	// resolved from the schema's defaults, File's sections ([mds.NAME],
-	// [mds], [global]; nil for none), Flags and Overrides, each taking
-	// an option from the highest that sets it.
+	// Follow follows a rank's journal in standby-replay:
+	// cacheengine.Follower() (optional; without it a standby-replay
+	// daemon waits as a standby).
+	Follow server.Follower
+	// The MDS's options (mds_beacon_interval, mds_reconnect_timeout,
+	// mds_cache_size) are resolved from the schema's defaults, File's
+	// sections ([mds.NAME], [mds], [global]; nil for none), Flags and
+	// Overrides, each taking an option from the highest that sets it.
 	File      *config.File
 	Flags     map[string]string
 	Overrides map[string]string
@@ -226,7 +232,14 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 		nonce = rand.Uint64() | 1
 	}
 	sender := &lateSender{}
-	srvCfg := server.Config{Name: cfg.Name, Conn: conn, Map: sender, Open: cfg.Open,
+	open, cacheInodes := cfg.Open, int(opts.Int("mds_cache_size"))
+	if open != nil {
+		open = func(ctx context.Context, oc server.OpenConfig) (server.Engine, error) {
+			oc.CacheInodes = cacheInodes
+			return cfg.Open(ctx, oc)
+		}
+	}
+	srvCfg := server.Config{Name: cfg.Name, Conn: conn, Map: sender, Open: open, Follow: cfg.Follow,
 		ReconnectTimeout: opts.Duration("mds_reconnect_timeout"), Clock: cfg.Clock, Logger: log}
 	srv, err := server.New(srvCfg)
 	if err != nil {
@@ -331,6 +344,26 @@ func registerMDSMetrics(reg prometheus.Registerer, srv *server.Server) {
 			func(s server.Status) float64 { return float64(s.Counters.ClientsFenced) }},
 		{"clients_reconnected_total", "Clients that reported their caps after a takeover.", true,
 			func(s server.Status) float64 { return float64(s.Counters.ClientsReconnected) }},
+	}
+	engine := []struct {
+		name, help string
+		value      func(server.EngineStats) float64
+	}{
+		{"inodes", "Inodes in the rank's cache.", func(s server.EngineStats) float64 { return float64(s.Inodes) }},
+		{"dentries", "Dentries in the rank's cache.", func(s server.EngineStats) float64 { return float64(s.Dentries) }},
+		{"dirty_frags", "Directory fragments changed in the journal and not yet written back.", func(s server.EngineStats) float64 { return float64(s.DirtyFrags) }},
+		{"journal_bytes", "The rank's journal past its expire position.", func(s server.EngineStats) float64 { return float64(s.JournalBytes) }},
+		{"caps", "Capabilities clients hold on the rank's inodes.", func(s server.EngineStats) float64 { return float64(s.Caps) }},
+		{"strays", "Unlinked inodes waiting to be purged.", func(s server.EngineStats) float64 { return float64(s.Strays) }},
+	}
+	for _, x := range engine {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_mds_" + x.name, Help: x.help + " 0 without a rank."},
+			func() float64 {
+				if e, ok := srv.Engine().(server.StatsEngine); ok {
+					return x.value(e.Stats())
+				}
+				return 0
+			}))
 	}
 	for _, x := range series {
 		name, value := "cuttle_mds_"+x.name, func() float64 { return x.value(srv.Status()) }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +18,7 @@ var (
 	flagSeed = flag.Uint64("fsx.seed", 1, "TestFlags: seed")
 	flagOps  = flag.Int("fsx.ops", 2000, "TestFlags: operations")
 	flagSize = flag.Int64("fsx.size", 1<<20, "TestFlags: largest file size")
+	flagOff  = flag.String("fsx.disable", "", "TestFlags: operations to turn off, comma-separated (read, write, mapread, ...)")
 )
 
 func TestFlags(t *testing.T) {
@@ -25,7 +27,19 @@ func TestFlags(t *testing.T) {
 		dir = t.TempDir()
 	}
 	p := filepath.Join(dir, "fsx.file")
-	res, err := Run(context.Background(), Config{Paths: []string{p}, Seed: *flagSeed, Ops: *flagOps, MaxSize: *flagSize})
+	var off []Op
+	for _, name := range strings.Split(*flagOff, ",") {
+		for op := range numOps {
+			if op.String() == name {
+				off = append(off, op)
+			}
+		}
+	}
+	res, err := Run(context.Background(), Config{Paths: []string{p}, Seed: *flagSeed, Ops: *flagOps, MaxSize: *flagSize, Disable: off})
+	var mm *MismatchError
+	if errors.As(err, &mm) {
+		t.Fatalf("%v\nlast operations:\n%s", err, strings.Join(mm.History, "\n"))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

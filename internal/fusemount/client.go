@@ -221,12 +221,12 @@ func (fs *ClientFS) Fallocate(ctx context.Context, h Handle, mode uint32, off, l
 		return err
 	}
 	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) != 0 {
-		end := off + length
-		if mode&unix.FALLOC_FL_KEEP_SIZE != 0 || mode&unix.FALLOC_FL_PUNCH_HOLE != 0 {
-			end = min(end, int64(st.Size))
-		}
-		if err := writeZeros(ctx, f, off, end); err != nil {
-			return err
+		// Zeros are written within the file; past its end it reads as
+		// zeros already, and the truncate below extends it if asked.
+		if end := min(off+length, int64(st.Size)); off < end {
+			if err := writeZeros(ctx, f, off, end); err != nil {
+				return err
+			}
 		}
 	}
 	if mode&unix.FALLOC_FL_KEEP_SIZE == 0 && uint64(off+length) > st.Size {

@@ -71,7 +71,17 @@ func (c reqCtx) Err() error {
 	}
 }
 
-func (r *raw) ctx(cancel <-chan struct{}) context.Context { return reqCtx{r.base, cancel} }
+// ctx is a request's context. The kernel's interrupts (FUSE_INTERRUPT,
+// sent whenever the calling thread takes a signal, even one its runtime
+// sends itself and restarts after) are not passed on: a namespace change
+// the MDS may already have made must not be reported as EINTR. Only a
+// wait for a lock (SetLkw) ends on one: see lockCtx.
+func (r *raw) ctx(cancel <-chan struct{}) context.Context { return r.base }
+
+// lockCtx is a lock wait's context: it ends when the kernel interrupts
+// the request (a signal to the waiting process), as fcntl(F_SETLKW)
+// returns EINTR.
+func (r *raw) lockCtx(cancel <-chan struct{}) context.Context { return reqCtx{r.base, cancel} }
 
 // caller reads who made a request; an unprivileged caller's groups come
 // from /proc, since FUSE does not carry them.
@@ -485,5 +495,5 @@ func (r *raw) SetLk(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 }
 
 func (r *raw) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
-	return r.status("setlkw", r.fs.SetLock(r.ctx(cancel), Handle(in.Fh), in.Owner, lockIn(in), true))
+	return r.status("setlkw", r.fs.SetLock(r.lockCtx(cancel), Handle(in.Fh), in.Owner, lockIn(in), true))
 }

@@ -10,14 +10,14 @@
 //	cluster.json     the cluster's record: fsid, and one [Daemon] per daemon
 //	cuttle.conf      the cluster configuration file commands read
 //	admin.keyring    client.admin's key (0600)
-//	mon.a/ osd.0/ .. each daemon's data directory
+//	mon.a/ osd.0/ .. each daemon's data directory (an S3 gateway, s3.a, has none)
 //	log/mon.a.log    each daemon's standard output and error
 //	run/mon.a.pid    each running daemon's pid and process identity
 //
 // A cluster is a list of daemon specs ([Daemon]: kind, name, arguments,
 // data directory, address, metrics address) that [Plan] builds once and
 // cluster.json keeps. Creating, starting, stopping and listing daemons work
-// on that list only, so a new kind of daemon (OSDs) is new specs in [Plan]
+// on that list only, so a new kind of daemon (OSDs, MDSs, the S3 gateway) is new specs in [Plan]
 // and a case in the Create hook, nothing else. Monitors are created
 // before anything runs; the rest of a new cluster's creation (the Setup
 // hook, then every other daemon, which registers with the monitors) is

@@ -32,6 +32,11 @@ type Config struct {
 	// up, before its other daemons are created: the cluster's initial
 	// settings (the command tree makes a CRUSH rule and a pool).
 	Setup func(ctx context.Context, c *Cluster) error
+	// Prepare, if set, is called by every Up of a cluster with front
+	// ends (the S3 gateway, the NBD server) once its other daemons are
+	// up, before the front ends start: what they need from a running
+	// cluster (the gateway's user, the exported image). It must do nothing when that is there already.
+	Prepare func(ctx context.Context, c *Cluster) error
 	// Probe asks the cluster, through c.Conf, whether it answers and is
 	// healthy, and returns nil if so or an error saying what is missing.
 	// Up calls it until it returns nil. Required.
@@ -186,18 +191,45 @@ func (l *Launcher) Up(ctx context.Context, o UpOptions) (*Cluster, []Status, err
 		}
 	}
 
-	started, err := l.startStopped(ctx, c)
-	children = append(children, started...)
-	if err != nil {
-		return nil, nil, err
-	}
-	if f := l.cfg.Events.Waiting; f != nil {
-		f(c.Daemons, o.Wait)
-	}
-	if err := l.waitHealthy(ctx, c, children, o.Wait); err != nil {
-		return c, l.statuses(c), err
+	// The daemons of the cluster itself first; front ends, which serve
+	// clients on top of it, once it is up and prepared for them.
+	core, fronts := c.split()
+	for _, part := range []*Cluster{core, fronts} {
+		if len(part.Daemons) == 0 {
+			continue
+		}
+		if part == fronts && l.cfg.Prepare != nil {
+			if err := l.cfg.Prepare(ctx, c); err != nil {
+				return c, l.statuses(c), fmt.Errorf("launcher: prepare for %s: %w (cuttle cluster up tries again)", names(fronts.Daemons), err)
+			}
+		}
+		started, err := l.startStopped(ctx, part)
+		children = append(children, started...)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f := l.cfg.Events.Waiting; f != nil {
+			f(part.Daemons, o.Wait)
+		}
+		// The probe sees what has been started so far.
+		seen := core
+		if part == fronts {
+			seen = c
+		}
+		if err := l.waitHealthy(ctx, seen, children, o.Wait); err != nil {
+			return c, l.statuses(c), err
+		}
 	}
 	return c, l.statuses(c), nil
+}
+
+// names joins daemons' names with commas.
+func names(ds []Daemon) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.Name()
+	}
+	return strings.Join(s, ", ")
 }
 
 // checkCounts refuses options that ask an existing cluster for another
@@ -493,18 +525,24 @@ func (l *Launcher) Down(ctx context.Context, dir string) ([]Stop, error) {
 	return out, errors.Join(errs...)
 }
 
-// stopTiers orders daemons for stopping: every kind but monitors first
-// (they may still report to the monitors as they go), then the monitors.
+// stopTiers orders daemons for stopping: MDS daemons and front ends
+// first (MDSs flush their journals to the OSDs as they go, the gateway
+// and the NBD server finish the requests they are serving), then every other kind but
+// monitors (they may still report to the monitors as they go), then the
+// monitors.
 func stopTiers(ds []Daemon) [][]Daemon {
-	var others, mons []Daemon
+	var fronts, others, mons []Daemon
 	for _, d := range ds {
-		if d.Kind == KindMon {
+		switch d.Kind {
+		case KindMon:
 			mons = append(mons, d)
-		} else {
+		case KindMDS, KindS3, KindNBD:
+			fronts = append(fronts, d)
+		default:
 			others = append(others, d)
 		}
 	}
-	return slices.DeleteFunc([][]Daemon{others, mons}, func(t []Daemon) bool { return len(t) == 0 })
+	return slices.DeleteFunc([][]Daemon{fronts, others, mons}, func(t []Daemon) bool { return len(t) == 0 })
 }
 
 // newUUID returns a random (version 4) UUID.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,7 +19,8 @@ import (
 )
 
 // fakeDaemonEnv makes the test binary act as a daemon: it listens on the
-// address after --metrics-addr and behaves as the file "mode" in the
+// address after --metrics-addr (a gateway, which has none: after --addr)
+// and behaves as the file "mode" in the
 // directory after --data says: "term" exits on SIGTERM, "stubborn"
 // ignores SIGTERM, "crash" exits at once with status 1.
 const fakeDaemonEnv = "CUTTLE_LAUNCHER_TEST_DAEMON"
@@ -37,8 +39,11 @@ func fakeDaemon(args []string) int {
 		}
 		return ""
 	}
-	mode, _ := os.ReadFile(filepath.Join(flag("--data"), "mode"))
-	mode = []byte(strings.TrimSpace(string(mode)))
+	var mode []byte
+	if data := flag("--data"); data != "" {
+		mode, _ = os.ReadFile(filepath.Join(data, "mode"))
+		mode = []byte(strings.TrimSpace(string(mode)))
+	}
 	switch string(mode) {
 	case "crash":
 		fmt.Fprintln(os.Stderr, "boom: the fake daemon crashed")
@@ -51,7 +56,11 @@ func fakeDaemon(args []string) int {
 	if string(mode) == "stubborn" {
 		ctx = context.Background() // wait for SIGKILL
 	}
-	l, err := net.Listen("tcp", flag("--metrics-addr"))
+	addr := flag("--metrics-addr")
+	if addr == "" {
+		addr = flag("--addr")
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -85,6 +94,9 @@ func newTestLauncher(t *testing.T, modes map[string]string) *testLauncher {
 		Exe: exe,
 		Env: append(os.Environ(), fakeDaemonEnv+"=1"),
 		Create: func(_ context.Context, c *Cluster, d Daemon) error {
+			if d.Data == "" {
+				return nil
+			}
 			if err := os.MkdirAll(d.Data, 0o700); err != nil {
 				return err
 			}
@@ -96,11 +108,9 @@ func newTestLauncher(t *testing.T, modes map[string]string) *testLauncher {
 		},
 		Probe: func(ctx context.Context, c *Cluster) error {
 			for _, d := range c.Daemons {
-				conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", d.MetricsAddr)
-				if err != nil {
+				if err := answers(ctx, d); err != nil {
 					return err
 				}
-				conn.Close()
 			}
 			return nil
 		},
@@ -403,6 +413,76 @@ func TestUpCreatesOSDsOnceMonitorsRun(t *testing.T) {
 	if _, _, err := tl.Up(context.Background(), UpOptions{Options: Options{Dir: tl.dir, OSDs: 5}}); err == nil ||
 		!strings.Contains(err.Error(), "3 OSD(s), not 5") {
 		t.Fatalf("up --osds 5 on a 3-OSD cluster: %v", err)
+	}
+}
+
+// answers reports whether fake daemon d accepts connections.
+func answers(ctx context.Context, d Daemon) error {
+	addr := d.MetricsAddr
+	if addr == "" {
+		addr = d.Addr
+	}
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// Front ends (the S3 gateway) start only once the other daemons are up
+// and Prepare has run, on every Up; a failing Prepare keeps them from
+// starting, and the next Up tries again.
+func TestUpStartsFrontEndsLast(t *testing.T) {
+	tl := newTestLauncher(t, nil)
+	var prepares int
+	failPrepare := true
+	tl.cfg.Prepare = func(ctx context.Context, c *Cluster) error {
+		prepares++ // the gateway is down at the first two
+
+		for _, d := range c.Daemons {
+			err := answers(ctx, d)
+			if d.Kind.FrontEnd() && err == nil && prepares <= 2 {
+				return fmt.Errorf("%s runs before Prepare", d.Name())
+			}
+			if !d.Kind.FrontEnd() && err != nil {
+				return fmt.Errorf("%s does not run at Prepare: %w", d.Name(), err)
+			}
+		}
+		if failPrepare {
+			failPrepare = false
+			return errors.New("no user yet")
+		}
+		return nil
+	}
+	var waits [][]string
+	tl.cfg.Events.Waiting = func(ds []Daemon, _ time.Duration) {
+		var n []string
+		for _, d := range ds {
+			n = append(n, d.Name())
+		}
+		waits = append(waits, n)
+	}
+	o := UpOptions{Options: Options{Dir: tl.dir, OSDs: 1, S3: true, BasePort: tl.base}, Wait: 30 * time.Second}
+	if _, _, err := tl.Up(context.Background(), o); err == nil || !strings.Contains(err.Error(), "prepare for s3.a: no user yet") {
+		t.Fatalf("up with a failing Prepare: %v", err)
+	}
+	if st := tl.status(t); st["s3.a"].State != Stopped || st["osd.0"].State != Running {
+		t.Fatalf("after a failing Prepare: %+v", st)
+	}
+	tl.started = nil
+	if _, _, err := tl.Up(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tl.started, []string{"s3.a"}) || prepares != 2 {
+		t.Fatalf("second up started %v after %d prepares", tl.started, prepares)
+	}
+	if want := [][]string{{"mon.a"}, {"mon.a", "osd.0"}, {"mon.a", "osd.0"}, {"s3.a"}}; !reflect.DeepEqual(waits, want) {
+		t.Errorf("waits %v, want %v", waits, want)
+	}
+	// Everything runs: Prepare is still called, nothing is started.
+	tl.started = nil
+	if _, st, err := tl.Up(context.Background(), o); err != nil || len(tl.started) != 0 || prepares != 3 || len(st) != 3 {
+		t.Fatalf("third up: %v, started %v, %d prepares, %+v", err, tl.started, prepares, st)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Kind is a type of daemon.
@@ -17,6 +18,16 @@ const (
 	KindMon Kind = "mon"
 	// KindOSD is an OSD (`cuttle osd run`); its ID is its OSD number.
 	KindOSD Kind = "osd"
+	// KindMDS is an MDS daemon (`cuttle mds run`), named a, b, ...
+	KindMDS Kind = "mds"
+	// KindS3 is an S3 gateway (`cuttle s3 serve`), named a. It has no
+	// data directory (everything it keeps is in the cluster) and no
+	// metrics port.
+	KindS3 Kind = "s3"
+	// KindNBD is an NBD server (`cuttle nbd serve`) exporting one block
+	// image, named a. Like the gateway it has no data directory and no
+	// metrics port.
+	KindNBD Kind = "nbd"
 )
 
 // Daemon is the spec of one daemon of a local cluster: everything needed
@@ -28,9 +39,11 @@ type Daemon struct {
 	ID   string `json:"id"`
 	// Addr is the HOST:PORT the daemon serves the cluster on.
 	Addr string `json:"addr"`
-	// MetricsAddr is the HOST:PORT of its Prometheus metrics.
+	// MetricsAddr is the HOST:PORT of its Prometheus metrics ("" for
+	// an S3 gateway or an NBD server).
 	MetricsAddr string `json:"metrics_addr"`
-	// Data is the daemon's data directory.
+	// Data is the daemon's data directory ("" for an S3 gateway or an
+	// NBD server).
 	Data string `json:"data"`
 	// Log receives the daemon's standard output and error.
 	Log string `json:"log"`
@@ -55,7 +68,8 @@ type Cluster struct {
 	Dir     string `json:"dir"`
 	Conf    string `json:"conf"`
 	Keyring string `json:"keyring"`
-	// Daemons in start order: monitors first, then OSDs.
+	// Daemons in start order: monitors first, then OSDs, then MDSs,
+	// then the S3 gateway and the NBD server.
 	Daemons []Daemon `json:"daemons"`
 	// Pending are the steps of the cluster's creation still to do, in
 	// order: "setup" (Config.Setup), then the names of the daemons other
@@ -77,6 +91,26 @@ func (c *Cluster) Of(k Kind) []Daemon {
 		}
 	}
 	return out
+}
+
+// FrontEnd reports whether daemons of kind k serve clients on top of the
+// cluster (the S3 gateway, the NBD server): Up starts them only once
+// the other daemons are up and Config.Prepare has run.
+func (k Kind) FrontEnd() bool { return k == KindS3 || k == KindNBD }
+
+// split returns copies of c holding its daemons other than front ends
+// and its front ends.
+func (c *Cluster) split() (core, fronts *Cluster) {
+	cc, ff := *c, *c
+	cc.Daemons, ff.Daemons = nil, nil
+	for _, d := range c.Daemons {
+		if d.Kind.FrontEnd() {
+			ff.Daemons = append(ff.Daemons, d)
+		} else {
+			cc.Daemons = append(cc.Daemons, d)
+		}
+	}
+	return &cc, &ff
 }
 
 // only returns a copy of c holding only the daemons of kind k.
@@ -108,6 +142,15 @@ func (c *Cluster) Mons() []Daemon { return c.Of(KindMon) }
 // OSDs returns the OSDs' specs.
 func (c *Cluster) OSDs() []Daemon { return c.Of(KindOSD) }
 
+// MDSs returns the MDS daemons' specs.
+func (c *Cluster) MDSs() []Daemon { return c.Of(KindMDS) }
+
+// S3Gateways returns the S3 gateways' specs.
+func (c *Cluster) S3Gateways() []Daemon { return c.Of(KindS3) }
+
+// NBDServers returns the NBD servers' specs.
+func (c *Cluster) NBDServers() []Daemon { return c.Of(KindNBD) }
+
 // Defaults of [Options].
 const (
 	DefaultHost = "127.0.0.1"
@@ -129,6 +172,8 @@ const (
 	MaxOSDs = 64
 	// PortRange is how many ports each search may try.
 	PortRange = 100
+	// MaxMDSs bounds [Options.MDSs].
+	MaxMDSs = len(mdsIDs)
 )
 
 // Options say what cluster to make.
@@ -150,6 +195,18 @@ type Options struct {
 	// Auth is a new cluster's authentication: "cephx" (the default) or
 	// "none".
 	Auth string
+	// MDSs is the number of MDS daemons of a new cluster, up to MaxMDSs
+	// (0: none; the first takes a file system's rank, the others stand
+	// by). An existing cluster keeps what it has.
+	MDSs int
+	// S3 gives a new cluster an S3 gateway, s3.a, started after the
+	// other daemons. An existing cluster keeps what it has.
+	S3 bool
+	// NBD, if set, is a block image (POOL/IMAGE) a new cluster exports
+	// over NBD: an NBD server, nbd.a, started after the other daemons.
+	// Config.Prepare makes the image. An existing cluster keeps what it
+	// has.
+	NBD string
 }
 
 func (o Options) withDefaults() Options {
@@ -186,6 +243,12 @@ func (o Options) validate() error {
 	if o.OSDs < 0 || o.OSDs > MaxOSDs {
 		return fmt.Errorf("launcher: %d OSDs (want 0 to %d)", o.OSDs, MaxOSDs)
 	}
+	if o.MDSs < 0 || o.MDSs > MaxMDSs {
+		return fmt.Errorf("launcher: %d MDS daemons (want 0 to %d)", o.MDSs, MaxMDSs)
+	}
+	if pool, image, ok := strings.Cut(o.NBD, "/"); o.NBD != "" && (!ok || pool == "" || image == "" || strings.ContainsAny(image, "/@")) {
+		return fmt.Errorf("launcher: NBD image %q (want POOL/IMAGE)", o.NBD)
+	}
 	if o.BasePort < 1024 || o.BasePort+MetricsOffset+PortRange > 65535 {
 		return fmt.Errorf("launcher: base port %d (want 1024 to %d)", o.BasePort, 65535-MetricsOffset-PortRange)
 	}
@@ -198,8 +261,12 @@ func (o Options) validate() error {
 	return nil
 }
 
-// monIDs name monitors as Ceph's tools do: a, b, c, ...
-const monIDs = "abcde"
+// monIDs name monitors as Ceph's tools do: a, b, c, ...; mdsIDs name
+// MDS daemons the same way.
+const (
+	monIDs = "abcde"
+	mdsIDs = "abcdefgh"
+)
 
 // Plan builds the record of a new cluster in o.Dir (absolute) with the
 // given fsid: the specs of its daemons, monitors then OSDs (numbered 0,
@@ -215,8 +282,17 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 	if !filepath.IsAbs(o.Dir) {
 		return nil, fmt.Errorf("launcher: directory %q is not absolute", o.Dir)
 	}
-	n := o.Mons + o.OSDs
-	addrs, err := pickPorts(o.Host, o.BasePort, n, free)
+	// Every daemon serves on a port; all but the gateway also serve
+	// metrics.
+	n := o.Mons + o.OSDs + o.MDSs
+	fronts := 0
+	if o.S3 {
+		fronts++
+	}
+	if o.NBD != "" {
+		fronts++
+	}
+	addrs, err := pickPorts(o.Host, o.BasePort, n+fronts, free)
 	if err != nil {
 		return nil, fmt.Errorf("launcher: daemon ports: %w", err)
 	}
@@ -241,7 +317,55 @@ func Plan(o Options, fsid string, free func(hostport string) bool) (*Cluster, er
 		c.Daemons = append(c.Daemons, d)
 		c.Pending = append(c.Pending, d.Name())
 	}
+	for i := range o.MDSs {
+		at := o.Mons + o.OSDs + i
+		d := mdsSpec(c, mdsIDs[i:i+1], addrs[at], metrics[at])
+		c.Daemons = append(c.Daemons, d)
+		c.Pending = append(c.Pending, d.Name())
+	}
+	at := n
+	if o.S3 {
+		d := s3Spec(c, "a", addrs[at])
+		c.Daemons = append(c.Daemons, d)
+		c.Pending = append(c.Pending, d.Name())
+		at++
+	}
+	if o.NBD != "" {
+		d := nbdSpec(c, "a", addrs[at], o.NBD)
+		c.Daemons = append(c.Daemons, d)
+		c.Pending = append(c.Pending, d.Name())
+	}
 	return c, nil
+}
+
+// nbdSpec is the spec of NBD server id exporting image (POOL/IMAGE) at
+// addr over TCP; it finds the monitors through the cluster's
+// configuration file.
+func nbdSpec(c *Cluster, id, addr, image string) Daemon {
+	d := Daemon{Kind: KindNBD, ID: id, Addr: addr}
+	d.Log = filepath.Join(c.Dir, "log", d.Name()+".log")
+	d.Args = []string{"nbd", "serve", image, "--listen", "tcp://" + addr, "--conf", c.Conf}
+	return d
+}
+
+// s3Spec is the spec of S3 gateway id: it serves HTTP at addr and finds
+// the monitors through the cluster's configuration file. Its creation
+// (Config.Create) is the cluster's side of it, such as its first user.
+func s3Spec(c *Cluster, id, addr string) Daemon {
+	d := Daemon{Kind: KindS3, ID: id, Addr: addr}
+	d.Log = filepath.Join(c.Dir, "log", d.Name()+".log")
+	d.Args = []string{"s3", "serve", "--addr", addr, "--conf", c.Conf}
+	return d
+}
+
+// mdsSpec is the spec of MDS daemon id: it listens for clients at addr
+// and finds the monitors through the cluster's configuration file.
+func mdsSpec(c *Cluster, id, addr, metricsAddr string) Daemon {
+	d := Daemon{Kind: KindMDS, ID: id, Addr: addr, MetricsAddr: metricsAddr}
+	d.Data = filepath.Join(c.Dir, d.Name())
+	d.Log = filepath.Join(c.Dir, "log", d.Name()+".log")
+	d.Args = []string{"mds", "run", "--id", id, "--data", d.Data, "--listen", addr, "--metrics-addr", metricsAddr, "--conf", c.Conf}
+	return d
 }
 
 // osdSpec is the spec of OSD id: it listens at addr and finds the

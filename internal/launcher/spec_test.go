@@ -88,6 +88,116 @@ func TestPlanSkipsBusyPorts(t *testing.T) {
 	}
 }
 
+// MDS daemons come after the OSDs, named a, b, ..., made once the
+// monitors run, and run with the cluster's configuration file.
+func TestPlanMDSs(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Plan(Options{Dir: dir, OSDs: 1, MDSs: 2, BasePort: 20000}, "f", busy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range c.Daemons {
+		names = append(names, d.Name()+" "+d.Addr)
+	}
+	if want := []string{"mon.a 127.0.0.1:20000", "osd.0 127.0.0.1:20001", "mds.a 127.0.0.1:20002", "mds.b 127.0.0.1:20003"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("daemons %v, want %v", names, want)
+	}
+	if !reflect.DeepEqual(c.Pending, []string{"setup", "osd.0", "mds.a", "mds.b"}) {
+		t.Errorf("pending %v", c.Pending)
+	}
+	d := c.MDSs()[1]
+	want := []string{"mds", "run", "--id", "b", "--data", filepath.Join(dir, "mds.b"), "--listen", "127.0.0.1:20003",
+		"--metrics-addr", "127.0.0.1:20103", "--conf", filepath.Join(dir, "cuttle.conf")}
+	if !reflect.DeepEqual(d.Args, want) {
+		t.Errorf("args %v, want %v", d.Args, want)
+	}
+	if _, err := Plan(Options{Dir: dir, MDSs: MaxMDSs + 1}, "f", busy()); err == nil {
+		t.Error("too many MDS daemons accepted")
+	}
+}
+
+// The S3 gateway comes last, on the next daemon port, with no metrics
+// port and no data directory, and is created (its user) like the others
+// once the monitors run.
+func TestPlanS3(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Plan(Options{Dir: dir, OSDs: 1, MDSs: 1, S3: true, BasePort: 20000}, "f", busy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range c.Daemons {
+		names = append(names, d.Name()+" "+d.Addr+" "+d.MetricsAddr)
+	}
+	want := []string{"mon.a 127.0.0.1:20000 127.0.0.1:20100", "osd.0 127.0.0.1:20001 127.0.0.1:20101",
+		"mds.a 127.0.0.1:20002 127.0.0.1:20102", "s3.a 127.0.0.1:20003 "}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("daemons %v, want %v", names, want)
+	}
+	if !reflect.DeepEqual(c.Pending, []string{"setup", "osd.0", "mds.a", "s3.a"}) {
+		t.Errorf("pending %v", c.Pending)
+	}
+	gws := c.S3Gateways()
+	if len(gws) != 1 {
+		t.Fatalf("gateways %v", gws)
+	}
+	d := gws[0]
+	if args := []string{"s3", "serve", "--addr", "127.0.0.1:20003", "--conf", filepath.Join(dir, "cuttle.conf")}; !reflect.DeepEqual(d.Args, args) {
+		t.Errorf("args %v, want %v", d.Args, args)
+	}
+	if d.Data != "" || d.Log != filepath.Join(dir, "log", "s3.a.log") {
+		t.Errorf("data %q, log %q", d.Data, d.Log)
+	}
+	// The record keeps it.
+	if err := saveRecord(c); err != nil {
+		t.Fatal(err)
+	}
+	back, err := loadRecord(dir)
+	if err != nil || !reflect.DeepEqual(back.S3Gateways(), gws) {
+		t.Errorf("record: %v, %+v", err, back)
+	}
+	// Without S3, no gateway and no port for it.
+	c, err = Plan(Options{Dir: dir, OSDs: 1, BasePort: 20000}, "f", busy())
+	if err != nil || len(c.S3Gateways()) != 0 || len(c.Daemons) != 2 {
+		t.Errorf("no S3: %v %+v", err, c)
+	}
+}
+
+// The NBD server comes after the gateway, exporting the image it is
+// given over TCP, with no metrics port and no data directory.
+func TestPlanNBD(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Plan(Options{Dir: dir, OSDs: 1, S3: true, NBD: "rbd/disk0", BasePort: 20000}, "f", busy("127.0.0.1:20003"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range c.Daemons {
+		names = append(names, d.Name()+" "+d.Addr+" "+d.MetricsAddr)
+	}
+	want := []string{"mon.a 127.0.0.1:20000 127.0.0.1:20100", "osd.0 127.0.0.1:20001 127.0.0.1:20101",
+		"s3.a 127.0.0.1:20002 ", "nbd.a 127.0.0.1:20004 "}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("daemons %v, want %v", names, want)
+	}
+	if !reflect.DeepEqual(c.Pending, []string{"setup", "osd.0", "s3.a", "nbd.a"}) {
+		t.Errorf("pending %v", c.Pending)
+	}
+	d := c.NBDServers()[0]
+	if args := []string{"nbd", "serve", "rbd/disk0", "--listen", "tcp://127.0.0.1:20004", "--conf", filepath.Join(dir, "cuttle.conf")}; !reflect.DeepEqual(d.Args, args) {
+		t.Errorf("args %v, want %v", d.Args, args)
+	}
+	if d.Data != "" || !d.Kind.FrontEnd() || KindOSD.FrontEnd() || KindMDS.FrontEnd() {
+		t.Errorf("nbd.a: %+v", d)
+	}
+	for _, bad := range []string{"disk0", "/disk0", "rbd/", "rbd/a/b", "rbd/disk0@snap"} {
+		if _, err := Plan(Options{Dir: dir, OSDs: 1, NBD: bad}, "f", busy()); err == nil {
+			t.Errorf("NBD image %q accepted", bad)
+		}
+	}
+}
+
 func TestPlanRejects(t *testing.T) {
 	dir := t.TempDir()
 	for _, o := range []Options{
@@ -168,9 +278,10 @@ func TestRecordRejects(t *testing.T) {
 }
 
 func TestStopTiers(t *testing.T) {
-	ds := []Daemon{{Kind: KindMon, ID: "a"}, {Kind: "osd", ID: "0"}, {Kind: KindMon, ID: "b"}, {Kind: "osd", ID: "1"}}
+	ds := []Daemon{{Kind: KindMon, ID: "a"}, {Kind: "osd", ID: "0"}, {Kind: KindMon, ID: "b"}, {Kind: "osd", ID: "1"}, {Kind: KindMDS, ID: "a"},
+		{Kind: KindS3, ID: "a"}, {Kind: KindNBD, ID: "a"}}
 	got := stopTiers(ds)
-	want := [][]Daemon{{ds[1], ds[3]}, {ds[0], ds[2]}}
+	want := [][]Daemon{{ds[4], ds[5], ds[6]}, {ds[1], ds[3]}, {ds[0], ds[2]}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("stopTiers = %v, want %v", got, want)
 	}

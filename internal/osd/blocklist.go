@@ -1,8 +1,11 @@
 package osd
 
 import (
+	"strconv"
+
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/osd/watch"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
 
@@ -20,15 +23,27 @@ import (
 // word to the client; their new watches, pings and notifies are refused
 // like any op.
 
-// blocklisted reports whether from, a client, is blocklisted in m now.
+// blocklisted reports whether from, a client, is blocklisted in m now:
+// by its instance address (HOST:PORT/NONCE, as its session shows it), or,
+// for an op (id not nil), by the instance the op names, ENTITY/INCARNATION
+// in hex (rados.Conn.Instance: what a lock holder records, so that who
+// breaks its lock can fence that process wherever it connects from).
 // Other OSDs are never fenced here (they send no client ops), nor the
 // OSD's own requests (no session).
-func (o *OSD) blocklisted(m *osdmap.Map, from msgr.Peer) bool {
+func (o *OSD) blocklisted(m *osdmap.Map, from msgr.Peer, id *wire.ReqID) bool {
 	if m == nil || m.BlocklistLen() == 0 || from.Session == nil || from.Name.Type == "osd" {
 		return false
 	}
-	addr := from.Session.PeerAddr()
-	return addr != "" && m.IsBlocklisted(addr, o.cfg.Clock.Now())
+	now := o.cfg.Clock.Now()
+	if addr := from.Session.PeerAddr(); addr != "" && m.IsBlocklisted(addr, now) {
+		return true
+	}
+	return id != nil && id.Client != "" && m.IsBlocklisted(instanceName(id), now)
+}
+
+// instanceName is an op's client instance as rados.Conn.Instance names it.
+func instanceName(id *wire.ReqID) string {
+	return id.Client + "/" + strconv.FormatUint(id.Incarnation, 16)
 }
 
 // evictBlocklisted ends the watches of the clients m fences, in every PG
@@ -41,7 +56,7 @@ func (o *OSD) evictBlocklisted(m *osdmap.Map) {
 	c.mu.Lock()
 	conns := map[watch.ConnID]bool{}
 	for id, peer := range c.peers {
-		if o.blocklisted(m, peer) {
+		if o.blocklisted(m, peer, nil) {
 			conns[id] = true
 		}
 	}

@@ -160,7 +160,7 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func(), pieceCRCs 
 	r.setState("waiting for map")
 	o.whenMap(from.Session, op.Epoch, func() {
 		p, m := o.lookupPG(op.PG)
-		if o.blocklisted(m, from) {
+		if o.blocklisted(m, from, &op.Req) {
 			r.replyError(-wire.EBLOCKLISTED, uint64(m.Epoch()))
 			return
 		}
@@ -204,7 +204,7 @@ func (r *request) listing() bool {
 // whether r must wait for the PG to become active.
 func (p *pg) checkLocked(r *request) (result int32, park bool) {
 	switch {
-	case p.o.blocklisted(p.fences, r.from):
+	case p.o.blocklisted(p.fences, r.from, &r.op.Req):
 		// Checked whenever a request is let in, run or resent, so a
 		// request queued or parked before the map that fences its
 		// client never runs after it (blocklist.go).

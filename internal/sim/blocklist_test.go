@@ -161,3 +161,30 @@ func TestBlocklistFencesADaemonsClient(t *testing.T) {
 		}
 	})
 }
+
+// A client fenced by its instance name (ENTITY/INCARNATION, what an rbd
+// lock holder records) has its ops refused wherever it connects from;
+// another process of the same entity is served.
+func TestBlocklistFencesAnInstanceByName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		ctx := context.Background()
+		victim := c.connect(t, "client.same")
+		other := c.connect(t, "client.same")
+		vio, oio := openIO(t, victim), openIO(t, other)
+		if err := vio.WriteFull(ctx, "before", []byte("ok")); err != nil {
+			t.Fatal(err)
+		}
+		c.Run("osd blocklist add", "addr", victim.Instance(), "expire", "60")
+		c.WaitForEpoch(c.Epoch())
+		if err := vio.WriteFull(ctx, "after", []byte("no")); !errors.Is(err, rados.ErrBlocklisted) {
+			t.Fatalf("a write of the fenced instance %s: %v, want rados.ErrBlocklisted", victim.Instance(), err)
+		}
+		if _, err := oio.Read(ctx, "after", 0, 8); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("the refused write was applied: %v", err)
+		}
+		if err := oio.WriteFull(ctx, "other", []byte("fine")); err != nil {
+			t.Fatalf("another process of the same entity: %v", err)
+		}
+	})
+}

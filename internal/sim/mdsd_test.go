@@ -46,6 +46,7 @@ func (e recordingEngine) Handle(_ context.Context, c server.ClientID, req *wire.
 func (e recordingEngine) HandleCaps(context.Context, server.ClientID, *wire.ClientCaps) {}
 func (e recordingEngine) SessionOpened(c server.ClientID)                               { e.note("opened %d", c) }
 func (e recordingEngine) SessionEnded(c server.ClientID, r locker.EndReason)            { e.note("ended %d", c) }
+func (e recordingEngine) Fenced(c server.ClientID)                                      { e.note("fenced %d", c) }
 func (e recordingEngine) Tick(time.Time)                                                {}
 func (e recordingEngine) Close(context.Context) error                                   { e.note("close"); return nil }
 

@@ -288,7 +288,9 @@ func (t *Table) Flushing(ino, tid uint64) bool {
 // Handle takes a cap message from the MDS.
 func (t *Table) Handle(m *wire.ClientCaps) {
 	c := t.caps[m.Ino]
-	if c == nil || (m.CapID != c.ID && m.Op != wire.CapImport) {
+	// A flush ack is matched by its flush tid (unique per client), not
+	// by cap id: the MDS's ack may not name the cap (the engine sends 0).
+	if c == nil || (m.CapID != c.ID && m.Op != wire.CapImport && m.Op != wire.CapFlushAck) {
 		return // a cap released or replaced since
 	}
 	switch m.Op {
@@ -378,11 +380,13 @@ func (t *Table) ReleaseAll() {
 }
 
 // idle returns the inodes, sorted, of caps not open, without revoked
-// bits in use, that keep holds.
+// bits in use or flushes not yet acked (a release would lose them if
+// the MDS died before journaling them: the reconnect reports them), that
+// keep holds.
 func (t *Table) idle(keep func(*Cap) bool) []uint64 {
 	var inos []uint64
 	for ino, c := range t.caps {
-		if !c.open() && c.Implemented == c.Issued && keep(c) {
+		if !c.open() && c.Implemented == c.Issued && len(c.Flushing) == 0 && keep(c) {
 			inos = append(inos, ino)
 		}
 	}

@@ -162,6 +162,41 @@ func TestReconnectAndLost(t *testing.T) {
 	expect(t, tab, "dropped ino 0x10000000001", "dropped ino 0x10000000002")
 }
 
+// A closed file's cap with a flush not yet acked is kept past the delay
+// (a failover's reconnect must report the flush), and released once the
+// ack comes.
+func TestReleaseWaitsForFlushAck(t *testing.T) {
+	tab := opened(t, "pAsLsXsFsxcrwb")
+	tab.MarkDirty(ino, locker.FileWrite)
+	tid := tab.Flush(ino)
+	tab.Close(ino, locker.OpenRead|locker.OpenWrite, t0)
+	tab.Take()
+	tab.Tick(t0.Add(time.Minute))
+	tab.Recall(0)
+	expect(t, tab)
+	if m := tab.Reconnect(); len(m.Caps) != 1 || m.Caps[0].FlushTID != tid {
+		t.Fatalf("reconnect %+v", m.Caps)
+	}
+	tab.Handle(&wire.ClientCaps{Op: wire.CapFlushAck, Ino: ino, CapID: 5, Seq: 1, FlushTID: tid})
+	tab.Tick(t0.Add(time.Minute))
+	expect(t, tab, "flush-acked ino 0x10000000001 flush 1",
+		"send release ino 0x10000000001 cap 5 seq 1 issue_seq 1 caps - wanted -", "dropped ino 0x10000000001")
+}
+
+// A flush ack is matched by its tid even when it names no cap id (the
+// engine's acks carry 0): fsync must not wait forever for it.
+func TestFlushAckWithoutCapID(t *testing.T) {
+	tab := opened(t, "pAsLsXsFsxcrwb")
+	tab.MarkDirty(ino, locker.FileWrite)
+	tid := tab.Flush(ino)
+	tab.Take()
+	tab.Handle(&wire.ClientCaps{Op: wire.CapFlushAck, Ino: ino, FlushTID: tid})
+	if tab.Flushing(ino, tid) {
+		t.Fatal("flush still pending after an ack without a cap id")
+	}
+	expect(t, tab, "flush-acked ino 0x10000000001 flush 1")
+}
+
 // At unmount every cap is released, open or closed, the dirty
 // attributes flushed with the release.
 func TestReleaseAll(t *testing.T) {

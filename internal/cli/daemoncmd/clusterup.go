@@ -31,6 +31,12 @@ type clusterLauncherFlags struct {
 	auth        string
 	basePort    int
 	stopTimeout time.Duration
+	// fs makes a new cluster's file system and its MDS daemons.
+	fs bool
+	// s3 gives a new cluster an S3 gateway and a user.
+	s3 bool
+	// nbd gives a new cluster an image exported over NBD.
+	nbd bool
 }
 
 // AddClusterCommands adds `cluster up`, `cluster down` and `cluster
@@ -67,9 +73,16 @@ cluster's health and how to use it. Daemons keep running after this command
 exits; stop them with cuttle cluster down. Running up again restarts only
 what has stopped.
 
-Monitors, then OSDs, listen on the first free ports from --base-port (default
-7500), their metrics from --base-port+100, clear of Ceph's 3300, 6789,
-6800-7300 and 7480.`,
+With OSDs, a new cluster also gets (unless turned off) a file system (--fs:
+mds.a active, mds.b standing by), an S3 gateway (--s3: s3.a, pool
+.cuttle.s3, a user admin) and an NBD export (--nbd: nbd.a serving a sparse
+10 GiB image rbd/disk0 as disk0). The gateway and the NBD server start once
+the rest is up; up prints the gateway's endpoint and the user's keys (the
+same keys on every run) and the export's nbd:// address.
+
+Monitors, then OSDs, MDS daemons, the gateway and the NBD server listen on the first free
+ports from --base-port (default 7500), their metrics from --base-port+100,
+clear of Ceph's 3300, 6789, 6800-7300 and 7480.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			size, err := checkUpFlags(f)
@@ -93,7 +106,10 @@ Monitors, then OSDs, listen on the first free ports from --base-port (default
 	up.Flags().IntVar(&f.osds, "osds", launcher.DefaultOSDs, fmt.Sprintf("OSDs of a new cluster: 0 to %d", launcher.MaxOSDs))
 	up.Flags().StringVar(&f.osdSize, "osd-size", defaultClusterOSDSize, "each new OSD's store size (a sparse file)")
 	up.Flags().StringVar(&f.auth, "auth", "cephx", "authentication of a new cluster: cephx, or none (no keys, no signatures: for benchmarks against a Ceph set up the same way)")
-	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs; metrics from base-port+100")
+	up.Flags().IntVar(&f.basePort, "base-port", launcher.DefaultBasePort, "first port tried for monitors, then OSDs, then MDS daemons, then the S3 gateway and the NBD server; metrics from base-port+100")
+	up.Flags().BoolVar(&f.s3, "s3", true, fmt.Sprintf("give a new cluster with OSDs an S3 gateway, s3.a (pool %s), and a user %s whose keys up prints", s3Pool, s3User))
+	up.Flags().BoolVar(&f.nbd, "nbd", true, fmt.Sprintf("give a new cluster with OSDs an image %s/%s (%d GiB, sparse) exported over NBD by nbd.a", nbdPool, nbdImage, nbdImageSize>>30))
+	up.Flags().BoolVar(&f.fs, "fs", true, fmt.Sprintf("give a new cluster with OSDs a file system: pools %s and %s, fs new %s, served by mds.a with mds.b standing by", fsMetaPool, fsDataPool, fsName))
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the cluster's daemons (SIGTERM, then SIGKILL after --stop-timeout); data is kept",
@@ -129,6 +145,16 @@ const (
 	// with.
 	clusterPool = "rbd"
 	clusterPGs  = 32
+	// The file system a local cluster starts with (--fs), its pools and
+	// their PGs, and its MDS daemons (one active, one standby).
+	fsName      = "cephfs"
+	fsMetaPool  = "cephfs_metadata"
+	fsDataPool  = "cephfs_data"
+	fsMetaPGs   = 16
+	fsDataPGs   = 32
+	clusterMDSs = 2
+	// mountPoint is where the printed mount command mounts it.
+	mountPoint = "/mnt/cuttle"
 )
 
 // checkUpFlags checks cluster up's flags before anything is created
@@ -175,10 +201,15 @@ func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.
 			return createDaemon(ctx, c, d, osdSize)
 		},
 		Setup:       setupCluster,
+		Prepare:     prepareFrontEnds,
 		Probe:       probe,
 		StopTimeout: f.stopTimeout,
 		Events: launcher.Events{
 			Created: func(d launcher.Daemon) {
+				if d.Data == "" {
+					fmt.Fprintf(stderr, "created %s\n", d.Name())
+					return
+				}
 				fmt.Fprintf(stderr, "created %s in %s\n", d.Name(), d.Data)
 			},
 			Started: func(d launcher.Daemon, pid int) {
@@ -186,8 +217,15 @@ func newLauncher(cmd *cobra.Command, f clusterLauncherFlags, probe func(context.
 			},
 			Waiting: func(ds []launcher.Daemon, timeout time.Duration) {
 				what := "the cluster to be up"
-				if len(ds) == 0 || ds[len(ds)-1].Kind == launcher.KindMon {
+				switch {
+				case len(ds) == 0 || ds[len(ds)-1].Kind == launcher.KindMon:
 					what = "the monitors"
+				case ds[0].Kind.FrontEnd():
+					var n []string
+					for _, d := range ds {
+						n = append(n, d.Name())
+					}
+					what = strings.Join(n, ", ") + " to answer"
 				}
 				fmt.Fprintf(stderr, "waiting up to %v for %s...\n", timeout, what)
 			},
@@ -220,6 +258,18 @@ func createDaemon(ctx context.Context, c *launcher.Cluster, d launcher.Daemon, o
 		if fmt.Sprint(res.ID) != d.ID {
 			return fmt.Errorf("the monitors gave the OSD id %d, not %s (was an OSD made by hand?)", res.ID, d.ID)
 		}
+		return nil
+	case launcher.KindMDS:
+		if err := os.RemoveAll(d.Data); err != nil {
+			return err
+		}
+		cf := &clusterconn.Flags{Conf: c.Conf, Name: "client.admin", Timeout: time.Minute}
+		_, err := mdsMkfs(ctx, cf, d.ID, d.Data)
+		return err
+	case launcher.KindS3, launcher.KindNBD:
+		// The gateway keeps everything in its pool, made by the setup;
+		// its user, and the NBD server's image, need the OSDs running:
+		// prepareFrontEnds makes them.
 		return nil
 	}
 	return fmt.Errorf("cluster: no way to create a %s daemon", d.Kind)
@@ -266,6 +316,20 @@ func setupCluster(ctx context.Context, c *launcher.Cluster) error {
 			"size", fmt.Sprint(min(3, n)), "rule", clusterRule))
 		// With --osds 1 one copy is all there can be: confirm size 1.
 		cmds[len(cmds)-1].Args["yes_i_really_mean_it"] = fmt.Sprint(n == 1)
+		if len(c.MDSs()) > 0 {
+			for _, p := range []struct {
+				name string
+				pgs  int
+			}{{fsMetaPool, fsMetaPGs}, {fsDataPool, fsDataPGs}} {
+				cmds = append(cmds, wire.NewCommand("osd pool create", "pool", p.name, "pg_num", fmt.Sprint(p.pgs),
+					"size", fmt.Sprint(min(3, n)), "rule", clusterRule, "yes_i_really_mean_it", fmt.Sprint(n == 1)))
+			}
+			cmds = append(cmds, wire.NewCommand("fs new", "fs_name", fsName, "metadata", fsMetaPool, "data", fsDataPool))
+		}
+		if len(c.S3Gateways()) > 0 {
+			cmds = append(cmds, wire.NewCommand("osd pool create", "pool", s3Pool, "pg_num", fmt.Sprint(s3PGs),
+				"size", fmt.Sprint(min(3, n)), "rule", clusterRule, "yes_i_really_mean_it", fmt.Sprint(n == 1)))
+		}
 	}
 	f := &clusterconn.Flags{Conf: c.Conf, Name: "client.admin"}
 	mc, err := f.MonClient()
@@ -297,6 +361,9 @@ func downChecks(k launcher.Kind) []string {
 		return []string{"MON_DOWN"}
 	case launcher.KindOSD:
 		return []string{"OSD_DOWN", "PG_AVAILABILITY"}
+	case launcher.KindMDS:
+		// No rank up, or one still recovering (replay, reconnect).
+		return []string{"MDS_ALL_DOWN", "FS_DEGRADED"}
 	}
 	return nil
 }
@@ -342,7 +409,20 @@ func healthProbe() (probe func(context.Context, *launcher.Cluster) error, last f
 		if err != nil {
 			return err
 		}
-		return osdsUp(r.Data, c.OSDs())
+		if err := osdsUp(r.Data, c.OSDs()); err != nil {
+			return err
+		}
+		for _, d := range c.S3Gateways() {
+			if err := s3Answers(ctx, d); err != nil {
+				return err
+			}
+		}
+		for _, d := range c.NBDServers() {
+			if err := nbdAnswers(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return probe, func() string { return summary }
 }
@@ -401,6 +481,10 @@ type clusterReport struct {
 	Daemons []launcher.Status `json:"daemons"`
 	// Health is the cluster's health when up returned (cluster up only).
 	Health string `json:"health,omitempty"`
+	// S3 is the S3 gateway's endpoint and user (cluster up only).
+	S3 *s3Report `json:"s3,omitempty"`
+	// NBD is the NBD export (cluster up only).
+	NBD *nbdReport `json:"nbd,omitempty"`
 }
 
 // noProbe is the Probe of commands that never wait for health.
@@ -412,12 +496,21 @@ func report(c *launcher.Cluster, st []launcher.Status) clusterReport {
 
 func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, f clusterLauncherFlags, mons, osds int, osdSize uint64) error {
 	probe, health := healthProbe()
+	mdss := 0
+	if f.fs && osds != launcher.NoOSDs {
+		mdss = clusterMDSs
+	}
+	gateway := f.s3 && osds != launcher.NoOSDs
+	nbdImageSpec := ""
+	if f.nbd && osds != launcher.NoOSDs {
+		nbdImageSpec = nbdPool + "/" + nbdImage
+	}
 	l, err := newLauncher(cmd, f, probe, osdSize)
 	if err != nil {
 		return err
 	}
 	c, st, err := l.Up(cmd.Context(), launcher.UpOptions{
-		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth},
+		Options: launcher.Options{Dir: f.dir, Mons: mons, OSDs: osds, BasePort: f.basePort, Auth: f.auth, MDSs: mdss, S3: gateway, NBD: nbdImageSpec},
 		Wait:    cf.Timeout,
 	})
 	if err != nil {
@@ -425,19 +518,25 @@ func clusterUp(cmd *cobra.Command, out *cmdutil.Output, cf *clusterconn.Flags, f
 	}
 	rep := report(c, st)
 	rep.Health = health()
+	if rep.S3, err = s3Info(cmd.Context(), c); err != nil {
+		return fmt.Errorf("cluster up: the cluster is up, but %w", err)
+	}
+	rep.NBD = nbdInfo(c)
+	self := displayExe()
 	return out.Print(rep, func(w io.Writer) error {
 		fmt.Fprintf(w, "Cuttle cluster %s is up in %s\nhealth: %s\n\n", c.FSID, c.Dir, rep.Health)
 		if err := printDaemons(w, st); err != nil {
 			return err
 		}
-		_, err := io.WriteString(w, nextSteps(c, f.dir, displayExe()))
+		_, err := io.WriteString(w, nextSteps(c, f.dir, self, rep.S3, rep.NBD))
 		return err
 	})
 }
 
 // nextSteps is what `cluster up` tells people to do next, with self the
-// command that runs this binary.
-func nextSteps(c *launcher.Cluster, dir, self string) string {
+// command that runs this binary, s3 the gateway's endpoint and user and
+// nbd the NBD export (nil: none).
+func nextSteps(c *launcher.Cluster, dir, self string, s3 *s3Report, nbd *nbdReport) string {
 	dirFlag, where, mk := "", "Commands here read "+clusterconn.DefaultConfPath+"; from elsewhere, export it first:", [2]string{" (make stop)", " (make run)"}
 	if dir != clusterconn.DefaultClusterDir {
 		dirFlag, where, mk = " --dir "+dir, "Commands find it after this export:", [2]string{}
@@ -450,6 +549,10 @@ func nextSteps(c *launcher.Cluster, dir, self string) string {
 	}
 	if len(c.OSDs()) == 0 {
 		steps[1] = [2]string{self + " osd pool create " + clusterPool + " 32", ""}
+	}
+	if len(c.MDSs()) > 0 {
+		steps = append(steps, [2]string{self + " fs status", "file system " + fsName + ": its ranks and MDS daemons"},
+			[2]string{self + " mount " + mountPoint, "mount it (FUSE; the directory must exist)"})
 	}
 	width := 0
 	for _, s := range steps {
@@ -465,6 +568,12 @@ func nextSteps(c *launcher.Cluster, dir, self string) string {
 		} else {
 			fmt.Fprintf(&b, "  %-*s  # %s\n", width, s[0], s[1])
 		}
+	}
+	if s3 != nil {
+		b.WriteString(s3Steps(s3, self))
+	}
+	if nbd != nil {
+		b.WriteString(nbdSteps(nbd))
 	}
 	fmt.Fprintf(&b, `
 Stop it with %[1]s cluster down%[2]s%[3]s; data and logs stay in
@@ -503,7 +612,11 @@ func printDaemons(w io.Writer, st []launcher.Status) error {
 		if s.PID != 0 {
 			pid = fmt.Sprint(s.PID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, pid, s.Addr, "http://"+s.MetricsAddr+"/metrics", s.Log)
+		metrics := "-"
+		if s.MetricsAddr != "" {
+			metrics = "http://" + s.MetricsAddr + "/metrics"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, pid, s.Addr, metrics, s.Log)
 	}
 	return tw.Flush()
 }

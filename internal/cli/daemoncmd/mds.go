@@ -13,10 +13,17 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/daemon"
+	"github.com/cuttlestore/cuttle/internal/mds/cacheengine"
 	"github.com/cuttlestore/cuttle/internal/mds/server"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/spf13/cobra"
 )
+
+// MDSCommands are the MDS daemon's commands in the mds group: mkfs, and
+// run with the real engine (cacheengine).
+func MDSCommands(cf *clusterconn.Flags, out *cmdutil.Output) []*cobra.Command {
+	return []*cobra.Command{MDSMkfsCommand(cf, out), MDSRunCommand(cf, cacheengine.Opener(), cacheengine.Follower())}
+}
 
 // mdsMkfsResult is what mds mkfs prints.
 type mdsMkfsResult struct {
@@ -111,8 +118,9 @@ type mdsRunFlags struct {
 }
 
 // MDSRunCommand is `mds run`: it runs an MDS daemon in the foreground,
-// serving ranks with the engine open opens.
-func MDSRunCommand(cf *clusterconn.Flags, open server.Opener) *cobra.Command {
+// serving ranks with the engine open opens, following a rank's journal
+// in standby-replay with follow.
+func MDSRunCommand(cf *clusterconn.Flags, open server.Opener, follow server.Follower) *cobra.Command {
 	f := mdsRunFlags{options: map[string]string{}}
 	c := &cobra.Command{
 		Use:   "run --id NAME [--data DIR] [--listen 127.0.0.1:0] [--join-fs FS]",
@@ -134,7 +142,7 @@ flushes its journal and exits 0; a standby takes the rank over.`,
 			if err != nil {
 				return err
 			}
-			cfg.Open = open
+			cfg.Open, cfg.Follow = open, follow
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return daemon.RunMDS(cmd.Context(), cfg)
 		},

@@ -35,6 +35,7 @@ func createCommand(e *env) *cobra.Command {
 	var order uint8
 	var stripeCount uint64
 	var dataPool string
+	var features []string
 	c := &cobra.Command{
 		Use:   "create [POOL/]IMAGE --size SIZE",
 		Short: "Create an image of SIZE bytes (10G, 512M, ...)",
@@ -52,6 +53,9 @@ keeps its data objects in another pool than its header.`,
 				return fmt.Errorf("no size: give --size SIZE, e.g. --size 10G (EINVAL)")
 			}
 			o := rbd.CreateOptions{Order: order, StripeUnit: stripeUnit.v, StripeCount: stripeCount, DataPool: dataPool}
+			if err := imageFeatures(features, &o); err != nil {
+				return err
+			}
 			if objectSize.set {
 				if objectSize.v == 0 || objectSize.v&(objectSize.v-1) != 0 {
 					return fmt.Errorf("--object-size %d is not a power of two; use e.g. 4M (EINVAL)", objectSize.v)
@@ -73,7 +77,27 @@ keeps its data objects in another pool than its header.`,
 	f.Var(&stripeUnit, "stripe-unit", "bytes dealt to one object of a stripe before the next (default: the object size)")
 	f.Uint64Var(&stripeCount, "stripe-count", 0, "objects a stripe spans (default 1)")
 	f.StringVar(&dataPool, "data-pool", "", "pool of the data objects (default: the image's pool)")
+	f.StringSliceVar(&features, "image-feature", nil, "the features, as Ceph's: layering, object-map (default both); --image-feature layering leaves the object map out")
 	return c
+}
+
+// imageFeatures applies --image-feature: the features named, of those
+// this version has (layering is always on; striping follows the layout).
+func imageFeatures(names []string, o *rbd.CreateOptions) error {
+	if names == nil {
+		return nil
+	}
+	o.NoObjectMap = true
+	for _, n := range names {
+		switch n {
+		case "layering", "striping", "exclusive-lock":
+		case "object-map":
+			o.NoObjectMap = false
+		default:
+			return fmt.Errorf("--image-feature %q: want layering, striping, exclusive-lock or object-map (EINVAL)", n)
+		}
+	}
+	return nil
 }
 
 func lsCommand(e *env) *cobra.Command {

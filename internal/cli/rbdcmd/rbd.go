@@ -44,7 +44,8 @@ describes images, their objects and snapshots.`,
 	snap.AddCommand(snapCreateCommand(e), snapLsCommand(e), snapRmCommand(e), snapRollbackCommand(e),
 		snapProtectCommand(e), snapUnprotectCommand(e))
 	c.AddCommand(createCommand(e), lsCommand(e), infoCommand(e), resizeCommand(e), rmCommand(e),
-		renameCommand(e), cpCommand(e), snap)
+		renameCommand(e), cpCommand(e), benchCommand(e), duCommand(e), objectMapCommand(e),
+		importCommand(e), exportCommand(e), exportDiffCommand(e), importDiffCommand(e), snap)
 	return c
 }
 
@@ -101,7 +102,9 @@ func (e *env) withImage(cmd *cobra.Command, s spec, o rbd.OpenOptions, f func(ct
 		if err != nil {
 			return err
 		}
-		return f(ctx, p, img)
+		// Closing releases the exclusive lock a change took, so that the
+		// next command need not wait for this one's watch to time out.
+		return errors.Join(f(ctx, p, img), img.Close(ctx))
 	})
 }
 

@@ -80,7 +80,7 @@ func TestRBDCommands(t *testing.T) {
 			t.Fatalf("ls json: %v %v", names, err)
 		}
 		info := s.must("rbd", "info", "vm1")
-		for _, want := range []string{"rbd image 'vm1':\n", "\tsize 10 MiB in 10 objects\n", "\torder 20 (1 MiB objects)\n", "\tfeatures: layering\n", "\tblock_name_prefix: rbd_data."} {
+		for _, want := range []string{"rbd image 'vm1':\n", "\tsize 10 MiB in 10 objects\n", "\torder 20 (1 MiB objects)\n", "\tfeatures: layering, object-map\n", "\tblock_name_prefix: rbd_data."} {
 			if !strings.Contains(info, want) {
 				t.Fatalf("info lacks %q:\n%s", want, info)
 			}
@@ -192,8 +192,17 @@ func TestRBDCommands(t *testing.T) {
 		if err := k.ReadAt(ctx, buf, 3<<20); err != nil || string(buf) != "before" || k.Size() != 10<<20 {
 			t.Fatalf("the copy of monday: %q %v size %d", buf, err, k.Size())
 		}
+		if err := k.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
 		s.must("rbd", "rm", "data/kept")
 		s.must("rbd", "snap", "rm", "vm1@monday")
+		if _, err := s.run("rbd", "rm", "vm1"); !errors.Is(err, rbd.ErrBusy) || !strings.Contains(err.Error(), "open by 1 watchers") {
+			t.Fatalf("rm of an image open elsewhere: %v", err)
+		}
+		if err := img.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if got := s.must("rbd", "rm", "vm1", "--format", "json"); !strings.Contains(got, `"image":"vm1"`) && !strings.Contains(got, `"image": "vm1"`) {
 			t.Fatalf("rm json: %q", got)
 		}

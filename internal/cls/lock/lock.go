@@ -114,6 +114,7 @@ func Register(r *objclass.Registry) error {
 		{"lock", objclass.Method{Write: true, Run: lock}},
 		{"unlock", objclass.Method{Write: true, Run: unlock}},
 		{"info", objclass.Method{Run: info}},
+		{"break_lock", objclass.Method{Write: true, Run: breakLock}},
 	} {
 		if err := r.Register(Class, m.name, m.m); err != nil {
 			return err

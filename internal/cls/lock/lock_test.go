@@ -155,7 +155,7 @@ func TestWriteMethods(t *testing.T) {
 	if err := lock.Register(r); err != nil {
 		t.Fatal(err)
 	}
-	for method, write := range map[string]bool{"lock": true, "unlock": true, "info": false} {
+	for method, write := range map[string]bool{"lock": true, "unlock": true, "info": false, "break_lock": true} {
 		if got := r.IsWrite([]wire.ObjectOp{call(method, lock.Request{})}); got != write {
 			t.Errorf("IsWrite(lock.%s) = %v", method, got)
 		}
@@ -169,7 +169,13 @@ func TestWriteMethods(t *testing.T) {
 func FuzzDecoders(f *testing.F) {
 	f.Add(lock.Request{Name: "l", Type: 1, Cookie: "c", Duration: 5}.Encode())
 	f.Add(lock.State{Type: 2, Holders: []lock.Holder{{"client.1", "c", 9}}}.Encode())
+	f.Add(lock.BreakRequest{Name: "l", Entity: "client.1", Cookie: "c"}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if r, err := lock.DecodeBreakRequest(b); err == nil {
+			if again, err := lock.DecodeBreakRequest(r.Encode()); err != nil || again != r {
+				t.Fatalf("break request round trip: %v", err)
+			}
+		}
 		if r, err := lock.DecodeRequest(b); err == nil {
 			if again, err := lock.DecodeRequest(r.Encode()); err != nil || again != r {
 				t.Fatalf("request round trip: %v", err)
@@ -181,4 +187,38 @@ func FuzzDecoders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Breaking: another client removes a named holder; the lock is free for
+// it; a holder that is not there is ENOENT.
+func TestBreak(t *testing.T) {
+	o := newObject(t)
+	excl := lock.Request{Name: "l", Type: lock.Exclusive, Cookie: "c1"}
+	brk := func(entity, cookie string) wire.ObjectOp {
+		return clstest.Call("lock.break_lock", lock.BreakRequest{Name: "l", Entity: entity, Cookie: cookie}.Encode())
+	}
+	o.OK(call("lock", excl))
+	o.Caller = "client.2"
+	o.Fails(wire.EBUSY, 0, call("lock", excl))
+	o.Fails(wire.ENOENT, 0, brk("client.1", "other cookie"))
+	o.Fails(wire.ENOENT, 0, brk("client.3", "c1"))
+	o.OK(brk("client.1", "c1"))
+	if st := info(t, o, "l"); len(st.Holders) != 0 {
+		t.Fatalf("info after break %+v", st)
+	}
+	o.Fails(wire.ENOENT, 0, brk("client.1", "c1"))
+	o.OK(call("lock", excl))
+	if st := info(t, o, "l"); !slices.Equal(holders(st), []string{"client.2/c1"}) {
+		t.Fatalf("info after the breaker locked %+v", st)
+	}
+	// Breaking one of two shared holders keeps the other.
+	sh := lock.Request{Name: "s", Type: lock.Shared, Cookie: "x"}
+	o.OK(call("lock", sh))
+	o.Caller = "client.1"
+	o.OK(call("lock", sh))
+	o.OK(clstest.Call("lock.break_lock", lock.BreakRequest{Name: "s", Entity: "client.2", Cookie: "x"}.Encode()))
+	if st := info(t, o, "s"); !slices.Equal(holders(st), []string{"client.1/x"}) || st.Type != lock.Shared {
+		t.Fatalf("info after breaking a shared holder %+v", st)
+	}
+	o.Fails(wire.EINVAL, 0, clstest.Call("lock.break_lock", []byte("junk")))
 }

@@ -23,6 +23,8 @@
 //	rbd.dir_add        DirRequest{Name, ID}    -> nothing; EEXIST if the name or id is taken
 //	rbd.dir_remove     DirRequest{Name, ID}    -> nothing; ENOENT, ESTALE if the name is another id's
 //	rbd.dir_rename     DirRequest{Name, NewName, ID} -> nothing; ENOENT, EEXIST, ESTALE
+//	rbd.object_map_update  ObjectMapUpdate (on rbd_object_map.<id>[.<snap>]) -> nothing; ENOENT, EINVAL, EIO
+//	rbd.object_map_resize  Size (objects)      -> nothing; ENOENT, EINVAL
 //
 // Listing the directory needs no method: clients read its omap by the
 // prefix "name_".

@@ -43,6 +43,8 @@ func Register(r *objclass.Registry) error {
 		{"dir_add", objclass.Method{Write: true, Run: dirAdd}},
 		{"dir_remove", objclass.Method{Write: true, Run: dirRemove}},
 		{"dir_rename", objclass.Method{Write: true, Run: dirRename}},
+		{"object_map_update", objclass.Method{Write: true, Run: objectMapUpdate}},
+		{"object_map_resize", objclass.Method{Write: true, Run: objectMapResize}},
 	} {
 		if err := r.Register(Class, m.name, m.m); err != nil {
 			return err

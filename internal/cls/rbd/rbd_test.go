@@ -149,7 +149,21 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(snap(3, "x", true))
 	f.Add(dir("a", "b", "1f"))
 	f.Add(rbd.EncodeSize(4096))
+	om := rbd.NewObjectMap(9)
+	om.Set(5, rbd.ObjectExists)
+	f.Add(om.Encode())
+	f.Add(rbd.ObjectMapUpdate{Start: 1, End: 3, State: 1, Expect: rbd.AnyState, SetFlags: 1}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, err := rbd.DecodeObjectMap(b); err == nil {
+			if again, err := rbd.DecodeObjectMap(m.Encode()); err != nil || !reflect.DeepEqual(again, m) {
+				t.Fatalf("object map round trip: %v", err)
+			}
+		}
+		if u, err := rbd.DecodeObjectMapUpdate(b); err == nil {
+			if again, err := rbd.DecodeObjectMapUpdate(u.Encode()); err != nil || again != u {
+				t.Fatalf("object map update round trip: %v", err)
+			}
+		}
 		if h, err := rbd.DecodeHeader(b); err == nil {
 			if again, err := rbd.DecodeHeader(h.Encode()); err != nil || !reflect.DeepEqual(again, h) {
 				t.Fatalf("header round trip: %v", err)

@@ -19,8 +19,8 @@ const (
 	// HeaderPrefix + id is an image's header object.
 	HeaderPrefix = "rbd_header."
 	// DataPrefix + id is the object prefix of an image's data objects:
-	// rbd_data.<id>.<object number as %016x>. (rbd_object_map.<id>, the
-	// object map's, is librbd's name for later work.)
+	// rbd_data.<id>.<object number as %016x>. (ObjectMapPrefix names the
+	// object maps.)
 	DataPrefix = "rbd_data."
 )
 
@@ -29,8 +29,9 @@ const (
 const (
 	FeatureLayering   uint64 = 1 << 0
 	FeatureStripingV2 uint64 = 1 << 1
-	// Features is every feature this version knows.
-	Features = FeatureLayering | FeatureStripingV2
+	// Features is every feature this version knows (FeatureObjectMap:
+	// objectmap.go).
+	Features = FeatureLayering | FeatureStripingV2 | FeatureObjectMap
 )
 
 // Bounds of a header.

@@ -1,12 +1,14 @@
 package mdcache
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cuttlestore/cuttle/internal/mds/journal"
 	"github.com/cuttlestore/cuttle/internal/mds/locker"
@@ -36,6 +38,8 @@ type cfrag struct {
 	// isNew: the object may not exist yet; removed: the directory is
 	// gone and the object is to be deleted.
 	isNew, removed bool
+	// elem is f's place in the cache's LRU list (evict.go).
+	elem *list.Element
 }
 
 func (f *cfrag) isDirty() bool { return f.hdrDirty || len(f.dirty) > 0 }
@@ -91,7 +95,13 @@ type Cache struct {
 	reqSeq    locker.ReqID
 	waits     map[locker.ReqID]*waiter
 	purging   map[mdtypes.Ino]bool
-	lastWB    int64 // unix nanos of the last write-back round
+	// lru orders the cached fragments, most recently used first;
+	// evictDue says a read took the cache past CacheInodes.
+	lru      *list.List
+	evictDue atomic.Bool
+	// truncs are the truncations whose data is not yet cut (trunc.go).
+	truncs map[mdtypes.Ino]*pendingTrunc
+	lastWB int64 // unix nanos of the last write-back round
 	// group commit: one flush in flight; waiters appended meanwhile go
 	// with the next.
 	flushing  bool
@@ -135,6 +145,7 @@ func (c *Cache) cachedFrag(k fragKey) *cfrag { return c.frags[k] }
 func (c *Cache) loadFrag(ctx context.Context, k fragKey) (*cfrag, error) {
 	for {
 		if f := c.frags[k]; f != nil {
+			c.lruTouch(f)
 			return f, nil
 		}
 		if ch, ok := c.loading[k]; ok {
@@ -178,6 +189,10 @@ func (c *Cache) insertFrag(k fragKey, fr *mdstore.Fragment) *cfrag {
 		}
 	}
 	c.frags[k] = f
+	c.lruTouch(f)
+	if len(c.inodes) > c.cfg.CacheInodes {
+		c.evictDue.Store(true)
+	}
 	return f
 }
 

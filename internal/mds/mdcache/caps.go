@@ -286,6 +286,7 @@ func (c *Cache) finishActions(ctx context.Context, acts []locker.Action) {
 		c.mu.Lock()
 		c.run(w.r)
 	}
+	c.evictIfDue()
 }
 
 // SessionOpened records a client's new session.
@@ -403,6 +404,7 @@ func (c *Cache) Resume() {
 			strays = append(strays, ino)
 		}
 	}
+	c.finishReplayedTruncs()
 	c.finishActions(context.Background(), acts)
 	for _, ino := range strays {
 		c.maybePurge(ino)
@@ -414,6 +416,11 @@ func (c *Cache) Resume() {
 // background.
 func (c *Cache) Tick(now time.Time) {
 	c.mu.Lock()
+	if len(c.inodes) > c.cfg.CacheInodes {
+		// Fragments written back since the last eviction may go now.
+		c.evict()
+	}
+	c.retryTruncs()
 	acts := c.lk.Tick(now)
 	due := now.UnixNano()-c.lastWB >= int64(c.cfg.WriteBackEvery) ||
 		c.jw.WritePos()-c.jw.Header().ExpirePos >= c.cfg.WriteBackBytes

@@ -67,6 +67,11 @@ type Config struct {
 	// JournalObjectSize is the object size of a new journal (default
 	// 4 MiB).
 	JournalObjectSize uint32
+	// CacheInodes bounds the inodes the cache holds (default 100,000;
+	// mds_cache_size): past it, clean fragments are evicted least
+	// recently used first (evict.go). Dirty and pinned state stays, so
+	// the bound is soft.
+	CacheInodes int
 	// Events are callbacks for what the engine does in the background
 	// (for metrics and tests); nil fields are not called.
 	Events Events
@@ -78,6 +83,10 @@ type Events struct {
 	// Purged: an unlinked file's data and stray dentry are gone (err
 	// nil), or removing its data failed (it stays a stray).
 	Purged func(ino uint64, err error)
+	// Truncated: a shrunk file's data past its new size is cut and
+	// that is journaled (err nil), or cutting it failed (it is retried
+	// by the rank's next holder).
+	Truncated func(ino uint64, err error)
 }
 
 func (c Config) withDefaults() Config {
@@ -102,6 +111,9 @@ func (c Config) withDefaults() Config {
 	if c.RevokeTimeout <= 0 {
 		c.RevokeTimeout = 60 * time.Second
 	}
+	if c.CacheInodes <= 0 {
+		c.CacheInodes = 100_000
+	}
 	if c.JournalObjectSize == 0 {
 		c.JournalObjectSize = 4 << 20
 	}
@@ -118,4 +130,5 @@ type Stats struct {
 	Replies      uint64 // safe replies sent
 	Caps         int    // caps held by clients
 	Strays       int    // unlinked inodes waiting to be purged
+	Evicted      uint64 // clean fragments evicted from the cache
 }

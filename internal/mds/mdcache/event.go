@@ -6,6 +6,7 @@ import (
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/striper/layout"
 )
 
 // Event is one entry of the rank's journal (docs/FORMATS.md, "MDS journal
@@ -35,6 +36,29 @@ type Event struct {
 	// ranges given back to it.
 	InoAlloc []mdtypes.Range
 	InoFree  []mdtypes.Range
+	// Truncs are the truncations the change began (version 2): the
+	// data a file had past its new size is removed after the event is
+	// durable, and replay finishes those not recorded done.
+	Truncs []Trunc
+	// TruncsDone are files whose data was cut (version 2): every
+	// truncation of Ino begun by an event at or before journal
+	// position Pos is finished.
+	TruncsDone []TruncDone
+}
+
+// Trunc is a truncation begun: file Ino's data past To, up to From (the
+// size it had), is to be removed, striped as Layout.
+type Trunc struct {
+	Ino      mdtypes.Ino
+	From, To uint64
+	Layout   layout.Layout
+}
+
+// TruncDone says the truncations of Ino begun at journal positions up
+// to Pos are finished.
+type TruncDone struct {
+	Ino mdtypes.Ino
+	Pos uint64
 }
 
 // FragDelta is what an event changed in one directory fragment.
@@ -56,12 +80,14 @@ const (
 	maxEventDentry = 1 << 12 // dentries set or removed in one fragment
 	maxDentryValue = 2 << 20 // one encoded dentry (an inode with 1 MiB of xattrs)
 	maxEventRanges = 1 << 10
+	maxEventTruncs = 1 << 10
 )
 
-// Marshal encodes e (version 1).
+// Marshal encodes e (version 2: version 1 and the truncations; a
+// version-1 decoder reads the rest and skips them).
 func (e *Event) Marshal() []byte {
 	var en encoding.Encoder
-	m := en.Begin(1, 1)
+	m := en.Begin(2, 1)
 	en.Uvarint(uint64(e.Client))
 	en.Uvarint(e.Tid)
 	en.Uvarint(e.OldestTid)
@@ -78,6 +104,18 @@ func (e *Event) Marshal() []byte {
 	}
 	encodeRanges(&en, e.InoAlloc)
 	encodeRanges(&en, e.InoFree)
+	en.Uvarint(uint64(len(e.Truncs)))
+	for _, tr := range e.Truncs {
+		en.Uint64(uint64(tr.Ino))
+		en.Uvarint(tr.From)
+		en.Uvarint(tr.To)
+		tr.Layout.Encode(&en)
+	}
+	en.Uvarint(uint64(len(e.TruncsDone)))
+	for _, td := range e.TruncsDone {
+		en.Uint64(uint64(td.Ino))
+		en.Uvarint(td.Pos)
+	}
 	en.End(m)
 	return en.Data()
 }
@@ -112,7 +150,7 @@ func encodeRanges(en *encoding.Encoder, rs []mdtypes.Range) {
 func UnmarshalEvent(b []byte) (*Event, error) {
 	d := encoding.NewDecoder(b)
 	e := &Event{}
-	d.Begin(1)
+	v := d.Begin(2)
 	e.Client = ClientID(d.Uvarint())
 	e.Tid = d.Uvarint()
 	e.OldestTid = d.Uvarint()
@@ -145,6 +183,9 @@ func UnmarshalEvent(b []byte) (*Event, error) {
 	}
 	e.InoAlloc = decodeRanges(d)
 	e.InoFree = decodeRanges(d)
+	if v >= 2 {
+		e.decodeTruncs(d)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return nil, fmt.Errorf("mdcache: journal event: %w", err)
@@ -224,4 +265,36 @@ func decodeRanges(d *encoding.Decoder) []mdtypes.Range {
 		rs = append(rs, r)
 	}
 	return rs
+}
+
+func (e *Event) decodeTruncs(d *encoding.Decoder) {
+	n := d.Count(12)
+	if n > maxEventTruncs {
+		d.Fail(fmt.Errorf("%w: %d truncations in one event", encoding.ErrCorrupt, n))
+		return
+	}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		tr := Trunc{Ino: mdtypes.Ino(d.Uint64()), From: d.Uvarint(), To: d.Uvarint()}
+		tr.Layout.Decode(d)
+		if d.Err() != nil {
+			return
+		}
+		if tr.To >= tr.From {
+			d.Fail(fmt.Errorf("%w: truncation of %v from %d to %d", encoding.ErrCorrupt, tr.Ino, tr.From, tr.To))
+			return
+		}
+		if err := tr.Layout.Validate(); err != nil {
+			d.Fail(fmt.Errorf("%w: truncation of %v: %w", encoding.ErrCorrupt, tr.Ino, err))
+			return
+		}
+		e.Truncs = append(e.Truncs, tr)
+	}
+	n = d.Count(9)
+	if n > maxEventTruncs {
+		d.Fail(fmt.Errorf("%w: %d finished truncations in one event", encoding.ErrCorrupt, n))
+		return
+	}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		e.TruncsDone = append(e.TruncsDone, TruncDone{Ino: mdtypes.Ino(d.Uint64()), Pos: d.Uvarint()})
+	}
 }

@@ -24,9 +24,11 @@ func sampleEvent() *Event {
 			{Dir: 0x10000000002, Frag: 0, Header: mdtypes.FragHeader{Version: 1}, New: true},
 			{Dir: 0x10000000003, Frag: 0, Header: mdtypes.FragHeader{Version: 4}, Removed: true},
 		},
-		Bases:    []*mdtypes.Inode{root},
-		InoAlloc: []mdtypes.Range{{Start: 0x10000000000, Len: 1024}},
-		InoFree:  []mdtypes.Range{{Start: 0x10000000003, Len: 1}},
+		Bases:      []*mdtypes.Inode{root},
+		InoAlloc:   []mdtypes.Range{{Start: 0x10000000000, Len: 1024}},
+		InoFree:    []mdtypes.Range{{Start: 0x10000000003, Len: 1}},
+		Truncs:     []Trunc{{Ino: file.Ino, From: 1 << 30, To: 10, Layout: l}},
+		TruncsDone: []TruncDone{{Ino: 0x10000000004, Pos: 4096}},
 	}
 }
 
@@ -64,6 +66,8 @@ func TestEventRejects(t *testing.T) {
 		"empty range":     func(e *Event) { e.InoFree = []mdtypes.Range{{Start: 5}} },
 		"not a base":      func(e *Event) { e.Bases[0].Ino = 0x10000000009 },
 		"bad frag":        func(e *Event) { e.Frags[0].Frag = mdtypes.Frag(0x01000001) },
+		"trunc upwards":   func(e *Event) { e.Truncs[0].To = e.Truncs[0].From },
+		"trunc layout":    func(e *Event) { e.Truncs[0].Layout.StripeUnit = 0 },
 	} {
 		e := sampleEvent()
 		mut(e)

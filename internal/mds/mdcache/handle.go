@@ -54,6 +54,7 @@ func (c *Cache) Handle(ctx context.Context, client ClientID, req *wire.ClientReq
 		return
 	}
 	c.run(r)
+	c.evictIfDue()
 }
 
 // run runs r's operation (c.mu held; released on return).
@@ -354,6 +355,7 @@ func (c *Cache) fragRetry(r *request, dir *mdtypes.Inode, name string) (*cfrag, 
 	}
 	k := fragKey{dir.Ino, fr}
 	if f := c.frags[k]; f != nil {
+		c.lruTouch(f)
 		return f, nil
 	}
 	if _, err := c.loadFrag(r.ctx, k); err != nil {

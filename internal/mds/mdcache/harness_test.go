@@ -23,6 +23,10 @@ type fsCluster struct {
 	inc      uint64 // the incarnation of the last Open
 	opened   int
 	mdsConns []*rados.Conn
+	// events are the callbacks the next open gives the engine.
+	events Events
+	// cacheInodes is the next open's CacheInodes (0: the default).
+	cacheInodes int
 }
 
 func newFS(t *testing.T, seed uint64) *fsCluster {
@@ -62,7 +66,8 @@ func (fs *fsCluster) open(t *testing.T, ob *outbox) *Cache {
 		ob = &outbox{autoAck: true}
 	}
 	c, err := Open(context.Background(), Config{Meta: meta, Conn: conn, DataPool: fs.data, Incarnation: fs.inc,
-		Clock: clock.Real(), Logger: sim.Logger("mds"), Outbox: ob, JournalObjectSize: 1 << 20})
+		Clock: clock.Real(), Logger: sim.Logger("mds"), Outbox: ob, JournalObjectSize: 1 << 20, Events: fs.events,
+		CacheInodes: fs.cacheInodes})
 	if err != nil {
 		t.Fatal(err)
 	}

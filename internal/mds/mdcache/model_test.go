@@ -317,11 +317,27 @@ func TestCrashAfterEveryOp(t *testing.T) {
 	}
 }
 
+// The same with a cache bound far below the namespace's size and a
+// write-back every few operations: fragments are evicted and read back
+// all the time, and the answers stay the model's.
+func TestModelTinyCache(t *testing.T) {
+	for seed := range uint64(2) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { modelRunCache(t, 200+seed, 200, 40, 14) })
+	}
+}
+
 // modelRun runs ops random operations and crashes about once in
 // crashEvery.
 func modelRun(t *testing.T, seed uint64, ops, crashEvery int) {
+	modelRunCache(t, seed, ops, crashEvery, 0)
+}
+
+// modelRunCache is modelRun with the cache bounded to cacheInodes (0:
+// the default) and, when bounded, a write-back every 5 operations.
+func modelRunCache(t *testing.T, seed uint64, ops, crashEvery, cacheInodes int) {
 	synctest.Test(t, func(t *testing.T) {
 		fs := newFS(t, seed)
+		fs.cacheInodes = cacheInodes
 		rng := rand.New(rand.NewPCG(seed, 38))
 		c := fs.open(t, nil)
 		tc := &tclient{c: c, id: 1}
@@ -332,6 +348,11 @@ func modelRun(t *testing.T, seed uint64, ops, crashEvery int) {
 			rep := tc.do(req)
 			if got := syscall.Errno(-rep.Result); got != want {
 				t.Fatalf("op %d: %v %q (from %q): errno %d (%v), the model says %d (%v)", i, req.Op, req.Path.Path, req.Path2.Path, got, got, want, want)
+			}
+			if cacheInodes > 0 && i%5 == 4 {
+				if err := c.WriteBack(context.Background()); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if rng.IntN(crashEvery) != 0 {
 				continue
@@ -354,6 +375,9 @@ func modelRun(t *testing.T, seed uint64, ops, crashEvery int) {
 			c = fs.open(t, nil)
 			tc.c = c
 			m.check(t, tc, fmt.Sprintf("after op %d (%v) and a crash (point %d)", i, req.Op, point))
+		}
+		if cacheInodes > 0 && c.Stats().Evicted == 0 {
+			t.Fatal("a tiny cache evicted nothing")
 		}
 		if err := c.Close(context.Background()); err != nil {
 			t.Fatal(err)

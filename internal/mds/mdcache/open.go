@@ -1,6 +1,7 @@
 package mdcache
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -33,7 +34,7 @@ func Open(ctx context.Context, cfg Config) (*Cache, error) {
 	c := &Cache{cfg: cfg, log: log, store: store,
 		frags: map[fragKey]*cfrag{}, inodes: map[mdtypes.Ino]*cinode{}, loading: map[fragKey]chan struct{}{},
 		dirtyBases: map[mdtypes.Ino]struct{}{}, backtraces: map[mdtypes.Ino]struct{}{},
-		completed: map[ClientID]*clientReqs{}, waits: map[locker.ReqID]*waiter{}, purging: map[mdtypes.Ino]bool{},
+		completed: map[ClientID]*clientReqs{}, waits: map[locker.ReqID]*waiter{}, purging: map[mdtypes.Ino]bool{}, truncs: map[mdtypes.Ino]*pendingTrunc{}, lru: list.New(),
 		lk:      locker.New(locker.Rank(cfg.Rank), locker.Config{RevokeEvict: cfg.RevokeTimeout}),
 		dataIOs: map[int64]*rados.IOContext{}, reconnected: map[ClientID]bool{}}
 	if err := store.Mkfs(ctx, cfg.DataPool, c.now()); err != nil {
@@ -53,7 +54,7 @@ func Open(ctx context.Context, cfg Config) (*Cache, error) {
 			return err
 		}
 		entries++
-		return c.applyEvent(ctx, ev)
+		return c.applyEvent(ctx, ev, e.Pos)
 	})
 	if errors.Is(err, rados.ErrNotFound) {
 		jw, err = journal.Create(ctx, jcfg)
@@ -104,7 +105,7 @@ func (c *Cache) loadRank(ctx context.Context) error {
 // object is gone — removed by a later change written back before a
 // crash — starts empty), base inodes, inode-table changes (skipped
 // where the table already holds them) and the completed request.
-func (c *Cache) applyEvent(ctx context.Context, ev *Event) error {
+func (c *Cache) applyEvent(ctx context.Context, ev *Event, pos uint64) error {
 	for i := range ev.Frags {
 		fd := &ev.Frags[i]
 		k := fragKey{fd.Dir, fd.Frag}
@@ -141,6 +142,7 @@ func (c *Cache) applyEvent(ctx context.Context, ev *Event) error {
 	if ev.Client != 0 {
 		c.remember(ev.Client, ev.Tid, ev.OldestTid, completion{ev.Result, ev.CreatedIno})
 	}
+	c.noteTruncs(ev, pos)
 	return nil
 }
 

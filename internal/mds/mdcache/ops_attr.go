@@ -1,14 +1,12 @@
 package mdcache
 
 import (
-	"context"
 	"strings"
 	"syscall"
 
 	"github.com/cuttlestore/cuttle/internal/mds/locker"
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 	"github.com/cuttlestore/cuttle/internal/wire"
-	"github.com/cuttlestore/cuttle/striper"
 )
 
 // Setxattr flags, as setxattr(2)'s.
@@ -56,7 +54,11 @@ func (c *Cache) opSetattr(r *request) (*txn, error) {
 			}
 		}
 	}
-	if m&(wire.AttrAtime|wire.AttrMtime) != 0 {
+	// A time set to now comes as AttrAtime|AttrAtimeNow (the kernel's and
+	// fsclient's utimensat(UTIME_NOW)): only a time given explicitly
+	// needs ownership; now needs write permission.
+	explicit := m&wire.AttrAtime != 0 && m&wire.AttrAtimeNow == 0 || m&wire.AttrMtime != 0 && m&wire.AttrMtimeNow == 0
+	if explicit {
 		if err := timesCheck(r.cr, in, true); err != nil {
 			return nil, err
 		}
@@ -128,36 +130,6 @@ func (c *Cache) opSetattr(r *request) (*txn, error) {
 func (c *Cache) writing(client ClientID, ino mdtypes.Ino) bool {
 	cp, ok := c.lk.Cap(locker.Ino(ino), locker.ClientID(client))
 	return ok && cp.Wanted&locker.FileWrite != 0
-}
-
-// truncate sets a file's size; the data past the new size is removed
-// once the change is durable.
-func (c *Cache) truncate(t *txn, ci *cinode, size uint64) {
-	old := ci.in.Size
-	if size == old {
-		return
-	}
-	ci.in.Size = size
-	c.addRStat(t, c.parentDir(ci), int64(size)-int64(old), 0, 0)
-	if size > old || ci.in.Layout == nil {
-		return
-	}
-	l, ino := *ci.in.Layout, ci.in.Ino
-	t.after = append(t.after, func() {
-		io, err := c.dataIO(l.Pool)
-		if err == nil {
-			var s *striper.Striper
-			if s, err = striper.New(io, l, striper.Options{}); err == nil {
-				err = s.Truncate(context.Background(), uint64(ino), old, size)
-			}
-		}
-		if err != nil {
-			c.log.Warn("truncating a file's data failed", "ino", ino, "from", old, "to", size, "err", err)
-		}
-		c.mu.Lock()
-		c.backtraces[ino] = struct{}{} // object 0 may have gone with its backtrace
-		c.mu.Unlock()
-	})
 }
 
 // parentDir is the directory holding ci's primary dentry (nil for a

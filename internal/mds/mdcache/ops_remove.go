@@ -44,7 +44,9 @@ func (c *Cache) opUnlink(r *request) (*txn, error) {
 	}
 	dir.in.Mtime, dir.in.Ctime = now, now
 	t.dirtyInode(dir)
-	r.rep.Trace = c.trace(r, steps)
+	// The trace ends with the removed inode, its link count lowered, so a
+	// client that holds it open (fstat after unlink) sees nlink change.
+	r.rep.Trace = c.trace(r, append(steps, step{name: last.name, ci: victim}))
 	return t, nil
 }
 

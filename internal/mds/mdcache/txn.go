@@ -86,6 +86,7 @@ func (t *txn) newFrag(dir mdtypes.Ino) *cfrag {
 	f := &cfrag{key: k, dentries: map[string]*mdtypes.Dentry{}, dirty: map[string]struct{}{}, isNew: true}
 	f.hdr.Version = 1
 	t.c.frags[k] = f
+	t.c.lruTouch(f)
 	t.news[k] = true
 	t.touch(k, "")
 	return f
@@ -150,11 +151,12 @@ func (t *txn) commit() error {
 	if t.ev.Client != 0 {
 		c.remember(t.ev.Client, t.ev.Tid, t.ev.OldestTid, completion{t.ev.Result, t.ev.CreatedIno})
 	}
-	_, _, err := c.jw.Append(t.ev.Marshal())
+	pos, _, err := c.jw.Append(t.ev.Marshal())
 	if err != nil {
 		c.failed = err
 		return err
 	}
+	c.noteTruncs(&t.ev, pos)
 	return nil
 }
 

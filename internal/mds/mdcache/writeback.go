@@ -18,6 +18,11 @@ type testHooks struct {
 	failWrite int
 	// skipTrim ends a write-back before it trims the journal.
 	skipTrim bool
+	// noTruncData skips cutting a truncated file's data, as a crash
+	// after the setattr is durable and before the data is cut would.
+	noTruncData bool
+	// failTruncData fails that many cuts of truncated files' data.
+	failTruncData int
 }
 
 var errCrashPoint = errors.New("mdcache: crash point (test)")
@@ -57,6 +62,12 @@ func (c *Cache) WriteBack(ctx context.Context) error {
 		c.restore(round)
 		return err
 	}
+	// What was written back may be evicted now.
+	c.mu.Lock()
+	if len(c.inodes) > c.cfg.CacheInodes {
+		c.evict()
+	}
+	c.mu.Unlock()
 	if c.hooks != nil && c.hooks.skipTrim {
 		return nil
 	}
@@ -71,7 +82,7 @@ func (c *Cache) WriteBack(ctx context.Context) error {
 func (c *Cache) takeDirty() *wbRound {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &wbRound{pos: c.jw.WritePos()}
+	r := &wbRound{pos: c.trimLimit(c.jw.WritePos())}
 	for k, f := range c.frags {
 		if !f.isDirty() && !f.removed {
 			continue

@@ -378,9 +378,11 @@ func (s *Server) sendTo(c ClientID, msg msgr.Message) {
 	s.mu.Lock()
 	conn := s.conns[c]
 	s.mu.Unlock()
-	if conn != nil {
-		trySend(conn, msg)
+	if conn == nil {
+		s.log.Debug("dropping a message for a client without a session", "client", c, "type", msg.Type)
+		return
 	}
+	trySend(conn, msg)
 }
 
 // Fence implements Outbox: client c is blocklisted (in the background)
@@ -403,13 +405,19 @@ func (s *Server) Fence(c ClientID, reason string) {
 	if conn != nil {
 		sendSession(conn, wire.ClientSession{Op: wire.SessionClose, Reason: "evicted: " + reason})
 	}
+	// The engine may be asking from inside its own calls: it is called
+	// back on another goroutine.
 	go func() {
 		defer s.inflight.Done()
-		if err := s.cfg.cluster.Fence(ctx, ClientFenceAddr(c), ClientFenceExpire); err != nil && ctx.Err() == nil {
-			s.log.Error("cannot blocklist a client", "client", c, "err", err)
-		}
 		if had && eng != nil {
 			eng.SessionEnded(c, endEvicted)
+		}
+		if err := s.cfg.cluster.Fence(ctx, ClientFenceAddr(c), ClientFenceExpire); err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("cannot blocklist a client; its caps keep blocking others", "client", c, "err", err)
+			}
+		} else if eng != nil {
+			eng.Fenced(c)
 		}
 		s.forget(ctx, c)
 	}()
@@ -429,9 +437,10 @@ func sendForward(conn *msgr.Session, f wire.ClientRequestForward) {
 
 // trySend queues msg without blocking; a full or closed session drops
 // it (the client resends, or its session times out).
-func trySend(conn *msgr.Session, msg msgr.Message) {
+func trySend(conn *msgr.Session, msg msgr.Message) bool {
 	if conn == nil {
-		return
+		return false
 	}
-	_, _ = conn.TrySend(msg)
+	ok, err := conn.TrySend(msg)
+	return ok && err == nil
 }

@@ -44,6 +44,10 @@ type Engine interface {
 	// SessionOpened and SessionEnded follow the server's sessions.
 	SessionOpened(client ClientID)
 	SessionEnded(client ClientID, reason locker.EndReason)
+	// Fenced says that the blocklist entry Outbox.Fence asked for is in
+	// the OSD map the daemon has: the client's caps stop blocking
+	// others.
+	Fenced(client ClientID)
 	// Tick is called about once a second.
 	Tick(now time.Time)
 	// Close stops serving, flushes the journal and writes back what is
@@ -62,9 +66,25 @@ type OpenConfig struct {
 	Clock       clock.Clock
 	Logger      *slog.Logger
 	Outbox      Outbox
+	// CacheInodes bounds the inodes the engine caches (mds_cache_size;
+	// 0: the engine's default).
+	CacheInodes int
 }
 
 // Opener opens the engine for a rank: it replays the rank's journal and
 // returns when the rank can serve (the contract's mdcache.Open). The
 // daemon passes the real engine's.
 type Opener func(ctx context.Context, cfg OpenConfig) (Engine, error)
+
+// EngineStats are the engine's counters the daemon exports as metrics.
+type EngineStats struct {
+	Inodes, Dentries, DirtyFrags int
+	JournalBytes                 uint64 // the journal past its expire position
+	Caps, Strays                 int
+}
+
+// StatsEngine is an Engine that reports its counters (the real one does).
+type StatsEngine interface {
+	Engine
+	Stats() EngineStats
+}

@@ -54,6 +54,9 @@ type Config struct {
 	Map MapSource
 	// Open opens the engine for a rank. Required.
 	Open Opener
+	// Follow follows a rank's journal while the daemon is its
+	// standby-replay follower (optional).
+	Follow Follower
 	// ReconnectTimeout bounds the reconnect phase (mds_reconnect_timeout).
 	ReconnectTimeout time.Duration
 	// TickInterval is how often sessions are checked and the engine
@@ -64,9 +67,12 @@ type Config struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
 
-	// cluster and sessions replace the rados-backed ones (tests).
+	// cluster and sessions replace the rados-backed ones (tests);
+	// changed, if set, is called after every change of phase (tests
+	// wait on it).
 	cluster  cluster
 	sessions func(meta *rados.IOContext) sessionStore
+	changed  func()
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -162,6 +168,14 @@ type Status struct {
 	Counters Counters
 }
 
+// Engine returns the engine of the rank the server holds (nil while it
+// holds none), for the daemon's metrics.
+func (s *Server) Engine() Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.engine
+}
+
 // Status returns the server's state.
 func (s *Server) Status() Status {
 	s.mu.Lock()
@@ -250,6 +264,21 @@ func (s *Server) follow(ctx context.Context) error {
 	}
 }
 
+// setPhase moves the server to p.
+func (s *Server) setPhase(p phase) {
+	s.mu.Lock()
+	s.phase = p
+	s.mu.Unlock()
+	s.notify()
+}
+
+// notify tells a test that something changed.
+func (s *Server) notify() {
+	if s.cfg.changed != nil {
+		s.cfg.changed()
+	}
+}
+
 func (s *Server) currentPhase() phase {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -267,8 +296,9 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 	log := s.log.With("fs", f.Name, "rank", rep.Rank)
 	start := s.cfg.Clock.Now()
 	s.mu.Lock()
-	s.phase, s.fs, s.rank = phaseReplay, rep.FS, rep.Rank
+	s.fs, s.rank = rep.FS, rep.Rank
 	s.mu.Unlock()
+	s.setPhase(phaseReplay)
 	log.Info("taking the rank", "state", rep.State, "epoch", rep.Epoch)
 
 	if prev, ok := s.holders.Previous(rep.FS, rep.Rank); ok {
@@ -313,9 +343,9 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 		// Reports are taken from here on; the timeout runs from when the
 		// map tells the clients.
 		s.mu.Lock()
-		s.phase = phaseReconnect
 		s.recon = newReconnectWait(clients, s.cfg.Clock.Now(), s.cfg.ReconnectTimeout)
 		s.mu.Unlock()
+		s.setPhase(phaseReconnect)
 		if err := s.reach(ctx, mdsmap.StateReconnect); err != nil {
 			return err
 		}
@@ -330,6 +360,7 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 	pending := s.pending
 	s.pending = nil
 	s.mu.Unlock()
+	s.notify()
 	for _, p := range pending {
 		p()
 	}
@@ -480,6 +511,7 @@ func (s *Server) shutdown() {
 	s.mu.Lock()
 	s.phase = phaseStopping
 	eng := s.engine
+	defer s.notify()
 	pending := len(s.pending)
 	s.pending = nil
 	s.mu.Unlock()

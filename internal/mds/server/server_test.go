@@ -22,6 +22,7 @@ import (
 // it: publish sets what the next reply says; SetState is taken when the
 // map's rules allow it (mdsmap.CanAdvance), as the monitors take it.
 type scriptMap struct {
+	poke    func()
 	mu      sync.Mutex
 	last    wire.MDSBeaconReply
 	m       *mdsmap.Map
@@ -57,6 +58,7 @@ func (f *scriptMap) Next(ctx context.Context, seq uint64) (wire.MDSBeaconReply, 
 			f.mu.Lock()
 			f.seen = max(f.seen, last.Seq)
 			f.mu.Unlock()
+			f.poke()
 			return last, nil
 		}
 		select {
@@ -98,12 +100,14 @@ type recEngine struct {
 	calls  []string
 	outbox Outbox
 	cfg    OpenConfig
+	poke   func()
 }
 
 func (e *recEngine) note(format string, args ...any) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.calls = append(e.calls, fmt.Sprintf(format, args...))
+	e.mu.Unlock()
+	e.poke()
 }
 
 func (e *recEngine) log() []string {
@@ -131,6 +135,7 @@ func (e *recEngine) SessionOpened(c ClientID) { e.note("opened %d", c) }
 func (e *recEngine) SessionEnded(c ClientID, r locker.EndReason) {
 	e.note("ended %d %d", c, r)
 }
+func (e *recEngine) Fenced(c ClientID)           { e.note("fenced %d", c) }
 func (e *recEngine) Tick(time.Time)              {}
 func (e *recEngine) Close(context.Context) error { e.note("close"); return nil }
 
@@ -208,6 +213,23 @@ type rig struct {
 	store   *memSessions
 	cancel  context.CancelFunc
 	done    chan error
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced at every change
+}
+
+// poke says that the server, the engine or the cluster changed.
+func (r *rig) poke() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+func (r *rig) changes() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
 }
 
 const mdsAddr = "10.0.0.1:6800"
@@ -228,7 +250,9 @@ func fsMap() *mdsmap.Map {
 func newRig(t *testing.T, records ...sessionRecord) *rig {
 	t.Helper()
 	r := &rig{t: t, net: memnet.New(memnet.Config{}), script: newScriptMap(), eng: &recEngine{},
-		store: &memSessions{m: map[ClientID]sessionRecord{}}, done: make(chan error, 1)}
+		store: &memSessions{m: map[ClientID]sessionRecord{}}, done: make(chan error, 1), changed: make(chan struct{})}
+	r.eng.poke = r.poke
+	r.script.poke = r.poke
 	r.cluster = &recCluster{elog: r.eng}
 	for _, rec := range records {
 		r.store.m[rec.Client] = rec
@@ -239,7 +263,7 @@ func newRig(t *testing.T, records ...sessionRecord) *rig {
 			r.eng.outbox, r.eng.cfg = cfg.Outbox, cfg
 			return r.eng, nil
 		},
-		cluster: r.cluster, sessions: func(*rados.IOContext) sessionStore { return r.store }})
+		cluster: r.cluster, sessions: func(*rados.IOContext) sessionStore { return r.store }, changed: r.poke})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,20 +326,20 @@ func (r *rig) waitPhase(p string) {
 	r.waitFor("phase "+p, func() bool { return r.srv.Status().Phase == p })
 }
 
-// waitFor polls cond on the server's own progress: each check follows a
-// beacon reply, a message or a call the test made, so it waits on
-// channels below, never on a fixed delay.
+// waitFor checks cond after each change the server, the engine, the
+// cluster or the script reports.
 func (r *rig) waitFor(what string, cond func() bool) {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting for %s; engine calls %v", what, r.eng.log())
+	deadline := time.After(10 * time.Second)
+	for {
+		ch := r.changes()
+		if cond() {
+			return
 		}
 		select {
-		case <-r.done:
-			r.t.Fatalf("the server stopped while waiting for %s", what)
-		case <-time.After(time.Millisecond):
+		case <-ch:
+		case <-deadline:
+			r.t.Fatalf("timed out waiting for %s; engine calls %v", what, r.eng.log())
 		}
 	}
 }
@@ -543,8 +567,12 @@ func TestFenceEvictsClient(t *testing.T) {
 		defer r.cluster.mu.Unlock()
 		return slices.Contains(r.cluster.fences, "client.gid.7")
 	})
-	r.waitFor("the session's end", func() bool {
-		return slices.Contains(r.eng.log(), fmt.Sprintf("ended 7 %d", locker.EndEvicted))
+	r.waitFor("the session's end, then the engine told of the fence", func() bool {
+		log := r.eng.log()
+		end := slices.Index(log, fmt.Sprintf("ended 7 %d", locker.EndEvicted))
+		fence := slices.Index(log, "fence client.gid.7")
+		fenced := slices.Index(log, "fenced 7")
+		return end >= 0 && fence > end && fenced > fence
 	})
 	if s := c.open(7, "/"); s.Op != wire.SessionReject || !strings.Contains(s.Reason, "EPERM") {
 		t.Fatalf("reopen after fence: %+v", s)

@@ -2,27 +2,43 @@ package server
 
 import (
 	"context"
-	"errors"
+	"log/slog"
+	"time"
 
-	"github.com/cuttlestore/cuttle/internal/mds/journal"
-	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
+	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/mdsmap"
+	"github.com/cuttlestore/cuttle/rados"
 )
 
+// FollowConfig is what a standby-replay daemon follows: rank's journal
+// in the metadata pool Meta, polled every Interval.
+type FollowConfig struct {
+	Meta     *rados.IOContext
+	Rank     int
+	Interval time.Duration
+	Clock    clock.Clock
+	Logger   *slog.Logger
+}
+
+// Follower follows a rank's journal until ctx ends (the daemon is given
+// the rank, or sent back to standby). The daemon passes the real one
+// (cacheengine.Follower: the journal's Follower); without one, a
+// standby-replay daemon waits as a standby does.
+type Follower func(ctx context.Context, cfg FollowConfig)
+
 // followJournal is a standby-replay daemon's work: it follows the
-// journal of the rank it stands behind (journal.Follower), polling every
-// FollowInterval, until ctx ends (it is given the rank, or sent back to
-// standby). The engine's API opens a rank by replaying its journal from
-// the expire position (mdcache.Open) and takes no entries from outside,
-// so what following buys today is that the metadata pool's connections
-// and the journal's objects are warm in the OSDs when the takeover
-// replays them, and that a journal the follower cannot read is noticed
-// (logged) before a failover depends on it. When the engine grows a
-// method to apply followed entries, Open will start from the follower's
-// position instead.
+// journal of the rank it stands behind until ctx ends. The engine's API
+// opens a rank by replaying its journal from the expire position
+// (mdcache.Open) and takes no entries from outside, so what following
+// buys today is that the metadata pool's connections and the journal's
+// objects are warm in the OSDs when the takeover replays them, and that
+// a journal the follower cannot read is noticed (logged) before a
+// failover depends on it. When the engine grows a method to apply
+// followed entries, Open will start from the follower's position
+// instead.
 func (s *Server) followJournal(ctx context.Context, m *mdsmap.Map, rep wire.MDSBeaconReply) {
-	if m == nil || m.FS[rep.FS] == nil {
+	if s.cfg.Follow == nil || m == nil || m.FS[rep.FS] == nil {
 		return
 	}
 	log := s.log.With("follows", rep.Rank)
@@ -31,19 +47,5 @@ func (s *Server) followJournal(ctx context.Context, m *mdsmap.Map, rep wire.MDSB
 		log.Warn("standby-replay: no metadata pool", "err", err)
 		return
 	}
-	f, err := journal.NewFollower(ctx, meta, uint64(mdtypes.JournalIno(int(rep.Rank))))
-	if err != nil {
-		if ctx.Err() == nil {
-			log.Warn("standby-replay: cannot follow the journal yet", "err", err)
-		}
-		return
-	}
-	log.Info("standby-replay: following the rank's journal", "from", f.Pos())
-	var entries int
-	err = f.Follow(ctx, s.cfg.Clock, s.cfg.FollowInterval, func(journal.Entry) error { entries++; return nil })
-	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-		log.Info("standby-replay: stopped following", "entries", entries, "pos", f.Pos())
-		return
-	}
-	log.Warn("standby-replay: following stopped", "entries", entries, "err", err)
+	s.cfg.Follow(ctx, FollowConfig{Meta: meta, Rank: int(rep.Rank), Interval: s.cfg.FollowInterval, Clock: s.cfg.Clock, Logger: log})
 }

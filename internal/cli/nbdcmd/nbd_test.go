@@ -1,0 +1,223 @@
+package nbdcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	"github.com/cuttlestore/cuttle/internal/sim"
+	"github.com/cuttlestore/cuttle/rados"
+	"github.com/cuttlestore/cuttle/rbd"
+)
+
+func TestParseListen(t *testing.T) {
+	for in, want := range map[string]string{
+		"tcp://127.0.0.1:1234": "tcp://127.0.0.1:1234",
+		"tcp://localhost":      "tcp://localhost:10809",
+		"127.0.0.1:99":         "tcp://127.0.0.1:99",
+		"tcp://[::1]":          "tcp://[::1]:10809",
+		"unix:///run/x.sock":   "unix:///run/x.sock",
+	} {
+		got, err := parseListen(in)
+		if err != nil || got.String() != want {
+			t.Errorf("parseListen(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"unix://relative/x", "http://x:1", "tcp://", "tcp://h:1/path"} {
+		if _, err := parseListen(bad); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
+			t.Errorf("parseListen(%q): %v", bad, err)
+		}
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	for in, want := range map[string]spec{
+		"disk":        {pool: "rbd", image: "disk"},
+		"p/disk@snap": {pool: "p", image: "disk", snap: "snap"},
+	} {
+		if got, err := parseSpec(in); err != nil || got != want {
+			t.Errorf("parseSpec(%q) = %+v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"p/", "/x", "p/a/b", "disk@"} {
+		if _, err := parseSpec(bad); err == nil {
+			t.Errorf("parseSpec(%q) succeeded", bad)
+		}
+	}
+}
+
+// cluster starts a monitor and three OSDs on loopback TCP (real time:
+// the NBD clients are other processes) with images disk (4 MiB, with a
+// snapshot "s") and other.
+func cluster(t *testing.T) (DialFunc, *rbd.Pool) {
+	c := sim.New(t, sim.Options{TCP: true})
+	for _, h := range []string{"h1", "h2", "h3"} {
+		c.AddOSD(h)
+	}
+	c.Run("osd pool create", "pool", "rbd", "pg_num", "8", "size", "2")
+	c.WaitForEpoch(c.Epoch())
+	p, err := rbd.NewPool(c.Client("client.test"), "rbd", rbd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"disk", "other"} {
+		if err := p.Create(ctx, name, 4<<20, rbd.CreateOptions{Order: 20}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img, err := p.Open(ctx, "disk", rbd.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := img.SnapCreate(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	// Connections made beforehand: the commands run on other goroutines,
+	// where a test may not fail.
+	conns := make(chan *rados.Conn, 8)
+	for range cap(conns) {
+		conns <- c.Client("client.nbd")
+	}
+	return func(context.Context) (*rados.Conn, error) { return <-conns, nil }, p
+}
+
+// command runs "cuttle nbd args..." with JSON output into w.
+func command(ctx context.Context, dial DialFunc, w io.Writer, args ...string) error {
+	out := &cmdutil.Output{Format: cmdutil.FormatJSON, W: w}
+	root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
+	AddNBDCommands(root, out, dial)
+	root.SetOut(w)
+	root.SetErr(io.Discard)
+	root.SetArgs(append([]string{"nbd"}, args...))
+	return root.ExecuteContext(ctx)
+}
+
+// startServe starts "cuttle nbd serve args..." and returns its startup line
+// and a stop function (the SIGTERM of the binary: its context ends) that
+// returns the command's error.
+func startServe(t *testing.T, dial DialFunc, args ...string) (startup, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := command(ctx, dial, pw, append([]string{"serve"}, args...)...)
+		pw.CloseWithError(io.EOF)
+		done <- err
+	}()
+	var st startup
+	if err := json.NewDecoder(pr).Decode(&st); err != nil {
+		cancel()
+		t.Fatalf("startup line: %v (serve: %v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { _ = stop() })
+	return st, stop
+}
+
+// `cuttle nbd serve` on TCP and a Unix socket: its startup line, nbd ls,
+// writes through qemu-io that are in the image after SIGTERM, and the
+// snapshot read-only.
+func TestServe(t *testing.T) {
+	for _, tool := range []string{"qemu-io", "nbdinfo"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Geteuid() != 0 {
+				t.Skipf("%s is not installed (apt-get install qemu-utils libnbd-bin)", tool)
+			}
+			t.Fatalf("%s is not installed: make deps installs it", tool)
+		}
+	}
+	dial, p := cluster(t)
+	sock := filepath.Join(t.TempDir(), "nbd.sock")
+	st, stop := startServe(t, dial, "rbd/disk", "disk@s", "--name", "vm", "--name", "vm-snap",
+		"--listen", "tcp://127.0.0.1:0", "--listen", "unix://"+sock)
+	want := []exportReport{{Name: "vm", Image: "rbd/disk", Size: 4 << 20}, {Name: "vm-snap", Image: "rbd/disk@s", Size: 4 << 20, ReadOnly: true}}
+	if len(st.Exports) != 2 || st.Exports[0] != want[0] || st.Exports[1] != want[1] || len(st.Listen) != 2 ||
+		!strings.HasPrefix(st.Listen[0], "tcp://127.0.0.1:") || st.Listen[1] != "unix://"+sock {
+		t.Fatalf("startup %+v", st)
+	}
+	tcp := strings.TrimPrefix(st.Listen[0], "tcp://")
+
+	var ls bytes.Buffer
+	if err := command(context.Background(), dial, &ls, "ls", "--connect", "unix://"+sock); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(strings.Fields(ls.String()), " "); !strings.Contains(got, `"name": "vm", "description": "rbd/disk", "size": 4194304, "read_only": false`) ||
+		!strings.Contains(got, `"name": "vm-snap", "description": "rbd/disk@s", "size": 4194304, "read_only": true`) {
+		t.Fatalf("nbd ls: %s", ls.String())
+	}
+	if out, err := exec.Command("qemu-io", "-f", "raw", "-c", "write -P 0x5a 1M 64k", "-c", "flush", "nbd://"+tcp+"/vm").CombinedOutput(); err != nil {
+		t.Fatalf("qemu-io: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("qemu-io", "-f", "raw", "-c", "write 0 512", "nbd+unix:///vm-snap?socket="+sock).CombinedOutput(); err == nil {
+		t.Fatalf("qemu-io wrote to the snapshot's export:\n%s", out)
+	}
+	if out, err := exec.Command("nbdinfo", "--map", "nbd://"+tcp+"/vm").CombinedOutput(); err != nil || !strings.Contains(strings.Join(strings.Fields(string(out)), " "), "1048576 65536 0 data") {
+		t.Fatalf("nbdinfo --map: %v\n%s", err, out)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("the Unix socket is left behind: %v", err)
+	}
+	img, err := p.Open(context.Background(), "disk", rbd.OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	if err := img.ReadAt(context.Background(), buf, 1<<20); err != nil || !bytes.Equal(buf, bytes.Repeat([]byte{0x5a}, len(buf))) {
+		t.Fatalf("the image after serve: %v", err)
+	}
+}
+
+// --all exports every image of a pool; the refusals people meet.
+func TestServeAllAndRefusals(t *testing.T) {
+	dial, _ := cluster(t)
+	st, stop := startServe(t, dial, "--all", "rbd", "--read-only", "--listen", "tcp://127.0.0.1:0")
+	if len(st.Exports) != 2 || st.Exports[0].Name != "disk" || st.Exports[1].Name != "other" || !st.Exports[0].ReadOnly || !st.Exports[1].ReadOnly {
+		t.Fatalf("startup %+v", st)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "name the images to export, or --all POOL (EINVAL)"},
+		{[]string{"nope"}, `no image "nope" in pool "rbd" (ENOENT)`},
+		{[]string{"disk@nope"}, `has no snapshot "nope" (ENOENT)`},
+		{[]string{"disk", "rbd/disk"}, `would both be export "disk": name them apart with --name (EINVAL)`},
+		{[]string{"disk", "--name", "a", "--name", "b"}, "2 --name for 1 images"},
+		{[]string{"disk", "--listen", "ftp://x"}, "the scheme is tcp:// or unix:// (EINVAL)"},
+	} {
+		err := command(context.Background(), dial, io.Discard, append([]string{"serve"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("serve %v: %v; want an error with %q", tc.args, err, tc.want)
+		}
+	}
+	err := command(context.Background(), dial, io.Discard, "ls", "--connect", "unix://"+filepath.Join(t.TempDir(), "none"))
+	if err == nil || !strings.Contains(err.Error(), "is cuttle nbd serve running there? (ECONNREFUSED)") {
+		t.Errorf("ls of no server: %v", err)
+	}
+}

@@ -1,0 +1,342 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cuttlestore/cuttle/encoding"
+)
+
+// ErrCorrupt: a stored record does not decode.
+var ErrCorrupt = errors.New("s3 meta: corrupt record")
+
+// Limits of what one record holds.
+const (
+	maxName  = 1024
+	maxMeta  = 64
+	maxValue = 8 << 10
+	// MaxParts bounds an object's extents (a completed multipart
+	// upload's parts) so its index entry stays under kv.MaxValueLen.
+	MaxParts = 3000
+)
+
+// Extent is a run of an object's bytes: a striped data object of Size bytes.
+type Extent struct {
+	ID   uint64
+	Size int64
+}
+
+// Entry is an object in a bucket's index.
+type Entry struct {
+	Size        int64
+	ETag        string // hex MD5, or md5-of-md5s "-N"; without quotes
+	MTime       time.Time
+	ContentType string
+	// Meta holds the user metadata (x-amz-meta-* lowercased, without
+	// the prefix) and, under their lowercased header names, the stored
+	// headers (content-encoding, cache-control, ...); see s3gw.
+	Meta map[string]string
+	// Extents are the data, in order.
+	Extents []Extent
+	// Deleted marks a tombstone: readers treat the key as absent. (The
+	// gateway wrote them while the kv store could not rebalance; none
+	// writes them now, and listings still skip them.)
+	Deleted bool
+}
+
+func encodeMap(e *encoding.Encoder, m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	e.Uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		e.String(k)
+		e.String(m[k])
+	}
+}
+
+func decodeMap(d *encoding.Decoder) map[string]string {
+	n := d.Count(2)
+	if n > maxMeta {
+		d.Fail(fmt.Errorf("%d metadata entries", n))
+		return nil
+	}
+	m := make(map[string]string, n)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		k := d.String(maxName)
+		m[k] = d.String(maxValue)
+	}
+	return m
+}
+
+// Encode returns the entry's encoding (version 1).
+func (en Entry) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Varint(en.Size)
+	e.String(en.ETag)
+	e.Varint(en.MTime.UnixNano())
+	e.String(en.ContentType)
+	encodeMap(&e, en.Meta)
+	e.Uvarint(uint64(len(en.Extents)))
+	for _, x := range en.Extents {
+		e.Uint64(x.ID)
+		e.Varint(x.Size)
+	}
+	e.Bool(en.Deleted)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeEntry decodes an index entry; errors wrap ErrCorrupt.
+func DecodeEntry(b []byte) (Entry, error) {
+	var en Entry
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	en.Size = d.Varint()
+	en.ETag = d.String(128)
+	en.MTime = time.Unix(0, d.Varint()).UTC()
+	en.ContentType = d.String(maxValue)
+	en.Meta = decodeMap(d)
+	n := d.Count(9)
+	if n > MaxParts {
+		d.Fail(fmt.Errorf("%d extents", n))
+	}
+	var sum int64
+	for i := 0; i < n && d.Err() == nil; i++ {
+		x := Extent{ID: d.Uint64(), Size: d.Varint()}
+		if x.Size < 0 {
+			d.Fail(fmt.Errorf("extent of %d bytes", x.Size))
+		}
+		sum += x.Size
+		en.Extents = append(en.Extents, x)
+	}
+	en.Deleted = d.Bool()
+	d.End()
+	if d.Err() == nil && !en.Deleted && sum != en.Size {
+		d.Fail(fmt.Errorf("extents hold %d bytes, size %d", sum, en.Size))
+	}
+	if err := d.Finish(); err != nil {
+		return Entry{}, fmt.Errorf("%w: index entry: %w", ErrCorrupt, err)
+	}
+	return en, nil
+}
+
+// Key is an access key.
+type Key struct {
+	Access, Secret string
+}
+
+// User is a gateway user.
+type User struct {
+	Name        string
+	DisplayName string
+	Keys        []Key
+	Created     time.Time
+}
+
+// Encode returns the user's encoding (version 1).
+func (u User) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(u.Name)
+	e.String(u.DisplayName)
+	e.Uvarint(uint64(len(u.Keys)))
+	for _, k := range u.Keys {
+		e.String(k.Access)
+		e.String(k.Secret)
+	}
+	e.Varint(u.Created.UnixNano())
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeUser decodes a user; errors wrap ErrCorrupt.
+func DecodeUser(b []byte) (User, error) {
+	var u User
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	u.Name = d.String(maxName)
+	u.DisplayName = d.String(maxName)
+	n := d.Count(2)
+	if n > 100 {
+		d.Fail(fmt.Errorf("%d keys", n))
+	}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		u.Keys = append(u.Keys, Key{Access: d.String(128), Secret: d.String(128)})
+	}
+	u.Created = time.Unix(0, d.Varint()).UTC()
+	d.End()
+	if err := d.Finish(); err != nil {
+		return User{}, fmt.Errorf("%w: user: %w", ErrCorrupt, err)
+	}
+	return u, nil
+}
+
+// Bucket is a bucket's record.
+type Bucket struct {
+	Name    string
+	Owner   string
+	ID      string // names its index and uploads; new at every create
+	Created time.Time
+	Region  string
+}
+
+// Encode returns the bucket's encoding (version 1).
+func (b Bucket) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(b.Name)
+	e.String(b.Owner)
+	e.String(b.ID)
+	e.Varint(b.Created.UnixNano())
+	e.String(b.Region)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeBucket decodes a bucket; errors wrap ErrCorrupt.
+func DecodeBucket(p []byte) (Bucket, error) {
+	var b Bucket
+	d := encoding.NewDecoder(p)
+	d.Begin(1)
+	b.Name = d.String(maxName)
+	b.Owner = d.String(maxName)
+	b.ID = d.String(maxName)
+	b.Created = time.Unix(0, d.Varint()).UTC()
+	b.Region = d.String(maxName)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return Bucket{}, fmt.Errorf("%w: bucket: %w", ErrCorrupt, err)
+	}
+	return b, nil
+}
+
+// Upload is a multipart upload in progress.
+type Upload struct {
+	Key, ID     string
+	Initiated   time.Time
+	ContentType string
+	Meta        map[string]string
+}
+
+// Encode returns the upload's encoding (version 1).
+func (u Upload) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(u.Key)
+	e.String(u.ID)
+	e.Varint(u.Initiated.UnixNano())
+	e.String(u.ContentType)
+	encodeMap(&e, u.Meta)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeUpload decodes an upload; errors wrap ErrCorrupt.
+func DecodeUpload(b []byte) (Upload, error) {
+	var u Upload
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	u.Key = d.String(maxName)
+	u.ID = d.String(maxName)
+	u.Initiated = time.Unix(0, d.Varint()).UTC()
+	u.ContentType = d.String(maxValue)
+	u.Meta = decodeMap(d)
+	d.End()
+	if err := d.Finish(); err != nil {
+		return Upload{}, fmt.Errorf("%w: upload: %w", ErrCorrupt, err)
+	}
+	return u, nil
+}
+
+// Part is an uploaded part.
+type Part struct {
+	Number int
+	ETag   string
+	Size   int64
+	ID     uint64
+	MTime  time.Time
+}
+
+// Encode returns the part's encoding (version 1).
+func (p Part) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Uvarint(uint64(p.Number))
+	e.String(p.ETag)
+	e.Varint(p.Size)
+	e.Uint64(p.ID)
+	e.Varint(p.MTime.UnixNano())
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodePart decodes a part; errors wrap ErrCorrupt.
+func DecodePart(b []byte) (Part, error) {
+	var p Part
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	p.Number = int(d.Uvarint())
+	p.ETag = d.String(128)
+	p.Size = d.Varint()
+	p.ID = d.Uint64()
+	p.MTime = time.Unix(0, d.Varint()).UTC()
+	d.End()
+	if d.Err() == nil && (p.Number < 1 || p.Number > 10000 || p.Size < 0) {
+		d.Fail(fmt.Errorf("part %d of %d bytes", p.Number, p.Size))
+	}
+	if err := d.Finish(); err != nil {
+		return Part{}, fmt.Errorf("%w: part: %w", ErrCorrupt, err)
+	}
+	return p, nil
+}
+
+// Garbage is data to remove once no index entry names it.
+type Garbage struct {
+	ID       uint64
+	Size     int64
+	BucketID string
+	Key      string // the object whose entry may name it ("" for none)
+	UploadID string // the multipart upload whose part it may be
+	Since    time.Time
+}
+
+// Encode returns the garbage record's encoding (version 1).
+func (g Garbage) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Uint64(g.ID)
+	e.Varint(g.Size)
+	e.String(g.BucketID)
+	e.String(g.Key)
+	e.String(g.UploadID)
+	e.Varint(g.Since.UnixNano())
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeGarbage decodes a garbage record; errors wrap ErrCorrupt.
+func DecodeGarbage(b []byte) (Garbage, error) {
+	var g Garbage
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	g.ID = d.Uint64()
+	g.Size = d.Varint()
+	g.BucketID = d.String(maxName)
+	g.Key = d.String(maxName)
+	g.UploadID = d.String(maxName)
+	g.Since = time.Unix(0, d.Varint()).UTC()
+	d.End()
+	if d.Err() == nil && g.Size < 0 {
+		d.Fail(fmt.Errorf("garbage of %d bytes", g.Size))
+	}
+	if err := d.Finish(); err != nil {
+		return Garbage{}, fmt.Errorf("%w: garbage: %w", ErrCorrupt, err)
+	}
+	return g, nil
+}

@@ -1,0 +1,366 @@
+package s3gw
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
+)
+
+// Multipart limits (S3's).
+const (
+	minPartSize = 5 << 20
+	maxPartNum  = 10000
+)
+
+func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, err := g.bucketFor(ctx, rq)
+	if err != nil {
+		return err
+	}
+	m, err := objectMeta(r.Header)
+	if err != nil {
+		return err
+	}
+	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m})
+	if err != nil {
+		return err
+	}
+	writeXML(w, http.StatusOK, initiateMultipartUploadResult{Xmlns: xmlns, Bucket: b.Name, Key: rq.key, UploadID: u.ID})
+	return nil
+}
+
+func partNumber(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPartNum {
+		return 0, errInvalidArgument.withMessage("Part number must be an integer between 1 and 10000, inclusive (got %q).", v)
+	}
+	return n, nil
+}
+
+// upload finds the request's upload.
+func (g *Gateway) upload(r *http.Request, rq *request) (meta.Bucket, meta.Upload, error) {
+	b, err := g.bucketFor(r.Context(), rq)
+	if err != nil {
+		return b, meta.Upload{}, err
+	}
+	id := r.URL.Query().Get("uploadId")
+	if id == "" || len(id) > 64 || strings.ContainsAny(id, "/\x00") {
+		return b, meta.Upload{}, errNoSuchUpload
+	}
+	u, err := g.meta.GetUpload(r.Context(), b, rq.key, id)
+	return b, u, err
+}
+
+func (g *Gateway) uploadPart(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	num, err := partNumber(r.URL.Query().Get("partNumber"))
+	if err != nil {
+		return err
+	}
+	b, u, err := g.upload(r, rq)
+	if err != nil {
+		return err
+	}
+	size, err := bodySize(r, rq)
+	if err != nil {
+		return err
+	}
+	want, err := contentMD5(r.Header)
+	if err != nil {
+		return err
+	}
+	id := meta.NewID()
+	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: size, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err != nil {
+		return err
+	}
+	n, sum, err := g.writeData(ctx, id, r.Body, size, maxPutSize)
+	if err == nil && want != nil && !bytes.Equal(sum, want) {
+		err = errBadDigest
+	}
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: n})
+		return err
+	}
+	p := meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: n, ID: id, MTime: g.meta.Now()}
+	old, replaced, err := g.meta.PutPart(ctx, u.ID, p)
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: n})
+		return err
+	}
+	if err := g.meta.DropGarbage(ctx, id); err != nil {
+		g.log.Warn("upload part: garbage list", "err", err)
+	}
+	if replaced {
+		if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: old.ID, Size: old.Size, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err == nil {
+			g.discard(ctx, meta.Extent{ID: old.ID, Size: old.Size})
+		}
+	}
+	w.Header().Set("ETag", quote(p.ETag))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request) error {
+	b, u, err := g.upload(r, rq)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	after := 0
+	if v := q.Get("part-number-marker"); v != "" {
+		if after, err = strconv.Atoi(v); err != nil || after < 0 {
+			return errInvalidArgument.withMessage("part-number-marker %q: give an integer", v)
+		}
+	}
+	max := 1000
+	if v := q.Get("max-parts"); v != "" {
+		if max, err = strconv.Atoi(v); err != nil || max < 0 {
+			return errInvalidArgument.withMessage("max-parts %q: give an integer from 0 to 1000", v)
+		}
+		max = min(max, 1000)
+	}
+	ps, more, err := g.meta.ListParts(r.Context(), u.ID, after, max)
+	if err != nil {
+		return err
+	}
+	res := listPartsResult{Xmlns: xmlns, Bucket: b.Name, Key: u.Key, UploadID: u.ID, Initiator: g.owner(rq.user), Owner: g.owner(rq.user),
+		StorageClass: "STANDARD", PartNumberMarker: after, MaxParts: max, IsTruncated: more, Parts: []partEntry{}}
+	for _, p := range ps {
+		res.Parts = append(res.Parts, partEntry{PartNumber: p.Number, LastModified: s3Time(p.MTime), ETag: quote(p.ETag), Size: p.Size})
+		res.NextPartNumberMarker = p.Number
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, u, err := g.upload(r, rq)
+	if err != nil {
+		return err
+	}
+	var req completeMultipartUpload
+	if err := decodeXML(r.Body, &req); err != nil {
+		return err
+	}
+	if len(req.Parts) == 0 {
+		return errMalformedXML.withMessage("The XML you provided names no part.")
+	}
+	if len(req.Parts) > meta.MaxParts {
+		return errInvalidRequest.withMessage("This gateway completes uploads of at most %d parts (this one has %d).", meta.MaxParts, len(req.Parts))
+	}
+	all, err := g.meta.AllParts(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	byNum := make(map[int]meta.Part, len(all))
+	for _, p := range all {
+		byNum[p.Number] = p
+	}
+	h := md5.New()
+	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta}
+	used := map[uint64]bool{}
+	prev := 0
+	for _, rp := range req.Parts {
+		if rp.PartNumber <= prev {
+			return errInvalidPartOrder
+		}
+		prev = rp.PartNumber
+	}
+	for i, rp := range req.Parts {
+		p, ok := byNum[rp.PartNumber]
+		if !ok || strings.Trim(rp.ETag, `" `) != p.ETag {
+			return errInvalidPart.withMessage("Part %d was not uploaded, or its ETag is not %s.", rp.PartNumber, rp.ETag)
+		}
+		if i < len(req.Parts)-1 && p.Size < minPartSize {
+			return errEntityTooSmall.withMessage("Part %d is %d bytes; every part but the last must be at least 5 MiB.", p.Number, p.Size)
+		}
+		sum, _ := hex.DecodeString(p.ETag)
+		h.Write(sum)
+		en.Size += p.Size
+		if p.Size > 0 {
+			en.Extents = append(en.Extents, meta.Extent{ID: p.ID, Size: p.Size})
+		}
+		used[p.ID] = true
+	}
+	if en.Size > maxObjectSize {
+		return errEntityTooLarge
+	}
+	en.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(h.Sum(nil)), len(req.Parts))
+	var unused []meta.Extent
+	var gs []meta.Garbage
+	for _, p := range all {
+		if !used[p.ID] {
+			unused = append(unused, meta.Extent{ID: p.ID, Size: p.Size})
+			gs = append(gs, meta.Garbage{ID: p.ID, Size: p.Size, BucketID: b.ID, Key: u.Key, UploadID: u.ID})
+		}
+	}
+	if len(gs) > 0 {
+		if err := g.meta.AddGarbage(ctx, gs...); err != nil {
+			return err
+		}
+	}
+	ix, err := g.meta.Index(ctx, b)
+	if err != nil {
+		return err
+	}
+	if err := g.commit(ctx, b, ix, u.Key, en, nil, nil); err != nil {
+		return err
+	}
+	if err := g.meta.FinishUpload(ctx, b, u.Key, u.ID); err != nil {
+		g.log.Warn("complete upload: forget it", "upload", u.ID, "err", err)
+	}
+	if len(unused) > 0 {
+		g.discard(ctx, unused...)
+	}
+	writeXML(w, http.StatusOK, completeMultipartUploadResult{Xmlns: xmlns, Location: "/" + b.Name + "/" + u.Key, Bucket: b.Name, Key: u.Key, ETag: quote(en.ETag)})
+	return nil
+}
+
+func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, u, err := g.upload(r, rq)
+	if err != nil {
+		return err
+	}
+	parts, err := g.meta.AllParts(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	// A complete that stopped after its index write left the upload
+	// listed: its parts that the entry names are the object's now.
+	inUse := map[uint64]bool{}
+	if ix, err := g.meta.Index(ctx, b); err == nil {
+		if en, err := ix.Get(ctx, u.Key); err == nil {
+			for _, x := range en.Extents {
+				inUse[x.ID] = true
+			}
+		} else if !errors.Is(err, meta.ErrNoSuchObject) {
+			return err
+		}
+	} else {
+		return err
+	}
+	var drop []meta.Extent
+	var gs []meta.Garbage
+	for _, p := range parts {
+		if !inUse[p.ID] {
+			drop = append(drop, meta.Extent{ID: p.ID, Size: p.Size})
+			gs = append(gs, meta.Garbage{ID: p.ID, Size: p.Size, BucketID: b.ID, Key: u.Key, UploadID: u.ID})
+		}
+	}
+	if len(gs) > 0 {
+		if err := g.meta.AddGarbage(ctx, gs...); err != nil {
+			return err
+		}
+	}
+	if err := g.meta.FinishUpload(ctx, b, u.Key, u.ID); err != nil {
+		return err
+	}
+	if len(drop) > 0 {
+		g.discard(ctx, drop...)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq *request) error {
+	b, err := g.bucketFor(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	max := 1000
+	if v := q.Get("max-uploads"); v != "" {
+		if max, err = strconv.Atoi(v); err != nil || max < 0 {
+			return errInvalidArgument.withMessage("max-uploads %q: give an integer from 0 to 1000", v)
+		}
+		max = min(max, 1000)
+	}
+	prefix, km, um := q.Get("prefix"), q.Get("key-marker"), q.Get("upload-id-marker")
+	after := ""
+	if km != "" {
+		after = meta.UploadMarker(km, um)
+	}
+	res := listMultipartUploadsResult{Xmlns: xmlns, Bucket: b.Name, KeyMarker: km, UploadIDMarker: um, Prefix: prefix, MaxUploads: max}
+	if max > 0 {
+		ups, more, err := g.meta.ListUploads(r.Context(), b, prefix, after, max)
+		if err != nil {
+			return err
+		}
+		res.IsTruncated = more
+		for _, u := range ups {
+			res.Uploads = append(res.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiator: g.owner(rq.user), Owner: g.owner(rq.user), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
+			res.NextKeyMarker, res.NextUploadIDMarker = u.Key, u.ID
+		}
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+// uploadPartCopy is UploadPartCopy: a part copied from an object, or
+// from the bytes x-amz-copy-source-range names.
+func (g *Gateway) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	num, err := partNumber(r.URL.Query().Get("partNumber"))
+	if err != nil {
+		return err
+	}
+	b, u, err := g.upload(r, rq)
+	if err != nil {
+		return err
+	}
+	_, _, sen, err := g.copySourceEntry(ctx, r, rq)
+	if err != nil {
+		return err
+	}
+	off, n := int64(0), sen.Size
+	if v := r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
+		var first, last int64
+		if k, serr := fmt.Sscanf(v, "bytes=%d-%d", &first, &last); serr != nil || k != 2 || first < 0 || last < first || last >= sen.Size ||
+			v != fmt.Sprintf("bytes=%d-%d", first, last) {
+			return errInvalidArgument.withMessage("The x-amz-copy-source-range %q must be bytes=first-last within the source's %d bytes.", v, sen.Size)
+		}
+		off, n = first, last-first+1
+	}
+	if n > maxPutSize {
+		return errEntityTooLarge
+	}
+	id := meta.NewID()
+	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: n, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(g.readData(ctx, pw, sen.Extents, off, n)) }()
+	got, sum, err := g.writeData(ctx, id, pr, n, maxPutSize)
+	pr.CloseWithError(io.ErrClosedPipe)
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: got})
+		return err
+	}
+	p := meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: got, ID: id, MTime: g.meta.Now()}
+	old, replaced, err := g.meta.PutPart(ctx, u.ID, p)
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: got})
+		return err
+	}
+	if err := g.meta.DropGarbage(ctx, id); err != nil {
+		g.log.Warn("upload part copy: garbage list", "err", err)
+	}
+	if replaced {
+		if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: old.ID, Size: old.Size, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err == nil {
+			g.discard(ctx, meta.Extent{ID: old.ID, Size: old.Size})
+		}
+	}
+	writeXML(w, http.StatusOK, copyPartResult{Xmlns: xmlns, LastModified: s3Time(p.MTime), ETag: quote(p.ETag)})
+	return nil
+}

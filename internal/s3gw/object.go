@@ -1,0 +1,673 @@
+package s3gw
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
+)
+
+// Limits (S3's).
+const (
+	maxKeyLen     = 1024
+	maxPutSize    = 5 << 30 // one PUT, and one part
+	maxObjectSize = 5 << 40
+	maxUserMeta   = 2 << 10
+)
+
+// storedHeaders are the request headers kept with an object and
+// returned on GET and HEAD, besides Content-Type and x-amz-meta-*.
+var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires", "X-Amz-Storage-Class", "X-Amz-Website-Redirect-Location"}
+
+func quote(etag string) string { return `"` + etag + `"` }
+
+// objectMeta collects the headers an object keeps.
+func objectMeta(h http.Header) (map[string]string, error) {
+	m := map[string]string{}
+	user := 0
+	for k, vs := range h {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-amz-meta-") {
+			v := strings.Join(vs, ",")
+			m[lk] = v
+			user += len(lk) - len("x-amz-meta-") + len(v)
+		}
+	}
+	if user > maxUserMeta {
+		return nil, errMetadataTooLarge.withMessage("Your metadata headers are %d bytes; the limit is %d.", user, maxUserMeta)
+	}
+	for _, k := range storedHeaders {
+		if v := h.Get(k); v != "" {
+			m[strings.ToLower(k)] = v
+		}
+	}
+	if sc, ok := m["x-amz-storage-class"]; ok {
+		switch sc {
+		case "STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER", "DEEP_ARCHIVE", "GLACIER_IR", "OUTPOSTS", "EXPRESS_ONEZONE":
+			if sc == "STANDARD" {
+				delete(m, "x-amz-storage-class")
+			}
+		default:
+			return nil, errInvalidStorageClass.withMessage("The storage class %q is not valid.", sc)
+		}
+	}
+	return m, nil
+}
+
+func contentMD5(h http.Header) ([]byte, error) {
+	v, ok := h["Content-Md5"]
+	if !ok {
+		return nil, nil
+	}
+	sum, err := base64.StdEncoding.DecodeString(strings.Join(v, ""))
+	if err != nil || len(sum) != md5.Size {
+		return nil, errInvalidDigest
+	}
+	return sum, nil
+}
+
+// bodySize is the length of the object a request carries.
+func bodySize(r *http.Request, rq *request) (int64, error) {
+	size := r.ContentLength
+	if rq.sig.DecodedLength >= 0 {
+		size = rq.sig.DecodedLength
+	} else if v := r.Header.Get("X-Amz-Decoded-Content-Length"); v != "" {
+		return 0, errInvalidRequest.withMessage("x-amz-decoded-content-length without a streaming x-amz-content-sha256")
+	}
+	if size < 0 {
+		return 0, errMissingContentLength
+	}
+	if size > maxPutSize {
+		return 0, errEntityTooLarge.withMessage("Your proposed upload of %d bytes exceeds the maximum of %d for one PUT; use a multipart upload.", size, int64(maxPutSize))
+	}
+	return size, nil
+}
+
+func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, err := g.bucketFor(ctx, rq)
+	if err != nil {
+		return err
+	}
+	size, err := bodySize(r, rq)
+	if err != nil {
+		return err
+	}
+	want, err := contentMD5(r.Header)
+	if err != nil {
+		return err
+	}
+	m, err := objectMeta(r.Header)
+	if err != nil {
+		return err
+	}
+	ix, err := g.meta.Index(ctx, b)
+	if err != nil {
+		return err
+	}
+	if err := g.checkWritePreconditions(ctx, ix, rq.key, r.Header); err != nil {
+		return err
+	}
+	old := prefetch(ctx, ix, rq.key)
+	id := meta.NewID()
+	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: size, BucketID: b.ID, Key: rq.key}); err != nil {
+		return err
+	}
+	n, sum, err := g.writeData(ctx, id, r.Body, size, maxPutSize)
+	if err == nil && want != nil && !bytes.Equal(sum, want) {
+		err = errBadDigest
+	}
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: n})
+		return err
+	}
+	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m}
+	if n > 0 {
+		en.Extents = []meta.Extent{{ID: id, Size: n}}
+	}
+	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, old); err != nil {
+		return err
+	}
+	w.Header().Set("ETag", quote(en.ETag))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// checkWritePreconditions applies a conditional PUT's If-None-Match: *
+// and If-Match.
+func (g *Gateway) checkWritePreconditions(ctx context.Context, ix *meta.Index, key string, h http.Header) error {
+	inm, im := h.Get("If-None-Match"), h.Get("If-Match")
+	if inm == "" && im == "" {
+		return nil
+	}
+	cur, err := ix.Get(ctx, key)
+	exists := err == nil
+	if err != nil && !errors.Is(err, meta.ErrNoSuchObject) {
+		return err
+	}
+	if inm == "*" && exists {
+		return errPreconditionFailed
+	}
+	if im != "" {
+		if !exists {
+			return errNoSuchKey
+		}
+		if !etagMatches(im, cur.ETag) {
+			return errPreconditionFailed
+		}
+	}
+	return nil
+}
+
+// discard removes data that will not be used, and its garbage record;
+// what fails stays on the garbage list.
+func (g *Gateway) discard(ctx context.Context, xs ...meta.Extent) {
+	ctx = context.WithoutCancel(ctx)
+	if err := g.removeData(ctx, xs...); err != nil {
+		g.log.Warn("discard data", "err", err)
+		return
+	}
+	ids := make([]uint64, len(xs))
+	for i, x := range xs {
+		ids[i] = x.ID
+	}
+	if err := g.meta.DropGarbage(ctx, ids...); err != nil {
+		g.log.Warn("discard data", "err", err)
+	}
+}
+
+// oldEntry is a read of the entry a write will replace, started early so
+// it overlaps the write's data I/O.
+type oldEntry func() (meta.Entry, bool, error)
+
+// prefetch starts reading key's entry.
+func prefetch(ctx context.Context, ix *meta.Index, key string) oldEntry {
+	type result struct {
+		en  meta.Entry
+		ok  bool
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		en, err := ix.Get(ctx, key)
+		if errors.Is(err, meta.ErrNoSuchObject) {
+			ch <- result{}
+			return
+		}
+		ch <- result{en, err == nil, err}
+	}()
+	var r *result
+	return func() (meta.Entry, bool, error) {
+		if r == nil {
+			v := <-ch
+			r = &v
+		}
+		return r.en, r.ok, r.err
+	}
+}
+
+// commit makes en key's entry, then, in the background once the client
+// has its answer, retires the data of the entry it replaced: the new
+// data's garbage records (pending) are dropped and the old data's added
+// in one write, then the old data removed. A gateway stopped before that
+// leaves garbage records, which the collector finishes.
+func (g *Gateway) commit(ctx context.Context, b meta.Bucket, ix *meta.Index, key string, en meta.Entry, pending []uint64, old oldEntry) error {
+	if old == nil {
+		old = prefetch(ctx, ix, key)
+	}
+	prev, hadOld, err := old()
+	if err != nil {
+		return err
+	}
+	if err := ix.Put(ctx, key, en); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	var retired []meta.Extent
+	var add []meta.Garbage
+	if hadOld {
+		keep := map[uint64]bool{}
+		for _, x := range en.Extents {
+			keep[x.ID] = true
+		}
+		for _, x := range prev.Extents {
+			if !keep[x.ID] {
+				retired = append(retired, x)
+				add = append(add, meta.Garbage{ID: x.ID, Size: x.Size, BucketID: b.ID, Key: key})
+			}
+		}
+	}
+	if len(add) == 0 && len(pending) == 0 {
+		return nil
+	}
+	g.background(func() {
+		if err := g.meta.SwapGarbage(ctx, add, pending); err != nil {
+			g.log.Warn("commit: garbage list", "bucket", b.Name, "key", key, "err", err)
+			return
+		}
+		if len(retired) > 0 {
+			g.discard(ctx, retired...)
+		}
+	})
+	return nil
+}
+
+// background runs cleanup that the client need not wait for; Quiesce
+// waits for it.
+func (g *Gateway) background(f func()) {
+	g.bg.Add(1)
+	go func() {
+		defer g.bg.Done()
+		f()
+	}()
+}
+
+// Quiesce waits until the cleanup started by finished requests is done.
+func (g *Gateway) Quiesce() { g.bg.Wait() }
+
+// etagMatches says whether an If-Match / If-None-Match list names etag.
+func etagMatches(list, etag string) bool {
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimSpace(t)
+		t = strings.TrimPrefix(t, "W/")
+		if t == "*" || strings.Trim(t, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// checkReadPreconditions applies GET and HEAD's conditional headers (the
+// S3 API reference, GetObject: If-Match before If-Unmodified-Since,
+// If-None-Match before If-Modified-Since).
+func checkReadPreconditions(h http.Header, en meta.Entry) error {
+	mtime := en.MTime.Truncate(time.Second)
+	im, inm := h.Get("If-Match"), h.Get("If-None-Match")
+	if im != "" {
+		if !etagMatches(im, en.ETag) {
+			return errPreconditionFailed
+		}
+	} else if v := h.Get("If-Unmodified-Since"); v != "" {
+		if t, err := http.ParseTime(v); err == nil && mtime.After(t) {
+			return errPreconditionFailed
+		}
+	}
+	if inm != "" {
+		if etagMatches(inm, en.ETag) {
+			return errNotModified
+		}
+	} else if v := h.Get("If-Modified-Since"); v != "" {
+		if t, err := http.ParseTime(v); err == nil && !mtime.After(t) {
+			return errNotModified
+		}
+	}
+	return nil
+}
+
+// parseRange parses a single "bytes=" range against size; ok is false
+// when the header is absent or not one range (S3 then sends it all).
+func parseRange(h string, size int64) (off, n int64, ok bool, err error) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return 0, 0, false, nil
+	}
+	a, b, found := strings.Cut(spec, "-")
+	if !found {
+		return 0, 0, false, nil
+	}
+	if a == "" {
+		k, perr := strconv.ParseInt(b, 10, 64)
+		if perr != nil || k < 0 {
+			return 0, 0, false, nil
+		}
+		if k == 0 || size == 0 {
+			return 0, 0, false, errInvalidRange
+		}
+		k = min(k, size)
+		return size - k, k, true, nil
+	}
+	start, perr := strconv.ParseInt(a, 10, 64)
+	if perr != nil || start < 0 {
+		return 0, 0, false, nil
+	}
+	end := size - 1
+	if b != "" {
+		e, perr := strconv.ParseInt(b, 10, 64)
+		if perr != nil || e < start {
+			return 0, 0, false, nil
+		}
+		end = min(e, size-1)
+	}
+	if start >= size {
+		return 0, 0, false, errInvalidRange.withMessage("The requested range bytes=%s is not satisfiable for an object of %d bytes.", spec, size)
+	}
+	return start, end - start + 1, true, nil
+}
+
+// responseOverrides are GetObject's response-* query parameters.
+var responseOverrides = map[string]string{
+	"response-content-type":        "Content-Type",
+	"response-content-language":    "Content-Language",
+	"response-expires":             "Expires",
+	"response-cache-control":       "Cache-Control",
+	"response-content-disposition": "Content-Disposition",
+	"response-content-encoding":    "Content-Encoding",
+}
+
+func (g *Gateway) setObjectHeaders(w http.ResponseWriter, en meta.Entry) {
+	h := w.Header()
+	ct := en.ContentType
+	if ct == "" {
+		ct = "binary/octet-stream"
+	}
+	h.Set("Content-Type", ct)
+	h.Set("ETag", quote(en.ETag))
+	h.Set("Last-Modified", en.MTime.UTC().Format(http.TimeFormat))
+	h.Set("Accept-Ranges", "bytes")
+	for k, v := range en.Meta {
+		if strings.HasPrefix(k, "x-amz-meta-") {
+			// As S3 sends them: lowercase, so clients give back the
+			// names they stored (botocore keeps the case it receives).
+			h[k] = []string{v}
+		} else {
+			h[http.CanonicalHeaderKey(k)] = []string{v}
+		}
+	}
+	if n := len(en.Extents); n > 1 || strings.Contains(en.ETag, "-") {
+		if i := strings.LastIndexByte(en.ETag, '-'); i >= 0 {
+			h.Set("x-amz-mp-parts-count", en.ETag[i+1:])
+		}
+	}
+}
+
+func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, err := g.bucketFor(ctx, rq)
+	if err != nil {
+		return err
+	}
+	ix, err := g.meta.Index(ctx, b)
+	if err != nil {
+		return err
+	}
+	en, err := ix.Get(ctx, rq.key)
+	if err != nil {
+		return err
+	}
+	if err := checkReadPreconditions(r.Header, en); err != nil {
+		if err == errNotModified {
+			w.Header().Set("ETag", quote(en.ETag))
+			w.Header().Set("Last-Modified", en.MTime.UTC().Format(http.TimeFormat))
+		}
+		return err
+	}
+	off, n, ranged, err := parseRange(r.Header.Get("Range"), en.Size)
+	if err != nil {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", en.Size))
+		return err
+	}
+	if !ranged {
+		off, n = 0, en.Size
+	}
+	g.setObjectHeaders(w, en)
+	q := r.URL.Query()
+	for p, h := range responseOverrides {
+		if v := q.Get(p); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+	status := http.StatusOK
+	if ranged {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, en.Size))
+		status = http.StatusPartialContent
+	}
+	if r.Method == http.MethodHead {
+		w.WriteHeader(status)
+		return nil
+	}
+	// Read the first chunk before the status goes out, so that a cluster
+	// error is still an S3 error.
+	first := min(n, ioChunk)
+	var head bytes.Buffer
+	if err := g.readData(ctx, &head, en.Extents, off, first); err != nil {
+		return err
+	}
+	w.WriteHeader(status)
+	if _, err := w.Write(head.Bytes()); err != nil {
+		return nil
+	}
+	if n > first {
+		if err := g.readData(ctx, w, en.Extents, off+first, n-first); err != nil {
+			// The status is sent: all we can do is cut the body short.
+			g.log.Warn("get object: read failed mid-body", slog.String("request", rq.id), slog.Any("err", err))
+			panic(http.ErrAbortHandler)
+		}
+	}
+	return nil
+}
+
+func (g *Gateway) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, err := g.bucketFor(ctx, rq)
+	if err != nil {
+		return err
+	}
+	if err := g.removeObject(ctx, b, rq.key); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// removeObject deletes key (absent is not an error): its data go on the
+// garbage list, the entry goes, then the data.
+func (g *Gateway) removeObject(ctx context.Context, b meta.Bucket, key string) error {
+	if len(key) > maxKeyLen {
+		return errKeyTooLong
+	}
+	ix, err := g.meta.Index(ctx, b)
+	if err != nil {
+		return err
+	}
+	en, err := ix.Get(ctx, key)
+	if errors.Is(err, meta.ErrNoSuchObject) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var gs []meta.Garbage
+	for _, x := range en.Extents {
+		gs = append(gs, meta.Garbage{ID: x.ID, Size: x.Size, BucketID: b.ID, Key: key})
+	}
+	if len(gs) > 0 {
+		if err := g.meta.AddGarbage(ctx, gs...); err != nil {
+			return err
+		}
+	}
+	if err := ix.Delete(ctx, key); err != nil {
+		return err
+	}
+	if len(en.Extents) > 0 {
+		ctx := context.WithoutCancel(ctx)
+		g.background(func() { g.discard(ctx, en.Extents...) })
+	}
+	return nil
+}
+
+func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, err := g.bucketFor(ctx, rq)
+	if err != nil {
+		return err
+	}
+	want, err := contentMD5(r.Header)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxXMLBody+1))
+	if err != nil {
+		return err
+	}
+	if len(body) > maxXMLBody {
+		return errMaxMessageLength
+	}
+	if want != nil {
+		if sum := md5.Sum(body); !bytes.Equal(sum[:], want) {
+			return errBadDigest
+		}
+	}
+	var req deleteRequest
+	if err := decodeXML(bytes.NewReader(body), &req); err != nil {
+		return err
+	}
+	if len(req.Objects) == 0 || len(req.Objects) > 1000 {
+		return errMalformedXML.withMessage("A DeleteObjects request names 1 to 1,000 objects; this one names %d.", len(req.Objects))
+	}
+	res := deleteResult{Xmlns: xmlns}
+	for _, o := range req.Objects {
+		err := g.removeObject(ctx, b, o.Key)
+		if o.Key == "" {
+			err = errInvalidArgument.withMessage("empty key")
+		}
+		if err != nil {
+			ae := translate(err)
+			res.Errors = append(res.Errors, deleteErrorEntry{Key: o.Key, Code: ae.Code, Message: ae.Message})
+			continue
+		}
+		if !req.Quiet {
+			res.Deleted = append(res.Deleted, deletedEntry{Key: o.Key})
+		}
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+// copySourceEntry finds a copy's source object (the user must own its
+// bucket) and applies the x-amz-copy-source-if-* conditions.
+func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *request) (string, string, meta.Entry, error) {
+	sb, sk, err := copySource(r.Header.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	src, err := g.bucketFor(ctx, &request{bucket: sb, user: rq.user})
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	six, err := g.meta.Index(ctx, src)
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	sen, err := six.Get(ctx, sk)
+	if err != nil {
+		return "", "", meta.Entry{}, err
+	}
+	cond := http.Header{}
+	for _, h := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		if v := r.Header.Get("X-Amz-Copy-Source-" + h); v != "" {
+			cond.Set(h, v)
+		}
+	}
+	if err := checkReadPreconditions(cond, sen); err != nil {
+		if err == errNotModified {
+			err = errPreconditionFailed
+		}
+		return "", "", meta.Entry{}, err
+	}
+	return sb, sk, sen, nil
+}
+
+// copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=...]",
+// URL-encoded.
+func copySource(v string) (bucket, key string, err error) {
+	v, version, _ := strings.Cut(v, "?")
+	if version != "" && version != "versionId=null" {
+		return "", "", errNotImplemented.withMessage("versions are not supported yet")
+	}
+	dec, uerr := url.PathUnescape(v)
+	if uerr != nil {
+		return "", "", errInvalidArgument.withMessage("Invalid copy source encoding.")
+	}
+	bucket, key, _ = strings.Cut(strings.TrimPrefix(dec, "/"), "/")
+	if bucket == "" || key == "" {
+		return "", "", errInvalidArgument.withMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
+	}
+	return bucket, key, nil
+}
+
+func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	b, err := g.bucketFor(ctx, rq)
+	if err != nil {
+		return err
+	}
+	sb, sk, sen, err := g.copySourceEntry(ctx, r, rq)
+	if err != nil {
+		return err
+	}
+	if sen.Size > maxPutSize {
+		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
+	}
+	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta}
+	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
+	case "", "COPY":
+		if sb == rq.bucket && sk == rq.key && r.Header.Get("X-Amz-Storage-Class") == "" {
+			return errInvalidRequest.withMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+		}
+	case "REPLACE":
+		m, err := objectMeta(r.Header)
+		if err != nil {
+			return err
+		}
+		en.Meta, en.ContentType = m, r.Header.Get("Content-Type")
+	default:
+		return errInvalidArgument.withMessage("Unknown metadata directive %q: COPY or REPLACE.", d)
+	}
+	ix, err := g.meta.Index(ctx, b)
+	if err != nil {
+		return err
+	}
+	id := meta.NewID()
+	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: sen.Size, BucketID: b.ID, Key: rq.key}); err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(g.readData(ctx, pw, sen.Extents, 0, sen.Size))
+	}()
+	n, sum, err := g.writeData(ctx, id, pr, sen.Size, maxPutSize)
+	pr.CloseWithError(io.ErrClosedPipe)
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: id, Size: n})
+		return err
+	}
+	if !strings.Contains(sen.ETag, "-") && hex.EncodeToString(sum) != sen.ETag {
+		g.discard(ctx, meta.Extent{ID: id, Size: n})
+		return fmt.Errorf("copy %s/%s: the data read back do not match its ETag", sb, sk)
+	}
+	if strings.Contains(sen.ETag, "-") {
+		en.ETag = hex.EncodeToString(sum)
+	}
+	en.MTime = g.meta.Now()
+	if n > 0 {
+		en.Extents = []meta.Extent{{ID: id, Size: n}}
+	}
+	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, nil); err != nil {
+		return err
+	}
+	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag)})
+	return nil
+}

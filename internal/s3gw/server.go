@@ -1,0 +1,338 @@
+package s3gw
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
+	"github.com/cuttlestore/cuttle/internal/s3gw/sigv4"
+	"github.com/cuttlestore/cuttle/kv"
+	"github.com/cuttlestore/cuttle/rados"
+	"github.com/cuttlestore/cuttle/striper"
+	"github.com/cuttlestore/cuttle/striper/layout"
+)
+
+// DefaultPool is the pool the gateway keeps everything in unless told.
+const DefaultPool = ".cuttle.s3"
+
+// Config is what a Gateway needs.
+type Config struct {
+	// IO is the gateway's pool (DefaultPool unless the operator names
+	// another); every gateway of a cluster given the same pool serves
+	// the same users and buckets.
+	IO *rados.IOContext
+	// Domain, when set, turns on virtual-host addressing: a request for
+	// host "<bucket>.<Domain>" names the bucket by its host.
+	Domain string
+	// Region is the region the gateway reports and signs in (default
+	// "us-east-1").
+	Region string
+	// Logger receives the gateway's events; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock (time.Now when nil): signatures' skew, objects'
+	// times.
+	Now func() time.Time
+	// KeyCacheTTL is how long a looked-up secret is trusted before it
+	// is read again from RADOS, so a removed key stops working within
+	// it (default 10s; negative: never cached).
+	KeyCacheTTL time.Duration
+	// KV is how bucket indexes are used.
+	KV kv.Config
+}
+
+// Gateway serves the S3 API.
+type Gateway struct {
+	cfg    Config
+	log    *slog.Logger
+	meta   *meta.Store
+	data   *striper.Striper
+	verify *sigv4.Verifier
+	now    func() time.Time
+
+	mu   sync.Mutex
+	keys map[string]cachedKey
+
+	bg sync.WaitGroup // background cleanup (Quiesce)
+}
+
+type cachedKey struct {
+	user   meta.User
+	secret string
+	until  time.Time
+}
+
+// New returns a Gateway over cfg.IO.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.IO == nil {
+		return nil, errors.New("s3gw: no pool")
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.KeyCacheTTL == 0 {
+		cfg.KeyCacheTTL = 10 * time.Second
+	}
+	l := layout.Default(cfg.IO.PoolID())
+	l.Namespace = cfg.IO.Namespace()
+	st, err := striper.New(cfg.IO, l, striper.Options{ObjectName: dataObjectName})
+	if err != nil {
+		return nil, fmt.Errorf("s3gw: %w", err)
+	}
+	g := &Gateway{
+		cfg:  cfg,
+		log:  cfg.Logger,
+		meta: meta.NewStore(cfg.IO, cfg.KV, cfg.Now),
+		data: st,
+		now:  cfg.Now,
+		keys: map[string]cachedKey{},
+	}
+	g.verify = sigv4.New(g.lookupSecret, cfg.Now, sigv4.WithHostBucket(g.hostBucket))
+	return g, nil
+}
+
+// Meta returns the gateway's records (users, buckets).
+func (g *Gateway) Meta() *meta.Store { return g.meta }
+
+// lookupSecret finds a key's secret, through the cache.
+func (g *Gateway) lookupSecret(ctx context.Context, access string) (string, error) {
+	_, secret, err := g.lookupKey(ctx, access)
+	return secret, err
+}
+
+func (g *Gateway) lookupKey(ctx context.Context, access string) (meta.User, string, error) {
+	now := g.now()
+	g.mu.Lock()
+	c, ok := g.keys[access]
+	g.mu.Unlock()
+	if ok && now.Before(c.until) {
+		return c.user, c.secret, nil
+	}
+	u, secret, err := g.meta.LookupKey(ctx, access)
+	if err != nil {
+		if errors.Is(err, meta.ErrNoSuchKey) {
+			return meta.User{}, "", fmt.Errorf("%w: %w", sigv4.ErrUnknownKey, err)
+		}
+		return meta.User{}, "", err
+	}
+	if g.cfg.KeyCacheTTL > 0 {
+		g.mu.Lock()
+		if len(g.keys) > 10000 {
+			clear(g.keys)
+		}
+		g.keys[access] = cachedKey{user: u, secret: secret, until: now.Add(g.cfg.KeyCacheTTL)}
+		g.mu.Unlock()
+	}
+	return u, secret, nil
+}
+
+// request is what routing learned about one request.
+type request struct {
+	id          string
+	bucket, key string
+	user        meta.User
+	sig         sigv4.Result
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// hostBucket is the bucket a virtual-host-style request names by its
+// host, or "".
+func (g *Gateway) hostBucket(r *http.Request) string {
+	if g.cfg.Domain == "" {
+		return ""
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	b, _ := strings.CutSuffix(strings.ToLower(host), "."+strings.ToLower(g.cfg.Domain))
+	if b == strings.ToLower(host) {
+		return ""
+	}
+	return b
+}
+
+// split finds the bucket and key: from the host under Domain
+// (virtual-host style), else from the path's first segment.
+func (g *Gateway) split(r *http.Request) (bucket, key string) {
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	if b := g.hostBucket(r); b != "" {
+		return b, path
+	}
+	bucket, key, _ = strings.Cut(path, "/")
+	return bucket, key
+}
+
+// ServeHTTP authenticates and routes one S3 request.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rq := &request{id: newRequestID()}
+	w.Header().Set("x-amz-request-id", rq.id)
+	w.Header().Set("x-amz-id-2", rq.id)
+	w.Header().Set("Server", "Cuttle")
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			g.log.Error("handler panic", "request", rq.id, "panic", fmt.Sprint(p))
+			g.writeError(w, r, rq, errInternal)
+		}
+	}()
+	rq.bucket, rq.key = g.split(r)
+	sig, err := g.verify.Verify(r.Context(), r)
+	if err != nil {
+		g.writeError(w, r, rq, err)
+		return
+	}
+	rq.sig = sig
+	if sig.Body != nil {
+		r.Body = readCloser{sig.Body, r.Body}
+	}
+	u, _, err := g.lookupKey(r.Context(), sig.AccessKey)
+	if err != nil {
+		g.writeError(w, r, rq, err)
+		return
+	}
+	rq.user = u
+	if err := g.route(w, r, rq); err != nil {
+		g.writeError(w, r, rq, err)
+	}
+}
+
+type readCloser struct {
+	r interface{ Read([]byte) (int, error) }
+	c interface{ Close() error }
+}
+
+func (rc readCloser) Read(p []byte) (int, error) { return rc.r.Read(p) }
+func (rc readCloser) Close() error               { return rc.c.Close() }
+
+// route picks the handler from the method, bucket, key and query.
+func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) error {
+	q := r.URL.Query()
+	has := func(k string) bool { _, ok := q[k]; return ok }
+	if rq.bucket == "" {
+		if r.Method == http.MethodGet {
+			return g.listBuckets(w, r, rq)
+		}
+		return errMethodNotAllowed
+	}
+	if rq.key == "" {
+		for _, sub := range []string{"acl", "policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+			if has(sub) {
+				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
+			}
+		}
+		switch r.Method {
+		case http.MethodPut:
+			if has("versioning") {
+				return errNotImplemented.withMessage("versioning is not supported yet")
+			}
+			return g.createBucket(w, r, rq)
+		case http.MethodHead:
+			return g.headBucket(w, r, rq)
+		case http.MethodDelete:
+			return g.deleteBucket(w, r, rq)
+		case http.MethodPost:
+			if has("delete") {
+				return g.deleteObjects(w, r, rq)
+			}
+		case http.MethodGet:
+			switch {
+			case has("location"):
+				return g.getBucketLocation(w, r, rq)
+			case has("versioning"):
+				return g.getBucketVersioning(w, r, rq)
+			case has("uploads"):
+				return g.listMultipartUploads(w, r, rq)
+			case has("versions"):
+				return g.listObjectVersions(w, r, rq)
+			case q.Get("list-type") == "2":
+				return g.listObjectsV2(w, r, rq)
+			default:
+				return g.listObjectsV1(w, r, rq)
+			}
+		}
+		return errMethodNotAllowed
+	}
+	for _, sub := range []string{"acl", "tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
+		if has(sub) {
+			return errNotImplemented.withMessage("object %s is not supported yet", sub)
+		}
+	}
+	if v, ok := q["versionId"]; ok && v[0] != "null" {
+		return errNoSuchVersion
+	}
+	if len(rq.key) > maxKeyLen {
+		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)
+	}
+	switch r.Method {
+	case http.MethodPut:
+		if has("uploadId") || has("partNumber") {
+			if r.Header.Get("X-Amz-Copy-Source") != "" {
+				return g.uploadPartCopy(w, r, rq)
+			}
+			return g.uploadPart(w, r, rq)
+		}
+		if r.Header.Get("X-Amz-Copy-Source") != "" {
+			return g.copyObject(w, r, rq)
+		}
+		return g.putObject(w, r, rq)
+	case http.MethodGet, http.MethodHead:
+		if has("uploadId") && r.Method == http.MethodGet {
+			return g.listParts(w, r, rq)
+		}
+		return g.getObject(w, r, rq)
+	case http.MethodDelete:
+		if has("uploadId") {
+			return g.abortMultipartUpload(w, r, rq)
+		}
+		return g.deleteObject(w, r, rq)
+	case http.MethodPost:
+		if has("uploads") {
+			return g.createMultipartUpload(w, r, rq)
+		}
+		if has("uploadId") {
+			return g.completeMultipartUpload(w, r, rq)
+		}
+	}
+	return errMethodNotAllowed
+}
+
+// bucketFor returns the request's bucket if the user owns it.
+func (g *Gateway) bucketFor(ctx context.Context, rq *request) (meta.Bucket, error) {
+	if !validBucketName(rq.bucket) {
+		return meta.Bucket{}, errNoSuchBucket
+	}
+	b, err := g.meta.GetBucket(ctx, rq.bucket)
+	if err != nil {
+		return meta.Bucket{}, err
+	}
+	if b.Owner != rq.user.Name {
+		return meta.Bucket{}, errAccessDenied
+	}
+	return b, nil
+}
+
+func (g *Gateway) owner(u meta.User) owner {
+	return owner{ID: u.Name, DisplayName: u.DisplayName}
+}

@@ -1,0 +1,38 @@
+# The boto3 client test (clients_test.go): python3 boto3_client.py ENDPOINT BUCKET
+# with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set. Prints "boto3 OK".
+import boto3, io, os, sys, urllib.request, hashlib
+ep = sys.argv[1]
+from botocore.config import Config
+s3 = boto3.client("s3", endpoint_url=ep, config=Config(signature_version="s3v4"))
+b = sys.argv[2] if len(sys.argv) > 2 else "boto-bucket"
+s3.create_bucket(Bucket=b)
+s3.put_object(Bucket=b, Key="a/x.txt", Body=b"hello boto", ContentType="text/plain", Metadata={"k": "v"})
+o = s3.get_object(Bucket=b, Key="a/x.txt")
+assert o["Body"].read() == b"hello boto" and o["Metadata"] == {"k": "v"} and o["ContentType"] == "text/plain", o
+assert s3.get_object(Bucket=b, Key="a/x.txt", Range="bytes=6-")["Body"].read() == b"boto"
+h = s3.head_object(Bucket=b, Key="a/x.txt"); assert h["ContentLength"] == 10
+for i in range(5):
+    s3.put_object(Bucket=b, Key=f"p/{i}", Body=b"%d" % i)
+pages = list(s3.get_paginator("list_objects_v2").paginate(Bucket=b, Prefix="p/", PaginationConfig={"PageSize": 2}))
+keys = [c["Key"] for p in pages for c in p.get("Contents", [])]
+assert keys == [f"p/{i}" for i in range(5)] and len(pages) == 3, (keys, len(pages))
+r = s3.list_objects_v2(Bucket=b, Delimiter="/")
+assert [p["Prefix"] for p in r["CommonPrefixes"]] == ["a/", "p/"], r
+s3.copy_object(Bucket=b, Key="copy", CopySource={"Bucket": b, "Key": "a/x.txt"})
+url = s3.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "copy"}, ExpiresIn=60)
+assert urllib.request.urlopen(url).read() == b"hello boto"
+# boto3's default presigner signs with Signature Version 2.
+url = boto3.client("s3", endpoint_url=ep).generate_presigned_url("get_object", Params={"Bucket": b, "Key": "copy"}, ExpiresIn=60)
+assert "AWSAccessKeyId=" in url and urllib.request.urlopen(url).read() == b"hello boto", url
+data = os.urandom(13 << 20)
+s3.upload_fileobj(io.BytesIO(data), b, "big", Config=boto3.s3.transfer.TransferConfig(multipart_threshold=5 << 20, multipart_chunksize=5 << 20))
+got = s3.get_object(Bucket=b, Key="big")
+assert got["Body"].read() == data and got["ETag"].endswith('-3"'), got["ETag"]
+d = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": k} for k in keys + ["a/x.txt", "copy", "big"]]})
+assert len(d["Deleted"]) == 8, d
+try:
+    s3.get_object(Bucket=b, Key="copy"); raise SystemExit("deleted object still there")
+except s3.exceptions.NoSuchKey:
+    pass
+s3.delete_bucket(Bucket=b)
+print("boto3 OK", boto3.__version__)
