@@ -27,8 +27,9 @@
 #        CUTTLE_DIR (/var/tmp/cuttle-fsbench/cluster): a cluster there (its
 #                 cuttle.conf) is used as it is; otherwise one is made with
 #                 cluster up (--auth none, as the Ceph anchor; BASE_PORT,
-#                 OSD_SIZE 16G), the pools, the fs and mds.a, and stopped at
-#                 the end (KEEP=1 leaves it running)
+#                 OSD_SIZE 16G; --fs --s3=false --nbd=false: the fs with
+#                 mds.a active and mds.b standing by) and stopped at the end
+#                 (KEEP=1 leaves it running)
 #        CUTTLE_BIN (default: built into bin/cuttle-fsbench, -tags mdcache)
 #        MDS_PID  the MDS to measure when the cluster's MDS was not started here
 #   Ceph only:
@@ -66,15 +67,27 @@ cuttle)
   fi
   export CUTTLE_CONF=$CDIR/cuttle.conf
   STARTED=0
+  # A cluster up that makes the file system and its MDSs itself (--fs)
+  # is used as it comes (mds.a active), without the gateway and NBD
+  # export; an older one gets the pools, the fs and mds.a from here.
+  UPFS=0
+  "$CUTTLE_BIN" cluster up --help 2>&1 | grep -q -- '--fs ' && UPFS=1
   if [ ! -f "$CUTTLE_CONF" ]; then
     STARTED=1
     log "cuttle cluster up in $CDIR"
+    extra=()
+    [ "$UPFS" = 1 ] && extra=(--fs --s3=false --nbd=false)
     "$CUTTLE_BIN" cluster up --dir "$CDIR" --base-port "${BASE_PORT:-7500}" --osd-size "${OSD_SIZE:-16G}" \
-      --auth none --timeout 5m >"$OUT/cluster-up.txt" 2>&1 || { cat "$OUT/cluster-up.txt" >&2; exit 1; }
-    "$CUTTLE_BIN" osd pool create cephfs_metadata 16 >&2
-    "$CUTTLE_BIN" osd pool create cephfs_data 32 >&2
-    "$CUTTLE_BIN" fs new cephfs cephfs_metadata cephfs_data >&2
-    "$CUTTLE_BIN" mds mkfs --id a --data "$CDIR/mds.a" >&2
+      --auth none --timeout 5m "${extra[@]}" >"$OUT/cluster-up.txt" 2>&1 || { cat "$OUT/cluster-up.txt" >&2; exit 1; }
+    if [ "$UPFS" = 0 ]; then
+      "$CUTTLE_BIN" osd pool create cephfs_metadata 16 >&2
+      "$CUTTLE_BIN" osd pool create cephfs_data 32 >&2
+      "$CUTTLE_BIN" fs new cephfs cephfs_metadata cephfs_data >&2
+      "$CUTTLE_BIN" mds mkfs --id a --data "$CDIR/mds.a" >&2
+    fi
+  fi
+  if [ -z "${MDS_PID:-}" ] && [ -f "$CDIR/run/mds.a.pid" ]; then
+    MDS_PID=$(awk '$1=="pid" {print $2; exit}' "$CDIR/run/mds.a.pid")   # the launcher's mds.a
   fi
   if [ -z "${MDS_PID:-}" ]; then
     if [ -f "$CDIR/mds.a.pid" ] && kill -0 "$(cat "$CDIR/mds.a.pid")" 2>/dev/null; then
@@ -82,6 +95,7 @@ cuttle)
     else
       setsid "$CUTTLE_BIN" mds run --id a --data "$CDIR/mds.a" >>"$CDIR/mds.a.log" 2>&1 </dev/null &
       MDS_PID=$!
+      OWN_MDS=1
       echo "$MDS_PID" >"$CDIR/mds.a.pid"
       log "started mds.a pid $MDS_PID"
     fi
@@ -97,8 +111,10 @@ cuttle)
   finish() {
     do_umount || true
     if [ "$STARTED" = 1 ] && [ -z "${KEEP:-}" ]; then
-      kill "$MDS_PID" 2>/dev/null && while kill -0 "$MDS_PID" 2>/dev/null; do sleep 0.2; done
-      rm -f "$CDIR/mds.a.pid"
+      if [ -n "${OWN_MDS:-}" ]; then
+        kill "$MDS_PID" 2>/dev/null && while kill -0 "$MDS_PID" 2>/dev/null; do sleep 0.2; done
+        rm -f "$CDIR/mds.a.pid"
+      fi
       "$CUTTLE_BIN" cluster down --dir "$CDIR" >&2 || true
       rm -rf "$CDIR"
     fi
