@@ -39,7 +39,7 @@ log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 if [ -z "${SKIP_CUTTLE:-}" ] && [ -z "${CUTTLE_BIN:-}" ]; then
   log "building bin/cuttle-fsbench"
-  go build -tags mdcache -o bin/cuttle-fsbench ./cmd/cuttle
+  go build -o bin/cuttle-fsbench ./cmd/cuttle
   export CUTTLE_BIN=$ROOT/bin/cuttle-fsbench
 fi
 

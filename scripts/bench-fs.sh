@@ -30,7 +30,7 @@
 #                 OSD_SIZE 16G; --fs --s3=false --nbd=false: the fs with
 #                 mds.a active and mds.b standing by) and stopped at the end
 #                 (KEEP=1 leaves it running)
-#        CUTTLE_BIN (default: built into bin/cuttle-fsbench, -tags mdcache)
+#        CUTTLE_BIN (default: built into bin/cuttle-fsbench)
 #        MDS_PID  the MDS to measure when the cluster's MDS was not started here
 #   Ceph only:
 #        CEPH_ANCHOR (../shared/anchors/ceph), DATA (/tmp/ceph-anchor)
@@ -62,7 +62,7 @@ cuttle)
   MNT=${MNT:-$CDIR.mnt}
   if [ -z "${CUTTLE_BIN:-}" ]; then
     log "building bin/cuttle-fsbench"
-    go build -tags mdcache -o bin/cuttle-fsbench ./cmd/cuttle
+    go build -o bin/cuttle-fsbench ./cmd/cuttle
     CUTTLE_BIN=$ROOT/bin/cuttle-fsbench
   fi
   export CUTTLE_CONF=$CDIR/cuttle.conf
