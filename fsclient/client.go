@@ -235,7 +235,10 @@ func (c *Client) Close(ctx context.Context) error {
 	// Give every cap back (with its dirty size and mtime) before the
 	// close, as Ceph's client does on unmount: the MDS fences a session
 	// that ends holding write caps.
+	// runLocked sends session messages before cap messages: send the
+	// releases first so that they reach the MDS before the close.
 	c.caps.ReleaseAll()
+	c.runLocked()
 	c.sess.Close()
 	c.runLocked()
 	ch := c.changed

@@ -35,13 +35,18 @@ type scriptedMDS struct {
 	caps     chan *wire.ClientCaps
 	recon    chan *wire.ClientReconnect
 	opens    chan wire.ClientSession
+	// closes gets, at each session close, the cap messages received
+	// before it (in arrival order).
+	closes chan []*wire.ClientCaps
+	before []*wire.ClientCaps
 }
 
 func newScriptedMDS(t *testing.T, c *sim.Cluster, name string) *scriptedMDS {
 	t.Helper()
 	m := &scriptedMDS{t: t, name: name, addr: "mds-" + name + ":6800",
 		requests: make(chan *wire.ClientRequest, 16), caps: make(chan *wire.ClientCaps, 16),
-		recon: make(chan *wire.ClientReconnect, 4), opens: make(chan wire.ClientSession, 4)}
+		recon: make(chan *wire.ClientReconnect, 4), opens: make(chan wire.ClientSession, 4),
+		closes: make(chan []*wire.ClientCaps, 4)}
 	ms, err := msgr.New(msgr.Config{Name: auth.EntityName{Type: "mds", ID: name}, Network: c.Net.Host(m.addr),
 		Dispatcher: m, ServerAuth: func() auth.ServerHandshake { return &auth.NoneServer{} },
 		ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{} }})
@@ -71,6 +76,12 @@ func (m *scriptedMDS) Dispatch(from msgr.Peer, msg msgr.Message) {
 			m.opens <- s
 			m.send(wire.TypeClientSession, wire.ClientSession{Op: wire.SessionOpen, TimeoutSec: 60}.Encode())
 		}
+		if s.Op == wire.SessionRequestClose {
+			m.mu.Lock()
+			m.closes <- m.before
+			m.mu.Unlock()
+			m.send(wire.TypeClientSession, wire.ClientSession{Op: wire.SessionClose, Seq: s.Seq}.Encode())
+		}
 	case wire.TypeClientRequest:
 		r, err := wire.DecodeClientRequest(msg.Payload)
 		if err != nil {
@@ -84,6 +95,9 @@ func (m *scriptedMDS) Dispatch(from msgr.Peer, msg msgr.Message) {
 			m.t.Error(err)
 			return
 		}
+		m.mu.Lock()
+		m.before = append(m.before, cm)
+		m.mu.Unlock()
 		m.caps <- cm
 	case wire.TypeClientReconnect:
 		rc, err := wire.DecodeClientReconnect(msg.Payload)
@@ -241,6 +255,81 @@ func TestDriverScripted(t *testing.T) {
 			t.Fatalf("reconnect %+v", rc.Caps)
 		}
 		if err := f.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Close gives every cap back before it closes the session, so that the
+// MDS sees a session end holding no write caps (it fences one that
+// does, and other clients wait on its files until the fence is done).
+func TestCloseReleasesCapsFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := sim.New(t, sim.Options{Net: memnet.Config{Seed: 6, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
+		for _, h := range []string{"h1", "h2"} {
+			c.AddOSD(h)
+		}
+		c.Run("osd pool create", "pool", "data", "pg_num", "8", "size", "2")
+		c.WaitForEpoch(c.Epoch())
+		conn := c.Client("client.fs")
+		ioc, err := conn.OpenIOContext("data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := newScriptedMDS(t, c, "a")
+		ctx := context.Background()
+		info := fsInfo{DataPools: []int64{ioc.PoolID()}, Rank0: session.Holder{GID: 1, Name: "a", Addr: a.addr, State: session.HolderActive}}
+		mounted := make(chan *Client)
+		go func() {
+			cl, err := mount(ctx, conn, "scripted", Options{}, info)
+			if err != nil {
+				t.Error(err)
+			}
+			mounted <- cl
+		}()
+		<-a.opens
+		r := a.next(wire.MetaGetattr)
+		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Safe: true, Trace: []wire.TraceStep{{Inode: rootStat}}})
+		cl := <-mounted
+		if cl == nil {
+			t.FailNow()
+		}
+		const ino = 0x10000000000
+		created := make(chan *File)
+		go func() {
+			f, err := cl.Create(ctx, "/f", 0o644)
+			if err != nil {
+				t.Error(err)
+			}
+			created <- f
+		}()
+		r = a.next(wire.MetaGetattr)
+		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Safe: true, Trace: []wire.TraceStep{{Inode: rootStat}}})
+		r = a.next(wire.MetaCreate)
+		fstat := wire.InodeStat{Ino: ino, Mode: syscall.S_IFREG | 0o644, Nlink: 1,
+			Layout: wire.FSLayout{ObjectSize: 64 << 10, StripeUnit: 64 << 10, StripeCount: 1, Pool: ioc.PoolID()},
+			Cap:    wire.InodeCap{ID: 7, Seq: 1, IssueSeq: 1, Caps: uint32(locker.Pin | locker.AuthShared | capsBuffered)}}
+		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Safe: true, Trace: []wire.TraceStep{{Inode: rootStat}, {Name: "f", Inode: fstat}}})
+		f := <-created
+		if f == nil {
+			t.FailNow()
+		}
+		if err := f.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		closed := make(chan error)
+		go func() { closed <- cl.Close(ctx) }()
+		before := <-a.closes
+		var released bool
+		for _, m := range before {
+			if m.Ino == ino && m.CapID == 7 && m.Op == wire.CapRelease {
+				released = true
+			}
+		}
+		if !released {
+			t.Fatalf("session close before the release of cap 7: cap messages before it %v", before)
+		}
+		if err := <-closed; err != nil {
 			t.Fatal(err)
 		}
 	})
