@@ -201,11 +201,13 @@ func TestDriverScripted(t *testing.T) {
 			Layout: wire.FSLayout{ObjectSize: 64 << 10, StripeUnit: 64 << 10, StripeCount: 1, Pool: ioc.PoolID()},
 			Cap:    wire.InodeCap{ID: 7, Seq: 1, IssueSeq: 1, Caps: uint32(fileCaps)}}
 		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Trace: []wire.TraceStep{{Inode: rootStat}, {Name: "f", Inode: fstat}}})
+		// Create truncates (O_TRUNC): it waits for the safe reply, before
+		// which the MDS cuts old data.
+		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Safe: true})
 		f := <-created
 		if f == nil {
 			t.FailNow()
 		}
-		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Safe: true})
 
 		data := bytes.Repeat([]byte("cuttle"), 20000) // 120000 bytes: two objects
 		if _, err := f.Write(ctx, data); err != nil {

@@ -43,6 +43,11 @@ func (c *Client) Create(ctx context.Context, p string, mode uint32) (*File, erro
 	return c.OpenFile(ctx, p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, mode)
 }
 
+// truncates reports whether an open with flags empties the file: its
+// request waits for the safe reply, before which the MDS cuts the data
+// (nothing written after can be cut).
+func truncates(flags int) bool { return flags&os.O_TRUNC != 0 }
+
 // openMode is what flags open for.
 func openMode(flags int) locker.OpenMode {
 	var m locker.OpenMode
@@ -85,7 +90,7 @@ func (c *Client) OpenFile(ctx context.Context, p string, flags int, mode uint32)
 			return nil, pathErr("open", p, syscall.EISDIR)
 		}
 		r, err = c.do(ctx, &wire.ClientRequest{Op: wire.MetaOpen, Path: wire.FilePath{Ino: ino}, OpFlags: uint32(flags),
-			WantCaps: want}, false)
+			WantCaps: want}, truncates(flags))
 		if err != nil {
 			return nil, pathErr("open", p, err)
 		}

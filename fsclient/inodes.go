@@ -174,7 +174,7 @@ func (n Inodes) Readlink(ctx context.Context, ino uint64) (string, error) {
 func (n Inodes) Open(ctx context.Context, ino uint64, flags int) (*File, error) {
 	om := openMode(flags)
 	r, err := n.c.do(ctx, &wire.ClientRequest{Op: wire.MetaOpen, Path: wire.FilePath{Ino: ino}, OpFlags: uint32(flags),
-		WantCaps: uint32(locker.WantedFor(om))}, false)
+		WantCaps: uint32(locker.WantedFor(om))}, truncates(flags))
 	if err != nil {
 		return nil, inoErr("open", ino, err)
 	}
@@ -187,7 +187,7 @@ func (n Inodes) Create(ctx context.Context, dir uint64, name string, flags int, 
 	om := openMode(flags)
 	n.c.forget(dir, name)
 	r, err := n.c.do(ctx, &wire.ClientRequest{Op: wire.MetaCreate, Path: wire.FilePath{Ino: dir, Path: name},
-		OpFlags: uint32(flags | os.O_CREATE), Mode: mode&0o7777 | syscall.S_IFREG, WantCaps: uint32(locker.WantedFor(om))}, false)
+		OpFlags: uint32(flags | os.O_CREATE), Mode: mode&0o7777 | syscall.S_IFREG, WantCaps: uint32(locker.WantedFor(om))}, truncates(flags))
 	if err != nil {
 		return nil, nil, inoErr("create "+name, dir, err)
 	}

@@ -67,7 +67,7 @@ func (c *Client) create(ctx context.Context, op string, p string, req *wire.Clie
 	}
 	req.Path = wire.FilePath{Ino: dir, Path: name}
 	c.forget(dir, name)
-	r, err := c.do(ctx, req, false)
+	r, err := c.do(ctx, req, req.Op == wire.MetaCreate && truncates(int(req.OpFlags)))
 	if err != nil {
 		return nil, pathErr(op, p, err)
 	}
@@ -278,8 +278,10 @@ func (c *Client) truncate(ctx context.Context, ino uint64, st wire.InodeStat, si
 		}
 		old = max(old, data.Size())
 	}
+	// Wait for the safe reply: the MDS cuts the data past a smaller
+	// size before it, so nothing this client writes next can be cut.
 	if _, err := c.do(ctx, &wire.ClientRequest{Op: wire.MetaSetattr, Path: wire.FilePath{Ino: ino},
-		Mask: wire.AttrSize, Size: size}, false); err != nil {
+		Mask: wire.AttrSize, Size: size}, size < old); err != nil {
 		return err
 	}
 	if data != nil {

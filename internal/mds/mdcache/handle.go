@@ -130,10 +130,21 @@ func (c *Cache) finishChange(r *request, t *txn) {
 		c.mu.Lock()
 		c.stats.Replies++
 		c.mu.Unlock()
-		r.reply(&safe)
-		for _, f := range t.after {
-			f()
+		if len(t.after) == 0 {
+			r.reply(&safe)
+			return
 		}
+		// What the change leaves to do once durable (a truncation's
+		// data cut, a purge) is done before the safe reply, off the
+		// journal's completion path: a client that waits for it (as
+		// fsclient does for a truncation) writes nothing the cut could
+		// still remove.
+		go func() {
+			for _, f := range t.after {
+				f()
+			}
+			r.reply(&safe)
+		}()
 	})
 	c.mu.Unlock()
 	c.doActions(acts)
