@@ -241,14 +241,13 @@ func (c *Client) Close(ctx context.Context) error {
 	c.runLocked()
 	c.sess.Close()
 	c.runLocked()
-	ch := c.changed
 	c.mu.Unlock()
 	// Wait for the MDS to answer the close, briefly.
 	wait := c.clock.NewTimer(2 * time.Second)
 	for {
 		c.mu.Lock()
 		closed := c.sess.State() == session.Closed
-		ch = c.changed
+		ch := c.changed
 		c.mu.Unlock()
 		if closed {
 			break

@@ -25,18 +25,16 @@ type ClientFS struct {
 	c  *fsclient.Client
 	in fsclient.Inodes
 
-	mu      sync.Mutex
-	next    Handle
-	files   map[Handle]*fsclient.File
-	dirs    map[Handle]*dirHandle
-	invalid func(ino uint64)
+	mu    sync.Mutex
+	next  Handle
+	files map[Handle]*fsclient.File
+	dirs  map[Handle]*dirHandle
 }
 
 type dirHandle struct {
 	ino     uint64
 	parent  uint64
 	entries []DirEntry // "." and ".." first; offsets are positions + 1
-	plus    bool
 }
 
 // NewClientFS returns the mount's FS over c.

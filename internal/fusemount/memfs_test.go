@@ -395,7 +395,7 @@ func (fs *memFS) Rename(ctx context.Context, c Caller, op uint64, oldName string
 			return syscall.EISDIR
 		case sn.entries != nil && dn.entries == nil:
 			return syscall.ENOTDIR
-		case dn.entries != nil && len(dn.entries) > 0:
+		case len(dn.entries) > 0:
 			return syscall.ENOTEMPTY
 		}
 		if dn.entries != nil {

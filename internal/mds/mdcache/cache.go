@@ -135,11 +135,6 @@ type completion struct {
 	createdIno mdtypes.Ino
 }
 
-var errNotCached = errors.New("mdcache: not cached")
-
-// frag returns the cached fragment, or nil.
-func (c *Cache) cachedFrag(k fragKey) *cfrag { return c.frags[k] }
-
 // loadFrag returns fragment k, reading it from RADOS if it is not
 // cached; c.mu is held on entry and on return, released during the read.
 func (c *Cache) loadFrag(ctx context.Context, k fragKey) (*cfrag, error) {
@@ -233,13 +228,4 @@ func (c *Cache) inode(ctx context.Context, ino mdtypes.Ino) (*cinode, error) {
 		return ci, nil
 	}
 	return nil, fmt.Errorf("mdcache: inode %v not where its backtrace leads: %w", ino, errNoEnt)
-}
-
-// dirFrag returns the fragment of directory dir that holds name.
-func (c *Cache) dirFrag(ctx context.Context, dir *mdtypes.Inode, name string) (*cfrag, error) {
-	f, err := mdtypes.FragOf(dir.Frags, name)
-	if err != nil {
-		return nil, err
-	}
-	return c.loadFrag(ctx, fragKey{dir.Ino, f})
 }

@@ -16,13 +16,12 @@ import (
 // fsCluster is a simulated cluster with a metadata and a data pool, in
 // a synctest bubble (virtual time).
 type fsCluster struct {
-	c        *sim.Cluster
-	meta     *rados.IOContext
-	data     int64
-	dataIO   *rados.IOContext
-	inc      uint64 // the incarnation of the last Open
-	opened   int
-	mdsConns []*rados.Conn
+	c      *sim.Cluster
+	meta   *rados.IOContext
+	data   int64
+	dataIO *rados.IOContext
+	inc    uint64 // the incarnation of the last Open
+	opened int
 	// events are the callbacks the next open gives the engine.
 	events Events
 	// cacheInodes is the next open's CacheInodes (0: the default).

@@ -25,7 +25,6 @@ type mfile struct {
 	mode   uint32
 	size   uint64
 	xattrs map[string]string
-	ino    uint64 // learned from the engine at creation
 }
 
 type model struct{ paths map[string]*mfile }

@@ -93,12 +93,3 @@ func (c *Cache) loadSessions(ctx context.Context) error {
 	c.completed = m
 	return nil
 }
-
-// cloneCompleted copies the completed requests for a write-back.
-func cloneCompleted(m map[ClientID]*clientReqs) map[ClientID]*clientReqs {
-	out := make(map[ClientID]*clientReqs, len(m))
-	for k, v := range m {
-		out[k] = &clientReqs{done: maps.Clone(v.done)}
-	}
-	return out
-}

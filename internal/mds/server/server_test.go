@@ -143,7 +143,6 @@ func (e *recEngine) Close(context.Context) error { e.note("close"); return nil }
 type recCluster struct {
 	mu     sync.Mutex
 	fences []string
-	log    *[]string // shared with the engine's, to check the order
 	elog   *recEngine
 }
 
