@@ -2,6 +2,7 @@ package s3gw
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
@@ -90,23 +91,35 @@ func (g *Gateway) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
 	}
-	p := meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: n, ID: id, MTime: g.meta.Now()}
-	old, replaced, err := g.meta.PutPart(ctx, u.ID, p)
+	p, err := g.recordPart(ctx, b, u, meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: n, ID: id}, "upload part")
 	if err != nil {
-		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
 	}
-	if err := g.meta.DropGarbage(ctx, id); err != nil {
-		g.log.Warn("upload part: garbage list", "err", err)
+	w.Header().Set("ETag", quote(p.ETag))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// recordPart puts part p, whose data is written, in upload u's list:
+// its data leaves the garbage list, and the data of a part it replaces
+// goes on it and is removed. If the list refuses it, its own data is
+// removed. op names the request in logs.
+func (g *Gateway) recordPart(ctx context.Context, b meta.Bucket, u meta.Upload, p meta.Part, op string) (meta.Part, error) {
+	p.MTime = g.meta.Now()
+	old, replaced, err := g.meta.PutPart(ctx, u.ID, p)
+	if err != nil {
+		g.discard(ctx, meta.Extent{ID: p.ID, Size: p.Size})
+		return p, err
+	}
+	if err := g.meta.DropGarbage(ctx, p.ID); err != nil {
+		g.log.Warn(op+": garbage list", "err", err)
 	}
 	if replaced {
 		if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: old.ID, Size: old.Size, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err == nil {
 			g.discard(ctx, meta.Extent{ID: old.ID, Size: old.Size})
 		}
 	}
-	w.Header().Set("ETag", quote(p.ETag))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return p, nil
 }
 
 func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -347,19 +360,9 @@ func (g *Gateway) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 		g.discard(ctx, meta.Extent{ID: id, Size: got})
 		return err
 	}
-	p := meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: got, ID: id, MTime: g.meta.Now()}
-	old, replaced, err := g.meta.PutPart(ctx, u.ID, p)
+	p, err := g.recordPart(ctx, b, u, meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: got, ID: id}, "upload part copy")
 	if err != nil {
-		g.discard(ctx, meta.Extent{ID: id, Size: got})
 		return err
-	}
-	if err := g.meta.DropGarbage(ctx, id); err != nil {
-		g.log.Warn("upload part copy: garbage list", "err", err)
-	}
-	if replaced {
-		if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: old.ID, Size: old.Size, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err == nil {
-			g.discard(ctx, meta.Extent{ID: old.ID, Size: old.Size})
-		}
 	}
 	writeXML(w, http.StatusOK, copyPartResult{Xmlns: xmlns, LastModified: s3Time(p.MTime), ETag: quote(p.ETag)})
 	return nil
