@@ -1,8 +1,8 @@
 package fsclient
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"syscall"
 	"time"
 
@@ -363,11 +363,8 @@ func (c *Client) Getxattr(ctx context.Context, p, name string) ([]byte, error) {
 	if err != nil {
 		return nil, pathErr("getxattr", p, err)
 	}
-	r, err := c.do(ctx, &wire.ClientRequest{Op: wire.MetaGetxattr, Path: wire.FilePath{Ino: ino}, Name: name}, false)
-	if err != nil {
-		return nil, pathErr("getxattr", p, err)
-	}
-	return r.Data, nil
+	v, err := c.Inodes().Getxattr(ctx, ino, name)
+	return v, pathErr("getxattr", p, errors.Unwrap(err))
 }
 
 // Xattr flags (setxattr's).
@@ -382,9 +379,7 @@ func (c *Client) Setxattr(ctx context.Context, p, name string, value []byte, fla
 	if err != nil {
 		return pathErr("setxattr", p, err)
 	}
-	_, err = c.do(ctx, &wire.ClientRequest{Op: wire.MetaSetxattr, Path: wire.FilePath{Ino: ino}, Name: name,
-		Value: value, OpFlags: flags}, false)
-	return pathErr("setxattr", p, err)
+	return pathErr("setxattr", p, errors.Unwrap(c.Inodes().Setxattr(ctx, ino, name, value, flags)))
 }
 
 // Listxattr returns the names of p's extended attributes.
@@ -393,17 +388,8 @@ func (c *Client) Listxattr(ctx context.Context, p string) ([]string, error) {
 	if err != nil {
 		return nil, pathErr("listxattr", p, err)
 	}
-	r, err := c.do(ctx, &wire.ClientRequest{Op: wire.MetaListxattr, Path: wire.FilePath{Ino: ino}}, false)
-	if err != nil {
-		return nil, pathErr("listxattr", p, err)
-	}
-	var names []string
-	for _, n := range bytes.Split(r.Data, []byte{0}) {
-		if len(n) > 0 {
-			names = append(names, string(n))
-		}
-	}
-	return names, nil
+	names, err := c.Inodes().Listxattr(ctx, ino)
+	return names, pathErr("listxattr", p, errors.Unwrap(err))
 }
 
 // Removexattr removes extended attribute name of p.
@@ -412,6 +398,5 @@ func (c *Client) Removexattr(ctx context.Context, p, name string) error {
 	if err != nil {
 		return pathErr("removexattr", p, err)
 	}
-	_, err = c.do(ctx, &wire.ClientRequest{Op: wire.MetaRmxattr, Path: wire.FilePath{Ino: ino}, Name: name}, false)
-	return pathErr("removexattr", p, err)
+	return pathErr("removexattr", p, errors.Unwrap(c.Inodes().Removexattr(ctx, ino, name)))
 }
