@@ -144,7 +144,16 @@ func (m *Monitor) propose(ctx context.Context, en entry) (moncmd.Reply, error) {
 	case <-m.stop:
 		return moncmd.Reply{}, ErrNotReady
 	}
-	if err := <-p.errc; err != nil {
+	// proposeIn is buffered: the loop may stop before it takes p.
+	var err error
+	select {
+	case err = <-p.errc:
+	case <-actx.Done():
+		return moncmd.Reply{}, m.attemptErr(ctx)
+	case <-m.stop:
+		return moncmd.Reply{}, ErrNotReady
+	}
+	if err != nil {
 		if errors.Is(err, raft.ErrProposalDropped) {
 			m.pause(actx)
 			return moncmd.Reply{}, m.attemptErr(ctx)
