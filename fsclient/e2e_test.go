@@ -437,3 +437,43 @@ func TestE2ELazyIOAndStatfs(t *testing.T) {
 		}
 	})
 }
+
+// A client that goes silent while it holds write caps is evicted when
+// its session autocloses, and fenced where it matters: the OSDs refuse
+// its RADOS instance's writes (the instance it named at session open),
+// so it cannot write file data behind the caps the MDS gives others.
+func TestE2ESilentWriterIsFencedAtTheOSDs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFSCluster(t)
+		a, conn := fc.mount("client.a")
+		ctx := context.Background()
+		f, err := a.Create(ctx, "/f", 0o666)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(ctx, []byte("from a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		data, err := conn.OpenIOContext("cephfs_data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := data.WriteFull(ctx, "probe", []byte("before")); err != nil {
+			t.Fatalf("a writes to the data pool before its eviction: %v", err)
+		}
+		fc.c.Net.Freeze("client.a")
+		for i := 0; !fc.c.Map().IsBlocklisted(conn.Instance(), time.Now()); i++ {
+			if i == 1200 {
+				t.Fatalf("client.a (%s) silent for 20 min with write caps is not blocklisted", conn.Instance())
+			}
+			time.Sleep(time.Second) // virtual time: the session timeouts
+		}
+		fc.c.Net.Thaw("client.a")
+		if err := data.WriteFull(ctx, "probe", []byte("after the fence")); !errors.Is(err, rados.ErrBlocklisted) {
+			t.Fatalf("a wrote to the data pool after its eviction: %v; want %v", err, rados.ErrBlocklisted)
+		}
+	})
+}
