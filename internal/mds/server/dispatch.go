@@ -23,6 +23,7 @@ const (
 	errnoPERM     = 1
 	errnoAGAIN    = 11
 	errnoINVAL    = 22
+	errnoNOSPC    = 28
 	errnoNOTCONN  = 107
 	errnoSHUTDOWN = 108
 )
@@ -292,10 +293,18 @@ func (s *Server) handleRequest(conn *msgr.Session, req *wire.ClientRequest) {
 		s.mu.Unlock()
 		return
 	}
-	eng, ctx := s.engine, s.runCtx
+	eng, ctx, pools := s.engine, s.runCtx, s.pools
 	s.metrics.requests++
 	s.inflight.Add(1)
 	s.mu.Unlock()
+	if takesSpace(req) {
+		if pool, full := s.cfg.cluster.Full(pools); full {
+			s.inflight.Done()
+			s.log.Debug("refusing a space-taking request: a pool of the file system is full", "op", req.Op, "pool", pool)
+			sendReply(conn, &wire.ClientReply{Tid: req.Tid, Op: req.Op, Result: -errnoNOSPC, Safe: true})
+			return
+		}
+	}
 	if owner := s.ownerOf(req); owner != s.rankNow() {
 		defer s.inflight.Done()
 		sendForward(conn, wire.ClientRequestForward{Tid: req.Tid, Dest: int32(owner), NumFwd: req.NumFwd + 1, MustResend: true})
@@ -470,4 +479,18 @@ func checkInstance(entity, instance string) error {
 		return fmt.Errorf("session instance %q is not %s/INCARNATION (hex): a client names its own RADOS instance (EINVAL)", instance, entity)
 	}
 	return nil
+}
+
+// takesSpace reports whether req is a metadata update a full file system
+// refuses (ENOSPC, as Ceph's MDS): every update but deletes, truncates
+// and locks, so that a user can still free space.
+func takesSpace(req *wire.ClientRequest) bool {
+	switch req.Op {
+	case wire.MetaUnlink, wire.MetaRmdir, wire.MetaSetFileLock:
+		return false
+	case wire.MetaSetattr:
+		const truncate = wire.AttrSize | wire.AttrMtime | wire.AttrCtime | wire.AttrMtimeNow | wire.AttrKillSguid
+		return req.Mask&wire.AttrSize == 0 || req.Mask&^truncate != 0
+	}
+	return req.Op.IsWrite()
 }

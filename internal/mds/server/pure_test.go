@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/mdsmap"
 )
 
@@ -223,4 +224,35 @@ func FuzzDecodeSessionRecord(f *testing.F) {
 			t.Fatalf("%+v does not round-trip: %+v %v", r, again, err)
 		}
 	})
+}
+
+// A full file system refuses every metadata update but deletes,
+// truncates and locks (Ceph's rule), and never a read.
+func TestTakesSpace(t *testing.T) {
+	for _, c := range []struct {
+		req  wire.ClientRequest
+		want bool
+	}{
+		{wire.ClientRequest{Op: wire.MetaLookup}, false},
+		{wire.ClientRequest{Op: wire.MetaGetattr}, false},
+		{wire.ClientRequest{Op: wire.MetaReaddir}, false},
+		{wire.ClientRequest{Op: wire.MetaOpen}, false},
+		{wire.ClientRequest{Op: wire.MetaUnlink}, false},
+		{wire.ClientRequest{Op: wire.MetaRmdir}, false},
+		{wire.ClientRequest{Op: wire.MetaSetFileLock}, false},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrSize}, false},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrSize | wire.AttrMtime | wire.AttrCtime}, false},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrMode}, true},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrSize | wire.AttrUID}, true},
+		{wire.ClientRequest{Op: wire.MetaCreate}, true},
+		{wire.ClientRequest{Op: wire.MetaMkdir}, true},
+		{wire.ClientRequest{Op: wire.MetaSymlink}, true},
+		{wire.ClientRequest{Op: wire.MetaLink}, true},
+		{wire.ClientRequest{Op: wire.MetaRename}, true},
+		{wire.ClientRequest{Op: wire.MetaSetxattr}, true},
+	} {
+		if got := takesSpace(&c.req); got != c.want {
+			t.Errorf("%s mask %#x: takesSpace %v, want %v", c.req.Op, c.req.Mask, got, c.want)
+		}
+	}
 }

@@ -142,6 +142,7 @@ type Server struct {
 	// instances: each client's RADOS instance (what fences it), from
 	// its session open or the session map.
 	instances map[ClientID]string
+	pools     []int64 // the file system's metadata and data pools
 	recon     *reconnectWait
 	reconCh   chan struct{} // signalled when a client completes its report
 	pending   []func()      // held until active
@@ -328,6 +329,9 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 	if len(f.DataPools) > 0 {
 		dataPool = f.DataPools[0]
 	}
+	s.mu.Lock()
+	s.pools = append([]int64{f.MetadataPool}, f.DataPools...)
+	s.mu.Unlock()
 	eng, err := s.cfg.Open(ctx, OpenConfig{Meta: meta, Conn: s.cfg.Conn, DataPool: dataPool, Rank: int(rep.Rank),
 		Incarnation: uint64(rep.Epoch), Clock: s.cfg.Clock, Logger: s.cfg.Logger.With("rank", rep.Rank), Outbox: s})
 	if err != nil {
