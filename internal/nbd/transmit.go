@@ -76,7 +76,7 @@ func (c *conn) transmit() error {
 			defer func() { bytes.release(held); <-sem; wg.Done() }()
 			if err := c.handle(q, payload); err != nil {
 				c.log.Info("nbd: reply failed", "err", err)
-				c.nc.Close()
+				c.raw.Close()
 			}
 		}()
 	}

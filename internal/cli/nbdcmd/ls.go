@@ -23,7 +23,7 @@ func lsCommand(out *cmdutil.Output) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			exports, err := nbd.List(cmd.Context(), a.network, a.addr)
+			exports, err := nbd.List(cmd.Context(), a.network, a.addr, nil)
 			if err != nil {
 				if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
 					return fmt.Errorf("%s: %w; is cuttle nbd serve running there? (ECONNREFUSED)", a, err)
