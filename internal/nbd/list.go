@@ -156,6 +156,9 @@ func (c *listClient) list(ctx context.Context) ([]ListedExport, error) {
 	var out []ListedExport
 	for {
 		typ, data, err := c.reply(proto.OptList)
+		if errors.Is(err, ErrTLSRequired) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("nbd: list: %w", err)
 		}

@@ -223,23 +223,35 @@ func TestServeAllAndRefusals(t *testing.T) {
 }
 
 // makeCerts makes a CA, a server certificate for localhost and
-// 127.0.0.1 and a client certificate in dir with openssl, as docs/NBD.md
-// tells, under the names qemu and libnbd look for (ca-cert.pem,
+// 127.0.0.1 and a client certificate in dir by running the openssl lines
+// of docs/NBD.md's TLS section, so that they are known to work; the
+// files have the names qemu and libnbd look for (ca-cert.pem,
 // client-cert.pem, client-key.pem).
 func makeCerts(t *testing.T, dir string) {
 	t.Helper()
-	for _, args := range [][]string{
-		{"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "3650", "-subj", "/CN=cuttle-nbd-ca", "-keyout", "ca-key.pem", "-out", "ca-cert.pem"},
-		{"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", "server-key.pem", "-out", "server.csr"},
-		{"x509", "-req", "-in", "server.csr", "-CA", "ca-cert.pem", "-CAkey", "ca-key.pem", "-days", "365", "-copy_extensions", "copy", "-out", "server-cert.pem"},
-		{"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=client1", "-addext", "extendedKeyUsage=clientAuth", "-keyout", "client-key.pem", "-out", "client.csr"},
-		{"x509", "-req", "-in", "client.csr", "-CA", "ca-cert.pem", "-CAkey", "ca-key.pem", "-days", "365", "-copy_extensions", "copy", "-out", "client-cert.pem"},
-	} {
-		cmd := exec.Command("openssl", args...)
+	doc, err := os.ReadFile("../../../docs/NBD.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(doc), "\\\n", " ")
+	n, code := 0, false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			code = !code
+		}
+		args := strings.Fields(line)
+		if !code || len(args) == 0 || args[0] != "openssl" {
+			continue
+		}
+		cmd := exec.Command("openssl", args[1:]...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("openssl %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		n++
+	}
+	if n != 5 {
+		t.Fatalf("docs/NBD.md has %d openssl lines, want 5 (a CA, a server's and a client's certificate)", n)
 	}
 }
 
