@@ -306,3 +306,28 @@ func TestLoadTLSFiles(t *testing.T) {
 		t.Error("TLS optional without TLS was accepted")
 	}
 }
+
+// Shutdown of a TLS connection in transmission: the request in flight
+// is answered, then the connection closes.
+func TestShutdownTLS(t *testing.T) {
+	g := &gated{memBackend: newMem(1 << 20), release: make(chan struct{}), entered: make(chan struct{}, 1)}
+	certs := MakeCerts(t, t.TempDir())
+	s, addr := serve(t, Config{Exports: []Export{{Name: "g", Backend: g}}, TLS: certs.ServerConfig(false)})
+	c := dial(t, addr)
+	c.hello(proto.ClientFixedNewstyle | proto.ClientNoZeroes)
+	c.startTLS(certs.ClientConfig(false))
+	c.negotiateGo("g", false)
+	c.request(proto.Request{Type: proto.CmdRead, Cookie: 7, Length: 8}, nil)
+	<-g.entered
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	close(g.release)
+	if cookie, errno := c.simple(); cookie != 7 || errno != 0 {
+		t.Fatalf("the read in flight: cookie %d %v", cookie, errno)
+	}
+	c.read(8)
+	c.closed()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
