@@ -145,7 +145,15 @@ func (img *Image) setProtected(ctx context.Context, name string, protected bool)
 		}
 		return fmt.Errorf("%w: snapshot %s@%s is %s already (EINVAL)", ErrInvalid, img.name, name, state)
 	}
+	if !protected {
+		if err := img.pruneChildren(ctx, s); err != nil {
+			return err
+		}
+	}
 	if err := img.headerCall(ctx, "snap_protect", clsrbd.SnapRequest{ID: s.ID, Protected: protected}.Encode()); err != nil {
+		if !protected && errors.Is(err, ErrBusy) {
+			return img.busyWithChildren(ctx, s, err)
+		}
 		return fmt.Errorf("rbd: protect snapshot %s@%s: %w", img.name, name, err)
 	}
 	return img.reload(ctx)
@@ -187,6 +195,9 @@ func (img *Image) SnapRollback(ctx context.Context, name string) (err error) {
 		if err := img.headerCall(ctx, "set_size", clsrbd.EncodeSize(s.Size)); err != nil {
 			return fmt.Errorf("rbd: rollback %s to %s: %w", img.name, name, err)
 		}
+	}
+	if err := img.rollbackOverlap(ctx, s); err != nil {
+		return err
 	}
 	// The head's objects are now the snapshot's: so is its map.
 	if err := img.copyObjectMap(ctx, s.ID, 0, l.ObjectCount(s.Size)); err != nil {
