@@ -136,7 +136,9 @@ func (p *Pool) poolByID(id int64) (*Pool, error) {
 	return NewPool(p.conn, name, p.opts)
 }
 
-// openParent opens a clone's parent at its snapshot (the header read).
+// openParent opens a clone's parent at its snapshot (the header read),
+// and the parent's parents; depth counts the clones below img, to refuse
+// a loop of parents.
 func (img *Image) openParent(ctx context.Context, depth int) error {
 	ps := img.h.Parent
 	if ps.IsZero() {
@@ -156,7 +158,10 @@ func (img *Image) openParent(ctx context.Context, depth int) error {
 	if name == "" {
 		name = ps.ImageID
 	}
-	parent, err := pp.openID(ctx, name, ps.ImageID, OpenOptions{ReadOnly: true}, ps.SnapID, depth+1)
+	parent, err := pp.openID(ctx, name, ps.ImageID, OpenOptions{ReadOnly: true}, ps.SnapID)
+	if err == nil {
+		err = parent.openParent(ctx, depth+1)
+	}
 	if err != nil {
 		return fmt.Errorf("rbd: image %q: parent: %w", img.name, err)
 	}

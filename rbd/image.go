@@ -94,13 +94,19 @@ func (p *Pool) open(ctx context.Context, name string, o OpenOptions) (*Image, er
 	if err != nil {
 		return nil, err
 	}
-	return p.openID(ctx, name, id, o, 0, 0)
+	img, err := p.openID(ctx, name, id, o, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := img.openParent(ctx, 0); err != nil {
+		return nil, err
+	}
+	return img, nil
 }
 
 // openID opens image id (named name) as open does, at snapshot snapID if
-// not 0 (a clone's parent, read-only); depth counts the clones below it,
-// to refuse a loop of parents.
-func (p *Pool) openID(ctx context.Context, name, id string, o OpenOptions, snapID uint64, depth int) (*Image, error) {
+// not 0 (a clone's parent, read-only), without its parent (openParent).
+func (p *Pool) openID(ctx context.Context, name, id string, o OpenOptions, snapID uint64) (*Image, error) {
 	h, err := p.header(ctx, name, id)
 	if err != nil {
 		return nil, err
@@ -147,9 +153,6 @@ func (p *Pool) openID(ctx context.Context, name, id string, o OpenOptions, snapI
 		img.snap = &s
 		data.SetReadSnap(s.ID)
 	} else if err := img.setSnapContext(); err != nil {
-		return nil, err
-	}
-	if err := img.openParent(ctx, depth); err != nil {
 		return nil, err
 	}
 	return img, nil

@@ -250,7 +250,12 @@ func (p *Pool) header(ctx context.Context, name, id string) (clsrbd.Header, erro
 // snapshots (remove them first) or is open (its header has watchers),
 // ErrNotFound if there is no such image.
 func (p *Pool) Remove(ctx context.Context, name string) error {
-	img, err := p.open(ctx, name, OpenOptions{})
+	id, err := p.lookup(ctx, name)
+	if err != nil {
+		return err
+	}
+	// Not its parent: a clone whose parent cannot be opened can still go.
+	img, err := p.openID(ctx, name, id, OpenOptions{}, 0)
 	if err != nil {
 		return err
 	}

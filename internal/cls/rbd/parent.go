@@ -30,6 +30,9 @@ const (
 // ChildrenKey is the header key of snapshot id's children.
 func ChildrenKey(id uint64) string { return fmt.Sprintf("%s%016x", ChildrenKeyPrefix, id) }
 
+// DirIDKey is the directory's key holding the name of image id.
+func DirIDKey(id string) string { return idPrefix + id }
+
 // maxChildren bounds a snapshot's children (a bound for the decoder).
 const maxChildren = 1 << 16
 
