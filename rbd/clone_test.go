@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	clsrbd "github.com/cuttlestore/cuttle/internal/cls/rbd"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
+	"github.com/cuttlestore/cuttle/rados"
 	"github.com/cuttlestore/cuttle/rbd"
 )
 
@@ -192,6 +196,20 @@ func TestCloneAgainstModel(t *testing.T) {
 				}
 				checkImage(t, kid, model, "after random ops")
 				checkImage(t, parent, head, "the parent's head")
+				checkObjectMap(t, conn, cp.Name(), kid.Stat().ID)
+				// A diff of the clone from nothing rebuilds it in a plain image.
+				var diff bytes.Buffer
+				if err := kid.ExportDiff(ctx, "", &diff, rbd.TransferOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Create(ctx, "copy", 64*kib, rbd.CreateOptions{Order: 16}); err != nil {
+					t.Fatal(err)
+				}
+				cp2 := open(t, p, "copy", rbd.OpenOptions{})
+				if err := cp2.ImportDiff(ctx, &diff, rbd.TransferOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				checkImage(t, cp2, model, "the clone's diff applied to a plain image")
 				again := open(t, cp, "kid", rbd.OpenOptions{ReadOnly: true})
 				checkImage(t, again, model, "another opener")
 				if kidSnap != nil {
@@ -406,5 +424,80 @@ func TestCloneCopyUpAcrossOSDRestarts(t *testing.T) {
 				t.Fatalf("after osd.%d returned: the clone differs from the model at %d", id, firstDiff(got, model))
 			}
 		}
+	})
+}
+
+// checkObjectMap fails unless the head's object map of image id (in pool)
+// says exists (or pending) for every data object that exists.
+func checkObjectMap(t *testing.T, conn *rados.Conn, pool, id string) {
+	t.Helper()
+	io, err := conn.OpenIOContext(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.Read(context.Background(), clsrbd.ObjectMapName(id, 0), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := clsrbd.DecodeObjectMap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range objects(t, conn, pool, clsrbd.DataPrefix+id+".") {
+		var no uint64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(name, clsrbd.DataPrefix+id+"."), "%x", &no); err != nil {
+			t.Fatal(err)
+		}
+		if m.State(no) == clsrbd.ObjectNonexistent {
+			t.Fatalf("object %s exists, and the object map says it does not", name)
+		}
+	}
+}
+
+// Concurrent writes to objects a clone lacks: each copy-up races the
+// others (the exclusive create lets one win, the rest write in place), and
+// every write lands with the parent's data around it intact.
+func TestCloneConcurrentCopyUps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := cluster(t)
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(8, 8))
+		const size = 256 * kib
+		parent, _ := parentWithSnap(t, p, rng, "base", size, rbd.CreateOptions{Order: 16})
+		full := random(rng, size)
+		if err := parent.WriteAt(ctx, full, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := parent.SnapCreate(ctx, "full"); err != nil {
+			t.Fatal(err)
+		}
+		if err := parent.SnapProtect(ctx, "full"); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Clone(ctx, nil, "base", "full", "kid", rbd.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		kid := open(t, p, "kid", rbd.OpenOptions{})
+		model := bytes.Clone(full)
+		var wg sync.WaitGroup
+		errs := make(chan error, 32)
+		for i := range 32 { // 4 KiB pieces, 8 in each of the 4 objects
+			off := (i%4)*64*kib + (i/4)*8*kib
+			data := bytes.Repeat([]byte{byte(i + 1)}, 4*kib)
+			copy(model[off:], data)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- kid.WriteAt(ctx, data, uint64(off))
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkImage(t, kid, model, "after concurrent copy-ups")
 	})
 }
