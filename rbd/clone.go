@@ -214,7 +214,11 @@ func (img *Image) readData(ctx context.Context, buf []byte, off uint64) error {
 	extents := img.st.Layout().FileToExtents(off, uint64(len(buf)))
 	err := img.parallel(ctx, len(extents), func(ctx context.Context, i int) error {
 		x := extents[i]
-		got, err := img.data.Read(ctx, dataObject(img.h.ObjectPrefix, x.ObjectNo), x.Offset, x.Length)
+		var got []byte
+		err := rados.ErrNotFound
+		if !img.absentByMap(x.ObjectNo) {
+			got, err = img.data.Read(ctx, dataObject(img.h.ObjectPrefix, x.ObjectNo), x.Offset, x.Length)
+		}
 		if err == nil {
 			for _, b := range x.Buffer {
 				dst := buf[b.Offset : b.Offset+b.Length]
@@ -244,6 +248,26 @@ func (img *Image) readData(ctx context.Context, buf []byte, off uint64) error {
 		return fmt.Errorf("rbd: image %q: %w", img.name, err)
 	}
 	return nil
+}
+
+// absentByMap reports whether the lock holder's copy of the head's object
+// map says data object no does not exist (which it never says of one that
+// does), so a clone's read goes to the parent without asking the object.
+// False when unknown: not the holder, no trusted map, or an update of the
+// map under way (a read does not wait for it).
+func (img *Image) absentByMap(no uint64) bool {
+	if img.snap != nil || !img.hasObjectMap() {
+		return false
+	}
+	select {
+	case img.om.mu <- struct{}{}:
+	default:
+		return false
+	}
+	defer img.om.unlock()
+	m := &img.om.m
+	return img.om.loaded && !img.om.reload.Load() && img.owns() && m.Flags&clsrbd.ObjectMapInvalid == 0 &&
+		no < m.Count() && m.State(no) == clsrbd.ObjectNonexistent
 }
 
 // gatherExtent returns the bytes of data that object extent x holds.
