@@ -70,6 +70,13 @@ func (p *Pool) Clone(ctx context.Context, parentPool *Pool, parent, snap, child 
 		return err
 	}
 	s := *pimg.snap
+	depth := 1
+	for pa := pimg.parent; pa != nil; pa = pa.parent {
+		depth++
+	}
+	if depth >= maxCloneDepth {
+		return fmt.Errorf("%w: clone %s@%s: the parent is a clone %d deep, the most is %d; flatten it first (EINVAL)", ErrInvalid, parent, snap, depth-1, maxCloneDepth-1)
+	}
 	if !s.Protected {
 		return fmt.Errorf("%w: clone %s@%s: the snapshot is not protected; protect it first (rbd snap protect) (EINVAL)", ErrInvalid, parent, snap)
 	}
