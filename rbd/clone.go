@@ -470,54 +470,58 @@ func (img *Image) discardClone(ctx context.Context, off, length uint64) error {
 // cloneExtents is allocatedExtents for a clone: the runs of pieces (the
 // pieces of the range asked, in file order) that the clone's objects hold
 // (sizes: each existing object's size), and where an object is missing,
-// the parent's allocated extents within the overlap.
+// the parent's allocated extents within the overlap — asked of the parent
+// once, over the span of the missing runs, and cut to them.
 func (img *Image) cloneExtents(ctx context.Context, pieces []layout.Piece, sizes map[uint64]uint64) ([]Extent, error) {
 	overlap := img.overlap()
-	out := []Extent{}
-	var run Extent // pieces of missing objects, merged while adjacent
-	flush := func() error {
-		if run.Length == 0 {
-			return nil
-		}
-		ext, err := img.parent.allocatedExtents(ctx, run.Offset, run.Length)
-		if err != nil {
-			return fmt.Errorf("rbd: allocated extents of %q: parent: %w", img.name, err)
-		}
-		for _, e := range ext {
-			out = appendExtent(out, e)
-		}
-		run = Extent{}
-		return nil
-	}
+	var own, absent []Extent
 	for _, p := range pieces {
 		size, ok := sizes[p.ObjectNo]
-		if !ok {
-			if p.FileOff >= overlap {
-				continue
-			}
-			n := min(p.Length, overlap-p.FileOff)
-			if run.Length > 0 && run.Offset+run.Length != p.FileOff {
-				if err := flush(); err != nil {
-					return nil, err
-				}
-			}
-			if run.Length == 0 {
-				run.Offset = p.FileOff
-			}
-			run.Length += n
-			continue
-		}
-		if err := flush(); err != nil {
-			return nil, err
-		}
-		if size > p.ObjectOff {
-			out = appendExtent(out, Extent{Offset: p.FileOff, Length: min(p.Length, size-p.ObjectOff)})
+		switch {
+		case ok && size > p.ObjectOff:
+			own = appendExtent(own, Extent{Offset: p.FileOff, Length: min(p.Length, size-p.ObjectOff)})
+		case !ok && p.FileOff < overlap:
+			absent = appendExtent(absent, Extent{Offset: p.FileOff, Length: min(p.Length, overlap-p.FileOff)})
 		}
 	}
-	if err := flush(); err != nil {
-		return nil, err
+	var inherited []Extent
+	if len(absent) > 0 {
+		first, last := absent[0], absent[len(absent)-1]
+		ext, err := img.parent.allocatedExtents(ctx, first.Offset, last.Offset+last.Length-first.Offset)
+		if err != nil {
+			return nil, fmt.Errorf("rbd: allocated extents of %q: parent: %w", img.name, err)
+		}
+		inherited = intersect(ext, absent)
+	}
+	// Merge the two sorted, disjoint lists.
+	out := []Extent{}
+	for len(own) > 0 || len(inherited) > 0 {
+		if len(inherited) == 0 || len(own) > 0 && own[0].Offset < inherited[0].Offset {
+			out, own = appendExtent(out, own[0]), own[1:]
+		} else {
+			out, inherited = appendExtent(out, inherited[0]), inherited[1:]
+		}
 	}
 	return out, nil
+}
+
+// intersect returns the runs both a and b cover (each sorted and
+// disjoint), in order.
+func intersect(a, b []Extent) []Extent {
+	var out []Extent
+	for len(a) > 0 && len(b) > 0 {
+		start := max(a[0].Offset, b[0].Offset)
+		aEnd, bEnd := a[0].Offset+a[0].Length, b[0].Offset+b[0].Length
+		if end := min(aEnd, bEnd); end > start {
+			out = append(out, Extent{Offset: start, Length: end - start})
+		}
+		if aEnd <= bEnd {
+			a = a[1:]
+		} else {
+			b = b[1:]
+		}
+	}
+	return out
 }
 
 // cutOverlap lowers a clone's overlap to size before a shrink (the gate
