@@ -221,9 +221,18 @@ func TestCloneAgainstModel(t *testing.T) {
 					}
 					checkImage(t, kid, kidSnap, "rolled back")
 				}
-				// du counts only the clone's own objects.
-				if _, err := kid.DiskUsage(ctx); err != nil {
+				// Flattened (with or without a snapshot), it reads the same.
+				want := model
+				if kidSnap != nil {
+					want = kidSnap
+				}
+				if err := kid.Flatten(ctx, rbd.FlattenOptions{}); err != nil {
 					t.Fatal(err)
+				}
+				checkImage(t, kid, want, "flattened")
+				checkObjectMap(t, conn, cp.Name(), kid.Stat().ID)
+				if kidSnap != nil {
+					checkImage(t, open(t, cp, "kid", rbd.OpenOptions{Snap: "k"}), kidSnap, "the snapshot of the flattened clone")
 				}
 			})
 		})
@@ -250,6 +259,18 @@ func TestCloneProtects(t *testing.T) {
 		}
 		if err := p.Clone(ctx, nil, "base", "s", "kid", rbd.CreateOptions{}); !errors.Is(err, rbd.ErrExists) {
 			t.Fatalf("a second clone named kid: %v", err)
+		}
+		// du counts the clone's own objects: none yet; its extents are the
+		// parent's.
+		kidImg := open(t, p, "kid", rbd.OpenOptions{})
+		if u, err := kidImg.DiskUsage(ctx); err != nil || u.Used != 0 {
+			t.Fatalf("du of a new clone: %+v %v", u, err)
+		}
+		if ext, err := kidImg.AllocatedExtents(ctx, 0, kidImg.Size()); err != nil || len(ext) == 0 {
+			t.Fatalf("extents of a new clone: %v %v", ext, err)
+		}
+		if err := kidImg.Close(ctx); err != nil {
+			t.Fatal(err)
 		}
 		data, err := rbd.NewPool(conn, "data", rbd.Options{})
 		if err != nil {
@@ -297,7 +318,8 @@ func TestCloneProtects(t *testing.T) {
 }
 
 // A grandchild (a clone of a clone's snapshot) reads through two parents;
-// flattening it and then its parent lets each snapshot be unprotected and
+// flattening it and its parent (which has a snapshot: it keeps its parent
+// until that snapshot goes) lets each snapshot be unprotected and
 // removed, and the base image removed, with every image's bytes intact.
 func TestGrandchildAndFlatten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -341,8 +363,20 @@ func TestGrandchildAndFlatten(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkImage(t, gk, gkModel, "grandchild")
-		if err := kid.Flatten(ctx, rbd.FlattenOptions{}); !errors.Is(err, rbd.ErrBusy) {
-			t.Fatalf("flatten a clone with snapshots: %v", err)
+		// Flattening the kid, which has a snapshot: its head no longer
+		// reads the base, its snapshot still does.
+		kidNow := read(t, kid)
+		if err := kid.Flatten(ctx, rbd.FlattenOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if pa := kid.Parent(); pa == nil || pa.Overlap != 0 {
+			t.Fatalf("a clone flattened with a snapshot: parent %+v, want one with overlap 0", pa)
+		}
+		checkImage(t, kid, kidNow, "the kid flattened with a snapshot")
+		checkImage(t, open(t, p, "kid", rbd.OpenOptions{Snap: "k"}), kidModel, "the kid's snapshot after the flatten")
+		checkImage(t, gk, gkModel, "the grandchild after the kid's flatten")
+		if err := base.SnapUnprotect(ctx, "s"); !errors.Is(err, rbd.ErrBusy) {
+			t.Fatalf("unprotect while a snapshot of a flattened clone reads it: %v", err)
 		}
 		if err := base.Flatten(ctx, rbd.FlattenOptions{}); !errors.Is(err, rbd.ErrInvalid) {
 			t.Fatalf("flatten an image that is not a clone: %v", err)
@@ -363,9 +397,8 @@ func TestGrandchildAndFlatten(t *testing.T) {
 		if err := kid.SnapRemove(ctx, "k"); err != nil {
 			t.Fatal(err)
 		}
-		kidNow := read(t, kid)
-		if err := kid.Flatten(ctx, rbd.FlattenOptions{}); err != nil {
-			t.Fatal(err)
+		if pa := kid.Parent(); pa != nil {
+			t.Fatalf("the flattened kid keeps its parent %+v after its last snapshot went", pa)
 		}
 		if err := base.SnapUnprotect(ctx, "s"); err != nil {
 			t.Fatal(err)

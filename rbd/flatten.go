@@ -21,9 +21,11 @@ type FlattenOptions struct {
 // within the overlap that the clone lacks gets the parent's data (as a
 // write's copy-up, MaxInFlight at a time, while I/O goes on), then the
 // clone's header forgets the parent and the parent's snapshot forgets the
-// clone, so the snapshot can be unprotected and removed. It is ErrInvalid
-// for an image that is not a clone, ErrBusy for a clone with snapshots
-// (they read through to the parent too: remove them first).
+// clone, so the snapshot can be unprotected and removed. The clone's
+// snapshots that read through to the parent keep it: then only the
+// head's overlap drops to 0, and the clone detaches from the parent when
+// the last such snapshot is removed (as Ceph's). It is ErrInvalid for an
+// image that is not a clone.
 func (img *Image) Flatten(ctx context.Context, o FlattenOptions) (err error) {
 	total, err := img.flattenCopy(ctx, o)
 	if err != nil {
@@ -41,32 +43,66 @@ func (img *Image) Flatten(ctx context.Context, o FlattenOptions) (err error) {
 	if err := img.checkFlatten(); err != nil {
 		return err
 	}
-	if img.overlap() > total {
+	if img.h.Parent.Overlap > total {
 		return fmt.Errorf("%w: flatten %q: the overlap grew meanwhile (a rollback?); flatten again (EAGAIN)", ErrBusy, img.name)
 	}
-	// The header first: a crash after it leaves the parent listing a
-	// child that no longer reads it, which the next unprotect drops.
+	if img.snapshotsNeedParent() {
+		if img.h.Parent.Overlap == 0 {
+			return nil
+		}
+		if err := img.headerCall(ctx, "set_overlap", clsrbd.EncodeSize(0)); err != nil {
+			return fmt.Errorf("rbd: flatten %q: %w", img.name, err)
+		}
+		return img.reload(ctx)
+	}
+	return img.detachParent(ctx)
+}
+
+// snapshotsNeedParent reports whether a snapshot of the image reads
+// through to its parent (the gate held).
+func (img *Image) snapshotsNeedParent() bool {
+	for _, s := range img.h.Snapshots {
+		if s.ParentOverlap > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// detachParent removes the parent from the image's header and the image
+// from its parent's list (the gate held exclusively). The header first: a
+// crash after it leaves the parent listing a child that no longer reads
+// it, which the next unprotect drops.
+func (img *Image) detachParent(ctx context.Context) error {
 	ps := img.h.Parent
 	if err := img.headerCall(ctx, "remove_parent", nil); err != nil {
-		return fmt.Errorf("rbd: flatten %q: %w", img.name, err)
+		return fmt.Errorf("rbd: detach %q from its parent: %w", img.name, err)
 	}
 	if err := detachFrom(ctx, img.pool.conn, ps, clsrbd.ChildSpec{PoolID: img.pool.io.PoolID(), ImageID: img.id}); err != nil {
-		return fmt.Errorf("rbd: flatten %q: %w", img.name, err)
+		return fmt.Errorf("rbd: detach %q from its parent: %w", img.name, err)
 	}
 	return img.reload(ctx)
 }
 
-// checkFlatten refuses a flatten of an image that is read-only, not a
-// clone, or has snapshots (the gate held).
+// detachIfUnused detaches a clone whose head reads nothing of its parent
+// (overlap 0: flattened with snapshots, or shrunk to nothing) once no
+// snapshot does either: after a snapshot's removal (the gate held
+// exclusively).
+func (img *Image) detachIfUnused(ctx context.Context) error {
+	if img.h.Parent.IsZero() || img.h.Parent.Overlap > 0 || img.snapshotsNeedParent() {
+		return nil
+	}
+	return img.detachParent(ctx)
+}
+
+// checkFlatten refuses a flatten of an image that is read-only or not a
+// clone (the gate held).
 func (img *Image) checkFlatten() error {
 	if err := img.checkWrite("flatten"); err != nil {
 		return err
 	}
 	if img.parent == nil {
 		return fmt.Errorf("%w: image %q is not a clone; there is nothing to flatten (EINVAL)", ErrInvalid, img.name)
-	}
-	if n := len(img.h.Snapshots); n > 0 {
-		return fmt.Errorf("%w: clone %q has %d snapshots, which read through to its parent too; remove them before flattening (EBUSY)", ErrBusy, img.name, n)
 	}
 	return nil
 }

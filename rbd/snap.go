@@ -109,7 +109,12 @@ func (img *Image) SnapRemove(ctx context.Context, name string) (err error) {
 	if err := img.data.SelfManagedSnapRemove(ctx, s.ID); err != nil {
 		return fmt.Errorf("rbd: remove snapshot %s@%s: release id %d in pool %q: %w", img.name, name, s.ID, img.data.PoolName(), classify(err))
 	}
-	return img.removeObjectMap(ctx, s.ID)
+	if err := img.removeObjectMap(ctx, s.ID); err != nil {
+		return err
+	}
+	// A flattened clone leaves its parent with its last snapshot that
+	// read through to it.
+	return img.detachIfUnused(ctx)
 }
 
 // SnapProtect protects snapshot name from removal (clones will need it).
