@@ -21,7 +21,7 @@ var (
 	// snapshot (EROFS).
 	ErrReadOnly = errors.New("rbd: read-only image")
 	// ErrBusy: the snapshot is protected or has clones, or the image
-	// has snapshots and cannot be removed or flattened (EBUSY).
+	// has snapshots and cannot be removed (EBUSY).
 	ErrBusy = errors.New("rbd: busy")
 	// ErrUnsupported: the image has features this version does not know
 	// (ENOTSUP).

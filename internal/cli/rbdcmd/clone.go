@@ -83,9 +83,10 @@ func flattenCommand(e *env) *cobra.Command {
 		Long: `Make a clone independent: every object of the parent's data the clone
 does not have yet is copied into it, then the clone forgets its parent
 and the parent's snapshot forgets the clone (which may then be
-unprotected and removed). I/O to the clone may go on meanwhile. A clone
-with snapshots cannot be flattened (remove them first). A progress line
-is drawn on a terminal's stderr.`,
+unprotected and removed). I/O to the clone may go on meanwhile. The
+clone's older snapshots still read the parent: until they are removed,
+the clone stays its child (rbd info shows overlap 0). A progress line is
+drawn on a terminal's stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := e.parseSpec(args[0], -1)
