@@ -1,6 +1,7 @@
 package s3gw
 
 import (
+	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
 	"net"
 	"net/http"
 	"strings"
@@ -71,7 +72,7 @@ func (g *Gateway) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 			return errInvalidArgument.withMessage("InvalidLocationConstraint: this gateway serves region %q, not %q", g.cfg.Region, c.LocationConstraint)
 		}
 	}
-	_, err := g.meta.CreateBucket(r.Context(), rq.bucket, rq.user.Name, region)
+	_, err := g.meta.CreateBucket(r.Context(), rq.bucket, rq.user.Name, region, meta.Private(rq.user.Name))
 	if err != nil {
 		return err
 	}
