@@ -23,7 +23,7 @@ const (
 
 func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,11 @@ func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m})
+	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
+	if err != nil {
+		return err
+	}
+	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m, Owner: rq.newOwner(b), ACL: acl})
 	if err != nil {
 		return err
 	}
@@ -47,9 +51,9 @@ func partNumber(v string) (int, error) {
 	return n, nil
 }
 
-// upload finds the request's upload.
+// upload finds the request's upload, in a bucket the user may write.
 func (g *Gateway) upload(r *http.Request, rq *request) (meta.Bucket, meta.Upload, error) {
-	b, err := g.bucketFor(r.Context(), rq)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermWrite)
 	if err != nil {
 		return b, meta.Upload{}, err
 	}
@@ -145,7 +149,9 @@ func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	res := listPartsResult{Xmlns: xmlns, Bucket: b.Name, Key: u.Key, UploadID: u.ID, Initiator: g.owner(rq.user), Owner: g.owner(rq.user),
+	uo, _ := uploadOwner(b, u)
+	os := g.owners(r.Context())
+	res := listPartsResult{Xmlns: xmlns, Bucket: b.Name, Key: u.Key, UploadID: u.ID, Initiator: os.of(uo), Owner: os.of(uo),
 		StorageClass: "STANDARD", PartNumberMarker: after, MaxParts: max, IsTruncated: more, Parts: []partEntry{}}
 	for _, p := range ps {
 		res.Parts = append(res.Parts, partEntry{PartNumber: p.Number, LastModified: s3Time(p.MTime), ETag: quote(p.ETag), Size: p.Size})
@@ -180,7 +186,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		byNum[p.Number] = p
 	}
 	h := md5.New()
-	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta}
+	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta, Owner: u.Owner, ACL: u.ACL}
 	used := map[uint64]bool{}
 	prev := 0
 	for _, rp := range req.Parts {
@@ -287,7 +293,7 @@ func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 }
 
 func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermRead)
 	if err != nil {
 		return err
 	}
@@ -311,8 +317,10 @@ func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 			return err
 		}
 		res.IsTruncated = more
+		os := g.owners(r.Context())
 		for _, u := range ups {
-			res.Uploads = append(res.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiator: g.owner(rq.user), Owner: g.owner(rq.user), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
+			uo, _ := uploadOwner(b, u)
+			res.Uploads = append(res.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiator: os.of(uo), Owner: os.of(uo), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
 			res.NextKeyMarker, res.NextUploadIDMarker = u.Key, u.ID
 		}
 	}

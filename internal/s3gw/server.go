@@ -199,20 +199,25 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rq.bucket, rq.key = g.split(r)
 	sig, err := g.verify.Verify(r.Context(), r)
-	if err != nil {
+	switch {
+	case errors.Is(err, sigv4.ErrMissing):
+		// Anonymous: rq.user stays the zero User; ACLs decide.
+		rq.sig = sigv4.Result{DecodedLength: -1}
+	case err != nil:
 		g.writeError(w, r, rq, err)
 		return
+	default:
+		rq.sig = sig
+		if sig.Body != nil {
+			r.Body = readCloser{sig.Body, r.Body}
+		}
+		u, _, err := g.lookupKey(r.Context(), sig.AccessKey)
+		if err != nil {
+			g.writeError(w, r, rq, err)
+			return
+		}
+		rq.user = u
 	}
-	rq.sig = sig
-	if sig.Body != nil {
-		r.Body = readCloser{sig.Body, r.Body}
-	}
-	u, _, err := g.lookupKey(r.Context(), sig.AccessKey)
-	if err != nil {
-		g.writeError(w, r, rq, err)
-		return
-	}
-	rq.user = u
 	if err := g.route(w, r, rq); err != nil {
 		g.writeError(w, r, rq, err)
 	}
@@ -237,7 +242,16 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		return errMethodNotAllowed
 	}
 	if rq.key == "" {
-		for _, sub := range []string{"acl", "policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		if has("acl") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketACL(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketACL(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		for _, sub := range []string{"policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
@@ -274,7 +288,16 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return errMethodNotAllowed
 	}
-	for _, sub := range []string{"acl", "tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
+	if has("acl") && len(rq.key) <= maxKeyLen {
+		switch r.Method {
+		case http.MethodGet:
+			return g.getObjectACL(w, r, rq)
+		case http.MethodPut:
+			return g.putObjectACL(w, r, rq)
+		}
+		return errMethodNotAllowed
+	}
+	for _, sub := range []string{"tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
@@ -316,21 +339,6 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 	}
 	return errMethodNotAllowed
-}
-
-// bucketFor returns the request's bucket if the user owns it.
-func (g *Gateway) bucketFor(ctx context.Context, rq *request) (meta.Bucket, error) {
-	if !validBucketName(rq.bucket) {
-		return meta.Bucket{}, errNoSuchBucket
-	}
-	b, err := g.meta.GetBucket(ctx, rq.bucket)
-	if err != nil {
-		return meta.Bucket{}, err
-	}
-	if b.Owner != rq.user.Name {
-		return meta.Bucket{}, errAccessDenied
-	}
-	return b, nil
 }
 
 func (g *Gateway) owner(u meta.User) owner {
