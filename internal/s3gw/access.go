@@ -350,12 +350,17 @@ func (o *owners) of(name string) owner {
 // aclPolicy is the AccessControlPolicy document GetBucketAcl and
 // GetObjectAcl answer.
 func (g *Gateway) aclPolicy(ctx context.Context, owner string, acl meta.ACL) accessControlPolicy {
-	os := g.owners(ctx)
-	p := accessControlPolicy{Xmlns: xmlns, Owner: os.of(owner), List: aclList{Grants: []grantXML{}}}
+	return aclDocument(owner, acl, g.owners(ctx).of)
+}
+
+// aclDocument is owner's acl as an AccessControlPolicy; of gives a
+// user's ID and display name.
+func aclDocument(owner string, acl meta.ACL, of func(string) owner) accessControlPolicy {
+	p := accessControlPolicy{Xmlns: xmlns, Owner: of(owner), List: aclList{Grants: []grantXML{}}}
 	for _, gr := range acl.Grants {
 		ge := granteeXML{XSI: "http://www.w3.org/2001/XMLSchema-instance"}
 		if gr.Kind == meta.GranteeUser {
-			o := os.of(gr.ID)
+			o := of(gr.ID)
 			ge.Type, ge.ID, ge.DisplayName = "CanonicalUser", o.ID, o.DisplayName
 		} else {
 			ge.Type, ge.URI = "Group", groupURIs[gr.Kind]
