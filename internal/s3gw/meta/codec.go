@@ -199,19 +199,26 @@ type Bucket struct {
 	// ACL is the bucket's access control list (version 2; a version 1
 	// record decodes with the owner's FULL_CONTROL, S3's default).
 	ACL ACL
+	// Policy is the bucket policy, a JSON document as PutBucketPolicy
+	// gave it ("" for none; version 3).
+	Policy string
 }
 
-// Encode returns the bucket's encoding (version 2: version 1's fields,
-// then the ACL).
+// MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
+const MaxPolicy = 20 << 10
+
+// Encode returns the bucket's encoding (version 3: version 1's fields,
+// then the ACL, then the policy).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
 	e.Varint(b.Created.UnixNano())
 	e.String(b.Region)
 	encodeACL(&e, b.ACL)
+	e.String(b.Policy)
 	e.End(mk)
 	return e.Data()
 }
@@ -220,7 +227,7 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	v := d.Begin(2)
+	v := d.Begin(3)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
@@ -230,6 +237,9 @@ func DecodeBucket(p []byte) (Bucket, error) {
 		b.ACL = decodeACL(d)
 	} else if b.Owner != "" {
 		b.ACL = Private(b.Owner)
+	}
+	if v >= 3 {
+		b.Policy = d.String(MaxPolicy)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

@@ -358,10 +358,23 @@ func (s *Store) getBucket(ctx context.Context, name string) (Bucket, []byte, err
 	return b, raw, err
 }
 
-// SetBucketACL replaces the ACL of bucket b (the same bucket: a bucket
-// deleted and created again under its name is ErrNoSuchBucket), with a
-// compare-and-write, so a concurrent change of the record is not lost.
+// SetBucketACL replaces the ACL of bucket b.
 func (s *Store) SetBucketACL(ctx context.Context, b Bucket, acl ACL) (Bucket, error) {
+	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.ACL = acl })
+}
+
+// SetBucketPolicy replaces the policy of bucket b ("" removes it).
+func (s *Store) SetBucketPolicy(ctx context.Context, b Bucket, policy string) (Bucket, error) {
+	if len(policy) > MaxPolicy {
+		return Bucket{}, fmt.Errorf("bucket %s: a policy of %d bytes (at most %d)", b.Name, len(policy), MaxPolicy)
+	}
+	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.Policy = policy })
+}
+
+// updateBucket applies f to the record of bucket b (the same bucket: a
+// bucket deleted and created again under its name is ErrNoSuchBucket)
+// with a compare-and-write, so a concurrent change is not lost.
+func (s *Store) updateBucket(ctx context.Context, b Bucket, f func(*Bucket)) (Bucket, error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		cur, raw, err := s.getBucket(ctx, b.Name)
 		if err != nil {
@@ -370,7 +383,7 @@ func (s *Store) SetBucketACL(ctx context.Context, b Bucket, acl ACL) (Bucket, er
 		if cur.ID != b.ID {
 			return Bucket{}, fmt.Errorf("%w: %s (deleted and created again)", ErrNoSuchBucket, b.Name)
 		}
-		cur.ACL = acl
+		f(&cur)
 		w := rados.NewWriteOp()
 		w.CmpXattr(bucketAttr, rados.CmpEq, raw)
 		w.SetXattr(bucketAttr, cur.Encode())
@@ -382,7 +395,7 @@ func (s *Store) SetBucketACL(ctx context.Context, b Bucket, acl ACL) (Bucket, er
 			return Bucket{}, fmt.Errorf("%w: %s", ErrNoSuchBucket, b.Name)
 		}
 		if err != nil {
-			return Bucket{}, fmt.Errorf("set acl of bucket %s: %w", b.Name, err)
+			return Bucket{}, fmt.Errorf("update bucket %s: %w", b.Name, err)
 		}
 		return cur, nil
 	}
