@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
@@ -279,24 +280,104 @@ func (g *Gateway) bucketNamed(ctx context.Context, name string) (meta.Bucket, er
 	return g.meta.GetBucket(ctx, name)
 }
 
-// bucketFor returns the request's bucket if its ACL grants the
-// request's user perm.
-func (g *Gateway) bucketFor(ctx context.Context, rq *request, perm meta.Perm) (meta.Bucket, error) {
+// objectActions are the policy actions on an object (their resource is
+// arn:aws:s3:::BUCKET/KEY); the others are on the bucket.
+var objectActions = map[string]bool{
+	"s3:GetObject": true, "s3:PutObject": true, "s3:DeleteObject": true, "s3:GetObjectAcl": true, "s3:PutObjectAcl": true,
+	"s3:AbortMultipartUpload": true, "s3:ListMultipartUploadParts": true,
+}
+
+// policyContext is the request's condition keys (lowercased).
+func (rq *request) policyContext() map[string][]string {
+	c := map[string][]string{}
+	r := rq.http
+	if r == nil {
+		return c
+	}
+	if ip := remoteIP(r.RemoteAddr); ip != "" {
+		c["aws:sourceip"] = []string{ip}
+	}
+	c["aws:securetransport"] = []string{strconv.FormatBool(r.TLS != nil)}
+	if rq.who() != "" {
+		c["aws:username"] = []string{rq.who()}
+	}
+	for k, h := range map[string]string{"aws:referer": "Referer", "aws:useragent": "User-Agent"} {
+		if v := r.Header.Values(h); len(v) > 0 {
+			c[k] = v
+		}
+	}
+	for k, vs := range r.Header {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amz-") && !strings.HasPrefix(lk, "x-amz-meta-") {
+			c["s3:"+lk] = vs
+		}
+	}
+	q := r.URL.Query()
+	for _, k := range []string{"prefix", "delimiter", "max-keys", "versionId"} {
+		if v, ok := q[k]; ok {
+			c["s3:"+strings.ToLower(k)] = v
+		}
+	}
+	return c
+}
+
+// policyDecision is b's policy's decision on action by the request
+// (noDecision when b has no policy).
+func (g *Gateway) policyDecision(rq *request, b meta.Bucket, action, key string) decision {
+	if b.Policy == "" {
+		return noDecision
+	}
+	p, err := parsePolicy([]byte(b.Policy), b.Name)
+	if err != nil {
+		// Stored policies were parsed when put: a gateway that cannot
+		// read one (a newer grammar) lets the ACLs decide, and says so.
+		g.log.Warn("bucket policy does not parse", "bucket", b.Name, "err", err)
+		return noDecision
+	}
+	res := "arn:aws:s3:::" + b.Name
+	if objectActions[action] {
+		res += "/" + key
+	}
+	return p.evaluate(policyRequest{user: rq.who(), action: action, resource: res, context: rq.policyContext()})
+}
+
+// allow is the access decision on a bucket or object of owner under acl
+// in bucket b: b's policy first (an explicit Deny refuses, an Allow
+// grants), else the ACL.
+func (g *Gateway) allow(rq *request, b meta.Bucket, owner string, acl meta.ACL, perm meta.Perm, action, key string) bool {
+	switch g.policyDecision(rq, b, action, key) {
+	case denied:
+		return false
+	case allowed:
+		return true
+	}
+	return permitted(owner, acl, rq.who(), perm)
+}
+
+// bucketFor returns the request's bucket if its policy or ACL lets the
+// request's user do action (perm in ACL terms).
+func (g *Gateway) bucketFor(ctx context.Context, rq *request, perm meta.Perm, action string) (meta.Bucket, error) {
 	b, err := g.bucketNamed(ctx, rq.bucket)
 	if err != nil {
 		return meta.Bucket{}, err
 	}
-	if !permitted(b.Owner, b.ACL, rq.who(), perm) {
+	if !g.allow(rq, b, b.Owner, b.ACL, perm, action, rq.key) {
 		return meta.Bucket{}, errAccessDenied
 	}
 	return b, nil
 }
 
-// ownedBucket returns the request's bucket if its user owns it.
-func (g *Gateway) ownedBucket(ctx context.Context, rq *request) (meta.Bucket, error) {
+// ownedBucket returns the request's bucket if its user owns it or its
+// policy allows action; a policy's Deny refuses even the owner.
+func (g *Gateway) ownedBucket(ctx context.Context, rq *request, action string) (meta.Bucket, error) {
 	b, err := g.bucketNamed(ctx, rq.bucket)
 	if err != nil {
 		return meta.Bucket{}, err
+	}
+	switch g.policyDecision(rq, b, action, "") {
+	case denied:
+		return meta.Bucket{}, errAccessDenied
+	case allowed:
+		return b, nil
 	}
 	if rq.who() == "" || b.Owner != rq.who() {
 		return meta.Bucket{}, errAccessDenied
@@ -308,16 +389,16 @@ func (g *Gateway) ownedBucket(ctx context.Context, rq *request) (meta.Bucket, er
 // user perm. A missing key is NoSuchKey to whoever may list the bucket
 // and AccessDenied to others, so they learn nothing of its contents (as
 // S3 answers).
-func (g *Gateway) objectFor(ctx context.Context, rq *request, b meta.Bucket, ix *meta.Index, key string, perm meta.Perm) (meta.Entry, error) {
+func (g *Gateway) objectFor(ctx context.Context, rq *request, b meta.Bucket, ix *meta.Index, key string, perm meta.Perm, action string) (meta.Entry, error) {
 	en, err := ix.Get(ctx, key)
-	if errors.Is(err, meta.ErrNoSuchObject) && !permitted(b.Owner, b.ACL, rq.who(), meta.PermRead) {
+	if errors.Is(err, meta.ErrNoSuchObject) && !g.allow(rq, b, b.Owner, b.ACL, meta.PermRead, "s3:ListBucket", "") {
 		return meta.Entry{}, errAccessDenied
 	}
 	if err != nil {
 		return meta.Entry{}, err
 	}
 	owner, acl := objectACL(b, en)
-	if !permitted(owner, acl, rq.who(), perm) {
+	if !g.allow(rq, b, owner, acl, perm, action, key) {
 		return meta.Entry{}, errAccessDenied
 	}
 	return en, nil
@@ -460,7 +541,7 @@ func (g *Gateway) putACL(r *http.Request, owner, bucketOwner string) (meta.ACL, 
 }
 
 func (g *Gateway) getBucketACL(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq, meta.PermReadACP)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermReadACP, "s3:GetBucketAcl")
 	if err != nil {
 		return err
 	}
@@ -469,7 +550,7 @@ func (g *Gateway) getBucketACL(w http.ResponseWriter, r *http.Request, rq *reque
 }
 
 func (g *Gateway) putBucketACL(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq, meta.PermWriteACP)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermWriteACP, "s3:PutBucketAcl")
 	if err != nil {
 		return err
 	}
@@ -494,7 +575,7 @@ func (g *Gateway) getObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermReadACP)
+	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermReadACP, "s3:GetObjectAcl")
 	if err != nil {
 		return err
 	}
@@ -518,7 +599,7 @@ func (g *Gateway) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermWriteACP)
+	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermWriteACP, "s3:PutObjectAcl")
 	if err != nil {
 		return err
 	}

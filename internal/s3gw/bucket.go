@@ -94,7 +94,7 @@ func (g *Gateway) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 }
 
 func (g *Gateway) headBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq, meta.PermRead)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermRead, "s3:ListBucket")
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (g *Gateway) headBucket(w http.ResponseWriter, r *http.Request, rq *request
 }
 
 func (g *Gateway) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.ownedBucket(r.Context(), rq)
+	b, err := g.ownedBucket(r.Context(), rq, "s3:DeleteBucket")
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (g *Gateway) deleteBucket(w http.ResponseWriter, r *http.Request, rq *reque
 }
 
 func (g *Gateway) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.ownedBucket(r.Context(), rq)
+	b, err := g.ownedBucket(r.Context(), rq, "s3:GetBucketLocation")
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (g *Gateway) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *
 }
 
 func (g *Gateway) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := g.ownedBucket(r.Context(), rq); err != nil {
+	if _, err := g.ownedBucket(r.Context(), rq, "s3:GetBucketVersioning"); err != nil {
 		return err
 	}
 	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: xmlns})

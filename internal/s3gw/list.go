@@ -119,8 +119,8 @@ func encodeKey(s string, enc bool) string {
 	return strings.ReplaceAll(url.QueryEscape(s), "%2F", "/")
 }
 
-func (g *Gateway) listSetup(r *http.Request, rq *request) (meta.Bucket, *meta.Index, url.Values, int, bool, error) {
-	b, err := g.bucketFor(r.Context(), rq, meta.PermRead)
+func (g *Gateway) listSetup(r *http.Request, rq *request, action string) (meta.Bucket, *meta.Index, url.Values, int, bool, error) {
+	b, err := g.bucketFor(r.Context(), rq, meta.PermRead, action)
 	if err != nil {
 		return b, nil, nil, 0, false, err
 	}
@@ -162,7 +162,7 @@ func (g *Gateway) fillContents(ctx context.Context, res *listBucketResult, p lis
 }
 
 func (g *Gateway) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, ix, q, n, enc, err := g.listSetup(r, rq)
+	b, ix, q, n, enc, err := g.listSetup(r, rq, "s3:ListBucket")
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (g *Gateway) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *requ
 }
 
 func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, ix, q, n, enc, err := g.listSetup(r, rq)
+	b, ix, q, n, enc, err := g.listSetup(r, rq, "s3:ListBucket")
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 // listObjectVersions answers ListObjectVersions for a bucket that has
 // never had versioning: every object is its one version, "null".
 func (g *Gateway) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, ix, q, n, enc, err := g.listSetup(r, rq)
+	b, ix, q, n, enc, err := g.listSetup(r, rq, "s3:ListBucketVersions")
 	if err != nil {
 		return err
 	}

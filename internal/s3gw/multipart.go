@@ -23,7 +23,7 @@ const (
 
 func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq, meta.PermWrite)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
 	if err != nil {
 		return err
 	}
@@ -52,8 +52,8 @@ func partNumber(v string) (int, error) {
 }
 
 // upload finds the request's upload, in a bucket the user may write.
-func (g *Gateway) upload(r *http.Request, rq *request) (meta.Bucket, meta.Upload, error) {
-	b, err := g.bucketFor(r.Context(), rq, meta.PermWrite)
+func (g *Gateway) upload(r *http.Request, rq *request, action string) (meta.Bucket, meta.Upload, error) {
+	b, err := g.bucketFor(r.Context(), rq, meta.PermWrite, action)
 	if err != nil {
 		return b, meta.Upload{}, err
 	}
@@ -71,7 +71,7 @@ func (g *Gateway) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:PutObject")
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (g *Gateway) recordPart(ctx context.Context, b meta.Bucket, u meta.Upload, 
 }
 
 func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:ListMultipartUploadParts")
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 
 func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:PutObject")
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 
 func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:AbortMultipartUpload")
 	if err != nil {
 		return err
 	}
@@ -293,7 +293,7 @@ func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 }
 
 func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq, meta.PermRead)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermRead, "s3:ListBucketMultipartUploads")
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (g *Gateway) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if err != nil {
 		return err
 	}
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:PutObject")
 	if err != nil {
 		return err
 	}

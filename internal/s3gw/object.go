@@ -97,7 +97,7 @@ func bodySize(r *http.Request, rq *request) (int64, error) {
 
 func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq, meta.PermWrite)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
 	if err != nil {
 		return err
 	}
@@ -407,7 +407,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermRead)
+	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		return err
 	}
@@ -466,7 +466,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 
 func (g *Gateway) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq, meta.PermWrite)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:DeleteObject")
 	if err != nil {
 		return err
 	}
@@ -515,7 +515,7 @@ func (g *Gateway) removeObject(ctx context.Context, b meta.Bucket, key string) e
 
 func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq, meta.PermWrite)
+	b, err := g.bucketNamed(ctx, rq.bucket)
 	if err != nil {
 		return err
 	}
@@ -544,9 +544,14 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	}
 	res := deleteResult{Xmlns: xmlns}
 	for _, o := range req.Objects {
-		err := g.removeObject(ctx, b, o.Key)
-		if o.Key == "" {
+		var err error
+		switch {
+		case o.Key == "":
 			err = errInvalidArgument.withMessage("empty key")
+		case !g.allow(rq, b, b.Owner, b.ACL, meta.PermWrite, "s3:DeleteObject", o.Key):
+			err = errAccessDenied
+		default:
+			err = g.removeObject(ctx, b, o.Key)
 		}
 		if err != nil {
 			ae := translate(err)
@@ -576,7 +581,7 @@ func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *requ
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
-	sen, err := g.objectFor(ctx, rq, src, six, sk, meta.PermRead)
+	sen, err := g.objectFor(ctx, rq, src, six, sk, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
@@ -615,7 +620,7 @@ func copySource(v string) (bucket, key string, err error) {
 
 func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq, meta.PermWrite)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
 	if err != nil {
 		return err
 	}

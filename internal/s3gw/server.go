@@ -146,6 +146,7 @@ type request struct {
 	bucket, key string
 	user        meta.User
 	sig         sigv4.Result
+	http        *http.Request // for a policy's conditions
 }
 
 func newRequestID() string {
@@ -184,7 +185,7 @@ func (g *Gateway) split(r *http.Request) (bucket, key string) {
 
 // ServeHTTP authenticates and routes one S3 request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rq := &request{id: newRequestID()}
+	rq := &request{id: newRequestID(), http: r}
 	w.Header().Set("x-amz-request-id", rq.id)
 	w.Header().Set("x-amz-id-2", rq.id)
 	w.Header().Set("Server", "Cuttle")
@@ -251,7 +252,18 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			}
 			return errMethodNotAllowed
 		}
-		for _, sub := range []string{"policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		if has("policy") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketPolicy(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketPolicy(w, r, rq)
+			case http.MethodDelete:
+				return g.deleteBucketPolicy(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		for _, sub := range []string{"cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
