@@ -51,6 +51,14 @@ s3.put_object_acl(Bucket=b, Key="copy", AccessControlPolicy={"Owner": oa["Owner"
 assert s3.get_object_acl(Bucket=b, Key="copy")["Grants"] == mine
 assert anon_get("copy") == 403
 s3.put_bucket_acl(Bucket=b, ACL="private")
+# A bucket policy lets anonymous GETs in where the ACLs do not.
+import json
+pol = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{b}/copy"}]})
+s3.put_bucket_policy(Bucket=b, Policy=pol)
+assert json.loads(s3.get_bucket_policy(Bucket=b)["Policy"]) == json.loads(pol)
+assert anon_get("copy") == b"hello boto" and anon_get("big") == 403
+s3.delete_bucket_policy(Bucket=b)
+assert anon_get("copy") == 403
 try:
     anon.list_objects_v2(Bucket=b); raise SystemExit("anonymous listed a private bucket")
 except botocore.exceptions.ClientError as e:
