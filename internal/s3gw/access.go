@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -435,10 +436,14 @@ func (g *Gateway) aclPolicy(ctx context.Context, owner string, acl meta.ACL) acc
 }
 
 // aclDocument is owner's acl as an AccessControlPolicy; of gives a
-// user's ID and display name.
+// user's ID and display name. The grants are listed as radosgw lists
+// them (and clients' tests expect): the groups' first, in the order
+// given, then the users' by ID.
 func aclDocument(owner string, acl meta.ACL, of func(string) owner) accessControlPolicy {
 	p := accessControlPolicy{Xmlns: xmlns, Owner: of(owner), List: aclList{Grants: []grantXML{}}}
-	for _, gr := range acl.Grants {
+	grants := slices.Clone(acl.Grants)
+	slices.SortStableFunc(grants, func(a, b meta.Grant) int { return strings.Compare(a.ID, b.ID) })
+	for _, gr := range grants {
 		ge := granteeXML{XSI: "http://www.w3.org/2001/XMLSchema-instance"}
 		if gr.Kind == meta.GranteeUser {
 			o := of(gr.ID)

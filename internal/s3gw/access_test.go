@@ -255,8 +255,8 @@ func TestACLsBetweenUsers(t *testing.T) {
 		e.ok(req{method: "PUT", target: "/shared", hdr: map[string]string{"X-Amz-Grant-Full-Control": `id="alice"`, "X-Amz-Grant-Write": `id="bob"`}})
 		w := e.ok(req{method: "GET", target: "/shared?acl"})
 		pol := decode[accessControlPolicy](t, w)
-		if pol.Owner.ID != "alice" || len(pol.List.Grants) != 2 || pol.List.Grants[0].Grantee.ID != "bob" || pol.List.Grants[0].Permission != "WRITE" ||
-			pol.List.Grants[1].Grantee.ID != "alice" || pol.List.Grants[1].Permission != "FULL_CONTROL" ||
+		if pol.Owner.ID != "alice" || len(pol.List.Grants) != 2 || pol.List.Grants[1].Grantee.ID != "bob" || pol.List.Grants[1].Permission != "WRITE" ||
+			pol.List.Grants[0].Grantee.ID != "alice" || pol.List.Grants[0].Permission != "FULL_CONTROL" ||
 			!strings.Contains(w.Body.String(), `<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser"><ID>bob</ID><DisplayName>bob</DisplayName></Grantee>`) {
 			t.Fatalf("bucket acl: %s", w.Body.String())
 		}
@@ -270,7 +270,8 @@ func TestACLsBetweenUsers(t *testing.T) {
 		e.check("bob's bucket-owner-read object's acl", req{method: "PUT", target: "/shared/bob-read?acl", hdr: map[string]string{"X-Amz-Acl": "bucket-owner-read"}}, asBob)
 		e.check("bob's bucket-owner-full-control object's acl", req{method: "GET", target: "/shared/bob-full?acl"}, asAlice, asBob)
 		pol = decode[accessControlPolicy](t, e.ok(req{method: "GET", target: "/shared/bob-full?acl", creds: &e.bob}))
-		if pol.Owner.ID != "bob" || len(pol.List.Grants) != 2 || pol.List.Grants[1].Grantee.ID != "alice" || pol.List.Grants[1].Permission != "FULL_CONTROL" {
+		if pol.Owner.ID != "bob" || len(pol.List.Grants) != 2 || pol.List.Grants[0].Grantee.ID != "alice" || pol.List.Grants[0].Permission != "FULL_CONTROL" ||
+			pol.List.Grants[1].Grantee.ID != "bob" {
 			t.Fatalf("object acl: %+v", pol)
 		}
 		// Listings name each object's owner.
@@ -369,4 +370,20 @@ func TestAnonymousWritesAndMultipartACL(t *testing.T) {
 		e.check("completed upload's ACL", req{method: "GET", target: "/open/mp"}, asAlice, asBob, asAnon)
 		e.check("completed upload's owner", req{method: "PUT", target: "/open/mp?acl", hdr: map[string]string{"X-Amz-Acl": "private"}}, asBob)
 	})
+}
+
+// GetBucketAcl lists the groups' grants first, then the users' by ID, as
+// radosgw does (s3-tests compares the lists in order).
+func TestACLDocumentOrder(t *testing.T) {
+	acl := meta.ACL{Grants: []meta.Grant{grant(meta.GranteeUser, "zed", meta.PermFullControl), grant(meta.GranteeAllUsers, "", meta.PermRead),
+		grant(meta.GranteeUser, "amy", meta.PermRead), grant(meta.GranteeAllUsers, "", meta.PermWrite), grant(meta.GranteeUser, "amy", meta.PermWrite)}}
+	d := aclDocument("zed", acl, func(n string) owner { return owner{ID: n, DisplayName: strings.ToUpper(n)} })
+	var got []string
+	for _, g := range d.List.Grants {
+		got = append(got, g.Grantee.Type+" "+g.Grantee.ID+g.Grantee.URI+" "+g.Grantee.DisplayName+" "+g.Permission)
+	}
+	want := []string{"Group " + uriAllUsers + "  READ", "Group " + uriAllUsers + "  WRITE", "CanonicalUser amy AMY READ", "CanonicalUser amy AMY WRITE", "CanonicalUser zed ZED FULL_CONTROL"}
+	if !reflect.DeepEqual(got, want) || d.Owner != (owner{"zed", "ZED"}) {
+		t.Fatalf("%q", got)
+	}
 }
