@@ -194,12 +194,17 @@ func parsePolicy(doc []byte, bucket string) (*bucketPolicy, error) {
 			}
 		}
 		for _, r := range append(append(strList{}, s.Resource...), s.NotResource...) {
-			rest, ok := strings.CutPrefix(r, "arn:aws:s3:::")
 			if r == "*" {
 				continue
 			}
-			b, _, _ := strings.Cut(rest, "/")
-			if !ok || !globMatch(b, bucket, false) {
+			// arn:aws:s3:REGION:ACCOUNT:BUCKET[/KEY]; region and account
+			// are empty or patterns (radosgw's tenants: arn:aws:s3::*:b).
+			f := strings.SplitN(r, ":", 6)
+			if len(f) != 6 || f[0] != "arn" || f[1] != "aws" || f[2] != "s3" {
+				return nil, bad("Policy has invalid resource: %q is not arn:aws:s3:::BUCKET[/KEY].", r)
+			}
+			b, _, _ := strings.Cut(f[5], "/")
+			if !globMatch(b, bucket, false) {
 				return nil, bad("Policy has invalid resource: %q is not in bucket %s.", r, bucket)
 			}
 		}

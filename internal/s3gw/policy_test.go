@@ -35,6 +35,7 @@ func TestParsePolicy(t *testing.T) {
 		`{"Statement":{"Effect":"Deny","Principal":{"AWS":["arn:aws:iam:::user/bob","carol"]},"Action":["s3:*"],"Resource":["arn:aws:s3:::pb","arn:aws:s3:::pb/*"],
 			"Condition":{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","192.0.2.1"]},"StringLikeIfExists":{"s3:prefix":"home/*"},"NumericLessThan":{"s3:max-keys":"10"}}}}`,
 		`{"Statement":[{"Effect":"Allow","NotPrincipal":{"AWS":"bob"},"NotAction":"s3:DeleteObject","NotResource":"arn:aws:s3:::p*/secret"}]}`,
+		`{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"s3:ListBucket","Resource":["arn:aws:s3::*:pb","arn:aws:s3:::*"]}]}`,
 	}
 	for _, doc := range good {
 		if _, err := parsePolicy([]byte(doc), "pb"); err != nil {
@@ -52,6 +53,8 @@ func TestParsePolicy(t *testing.T) {
 		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ec2:RunInstances","Resource":"arn:aws:s3:::pb/*"}]}`,
 		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::other/*"}]}`,
 		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject"}]}`,
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:iam:::pb"}]}`,
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"pb/*"}]}`,
 		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pb/*","Condition":{"DateLessThan":{"aws:CurrentTime":"2030-01-01"}}}]}`,
 		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pb/*","Condition":{"IpAddress":{"aws:SourceIp":"nowhere"}}}]}`,
 		`{"Version":"2001-01-01","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pb/*"}]}`,
@@ -200,4 +203,27 @@ func TestBucketPolicy(t *testing.T) {
 		e.check("from the allowed network", req{method: "GET", target: "/pbk/public/a"}, asAlice, asBob, asAnon)
 		e.check("from elsewhere", req{method: "GET", target: "/pbk/public/a", mutate: func(r *http.Request) { r.RemoteAddr = "198.51.100.1:1234" }}, asAlice)
 	})
+}
+
+// A resource in radosgw's tenant form matches the bucket, and a Referer
+// condition ...IfExists passes requests without one (s3-tests'
+// test_bucket_policy_set_condition_operator_end_with_IfExists).
+func TestPolicyTenantResourceAndIfExists(t *testing.T) {
+	p, err := parsePolicy([]byte(`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3::*:pb/*",
+		"Condition":{"StringLikeIfExists":{"aws:Referer":"http://www.example.com/*"}}}]}`), "pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		referer string
+		want    decision
+	}{{"http://www.example.com/", allowed}, {"http://www.example.com/index.html", allowed}, {"", allowed}, {"http://example.com/", noDecision}} {
+		ctx := map[string][]string{}
+		if c.referer != "" {
+			ctx["aws:referer"] = []string{c.referer}
+		}
+		if got := p.evaluate(policyRequest{"", "s3:GetObject", "arn:aws:s3:::pb/foo", ctx}); got != c.want {
+			t.Errorf("referer %q: %v, want %v", c.referer, got, c.want)
+		}
+	}
 }
