@@ -327,7 +327,7 @@ func (g *Gateway) policyDecision(rq *request, b meta.Bucket, action, key string)
 	if b.Policy == "" {
 		return noDecision
 	}
-	p, err := parsePolicy([]byte(b.Policy), b.Name)
+	p, err := g.parsedPolicy(b)
 	if err != nil {
 		// Stored policies were parsed when put: a gateway that cannot
 		// read one (a newer grammar) lets the ACLs decide, and says so.
@@ -413,8 +413,16 @@ type owners struct {
 	seen map[string]owner
 }
 
-func (g *Gateway) owners(ctx context.Context) *owners {
-	return &owners{g: g, ctx: ctx, seen: map[string]owner{}}
+// owners returns a lookup of owners that already knows the users given
+// (the request's own, usually).
+func (g *Gateway) owners(ctx context.Context, known ...meta.User) *owners {
+	o := &owners{g: g, ctx: ctx, seen: map[string]owner{}}
+	for _, u := range known {
+		if u.Name != "" {
+			o.seen[u.Name] = owner{ID: u.Name, DisplayName: u.DisplayName}
+		}
+	}
+	return o
 }
 
 func (o *owners) of(name string) owner {
@@ -431,8 +439,8 @@ func (o *owners) of(name string) owner {
 
 // aclPolicy is the AccessControlPolicy document GetBucketAcl and
 // GetObjectAcl answer.
-func (g *Gateway) aclPolicy(ctx context.Context, owner string, acl meta.ACL) accessControlPolicy {
-	return aclDocument(owner, acl, g.owners(ctx).of)
+func (g *Gateway) aclPolicy(ctx context.Context, rq *request, owner string, acl meta.ACL) accessControlPolicy {
+	return aclDocument(owner, acl, g.owners(ctx, rq.user).of)
 }
 
 // aclDocument is owner's acl as an AccessControlPolicy; of gives a
@@ -550,7 +558,7 @@ func (g *Gateway) getBucketACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, g.aclPolicy(r.Context(), b.Owner, b.ACL))
+	writeXML(w, http.StatusOK, g.aclPolicy(r.Context(), rq, b.Owner, b.ACL))
 	return nil
 }
 
@@ -585,7 +593,7 @@ func (g *Gateway) getObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	owner, acl := objectACL(b, en)
-	writeXML(w, http.StatusOK, g.aclPolicy(ctx, owner, acl))
+	writeXML(w, http.StatusOK, g.aclPolicy(ctx, rq, owner, acl))
 	return nil
 }
 

@@ -141,8 +141,8 @@ func (g *Gateway) listSetup(r *http.Request, rq *request, action string) (meta.B
 	return b, ix, q, n, enc, err
 }
 
-func (g *Gateway) fillContents(ctx context.Context, res *listBucketResult, p listPage, enc, withOwner bool, b meta.Bucket) {
-	os := g.owners(ctx)
+func (g *Gateway) fillContents(ctx context.Context, res *listBucketResult, p listPage, enc, withOwner bool, b meta.Bucket, me meta.User) {
+	os := g.owners(ctx, me)
 	res.Contents = make([]objectEntry, 0, len(p.objects))
 	for _, o := range p.objects {
 		e := objectEntry{Key: encodeKey(o.Key, enc), LastModified: s3Time(o.Entry.MTime), ETag: quote(o.Entry.ETag), Size: o.Entry.Size, StorageClass: "STANDARD"}
@@ -185,7 +185,7 @@ func (g *Gateway) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *requ
 	if p.truncated && delim != "" {
 		res.NextMarker = encodeKey(p.last, enc)
 	}
-	g.fillContents(r.Context(), &res, p, enc, true, b)
+	g.fillContents(r.Context(), &res, p, enc, true, b, rq.user)
 	writeXML(w, http.StatusOK, res)
 	return nil
 }
@@ -224,7 +224,7 @@ func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 	if p.truncated {
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(p.next))
 	}
-	g.fillContents(r.Context(), &res, p, enc, q.Get("fetch-owner") == "true", b)
+	g.fillContents(r.Context(), &res, p, enc, q.Get("fetch-owner") == "true", b, rq.user)
 	writeXML(w, http.StatusOK, res)
 	return nil
 }
@@ -253,7 +253,7 @@ func (g *Gateway) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	if p.truncated {
 		res.NextKeyMarker, res.NextVersionIDMarker = encodeKey(p.last, enc), "null"
 	}
-	os := g.owners(r.Context())
+	os := g.owners(r.Context(), rq.user)
 	for _, o := range p.objects {
 		oo, _ := objectACL(b, o.Entry)
 		sc := "STANDARD"

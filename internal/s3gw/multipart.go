@@ -150,7 +150,7 @@ func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	uo, _ := uploadOwner(b, u)
-	os := g.owners(r.Context())
+	os := g.owners(r.Context(), rq.user)
 	res := listPartsResult{Xmlns: xmlns, Bucket: b.Name, Key: u.Key, UploadID: u.ID, Initiator: os.of(uo), Owner: os.of(uo),
 		StorageClass: "STANDARD", PartNumberMarker: after, MaxParts: max, IsTruncated: more, Parts: []partEntry{}}
 	for _, p := range ps {
@@ -317,7 +317,7 @@ func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 			return err
 		}
 		res.IsTruncated = more
-		os := g.owners(r.Context())
+		os := g.owners(r.Context(), rq.user)
 		for _, u := range ups {
 			uo, _ := uploadOwner(b, u)
 			res.Uploads = append(res.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiator: os.of(uo), Owner: os.of(uo), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})

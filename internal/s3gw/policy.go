@@ -427,6 +427,33 @@ func remoteIP(addr string) string {
 	return ""
 }
 
+// maxPolicyCache bounds the parsed policies a gateway keeps.
+const maxPolicyCache = 256
+
+// parsedPolicy is b's policy parsed, from the gateway's cache when it
+// parsed the same text for the bucket before (a parsed policy is never
+// changed, so requests share it).
+func (g *Gateway) parsedPolicy(b meta.Bucket) (*bucketPolicy, error) {
+	key := b.Name + "\x00" + b.Policy
+	g.mu.Lock()
+	p, ok := g.policies[key]
+	g.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := parsePolicy([]byte(b.Policy), b.Name)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	if len(g.policies) >= maxPolicyCache {
+		clear(g.policies)
+	}
+	g.policies[key] = p
+	g.mu.Unlock()
+	return p, nil
+}
+
 // policyBucket returns the request's bucket for a policy operation: its
 // owner may always; others if the policy allows action.
 func (g *Gateway) policyBucket(r *http.Request, rq *request, action string) (meta.Bucket, error) {

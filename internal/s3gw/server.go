@@ -58,8 +58,9 @@ type Gateway struct {
 	verify *sigv4.Verifier
 	now    func() time.Time
 
-	mu   sync.Mutex
-	keys map[string]cachedKey
+	mu       sync.Mutex
+	keys     map[string]cachedKey
+	policies map[string]*bucketPolicy // parsed, by bucket name and text
 
 	bg sync.WaitGroup // background cleanup (Quiesce)
 }
@@ -100,6 +101,8 @@ func New(cfg Config) (*Gateway, error) {
 		data: st,
 		now:  cfg.Now,
 		keys: map[string]cachedKey{},
+
+		policies: map[string]*bucketPolicy{},
 	}
 	g.verify = sigv4.New(g.lookupSecret, cfg.Now, sigv4.WithHostBucket(g.hostBucket))
 	return g, nil
@@ -300,15 +303,6 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return errMethodNotAllowed
 	}
-	if has("acl") && len(rq.key) <= maxKeyLen {
-		switch r.Method {
-		case http.MethodGet:
-			return g.getObjectACL(w, r, rq)
-		case http.MethodPut:
-			return g.putObjectACL(w, r, rq)
-		}
-		return errMethodNotAllowed
-	}
 	for _, sub := range []string{"tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
@@ -319,6 +313,15 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if len(rq.key) > maxKeyLen {
 		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)
+	}
+	if has("acl") {
+		switch r.Method {
+		case http.MethodGet:
+			return g.getObjectACL(w, r, rq)
+		case http.MethodPut:
+			return g.putObjectACL(w, r, rq)
+		}
+		return errMethodNotAllowed
 	}
 	switch r.Method {
 	case http.MethodPut:
