@@ -210,6 +210,7 @@ func TestCannedACLs(t *testing.T) {
 			e.check(c.acl+" bucket: list uploads", req{method: "GET", target: b + "?uploads"}, c.read...)
 			e.check(c.acl+" bucket: put", req{method: "PUT", target: b + "/new", body: []byte("x")}, c.writes...)
 			e.check(c.acl+" bucket: delete an object", req{method: "DELETE", target: b + "/new"}, c.writes...)
+			e.check(c.acl+" bucket: delete objects", req{method: "POST", target: b + "?delete", body: []byte(`<Delete><Object><Key>new</Key></Object></Delete>`)}, c.writes...)
 			e.check(c.acl+" bucket: get the acl", req{method: "GET", target: b + "?acl"}, asAlice)
 			e.check(c.acl+" bucket: its location", req{method: "GET", target: b + "?location"}, asAlice)
 			// The bucket's ACL is not its objects': o is private.

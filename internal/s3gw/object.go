@@ -519,6 +519,12 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
+	// Without a policy, the bucket's ACL decides for every key at once
+	// (a refusal is the request's, as radosgw answers); a policy may
+	// decide key by key.
+	if b.Policy == "" && !permitted(b.Owner, b.ACL, rq.who(), meta.PermWrite) {
+		return errAccessDenied
+	}
 	want, err := contentMD5(r.Header)
 	if err != nil {
 		return err
