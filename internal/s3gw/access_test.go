@@ -1,13 +1,16 @@
 package s3gw
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
 
+	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
+	"github.com/cuttlestore/cuttle/kv"
 )
 
 func grant(k meta.GranteeKind, id string, p meta.Perm) meta.Grant {
@@ -388,4 +391,79 @@ func TestACLDocumentOrder(t *testing.T) {
 	if !reflect.DeepEqual(got, want) || d.Owner != (owner{"zed", "ZED"}) {
 		t.Fatalf("%q", got)
 	}
+}
+
+// A bucket and an object written before ACLs (version 1 records) are
+// their bucket owner's, private; a new ACL upgrades the bucket's record,
+// and the bucket still deletes.
+func TestRecordsBeforeACLs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ctx := context.Background()
+		e.ok(req{method: "PUT", target: "/old"})
+		e.ok(req{method: "PUT", target: "/old/o", body: []byte("from before"), hdr: map[string]string{"X-Amz-Acl": "public-read"}})
+		b, err := e.gw.Meta().GetBucket(ctx, "old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := e.gw.Meta().Index(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		en, err := ix.Get(ctx, "o")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The records as version 1 wrote them.
+		var be encoding.Encoder
+		mk := be.Begin(1, 1)
+		be.String(b.Name)
+		be.String(b.Owner)
+		be.String(b.ID)
+		be.Varint(b.Created.UnixNano())
+		be.String(b.Region)
+		be.End(mk)
+		if err := e.io.SetXattr(ctx, "s3.bucket.old", "s3.bucket", be.Data()); err != nil {
+			t.Fatal(err)
+		}
+		var ee encoding.Encoder
+		mk = ee.Begin(1, 1)
+		ee.Varint(en.Size)
+		ee.String(en.ETag)
+		ee.Varint(en.MTime.UnixNano())
+		ee.String(en.ContentType)
+		ee.Uvarint(0)
+		ee.Uvarint(uint64(len(en.Extents)))
+		for _, x := range en.Extents {
+			ee.Uint64(x.ID)
+			ee.Varint(x.Size)
+		}
+		ee.Bool(false)
+		ee.End(mk)
+		st, err := kv.Open(ctx, e.io, "b."+b.ID, kv.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(ctx, "o", ee.Data()); err != nil {
+			t.Fatal(err)
+		}
+
+		for _, target := range []string{"/old?acl", "/old/o?acl"} {
+			pol := decode[accessControlPolicy](t, e.ok(req{method: "GET", target: target}))
+			if pol.Owner.ID != "alice" || len(pol.List.Grants) != 1 || pol.List.Grants[0].Grantee.ID != "alice" || pol.List.Grants[0].Permission != "FULL_CONTROL" {
+				t.Fatalf("%s: %+v", target, pol)
+			}
+		}
+		e.check("a version 1 object", req{method: "GET", target: "/old/o"}, asAlice)
+		e.check("a version 1 bucket", req{method: "GET", target: "/old"}, asAlice)
+		lr := decode[listBucketResult](t, e.ok(req{method: "GET", target: "/old"}))
+		if len(lr.Contents) != 1 || lr.Contents[0].Owner == nil || lr.Contents[0].Owner.ID != "alice" {
+			t.Fatalf("listing: %+v", lr.Contents)
+		}
+		e.ok(req{method: "PUT", target: "/old?acl", hdr: map[string]string{"X-Amz-Acl": "public-read"}})
+		e.check("the upgraded bucket", req{method: "GET", target: "/old"}, asAlice, asBob, asAnon)
+		e.ok(req{method: "DELETE", target: "/old/o"})
+		e.ok(req{method: "DELETE", target: "/old"})
+		e.want(e.do(req{method: "HEAD", target: "/old"}), 404, "")
+	})
 }
