@@ -597,11 +597,10 @@ func (g *Gateway) getObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	return nil
 }
 
-// putObjectACL replaces an object's ACL in its index entry. The entry is
-// read again just before the write and the write is given up if the
-// object changed meanwhile (SlowDown: the client retries), which keeps
-// an overwrite from being undone; a kv compare-and-put would close the
-// remaining window (docs/S3.md).
+// putObjectACL replaces an object's ACL in its index entry, swapped in
+// only over the entry it read (meta.Index.Swap): if the object changed
+// meanwhile the client is told SlowDown and retries, so an overwrite is
+// never undone.
 func (g *Gateway) putObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
 	b, err := g.bucketNamed(ctx, rq.bucket)
@@ -621,15 +620,18 @@ func (g *Gateway) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	cur, err := ix.Get(ctx, rq.key)
+	cur, err := ix.Current(ctx, rq.key)
 	if err != nil {
 		return err
 	}
-	if string(cur.Encode()) != string(en.Encode()) {
+	if !cur.Live || string(cur.Entry.Encode()) != string(en.Encode()) {
 		return fmt.Errorf("put object acl %s/%s: %w", b.Name, rq.key, meta.ErrConflict)
 	}
-	cur.Owner, cur.ACL = owner, acl
-	if err := ix.Put(ctx, rq.key, cur); err != nil {
+	next := cur.Entry
+	next.Owner, next.ACL = owner, acl
+	// Swapped in only over the entry read: an overwrite or delete that
+	// lands meanwhile wins, and the client is told to retry (SlowDown).
+	if err := ix.Swap(ctx, rq.key, cur, next); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

@@ -232,7 +232,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	if err := g.commit(ctx, b, ix, u.Key, en, nil, nil); err != nil {
+	if err := g.commit(ctx, b, ix, u.Key, en, nil, nil, nil); err != nil {
 		return err
 	}
 	if err := g.meta.FinishUpload(ctx, b, u.Key, u.ID); err != nil {
