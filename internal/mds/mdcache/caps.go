@@ -421,6 +421,7 @@ func (c *Cache) Tick(now time.Time) {
 		c.evict()
 	}
 	c.retryTruncs()
+	c.expireLeases(now)
 	acts := c.lk.Tick(now)
 	due := now.UnixNano()-c.lastWB >= int64(c.cfg.WriteBackEvery) ||
 		c.jw.WritePos()-c.jw.Header().ExpirePos >= c.cfg.WriteBackBytes
@@ -461,6 +462,9 @@ func (c *Cache) Stats() Stats {
 	}
 	for _, ino := range c.lk.Inodes() {
 		s.Caps += len(c.lk.Clients(ino))
+	}
+	for _, hs := range c.leases {
+		s.Leases += len(hs)
 	}
 	s.JournalBytes = c.jw.WritePos() - c.jw.Header().ExpirePos
 	return s
