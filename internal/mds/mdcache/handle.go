@@ -126,6 +126,7 @@ func (c *Cache) finishChange(r *request, t *txn) {
 		}
 		acts = c.lk.Done(r.lockIno, r.lockID, attrs, c.cfg.Clock.Now())
 	}
+	c.leaseChangedDir(r, t)
 	unsafe := *r.rep
 	// Other clients' leases on what changed are revoked; the replies
 	// wait for their acks (lease.go).

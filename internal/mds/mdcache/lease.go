@@ -220,3 +220,28 @@ func (c *Cache) expireLeases(now time.Time) {
 	}
 	c.settleGates(now)
 }
+
+// leaseChangedDir leases to a change's maker the attributes of the
+// directory its request starts at, when the change altered them: the
+// reply's first step carries them as they are after it (the ops build
+// their traces last), so the maker's next path walk through that
+// directory asks nothing. Other clients' leases were revoked as usual.
+func (c *Cache) leaseChangedDir(r *request, t *txn) {
+	switch r.req.Op {
+	case wire.MetaCreate, wire.MetaMknod, wire.MetaMkdir, wire.MetaSymlink, wire.MetaLink,
+		wire.MetaUnlink, wire.MetaRmdir, wire.MetaRename, wire.MetaSetattr:
+	default:
+		return
+	}
+	if len(r.rep.Trace) == 0 {
+		return
+	}
+	st := &r.rep.Trace[0]
+	ino := mdtypes.Ino(st.Inode.Ino)
+	if st.Name != "" || st.LeaseMs > 0 || ino == 0 || st.Inode.Mode&mdtypes.ModeType != mdtypes.ModeDir {
+		return
+	}
+	if _, ok := t.leased[leaseKey{ino, ""}]; ok {
+		st.LeaseMs, st.LeaseSeq = c.grantLease(r, leaseKey{ino, ""})
+	}
+}

@@ -51,6 +51,12 @@ func TestDentryLeases(t *testing.T) {
 		if got := ob.takeLeases(1); len(got) != 0 {
 			t.Fatalf("a's own change revoked its leases: %+v", got)
 		}
+		// A change through the directory's inode (as a FUSE mount makes
+		// it) leases the directory's new attributes to its maker.
+		rep = a.do(&wire.ClientRequest{Op: wire.MetaMknod, Path: wire.FilePath{Ino: dino, Path: "own2"}, Mode: 0o644 | syscall.S_IFREG})
+		if rep.Result != 0 || rep.Trace[0].Inode.Ino != dino || rep.Trace[0].LeaseMs == 0 || rep.Trace[0].Inode.Files != 2 {
+			t.Fatalf("a's mknod in d: result %d, first step %+v", rep.Result, rep.Trace[0])
+		}
 		// a's create re-leased d: look both up again.
 		a.do(&wire.ClientRequest{Op: wire.MetaLookup, Path: p("d/x")})
 		a.do(&wire.ClientRequest{Op: wire.MetaLookup, Path: p("d")})
