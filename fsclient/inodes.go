@@ -226,8 +226,13 @@ func (n Inodes) ReadDir(ctx context.Context, ino uint64, plus bool) ([]DirEntry,
 	return out, inoErr("readdir", ino, err)
 }
 
-// Getxattr returns the value of ino's extended attribute name.
+// Getxattr returns the value of ino's extended attribute name. POSIX
+// ACLs are not supported (EOPNOTSUPP, without asking the MDS: tools
+// such as ls ask for them of every file, and stop on EOPNOTSUPP).
 func (n Inodes) Getxattr(ctx context.Context, ino uint64, name string) ([]byte, error) {
+	if wire.IsPosixACL(name) {
+		return nil, inoErr("getxattr "+name, ino, syscall.EOPNOTSUPP)
+	}
 	r, err := n.c.do(ctx, &wire.ClientRequest{Op: wire.MetaGetxattr, Path: wire.FilePath{Ino: ino}, Name: name}, false)
 	if err != nil {
 		return nil, inoErr("getxattr "+name, ino, err)

@@ -224,9 +224,12 @@ func xattrReadAccess(cr cred, in *mdtypes.Inode, name string) error {
 }
 
 // xattrWriteAccess: user.* attributes need write permission and a
-// regular file or directory (Linux: EPERM on others); trusted.* root.
+// regular file or directory (Linux: EPERM on others); trusted.* root;
+// POSIX ACLs are not supported.
 func xattrWriteAccess(cr cred, in *mdtypes.Inode, name string) error {
 	switch {
+	case wire.IsPosixACL(name):
+		return syscall.EOPNOTSUPP
 	case strings.HasPrefix(name, "user."):
 		if !in.IsRegular() && !in.IsDir() {
 			return syscall.EPERM
