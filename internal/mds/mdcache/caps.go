@@ -310,6 +310,9 @@ func (c *Cache) SessionEnded(client ClientID, reason locker.EndReason) {
 	delete(c.reconnected, client)
 	// The session is over: its requests will not be resent.
 	delete(c.completed, client)
+	if reason == locker.EndClosed {
+		c.dropLeases(client)
+	}
 	answers := c.locks.dropClient(client)
 	c.finishActions(context.Background(), acts)
 	for _, f := range answers {

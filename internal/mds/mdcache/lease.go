@@ -245,3 +245,27 @@ func (c *Cache) leaseChangedDir(r *request, t *txn) {
 		st.LeaseMs, st.LeaseSeq = c.grantLease(r, leaseKey{ino, ""})
 	}
 }
+
+// dropLeases forgets client's leases: it closed its session (unmounted),
+// so nothing it cached is used any more, and the changes waiting for
+// its acks go on. A session that timed out or was evicted keeps its
+// leases until they run out: its client may still be serving from them.
+// c.mu is held.
+func (c *Cache) dropLeases(client ClientID) {
+	for k, hs := range c.leases {
+		if _, ok := hs[client]; ok {
+			delete(hs, client)
+			if len(hs) == 0 {
+				delete(c.leases, k)
+			}
+		}
+	}
+	for _, g := range c.gates {
+		for lh := range g.pending {
+			if lh.client == client {
+				delete(g.pending, lh)
+			}
+		}
+	}
+	c.settleGates(c.cfg.Clock.Now())
+}

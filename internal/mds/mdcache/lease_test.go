@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/mds/locker"
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 	"github.com/cuttlestore/cuttle/internal/wire"
 )
@@ -112,5 +113,34 @@ func TestDentryLeases(t *testing.T) {
 		if st := c.Stats(); st.LeaseRevokes < 3 {
 			t.Fatalf("stats: %+v", st)
 		}
+
+		// A client that closed its session (unmounted) holds nothing up.
+		a.do(&wire.ClientRequest{Op: wire.MetaLookup, Path: p("d/y")})
+		rs = b.send(&wire.ClientRequest{Op: wire.MetaMknod, Path: p("d/y"), Mode: 0o644 | syscall.S_IFREG})
+		synctest.Wait()
+		if rs.answered() || len(ob.takeLeases(1)) == 0 {
+			t.Fatal("b's mknod did not wait for a's lease")
+		}
+		c.SessionEnded(1, locker.EndClosed)
+		<-rs.safe
+		if rs.last.Result != 0 {
+			t.Fatalf("b's mknod: %d", rs.last.Result)
+		}
+		if n := c.leasesOf(1); n != 0 {
+			t.Fatalf("a holds %d leases after its session ended", n)
+		}
 	})
+}
+
+// leasesOf counts client's leases.
+func (c *Cache) leasesOf(client ClientID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, hs := range c.leases {
+		if _, ok := hs[client]; ok {
+			n++
+		}
+	}
+	return n
 }
