@@ -57,6 +57,9 @@ func (e cacheEngine) Handle(ctx context.Context, c server.ClientID, req *wire.Cl
 func (e cacheEngine) HandleCaps(ctx context.Context, c server.ClientID, m *wire.ClientCaps) {
 	e.c.HandleCaps(ctx, mdcache.ClientID(c), m)
 }
+func (e cacheEngine) HandleLease(ctx context.Context, c server.ClientID, m wire.ClientLease) {
+	e.c.HandleLease(ctx, mdcache.ClientID(c), m)
+}
 func (e cacheEngine) SessionOpened(c server.ClientID) { e.c.SessionOpened(mdcache.ClientID(c)) }
 func (e cacheEngine) SessionEnded(c server.ClientID, r locker.EndReason) {
 	e.c.SessionEnded(mdcache.ClientID(c), r)

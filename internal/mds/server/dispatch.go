@@ -56,7 +56,10 @@ func (s *Server) Dispatch(from msgr.Peer, msg msgr.Message) {
 			s.handleReconnect(from.Session, m)
 		}
 	case wire.TypeClientLease:
-		// Lease releases need no answer; the engine's leases time out.
+		var m wire.ClientLease
+		if m, err = wire.DecodeClientLease(msg.Payload); err == nil {
+			s.handleLease(from.Session, m)
+		}
 	default:
 		err = fmt.Errorf("unexpected message type %d", msg.Type)
 	}
@@ -351,6 +354,22 @@ func (s *Server) handleCaps(conn *msgr.Session, m *wire.ClientCaps) {
 	eng, ctx := s.engine, s.runCtx
 	s.mu.Unlock()
 	eng.HandleCaps(ctx, c, m)
+}
+
+// handleLease hands a client's lease ack or release to an engine that
+// grants leases (LeaseEngine); while the rank is not active it is
+// dropped: the engine that takes the rank starts without leases.
+func (s *Server) handleLease(conn *msgr.Session, m wire.ClientLease) {
+	c, ok := s.clientOf(conn)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	eng, ctx, active := s.engine, s.runCtx, s.phase == phaseActive
+	s.mu.Unlock()
+	if le, ok := eng.(LeaseEngine); ok && active {
+		le.HandleLease(ctx, c, m)
+	}
 }
 
 // handleReconnect takes a client's report in the reconnect phase.

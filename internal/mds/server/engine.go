@@ -55,6 +55,12 @@ type Engine interface {
 	Close(ctx context.Context) error
 }
 
+// LeaseEngine is an Engine that grants dentry leases: the server hands
+// it the clients' lease acks and releases.
+type LeaseEngine interface {
+	HandleLease(ctx context.Context, client ClientID, m wire.ClientLease)
+}
+
 // OpenConfig is what the server hands the engine when it takes a rank
 // (the contract's mdcache.Config, less the tuning the daemon fills).
 type OpenConfig struct {
