@@ -195,7 +195,9 @@ func TestConcurrentWritesOfOneKey(t *testing.T) {
 		}
 
 		for i := range writers {
-			wg.Go(func() { e.ok(req{method: "PUT", target: "/bk1/hot", body: bytes.Repeat(fmt.Appendf(nil, "%d", i), 1000)}) })
+			wg.Go(func() {
+				e.ok(req{method: "PUT", target: "/bk1/hot", body: bytes.Repeat(fmt.Appendf(nil, "%d", i), 1000)})
+			})
 		}
 		wg.Wait()
 		e.gw.Quiesce()
