@@ -101,6 +101,7 @@ type recEngine struct {
 	outbox Outbox
 	cfg    OpenConfig
 	poke   func()
+	late   []LateRelease // what Health reports
 }
 
 func (e *recEngine) note(format string, args ...any) {
@@ -135,8 +136,13 @@ func (e *recEngine) SessionOpened(c ClientID) { e.note("opened %d", c) }
 func (e *recEngine) SessionEnded(c ClientID, r locker.EndReason) {
 	e.note("ended %d %d", c, r)
 }
-func (e *recEngine) Fenced(c ClientID)           { e.note("fenced %d", c) }
-func (e *recEngine) Tick(time.Time)              {}
+func (e *recEngine) Fenced(c ClientID) { e.note("fenced %d", c) }
+func (e *recEngine) Tick(time.Time)    {}
+func (e *recEngine) Health(time.Time) EngineHealth {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return EngineHealth{LateReleases: slices.Clone(e.late)}
+}
 func (e *recEngine) Close(context.Context) error { e.note("close"); return nil }
 
 // recCluster records fences; memSessions is a session map in memory.
