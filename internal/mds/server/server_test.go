@@ -102,6 +102,9 @@ type recEngine struct {
 	cfg    OpenConfig
 	poke   func()
 	late   []LateRelease // what Health reports
+	// held, if set, takes the reply functions of getattrs instead of
+	// answering them (requests in flight).
+	held chan func(*wire.ClientReply)
 }
 
 func (e *recEngine) note(format string, args ...any) {
@@ -124,6 +127,13 @@ func (e *recEngine) Reconnect(c ClientID, m *wire.ClientReconnect) error {
 func (e *recEngine) Resume() { e.note("resume") }
 func (e *recEngine) Handle(_ context.Context, c ClientID, req *wire.ClientRequest, reply func(*wire.ClientReply)) {
 	e.note("handle %d %s", c, req.Op)
+	e.mu.Lock()
+	held := e.held
+	e.mu.Unlock()
+	if held != nil && req.Op == wire.MetaGetattr {
+		held <- reply
+		return
+	}
 	if req.Op.IsWrite() {
 		reply(&wire.ClientReply{Tid: req.Tid, Op: req.Op, CreatedIno: 0x10000000001})
 	}
