@@ -93,6 +93,8 @@ func schemaTable() []Option {
 			Desc: "how often an MDS daemon sends the monitors a beacon (Ceph's is 4 s); keep mds_beacon_grace at several intervals"},
 		{Name: "mds_cache_size", Type: TypeInt, Default: "100000", Runtime: false, Min: 100, Max: 1 << 30, Daemons: []string{"mds"},
 			Desc: "inodes an MDS keeps cached (Ceph's pre-Luminous option of that name); past it, clean directory fragments are evicted least recently used first; dirty, open and locked ones stay, so the bound is soft (docs/MDS.md, Eviction)"},
+		{Name: "mds_op_complaint_time", Type: TypeDuration, Default: "30s", Runtime: false, Min: 1, Max: 86400, Daemons: []string{"mds"},
+			Desc: "age past which an MDS request not yet answered safe is slow: the rank reports it in its beacons and the monitors raise MDS_SLOW_REQUEST (Ceph's option of that name)"},
 		{Name: "mds_reconnect_timeout", Type: TypeDuration, Default: "15s", Runtime: false, Min: 1, Max: 3600, Daemons: []string{"mds"}, Flag: "reconnect-timeout",
 			Desc: "how long an MDS that took over a rank waits for the previous holder's clients to reconnect before it resumes without them (Ceph's is 45 s); the phase ends as soon as every client has reported"},
 		{Name: "mon_allow_pool_delete", Type: TypeBool, Default: "false", Runtime: true, Daemons: mon,

@@ -68,6 +68,14 @@ func (e cacheEngine) Fenced(c server.ClientID)        { e.c.Fenced(mdcache.Clien
 func (e cacheEngine) Tick(now time.Time)              { e.c.Tick(now) }
 func (e cacheEngine) Close(ctx context.Context) error { return e.c.Close(ctx) }
 
+func (e cacheEngine) Health(now time.Time) server.EngineHealth {
+	var h server.EngineHealth
+	for _, l := range e.c.LateReleases(now) {
+		h.LateReleases = append(h.LateReleases, server.LateRelease{Client: server.ClientID(l.Client), Ino: uint64(l.Ino), Since: l.Since})
+	}
+	return h
+}
+
 // Stats implements server.StatsEngine.
 func (e cacheEngine) Stats() server.EngineStats {
 	st := e.c.Stats()

@@ -100,6 +100,7 @@ func (s *Server) bindLocked(c ClientID, conn *msgr.Session) {
 // unbindLocked removes client's session and its binding.
 func (s *Server) unbindLocked(c ClientID) {
 	s.sessions.Close(c)
+	s.ops.dropClient(c)
 	if conn := s.conns[c]; conn != nil {
 		delete(s.byConn, conn)
 	}
@@ -313,9 +314,19 @@ func (s *Server) handleRequest(conn *msgr.Session, req *wire.ClientRequest) {
 		sendForward(conn, wire.ClientRequestForward{Tid: req.Tid, Dest: int32(owner), NumFwd: req.NumFwd + 1, MustResend: true})
 		return
 	}
+	s.mu.Lock()
+	s.ops.start(c, req.Tid, s.cfg.Clock.Now())
+	s.mu.Unlock()
 	go func() {
 		defer s.inflight.Done()
-		eng.Handle(ctx, c, req, func(r *wire.ClientReply) { s.replyTo(c, conn, r) })
+		eng.Handle(ctx, c, req, func(r *wire.ClientReply) {
+			if r.Safe {
+				s.mu.Lock()
+				s.ops.done(c, r.Tid)
+				s.mu.Unlock()
+			}
+			s.replyTo(c, conn, r)
+		})
 	}()
 }
 
