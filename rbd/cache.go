@@ -588,9 +588,9 @@ func (c *cache) pick(now time.Time) (want func(b *cblock) bool, next time.Durati
 			dirty = append(dirty, b)
 		}
 	}
-	if c.dirty > c.opts.TargetDirty {
+	if c.dirty > c.opts.TargetDirty || c.dirty >= c.opts.MaxDirty { // (writers wait at MaxDirty)
 		slices.SortFunc(dirty, func(a, b *cblock) int { return cmpUint64(a.first, b.first) })
-		over := c.dirty - c.opts.TargetDirty
+		over := max(c.dirty-min(c.dirty, c.opts.TargetDirty), 1)
 		for _, b := range dirty {
 			if over == 0 {
 				break
@@ -740,20 +740,32 @@ func (img *Image) cachedRead(ctx context.Context, buf []byte, off uint64) error 
 // waits: Flush with the cache on. A failure leaves the data dirty (a later
 // Flush tries again) and is returned.
 func (img *Image) flushCache(ctx context.Context) error {
-	c := img.cache
-	c.mu.Lock()
-	seq := c.seq
-	pending := c.dirty > 0
-	c.mu.Unlock()
-	if pending {
-		if err := img.writeBackCache(ctx, upTo(seq)); err != nil {
-			return err
-		}
+	if err := img.writeBackDirty(ctx); err != nil {
+		return err
 	}
+	c := img.cache
 	c.mu.Lock()
 	c.flushed = true
 	c.mu.Unlock()
 	return nil
+}
+
+// writeBackDirty writes back every block dirtied before it was called,
+// for what reads the cluster rather than the image's bytes (allocated
+// extents, a copy). It does nothing without a cache.
+func (img *Image) writeBackDirty(ctx context.Context) error {
+	c := img.cache
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	seq := c.seq
+	pending := c.dirty > 0
+	c.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	return img.writeBackCache(ctx, upTo(seq))
 }
 
 // flushLocked writes back everything dirty, for a caller holding the gate

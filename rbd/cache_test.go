@@ -109,6 +109,18 @@ func TestCacheWriteBack(t *testing.T) {
 				}
 			}
 		}
+		// Allocated extents (NBD block status, export) count cached writes.
+		if err := img.Discard(ctx, 512*kib, 128*kib); err != nil {
+			t.Fatal(err)
+		}
+		clear(model[512*kib : 640*kib])
+		if err := img.WriteAt(ctx, []byte("cached"), 600*kib); err != nil {
+			t.Fatal(err)
+		}
+		copy(model[600*kib:], "cached")
+		if ext, err := img.AllocatedExtents(ctx, 512*kib, 128*kib); err != nil || len(ext) == 0 {
+			t.Fatalf("allocated extents over a cached write: %v %v", ext, err)
+		}
 		if err := img.WriteAt(ctx, []byte("before the snapshot"), 0); err != nil {
 			t.Fatal(err)
 		}
