@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	clsrbd "github.com/cuttlestore/cuttle/internal/cls/rbd"
+	"github.com/cuttlestore/cuttle/rados"
 )
 
 // The write-back cache (docs/RBD.md "The write-back cache"), as librbd's
@@ -448,7 +451,7 @@ func (c *cache) dropAllClean() {
 // mu held), through w, until none is left: it waits for the write-backs of
 // those blocks already in flight and writes again those written to
 // meanwhile. It returns the first failure; the blocks then stay dirty.
-func (c *cache) writeBack(ctx context.Context, want func(b *cblock) bool, w func(ctx context.Context, data []byte, off uint64) error) error {
+func (c *cache) writeBack(ctx context.Context, want func(b *cblock) bool, w func(ctx context.Context, runs []run) error) error {
 	for {
 		c.mu.Lock()
 		var todo []*cblock
@@ -490,7 +493,7 @@ func (c *cache) writeBack(ctx context.Context, want func(b *cblock) bool, w func
 			}
 		}
 		c.mu.Unlock()
-		err := writeRuns(ctx, runs, w)
+		err := w(ctx, runs)
 		c.mu.Lock()
 		for i, b := range todo {
 			b.busy = false
@@ -530,34 +533,52 @@ type run struct {
 	data []byte
 }
 
-// writeRunsInFlight bounds the runs one write-back has in flight.
-const writeRunsInFlight = 16
+// maxWritesPerOp bounds the writes one object operation of a write-back
+// carries (the wire allows 1024 sub-operations).
+const maxWritesPerOp = 256
 
-// writeRuns writes runs through w, several at a time, and returns the
-// first failure.
-func writeRuns(ctx context.Context, runs []run, w func(ctx context.Context, data []byte, off uint64) error) error {
-	if len(runs) == 1 {
-		return w(ctx, runs[0].data, runs[0].off)
+// writeBackRuns writes runs to the data objects, for a write-back: one
+// operation per object, carrying every run's bytes in that object (4 KiB
+// random writes written back together are mostly several per object),
+// MaxInFlight objects in flight at once. The caller holds the gate and
+// the exclusive lock.
+func (img *Image) writeBackRuns(ctx context.Context, runs []run) error {
+	l := img.st.Layout()
+	type objectWrite struct {
+		no uint64
+		op *rados.WriteOp
+		n  int
 	}
-	sem := make(chan struct{}, writeRunsInFlight)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
+	var writes []*objectWrite
+	last := map[uint64]*objectWrite{}
 	for _, r := range runs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := w(ctx, r.data, r.off); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
+		for _, p := range l.Pieces(r.off, uint64(len(r.data))) {
+			w := last[p.ObjectNo]
+			if w == nil || w.n == maxWritesPerOp {
+				w = &objectWrite{no: p.ObjectNo, op: rados.NewWriteOp()}
+				last[p.ObjectNo] = w
+				writes = append(writes, w)
 			}
-		}()
+			at := p.FileOff - r.off
+			w.op.Write(r.data[at:at+p.Length], p.ObjectOff)
+			w.n++
+		}
 	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return errs[0]
+	nos := make([]uint64, 0, len(last))
+	for no := range last {
+		nos = append(nos, no)
+	}
+	slices.Sort(nos)
+	// The map says exists before a write can create an object.
+	if err := img.markObjects(ctx, nos, clsrbd.ObjectExists, clsrbd.AnyState); err != nil {
+		return err
+	}
+	err := img.parallel(ctx, len(writes), func(ctx context.Context, i int) error {
+		w := writes[i]
+		return img.data.OperateWrite(ctx, dataObject(img.h.ObjectPrefix, w.no), w.op)
+	})
+	if err != nil {
+		return fmt.Errorf("rbd: image %q: %w", img.name, classify(err))
 	}
 	return nil
 }
@@ -666,7 +687,7 @@ func (img *Image) writeBackCache(ctx context.Context, want func(b *cblock) bool)
 		return err
 	}
 	defer leave()
-	if err := img.cache.writeBack(ctx, want, img.writeObjects); err != nil {
+	if err := img.cache.writeBack(ctx, want, img.writeBackRuns); err != nil {
 		return fmt.Errorf("rbd: image %q: cache write-back: %w", img.name, err)
 	}
 	return nil
@@ -709,7 +730,7 @@ func (img *Image) cachedWrite(ctx context.Context, data []byte, off uint64, fua 
 		return nil
 	}
 	first, last := off/cacheBlock, (off+max(n, 1)-1)/cacheBlock
-	err = c.writeBack(ctx, func(b *cblock) bool { return b.no >= first && b.no <= last && b.first <= seq }, img.writeObjects)
+	err = c.writeBack(ctx, func(b *cblock) bool { return b.no >= first && b.no <= last && b.first <= seq }, img.writeBackRuns)
 	if err != nil {
 		return fmt.Errorf("rbd: image %q: write through the cache: %w", img.name, err)
 	}
@@ -779,7 +800,7 @@ func (img *Image) flushLocked(ctx context.Context) error {
 	c.mu.Lock()
 	seq := c.seq
 	c.mu.Unlock()
-	if err := c.writeBack(ctx, upTo(seq), img.writeObjects); err != nil {
+	if err := c.writeBack(ctx, upTo(seq), img.writeBackRuns); err != nil {
 		return fmt.Errorf("rbd: image %q: cache write-back: %w", img.name, err)
 	}
 	return nil
