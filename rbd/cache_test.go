@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/rados"
 	"github.com/cuttlestore/cuttle/rbd"
 )
@@ -324,4 +326,23 @@ func TestCacheBounded(t *testing.T) {
 			t.Fatal("reopened, the image differs from the model")
 		}
 	})
+}
+
+// DefaultCacheOptions are the defaults of the rbd_cache_* options of the
+// config schema (docs/CONFIG.md), which are librbd's.
+func TestDefaultCacheOptionsMatchTheSchema(t *testing.T) {
+	d := rbd.DefaultCacheOptions()
+	for name, want := range map[string]string{
+		"rbd_cache_size":                     strconv.FormatUint(d.Size, 10),
+		"rbd_cache_max_dirty":                strconv.FormatUint(d.MaxDirty, 10),
+		"rbd_cache_target_dirty":             strconv.FormatUint(d.TargetDirty, 10),
+		"rbd_cache_max_dirty_age":            d.MaxDirtyAge.String(),
+		"rbd_cache_writethrough_until_flush": strconv.FormatBool(d.WritethroughUntilFlush),
+		"rbd_cache":                          "false",
+	} {
+		o, ok := config.Lookup(name)
+		if !ok || o.Default != want {
+			t.Errorf("%s: schema default %q (%v), DefaultCacheOptions %q", name, o.Default, ok, want)
+		}
+	}
 }
