@@ -3,6 +3,7 @@ package rbd_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -10,6 +11,14 @@ import (
 	"testing/synctest"
 
 	"github.com/cuttlestore/cuttle/rbd"
+)
+
+// asyncRounds is how many batches TestAsyncAgainstModel issues, and
+// asyncSeeds how many seeds it runs (go test ./rbd -run TestAsyncAgainstModel
+// -rbd.async-rounds 200 -rbd.async-seeds 10 for a soak).
+var (
+	asyncRounds = flag.Int("rbd.async-rounds", 5, "batches of asynchronous calls per seed in TestAsyncAgainstModel")
+	asyncSeeds  = flag.Int("rbd.async-seeds", 1, "seeds TestAsyncAgainstModel runs")
 )
 
 // smallCache is a cache small enough for the tests to fill: eviction,
@@ -28,8 +37,16 @@ func smallCache() *rbd.CacheOptions {
 // (a small one); then the image reopened without the cache holds the
 // model.
 func TestAsyncAgainstModel(t *testing.T) {
-	for _, cached := range []bool{false, true} {
-		t.Run(fmt.Sprintf("cache=%v", cached), func(t *testing.T) {
+	for seed, cached := range func(yield func(int, bool) bool) {
+		for seed := range *asyncSeeds {
+			for _, cached := range []bool{false, true} {
+				if !yield(seed, cached) {
+					return
+				}
+			}
+		}
+	} {
+		t.Run(fmt.Sprintf("seed=%d/cache=%v", seed, cached), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				_, p := cluster(t)
 				ctx := context.Background()
@@ -45,14 +62,14 @@ func TestAsyncAgainstModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rng := rand.New(rand.NewPCG(3, 4))
+				rng := rand.New(rand.NewPCG(3, uint64(4+seed)))
 				model := make([]byte, size)
 				type call struct {
 					c         *rbd.Completion
 					what      string
 					buf, want []byte
 				}
-				for round := range 5 {
+				for round := range *asyncRounds {
 					var calls []call
 					for range 40 {
 						span := size

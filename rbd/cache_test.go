@@ -346,3 +346,50 @@ func TestDefaultCacheOptionsMatchTheSchema(t *testing.T) {
 		}
 	}
 }
+
+// A rollback and a shrink with writes cached: the cache is written back
+// first and its clean blocks dropped, so the image reads as the snapshot
+// after the rollback, and as zeros beyond the old end after a shrink and
+// a grow.
+func TestCacheRollbackAndResize(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := cluster(t)
+		ctx := context.Background()
+		const size = 512 * kib
+		if err := p.Create(ctx, "disk", size, rbd.CreateOptions{Order: 16}); err != nil {
+			t.Fatal(err)
+		}
+		img := openImage(t, p, "disk", rbd.OpenOptions{Cache: writeBack()})
+		rng := rand.New(rand.NewPCG(7, 7))
+		before := random(rng, size)
+		if err := img.WriteAt(ctx, before, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := img.SnapCreate(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		if err := img.WriteAt(ctx, random(rng, 100*kib), 50*kib); err != nil {
+			t.Fatal(err)
+		}
+		if err := img.SnapRollback(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, img); !bytes.Equal(got, before) {
+			t.Fatal("after the rollback the image differs from the snapshot")
+		}
+		if err := img.WriteAt(ctx, random(rng, 64*kib), size-64*kib); err != nil {
+			t.Fatal(err)
+		}
+		if err := img.Resize(ctx, size-128*kib, rbd.ResizeOptions{AllowShrink: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := img.Resize(ctx, size, rbd.ResizeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.Clone(before)
+		clear(want[size-128*kib:])
+		if got := read(t, img); !bytes.Equal(got, want) {
+			t.Fatal("after a shrink and a grow the image differs: cached bytes beyond the old end came back")
+		}
+	})
+}
