@@ -589,36 +589,42 @@ func upTo(seq uint64) func(b *cblock) bool {
 	return func(b *cblock) bool { return b.first <= seq }
 }
 
-// pick chooses what the flusher writes back now: the oldest dirty blocks
-// beyond TargetDirty, and those dirty for MaxDirtyAge or longer. It
+// flushRound bounds the dirty bytes one round of the flusher writes
+// back, so that writers waiting at MaxDirty go on as soon as the round
+// is done rather than after all that is over the target.
+const flushRound = 8 << 20
+
+// pick chooses what the flusher writes back now, oldest first: the dirty
+// blocks beyond TargetDirty (or beyond MaxDirty's, where writers wait),
+// and those dirty for MaxDirtyAge or longer, at most flushRound bytes. It
 // returns nil for nothing, and when to look again.
 func (c *cache) pick(now time.Time) (want func(b *cblock) bool, next time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	next = c.opts.MaxDirtyAge
 	var dirty []*cblock
-	chosen := map[uint64]bool{}
 	for _, b := range c.blocks {
-		if len(b.dirty) == 0 || b.busy {
-			continue
-		}
-		if age := now.Sub(b.since); age >= c.opts.MaxDirtyAge {
-			chosen[b.no] = true
-		} else {
-			next = min(next, c.opts.MaxDirtyAge-age)
+		if len(b.dirty) > 0 && !b.busy {
 			dirty = append(dirty, b)
 		}
 	}
-	if c.dirty > c.opts.TargetDirty || c.dirty >= c.opts.MaxDirty { // (writers wait at MaxDirty)
-		slices.SortFunc(dirty, func(a, b *cblock) int { return cmpUint64(a.first, b.first) })
-		over := max(c.dirty-min(c.dirty, c.opts.TargetDirty), 1)
-		for _, b := range dirty {
-			if over == 0 {
-				break
-			}
-			chosen[b.no] = true
-			over -= min(over, b.dirty.size())
+	slices.SortFunc(dirty, func(a, b *cblock) int { return cmpUint64(a.first, b.first) })
+	var over uint64
+	if c.dirty > c.opts.TargetDirty || c.dirty >= c.opts.MaxDirty {
+		over = max(c.dirty-min(c.dirty, c.opts.TargetDirty), 1)
+	}
+	chosen := map[uint64]bool{}
+	var bytes uint64
+	for _, b := range dirty {
+		age := now.Sub(b.since)
+		if bytes >= flushRound || (over == 0 && age < c.opts.MaxDirtyAge) {
+			next = min(next, max(c.opts.MaxDirtyAge-age, 0))
+			continue
 		}
+		chosen[b.no] = true
+		n := b.dirty.size()
+		bytes += n
+		over -= min(over, n)
 	}
 	if len(chosen) == 0 {
 		return nil, next
@@ -671,8 +677,8 @@ func (img *Image) flusher(ctx context.Context) {
 				}
 				img.pool.log.Warn("rbd: cache write-back failed; the data stays dirty", "image", img.name, "err", err)
 				kick, next = nil, c.opts.MaxDirtyAge
-			} else if _, n := c.pick(time.Now()); n < next {
-				next = n
+			} else {
+				next = 0 // look again at once: more may be due
 			}
 		}
 		t.Reset(next)
