@@ -120,7 +120,10 @@ type cache struct {
 	flushed bool      // a Flush has succeeded: write-through-until-flush is over
 	fills   map[uint64]*fillState
 	changed chan struct{} // closed (and replaced) when a write-back ends or dirty bytes go
-	kick    chan struct{} // wakes the flusher (one token)
+	// objectOf returns the data object block no lies in (a block lies
+	// within one stripe unit, so in one object); nil: all in one.
+	objectOf func(no uint64) uint64
+	kick     chan struct{} // wakes the flusher (one token)
 }
 
 func newCache(o CacheOptions) *cache {
@@ -479,42 +482,98 @@ func (c *cache) writeBack(ctx context.Context, want func(b *cblock) bool, w func
 			continue
 		}
 		slices.SortFunc(todo, func(a, b *cblock) int { return cmpUint64(a.no, b.no) })
+		// One group per data object: each is written back, and its
+		// blocks made clean (writers waiting at MaxDirty woken), as soon
+		// as its object's operation is done.
+		type group struct {
+			blocks []int // in todo
+			runs   []run
+		}
+		var groups []*group
+		byObject := map[uint64]*group{}
 		gens := make([]uint64, len(todo))
-		var runs []run
 		for i, b := range todo {
 			b.busy, gens[i] = true, b.gen
+			var obj uint64
+			if c.objectOf != nil {
+				obj = c.objectOf(b.no)
+			}
+			g := byObject[obj]
+			if g == nil {
+				g = &group{}
+				byObject[obj] = g
+				groups = append(groups, g)
+			}
+			g.blocks = append(g.blocks, i)
 			for _, r := range b.dirty {
 				at := b.no*cacheBlock + uint64(r.lo)
-				if k := len(runs) - 1; k >= 0 && runs[k].off+uint64(len(runs[k].data)) == at {
-					runs[k].data = append(runs[k].data, b.data[r.lo:r.hi]...)
+				if k := len(g.runs) - 1; k >= 0 && g.runs[k].off+uint64(len(g.runs[k].data)) == at {
+					g.runs[k].data = append(g.runs[k].data, b.data[r.lo:r.hi]...)
 				} else {
-					runs = append(runs, run{off: at, data: slices.Clone(b.data[r.lo:r.hi])})
+					g.runs = append(g.runs, run{off: at, data: slices.Clone(b.data[r.lo:r.hi])})
 				}
 			}
 		}
 		c.mu.Unlock()
-		err := w(ctx, runs)
-		c.mu.Lock()
-		for i, b := range todo {
-			b.busy = false
-			c.spoil(b.no)
-			if err == nil {
-				if b.gen == gens[i] {
-					c.dirty -= b.dirty.size()
-					b.dirty = nil
-				} else {
-					b.first = gens[i] + 1 // what came before is on the cluster
+		err := inParallel(ctx, len(groups), writeBackInFlight, func(ctx context.Context, k int) error {
+			g := groups[k]
+			err := w(ctx, g.runs)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for _, i := range g.blocks {
+				b := todo[i]
+				b.busy = false
+				c.spoil(b.no)
+				if err == nil {
+					if b.gen == gens[i] {
+						c.dirty -= b.dirty.size()
+						b.dirty = nil
+					} else {
+						b.first = gens[i] + 1 // what came before is on the cluster
+					}
 				}
+				c.settle(b)
 			}
-			c.settle(b)
-		}
-		c.evict()
-		c.wake()
-		c.mu.Unlock()
+			c.evict()
+			c.wake()
+			return err
+		})
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// writeBackInFlight bounds the data objects one write-back has in flight.
+const writeBackInFlight = 16
+
+// inParallel runs f(ctx, i) for i from 0 to n-1, at most max at a time,
+// and returns the first error (every call runs: each one's outcome is
+// recorded by f).
+func inParallel(ctx context.Context, n, max int, f func(ctx context.Context, i int) error) error {
+	if n == 1 {
+		return f(ctx, 0)
+	}
+	sem := make(chan struct{}, max)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := f(ctx, i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 func cmpUint64(a, b uint64) int {
@@ -640,6 +699,11 @@ func (img *Image) startCache(o *CacheOptions) {
 		return
 	}
 	img.cache = newCache(*o)
+	l := img.st.Layout()
+	img.cache.objectOf = func(no uint64) uint64 {
+		obj, _, _ := l.Locate(no * cacheBlock)
+		return obj
+	}
 	if img.readOnly || o.MaxDirty == 0 {
 		return
 	}
