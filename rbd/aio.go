@@ -137,6 +137,10 @@ func newAsyncOps(max int) *asyncOps {
 func (img *Image) submit(ctx context.Context, kind opKind, off, n uint64, run func(ctx context.Context) error) *Completion {
 	c := newCompletion()
 	a := img.async
+	if ctx.Err() != nil {
+		c.finish(context.Cause(ctx))
+		return c
+	}
 	select {
 	case a.slots <- struct{}{}:
 	case <-ctx.Done():

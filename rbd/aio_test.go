@@ -3,6 +3,7 @@ package rbd_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -198,6 +199,48 @@ func TestAsyncOverlappingWritesInOrder(t *testing.T) {
 		}
 		if err := img.Close(ctx); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// MaxAsync bounds the calls in flight: with 1, a call issued while
+// another is in flight waits for it (even on another range), and one
+// whose context ends while it waits completes with the context's error.
+func TestAsyncMaxInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := cluster(t)
+		ctx := context.Background()
+		if err := p.Create(ctx, "disk", 1*mib, rbd.CreateOptions{Order: 16}); err != nil {
+			t.Fatal(err)
+		}
+		img := openImage(t, p, "disk", rbd.OpenOptions{MaxAsync: 1})
+		for i := range 5 {
+			a := img.WriteAsync(ctx, bytes.Repeat([]byte{1}, 64*kib), 0)
+			b := img.ReadAsync(ctx, make([]byte, 4*kib), 512*kib)
+			select {
+			case <-a.Done():
+			default:
+				t.Fatalf("round %d: a second call was issued while the first was in flight (MaxAsync 1)", i)
+			}
+			if err := b.Wait(); err != nil || a.Err() != nil {
+				t.Fatal(err, a.Err())
+			}
+		}
+		a := img.WriteAsync(ctx, make([]byte, 64*kib), 0)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := img.ReadAsync(cctx, make([]byte, 10), 0).Wait(); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a call whose context ended waiting for a slot: %v", err)
+		}
+		if err := a.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		var got error = errors.New("not called")
+		c := img.FlushAsync(ctx)
+		_ = c.Wait()
+		c.OnDone(func(err error) { got = err }) // complete already: called at once
+		if got != nil {
+			t.Fatalf("OnDone on a complete call: %v", got)
 		}
 	})
 }
