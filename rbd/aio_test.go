@@ -205,7 +205,7 @@ func TestAsyncOverlappingWritesInOrder(t *testing.T) {
 
 // MaxAsync bounds the calls in flight: with 1, a call issued while
 // another is in flight waits for it (even on another range), and one
-// whose context ends while it waits completes with the context's error.
+// whose context has ended completes at once with the context's error.
 func TestAsyncMaxInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, p := cluster(t)
