@@ -393,3 +393,80 @@ func TestCacheRollbackAndResize(t *testing.T) {
 		}
 	})
 }
+
+// Two openers, both with the cache, taking turns with a write and then
+// a batch of asynchronous writes and reads: each turn moves the exclusive
+// lock (the last holder writing its cache back first), and every read
+// sees the model, whichever opener wrote last.
+func TestCacheTwoCachedWritersAsync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _, p := simCluster(t)
+		ctx := context.Background()
+		const size = 512 * kib
+		if err := p.Create(ctx, "disk", size, rbd.CreateOptions{Order: 16}); err != nil {
+			t.Fatal(err)
+		}
+		q, err := rbd.NewPool(c.Client("client.rbd"), "rbd", rbd.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs := []*rbd.Image{
+			openImage(t, p, "disk", rbd.OpenOptions{Cache: smallCache()}),
+			openImage(t, q, "disk", rbd.OpenOptions{Cache: smallCache()}),
+		}
+		rng := rand.New(rand.NewPCG(8, 8))
+		model := make([]byte, size)
+		for turn := range 12 {
+			img := imgs[turn%2]
+			type rd struct {
+				c         *rbd.Completion
+				buf, want []byte
+			}
+			// A write first takes the lock: the other opener writes its
+			// cache back before it lets go. (Until then this opener's
+			// reads would not see the other's cached writes: reads take
+			// no lock.)
+			first := random(rng, 1+rng.IntN(8*kib))
+			if err := img.WriteAt(ctx, first, uint64(turn*kib)); err != nil {
+				t.Fatal(err)
+			}
+			copy(model[turn*kib:], first)
+			var writes []*rbd.Completion
+			var reads []rd
+			for range 16 {
+				off := rng.IntN(size - 1)
+				n := 1 + rng.IntN(min(size-off, 32*kib))
+				if rng.IntN(3) > 0 {
+					data := random(rng, n)
+					writes = append(writes, img.WriteAsync(ctx, data, uint64(off)))
+					copy(model[off:], data)
+				} else {
+					buf := make([]byte, n)
+					reads = append(reads, rd{img.ReadAsync(ctx, buf, uint64(off)), buf, bytes.Clone(model[off : off+n])})
+				}
+			}
+			for _, w := range writes {
+				if err := w.Wait(); err != nil {
+					t.Fatalf("turn %d: %v", turn, err)
+				}
+			}
+			for _, r := range reads {
+				if err := r.c.Wait(); err != nil || !bytes.Equal(r.buf, r.want) {
+					t.Fatalf("turn %d: read %v, or it differs from the model", turn, err)
+				}
+			}
+			if got := read(t, img); !bytes.Equal(got, model) {
+				t.Fatalf("turn %d: the writer reads other than the model", turn)
+			}
+		}
+		for _, img := range imgs {
+			if err := img.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		again := openImage(t, p, "disk", rbd.OpenOptions{ReadOnly: true})
+		if got := read(t, again); !bytes.Equal(got, model) {
+			t.Fatal("reopened, the image differs from the model")
+		}
+	})
+}
