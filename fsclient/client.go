@@ -181,7 +181,7 @@ func mount(ctx context.Context, conn *rados.Conn, fsName string, opts Options, i
 	}
 	c.clientID = id
 	c.sess = session.New(session.Config{Client: conn.EntityName(), ClientID: id, Hostname: opts.Hostname,
-		Root: opts.Root, Version: "cuttle"})
+		Root: opts.Root, Version: "cuttle", Instance: conn.Instance()})
 	c.caps = captab.New(captab.Config{ReleaseDelay: opts.ReleaseDelay})
 	c.info = info
 	ms, err := conn.MDSMessenger(c)

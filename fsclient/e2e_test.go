@@ -437,3 +437,124 @@ func TestE2ELazyIOAndStatfs(t *testing.T) {
 		}
 	})
 }
+
+// A client that goes silent while it holds write caps is evicted when
+// its session autocloses, and fenced where it matters: the OSDs refuse
+// its RADOS instance's writes (the instance it named at session open),
+// so it cannot write file data behind the caps the MDS gives others.
+func TestE2ESilentWriterIsFencedAtTheOSDs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFSCluster(t)
+		a, conn := fc.mount("client.a")
+		ctx := context.Background()
+		f, err := a.Create(ctx, "/f", 0o666)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(ctx, []byte("from a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		data, err := conn.OpenIOContext("cephfs_data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := data.WriteFull(ctx, "probe", []byte("before")); err != nil {
+			t.Fatalf("a writes to the data pool before its eviction: %v", err)
+		}
+		fc.c.Net.Freeze("client.a")
+		for i := 0; !fc.c.Map().IsBlocklisted(conn.Instance(), time.Now()); i++ {
+			if i == 1200 {
+				t.Fatalf("client.a (%s) silent for 20 min with write caps is not blocklisted", conn.Instance())
+			}
+			time.Sleep(time.Second) // virtual time: the session timeouts
+		}
+		fc.c.Net.Thaw("client.a")
+		if err := data.WriteFull(ctx, "probe", []byte("after the fence")); !errors.Is(err, rados.ErrBlocklisted) {
+			t.Fatalf("a wrote to the data pool after its eviction: %v; want %v", err, rados.ErrBlocklisted)
+		}
+	})
+}
+
+// A full file system (Ceph's rule): data writes and metadata updates
+// fail with ENOSPC, while reads, stats, deletes and truncates work, and
+// the MDS keeps serving; once space is back, everything works again.
+func TestE2EFullFileSystem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFSCluster(t)
+		cl, conn := fc.mount("client.a")
+		ctx := context.Background()
+		keep, err := cl.Create(ctx, "/keep", 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := keep.Write(ctx, bytes.Repeat([]byte("k"), 64<<10)); err != nil {
+			t.Fatal(err)
+		}
+		if err := keep.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Mkdir(ctx, "/victim", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, err := conn.LookupPool("cephfs_data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFull := func(want bool) {
+			t.Helper()
+			for i := 0; conn.PoolFull(data) != want; i++ {
+				if i == 600 {
+					t.Fatalf("the data pool's full flag is not %v after 10 min", want)
+				}
+				time.Sleep(time.Second) // virtual time: the OSDs' usage reports
+			}
+		}
+		// Every OSD holds some data: a full ratio below its usage
+		// marks it, and the pools, full.
+		fc.c.Run("osd set-full-ratio", "ratio", "0.0000001")
+		waitFull(true)
+
+		f, err := cl.OpenFile(ctx, "/keep", os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatalf("open for writing on a full file system: %v", err)
+		}
+		if _, err := f.WriteAt(ctx, []byte("more"), 1<<20); !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("a data write on a full file system: %v, want ENOSPC", err)
+		}
+		f.Close(ctx)
+		if _, err := cl.Create(ctx, "/new", 0o644); !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("create on a full file system: %v, want ENOSPC", err)
+		}
+		if err := cl.Mkdir(ctx, "/newdir", 0o755); !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("mkdir on a full file system: %v, want ENOSPC", err)
+		}
+		if st, err := cl.Stat(ctx, "/keep"); err != nil || st.Size != 64<<10 {
+			t.Fatalf("stat on a full file system: %+v %v", st, err)
+		}
+		if err := cl.Truncate(ctx, "/keep", 4<<10); err != nil {
+			t.Fatalf("truncate on a full file system: %v", err)
+		}
+		if err := cl.Rmdir(ctx, "/victim"); err != nil {
+			t.Fatalf("rmdir on a full file system: %v", err)
+		}
+
+		fc.c.Run("osd set-full-ratio", "ratio", "0.95")
+		waitFull(false)
+		g, err := cl.Create(ctx, "/new", 0o644)
+		if err != nil {
+			t.Fatalf("create once space is back: %v", err)
+		}
+		if _, err := g.Write(ctx, []byte("again")); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := cl.Stat(ctx, "/keep"); err != nil || st.Size != 4<<10 {
+			t.Fatalf("/keep after the truncate: %+v %v", st, err)
+		}
+	})
+}

@@ -216,6 +216,12 @@ func (f *File) WriteAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if _, _, err := f.c.waitCaps(ctx, f.ino, locker.FileWrite); err != nil {
 		return 0, pathErr("write", f.path, err)
 	}
+	// A full pool refuses the write now, as Ceph's client does, rather
+	// than accept it into the buffer and fail its write-back.
+	if pool := f.data.st.Layout().Pool; f.c.conn.PoolFull(pool) {
+		name, _ := f.c.conn.PoolName(pool)
+		return 0, pathErr("write", f.path, fmt.Errorf("data pool %q is full: delete files or add OSDs: %w", name, syscall.ENOSPC))
+	}
 	n, err := f.data.WriteAt(ctx, p, uint64(off))
 	if err != nil {
 		return n, pathErr("write", f.path, err)

@@ -251,7 +251,7 @@ func (f *fileData) WriteAt(ctx context.Context, p []byte, off uint64) (int, erro
 	if err := f.st.WriteAt(ctx, f.ino, p, off); err != nil {
 		// The OSDs may hold part of p: the cache must not say otherwise.
 		f.cache.Remove(off, uint64(len(p)))
-		return 0, fmt.Errorf("fsclient: write %#x: %w", f.ino, err)
+		return 0, fmt.Errorf("fsclient: write %#x: %w", f.ino, osdErr(err))
 	}
 	if caps.CanCache(lazy) {
 		f.insertCache(off, p)
@@ -351,7 +351,7 @@ func (f *fileData) readOSD(ctx context.Context, dst []byte, off uint64) error {
 		s.ReadBytes += uint64(len(dst))
 	})
 	if err := f.st.ReadAt(ctx, f.ino, dst, off); err != nil {
-		return fmt.Errorf("fsclient: read %#x: %w", f.ino, err)
+		return fmt.Errorf("fsclient: read %#x: %w", f.ino, osdErr(err))
 	}
 	return nil
 }
@@ -397,7 +397,7 @@ func (f *fileData) flushLocked(ctx context.Context) error {
 		f.count(func(s *DataStats) { s.OSDWrites++ })
 		if err := f.st.WriteAt(ctx, f.ino, e.Data, e.Off); err != nil {
 			f.cache.Remove(e.Off, uint64(len(e.Data)))
-			return fmt.Errorf("fsclient: write back %#x: %w", f.ino, err)
+			return fmt.Errorf("fsclient: write back %#x: %w", f.ino, osdErr(err))
 		}
 		if caching {
 			f.insertCache(e.Off, e.Data)
@@ -424,7 +424,7 @@ func (f *fileData) Truncate(ctx context.Context, size uint64) error {
 	if old := f.Size(); size < old {
 		f.count(func(s *DataStats) { s.OSDWrites++ })
 		if err := f.st.Truncate(ctx, f.ino, old, size); err != nil {
-			return fmt.Errorf("fsclient: truncate %#x to %d: %w", f.ino, size, err)
+			return fmt.Errorf("fsclient: truncate %#x to %d: %w", f.ino, size, osdErr(err))
 		}
 	}
 	f.mu.Lock()

@@ -98,3 +98,12 @@ func setCount(args map[string]string, name string, v int64) {
 		args[name] = strconv.FormatInt(v, 10)
 	}
 }
+
+// PoolFull reports whether the client's current OSD map marks pool id
+// full (an OSD it can place data on is full): writes that add data to it
+// are refused with ErrNoSpace. A metadata server asks before it journals
+// a space-taking operation, as Ceph's does. An unknown pool is not full.
+func (c *Conn) PoolFull(id int64) bool {
+	p := c.obj.currentMap().Pool(id)
+	return p != nil && p.Flags&osdmap.PoolFull != 0
+}

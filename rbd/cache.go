@@ -602,6 +602,16 @@ const maxWritesPerOp = 256
 // MaxInFlight objects in flight at once. The caller holds the gate and
 // the exclusive lock.
 func (img *Image) writeBackRuns(ctx context.Context, runs []run) error {
+	if img.parent != nil {
+		// A clone's objects not yet copied up need the parent's bytes
+		// around the new ones (clone.go): each run the clone's way.
+		for _, r := range runs {
+			if err := img.writeObjects(ctx, r.data, r.off); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	l := img.st.Layout()
 	type objectWrite struct {
 		no uint64
@@ -819,12 +829,7 @@ func (img *Image) WriteAtFUA(ctx context.Context, data []byte, off uint64) error
 // cachedRead reads through the cache (the gate held).
 func (img *Image) cachedRead(ctx context.Context, buf []byte, off uint64) error {
 	useClean := img.snap != nil || img.owns()
-	return img.cache.read(ctx, buf, off, useClean, func(ctx context.Context, buf []byte, off uint64) error {
-		if err := img.st.ReadAt(ctx, img.ino, buf, off); err != nil {
-			return fmt.Errorf("rbd: image %q: %w", img.name, classify(err))
-		}
-		return nil
-	})
+	return img.cache.read(ctx, buf, off, useClean, img.readData)
 }
 
 // flushCache writes back every block dirtied before it was called and

@@ -470,3 +470,53 @@ func TestCacheTwoCachedWritersAsync(t *testing.T) {
 		}
 	})
 }
+
+// A clone written through the cache: the write-back copies up the
+// parent's bytes around the cached ones (the clone's way), so after a
+// flush the clone, reopened without the cache, has the parent's data
+// with the writes over it; reads through the cache read the parent
+// where the clone has nothing.
+func TestCacheClone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, p := cluster(t)
+		ctx := context.Background()
+		const size = 512 * kib
+		if err := p.Create(ctx, "base", size, rbd.CreateOptions{Order: 16}); err != nil {
+			t.Fatal(err)
+		}
+		base := openImage(t, p, "base", rbd.OpenOptions{})
+		rng := rand.New(rand.NewPCG(9, 9))
+		model := random(rng, size)
+		if err := base.WriteAt(ctx, model, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := base.SnapCreate(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		if err := base.SnapProtect(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Clone(ctx, nil, "base", "s", "kid", rbd.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		kid := openImage(t, p, "kid", rbd.OpenOptions{Cache: writeBack()})
+		if got := read(t, kid); !bytes.Equal(got, model) {
+			t.Fatal("through the cache the clone does not read its parent")
+		}
+		for range 10 {
+			off := rng.IntN(size - 1)
+			data := random(rng, 1+rng.IntN(min(size-off, 20*kib)))
+			if err := kid.WriteAt(ctx, data, uint64(off)); err != nil {
+				t.Fatal(err)
+			}
+			copy(model[off:], data)
+		}
+		if err := kid.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		again := openImage(t, p, "kid", rbd.OpenOptions{ReadOnly: true})
+		if got := read(t, again); !bytes.Equal(got, model) {
+			t.Fatal("the clone, written back from the cache, differs from the model")
+		}
+	})
+}

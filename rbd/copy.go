@@ -39,8 +39,8 @@ func (img *Image) Copy(ctx context.Context, dst *Pool, name string, o CreateOpti
 	buf := make([]byte, min(copyChunk, size))
 	for off := uint64(0); off < size; off += copyChunk {
 		b := buf[:min(copyChunk, size-off)]
-		if err := img.st.ReadAt(ctx, img.ino, b, off); err != nil {
-			return fmt.Errorf("rbd: copy %q to %q: %w", img.name, name, classify(err))
+		if err := img.readData(ctx, b, off); err != nil {
+			return fmt.Errorf("rbd: copy %q to %q: %w", img.name, name, err)
 		}
 		// Write the runs of stripe units that are not all zeros.
 		su := h.StripeUnit

@@ -24,6 +24,12 @@
 // the data as it was for reads at the snapshot (Open with
 // OpenOptions.Snap) and for SnapRollback.
 //
+// Clones (clone.go, flatten.go) are images whose header names a parent,
+// a protected snapshot of another image: where a clone has no data
+// object, it reads the parent's bytes (within its overlap); its first
+// write to an object copies the parent's bytes of it up in the same
+// rados operation. Flatten copies up the rest and detaches it.
+//
 // Start with NewPool, Pool.Create and Pool.Open, then Image.ReadAt and
 // Image.WriteAt. A Pool and an Image are safe for concurrent use: I/O
 // runs concurrently (each call at most Options.MaxInFlight object

@@ -20,8 +20,8 @@ var (
 	// ErrReadOnly: a change to an image opened read-only or at a
 	// snapshot (EROFS).
 	ErrReadOnly = errors.New("rbd: read-only image")
-	// ErrBusy: the snapshot is protected, or the image has snapshots
-	// and cannot be removed (EBUSY).
+	// ErrBusy: the snapshot is protected or has clones, or the image
+	// has snapshots and cannot be removed (EBUSY).
 	ErrBusy = errors.New("rbd: busy")
 	// ErrUnsupported: the image has features this version does not know
 	// (ENOTSUP).

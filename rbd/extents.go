@@ -41,6 +41,13 @@ func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]E
 	if err := img.checkRange("allocated extents of", off, length); err != nil {
 		return nil, err
 	}
+	return img.allocatedExtents(ctx, off, length)
+}
+
+// allocatedExtents is AllocatedExtents with the gate held and the range
+// checked. A clone's objects that do not exist are the parent's extents
+// there, within the overlap (clone.go).
+func (img *Image) allocatedExtents(ctx context.Context, off, length uint64) ([]Extent, error) {
 	l := img.st.Layout()
 	pieces := l.Pieces(off, length)
 	// The objects the range touches, each asked once: those the object
@@ -58,7 +65,7 @@ func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]E
 	}
 	sizes := make(map[uint64]uint64, len(nos)) // object → its size; absent: no object
 	var mu sync.Mutex
-	err = img.parallel(ctx, len(nos), func(ctx context.Context, i int) error {
+	err := img.parallel(ctx, len(nos), func(ctx context.Context, i int) error {
 		st, err := img.data.Stat(ctx, dataObject(img.h.ObjectPrefix, nos[i]))
 		if errors.Is(err, rados.ErrNotFound) {
 			return nil
@@ -73,6 +80,9 @@ func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]E
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rbd: allocated extents of %q: %w", img.name, classify(err))
+	}
+	if img.parent != nil {
+		return img.cloneExtents(ctx, pieces, sizes)
 	}
 	out := []Extent{}
 	for _, p := range pieces { // in file order

@@ -64,6 +64,11 @@ type Image struct {
 
 	om objectMap // the holder's copy of the object map (objectmap.go)
 
+	// parent is a clone's parent, open at its snapshot (clone.go); nil
+	// for an image that is not a clone. It changes under the gate held
+	// exclusively.
+	parent *Image
+
 	cache       *cache // the write-back cache, nil if off (cache.go)
 	stopFlusher func()
 	async       *asyncOps // the asynchronous calls in flight (aio.go)
@@ -106,6 +111,19 @@ func (p *Pool) open(ctx context.Context, name string, o OpenOptions) (*Image, er
 	if err != nil {
 		return nil, err
 	}
+	img, err := p.openID(ctx, name, id, o, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := img.openParent(ctx, 0); err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// openID opens image id (named name) as open does, at snapshot snapID if
+// not 0 (a clone's parent, read-only), without its parent (openParent).
+func (p *Pool) openID(ctx context.Context, name, id string, o OpenOptions, snapID uint64) (*Image, error) {
 	h, err := p.header(ctx, name, id)
 	if err != nil {
 		return nil, err
@@ -133,7 +151,18 @@ func (p *Pool) open(ctx context.Context, name string, o OpenOptions) (*Image, er
 	}
 	img := &Image{pool: p, name: name, id: id, ino: ino, data: data, st: st, readOnly: o.ReadOnly || o.Snap != "", h: h, gate: newGate(),
 		acq: make(chan struct{}, 1), changed: make(chan struct{}), om: objectMap{mu: make(chan struct{}, 1)}}
-	if o.Snap != "" {
+	if snapID != 0 {
+		img.readOnly = true
+		for _, s := range h.Snapshots {
+			if s.ID == snapID {
+				img.snap = &s
+			}
+		}
+		if img.snap == nil {
+			return nil, fmt.Errorf("%w: image %q has no snapshot %d (ENOENT)", ErrNotFound, name, snapID)
+		}
+		data.SetReadSnap(snapID)
+	} else if o.Snap != "" {
 		s, ok := h.Snap(o.Snap)
 		if !ok {
 			return nil, fmt.Errorf("%w: image %q has no snapshot %q (ENOENT)", ErrNotFound, name, o.Snap)
@@ -174,6 +203,9 @@ func (img *Image) reload(ctx context.Context) error {
 		}
 		img.snap = &s
 		return nil
+	}
+	if h.Parent.IsZero() {
+		img.parent = nil // flattened (by this opener or another)
 	}
 	return img.setSnapContext()
 }
@@ -254,6 +286,8 @@ type Info struct {
 	// Snap names the snapshot the image is open at, if any.
 	Snap     string `json:"snapshot,omitempty"`
 	ReadOnly bool   `json:"read_only"`
+	// Parent is a clone's parent and overlap; nil for another image.
+	Parent *ParentInfo `json:"parent,omitempty"`
 }
 
 // featureNames lists the features by librbd's names.
@@ -279,7 +313,7 @@ func (img *Image) Stat() Info {
 	info := Info{Name: img.name, ID: img.id, Size: size, Order: h.Order, ObjectSize: h.ObjectSize(), StripeUnit: h.StripeUnit,
 		StripeCount: h.StripeCount, Objects: img.st.Layout().ObjectCount(size), BlockNamePrefix: h.ObjectPrefix,
 		Features: featureNames(h.Features), Pool: img.pool.Name(), Created: time.Unix(0, h.Created).UTC(),
-		Snapshots: len(h.Snapshots), ReadOnly: img.readOnly}
+		Snapshots: len(h.Snapshots), ReadOnly: img.readOnly, Parent: img.parentInfo()}
 	if h.DataPool != clsrbd.NoDataPool {
 		info.DataPool = img.data.PoolName()
 	}
@@ -337,10 +371,7 @@ func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
 	if img.cache != nil {
 		return img.cachedRead(ctx, buf, off)
 	}
-	if err := img.st.ReadAt(ctx, img.ino, buf, off); err != nil {
-		return fmt.Errorf("rbd: image %q: %w", img.name, classify(err))
-	}
-	return nil
+	return img.readData(ctx, buf, off)
 }
 
 // WriteAt writes data at offset off, and returns once it is durable on
@@ -371,10 +402,7 @@ func (img *Image) writeObjects(ctx context.Context, data []byte, off uint64) err
 	if err := img.markObjects(ctx, img.objectsOf(off, uint64(len(data)), false), clsrbd.ObjectExists, clsrbd.AnyState); err != nil {
 		return err
 	}
-	if err := img.st.WriteAt(ctx, img.ino, data, off); err != nil {
-		return fmt.Errorf("rbd: image %q: %w", img.name, classify(err))
-	}
-	return nil
+	return img.writeData(ctx, data, off)
 }
 
 // Discard makes [off, off+length) read as zeros and frees what it can:
@@ -395,7 +423,15 @@ func (img *Image) Discard(ctx context.Context, off, length uint64) error {
 		return err
 	}
 	defer img.cache.dropClean(off, length)
-	// Objects removed whole are pending while they go, nonexistent after.
+	return img.discardData(ctx, off, length)
+}
+
+// discardData zeroes [off, off+length) (the gate held, the range checked):
+// objects removed whole are pending while they go, nonexistent after.
+func (img *Image) discardData(ctx context.Context, off, length uint64) error {
+	if img.parent != nil {
+		return img.discardClone(ctx, off, length)
+	}
 	removed := img.objectsOf(off, length, true)
 	if err := img.markObjects(ctx, removed, clsrbd.ObjectPending, clsrbd.ObjectExists); err != nil {
 		return err
@@ -464,6 +500,11 @@ func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) (err
 		return nil
 	}
 	if size < old {
+		// A clone's overlap is cut first, so the parent's data never
+		// shows past the new end.
+		if err := img.cutOverlap(ctx, size); err != nil {
+			return err
+		}
 		// The data goes first: a crash between leaves the old size with
 		// zeros at its end, never the new size with stale data beyond.
 		if err := img.st.Truncate(ctx, img.ino, old, size); err != nil {

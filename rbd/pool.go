@@ -101,6 +101,13 @@ func newID() (string, error) {
 // Create makes an image named name of size bytes. It is ErrExists if the
 // pool has an image of that name, ErrInvalid for bad settings.
 func (p *Pool) Create(ctx context.Context, name string, size uint64, o CreateOptions) error {
+	return p.create(ctx, name, size, o, clsrbd.ParentSpec{}, nil)
+}
+
+// create is Create, of a clone of parent (in parentPool) if parent is
+// not zero: the clone's header names it, and it lists the clone before
+// the directory does.
+func (p *Pool) create(ctx context.Context, name string, size uint64, o CreateOptions, parent clsrbd.ParentSpec, parentPool *Pool) error {
 	if err := checkName("image", name); err != nil {
 		return err
 	}
@@ -109,7 +116,7 @@ func (p *Pool) Create(ctx context.Context, name string, size uint64, o CreateOpt
 		return err
 	}
 	h := clsrbd.Header{Size: size, Order: o.Order, ObjectPrefix: clsrbd.DataPrefix + id, Features: clsrbd.FeatureLayering | o.Features,
-		StripeUnit: o.StripeUnit, StripeCount: o.StripeCount, DataPool: clsrbd.NoDataPool}
+		StripeUnit: o.StripeUnit, StripeCount: o.StripeCount, DataPool: clsrbd.NoDataPool, Parent: parent}
 	if h.Order == 0 {
 		h.Order = DefaultOrder
 	}
@@ -163,7 +170,18 @@ func (p *Pool) Create(ctx context.Context, name string, size uint64, o CreateOpt
 	if _, err := p.io.Exec(ctx, clsrbd.HeaderPrefix+id, clsrbd.Class, "create", h.Encode()); err != nil {
 		return undo(err, clsrbd.ObjectMapName(id, 0), clsrbd.IDPrefix+name)
 	}
+	// A clone's header names its parent before the parent lists it: a
+	// listed child whose header is gone (or names another parent) is
+	// known stale.
+	if !parent.IsZero() {
+		if err := p.attach(ctx, parentPool, parent, id); err != nil {
+			return undo(err, clsrbd.HeaderPrefix+id, clsrbd.ObjectMapName(id, 0), clsrbd.IDPrefix+name)
+		}
+	}
 	if _, err := p.io.Exec(ctx, clsrbd.Directory, clsrbd.Class, "dir_add", clsrbd.DirRequest{Name: name, ID: id}.Encode()); err != nil {
+		if !parent.IsZero() {
+			_ = detachFrom(ctx, p.conn, parent, clsrbd.ChildSpec{PoolID: p.io.PoolID(), ImageID: id}) // best effort: a stale child is dropped at unprotect
+		}
 		return undo(err, clsrbd.HeaderPrefix+id, clsrbd.ObjectMapName(id, 0), clsrbd.IDPrefix+name)
 	}
 	return nil
@@ -232,7 +250,12 @@ func (p *Pool) header(ctx context.Context, name, id string) (clsrbd.Header, erro
 // snapshots (remove them first) or is open (its header has watchers),
 // ErrNotFound if there is no such image.
 func (p *Pool) Remove(ctx context.Context, name string) error {
-	img, err := p.open(ctx, name, OpenOptions{})
+	id, err := p.lookup(ctx, name)
+	if err != nil {
+		return err
+	}
+	// Not its parent: a clone whose parent cannot be opened can still go.
+	img, err := p.openID(ctx, name, id, OpenOptions{}, 0)
 	if err != nil {
 		return err
 	}
@@ -260,6 +283,12 @@ func (p *Pool) Remove(ctx context.Context, name string) error {
 	} {
 		if err := step(); err != nil && !errors.Is(err, rados.ErrNotFound) {
 			return fmt.Errorf("rbd: remove %q: %w", name, classify(err))
+		}
+	}
+	// A clone leaves its parent's list once its header is gone.
+	if ps := img.h.Parent; !ps.IsZero() {
+		if err := detachFrom(ctx, p.conn, ps, clsrbd.ChildSpec{PoolID: p.io.PoolID(), ImageID: img.id}); err != nil {
+			return fmt.Errorf("rbd: remove %q: %w", name, err)
 		}
 	}
 	return nil

@@ -112,7 +112,12 @@ func (img *Image) SnapRemove(ctx context.Context, name string) (err error) {
 	if err := img.data.SelfManagedSnapRemove(ctx, s.ID); err != nil {
 		return fmt.Errorf("rbd: remove snapshot %s@%s: release id %d in pool %q: %w", img.name, name, s.ID, img.data.PoolName(), classify(err))
 	}
-	return img.removeObjectMap(ctx, s.ID)
+	if err := img.removeObjectMap(ctx, s.ID); err != nil {
+		return err
+	}
+	// A flattened clone leaves its parent with its last snapshot that
+	// read through to it.
+	return img.detachIfUnused(ctx)
 }
 
 // SnapProtect protects snapshot name from removal (clones will need it).
@@ -148,7 +153,15 @@ func (img *Image) setProtected(ctx context.Context, name string, protected bool)
 		}
 		return fmt.Errorf("%w: snapshot %s@%s is %s already (EINVAL)", ErrInvalid, img.name, name, state)
 	}
+	if !protected {
+		if err := img.pruneChildren(ctx, s); err != nil {
+			return err
+		}
+	}
 	if err := img.headerCall(ctx, "snap_protect", clsrbd.SnapRequest{ID: s.ID, Protected: protected}.Encode()); err != nil {
+		if !protected && errors.Is(err, ErrBusy) {
+			return img.busyWithChildren(ctx, s, err)
+		}
 		return fmt.Errorf("rbd: protect snapshot %s@%s: %w", img.name, name, err)
 	}
 	return img.reload(ctx)
@@ -194,6 +207,9 @@ func (img *Image) SnapRollback(ctx context.Context, name string) (err error) {
 		if err := img.headerCall(ctx, "set_size", clsrbd.EncodeSize(s.Size)); err != nil {
 			return fmt.Errorf("rbd: rollback %s to %s: %w", img.name, name, err)
 		}
+	}
+	if err := img.rollbackOverlap(ctx, s); err != nil {
+		return err
 	}
 	// The head's objects are now the snapshot's: so is its map.
 	if err := img.copyObjectMap(ctx, s.ID, 0, l.ObjectCount(s.Size)); err != nil {

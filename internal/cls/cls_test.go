@@ -17,6 +17,7 @@ func TestStandard(t *testing.T) {
 		"version.read": false, "version.set": true, "version.inc": true, "version.check": false,
 		"rbd.create": true, "rbd.get": false, "rbd.set_size": true, "rbd.snap_add": true,
 		"rbd.snap_remove": true, "rbd.snap_protect": true, "rbd.dir_add": true, "rbd.dir_remove": true, "rbd.dir_rename": true,
+		"rbd.child_attach": true, "rbd.child_detach": true, "rbd.children": false, "rbd.remove_parent": true, "rbd.set_overlap": true,
 		"kv.write": true, "kv.read": false, "kv.freeze": true, "kv.mark": true, "kv.swap": true, "kv.unmark": true,
 	} {
 		m, ok := r.Lookup(name)

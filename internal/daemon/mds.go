@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -178,19 +181,6 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 	for _, m := range cfg.Mons {
 		mons = append(mons, m.Name+"="+m.Addr)
 	}
-	// One monitor session for the rados client, the beacons and the
-	// fences (the monitors keep one session per entity name). A monitor
-	// that does not answer within a beacon interval is skipped, so that
-	// a dead monitor does not cost the daemon its grace.
-	conn, err := rados.Connect(ctx, rados.Config{Mons: mons, Name: self.String(), Auth: cfg.Auth, Keyring: keyring,
-		MonTimeout: max(interval, time.Second), Logger: cfg.Logger.WithGroup("rados"), Network: cfg.Network, Clock: cfg.Clock})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("%s: %w", self, err)
-	}
-	defer conn.Close()
 
 	var closers []func()
 	defer func() {
@@ -231,6 +221,42 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 	if nonce == 0 {
 		nonce = rand.Uint64() | 1
 	}
+	// The messenger listens before the rados client exists, so that the
+	// client can show the OSDs the instance address the MDS map will
+	// show (this port and nonce): the blocklist entry that fences this
+	// incarnation when it loses its rank names that address, and only a
+	// match keeps a deposed MDS from writing its journal.
+	held := newHeldDispatcher()
+	defer held.release(nil)
+	ms, err := msgr.New(msgr.Config{Name: self, Network: cfg.Network, Dispatcher: held, ClientAuth: clientAuth, ServerAuth: serverAuth,
+		Logger: cfg.Logger.WithGroup("msgr"), Clock: cfg.Clock, Nonce: nonce})
+	if err != nil {
+		return fmt.Errorf("%s: %w", self, err)
+	}
+	closers = append(closers, func() { ms.Close() })
+	la, err := ms.Listen(ctx, cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("%s: listen on %s: %w", self, cfg.Listen, err)
+	}
+	addr := cfg.Addr
+	if addr == "" {
+		addr = la.String()
+	}
+	// One monitor session for the rados client, the beacons and the
+	// fences (the monitors keep one session per entity name). A monitor
+	// that does not answer within a beacon interval is skipped, so that
+	// a dead monitor does not cost the daemon its grace.
+	conn, err := rados.Connect(ctx, rados.Config{Mons: mons, Name: self.String(), Auth: cfg.Auth, Keyring: keyring,
+		MonTimeout: max(interval, time.Second), Nonce: nonce, Port: portOf(addr), Logger: cfg.Logger.WithGroup("rados"), Network: cfg.Network, Clock: cfg.Clock})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("%s: %w", self, err)
+	}
+	// Closed last, after the messenger and the metrics server.
+	closers = append([]func(){func() { conn.Close() }}, closers...)
+
 	sender := &lateSender{}
 	open, cacheInodes := cfg.Open, int(opts.Int("mds_cache_size"))
 	if open != nil {
@@ -245,20 +271,7 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 	if err != nil {
 		return err
 	}
-	ms, err := msgr.New(msgr.Config{Name: self, Network: cfg.Network, Dispatcher: srv, ClientAuth: clientAuth, ServerAuth: serverAuth,
-		Logger: cfg.Logger.WithGroup("msgr"), Clock: cfg.Clock, Nonce: nonce})
-	if err != nil {
-		return fmt.Errorf("%s: %w", self, err)
-	}
-	closers = append(closers, func() { ms.Close() })
-	la, err := ms.Listen(ctx, cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", self, cfg.Listen, err)
-	}
-	addr := cfg.Addr
-	if addr == "" {
-		addr = la.String()
-	}
+	held.release(srv)
 	b, err := beacon.New(beacon.Config{Mon: monRunner{conn}, Name: cfg.Name, Addr: addr, Nonce: nonce, WantFS: cfg.JoinFS,
 		Interval: interval, Clock: cfg.Clock, Logger: log.WithGroup("beacon")})
 	if err != nil {
@@ -300,6 +313,52 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 	}
 	log.Info("stopped", "cause", context.Cause(ctx))
 	return nil
+}
+
+// heldDispatcher holds the messenger's deliveries until the server that
+// handles them exists (the messenger listens first: RunMDS).
+type heldDispatcher struct {
+	once  sync.Once
+	ready chan struct{}
+	to    msgr.Dispatcher // set before ready is closed; nil: drop
+}
+
+func newHeldDispatcher() *heldDispatcher { return &heldDispatcher{ready: make(chan struct{})} }
+
+// release lets deliveries through to d (nil drops them); only the first
+// call counts.
+func (h *heldDispatcher) release(d msgr.Dispatcher) {
+	h.once.Do(func() {
+		h.to = d
+		close(h.ready)
+	})
+}
+
+func (h *heldDispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
+	<-h.ready
+	if h.to != nil {
+		h.to.Dispatch(from, msg)
+	}
+}
+
+func (h *heldDispatcher) HandleEvent(ev msgr.Event) {
+	<-h.ready
+	if h.to != nil {
+		h.to.HandleEvent(ev)
+	}
+}
+
+// portOf is the port of "host:port", 0 if it has none.
+func portOf(addr string) uint16 {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return 0
+	}
+	return uint16(n)
 }
 
 // lateSender is the server's view of the beacon sender, which is made

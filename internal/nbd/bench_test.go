@@ -7,19 +7,34 @@ import (
 )
 
 // The server's own cost per request: 4 KiB reads and writes, 16 in
-// flight on one connection over loopback TCP, against an export in
-// memory (so the cluster is not what is measured).
+// flight on one connection over loopback TCP (and over TLS), against an
+// export in memory (so the cluster is not what is measured).
 func BenchmarkRequests4K(b *testing.B) {
 	for _, tc := range []struct {
 		name       string
 		cmd        uint16
 		structured bool
-	}{{"read", proto.CmdRead, false}, {"read-structured", proto.CmdRead, true}, {"write", proto.CmdWrite, false}} {
+		tls        bool
+	}{
+		{"read", proto.CmdRead, false, false}, {"read-structured", proto.CmdRead, true, false}, {"write", proto.CmdWrite, false, false},
+		{"read-tls", proto.CmdRead, false, true}, {"write-tls", proto.CmdWrite, false, true},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			cfg, _, _ := twoExports()
+			var certs *TestCerts
+			if tc.tls {
+				certs = MakeCerts(b, b.TempDir())
+				cfg.TLS = certs.ServerConfig(false)
+			}
 			_, addr := serve(b, cfg)
 			c := dial(b, addr)
-			c.goTo("disk", tc.structured)
+			if tc.tls {
+				c.hello(proto.ClientFixedNewstyle | proto.ClientNoZeroes)
+				c.startTLS(certs.ClientConfig(false))
+				c.negotiateGo("disk", tc.structured)
+			} else {
+				c.goTo("disk", tc.structured)
+			}
 			payload := make([]byte, 4096)
 			payload[0] = 1
 			// The replies are read as they come; the server keeps 16 in

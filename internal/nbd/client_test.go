@@ -239,6 +239,12 @@ func metaData(name string, queries ...string) []byte {
 func (c *client) goTo(name string, structured bool) uint16 {
 	c.t.Helper()
 	c.hello(proto.ClientFixedNewstyle | proto.ClientNoZeroes)
+	return c.negotiateGo(name, structured)
+}
+
+// negotiateGo is goTo after the greeting (and after STARTTLS).
+func (c *client) negotiateGo(name string, structured bool) uint16 {
+	c.t.Helper()
 	if structured {
 		c.opt(proto.OptStructuredReply, nil)
 		c.want(proto.OptStructuredReply, proto.RepAck)

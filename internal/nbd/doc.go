@@ -5,7 +5,8 @@
 //
 // It owns the connection: the fixed newstyle handshake with its options
 // (export name, GO and INFO, LIST, structured replies, the
-// base:allocation meta context), then the transmission phase's commands
+// base:allocation meta context, STARTTLS — TLS required or optional,
+// Config.TLS; tls.go loads the PEM files), then the transmission phase's commands
 // (READ, WRITE with FUA, FLUSH, TRIM, WRITE_ZEROES, BLOCK_STATUS, DISC),
 // run concurrently — up to Config.MaxInFlight per connection and
 // Config.MaxInFlightBytes of their data, replies

@@ -63,3 +63,32 @@ func FuzzServe(f *testing.F) {
 		<-done
 	})
 }
+
+// The same with TLS required: the options before STARTTLS, and whatever
+// bytes follow its ack (the TLS handshake's), end in replies or a closed
+// connection, never a panic or a hang.
+func FuzzServeTLS(f *testing.F) {
+	certs := MakeCerts(f, f.TempDir())
+	flags := binary.BigEndian.AppendUint32(nil, proto.ClientFixedNewstyle|proto.ClientNoZeroes)
+	f.Add(append(append(append([]byte{}, flags...), optBytes(proto.OptList, nil)...), optBytes(proto.OptExportName, nil)...))
+	starttls := append(append([]byte{}, flags...), optBytes(proto.OptStartTLS, nil)...)
+	f.Add(append(append([]byte{}, starttls...), 0x16, 3, 1, 0, 0x2f, 1, 0, 0, 0x2b, 3, 3))
+	f.Add(append(append([]byte{}, starttls...), optBytes(proto.OptStartTLS, nil)...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg, _, _ := twoExports()
+		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.TLS = certs.ServerConfig(true)
+		s, err := NewServer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, client := net.Pipe()
+		c := newConn(s, server)
+		done := make(chan struct{})
+		go func() { c.serve(); close(done) }()
+		go func() { _, _ = io.Copy(io.Discard, client) }()
+		_, _ = client.Write(b)
+		client.Close()
+		<-done
+	})
+}

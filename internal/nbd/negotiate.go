@@ -2,6 +2,7 @@ package nbd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,11 +26,17 @@ const metaContextID = 1
 
 // conn is one client connection.
 type conn struct {
-	s   *Server
+	s *Server
+	// raw is the accepted connection; nc is what the connection's own
+	// goroutines read and write: raw, or the TLS connection over it
+	// after NBD_OPT_STARTTLS. Other goroutines (Shutdown) touch raw
+	// only.
+	raw net.Conn
 	nc  net.Conn
 	log *slog.Logger
 
 	// Negotiated in the handshake.
+	tls        bool // NBD_OPT_STARTTLS succeeded
 	noZeroes   bool
 	structured bool
 	metaExport string // the export base:allocation was selected for
@@ -48,7 +55,7 @@ type conn struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &conn{s: s, nc: nc, log: s.log.With("remote", nc.RemoteAddr().String()), ctx: ctx, cancel: cancel}
+	return &conn{s: s, raw: nc, nc: nc, log: s.log.With("remote", nc.RemoteAddr().String()), ctx: ctx, cancel: cancel}
 }
 
 // stop makes the connection read no more requests: Shutdown's first step.
@@ -56,7 +63,7 @@ func (c *conn) stop() {
 	c.smu.Lock()
 	c.stopped = true
 	c.smu.Unlock()
-	unblock(c.nc)
+	unblock(c.raw)
 }
 
 func (c *conn) isStopped() bool {
@@ -68,8 +75,9 @@ func (c *conn) isStopped() bool {
 // serve runs the connection to its end.
 func (c *conn) serve() {
 	defer c.cancel()
-	defer c.nc.Close()
-	_ = c.nc.SetDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+	defer func() { c.nc.Close() }() // the TLS connection's, after STARTTLS
+	// The deadline covers the whole handshake, TLS's included.
+	_ = c.raw.SetDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	if err := c.negotiate(); err != nil {
 		if !errors.Is(err, errAbort) && !c.isStopped() {
 			c.log.Info("nbd: handshake ended", "err", err)
@@ -78,7 +86,7 @@ func (c *conn) serve() {
 	}
 	// No deadline from here; a stop that came meanwhile set its own
 	// after this, or is seen here.
-	_ = c.nc.SetDeadline(time.Time{})
+	_ = c.raw.SetDeadline(time.Time{})
 	if c.isStopped() {
 		return
 	}
@@ -145,6 +153,20 @@ func (c *conn) negotiate() error {
 
 // option answers one option; done says the transmission phase begins.
 func (c *conn) option(opt uint32, data []byte) (done bool, err error) {
+	if opt == proto.OptStartTLS {
+		return false, c.startTLS(data)
+	}
+	if c.s.cfg.TLS != nil && !c.s.cfg.TLSOptional && !c.tls {
+		// FORCEDTLS: nothing but STARTTLS and ABORT before TLS.
+		switch opt {
+		case proto.OptAbort:
+		case proto.OptExportName:
+			// It has no error reply: close.
+			return false, errors.New("NBD_OPT_EXPORT_NAME before NBD_OPT_STARTTLS, and this server requires TLS")
+		default:
+			return false, c.replyErr(opt, proto.RepErrTLSReqd, "this server requires TLS: send NBD_OPT_STARTTLS first")
+		}
+	}
 	switch opt {
 	case proto.OptExportName:
 		e, ok := c.s.export(string(data))
@@ -283,4 +305,33 @@ func (c *conn) metaContext(opt uint32, data []byte) error {
 		}
 	}
 	return c.reply(opt, proto.RepAck, nil)
+}
+
+// startTLS answers NBD_OPT_STARTTLS: an ack, then the TLS handshake as
+// the server, under the handshake's deadline. The negotiation starts
+// again inside TLS: what was negotiated before it (structured replies,
+// meta contexts) is forgotten, as an attacker could have chosen it. A
+// failed TLS handshake ends the connection (after the ack it is too late
+// to go on without TLS).
+func (c *conn) startTLS(data []byte) error {
+	opt := proto.OptStartTLS
+	switch {
+	case c.s.cfg.TLS == nil:
+		return c.replyErr(opt, proto.RepErrPolicy, "TLS is not configured on this server")
+	case c.tls:
+		return c.replyErr(opt, proto.RepErrInvalid, "TLS is already negotiated")
+	case len(data) != 0:
+		return c.replyErr(opt, proto.RepErrInvalid, "NBD_OPT_STARTTLS takes no data")
+	}
+	if err := c.reply(opt, proto.RepAck, nil); err != nil {
+		return err
+	}
+	tc := tls.Server(c.raw, c.s.cfg.TLS)
+	if err := tc.HandshakeContext(c.ctx); err != nil {
+		return fmt.Errorf("TLS handshake: %w", err)
+	}
+	c.nc, c.tls = tc, true
+	c.structured, c.metaSet, c.metaExport = false, false, ""
+	c.log.Debug("nbd: TLS", "version", tls.VersionName(tc.ConnectionState().Version))
+	return nil
 }

@@ -2,6 +2,7 @@ package nbd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,17 @@ type Config struct {
 	// --handshake-limit): a client that has not chosen an export by then
 	// is disconnected, so idle connections cannot pile up.
 	HandshakeTimeout time.Duration
+	// TLS, when set, lets clients upgrade a connection with
+	// NBD_OPT_STARTTLS (proto.md "TLS support"): its certificate, and
+	// ClientAuth/ClientCAs to require client certificates. Unless
+	// TLSOptional, the upgrade is required (the protocol's FORCEDTLS):
+	// every other option before it is answered NBD_REP_ERR_TLS_REQD
+	// (NBD_OPT_ABORT excepted) and NBD_OPT_EXPORT_NAME closes the
+	// connection. Without TLS, STARTTLS is NBD_REP_ERR_POLICY.
+	TLS *tls.Config
+	// TLSOptional serves clients that do not upgrade too (SELECTIVETLS
+	// with no TLS-only export). It needs TLS.
+	TLSOptional bool
 	// Logger receives connection events (slog.Default() if nil).
 	Logger *slog.Logger
 }
@@ -42,6 +54,12 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("nbd: export %q has no backend (EINVAL)", e.Name)
 		}
 		seen[e.Name] = true
+	}
+	if c.TLSOptional && c.TLS == nil {
+		return c, errors.New("nbd: TLS optional without a TLS configuration (EINVAL)")
+	}
+	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
+		return c, errors.New("nbd: the TLS configuration has no certificate (EINVAL)")
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 16
@@ -170,7 +188,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Lock()
 		for c := range s.conns {
 			c.cancel() // the requests in progress give up
-			c.nc.Close()
+			c.raw.Close()
 		}
 		s.mu.Unlock()
 		<-done

@@ -132,7 +132,7 @@ func TestOptExportName(t *testing.T) {
 	c.closed()
 }
 
-// Unknown options and STARTTLS are NBD_REP_ERR_UNSUP; NBD_OPT_ABORT is
+// Unknown options are NBD_REP_ERR_UNSUP; NBD_OPT_ABORT is
 // acked and the connection closed; an option over the size limit closes
 // it.
 func TestOptUnsupportedAbortAndTooBig(t *testing.T) {
@@ -140,7 +140,7 @@ func TestOptUnsupportedAbortAndTooBig(t *testing.T) {
 	_, addr := serve(t, cfg)
 	c := dial(t, addr)
 	c.hello(proto.ClientFixedNewstyle)
-	for _, opt := range []uint32{proto.OptStartTLS, 4, 11, 1000} {
+	for _, opt := range []uint32{4, 11, 1000} {
 		c.opt(opt, []byte("data"))
 		c.want(opt, proto.RepErrUnsup)
 	}
@@ -525,7 +525,7 @@ func TestGarbageNeverStopsTheServer(t *testing.T) {
 func TestList(t *testing.T) {
 	cfg, _, _ := twoExports()
 	_, addr := serve(t, cfg)
-	got, err := List(context.Background(), "tcp", addr)
+	got, err := List(context.Background(), "tcp", addr, nil)
 	want := []ListedExport{{Name: "disk", Description: "the disk", Size: 1 << 20, MultiConn: true}, {Name: "ro", Size: 512 << 10, ReadOnly: true, MultiConn: true}}
 	if err != nil || !equal(got, want) {
 		t.Fatalf("List = %+v, %v; want %+v", got, err, want)

@@ -3,6 +3,7 @@ package nbd_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -75,6 +76,13 @@ func serveExports(t *testing.T, exports ...nbd.Export) (tcp, sock string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return listenBoth(t, s)
+}
+
+// listenBoth serves s on a loopback TCP port and a Unix socket until the
+// test ends.
+func listenBoth(t *testing.T, s *nbd.Server) (tcp, sock string) {
+	t.Helper()
 	lt, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -305,4 +313,121 @@ func rawWrite(t *testing.T, addr, export string) proto.Errno {
 		t.Fatal(err)
 	}
 	return proto.Errno(binary.BigEndian.Uint32(r[14:]))
+}
+
+// serveTLS is serveExports with TLS: required, and with a client
+// certificate when clientCerts.
+func serveTLS(t *testing.T, tlsConf *tls.Config, exports ...nbd.Export) (tcp, sock string) {
+	t.Helper()
+	s, err := nbd.NewServer(nbd.Config{Exports: exports, TLS: tlsConf, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return listenBoth(t, s)
+}
+
+// Real clients over TLS (proto.md "TLS support"; a server that requires
+// it and client certificates): nbdinfo and nbdcopy with nbds:// and
+// nbds+unix:// URIs and tls-certificates=DIR, qemu-img with a
+// tls-creds-x509 object, over TCP and a Unix socket. Clients without TLS,
+// or without a client certificate, are refused.
+func TestRealClientsTLS(t *testing.T) {
+	needTools(t, "qemu-img", "nbdinfo", "nbdcopy")
+	_, p := rbdCluster(t)
+	ctx := context.Background()
+	const size = 16 * mib
+	if err := p.Create(ctx, "disk", size, rbd.CreateOptions{Order: 20}); err != nil {
+		t.Fatal(err)
+	}
+	certs := nbd.MakeCerts(t, t.TempDir())
+	tcp, sock := serveTLS(t, certs.ServerConfig(true),
+		nbd.Export{Name: "disk", Description: "rbd/disk", Backend: nbd.NewRBD(open(t, p, "disk", rbd.OpenOptions{}), false)})
+	_, port, _ := net.SplitHostPort(tcp)
+	dir := t.TempDir()
+	q := "?tls-certificates=" + certs.Dir
+	uri := "nbds://" + tcp + "/disk" + q
+	unixURI := "nbds+unix:///disk?socket=" + sock + "&tls-certificates=" + certs.Dir
+
+	t.Run("nbdinfo", func(t *testing.T) {
+		out := run(t, "nbdinfo", uri)
+		for _, want := range []string{"export=\"disk\"", "export-size: 16777216", "description: rbd/disk", "newstyle-fixed with TLS"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("nbdinfo lacks %q:\n%s", want, out)
+			}
+		}
+		if out := run(t, "nbdinfo", "--list", "nbds://"+tcp+q); !strings.Contains(out, "export=\"disk\"") {
+			t.Errorf("nbdinfo --list over TLS:\n%s", out)
+		}
+	})
+	t.Run("nbdcopy", func(t *testing.T) {
+		raw := filepath.Join(dir, "in.raw")
+		data := sparseFile(t, raw, size, 3)
+		run(t, "nbdcopy", raw, unixURI)
+		out := filepath.Join(dir, "out.raw")
+		run(t, "nbdcopy", uri, out)
+		sameFile(t, out, data)
+	})
+	creds := "tls-creds-x509,id=tls0,endpoint=client,dir=" + certs.Dir
+	inet := "driver=nbd,server.type=inet,server.host=127.0.0.1,server.port=" + port + ",export=disk,tls-creds=tls0"
+	unix := "driver=nbd,server.type=unix,server.path=" + sock + ",export=disk,tls-creds=tls0,tls-hostname=localhost"
+	t.Run("qemu-img", func(t *testing.T) {
+		if out := run(t, "qemu-img", "info", "--object", creds, "--image-opts", inet); !strings.Contains(out, "virtual size: 16 MiB") {
+			t.Errorf("qemu-img info:\n%s", out)
+		}
+		raw := filepath.Join(dir, "qemu.raw")
+		data := sparseFile(t, raw, size, 4)
+		run(t, "qemu-img", "convert", "-n", "--object", creds, "-f", "raw", raw, "--target-image-opts", unix)
+		out := filepath.Join(dir, "qemu.out")
+		run(t, "qemu-img", "convert", "--object", creds, "--image-opts", inet, "-O", "raw", out)
+		sameFile(t, out, data)
+	})
+	t.Run("refused", func(t *testing.T) {
+		// A directory with the CA but no client certificate.
+		noCert := t.TempDir()
+		b, err := os.ReadFile(filepath.Join(certs.Dir, "ca-cert.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(noCert, "ca-cert.pem"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			why  string
+			args []string
+			want string
+		}{
+			{"nbdinfo without TLS", []string{"nbdinfo", "nbd://" + tcp + "/disk"}, "newstyle-fixed without TLS"},
+			{"nbdinfo without a client certificate", []string{"nbdinfo", "nbds://" + tcp + "/disk?tls-certificates=" + noCert}, "TLS fatal alert"},
+			{"qemu-img without TLS", []string{"qemu-img", "info", "nbd://" + tcp + "/disk"}, "this server requires TLS: send NBD_OPT_STARTTLS first"},
+			{"qemu-img without a client certificate", []string{"qemu-img", "info", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir=" + noCert, "--image-opts", inet}, "TLS channel"},
+		} {
+			if out, err := runErr(tc.args[0], tc.args[1:]...); err == nil || !strings.Contains(out, tc.want) {
+				t.Errorf("%s: %v, want a refusal with %q:\n%s", tc.why, err, tc.want, out)
+			}
+		}
+	})
+	// TLS optional: the same clients with and without TLS.
+	t.Run("optional", func(t *testing.T) {
+		s, err := nbd.NewServer(nbd.Config{
+			Exports: []nbd.Export{{Name: "disk", Backend: nbd.NewRBD(open(t, p, "disk", rbd.OpenOptions{ReadOnly: true}), true)}},
+			TLS:     certs.ServerConfig(false), TLSOptional: true, Logger: slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tcp, sock := listenBoth(t, s)
+		for uri, want := range map[string]string{
+			"nbd://" + tcp + "/disk":                                              "newstyle-fixed without TLS",
+			"nbds://" + tcp + "/disk" + q:                                         "newstyle-fixed with TLS",
+			"nbd+unix:///disk?socket=" + sock:                                     "newstyle-fixed without TLS",
+			"nbds+unix:///disk?socket=" + sock + "&tls-certificates=" + certs.Dir: "newstyle-fixed with TLS",
+		} {
+			if out := run(t, "nbdinfo", uri); !strings.Contains(out, want) || !strings.Contains(out, "is_read_only: true") {
+				t.Errorf("nbdinfo %s:\n%s", uri, out)
+			}
+		}
+		if out := run(t, "qemu-img", "info", "--object", creds, "--image-opts", "driver=nbd,server.type=unix,server.path="+sock+",export=disk,tls-creds=tls0,tls-hostname=localhost"); !strings.Contains(out, "virtual size: 16 MiB") {
+			t.Errorf("qemu-img info over TLS:\n%s", out)
+		}
+	})
 }

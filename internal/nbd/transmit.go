@@ -76,7 +76,7 @@ func (c *conn) transmit() error {
 			defer func() { bytes.release(held); <-sem; wg.Done() }()
 			if err := c.handle(q, payload); err != nil {
 				c.log.Info("nbd: reply failed", "err", err)
-				c.nc.Close()
+				c.raw.Close()
 			}
 		}()
 	}
@@ -217,8 +217,26 @@ func (c *conn) sendError(q proto.Request, errno proto.Errno, msg string) error {
 	return c.send(proto.AppendSimpleReply(nil, q.Cookie, errno))
 }
 
-// send writes one whole reply; replies never interleave.
+// tlsJoinMax bounds the replies joined into one buffer over TLS.
+const tlsJoinMax = 256 << 10
+
+// send writes one whole reply; replies never interleave. Over TLS, where
+// each Write is a record and a system call (no writev), a reply of
+// several small buffers is joined into one first.
 func (c *conn) send(bufs ...[]byte) error {
+	if c.tls && len(bufs) > 1 {
+		n := 0
+		for _, b := range bufs {
+			n += len(b)
+		}
+		if n <= tlsJoinMax {
+			joined := make([]byte, 0, n)
+			for _, b := range bufs {
+				joined = append(joined, b...)
+			}
+			bufs = [][]byte{joined}
+		}
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	nb := net.Buffers(bufs)

@@ -66,15 +66,26 @@ func (g *spaceGuard) wrote(n int) bool {
 // overRatio reports whether the cached usage, with the bytes written
 // since, is at or above the map's full ratio.
 func (g *spaceGuard) overRatio() bool {
+	return g.over(math.Float32frombits(g.fullRatio.Load()))
+}
+
+// over reports whether the cached usage, with the bytes written since,
+// is at or above ratio (0: never).
+func (g *spaceGuard) over(ratio float32) bool {
 	total, used := g.total.Load(), g.used.Load()
 	if total == 0 {
 		return false
 	}
 	used += uint64(max(g.written.Load(), 0))
-	ratio := math.Float32frombits(g.fullRatio.Load())
 	// As the monitors decide (osdmap.Ratios.Fullness): in float32.
 	return ratio > 0 && float32(float64(used)/float64(total)) >= ratio
 }
+
+// failsafeFullRatio is the usage past which even an MDS's writes are
+// refused (Ceph's osd_failsafe_full_ratio): the margin between the
+// cluster's full ratio and this is what lets a full file system's
+// metadata server journal the deletes that free space.
+const failsafeFullRatio = 0.97
 
 // refreshSpace reads the store's usage into the cache.
 func (o *OSD) refreshSpace() {
@@ -84,12 +95,14 @@ func (o *OSD) refreshSpace() {
 }
 
 // removesOnly reports whether ops only take data away (remove the
-// object, an attribute or omap keys) or read: such a request passes when
-// the cluster is full.
+// object, an attribute or omap keys, truncate) or read: such a request
+// passes when the cluster is full, so a full file system's files can be
+// truncated and removed.
 func removesOnly(ops []wire.ObjectOp) bool {
 	for i := range ops {
 		switch c := ops[i].Code; c {
-		case wire.OpDelete, wire.OpRmXattr, wire.OpOmapRmKeys, wire.OpOmapClear:
+		case wire.OpDelete, wire.OpRmXattr, wire.OpOmapRmKeys, wire.OpOmapClear,
+			wire.OpTruncate: // a cut frees space; growing is sparse
 		default:
 			if c.IsWrite() || c == wire.OpCall {
 				return false
@@ -107,6 +120,16 @@ func (p *pg) fullRefusalLocked(r *request) string {
 		return ""
 	}
 	g := &p.o.space
+	if r.from.Name.Type == "mds" {
+		// A metadata server writes past full (Ceph's MDS does with
+		// FULL_FORCE): it refuses its clients' space-taking operations
+		// itself, and must journal the deletes that free space. Only
+		// the failsafe stops it.
+		if g.over(max(failsafeFullRatio, math.Float32frombits(g.fullRatio.Load()))) {
+			return "store at or above the failsafe full ratio"
+		}
+		return ""
+	}
 	switch {
 	case p.pool.Flags&osdmap.PoolFull != 0:
 		return "pool full"

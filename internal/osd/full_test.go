@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/osd/recovery"
@@ -27,7 +28,8 @@ func TestRemovesOnly(t *testing.T) {
 		{[]wire.ObjectOpCode{wire.OpSetXattr}, false},
 		{[]wire.ObjectOpCode{wire.OpOmapSet}, false},
 		{[]wire.ObjectOpCode{wire.OpOmapSetHeader}, false},
-		{[]wire.ObjectOpCode{wire.OpTruncate}, false},
+		{[]wire.ObjectOpCode{wire.OpTruncate}, true},
+		{[]wire.ObjectOpCode{wire.OpTruncate, wire.OpWrite}, false},
 		{[]wire.ObjectOpCode{wire.OpCall}, false},
 		{[]wire.ObjectOpCode{wire.OpDelete, wire.OpCreate}, false},
 	} {
@@ -102,6 +104,26 @@ func TestFullRefusal(t *testing.T) {
 	p.o.space.note(100, 50) // a look at the store after deletes
 	if why := p.fullRefusalLocked(write); why != "" {
 		t.Fatalf("50%% used, refused: %s", why)
+	}
+
+	// A metadata server writes past full (its journal of the deletes
+	// that free space), up to the failsafe ratio.
+	mdsWrite := writeReq(wire.OpWriteFull)
+	mdsWrite.from.Name = auth.EntityName{Type: "mds", ID: "a"}
+	for _, fm := range []*osdmap.Map{full, osdFull} {
+		p = fullTestPG(t, fm)
+		if why := p.fullRefusalLocked(mdsWrite); why != "" {
+			t.Fatalf("an MDS's write refused: %s", why)
+		}
+	}
+	p = fullTestPG(t, m)
+	p.o.space.note(100, 4)
+	if why := p.fullRefusalLocked(mdsWrite); why != "" {
+		t.Fatalf("an MDS's write at 96%% refused: %s", why)
+	}
+	p.o.space.wrote(1)
+	if why := p.fullRefusalLocked(mdsWrite); !strings.Contains(why, "failsafe") {
+		t.Fatalf("an MDS's write at 97%%: %q", why)
 	}
 }
 

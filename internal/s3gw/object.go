@@ -97,7 +97,11 @@ func bodySize(r *http.Request, rq *request) (int64, error) {
 
 func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
+	if err != nil {
+		return err
+	}
+	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
 	}
@@ -133,7 +137,8 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
 	}
-	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m}
+	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m,
+		Owner: rq.newOwner(b), ACL: acl}
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
@@ -394,7 +399,7 @@ func (g *Gateway) setObjectHeaders(w http.ResponseWriter, en meta.Entry) {
 
 func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketNamed(ctx, rq.bucket)
 	if err != nil {
 		return err
 	}
@@ -402,7 +407,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	en, err := ix.Get(ctx, rq.key)
+	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		return err
 	}
@@ -461,7 +466,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 
 func (g *Gateway) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:DeleteObject")
 	if err != nil {
 		return err
 	}
@@ -510,9 +515,15 @@ func (g *Gateway) removeObject(ctx context.Context, b meta.Bucket, key string) e
 
 func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketNamed(ctx, rq.bucket)
 	if err != nil {
 		return err
+	}
+	// Without a policy, the bucket's ACL decides for every key at once
+	// (a refusal is the request's, as radosgw answers); a policy may
+	// decide key by key.
+	if b.Policy == "" && !permitted(b.Owner, b.ACL, rq.who(), meta.PermWrite) {
+		return errAccessDenied
 	}
 	want, err := contentMD5(r.Header)
 	if err != nil {
@@ -539,9 +550,14 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	}
 	res := deleteResult{Xmlns: xmlns}
 	for _, o := range req.Objects {
-		err := g.removeObject(ctx, b, o.Key)
-		if o.Key == "" {
+		var err error
+		switch {
+		case o.Key == "":
 			err = errInvalidArgument.withMessage("empty key")
+		case !g.allow(rq, b, b.Owner, b.ACL, meta.PermWrite, "s3:DeleteObject", o.Key):
+			err = errAccessDenied
+		default:
+			err = g.removeObject(ctx, b, o.Key)
 		}
 		if err != nil {
 			ae := translate(err)
@@ -556,14 +572,14 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	return nil
 }
 
-// copySourceEntry finds a copy's source object (the user must own its
-// bucket) and applies the x-amz-copy-source-if-* conditions.
+// copySourceEntry finds a copy's source object (the user must have its
+// READ) and applies the x-amz-copy-source-if-* conditions.
 func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *request) (string, string, meta.Entry, error) {
 	sb, sk, err := copySource(r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
-	src, err := g.bucketFor(ctx, &request{bucket: sb, user: rq.user})
+	src, err := g.bucketNamed(ctx, sb)
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
@@ -571,7 +587,7 @@ func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *requ
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
-	sen, err := six.Get(ctx, sk)
+	sen, err := g.objectFor(ctx, rq, src, six, sk, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
@@ -610,7 +626,11 @@ func copySource(v string) (bucket, key string, err error) {
 
 func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
+	if err != nil {
+		return err
+	}
+	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
 	}
@@ -621,7 +641,7 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if sen.Size > maxPutSize {
 		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
 	}
-	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta}
+	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl}
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 		if sb == rq.bucket && sk == rq.key && r.Header.Get("X-Amz-Storage-Class") == "" {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/rados"
 )
 
 // recordingEngine stands in for the MDS engine in the daemon's own
@@ -187,6 +189,98 @@ func TestMDSDaemonTakesOverFromDeadHolder(t *testing.T) {
 		want := []string{"a: open rank 0", "a: opened 4123", "a: close", "b: open rank 0", "b: reconnect 4123", "b: opened 4123", "b: resume"}
 		if !slices.Equal(strings.Split(got, "\n"), want) {
 			t.Errorf("engine calls:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+		}
+	})
+}
+
+// fenceProbeEngine is a recordingEngine that keeps the metadata pool the
+// daemon opened it with, and whose Close waits until the test lets it:
+// the deposed daemon keeps its rados client open while the test writes
+// through it.
+type fenceProbeEngine struct {
+	recordingEngine
+	closing chan struct{} // closed by the test: Close may return
+}
+
+func (e fenceProbeEngine) Close(ctx context.Context) error {
+	e.note("close")
+	<-e.closing
+	return nil
+}
+
+// A deposed MDS cannot write: mds.a hangs (its network frozen, as
+// SIGSTOP would), mds.b takes the rank and fences a's incarnation, and
+// when a resumes, a write through its own rados client — the one its
+// journal goes through — is refused as blocklisted. The fence names the
+// address the MDS map shows (listen port and nonce); the OSDs match it
+// only because the daemon's rados client presents that same address.
+func TestDeposedMDSCannotWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := New(t, Options{})
+		for i := range 3 {
+			c.AddOSD(fmt.Sprintf("host%d", i))
+		}
+		c.Run("osd pool create", "pool", "cephfs_metadata", "pg_num", "8")
+		c.Run("osd pool create", "pool", "cephfs_data", "pg_num", "8")
+		c.Run("fs new", "fs_name", "cephfs", "metadata", "cephfs_metadata", "data", "cephfs_data")
+		var mons []monc.Addr
+		for _, mi := range c.monmap.Mons {
+			mons = append(mons, monc.Addr{Name: mi.Name, Addr: mi.Addr})
+		}
+		var mu sync.Mutex
+		var calls []string
+		metaOfA := make(chan *rados.IOContext, 1)
+		closing := make(chan struct{})
+		var release sync.Once
+		letClose := func() { release.Do(func() { close(closing) }) }
+		start := func(name string, nonce uint64) (done chan error, cancel func()) {
+			ctx, cancel := context.WithCancel(context.Background())
+			done = make(chan error, 1)
+			cfg := daemon.MDSConfig{Name: name, Listen: "mds-" + name + ":6800", Mons: mons, Nonce: nonce,
+				Network: c.Net.Host("mds-" + name + ":6800"), Logger: Logger("mds." + name),
+				Open: func(_ context.Context, oc server.OpenConfig) (server.Engine, error) {
+					e := fenceProbeEngine{recordingEngine{mu: &mu, calls: &calls, name: name}, closing}
+					if name == "a" {
+						metaOfA <- oc.Meta
+					}
+					return e, nil
+				}}
+			go func() { done <- daemon.RunMDS(ctx, cfg) }()
+			return done, cancel
+		}
+		waitStat := func(want string) {
+			t.Helper()
+			for i := 0; ; i++ {
+				if got := c.Run("mds stat").Text; got == want {
+					return
+				} else if i == 600 {
+					t.Fatalf("mds stat %q, want %q", got, want)
+				}
+				time.Sleep(100 * time.Millisecond) // virtual time: the beacons' pace
+			}
+		}
+		doneA, cancelA := start("a", 7)
+		defer func() { letClose(); cancelA(); <-doneA }()
+		waitStat("cephfs:1 {0=a=up:active}\n")
+		meta := <-metaOfA
+		ctx := context.Background()
+		if err := meta.WriteFull(ctx, "probe", []byte("before")); err != nil {
+			t.Fatalf("mds.a writes while it holds the rank: %v", err)
+		}
+		doneB, cancelB := start("b", 8)
+		defer func() { letClose(); cancelB(); <-doneB }()
+		waitStat("cephfs:1 {0=a=up:active} 1 up:standby\n")
+
+		c.Net.Freeze("mds-a:6800")
+		waitStat("cephfs:1 {0=b=up:active}\n")
+		if !c.Map().IsBlocklisted("mds-a:6800/7", time.Now()) {
+			t.Fatal("mds.a's incarnation is not blocklisted in the OSD map")
+		}
+		c.Net.Thaw("mds-a:6800")
+		// a's Close waits for letClose: its rados client stays open.
+		err := meta.WriteFull(ctx, "probe", []byte("after the fence"))
+		if !errors.Is(err, rados.ErrBlocklisted) {
+			t.Fatalf("the deposed mds.a wrote after the fence: %v; want %v", err, rados.ErrBlocklisted)
 		}
 	})
 }

@@ -389,12 +389,17 @@ type ClientSession struct {
 	// MaxCaps (SessionRecallState): how many caps the client may keep.
 	MaxCaps uint64
 	Reason  string // SessionReject, SessionClose
+	// Instance (SessionRequestOpen, version 2): the client's RADOS
+	// instance, as rados.Conn.Instance names it (ENTITY/INCARNATION),
+	// the one its file data goes through: what the MDS blocklists when
+	// it evicts the client, so that the OSDs refuse its writes too.
+	Instance string
 }
 
-// Encode encodes m (version 1).
+// Encode encodes m (version 2: Instance).
 func (m ClientSession) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uint8(uint8(m.Op))
 	e.Uvarint(m.Seq)
 	e.String(m.Client)
@@ -406,18 +411,22 @@ func (m ClientSession) Encode() []byte {
 	e.Uvarint(uint64(m.TimeoutSec))
 	e.Uvarint(m.MaxCaps)
 	e.String(m.Reason)
+	e.String(m.Instance)
 	e.End(mk)
 	return e.Data()
 }
 
-// DecodeClientSession decodes a ClientSession. An op it does not know is
-// an error.
+// DecodeClientSession decodes a ClientSession (versions 1 and 2). An op
+// it does not know is an error.
 func DecodeClientSession(b []byte) (ClientSession, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	m := ClientSession{Op: SessionOp(d.Uint8()), Seq: d.Uvarint(), Client: d.String(maxClient), ClientID: d.Uvarint(),
 		Hostname: d.String(maxFSMeta), Root: d.String(maxFSPath), Version: d.String(maxFSMeta), Features: d.Uint64(),
 		TimeoutSec: decodeU32(d, "timeout"), MaxCaps: d.Uvarint(), Reason: d.String(maxFSMeta)}
+	if v >= 2 {
+		m.Instance = d.String(maxClient)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return ClientSession{}, fmt.Errorf("wire: client session: %w", err)

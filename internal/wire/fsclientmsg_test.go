@@ -42,6 +42,7 @@ func sampleDirStat() InodeStat {
 func sampleSessions() []ClientSession {
 	return []ClientSession{
 		{Op: SessionRequestOpen, Client: "client.4711", ClientID: 4711, Hostname: "node1", Root: "/home/a", Version: "cuttle 0.38", Features: 1<<63 | 5},
+		{Op: SessionRequestOpen, Client: "client.admin", ClientID: 4712, Root: "/", Instance: "client.admin/1f2e3d4c5b6a7988"},
 		{Op: SessionOpen, Seq: 1, TimeoutSec: 60},
 		{Op: SessionRequestRenew, Seq: 12},
 		{Op: SessionRenew, Seq: 12},
@@ -496,5 +497,29 @@ func BenchmarkClientCreateRoundTrip(b *testing.B) {
 		if _, err := DecodeClientReply(rep.Encode()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A session open of version 1 (before Instance) still decodes, without
+// an instance.
+func TestClientSessionVersion1(t *testing.T) {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Uint8(uint8(SessionRequestOpen))
+	e.Uvarint(0)
+	e.String("client.admin")
+	e.Uvarint(4711)
+	e.String("node1")
+	e.String("/")
+	e.String("cuttle 0.37")
+	e.Uint64(0)
+	e.Uvarint(0)
+	e.Uvarint(0)
+	e.String("")
+	e.End(mk)
+	got, err := DecodeClientSession(e.Data())
+	want := ClientSession{Op: SessionRequestOpen, Client: "client.admin", ClientID: 4711, Hostname: "node1", Root: "/", Version: "cuttle 0.37"}
+	if err != nil || got != want {
+		t.Fatalf("version 1 session: %+v %v, want %+v", got, err, want)
 	}
 }

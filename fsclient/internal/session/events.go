@@ -69,7 +69,7 @@ func (s *Session) open(now time.Time) {
 // session (a first open, a new connection, a reconnect).
 func (s *Session) openMsg() *wire.ClientSession {
 	return &wire.ClientSession{Op: wire.SessionRequestOpen, Client: s.cfg.Client, ClientID: s.cfg.ClientID,
-		Hostname: s.cfg.Hostname, Root: s.cfg.Root, Version: s.cfg.Version, Features: s.cfg.Features}
+		Hostname: s.cfg.Hostname, Root: s.cfg.Root, Version: s.cfg.Version, Features: s.cfg.Features, Instance: s.cfg.Instance}
 }
 
 // reconnect reports the caps to a new holder in reconnect and replays

@@ -80,6 +80,9 @@ type Config struct {
 	Root     string // the mount's root path
 	Version  string
 	Features uint64
+	// Instance is the RADOS instance the client's file data goes
+	// through (rados.Conn.Instance): the MDS fences it on eviction.
+	Instance string
 }
 
 // Session is the client's session with one rank and its requests.

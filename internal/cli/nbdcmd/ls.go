@@ -14,8 +14,9 @@ import (
 
 func lsCommand(out *cmdutil.Output) *cobra.Command {
 	var connect string
+	var tlsFlags clientTLS
 	c := &cobra.Command{
-		Use:   "ls [--connect ADDRESS]",
+		Use:   "ls [--connect ADDRESS] [--tls [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]]",
 		Short: "List the exports of a running NBD server (its name, size, and whether read-only)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -23,8 +24,15 @@ func lsCommand(out *cmdutil.Output) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			exports, err := nbd.List(cmd.Context(), a.network, a.addr)
+			tlsConf, err := tlsFlags.config(a)
 			if err != nil {
+				return err
+			}
+			exports, err := nbd.List(cmd.Context(), a.network, a.addr, tlsConf)
+			if err != nil {
+				if terr := tlsFailure(a, err); terr != nil {
+					return terr
+				}
 				if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
 					return fmt.Errorf("%s: %w; is cuttle nbd serve running there? (ECONNREFUSED)", a, err)
 				}
@@ -48,5 +56,6 @@ func lsCommand(out *cmdutil.Output) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&connect, "connect", DefaultListen, "the server's address: tcp://HOST:PORT or unix:///path")
+	tlsFlags.addFlags(c.Flags())
 	return c
 }

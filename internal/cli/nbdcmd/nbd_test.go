@@ -222,18 +222,148 @@ func TestServeAllAndRefusals(t *testing.T) {
 	}
 }
 
-// `cuttle nbd serve --cache`: qemu-io's writes (one before its first
-// flush, so written through; one after, cached) are in the block status
-// map at once and in the image after SIGTERM, which flushes.
-func TestServeCache(t *testing.T) {
-	for _, tool := range []string{"qemu-io", "nbdinfo"} {
+// makeCerts makes a CA, a server certificate for localhost and
+// 127.0.0.1 and a client certificate in dir by running the openssl lines
+// of docs/NBD.md's TLS section, so that they are known to work; the
+// files have the names qemu and libnbd look for (ca-cert.pem,
+// client-cert.pem, client-key.pem).
+func makeCerts(t *testing.T, dir string) {
+	t.Helper()
+	doc, err := os.ReadFile("../../../docs/NBD.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(doc), "\\\n", " ")
+	n, code := 0, false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			code = !code
+		}
+		args := strings.Fields(line)
+		if !code || len(args) == 0 || args[0] != "openssl" {
+			continue
+		}
+		cmd := exec.Command("openssl", args[1:]...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		n++
+	}
+	if n != 5 {
+		t.Fatalf("docs/NBD.md has %d openssl lines, want 5 (a CA, a server's and a client's certificate)", n)
+	}
+}
+
+// `cuttle nbd serve --tls-cert --tls-key --tls-ca`: TLS required with
+// client certificates; nbd ls and nbdinfo with certificates list it over
+// TCP and a Unix socket, and without TLS or a client certificate are
+// refused with what to do; --tls optional serves both; the flags'
+// refusals.
+func TestServeTLS(t *testing.T) {
+	needTools(t, "openssl", "nbdinfo")
+	dial, _ := cluster(t)
+	certs := t.TempDir()
+	makeCerts(t, certs)
+	f := func(name string) string { return filepath.Join(certs, name) }
+	sock := filepath.Join(t.TempDir(), "nbd.sock")
+	st, stop := startServe(t, dial, "disk", "--listen", "tcp://127.0.0.1:0", "--listen", "unix://"+sock,
+		"--tls-cert", f("server-cert.pem"), "--tls-key", f("server-key.pem"), "--tls-ca", f("ca-cert.pem"))
+	if st.TLS != "require" || !st.ClientCerts || len(st.Listen) != 2 {
+		t.Fatalf("startup %+v", st)
+	}
+	tcp := strings.TrimPrefix(st.Listen[0], "tcp://")
+	client := []string{"--tls-ca", f("ca-cert.pem"), "--tls-cert", f("client-cert.pem"), "--tls-key", f("client-key.pem")}
+	for _, at := range []string{"unix://" + sock, st.Listen[0]} {
+		var ls bytes.Buffer
+		if err := command(context.Background(), dial, &ls, append([]string{"ls", "--connect", at, "--tls"}, client...)...); err != nil {
+			t.Fatalf("ls over TLS at %s: %v", at, err)
+		}
+		if !strings.Contains(ls.String(), `"name": "disk"`) {
+			t.Fatalf("ls over TLS at %s: %s", at, ls.String())
+		}
+	}
+	if out, err := exec.Command("nbdinfo", "nbds://"+tcp+"/disk?tls-certificates="+certs).CombinedOutput(); err != nil || !strings.Contains(string(out), "export-size: 4194304") {
+		t.Fatalf("nbdinfo over TLS: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls", "--connect", st.Listen[0]}, "the server requires TLS"},
+		{[]string{"ls", "--connect", st.Listen[0], "--tls-ca", f("ca-cert.pem")}, "does it want a client certificate (--tls-cert, --tls-key)? (EACCES)"},
+		{[]string{"ls", "--connect", st.Listen[0], "--tls"}, "--tls-ca FILE names the CA that signed the server's certificate (EACCES)"},
+		{append([]string{"ls", "--connect", st.Listen[0], "--tls-hostname", "elsewhere"}, client...), "--tls-hostname NAME names the server as its certificate does (EACCES)"},
+	} {
+		err := command(context.Background(), dial, io.Discard, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want an error with %q", tc.args, err, tc.want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, stop = startServe(t, dial, "disk", "--listen", "tcp://127.0.0.1:0", "--tls", "optional",
+		"--tls-cert", f("server-cert.pem"), "--tls-key", f("server-key.pem"))
+	if st.TLS != "optional" || st.ClientCerts {
+		t.Fatalf("startup %+v", st)
+	}
+	for _, args := range [][]string{{}, {"--tls-ca", f("ca-cert.pem")}} {
+		if err := command(context.Background(), dial, io.Discard, append([]string{"ls", "--connect", st.Listen[0]}, args...)...); err != nil {
+			t.Errorf("ls %v of a TLS-optional server: %v", args, err)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, stop = startServe(t, dial, "disk", "--listen", "tcp://127.0.0.1:0")
+	if st.TLS != "off" {
+		t.Fatalf("startup %+v", st)
+	}
+	if err := command(context.Background(), dial, io.Discard, "ls", "--connect", st.Listen[0], "--tls"); err == nil || !strings.Contains(err.Error(), "drop --tls to list it in plain text (EPROTO)") {
+		t.Errorf("ls --tls of a server without TLS: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls", "require"}, "--tls require needs --tls-cert FILE and --tls-key FILE"},
+		{[]string{"--tls", "off", "--tls-cert", f("server-cert.pem"), "--tls-key", f("server-key.pem")}, "drop one or the other (EINVAL)"},
+		{[]string{"--tls", "maybe", "--tls-cert", f("server-cert.pem")}, `--tls "maybe": want require, optional or off (EINVAL)`},
+		{[]string{"--tls-cert", f("nope.pem"), "--tls-key", f("server-key.pem")}, "(ENOENT)"},
+		{[]string{"--tls-cert", f("server-cert.pem"), "--tls-key", f("client-key.pem")}, "(EINVAL)"},
+	} {
+		err := command(context.Background(), dial, io.Discard, append([]string{"serve", "disk"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("serve %v: %v; want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// needTools skips a test without the named programs only when not root
+// (as root, make deps installs them: their absence fails).
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Geteuid() != 0 {
-				t.Skipf("%s is not installed (apt-get install qemu-utils libnbd-bin)", tool)
+				t.Skipf("%s is not installed (apt-get install it, or make deps as root)", tool)
 			}
 			t.Fatalf("%s is not installed: make deps installs it", tool)
 		}
 	}
+}
+
+// `cuttle nbd serve --cache`: qemu-io's writes (one before its first
+// flush, so written through; one after, cached) are in the block status
+// map at once and in the image after SIGTERM, which flushes.
+func TestServeCache(t *testing.T) {
+	needTools(t, "qemu-io", "nbdinfo")
 	dial, p := cluster(t)
 	st, stop := startServe(t, dial, "rbd/disk", "--cache", "--listen", "tcp://127.0.0.1:0")
 	url := "nbd://" + strings.TrimPrefix(st.Listen[0], "tcp://") + "/disk"

@@ -61,6 +61,10 @@ type exportReport struct {
 type startup struct {
 	Exports []exportReport `json:"exports"`
 	Listen  []string       `json:"listen"`
+	// TLS is require, optional or off; ClientCerts says client
+	// certificates are required (--tls-ca).
+	TLS         string `json:"tls"`
+	ClientCerts bool   `json:"tls_client_certs,omitempty"`
 }
 
 func serveCommand(out *cmdutil.Output, dial DialFunc) *cobra.Command {
@@ -69,6 +73,7 @@ func serveCommand(out *cmdutil.Output, dial DialFunc) *cobra.Command {
 	var all string
 	var maxInFlight int
 	var shutdownTimeout time.Duration
+	var tlsFlags serveTLS
 	c := &cobra.Command{
 		Use:   "serve [POOL/]IMAGE[@SNAP] ... | --all POOL",
 		Short: "Export images (snapshots read-only) over NBD until SIGTERM",
@@ -79,7 +84,10 @@ it; --all POOL exports every image of a pool. The server listens on
 listen on several addresses, e.g. --listen unix:///run/cuttle-nbd.sock).
 It prints one line (--format json: a JSON document) once it listens,
 and runs until SIGINT or SIGTERM, when it answers the requests in
-progress, flushes the images and exits.`,
+progress, flushes the images and exits. With --tls-cert and --tls-key
+clients must upgrade to TLS (NBD_OPT_STARTTLS; nbds:// URIs), or may
+with --tls optional; --tls-ca requires client certificates its CAs
+signed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (all == "") == (len(args) == 0) {
 				return fmt.Errorf("name the images to export, or --all POOL (EINVAL)")
@@ -105,6 +113,10 @@ progress, flushes the images and exits.`,
 					return err
 				}
 				addrs = append(addrs, a)
+			}
+			tlsConf, tlsOptional, tlsMode, err := tlsFlags.config()
+			if err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			conn, err := dial(ctx)
@@ -146,11 +158,12 @@ progress, flushes the images and exits.`,
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-			srv, err := nbd.NewServer(nbd.Config{Exports: exports, MaxInFlight: maxInFlight, Logger: log})
+			srv, err := nbd.NewServer(nbd.Config{Exports: exports, MaxInFlight: maxInFlight, Logger: log, TLS: tlsConf, TLSOptional: tlsOptional})
 			if err != nil {
 				return err
 			}
-			return serve(ctx, srv, addrs, out, startup{Exports: report}, shutdownTimeout, log)
+			st := startup{Exports: report, TLS: tlsMode, ClientCerts: tlsFlags.ca != ""}
+			return serve(ctx, srv, addrs, out, st, shutdownTimeout, log)
 		},
 	}
 	f := c.Flags()
@@ -161,6 +174,7 @@ progress, flushes the images and exits.`,
 	f.StringVar(&all, "all", "", "export every image of this pool")
 	f.IntVar(&maxInFlight, "max-in-flight", 16, "requests one connection runs at once")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests in progress before closing connections")
+	tlsFlags.addFlags(f)
 	return c
 }
 
@@ -239,7 +253,7 @@ func serve(ctx context.Context, srv *nbd.Server, addrs []listenAddr, out *cmduti
 				return err
 			}
 		}
-		_, err := fmt.Fprintf(w, "listening on %s\n", strings.Join(st.Listen, ", "))
+		_, err := fmt.Fprintf(w, "listening on %s%s\n", strings.Join(st.Listen, ", "), tlsNote(st))
 		return err
 	}); err != nil {
 		return err

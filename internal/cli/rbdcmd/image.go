@@ -156,6 +156,9 @@ func infoCommand(e *env) *cobra.Command {
 					if info.DataPool != "" {
 						fmt.Fprintf(&b, "\tdata_pool: %s\n", info.DataPool)
 					}
+					if pa := info.Parent; pa != nil {
+						fmt.Fprintf(&b, "\tparent: %s/%s@%s\n\toverlap: %s\n", pa.Pool, pa.Image, pa.Snap, cmdutil.FormatSize(pa.Overlap))
+					}
 					fmt.Fprintf(&b, "\tcreate_timestamp: %s\n", info.Created.Format("2006-01-02 15:04:05 UTC"))
 					if info.StripeUnit != info.ObjectSize || info.StripeCount != 1 {
 						fmt.Fprintf(&b, "\tstripe unit: %s\n\tstripe count: %d\n", cmdutil.FormatSize(info.StripeUnit), info.StripeCount)

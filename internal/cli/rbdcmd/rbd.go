@@ -45,7 +45,8 @@ describes images, their objects and snapshots.`,
 		snapProtectCommand(e), snapUnprotectCommand(e))
 	c.AddCommand(createCommand(e), lsCommand(e), infoCommand(e), resizeCommand(e), rmCommand(e),
 		renameCommand(e), cpCommand(e), benchCommand(e), duCommand(e), objectMapCommand(e),
-		importCommand(e), exportCommand(e), exportDiffCommand(e), importDiffCommand(e), snap)
+		importCommand(e), exportCommand(e), exportDiffCommand(e), importDiffCommand(e), snap,
+		cloneCommand(e), flattenCommand(e), childrenCommand(e))
 	return c
 }
 

@@ -25,6 +25,16 @@
 //	rbd.dir_rename     DirRequest{Name, NewName, ID} -> nothing; ENOENT, EEXIST, ESTALE
 //	rbd.object_map_update  ObjectMapUpdate (on rbd_object_map.<id>[.<snap>]) -> nothing; ENOENT, EINVAL, EIO
 //	rbd.object_map_resize  Size (objects)      -> nothing; ENOENT, EINVAL
+//	rbd.child_attach   ChildRequest            -> nothing; ENOENT, EINVAL unprotected, EEXIST
+//	rbd.child_detach   ChildRequest            -> nothing; ENOENT
+//	rbd.children       ChildRequest{SnapID}    -> Children (EncodeChildren)
+//	rbd.remove_parent  nothing                 -> nothing; ENOENT if not a clone
+//	rbd.set_overlap    Size                    -> nothing; ENOENT if not a clone
+//
+// Clones (parent.go): a clone's header holds "parent" (a ParentSpec), a
+// parent's holds "children_<snap id>" per snapshot with clones; snap_protect
+// (unprotecting) and snap_remove are EBUSY while the snapshot has children,
+// and set_size cuts the overlap of a clone it shrinks.
 //
 // Listing the directory needs no method: clients read its omap by the
 // prefix "name_".

@@ -45,6 +45,11 @@ func Register(r *objclass.Registry) error {
 		{"dir_rename", objclass.Method{Write: true, Run: dirRename}},
 		{"object_map_update", objclass.Method{Write: true, Run: objectMapUpdate}},
 		{"object_map_resize", objclass.Method{Write: true, Run: objectMapResize}},
+		{"child_attach", objclass.Method{Write: true, Run: childAttach}},
+		{"child_detach", objclass.Method{Write: true, Run: childDetach}},
+		{"children", objclass.Method{Run: children}},
+		{"remove_parent", objclass.Method{Write: true, Run: removeParent}},
+		{"set_overlap", objclass.Method{Write: true, Run: setOverlap}},
 	} {
 		if err := r.Register(Class, m.name, m.m); err != nil {
 			return err
@@ -70,6 +75,9 @@ func HeaderOmap(h Header) []wire.KV {
 	}
 	if h.DataPool != NoDataPool {
 		kvs = append(kvs, wire.KV{Key: keyDataPool, Value: u64(uint64(h.DataPool))})
+	}
+	if !h.Parent.IsZero() {
+		kvs = append(kvs, wire.KV{Key: keyParent, Value: h.Parent.Encode()})
 	}
 	return kvs
 }
@@ -118,6 +126,10 @@ func ParseOmap(kvs []wire.KV) (Header, error) {
 			var c uint64
 			err = fixed(&c)
 			h.Created = int64(c)
+		case keyParent:
+			if h.Parent, err = DecodeParentSpec(v); err == nil && h.Parent.IsZero() {
+				err = fmt.Errorf("key %q holds no parent", kv.Key)
+			}
 		default:
 			if !strings.HasPrefix(kv.Key, SnapKeyPrefix) {
 				continue // keys of later versions
@@ -204,10 +216,17 @@ func setSize(c objclass.Context, in []byte) ([]byte, error) {
 	if size > MaxSize {
 		return nil, objclass.Errorf(wire.EINVAL, "size %d is over the largest image (%d)", size, uint64(MaxSize))
 	}
-	if _, err := load(c); err != nil {
+	h, err := load(c)
+	if err != nil {
 		return nil, err
 	}
-	return nil, objclass.OmapSet(c, wire.KV{Key: keySize, Value: u64(size)})
+	kvs := []wire.KV{{Key: keySize, Value: u64(size)}}
+	if p := h.Parent; !p.IsZero() && p.Overlap > size {
+		// A shrink cuts a clone's overlap; growing back does not restore it.
+		p.Overlap = size
+		kvs = append(kvs, wire.KV{Key: keyParent, Value: p.Encode()})
+	}
+	return nil, objclass.OmapSet(c, kvs...)
 }
 
 // snapRequest decodes a snapshot method's input and loads the header.
@@ -246,7 +265,7 @@ func snapAdd(c objclass.Context, in []byte) ([]byte, error) {
 	if _, dup := h.Snap(r.Name); dup {
 		return nil, objclass.Errorf(wire.EEXIST, "snapshot %q exists", r.Name)
 	}
-	s := Snapshot{ID: r.ID, Name: r.Name, Size: h.Size, Created: c.Now()}
+	s := Snapshot{ID: r.ID, Name: r.Name, Size: h.Size, Created: c.Now(), ParentOverlap: h.Parent.Overlap}
 	return nil, objclass.OmapSet(c, wire.KV{Key: keySnapSeq, Value: u64(r.ID)}, wire.KV{Key: SnapKey(r.ID), Value: s.Encode()})
 }
 
@@ -262,6 +281,9 @@ func snapRemove(c objclass.Context, in []byte) ([]byte, error) {
 	if h.Snapshots[i].Protected {
 		return nil, objclass.Errorf(wire.EBUSY, "snapshot %q is protected; unprotect it first", h.Snapshots[i].Name)
 	}
+	if err := busyWithChildren(c, h.Snapshots[i], "remove"); err != nil {
+		return nil, err
+	}
 	return nil, objclass.OmapRm(c, SnapKey(r.ID))
 }
 
@@ -275,6 +297,11 @@ func snapProtect(c objclass.Context, in []byte) ([]byte, error) {
 		return nil, err
 	}
 	s := h.Snapshots[i]
+	if s.Protected && !r.Protected {
+		if err := busyWithChildren(c, s, "unprotect"); err != nil {
+			return nil, err
+		}
+	}
 	s.Protected = r.Protected
 	return nil, objclass.OmapSet(c, wire.KV{Key: SnapKey(r.ID), Value: s.Encode()})
 }

@@ -143,7 +143,8 @@ func TestParseID(t *testing.T) {
 // round-trips.
 func FuzzDecoders(f *testing.F) {
 	h := header()
-	h.Snapshots = []rbd.Snapshot{{ID: 2, Name: "s", Size: 5, Protected: true, Created: 9}}
+	h.Snapshots = []rbd.Snapshot{{ID: 2, Name: "s", Size: 5, Protected: true, Created: 9, ParentOverlap: 3}}
+	h.Parent = rbd.ParentSpec{PoolID: 1, ImageID: "2a", SnapID: 3, Overlap: 4}
 	f.Add(h.Encode())
 	f.Add(h.Snapshots[0].Encode())
 	f.Add(snap(3, "x", true))
@@ -153,7 +154,25 @@ func FuzzDecoders(f *testing.F) {
 	om.Set(5, rbd.ObjectExists)
 	f.Add(om.Encode())
 	f.Add(rbd.ObjectMapUpdate{Start: 1, End: 3, State: 1, Expect: rbd.AnyState, SetFlags: 1}.Encode())
+	f.Add(rbd.ParentSpec{PoolID: 1, ImageID: "2a", SnapID: 3, Overlap: 4}.Encode())
+	f.Add(rbd.ChildRequest{SnapID: 3, Child: rbd.ChildSpec{PoolID: 1, ImageID: "2a"}}.Encode())
+	f.Add(rbd.EncodeChildren([]rbd.ChildSpec{{PoolID: 1, ImageID: "2a"}, {PoolID: 2, ImageID: "3b"}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if p, err := rbd.DecodeParentSpec(b); err == nil {
+			if again, err := rbd.DecodeParentSpec(p.Encode()); err != nil || again != p {
+				t.Fatalf("parent round trip: %v", err)
+			}
+		}
+		if r, err := rbd.DecodeChildRequest(b); err == nil {
+			if again, err := rbd.DecodeChildRequest(r.Encode()); err != nil || again != r {
+				t.Fatalf("child request round trip: %v", err)
+			}
+		}
+		if cs, err := rbd.DecodeChildren(b); err == nil {
+			if again, err := rbd.DecodeChildren(rbd.EncodeChildren(cs)); err != nil || !reflect.DeepEqual(again, cs) {
+				t.Fatalf("children round trip: %v", err)
+			}
+		}
 		if m, err := rbd.DecodeObjectMap(b); err == nil {
 			if again, err := rbd.DecodeObjectMap(m.Encode()); err != nil || !reflect.DeepEqual(again, m) {
 				t.Fatalf("object map round trip: %v", err)
@@ -198,6 +217,7 @@ func FuzzParseOmap(f *testing.F) {
 	h := header()
 	s := rbd.Snapshot{ID: 4, Name: "s", Size: 1}
 	var seed []byte
+	h.Parent = rbd.ParentSpec{PoolID: 1, ImageID: "2a", SnapID: 3, Overlap: 4}
 	for _, kv := range append(rbd.HeaderOmap(h), wire.KV{Key: rbd.SnapKey(4), Value: s.Encode()}) {
 		seed = append(seed, byte(len(kv.Key)))
 		seed = append(seed, kv.Key...)

@@ -75,6 +75,9 @@ type Header struct {
 	Created int64
 	// Snapshots, by increasing id.
 	Snapshots []Snapshot
+	// Parent is a clone's parent (parent.go); zero for an image that is
+	// not a clone.
+	Parent ParentSpec
 }
 
 // Snapshot is one snapshot of an image.
@@ -86,6 +89,9 @@ type Snapshot struct {
 	Protected bool
 	// Created is when it was taken, in Unix nanoseconds.
 	Created int64
+	// ParentOverlap is a clone's overlap when the snapshot was taken
+	// (0 for an image that is not a clone).
+	ParentOverlap uint64
 }
 
 // ObjectSize is 1 << Order.
@@ -113,6 +119,14 @@ func (h Header) Validate() error {
 	case h.DataPool < NoDataPool:
 		return fmt.Errorf("%w: data pool %d", ErrInvalid, h.DataPool)
 	}
+	if !h.Parent.IsZero() {
+		if err := h.Parent.validate(); err != nil {
+			return err
+		}
+		if h.Parent.Overlap > h.Size {
+			return fmt.Errorf("%w: parent overlap %d is over the size %d", ErrInvalid, h.Parent.Overlap, h.Size)
+		}
+	}
 	return nil
 }
 
@@ -135,11 +149,12 @@ func (h Header) SnapContext() (seq uint64, snaps []uint64) {
 	return h.SnapSeq, snaps
 }
 
-// Encode encodes h: version 1: size, order, object prefix, features,
-// stripe unit, stripe count, data pool, snap seq, created, snapshots.
+// Encode encodes h: version 2: size, order, object prefix, features,
+// stripe unit, stripe count, data pool, snap seq, created, snapshots;
+// then (version 2) the parent.
 func (h Header) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uint64(h.Size)
 	e.Uint8(h.Order)
 	e.String(h.ObjectPrefix)
@@ -153,6 +168,7 @@ func (h Header) Encode() []byte {
 	for _, s := range h.Snapshots {
 		s.encode(&e)
 	}
+	h.Parent.encode(&e)
 	e.End(mk)
 	return e.Data()
 }
@@ -160,7 +176,7 @@ func (h Header) Encode() []byte {
 // DecodeHeader decodes what Encode wrote. It does not validate.
 func DecodeHeader(b []byte) (Header, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	h := Header{Size: d.Uint64(), Order: d.Uint8(), ObjectPrefix: d.String(MaxNameLen), Features: d.Uint64(),
 		StripeUnit: d.Uint64(), StripeCount: d.Uint64(), DataPool: d.Varint(), SnapSeq: d.Uint64(), Created: d.Varint()}
 	n := d.Count(4)
@@ -168,6 +184,9 @@ func DecodeHeader(b []byte) (Header, error) {
 		var s Snapshot
 		s.decode(d)
 		h.Snapshots = append(h.Snapshots, s)
+	}
+	if v >= 2 {
+		h.Parent.decode(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {
@@ -177,23 +196,27 @@ func DecodeHeader(b []byte) (Header, error) {
 }
 
 func (s Snapshot) encode(e *encoding.Encoder) {
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uint64(s.ID)
 	e.String(s.Name)
 	e.Uint64(s.Size)
 	e.Bool(s.Protected)
 	e.Varint(s.Created)
+	e.Uint64(s.ParentOverlap)
 	e.End(mk)
 }
 
 func (s *Snapshot) decode(d *encoding.Decoder) {
-	d.Begin(1)
+	v := d.Begin(2)
 	s.ID, s.Name, s.Size, s.Protected, s.Created = d.Uint64(), d.String(MaxNameLen), d.Uint64(), d.Bool(), d.Varint()
+	if v >= 2 {
+		s.ParentOverlap = d.Uint64()
+	}
 	d.End()
 }
 
-// Encode encodes s, as the value of its header key: version 1: id, name,
-// size, protected, created.
+// Encode encodes s, as the value of its header key: version 2: id, name,
+// size, protected, created, and (version 2) the parent overlap.
 func (s Snapshot) Encode() []byte {
 	var e encoding.Encoder
 	s.encode(&e)

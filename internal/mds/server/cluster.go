@@ -20,6 +20,9 @@ type cluster interface {
 	Fence(ctx context.Context, addr string, expire time.Duration) error
 	// Meta opens the metadata pool pool.
 	Meta(pool int64) (*rados.IOContext, error)
+	// Full returns the first of pools that the daemon's OSD map marks
+	// full, if any.
+	Full(pools []int64) (int64, bool)
 }
 
 // radosCluster reaches the cluster through the daemon's rados connection.
@@ -55,4 +58,13 @@ func (c radosCluster) Meta(pool int64) (*rados.IOContext, error) {
 		return nil, fmt.Errorf("mds: metadata pool %d: %w", pool, err)
 	}
 	return c.conn.OpenIOContext(name)
+}
+
+func (c radosCluster) Full(pools []int64) (int64, bool) {
+	for _, p := range pools {
+		if c.conn.PoolFull(p) {
+			return p, true
+		}
+	}
+	return 0, false
 }

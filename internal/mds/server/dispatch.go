@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/mds/locker"
@@ -22,6 +23,7 @@ const (
 	errnoPERM     = 1
 	errnoAGAIN    = 11
 	errnoINVAL    = 22
+	errnoNOSPC    = 28
 	errnoNOTCONN  = 107
 	errnoSHUTDOWN = 108
 )
@@ -166,6 +168,10 @@ func (s *Server) openSession(from msgr.Peer, m wire.ClientSession) {
 		reject(err.Error())
 		return
 	}
+	if err := checkInstance(from.Name.String(), m.Instance); err != nil {
+		reject(err.Error())
+		return
+	}
 	s.mu.Lock()
 	if s.fenced[c] {
 		s.mu.Unlock()
@@ -194,13 +200,16 @@ func (s *Server) openSession(from msgr.Peer, m wire.ClientSession) {
 	now := s.cfg.Clock.Now()
 	isNew := s.sessions.Open(c, from.Name.String(), m.Root, now)
 	s.bindLocked(c, from.Session)
+	if m.Instance != "" {
+		s.instances[c] = m.Instance
+	}
 	if isNew {
 		s.metrics.opened++
 	}
 	eng, store, rank, timeout := s.engine, s.store, s.rank, s.sessions.Timeout()
 	s.mu.Unlock()
 	if isNew && !reconnecting {
-		if err := store.Save(s.runCtx, int(rank), sessionRecord{Client: c, Name: from.Name.String(), Root: m.Root}); err != nil {
+		if err := store.Save(s.runCtx, int(rank), sessionRecord{Client: c, Name: from.Name.String(), Root: m.Root, Instance: m.Instance}); err != nil {
 			s.log.Warn("cannot record a session; refusing it", "client", c, "err", err)
 			s.mu.Lock()
 			s.unbindLocked(c)
@@ -284,10 +293,18 @@ func (s *Server) handleRequest(conn *msgr.Session, req *wire.ClientRequest) {
 		s.mu.Unlock()
 		return
 	}
-	eng, ctx := s.engine, s.runCtx
+	eng, ctx, pools := s.engine, s.runCtx, s.pools
 	s.metrics.requests++
 	s.inflight.Add(1)
 	s.mu.Unlock()
+	if takesSpace(req) {
+		if pool, full := s.cfg.cluster.Full(pools); full {
+			s.inflight.Done()
+			s.log.Debug("refusing a space-taking request: a pool of the file system is full", "op", req.Op, "pool", pool)
+			sendReply(conn, &wire.ClientReply{Tid: req.Tid, Op: req.Op, Result: -errnoNOSPC, Safe: true})
+			return
+		}
+	}
 	if owner := s.ownerOf(req); owner != s.rankNow() {
 		defer s.inflight.Done()
 		sendForward(conn, wire.ClientRequestForward{Tid: req.Tid, Dest: int32(owner), NumFwd: req.NumFwd + 1, MustResend: true})
@@ -396,6 +413,7 @@ func (s *Server) Fence(c ClientID, reason string) {
 	s.fenced[c] = true
 	s.metrics.fenced++
 	conn := s.conns[c]
+	instance := s.instances[c]
 	_, had := s.sessions.Get(c)
 	s.unbindLocked(c)
 	eng, ctx := s.engine, s.runCtx
@@ -412,7 +430,10 @@ func (s *Server) Fence(c ClientID, reason string) {
 		if had && eng != nil {
 			eng.SessionEnded(c, endEvicted)
 		}
-		if err := s.cfg.cluster.Fence(ctx, ClientFenceAddr(c), ClientFenceExpire); err != nil {
+		if instance == "" {
+			s.log.Warn("an older client told no RADOS instance: it loses its session but the OSDs cannot refuse its writes", "client", c)
+		}
+		if err := s.cfg.cluster.Fence(ctx, ClientFenceAddr(c, instance), ClientFenceExpire); err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("cannot blocklist a client; its caps keep blocking others", "client", c, "err", err)
 			}
@@ -443,4 +464,33 @@ func trySend(conn *msgr.Session, msg msgr.Message) bool {
 	}
 	ok, err := conn.TrySend(msg)
 	return ok && err == nil
+}
+
+// checkInstance checks the RADOS instance a client names at session
+// open: its own entity's ("ENTITY/HEX"), or none (an older client). The
+// MDS blocklists it on eviction, so a client must not name someone
+// else's address or host.
+func checkInstance(entity, instance string) error {
+	if instance == "" {
+		return nil
+	}
+	inc, ok := strings.CutPrefix(instance, entity+"/")
+	if !ok || inc == "" || len(inc) > 16 || strings.Trim(inc, "0123456789abcdef") != "" {
+		return fmt.Errorf("session instance %q is not %s/INCARNATION (hex): a client names its own RADOS instance (EINVAL)", instance, entity)
+	}
+	return nil
+}
+
+// takesSpace reports whether req is a metadata update a full file system
+// refuses (ENOSPC, as Ceph's MDS): every update but deletes, truncates
+// and locks, so that a user can still free space.
+func takesSpace(req *wire.ClientRequest) bool {
+	switch req.Op {
+	case wire.MetaUnlink, wire.MetaRmdir, wire.MetaSetFileLock:
+		return false
+	case wire.MetaSetattr:
+		const truncate = wire.AttrSize | wire.AttrMtime | wire.AttrCtime | wire.AttrMtimeNow | wire.AttrKillSguid
+		return req.Mask&wire.AttrSize == 0 || req.Mask&^truncate != 0
+	}
+	return req.Op.IsWrite()
 }

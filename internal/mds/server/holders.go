@@ -45,7 +45,14 @@ func (h *holders) Previous(fs mdsmap.FSID, rank mdsmap.Rank) (mdsmap.Daemon, boo
 // restart, with a new nonce, is not fenced).
 func FenceAddr(d mdsmap.Daemon) string { return fmt.Sprintf("%s/%d", d.Addr, d.Nonce) }
 
-// ClientFenceAddr is the blocklist entry that fences a client by its
-// global id: "client.gid.ID". (The OSDs are to match it against the
-// global id of the client's cephx ticket.)
-func ClientFenceAddr(c ClientID) string { return fmt.Sprintf("client.gid.%d", uint64(c)) }
+// ClientFenceAddr is the blocklist entry that fences client c: its
+// RADOS instance (ENTITY/INCARNATION, which the OSDs match against every
+// op's request id) when the client told it at session open; else, for
+// an older client, "client.gid.ID", which the OSDs cannot match: such a
+// client loses its session and caps but not its access to the data pool.
+func ClientFenceAddr(c ClientID, instance string) string {
+	if instance != "" {
+		return instance
+	}
+	return fmt.Sprintf("client.gid.%d", uint64(c))
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/mdsmap"
 )
 
@@ -132,8 +133,37 @@ func TestHolders(t *testing.T) {
 	if _, ok := h.Previous(1, 1); ok {
 		t.Fatal("rank 1 was never held")
 	}
-	if ClientFenceAddr(4123) != "client.gid.4123" {
-		t.Fatal(ClientFenceAddr(4123))
+	if got := ClientFenceAddr(4123, ""); got != "client.gid.4123" {
+		t.Fatal(got)
+	}
+	if got := ClientFenceAddr(4123, "client.admin/5eed"); got != "client.admin/5eed" {
+		t.Fatal(got)
+	}
+}
+
+// A client may name only its own entity's RADOS instance as what fences
+// it: never an address or host, which would let an evicted client get
+// someone else blocklisted.
+func TestCheckInstance(t *testing.T) {
+	for _, c := range []struct {
+		entity, instance string
+		ok               bool
+	}{
+		{"client.admin", "", true},
+		{"client.admin", "client.admin/1f2e3d4c5b6a7988", true},
+		{"client.admin", "client.admin/0", true},
+		{"client.admin", "client.bob/1f", false},
+		{"client.admin", "127.0.0.1", false},
+		{"client.admin", "127.0.0.1:6800/5", false},
+		{"client.admin", "client.admin/", false},
+		{"client.admin", "client.admin/xyz", false},
+		{"client.admin", "client.admin/1F", false},
+		{"client.admin", "client.admin/11112222333344445", false},
+		{"client.admin", "client.admin/1 2", false},
+	} {
+		if err := checkInstance(c.entity, c.instance); (err == nil) != c.ok {
+			t.Errorf("%s naming %q: %v, want ok %v", c.entity, c.instance, err, c.ok)
+		}
 	}
 }
 
@@ -158,10 +188,20 @@ func TestCheckRoot(t *testing.T) {
 }
 
 func TestSessionRecordRoundTrip(t *testing.T) {
-	r := sessionRecord{Client: 4123, Name: "client.admin", Root: "/home"}
+	r := sessionRecord{Client: 4123, Name: "client.admin", Root: "/home", Instance: "client.admin/abc"}
 	got, err := decodeSessionRecord(r.encode())
 	if err != nil || got != r {
 		t.Fatalf("%+v %v", got, err)
+	}
+	// A record of version 1 (before Instance) still decodes.
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Uvarint(4123)
+	e.String("client.admin")
+	e.String("/home")
+	e.End(mk)
+	if got, err := decodeSessionRecord(e.Data()); err != nil || got != (sessionRecord{Client: 4123, Name: "client.admin", Root: "/home"}) {
+		t.Fatalf("version 1 record: %+v %v", got, err)
 	}
 	if _, err := decodeSessionRecord(sessionRecord{Name: "x"}.encode()); !errors.Is(err, encoding.ErrCorrupt) {
 		t.Fatalf("client 0: %v", err)
@@ -184,4 +224,35 @@ func FuzzDecodeSessionRecord(f *testing.F) {
 			t.Fatalf("%+v does not round-trip: %+v %v", r, again, err)
 		}
 	})
+}
+
+// A full file system refuses every metadata update but deletes,
+// truncates and locks (Ceph's rule), and never a read.
+func TestTakesSpace(t *testing.T) {
+	for _, c := range []struct {
+		req  wire.ClientRequest
+		want bool
+	}{
+		{wire.ClientRequest{Op: wire.MetaLookup}, false},
+		{wire.ClientRequest{Op: wire.MetaGetattr}, false},
+		{wire.ClientRequest{Op: wire.MetaReaddir}, false},
+		{wire.ClientRequest{Op: wire.MetaOpen}, false},
+		{wire.ClientRequest{Op: wire.MetaUnlink}, false},
+		{wire.ClientRequest{Op: wire.MetaRmdir}, false},
+		{wire.ClientRequest{Op: wire.MetaSetFileLock}, false},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrSize}, false},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrSize | wire.AttrMtime | wire.AttrCtime}, false},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrMode}, true},
+		{wire.ClientRequest{Op: wire.MetaSetattr, Mask: wire.AttrSize | wire.AttrUID}, true},
+		{wire.ClientRequest{Op: wire.MetaCreate}, true},
+		{wire.ClientRequest{Op: wire.MetaMkdir}, true},
+		{wire.ClientRequest{Op: wire.MetaSymlink}, true},
+		{wire.ClientRequest{Op: wire.MetaLink}, true},
+		{wire.ClientRequest{Op: wire.MetaRename}, true},
+		{wire.ClientRequest{Op: wire.MetaSetxattr}, true},
+	} {
+		if got := takesSpace(&c.req); got != c.want {
+			t.Errorf("%s mask %#x: takesSpace %v, want %v", c.req.Op, c.req.Mask, got, c.want)
+		}
+	}
 }

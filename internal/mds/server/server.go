@@ -139,10 +139,14 @@ type Server struct {
 	conns    map[ClientID]*msgr.Session
 	byConn   map[*msgr.Session]ClientID
 	fenced   map[ClientID]bool
-	recon    *reconnectWait
-	reconCh  chan struct{} // signalled when a client completes its report
-	pending  []func()      // held until active
-	inflight sync.WaitGroup
+	// instances: each client's RADOS instance (what fences it), from
+	// its session open or the session map.
+	instances map[ClientID]string
+	pools     []int64 // the file system's metadata and data pools
+	recon     *reconnectWait
+	reconCh   chan struct{} // signalled when a client completes its report
+	pending   []func()      // held until active
+	inflight  sync.WaitGroup
 }
 
 // New returns a Server; nothing runs until Run.
@@ -154,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, log: cfg.Logger.With("mds", cfg.Name), holders: newHolders(), rank: mdsmap.NoRank,
 		sessions: NewSessions(mdsmap.DefaultSessionTimeout, mdsmap.DefaultSessionAutoclose),
 		conns:    map[ClientID]*msgr.Session{}, byConn: map[*msgr.Session]ClientID{}, fenced: map[ClientID]bool{},
-		reconCh: make(chan struct{}, 1), runCtx: context.Background()}, nil
+		instances: map[ClientID]string{}, reconCh: make(chan struct{}, 1), runCtx: context.Background()}, nil
 }
 
 // Status is what the server reports of itself (metrics, admin queries,
@@ -325,6 +329,9 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 	if len(f.DataPools) > 0 {
 		dataPool = f.DataPools[0]
 	}
+	s.mu.Lock()
+	s.pools = append([]int64{f.MetadataPool}, f.DataPools...)
+	s.mu.Unlock()
 	eng, err := s.cfg.Open(ctx, OpenConfig{Meta: meta, Conn: s.cfg.Conn, DataPool: dataPool, Rank: int(rep.Rank),
 		Incarnation: uint64(rep.Epoch), Clock: s.cfg.Clock, Logger: s.cfg.Logger.With("rank", rep.Rank), Outbox: s})
 	if err != nil {
@@ -337,9 +344,14 @@ func (s *Server) takeover(ctx context.Context, rep wire.MDSBeaconReply, m *mdsma
 
 	if rep.State == mdsmap.StateReplay {
 		clients := make([]ClientID, len(records))
+		s.mu.Lock()
 		for i, r := range records {
 			clients[i] = r.Client
+			if r.Instance != "" {
+				s.instances[r.Client] = r.Instance
+			}
 		}
+		s.mu.Unlock()
 		// Reports are taken from here on; the timeout runs from when the
 		// map tells the clients.
 		s.mu.Lock()
@@ -407,8 +419,19 @@ func (s *Server) reconnect(ctx context.Context, log *slog.Logger, expected int) 
 		s.mu.Unlock()
 		if done {
 			if len(missing) > 0 {
-				log.Warn("reconnect phase over without some clients", "missing", missing)
+				log.Warn("reconnect phase over without some clients; fencing them", "missing", missing)
 				for _, c := range missing {
+					// It may still hold write caps the previous holder
+					// granted: blocklisted, it cannot write behind the
+					// new holder's back (Ceph's blocklist on eviction).
+					s.mu.Lock()
+					inst := s.instances[c]
+					s.mu.Unlock()
+					if inst != "" {
+						if err := s.cfg.cluster.Fence(ctx, ClientFenceAddr(c, inst), ClientFenceExpire); err != nil {
+							log.Warn("cannot blocklist a client that did not reconnect", "client", c, "err", err)
+						}
+					}
 					if err := s.store.Remove(ctx, int(s.rank), c); err != nil {
 						log.Warn("cannot forget a session", "client", c, "err", err)
 					}

@@ -143,6 +143,7 @@ func (e *recEngine) Close(context.Context) error { e.note("close"); return nil }
 type recCluster struct {
 	mu     sync.Mutex
 	fences []string
+	full   map[int64]bool // pools the test marks full
 	elog   *recEngine
 }
 
@@ -157,6 +158,17 @@ func (c *recCluster) Fence(_ context.Context, addr string, _ time.Duration) erro
 }
 
 func (c *recCluster) Meta(int64) (*rados.IOContext, error) { return nil, nil }
+
+func (c *recCluster) Full(pools []int64) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range pools {
+		if c.full[p] {
+			return p, true
+		}
+	}
+	return 0, false
+}
 
 type memSessions struct {
 	mu sync.Mutex

@@ -30,6 +30,9 @@ type sessionRecord struct {
 	Client ClientID
 	Name   string
 	Root   string
+	// Instance (version 2) is the client's RADOS instance, what fences
+	// it (wire.ClientSession.Instance); empty for an older client.
+	Instance string
 }
 
 // maxSessionField bounds a record's strings.
@@ -37,18 +40,22 @@ const maxSessionField = 64 << 10
 
 func (r sessionRecord) encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uvarint(uint64(r.Client))
 	e.String(r.Name)
 	e.String(r.Root)
+	e.String(r.Instance)
 	e.End(mk)
 	return e.Data()
 }
 
 func decodeSessionRecord(b []byte) (sessionRecord, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	r := sessionRecord{Client: ClientID(d.Uvarint()), Name: d.String(maxSessionField), Root: d.String(maxSessionField)}
+	if v >= 2 {
+		r.Instance = d.String(maxSessionField)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return sessionRecord{}, fmt.Errorf("mds: session record: %w", err)
