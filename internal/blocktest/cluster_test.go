@@ -172,6 +172,21 @@ func (c *cluster) restart() error {
 	return nil
 }
 
+// waitFor polls cond (every 100 ms) until it holds, failing after a
+// minute.
+func (c *cluster) waitFor(what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("still waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
 // lockedBuffer is a buffer a process writes while the test reads it.
 type lockedBuffer struct {
 	mu sync.Mutex
