@@ -1,8 +1,11 @@
 package blocktest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os/exec"
 	"strings"
 	"sync"
@@ -142,4 +145,38 @@ func fioArgs(uri string, size int64, seed int, verifyOnly bool) []string {
 		return append(a, "--verify_only")
 	}
 	return append(a, "--do_verify=0")
+}
+
+// fioBlock is 16 KiB, the blocks fioArgs writes.
+const fioBlock = 16 << 10
+
+// fioBlocks checks an image's bytes written by fioArgs' job: each 16 KiB
+// block is either all zeros (never written) or a whole block of fio's,
+// its header naming its own offset and both crc32c checksums right (fio's
+// verify header: magic 0xacca, type, length, seed, offset, time, thread,
+// number, the header's crc32c; then the data's crc32c, over the rest).
+// It returns how many blocks hold data, or an error for the first block
+// that is neither: torn, mixed or misplaced.
+func fioBlocks(img []byte) (written int, _ error) {
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	le := binary.LittleEndian
+	for off := 0; off+fioBlock <= len(img); off += fioBlock {
+		b := img[off : off+fioBlock]
+		if bytes.Equal(b, make([]byte, fioBlock)) {
+			continue
+		}
+		// fio's crc32c is the complement of the usual one.
+		switch {
+		case le.Uint16(b) != 0xacca || le.Uint32(b[4:]) != fioBlock:
+			return written, fmt.Errorf("block at %d: no fio header (% x)", off, b[:8])
+		case le.Uint64(b[16:]) != uint64(off):
+			return written, fmt.Errorf("block at %d: fio wrote it at %d", off, le.Uint64(b[16:]))
+		case ^crc32.Checksum(b[:36], castagnoli) != le.Uint32(b[36:]):
+			return written, fmt.Errorf("block at %d: header checksum wrong", off)
+		case ^crc32.Checksum(b[44:], castagnoli) != le.Uint32(b[40:]):
+			return written, fmt.Errorf("block at %d: data checksum wrong (torn or mixed)", off)
+		}
+		written++
+	}
+	return written, nil
 }
