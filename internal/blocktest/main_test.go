@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/cuttlestore/cuttle/internal/invariants"
 )
 
 // env is what TestMain prepares for every test: the cuttle binary.
@@ -16,11 +18,12 @@ type env struct {
 // theEnv is set by TestMain before any test runs and never changed.
 var theEnv env
 
-// TestMain builds the cuttle binary once (with -race when this test
-// binary has it: the daemons and the NBD server are what these tests
-// exercise, and the race build's packages are the ones internal/cli's
-// race run compiles anyway, so the build cache shares them) and runs the
-// tests against it.
+// TestMain builds the cuttle binary once, with the flags this test
+// binary has (-race, -tags invariants: make test's), and runs the tests
+// against it. The daemons and the NBD server are what these tests
+// exercise, so they are worth the race detector's cost (the package's
+// tests take under 4 minutes with it on 2 cores); and with the same flags
+// the build reuses the packages internal/cli's test binary compiled.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -36,6 +39,9 @@ func run(m *testing.M) int {
 	args := []string{"build", "-o", theEnv.cuttle}
 	if raceEnabled {
 		args = append(args, "-race")
+	}
+	if invariants.Enabled { // make test: the daemons check theirs too
+		args = append(args, "-tags", "invariants")
 	}
 	args = append(args, "github.com/cuttlestore/cuttle/cmd/cuttle")
 	cmd := exec.Command("go", args...)
