@@ -193,6 +193,7 @@ func (img *Image) handleNotice(ev rados.WatchEvent) []byte {
 			img.requested = true // released once taken and used once
 		}
 	case noticeReleasedLock, noticeAcquiredLock:
+		img.yielding = false // the requester has had its turn
 		img.wakeLockWaiters()
 	}
 	return nil
@@ -216,10 +217,21 @@ func (img *Image) notice(ctx context.Context, kind noticeKind) {
 // release gives the lock up at another opener's request: once the I/O in
 // progress is done (the gate held exclusively), it unlocks and tells the
 // others.
+//
+// Until the requester says it has the lock (or noticeTimeout passes) this
+// Image does not take the free lock back (yielding): its own calls, queued
+// behind the release, would otherwise win the race for it against the
+// requester, which hears of the release a notice later, again and again
+// while they keep coming (a snapshot taken by `cuttle rbd snap create`
+// waited for an NBD server's writes to stop).
 func (img *Image) release(ctx context.Context) {
+	img.lk.Lock()
+	img.yielding = true // set before the gate opens to this Image's next call
+	img.lk.Unlock()
 	released, err := img.unlockHeld(ctx)
 	img.lk.Lock()
 	img.releasing = false
+	img.yielding = img.yielding && released
 	img.lk.Unlock()
 	if err != nil {
 		img.pool.log.Warn("rbd: release the exclusive lock", "image", img.name, "err", err)
@@ -293,7 +305,23 @@ func (img *Image) acquire(ctx context.Context) error {
 		changed := img.lockChanged()
 		img.lk.Lock()
 		cookie := lockCookie(img.watch.Cookie(), me)
+		yielding := img.yielding
+		img.yielding = false
 		img.lk.Unlock()
+		if yielding {
+			// Let the opener this Image released the lock to take it
+			// first: it says so (acquired-lock), or releases it.
+			t := time.NewTimer(noticeTimeout)
+			select {
+			case <-changed:
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return context.Cause(ctx)
+			}
+			t.Stop()
+			continue
+		}
 		_, err := img.pool.io.Exec(ctx, img.headerObject(), lock.Class, "lock", lock.Request{Name: lockName, Type: lock.Exclusive, Cookie: cookie}.Encode())
 		if err == nil {
 			img.om.reload.Store(true) // the last holder may have changed the object map
@@ -302,6 +330,10 @@ func (img *Image) acquire(ctx context.Context) error {
 			img.owner, img.cookie = true, cookie
 			img.lk.Unlock()
 			img.pool.log.Debug("rbd: acquired the exclusive lock", "image", img.name, "cookie", cookie)
+			if asked > 0 {
+				// The holder that released it to us waits for this.
+				img.notice(ctx, noticeAcquiredLock)
+			}
 			return nil
 		}
 		if oe := (*rados.OpError)(nil); !errors.As(err, &oe) || oe.Errno != wire.EBUSY {

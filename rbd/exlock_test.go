@@ -173,3 +173,69 @@ func TestExclusiveLockDeadHolder(t *testing.T) {
 		}
 	})
 }
+
+// A snapshot asked for by a second opener while the lock's holder keeps
+// writing (8 writers, as an NBD server under fio): the holder releases
+// the lock and lets the requester take it before its queued writes ask
+// for it back, so the snapshot is taken while the writes go on rather
+// than once they stop.
+func TestExclusiveLockRequesterGoesFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _, p := simCluster(t)
+		ctx := context.Background()
+		if err := p.Create(ctx, "disk", 1*mib, rbd.CreateOptions{Order: 16}); err != nil {
+			t.Fatal(err)
+		}
+		var imgs [2]*rbd.Image
+		for i := range imgs {
+			q, err := rbd.NewPool(c.Client("client.rbd"), "rbd", rbd.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if imgs[i], err = q.Open(ctx, "disk", rbd.OpenOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		holder, other := imgs[0], imgs[1]
+		if err := holder.WriteAt(ctx, []byte{1}, 0); err != nil {
+			t.Fatal(err)
+		}
+		const writes = 400
+		var mu sync.Mutex
+		done := 0
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					if done == writes {
+						mu.Unlock()
+						return
+					}
+					done++
+					mu.Unlock()
+					if err := holder.WriteAt(ctx, bytes.Repeat([]byte{byte(w)}, 4*kib), uint64(w)*64*kib); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		if err := other.SnapCreate(ctx, "mid"); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		at := done
+		mu.Unlock()
+		wg.Wait()
+		if at == writes {
+			t.Fatalf("the snapshot was taken once all %d writes were done", writes)
+		}
+		t.Logf("the snapshot was taken after %d of %d writes", at, writes)
+		for _, img := range imgs {
+			if err := img.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

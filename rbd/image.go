@@ -59,6 +59,7 @@ type Image struct {
 	releasing bool   // a release (at another's request) is under way
 	acquiring bool   // acquire is taking the lock
 	requested bool   // another asked for the lock while it was being taken
+	yielding  bool   // released at another's request: let it take the lock first
 	watch     *rados.Watch
 	changed   chan struct{} // closed (and replaced) when the lock may have changed hands
 

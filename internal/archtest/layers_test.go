@@ -95,6 +95,7 @@ var layers = []struct {
 	{"internal/cls/clstest", layerTestOnly},
 	{"internal/mon/montest", layerTestOnly},
 	{"internal/posixtest", layerTestOnly},
+	{"internal/blocktest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same

@@ -124,8 +124,11 @@ signed.`,
 				return err
 			}
 			defer conn.Close()
+			// The images' lock events (a dead holder fenced, a lock
+			// broken) go to the server's log too.
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 			if all != "" {
-				p, err := rbd.NewPool(conn, all, rbd.Options{})
+				p, err := rbd.NewPool(conn, all, rbd.Options{Logger: log})
 				if err != nil {
 					return failure(err)
 				}
@@ -140,7 +143,7 @@ signed.`,
 					specs = append(specs, spec{pool: all, image: name})
 				}
 			}
-			exports, report, err := openExports(ctx, conn, specs, names, readOnly, cache)
+			exports, report, err := openExports(ctx, conn, specs, names, readOnly, cache, log)
 			// The images are closed last, after the server's shutdown
 			// (or a failure to open one of them): that releases their
 			// exclusive locks at once rather than when the watches time
@@ -157,7 +160,6 @@ signed.`,
 			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 			srv, err := nbd.NewServer(nbd.Config{Exports: exports, MaxInFlight: maxInFlight, Logger: log, TLS: tlsConf, TLSOptional: tlsOptional})
 			if err != nil {
 				return err
@@ -180,7 +182,7 @@ signed.`,
 
 // openExports opens each image and names its export. It returns the
 // exports opened even when it fails, for the caller to close.
-func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []string, readOnly, cache bool) ([]nbd.Export, []exportReport, error) {
+func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []string, readOnly, cache bool, log *slog.Logger) ([]nbd.Export, []exportReport, error) {
 	pools := map[string]*rbd.Pool{}
 	seen := map[string]string{}
 	var exports []nbd.Export
@@ -189,7 +191,7 @@ func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []st
 		p, ok := pools[s.pool]
 		if !ok {
 			var err error
-			if p, err = rbd.NewPool(conn, s.pool, rbd.Options{}); err != nil {
+			if p, err = rbd.NewPool(conn, s.pool, rbd.Options{Logger: log}); err != nil {
 				return exports, nil, failure(err)
 			}
 			pools[s.pool] = p
