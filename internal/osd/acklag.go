@@ -1,0 +1,68 @@
+package osd
+
+import (
+	"slices"
+
+	"github.com/cuttlestore/cuttle/internal/wire"
+	"github.com/cuttlestore/cuttle/osdmap"
+)
+
+// The replication lag of a pool in ack primary mode (docs/OSD.md,
+// "Acknowledging on the primary"): the primary answers a write once it
+// committed it, and tracks, for each replica, the writes of the interval
+// it has yet to commit (those still in p.writes) and the newest one it
+// did. What a replica misses when the interval ends (it failed, or the
+// primary did) is not resent by a second path: the next peering finds
+// the primary's log newest and recovers the replica from it, as any
+// member that missed writes.
+
+// ReplicaLag is one replica's lag behind its primary, in "pg query" and
+// the metrics.
+type ReplicaLag struct {
+	OSD int32 `json:"osd"`
+	// Acked is the newest write of the interval the replica committed
+	// ("" for none yet).
+	Acked string `json:"acked_version,omitempty"`
+	// Writes and Bytes are the writes (and their data) the primary
+	// committed, and maybe answered, that the replica has yet to commit.
+	Writes int   `json:"writes_behind"`
+	Bytes  int64 `json:"bytes_behind"`
+}
+
+// noteReplicaCommitLocked records that replica osd committed the write
+// at v.
+func (p *pg) noteReplicaCommitLocked(osd int32, v wire.Version) {
+	if p.acked == nil {
+		p.acked = map[int32]wire.Version{}
+	}
+	if cur, ok := p.acked[osd]; !ok || cur.Less(v) {
+		p.acked[osd] = v
+	}
+}
+
+// replicaLagLocked returns each replica's lag, in acting order, on a
+// primary of a pool in ack primary mode; nil elsewhere (in ack all the
+// clients wait for every replica: nothing answered lags).
+func (p *pg) replicaLagLocked() []ReplicaLag {
+	if !p.isPrimaryLocked() || p.pool.Ack != osdmap.AckPrimary {
+		return nil
+	}
+	var out []ReplicaLag
+	for _, id := range p.replicasLocked() {
+		if slices.ContainsFunc(out, func(l ReplicaLag) bool { return l.OSD == id }) {
+			continue
+		}
+		l := ReplicaLag{OSD: id}
+		if v, ok := p.acked[id]; ok {
+			l.Acked = v.String()
+		}
+		for _, w := range p.writes {
+			if w.answered && !w.acks.Committed(id) {
+				l.Writes++
+				l.Bytes += int64(w.bytes)
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
