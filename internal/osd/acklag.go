@@ -16,19 +16,6 @@ import (
 // the primary's log newest and recovers the replica from it, as any
 // member that missed writes.
 
-// ReplicaLag is one replica's lag behind its primary, in "pg query" and
-// the metrics.
-type ReplicaLag struct {
-	OSD int32 `json:"osd"`
-	// Acked is the newest write of the interval the replica committed
-	// ("" for none yet).
-	Acked string `json:"acked_version,omitempty"`
-	// Writes and Bytes are the writes (and their data) the primary
-	// committed, and maybe answered, that the replica has yet to commit.
-	Writes int   `json:"writes_behind"`
-	Bytes  int64 `json:"bytes_behind"`
-}
-
 // noteReplicaCommitLocked records that replica osd committed the write
 // at v.
 func (p *pg) noteReplicaCommitLocked(osd int32, v wire.Version) {
@@ -43,16 +30,16 @@ func (p *pg) noteReplicaCommitLocked(osd int32, v wire.Version) {
 // replicaLagLocked returns each replica's lag, in acting order, on a
 // primary of a pool in ack primary mode; nil elsewhere (in ack all the
 // clients wait for every replica: nothing answered lags).
-func (p *pg) replicaLagLocked() []ReplicaLag {
+func (p *pg) replicaLagLocked() []wire.ReplicaLag {
 	if !p.isPrimaryLocked() || p.pool.Ack != osdmap.AckPrimary {
 		return nil
 	}
-	var out []ReplicaLag
+	var out []wire.ReplicaLag
 	for _, id := range p.replicasLocked() {
-		if slices.ContainsFunc(out, func(l ReplicaLag) bool { return l.OSD == id }) {
+		if slices.ContainsFunc(out, func(l wire.ReplicaLag) bool { return l.OSD == id }) {
 			continue
 		}
-		l := ReplicaLag{OSD: id}
+		l := wire.ReplicaLag{OSD: id}
 		if v, ok := p.acked[id]; ok {
 			l.Acked = v.String()
 		}

@@ -77,8 +77,8 @@ type PGStatus struct {
 	// Ack is the pool's ack mode; ReplicaLag, on a primary of a pool in
 	// ack primary mode, how far each replica is behind what it answered
 	// (acklag.go).
-	Ack        string       `json:"ack"`
-	ReplicaLag []ReplicaLag `json:"replica_lag,omitempty"`
+	Ack        string            `json:"ack"`
+	ReplicaLag []wire.ReplicaLag `json:"replica_lag,omitempty"`
 }
 
 // track records r as in flight until done is called.

@@ -220,6 +220,14 @@ func lossWindow(t *testing.T, mode string, wipe bool) lossWindowRun {
 	}
 	c.StartOSD(primary.ID)
 	c.settle(t, "after the primary returned")
+	// The replicas got what they missed from the authoritative log: every
+	// member's log ends where the primary's does.
+	head := pgStatus(t, c, primary.ID, pg).LastUpdate
+	for _, r := range replicas {
+		if lu := pgStatus(t, c, r, pg).LastUpdate; lu != head {
+			t.Errorf("osd.%d: last_update %s after recovery, the primary's %s", r, lu, head)
+		}
+	}
 	io, err := c.connect(t, "client.reader").OpenIOContext("rbd")
 	if err != nil {
 		t.Fatal(err)
