@@ -16,6 +16,17 @@ import (
 // the primary's log newest and recovers the replica from it, as any
 // member that missed writes.
 
+// ackPrimaryLagLimit is how many writes a PG in ack primary mode answers
+// ahead of its replicas' commits, the PG keeping logLimit log entries:
+// half its log. Beyond it a write is answered once every member
+// committed it, as in ack all, until the replicas catch up, so that the
+// buffers and rep ops the primary holds for them stay bounded and a
+// replica behind when the interval ends is still recovered from the log
+// rather than backfilled.
+func ackPrimaryLagLimit(logLimit int64) int {
+	return int(max(logLimit/2, 1))
+}
+
 // noteReplicaCommitLocked records that replica osd committed the write
 // at v.
 func (p *pg) noteReplicaCommitLocked(osd int32, v wire.Version) {

@@ -42,6 +42,10 @@ type pg struct {
 	// committed (acklag.go): with the writes it has yet to commit, the
 	// replication lag a pool in ack primary shows.
 	acked map[int32]wire.Version
+	// lagging counts the writes of the interval answered before every
+	// member committed them (ack primary; bounded by
+	// ackPrimaryLagLimit).
+	lagging int
 	// parked requests wait for the PG to be active: peered, with
 	// min_size OSDs acting.
 	parked []*request
@@ -206,6 +210,7 @@ func (p *pg) endIntervalLocked() []work {
 		delete(p.writes, tid)
 	}
 	clear(p.acked)
+	p.lagging = 0
 	stale = p.queue.Cut(stale)
 	for _, r := range p.watchResetLocked() {
 		stale = append(stale, r)

@@ -606,7 +606,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	w.bytes = r.bytesOfData()
 	w.acks.Start(p.acting, r.op.Flags&wire.FlagWantApplied != 0)
-	if p.pool.Ack == osdmap.AckPrimary {
+	if p.pool.Ack == osdmap.AckPrimary && p.lagging < ackPrimaryLagLimit(p.o.logLimit.Load()) {
 		w.acks.AnswerOn(p.o.cfg.ID) // docs/OSD.md, "Acknowledging on the primary"
 	}
 	p.writes[w.tid] = w
@@ -684,6 +684,7 @@ func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 		if w.answered {
 			// Answered on the primary's commit (ack primary): the
 			// replicas have it now, and the buffers may go back.
+			p.lagging--
 			held := w.held
 			w.held = nil
 			p.mu.Unlock()
@@ -694,6 +695,7 @@ func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 		}
 	case replication.Answer:
 		w.answered = true
+		p.lagging++
 		for _, r := range w.reqs {
 			if f := r.takeRelease(); f != nil {
 				w.held = append(w.held, f)

@@ -279,3 +279,44 @@ func TestAckPrimaryLossWindow(t *testing.T) {
 		})
 	}
 }
+
+// A PG answers at most half its log's writes ahead of its replicas;
+// the next write waits for every member, as in ack all, until they
+// catch up.
+func TestAckPrimaryLagIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDsWith(t, Options{LogEntries: 8}) // 4 writes may lag
+		setAck(t, c, "primary")
+		synctest.Wait()
+		io, err := c.connect(t, "client.app").OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		_, pg, mp := place(t, c, "bounded")
+		for _, r := range mp.Acting[1:] {
+			c.OSDs[r].Gate.Hold()
+		}
+		for i := range 4 {
+			if err := io.WriteFull(ctx, "bounded", []byte{byte(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		comp := io.WriteFullAsync(ctx, "bounded", []byte("fifth"))
+		synctest.Wait()
+		select {
+		case <-comp.Committed():
+			t.Fatal("a fifth write was answered ahead of the replicas with 4 lagging and a log of 8")
+		default:
+		}
+		if lag := pgStatus(t, c, mp.ActingPrimary, pg).ReplicaLag; len(lag) != 2 || lag[0].Writes != 4 {
+			t.Fatalf("lag %+v, want 4 writes behind on each replica", lag)
+		}
+		for _, r := range mp.Acting[1:] {
+			c.OSDs[r].Gate.Open()
+		}
+		if err := comp.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
