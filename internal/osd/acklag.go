@@ -17,14 +17,17 @@ import (
 // member that missed writes.
 
 // ackPrimaryLagLimit is how many writes a PG in ack primary mode answers
-// ahead of its replicas' commits, the PG keeping logLimit log entries:
-// half its log. Beyond it a write is answered once every member
-// committed it, as in ack all, until the replicas catch up, so that the
-// buffers and rep ops the primary holds for them stay bounded and a
-// replica behind when the interval ends is still recovered from the log
-// rather than backfilled.
-func ackPrimaryLagLimit(logLimit int64) int {
-	return int(max(logLimit/2, 1))
+// ahead of its replicas' commits: osd_ack_primary_max_lag (opt), and at
+// most half its log (logLimit entries). Beyond it a write is answered
+// once every member committed it, as in ack all, until the replicas
+// catch up, so that the buffers and rep ops the primary holds for them
+// stay bounded, a write that falls back waits for a bounded backlog (a
+// slow replica commits the writes of every PG in one queue: with 32 PGs
+// lagging 520 writes each, a 125-write-a-second disk owed two minutes,
+// past the clients' op timeout), and a replica behind when the interval
+// ends is still recovered from the log rather than backfilled.
+func ackPrimaryLagLimit(opt int, logLimit int64) int {
+	return int(max(min(int64(opt), logLimit/2), 1))
 }
 
 // noteReplicaCommitLocked records that replica osd committed the write

@@ -606,7 +606,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	w.bytes = r.bytesOfData()
 	w.acks.Start(p.acting, r.op.Flags&wire.FlagWantApplied != 0)
-	if p.pool.Ack == osdmap.AckPrimary && p.lagging < ackPrimaryLagLimit(p.o.logLimit.Load()) {
+	if p.pool.Ack == osdmap.AckPrimary && p.lagging < ackPrimaryLagLimit(p.o.options().AckPrimaryMaxLag, p.o.logLimit.Load()) {
 		w.acks.AnswerOn(p.o.cfg.ID) // docs/OSD.md, "Acknowledging on the primary"
 	}
 	p.writes[w.tid] = w
