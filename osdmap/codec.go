@@ -27,7 +27,7 @@ const (
 	mapVersion  = 3
 	incVersion  = 3
 	osdVersion  = 1
-	poolVersion = 5
+	poolVersion = 6
 )
 
 // Encode appends m to e:
@@ -292,6 +292,11 @@ func decodeOSD(d *encoding.Decoder) OSD {
 //	version 5 appends the merge fields (encodePoolMerge). A pool with a
 //	merge pending or recorded carries compat 5, so that an older
 //	decoder refuses it rather than let writes reach PGs that merge.
+//	version 6 appends the ack mode (u8: 0 all, 1 primary). A pool in
+//	ack primary carries compat 6, so that an older decoder refuses it
+//	rather than peer without the rule that keeps the writes only its
+//	primary acknowledged (docs/OSD.md); an older pool decodes as ack
+//	all.
 func encodePool(e *encoding.Encoder, p *Pool) {
 	compat := uint8(1)
 	if p.SnapSeq > 0 {
@@ -299,6 +304,9 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	}
 	if p.PGNumPending != 0 || p.LastMerge.From != 0 {
 		compat = 5
+	}
+	if p.Ack != AckAll {
+		compat = 6
 	}
 	mark := e.Begin(poolVersion, compat)
 	e.Varint(p.ID)
@@ -320,6 +328,7 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	e.Uint64(math.Float64bits(p.TargetSizeRatio))
 	e.Uint64(math.Float64bits(p.AutoscaleBias))
 	encodePoolMerge(e, p)
+	e.Uint8(uint8(p.Ack))
 	e.End(mark)
 }
 
@@ -351,6 +360,9 @@ func decodePool(d *encoding.Decoder) Pool {
 	}
 	if version >= 5 {
 		decodePoolMerge(d, &p)
+	}
+	if version >= 6 {
+		p.Ack = AckMode(d.Uint8())
 	}
 	d.End()
 	if d.Err() == nil {

@@ -206,7 +206,18 @@ func FuzzDecodeMap(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, m := range append(samples, scaled, merging) {
+	// One with every pool in ack primary (pool version 6, compat 6).
+	spec = samples[5].Spec()
+	for i := range spec.Pools {
+		if spec.Pools[i].Type == PoolReplicated {
+			spec.Pools[i].Ack = AckPrimary
+		}
+	}
+	acking, err := New(spec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, m := range append(samples, scaled, merging, acking) {
 		data, err := m.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)

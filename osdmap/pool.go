@@ -155,6 +155,11 @@ type Pool struct {
 	TargetSizeBytes uint64
 	TargetSizeRatio float64
 	AutoscaleBias   float64
+
+	// Ack is when the primary answers a client's write (ack.go): once
+	// every member committed it (AckAll, the default) or once the
+	// primary did (AckPrimary).
+	Ack AckMode
 }
 
 // Targets returns where pg_num and pgp_num are headed: the targets, or
@@ -236,6 +241,9 @@ func (p *Pool) String() string {
 		s += fmt.Sprintf("\n\tsnap %d '%s' %s", sn.ID, sn.Name, sn.Created.Format("2006-01-02T15:04:05.000000Z"))
 	}
 	s += p.autoscaleString()
+	if p.Ack != AckAll {
+		s += " ack " + p.Ack.String()
+	}
 	if len(p.RemovedSnaps) > 0 {
 		s += "\n\tremoved_snaps " + p.RemovedSnaps.String()
 	}
@@ -271,6 +279,9 @@ func (p *Pool) validate() error {
 		return err
 	}
 	if err := p.validateMerge(); err != nil {
+		return err
+	}
+	if err := p.validateAck(); err != nil {
 		return err
 	}
 	return p.validateSnaps()

@@ -179,7 +179,8 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 	if data[0] != poolVersion || data[1] != 1 {
 		t.Fatalf("pool without snaps: version %d compat %d, want %d and 1", data[0], data[1], poolVersion)
 	}
-	// Version 5 of a pool with no merge ends in four zero bytes (no
+	// Version 6 of a pool in ack all ends in a zero byte (the mode);
+	// version 5 of a pool with no merge ends in four zero bytes (no
 	// pg_num_pending nor its epoch, no last merge, no merged PGs); version 4 of a pool
 	// with the autoscaler's defaults ends in mode warn (0), no target
 	// bytes (0) and two zero float64s (18 bytes); version 3 of a pool
@@ -188,8 +189,9 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 	// snap_seq, no snaps, no removed snaps.
 	autoscaleTail := make([]byte, 18)
 	mergeTail := []byte{0, 0, 0, 0}
-	if !bytes.HasSuffix(data, append(append([]byte{0, 0, 0, 8, 8}, autoscaleTail...), mergeTail...)) {
-		t.Fatalf("pool encoding % x does not end in empty snap fields, targets 8 8, default autoscale settings and no merge", data)
+	ackTail := []byte{0}
+	if !bytes.HasSuffix(data, append(append(append([]byte{0, 0, 0, 8, 8}, autoscaleTail...), mergeTail...), ackTail...)) {
+		t.Fatalf("pool encoding % x does not end in empty snap fields, targets 8 8, default autoscale settings, no merge and ack all", data)
 	}
 	older := func(data []byte, version uint8, drop int) []byte {
 		old := bytes.Clone(data[:len(data)-drop])
@@ -197,10 +199,11 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 		binary.LittleEndian.PutUint32(old[2:], binary.LittleEndian.Uint32(old[2:])-uint32(drop))
 		return old
 	}
-	v4 := older(data, 4, len(mergeTail))
+	v5 := older(data, 5, len(ackTail))
+	v4 := older(v5, 4, len(mergeTail))
 	v3 := older(v4, 3, len(autoscaleTail))
 	v2 := older(v3, 2, 2)
-	for _, old := range [][]byte{v4, v3, v2, older(v2, 1, 3)} {
+	for _, old := range [][]byte{v5, v4, v3, v2, older(v2, 1, 3)} {
 		d := encoding.NewDecoder(old)
 		got := decodePool(d)
 		if err := d.Finish(); err != nil {

@@ -16,7 +16,7 @@ func TestPoolSetHelpListsVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"size", "min_size", "pg_num", "pgp_num", "pgp_num_actual", "crush_rule",
-		"pg_autoscale_mode", "target_size_bytes", "target_size_ratio", "pg_autoscale_bias"} {
+		"pg_autoscale_mode", "target_size_bytes", "target_size_ratio", "pg_autoscale_bias", "ack"} {
 		found := false
 		for _, line := range strings.Split(stdout, "\n") {
 			if f := strings.Fields(line); len(f) > 1 && f[0] == v {

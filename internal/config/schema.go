@@ -151,6 +151,8 @@ func schemaTable() []Option {
 			Desc: "rest after each recovery push, to leave more of the disks to clients"},
 		{Name: "osd_snap_trim_sleep", Type: TypeDuration, Default: "0s", Runtime: true, Min: 0, Max: 60, Daemons: osd,
 			Desc: "rest after each object's snap trim, per trim slot, to leave more of the disks to clients (Ceph's default for SSDs is 0 as well)"},
+		{Name: "osd_ack_primary_max_lag", Type: TypeInt, Default: "64", Runtime: true, Min: 1, Max: 1 << 20, Daemons: osd,
+			Desc: "writes each PG of a pool in ack primary mode answers ahead of its replicas' commits (at most half its log); beyond it writes wait for every replica, as in ack all, so that a slow replica's backlog, and the wait of a write that falls back, stay bounded"},
 		{Name: "osd_pg_max_concurrent_snap_trims", Type: TypeInt, Default: "2", Runtime: true, Min: 1, Max: 1024, Daemons: osd,
 			Desc: "objects of one PG whose clones its primary trims at once after a snapshot is removed"},
 		{Name: "osd_scrub_interval", Type: TypeDuration, Default: "24h0m0s", Runtime: true, Min: 1, Max: noBound, Daemons: osd, Flag: "scrub-interval",

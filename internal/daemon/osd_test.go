@@ -92,6 +92,7 @@ func TestOSDOptions(t *testing.T) {
 		"osd_client_watch_timeout":          {"30s", config.SourceDefault},
 		"osd_snap_trim_sleep":               {"0s", config.SourceDefault},
 		"osd_pg_max_concurrent_snap_trims":  {"2", config.SourceDefault},
+		"osd_ack_primary_max_lag":           {"64", config.SourceDefault},
 		"osd_emulate_device":                {"hdd", config.SourceFile},
 	}
 	for _, got := range v.All() {

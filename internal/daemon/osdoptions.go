@@ -63,6 +63,7 @@ func setOSDOptions(ocfg *osd.Config, v config.Values) {
 	ocfg.LogEntriesPerOSD = o.LogEntriesPerOSD
 	ocfg.MaxScrubs, ocfg.WatchTimeout = o.MaxScrubs, o.WatchTimeout
 	ocfg.SnapTrimSleep, ocfg.SnapTrimsPerPG = o.SnapTrimSleep, o.SnapTrimsPerPG
+	ocfg.AckPrimaryMaxLag = o.AckPrimaryMaxLag
 }
 
 // watchOSDConfig hands o its options with their sources (local, resolved

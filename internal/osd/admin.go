@@ -74,6 +74,11 @@ type PGStatus struct {
 	// PurgedSnaps are the removed snapshots the PG has trimmed (its
 	// info's, Ceph's purged_snaps), as "[1~3,7~1]".
 	PurgedSnaps string `json:"purged_snaps"`
+	// Ack is the pool's ack mode; ReplicaLag, on a primary of a pool in
+	// ack primary mode, how far each replica is behind what it answered
+	// (acklag.go).
+	Ack        string            `json:"ack"`
+	ReplicaLag []wire.ReplicaLag `json:"replica_lag,omitempty"`
 }
 
 // track records r as in flight until done is called.
@@ -143,7 +148,8 @@ func (p *pg) status() PGStatus {
 		Bytes: p.info.Stats.Bytes, WritesInFlight: len(p.writes), Waiting: waiting,
 		LastEpochStarted: p.info.LastEpochStarted, DownReason: p.down, BlockedBy: slices.Clone(p.blockedBy), PeeringStep: p.peeringStepLocked(),
 		LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub), Inconsistent: p.inconsistentLocked(),
-		Unfound: len(p.unfound), Missing: p.missingCopies, PurgedSnaps: p.info.PurgedSnaps.String()}
+		Unfound: len(p.unfound), Missing: p.missingCopies, PurgedSnaps: p.info.PurgedSnaps.String(),
+		Ack: p.pool.Ack.String(), ReplicaLag: p.replicaLagLocked()}
 }
 
 // stateLocked names the PG's state as Ceph operators know them: peering

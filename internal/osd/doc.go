@@ -8,7 +8,9 @@
 //     primary-copy (the Ceph paper's section 5.2: the primary assigns the
 //     version, sends the transaction to the replicas, and replies
 //     *applied* once every replica applied it and *committed* once every
-//     replica made it durable);
+//     replica made it durable; a pool in ack primary mode is answered
+//     once the primary made it durable, and acklag.go tracks how far
+//     each replica lags behind that);
 //   - the replica's side (replica.go): the primary's transactions, queued
 //     to the store in the order it sent them;
 //   - the PGs' op queues (opqueue.go): client ops, rep ops, recovery

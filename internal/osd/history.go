@@ -193,7 +193,7 @@ func placementAt(m *osdmap.Map, id osdmap.PG, s *osdmap.Scratch) peering.Placeme
 	if err != nil {
 		return pl
 	}
-	pl.Exists, pl.MinSize = true, pool.MinSize
+	pl.Exists, pl.MinSize, pl.AckPrimary = true, pool.MinSize, pool.Ack == osdmap.AckPrimary
 	pl.Acting, pl.Primary = slices.Clone(mp.Acting), mp.ActingPrimary
 	if mp.ActingPrimary >= 0 {
 		po := m.OSD(mp.ActingPrimary)

@@ -106,6 +106,12 @@ var (
 	pgBytesDesc   = prometheus.NewDesc("cuttle_osd_pg_bytes", "Logical bytes of the PG's objects.", []string{"pg", "role"}, nil)
 	pgLogDesc     = prometheus.NewDesc("cuttle_osd_pg_log_entries", "Entries in the PG log.", []string{"pg", "role"}, nil)
 	pgStateDesc   = prometheus.NewDesc("cuttle_osd_pgs", "PGs this OSD holds, by state and role.", []string{"state", "role"}, nil)
+	// The replication lag of the PGs this OSD is primary of in pools in
+	// ack primary mode (acklag.go).
+	pgLagWritesDesc = prometheus.NewDesc("cuttle_osd_pg_replication_lag_writes",
+		"Writes this primary answered (pool in ack primary mode) that the replica has yet to commit, by PG and replica.", []string{"pg", "replica"}, nil)
+	pgLagBytesDesc = prometheus.NewDesc("cuttle_osd_pg_replication_lag_bytes",
+		"Bytes of data of the writes this primary answered that the replica has yet to commit, by PG and replica.", []string{"pg", "replica"}, nil)
 )
 
 func (pgCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -113,6 +119,8 @@ func (pgCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pgBytesDesc
 	ch <- pgLogDesc
 	ch <- pgStateDesc
+	ch <- pgLagWritesDesc
+	ch <- pgLagBytesDesc
 }
 
 func (c pgCollector) Collect(ch chan<- prometheus.Metric) {
@@ -122,6 +130,11 @@ func (c pgCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pgBytesDesc, prometheus.GaugeValue, float64(p.Bytes), p.PG, p.Role)
 		ch <- prometheus.MustNewConstMetric(pgLogDesc, prometheus.GaugeValue, float64(p.LogEntries), p.PG, p.Role)
 		counts[[2]string{p.State, p.Role}]++
+		for _, l := range p.ReplicaLag {
+			replica := "osd." + strconv.Itoa(int(l.OSD))
+			ch <- prometheus.MustNewConstMetric(pgLagWritesDesc, prometheus.GaugeValue, float64(l.Writes), p.PG, replica)
+			ch <- prometheus.MustNewConstMetric(pgLagBytesDesc, prometheus.GaugeValue, float64(l.Bytes), p.PG, replica)
+		}
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(pgStateDesc, prometheus.GaugeValue, float64(n), k[0], k[1])

@@ -36,6 +36,7 @@ import (
 //	osd_snap_trim_sleep      the next rest after a trim (snaptrim.go)
 //	osd_pg_max_concurrent_snap_trims  the next object a trimming PG
 //	                         takes up
+//	osd_ack_primary_max_lag  each PG's next write (acklag.go)
 //	osd_emulate_device       at the daemon's start only: it wraps the
 //	                         store (internal/objectstore/devemu)
 //
@@ -57,6 +58,7 @@ type Options struct {
 	WatchTimeout      time.Duration // osd_client_watch_timeout
 	SnapTrimSleep     time.Duration // osd_snap_trim_sleep
 	SnapTrimsPerPG    int           // osd_pg_max_concurrent_snap_trims
+	AckPrimaryMaxLag  int           // osd_ack_primary_max_lag
 	EmulateDevice     string        // osd_emulate_device (read at start)
 }
 
@@ -108,6 +110,7 @@ func optionFields() []optionField {
 		durationField("osd_client_watch_timeout", func(o *Options) *time.Duration { return &o.WatchTimeout }, false),
 		durationField("osd_snap_trim_sleep", func(o *Options) *time.Duration { return &o.SnapTrimSleep }, true),
 		intField("osd_pg_max_concurrent_snap_trims", func(o *Options) *int { return &o.SnapTrimsPerPG }),
+		intField("osd_ack_primary_max_lag", func(o *Options) *int { return &o.AckPrimaryMaxLag }),
 		{name: "osd_emulate_device", get: func(o Options) string { return o.EmulateDevice },
 			set: func(o *Options, v config.Values) bool { o.EmulateDevice = v.String("osd_emulate_device"); return true }},
 	}
@@ -142,7 +145,7 @@ func (cfg Config) options() Options {
 		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,
 		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD,
 		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout, SnapTrimSleep: cfg.SnapTrimSleep, SnapTrimsPerPG: cfg.SnapTrimsPerPG,
-		EmulateDevice: cfg.EmulateDevice}
+		AckPrimaryMaxLag: cfg.AckPrimaryMaxLag, EmulateDevice: cfg.EmulateDevice}
 }
 
 // values returns opts as config.Values: the options that differ from the

@@ -119,3 +119,17 @@ func TestSetConfig(t *testing.T) {
 		}
 	}
 }
+
+// A PG in ack primary mode answers ahead of its replicas at most
+// osd_ack_primary_max_lag writes, and at most half its log.
+func TestAckPrimaryLagLimit(t *testing.T) {
+	for _, c := range []struct {
+		opt      int
+		logLimit int64
+		want     int
+	}{{64, 3000, 64}, {64, 100, 50}, {1000, 3000, 1000}, {5000, 3000, 1500}, {64, 1, 1}, {0, 3000, 1}} {
+		if got := ackPrimaryLagLimit(c.opt, c.logLimit); got != c.want {
+			t.Errorf("ackPrimaryLagLimit(%d, %d) = %d, want %d", c.opt, c.logLimit, got, c.want)
+		}
+	}
+}

@@ -84,6 +84,10 @@ type Config struct {
 	// osd_pg_max_concurrent_snap_trims). Both are Options.
 	SnapTrimSleep  time.Duration
 	SnapTrimsPerPG int
+	// AckPrimaryMaxLag is how many writes a PG of a pool in ack primary
+	// mode answers ahead of its replicas' commits (default 64;
+	// acklag.go). An Option.
+	AckPrimaryMaxLag int
 	// WatchTimeout is the timeout of a watch whose client asks for none
 	// (default 30 s; Ceph's osd_client_watch_timeout). watches.go.
 	WatchTimeout time.Duration
@@ -154,6 +158,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxScrubs <= 0 {
 		cfg.MaxScrubs = 1
+	}
+	if cfg.AckPrimaryMaxLag <= 0 {
+		cfg.AckPrimaryMaxLag = 64
 	}
 	if cfg.SnapTrimsPerPG <= 0 {
 		cfg.SnapTrimsPerPG = 2

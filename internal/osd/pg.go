@@ -2,6 +2,7 @@ package osd
 
 import (
 	"context"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"slices"
 	"sync"
 	"time"
@@ -37,6 +38,14 @@ type pg struct {
 	// writes are the writes replicating, by tid.
 	writes map[uint64]*write
 	tid    uint64
+	// acked is, for each replica, the newest write of this interval it
+	// committed (acklag.go): with the writes it has yet to commit, the
+	// replication lag a pool in ack primary shows.
+	acked map[int32]wire.Version
+	// lagging counts the writes of the interval answered before every
+	// member committed them (ack primary; bounded by
+	// ackPrimaryLagLimit).
+	lagging int
 	// parked requests wait for the PG to be active: peered, with
 	// min_size OSDs acting.
 	parked []*request
@@ -197,8 +206,11 @@ func (p *pg) endIntervalLocked() []work {
 			stale = append(stale, r)
 		}
 		w.abandoned = true
+		w.held = nil // as dropBuffer: rep ops referring to them may be queued still
 		delete(p.writes, tid)
 	}
+	clear(p.acked)
+	p.lagging = 0
 	stale = p.queue.Cut(stale)
 	for _, r := range p.watchResetLocked() {
 		stale = append(stale, r)

@@ -122,6 +122,7 @@ func (p *pg) stat(m *osdmap.Map, s *osdmap.Scratch) (wire.PGStat, bool) {
 		Bytes: p.info.Stats.Bytes, Degraded: p.degradedLocked(), Misplaced: p.misplacedLocked(), Unfound: int64(len(p.unfound)), BlockedBy: slices.Clone(p.blockedBy),
 		DownReason: p.down, LastScrub: unixTime(p.info.LastScrub), LastDeepScrub: unixTime(p.info.LastDeepScrub)}
 	st.Inconsistent = p.inconsistentLocked()
+	st.ReplicaLag = p.replicaLagLocked()
 	if mp, err := m.PGToUpActing(p.id, s); err == nil {
 		st.Up = slices.Clone(mp.Up)
 	}

@@ -139,6 +139,18 @@ func (r *request) releaseWhenStored() {
 	}
 }
 
+// takeRelease takes from r what hands its message buffer back, so that
+// answering r does not: a write answered before its replicas committed
+// it (ack primary) keeps the buffer until they did, its rep ops
+// referring to it.
+func (r *request) takeRelease() func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.release
+	r.release = nil
+	return f
+}
+
 // dropBuffer makes sure r's message buffer never goes back to the
 // messenger's pool: something the messenger may still send refers to it.
 func (r *request) dropBuffer() {
@@ -404,6 +416,15 @@ type write struct {
 	// snapshot's clone or snapdir): what a replica that refused it
 	// lacks.
 	objects []objid.ID
+	// bytes is the data the write carries (the replication lag a
+	// replica that has yet to commit it owes).
+	bytes int
+	// answered is set once the clients were answered before every
+	// member committed (ack primary: replication.Answer); reqs is empty
+	// then, and held hands back their message buffers once the replicas
+	// committed (or is dropped with the interval).
+	answered bool
+	held     []func()
 }
 
 // serveWrite executes a write, logs and queues it, and sends it to the
@@ -478,7 +499,7 @@ func (p *pg) answerResendLocked(r *request) bool {
 		return false
 	}
 	for _, w := range p.writes {
-		if w.version == e.Version {
+		if w.version == e.Version && !w.answered {
 			w.reqs = append(w.reqs, r)
 			return true
 		}
@@ -583,7 +604,11 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 			w.objects = append(w.objects, e.Object)
 		}
 	}
+	w.bytes = r.bytesOfData()
 	w.acks.Start(p.acting, r.op.Flags&wire.FlagWantApplied != 0)
+	if p.pool.Ack == osdmap.AckPrimary && p.lagging < ackPrimaryLagLimit(p.o.options().AckPrimaryMaxLag, p.o.logLimit.Load()) {
+		w.acks.AnswerOn(p.o.cfg.ID) // docs/OSD.md, "Acknowledging on the primary"
+	}
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
 		p.sendRepOps(repop, dataCRCsOf(txn), replicas)
@@ -645,19 +670,46 @@ func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 		p.mu.Unlock()
 		return
 	}
-	out := w.acks.Ack(osd, stageOf(flags), result)
+	stage := stageOf(flags)
+	out := w.acks.Ack(osd, stage, result)
+	if stage == replication.Committed && osd != p.o.cfg.ID && w.acks.Committed(osd) {
+		p.noteReplicaCommitLocked(osd, w.version)
+	}
 	switch out {
 	case replication.Nothing:
 		p.mu.Unlock()
 		return // nothing to answer yet
 	case replication.CommittedAll:
 		delete(p.writes, w.tid)
+		if w.answered {
+			// Answered on the primary's commit (ack primary): the
+			// replicas have it now, and the buffers may go back.
+			p.lagging--
+			held := w.held
+			w.held = nil
+			p.mu.Unlock()
+			for _, f := range held {
+				f()
+			}
+			return
+		}
+	case replication.Answer:
+		w.answered = true
+		p.lagging++
+		for _, r := range w.reqs {
+			if f := r.takeRelease(); f != nil {
+				w.held = append(w.held, f)
+			}
+		}
 	}
 	reqs, epoch, result := slices.Clone(w.reqs), p.epoch, w.acks.Result()
+	if out == replication.Answer {
+		w.reqs = nil
+	}
 	p.mu.Unlock()
 	for _, r := range reqs {
 		switch {
-		case out == replication.CommittedAll:
+		case out == replication.CommittedAll || out == replication.Answer:
 			r.reply(wire.OSDOpReply{Epoch: epoch, Result: result, Flags: wire.ReplyApplied | wire.ReplyCommitted,
 				Version: w.version, Ops: w.ops})
 		case r.op.Flags&wire.FlagWantApplied != 0:

@@ -36,6 +36,7 @@ var (
 	chaosSeed  = flag.Uint64("chaos.seed", 0, "run TestChaos with this seed only")
 	chaosFirst = flag.Uint64("chaos.first", 1, "the first of the seeds TestChaos runs (to explore other ranges)")
 	chaosCephx = flag.Bool("chaos.cephx", false, "run TestChaos's clusters with cephx (the seeds' schedules stay the same)")
+	chaosAck   = flag.String("chaos.ack", "all", "the pools' ack mode in TestChaos: all, or primary (docs/OSD.md, \"Acknowledging on the primary\")")
 )
 
 func TestChaos(t *testing.T) {
@@ -101,6 +102,11 @@ func runChaos(t *testing.T, seed uint64, events map[int]func(*Cluster)) {
 	}
 	c.Run("osd pool create", "pool", "rbd", "pg_num", "16", "size", "3", "min_size", "2")
 	c.Run("osd pool create", "pool", "snapped", "pg_num", "8", "size", "3", "min_size", "2")
+	if *chaosAck != "all" {
+		for _, pool := range []string{"rbd", "snapped"} {
+			c.Run("osd pool set", "pool", pool, "var", "ack", "val", *chaosAck, "yes_i_really_mean_it", "true")
+		}
+	}
 	c.WaitForEpoch(c.Epoch())
 	synctest.Wait()
 	conn := c.connect(t, "client.app")

@@ -396,6 +396,26 @@ func (c *Cluster) Counter(id int32, name string) float64 {
 	return sum
 }
 
+// Gauge returns the sum of the series of gauge name in the running OSD
+// id's metrics (0 if it has none).
+func (c *Cluster) Gauge(id int32, name string) float64 {
+	c.t.Helper()
+	mfs, err := c.OSDs[id].Metrics.Gather()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
+
 // Epoch returns the monitors' newest OSD map epoch.
 func (c *Cluster) Epoch() uint64 { return uint64(c.Map().Epoch()) }
 

@@ -46,6 +46,23 @@ type PGStat struct {
 	LastScrub     time.Time `json:"last_scrub_stamp"`
 	LastDeepScrub time.Time `json:"last_deep_scrub_stamp"`
 	Inconsistent  []string  `json:"inconsistent_objects,omitempty"`
+	// ReplicaLag is, for a pool in ack primary mode, how far each
+	// replica is behind what the primary answered (report version 2).
+	ReplicaLag []ReplicaLag `json:"replica_lag,omitempty"`
+}
+
+// ReplicaLag is one replica's replication lag behind its primary in a
+// pool in ack primary mode (docs/OSD.md, "Acknowledging on the
+// primary").
+type ReplicaLag struct {
+	OSD int32 `json:"osd"`
+	// Acked is the newest write of the interval the replica committed
+	// ("" for none yet).
+	Acked string `json:"acked_version,omitempty"`
+	// Writes and Bytes are the writes the primary answered, and their
+	// data, that the replica has yet to commit.
+	Writes int64 `json:"writes_behind"`
+	Bytes  int64 `json:"bytes_behind"`
 }
 
 // PGStatsReport is what one OSD reports: its PGs (those it is primary
@@ -66,10 +83,12 @@ const (
 	maxInconsistent = 1 << 12
 )
 
-// Encode encodes r (version 1).
+// Encode encodes r: version 1 carries the PGs; version 2 appends, for
+// each PG in the same order, its replica lags (a count, then each lag's
+// OSD, acked version, writes and bytes), which a version 1 decoder skips.
 func (r PGStatsReport) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Int32(r.OSD)
 	e.Uvarint(r.Epoch)
 	e.Uvarint(r.Total)
@@ -78,6 +97,15 @@ func (r PGStatsReport) Encode() []byte {
 	e.Uvarint(uint64(len(r.PGs)))
 	for _, s := range r.PGs {
 		s.encode(&e)
+	}
+	for _, s := range r.PGs {
+		e.Uvarint(uint64(len(s.ReplicaLag)))
+		for _, l := range s.ReplicaLag {
+			e.Int32(l.OSD)
+			e.String(l.Acked)
+			e.Varint(l.Writes)
+			e.Varint(l.Bytes)
+		}
 	}
 	e.End(mk)
 	return e.Data()
@@ -150,7 +178,7 @@ func decodeOSDs(d *encoding.Decoder) []int32 {
 // DecodePGStatsReport decodes a PGStatsReport.
 func DecodePGStatsReport(b []byte) (PGStatsReport, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	version := d.Begin(2)
 	r := PGStatsReport{OSD: d.Int32(), Epoch: d.Uvarint(), Total: d.Uvarint(), Used: d.Uvarint(), Available: d.Uvarint()}
 	n := d.Count(8)
 	if n > maxReportPGs {
@@ -158,6 +186,16 @@ func DecodePGStatsReport(b []byte) (PGStatsReport, error) {
 	}
 	for i := 0; i < n && d.Err() == nil; i++ {
 		r.PGs = append(r.PGs, decodePGStat(d))
+	}
+	for i := 0; version >= 2 && i < len(r.PGs) && d.Err() == nil; i++ {
+		k := d.Count(4)
+		if k > maxStatOSDs {
+			d.Fail(fmt.Errorf("%w: %d replica lags in a PG stat", encoding.ErrCorrupt, k))
+		}
+		for j := 0; j < k && d.Err() == nil; j++ {
+			r.PGs[i].ReplicaLag = append(r.PGs[i].ReplicaLag, ReplicaLag{OSD: d.Int32(), Acked: d.String(maxStatString),
+				Writes: d.Varint(), Bytes: d.Varint()})
+		}
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

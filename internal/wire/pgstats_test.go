@@ -13,7 +13,8 @@ func sampleReport() PGStatsReport {
 	return PGStatsReport{OSD: 3, Epoch: 42, Total: 10 << 30, Used: 1 << 30, Available: 9 << 30, PGs: []PGStat{
 		{PG: osdmap.PG{Pool: 1, Seed: 7}, State: "active+clean", Up: []int32{3, 1, 2}, Acting: []int32{3, 1, 2}, Primary: 3,
 			ReportedEpoch: 42, SameIntervalSince: 40, LastEpochStarted: 40, LastUpdate: "40'17", LogEntries: 17,
-			Objects: 5, Bytes: 5 << 20, LastScrub: time.Unix(1700000000, 5).UTC()},
+			Objects: 5, Bytes: 5 << 20, LastScrub: time.Unix(1700000000, 5).UTC(),
+			ReplicaLag: []ReplicaLag{{OSD: 1, Acked: "40'15", Writes: 2, Bytes: 8192}, {OSD: 2, Writes: 17, Bytes: 1 << 20}}},
 		{PG: osdmap.PG{Pool: 2, Seed: 0}, State: "down", Acting: []int32{3}, Primary: 3, Degraded: 4, Misplaced: 1,
 			Unfound: 2, BlockedBy: []int32{0, 1}, DownReason: "waiting", Inconsistent: []string{"1:obj"}},
 	}}

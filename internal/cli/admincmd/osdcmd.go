@@ -143,6 +143,7 @@ func poolVars() [][2]string {
 		{"target_size_bytes", "the size (one copy) the pool is expected to reach, e.g. 100G, for the autoscaler; 0 for none"},
 		{"target_size_ratio", "the share of its CRUSH root's space the pool is expected to take, relative to other pools' ratios; wins over target_size_bytes; 0 for none"},
 		{"pg_autoscale_bias", "factor of the pool's ideal PG count, in (0, 1000]; default 1"},
+		{"ack", "all (a write is answered once every copy has it; the default) or primary (once the primary has it durably, the replicas catching up behind: needs --yes-i-really-mean-it, see docs/OSD.md)"},
 	}
 }
 
@@ -156,7 +157,7 @@ func poolSetCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	}
 	c := &cobra.Command{
 		Use:   "set POOL VAR VALUE",
-		Short: "Change a pool setting (size, min_size, pg_num, pgp_num, crush_rule, the autoscaler's options)",
+		Short: "Change a pool setting (size, min_size, pg_num, pgp_num, crush_rule, ack, the autoscaler's options)",
 		Long:  strings.TrimSuffix(long.String(), "\n"),
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -175,7 +176,7 @@ func poolSetCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 			return clusterconn.RunMon(cmd.Context(), cf, out, wc)
 		},
 	}
-	c.Flags().BoolVar(&sure, sureFlag, false, "confirm size 1 or a min_size below a majority of size (acknowledged writes can be lost)")
+	c.Flags().BoolVar(&sure, sureFlag, false, "confirm size 1, a min_size below a majority of size or ack primary (acknowledged writes can be lost)")
 	return c
 }
 

@@ -157,7 +157,8 @@ second, operations started and finished, bandwidth and latency, then a
 summary (bandwidth, IOPS, latency average, deviation, extremes, p50, p99).
 
   write  creates objects of SIZE bytes, one per operation, counting each
-         when it is committed (durable on every replica). It records the
+         when it is committed (durable on every replica; on the primary
+         alone in a pool in ack primary mode). It records the
          objects in the metadata object --run-name and, unless --no-cleanup,
          removes them all at the end.
   seq    reads the objects the last write (with --no-cleanup) left, in the

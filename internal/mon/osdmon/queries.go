@@ -35,6 +35,8 @@ type PoolView struct {
 	// only those set, as Ceph's "options").
 	AutoscaleMode string             `json:"pg_autoscale_mode"`
 	Options       map[string]float64 `json:"options,omitempty"`
+	// Ack is when the primary answers writes: "all" or "primary".
+	Ack string `json:"ack"`
 }
 
 // OSDView is an OSD in "osd dump".
@@ -93,7 +95,7 @@ func poolView(p *osdmap.Pool) PoolView {
 	pgNum, pgpNum := p.Targets()
 	return PoolView{PGNumTarget: pgNum, PGPNumTarget: pgpNum, ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
 		PGNum: p.PGNum, PGPNum: p.PGPNum, Flags: p.Flags.String(), LastChange: uint32(p.LastChange),
-		AutoscaleMode: p.AutoscaleMode.String(), Options: poolOptions(p)}
+		AutoscaleMode: p.AutoscaleMode.String(), Options: poolOptions(p), Ack: p.Ack.String()}
 }
 
 // poolOptions returns the autoscaler's numeric settings that p sets.
@@ -331,7 +333,7 @@ func (s *Service) queryPoolLs(c moncmd.Command) moncmd.Reply {
 // poolVars are the variables "osd pool get" reads, in "all" order.
 func poolVars() []string {
 	return append([]string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "pg_num_pending",
-		"merge_status", "crush_rule"}, autoscaleVars()...)
+		"merge_status", "crush_rule"}, append(autoscaleVars(), "ack")...)
 }
 
 // queryPoolGet answers "osd pool get pool var" (var: a poolVars name or
@@ -374,6 +376,8 @@ func (s *Service) queryPoolGet(c moncmd.Command) moncmd.Reply {
 			val = p.PGNumPending
 		case "merge_status":
 			val = s.mergeStatus(p)
+		case "ack":
+			val = p.Ack.String()
 		case "crush_rule":
 			if r := s.m.Crush().Rule(p.CrushRule); r != nil {
 				val = r.Name

@@ -334,6 +334,11 @@ func pgText(v *pgView, now time.Time) string {
 	if len(st.BlockedBy) > 0 || st.DownReason != "" {
 		fmt.Fprintf(tw, "blocked by\t%s %s\n", osdmap.FormatOSDs(st.BlockedBy), st.DownReason)
 	}
+	for _, l := range st.ReplicaLag {
+		// A pool in ack primary mode: what the primary answered that
+		// this replica has yet to commit (docs/OSD.md).
+		fmt.Fprintf(tw, "replica lag\tosd.%d: %d writes (%s) behind, acked %s\n", l.OSD, l.Writes, formatBytes(uint64(l.Bytes)), orDash(l.Acked))
+	}
 	fmt.Fprintf(tw, "last scrub\t%s\n", stampText(st.LastScrub))
 	fmt.Fprintf(tw, "last deep scrub\t%s\n", stampText(st.LastDeepScrub))
 	if len(st.Inconsistent) > 0 {

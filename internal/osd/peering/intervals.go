@@ -23,6 +23,10 @@ type Interval struct {
 	// exist on its OSDs alone.
 	Acted       bool
 	MaybeWentRW bool
+	// AckPrimary is set when the pool was in ack primary mode in some
+	// epoch of the interval: its primary may have acknowledged writes
+	// no other OSD holds, so its other members cannot vouch for it.
+	AckPrimary bool
 }
 
 func (iv Interval) String() string {
@@ -48,9 +52,11 @@ type Prior struct {
 	// Probe lists the up OSDs of intervals that may have gone read-write;
 	// every one must report its info and log.
 	Probe []int32
-	// Down lists the read-write intervals none of whose OSDs is up: a
-	// write may have been acknowledged there that no reachable OSD holds,
-	// so the PG must stay down until one of them returns.
+	// Down lists the read-write intervals none of whose OSDs is up, and
+	// those in ack primary mode whose primary is not up: a write may
+	// have been acknowledged there that no reachable OSD holds, so the
+	// PG must stay down until one of them (the primary, in ack primary
+	// mode) returns.
 	Down []Interval
 	// BlockedBy lists the down OSDs whose return would end Down.
 	BlockedBy []int32
@@ -60,6 +66,15 @@ type Prior struct {
 // (intervals that ended before it are covered: some member of the
 // interval that went active at since holds every write acknowledged
 // before it). isUp reports whether an OSD is up now.
+//
+// An interval in ack primary mode needs its primary: the writes it
+// acknowledged on its own commit may be on no other OSD, and none of
+// the others can tell which (the primary tells nobody what it answered
+// before it answers). Its log is the authority once it is back (it has
+// the newest last_update of the interval); an OSD back under the same
+// id with an empty store (its disk replaced) answers with no history,
+// and the other members' logs decide, losing what only the old disk
+// held (docs/OSD.md, "Acknowledging on the primary").
 func PriorSet(past []Interval, since uint64, isUp func(int32) bool) Prior {
 	var pr Prior
 	for _, iv := range past {
@@ -78,12 +93,18 @@ func PriorSet(past []Interval, since uint64, isUp func(int32) bool) Prior {
 				}
 			}
 		}
-		if !anyUp {
+		switch {
+		case !anyUp:
 			pr.Down = append(pr.Down, iv)
 			for _, id := range iv.Acting {
 				if id >= 0 && !slices.Contains(pr.BlockedBy, id) {
 					pr.BlockedBy = append(pr.BlockedBy, id)
 				}
+			}
+		case iv.AckPrimary && iv.Primary >= 0 && !isUp(iv.Primary):
+			pr.Down = append(pr.Down, iv)
+			if !slices.Contains(pr.BlockedBy, iv.Primary) {
+				pr.BlockedBy = append(pr.BlockedBy, iv.Primary)
 			}
 		}
 	}
@@ -104,6 +125,9 @@ func (pr Prior) Reason() string {
 			b.WriteString("; ")
 		}
 		b.WriteString(iv.String())
+		if iv.AckPrimary {
+			fmt.Fprintf(&b, " in ack primary mode, whose primary osd.%d alone may hold writes it acknowledged", iv.Primary)
+		}
 	}
 	fmt.Fprintf(&b, " (waiting for one of osd %v)", pr.BlockedBy)
 	return b.String()
@@ -140,6 +164,8 @@ type Placement struct {
 	// Exists is false in epochs before the pool existed (or after it was
 	// deleted): no interval.
 	Exists bool
+	// AckPrimary is set while the pool is in ack primary mode.
+	AckPrimary bool
 }
 
 // BuildIntervals groups consecutive placements, oldest first, into
@@ -148,6 +174,8 @@ type Placement struct {
 // acting OSD's up_from changes (an OSD that restarted
 // lost what it had not committed), as the OSD starts a new interval on
 // the same changes.
+// An interval is in ack primary mode if the pool was in any of its epochs
+// (a mode change does not start an interval).
 // An interval may have gone read-write if enough OSDs acted and, in its
 // last map, its primary's up_thru reaches the interval's first epoch
 // (and the primary was up since then).
@@ -174,6 +202,7 @@ func BuildIntervals(ps []Placement, firstKnown bool) []Interval {
 		iv := &out[len(out)-1]
 		iv.Last = p.Epoch
 		iv.Acted = iv.Acted || acted(p)
+		iv.AckPrimary = iv.AckPrimary || p.AckPrimary
 		truncated := !firstKnown && len(out) == 1 && iv.First == ps[0].Epoch
 		iv.MaybeWentRW = iv.Acted && (truncated || p.PrimaryUpThru >= iv.First && p.PrimaryUpFrom <= iv.First)
 		prev = p

@@ -33,11 +33,11 @@ func TestBuildIntervals(t *testing.T) {
 		pl(7, 1, 1, 0), // primary moves
 	}, true)
 	want := []Interval{
-		{2, 3, []int32{0, 1, 2}, 0, true, true},
-		{4, 4, []int32{0, 1}, 0, true, true},
-		{5, 5, []int32{0}, 0, false, false},
-		{6, 6, []int32{0, 1}, 0, true, true},
-		{7, 7, []int32{1, 0}, 1, true, true},
+		{2, 3, []int32{0, 1, 2}, 0, true, true, false},
+		{4, 4, []int32{0, 1}, 0, true, true, false},
+		{5, 5, []int32{0}, 0, false, false, false},
+		{6, 6, []int32{0, 1}, 0, true, true, false},
+		{7, 7, []int32{1, 0}, 1, true, true, false},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -108,9 +108,9 @@ func TestBuildIntervalsUpThru(t *testing.T) {
 // but never went read-write; Skipped names it.
 func TestPriorSetSkipsIntervalsThatNeverWentRW(t *testing.T) {
 	past := []Interval{
-		{2, 3, []int32{0, 1, 2}, 0, true, true},
-		{4, 4, []int32{1, 2}, 1, true, false}, // osd.1 never got up_thru 4
-		{5, 6, []int32{2}, 2, true, false},    // nor osd.2 up_thru 5
+		{2, 3, []int32{0, 1, 2}, 0, true, true, false},
+		{4, 4, []int32{1, 2}, 1, true, false, false}, // osd.1 never got up_thru 4
+		{5, 6, []int32{2}, 2, true, false, false},    // nor osd.2 up_thru 5
 	}
 	up := func(x int32) bool { return x == 0 }
 	if pr := PriorSet(past, 2, up); len(pr.Down) != 0 || !slices.Equal(pr.Probe, []int32{0}) {
@@ -127,10 +127,10 @@ func TestPriorSetSkipsIntervalsThatNeverWentRW(t *testing.T) {
 
 func TestPriorSet(t *testing.T) {
 	past := []Interval{
-		{2, 3, []int32{0, 1, 2}, 0, true, true},
-		{4, 4, []int32{0, 1}, 0, true, true},
-		{5, 5, []int32{0}, 0, false, false},
-		{6, 8, []int32{3, 4}, 3, true, true},
+		{2, 3, []int32{0, 1, 2}, 0, true, true, false},
+		{4, 4, []int32{0, 1}, 0, true, true, false},
+		{5, 5, []int32{0}, 0, false, false, false},
+		{6, 8, []int32{3, 4}, 3, true, true, false},
 	}
 	up := func(ids ...int32) func(int32) bool { return func(x int32) bool { return slices.Contains(ids, x) } }
 
@@ -153,3 +153,53 @@ func TestPriorSet(t *testing.T) {
 }
 
 func infoLES(e uint64) pglog.Info { return pglog.Info{LastEpochStarted: e} }
+
+// In ack primary mode an interval needs its primary: the other members
+// cannot vouch for what it acknowledged alone. Once it is up it is asked
+// (its log decides); an ack all interval needs any member, as before;
+// BuildIntervals marks an interval ack primary if any of its epochs was.
+func TestPriorSetAckPrimaryNeedsThePrimary(t *testing.T) {
+	up := func(ids ...int32) func(int32) bool { return func(x int32) bool { return slices.Contains(ids, x) } }
+	for _, tc := range []struct {
+		name      string
+		ack       bool
+		up        []int32
+		probe     []int32
+		blockedBy []int32
+	}{
+		{"ack all, primary down: the replicas vouch", false, []int32{1, 2}, []int32{1, 2}, nil},
+		{"ack primary, primary down: down, waiting for it", true, []int32{1, 2}, []int32{1, 2}, []int32{0}},
+		{"ack primary, primary back: asked", true, []int32{0, 1, 2}, []int32{0, 1, 2}, nil},
+		{"ack primary, primary alone up", true, []int32{0}, []int32{0}, nil},
+		{"ack primary, nobody up: waits for every member", true, nil, nil, []int32{0, 1, 2}},
+	} {
+		past := []Interval{{First: 2, Last: 5, Acting: []int32{0, 1, 2}, Primary: 0, Acted: true, MaybeWentRW: true, AckPrimary: tc.ack}}
+		pr := PriorSet(past, 2, up(tc.up...))
+		if !slices.Equal(pr.Probe, tc.probe) || !slices.Equal(pr.BlockedBy, tc.blockedBy) || (len(pr.Down) > 0) != (tc.blockedBy != nil) {
+			t.Errorf("%s: %+v, want probe %v, blocked by %v", tc.name, pr, tc.probe, tc.blockedBy)
+		}
+		if tc.ack && len(tc.up) == 2 && !strings.Contains(pr.Reason(), "ack primary mode, whose primary osd.0 alone") {
+			t.Errorf("%s: reason %q does not name the primary", tc.name, pr.Reason())
+		}
+	}
+	// An ack primary interval that never went read-write blocks nothing,
+	// and one ended before the newest activation neither.
+	past := []Interval{{First: 2, Last: 5, Acting: []int32{0, 1}, Primary: 0, Acted: true, AckPrimary: true}}
+	if pr := PriorSet(past, 2, up(1)); len(pr.Down) != 0 {
+		t.Errorf("never read-write: %+v", pr)
+	}
+	past[0].MaybeWentRW = true
+	if pr := PriorSet(past, 6, up(1)); len(pr.Down) != 0 {
+		t.Errorf("before the newest activation: %+v", pr)
+	}
+
+	a, b, c := pl(2, 0, 0, 1), pl(3, 0, 0, 1), pl(4, 0, 0, 1)
+	b.AckPrimary = true // set at 3, back to all at 4: one interval, in ack primary mode
+	got := BuildIntervals([]Placement{a, b, c}, true)
+	if len(got) != 1 || !got[0].AckPrimary {
+		t.Fatalf("got %+v, want one interval in ack primary mode", got)
+	}
+	if got := BuildIntervals([]Placement{a, c}, true); got[0].AckPrimary {
+		t.Fatalf("an ack all interval marked ack primary: %+v", got)
+	}
+}

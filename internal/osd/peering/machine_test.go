@@ -644,3 +644,23 @@ func TestMachineUpThruRecordedWhilePulling(t *testing.T) {
 	}
 	drive(t, steps)
 }
+
+// A past interval in ack primary mode whose primary is down: its other
+// member is up and answers, but cannot vouch for the writes the primary
+// acknowledged alone, so the PG stays down, blocked by the primary.
+func TestMachineAckPrimaryIntervalWaitsForItsPrimary(t *testing.T) {
+	log := history(5, 1, "a")
+	self := les(member(0, v(0, 0), log), 5)
+	past := append(slices.Clone(pastOf012), Interval{First: 7, Last: 9, Acting: []int32{3, 1}, Primary: 3, Acted: true,
+		MaybeWentRW: true, AckPrimary: true})
+	steps := start(self, []int32{1, 2}, past, upSet(0, 1, 2),
+		"step: querying osd [1 2] (have 0 of 2)", "refresh-map",
+		"query osd.1", "query osd.2", "timer #1 5s")
+	steps = append(steps, []step{
+		{Notify{Interval: 10, Member: les(member(1, v(0, 0), log), 5)}, nil},
+		{Notify{Interval: 10, Member: les(member(2, v(0, 0), log), 5)}, []string{"down blocked_by=[3]"}},
+	}...)
+	if m := drive(t, steps); m.State() != "down" {
+		t.Fatalf("state %s, want down", m.State())
+	}
+}

@@ -34,9 +34,14 @@ const (
 	// reply to the clients that asked for it.
 	AppliedAll
 	// CommittedAll: every member has committed the write now; send every
-	// client the final reply with Result. The write is done: later acks
-	// return Nothing.
+	// client the final reply with Result, unless Answer was given
+	// before (AnswerOn). The write is done: later acks return Nothing.
 	CommittedAll
+	// Answer (AnswerOn only): the member the clients wait for has
+	// committed the write now and some other member has not; send every
+	// client the final reply with Result. The write goes on: the last
+	// commit still gives CommittedAll.
+	Answer
 )
 
 // Acks tracks one replicated write on its primary: the members of the
@@ -50,6 +55,10 @@ type Acks struct {
 	uncommitted uint64  // bit i: member i has yet to commit
 	result      int32   // the first failure reported, or 0
 	wantApplied bool
+	// answerBits, when not 0, are the places of the member whose commit
+	// answers the clients (AnswerOn); answered is set once it has.
+	answerBits uint64
+	answered   bool
 }
 
 // Start begins tracking a write replicated to the acting set acting
@@ -68,6 +77,27 @@ func (a *Acks) Start(acting []int32, wantApplied bool) {
 	}
 	all := uint64(1)<<len(acting) - 1 // all ones for 64: a shift past the width gives 0
 	a.unapplied, a.uncommitted = all, all
+}
+
+// AnswerOn makes the clients' answers wait for osd alone (a pool in ack
+// primary: osd is the primary): the applied reply once it has applied
+// the write, the final one (Answer) once it has committed it, with its
+// result; the other members' failures are left to recovery and change
+// no answer. The write is done, as before, once every member has
+// committed it (CommittedAll). An OSD not in the acting set changes
+// nothing. Call it after Start.
+func (a *Acks) AnswerOn(osd int32) { a.answerBits = a.bits(osd) }
+
+// Answered reports whether the clients were answered before every
+// member committed (the Answer outcome was given).
+func (a *Acks) Answered() bool { return a.answered }
+
+// Committed reports whether osd has committed the write (every place it
+// holds in the acting set, for a repeated member); false for an OSD not
+// in the acting set.
+func (a *Acks) Committed(osd int32) bool {
+	b := a.bits(osd)
+	return b != 0 && a.uncommitted&b == 0
 }
 
 // members returns the acting set.
@@ -98,11 +128,12 @@ func (a *Acks) bits(osd int32) uint64 {
 // member's stage (its result is recorded all the same, as the primary
 // always did).
 func (a *Acks) Ack(osd int32, stage Stage, result int32) Outcome {
-	if result != 0 && a.result == 0 {
+	b := a.bits(osd)
+	if result != 0 && a.result == 0 && (a.answerBits == 0 || b&a.answerBits != 0) {
 		a.result = result
 	}
 	wasUnapplied, wasUncommitted := a.unapplied != 0, a.uncommitted != 0
-	b := a.bits(osd)
+	wasAnswerUnapplied := a.unapplied&a.answerBits != 0
 	if stage >= Applied {
 		a.unapplied &^= b
 	}
@@ -112,14 +143,22 @@ func (a *Acks) Ack(osd int32, stage Stage, result int32) Outcome {
 	switch {
 	case wasUncommitted && a.uncommitted == 0:
 		return CommittedAll
+	case a.answerBits != 0 && !a.answered && a.uncommitted&a.answerBits == 0:
+		a.answered = true
+		return Answer
+	case a.answerBits != 0:
+		if wasAnswerUnapplied && a.unapplied&a.answerBits == 0 && a.wantApplied && a.result == 0 {
+			return AppliedAll
+		}
+		return Nothing
 	case wasUnapplied && a.unapplied == 0 && a.wantApplied && a.result == 0:
 		return AppliedAll
 	}
 	return Nothing
 }
 
-// Result is the write's result: the first failure a member reported, or
-// 0.
+// Result is the write's result: the first failure a member reported (the
+// answering member, under AnswerOn), or 0.
 func (a *Acks) Result() int32 { return a.result }
 
 // Unapplied is how many members have yet to apply the write.

@@ -153,3 +153,78 @@ func TestAcksRepeatedMember(t *testing.T) {
 		}
 	}
 }
+
+// In ack primary mode (AnswerOn) the primary's commit answers the
+// clients, with its result alone; the write is tracked until every
+// member committed, and Committed tells who lags.
+func TestAcksAnswerOnPrimary(t *testing.T) {
+	acting := []int32{3, 1, 7} // osd.3 is the primary
+	for _, tc := range []struct {
+		name        string
+		wantApplied bool
+		acks        []ack
+		result      int32
+	}{
+		{"the primary commits first", true, []ack{
+			{3, Applied, 0, AppliedAll}, {1, Applied, 0, Nothing}, {3, Committed, 0, Answer},
+			{1, Committed, 0, Nothing}, {7, Committed, 0, CommittedAll},
+		}, 0},
+		{"applied not wanted", false, []ack{
+			{3, Applied, 0, Nothing}, {3, Committed, 0, Answer}, {7, Committed, 0, Nothing}, {1, Committed, 0, CommittedAll},
+		}, 0},
+		{"the replicas commit before the primary", true, []ack{
+			{1, Committed, 0, Nothing}, {3, Applied, 0, AppliedAll}, {7, Committed, 0, Nothing},
+			{3, Committed, 0, CommittedAll},
+		}, 0},
+		{"a replica's failure is not the answer's", false, []ack{
+			{1, Committed, eio, Nothing}, {3, Committed, 0, Answer}, {7, Committed, 0, CommittedAll},
+		}, 0},
+		{"the primary's failure is", true, []ack{
+			{3, Applied, 0, AppliedAll}, {3, Committed, enospc, Answer}, {1, Committed, 0, Nothing}, {7, Committed, 0, CommittedAll},
+		}, enospc},
+		{"repeated acks answer once", false, []ack{
+			{3, Committed, 0, Answer}, {3, Committed, 0, Nothing}, {1, Committed, 0, Nothing},
+			{7, Committed, 0, CommittedAll}, {7, Committed, 0, Nothing},
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a Acks
+			a.Start(acting, tc.wantApplied)
+			a.AnswerOn(3)
+			for i, k := range tc.acks {
+				if got := a.Ack(k.osd, k.stage, k.result); got != k.want {
+					t.Fatalf("ack %d (osd.%d stage %d result %d): outcome %d, want %d", i, k.osd, k.stage, k.result, got, k.want)
+				}
+			}
+			if a.Result() != tc.result {
+				t.Errorf("result %d, want %d", a.Result(), tc.result)
+			}
+		})
+	}
+}
+
+func TestAcksCommittedAndAnswered(t *testing.T) {
+	var a Acks
+	a.Start([]int32{3, 1, 7}, false)
+	a.AnswerOn(3)
+	if a.Committed(3) || a.Committed(1) || a.Committed(9) || a.Answered() {
+		t.Fatal("a new write is committed somewhere or answered")
+	}
+	a.Ack(3, Committed, 0)
+	a.Ack(7, Committed, 0)
+	if !a.Committed(3) || !a.Committed(7) || a.Committed(1) || !a.Answered() {
+		t.Fatalf("after the primary's and osd.7's commits: 3 %v 7 %v 1 %v answered %v",
+			a.Committed(3), a.Committed(7), a.Committed(1), a.Answered())
+	}
+	// Without AnswerOn nothing is answered before the end.
+	a.Start([]int32{3, 1}, false)
+	if a.Ack(3, Committed, 0) != Nothing || a.Answered() {
+		t.Fatal("ack all answered on the primary's commit")
+	}
+	// A primary alone (size 1) answers with CommittedAll.
+	a.Start([]int32{3}, false)
+	a.AnswerOn(3)
+	if got := a.Ack(3, Committed, 0); got != CommittedAll || a.Answered() {
+		t.Fatalf("a lone primary's commit: %d answered %v, want CommittedAll", got, a.Answered())
+	}
+}

@@ -4,7 +4,10 @@
 // primary answers its clients: the applied reply (for a client that asked
 // for one with FlagWantApplied) once every member has applied it and
 // none failed, and the final reply, with the write's result, once every
-// member has committed it.
+// member has committed it. In a pool in ack primary mode (AnswerOn) the
+// clients are answered once the primary has committed (Answer), and the
+// write is tracked on until every member has, so that the primary knows
+// which replicas lag (Committed).
 //
 // Acks is the tracker: the primary starts one per write with the acting
 // set, feeds it its own apply and commit and its replicas' answers
