@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -184,4 +185,22 @@ func (v Values) With(w Values) Values {
 	}
 	maps.Copy(out.byName, w.byName)
 	return out
+}
+
+// DecodeCentral decodes the monitors' answer to "config get who=NAME"
+// (a JSON list of {name, value}): what the central config sets for that
+// daemon.
+func DecodeCentral(data []byte) (map[string]string, error) {
+	var entries []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(data, &entries); err != nil {
+		return nil, fmt.Errorf("config get's answer: %w", err)
+	}
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		out[e.Name] = e.Value
+	}
+	return out, nil
 }

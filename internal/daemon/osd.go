@@ -294,6 +294,13 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 	if cfg.AdaptiveProcs && procs.Enabled() {
 		gov = procs.New(procs.DefaultPolicy())
 	}
+	// Options read only at start (osd_emulate_device) may be set in the
+	// central config too: ask the monitors once, briefly, as the watcher
+	// will for the runtime ones; without an answer the local values stand.
+	if v, ok := startCentral(ctx, cfg, d.name, ocfg.MonAuth, layers, log); ok {
+		options = v
+		setOSDOptions(&ocfg, options)
+	}
 	ocfg.Store = cfg.Store
 	if cfg.Data != "" {
 		sopts := blockstore.Options{Path: cfg.Data, CacheBytes: int64(cache), DirectReads: cfg.DirectReads, Logger: log.WithGroup("store")}

@@ -9,10 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/objectstore/devemu"
 	"github.com/cuttlestore/cuttle/internal/osd"
+	"github.com/cuttlestore/cuttle/internal/wire"
 )
 
 // OSDConfigInterval is how often a running OSD fetches the central config
@@ -105,4 +108,42 @@ func emulateDevice(ocfg *osd.Config, v config.Values, log *slog.Logger) {
 	ocfg.EmulateDevice = prof.Name
 	log.Warn("emulating a device: every read and write takes its time", "device", prof.Name,
 		"latency", prof.Latency, "bandwidth_mb_s", prof.Bandwidth/1e6)
+}
+
+// startCentralTimeout bounds the start's one look at the central config.
+const startCentralTimeout = 10 * time.Second
+
+// startCentral resolves the OSD's options again with the central config
+// (below the file, flags and overrides, as the watcher does), fetched
+// once through a short-lived monitor client. It reports false, and logs
+// why, when the monitors do not answer in time or refuse.
+func startCentral(ctx context.Context, cfg OSDConfig, self auth.EntityName, monAuth func(auth.EntityName) auth.ClientHandshake,
+	layers []config.Layer, log *slog.Logger) (config.Values, bool) {
+	mc, err := monc.New(monc.Config{Name: self, Mons: cfg.Mons, Network: cfg.Network, ClientAuth: monAuth,
+		Attempt: startCentralTimeout / 2, Clock: cfg.Clock})
+	if err != nil {
+		log.Warn("central config not read at start", "err", err)
+		return config.Values{}, false
+	}
+	defer mc.Close()
+	cctx, cancel := context.WithTimeout(ctx, startCentralTimeout)
+	defer cancel()
+	r, err := mc.Run(cctx, wire.NewCommand("config get", "who", self.String()))
+	if err == nil {
+		err = r.Err()
+	}
+	var central map[string]string
+	if err == nil {
+		central, err = config.DecodeCentral(r.Data)
+	}
+	if err != nil {
+		log.Warn("central config not read at start; the local values stand until the monitors answer", "err", err)
+		return config.Values{}, false
+	}
+	v, err := config.Resolve(osd.OptionNames(), append([]config.Layer{{Source: config.SourceMon, Values: central}}, layers...)...)
+	if err != nil {
+		log.Warn("central config refused at start", "err", err)
+		return config.Values{}, false
+	}
+	return v, true
 }

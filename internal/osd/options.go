@@ -2,7 +2,6 @@ package osd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -116,6 +115,10 @@ func optionFields() []optionField {
 	}
 }
 
+// EmulatedDevice names the device timing the OSD's store has
+// (osd_emulate_device as it was at start: none, hdd or ssd).
+func (o *OSD) EmulatedDevice() string { return o.cfg.EmulateDevice }
+
 // OptionNames lists the options of the schema the OSD reads.
 func OptionNames() []string {
 	var out []string
@@ -182,6 +185,7 @@ func (o *OSD) SetConfig(v config.Values) {
 	defer o.setMu.Unlock()
 	old := o.options()
 	next := OptionsFrom(old, v)
+	next.EmulateDevice = old.EmulateDevice // read at start only: the store is wrapped then
 	o.opts.Store(&next)
 	shown := o.conf.Load().With(v)
 	o.conf.Store(&shown)
@@ -219,16 +223,9 @@ func (o *OSD) CentralConfig(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("osd.%d: config get: %w", o.cfg.ID, err)
 	}
-	var entries []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	}
-	if err := json.Unmarshal(r.Data, &entries); err != nil {
-		return nil, fmt.Errorf("osd.%d: config get: %w", o.cfg.ID, err)
-	}
-	out := make(map[string]string, len(entries))
-	for _, e := range entries {
-		out[e.Name] = e.Value
+	out, err := config.DecodeCentral(r.Data)
+	if err != nil {
+		return nil, fmt.Errorf("osd.%d: %w", o.cfg.ID, err)
 	}
 	return out, nil
 }

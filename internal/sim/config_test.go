@@ -67,11 +67,21 @@ func TestConfigSetReachesSimulatedOSDs(t *testing.T) {
 		check(1, "osd_max_backfills", "6", "mon")
 		check(2, "osd_max_backfills", "4", "mon")
 
-		// A restarted OSD fetches the central config as it starts.
+		// A restarted OSD fetches the central config as it starts, the
+		// options it reads only then included: osd_emulate_device set
+		// centrally wraps its store when it restarts, not before.
+		c.Run("config set", "who", "osd.2", "name", "osd_emulate_device", "value", "ssd")
+		settle()
+		if got := c.OSDs[2].D.EmulatedDevice(); got != "none" {
+			t.Errorf("osd.2 emulates %s before its restart; want none (read at start only)", got)
+		}
 		c.KillOSD(2)
 		c.StartOSD(2)
 		synctest.Wait()
 		check(2, "osd_max_backfills", "4", "mon")
+		if got := c.OSDs[2].D.EmulatedDevice(); got != "ssd" {
+			t.Errorf("osd.2 restarted emulates %s, want ssd from the central config", got)
+		}
 
 		c.Run("config rm", "who", "osd", "name", "osd_max_backfills")
 		settle()
