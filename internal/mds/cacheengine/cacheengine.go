@@ -69,7 +69,7 @@ func (e cacheEngine) Close(ctx context.Context) error { return e.c.Close(ctx) }
 func (e cacheEngine) Stats() server.EngineStats {
 	st := e.c.Stats()
 	return server.EngineStats{Inodes: st.Inodes, Dentries: st.Dentries, DirtyFrags: st.DirtyFrags, JournalBytes: st.JournalBytes,
-		Caps: st.Caps, Strays: st.Strays}
+		Caps: st.Caps, Strays: st.Strays, Damaged: st.Damaged}
 }
 
 // Follower follows a rank's journal for a standby-replay daemon

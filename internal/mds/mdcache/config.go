@@ -131,4 +131,6 @@ type Stats struct {
 	Caps         int    // caps held by clients
 	Strays       int    // unlinked inodes waiting to be purged
 	Evicted      uint64 // clean fragments evicted from the cache
+	// Damaged counts the damaged metadata objects found (Damage).
+	Damaged int
 }

@@ -81,6 +81,10 @@ type EngineStats struct {
 	Inodes, Dentries, DirtyFrags int
 	JournalBytes                 uint64 // the journal past its expire position
 	Caps, Strays                 int
+	// Damaged counts the damaged metadata objects the rank found
+	// (requests touching them get EIO): health's "metadata damage
+	// detected".
+	Damaged int
 }
 
 // StatsEngine is an Engine that reports its counters (the real one does).
