@@ -115,7 +115,7 @@ func (r *Report) Summary() string {
 	if r.Clean() {
 		s += "clean"
 	} else {
-		s += fmt.Sprintf("%d problems", len(r.Problems))
+		s += fmt.Sprintf("%d problem%s", len(r.Problems), map[bool]string{true: "s"}[len(r.Problems) != 1])
 	}
 	if len(r.Skipped) > 0 {
 		s += " (not checked: " + strings.Join(r.Skipped, ", ") + ")"
@@ -170,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Path = "/"
 	}
 	cfg.Path = path.Clean("/" + cfg.Path)
-	s := &scrubber{cfg: cfg, rep: &Report{Path: cfg.Path}, objects: map[string]bool{}, reached: map[string]bool{},
+	s := &scrubber{cfg: cfg, rep: &Report{Path: cfg.Path, Problems: []Problem{}}, objects: map[string]bool{}, reached: map[string]bool{},
 		tables: map[int]*mdtypes.InoTable{}, inos: map[mdtypes.Ino]*primary{}, remotes: map[mdtypes.Ino][]remote{},
 		data: map[int64]*rados.IOContext{cfg.Meta.PoolID(): cfg.Meta}}
 	for e, err := range cfg.Meta.Objects(ctx) {
