@@ -50,6 +50,12 @@ func TestFSScrubOnLaunchedCluster(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != "damaged_dentry" || rep.Problems[0].Object != "1.00000000" {
 		t.Errorf("fs scrub --format json: %v %s", err, out)
 	}
+	// --repair fixes a directory's link count, not a bad key.
+	c.cli("rados", "-p", "cephfs_metadata", "cp", "100.00000000", "abc123.00000000")
+	out, _, err = run(t, "--conf", c.conf, "fs", "scrub", "--repair")
+	if err == nil || !strings.Contains(out, "repaired: abc123.00000000: orphan_dirfrag: ") || !strings.Contains(out, `damaged_dentry: omap key "junk"`) {
+		t.Errorf("fs scrub --repair: %v\n%s", err, out)
+	}
 	c.cli("rados", "-p", "cephfs_metadata", "rmomapkey", "1.00000000", "junk")
 	if out := c.cli("fs", "scrub", "cephfs", "--path", "/"); !strings.HasSuffix(out, ": clean\n") {
 		t.Errorf("fs scrub after the key's removal: %q", out)

@@ -22,12 +22,13 @@ import (
 // held unless --force.
 func fsScrubCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	var (
-		path  string
-		force bool
+		path   string
+		force  bool
+		repair bool
 	)
 	c := &cobra.Command{
 		Use:   "scrub [NAME]",
-		Short: "Check a file system's metadata objects against each other, offline (take the file system down first: fs fail NAME); exits 1 when damage is found",
+		Short: "Check a file system's metadata objects against each other, offline (take the file system down first: fs fail NAME); exits 1 when damage is found; --repair fixes the safe kinds",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -40,11 +41,38 @@ func fsScrubCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 			if len(args) == 1 {
 				name = args[0]
 			}
+			if repair && force {
+				return fmt.Errorf("fs scrub: --repair writes the objects an MDS holding a rank would overwrite: take the file system down instead of --force (EINVAL)")
+			}
 			rep, err := runScrub(ctx, conn, name, path, force)
 			if err != nil {
 				return clusterconn.Named("fs scrub", err)
 			}
-			if err := out.Print(rep, func(w io.Writer) error { return printScrub(w, rep) }); err != nil {
+			var fixed []scrub.Problem
+			if repair {
+				fixed, err = scrub.Repair(ctx, rep)
+				if err != nil {
+					return clusterconn.Named("fs scrub", err)
+				}
+				if len(fixed) > 0 {
+					// What is left, as the objects are now.
+					if rep, err = runScrub(ctx, conn, name, path, force); err != nil {
+						return clusterconn.Named("fs scrub", err)
+					}
+				}
+			}
+			v := struct {
+				*scrub.Report
+				Repaired []scrub.Problem `json:"repaired,omitempty"`
+			}{rep, fixed}
+			if err := out.Print(v, func(w io.Writer) error {
+				for _, p := range fixed {
+					if _, err := fmt.Fprintln(w, "repaired: "+p.String()); err != nil {
+						return err
+					}
+				}
+				return printScrub(w, rep)
+			}); err != nil {
 				return err
 			}
 			if !rep.Clean() {
@@ -54,6 +82,7 @@ func fsScrubCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&path, "path", "/", "scrub only the subtree at this directory (orphans and hard links are then not checked)")
+	c.Flags().BoolVar(&repair, "repair", false, "fix what is safe offline: remove orphan fragment objects, set directories' link counts (then scrub again)")
 	c.Flags().BoolVar(&force, "force", false, "scrub although an MDS holds a rank: changes in its cache and journal may show as false damage")
 	return c
 }

@@ -79,6 +79,10 @@ type Problem struct {
 	Detail string      `json:"detail"`
 	// Advice says what to do.
 	Advice string `json:"advice"`
+	// Repairable says Repair can fix it (an orphan fragment, a
+	// directory's link count).
+	Repairable bool `json:"repairable,omitempty"`
+	repair     func(context.Context) error
 }
 
 func (p Problem) String() string {
@@ -363,7 +367,8 @@ func (s *scrubber) walk(ctx context.Context, in *mdtypes.Inode, p string) error 
 		if subdirs >= 0 && uint64(d.in.Nlink) != 2+uint64(subdirs) {
 			s.add(Problem{Kind: DirLinkCount, Object: s.primaryObject(d.in.Ino), Ino: d.in.Ino, Path: d.p,
 				Detail: fmt.Sprintf("link count %d, but %d subdirectories make %d", d.in.Nlink, subdirs, 2+subdirs),
-				Advice: "harmless to clients' reads; fix by creating and removing a subdirectory in it with the MDS up (a later --repair may)"})
+				Advice: "stat shows a wrong count: fs scrub --repair sets it", Repairable: true,
+				repair: s.fixDirLinks(d.in.Ino, uint32(2+subdirs))})
 		}
 	}
 	return nil
@@ -680,7 +685,8 @@ func (s *scrubber) checkOrphans(ctx context.Context) {
 		}
 		s.add(Problem{Kind: OrphanDirfrag, Object: name, Pool: s.cfg.Meta.PoolID(), Ino: ino,
 			Detail: fmt.Sprintf("fragment object of directory %v, which no dentry reaches", ino),
-			Advice: "space only: remove it (rados rm) once you are sure nothing in it is wanted"})
+			Advice: "space only: fs scrub --repair removes it (or rados rm)", Repairable: true,
+			repair: func(ctx context.Context) error { return s.cfg.Meta.Delete(ctx, name) }})
 	}
 }
 
@@ -698,4 +704,65 @@ func dirfragIno(name string) (mdtypes.Ino, bool) {
 		return 0, false
 	}
 	return mdtypes.Ino(ino), true
+}
+
+// fixDirLinks returns the repair that sets directory ino's link count to
+// n where its inode is stored: its base inode object, or its primary
+// dentry (checked to still hold the inode).
+func (s *scrubber) fixDirLinks(ino mdtypes.Ino, n uint32) func(context.Context) error {
+	pr := s.inos[ino]
+	return func(ctx context.Context) error {
+		if pr == nil {
+			obj := mdtypes.BaseInodeObject(ino)
+			b, err := s.cfg.Meta.Read(ctx, obj, 0, 1<<24)
+			if err != nil {
+				return err
+			}
+			in, err := mdtypes.UnmarshalInode(b)
+			if err != nil || in.Ino != ino {
+				return fmt.Errorf("%s changed since the scrub (EAGAIN)", obj)
+			}
+			in.Nlink = n
+			return s.cfg.Meta.WriteFull(ctx, obj, mdtypes.MarshalInode(in))
+		}
+		key := mdtypes.DentryKey(pr.name)
+		m, err := s.cfg.Meta.GetOmapValuesByKeys(ctx, pr.object, key)
+		if err != nil {
+			return err
+		}
+		d, err := mdtypes.UnmarshalDentry(pr.name, m[key])
+		if err != nil || d.Inode == nil || d.Inode.Ino != ino {
+			return fmt.Errorf("%s: dentry %q changed since the scrub (EAGAIN)", pr.object, pr.name)
+		}
+		d.Inode.Nlink = n
+		return s.cfg.Meta.SetOmap(ctx, pr.object, map[string][]byte{key: d.MarshalValue()})
+	}
+}
+
+// ErrNotRepairable: Repair refuses while a journal holds unflushed
+// events (the objects are not the file system's state yet).
+var ErrNotRepairable = errors.New("scrub: a rank's journal is not flushed: start its MDS, then take the file system down (cuttle fs fail) and scrub again (EBUSY)")
+
+// Repair fixes what is safe to fix offline among rep's problems: it
+// removes orphan fragment objects and sets directories' link counts.
+// It must run with no MDS holding a rank (the objects are then the
+// whole state). It returns the problems fixed; the first failure stops
+// it.
+func Repair(ctx context.Context, rep *Report) ([]Problem, error) {
+	for _, p := range rep.Problems {
+		if p.Kind == JournalNotFlushed {
+			return nil, ErrNotRepairable
+		}
+	}
+	var fixed []Problem
+	for _, p := range rep.Problems {
+		if p.repair == nil {
+			continue
+		}
+		if err := p.repair(ctx); err != nil {
+			return fixed, fmt.Errorf("scrub: repair %s: %w", p.Object, err)
+		}
+		fixed = append(fixed, p)
+	}
+	return fixed, nil
 }

@@ -327,3 +327,54 @@ func TestScrub(t *testing.T) {
 		}
 	})
 }
+
+// Repair removes orphan fragments and sets directories' link counts, and
+// leaves the rest for the user: a scrub after it reports only that.
+func TestRepair(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fx := newFixture(t)
+		ctx := context.Background()
+		orphan := save(t, fx.meta, fx.frag("/d/sub"))
+		orphan.name = "abcdef123.00000000"
+		orphan.restore(t)
+		for _, p := range []string{"/", "/d"} {
+			if p == "/" {
+				b, err := fx.meta.Read(ctx, mdtypes.BaseInodeObject(mdtypes.RootIno), 0, 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in, err := mdtypes.UnmarshalInode(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in.Nlink = 9
+				if err := fx.meta.WriteFull(ctx, mdtypes.BaseInodeObject(mdtypes.RootIno), mdtypes.MarshalInode(in)); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			d := fx.dentry(t, fx.frag("/"), "d")
+			d.Inode.Nlink = 2
+			fx.setDentry(t, fx.frag("/"), d)
+		}
+		if err := fx.meta.SetOmap(ctx, fx.frag("/e"), map[string][]byte{"junk": {1}}); err != nil {
+			t.Fatal(err)
+		}
+		rep := fx.scrub(t, "/")
+		fixed, err := scrub.Repair(ctx, rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[scrub.Kind]int{}
+		for _, p := range fixed {
+			kinds[p.Kind]++
+		}
+		if kinds[scrub.OrphanDirfrag] != 1 || kinds[scrub.DirLinkCount] != 2 || len(fixed) != 3 {
+			t.Fatalf("repaired %v (found %v)", fixed, rep.Problems)
+		}
+		rep = fx.scrub(t, "/")
+		if len(rep.Problems) != 1 || rep.Problems[0].Kind != scrub.DamagedDentry || rep.Problems[0].Repairable {
+			t.Fatalf("after the repair: %v", rep.Problems)
+		}
+	})
+}
