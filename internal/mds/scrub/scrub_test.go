@@ -10,6 +10,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/fsclient"
 	"github.com/cuttlestore/cuttle/internal/daemon"
+	"github.com/cuttlestore/cuttle/internal/mds/journal"
 	"github.com/cuttlestore/cuttle/internal/mds/cacheengine"
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 	"github.com/cuttlestore/cuttle/internal/mds/scrub"
@@ -375,6 +376,30 @@ func TestRepair(t *testing.T) {
 		rep = fx.scrub(t, "/")
 		if len(rep.Problems) != 1 || rep.Problems[0].Kind != scrub.DamagedDentry || rep.Problems[0].Repairable {
 			t.Fatalf("after the repair: %v", rep.Problems)
+		}
+
+		// An event past the journal's expire position (an MDS that died
+		// before writing back): reported, and repair refused.
+		w, _, err := journal.Recover(ctx, journal.Config{IO: fx.meta, Ino: uint64(mdtypes.JournalIno(0))}, func(journal.Entry) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.Append([]byte("an event")); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rep = fx.scrub(t, "/")
+		found := false
+		for _, p := range rep.Problems {
+			found = found || (p.Kind == scrub.JournalNotFlushed && p.Object == "200.00000000")
+		}
+		if !found {
+			t.Fatalf("an unflushed journal: %v", rep.Problems)
+		}
+		if _, err := scrub.Repair(ctx, rep); !errors.Is(err, scrub.ErrNotRepairable) {
+			t.Fatalf("repair with an unflushed journal: %v", err)
 		}
 	})
 }
