@@ -10,8 +10,8 @@ import (
 
 	"github.com/cuttlestore/cuttle/fsclient"
 	"github.com/cuttlestore/cuttle/internal/daemon"
-	"github.com/cuttlestore/cuttle/internal/mds/journal"
 	"github.com/cuttlestore/cuttle/internal/mds/cacheengine"
+	"github.com/cuttlestore/cuttle/internal/mds/journal"
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 	"github.com/cuttlestore/cuttle/internal/mds/scrub"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
