@@ -127,6 +127,16 @@ type Client struct {
 	pools     map[int64]*rados.IOContext
 	rootIno   uint64
 	clientID  uint64
+	inval     Invalidate
+}
+
+// SetInvalidate sets what the client calls to drop a kernel's cached
+// attributes and names when their caps or leases are revoked (call it
+// before the mount serves).
+func (c *Client) SetInvalidate(inv Invalidate) {
+	c.mu.Lock()
+	c.inval = inv
+	c.mu.Unlock()
 }
 
 // inode is what the client knows of one inode.
@@ -134,6 +144,9 @@ type inode struct {
 	stat  wire.InodeStat
 	data  *fileData // while open
 	opens int
+	// attrUntil: a directory's attributes are leased until then (the
+	// MDS revokes the lease before another client changes them).
+	attrUntil time.Time
 }
 
 type dentryKey struct {
@@ -141,10 +154,21 @@ type dentryKey struct {
 	name string
 }
 
-// dentry is a cached name, valid until its lease ends.
+// dentry is a cached name, valid until its lease ends; ino 0: the name
+// does not exist.
 type dentry struct {
 	ino   uint64
 	until time.Time
+}
+
+// Invalidate is how the client tells a kernel (the FUSE mount) to drop
+// what it caches when a cap or lease that allowed it is revoked: the
+// client calls them, and acks the revocation only after they return.
+type Invalidate struct {
+	// Inode drops the attributes (and cached pages) of ino.
+	Inode func(ino uint64)
+	// Entry drops the name in directory dir.
+	Entry func(dir uint64, name string)
 }
 
 // Mount mounts file system fsName through conn: it finds the daemon
@@ -281,7 +305,10 @@ func (c *Client) do(ctx context.Context, req *wire.ClientRequest, safe bool) (*w
 		c.mu.Unlock()
 		return nil, fmt.Errorf("fsclient: %w", c.ended)
 	}
-	w := &call{done: make(chan struct{}), safe: make(chan struct{})}
+	w := &call{done: make(chan struct{}), safe: make(chan struct{}), req: req, sent: c.clock.Now()}
+	if req.Op.IsWrite() {
+		c.dropLeasesFor(req)
+	}
 	tid := c.sess.Submit(req)
 	c.calls[tid] = w
 	c.runLocked()

@@ -38,7 +38,22 @@ func (n Inodes) Lookup(ctx context.Context, dir uint64, name string) (*Stat, err
 	if err != nil {
 		return nil, inoErr("lookup "+name, dir, err)
 	}
-	return statOf(&st), nil
+	s := statOf(&st)
+	s.AttrValid, s.EntryValid = n.c.validity(dir, name, st.Ino)
+	return s, nil
+}
+
+// NegativeValid is how long name is known absent from dir (a lease on
+// the absence, after a Lookup that failed with ENOENT): a kernel may
+// cache the absence that long.
+func (n Inodes) NegativeValid(dir uint64, name string) time.Duration {
+	n.c.mu.Lock()
+	defer n.c.mu.Unlock()
+	now := n.c.clock.Now()
+	if d, ok := n.c.dentries[dentryKey{dir, name}]; ok && d.ino == 0 && now.Before(d.until) {
+		return d.until.Sub(now)
+	}
+	return 0
 }
 
 // Getattr returns ino's attributes, exact (size and mtime collected from
@@ -49,6 +64,7 @@ func (n Inodes) Getattr(ctx context.Context, ino uint64) (*Stat, error) {
 		return nil, inoErr("getattr", ino, err)
 	}
 	s := statOf(&st)
+	s.AttrValid, _ = n.c.validity(0, "", ino)
 	n.c.mu.Lock()
 	if in := n.c.inodes[ino]; in != nil && in.data != nil {
 		// This client's own buffered writes may be ahead of the MDS.
@@ -109,7 +125,9 @@ func (n Inodes) make(ctx context.Context, op string, dir uint64, name string, re
 	if err != nil {
 		return nil, inoErr(op+" "+name, dir, err)
 	}
-	return statOf(&st), nil
+	s := statOf(&st)
+	s.AttrValid, s.EntryValid = n.c.validity(dir, name, st.Ino)
+	return s, nil
 }
 
 // Mknod makes a special file (or a regular one) name in dir.
@@ -196,7 +214,9 @@ func (n Inodes) Create(ctx context.Context, dir uint64, name string, flags int, 
 		return nil, nil, err
 	}
 	st, _ := target(r)
-	return f, statOf(&st), nil
+	s := statOf(&st)
+	s.AttrValid, s.EntryValid = n.c.validity(dir, name, st.Ino)
+	return f, s, nil
 }
 
 // ReadDir lists directory ino whole (without "." and ".."), with every
@@ -206,8 +226,13 @@ func (n Inodes) ReadDir(ctx context.Context, ino uint64, plus bool) ([]DirEntry,
 	return out, inoErr("readdir", ino, err)
 }
 
-// Getxattr returns the value of ino's extended attribute name.
+// Getxattr returns the value of ino's extended attribute name. POSIX
+// ACLs are not supported (EOPNOTSUPP, without asking the MDS: tools
+// such as ls ask for them of every file, and stop on EOPNOTSUPP).
 func (n Inodes) Getxattr(ctx context.Context, ino uint64, name string) ([]byte, error) {
+	if wire.IsPosixACL(name) {
+		return nil, inoErr("getxattr "+name, ino, syscall.EOPNOTSUPP)
+	}
 	r, err := n.c.do(ctx, &wire.ClientRequest{Op: wire.MetaGetxattr, Path: wire.FilePath{Ino: ino}, Name: name}, false)
 	if err != nil {
 		return nil, inoErr("getxattr "+name, ino, err)

@@ -3,6 +3,7 @@ package fsclient
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/cuttlestore/cuttle/fsclient/internal/captab"
@@ -25,6 +26,10 @@ type call struct {
 	safe  chan struct{} // closed when journaled (or failed)
 	reply *wire.ClientReply
 	err   error
+	req   *wire.ClientRequest
+	// sent is when the request was first submitted: its reply's leases
+	// run from then (the MDS's from later).
+	sent time.Time
 }
 
 // flushVal is what a cap flush reported, to mark the file's attributes
@@ -68,9 +73,7 @@ func (c *Client) Dispatch(from msgr.Peer, msg msgr.Message) {
 	case wire.TypeClientLease:
 		var m wire.ClientLease
 		if m, err = wire.DecodeClientLease(msg.Payload); err == nil && m.Op == wire.LeaseRevoke {
-			delete(c.dentries, dentryKey{m.Ino, m.Name})
-			ack := wire.ClientLease{Op: wire.LeaseRevokeAck, Ino: m.Ino, Name: m.Name, Seq: m.Seq}
-			c.send(msgr.Message{Type: wire.TypeClientLease, Version: 1, Payload: ack.Encode()})
+			c.leaseRevoked(m)
 		}
 	default:
 		err = fmt.Errorf("unexpected message type %d", msg.Type)
@@ -146,6 +149,9 @@ func (c *Client) sessionAction(a session.Action) {
 	case session.SendRequest:
 		c.send(msgr.Message{Type: wire.TypeClientRequest, Version: 1, Payload: a.Request.Encode()})
 	case session.SendReconnect:
+		// The new holder of the rank knows none of the old one's
+		// leases: stop trusting them, and make the kernel stop too.
+		c.dropAllLeases()
 		m := c.caps.Reconnect()
 		for i := range m.Caps {
 			rc := &m.Caps[i]
@@ -162,8 +168,19 @@ func (c *Client) sessionAction(a session.Action) {
 		m.Locks = c.heldLocks()
 		c.send(msgr.Message{Type: wire.TypeClientReconnect, Version: 1, Payload: m.Encode()})
 	case session.RequestDone:
-		c.absorb(a.Reply)
-		if w := c.calls[a.Tid]; w != nil {
+		w := c.calls[a.Tid]
+		sent := c.clock.Now()
+		if w != nil {
+			sent = w.sent
+			if w.req.Op.IsWrite() {
+				// Leases read before this change may have reached
+				// the client since it was sent: what it changed is
+				// not trusted past here (its own reply re-leases).
+				c.dropLeasesFor(w.req)
+			}
+		}
+		c.absorb(a.Reply, sent)
+		if w != nil {
 			w.reply = a.Reply
 			close(w.done)
 		}
@@ -183,7 +200,7 @@ func (c *Client) sessionAction(a session.Action) {
 		c.broadcast()
 	case session.CapsLost:
 		c.caps.Lost()
-		c.dentries = map[dentryKey]dentry{}
+		c.dropAllLeases()
 	case session.RecallCaps:
 		c.caps.Recall(a.MaxCaps)
 	case session.FlushCaps:
@@ -220,7 +237,7 @@ func (c *Client) capAction(a captab.Action) {
 		}
 		_, lazy := c.caps.Issued(a.Ino)
 		c.wg.Add(1)
-		go c.revoke(data, a.Ino, a.Caps, lazy, a.Seq)
+		go c.revoke(data, a.Ino, a.Caps, lazy, a.Seq, c.inval.Inode)
 	case captab.Changed:
 		if in != nil {
 			if a.Msg != nil {
@@ -245,6 +262,12 @@ func (c *Client) capAction(a captab.Action) {
 		}
 		c.broadcast()
 	case captab.Dropped:
+		if inv := c.inval.Inode; inv != nil && in != nil && in.opens > 0 {
+			// The kernel was given the attributes of an open file
+			// under this cap.
+			c.wg.Add(1)
+			go func() { defer c.wg.Done(); inv(a.Ino) }()
+		}
 		if in != nil {
 			if in.data != nil {
 				in.data.DropCache()
@@ -257,9 +280,13 @@ func (c *Client) capAction(a captab.Action) {
 	}
 }
 
-// revoke runs a revocation's data work without the lock, then acks.
-func (c *Client) revoke(data *fileData, ino uint64, caps locker.Caps, lazy bool, seq uint64) {
+// revoke runs a revocation's data work without the lock, makes the
+// kernel drop what it cached under the caps (inval), then acks.
+func (c *Client) revoke(data *fileData, ino uint64, caps locker.Caps, lazy bool, seq uint64, inval func(uint64)) {
 	defer c.wg.Done()
+	if inval != nil {
+		inval(ino)
+	}
 	if data != nil {
 		for {
 			err := data.SetCaps(c.runCtx, caps, lazy)
@@ -289,21 +316,25 @@ func (c *Client) broadcast() {
 	c.changed = make(chan struct{})
 }
 
-// absorb takes a reply's inodes into the caches and the cap table.
-func (c *Client) absorb(r *wire.ClientReply) {
+// absorb takes a reply's inodes into the caches and the cap table, and
+// the leases it grants (counted from sent, when the request went out).
+func (c *Client) absorb(r *wire.ClientReply, sent time.Time) {
 	var dir uint64
 	for i := range r.Trace {
 		st := &r.Trace[i]
+		until := sent.Add(time.Duration(st.LeaseMs) * time.Millisecond)
 		if i > 0 && st.Name != "" && dir != 0 {
-			if st.LeaseMs > 0 && st.Inode.Ino != 0 {
-				c.dentries[dentryKey{dir, st.Name}] = dentry{ino: st.Inode.Ino,
-					until: c.clock.Now().Add(time.Duration(st.LeaseMs) * time.Millisecond)}
+			if st.LeaseMs > 0 {
+				c.dentries[dentryKey{dir, st.Name}] = dentry{ino: st.Inode.Ino, until: until}
 			} else {
 				delete(c.dentries, dentryKey{dir, st.Name})
 			}
 		}
 		if st.Inode.Ino != 0 {
 			c.noteInode(&st.Inode, wire.FilePath{Ino: dir, Path: st.Name})
+			if st.LeaseMs > 0 && st.Inode.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				c.inodes[st.Inode.Ino].attrUntil = until
+			}
 		}
 		dir = st.Inode.Ino
 	}
@@ -312,7 +343,102 @@ func (c *Client) absorb(r *wire.ClientReply) {
 		if e.Inode.Cap.ID != 0 || e.Inode.Mode != 0 {
 			c.noteInode(&e.Inode, wire.FilePath{})
 		}
+		if e.LeaseMs > 0 && dir != 0 && e.Inode.Ino != 0 {
+			until := sent.Add(time.Duration(e.LeaseMs) * time.Millisecond)
+			c.dentries[dentryKey{dir, e.Name}] = dentry{ino: e.Inode.Ino, until: until}
+			if e.Inode.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				c.inodes[e.Inode.Ino].attrUntil = until
+			}
+		}
 	}
+}
+
+// dropLeasesFor forgets the leases a change of req's touches: the names
+// it changes and the attributes of the directories they are in (and,
+// for a rename, of every directory: the moved one's too). c.mu is held.
+func (c *Client) dropLeasesFor(req *wire.ClientRequest) {
+	for _, p := range []wire.FilePath{req.Path, req.Path2} {
+		if p.Ino == 0 {
+			continue
+		}
+		if p.Path != "" {
+			delete(c.dentries, dentryKey{p.Ino, p.Path})
+		}
+		if in := c.inodes[p.Ino]; in != nil {
+			in.attrUntil = time.Time{}
+		}
+	}
+	if req.Op == wire.MetaRename {
+		for _, in := range c.inodes {
+			in.attrUntil = time.Time{}
+		}
+	}
+}
+
+// dropAllLeases forgets every lease (the MDS that granted them is gone
+// or forgot this client) and makes the kernel drop what it cached under
+// them, in the background. c.mu is held.
+func (c *Client) dropAllLeases() {
+	now := c.clock.Now()
+	var names []dentryKey
+	for k, d := range c.dentries {
+		if now.Before(d.until) {
+			names = append(names, k)
+		}
+	}
+	var inos []uint64
+	for ino, in := range c.inodes {
+		if now.Before(in.attrUntil) {
+			inos = append(inos, ino)
+		}
+		in.attrUntil = time.Time{}
+	}
+	c.dentries = map[dentryKey]dentry{}
+	inval := c.inval
+	if len(names)+len(inos) == 0 || (inval.Entry == nil && inval.Inode == nil) {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for _, k := range names {
+			if inval.Entry != nil {
+				inval.Entry(k.dir, k.name)
+			}
+		}
+		for _, ino := range inos {
+			if inval.Inode != nil {
+				inval.Inode(ino)
+			}
+		}
+	}()
+}
+
+// leaseRevoked drops a revoked lease, makes the kernel drop what it
+// cached under it, then acks (off the lock: the kernel may wait for a
+// request of its own on the directory to end first). c.mu is held.
+func (c *Client) leaseRevoked(m wire.ClientLease) {
+	inval := c.inval
+	if m.Name == "" {
+		if in := c.inodes[m.Ino]; in != nil {
+			in.attrUntil = time.Time{}
+		}
+	} else {
+		delete(c.dentries, dentryKey{m.Ino, m.Name})
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		if m.Name == "" && inval.Inode != nil {
+			inval.Inode(m.Ino)
+		} else if m.Name != "" && inval.Entry != nil {
+			inval.Entry(m.Ino, m.Name)
+		}
+		ack := wire.ClientLease{Op: wire.LeaseRevokeAck, Ino: m.Ino, Name: m.Name, Seq: m.Seq}
+		c.mu.Lock()
+		c.send(msgr.Message{Type: wire.TypeClientLease, Version: 1, Payload: ack.Encode()})
+		c.mu.Unlock()
+	}()
 }
 
 // noteInode caches an inode's attributes and takes the cap it carries.
@@ -322,13 +448,19 @@ func (c *Client) noteInode(s *wire.InodeStat, path wire.FilePath) {
 		in = &inode{}
 		c.inodes[s.Ino] = in
 	}
+	if path.Path == "" && path.Ino == 0 {
+		path = wire.FilePath{Ino: s.Ino}
+	}
+	if in.stat.Ino != 0 && s.Version != 0 && s.Version < in.stat.Version {
+		// An older view (a reply built before one absorbed already):
+		// only its cap counts.
+		c.caps.Add(s.Ino, s.Cap, path)
+		return
+	}
 	in.stat = *s
 	in.stat.Cap = wire.InodeCap{}
 	if in.data != nil {
 		in.data.SetAttr(s.Size, s.Mtime.Time())
-	}
-	if path.Path == "" && path.Ino == 0 {
-		path = wire.FilePath{Ino: s.Ino}
 	}
 	c.caps.Add(s.Ino, s.Cap, path)
 }

@@ -345,6 +345,7 @@ func (c *Client) listDir(ctx context.Context, ino uint64, plus bool) ([]DirEntry
 			de := DirEntry{Name: e.Name, Ino: e.Inode.Ino, Mode: e.Inode.Mode}
 			if plus {
 				de.Stat = statOf(&e.Inode)
+				de.Stat.AttrValid, de.Stat.EntryValid = c.validity(ino, e.Name, e.Inode.Ino)
 			}
 			out = append(out, de)
 		}

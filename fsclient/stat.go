@@ -30,6 +30,12 @@ type Stat struct {
 	RBytes, RFiles  uint64
 	Symlink         string // a symlink's target
 	ChangeAttribute uint64
+	// AttrValid is how long these attributes stay exact without
+	// asking again (the caps or the lease the client holds: a kernel
+	// may cache them that long); EntryValid, for what Inodes' Lookup
+	// and the calls that create a name return, how long the name does.
+	// The client revokes both from the kernel through SetInvalidate.
+	AttrValid, EntryValid time.Duration
 }
 
 func statOf(s *wire.InodeStat) *Stat {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mds/locker"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -118,12 +119,17 @@ func (c *Client) walkParent(ctx context.Context, p string) (uint64, string, erro
 
 // lookup returns the inode name leads to in directory dir: from the
 // dentry cache while its lease lasts and the inode's attributes are
-// cached, else from the MDS.
+// exact in the cache (ENOENT for a name leased as absent), else from the
+// MDS.
 func (c *Client) lookup(ctx context.Context, dir uint64, name string) (wire.InodeStat, error) {
 	c.mu.Lock()
-	if d, ok := c.dentries[dentryKey{dir, name}]; ok && c.clock.Now().Before(d.until) {
-		if in := c.inodes[d.ino]; in != nil && in.stat.Ino != 0 {
-			st := in.stat
+	now := c.clock.Now()
+	if d, ok := c.dentries[dentryKey{dir, name}]; ok && now.Before(d.until) {
+		if d.ino == 0 {
+			c.mu.Unlock()
+			return wire.InodeStat{}, syscall.ENOENT
+		}
+		if st, _, ok := c.cachedLocked(d.ino, now); ok {
 			c.mu.Unlock()
 			return st, nil
 		}
@@ -154,27 +160,68 @@ func target(r *wire.ClientReply) (wire.InodeStat, error) {
 // times (Fs; or Fx, which makes the client's own size the size).
 const cachedStatCaps = locker.AuthShared | locker.LinkShared
 
-// getattr returns the attributes of ino: from the cache while the caps
-// held keep them exact (the paper's stat without a round trip), else
-// from the MDS, which collects size and mtime from writers.
+// openAttrTTL is how long a kernel may keep the attributes of a file
+// open on this client while its caps keep them exact: a revocation makes
+// it drop them before the client acks.
+const openAttrTTL = time.Second
+
+// cachedLocked returns ino's attributes if the cache has them exact —
+// the caps held keep them (the paper's stat without a round trip), or a
+// directory's lease does — and how long a kernel may keep them (0: it
+// must ask again). c.mu is held.
+func (c *Client) cachedLocked(ino uint64, now time.Time) (wire.InodeStat, time.Duration, bool) {
+	in := c.inodes[ino]
+	if in == nil || in.stat.Ino == 0 {
+		return wire.InodeStat{}, 0, false
+	}
+	st := in.stat
+	if now.Before(in.attrUntil) {
+		return st, in.attrUntil.Sub(now), true
+	}
+	issued, _ := c.caps.Issued(ino)
+	if issued&cachedStatCaps == cachedStatCaps && issued&(locker.FileShared|locker.FileExcl) != 0 && c.sess.CapsValid(now) {
+		var ttl time.Duration
+		if in.opens > 0 {
+			ttl = openAttrTTL
+		}
+		if in.data != nil {
+			st.Size = in.data.Size()
+		}
+		return st, ttl, true
+	}
+	return wire.InodeStat{}, 0, false
+}
+
+// getattr returns the attributes of ino: from the cache while caps or a
+// lease keep them exact, else from the MDS, which collects size and
+// mtime from writers.
 func (c *Client) getattr(ctx context.Context, ino uint64, mask uint32) (wire.InodeStat, error) {
 	c.mu.Lock()
-	in := c.inodes[ino]
-	issued, _ := c.caps.Issued(ino)
-	if in != nil && in.stat.Ino != 0 && issued&cachedStatCaps == cachedStatCaps &&
-		issued&(locker.FileShared|locker.FileExcl) != 0 && c.sess.CapsValid(c.clock.Now()) {
-		st := in.stat
-		data := in.data
-		c.mu.Unlock()
-		if data != nil {
-			st.Size = data.Size()
-		}
+	st, _, ok := c.cachedLocked(ino, c.clock.Now())
+	c.mu.Unlock()
+	if ok {
 		return st, nil
 	}
-	c.mu.Unlock()
 	r, err := c.do(ctx, &wire.ClientRequest{Op: wire.MetaGetattr, Path: wire.FilePath{Ino: ino}, Mask: mask}, false)
 	if err != nil {
 		return wire.InodeStat{}, err
 	}
 	return target(r)
+}
+
+// validity returns how long a kernel may keep ino's attributes and, for
+// name in dir (if not ""), the name.
+func (c *Client) validity(dir uint64, name string, ino uint64) (attr, entry time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	if _, ttl, ok := c.cachedLocked(ino, now); ok {
+		attr = ttl
+	}
+	if name != "" {
+		if d, ok := c.dentries[dentryKey{dir, name}]; ok && d.ino == ino && now.Before(d.until) {
+			entry = d.until.Sub(now)
+		}
+	}
+	return attr, entry
 }

@@ -38,6 +38,11 @@ var (
 	ErrInvalid = errors.New("kv: invalid argument")
 	// ErrCorrupt: a stored index or leaf does not decode.
 	ErrCorrupt = errors.New("kv: corrupt store")
+	// ErrConflict: a condition of Apply or CompareAndSwap did not hold;
+	// nothing was written.
+	ErrConflict = errors.New("kv: condition does not hold")
+	// ErrSpansLeaves: a batch's keys are in more than one leaf.
+	ErrSpansLeaves = errors.New("kv: batch keys span leaves")
 )
 
 // Options are a store's settings, fixed at Create.
@@ -436,4 +441,98 @@ func (s *Store) write(ctx context.Context, key string, req clskv.WriteRequest) e
 		_, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "write", in)
 		return err
 	})
+}
+
+// A Cond is a condition on a key's value when a batch applies: the key
+// is absent, or holds exactly Value.
+type Cond struct {
+	Key    string
+	Absent bool
+	Value  []byte
+}
+
+// A Batch is puts and removes applied atomically — all or none — if
+// every condition holds. Its keys must lie in one leaf (keys with a
+// common prefix usually do; ErrSpansLeaves otherwise): the leaf's class
+// method checks the conditions and applies the writes in one operation.
+type Batch struct {
+	Conds   []Cond
+	Puts    []Pair
+	Removes []string // applied after the puts
+}
+
+// Apply applies b: ErrConflict if a condition does not hold (nothing is
+// written), ErrSpansLeaves if its keys are in several leaves.
+func (s *Store) Apply(ctx context.Context, b Batch) error {
+	req := clskv.WriteRequest{Removes: b.Removes}
+	var keys []string
+	for _, p := range b.Puts {
+		if len(p.Value) > MaxValueLen {
+			return fmt.Errorf("kv: value of %d bytes (at most %d): %w", len(p.Value), MaxValueLen, ErrInvalid)
+		}
+		req.Puts = append(req.Puts, clskv.Pair{Key: p.Key, Value: p.Value})
+		keys = append(keys, p.Key)
+	}
+	keys = append(keys, b.Removes...)
+	for _, c := range b.Conds {
+		req.Conds = append(req.Conds, clskv.Cond{Key: c.Key, Absent: c.Absent, Value: c.Value})
+		keys = append(keys, c.Key)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if len(keys) > clskv.MaxBatch {
+		return fmt.Errorf("kv: a batch of %d keys (at most %d): %w", len(keys), clskv.MaxBatch, ErrInvalid)
+	}
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return err
+		}
+	}
+	if !s.oneLeaf(keys) {
+		// The cache may be stale: ask the index once before refusing.
+		if err := s.refresh(ctx); err != nil {
+			return err
+		}
+	}
+	in := req.Encode()
+	err := s.retry(ctx, keys[0], func(leaf plan.Entry) error {
+		for _, k := range keys {
+			if !leaf.Bounds.Contains(k) {
+				return fmt.Errorf("kv: %q and %q are in different leaves: %w", keys[0], k, ErrSpansLeaves)
+			}
+		}
+		_, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "write", in)
+		return err
+	})
+	if errno(err) == clskv.ErrnoMismatch {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}
+
+// CompareAndSwap sets key to new if it holds old: old nil means the key
+// must be absent, new nil removes it (an empty value is []byte{}).
+// ErrConflict if key holds something else.
+func (s *Store) CompareAndSwap(ctx context.Context, key string, old, new []byte) error {
+	b := Batch{Conds: []Cond{{Key: key, Absent: old == nil, Value: old}}}
+	if new == nil {
+		b.Removes = []string{key}
+	} else {
+		b.Puts = []Pair{{Key: key, Value: new}}
+	}
+	return s.Apply(ctx, b)
+}
+
+// oneLeaf reports whether the cached index puts keys in one leaf.
+func (s *Store) oneLeaf(keys []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := s.index.Lookup(keys[0])
+	for _, k := range keys[1:] {
+		if !first.Bounds.Contains(k) {
+			return false
+		}
+	}
+	return true
 }

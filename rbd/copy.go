@@ -15,6 +15,9 @@ const copyChunk = 32 << 20
 // unless o says otherwise. Stripe units that read as zeros are not
 // written, so the copy is as sparse as its source (or sparser).
 func (img *Image) Copy(ctx context.Context, dst *Pool, name string, o CreateOptions) (err error) {
+	if err := img.writeBackDirty(ctx); err != nil { // the objects are read: cached writes first
+		return err
+	}
 	leave, err := img.enter(ctx, false, false)
 	if err != nil {
 		return err

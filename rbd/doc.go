@@ -42,4 +42,10 @@
 // instance blocklisted in the OSD map) before its lock is broken. Header
 // changes are notified to every opener, which refreshes before its next
 // call. Close an Image when done.
+//
+// ReadAsync, WriteAsync, DiscardAsync and FlushAsync (aio.go) are the
+// same calls returning a Completion at once, with librbd's ordering
+// rules. OpenOptions.Cache turns on a client-side write-back cache
+// (cache.go), off by default, written back by Flush, Close, snapshots,
+// resizes and before the exclusive lock is handed over.
 package rbd

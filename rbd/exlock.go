@@ -237,10 +237,16 @@ func (img *Image) unlockHeld(ctx context.Context) (released bool, _ error) {
 		return false, err
 	}
 	defer img.gate.unlock()
+	if img.owns() {
+		if err := img.flushLocked(ctx); err != nil { // dirty data goes before the lock
+			return false, err
+		}
+	}
 	img.lk.Lock()
 	owner, cookie := img.owner, img.cookie
 	img.owner = false
 	img.lk.Unlock()
+	img.cache.dropAllClean() // the next holder may change the image
 	if !owner {
 		return false, nil
 	}
@@ -291,6 +297,7 @@ func (img *Image) acquire(ctx context.Context) error {
 		_, err := img.pool.io.Exec(ctx, img.headerObject(), lock.Class, "lock", lock.Request{Name: lockName, Type: lock.Exclusive, Cookie: cookie}.Encode())
 		if err == nil {
 			img.om.reload.Store(true) // the last holder may have changed the object map
+			img.cache.dropAllClean()  // and the data
 			img.lk.Lock()
 			img.owner, img.cookie = true, cookie
 			img.lk.Unlock()
@@ -384,11 +391,14 @@ func (img *Image) fence(ctx context.Context, instance string) error {
 	return nil
 }
 
-// Close releases the exclusive lock if this Image holds it (once the I/O
-// in progress is done) and ends its header watch. The Image must not be
-// used after.
+// Close writes the cache back (if on; a failure is returned, and the
+// lock then kept), releases the exclusive lock if this Image holds it
+// (once the I/O in progress is done) and ends its header watch. The Image
+// must not be used after.
 func (img *Image) Close(ctx context.Context) error {
+	cerr := img.closeCache(ctx)
 	released, err := img.unlockHeld(ctx)
+	err = errors.Join(cerr, err)
 	if released {
 		img.notice(ctx, noticeReleasedLock)
 	}

@@ -30,6 +30,9 @@ type Extent struct {
 // objects (and map) as they were then. A range past the image's end is
 // ErrInvalid.
 func (img *Image) AllocatedExtents(ctx context.Context, off, length uint64) ([]Extent, error) {
+	if err := img.writeBackDirty(ctx); err != nil { // the objects are asked: cached writes first
+		return nil, err
+	}
 	leave, err := img.enter(ctx, false, false)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,12 @@ type OpenOptions struct {
 	ReadOnly bool
 	// Snap opens the image as it was at the named snapshot, read-only.
 	Snap string
+	// Cache turns on the write-back cache (cache.go; nil: off). Start
+	// from DefaultCacheOptions.
+	Cache *CacheOptions
+	// MaxAsync bounds the asynchronous calls in flight (aio.go; default
+	// 64): one more waits for a slot.
+	MaxAsync int
 }
 
 // Image is an open image. Its methods are safe for concurrent use.
@@ -62,6 +68,10 @@ type Image struct {
 	// for an image that is not a clone. It changes under the gate held
 	// exclusively.
 	parent *Image
+
+	cache       *cache // the write-back cache, nil if off (cache.go)
+	stopFlusher func()
+	async       *asyncOps // the asynchronous calls in flight (aio.go)
 }
 
 // Open opens image name. It is ErrNotFound if there is no such image or
@@ -71,6 +81,11 @@ type Image struct {
 // the exclusive lock it may hold (an Image not closed holds it until its
 // Conn closes and the watch times out, 30 s, and is then fenced).
 func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, error) {
+	if o.Cache != nil {
+		if err := o.Cache.check(); err != nil {
+			return nil, fmt.Errorf("rbd: open %q: %w", name, err)
+		}
+	}
 	img, err := p.open(ctx, name, o)
 	if err != nil {
 		return nil, err
@@ -84,6 +99,8 @@ func (p *Pool) Open(ctx context.Context, name string, o OpenOptions) (*Image, er
 		p.log.Warn("rbd: no header watch for a read-only open; will retry", "image", name, "err", err)
 		img.stale.Store(true)
 	}
+	img.async = newAsyncOps(o.MaxAsync)
+	img.startCache(o.Cache)
 	return img, nil
 }
 
@@ -351,12 +368,19 @@ func (img *Image) ReadAt(ctx context.Context, buf []byte, off uint64) error {
 	if err := img.checkRange("read", off, uint64(len(buf))); err != nil {
 		return err
 	}
+	if img.cache != nil {
+		return img.cachedRead(ctx, buf, off)
+	}
 	return img.readData(ctx, buf, off)
 }
 
 // WriteAt writes data at offset off, and returns once it is durable on
-// every replica. A range past the image's end is ErrInvalid.
+// every replica — or, with the cache on, once it is in the cache (Flush
+// makes it durable). A range past the image's end is ErrInvalid.
 func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
+	if img.cache != nil {
+		return img.cachedWrite(ctx, data, off, false)
+	}
 	leave, err := img.enter(ctx, false, true)
 	if err != nil {
 		return err
@@ -368,6 +392,12 @@ func (img *Image) WriteAt(ctx context.Context, data []byte, off uint64) error {
 	if err := img.checkRange("write", off, uint64(len(data))); err != nil {
 		return err
 	}
+	return img.writeObjects(ctx, data, off)
+}
+
+// writeObjects writes data at off to the data objects (the gate and the
+// exclusive lock held).
+func (img *Image) writeObjects(ctx context.Context, data []byte, off uint64) error {
 	// The map says exists before the write can create an object.
 	if err := img.markObjects(ctx, img.objectsOf(off, uint64(len(data)), false), clsrbd.ObjectExists, clsrbd.AnyState); err != nil {
 		return err
@@ -389,6 +419,10 @@ func (img *Image) Discard(ctx context.Context, off, length uint64) error {
 	if err := img.checkRange("discard", off, length); err != nil {
 		return err
 	}
+	if err := img.cache.dropRange(ctx, off, length); err != nil {
+		return err
+	}
+	defer img.cache.dropClean(off, length)
 	return img.discardData(ctx, off, length)
 }
 
@@ -416,13 +450,19 @@ func (img *Image) WriteZeroes(ctx context.Context, off, length uint64) error {
 }
 
 // Flush returns once the writes in progress when it was called have
-// completed. Writes are durable when WriteAt returns (there is no cache
-// yet), so Flush only waits for the calls of other goroutines.
+// completed and, with the cache on, once every write that returned before
+// it is durable (a failed write-back is returned; its data stays in the
+// cache, dirty, for the next Flush). Without the cache writes are durable
+// when WriteAt returns, so Flush only waits for the calls of other
+// goroutines.
 func (img *Image) Flush(ctx context.Context) error {
 	if err := img.gate.lock(ctx); err != nil { // taken once every call in progress is done
 		return err
 	}
 	img.gate.unlock()
+	if img.cache != nil {
+		return img.flushCache(ctx)
+	}
 	return nil
 }
 
@@ -446,6 +486,10 @@ func (img *Image) Resize(ctx context.Context, size uint64, o ResizeOptions) (err
 	if err := img.checkWrite("resize"); err != nil {
 		return err
 	}
+	if err := img.flushLocked(ctx); err != nil {
+		return err
+	}
+	defer img.cache.dropAllClean()
 	old := img.h.Size
 	switch {
 	case size > clsrbd.MaxSize:

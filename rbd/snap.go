@@ -58,6 +58,9 @@ func (img *Image) SnapCreate(ctx context.Context, name string) (err error) {
 	if err := img.checkWrite("snapshot"); err != nil {
 		return err
 	}
+	if err := img.flushLocked(ctx); err != nil { // the snapshot has what was written before it
+		return err
+	}
 	if err := checkName("snapshot", name); err != nil {
 		return err
 	}
@@ -178,6 +181,10 @@ func (img *Image) SnapRollback(ctx context.Context, name string) (err error) {
 	if err := img.checkWrite("rollback"); err != nil {
 		return err
 	}
+	if err := img.flushLocked(ctx); err != nil {
+		return err
+	}
+	defer img.cache.dropAllClean()
 	s, err := img.snapshot(name)
 	if err != nil {
 		return err

@@ -28,7 +28,8 @@
 #                 cuttle.conf) is used as it is; otherwise one is made with
 #                 cluster up (--auth none, as the Ceph anchor; BASE_PORT,
 #                 OSD_SIZE 16G; --fs --s3=false --nbd=false: the fs with
-#                 mds.a active and mds.b standing by) and stopped at the end
+#                 mds.a and mds.b, one active (measured), one standing by)
+#                 and stopped at the end
 #                 (KEEP=1 leaves it running)
 #        CUTTLE_BIN (default: built into bin/cuttle-fsbench)
 #        MDS_PID  the MDS to measure when the cluster's MDS was not started here
@@ -68,7 +69,7 @@ cuttle)
   export CUTTLE_CONF=$CDIR/cuttle.conf
   STARTED=0
   # A cluster up that makes the file system and its MDSs itself (--fs)
-  # is used as it comes (mds.a active), without the gateway and NBD
+  # is used as it comes (mds.a and mds.b, one active), without the gateway and NBD
   # export; an older one gets the pools, the fs and mds.a from here.
   UPFS=0
   "$CUTTLE_BIN" cluster up --help 2>&1 | grep -q -- '--fs ' && UPFS=1
@@ -86,8 +87,18 @@ cuttle)
       "$CUTTLE_BIN" mds mkfs --id a --data "$CDIR/mds.a" >&2
     fi
   fi
-  if [ -z "${MDS_PID:-}" ] && [ -f "$CDIR/run/mds.a.pid" ]; then
-    MDS_PID=$(awk '$1=="pid" {print $2; exit}' "$CDIR/run/mds.a.pid")   # the launcher's mds.a
+  # the launcher's daemon that holds rank 0 (mds.a or mds.b: whichever
+  # the monitors gave it; the other stands by)
+  ACTIVE_MDS=$("$CUTTLE_BIN" fs status --format json 2>/dev/null | python3 -c '
+import json, sys
+for f in json.load(sys.stdin).get("filesystems", []):
+    for r in f.get("ranks", []):
+        if r.get("rank") == 0 and r.get("mds"):
+            print(r["mds"]["name"]); sys.exit()
+' 2>/dev/null || true)
+  ACTIVE_MDS=${ACTIVE_MDS:-a}
+  if [ -z "${MDS_PID:-}" ] && [ -f "$CDIR/run/mds.$ACTIVE_MDS.pid" ]; then
+    MDS_PID=$(awk '$1=="pid" {print $2; exit}' "$CDIR/run/mds.$ACTIVE_MDS.pid")
   fi
   if [ -z "${MDS_PID:-}" ]; then
     if [ -f "$CDIR/mds.a.pid" ] && kill -0 "$(cat "$CDIR/mds.a.pid")" 2>/dev/null; then

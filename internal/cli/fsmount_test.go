@@ -109,4 +109,95 @@ func TestMountedFileSystem(t *testing.T) {
 			t.Fatalf("b lists %v", names)
 		}
 	})
+	t.Run("kernel caching", func(t *testing.T) { kernelCacheCoherence(t, a, b) })
+}
+
+// kernelCacheCoherence: what b's kernel caches (names, absent names and
+// directory attributes under the MDS's leases; attributes of files)
+// never hides a change made on a once that change has returned there.
+func kernelCacheCoherence(t *testing.T, a, b string) {
+	on := func(root string, p ...string) string { return filepath.Join(append([]string{root, "kc"}, p...)...) }
+	if err := os.MkdirAll(on(a, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(on(a, "d", "f"), []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// b looks at everything (twice: the second is served by its kernel).
+	look := func() {
+		for range 2 {
+			for _, p := range []string{on(b), on(b, "d"), on(b, "d", "f"), on(b, "d", "new"), on(b, "d", "sub")} {
+				os.Lstat(p)
+			}
+			os.ReadDir(on(b, "d"))
+		}
+	}
+	stat := func(p string) unix.Stat_t {
+		t.Helper()
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			t.Fatalf("stat %s: %v", p, err)
+		}
+		return st
+	}
+	absent := func(p string) {
+		t.Helper()
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s: want ENOENT, got %v", p, err)
+		}
+	}
+	steps := []struct {
+		name   string
+		change func() error
+		check  func()
+	}{
+		{"chmod a directory", func() error { return os.Chmod(on(a, "d"), 0o750) }, func() {
+			if m := stat(on(b, "d")).Mode & 0o7777; m != 0o750 {
+				t.Fatalf("b sees mode %o", m)
+			}
+		}},
+		{"chmod a file", func() error { return os.Chmod(on(a, "d", "f"), 0o600) }, func() {
+			if m := stat(on(b, "d", "f")).Mode & 0o7777; m != 0o600 {
+				t.Fatalf("b sees mode %o", m)
+			}
+		}},
+		{"truncate a file", func() error { return os.Truncate(on(a, "d", "f"), 2) }, func() {
+			if n := stat(on(b, "d", "f")).Size; n != 2 {
+				t.Fatalf("b sees size %d", n)
+			}
+		}},
+		{"create an absent name", func() error { return os.WriteFile(on(a, "d", "new"), nil, 0o644) }, func() {
+			stat(on(b, "d", "new"))
+		}},
+		{"mkdir changes the parent's link count", func() error { return os.Mkdir(on(a, "d", "sub"), 0o755) }, func() {
+			if n := stat(on(b, "d")).Nlink; n != 3 {
+				t.Fatalf("b sees nlink %d", n)
+			}
+			stat(on(b, "d", "sub"))
+		}},
+		{"rename", func() error { return os.Rename(on(a, "d", "f"), on(a, "d", "g")) }, func() {
+			absent(on(b, "d", "f"))
+			if n := stat(on(b, "d", "g")).Size; n != 2 {
+				t.Fatalf("b sees size %d", n)
+			}
+		}},
+		{"unlink", func() error { return os.Remove(on(a, "d", "new")) }, func() { absent(on(b, "d", "new")) }},
+		{"rmdir", func() error { return os.Remove(on(a, "d", "sub")) }, func() {
+			absent(on(b, "d", "sub"))
+			if n := stat(on(b, "d")).Nlink; n != 2 {
+				t.Fatalf("b sees nlink %d", n)
+			}
+		}},
+		{"rename back on b, seen on a", func() error { look(); return os.Rename(on(b, "d", "g"), on(b, "d", "f")) }, func() {
+			absent(on(a, "d", "g"))
+			stat(on(a, "d", "f"))
+		}},
+	}
+	for _, s := range steps {
+		look()
+		if err := s.change(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		s.check()
+	}
 }

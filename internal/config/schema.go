@@ -93,6 +93,8 @@ func schemaTable() []Option {
 			Desc: "how often an MDS daemon sends the monitors a beacon (Ceph's is 4 s); keep mds_beacon_grace at several intervals"},
 		{Name: "mds_cache_size", Type: TypeInt, Default: "100000", Runtime: false, Min: 100, Max: 1 << 30, Daemons: []string{"mds"},
 			Desc: "inodes an MDS keeps cached (Ceph's pre-Luminous option of that name); past it, clean directory fragments are evicted least recently used first; dirty, open and locked ones stay, so the bound is soft (docs/MDS.md, Eviction)"},
+		{Name: "mds_op_complaint_time", Type: TypeDuration, Default: "30s", Runtime: false, Min: 1, Max: 86400, Daemons: []string{"mds"},
+			Desc: "age past which an MDS request not yet answered safe is slow: the rank reports it in its beacons and the monitors raise MDS_SLOW_REQUEST (Ceph's option of that name)"},
 		{Name: "mds_reconnect_timeout", Type: TypeDuration, Default: "15s", Runtime: false, Min: 1, Max: 3600, Daemons: []string{"mds"}, Flag: "reconnect-timeout",
 			Desc: "how long an MDS that took over a rank waits for the previous holder's clients to reconnect before it resumes without them (Ceph's is 45 s); the phase ends as soon as every client has reported"},
 		{Name: "mon_allow_pool_delete", Type: TypeBool, Default: "false", Runtime: true, Daemons: mon,
@@ -165,6 +167,22 @@ func schemaTable() []Option {
 			Desc: "PG log entries an OSD keeps across all its PGs; each PG keeps its share, 250 to 3000"},
 
 		// Accepted, read by no daemon yet.
+		// The rbd library's write-back cache (rbd.CacheOptions, whose
+		// DefaultCacheOptions are these defaults; a test keeps them
+		// equal). Clients take them from their own settings, not yet
+		// from the central config.
+		{Name: "rbd_cache", Type: TypeBool, Default: "false", Runtime: false,
+			Desc: "open block images with the client-side write-back cache (rbd.OpenOptions.Cache; `cuttle nbd serve --cache`, `cuttle rbd bench --cache`); not read from the central config yet"},
+		{Name: "rbd_cache_size", Type: TypeSize, Default: "33554432", Runtime: false, Min: 65536, Max: 1 << 40,
+			Desc: "bytes an image's cache holds, clean and dirty (rbd.CacheOptions.Size)"},
+		{Name: "rbd_cache_max_dirty", Type: TypeSize, Default: "25165824", Runtime: false, Min: 0, Max: 1 << 40,
+			Desc: "dirty bytes in an image's cache before writers wait for write-back; 0 makes the cache write-through (rbd.CacheOptions.MaxDirty)"},
+		{Name: "rbd_cache_target_dirty", Type: TypeSize, Default: "16777216", Runtime: false, Min: 0, Max: 1 << 40,
+			Desc: "dirty bytes in an image's cache from which write-back starts (rbd.CacheOptions.TargetDirty)"},
+		{Name: "rbd_cache_max_dirty_age", Type: TypeDuration, Default: "1s", Runtime: false, Min: 0.001, Max: 3600,
+			Desc: "how long a block stays dirty in an image's cache before it is written back (rbd.CacheOptions.MaxDirtyAge)"},
+		{Name: "rbd_cache_writethrough_until_flush", Type: TypeBool, Default: "true", Runtime: false,
+			Desc: "an image's cache writes through until the first flush, for programs that never flush (rbd.CacheOptions.WritethroughUntilFlush)"},
 		{Name: "osd_objectstore", Type: TypeString, Default: "blockstore", Runtime: false, Enum: []string{"blockstore", "memstore"},
 			Desc: "object store engine of new OSDs (not read yet: cuttle osd mkfs makes blockstore stores)"},
 	}

@@ -266,14 +266,16 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 		}
 	}
 	srvCfg := server.Config{Name: cfg.Name, Conn: conn, Map: sender, Open: open, Follow: cfg.Follow,
-		ReconnectTimeout: opts.Duration("mds_reconnect_timeout"), Clock: cfg.Clock, Logger: log}
+		ReconnectTimeout: opts.Duration("mds_reconnect_timeout"), OpComplaintTime: opts.Duration("mds_op_complaint_time"),
+		Clock: cfg.Clock, Logger: log}
 	srv, err := server.New(srvCfg)
 	if err != nil {
 		return err
 	}
 	held.release(srv)
 	b, err := beacon.New(beacon.Config{Mon: monRunner{conn}, Name: cfg.Name, Addr: addr, Nonce: nonce, WantFS: cfg.JoinFS,
-		Interval: interval, Clock: cfg.Clock, Logger: log.WithGroup("beacon")})
+		Interval: interval, Clock: cfg.Clock, Logger: log.WithGroup("beacon"),
+		Health: func() wire.MDSHealth { return srv.Health(cfg.Clock.Now()) }})
 	if err != nil {
 		return err
 	}

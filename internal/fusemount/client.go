@@ -16,11 +16,13 @@ import (
 // ClientFS serves a mount from a Cuttle file-system client through its
 // inode-level API.
 //
-// Attributes and names are given to the kernel with no cache time: the
-// kernel asks again for each stat and path step, and the client answers
-// from its own cache while its caps and dentry leases allow, so what the
-// kernel shows is always what the caps make exact (a write on another
-// mount is seen at once).
+// Attributes and names are given to the kernel for as long as the
+// client's caps and leases keep them exact (fsclient.Stat's AttrValid
+// and EntryValid: a directory's attributes and names for the MDS's
+// dentry lease, a file's attributes while it is open under shared caps),
+// and the client makes the kernel drop them (SetInvalidator) before it
+// acks their revocation, so what the kernel shows is what the caps make
+// exact (a change on another mount is seen once it returns there).
 type ClientFS struct {
 	c  *fsclient.Client
 	in fsclient.Inodes
@@ -49,7 +51,14 @@ func withCaller(ctx context.Context, c Caller) context.Context {
 
 func attrOf(s *fsclient.Stat) Attr {
 	return Attr{Ino: s.Ino, Mode: s.Mode, Nlink: s.Nlink, UID: s.UID, GID: s.GID, Rdev: uint32(s.Rdev),
-		Size: s.Size, Blocks: s.Blocks, Atime: s.Atime, Mtime: s.Mtime, Ctime: s.Ctime}
+		Size: s.Size, Blocks: s.Blocks, Atime: s.Atime, Mtime: s.Mtime, Ctime: s.Ctime,
+		Valid: s.AttrValid, EntryValid: s.EntryValid}
+}
+
+// SetInvalidator implements Invalidator: the client calls these when
+// the caps or leases under which the kernel caches are revoked.
+func (fs *ClientFS) SetInvalidator(inode func(ino uint64), entry func(dir uint64, name string)) {
+	fs.c.SetInvalidate(fsclient.Invalidate{Inode: inode, Entry: entry})
 }
 
 func attrErr(s *fsclient.Stat, err error) (Attr, error) {
@@ -62,7 +71,13 @@ func attrErr(s *fsclient.Stat, err error) (Attr, error) {
 func (fs *ClientFS) Root() uint64 { return fs.in.Root() }
 
 func (fs *ClientFS) Lookup(ctx context.Context, c Caller, parent uint64, name string) (Attr, error) {
-	return attrErr(fs.in.Lookup(withCaller(ctx, c), parent, name))
+	a, err := attrErr(fs.in.Lookup(withCaller(ctx, c), parent, name))
+	if errors.Is(err, syscall.ENOENT) {
+		if d := fs.in.NegativeValid(parent, name); d > 0 {
+			return Attr{EntryValid: d}, nil // absent, and leased so
+		}
+	}
+	return a, err
 }
 
 // Forget is a hint the client does not need: it releases the caps of

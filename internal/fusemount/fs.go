@@ -41,10 +41,12 @@ type Attr struct {
 	Atime  time.Time
 	Mtime  time.Time
 	Ctime  time.Time
-	// Valid is how long the kernel may keep the attributes (and, from
-	// a lookup, the name) without asking again: the client's cap or
-	// lease says; 0 asks every time.
-	Valid time.Duration
+	// Valid is how long the kernel may keep the attributes without
+	// asking again, EntryValid (lookups, creates, readdirplus entries)
+	// the name: the client's caps and leases say; 0 asks every time.
+	// A lookup that answers Ino 0 says the name does not exist, for
+	// EntryValid.
+	Valid, EntryValid time.Duration
 }
 
 // SetAttr bits: which fields of a SetAttrIn to change.

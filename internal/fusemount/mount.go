@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -27,6 +28,14 @@ type Options struct {
 	ReadOnly             bool
 	// MaxReadAhead is the kernel's readahead for the mount (default 4 MiB).
 	MaxReadAhead int
+	// AttrTimeout, EntryTimeout and NegativeTimeout bound how long the
+	// kernel may cache attributes, names and absent names (-o
+	// attr_timeout=, entry_timeout=, negative_timeout=, in seconds).
+	// The client says how long its caps and leases keep each exact, and
+	// revokes them from the kernel when another client changes them;
+	// 0 (the default) leaves that the only bound, a negative value turns
+	// the kernel's caching off.
+	AttrTimeout, EntryTimeout, NegativeTimeout time.Duration
 	// Extra are further -o options passed to the kernel as they are.
 	Extra []string
 	Debug bool
@@ -39,11 +48,14 @@ type Options struct {
 var ErrNoFUSE = errors.New("FUSE is not available")
 
 // Invalidator is what an FS that caches may implement to learn how to
-// drop the kernel's cached pages and attributes of an inode (when its
-// caps are revoked): Mount calls SetInvalidator with a function that
-// does it.
+// drop what the kernel caches when the caps or leases that allowed it
+// are revoked: Mount calls SetInvalidator with a function that drops an
+// inode's attributes and cached pages, and one that drops a name from a
+// directory. They may block until the kernel is done with a request on
+// the same inode or directory: call them from a goroutine of their own,
+// never from a request's.
 type Invalidator interface {
-	SetInvalidator(func(ino uint64))
+	SetInvalidator(inode func(ino uint64), entry func(dir uint64, name string))
 }
 
 // Mount is a mounted file system.
@@ -84,15 +96,18 @@ func New(ctx context.Context, dir string, fs FS, opts Options) (*Mount, error) {
 		lg = slog.Default()
 	}
 	mo := mountOptions(opts, lg)
-	r := newRaw(ctx, fs, lg)
+	r := newRaw(ctx, fs, lg, timeouts{attrMax: opts.AttrTimeout, entryMax: opts.EntryTimeout, negativeMax: opts.NegativeTimeout})
 	server, err := fuse.NewServer(r, dir, mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	if inv, ok := fs.(Invalidator); ok {
+		// ENOENT from either: the kernel has no such node or name
+		// cached; nothing to drop.
 		inv.SetInvalidator(func(ino uint64) {
-			// ENOENT: the kernel has no such node cached; nothing to drop.
 			server.InodeNotify(r.node(ino), 0, 0)
+		}, func(dir uint64, name string) {
+			server.EntryNotify(r.node(dir), name)
 		})
 	}
 	go server.Serve()

@@ -25,14 +25,41 @@ const blockSize = 4 << 20
 // fall back where it can (statx, lseek).
 type raw struct {
 	fuse.RawFileSystem
-	fs   FS
-	root uint64
-	base context.Context
-	log  *slog.Logger
+	fs     FS
+	root   uint64
+	base   context.Context
+	log    *slog.Logger
+	limits timeouts
 }
 
-func newRaw(base context.Context, fs FS, log *slog.Logger) *raw {
-	return &raw{RawFileSystem: fuse.NewDefaultRawFileSystem(), fs: fs, root: fs.Root(), base: base, log: log}
+func newRaw(base context.Context, fs FS, log *slog.Logger, limits timeouts) *raw {
+	return &raw{RawFileSystem: fuse.NewDefaultRawFileSystem(), fs: fs, root: fs.Root(), base: base, log: log, limits: limits}
+}
+
+// timeouts bound what the kernel is told it may cache (the mount's
+// attr_timeout, entry_timeout and negative_timeout options): 0 leaves
+// the client's caps and leases the only bound; negative caches nothing.
+type timeouts struct {
+	attrMax, entryMax, negativeMax time.Duration
+}
+
+func bound(d, limit time.Duration) time.Duration {
+	switch {
+	case limit < 0 || d < 0:
+		return 0
+	case limit > 0 && d > limit:
+		return limit
+	}
+	return d
+}
+
+func (t timeouts) attr(d time.Duration) time.Duration { return bound(d, t.attrMax) }
+
+func (t timeouts) entry(d time.Duration, negative bool) time.Duration {
+	if negative {
+		return bound(d, t.negativeMax)
+	}
+	return bound(d, t.entryMax)
 }
 
 func (r *raw) String() string { return "cuttle" }
@@ -151,10 +178,16 @@ func fillAttr(out *fuse.Attr, a *Attr) {
 }
 
 func (r *raw) fillEntry(out *fuse.EntryOut, a *Attr) {
+	if a.Ino == 0 {
+		// A name known absent: the kernel caches the negative entry.
+		*out = fuse.EntryOut{}
+		out.SetEntryTimeout(r.limits.entry(a.EntryValid, true))
+		return
+	}
 	out.NodeId = r.node(a.Ino)
 	out.Generation = 1
-	out.SetEntryTimeout(a.Valid)
-	out.SetAttrTimeout(a.Valid)
+	out.SetEntryTimeout(r.limits.entry(a.EntryValid, false))
+	out.SetAttrTimeout(r.limits.attr(a.Valid))
 	fillAttr(&out.Attr, a)
 }
 
@@ -168,6 +201,9 @@ func (r *raw) entry(op string, out *fuse.EntryOut, a Attr, err error) fuse.Statu
 
 func (r *raw) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	a, err := r.fs.Lookup(r.ctx(cancel), caller(h), r.ino(h.NodeId), name)
+	if err == nil && a.Ino == 0 && r.limits.entry(a.EntryValid, true) == 0 {
+		return fuse.ENOENT
+	}
 	return r.entry("lookup", out, a, err)
 }
 
@@ -178,7 +214,7 @@ func (r *raw) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.Attr
 	if err != nil {
 		return r.status("getattr", err)
 	}
-	out.SetTimeout(a.Valid)
+	out.SetTimeout(r.limits.attr(a.Valid))
 	fillAttr(&out.Attr, &a)
 	return fuse.OK
 }
@@ -223,7 +259,7 @@ func (r *raw) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.Attr
 	if err != nil {
 		return r.status("setattr", err)
 	}
-	out.SetTimeout(a.Valid)
+	out.SetTimeout(r.limits.attr(a.Valid))
 	fillAttr(&out.Attr, &a)
 	return fuse.OK
 }

@@ -29,9 +29,13 @@ func (r *RBD) ReadAt(ctx context.Context, p []byte, off uint64) error {
 	return r.img.ReadAt(ctx, p, off)
 }
 
-// WriteAt writes p: an image's writes are durable on every replica when
-// they return, so fua asks nothing more.
+// WriteAt writes p. Without the image's cache a write is durable on
+// every replica when it returns; with it, fua writes p through the cache
+// (FLUSH writes back the rest).
 func (r *RBD) WriteAt(ctx context.Context, p []byte, off uint64, fua bool) error {
+	if fua {
+		return r.img.WriteAtFUA(ctx, p, off)
+	}
 	return r.img.WriteAt(ctx, p, off)
 }
 

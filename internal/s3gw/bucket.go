@@ -1,6 +1,7 @@
 package s3gw
 
 import (
+	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
 	"net"
 	"net/http"
 	"strings"
@@ -44,10 +45,15 @@ func validBucketName(name string) bool {
 	return true
 }
 
+// listBuckets lists the buckets the user owns (none for an anonymous
+// request, as radosgw answers).
 func (g *Gateway) listBuckets(w http.ResponseWriter, r *http.Request, rq *request) error {
-	bs, err := g.meta.ListBuckets(r.Context(), rq.user.Name)
-	if err != nil {
-		return err
+	var bs []meta.Bucket
+	if rq.who() != "" {
+		var err error
+		if bs, err = g.meta.ListBuckets(r.Context(), rq.who()); err != nil {
+			return err
+		}
 	}
 	res := listAllMyBucketsResult{Xmlns: xmlns, Owner: g.owner(rq.user), Buckets: []bucketEntry{}}
 	for _, b := range bs {
@@ -58,6 +64,9 @@ func (g *Gateway) listBuckets(w http.ResponseWriter, r *http.Request, rq *reques
 }
 
 func (g *Gateway) createBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if rq.who() == "" {
+		return errAccessDenied.withMessage("Anonymous users cannot create buckets: sign the request.")
+	}
 	if !validBucketName(rq.bucket) {
 		return errInvalidBucketName.withMessage("The specified bucket %q is not valid: 3 to 63 lowercase letters, digits, dots and hyphens, beginning and ending with a letter or digit.", rq.bucket)
 	}
@@ -71,7 +80,11 @@ func (g *Gateway) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 			return errInvalidArgument.withMessage("InvalidLocationConstraint: this gateway serves region %q, not %q", g.cfg.Region, c.LocationConstraint)
 		}
 	}
-	_, err := g.meta.CreateBucket(r.Context(), rq.bucket, rq.user.Name, region)
+	acl, err := g.requestACL(r.Context(), r.Header, rq.who(), rq.who())
+	if err != nil {
+		return err
+	}
+	_, err = g.meta.CreateBucket(r.Context(), rq.bucket, rq.who(), region, acl)
 	if err != nil {
 		return err
 	}
@@ -81,7 +94,7 @@ func (g *Gateway) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 }
 
 func (g *Gateway) headBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermRead, "s3:ListBucket")
 	if err != nil {
 		return err
 	}
@@ -91,7 +104,7 @@ func (g *Gateway) headBucket(w http.ResponseWriter, r *http.Request, rq *request
 }
 
 func (g *Gateway) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq)
+	b, err := g.ownedBucket(r.Context(), rq, "s3:DeleteBucket")
 	if err != nil {
 		return err
 	}
@@ -103,7 +116,7 @@ func (g *Gateway) deleteBucket(w http.ResponseWriter, r *http.Request, rq *reque
 }
 
 func (g *Gateway) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq)
+	b, err := g.ownedBucket(r.Context(), rq, "s3:GetBucketLocation")
 	if err != nil {
 		return err
 	}
@@ -116,7 +129,7 @@ func (g *Gateway) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *
 }
 
 func (g *Gateway) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := g.bucketFor(r.Context(), rq); err != nil {
+	if _, err := g.ownedBucket(r.Context(), rq, "s3:GetBucketVersioning"); err != nil {
 		return err
 	}
 	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: xmlns})

@@ -119,15 +119,15 @@ func encodeKey(s string, enc bool) string {
 	return strings.ReplaceAll(url.QueryEscape(s), "%2F", "/")
 }
 
-func (g *Gateway) listSetup(r *http.Request, rq *request) (*meta.Index, url.Values, int, bool, error) {
-	b, err := g.bucketFor(r.Context(), rq)
+func (g *Gateway) listSetup(r *http.Request, rq *request, action string) (meta.Bucket, *meta.Index, url.Values, int, bool, error) {
+	b, err := g.bucketFor(r.Context(), rq, meta.PermRead, action)
 	if err != nil {
-		return nil, nil, 0, false, err
+		return b, nil, nil, 0, false, err
 	}
 	q := r.URL.Query()
 	n, err := maxKeys(q)
 	if err != nil {
-		return nil, nil, 0, false, err
+		return b, nil, nil, 0, false, err
 	}
 	enc := false
 	switch e := q.Get("encoding-type"); e {
@@ -135,13 +135,14 @@ func (g *Gateway) listSetup(r *http.Request, rq *request) (*meta.Index, url.Valu
 	case "url":
 		enc = true
 	default:
-		return nil, nil, 0, false, errInvalidArgument.withMessage("Invalid Encoding Method specified in Request: %q (only url)", e)
+		return b, nil, nil, 0, false, errInvalidArgument.withMessage("Invalid Encoding Method specified in Request: %q (only url)", e)
 	}
 	ix, err := g.meta.Index(r.Context(), b)
-	return ix, q, n, enc, err
+	return b, ix, q, n, enc, err
 }
 
-func (g *Gateway) fillContents(res *listBucketResult, p listPage, enc, withOwner bool, rq *request) {
+func (g *Gateway) fillContents(ctx context.Context, res *listBucketResult, p listPage, enc, withOwner bool, b meta.Bucket, me meta.User) {
+	os := g.owners(ctx, me)
 	res.Contents = make([]objectEntry, 0, len(p.objects))
 	for _, o := range p.objects {
 		e := objectEntry{Key: encodeKey(o.Key, enc), LastModified: s3Time(o.Entry.MTime), ETag: quote(o.Entry.ETag), Size: o.Entry.Size, StorageClass: "STANDARD"}
@@ -149,7 +150,8 @@ func (g *Gateway) fillContents(res *listBucketResult, p listPage, enc, withOwner
 			e.StorageClass = sc
 		}
 		if withOwner {
-			ow := g.owner(rq.user)
+			name, _ := objectACL(b, o.Entry)
+			ow := os.of(name)
 			e.Owner = &ow
 		}
 		res.Contents = append(res.Contents, e)
@@ -160,7 +162,7 @@ func (g *Gateway) fillContents(res *listBucketResult, p listPage, enc, withOwner
 }
 
 func (g *Gateway) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *request) error {
-	ix, q, n, enc, err := g.listSetup(r, rq)
+	b, ix, q, n, enc, err := g.listSetup(r, rq, "s3:ListBucket")
 	if err != nil {
 		return err
 	}
@@ -183,13 +185,13 @@ func (g *Gateway) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *requ
 	if p.truncated && delim != "" {
 		res.NextMarker = encodeKey(p.last, enc)
 	}
-	g.fillContents(&res, p, enc, true, rq)
+	g.fillContents(r.Context(), &res, p, enc, true, b, rq.user)
 	writeXML(w, http.StatusOK, res)
 	return nil
 }
 
 func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *request) error {
-	ix, q, n, enc, err := g.listSetup(r, rq)
+	b, ix, q, n, enc, err := g.listSetup(r, rq, "s3:ListBucket")
 	if err != nil {
 		return err
 	}
@@ -222,7 +224,7 @@ func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 	if p.truncated {
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(p.next))
 	}
-	g.fillContents(&res, p, enc, q.Get("fetch-owner") == "true", rq)
+	g.fillContents(r.Context(), &res, p, enc, q.Get("fetch-owner") == "true", b, rq.user)
 	writeXML(w, http.StatusOK, res)
 	return nil
 }
@@ -230,7 +232,7 @@ func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 // listObjectVersions answers ListObjectVersions for a bucket that has
 // never had versioning: every object is its one version, "null".
 func (g *Gateway) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
-	ix, q, n, enc, err := g.listSetup(r, rq)
+	b, ix, q, n, enc, err := g.listSetup(r, rq, "s3:ListBucketVersions")
 	if err != nil {
 		return err
 	}
@@ -251,13 +253,15 @@ func (g *Gateway) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	if p.truncated {
 		res.NextKeyMarker, res.NextVersionIDMarker = encodeKey(p.last, enc), "null"
 	}
+	os := g.owners(r.Context(), rq.user)
 	for _, o := range p.objects {
+		oo, _ := objectACL(b, o.Entry)
 		sc := "STANDARD"
 		if v := o.Entry.Meta["x-amz-storage-class"]; v != "" {
 			sc = v
 		}
 		res.Versions = append(res.Versions, versionEntry{Key: encodeKey(o.Key, enc), VersionID: "null", IsLatest: true,
-			LastModified: s3Time(o.Entry.MTime), ETag: quote(o.Entry.ETag), Size: o.Entry.Size, StorageClass: sc, Owner: g.owner(rq.user)})
+			LastModified: s3Time(o.Entry.MTime), ETag: quote(o.Entry.ETag), Size: o.Entry.Size, StorageClass: sc, Owner: os.of(oo)})
 	}
 	for _, cp := range p.prefixes {
 		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: encodeKey(cp, enc)})

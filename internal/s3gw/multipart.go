@@ -23,7 +23,7 @@ const (
 
 func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,11 @@ func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m})
+	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
+	if err != nil {
+		return err
+	}
+	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m, Owner: rq.newOwner(b), ACL: acl})
 	if err != nil {
 		return err
 	}
@@ -47,9 +51,9 @@ func partNumber(v string) (int, error) {
 	return n, nil
 }
 
-// upload finds the request's upload.
-func (g *Gateway) upload(r *http.Request, rq *request) (meta.Bucket, meta.Upload, error) {
-	b, err := g.bucketFor(r.Context(), rq)
+// upload finds the request's upload, in a bucket the user may write.
+func (g *Gateway) upload(r *http.Request, rq *request, action string) (meta.Bucket, meta.Upload, error) {
+	b, err := g.bucketFor(r.Context(), rq, meta.PermWrite, action)
 	if err != nil {
 		return b, meta.Upload{}, err
 	}
@@ -67,7 +71,7 @@ func (g *Gateway) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:PutObject")
 	if err != nil {
 		return err
 	}
@@ -123,7 +127,7 @@ func (g *Gateway) recordPart(ctx context.Context, b meta.Bucket, u meta.Upload, 
 }
 
 func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:ListMultipartUploadParts")
 	if err != nil {
 		return err
 	}
@@ -145,7 +149,9 @@ func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	res := listPartsResult{Xmlns: xmlns, Bucket: b.Name, Key: u.Key, UploadID: u.ID, Initiator: g.owner(rq.user), Owner: g.owner(rq.user),
+	uo, _ := uploadOwner(b, u)
+	os := g.owners(r.Context(), rq.user)
+	res := listPartsResult{Xmlns: xmlns, Bucket: b.Name, Key: u.Key, UploadID: u.ID, Initiator: os.of(uo), Owner: os.of(uo),
 		StorageClass: "STANDARD", PartNumberMarker: after, MaxParts: max, IsTruncated: more, Parts: []partEntry{}}
 	for _, p := range ps {
 		res.Parts = append(res.Parts, partEntry{PartNumber: p.Number, LastModified: s3Time(p.MTime), ETag: quote(p.ETag), Size: p.Size})
@@ -157,7 +163,7 @@ func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 
 func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:PutObject")
 	if err != nil {
 		return err
 	}
@@ -180,7 +186,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		byNum[p.Number] = p
 	}
 	h := md5.New()
-	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta}
+	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta, Owner: u.Owner, ACL: u.ACL}
 	used := map[uint64]bool{}
 	prev := 0
 	for _, rp := range req.Parts {
@@ -226,7 +232,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	if err := g.commit(ctx, b, ix, u.Key, en, nil, nil); err != nil {
+	if err := g.commit(ctx, b, ix, u.Key, en, nil, nil, nil); err != nil {
 		return err
 	}
 	if err := g.meta.FinishUpload(ctx, b, u.Key, u.ID); err != nil {
@@ -241,7 +247,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 
 func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:AbortMultipartUpload")
 	if err != nil {
 		return err
 	}
@@ -287,7 +293,7 @@ func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 }
 
 func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, err := g.bucketFor(r.Context(), rq)
+	b, err := g.bucketFor(r.Context(), rq, meta.PermRead, "s3:ListBucketMultipartUploads")
 	if err != nil {
 		return err
 	}
@@ -311,8 +317,10 @@ func (g *Gateway) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 			return err
 		}
 		res.IsTruncated = more
+		os := g.owners(r.Context(), rq.user)
 		for _, u := range ups {
-			res.Uploads = append(res.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiator: g.owner(rq.user), Owner: g.owner(rq.user), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
+			uo, _ := uploadOwner(b, u)
+			res.Uploads = append(res.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiator: os.of(uo), Owner: os.of(uo), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
 			res.NextKeyMarker, res.NextUploadIDMarker = u.Key, u.ID
 		}
 	}
@@ -328,7 +336,7 @@ func (g *Gateway) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if err != nil {
 		return err
 	}
-	b, u, err := g.upload(r, rq)
+	b, u, err := g.upload(r, rq, "s3:PutObject")
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,11 @@ func bodySize(r *http.Request, rq *request) (int64, error) {
 
 func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
+	if err != nil {
+		return err
+	}
+	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
 	}
@@ -133,11 +137,12 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
 	}
-	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m}
+	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m,
+		Owner: rq.newOwner(b), ACL: acl}
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
-	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, old); err != nil {
+	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, old, writePreconditions(r.Header)); err != nil {
 		return err
 	}
 	w.Header().Set("ETag", quote(en.ETag))
@@ -146,29 +151,42 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 }
 
 // checkWritePreconditions applies a conditional PUT's If-None-Match: *
-// and If-Match.
+// and If-Match to the entry as it is now: early, before the body is
+// stored, and again (writePreconditions) against the entry the commit
+// replaces, so that a racing write cannot slip between check and commit.
 func (g *Gateway) checkWritePreconditions(ctx context.Context, ix *meta.Index, key string, h http.Header) error {
+	check := writePreconditions(h)
+	if check == nil {
+		return nil
+	}
+	cur, err := ix.Current(ctx, key)
+	if err != nil {
+		return err
+	}
+	return check(cur)
+}
+
+// writePreconditions returns the check of a conditional PUT's headers
+// against the entry it replaces, nil without conditions.
+func writePreconditions(h http.Header) func(meta.Stored) error {
 	inm, im := h.Get("If-None-Match"), h.Get("If-Match")
 	if inm == "" && im == "" {
 		return nil
 	}
-	cur, err := ix.Get(ctx, key)
-	exists := err == nil
-	if err != nil && !errors.Is(err, meta.ErrNoSuchObject) {
-		return err
-	}
-	if inm == "*" && exists {
-		return errPreconditionFailed
-	}
-	if im != "" {
-		if !exists {
-			return errNoSuchKey
-		}
-		if !etagMatches(im, cur.ETag) {
+	return func(cur meta.Stored) error {
+		if inm == "*" && cur.Live {
 			return errPreconditionFailed
 		}
+		if im != "" {
+			if !cur.Live {
+				return errNoSuchKey
+			}
+			if !etagMatches(im, cur.Entry.ETag) {
+				return errPreconditionFailed
+			}
+		}
+		return nil
 	}
-	return nil
 }
 
 // discard removes data that will not be used, and its garbage record;
@@ -190,59 +208,76 @@ func (g *Gateway) discard(ctx context.Context, xs ...meta.Extent) {
 
 // oldEntry is a read of the entry a write will replace, started early so
 // it overlaps the write's data I/O.
-type oldEntry func() (meta.Entry, bool, error)
+type oldEntry func() (meta.Stored, error)
 
 // prefetch starts reading key's entry.
 func prefetch(ctx context.Context, ix *meta.Index, key string) oldEntry {
 	type result struct {
-		en  meta.Entry
-		ok  bool
+		st  meta.Stored
 		err error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		en, err := ix.Get(ctx, key)
-		if errors.Is(err, meta.ErrNoSuchObject) {
-			ch <- result{}
-			return
-		}
-		ch <- result{en, err == nil, err}
+		st, err := ix.Current(ctx, key)
+		ch <- result{st, err}
 	}()
 	var r *result
-	return func() (meta.Entry, bool, error) {
+	return func() (meta.Stored, error) {
 		if r == nil {
 			v := <-ch
 			r = &v
 		}
-		return r.en, r.ok, r.err
+		return r.st, r.err
 	}
 }
+
+// commitAttempts bounds how often commit re-reads an entry that changed
+// under it before answering SlowDown.
+const commitAttempts = 16
 
 // commit makes en key's entry, then, in the background once the client
 // has its answer, retires the data of the entry it replaced: the new
 // data's garbage records (pending) are dropped and the old data's added
 // in one write, then the old data removed. A gateway stopped before that
 // leaves garbage records, which the collector finishes.
-func (g *Gateway) commit(ctx context.Context, b meta.Bucket, ix *meta.Index, key string, en meta.Entry, pending []uint64, old oldEntry) error {
+//
+// The entry is swapped in only if the index still holds what was read
+// (meta.Index.Swap), so of two writers of one key each retires exactly
+// the data it replaced, and check — a conditional PUT's preconditions,
+// or nil — is judged against the entry actually replaced.
+func (g *Gateway) commit(ctx context.Context, b meta.Bucket, ix *meta.Index, key string, en meta.Entry, pending []uint64, old oldEntry, check func(meta.Stored) error) error {
 	if old == nil {
 		old = prefetch(ctx, ix, key)
 	}
-	prev, hadOld, err := old()
-	if err != nil {
-		return err
-	}
-	if err := ix.Put(ctx, key, en); err != nil {
-		return err
+	prev, err := old()
+	for attempt := 0; ; attempt++ {
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(prev); err != nil {
+				g.discardPending(ctx, en, pending) // never swapped in
+				return err
+			}
+		}
+		err = ix.Swap(ctx, key, prev, en)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, meta.ErrConflict) || attempt+1 == commitAttempts {
+			return err
+		}
+		prev, err = ix.Current(ctx, key)
 	}
 	ctx = context.WithoutCancel(ctx)
 	var retired []meta.Extent
 	var add []meta.Garbage
-	if hadOld {
+	if prev.Live {
 		keep := map[uint64]bool{}
 		for _, x := range en.Extents {
 			keep[x.ID] = true
 		}
-		for _, x := range prev.Extents {
+		for _, x := range prev.Entry.Extents {
 			if !keep[x.ID] {
 				retired = append(retired, x)
 				add = append(add, meta.Garbage{ID: x.ID, Size: x.Size, BucketID: b.ID, Key: key})
@@ -262,6 +297,23 @@ func (g *Gateway) commit(ctx context.Context, b meta.Bucket, ix *meta.Index, key
 		}
 	})
 	return nil
+}
+
+// discardPending removes the new data of an entry that will not be
+// committed, in the background.
+func (g *Gateway) discardPending(ctx context.Context, en meta.Entry, pending []uint64) {
+	if len(pending) == 0 {
+		return
+	}
+	size := map[uint64]int64{}
+	for _, x := range en.Extents {
+		size[x.ID] = x.Size
+	}
+	xs := make([]meta.Extent, len(pending))
+	for i, id := range pending {
+		xs[i] = meta.Extent{ID: id, Size: size[id]}
+	}
+	g.background(func() { g.discard(ctx, xs...) })
 }
 
 // background runs cleanup that the client need not wait for; Quiesce
@@ -394,7 +446,7 @@ func (g *Gateway) setObjectHeaders(w http.ResponseWriter, en meta.Entry) {
 
 func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketNamed(ctx, rq.bucket)
 	if err != nil {
 		return err
 	}
@@ -402,7 +454,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	en, err := ix.Get(ctx, rq.key)
+	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		return err
 	}
@@ -461,7 +513,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 
 func (g *Gateway) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:DeleteObject")
 	if err != nil {
 		return err
 	}
@@ -510,9 +562,15 @@ func (g *Gateway) removeObject(ctx context.Context, b meta.Bucket, key string) e
 
 func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketNamed(ctx, rq.bucket)
 	if err != nil {
 		return err
+	}
+	// Without a policy, the bucket's ACL decides for every key at once
+	// (a refusal is the request's, as radosgw answers); a policy may
+	// decide key by key.
+	if b.Policy == "" && !permitted(b.Owner, b.ACL, rq.who(), meta.PermWrite) {
+		return errAccessDenied
 	}
 	want, err := contentMD5(r.Header)
 	if err != nil {
@@ -539,9 +597,14 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	}
 	res := deleteResult{Xmlns: xmlns}
 	for _, o := range req.Objects {
-		err := g.removeObject(ctx, b, o.Key)
-		if o.Key == "" {
+		var err error
+		switch {
+		case o.Key == "":
 			err = errInvalidArgument.withMessage("empty key")
+		case !g.allow(rq, b, b.Owner, b.ACL, meta.PermWrite, "s3:DeleteObject", o.Key):
+			err = errAccessDenied
+		default:
+			err = g.removeObject(ctx, b, o.Key)
 		}
 		if err != nil {
 			ae := translate(err)
@@ -556,14 +619,14 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	return nil
 }
 
-// copySourceEntry finds a copy's source object (the user must own its
-// bucket) and applies the x-amz-copy-source-if-* conditions.
+// copySourceEntry finds a copy's source object (the user must have its
+// READ) and applies the x-amz-copy-source-if-* conditions.
 func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *request) (string, string, meta.Entry, error) {
 	sb, sk, err := copySource(r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
-	src, err := g.bucketFor(ctx, &request{bucket: sb, user: rq.user})
+	src, err := g.bucketNamed(ctx, sb)
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
@@ -571,7 +634,7 @@ func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *requ
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
-	sen, err := six.Get(ctx, sk)
+	sen, err := g.objectFor(ctx, rq, src, six, sk, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
@@ -610,7 +673,11 @@ func copySource(v string) (bucket, key string, err error) {
 
 func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq)
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
+	if err != nil {
+		return err
+	}
+	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
 	}
@@ -621,7 +688,7 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if sen.Size > maxPutSize {
 		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
 	}
-	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta}
+	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl}
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 		if sb == rq.bucket && sk == rq.key && r.Header.Get("X-Amz-Storage-Class") == "" {
@@ -665,7 +732,7 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
-	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, nil); err != nil {
+	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, nil, nil); err != nil {
 		return err
 	}
 	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag)})

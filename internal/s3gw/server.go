@@ -58,8 +58,9 @@ type Gateway struct {
 	verify *sigv4.Verifier
 	now    func() time.Time
 
-	mu   sync.Mutex
-	keys map[string]cachedKey
+	mu       sync.Mutex
+	keys     map[string]cachedKey
+	policies map[string]*bucketPolicy // parsed, by bucket name and text
 
 	bg sync.WaitGroup // background cleanup (Quiesce)
 }
@@ -100,6 +101,8 @@ func New(cfg Config) (*Gateway, error) {
 		data: st,
 		now:  cfg.Now,
 		keys: map[string]cachedKey{},
+
+		policies: map[string]*bucketPolicy{},
 	}
 	g.verify = sigv4.New(g.lookupSecret, cfg.Now, sigv4.WithHostBucket(g.hostBucket))
 	return g, nil
@@ -146,6 +149,7 @@ type request struct {
 	bucket, key string
 	user        meta.User
 	sig         sigv4.Result
+	http        *http.Request // for a policy's conditions
 }
 
 func newRequestID() string {
@@ -184,7 +188,7 @@ func (g *Gateway) split(r *http.Request) (bucket, key string) {
 
 // ServeHTTP authenticates and routes one S3 request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rq := &request{id: newRequestID()}
+	rq := &request{id: newRequestID(), http: r}
 	w.Header().Set("x-amz-request-id", rq.id)
 	w.Header().Set("x-amz-id-2", rq.id)
 	w.Header().Set("Server", "Cuttle")
@@ -199,20 +203,25 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rq.bucket, rq.key = g.split(r)
 	sig, err := g.verify.Verify(r.Context(), r)
-	if err != nil {
+	switch {
+	case errors.Is(err, sigv4.ErrMissing):
+		// Anonymous: rq.user stays the zero User; ACLs decide.
+		rq.sig = sigv4.Result{DecodedLength: -1}
+	case err != nil:
 		g.writeError(w, r, rq, err)
 		return
+	default:
+		rq.sig = sig
+		if sig.Body != nil {
+			r.Body = readCloser{sig.Body, r.Body}
+		}
+		u, _, err := g.lookupKey(r.Context(), sig.AccessKey)
+		if err != nil {
+			g.writeError(w, r, rq, err)
+			return
+		}
+		rq.user = u
 	}
-	rq.sig = sig
-	if sig.Body != nil {
-		r.Body = readCloser{sig.Body, r.Body}
-	}
-	u, _, err := g.lookupKey(r.Context(), sig.AccessKey)
-	if err != nil {
-		g.writeError(w, r, rq, err)
-		return
-	}
-	rq.user = u
 	if err := g.route(w, r, rq); err != nil {
 		g.writeError(w, r, rq, err)
 	}
@@ -237,7 +246,27 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		return errMethodNotAllowed
 	}
 	if rq.key == "" {
-		for _, sub := range []string{"acl", "policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		if has("acl") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketACL(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketACL(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		if has("policy") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketPolicy(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketPolicy(w, r, rq)
+			case http.MethodDelete:
+				return g.deleteBucketPolicy(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		for _, sub := range []string{"cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
@@ -274,7 +303,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return errMethodNotAllowed
 	}
-	for _, sub := range []string{"acl", "tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
+	for _, sub := range []string{"tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
@@ -284,6 +313,15 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if len(rq.key) > maxKeyLen {
 		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)
+	}
+	if has("acl") {
+		switch r.Method {
+		case http.MethodGet:
+			return g.getObjectACL(w, r, rq)
+		case http.MethodPut:
+			return g.putObjectACL(w, r, rq)
+		}
+		return errMethodNotAllowed
 	}
 	switch r.Method {
 	case http.MethodPut:
@@ -316,21 +354,6 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 	}
 	return errMethodNotAllowed
-}
-
-// bucketFor returns the request's bucket if the user owns it.
-func (g *Gateway) bucketFor(ctx context.Context, rq *request) (meta.Bucket, error) {
-	if !validBucketName(rq.bucket) {
-		return meta.Bucket{}, errNoSuchBucket
-	}
-	b, err := g.meta.GetBucket(ctx, rq.bucket)
-	if err != nil {
-		return meta.Bucket{}, err
-	}
-	if b.Owner != rq.user.Name {
-		return meta.Bucket{}, errAccessDenied
-	}
-	return b, nil
 }
 
 func (g *Gateway) owner(u meta.User) owner {

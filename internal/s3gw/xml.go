@@ -227,21 +227,83 @@ type versioningConfiguration struct {
 	Xmlns   string   `xml:"xmlns,attr"`
 }
 
-// decodeXML reads a request's XML body (at most maxXMLBody bytes) into v;
-// anything that does not parse is MalformedXML.
-func decodeXML(r io.Reader, v any) error {
+// readXMLBody reads a request's XML body, at most maxXMLBody bytes.
+func readXMLBody(r io.Reader) ([]byte, error) {
 	lr := &io.LimitedReader{R: r, N: maxXMLBody + 1}
 	body, err := io.ReadAll(lr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(body) > maxXMLBody {
-		return errMaxMessageLength
+		return nil, errMaxMessageLength
 	}
+	return body, nil
+}
+
+// decodeXML reads a request's XML body (at most maxXMLBody bytes) into v;
+// anything that does not parse is MalformedXML.
+func decodeXML(r io.Reader, v any) error {
+	body, err := readXMLBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeXMLBytes(body, v)
+}
+
+// decodeXMLBytes parses an XML document into v: MalformedXML if it does
+// not parse.
+func decodeXMLBytes(body []byte, v any) error {
 	if err := xml.Unmarshal(body, v); err != nil {
 		return errMalformedXML.withMessage("The XML you provided was not well-formed: %v", err)
 	}
 	return nil
+}
+
+// accessControlPolicy is GetBucketAcl's and GetObjectAcl's answer.
+type accessControlPolicy struct {
+	XMLName xml.Name `xml:"AccessControlPolicy"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Owner   owner    `xml:"Owner"`
+	List    aclList  `xml:"AccessControlList"`
+}
+
+type aclList struct {
+	Grants []grantXML `xml:"Grant"`
+}
+
+type grantXML struct {
+	Grantee    granteeXML `xml:"Grantee"`
+	Permission string     `xml:"Permission"`
+}
+
+type granteeXML struct {
+	XSI         string `xml:"xmlns:xsi,attr"`
+	Type        string `xml:"xsi:type,attr"`
+	ID          string `xml:"ID,omitempty"`
+	DisplayName string `xml:"DisplayName,omitempty"`
+	URI         string `xml:"URI,omitempty"`
+}
+
+// accessControlPolicyIn is PutBucketAcl's and PutObjectAcl's body (the
+// grantee's xsi:type read in any namespace).
+type accessControlPolicyIn struct {
+	XMLName xml.Name `xml:"AccessControlPolicy"`
+	Owner   *struct {
+		ID          string `xml:"ID"`
+		DisplayName string `xml:"DisplayName"`
+	} `xml:"Owner"`
+	List *struct {
+		Grants []struct {
+			Grantee *struct {
+				Type         string `xml:"type,attr"`
+				ID           string `xml:"ID"`
+				DisplayName  string `xml:"DisplayName"`
+				URI          string `xml:"URI"`
+				EmailAddress string `xml:"EmailAddress"`
+			} `xml:"Grantee"`
+			Permission string `xml:"Permission"`
+		} `xml:"Grant"`
+	} `xml:"AccessControlList"`
 }
 
 // writeXML sends v as the response body.

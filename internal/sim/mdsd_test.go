@@ -50,6 +50,7 @@ func (e recordingEngine) SessionOpened(c server.ClientID)                       
 func (e recordingEngine) SessionEnded(c server.ClientID, r locker.EndReason)            { e.note("ended %d", c) }
 func (e recordingEngine) Fenced(c server.ClientID)                                      { e.note("fenced %d", c) }
 func (e recordingEngine) Tick(time.Time)                                                {}
+func (e recordingEngine) Health(time.Time) server.EngineHealth                          { return server.EngineHealth{} }
 func (e recordingEngine) Close(context.Context) error                                   { e.note("close"); return nil }
 
 // fsClient speaks the file-system client protocol over memnet.

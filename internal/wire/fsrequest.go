@@ -458,3 +458,11 @@ func DecodeClientRequestForward(b []byte) (ClientRequestForward, error) {
 	}
 	return m, nil
 }
+
+// IsPosixACL reports whether name is one of the POSIX ACL extended
+// attributes. Cuttle does not enforce ACLs, so the MDS refuses to store
+// them (EOPNOTSUPP), as a file system mounted without ACL support does,
+// and clients answer reads of them with EOPNOTSUPP without asking.
+func IsPosixACL(name string) bool {
+	return name == "system.posix_acl_access" || name == "system.posix_acl_default"
+}

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/base64"
 	"fmt"
+	"time"
 
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/mdsmap"
@@ -46,12 +47,117 @@ type MDSBeacon struct {
 	// Epoch is the newest MDS map epoch the daemon has; a reply carries
 	// the map when the monitors' is newer.
 	Epoch mdsmap.Epoch
+	// Health is what a rank holder reports of its clients and requests
+	// (version 2; zero from a version 1 beacon or a daemon without a
+	// rank).
+	Health MDSHealth
 }
 
-// Encode encodes b (version 1).
+// MDSHealth is a rank holder's report, in its beacons, of what the
+// monitors' health checks MDS_SLOW_REQUEST and MDS_CLIENT_LATE_RELEASE
+// show (Ceph's MDS health metrics), and of what fs status shows per
+// rank.
+type MDSHealth struct {
+	// Sessions counts the client sessions; InFlight the requests
+	// handed to the engine and not yet answered safe.
+	Sessions, InFlight int
+	// Slow counts the requests in flight for at least ComplaintTime
+	// (mds_op_complaint_time); Oldest is the oldest one's age.
+	Slow                  int
+	ComplaintTime, Oldest time.Duration
+	// LateRelease names at most MaxLateRelease of the clients that left
+	// a cap revocation unanswered past half the revoke timeout, oldest
+	// first; LateClients counts them all.
+	LateRelease []MDSLateRelease
+	LateClients int
+}
+
+// MaxLateRelease bounds MDSHealth.LateRelease (Ceph summarizes past
+// mds_health_summarize_threshold, 10, too).
+const MaxLateRelease = 10
+
+// MDSLateRelease is one client slow to give back a capability.
+type MDSLateRelease struct {
+	ClientID uint64
+	// Entity is its entity name (client.admin); Host where it connects
+	// from.
+	Entity, Host string
+	// Ino is the inode of its oldest unanswered revocation, Age how long
+	// it has been outstanding.
+	Ino uint64
+	Age time.Duration
+}
+
+// Late reports whether h has anything for the health checks.
+func (h MDSHealth) Late() bool { return h.Slow > 0 || h.LateClients > 0 }
+
+// maxHealthMillis bounds a duration in a health report (about 140
+// years), so that it decodes to a time.Duration without overflow;
+// maxHealthCount bounds a count.
+const (
+	maxHealthMillis = 1 << 42
+	maxHealthCount  = 1 << 31
+)
+
+func (h MDSHealth) encode(e *encoding.Encoder) {
+	mk := e.Begin(1, 1)
+	e.Uvarint(uint64(h.Sessions))
+	e.Uvarint(uint64(h.InFlight))
+	e.Uvarint(uint64(h.Slow))
+	e.Uvarint(uint64(h.ComplaintTime.Milliseconds()))
+	e.Uvarint(uint64(h.Oldest.Milliseconds()))
+	e.Uvarint(uint64(h.LateClients))
+	e.Uvarint(uint64(len(h.LateRelease)))
+	for _, l := range h.LateRelease {
+		e.Uint64(l.ClientID)
+		e.String(l.Entity)
+		e.String(l.Host)
+		e.Uint64(l.Ino)
+		e.Uvarint(uint64(l.Age.Milliseconds()))
+	}
+	e.End(mk)
+}
+
+func decodeMDSHealth(d *encoding.Decoder) MDSHealth {
+	d.Begin(1)
+	defer d.End()
+	count := func() int {
+		v := d.Uvarint()
+		if v >= maxHealthCount {
+			d.Fail(fmt.Errorf("%w: health count %d", encoding.ErrCorrupt, v))
+			return 0
+		}
+		return int(v)
+	}
+	millis := func() time.Duration {
+		v := d.Uvarint()
+		if v >= maxHealthMillis {
+			d.Fail(fmt.Errorf("%w: health duration %d ms", encoding.ErrCorrupt, v))
+			return 0
+		}
+		return time.Duration(v) * time.Millisecond
+	}
+	h := MDSHealth{Sessions: count(), InFlight: count(), Slow: count(), ComplaintTime: millis(), Oldest: millis(), LateClients: count()}
+	n := d.Count(19)
+	if n > MaxLateRelease {
+		d.Fail(fmt.Errorf("%w: %d late clients listed", encoding.ErrCorrupt, n))
+		return MDSHealth{}
+	}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		h.LateRelease = append(h.LateRelease, MDSLateRelease{ClientID: d.Uint64(), Entity: d.String(mdsmap.MaxName),
+			Host: d.String(mdsmap.MaxAddr), Ino: d.Uint64(), Age: millis()})
+	}
+	if d.Err() == nil && (h.Slow > h.InFlight || h.LateClients < len(h.LateRelease)) {
+		d.Fail(fmt.Errorf("%w: health: %d slow of %d in flight, %d late clients of %d listed", encoding.ErrCorrupt,
+			h.Slow, h.InFlight, h.LateClients, len(h.LateRelease)))
+	}
+	return h
+}
+
+// Encode encodes b (version 2).
 func (b MDSBeacon) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.String(b.Name)
 	e.String(b.Addr)
 	e.Uint64(b.Nonce)
@@ -61,6 +167,7 @@ func (b MDSBeacon) Encode() []byte {
 	e.String(b.WantFS)
 	e.Varint(int64(b.WantRank))
 	e.Uint32(uint32(b.Epoch))
+	b.Health.encode(&e)
 	e.End(mk)
 	return e.Data()
 }
@@ -69,11 +176,14 @@ func (b MDSBeacon) Encode() []byte {
 // rank out of range is an error.
 func DecodeMDSBeacon(data []byte) (MDSBeacon, error) {
 	d := encoding.NewDecoder(data)
-	d.Begin(1)
+	v := d.Begin(2)
 	b := MDSBeacon{Name: d.String(mdsmap.MaxName), Addr: d.String(mdsmap.MaxAddr), Nonce: d.Uint64(), GID: mdsmap.GID(d.Uvarint()),
 		Seq: d.Uvarint(), State: mdsmap.State(d.Uint8()), WantFS: d.String(mdsmap.MaxName)}
 	rank := d.Varint()
 	b.Epoch = mdsmap.Epoch(d.Uint32())
+	if v >= 2 {
+		b.Health = decodeMDSHealth(d)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return MDSBeacon{}, fmt.Errorf("wire: mds beacon: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/mdsmap"
@@ -14,6 +15,10 @@ func beaconSamples() []MDSBeacon {
 	return []MDSBeacon{
 		{Name: "a", Addr: "127.0.0.1:6800", Nonce: 0xfeedface, State: mdsmap.StateBoot, WantRank: mdsmap.NoRank},
 		{Name: "b", Addr: "10.0.0.2:6801", Nonce: 7, GID: 12, Seq: 99, State: mdsmap.StateRejoin, WantFS: "cephfs", WantRank: 0, Epoch: 31},
+		{Name: "c", Addr: "10.0.0.3:6800", Nonce: 8, GID: 13, Seq: 5, State: mdsmap.StateActive, WantRank: mdsmap.NoRank, Epoch: 40,
+			Health: MDSHealth{Sessions: 3, InFlight: 4, Slow: 2, ComplaintTime: 30 * time.Second, Oldest: 95 * time.Second, LateClients: 2,
+				LateRelease: []MDSLateRelease{{ClientID: 4305, Entity: "client.admin", Host: "10.0.0.9", Ino: 0x10000000001, Age: 31500 * time.Millisecond},
+					{ClientID: 4306, Entity: "client.b", Host: "h2", Ino: 1, Age: 30 * time.Second}}}},
 	}
 }
 
@@ -29,7 +34,7 @@ func replySamples() []MDSBeaconReply {
 func TestMDSBeaconRoundTrip(t *testing.T) {
 	for _, b := range beaconSamples() {
 		got, err := BeaconFromCommand(BeaconCommand(b))
-		if err != nil || got != b {
+		if err != nil || !reflect.DeepEqual(got, b) {
 			t.Fatalf("got %+v, %v; want %+v", got, err, b)
 		}
 		enc := b.Encode()
@@ -49,13 +54,19 @@ func TestMDSBeaconRoundTrip(t *testing.T) {
 
 func TestMDSBeaconRefusesBadFields(t *testing.T) {
 	for name, spoil := range map[string]func(b *MDSBeacon){
-		"no name":       func(b *MDSBeacon) { b.Name = "" },
-		"state none":    func(b *MDSBeacon) { b.State = mdsmap.StateNone },
-		"unknown state": func(b *MDSBeacon) { b.State = 200 },
-		"rank -2":       func(b *MDSBeacon) { b.WantRank = -2 },
-		"rank too high": func(b *MDSBeacon) { b.WantRank = mdsmap.MaxRanks },
+		"no name":          func(b *MDSBeacon) { b.Name = "" },
+		"state none":       func(b *MDSBeacon) { b.State = mdsmap.StateNone },
+		"unknown state":    func(b *MDSBeacon) { b.State = 200 },
+		"rank -2":          func(b *MDSBeacon) { b.WantRank = -2 },
+		"rank too high":    func(b *MDSBeacon) { b.WantRank = mdsmap.MaxRanks },
+		"slow > in flight": func(b *MDSBeacon) { b.Health.Slow = b.Health.InFlight + 1 },
+		"listed > late":    func(b *MDSBeacon) { b.Health.LateClients = 1 },
+		"too many listed": func(b *MDSBeacon) {
+			b.Health.LateRelease = make([]MDSLateRelease, MaxLateRelease+1)
+			b.Health.LateClients = MaxLateRelease + 1
+		},
 	} {
-		b := beaconSamples()[1]
+		b := beaconSamples()[2]
 		spoil(&b)
 		if _, err := DecodeMDSBeacon(b.Encode()); !errors.Is(err, encoding.ErrCorrupt) {
 			t.Errorf("%s: err %v, want ErrCorrupt", name, err)
@@ -63,6 +74,27 @@ func TestMDSBeaconRefusesBadFields(t *testing.T) {
 	}
 	if _, err := BeaconFromCommand(NewCommand(BeaconPrefix, "beacon", "!!")); !errors.Is(err, encoding.ErrCorrupt) {
 		t.Errorf("bad base64: %v", err)
+	}
+}
+
+// A version 1 beacon (before health reports) decodes with no health.
+func TestMDSBeaconVersion1(t *testing.T) {
+	b := beaconSamples()[1]
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(b.Name)
+	e.String(b.Addr)
+	e.Uint64(b.Nonce)
+	e.Uvarint(uint64(b.GID))
+	e.Uvarint(b.Seq)
+	e.Uint8(uint8(b.State))
+	e.String(b.WantFS)
+	e.Varint(int64(b.WantRank))
+	e.Uint32(uint32(b.Epoch))
+	e.End(mk)
+	got, err := DecodeMDSBeacon(e.Data())
+	if err != nil || !reflect.DeepEqual(got, b) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, b)
 	}
 }
 
@@ -84,7 +116,7 @@ func FuzzMDSBeacon(f *testing.F) {
 			}
 			return
 		}
-		if got, err := DecodeMDSBeacon(b.Encode()); err != nil || got != b {
+		if got, err := DecodeMDSBeacon(b.Encode()); err != nil || !reflect.DeepEqual(got, b) {
 			t.Fatalf("re-decoded %+v, %v; want %+v", got, err, b)
 		}
 	})

@@ -14,8 +14,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -23,6 +25,7 @@ import (
 	"github.com/cuttlestore/cuttle/fsclient"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/fusemount"
+	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -39,6 +42,7 @@ type options struct {
 	opts       string
 	foreground bool
 	logFile    string
+	metrics    string
 }
 
 // AddMountCommands adds "cuttle mount".
@@ -55,7 +59,12 @@ to the mount process unmounts too.
 
 Options (-o, comma-separated): allow_other (other users may reach the
 mount), ro, nodefault_permissions (leave permission checks to the MDS
-alone), fsname=NAME, debug; others are passed to the kernel as they are.`,
+alone), fsname=NAME, debug; attr_timeout=S, entry_timeout=S and
+negative_timeout=S cap (in seconds; 0: off) how long the kernel caches
+attributes, names and absent names, which by default is as long as the
+client's caps and the MDS's dentry leases keep them exact (another
+client's change revokes them first); others are passed to the kernel as
+they are.`,
 		Example: `  cuttle mount /mnt/cuttle
   cuttle mount --fs cephfs -o allow_other /mnt/cuttle
   cuttle mount -f --root /projects/a /mnt/a`,
@@ -75,12 +84,13 @@ alone), fsname=NAME, debug; others are passed to the kernel as they are.`,
 	c.Flags().StringVar(&o.root, "root", "/", "the directory of the file system the mount starts at")
 	c.Flags().StringVarP(&o.opts, "options", "o", "", "mount options, comma-separated (see above)")
 	c.Flags().BoolVarP(&o.foreground, "foreground", "f", false, "stay in the foreground until unmounted")
+	c.Flags().StringVar(&o.metrics, "metrics-addr", "", "serve the mount process's Go runtime metrics at http://ADDR/metrics and its profiler at /debug/pprof/ (default: off)")
 	c.Flags().StringVar(&o.logFile, "log-file", "", "where the background process logs (default: a file in the temporary directory, printed)")
 	root.AddCommand(c)
 }
 
 // parseOptions reads -o.
-func parseOptions(s string) (fusemount.Options, bool) {
+func parseOptions(s string) (fusemount.Options, error) {
 	var mo fusemount.Options
 	debug := false
 	for _, opt := range strings.Split(s, ",") {
@@ -97,12 +107,31 @@ func parseOptions(s string) (fusemount.Options, bool) {
 			debug = true
 		case strings.HasPrefix(opt, "fsname="):
 			mo.FsName = strings.TrimPrefix(opt, "fsname=")
+		case strings.HasPrefix(opt, "attr_timeout="), strings.HasPrefix(opt, "entry_timeout="),
+			strings.HasPrefix(opt, "negative_timeout="):
+			k, v, _ := strings.Cut(opt, "=")
+			secs, err := strconv.ParseFloat(v, 64)
+			if err != nil || secs < 0 {
+				return mo, fmt.Errorf("mount option %s: want seconds (0 turns the kernel's caching off), e.g. %s=0.5", opt, k)
+			}
+			d := time.Duration(secs * float64(time.Second))
+			if d == 0 {
+				d = -1 // off
+			}
+			switch k {
+			case "attr_timeout":
+				mo.AttrTimeout = d
+			case "entry_timeout":
+				mo.EntryTimeout = d
+			default:
+				mo.NegativeTimeout = d
+			}
 		default:
 			mo.Extra = append(mo.Extra, opt)
 		}
 	}
 	mo.Debug = debug
-	return mo, debug
+	return mo, nil
 }
 
 // serve mounts and serves until unmounted or signalled.
@@ -118,9 +147,21 @@ func serve(ctx context.Context, out *cmdutil.Output, dial DialFunc, o options, d
 			ready.Close()
 		}
 	}()
-	mo, _ := parseOptions(o.opts)
+	mo, err := parseOptions(o.opts)
+	if err != nil {
+		return err
+	}
 	lg := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	mo.Logger = lg
+	if o.metrics != "" {
+		mctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		addr, err := metrics.Serve(mctx, o.metrics, metrics.NewRegistry(), lg)
+		if err != nil {
+			return err
+		}
+		lg.Info("serving metrics and the profiler", "addr", addr.String())
+	}
 	conn, err := dial(ctx)
 	if err != nil {
 		return err

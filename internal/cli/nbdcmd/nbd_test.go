@@ -358,3 +358,33 @@ func needTools(t *testing.T, tools ...string) {
 		}
 	}
 }
+
+// `cuttle nbd serve --cache`: qemu-io's writes (one before its first
+// flush, so written through; one after, cached) are in the block status
+// map at once and in the image after SIGTERM, which flushes.
+func TestServeCache(t *testing.T) {
+	needTools(t, "qemu-io", "nbdinfo")
+	dial, p := cluster(t)
+	st, stop := startServe(t, dial, "rbd/disk", "--cache", "--listen", "tcp://127.0.0.1:0")
+	url := "nbd://" + strings.TrimPrefix(st.Listen[0], "tcp://") + "/disk"
+	if out, err := exec.Command("qemu-io", "-f", "raw", "-c", "write -P 0x11 0 64k", "-c", "flush", "-c", "write -P 0x22 1M 64k", url).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-io: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("nbdinfo", "--map", url).CombinedOutput(); err != nil ||
+		!strings.Contains(strings.Join(strings.Fields(string(out)), " "), "1048576 65536 0 data") {
+		t.Fatalf("nbdinfo --map: %v\n%s", err, out)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+	img, err := p.Open(context.Background(), "disk", rbd.OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	for off, b := range map[uint64]byte{0: 0x11, 1 << 20: 0x22} {
+		if err := img.ReadAt(context.Background(), buf, off); err != nil || !bytes.Equal(buf, bytes.Repeat([]byte{b}, len(buf))) {
+			t.Fatalf("the image at %d after serve: %v", off, err)
+		}
+	}
+}

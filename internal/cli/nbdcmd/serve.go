@@ -69,7 +69,7 @@ type startup struct {
 
 func serveCommand(out *cmdutil.Output, dial DialFunc) *cobra.Command {
 	var listen, names []string
-	var readOnly bool
+	var readOnly, cache bool
 	var all string
 	var maxInFlight int
 	var shutdownTimeout time.Duration
@@ -140,7 +140,7 @@ signed.`,
 					specs = append(specs, spec{pool: all, image: name})
 				}
 			}
-			exports, report, err := openExports(ctx, conn, specs, names, readOnly)
+			exports, report, err := openExports(ctx, conn, specs, names, readOnly, cache)
 			// The images are closed last, after the server's shutdown
 			// (or a failure to open one of them): that releases their
 			// exclusive locks at once rather than when the watches time
@@ -170,6 +170,7 @@ signed.`,
 	f.StringArrayVar(&listen, "listen", nil, "address to listen on: tcp://HOST:PORT or unix:///path, repeatable (default "+DefaultListen+")")
 	f.StringArrayVar(&names, "name", nil, "export name of each image, in order (default IMAGE, or IMAGE@SNAP)")
 	f.BoolVar(&readOnly, "read-only", false, "refuse writes to every export (snapshots always refuse them)")
+	f.BoolVar(&cache, "cache", false, "open the images with the write-back cache (rbd_cache's defaults: 32 MiB, write-through until the client's first FLUSH; FUA writes go through)")
 	f.StringVar(&all, "all", "", "export every image of this pool")
 	f.IntVar(&maxInFlight, "max-in-flight", 16, "requests one connection runs at once")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests in progress before closing connections")
@@ -179,7 +180,7 @@ signed.`,
 
 // openExports opens each image and names its export. It returns the
 // exports opened even when it fails, for the caller to close.
-func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []string, readOnly bool) ([]nbd.Export, []exportReport, error) {
+func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []string, readOnly, cache bool) ([]nbd.Export, []exportReport, error) {
 	pools := map[string]*rbd.Pool{}
 	seen := map[string]string{}
 	var exports []nbd.Export
@@ -193,7 +194,12 @@ func openExports(ctx context.Context, conn *rados.Conn, specs []spec, names []st
 			}
 			pools[s.pool] = p
 		}
-		img, err := p.Open(ctx, s.image, rbd.OpenOptions{ReadOnly: readOnly, Snap: s.snap})
+		o := rbd.OpenOptions{ReadOnly: readOnly, Snap: s.snap}
+		if cache {
+			co := rbd.DefaultCacheOptions()
+			o.Cache = &co
+		}
+		img, err := p.Open(ctx, s.image, o)
 		if err != nil {
 			return exports, nil, failure(err)
 		}

@@ -28,6 +28,9 @@ const (
 	ErrnoTooSmall int32 = 34  // ERANGE
 	ErrnoBusy     int32 = 16  // EBUSY
 	ErrnoNoMark   int32 = 125 // ECANCELED
+	// ErrnoMismatch: a write's condition did not hold (kv.write only;
+	// ECANCELED, as Ceph's cmpxattr answers).
+	ErrnoMismatch int32 = 125
 )
 
 // Bounds is a key range [Low, High). Low "" is the smallest key; High ""

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/cuttlestore/cuttle/internal/cls/objclass"
@@ -62,8 +63,9 @@ func notMine(l Leaf, key string) error {
 }
 
 // write applies a WriteRequest if the leaf covers every key, is not
-// frozen, and ends with between k and 2k entries (or fewer than k if it
-// is the only leaf, or if the batch does not shrink it).
+// frozen, every condition holds (else ErrnoMismatch), and it ends with
+// between k and 2k entries (or fewer than k if it is the only leaf, or if
+// the batch does not shrink it).
 func write(c objclass.Context, in []byte) ([]byte, error) {
 	req, err := DecodeWriteRequest(in)
 	if err != nil {
@@ -76,11 +78,14 @@ func write(c objclass.Context, in []byte) ([]byte, error) {
 	if l.Frozen != "" {
 		return nil, objclass.Errorf(ErrnoBusy, "kv: the leaf is frozen by %s", l.Frozen)
 	}
-	keys := make([]string, 0, len(req.Puts)+len(req.Removes))
+	keys := make([]string, 0, len(req.Puts)+len(req.Removes)+len(req.Conds))
 	for _, p := range req.Puts {
 		keys = append(keys, p.Key)
 	}
 	keys = append(keys, req.Removes...)
+	for _, c := range req.Conds {
+		keys = append(keys, c.Key)
+	}
 	for _, k := range keys {
 		if err := checkKey(k); err != nil {
 			return nil, err
@@ -92,6 +97,15 @@ func write(c objclass.Context, in []byte) ([]byte, error) {
 	present, err := objclass.OmapGet(c, keys...)
 	if err != nil {
 		return nil, err
+	}
+	for _, cond := range req.Conds {
+		v, ok := present[cond.Key]
+		if cond.Absent && ok {
+			return nil, objclass.Errorf(ErrnoMismatch, "kv: key %q exists", cond.Key)
+		}
+		if !cond.Absent && (!ok || !bytes.Equal(v, cond.Value)) {
+			return nil, objclass.Errorf(ErrnoMismatch, "kv: key %q does not hold the expected value", cond.Key)
+		}
 	}
 	// The batch applies removes after puts, as the ops below do.
 	after := map[string]bool{}

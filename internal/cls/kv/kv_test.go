@@ -70,6 +70,35 @@ func readReply(t *testing.T, o *clstest.Object, req kv.ReadRequest) kv.ReadReply
 	return r
 }
 
+// Conditions: a write applies only if each holds (absent, or exactly
+// the value), else ErrnoMismatch and nothing changes; conditions are
+// checked before the size guard, so a failed compare never asks for a
+// split.
+func TestWriteConditions(t *testing.T) {
+	o := newObject(t)
+	leaf(o, kv.Bounds{Low: "m", High: "n"}, 2, keys(4)...) // 2k: full
+	cas := func(key string, absent bool, old, val string) []byte {
+		return kv.WriteRequest{Puts: []kv.Pair{{Key: key, Value: []byte(val)}},
+			Conds: []kv.Cond{{Key: key, Absent: absent, Value: []byte(old)}}}.Encode()
+	}
+	o.Fails(kv.ErrnoMismatch, 0, call("write", cas("m000", false, "wrong", "x")))
+	o.Fails(kv.ErrnoMismatch, 0, call("write", cas("m000", true, "", "x"))) // exists
+	o.Fails(kv.ErrnoMismatch, 0, call("write", cas("m9", false, "", "x")))  // absent, not ""
+	o.Fails(kv.ErrnoFull, 0, call("write", cas("m9", true, "", "x")))       // holds, but no room
+	o.OK(call("write", cas("m000", false, "vm000", "x")))
+	if got := readReply(t, o, kv.ReadRequest{Keys: []string{"m000"}}); len(got.Pairs) != 1 || string(got.Pairs[0].Value) != "x" {
+		t.Fatalf("after the swap: %+v", got.Pairs)
+	}
+	// A batch with one failing condition writes nothing.
+	o.Fails(kv.ErrnoMismatch, 0, call("write", kv.WriteRequest{Removes: []string{"m001"},
+		Conds: []kv.Cond{{Key: "m000", Value: []byte("x")}, {Key: "m002", Value: []byte("nope")}}}.Encode()))
+	if l := state(t, o); l.Count != 4 {
+		t.Fatalf("count %d after a failed batch, want 4", l.Count)
+	}
+	// A condition's key must be the leaf's too.
+	o.Fails(kv.ErrnoNotMine, 0, call("write", kv.WriteRequest{Conds: []kv.Cond{{Key: "a", Absent: true}}}.Encode()))
+}
+
 // The write guard (docs/KV.md, "the normal case"): a batch applies only
 // if the leaf covers every key and stays between k and 2k entries.
 func TestWriteGuard(t *testing.T) {
@@ -362,6 +391,7 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(kv.Leaf{Bounds: kv.Bounds{Low: "a", High: "b"}, K: 4, Count: 3, Frozen: "x"}.Encode())
 	f.Add(kv.Entry{Leaf: "l", Mark: &kv.Mark{ID: "i", Kind: 1, Created: 5, Old: "o", New: []kv.NewLeaf{{Name: "n", Bounds: kv.Bounds{Low: "c"}}}}}.Encode())
 	f.Add(kv.WriteRequest{Puts: []kv.Pair{{Key: "a", Value: []byte("b")}}, Removes: []string{"c"}}.Encode())
+	f.Add(kv.WriteRequest{Puts: []kv.Pair{{Key: "a", Value: []byte("b")}}, Conds: []kv.Cond{{Key: "a", Value: []byte("x")}, {Key: "d", Absent: true}}}.Encode())
 	f.Add(kv.ReadRequest{Keys: []string{"a"}, Scan: true, From: "b", Limit: 3}.Encode())
 	f.Add(kv.ReadReply{Bounds: kv.Bounds{Low: "a"}, Pairs: []kv.Pair{{Key: "a"}}, More: true}.Encode())
 	f.Add(kv.FreezeRequest{ID: "f"}.Encode())

@@ -12,18 +12,42 @@ type Pair struct {
 	Value []byte
 }
 
-// WriteRequest is kv.write's input: puts and removes applied together.
+// WriteRequest is kv.write's input: puts and removes applied together,
+// only if every condition holds.
 type WriteRequest struct {
 	Puts    []Pair
 	Removes []string
+	Conds   []Cond
 }
 
-// Encode encodes r: version 1: puts (key, value), removes.
+// Cond is a condition on a key's value when a write applies: absent, or
+// present with exactly Value.
+type Cond struct {
+	Key    string
+	Absent bool
+	Value  []byte
+}
+
+// Encode encodes r: version 2: puts (key, value), removes, v2: conds
+// (key, absent, value). A request without conditions is written as
+// version 1, which every leaf's class reads.
 func (r WriteRequest) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	v := uint8(1)
+	if len(r.Conds) > 0 {
+		v = 2
+	}
+	mk := e.Begin(v, v)
 	encodePairs(&e, r.Puts)
 	encodeKeys(&e, r.Removes)
+	if v >= 2 {
+		e.Uvarint(uint64(len(r.Conds)))
+		for _, c := range r.Conds {
+			e.String(c.Key)
+			e.Bool(c.Absent)
+			e.Bytes(c.Value)
+		}
+	}
 	e.End(mk)
 	return e.Data()
 }
@@ -31,8 +55,17 @@ func (r WriteRequest) Encode() []byte {
 // DecodeWriteRequest decodes what Encode wrote.
 func DecodeWriteRequest(b []byte) (WriteRequest, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	r := WriteRequest{Puts: decodePairs(d), Removes: decodeKeys(d)}
+	if v >= 2 {
+		n := d.Count(3)
+		if n > MaxBatch {
+			d.Fail(fmt.Errorf("%d conditions over %d", n, MaxBatch))
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			r.Conds = append(r.Conds, Cond{Key: d.String(MaxKeyLen), Absent: d.Bool(), Value: d.Bytes(MaxValueLen)})
+		}
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return WriteRequest{}, fmt.Errorf("kv write request: %w", err)

@@ -61,6 +61,9 @@ type Config struct {
 	// default 1 s); Timeout bounds one beacon's round trip (default
 	// four intervals).
 	Interval, Timeout time.Duration
+	// Health, if set, is called before every beacon for the rank's
+	// health report (server.Server.Health), which the beacon carries.
+	Health func() wire.MDSHealth
 	// Clock defaults to the real clock; Logger discards by default.
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -178,10 +181,14 @@ func (s *Sender) Run(ctx context.Context) error {
 
 // send sends one beacon and takes its reply.
 func (s *Sender) send(ctx context.Context) (removed bool, err error) {
+	var health wire.MDSHealth
+	if s.cfg.Health != nil {
+		health = s.cfg.Health()
+	}
 	s.mu.Lock()
 	s.seq++
 	b := wire.MDSBeacon{Name: s.cfg.Name, Addr: s.cfg.Addr, Nonce: s.cfg.Nonce, GID: s.last.GID, Seq: s.seq, State: s.state,
-		WantFS: s.cfg.WantFS, WantRank: mdsmap.NoRank}
+		WantFS: s.cfg.WantFS, WantRank: mdsmap.NoRank, Health: health}
 	if s.m != nil {
 		b.Epoch = s.m.Epoch
 	}

@@ -57,6 +57,9 @@ func (e cacheEngine) Handle(ctx context.Context, c server.ClientID, req *wire.Cl
 func (e cacheEngine) HandleCaps(ctx context.Context, c server.ClientID, m *wire.ClientCaps) {
 	e.c.HandleCaps(ctx, mdcache.ClientID(c), m)
 }
+func (e cacheEngine) HandleLease(ctx context.Context, c server.ClientID, m wire.ClientLease) {
+	e.c.HandleLease(ctx, mdcache.ClientID(c), m)
+}
 func (e cacheEngine) SessionOpened(c server.ClientID) { e.c.SessionOpened(mdcache.ClientID(c)) }
 func (e cacheEngine) SessionEnded(c server.ClientID, r locker.EndReason) {
 	e.c.SessionEnded(mdcache.ClientID(c), r)
@@ -64,6 +67,14 @@ func (e cacheEngine) SessionEnded(c server.ClientID, r locker.EndReason) {
 func (e cacheEngine) Fenced(c server.ClientID)        { e.c.Fenced(mdcache.ClientID(c)) }
 func (e cacheEngine) Tick(now time.Time)              { e.c.Tick(now) }
 func (e cacheEngine) Close(ctx context.Context) error { return e.c.Close(ctx) }
+
+func (e cacheEngine) Health(now time.Time) server.EngineHealth {
+	var h server.EngineHealth
+	for _, l := range e.c.LateReleases(now) {
+		h.LateReleases = append(h.LateReleases, server.LateRelease{Client: server.ClientID(l.Client), Ino: uint64(l.Ino), Since: l.Since})
+	}
+	return h
+}
 
 // Stats implements server.StatsEngine.
 func (e cacheEngine) Stats() server.EngineStats {

@@ -31,7 +31,9 @@
 //     client to be blocklisted, and its caps block conflicting grants
 //     until the driver reports it fenced;
 //   - a revocation unacked past Config.RevokeWarn is reported, and past
-//     Config.RevokeEvict (if set) its client is evicted.
+//     Config.RevokeEvict (if set) its client is evicted; LateReleases
+//     names the clients with one past Config.LateAfter (half the
+//     eviction timeout) for the rank's health report.
 //
 // After a failover, a rank that replayed the journal takes the clients'
 // caps as they report them (Reconnect) and then brings every inode to a

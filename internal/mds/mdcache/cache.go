@@ -118,6 +118,12 @@ type Cache struct {
 	locks fileLocks
 	hooks *testHooks
 
+	// leases are the clients' dentry and directory leases; gates the
+	// changes whose replies wait for revocations (lease.go).
+	leases   map[leaseKey]map[ClientID]leaseHold
+	leaseSeq uint64
+	gates    []*leaseGate
+
 	ioMu    sync.Mutex
 	dataIOs map[int64]*rados.IOContext
 }

@@ -310,6 +310,9 @@ func (c *Cache) SessionEnded(client ClientID, reason locker.EndReason) {
 	delete(c.reconnected, client)
 	// The session is over: its requests will not be resent.
 	delete(c.completed, client)
+	if reason == locker.EndClosed {
+		c.dropLeases(client)
+	}
 	answers := c.locks.dropClient(client)
 	c.finishActions(context.Background(), acts)
 	for _, f := range answers {
@@ -421,6 +424,7 @@ func (c *Cache) Tick(now time.Time) {
 		c.evict()
 	}
 	c.retryTruncs()
+	c.expireLeases(now)
 	acts := c.lk.Tick(now)
 	due := now.UnixNano()-c.lastWB >= int64(c.cfg.WriteBackEvery) ||
 		c.jw.WritePos()-c.jw.Header().ExpirePos >= c.cfg.WriteBackBytes
@@ -462,6 +466,9 @@ func (c *Cache) Stats() Stats {
 	}
 	for _, ino := range c.lk.Inodes() {
 		s.Caps += len(c.lk.Clients(ino))
+	}
+	for _, hs := range c.leases {
+		s.Leases += len(hs)
 	}
 	s.JournalBytes = c.jw.WritePos() - c.jw.Header().ExpirePos
 	return s

@@ -72,6 +72,12 @@ type Config struct {
 	// recently used first (evict.go). Dirty and pinned state stays, so
 	// the bound is soft.
 	CacheInodes int
+	// DentryLease is how long a lookup's reply lets the client cache the
+	// name (and a directory's attributes) without asking again (lease.go;
+	// default 5 s; negative: no leases). A change revokes other clients'
+	// leases first, waiting at most this long for a client that does not
+	// answer.
+	DentryLease time.Duration
 	// Events are callbacks for what the engine does in the background
 	// (for metrics and tests); nil fields are not called.
 	Events Events
@@ -114,6 +120,9 @@ func (c Config) withDefaults() Config {
 	if c.CacheInodes <= 0 {
 		c.CacheInodes = 100_000
 	}
+	if c.DentryLease == 0 {
+		c.DentryLease = 5 * time.Second
+	}
 	if c.JournalObjectSize == 0 {
 		c.JournalObjectSize = 4 << 20
 	}
@@ -131,6 +140,8 @@ type Stats struct {
 	Caps         int    // caps held by clients
 	Strays       int    // unlinked inodes waiting to be purged
 	Evicted      uint64 // clean fragments evicted from the cache
+	Leases       int    // dentry and directory leases held by clients
+	LeaseRevokes uint64 // leases revoked from clients for other clients' changes
 	// Damaged counts the damaged metadata objects found (Damage).
 	Damaged int
 }

@@ -93,9 +93,16 @@ func (c *Cache) run(r *request) {
 		}
 		if t == nil {
 			c.stats.Replies++
-			c.mu.Unlock()
 			r.rep.Safe = true
-			r.reply(r.rep)
+			if leased(r.rep) {
+				// Queued before c.mu goes, so no revocation of the
+				// lease can overtake it (lease.go).
+				r.reply(r.rep)
+				c.mu.Unlock()
+			} else {
+				c.mu.Unlock()
+				r.reply(r.rep)
+			}
 			for _, f := range r.post {
 				f()
 			}
@@ -122,7 +129,12 @@ func (c *Cache) finishChange(r *request, t *txn) {
 		}
 		acts = c.lk.Done(r.lockIno, r.lockID, attrs, c.cfg.Clock.Now())
 	}
+	c.leaseChangedDir(r, t)
 	unsafe := *r.rep
+	// Other clients' leases on what changed are revoked; the replies
+	// wait for their acks (lease.go).
+	gate := c.revokeLeases(t.leased, r.client)
+	sendUnsafe := gate.send(func() { r.reply(&unsafe) })
 	c.durable(func(err error) {
 		if err != nil {
 			r.fail(err)
@@ -134,7 +146,7 @@ func (c *Cache) finishChange(r *request, t *txn) {
 		c.stats.Replies++
 		c.mu.Unlock()
 		if len(t.after) == 0 {
-			r.reply(&safe)
+			c.gatedReply(gate, func() { r.reply(&safe) })
 			return
 		}
 		// What the change leaves to do once durable (a truncation's
@@ -146,12 +158,29 @@ func (c *Cache) finishChange(r *request, t *txn) {
 			for _, f := range t.after {
 				f()
 			}
-			r.reply(&safe)
+			c.gatedReply(gate, func() { r.reply(&safe) })
 		}()
 	})
 	c.mu.Unlock()
 	c.doActions(acts)
-	r.reply(&unsafe)
+	if sendUnsafe {
+		r.reply(&unsafe)
+	}
+}
+
+// leased reports whether a reply grants a lease.
+func leased(rep *wire.ClientReply) bool {
+	for i := range rep.Trace {
+		if rep.Trace[i].LeaseMs > 0 {
+			return true
+		}
+	}
+	for i := range rep.Dir.Entries {
+		if rep.Dir.Entries[i].LeaseMs > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // answerCompleted answers a change the journal says was applied

@@ -84,8 +84,11 @@ type outbox struct {
 	mu      sync.Mutex
 	caps    map[ClientID][]*wire.ClientCaps
 	fenced  []ClientID
+	leases  map[ClientID][]wire.ClientLease
 	autoAck bool
-	c       *Cache
+	// holdLeases keeps lease revocations for the test to ack.
+	holdLeases bool
+	c          *Cache
 }
 
 func (o *outbox) SendCaps(client ClientID, m *wire.ClientCaps) {
@@ -103,7 +106,29 @@ func (o *outbox) SendCaps(client ClientID, m *wire.ClientCaps) {
 	o.caps[client] = append(o.caps[client], m)
 }
 
-func (o *outbox) SendLease(ClientID, wire.ClientLease) {}
+// SendLease acks a lease revocation at once (as a client does that
+// finds nothing to drop), or with holdLeases records it.
+func (o *outbox) SendLease(client ClientID, m wire.ClientLease) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.holdLeases && m.Op == wire.LeaseRevoke && o.c != nil {
+		ack := wire.ClientLease{Op: wire.LeaseRevokeAck, Ino: m.Ino, Name: m.Name, Seq: m.Seq}
+		go o.c.HandleLease(context.Background(), client, ack)
+		return
+	}
+	if o.leases == nil {
+		o.leases = map[ClientID][]wire.ClientLease{}
+	}
+	o.leases[client] = append(o.leases[client], m)
+}
+
+func (o *outbox) takeLeases(client ClientID) []wire.ClientLease {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.leases[client]
+	delete(o.leases, client)
+	return m
+}
 
 func (o *outbox) Fence(client ClientID, _ string) {
 	o.mu.Lock()

@@ -35,6 +35,7 @@ func Open(ctx context.Context, cfg Config) (*Cache, error) {
 		frags: map[fragKey]*cfrag{}, inodes: map[mdtypes.Ino]*cinode{}, loading: map[fragKey]chan struct{}{},
 		dirtyBases: map[mdtypes.Ino]struct{}{}, backtraces: map[mdtypes.Ino]struct{}{},
 		completed: map[ClientID]*clientReqs{}, waits: map[locker.ReqID]*waiter{}, purging: map[mdtypes.Ino]bool{}, truncs: map[mdtypes.Ino]*pendingTrunc{}, lru: list.New(),
+		leases:  map[leaseKey]map[ClientID]leaseHold{},
 		lk:      locker.New(locker.Rank(cfg.Rank), locker.Config{RevokeEvict: cfg.RevokeTimeout}),
 		dataIOs: map[int64]*rados.IOContext{}, reconnected: map[ClientID]bool{}}
 	if err := store.Mkfs(ctx, cfg.DataPool, c.now()); err != nil {

@@ -152,7 +152,7 @@ func (c *Cache) addRStat(t *txn, dir *cinode, bytes, files, dirs int64) {
 		rs.Bytes = uint64(max(int64(rs.Bytes)+bytes, 0))
 		rs.Files = uint64(max(int64(rs.Files)+files, 0))
 		rs.Subdirs = uint64(max(int64(rs.Subdirs)+dirs, 0))
-		t.dirtyInode(ci)
+		t.dirtyQuiet(ci)
 		ci = c.parentDir(ci)
 	}
 }

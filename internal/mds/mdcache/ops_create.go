@@ -79,6 +79,7 @@ func (c *Cache) opCreate(r *request) (*txn, error) {
 		c.openCaps(r, last.ci, r.req.OpFlags)
 	}
 	r.rep.Trace = c.trace(r, trace)
+	c.leaseStep(r, trace, r.rep.Trace)
 	return t, nil
 }
 

@@ -18,6 +18,7 @@ func (c *Cache) opLookup(r *request) error {
 		return err
 	}
 	r.rep.Trace = c.trace(r, steps)
+	c.leaseStep(r, steps, r.rep.Trace)
 	if steps[len(steps)-1].ci == nil {
 		r.rep.Result = -int32(syscall.ENOENT)
 	}
@@ -67,6 +68,9 @@ func (c *Cache) opGetattr(r *request) error {
 		return err
 	}
 	r.rep.Trace = c.trace(r, steps)
+	if ci.in.IsDir() {
+		c.leaseStep(r, steps[len(steps)-1:], r.rep.Trace[len(r.rep.Trace)-1:])
+	}
 	return nil
 }
 
@@ -75,6 +79,7 @@ func (c *Cache) opGetattr(r *request) error {
 // each entry's attributes when Plus.
 func (c *Cache) opReaddir(r *request) error {
 	steps, ci, err := c.target(r, r.req.Path)
+	ci0 := ci
 	if err != nil {
 		return err
 	}
@@ -128,6 +133,11 @@ func (c *Cache) opReaddir(r *request) error {
 			ci := c.inodes[d.Ino()]
 			if ci != nil {
 				e.Inode = c.stat(r.client, ci.in)
+				// The entry is as good as a lookup's: leased.
+				e.LeaseMs, _ = c.grantLease(r, leaseKey{ci0.in.Ino, d.Name})
+				if ci.in.IsDir() && e.LeaseMs > 0 {
+					c.grantLease(r, leaseKey{ci.in.Ino, ""})
+				}
 			}
 		} else if d.Inode != nil {
 			e.Inode = wire.InodeStat{Ino: uint64(d.Inode.Ino), Mode: d.Inode.Mode & mdtypes.ModeType}
@@ -214,9 +224,12 @@ func xattrReadAccess(cr cred, in *mdtypes.Inode, name string) error {
 }
 
 // xattrWriteAccess: user.* attributes need write permission and a
-// regular file or directory (Linux: EPERM on others); trusted.* root.
+// regular file or directory (Linux: EPERM on others); trusted.* root;
+// POSIX ACLs are not supported.
 func xattrWriteAccess(cr cred, in *mdtypes.Inode, name string) error {
 	switch {
+	case wire.IsPosixACL(name):
+		return syscall.EOPNOTSUPP
 	case strings.HasPrefix(name, "user."):
 		if !in.IsRegular() && !in.IsDir() {
 			return syscall.EPERM

@@ -233,3 +233,18 @@ func TestQuotasAndLayouts(t *testing.T) {
 		}
 	})
 }
+
+// POSIX ACLs are not enforced, so they are not stored either.
+func TestPosixACLRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFS(t, 2)
+		c := fs.open(t, nil)
+		root := &tclient{c: c, id: 1}
+		runCases(t, root, []opCase{
+			{"mknod", nil, wire.ClientRequest{Op: wire.MetaMknod, Path: p("f"), Mode: 0o644 | syscall.S_IFREG}, 0},
+			{"access ACL", nil, wire.ClientRequest{Op: wire.MetaSetxattr, Path: p("f"), Name: "system.posix_acl_access", Value: []byte{2, 0, 0, 0}}, syscall.EOPNOTSUPP},
+			{"default ACL", nil, wire.ClientRequest{Op: wire.MetaSetxattr, Path: p(""), Name: "system.posix_acl_default", Value: []byte{2, 0, 0, 0}}, syscall.EOPNOTSUPP},
+			{"another system attribute", nil, wire.ClientRequest{Op: wire.MetaSetxattr, Path: p("f"), Name: "system.other", Value: []byte("x")}, 0},
+		})
+	})
+}

@@ -21,10 +21,15 @@ type txn struct {
 	news  map[fragKey]bool
 	// after run once the event is durable (purges, data truncation).
 	after []func()
+	// leased are the dentries whose binding and the inodes whose
+	// attributes the change alters, as leases name them (lease.go):
+	// other clients' leases on them are revoked before it is answered.
+	leased map[leaseKey]struct{}
 }
 
 func (c *Cache) newTxn(client ClientID, tid, oldest uint64, op wire.MetaOp) *txn {
-	t := &txn{c: c, names: map[fragKey]map[string]struct{}{}, bases: map[mdtypes.Ino]*mdtypes.Inode{}, news: map[fragKey]bool{}}
+	t := &txn{c: c, names: map[fragKey]map[string]struct{}{}, bases: map[mdtypes.Ino]*mdtypes.Inode{}, news: map[fragKey]bool{},
+		leased: map[leaseKey]struct{}{}}
 	t.ev.Client, t.ev.Tid, t.ev.OldestTid = client, tid, oldest
 	t.ev.Op = op
 	return t
@@ -52,6 +57,7 @@ func (t *txn) setDentry(f *cfrag, d *mdtypes.Dentry) {
 	}
 	countDentry(&f.hdr, d, +1)
 	f.dentries[d.Name] = d
+	t.leased[leaseKey{f.key.dir, d.Name}] = struct{}{}
 	if d.Inode != nil {
 		t.c.indexInode(d.Inode, f.key, d.Name)
 	}
@@ -66,12 +72,20 @@ func (t *txn) removeDentry(f *cfrag, name string) {
 		delete(f.dentries, name)
 		f.sorted = nil
 	}
+	t.leased[leaseKey{f.key.dir, name}] = struct{}{}
 	t.touch(f.key, name)
 }
 
 // dirtyInode records a change made in place to a cached inode: its
 // primary dentry, or its base object, goes into the event.
 func (t *txn) dirtyInode(ci *cinode) {
+	t.leased[leaseKey{ci.in.Ino, ""}] = struct{}{}
+	t.dirtyQuiet(ci)
+}
+
+// dirtyQuiet is dirtyInode for a change no lease covers (recursive
+// statistics: not among the attributes a client's kernel caches).
+func (t *txn) dirtyQuiet(ci *cinode) {
 	ci.in.Version++
 	if mdtypes.IsBase(ci.in.Ino) {
 		t.bases[ci.in.Ino] = ci.in

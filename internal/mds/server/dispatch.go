@@ -56,7 +56,10 @@ func (s *Server) Dispatch(from msgr.Peer, msg msgr.Message) {
 			s.handleReconnect(from.Session, m)
 		}
 	case wire.TypeClientLease:
-		// Lease releases need no answer; the engine's leases time out.
+		var m wire.ClientLease
+		if m, err = wire.DecodeClientLease(msg.Payload); err == nil {
+			s.handleLease(from.Session, m)
+		}
 	default:
 		err = fmt.Errorf("unexpected message type %d", msg.Type)
 	}
@@ -97,6 +100,7 @@ func (s *Server) bindLocked(c ClientID, conn *msgr.Session) {
 // unbindLocked removes client's session and its binding.
 func (s *Server) unbindLocked(c ClientID) {
 	s.sessions.Close(c)
+	s.ops.dropClient(c)
 	if conn := s.conns[c]; conn != nil {
 		delete(s.byConn, conn)
 	}
@@ -310,9 +314,19 @@ func (s *Server) handleRequest(conn *msgr.Session, req *wire.ClientRequest) {
 		sendForward(conn, wire.ClientRequestForward{Tid: req.Tid, Dest: int32(owner), NumFwd: req.NumFwd + 1, MustResend: true})
 		return
 	}
+	s.mu.Lock()
+	s.ops.start(c, req.Tid, s.cfg.Clock.Now())
+	s.mu.Unlock()
 	go func() {
 		defer s.inflight.Done()
-		eng.Handle(ctx, c, req, func(r *wire.ClientReply) { s.replyTo(c, conn, r) })
+		eng.Handle(ctx, c, req, func(r *wire.ClientReply) {
+			if r.Safe {
+				s.mu.Lock()
+				s.ops.done(c, r.Tid)
+				s.mu.Unlock()
+			}
+			s.replyTo(c, conn, r)
+		})
 	}()
 }
 
@@ -351,6 +365,22 @@ func (s *Server) handleCaps(conn *msgr.Session, m *wire.ClientCaps) {
 	eng, ctx := s.engine, s.runCtx
 	s.mu.Unlock()
 	eng.HandleCaps(ctx, c, m)
+}
+
+// handleLease hands a client's lease ack or release to an engine that
+// grants leases (LeaseEngine); while the rank is not active it is
+// dropped: the engine that takes the rank starts without leases.
+func (s *Server) handleLease(conn *msgr.Session, m wire.ClientLease) {
+	c, ok := s.clientOf(conn)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	eng, ctx, active := s.engine, s.runCtx, s.phase == phaseActive
+	s.mu.Unlock()
+	if le, ok := eng.(LeaseEngine); ok && active {
+		le.HandleLease(ctx, c, m)
+	}
 }
 
 // handleReconnect takes a client's report in the reconnect phase.

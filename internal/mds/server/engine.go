@@ -50,9 +50,18 @@ type Engine interface {
 	Fenced(client ClientID)
 	// Tick is called about once a second.
 	Tick(now time.Time)
+	// Health reports what the monitors' health checks show of the
+	// engine at now (the daemon sends it in its beacons).
+	Health(now time.Time) EngineHealth
 	// Close stops serving, flushes the journal and writes back what is
 	// dirty.
 	Close(ctx context.Context) error
+}
+
+// LeaseEngine is an Engine that grants dentry leases: the server hands
+// it the clients' lease acks and releases.
+type LeaseEngine interface {
+	HandleLease(ctx context.Context, client ClientID, m wire.ClientLease)
 }
 
 // OpenConfig is what the server hands the engine when it takes a rank
@@ -91,4 +100,21 @@ type EngineStats struct {
 type StatsEngine interface {
 	Engine
 	Stats() EngineStats
+}
+
+// EngineHealth is the engine's part of the rank's health report
+// (wire.MDSHealth): the clients slow to give back caps.
+type EngineHealth struct {
+	// LateReleases are the clients whose oldest unacknowledged cap
+	// revocation is older than half the revoke timeout, oldest first
+	// (locker.LateReleases).
+	LateReleases []LateRelease
+}
+
+// LateRelease is one client slow to give back a capability: its oldest
+// unacknowledged revocation, on Ino, was sent at Since.
+type LateRelease struct {
+	Client ClientID
+	Ino    uint64
+	Since  time.Time
 }

@@ -59,6 +59,9 @@ type Config struct {
 	Follow Follower
 	// ReconnectTimeout bounds the reconnect phase (mds_reconnect_timeout).
 	ReconnectTimeout time.Duration
+	// OpComplaintTime is the age past which a request in flight is slow
+	// (mds_op_complaint_time, default 30 s).
+	OpComplaintTime time.Duration
 	// TickInterval is how often sessions are checked and the engine
 	// ticked; FollowInterval how often a standby-replay daemon polls the
 	// journal it follows.
@@ -84,6 +87,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.TickInterval <= 0 {
 		cfg.TickInterval = DefaultTickInterval
+	}
+	if cfg.OpComplaintTime <= 0 {
+		cfg.OpComplaintTime = DefaultOpComplaintTime
 	}
 	if cfg.FollowInterval <= 0 {
 		cfg.FollowInterval = DefaultFollowInterval
@@ -147,6 +153,9 @@ type Server struct {
 	reconCh   chan struct{} // signalled when a client completes its report
 	pending   []func()      // held until active
 	inflight  sync.WaitGroup
+	// ops are the requests handed to the engine and not answered safe
+	// (Health).
+	ops *opTracker
 }
 
 // New returns a Server; nothing runs until Run.
@@ -158,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, log: cfg.Logger.With("mds", cfg.Name), holders: newHolders(), rank: mdsmap.NoRank,
 		sessions: NewSessions(mdsmap.DefaultSessionTimeout, mdsmap.DefaultSessionAutoclose),
 		conns:    map[ClientID]*msgr.Session{}, byConn: map[*msgr.Session]ClientID{}, fenced: map[ClientID]bool{},
-		instances: map[ClientID]string{}, reconCh: make(chan struct{}, 1), runCtx: context.Background()}, nil
+		instances: map[ClientID]string{}, reconCh: make(chan struct{}, 1), runCtx: context.Background(), ops: newOpTracker()}, nil
 }
 
 // Status is what the server reports of itself (metrics, admin queries,
@@ -537,6 +546,7 @@ func (s *Server) shutdown() {
 	defer s.notify()
 	pending := len(s.pending)
 	s.pending = nil
+	s.ops.reset()
 	s.mu.Unlock()
 	if pending > 0 {
 		s.log.Info("stopping with requests held for activation; clients resend them to the next holder", "held", pending)

@@ -101,6 +101,10 @@ type recEngine struct {
 	outbox Outbox
 	cfg    OpenConfig
 	poke   func()
+	late   []LateRelease // what Health reports
+	// held, if set, takes the reply functions of getattrs instead of
+	// answering them (requests in flight).
+	held chan func(*wire.ClientReply)
 }
 
 func (e *recEngine) note(format string, args ...any) {
@@ -123,6 +127,13 @@ func (e *recEngine) Reconnect(c ClientID, m *wire.ClientReconnect) error {
 func (e *recEngine) Resume() { e.note("resume") }
 func (e *recEngine) Handle(_ context.Context, c ClientID, req *wire.ClientRequest, reply func(*wire.ClientReply)) {
 	e.note("handle %d %s", c, req.Op)
+	e.mu.Lock()
+	held := e.held
+	e.mu.Unlock()
+	if held != nil && req.Op == wire.MetaGetattr {
+		held <- reply
+		return
+	}
 	if req.Op.IsWrite() {
 		reply(&wire.ClientReply{Tid: req.Tid, Op: req.Op, CreatedIno: 0x10000000001})
 	}
@@ -135,8 +146,13 @@ func (e *recEngine) SessionOpened(c ClientID) { e.note("opened %d", c) }
 func (e *recEngine) SessionEnded(c ClientID, r locker.EndReason) {
 	e.note("ended %d %d", c, r)
 }
-func (e *recEngine) Fenced(c ClientID)           { e.note("fenced %d", c) }
-func (e *recEngine) Tick(time.Time)              {}
+func (e *recEngine) Fenced(c ClientID) { e.note("fenced %d", c) }
+func (e *recEngine) Tick(time.Time)    {}
+func (e *recEngine) Health(time.Time) EngineHealth {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return EngineHealth{LateReleases: slices.Clone(e.late)}
+}
 func (e *recEngine) Close(context.Context) error { e.note("close"); return nil }
 
 // recCluster records fences; memSessions is a session map in memory.

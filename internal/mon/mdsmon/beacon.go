@@ -20,6 +20,7 @@ func (s *Service) prepareBeacon(c moncmd.Command, now time.Time) ([]byte, moncmd
 	if err != nil {
 		return nil, moncmd.FromError(err, moncmd.EINVAL)
 	}
+	s.report(b)
 	ch := failover.Beacon(s.m, b)
 	if !ch.Changed() {
 		r := failover.Reply(s.m, b)

@@ -2,10 +2,13 @@ package mdsmon
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mon/health"
 	"github.com/cuttlestore/cuttle/internal/mon/mdsmon/failover"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/mdsmap"
 )
 
@@ -21,7 +24,12 @@ import (
 //   - MDS_INSUFFICIENT_STANDBY (warn): fewer standbys (and standby-replay
 //     daemons) than the largest standby_count_wanted;
 //   - MDS_LAGGY (warn, on the leader): rank holders silent past the grace
-//     that no standby can replace.
+//     that no standby can replace;
+//   - MDS_SLOW_REQUEST (warn, on the leader): rank holders whose latest
+//     beacon reports requests in flight past mds_op_complaint_time;
+//   - MDS_CLIENT_LATE_RELEASE (warn, on the leader): clients that rank
+//     holders report slow to answer a cap revocation (past half the
+//     revoke timeout).
 func (s *Service) HealthChecks(now time.Time) []health.Check {
 	var checks []health.Check
 	var down, failed, degraded, damaged []string
@@ -69,8 +77,66 @@ func (s *Service) HealthChecks(now time.Time) []health.Check {
 			laggy = append(laggy, fmt.Sprintf("mds.%s(mds.%d): rank %d laggy or crashed, no standby to replace it", d.Name, d.Rank, d.Rank))
 		}
 		add("MDS_LAGGY", health.Warn, fmt.Sprintf("%d MDS daemon%s laggy", len(laggy), plural(len(laggy), " is", "s are")), laggy)
+		slow, late, clients := s.reportedChecks()
+		add("MDS_SLOW_REQUEST", health.Warn, fmt.Sprintf("%d MDSs report slow requests", len(slow)), slow)
+		add("MDS_CLIENT_LATE_RELEASE", health.Warn, fmt.Sprintf("%d clients failing to respond to capability release", clients), late)
 	}
 	return checks
+}
+
+// report keeps the health report of a beacon from a daemon of the map
+// (the latest per daemon; a new incarnation's gid starts afresh).
+func (s *Service) report(b wire.MDSBeacon) {
+	if d := failover.Find(s.m, b); d != nil {
+		s.reports[d.GID] = b.Health
+	}
+}
+
+// pruneReports forgets the reports of daemons no longer holding a rank.
+func (s *Service) pruneReports() {
+	for g := range s.reports {
+		if !holdsRank(s.m.Daemons[g]) {
+			delete(s.reports, g)
+		}
+	}
+}
+
+// holdsRank reports whether d is in the map and holds a rank (standby-
+// replay followers do not).
+func holdsRank(d *mdsmap.Daemon) bool {
+	return d != nil && d.Rank != mdsmap.NoRank && d.State != mdsmap.StateStandbyReplay && d.State != mdsmap.StateStandby
+}
+
+// reportedChecks are the details of MDS_SLOW_REQUEST and
+// MDS_CLIENT_LATE_RELEASE from the rank holders' latest reports, in
+// Ceph's words, by gid, and the count of late clients.
+func (s *Service) reportedChecks() (slow, late []string, clients int) {
+	for _, g := range slices.Sorted(maps.Keys(s.reports)) {
+		d, r := s.m.Daemons[g], s.reports[g]
+		if !holdsRank(d) {
+			continue
+		}
+		who := fmt.Sprintf("mds.%s(mds.%d)", d.Name, d.Rank)
+		if r.Slow > 0 {
+			slow = append(slow, fmt.Sprintf("%s: %d slow requests are blocked > %d secs", who, r.Slow, int(r.ComplaintTime.Seconds())))
+		}
+		clients += r.LateClients
+		if r.LateClients > len(r.LateRelease) {
+			late = append(late, fmt.Sprintf("%s: Many clients (%d) failing to respond to capability release", who, r.LateClients))
+			continue
+		}
+		for _, l := range r.LateRelease {
+			name := l.Entity
+			if name == "" {
+				name = fmt.Sprintf("client.%d", l.ClientID)
+			}
+			if l.Host != "" {
+				name = l.Host + ":" + name
+			}
+			late = append(late, fmt.Sprintf("%s: Client %s failing to respond to capability release client_id: %d", who, name, l.ClientID))
+		}
+	}
+	return slow, late, clients
 }
 
 func plural(n int, one, many string) string {

@@ -28,6 +28,11 @@ type RankView struct {
 	State    string      `json:"state"` // the holder's, or "failed" or "damaged"
 	Holder   *DaemonView `json:"mds,omitempty"`
 	Follower *DaemonView `json:"standby_replay,omitempty"`
+	// Clients and Requests are the holder's client sessions and
+	// requests in flight, from its latest beacon (the leader's memory:
+	// absent before the first report).
+	Clients  *int `json:"clients,omitempty"`
+	Requests *int `json:"requests_in_flight,omitempty"`
 }
 
 // FSView is a file system in JSON replies.
@@ -89,6 +94,11 @@ func (s *Service) fsView(f *mdsmap.FS) FSView {
 	}
 	for _, r := range f.In {
 		rv := RankView{Rank: int32(r), Holder: s.daemonView(s.m.Holder(f.ID, r)), Follower: s.daemonView(s.m.Follower(f.ID, r))}
+		if h := s.m.Holder(f.ID, r); h != nil {
+			if rep, ok := s.reports[h.GID]; ok {
+				rv.Clients, rv.Requests = &rep.Sessions, &rep.InFlight
+			}
+		}
 		switch {
 		case rv.Holder != nil:
 			rv.State = strings.TrimPrefix(rv.Holder.State, "up:")
@@ -231,15 +241,21 @@ func (s *Service) fsText(f FSView) string {
 		}
 	}
 	fmt.Fprintf(&b, "%s - id %d, max_mds %d, standby_count_wanted %d, %s\n", f.Name, f.ID, f.MaxMDS, f.StandbyCountWanted, strings.Join(flags, ", "))
-	rows := [][]string{{"RANK", "STATE", "MDS", "GID", "ADDR"}}
+	rows := [][]string{{"RANK", "STATE", "MDS", "GID", "ADDR", "CLIENTS", "REQS"}}
+	count := func(n *int) string {
+		if n == nil {
+			return "-"
+		}
+		return fmt.Sprint(*n)
+	}
 	for _, r := range f.Ranks {
-		row := []string{fmt.Sprint(r.Rank), r.State, "", "", ""}
+		row := []string{fmt.Sprint(r.Rank), r.State, "", "", "", "", ""}
 		if h := r.Holder; h != nil {
-			row[2], row[3], row[4] = h.Name, fmt.Sprint(h.GID), h.Addr
+			row[2], row[3], row[4], row[5], row[6] = h.Name, fmt.Sprint(h.GID), h.Addr, count(r.Clients), count(r.Requests)
 		}
 		rows = append(rows, row)
 		if fl := r.Follower; fl != nil {
-			rows = append(rows, []string{fmt.Sprintf("%d-s", r.Rank), "standby-replay", fl.Name, fmt.Sprint(fl.GID), fl.Addr})
+			rows = append(rows, []string{fmt.Sprintf("%d-s", r.Rank), "standby-replay", fl.Name, fmt.Sprint(fl.GID), fl.Addr, "", ""})
 		}
 	}
 	if len(f.Ranks) > 0 {

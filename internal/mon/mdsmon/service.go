@@ -10,6 +10,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/mon/mdsmon/failover"
 	"github.com/cuttlestore/cuttle/internal/mon/moncmd"
 	"github.com/cuttlestore/cuttle/internal/mon/monstore"
+	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/mdsmap"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -72,6 +73,9 @@ type Service struct {
 	// sent is when this monitor, as leader, last asked to blocklist each
 	// fence (leader memory, not replicated).
 	sent map[string]time.Time
+	// reports are the rank holders' latest health reports, from their
+	// beacons (leader memory, like liveness: health.go).
+	reports map[mdsmap.GID]wire.MDSHealth
 }
 
 // FenceExpire is how long a failed MDS stays blocklisted (Ceph's
@@ -91,7 +95,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: cfg.Logger, m: mdsmap.New(), live: failover.NewLiveness()}
+	return &Service{cfg: cfg, log: cfg.Logger, m: mdsmap.New(), live: failover.NewLiveness(), reports: map[mdsmap.GID]wire.MDSHealth{}}
 }
 
 // Name implements moncmd.Service.
@@ -162,8 +166,11 @@ func (s *Service) Handles(prefix string) (ok, write bool) {
 }
 
 // LeaderOnly implements moncmd.LeaderOnly: beacons go to the leader,
-// which alone judges liveness.
-func (s *Service) LeaderOnly(prefix string) bool { return prefix == "mds beacon" }
+// which alone judges liveness and keeps the ranks' health reports, and
+// so does fs status, which shows them.
+func (s *Service) LeaderOnly(prefix string) bool {
+	return prefix == "mds beacon" || prefix == "fs status"
+}
 
 // Query implements moncmd.Service.
 func (s *Service) Query(c moncmd.Command) moncmd.Reply {
@@ -258,7 +265,9 @@ const newLeaderAfter = 3 * time.Second
 func (s *Service) Tick(now time.Time) []moncmd.Command {
 	if s.lastTick.IsZero() || now.Sub(s.lastTick) > newLeaderAfter {
 		s.live.Reset(s.m, now)
+		clear(s.reports)
 	}
+	s.pruneReports()
 	s.lastTick = now
 	cmds := s.fenceCommands(now)
 	if len(s.m.Daemons) == 0 {

@@ -44,6 +44,11 @@ type Entry struct {
 	// gateway wrote them while the kv store could not rebalance; none
 	// writes them now, and listings still skip them.)
 	Deleted bool
+	// Owner is the object's owner (a user name); "" in an entry written
+	// before ACLs (version 1): the bucket's owner, with a private ACL.
+	Owner string
+	// ACL is the object's access control list (version 2).
+	ACL ACL
 }
 
 func encodeMap(e *encoding.Encoder, m map[string]string) {
@@ -73,10 +78,11 @@ func decodeMap(d *encoding.Decoder) map[string]string {
 	return m
 }
 
-// Encode returns the entry's encoding (version 1).
+// Encode returns the entry's encoding (version 2: version 1's fields,
+// then the owner and the ACL).
 func (en Entry) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Varint(en.Size)
 	e.String(en.ETag)
 	e.Varint(en.MTime.UnixNano())
@@ -88,6 +94,8 @@ func (en Entry) Encode() []byte {
 		e.Varint(x.Size)
 	}
 	e.Bool(en.Deleted)
+	e.String(en.Owner)
+	encodeACL(&e, en.ACL)
 	e.End(mk)
 	return e.Data()
 }
@@ -96,7 +104,7 @@ func (en Entry) Encode() []byte {
 func DecodeEntry(b []byte) (Entry, error) {
 	var en Entry
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	en.Size = d.Varint()
 	en.ETag = d.String(128)
 	en.MTime = time.Unix(0, d.Varint()).UTC()
@@ -116,6 +124,10 @@ func DecodeEntry(b []byte) (Entry, error) {
 		en.Extents = append(en.Extents, x)
 	}
 	en.Deleted = d.Bool()
+	if v >= 2 {
+		en.Owner = d.String(maxName)
+		en.ACL = decodeACL(d)
+	}
 	d.End()
 	if d.Err() == nil && !en.Deleted && sum != en.Size {
 		d.Fail(fmt.Errorf("extents hold %d bytes, size %d", sum, en.Size))
@@ -184,17 +196,29 @@ type Bucket struct {
 	ID      string // names its index and uploads; new at every create
 	Created time.Time
 	Region  string
+	// ACL is the bucket's access control list (version 2; a version 1
+	// record decodes with the owner's FULL_CONTROL, S3's default).
+	ACL ACL
+	// Policy is the bucket policy, a JSON document as PutBucketPolicy
+	// gave it ("" for none; version 3).
+	Policy string
 }
 
-// Encode returns the bucket's encoding (version 1).
+// MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
+const MaxPolicy = 20 << 10
+
+// Encode returns the bucket's encoding (version 3: version 1's fields,
+// then the ACL, then the policy).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(3, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
 	e.Varint(b.Created.UnixNano())
 	e.String(b.Region)
+	encodeACL(&e, b.ACL)
+	e.String(b.Policy)
 	e.End(mk)
 	return e.Data()
 }
@@ -203,12 +227,20 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	d.Begin(1)
+	v := d.Begin(3)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
 	b.Created = time.Unix(0, d.Varint()).UTC()
 	b.Region = d.String(maxName)
+	if v >= 2 {
+		b.ACL = decodeACL(d)
+	} else if b.Owner != "" {
+		b.ACL = Private(b.Owner)
+	}
+	if v >= 3 {
+		b.Policy = d.String(MaxPolicy)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return Bucket{}, fmt.Errorf("%w: bucket: %w", ErrCorrupt, err)
@@ -222,17 +254,25 @@ type Upload struct {
 	Initiated   time.Time
 	ContentType string
 	Meta        map[string]string
+	// Owner initiated the upload and will own the object; ACL will be
+	// the object's (version 2; "" in version 1: the bucket's owner,
+	// private).
+	Owner string
+	ACL   ACL
 }
 
-// Encode returns the upload's encoding (version 1).
+// Encode returns the upload's encoding (version 2: version 1's fields,
+// then the owner and the ACL).
 func (u Upload) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.String(u.Key)
 	e.String(u.ID)
 	e.Varint(u.Initiated.UnixNano())
 	e.String(u.ContentType)
 	encodeMap(&e, u.Meta)
+	e.String(u.Owner)
+	encodeACL(&e, u.ACL)
 	e.End(mk)
 	return e.Data()
 }
@@ -241,12 +281,16 @@ func (u Upload) Encode() []byte {
 func DecodeUpload(b []byte) (Upload, error) {
 	var u Upload
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	u.Key = d.String(maxName)
 	u.ID = d.String(maxName)
 	u.Initiated = time.Unix(0, d.Varint()).UTC()
 	u.ContentType = d.String(maxValue)
 	u.Meta = decodeMap(d)
+	if v >= 2 {
+		u.Owner = d.String(maxName)
+		u.ACL = decodeACL(d)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return Upload{}, fmt.Errorf("%w: upload: %w", ErrCorrupt, err)

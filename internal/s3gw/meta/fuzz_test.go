@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"github.com/cuttlestore/cuttle/encoding"
 	"reflect"
 	"testing"
 	"time"
@@ -8,7 +9,8 @@ import (
 
 func TestRoundTrips(t *testing.T) {
 	now := time.Unix(1700000000, 123).UTC()
-	en := Entry{Size: 10, ETag: "abc-2", MTime: now, ContentType: "text/plain", Meta: map[string]string{"x-amz-meta-a": "1"}, Extents: []Extent{{1, 4}, {2, 6}}}
+	en := Entry{Size: 10, ETag: "abc-2", MTime: now, ContentType: "text/plain", Meta: map[string]string{"x-amz-meta-a": "1"}, Extents: []Extent{{1, 4}, {2, 6}},
+		Owner: "u", ACL: ACL{Grants: []Grant{{Kind: GranteeUser, ID: "v", Perm: PermReadACP}, {Kind: GranteeLogDelivery, Perm: PermWrite}}}}
 	if got, err := DecodeEntry(en.Encode()); err != nil || !reflect.DeepEqual(got, en) {
 		t.Fatalf("entry: %+v %v", got, err)
 	}
@@ -16,11 +18,12 @@ func TestRoundTrips(t *testing.T) {
 	if got, err := DecodeUser(u.Encode()); err != nil || !reflect.DeepEqual(got, u) {
 		t.Fatalf("user: %+v %v", got, err)
 	}
-	b := Bucket{Name: "b", Owner: "u", ID: "01", Created: now, Region: "r"}
-	if got, err := DecodeBucket(b.Encode()); err != nil || got != b {
+	b := Bucket{Name: "b", Owner: "u", ID: "01", Created: now, Region: "r", ACL: ACL{Grants: []Grant{
+		{Kind: GranteeUser, ID: "u", Perm: PermFullControl}, {Kind: GranteeAllUsers, Perm: PermRead}, {Kind: GranteeAuthenticated, Perm: PermWriteACP}}}, Policy: `{"Statement":[]}`}
+	if got, err := DecodeBucket(b.Encode()); err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("bucket: %+v %v", got, err)
 	}
-	up := Upload{Key: "k", ID: "i", Initiated: now, ContentType: "c", Meta: map[string]string{}}
+	up := Upload{Key: "k", ID: "i", Initiated: now, ContentType: "c", Meta: map[string]string{}, Owner: "u", ACL: Private("u")}
 	if got, err := DecodeUpload(up.Encode()); err != nil || !reflect.DeepEqual(got, up) {
 		t.Fatalf("upload: %+v %v", got, err)
 	}
@@ -45,7 +48,8 @@ func FuzzDecode(f *testing.F) {
 	now := time.Unix(1, 0)
 	f.Add(Entry{Size: 1, ETag: "e", MTime: now, Extents: []Extent{{1, 1}}}.Encode())
 	f.Add(User{Name: "u", Keys: []Key{{"a", "s"}}}.Encode())
-	f.Add(Bucket{Name: "b"}.Encode())
+	f.Add(Bucket{Name: "b", ACL: Private("u")}.Encode())
+	f.Add(v1Bucket("b", "u"))
 	f.Add(Upload{Key: "k", Meta: map[string]string{"a": "b"}}.Encode())
 	f.Add(Part{Number: 1}.Encode())
 	f.Add(Garbage{ID: 1}.Encode())
@@ -56,9 +60,63 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		_, _ = DecodeUser(b)
-		_, _ = DecodeBucket(b)
-		_, _ = DecodeUpload(b)
+		if bk, err := DecodeBucket(b); err == nil {
+			if again, err := DecodeBucket(bk.Encode()); err != nil || !reflect.DeepEqual(again, bk) {
+				t.Fatalf("bucket re-encodes differently: %+v %+v %v", bk, again, err)
+			}
+		}
+		if up, err := DecodeUpload(b); err == nil {
+			if again, err := DecodeUpload(up.Encode()); err != nil || !reflect.DeepEqual(again, up) {
+				t.Fatalf("upload re-encodes differently: %+v %+v %v", up, again, err)
+			}
+		}
 		_, _ = DecodePart(b)
 		_, _ = DecodeGarbage(b)
 	})
+}
+
+// v1Bucket is a bucket record as version 1 wrote it (before ACLs).
+func v1Bucket(name, owner string) []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String(name)
+	e.String(owner)
+	e.String("00")
+	e.Varint(0)
+	e.String("us-east-1")
+	e.End(mk)
+	return e.Data()
+}
+
+// Records written before ACLs decode as S3's default: a bucket with its
+// owner's FULL_CONTROL, an entry and an upload with no owner (the
+// gateway reads that as the bucket's owner, private).
+func TestVersion1Records(t *testing.T) {
+	b, err := DecodeBucket(v1Bucket("b", "alice"))
+	if err != nil || !reflect.DeepEqual(b.ACL, Private("alice")) {
+		t.Fatalf("v1 bucket: %+v %v", b, err)
+	}
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Varint(1)
+	e.String("etag")
+	e.Varint(0)
+	e.String("")
+	e.Uvarint(0)
+	e.Uvarint(1)
+	e.Uint64(7)
+	e.Varint(1)
+	e.Bool(false)
+	e.End(mk)
+	en, err := DecodeEntry(e.Data())
+	if err != nil || en.Owner != "" || en.ACL.Grants != nil || en.Size != 1 {
+		t.Fatalf("v1 entry: %+v %v", en, err)
+	}
+	// A grant that names nobody, or a user grant without a name, is corrupt.
+	for _, bad := range []ACL{{Grants: []Grant{{Kind: GranteeUser, Perm: PermRead}}}, {Grants: []Grant{{Kind: 9, Perm: PermRead}}},
+		{Grants: []Grant{{Kind: GranteeAllUsers, ID: "x", Perm: PermRead}}}, {Grants: []Grant{{Kind: GranteeAllUsers, Perm: 0}}}} {
+		if _, err := DecodeBucket(Bucket{Name: "b", ACL: bad}.Encode()); err == nil {
+			t.Fatalf("ACL %+v decoded", bad)
+		}
+	}
 }

@@ -38,6 +38,45 @@ func (ix *Index) Get(ctx context.Context, key string) (Entry, error) {
 	return en, nil
 }
 
+// Stored is what an index holds for a key, read to be replaced with
+// Swap: its entry if live, and the bytes stored (none for an absent key).
+type Stored struct {
+	Entry Entry
+	Live  bool
+	raw   []byte // nil: absent
+}
+
+// Current reads key's stored state.
+func (ix *Index) Current(ctx context.Context, key string) (Stored, error) {
+	raw, err := ix.kv.Get(ctx, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return Stored{}, nil
+	}
+	if err != nil {
+		return Stored{}, fmt.Errorf("index get %q: %w", key, err)
+	}
+	en, err := DecodeEntry(raw)
+	if err != nil {
+		return Stored{}, fmt.Errorf("index entry %q: %w", key, err)
+	}
+	return Stored{Entry: en, Live: !en.Deleted, raw: raw}, nil
+}
+
+// Swap sets key's entry to en if the index still holds prev (read by
+// Current), else ErrConflict: an overwrite, ACL change or delete that
+// raced with this one is never undone by it.
+func (ix *Index) Swap(ctx context.Context, key string, prev Stored, en Entry) error {
+	old := prev.raw
+	err := ix.kv.CompareAndSwap(ctx, key, old, en.Encode())
+	if errors.Is(err, kv.ErrConflict) {
+		return fmt.Errorf("index swap %q: %w", key, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("index swap %q: %w", key, err)
+	}
+	return nil
+}
+
 // Put sets an object's entry.
 func (ix *Index) Put(ctx context.Context, key string, en Entry) error {
 	if err := ix.kv.Put(ctx, key, en.Encode()); err != nil {

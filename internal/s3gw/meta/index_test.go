@@ -33,7 +33,7 @@ func TestDeleteManyKeys(t *testing.T) {
 		if _, err := s.CreateUser(ctx, "u", ""); err != nil {
 			t.Fatal(err)
 		}
-		b, err := s.CreateBucket(ctx, "tomb", "u", "r")
+		b, err := s.CreateBucket(ctx, "tomb", "u", "r", Private("u"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -312,9 +312,9 @@ func (s *Store) LookupKey(ctx context.Context, access string) (User, string, err
 	return User{}, "", fmt.Errorf("%w: %s (removed)", ErrNoSuchKey, access)
 }
 
-// CreateBucket creates a bucket owned by owner.
-func (s *Store) CreateBucket(ctx context.Context, name, owner, region string) (Bucket, error) {
-	b := Bucket{Name: name, Owner: owner, ID: randomString(8, hex.EncodeToString), Created: s.Now(), Region: region}
+// CreateBucket creates a bucket owned by owner with the given ACL.
+func (s *Store) CreateBucket(ctx context.Context, name, owner, region string, acl ACL) (Bucket, error) {
+	b := Bucket{Name: name, Owner: owner, ID: randomString(8, hex.EncodeToString), Created: s.Now(), Region: region, ACL: acl}
 	w := rados.NewWriteOp()
 	w.Create(true)
 	w.SetXattr(bucketAttr, b.Encode())
@@ -340,14 +340,66 @@ func (s *Store) CreateBucket(ctx context.Context, name, owner, region string) (B
 
 // GetBucket returns a bucket's record.
 func (s *Store) GetBucket(ctx context.Context, name string) (Bucket, error) {
+	b, _, err := s.getBucket(ctx, name)
+	return b, err
+}
+
+// getBucket returns a bucket's record and its stored bytes (for a
+// compare-and-write).
+func (s *Store) getBucket(ctx context.Context, name string) (Bucket, []byte, error) {
 	raw, err := s.io.GetXattr(ctx, bucketObj(name), bucketAttr)
 	if errors.Is(err, rados.ErrNotFound) || errors.Is(err, rados.ErrNoAttr) {
-		return Bucket{}, fmt.Errorf("%w: %s", ErrNoSuchBucket, name)
+		return Bucket{}, nil, fmt.Errorf("%w: %s", ErrNoSuchBucket, name)
 	}
 	if err != nil {
-		return Bucket{}, fmt.Errorf("bucket %s: %w", name, err)
+		return Bucket{}, nil, fmt.Errorf("bucket %s: %w", name, err)
 	}
-	return DecodeBucket(raw)
+	b, err := DecodeBucket(raw)
+	return b, raw, err
+}
+
+// SetBucketACL replaces the ACL of bucket b.
+func (s *Store) SetBucketACL(ctx context.Context, b Bucket, acl ACL) (Bucket, error) {
+	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.ACL = acl })
+}
+
+// SetBucketPolicy replaces the policy of bucket b ("" removes it).
+func (s *Store) SetBucketPolicy(ctx context.Context, b Bucket, policy string) (Bucket, error) {
+	if len(policy) > MaxPolicy {
+		return Bucket{}, fmt.Errorf("bucket %s: a policy of %d bytes (at most %d)", b.Name, len(policy), MaxPolicy)
+	}
+	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.Policy = policy })
+}
+
+// updateBucket applies f to the record of bucket b (the same bucket: a
+// bucket deleted and created again under its name is ErrNoSuchBucket)
+// with a compare-and-write, so a concurrent change is not lost.
+func (s *Store) updateBucket(ctx context.Context, b Bucket, f func(*Bucket)) (Bucket, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		cur, raw, err := s.getBucket(ctx, b.Name)
+		if err != nil {
+			return Bucket{}, err
+		}
+		if cur.ID != b.ID {
+			return Bucket{}, fmt.Errorf("%w: %s (deleted and created again)", ErrNoSuchBucket, b.Name)
+		}
+		f(&cur)
+		w := rados.NewWriteOp()
+		w.CmpXattr(bucketAttr, rados.CmpEq, raw)
+		w.SetXattr(bucketAttr, cur.Encode())
+		err = s.io.OperateWrite(ctx, bucketObj(b.Name), w)
+		if errors.Is(err, rados.ErrCompareFailed) {
+			continue
+		}
+		if errors.Is(err, rados.ErrNotFound) {
+			return Bucket{}, fmt.Errorf("%w: %s", ErrNoSuchBucket, b.Name)
+		}
+		if err != nil {
+			return Bucket{}, fmt.Errorf("update bucket %s: %w", b.Name, err)
+		}
+		return cur, nil
+	}
+	return Bucket{}, fmt.Errorf("%w: bucket %s", ErrConflict, b.Name)
 }
 
 // ListBuckets returns the buckets owner owns, by name.
@@ -406,6 +458,36 @@ func (s *Store) Index(ctx context.Context, b Bucket) (*Index, error) {
 	return ix, nil
 }
 
+// removeBucketRecord removes b's record if it is still b's (the same
+// id: not a bucket created again under the name); a change of its ACL
+// meanwhile does not stop it.
+func (s *Store) removeBucketRecord(ctx context.Context, b Bucket) error {
+	for attempt := 0; attempt < 5; attempt++ {
+		cur, raw, err := s.getBucket(ctx, b.Name)
+		if err != nil {
+			return err
+		}
+		if cur.ID != b.ID {
+			return fmt.Errorf("%w: %s", ErrNoSuchBucket, b.Name)
+		}
+		w := rados.NewWriteOp()
+		w.CmpXattr(bucketAttr, rados.CmpEq, raw)
+		w.Remove()
+		err = s.io.OperateWrite(ctx, bucketObj(b.Name), w)
+		if errors.Is(err, rados.ErrCompareFailed) {
+			continue
+		}
+		if errors.Is(err, rados.ErrNotFound) {
+			return fmt.Errorf("%w: %s", ErrNoSuchBucket, b.Name)
+		}
+		if err != nil {
+			return fmt.Errorf("delete bucket %s: %w", b.Name, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: bucket %s", ErrConflict, b.Name)
+}
+
 // DeleteBucket removes an empty bucket and its index.
 func (s *Store) DeleteBucket(ctx context.Context, b Bucket) error {
 	ix, err := s.Index(ctx, b)
@@ -426,14 +508,8 @@ func (s *Store) DeleteBucket(ctx context.Context, b Bucket) error {
 	if len(ups) > 0 {
 		return fmt.Errorf("%w: %s has multipart upload %s in progress", ErrBucketNotEmpty, b.Name, ups[0].ID)
 	}
-	w := rados.NewWriteOp()
-	w.CmpXattr(bucketAttr, rados.CmpEq, b.Encode())
-	w.Remove()
-	if err := s.io.OperateWrite(ctx, bucketObj(b.Name), w); err != nil {
-		if errors.Is(err, rados.ErrCompareFailed) || errors.Is(err, rados.ErrNotFound) {
-			return fmt.Errorf("%w: %s", ErrNoSuchBucket, b.Name)
-		}
-		return fmt.Errorf("delete bucket %s: %w", b.Name, err)
+	if err := s.removeBucketRecord(ctx, b); err != nil {
+		return err
 	}
 	if err := s.io.RmOmapKeys(ctx, userObj(b.Owner), b.Name); err != nil && !errors.Is(err, rados.ErrNotFound) {
 		return fmt.Errorf("delete bucket %s: unlist it: %w", b.Name, err)

@@ -28,6 +28,41 @@ data = os.urandom(13 << 20)
 s3.upload_fileobj(io.BytesIO(data), b, "big", Config=boto3.s3.transfer.TransferConfig(multipart_threshold=5 << 20, multipart_chunksize=5 << 20))
 got = s3.get_object(Bucket=b, Key="big")
 assert got["Body"].read() == data and got["ETag"].endswith('-3"'), got["ETag"]
+# ACLs: canned on the bucket and the object, an AccessControlPolicy
+# round trip, anonymous access through an unsigned client and plain HTTP.
+import botocore, urllib.error
+s3.put_bucket_acl(Bucket=b, ACL="public-read")
+ba = s3.get_bucket_acl(Bucket=b)
+assert {(g["Grantee"].get("URI"), g["Permission"]) for g in ba["Grants"]} >= {("http://acs.amazonaws.com/groups/global/AllUsers", "READ")}, ba
+anon = boto3.client("s3", endpoint_url=ep, config=Config(signature_version=botocore.UNSIGNED))
+assert "copy" in [c["Key"] for c in anon.list_objects_v2(Bucket=b)["Contents"]]
+def anon_get(key):
+    try:
+        return urllib.request.urlopen(f"{ep}/{b}/{key}").read()
+    except urllib.error.HTTPError as e:
+        return e.code
+assert anon_get("copy") == 403
+s3.put_object_acl(Bucket=b, Key="copy", ACL="public-read")
+oa = s3.get_object_acl(Bucket=b, Key="copy")
+assert oa["Owner"]["ID"] and len(oa["Grants"]) == 2, oa
+assert anon_get("copy") == b"hello boto"
+mine = [g for g in oa["Grants"] if g["Grantee"]["Type"] == "CanonicalUser"]
+s3.put_object_acl(Bucket=b, Key="copy", AccessControlPolicy={"Owner": oa["Owner"], "Grants": mine})
+assert s3.get_object_acl(Bucket=b, Key="copy")["Grants"] == mine
+assert anon_get("copy") == 403
+s3.put_bucket_acl(Bucket=b, ACL="private")
+# A bucket policy lets anonymous GETs in where the ACLs do not.
+import json
+pol = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{b}/copy"}]})
+s3.put_bucket_policy(Bucket=b, Policy=pol)
+assert json.loads(s3.get_bucket_policy(Bucket=b)["Policy"]) == json.loads(pol)
+assert anon_get("copy") == b"hello boto" and anon_get("big") == 403
+s3.delete_bucket_policy(Bucket=b)
+assert anon_get("copy") == 403
+try:
+    anon.list_objects_v2(Bucket=b); raise SystemExit("anonymous listed a private bucket")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "AccessDenied", e.response
 d = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": k} for k in keys + ["a/x.txt", "copy", "big"]]})
 assert len(d["Deleted"]) == 8, d
 try:
