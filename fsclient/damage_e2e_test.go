@@ -3,9 +3,11 @@ package fsclient
 import (
 	"context"
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/mds/mdtypes"
 )
@@ -76,6 +78,17 @@ func TestE2EDamagedDirectoryIsEIO(t *testing.T) {
 		}
 		must(f.Close(ctx))
 		must(cl2.Mkdir(ctx, "/other", 0o755))
+		// The damage reaches the monitors' health through b's beacons.
+		for i := 0; ; i++ {
+			h := fc.c.Run("health", "detail", "true").Text
+			if strings.Contains(h, "MDS_DAMAGE") && strings.Contains(h, "mds.b(mds.0): Metadata damage detected: 1 objects") {
+				break
+			}
+			if i == 100 {
+				t.Fatalf("no MDS_DAMAGE after %d beacons:\n%s", i, h)
+			}
+			time.Sleep(100 * time.Millisecond) // virtual time: the beacons' pace
+		}
 		if got := fc.c.Run("mds stat").Text; got != "cephfs:1 {0=b=up:active}\n" {
 			t.Errorf("the MDS after the damage: %q", got)
 		}

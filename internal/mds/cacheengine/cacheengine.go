@@ -73,6 +73,7 @@ func (e cacheEngine) Health(now time.Time) server.EngineHealth {
 	for _, l := range e.c.LateReleases(now) {
 		h.LateReleases = append(h.LateReleases, server.LateRelease{Client: server.ClientID(l.Client), Ino: uint64(l.Ino), Since: l.Since})
 	}
+	_, h.Damaged = e.c.Damage()
 	return h
 }
 

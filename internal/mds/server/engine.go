@@ -109,6 +109,8 @@ type EngineHealth struct {
 	// revocation is older than half the revoke timeout, oldest first
 	// (locker.LateReleases).
 	LateReleases []LateRelease
+	// Damaged counts the damaged metadata objects the engine has found.
+	Damaged int
 }
 
 // LateRelease is one client slow to give back a capability: its oldest
