@@ -160,6 +160,9 @@ var sameLayerImports = map[string][]string{
 	// data objects (striper).
 	"internal/mds/mdcache": {"internal/mds/mdtypes", "internal/mds/mdstore", "internal/mds/journal",
 		"internal/mds/locker", "striper", "striper/layout"},
+	// The offline scrub reads what mdstore writes (its stamp xattr),
+	// the journal's header and files' layouts.
+	"internal/mds/scrub": {"internal/mds/mdtypes", "internal/mds/mdstore", "internal/mds/journal", "striper/layout"},
 	// Block images stripe their data objects.
 	"rbd": {"striper", "striper/layout"},
 	// The file-system client reads and writes file data through the

@@ -416,6 +416,7 @@ func registerMDSMetrics(reg prometheus.Registerer, srv *server.Server) {
 		{"journal_bytes", "The rank's journal past its expire position.", func(s server.EngineStats) float64 { return float64(s.JournalBytes) }},
 		{"caps", "Capabilities clients hold on the rank's inodes.", func(s server.EngineStats) float64 { return float64(s.Caps) }},
 		{"strays", "Unlinked inodes waiting to be purged.", func(s server.EngineStats) float64 { return float64(s.Strays) }},
+		{"damaged_objects", "Damaged metadata objects found (requests in them get EIO; cuttle fs scrub lists them).", func(s server.EngineStats) float64 { return float64(s.Damaged) }},
 	}
 	for _, x := range engine {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_mds_" + x.name, Help: x.help + " 0 without a rank."},

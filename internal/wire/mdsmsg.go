@@ -70,6 +70,10 @@ type MDSHealth struct {
 	// first; LateClients counts them all.
 	LateRelease []MDSLateRelease
 	LateClients int
+	// Damaged counts the damaged metadata objects the rank has found
+	// (requests in them get EIO): MDS_DAMAGE's "metadata damage
+	// detected" (version 2).
+	Damaged int
 }
 
 // MaxLateRelease bounds MDSHealth.LateRelease (Ceph summarizes past
@@ -89,7 +93,7 @@ type MDSLateRelease struct {
 }
 
 // Late reports whether h has anything for the health checks.
-func (h MDSHealth) Late() bool { return h.Slow > 0 || h.LateClients > 0 }
+func (h MDSHealth) Late() bool { return h.Slow > 0 || h.LateClients > 0 || h.Damaged > 0 }
 
 // maxHealthMillis bounds a duration in a health report (about 140
 // years), so that it decodes to a time.Duration without overflow;
@@ -100,7 +104,7 @@ const (
 )
 
 func (h MDSHealth) encode(e *encoding.Encoder) {
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uvarint(uint64(h.Sessions))
 	e.Uvarint(uint64(h.InFlight))
 	e.Uvarint(uint64(h.Slow))
@@ -115,11 +119,12 @@ func (h MDSHealth) encode(e *encoding.Encoder) {
 		e.Uint64(l.Ino)
 		e.Uvarint(uint64(l.Age.Milliseconds()))
 	}
+	e.Uvarint(uint64(h.Damaged))
 	e.End(mk)
 }
 
 func decodeMDSHealth(d *encoding.Decoder) MDSHealth {
-	d.Begin(1)
+	v := d.Begin(2)
 	defer d.End()
 	count := func() int {
 		v := d.Uvarint()
@@ -146,6 +151,9 @@ func decodeMDSHealth(d *encoding.Decoder) MDSHealth {
 	for i := 0; i < n && d.Err() == nil; i++ {
 		h.LateRelease = append(h.LateRelease, MDSLateRelease{ClientID: d.Uint64(), Entity: d.String(mdsmap.MaxName),
 			Host: d.String(mdsmap.MaxAddr), Ino: d.Uint64(), Age: millis()})
+	}
+	if v >= 2 {
+		h.Damaged = count()
 	}
 	if d.Err() == nil && (h.Slow > h.InFlight || h.LateClients < len(h.LateRelease)) {
 		d.Fail(fmt.Errorf("%w: health: %d slow of %d in flight, %d late clients of %d listed", encoding.ErrCorrupt,

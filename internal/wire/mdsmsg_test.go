@@ -18,7 +18,7 @@ func beaconSamples() []MDSBeacon {
 		{Name: "c", Addr: "10.0.0.3:6800", Nonce: 8, GID: 13, Seq: 5, State: mdsmap.StateActive, WantRank: mdsmap.NoRank, Epoch: 40,
 			Health: MDSHealth{Sessions: 3, InFlight: 4, Slow: 2, ComplaintTime: 30 * time.Second, Oldest: 95 * time.Second, LateClients: 2,
 				LateRelease: []MDSLateRelease{{ClientID: 4305, Entity: "client.admin", Host: "10.0.0.9", Ino: 0x10000000001, Age: 31500 * time.Millisecond},
-					{ClientID: 4306, Entity: "client.b", Host: "h2", Ino: 1, Age: 30 * time.Second}}}},
+					{ClientID: 4306, Entity: "client.b", Host: "h2", Ino: 1, Age: 30 * time.Second}}, Damaged: 3}},
 	}
 }
 

@@ -25,6 +25,7 @@ func AddFSCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Fla
 		mc("add_data_pool NAME POOL", "Add a data pool to a file system", "fs add_data_pool", []string{"fs_name", "pool"}),
 		mc("rm_data_pool NAME POOL", "Remove a data pool (not the default one) from a file system", "fs rm_data_pool", []string{"fs_name", "pool"}),
 		fsRmCommand(cf, out),
+		fsScrubCommand(cf, out),
 	)
 	root.AddCommand(fs)
 }

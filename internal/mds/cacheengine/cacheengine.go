@@ -73,6 +73,7 @@ func (e cacheEngine) Health(now time.Time) server.EngineHealth {
 	for _, l := range e.c.LateReleases(now) {
 		h.LateReleases = append(h.LateReleases, server.LateRelease{Client: server.ClientID(l.Client), Ino: uint64(l.Ino), Since: l.Since})
 	}
+	_, h.Damaged = e.c.Damage()
 	return h
 }
 
@@ -80,7 +81,7 @@ func (e cacheEngine) Health(now time.Time) server.EngineHealth {
 func (e cacheEngine) Stats() server.EngineStats {
 	st := e.c.Stats()
 	return server.EngineStats{Inodes: st.Inodes, Dentries: st.Dentries, DirtyFrags: st.DirtyFrags, JournalBytes: st.JournalBytes,
-		Caps: st.Caps, Strays: st.Strays}
+		Caps: st.Caps, Strays: st.Strays, Damaged: st.Damaged}
 }
 
 // Follower follows a rank's journal for a standby-replay daemon

@@ -452,6 +452,7 @@ func (c *Cache) Stats() Stats {
 	defer c.mu.Unlock()
 	s := c.stats
 	s.Inodes, s.Frags = len(c.inodes), len(c.frags)
+	_, s.Damaged = c.store.Damage()
 	for _, f := range c.frags {
 		s.Dentries += len(f.dentries)
 		if f.isDirty() {

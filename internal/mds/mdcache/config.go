@@ -142,4 +142,6 @@ type Stats struct {
 	Evicted      uint64 // clean fragments evicted from the cache
 	Leases       int    // dentry and directory leases held by clients
 	LeaseRevokes uint64 // leases revoked from clients for other clients' changes
+	// Damaged counts the damaged metadata objects found (Damage).
+	Damaged int
 }

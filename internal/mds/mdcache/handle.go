@@ -79,6 +79,9 @@ func (c *Cache) run(r *request) {
 			r.lockID = 0
 		}
 		if err != nil {
+			// A fragment object missing in a request's walk is damage
+			// (a directory names it); replay's are removed ones.
+			err = c.store.MissingFrag(err)
 			if t != nil {
 				// A change that failed after it was begun: not possible
 				// by construction (ops check before they change).

@@ -59,6 +59,11 @@ func (s *Store) readFragOnce(ctx context.Context, obj string, dir mdtypes.Ino, f
 	hdr := r.GetOmapHeader()
 	vals := r.GetOmapVals("", "", uint64(batch))
 	if err := s.meta.OperateRead(ctx, obj, r); err != nil {
+		if errors.Is(err, rados.ErrNotFound) {
+			// Damage if a directory names it (Store.MissingFrag), an
+			// object removed by a later change during replay.
+			return nil, &DamageError{Object: obj, Pool: s.cfg.MetaPool, What: "fragment object", Err: err}
+		}
 		return nil, fmt.Errorf("mdstore: read %q: %w", obj, err)
 	}
 	fr := &Fragment{Dir: dir, Frag: f}
@@ -100,14 +105,18 @@ func (s *Store) addDentries(fr *Fragment, obj string, kvs []rados.KeyValue) erro
 		if err != nil {
 			return s.damage(obj, kv.Key, "", err)
 		}
+		if ino := d.Ino(); ino == 0 || ino == fr.Dir || mdtypes.IsBase(ino) {
+			return s.damage(obj, kv.Key, "", fmt.Errorf("inode number %v cannot be an entry of directory %v", ino, fr.Dir))
+		}
 		fr.Dentries = append(fr.Dentries, d)
 	}
 	return nil
 }
 
 func (s *Store) damage(obj, key, what string, err error) error {
-	s.log.Error("damaged metadata", "object", obj, "key", key, "what", what, "err", err)
-	return &DamageError{Object: obj, Pool: s.cfg.MetaPool, Key: key, What: what, Err: err}
+	e := &DamageError{Object: obj, Pool: s.cfg.MetaPool, Key: key, What: what, Err: err}
+	s.recordDamage(e)
+	return e
 }
 
 // FragUpdate is a write-back of one fragment: the dentries to set (new

@@ -113,8 +113,9 @@ type Store struct {
 	meta *rados.IOContext
 	log  *slog.Logger
 
-	mu   sync.Mutex
-	data map[int64]*rados.IOContext // data pools by id, opened on first use
+	mu      sync.Mutex
+	data    map[int64]*rados.IOContext // data pools by id, opened on first use
+	damaged damageTable
 }
 
 // New opens the metadata pool and returns the Store.

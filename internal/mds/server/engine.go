@@ -90,6 +90,10 @@ type EngineStats struct {
 	Inodes, Dentries, DirtyFrags int
 	JournalBytes                 uint64 // the journal past its expire position
 	Caps, Strays                 int
+	// Damaged counts the damaged metadata objects the rank found
+	// (requests touching them get EIO): health's "metadata damage
+	// detected".
+	Damaged int
 }
 
 // StatsEngine is an Engine that reports its counters (the real one does).
@@ -105,6 +109,8 @@ type EngineHealth struct {
 	// revocation is older than half the revoke timeout, oldest first
 	// (locker.LateReleases).
 	LateReleases []LateRelease
+	// Damaged counts the damaged metadata objects the engine has found.
+	Damaged int
 }
 
 // LateRelease is one client slow to give back a capability: its oldest

@@ -30,9 +30,11 @@ func (s *Server) Health(now time.Time) wire.MDSHealth {
 	}
 	// Outside s.mu: the engine takes its own lock, under which it calls
 	// the Outbox (which takes s.mu).
-	late := eng.Health(now).LateReleases
+	eh := eng.Health(now)
+	late := eh.LateReleases
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	h.Damaged = eh.Damaged
 	h.LateClients = len(late)
 	for _, l := range late[:min(len(late), wire.MaxLateRelease)] {
 		r := wire.MDSLateRelease{ClientID: uint64(l.Client), Ino: l.Ino, Age: max(now.Sub(l.Since), 0)}

@@ -20,7 +20,9 @@ import (
 //   - FS_WITH_FAILED_MDS (warn): ranks in and held by no daemon;
 //   - FS_DEGRADED (warn): ranks failed or not yet active (replay to
 //     clientreplay);
-//   - MDS_DAMAGE (error): damaged ranks (mds repaired clears them);
+//   - MDS_DAMAGE (error): damaged ranks (mds repaired clears them), and
+//     on the leader rank holders that report damaged metadata objects
+//     (a fragment that does not decode: requests in it get EIO);
 //   - MDS_INSUFFICIENT_STANDBY (warn): fewer standbys (and standby-replay
 //     daemons) than the largest standby_count_wanted;
 //   - MDS_LAGGY (warn, on the leader): rank holders silent past the grace
@@ -66,12 +68,24 @@ func (s *Service) HealthChecks(now time.Time) []health.Check {
 	add("MDS_ALL_DOWN", health.Err, fmt.Sprintf("%d filesystem%s offline", len(down), plural(len(down), " is", "s are")), down)
 	add("FS_WITH_FAILED_MDS", health.Warn, fmt.Sprintf("%d filesystem%s failed mds", len(failed), plural(len(failed), " has a", "s have")), failed)
 	add("FS_DEGRADED", health.Warn, fmt.Sprintf("%d filesystem%s degraded", len(degraded), plural(len(degraded), " is", "s are")), degraded)
-	add("MDS_DAMAGE", health.Err, fmt.Sprintf("%d mds rank%s damaged", len(damaged), plural(len(damaged), " is", "s are")), damaged)
+	leader := !s.lastTick.IsZero() && now.Sub(s.lastTick) <= newLeaderAfter
+	damageSummary := fmt.Sprintf("%d mds rank%s damaged", len(damaged), plural(len(damaged), " is", "s are"))
+	if leader {
+		if meta := s.damageReports(); len(meta) > 0 {
+			if len(damaged) == 0 {
+				damageSummary = fmt.Sprintf("%d MDSs report damaged metadata", len(meta))
+			} else {
+				damageSummary += fmt.Sprintf("; %d MDSs report damaged metadata", len(meta))
+			}
+			damaged = append(damaged, meta...)
+		}
+	}
+	add("MDS_DAMAGE", health.Err, damageSummary, damaged)
 	if have := len(s.m.Standbys()) + len(s.m.StandbyReplays()); have < wanted {
 		add("MDS_INSUFFICIENT_STANDBY", health.Warn, "insufficient standby MDS daemons available",
 			[]string{fmt.Sprintf("have %d; want %d more", have, wanted-have)})
 	}
-	if !s.lastTick.IsZero() && now.Sub(s.lastTick) <= newLeaderAfter {
+	if leader {
 		var laggy []string
 		for _, d := range failover.LaggyHolders(s.m, s.live.Laggy(s.m, now, s.grace())) {
 			laggy = append(laggy, fmt.Sprintf("mds.%s(mds.%d): rank %d laggy or crashed, no standby to replace it", d.Name, d.Rank, d.Rank))
@@ -144,4 +158,17 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// damageReports are MDS_DAMAGE's details of the rank holders that
+// report damaged metadata objects, by gid.
+func (s *Service) damageReports() []string {
+	var out []string
+	for _, g := range slices.Sorted(maps.Keys(s.reports)) {
+		d, r := s.m.Daemons[g], s.reports[g]
+		if holdsRank(d) && r.Damaged > 0 {
+			out = append(out, fmt.Sprintf("mds.%s(mds.%d): Metadata damage detected: %d objects (requests in them get EIO; cuttle fs scrub lists them)", d.Name, d.Rank, r.Damaged))
+		}
+	}
+	return out
 }

@@ -16,7 +16,7 @@ import (
 func reportedOnly(cs []health.Check) []health.Check {
 	var out []health.Check
 	for _, c := range cs {
-		if c.Code == "MDS_SLOW_REQUEST" || c.Code == "MDS_CLIENT_LATE_RELEASE" {
+		if c.Code == "MDS_SLOW_REQUEST" || c.Code == "MDS_CLIENT_LATE_RELEASE" || c.Code == "MDS_DAMAGE" {
 			out = append(out, c)
 		}
 	}
@@ -68,6 +68,10 @@ func TestReportedHealth(t *testing.T) {
 					Detail: []string{"mds.a(mds.0): 1 slow requests are blocked > 30 secs"}},
 				{Code: "MDS_CLIENT_LATE_RELEASE", Severity: health.Warn, Summary: "12 clients failing to respond to capability release",
 					Detail: []string{"mds.a(mds.0): Many clients (12) failing to respond to capability release"}}}},
+		{name: "damaged metadata", a: wire.MDSHealth{ComplaintTime: 30 * time.Second, Damaged: 2},
+			b: wire.MDSHealth{Damaged: 5},
+			want: []health.Check{{Code: "MDS_DAMAGE", Severity: health.Err, Summary: "1 MDSs report damaged metadata",
+				Detail: []string{"mds.a(mds.0): Metadata damage detected: 2 objects (requests in them get EIO; cuttle fs scrub lists them)"}}}},
 		{name: "cleared", a: wire.MDSHealth{ComplaintTime: 30 * time.Second},
 			status: "0     active  a    1    10.1.0.1:68a  0        0"},
 	} {
