@@ -96,13 +96,16 @@ func processCaller() Caller {
 // Client is a mounted file system. Its methods are safe for concurrent
 // use.
 type Client struct {
-	conn   *rados.Conn
-	fsName string
-	opts   Options
-	log    *slog.Logger
-	clock  clock.Clock
-	ms     *msgr.Messenger
-	caller Caller
+	conn *rados.Conn
+	// closing makes Close's work happen once; closeErr is its result.
+	closing  sync.Once
+	closeErr error
+	fsName   string
+	opts     Options
+	log      *slog.Logger
+	clock    clock.Clock
+	ms       *msgr.Messenger
+	caller   Caller
 
 	runCtx context.Context
 	cancel context.CancelFunc
@@ -239,8 +242,15 @@ func mount(ctx context.Context, conn *rados.Conn, fsName string, opts Options, i
 func (c *Client) ClientID() uint64 { return c.clientID }
 
 // Close flushes every open file, closes the session with the MDS and
-// stops the client. Files still open are flushed, not closed.
+// stops the client. Files still open are flushed, not closed. Calling it
+// again returns the first call's result.
 func (c *Client) Close(ctx context.Context) error {
+	c.closing.Do(func() { c.closeErr = c.close(ctx) })
+	return c.closeErr
+}
+
+// close is Close's work, done once.
+func (c *Client) close(ctx context.Context) error {
 	var first error
 	c.mu.Lock()
 	var datas []*fileData

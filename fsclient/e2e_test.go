@@ -558,3 +558,18 @@ func TestE2EFullFileSystem(t *testing.T) {
 		}
 	})
 }
+
+// Close twice: the second returns the first's result, without a panic.
+func TestE2ECloseTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFSCluster(t)
+		cl, _ := fc.mount("client.a")
+		ctx := context.Background()
+		if err := cl.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Close(ctx); err != nil {
+			t.Fatalf("a second Close: %v", err)
+		}
+	})
+}
