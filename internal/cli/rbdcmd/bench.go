@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/bench"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	"github.com/cuttlestore/cuttle/internal/procs"
 	"github.com/cuttlestore/cuttle/rbd"
 )
 
@@ -59,12 +61,13 @@ func (c benchConfig) check(size uint64) error {
 // runBench runs c against img: IOTotal/IOSize calls of IOSize bytes,
 // IOThreads in flight, at offsets in order (seq, wrapping at the image's
 // end) or at random multiples of IOSize. tick, if not nil, is called
-// every second with the seconds elapsed and the calls done.
-func runBench(ctx context.Context, img *rbd.Image, c benchConfig, tick func(sec int, ops uint64, elapsed time.Duration)) (benchResult, error) {
+// every second with the seconds elapsed and the calls done; done counts
+// the calls done as they complete.
+func runBench(ctx context.Context, img *rbd.Image, c benchConfig, done *atomic.Uint64, tick func(sec int, ops uint64, elapsed time.Duration)) (benchResult, error) {
 	size := img.Size()
 	slots := size / c.IOSize // offsets are multiples of IOSize below the end
 	total := c.IOTotal / c.IOSize
-	var next, done atomic.Uint64
+	var next atomic.Uint64
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	lats := make([][]time.Duration, c.IOThreads)
@@ -136,8 +139,14 @@ func runBench(ctx context.Context, img *rbd.Image, c benchConfig, tick func(sec 
 		P99Usec: usec(st.P99), MaxUsec: usec(st.Max)}, nil
 }
 
+// benchProcsInterval is the window over which the benchmark's
+// procs.Governor judges its load (as cuttle bench's).
+const benchProcsInterval = 250 * time.Millisecond
+
 func benchCommand(e *env) *cobra.Command {
 	c := benchConfig{IOType: "", IOThreads: 16, Pattern: "seq"}
+	adaptive := true
+	var cpuProfile string
 	size := sizeFlag{v: 4 << 10}
 	total := sizeFlag{v: 1 << 30}
 	cmd := &cobra.Command{
@@ -171,7 +180,25 @@ of a never-written image read holes (write it first).`,
 						last = ops
 					}
 				}
-				r, err := runBench(ctx, img, c, tick)
+				var done atomic.Uint64
+				if adaptive && procs.Enabled() {
+					// As cuttle bench: sixteen callers each waiting on
+					// its own reply hand work back and forth between
+					// goroutines, which on one P costs no thread
+					// wake-ups (procs' package doc).
+					gctx, stop := context.WithCancel(ctx)
+					defer stop()
+					traffic := func() (uint64, uint64) { n := done.Load(); return n, n * c.IOSize }
+					go procs.New(procs.ClientPolicy()).Run(gctx, benchProcsInterval, traffic, slog.Default())
+				}
+				stopProfile, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				r, err := runBench(ctx, img, c, &done, tick)
+				if perr := stopProfile(); err == nil {
+					err = perr
+				}
 				if err != nil {
 					return err
 				}
@@ -188,5 +215,7 @@ of a never-written image read holes (write it first).`,
 	cmd.Flags().IntVar(&c.IOThreads, "io-threads", 16, "calls in flight")
 	cmd.Flags().Var(&total, "io-total", "bytes in all (default 1G)")
 	cmd.Flags().StringVar(&c.Pattern, "io-pattern", "seq", "seq or rand")
+	cmd.Flags().BoolVar(&adaptive, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the calls are small and the benchmark uses under 0.9 of a core, as cuttle bench; off when GOMAXPROCS is set")
+	addCPUProfileFlag(cmd, &cpuProfile)
 	return cmd
 }
