@@ -48,7 +48,7 @@ func (g *gate) rlock(ctx context.Context) error {
 func (g *gate) runlock() {
 	g.mu.Lock()
 	g.readers--
-	if g.readers == 0 {
+	if g.readers == 0 && g.waiting > 0 { // only a writer waits for the readers to go
 		g.wake()
 	}
 	g.mu.Unlock()

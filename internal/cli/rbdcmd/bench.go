@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cuttlestore/cuttle/internal/bench"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	"github.com/cuttlestore/cuttle/internal/procs"
 	"github.com/cuttlestore/cuttle/rbd"
 )
 
@@ -60,13 +62,14 @@ func (c benchConfig) check(size uint64) error {
 // runBench runs c against img: IOTotal/IOSize calls of IOSize bytes,
 // IOThreads in flight, at offsets in order (seq, wrapping at the image's
 // end) or at random multiples of IOSize. tick, if not nil, is called
-// every second with the seconds elapsed and the calls done.
+// every second with the seconds elapsed and the calls done; done counts
+// the calls done as they complete.
 //
 // With the cache, the image is flushed once before (so that writes are
 // cached from the first: write-through-until-flush is over) and once
 // after the calls, within the time measured: what was written is durable
 // when the bench ends.
-func runBench(ctx context.Context, img *rbd.Image, c benchConfig, tick func(sec int, ops uint64, elapsed time.Duration)) (benchResult, error) {
+func runBench(ctx context.Context, img *rbd.Image, c benchConfig, done *atomic.Uint64, tick func(sec int, ops uint64, elapsed time.Duration)) (benchResult, error) {
 	size := img.Size()
 	if c.Cache {
 		if err := img.Flush(ctx); err != nil {
@@ -75,21 +78,32 @@ func runBench(ctx context.Context, img *rbd.Image, c benchConfig, tick func(sec 
 	}
 	slots := size / c.IOSize // offsets are multiples of IOSize below the end
 	total := c.IOTotal / c.IOSize
-	var next, done atomic.Uint64
+	var next atomic.Uint64
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	lats := make([][]time.Duration, c.IOThreads)
+	// Each caller's buffer and generator, made before the clock starts:
+	// filling 16 buffers of 4 MiB with random bytes takes a tenth of a
+	// second of CPU, which is not the image's time. Reads fill nothing.
+	seed := uint64(time.Now().UnixNano())
+	bufs := make([][]byte, c.IOThreads)
+	rngs := make([]*rand.Rand, c.IOThreads)
+	for w := range c.IOThreads {
+		rngs[w] = rand.New(rand.NewPCG(uint64(w), seed))
+		bufs[w] = make([]byte, c.IOSize)
+		if c.IOType == "write" {
+			for i := range bufs[w] {
+				bufs[w][i] = byte(rngs[w].Uint32()) | 1
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := range c.IOThreads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), uint64(start.UnixNano())))
-			buf := make([]byte, c.IOSize)
-			for i := range buf {
-				buf[i] = byte(rng.Uint32()) | 1
-			}
+			rng, buf := rngs[w], bufs[w]
 			for ctx.Err() == nil {
 				i := next.Add(1) - 1
 				if i >= total {
@@ -152,8 +166,14 @@ func runBench(ctx context.Context, img *rbd.Image, c benchConfig, tick func(sec 
 		P99Usec: usec(st.P99), MaxUsec: usec(st.Max)}, nil
 }
 
+// benchProcsInterval is the window over which the benchmark's
+// procs.Governor judges its load (as cuttle bench's).
+const benchProcsInterval = 250 * time.Millisecond
+
 func benchCommand(e *env) *cobra.Command {
 	c := benchConfig{IOType: "", IOThreads: 16, Pattern: "seq"}
+	adaptive := true
+	var cpuProfile string
 	size := sizeFlag{v: 4 << 10}
 	total := sizeFlag{v: 1 << 30}
 	cmd := &cobra.Command{
@@ -192,7 +212,25 @@ of a never-written image read holes (write it first).`,
 						last = ops
 					}
 				}
-				r, err := runBench(ctx, img, c, tick)
+				var done atomic.Uint64
+				if adaptive && procs.Enabled() {
+					// As cuttle bench: sixteen callers each waiting on
+					// its own reply hand work back and forth between
+					// goroutines, which on one P costs no thread
+					// wake-ups (procs' package doc).
+					gctx, stop := context.WithCancel(ctx)
+					defer stop()
+					traffic := func() (uint64, uint64) { n := done.Load(); return n, n * c.IOSize }
+					go procs.New(procs.ClientPolicy()).Run(gctx, benchProcsInterval, traffic, slog.Default())
+				}
+				stopProfile, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				r, err := runBench(ctx, img, c, &done, tick)
+				if perr := stopProfile(); err == nil {
+					err = perr
+				}
 				if err != nil {
 					return err
 				}
@@ -210,5 +248,7 @@ of a never-written image read holes (write it first).`,
 	cmd.Flags().Var(&total, "io-total", "bytes in all (default 1G)")
 	cmd.Flags().StringVar(&c.Pattern, "io-pattern", "seq", "seq or rand")
 	cmd.Flags().BoolVar(&c.Cache, "cache", false, "through the write-back cache (rbd_cache's defaults); the final flush is timed")
+	cmd.Flags().BoolVar(&adaptive, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the calls are small and the benchmark uses under 0.9 of a core, as cuttle bench; off when GOMAXPROCS is set")
+	addCPUProfileFlag(cmd, &cpuProfile)
 	return cmd
 }

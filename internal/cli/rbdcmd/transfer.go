@@ -114,6 +114,7 @@ written, so the image holds data only where the file does; 16 chunks of
 
 func exportCommand(e *env) *cobra.Command {
 	var noProgress bool
+	var cpuProfile string
 	c := &cobra.Command{
 		Use:   "export [POOL/]IMAGE[@SNAP] FILE|-",
 		Short: "Write an image (or a snapshot) to a raw file, sparsely, or to stdout for -",
@@ -127,6 +128,11 @@ once. A progress line is drawn on a terminal's stderr.`,
 			if err != nil {
 				return err
 			}
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = stopProfile() }() // a profile that fails to close fails no export
 			return e.withImage(cmd, s, rbd.OpenOptions{ReadOnly: true, Snap: s.snap}, func(ctx context.Context, _ *rbd.Pool, img *rbd.Image) error {
 				t := rbd.TransferOptions{Progress: progressBar(cmd.ErrOrStderr(), !noProgress, "Exporting image", img.Size())}
 				if args[1] == "-" {
@@ -150,6 +156,7 @@ once. A progress line is drawn on a terminal's stderr.`,
 		},
 	}
 	c.Flags().BoolVar(&noProgress, "no-progress", false, "draw no progress line")
+	addCPUProfileFlag(c, &cpuProfile)
 	return c
 }
 
