@@ -25,9 +25,10 @@ type Swept struct {
 // SweepResult is what Sweep found among the pool's leaf objects of the
 // store.
 type SweepResult struct {
-	Leaves  int     // leaf objects of the store in the pool
-	Removed []Swept // orphans removed
-	Young   []Swept // orphans younger than olderThan, left
+	OlderThan time.Duration // the age an orphan had to reach to be removed
+	Leaves    int           // leaf objects of the store in the pool
+	Removed   []Swept       // orphans removed
+	Young     []Swept       // orphans younger than olderThan, left
 }
 
 // Sweep removes the store's orphan leaves: leaf objects in the pool
@@ -45,7 +46,7 @@ func (s *Store) Sweep(ctx context.Context, olderThan time.Duration) (SweepResult
 	if olderThan <= 0 {
 		olderThan = s.cfg.MarkTimeout
 	}
-	var res SweepResult
+	res := SweepResult{OlderThan: olderThan}
 	prefix := "kv." + s.name + ".leaf."
 	var names []string
 	for e, err := range s.io.Objects(ctx) {
