@@ -15,13 +15,21 @@ import (
 // "kv", and returns a function connecting a client to it.
 func simPool(t *testing.T) func(client string) *rados.IOContext {
 	t.Helper()
-	c := sim.New(t, sim.Options{Net: memnet.Config{Seed: 9, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
+	_, connect := simCluster(t, 9)
+	return connect
+}
+
+// simCluster is simPool returning the cluster too, its network seeded
+// with netSeed.
+func simCluster(t *testing.T, netSeed uint64) (*sim.Cluster, func(client string) *rados.IOContext) {
+	t.Helper()
+	c := sim.New(t, sim.Options{Net: memnet.Config{Seed: netSeed, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
 	for _, h := range []string{"h1", "h2", "h3"} {
 		c.AddOSD(h)
 	}
 	c.Run("osd pool create", "pool", "kv", "pg_num", "8", "size", "3")
 	c.WaitForEpoch(c.Epoch())
-	return func(client string) *rados.IOContext {
+	return c, func(client string) *rados.IOContext {
 		io, err := c.Client(client).OpenIOContext("kv")
 		if err != nil {
 			t.Fatal(err)

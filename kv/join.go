@@ -49,7 +49,7 @@ func (s *Store) join(ctx context.Context, leaf plan.Entry, key string) error {
 	}
 	var olds []clskv.Leaf
 	for _, e := range []plan.Entry{l, r} {
-		out, err := s.io.Exec(ctx, e.Leaf, clskv.Class, "freeze", clskv.FreezeRequest{ID: id}.Encode())
+		out, err := s.freeze(ctx, e.Leaf, id)
 		if err != nil {
 			s.undo(ctx, id, entries[0].High, l.Leaf, r.Leaf)
 			return fmt.Errorf("kv: join %s and %s: freeze %s: %w", l.Leaf, r.Leaf, e.Leaf, err)

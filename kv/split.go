@@ -33,7 +33,7 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	if err := s.step(stepMarked); err != nil {
 		return err
 	}
-	out, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "freeze", clskv.FreezeRequest{ID: id}.Encode())
+	out, err := s.freeze(ctx, leaf.Leaf, id)
 	if err != nil {
 		s.undo(ctx, id, leaf.Bounds.High)
 		return fmt.Errorf("kv: split %s: freeze: %w", leaf.Leaf, err)
@@ -111,6 +111,24 @@ func (s *Store) step(name string) error {
 		return nil
 	}
 	return s.afterStep(name)
+}
+
+// freeze freezes leaf by operation id (kv.freeze) and returns its
+// kv.leaf attribute as the method answered it. An answer without output
+// is a resent request the OSD recognised as done (after a lost reply:
+// a broken connection, a new primary), which keeps the result but not
+// the output; freezing again by the same id is a no-op that answers
+// the attribute, so it asks once more.
+func (s *Store) freeze(ctx context.Context, leaf, id string) ([]byte, error) {
+	req := clskv.FreezeRequest{ID: id}.Encode()
+	for range 3 {
+		out, err := s.io.Exec(ctx, leaf, clskv.Class, "freeze", req)
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+		s.log.Debug("kv: freeze answered without output (a resent request): asking again", "leaf", leaf, "op", id)
+	}
+	return s.io.Exec(ctx, leaf, clskv.Class, "freeze", req)
 }
 
 // readAll returns a leaf's entries in key order.

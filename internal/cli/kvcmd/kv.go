@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -341,28 +342,78 @@ type checkReport struct {
 	Store    string          `json:"store"`
 	Entries  uint64          `json:"entries"`
 	Problems []problemReport `json:"problems"`
+	// Repair: what --repair's sweep did (absent without --repair).
+	Repair *repairReport `json:"repair,omitempty"`
+}
+
+type sweptReport struct {
+	Leaf       string  `json:"leaf"`
+	AgeSeconds float64 `json:"age_seconds"`
+	FrozenBy   string  `json:"frozen_by,omitempty"`
+}
+
+type repairReport struct {
+	OlderThanSeconds float64       `json:"older_than_seconds"`
+	LeafObjects      int           `json:"leaf_objects"`
+	Removed          []sweptReport `json:"removed"`
+	Young            []sweptReport `json:"young"`
+}
+
+func sweptReports(in []kv.Swept) []sweptReport {
+	out := []sweptReport{}
+	for _, o := range in {
+		out = append(out, sweptReport{Leaf: o.Leaf, AgeSeconds: o.Age.Seconds(), FrozenBy: o.Frozen})
+	}
+	return out
 }
 
 func checkCommand(e *env) *cobra.Command {
-	return &cobra.Command{
+	var repair bool
+	var olderThan time.Duration
+	c := &cobra.Command{
 		Use:   "check POOL/NAME",
-		Short: "Verify a store: leaf bounds against the index, counts, k to 2k, no leftover marks or freezes",
+		Short: "Verify a store: leaf bounds against the index, counts, k to 2k, no leftover marks or freezes; --repair removes orphan leaves",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pool, name, err := parseSpec(args[0])
 			if err != nil {
 				return err
 			}
+			if olderThan < 0 {
+				return &cliError{fmt.Sprintf("--older-than %v is negative (EINVAL); give an age such as 5s", olderThan), kv.ErrInvalid}
+			}
 			return e.withStore(cmd, args[0], func(ctx context.Context, s *kv.Store) error {
+				r := checkReport{Pool: pool, Store: name, Problems: []problemReport{}}
+				if repair {
+					sw, err := s.Sweep(ctx, olderThan)
+					if err != nil {
+						return err
+					}
+					r.Repair = &repairReport{OlderThanSeconds: sw.OlderThan.Seconds(), LeafObjects: sw.Leaves, Removed: sweptReports(sw.Removed), Young: sweptReports(sw.Young)}
+				}
 				problems, n, err := s.Check(ctx)
 				if err != nil {
 					return err
 				}
-				r := checkReport{Pool: pool, Store: name, Entries: n, Problems: []problemReport{}}
+				r.Entries = n
 				for _, p := range problems {
 					r.Problems = append(r.Problems, problemReport{Object: p.Object, What: p.What})
 				}
 				if err := e.out.Print(r, func(w io.Writer) error {
+					if rp := r.Repair; rp != nil {
+						for _, o := range rp.Removed {
+							what := "never named by the index (its operation was rolled back)"
+							if o.FrozenBy != "" {
+								what = "swapped out by " + o.FrozenBy
+							}
+							if _, err := fmt.Fprintf(w, "removed %s: orphan leaf, %s, %.0fs old\n", o.Leaf, what, o.AgeSeconds); err != nil {
+								return err
+							}
+						}
+						if _, err := fmt.Fprintf(w, "repair: %d leaf objects, %d orphans removed, %d orphans younger than %v left\n", rp.LeafObjects, len(rp.Removed), len(rp.Young), time.Duration(rp.OlderThanSeconds*float64(time.Second)).Round(time.Millisecond)); err != nil {
+							return err
+						}
+					}
 					for _, p := range r.Problems {
 						if _, err := fmt.Fprintf(w, "%s: %s\n", p.Object, p.What); err != nil {
 							return err
@@ -380,4 +431,7 @@ func checkCommand(e *env) *cobra.Command {
 			})
 		},
 	}
+	c.Flags().BoolVar(&repair, "repair", false, "first remove orphan leaves: leaf objects of the store that neither the index nor a pending operation names, older than --older-than")
+	c.Flags().DurationVar(&olderThan, "older-than", 0, "with --repair, remove only orphans whose object is at least this old (default: the store's mark timeout, 5s)")
+	return c
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	clskv "github.com/cuttlestore/cuttle/internal/cls/kv"
 	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/internal/sim"
 	"github.com/cuttlestore/cuttle/kv"
@@ -179,6 +180,58 @@ func TestBench(t *testing.T) {
 		}
 		if _, err := s.run("kv", "bench", "kv/c", "--mix", "get=1,scan=2"); err == nil || !strings.Contains(err.Error(), "(EINVAL)") {
 			t.Fatalf("bad mix: %v", err)
+		}
+	})
+}
+
+// check --repair removes an orphan leaf (here one written as a client
+// whose operation was rolled back would: a leaf object of the store the
+// index does not name) once it is older than --older-than, not before,
+// and says so in both formats.
+func TestCheckRepair(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSimKV(t)
+		s.must("kv", "create", "kv/users", "--k", "2")
+		for i := range 6 {
+			s.must("kv", "put", "kv/users", fmt.Sprintf("user.%02d", i), "v")
+		}
+		ctx := context.Background()
+		conn, err := s.dial(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		io, err := conn.OpenIOContext("kv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const orphan = "kv.users.leaf.0123456789abcdef.9"
+		w := rados.NewWriteOp()
+		w.Create(true)
+		w.SetXattr(clskv.LeafAttr, clskv.Leaf{Bounds: clskv.Bounds{Low: "user.02", High: "user.04"}, K: 2, Count: 1}.Encode())
+		w.SetOmap(map[string][]byte{"user.03": []byte("stale")})
+		if err := io.OperateWrite(ctx, orphan, w); err != nil {
+			t.Fatal(err)
+		}
+		var r checkReport
+		s.json(&r, "kv", "check", "kv/users", "--repair")
+		if r.Repair == nil || len(r.Repair.Removed) != 0 || len(r.Repair.Young) != 1 || r.Repair.Young[0].Leaf != orphan || r.Repair.OlderThanSeconds != 5 || len(r.Problems) != 0 {
+			t.Fatalf("check --repair of a young orphan: %+v", r)
+		}
+		time.Sleep(2 * time.Second)
+		if out := s.must("kv", "check", "kv/users", "--repair", "--older-than", "1s"); !strings.HasPrefix(out, "removed "+orphan+": orphan leaf, never named by the index (its operation was rolled back), 2s old\nrepair: ") ||
+			!strings.Contains(out, ", 1 orphans removed, 0 orphans younger than 1s left\n") {
+			t.Fatalf("check --repair plain: %q", out)
+		}
+		if _, err := io.Stat(ctx, orphan); !errors.Is(err, rados.ErrNotFound) {
+			t.Fatalf("the orphan after --repair: %v", err)
+		}
+		s.json(&r, "kv", "check", "kv/users", "--repair")
+		if len(r.Repair.Removed)+len(r.Repair.Young) != 0 || r.Entries != 6 || r.Repair.LeafObjects < 2 {
+			t.Fatalf("check --repair again: %+v", r)
+		}
+		if _, err := s.run("kv", "check", "kv/users", "--repair", "--older-than", "-1s"); !errors.Is(err, kv.ErrInvalid) {
+			t.Fatalf("--older-than -1s: %v", err)
 		}
 	})
 }
