@@ -266,7 +266,18 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			}
 			return errMethodNotAllowed
 		}
-		for _, sub := range []string{"cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		if has("tagging") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketTagging(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketTagging(w, r, rq)
+			case http.MethodDelete:
+				return g.deleteBucketTagging(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		for _, sub := range []string{"cors", "lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
@@ -303,7 +314,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return errMethodNotAllowed
 	}
-	for _, sub := range []string{"tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
+	for _, sub := range []string{"retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
@@ -313,6 +324,17 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if len(rq.key) > maxKeyLen {
 		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)
+	}
+	if has("tagging") {
+		switch r.Method {
+		case http.MethodGet:
+			return g.getObjectTagging(w, r, rq)
+		case http.MethodPut:
+			return g.putObjectTagging(w, r, rq)
+		case http.MethodDelete:
+			return g.deleteObjectTagging(w, r, rq)
+		}
+		return errMethodNotAllowed
 	}
 	if has("acl") {
 		switch r.Method {

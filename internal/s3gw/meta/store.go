@@ -371,6 +371,14 @@ func (s *Store) SetBucketPolicy(ctx context.Context, b Bucket, policy string) (B
 	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.Policy = policy })
 }
 
+// SetBucketTags replaces the tag set of bucket b (nil removes it).
+func (s *Store) SetBucketTags(ctx context.Context, b Bucket, tags []Tag) (Bucket, error) {
+	if len(tags) > maxTags {
+		return Bucket{}, fmt.Errorf("bucket %s: %d tags (at most %d)", b.Name, len(tags), maxTags)
+	}
+	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.Tags = tags })
+}
+
 // updateBucket applies f to the record of bucket b (the same bucket: a
 // bucket deleted and created again under its name is ErrNoSuchBucket)
 // with a compare-and-write, so a concurrent change is not lost.
