@@ -202,6 +202,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	rq.bucket, rq.key = g.split(r)
+	if r.Method == http.MethodOptions && rq.bucket != "" {
+		// A CORS preflight: never signed (browsers send no credentials).
+		if err := g.preflight(w, r, rq); err != nil {
+			g.writeError(w, r, rq, err)
+		}
+		return
+	}
+	g.corsActual(w, r, rq)
 	sig, err := g.verify.Verify(r.Context(), r)
 	switch {
 	case errors.Is(err, sigv4.ErrMissing):
@@ -277,7 +285,18 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			}
 			return errMethodNotAllowed
 		}
-		for _, sub := range []string{"cors", "lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		if has("cors") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketCORS(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketCORS(w, r, rq)
+			case http.MethodDelete:
+				return g.deleteBucketCORS(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		for _, sub := range []string{"lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}

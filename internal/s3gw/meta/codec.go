@@ -210,16 +210,18 @@ type Bucket struct {
 	Policy string
 	// Tags is the bucket's tag set, nil for none (version 4).
 	Tags []Tag
+	// CORS is the bucket's CORS configuration, nil for none (version 5).
+	CORS []CORSRule
 }
 
 // MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
 const MaxPolicy = 20 << 10
 
-// Encode returns the bucket's encoding (version 4: version 1's fields,
-// then the ACL, the policy, the tags).
+// Encode returns the bucket's encoding (version 5: version 1's fields,
+// then the ACL, the policy, the tags, the CORS rules).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(4, 1)
+	mk := e.Begin(5, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
@@ -228,6 +230,7 @@ func (b Bucket) Encode() []byte {
 	encodeACL(&e, b.ACL)
 	e.String(b.Policy)
 	encodeTags(&e, b.Tags)
+	encodeCORS(&e, b.CORS)
 	e.End(mk)
 	return e.Data()
 }
@@ -236,7 +239,7 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	v := d.Begin(4)
+	v := d.Begin(5)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
@@ -252,6 +255,9 @@ func DecodeBucket(p []byte) (Bucket, error) {
 	}
 	if v >= 4 {
 		b.Tags = decodeTags(d)
+	}
+	if v >= 5 {
+		b.CORS = decodeCORS(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {
