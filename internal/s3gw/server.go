@@ -63,6 +63,12 @@ type Gateway struct {
 	policies map[string]*bucketPolicy // parsed, by bucket name and text
 
 	bg sync.WaitGroup // background cleanup (Quiesce)
+
+	// tagRaceHook, set only by tests, runs in PutObjectTagging and
+	// DeleteObjectTagging after the entry is checked (false) and after
+	// it is read again to be swapped (true), so a test can land an
+	// overwrite exactly there.
+	tagRaceHook func(afterRead bool)
 }
 
 type cachedKey struct {

@@ -190,6 +190,9 @@ func (g *Gateway) setObjectTags(r *http.Request, rq *request, action string, bod
 			return err
 		}
 	}
+	if g.tagRaceHook != nil {
+		g.tagRaceHook(false)
+	}
 	cur, err := ix.Current(ctx, rq.key)
 	if err != nil {
 		return err
@@ -199,6 +202,9 @@ func (g *Gateway) setObjectTags(r *http.Request, rq *request, action string, bod
 	}
 	next := cur.Entry
 	next.Tags = tags
+	if g.tagRaceHook != nil {
+		g.tagRaceHook(true)
+	}
 	return ix.Swap(ctx, rq.key, cur, next)
 }
 
