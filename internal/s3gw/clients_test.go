@@ -138,7 +138,9 @@ func TestAWSCLI(t *testing.T) {
 // boto3: objects with metadata, ranges, paginated listings, copy, a
 // presigned URL, a managed multipart upload, bucket and object ACLs
 // (canned, and an AccessControlPolicy round trip) and a bucket policy
-// with anonymous requests, and DeleteObjects (testdata/boto3_client.py).
+// with anonymous requests, object and bucket tagging, CORS with a
+// preflight and a GET by plain HTTP, and DeleteObjects
+// (testdata/boto3_client.py).
 func TestBoto3(t *testing.T) {
 	needTool(t, "python3", "-c", "import boto3")
 	url, access, secret := tcpGateway(t)

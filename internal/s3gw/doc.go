@@ -3,8 +3,10 @@
 // addressing), the handlers of buckets, objects, listings and multipart
 // uploads, the XML bodies, the one table that turns errors into S3 error
 // codes (s3err.go), access control (access.go: ACLs, anonymous requests,
-// the pure access decision), and where object data goes (data.go:
-// striped RADOS objects named by a random data id).
+// the pure access decision), tagging (tagging.go), CORS (cors.go: the
+// configuration, preflights and the headers of cross-origin requests),
+// and where object data goes (data.go: striped RADOS objects named by a
+// random data id).
 //
 // Signatures are checked by internal/s3gw/sigv4; users, buckets, index
 // entries, uploads and the garbage list are internal/s3gw/meta's. Each

@@ -35,7 +35,11 @@ func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m, Owner: rq.newOwner(b), ACL: acl})
+	tags, _, err := headerTags(r.Header)
+	if err != nil {
+		return err
+	}
+	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m, Owner: rq.newOwner(b), ACL: acl, Tags: tags})
 	if err != nil {
 		return err
 	}
@@ -186,7 +190,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		byNum[p.Number] = p
 	}
 	h := md5.New()
-	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta, Owner: u.Owner, ACL: u.ACL}
+	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta, Owner: u.Owner, ACL: u.ACL, Tags: u.Tags}
 	used := map[uint64]bool{}
 	prev := 0
 	for _, rp := range req.Parts {

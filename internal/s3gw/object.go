@@ -117,6 +117,10 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	tags, _, err := headerTags(r.Header)
+	if err != nil {
+		return err
+	}
 	ix, err := g.meta.Index(ctx, b)
 	if err != nil {
 		return err
@@ -138,7 +142,7 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m,
-		Owner: rq.newOwner(b), ACL: acl}
+		Owner: rq.newOwner(b), ACL: acl, Tags: tags}
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
@@ -474,6 +478,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		off, n = 0, en.Size
 	}
 	g.setObjectHeaders(w, en)
+	setTaggingCount(w, en)
 	q := r.URL.Query()
 	for p, h := range responseOverrides {
 		if v := q.Get(p); v != "" {
@@ -688,10 +693,23 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if sen.Size > maxPutSize {
 		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
 	}
-	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl}
+	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl, Tags: sen.Tags}
+	tags, tagged, err := headerTags(r.Header)
+	if err != nil {
+		return err
+	}
+	switch d := r.Header.Get("X-Amz-Tagging-Directive"); d {
+	case "", "COPY":
+		tagged = false
+	case "REPLACE":
+		en.Tags = tags
+		tagged = true
+	default:
+		return errInvalidArgument.withMessage("Unknown tagging directive %q: COPY or REPLACE.", d)
+	}
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
-		if sb == rq.bucket && sk == rq.key && r.Header.Get("X-Amz-Storage-Class") == "" {
+		if sb == rq.bucket && sk == rq.key && r.Header.Get("X-Amz-Storage-Class") == "" && !tagged {
 			return errInvalidRequest.withMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
 	case "REPLACE":

@@ -63,6 +63,12 @@ type Gateway struct {
 	policies map[string]*bucketPolicy // parsed, by bucket name and text
 
 	bg sync.WaitGroup // background cleanup (Quiesce)
+
+	// tagRaceHook, set only by tests, runs in PutObjectTagging and
+	// DeleteObjectTagging after the entry is checked (false) and after
+	// it is read again to be swapped (true), so a test can land an
+	// overwrite exactly there.
+	tagRaceHook func(afterRead bool)
 }
 
 type cachedKey struct {
@@ -202,6 +208,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	rq.bucket, rq.key = g.split(r)
+	if r.Method == http.MethodOptions && rq.bucket != "" {
+		// A CORS preflight: never signed (browsers send no credentials).
+		if err := g.preflight(w, r, rq); err != nil {
+			g.writeError(w, r, rq, err)
+		}
+		return
+	}
+	g.corsActual(w, r, rq)
 	sig, err := g.verify.Verify(r.Context(), r)
 	switch {
 	case errors.Is(err, sigv4.ErrMissing):
@@ -266,7 +280,29 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			}
 			return errMethodNotAllowed
 		}
-		for _, sub := range []string{"cors", "lifecycle", "tagging", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		if has("tagging") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketTagging(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketTagging(w, r, rq)
+			case http.MethodDelete:
+				return g.deleteBucketTagging(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		if has("cors") {
+			switch r.Method {
+			case http.MethodGet:
+				return g.getBucketCORS(w, r, rq)
+			case http.MethodPut:
+				return g.putBucketCORS(w, r, rq)
+			case http.MethodDelete:
+				return g.deleteBucketCORS(w, r, rq)
+			}
+			return errMethodNotAllowed
+		}
+		for _, sub := range []string{"lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
@@ -303,7 +339,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return errMethodNotAllowed
 	}
-	for _, sub := range []string{"tagging", "retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
+	for _, sub := range []string{"retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
@@ -313,6 +349,17 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if len(rq.key) > maxKeyLen {
 		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)
+	}
+	if has("tagging") {
+		switch r.Method {
+		case http.MethodGet:
+			return g.getObjectTagging(w, r, rq)
+		case http.MethodPut:
+			return g.putObjectTagging(w, r, rq)
+		case http.MethodDelete:
+			return g.deleteObjectTagging(w, r, rq)
+		}
+		return errMethodNotAllowed
 	}
 	if has("acl") {
 		switch r.Method {

@@ -49,6 +49,8 @@ type Entry struct {
 	Owner string
 	// ACL is the object's access control list (version 2).
 	ACL ACL
+	// Tags is the object's tag set, in the order given (version 3).
+	Tags []Tag
 }
 
 func encodeMap(e *encoding.Encoder, m map[string]string) {
@@ -78,11 +80,11 @@ func decodeMap(d *encoding.Decoder) map[string]string {
 	return m
 }
 
-// Encode returns the entry's encoding (version 2: version 1's fields,
-// then the owner and the ACL).
+// Encode returns the entry's encoding (version 3: version 1's fields,
+// then the owner and the ACL, then the tags).
 func (en Entry) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	e.Varint(en.Size)
 	e.String(en.ETag)
 	e.Varint(en.MTime.UnixNano())
@@ -96,6 +98,7 @@ func (en Entry) Encode() []byte {
 	e.Bool(en.Deleted)
 	e.String(en.Owner)
 	encodeACL(&e, en.ACL)
+	encodeTags(&e, en.Tags)
 	e.End(mk)
 	return e.Data()
 }
@@ -104,7 +107,7 @@ func (en Entry) Encode() []byte {
 func DecodeEntry(b []byte) (Entry, error) {
 	var en Entry
 	d := encoding.NewDecoder(b)
-	v := d.Begin(2)
+	v := d.Begin(3)
 	en.Size = d.Varint()
 	en.ETag = d.String(128)
 	en.MTime = time.Unix(0, d.Varint()).UTC()
@@ -127,6 +130,9 @@ func DecodeEntry(b []byte) (Entry, error) {
 	if v >= 2 {
 		en.Owner = d.String(maxName)
 		en.ACL = decodeACL(d)
+	}
+	if v >= 3 {
+		en.Tags = decodeTags(d)
 	}
 	d.End()
 	if d.Err() == nil && !en.Deleted && sum != en.Size {
@@ -202,16 +208,20 @@ type Bucket struct {
 	// Policy is the bucket policy, a JSON document as PutBucketPolicy
 	// gave it ("" for none; version 3).
 	Policy string
+	// Tags is the bucket's tag set, nil for none (version 4).
+	Tags []Tag
+	// CORS is the bucket's CORS configuration, nil for none (version 5).
+	CORS []CORSRule
 }
 
 // MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
 const MaxPolicy = 20 << 10
 
-// Encode returns the bucket's encoding (version 3: version 1's fields,
-// then the ACL, then the policy).
+// Encode returns the bucket's encoding (version 5: version 1's fields,
+// then the ACL, the policy, the tags, the CORS rules).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(3, 1)
+	mk := e.Begin(5, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
@@ -219,6 +229,8 @@ func (b Bucket) Encode() []byte {
 	e.String(b.Region)
 	encodeACL(&e, b.ACL)
 	e.String(b.Policy)
+	encodeTags(&e, b.Tags)
+	encodeCORS(&e, b.CORS)
 	e.End(mk)
 	return e.Data()
 }
@@ -227,7 +239,7 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	v := d.Begin(3)
+	v := d.Begin(5)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
@@ -240,6 +252,12 @@ func DecodeBucket(p []byte) (Bucket, error) {
 	}
 	if v >= 3 {
 		b.Policy = d.String(MaxPolicy)
+	}
+	if v >= 4 {
+		b.Tags = decodeTags(d)
+	}
+	if v >= 5 {
+		b.CORS = decodeCORS(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {
@@ -259,13 +277,15 @@ type Upload struct {
 	// private).
 	Owner string
 	ACL   ACL
+	// Tags will be the object's tag set (version 3).
+	Tags []Tag
 }
 
-// Encode returns the upload's encoding (version 2: version 1's fields,
-// then the owner and the ACL).
+// Encode returns the upload's encoding (version 3: version 1's fields,
+// then the owner and the ACL, then the tags).
 func (u Upload) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	e.String(u.Key)
 	e.String(u.ID)
 	e.Varint(u.Initiated.UnixNano())
@@ -273,6 +293,7 @@ func (u Upload) Encode() []byte {
 	encodeMap(&e, u.Meta)
 	e.String(u.Owner)
 	encodeACL(&e, u.ACL)
+	encodeTags(&e, u.Tags)
 	e.End(mk)
 	return e.Data()
 }
@@ -281,7 +302,7 @@ func (u Upload) Encode() []byte {
 func DecodeUpload(b []byte) (Upload, error) {
 	var u Upload
 	d := encoding.NewDecoder(b)
-	v := d.Begin(2)
+	v := d.Begin(3)
 	u.Key = d.String(maxName)
 	u.ID = d.String(maxName)
 	u.Initiated = time.Unix(0, d.Varint()).UTC()
@@ -290,6 +311,9 @@ func DecodeUpload(b []byte) (Upload, error) {
 	if v >= 2 {
 		u.Owner = d.String(maxName)
 		u.ACL = decodeACL(d)
+	}
+	if v >= 3 {
+		u.Tags = decodeTags(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

@@ -10,7 +10,8 @@ import (
 func TestRoundTrips(t *testing.T) {
 	now := time.Unix(1700000000, 123).UTC()
 	en := Entry{Size: 10, ETag: "abc-2", MTime: now, ContentType: "text/plain", Meta: map[string]string{"x-amz-meta-a": "1"}, Extents: []Extent{{1, 4}, {2, 6}},
-		Owner: "u", ACL: ACL{Grants: []Grant{{Kind: GranteeUser, ID: "v", Perm: PermReadACP}, {Kind: GranteeLogDelivery, Perm: PermWrite}}}}
+		Owner: "u", ACL: ACL{Grants: []Grant{{Kind: GranteeUser, ID: "v", Perm: PermReadACP}, {Kind: GranteeLogDelivery, Perm: PermWrite}}},
+		Tags: []Tag{{"z", "1"}, {"a", ""}}}
 	if got, err := DecodeEntry(en.Encode()); err != nil || !reflect.DeepEqual(got, en) {
 		t.Fatalf("entry: %+v %v", got, err)
 	}
@@ -19,11 +20,13 @@ func TestRoundTrips(t *testing.T) {
 		t.Fatalf("user: %+v %v", got, err)
 	}
 	b := Bucket{Name: "b", Owner: "u", ID: "01", Created: now, Region: "r", ACL: ACL{Grants: []Grant{
-		{Kind: GranteeUser, ID: "u", Perm: PermFullControl}, {Kind: GranteeAllUsers, Perm: PermRead}, {Kind: GranteeAuthenticated, Perm: PermWriteACP}}}, Policy: `{"Statement":[]}`}
+		{Kind: GranteeUser, ID: "u", Perm: PermFullControl}, {Kind: GranteeAllUsers, Perm: PermRead}, {Kind: GranteeAuthenticated, Perm: PermWriteACP}}}, Policy: `{"Statement":[]}`, Tags: []Tag{{"k", "v"}},
+		CORS: []CORSRule{{ID: "r", AllowedOrigins: []string{"*"}, AllowedMethods: []string{"GET", "PUT"}, AllowedHeaders: []string{"x-*"}, MaxAgeSeconds: -1},
+			{AllowedOrigins: []string{"https://a"}, AllowedMethods: []string{"HEAD"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 3000}}}
 	if got, err := DecodeBucket(b.Encode()); err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("bucket: %+v %v", got, err)
 	}
-	up := Upload{Key: "k", ID: "i", Initiated: now, ContentType: "c", Meta: map[string]string{}, Owner: "u", ACL: Private("u")}
+	up := Upload{Key: "k", ID: "i", Initiated: now, ContentType: "c", Meta: map[string]string{}, Owner: "u", ACL: Private("u"), Tags: []Tag{{"t", "u"}}}
 	if got, err := DecodeUpload(up.Encode()); err != nil || !reflect.DeepEqual(got, up) {
 		t.Fatalf("upload: %+v %v", got, err)
 	}
@@ -53,6 +56,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Upload{Key: "k", Meta: map[string]string{"a": "b"}}.Encode())
 	f.Add(Part{Number: 1}.Encode())
 	f.Add(Garbage{ID: 1}.Encode())
+	f.Add(Entry{Size: 1, ETag: "e", MTime: now, Extents: []Extent{{1, 1}}, Owner: "u", ACL: Private("u"), Tags: []Tag{{"k", "v"}, {"é", ""}}}.Encode())
+	f.Add(Bucket{Name: "b", ACL: Private("u"), Tags: []Tag{{"k", "v"}}}.Encode())
+	f.Add(Bucket{Name: "b", ACL: Private("u"), CORS: []CORSRule{{ID: "i", AllowedOrigins: []string{"http://*.x"}, AllowedMethods: []string{"GET"}, AllowedHeaders: []string{"*"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 5}}}.Encode())
+	f.Add(Upload{Key: "k", Owner: "u", Tags: []Tag{{"k", "v"}}}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if en, err := DecodeEntry(b); err == nil {
 			if again, err := DecodeEntry(en.Encode()); err != nil || !reflect.DeepEqual(again, en) {

@@ -371,6 +371,23 @@ func (s *Store) SetBucketPolicy(ctx context.Context, b Bucket, policy string) (B
 	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.Policy = policy })
 }
 
+// SetBucketTags replaces the tag set of bucket b (nil removes it).
+func (s *Store) SetBucketTags(ctx context.Context, b Bucket, tags []Tag) (Bucket, error) {
+	if len(tags) > maxTags {
+		return Bucket{}, fmt.Errorf("bucket %s: %d tags (at most %d)", b.Name, len(tags), maxTags)
+	}
+	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.Tags = tags })
+}
+
+// SetBucketCORS replaces the CORS configuration of bucket b (nil removes
+// it).
+func (s *Store) SetBucketCORS(ctx context.Context, b Bucket, rules []CORSRule) (Bucket, error) {
+	if len(rules) > MaxCORSRules {
+		return Bucket{}, fmt.Errorf("bucket %s: %d CORS rules (at most %d)", b.Name, len(rules), MaxCORSRules)
+	}
+	return s.updateBucket(ctx, b, func(cur *Bucket) { cur.CORS = rules })
+}
+
 // updateBucket applies f to the record of bucket b (the same bucket: a
 // bucket deleted and created again under its name is ErrNoSuchBucket)
 // with a compare-and-write, so a concurrent change is not lost.

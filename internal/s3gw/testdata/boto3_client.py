@@ -63,6 +63,46 @@ try:
     anon.list_objects_v2(Bucket=b); raise SystemExit("anonymous listed a private bucket")
 except botocore.exceptions.ClientError as e:
     assert e.response["Error"]["Code"] == "AccessDenied", e.response
+# Tagging: on put, as a subresource, counted on GET; a bucket's tags.
+s3.put_object(Bucket=b, Key="tagged", Body=b"t", Tagging="team=s3&note=a%20b")
+assert s3.get_object(Bucket=b, Key="tagged")["TagCount"] == 2
+assert s3.get_object_tagging(Bucket=b, Key="tagged")["TagSet"] == [{"Key": "team", "Value": "s3"}, {"Key": "note", "Value": "a b"}]
+s3.put_object_tagging(Bucket=b, Key="tagged", Tagging={"TagSet": [{"Key": "k", "Value": "v"}]})
+assert s3.get_object_tagging(Bucket=b, Key="tagged")["TagSet"] == [{"Key": "k", "Value": "v"}]
+try:
+    s3.put_object_tagging(Bucket=b, Key="tagged", Tagging={"TagSet": [{"Key": "k%d" % i, "Value": "v"} for i in range(11)]})
+    raise SystemExit("11 tags accepted")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "InvalidTag", e.response
+s3.delete_object_tagging(Bucket=b, Key="tagged")
+assert s3.get_object_tagging(Bucket=b, Key="tagged")["TagSet"] == []
+s3.put_bucket_tagging(Bucket=b, Tagging={"TagSet": [{"Key": "env", "Value": "test"}]})
+assert s3.get_bucket_tagging(Bucket=b)["TagSet"] == [{"Key": "env", "Value": "test"}]
+s3.delete_bucket_tagging(Bucket=b)
+try:
+    s3.get_bucket_tagging(Bucket=b); raise SystemExit("tags after delete")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "NoSuchTagSet", e.response
+# CORS: the configuration, then a browser's preflight and GET by plain HTTP.
+s3.put_bucket_cors(Bucket=b, CORSConfiguration={"CORSRules": [{"AllowedOrigins": ["https://*.example.com"], "AllowedMethods": ["GET", "PUT"],
+    "AllowedHeaders": ["*"], "ExposeHeaders": ["ETag"], "MaxAgeSeconds": 600}]})
+rules = s3.get_bucket_cors(Bucket=b)["CORSRules"]
+assert rules[0]["AllowedOrigins"] == ["https://*.example.com"] and rules[0]["MaxAgeSeconds"] == 600, rules
+def http(method, key, headers):
+    try:
+        r = urllib.request.urlopen(urllib.request.Request(f"{ep}/{b}/{key}", method=method, headers=headers))
+        return r.status, r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers
+st, h = http("OPTIONS", "tagged", {"Origin": "https://app.example.com", "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "content-type"})
+assert st == 200 and h["Access-Control-Allow-Origin"] == "https://app.example.com" and h["Access-Control-Max-Age"] == "600", (st, dict(h))
+st, h = http("OPTIONS", "tagged", {"Origin": "https://evil.org", "Access-Control-Request-Method": "GET"})
+assert st == 403, st
+s3.put_object_acl(Bucket=b, Key="tagged", ACL="public-read")
+st, h = http("GET", "tagged", {"Origin": "https://app.example.com"})
+assert st == 200 and h["Access-Control-Allow-Origin"] == "https://app.example.com" and h["Access-Control-Expose-Headers"] == "ETag", (st, dict(h))
+s3.delete_bucket_cors(Bucket=b)
+s3.delete_object(Bucket=b, Key="tagged")
 d = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": k} for k in keys + ["a/x.txt", "copy", "big"]]})
 assert len(d["Deleted"]) == 8, d
 try:
