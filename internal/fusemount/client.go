@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"sync"
@@ -31,6 +32,9 @@ type ClientFS struct {
 	next  Handle
 	files map[Handle]*fsclient.File
 	dirs  map[Handle]*dirHandle
+	// lazy: the inodes whose opens through this mount use lazy I/O
+	// (cuttle.lazyio set to 1).
+	lazy map[uint64]bool
 }
 
 type dirHandle struct {
@@ -41,7 +45,7 @@ type dirHandle struct {
 
 // NewClientFS returns the mount's FS over c.
 func NewClientFS(c *fsclient.Client) *ClientFS {
-	return &ClientFS{c: c, in: c.Inodes(), files: map[Handle]*fsclient.File{}, dirs: map[Handle]*dirHandle{}}
+	return &ClientFS{c: c, in: c.Inodes(), files: map[Handle]*fsclient.File{}, dirs: map[Handle]*dirHandle{}, lazy: map[uint64]bool{}}
 }
 
 // withCaller makes the client's requests as the calling process.
@@ -158,6 +162,10 @@ func (fs *ClientFS) file(h Handle) (*fsclient.File, error) {
 func (fs *ClientFS) Open(ctx context.Context, c Caller, ino uint64, flags uint32) (Handle, error) {
 	f, err := fs.in.Open(withCaller(ctx, c), ino, int(flags))
 	if err != nil {
+		return 0, err
+	}
+	if err := fs.lazyOpen(ctx, f); err != nil {
+		f.Close(ctx)
 		return 0, err
 	}
 	return fs.addFile(f), nil
@@ -316,6 +324,9 @@ func (fs *ClientFS) ReleaseDir(h Handle) {
 }
 
 func (fs *ClientFS) Getxattr(ctx context.Context, c Caller, ino uint64, name string) ([]byte, error) {
+	if v := parseVxattr(name); v != vxNone {
+		return fs.getVxattr(withCaller(ctx, c), ino, v)
+	}
 	return fs.in.Getxattr(withCaller(ctx, c), ino, name)
 }
 
@@ -324,10 +335,16 @@ func (fs *ClientFS) Listxattr(ctx context.Context, c Caller, ino uint64) ([]stri
 }
 
 func (fs *ClientFS) Setxattr(ctx context.Context, c Caller, ino uint64, name string, value []byte, flags uint32) error {
+	if v := parseVxattr(name); v != vxNone {
+		return fs.setVxattr(withCaller(ctx, c), ino, v, value)
+	}
 	return fs.in.Setxattr(withCaller(ctx, c), ino, name, value, flags)
 }
 
 func (fs *ClientFS) Removexattr(ctx context.Context, c Caller, ino uint64, name string) error {
+	if parseVxattr(name) != vxNone {
+		return fmt.Errorf("removexattr %s: a virtual attribute, set it instead: %w", name, syscall.EINVAL)
+	}
 	return fs.in.Removexattr(withCaller(ctx, c), ino, name)
 }
 
