@@ -35,6 +35,9 @@ type ClientFS struct {
 	// lazy: the inodes whose opens through this mount use lazy I/O
 	// (cuttle.lazyio set to 1).
 	lazy map[uint64]bool
+	// invalInode drops an inode's attributes and pages from the
+	// kernel's cache (SetInvalidator's), or nil.
+	invalInode func(ino uint64)
 }
 
 type dirHandle struct {
@@ -62,6 +65,9 @@ func attrOf(s *fsclient.Stat) Attr {
 // SetInvalidator implements Invalidator: the client calls these when
 // the caps or leases under which the kernel caches are revoked.
 func (fs *ClientFS) SetInvalidator(inode func(ino uint64), entry func(dir uint64, name string)) {
+	fs.mu.Lock()
+	fs.invalInode = inode
+	fs.mu.Unlock()
 	fs.c.SetInvalidate(fsclient.Invalidate{Inode: inode, Entry: entry})
 }
 
@@ -160,12 +166,8 @@ func (fs *ClientFS) file(h Handle) (*fsclient.File, error) {
 }
 
 func (fs *ClientFS) Open(ctx context.Context, c Caller, ino uint64, flags uint32) (Handle, error) {
-	f, err := fs.in.Open(withCaller(ctx, c), ino, int(flags))
+	f, err := fs.in.Open(withCaller(ctx, c), ino, fs.openFlags(ino, flags))
 	if err != nil {
-		return 0, err
-	}
-	if err := fs.lazyOpen(ctx, f); err != nil {
-		f.Close(ctx)
 		return 0, err
 	}
 	return fs.addFile(f), nil

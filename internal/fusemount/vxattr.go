@@ -21,9 +21,8 @@ import (
 //	cuttle.statlite        get: JSON of size, mtime, ctime, each said exact or not
 //	cuttle.statlite.size   get: the size, decimal, possibly stale
 //	cuttle.statlite.mtime  get: the mtime as seconds.nanoseconds, possibly stale
-//	cuttle.lazyio          get "0"/"1"; set "1" turns lazy I/O on for every
-//	                       open of the file through this mount (those open now
-//	                       and later), "0" turns it off for later opens
+//	cuttle.lazyio          get "0"/"1"; set "1" makes every later open of the
+//	                       file through this mount an O_LAZY one, "0" stops it
 //	cuttle.lazyio.propagate    set (any value): lazyio_propagate on every open
 //	                           of the file through this mount
 //	cuttle.lazyio.synchronize  set (any value): lazyio_synchronize likewise
@@ -109,15 +108,16 @@ func marshalStatlite(s statliteJSON) []byte {
 	return b
 }
 
-// lazyOpen turns lazy I/O on for a new open of a file marked so.
-func (fs *ClientFS) lazyOpen(ctx context.Context, f *fsclient.File) error {
+// openFlags are the client's open flags for a kernel open of ino:
+// O_LAZY if cuttle.lazyio is set on it (and never from the kernel).
+func (fs *ClientFS) openFlags(ino uint64, kernel uint32) int {
+	flags := int(kernel) &^ fsclient.O_LAZY
 	fs.mu.Lock()
-	on := fs.lazy[f.Ino()]
-	fs.mu.Unlock()
-	if !on {
-		return nil
+	if fs.lazy[ino] {
+		flags |= fsclient.O_LAZY
 	}
-	return f.LazyIO(ctx, true)
+	fs.mu.Unlock()
+	return flags
 }
 
 // opens returns this mount's open files of ino.
@@ -178,14 +178,10 @@ func (fs *ClientFS) setVxattr(ctx context.Context, ino uint64, v vxattr, value [
 			delete(fs.lazy, ino)
 		}
 		fs.mu.Unlock()
-		if !on {
-			return nil // opens keep what they were opened with
-		}
-		for _, f := range fs.opens(ino) {
-			if err := f.LazyIO(ctx, true); err != nil {
-				return err
-			}
-		}
+		// Opens made before keep what they were opened with: switching
+		// them here would change their caps while the kernel holds the
+		// inode for this setxattr, and the revocation that may take
+		// waits on the kernel (see docs/FSCLIENT.md, "On the mount").
 		return nil
 	case vxPropagate, vxSynchronize:
 		for _, f := range fs.opens(ino) {
@@ -197,6 +193,19 @@ func (fs *ClientFS) setVxattr(ctx context.Context, ino uint64, v vxattr, value [
 			}
 			if err != nil {
 				return err
+			}
+		}
+		if v == vxSynchronize {
+			// The kernel's cached size and pages go too, so reads
+			// through new opens see what others propagated. An inode
+			// notification takes no inode lock (only a name's takes its
+			// directory's), so it may be sent from within this
+			// request on the same inode.
+			fs.mu.Lock()
+			inval := fs.invalInode
+			fs.mu.Unlock()
+			if inval != nil {
+				inval(ino)
 			}
 		}
 		return nil
