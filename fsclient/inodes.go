@@ -75,6 +75,24 @@ func (n Inodes) Getattr(ctx context.Context, ino uint64) (*Stat, error) {
 	return s, nil
 }
 
+// Statlite is Client.Statlite by inode number: ino's attributes, of
+// which only those in mask (wire.Attr* bits) must be exact; the others
+// come back at once without revoking writers, flagged in Stat.Approx
+// when they may be stale.
+func (n Inodes) Statlite(ctx context.Context, ino uint64, mask uint32) (*Stat, error) {
+	r, err := n.c.do(ctx, &wire.ClientRequest{Op: wire.MetaStatlite, Path: wire.FilePath{Ino: ino}, Mask: mask}, false)
+	if err != nil {
+		return nil, inoErr("statlite", ino, err)
+	}
+	st, err := target(r)
+	if err != nil {
+		return nil, inoErr("statlite", ino, err)
+	}
+	s := statOf(&st)
+	s.Approx = r.Approx
+	return s, nil
+}
+
 // SetAttr is what a Setattr changes: the fields Mask names (wire.Attr*
 // bits: AttrMode, AttrUID, AttrGID, AttrSize, AttrAtime, AttrMtime, with
 // AttrAtimeNow/AttrMtimeNow for the MDS's now, AttrCtime, AttrKillSguid).

@@ -200,6 +200,7 @@ var sameLayerImports = map[string][]string{
 	// summarises latencies with internal/bench.
 	"internal/cli/rbdcmd":   {"internal/cli/cmdutil", "internal/bench"},
 	"internal/cli/mountcmd": {"internal/cli/cmdutil", "internal/fusemount"},
+	"internal/cli/fscmd":    {"internal/cli/cmdutil"},
 	// The NBD commands run internal/nbd's server.
 	"internal/cli/nbdcmd": {"internal/cli/cmdutil", "internal/nbd"},
 	// The key-value store commands print through cmdutil; kv bench

@@ -110,6 +110,7 @@ func TestMountedFileSystem(t *testing.T) {
 		}
 	})
 	t.Run("kernel caching", func(t *testing.T) { kernelCacheCoherence(t, a, b) })
+	t.Run("hpc extensions", func(t *testing.T) { hpcExtensions(t, conf, a, b) })
 }
 
 // kernelCacheCoherence: what b's kernel caches (names, absent names and

@@ -32,6 +32,8 @@
 //     keys, dialled the same way;
 //   - internal/cli/nbdcmd: nbd, the NBD server exporting images, dialled
 //     the same way;
+//   - internal/cli/fscmd: fs stat and fs lsdir, a file system through
+//     the client library (statlite, readdirplus), dialled the same way;
 //   - internal/cli/kvcmd: kv, the key-value store commands, dialled the
 //     same way;
 //   - internal/cli/mapcmd: crush and osdmap, the offline map tools;
@@ -72,6 +74,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/clusterconn"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/cli/daemoncmd"
+	"github.com/cuttlestore/cuttle/internal/cli/fscmd"
 	"github.com/cuttlestore/cuttle/internal/cli/kvcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mapcmd"
 	"github.com/cuttlestore/cuttle/internal/cli/mountcmd"
@@ -154,6 +157,7 @@ func NewRootCommandConf(stdout, stderr io.Writer, defaultConf string) *cobra.Com
 	s3cmd.AddS3Commands(root, out, cf.Dial)
 	nbdcmd.AddNBDCommands(root, out, cf.Dial)
 	mountcmd.AddMountCommands(root, out, cf.Dial)
+	fscmd.AddFSClientCommands(root, out, cf.Dial) // into admincmd's fs group
 	kvcmd.AddKVCommands(root, out, cf.Dial)
 	strictGroups(root)
 	nameArgErrors(root)

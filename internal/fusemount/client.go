@@ -3,6 +3,7 @@ package fusemount
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"sync"
@@ -31,6 +32,12 @@ type ClientFS struct {
 	next  Handle
 	files map[Handle]*fsclient.File
 	dirs  map[Handle]*dirHandle
+	// lazy: the inodes whose opens through this mount use lazy I/O
+	// (cuttle.lazyio set to 1).
+	lazy map[uint64]bool
+	// invalInode drops an inode's attributes and pages from the
+	// kernel's cache (SetInvalidator's), or nil.
+	invalInode func(ino uint64)
 }
 
 type dirHandle struct {
@@ -41,7 +48,7 @@ type dirHandle struct {
 
 // NewClientFS returns the mount's FS over c.
 func NewClientFS(c *fsclient.Client) *ClientFS {
-	return &ClientFS{c: c, in: c.Inodes(), files: map[Handle]*fsclient.File{}, dirs: map[Handle]*dirHandle{}}
+	return &ClientFS{c: c, in: c.Inodes(), files: map[Handle]*fsclient.File{}, dirs: map[Handle]*dirHandle{}, lazy: map[uint64]bool{}}
 }
 
 // withCaller makes the client's requests as the calling process.
@@ -58,6 +65,9 @@ func attrOf(s *fsclient.Stat) Attr {
 // SetInvalidator implements Invalidator: the client calls these when
 // the caps or leases under which the kernel caches are revoked.
 func (fs *ClientFS) SetInvalidator(inode func(ino uint64), entry func(dir uint64, name string)) {
+	fs.mu.Lock()
+	fs.invalInode = inode
+	fs.mu.Unlock()
 	fs.c.SetInvalidate(fsclient.Invalidate{Inode: inode, Entry: entry})
 }
 
@@ -156,7 +166,7 @@ func (fs *ClientFS) file(h Handle) (*fsclient.File, error) {
 }
 
 func (fs *ClientFS) Open(ctx context.Context, c Caller, ino uint64, flags uint32) (Handle, error) {
-	f, err := fs.in.Open(withCaller(ctx, c), ino, int(flags))
+	f, err := fs.in.Open(withCaller(ctx, c), ino, fs.openFlags(ino, flags))
 	if err != nil {
 		return 0, err
 	}
@@ -316,6 +326,9 @@ func (fs *ClientFS) ReleaseDir(h Handle) {
 }
 
 func (fs *ClientFS) Getxattr(ctx context.Context, c Caller, ino uint64, name string) ([]byte, error) {
+	if v := parseVxattr(name); v != vxNone {
+		return fs.getVxattr(withCaller(ctx, c), ino, v)
+	}
 	return fs.in.Getxattr(withCaller(ctx, c), ino, name)
 }
 
@@ -324,10 +337,16 @@ func (fs *ClientFS) Listxattr(ctx context.Context, c Caller, ino uint64) ([]stri
 }
 
 func (fs *ClientFS) Setxattr(ctx context.Context, c Caller, ino uint64, name string, value []byte, flags uint32) error {
+	if v := parseVxattr(name); v != vxNone {
+		return fs.setVxattr(withCaller(ctx, c), ino, v, value)
+	}
 	return fs.in.Setxattr(withCaller(ctx, c), ino, name, value, flags)
 }
 
 func (fs *ClientFS) Removexattr(ctx context.Context, c Caller, ino uint64, name string) error {
+	if parseVxattr(name) != vxNone {
+		return fmt.Errorf("removexattr %s: a virtual attribute, set it instead: %w", name, syscall.EINVAL)
+	}
 	return fs.in.Removexattr(withCaller(ctx, c), ino, name)
 }
 
