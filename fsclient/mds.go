@@ -285,7 +285,7 @@ func (c *Client) capAction(a captab.Action) {
 func (c *Client) revoke(data *fileData, ino uint64, caps locker.Caps, lazy bool, seq uint64, inval func(uint64)) {
 	defer c.wg.Done()
 	if inval != nil {
-		c.invalidateBounded(func() { inval(ino) })
+		inval(ino)
 	}
 	if data != nil {
 		for {
@@ -414,35 +414,6 @@ func (c *Client) dropAllLeases() {
 	}()
 }
 
-// invalWait bounds how long a revocation waits for the kernel to drop
-// what it cached before acking. The kernel can hold the inode or its
-// directory for a request of its own that waits, through the MDS, on
-// this very revocation: its invalidation then completes only after the
-// ack, and waiting for it would stall both until the MDS fences this
-// client. Past the bound the ack goes first and the invalidation lands
-// just after (a window of one kernel request, logged).
-const invalWait = 2 * time.Second
-
-// invalidateBounded runs f (a kernel invalidation) and waits for it at
-// most invalWait.
-func (c *Client) invalidateBounded(f func()) {
-	done := make(chan struct{})
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-		close(done)
-	}()
-	t := c.clock.NewTimer(invalWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C():
-		c.log.Warn("the kernel did not drop its cache in time (it may be waiting on this revocation); acking first")
-	case <-c.stop:
-	}
-}
-
 // leaseRevoked drops a revoked lease, makes the kernel drop what it
 // cached under it, then acks (off the lock: the kernel may wait for a
 // request of its own on the directory to end first). c.mu is held.
@@ -458,13 +429,11 @@ func (c *Client) leaseRevoked(m wire.ClientLease) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.invalidateBounded(func() {
-			if m.Name == "" && inval.Inode != nil {
-				inval.Inode(m.Ino)
-			} else if m.Name != "" && inval.Entry != nil {
-				inval.Entry(m.Ino, m.Name)
-			}
-		})
+		if m.Name == "" && inval.Inode != nil {
+			inval.Inode(m.Ino)
+		} else if m.Name != "" && inval.Entry != nil {
+			inval.Entry(m.Ino, m.Name)
+		}
 		ack := wire.ClientLease{Op: wire.LeaseRevokeAck, Ino: m.Ino, Name: m.Name, Seq: m.Seq}
 		c.mu.Lock()
 		c.send(msgr.Message{Type: wire.TypeClientLease, Version: 1, Payload: ack.Encode()})
