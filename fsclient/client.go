@@ -337,6 +337,9 @@ func (c *Client) do(ctx context.Context, req *wire.ClientRequest, safe bool) (*w
 		case <-ctx.Done():
 			return nil, fmt.Errorf("fsclient: %s: %w", req.Op, ctx.Err())
 		}
+		if w.safeErr != nil {
+			return nil, fmt.Errorf("fsclient: %s: not journaled: %w", req.Op, w.safeErr)
+		}
 	}
 	if w.reply.Result < 0 {
 		return w.reply, errnoErr(w.reply.Result)

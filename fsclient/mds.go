@@ -22,11 +22,15 @@ import (
 
 // call is a request waiting for its reply.
 type call struct {
-	done  chan struct{} // closed at the first reply or the failure
-	safe  chan struct{} // closed when journaled (or failed)
-	reply *wire.ClientReply
-	err   error
-	req   *wire.ClientRequest
+	done    chan struct{} // closed at the first reply or the failure
+	replied bool          // done is closed
+	safe    chan struct{} // closed when journaled (or failed)
+	reply   *wire.ClientReply
+	// err: why it failed before its first reply (set before done is
+	// closed); safeErr: why it failed before it was journaled (set
+	// before safe is closed).
+	err, safeErr error
+	req          *wire.ClientRequest
 	// sent is when the request was first submitted: its reply's leases
 	// run from then (the MDS's from later).
 	sent time.Time
@@ -180,8 +184,8 @@ func (c *Client) sessionAction(a session.Action) {
 			}
 		}
 		c.absorb(a.Reply, sent)
-		if w != nil {
-			w.reply = a.Reply
+		if w != nil && !w.replied {
+			w.reply, w.replied = a.Reply, true
 			close(w.done)
 		}
 	case session.RequestSafe:
@@ -191,8 +195,13 @@ func (c *Client) sessionAction(a session.Action) {
 		}
 	case session.RequestFailed:
 		if w := c.calls[a.Tid]; w != nil {
-			w.err = a.Err
-			close(w.done)
+			// It may have had its first (unsafe) reply already: then
+			// only the wait for safe ends, with the error.
+			if !w.replied {
+				w.err, w.replied = a.Err, true
+				close(w.done)
+			}
+			w.safeErr = a.Err
 			close(w.safe)
 			delete(c.calls, a.Tid)
 		}
