@@ -694,13 +694,15 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
 	}
 	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl, Tags: sen.Tags}
-	tags, tagged, err := headerTags(r.Header)
+	tags, _, err := headerTags(r.Header)
 	if err != nil {
 		return err
 	}
+	// Only REPLACE changes the tags (and so makes a copy onto itself
+	// legal); with COPY the header's tags are ignored, as S3 does.
+	tagged := false
 	switch d := r.Header.Get("X-Amz-Tagging-Directive"); d {
 	case "", "COPY":
-		tagged = false
 	case "REPLACE":
 		en.Tags = tags
 		tagged = true
