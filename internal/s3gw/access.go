@@ -387,6 +387,21 @@ func (g *Gateway) ownedBucket(ctx context.Context, rq *request, action string) (
 	return b, nil
 }
 
+// requestObject looks up the request's bucket and, through objectFor,
+// its object's entry if the request's user has perm on it.
+func (g *Gateway) requestObject(ctx context.Context, rq *request, perm meta.Perm, action string) (meta.Bucket, *meta.Index, meta.Entry, error) {
+	b, err := g.bucketNamed(ctx, rq.bucket)
+	if err != nil {
+		return meta.Bucket{}, nil, meta.Entry{}, err
+	}
+	ix, err := g.meta.Index(ctx, b)
+	if err != nil {
+		return meta.Bucket{}, nil, meta.Entry{}, err
+	}
+	en, err := g.objectFor(ctx, rq, b, ix, rq.key, perm, action)
+	return b, ix, en, err
+}
+
 // objectFor returns key's entry in b if its ACL grants the request's
 // user perm. A missing key is NoSuchKey to whoever may list the bucket
 // and AccessDenied to others, so they learn nothing of its contents (as
@@ -581,15 +596,7 @@ func (g *Gateway) putBucketACL(w http.ResponseWriter, r *http.Request, rq *reque
 
 func (g *Gateway) getObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketNamed(ctx, rq.bucket)
-	if err != nil {
-		return err
-	}
-	ix, err := g.meta.Index(ctx, b)
-	if err != nil {
-		return err
-	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermReadACP, "s3:GetObjectAcl")
+	b, _, en, err := g.requestObject(ctx, rq, meta.PermReadACP, "s3:GetObjectAcl")
 	if err != nil {
 		return err
 	}
@@ -604,15 +611,7 @@ func (g *Gateway) getObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 // never undone.
 func (g *Gateway) putObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketNamed(ctx, rq.bucket)
-	if err != nil {
-		return err
-	}
-	ix, err := g.meta.Index(ctx, b)
-	if err != nil {
-		return err
-	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermWriteACP, "s3:PutObjectAcl")
+	b, ix, en, err := g.requestObject(ctx, rq, meta.PermWriteACP, "s3:PutObjectAcl")
 	if err != nil {
 		return err
 	}

@@ -450,15 +450,7 @@ func (g *Gateway) setObjectHeaders(w http.ResponseWriter, en meta.Entry) {
 
 func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketNamed(ctx, rq.bucket)
-	if err != nil {
-		return err
-	}
-	ix, err := g.meta.Index(ctx, b)
-	if err != nil {
-		return err
-	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermRead, "s3:GetObject")
+	_, _, en, err := g.requestObject(ctx, rq, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		return err
 	}

@@ -150,15 +150,7 @@ func setTaggingCount(w http.ResponseWriter, en meta.Entry) {
 
 func (g *Gateway) getObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketNamed(ctx, rq.bucket)
-	if err != nil {
-		return err
-	}
-	ix, err := g.meta.Index(ctx, b)
-	if err != nil {
-		return err
-	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermRead, "s3:GetObjectTagging")
+	_, _, en, err := g.requestObject(ctx, rq, meta.PermRead, "s3:GetObjectTagging")
 	if err != nil {
 		return err
 	}
@@ -172,15 +164,7 @@ func (g *Gateway) getObjectTagging(w http.ResponseWriter, r *http.Request, rq *r
 // retries, so an overwrite is never undone.
 func (g *Gateway) setObjectTags(r *http.Request, rq *request, action string, body bool) error {
 	ctx := r.Context()
-	b, err := g.bucketNamed(ctx, rq.bucket)
-	if err != nil {
-		return err
-	}
-	ix, err := g.meta.Index(ctx, b)
-	if err != nil {
-		return err
-	}
-	en, err := g.objectFor(ctx, rq, b, ix, rq.key, meta.PermWriteACP, action)
+	b, ix, en, err := g.requestObject(ctx, rq, meta.PermWriteACP, action)
 	if err != nil {
 		return err
 	}
