@@ -249,6 +249,40 @@ type readCloser struct {
 func (rc readCloser) Read(p []byte) (int, error) { return rc.r.Read(p) }
 func (rc readCloser) Close() error               { return rc.c.Close() }
 
+// handler serves one request of the gateway.
+type handler func(g *Gateway, w http.ResponseWriter, r *http.Request, rq *request) error
+
+// subresource is a ?NAME subresource's handlers by method; nil: the
+// method is not allowed.
+type subresource struct {
+	name          string
+	get, put, del handler
+}
+
+// serveSubresource serves the request with the first of subs its query
+// names; ok is false when it names none.
+func (g *Gateway) serveSubresource(w http.ResponseWriter, r *http.Request, rq *request, has func(string) bool, subs []subresource) (ok bool, err error) {
+	for _, s := range subs {
+		if !has(s.name) {
+			continue
+		}
+		var h handler
+		switch r.Method {
+		case http.MethodGet:
+			h = s.get
+		case http.MethodPut:
+			h = s.put
+		case http.MethodDelete:
+			h = s.del
+		}
+		if h == nil {
+			return true, errMethodNotAllowed
+		}
+		return true, h(g, w, r, rq)
+	}
+	return false, nil
+}
+
 // route picks the handler from the method, bucket, key and query.
 func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) error {
 	q := r.URL.Query()
@@ -260,47 +294,13 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		return errMethodNotAllowed
 	}
 	if rq.key == "" {
-		if has("acl") {
-			switch r.Method {
-			case http.MethodGet:
-				return g.getBucketACL(w, r, rq)
-			case http.MethodPut:
-				return g.putBucketACL(w, r, rq)
-			}
-			return errMethodNotAllowed
-		}
-		if has("policy") {
-			switch r.Method {
-			case http.MethodGet:
-				return g.getBucketPolicy(w, r, rq)
-			case http.MethodPut:
-				return g.putBucketPolicy(w, r, rq)
-			case http.MethodDelete:
-				return g.deleteBucketPolicy(w, r, rq)
-			}
-			return errMethodNotAllowed
-		}
-		if has("tagging") {
-			switch r.Method {
-			case http.MethodGet:
-				return g.getBucketTagging(w, r, rq)
-			case http.MethodPut:
-				return g.putBucketTagging(w, r, rq)
-			case http.MethodDelete:
-				return g.deleteBucketTagging(w, r, rq)
-			}
-			return errMethodNotAllowed
-		}
-		if has("cors") {
-			switch r.Method {
-			case http.MethodGet:
-				return g.getBucketCORS(w, r, rq)
-			case http.MethodPut:
-				return g.putBucketCORS(w, r, rq)
-			case http.MethodDelete:
-				return g.deleteBucketCORS(w, r, rq)
-			}
-			return errMethodNotAllowed
+		if ok, err := g.serveSubresource(w, r, rq, has, []subresource{
+			{"acl", (*Gateway).getBucketACL, (*Gateway).putBucketACL, nil},
+			{"policy", (*Gateway).getBucketPolicy, (*Gateway).putBucketPolicy, (*Gateway).deleteBucketPolicy},
+			{"tagging", (*Gateway).getBucketTagging, (*Gateway).putBucketTagging, (*Gateway).deleteBucketTagging},
+			{"cors", (*Gateway).getBucketCORS, (*Gateway).putBucketCORS, (*Gateway).deleteBucketCORS},
+		}); ok {
+			return err
 		}
 		for _, sub := range []string{"lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
@@ -350,25 +350,11 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	if len(rq.key) > maxKeyLen {
 		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)
 	}
-	if has("tagging") {
-		switch r.Method {
-		case http.MethodGet:
-			return g.getObjectTagging(w, r, rq)
-		case http.MethodPut:
-			return g.putObjectTagging(w, r, rq)
-		case http.MethodDelete:
-			return g.deleteObjectTagging(w, r, rq)
-		}
-		return errMethodNotAllowed
-	}
-	if has("acl") {
-		switch r.Method {
-		case http.MethodGet:
-			return g.getObjectACL(w, r, rq)
-		case http.MethodPut:
-			return g.putObjectACL(w, r, rq)
-		}
-		return errMethodNotAllowed
+	if ok, err := g.serveSubresource(w, r, rq, has, []subresource{
+		{"tagging", (*Gateway).getObjectTagging, (*Gateway).putObjectTagging, (*Gateway).deleteObjectTagging},
+		{"acl", (*Gateway).getObjectACL, (*Gateway).putObjectACL, nil},
+	}); ok {
+		return err
 	}
 	switch r.Method {
 	case http.MethodPut:
