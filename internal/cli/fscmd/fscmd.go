@@ -21,11 +21,10 @@ import (
 	"github.com/cuttlestore/cuttle/fsclient"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/wire"
-	"github.com/cuttlestore/cuttle/rados"
 )
 
-// DialFunc connects to the cluster.
-type DialFunc func(ctx context.Context) (*rados.Conn, error)
+// DialFunc connects to the cluster (cmdutil.DialFunc).
+type DialFunc = cmdutil.DialFunc
 
 // AddFSClientCommands adds stat and lsdir to root's "fs" group (making
 // the group if root has none).

@@ -26,11 +26,10 @@ import (
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/fusemount"
 	"github.com/cuttlestore/cuttle/internal/metrics"
-	"github.com/cuttlestore/cuttle/rados"
 )
 
-// DialFunc connects to the cluster.
-type DialFunc func(ctx context.Context) (*rados.Conn, error)
+// DialFunc connects to the cluster (cmdutil.DialFunc).
+type DialFunc = cmdutil.DialFunc
 
 // readyEnv names the descriptor a daemonized child reports on: "ok" once
 // mounted, or the error.

@@ -1,7 +1,6 @@
 package nbdcmd
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -9,12 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
-	"github.com/cuttlestore/cuttle/rados"
 )
 
-// DialFunc connects to the cluster. The commands close the connection
-// when they are done.
-type DialFunc func(ctx context.Context) (*rados.Conn, error)
+// DialFunc connects to the cluster (cmdutil.DialFunc).
+type DialFunc = cmdutil.DialFunc
 
 // DefaultPort is NBD's registered port.
 const DefaultPort = 10809

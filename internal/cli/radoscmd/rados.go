@@ -16,9 +16,8 @@ import (
 	"github.com/cuttlestore/cuttle/rados"
 )
 
-// DialFunc connects to the cluster. The commands close the connection
-// when they are done.
-type DialFunc func(ctx context.Context) (*rados.Conn, error)
+// DialFunc connects to the cluster (cmdutil.DialFunc).
+type DialFunc = cmdutil.DialFunc
 
 // radosEnv is what every `cuttle rados` command shares: how to connect,
 // where to print, and the pool and namespace flags.

@@ -20,9 +20,8 @@ import (
 	"github.com/cuttlestore/cuttle/rados"
 )
 
-// DialFunc connects to the cluster. The commands close the connection
-// when they are done.
-type DialFunc func(ctx context.Context) (*rados.Conn, error)
+// DialFunc connects to the cluster (cmdutil.DialFunc).
+type DialFunc = cmdutil.DialFunc
 
 // env is what every `cuttle s3` command shares.
 type env struct {
