@@ -96,6 +96,7 @@ var layers = []struct {
 	{"internal/mon/montest", layerTestOnly},
 	{"internal/posixtest", layerTestOnly},
 	{"internal/blocktest", layerTestOnly},
+	{"internal/cli/clitest", layerTestOnly},
 }
 
 // sameLayerImports lists the imports allowed between packages of the same

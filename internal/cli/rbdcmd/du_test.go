@@ -15,9 +15,9 @@ import (
 func TestRBDDu(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSimRBD(t)
-		s.must("rbd", "create", "a", "--size", "4M", "--object-size", "1M")
-		s.must("rbd", "create", "b", "--size", "2M", "--object-size", "1M")
-		conn, err := s.dial(context.Background())
+		s.Must("rbd", "create", "a", "--size", "4M", "--object-size", "1M")
+		s.Must("rbd", "create", "b", "--size", "2M", "--object-size", "1M")
+		conn, err := s.Dial(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestRBDDu(t *testing.T) {
 		if err := img.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		s.must("rbd", "snap", "create", "a@one")
+		s.Must("rbd", "snap", "create", "a@one")
 		img, err = p.Open(ctx, "a", rbd.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -48,37 +48,37 @@ func TestRBDDu(t *testing.T) {
 		if err := img.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		out := s.must("rbd", "du", "a")
+		out := s.Must("rbd", "du", "a")
 		for _, want := range []string{"NAME", "PROVISIONED", "a@one", "4 MiB", "1 MiB", "2 MiB", "<TOTAL>"} {
 			if !strings.Contains(out, want) {
 				t.Fatalf("du lacks %q:\n%s", want, out)
 			}
 		}
 		var r duReport
-		if err := json.Unmarshal([]byte(s.must("rbd", "du", "--format", "json")), &r); err != nil {
+		if err := json.Unmarshal([]byte(s.Must("rbd", "du", "--format", "json")), &r); err != nil {
 			t.Fatal(err)
 		}
 		if len(r.Images) != 3 || r.Images[0].Snap != "one" || r.Images[0].Used != 1<<20 || r.Images[1].Used != 2<<20 ||
 			r.Images[2].Name != "b" || r.Images[2].Used != 0 || r.TotalProvisioned != 6<<20 || r.TotalUsed != 3<<20 || !r.Images[1].FromObjectMap {
 			t.Fatalf("du json %+v", r)
 		}
-		s.must("rbd", "object-map", "rebuild", "a")
-		if err := json.Unmarshal([]byte(s.must("rbd", "du", "a@one", "--format", "json")), &r); err != nil || len(r.Images) != 1 || r.Images[0].Used != 1<<20 {
+		s.Must("rbd", "object-map", "rebuild", "a")
+		if err := json.Unmarshal([]byte(s.Must("rbd", "du", "a@one", "--format", "json")), &r); err != nil || len(r.Images) != 1 || r.Images[0].Used != 1<<20 {
 			t.Fatalf("du at a snapshot %+v %v", r, err)
 		}
-		if _, err := s.run("rbd", "object-map", "rebuild", "a@one"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
+		if _, err := s.Run("rbd", "object-map", "rebuild", "a@one"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
 			t.Fatalf("rebuild at a snapshot: %v", err)
 		}
 		// Without the object map (Ceph's --image-feature layering), du
 		// stats the objects.
-		s.must("rbd", "create", "nomap", "--size", "2M", "--object-size", "1M", "--image-feature", "layering")
-		if info := s.must("rbd", "info", "nomap"); !strings.Contains(info, "features: layering\n") {
+		s.Must("rbd", "create", "nomap", "--size", "2M", "--object-size", "1M", "--image-feature", "layering")
+		if info := s.Must("rbd", "info", "nomap"); !strings.Contains(info, "features: layering\n") {
 			t.Fatalf("info:\n%s", info)
 		}
-		if err := json.Unmarshal([]byte(s.must("rbd", "du", "nomap", "--format", "json")), &r); err != nil || len(r.Images) != 1 || r.Images[0].FromObjectMap {
+		if err := json.Unmarshal([]byte(s.Must("rbd", "du", "nomap", "--format", "json")), &r); err != nil || len(r.Images) != 1 || r.Images[0].FromObjectMap {
 			t.Fatalf("du without a map %+v %v", r, err)
 		}
-		if _, err := s.run("rbd", "create", "x", "--size", "1M", "--image-feature", "journaling"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
+		if _, err := s.Run("rbd", "create", "x", "--size", "1M", "--image-feature", "journaling"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
 			t.Fatalf("an unknown feature: %v", err)
 		}
 	})

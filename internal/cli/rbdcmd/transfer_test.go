@@ -2,7 +2,6 @@ package rbdcmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -10,26 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-
-	"github.com/spf13/cobra"
-
-	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 )
-
-// runIn runs `cuttle ARGS` with stdin in and returns stdout.
-func (s *simRBD) runIn(in []byte, args ...string) (string, error) {
-	var stdout bytes.Buffer
-	out := &cmdutil.Output{Format: cmdutil.FormatPlain, W: &stdout}
-	root := &cobra.Command{Use: "cuttle", SilenceUsage: true, SilenceErrors: true}
-	root.PersistentFlags().Var((*cmdutil.FormatFlag)(&out.Format), "format", "")
-	AddRBDCommands(root, out, s.dial)
-	root.SetIn(bytes.NewReader(in))
-	root.SetOut(&stdout)
-	root.SetErr(&stdout)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return stdout.String(), err
-}
 
 // rbd import and export through files and stdin/stdout: the bytes come
 // back, the zeros are not stored.
@@ -47,38 +27,38 @@ func TestRBDImportExport(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rep imageReport
-		if err := json.Unmarshal([]byte(s.must("rbd", "import", in, "disk", "--object-size", "1M", "--format", "json")), &rep); err != nil || rep.Size != uint64(len(src)) {
+		if err := json.Unmarshal([]byte(s.Must("rbd", "import", in, "disk", "--object-size", "1M", "--format", "json")), &rep); err != nil || rep.Size != uint64(len(src)) {
 			t.Fatalf("import json %+v %v", rep, err)
 		}
-		if _, err := s.runIn(src, "rbd", "import", "-", "rbd/piped"); err != nil {
+		if _, err := s.RunIn(src, "rbd", "import", "-", "rbd/piped"); err != nil {
 			t.Fatal(err)
 		}
 		var du duReport
-		if err := json.Unmarshal([]byte(s.must("rbd", "du", "--format", "json")), &du); err != nil || len(du.Images) != 2 ||
+		if err := json.Unmarshal([]byte(s.Must("rbd", "du", "--format", "json")), &du); err != nil || len(du.Images) != 2 ||
 			du.Images[0].Used != 1<<20 || du.Images[1].Used != 4<<20 || du.Images[1].Provisioned != uint64(len(src)) {
 			t.Fatalf("du after import %+v %v", du, err) // disk: one 1 MiB object; piped: one 4 MiB object
 		}
 		out := filepath.Join(dir, "out.raw")
-		s.must("rbd", "export", "disk", out)
+		s.Must("rbd", "export", "disk", out)
 		if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, src) {
 			t.Fatalf("export to a file differs (%v)", err)
 		}
-		if _, err := s.run("rbd", "export", "disk", out); err == nil || !strings.HasSuffix(err.Error(), "(EEXIST)") {
+		if _, err := s.Run("rbd", "export", "disk", out); err == nil || !strings.HasSuffix(err.Error(), "(EEXIST)") {
 			t.Fatalf("export over a file: %v", err)
 		}
-		if got := s.must("rbd", "export", "piped", "-"); got != string(src) {
+		if got := s.Must("rbd", "export", "piped", "-"); got != string(src) {
 			t.Fatalf("export to stdout: %d bytes", len(got))
 		}
 		// A diff from nothing to a snapshot, applied to a new image.
-		s.must("rbd", "snap", "create", "disk@one")
+		s.Must("rbd", "snap", "create", "disk@one")
 		diff := filepath.Join(dir, "one.diff")
-		s.must("rbd", "export-diff", "disk@one", diff)
-		s.must("rbd", "create", "copy", "--size", "1M")
-		s.must("rbd", "import-diff", diff, "copy")
-		if got := s.must("rbd", "export", "copy@one", "-"); got != string(src) {
+		s.Must("rbd", "export-diff", "disk@one", diff)
+		s.Must("rbd", "create", "copy", "--size", "1M")
+		s.Must("rbd", "import-diff", diff, "copy")
+		if got := s.Must("rbd", "export", "copy@one", "-"); got != string(src) {
 			t.Fatalf("the copy through a diff: %d bytes", len(got))
 		}
-		if _, err := s.runIn([]byte("junk"), "rbd", "import-diff", "-", "copy"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
+		if _, err := s.RunIn([]byte("junk"), "rbd", "import-diff", "-", "copy"); err == nil || !strings.HasSuffix(err.Error(), "(EINVAL)") {
 			t.Fatalf("import-diff of junk: %v", err)
 		}
 	})
