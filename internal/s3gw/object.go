@@ -125,10 +125,20 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	if err := g.checkWritePreconditions(ctx, ix, rq.key, r.Header); err != nil {
-		return err
-	}
+	// A conditional PUT is checked against the entry now, before the
+	// body is stored, and again by commit against the entry it replaces,
+	// so that a racing write cannot slip between check and commit.
 	old := prefetch(ctx, ix, rq.key)
+	check := writePreconditions(r.Header)
+	if check != nil {
+		cur, err := old()
+		if err != nil {
+			return err
+		}
+		if err := check(cur); err != nil {
+			return err
+		}
+	}
 	id := meta.NewID()
 	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: size, BucketID: b.ID, Key: rq.key}); err != nil {
 		return err
@@ -146,28 +156,12 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
-	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, old, writePreconditions(r.Header)); err != nil {
+	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, old, check); err != nil {
 		return err
 	}
 	w.Header().Set("ETag", quote(en.ETag))
 	w.WriteHeader(http.StatusOK)
 	return nil
-}
-
-// checkWritePreconditions applies a conditional PUT's If-None-Match: *
-// and If-Match to the entry as it is now: early, before the body is
-// stored, and again (writePreconditions) against the entry the commit
-// replaces, so that a racing write cannot slip between check and commit.
-func (g *Gateway) checkWritePreconditions(ctx context.Context, ix *meta.Index, key string, h http.Header) error {
-	check := writePreconditions(h)
-	if check == nil {
-		return nil
-	}
-	cur, err := ix.Current(ctx, key)
-	if err != nil {
-		return err
-	}
-	return check(cur)
 }
 
 // writePreconditions returns the check of a conditional PUT's headers
