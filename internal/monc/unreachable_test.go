@@ -103,7 +103,9 @@ func TestNoMonitorSaysWhy(t *testing.T) {
 		}
 		sctx, scancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer scancel()
-		if err := c.Subscribe(sctx, 0); err != nil {
+		// With nobody listening the dial may fail before Send returns:
+		// Subscribe then says so, and the subscription stays active.
+		if err := c.Subscribe(sctx, 0); err != nil && !strings.Contains(err.Error(), "connection refused") {
 			t.Fatal(err)
 		}
 		<-sctx.Done()
