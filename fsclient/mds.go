@@ -315,6 +315,12 @@ func (c *Client) revoke(data *fileData, ino uint64, caps locker.Caps, lazy bool,
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.caps.RevokeDone(ino, seq)
+	if data != nil {
+		// A grant may have come while this write-back ran, its caps
+		// set before ours: the data layer follows the table.
+		issued, lazy := c.caps.Issued(ino)
+		data.setCaps(issued, lazy)
+	}
 	c.runLocked()
 	c.broadcast()
 }

@@ -155,11 +155,7 @@ func hpcExtensions(t *testing.T, conf, a, b string) {
 		for _, root := range []string{a, b} {
 			setxattr(t, on(root, "shared"), "cuttle.lazyio.propagate", "1")
 		}
-		// a synchronizes and reads what b propagated. (Known issue: on
-		// the mount this synchronize sometimes waits 60 s, until the
-		// MDS gives up on a revocation to b, and a later synchronize
-		// on b can fail with EIO the same way; the library's same
-		// sequence does not. docs/FSCLIENT.md, "What is left".)
+		// a synchronizes and reads what b propagated.
 		setxattr(t, on(a, "shared"), "cuttle.lazyio.synchronize", "1")
 		got, err := readDirect(on(a, "shared"))
 		if err != nil {

@@ -20,8 +20,13 @@ type Cap struct {
 	// Wanted: what the client's opens want.
 	Wanted        locker.Caps
 	Seq, IssueSeq uint64
-	MigrateSeq    uint32
-	Lazy          bool
+	// RevokeSeq is the Seq of the last revocation handed to the
+	// driver: its RevokeDone acks, at the cap's Seq then (a grant
+	// after a revocation is never acked by itself, so the ack must
+	// cover it).
+	RevokeSeq  uint64
+	MigrateSeq uint32
+	Lazy       bool
 	// Path is how the inode is reached from the root, for a
 	// reconnect.
 	Path wire.FilePath
@@ -177,6 +182,7 @@ func (t *Table) Add(ino uint64, ic wire.InodeCap, path wire.FilePath) {
 	if c.Implemented&^c.Issued != 0 {
 		// The reply's cap is smaller than what the client may be
 		// using: give the difference back as for a revocation.
+		c.RevokeSeq = c.Seq
 		t.emit(Action{Kind: Revoke, Ino: ino, Caps: c.Issued, Seq: c.Seq})
 		return
 	}
@@ -308,6 +314,7 @@ func (t *Table) Handle(m *wire.ClientCaps) {
 		if prev&^c.Issued != 0 {
 			// Bits are taken: the driver stops using them, flushes,
 			// then RevokeDone acks.
+			c.RevokeSeq = m.Seq
 			t.emit(Action{Kind: Revoke, Ino: c.Ino, Caps: c.Issued, Seq: m.Seq})
 			return
 		}
@@ -322,6 +329,7 @@ func (t *Table) Handle(m *wire.ClientCaps) {
 		t.emit(Action{Kind: FlushAcked, Ino: c.Ino, FlushTID: m.FlushTID})
 	case wire.CapImport:
 		c.ID, c.Rank, c.Seq, c.IssueSeq, c.MigrateSeq = m.CapID, m.Rank, m.Seq, m.IssueSeq, m.MigrateSeq
+		c.RevokeSeq = 0 // the old rank's revocations died with its cap
 		c.Issued = locker.Caps(m.Caps)
 		c.Implemented = c.Issued
 		t.emit(Action{Kind: Changed, Ino: c.Ino, Caps: c.Issued, Msg: m})
@@ -332,10 +340,12 @@ func (t *Table) Handle(m *wire.ClientCaps) {
 // message of seq on ino and flushed what they covered: the table acks,
 // with the dirty attributes as a flush. An answer to a revocation
 // superseded by a later one is dropped (the later one's answer acks
-// both).
+// both). A grant that came after the revocation (giving some bits back)
+// does not supersede it: the ack names the grant's seq, which the MDS
+// takes as acknowledging every revocation up to it.
 func (t *Table) RevokeDone(ino, seq uint64) {
 	c := t.caps[ino]
-	if c == nil || seq != c.Seq {
+	if c == nil || seq != c.RevokeSeq {
 		return
 	}
 	c.Implemented = c.Issued

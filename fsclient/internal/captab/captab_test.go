@@ -91,6 +91,20 @@ func TestRevokeSuperseded(t *testing.T) {
 	expect(t, tab, "send ack ino 0x10000000001 cap 5 seq 3 issue_seq 1 caps pAsLsXsFrw wanted pAsLsXsFsxcrwba")
 }
 
+// A grant that gives a revoked bit back before the driver answers the
+// revocation does not make the answer stale: the MDS keeps the
+// revocation pending until an ack at or past its seq, so RevokeDone
+// acks at the grant's seq (a dropped answer left the MDS waiting until
+// it fenced the client).
+func TestRevokeThenGrantBeforeDone(t *testing.T) {
+	tab := opened(t, "pAsLsXsFsxcrw")
+	tab.Handle(&wire.ClientCaps{Op: wire.CapRevoke, Ino: ino, CapID: 5, Seq: 2, IssueSeq: 1, Caps: uint32(caps(t, "pAsLsXsFscr"))})
+	tab.Handle(&wire.ClientCaps{Op: wire.CapGrant, Ino: ino, CapID: 5, Seq: 3, IssueSeq: 3, Caps: uint32(caps(t, "pAsLsXsFsxcrw"))})
+	expect(t, tab, "revoke ino 0x10000000001 to pAsLsXsFscr seq 2", "changed ino 0x10000000001 to pAsLsXsFsxcrw")
+	tab.RevokeDone(ino, 2)
+	expect(t, tab, "send ack ino 0x10000000001 cap 5 seq 3 issue_seq 3 caps pAsLsXsFsxcrw wanted pAsLsXsFsxcrwba")
+}
+
 // fsync's flush: dirty attributes go with a flush tid; nothing dirty
 // sends nothing.
 func TestFlush(t *testing.T) {
