@@ -26,7 +26,7 @@ var (
 const (
 	mapVersion  = 3
 	incVersion  = 3
-	osdVersion  = 1
+	osdVersion  = 2
 	poolVersion = 6
 )
 
@@ -247,6 +247,12 @@ func decodeCrush(d *encoding.Decoder) *crush.Map {
 	return c
 }
 
+// encodeOSD appends an OSD entry:
+//
+//	version 1: state, weight, primary affinity (uvarints), address,
+//	up_from, up_thru, down_at (uvarints)
+//	version 2 appends lost_at (uvarint). Compat stays 1: a decoder that
+//	skips it waits for a lost OSD, the safe side.
 func encodeOSD(e *encoding.Encoder, o *OSD) {
 	mark := e.Begin(osdVersion, 1)
 	e.Uvarint(uint64(o.State))
@@ -256,12 +262,13 @@ func encodeOSD(e *encoding.Encoder, o *OSD) {
 	e.Uvarint(uint64(o.UpFrom))
 	e.Uvarint(uint64(o.UpThru))
 	e.Uvarint(uint64(o.DownAt))
+	e.Uvarint(uint64(o.LostAt))
 	e.End(mark)
 }
 
 func decodeOSD(d *encoding.Decoder) OSD {
 	var o OSD
-	d.Begin(osdVersion)
+	version := d.Begin(osdVersion)
 	o.State = OSDState(decodeU32(d))
 	o.Weight = decodeU32(d)
 	o.PrimaryAffinity = decodeU32(d)
@@ -269,6 +276,9 @@ func decodeOSD(d *encoding.Decoder) OSD {
 	o.UpFrom = Epoch(decodeU32(d))
 	o.UpThru = Epoch(decodeU32(d))
 	o.DownAt = Epoch(decodeU32(d))
+	if version >= 2 {
+		o.LostAt = Epoch(decodeU32(d))
+	}
 	d.End()
 	return o
 }

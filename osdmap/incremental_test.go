@@ -233,3 +233,59 @@ func TestSetUpThru(t *testing.T) {
 		t.Fatalf("osd.3 %+v, want up_thru 1", o)
 	}
 }
+
+// osd lost: only a down OSD; the mark survives encoding (full map and
+// incremental) and goes when the OSD boots again.
+func TestMarkLost(t *testing.T) {
+	m := smallMap(t)
+	inc := m.NewIncremental()
+	if err := inc.MarkLost(m, 3, inc.Epoch); err == nil {
+		t.Fatal("an up OSD declared lost")
+	}
+	if err := inc.MarkLost(m, 13, inc.Epoch); !errors.Is(err, ErrNoSuchOSD) {
+		t.Fatalf("a missing OSD declared lost: %v", err)
+	}
+	if err := inc.MarkDown(m, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := inc.MarkLost(m, 3, inc.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	b, err := inc.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc2, err := UnmarshalIncremental(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := m.Apply(inc2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := m2.OSD(3); o.LostAt != 2 || !o.LostSince(1) || o.LostSince(2) {
+		t.Fatalf("osd.3 %+v, want lost at 2", o)
+	}
+	full, err := m2.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m3, err := UnmarshalMap(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m3.OSD(3).LostAt != 2 {
+		t.Fatalf("full map round trip lost lost_at: %+v", m3.OSD(3))
+	}
+	inc = m3.NewIncremental()
+	if err := inc.MarkUp(m3, 3, "10.0.0.3:6801"); err != nil {
+		t.Fatal(err)
+	}
+	m4, err := m3.Apply(inc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := m4.OSD(3); o.LostAt != 0 || !o.IsUp() {
+		t.Fatalf("osd.3 back up %+v, want lost_at cleared", o)
+	}
+}

@@ -77,7 +77,16 @@ type OSD struct {
 	// UpFrom is the epoch the OSD last came up, UpThru the last epoch it
 	// reported being up through, DownAt the epoch it last went down.
 	UpFrom, UpThru, DownAt Epoch
+	// LostAt is the epoch an operator declared the OSD lost (`osd
+	// lost`): peering no longer waits for it in intervals that began
+	// before, accepting that what only it held is gone (Ceph's
+	// lost_at). 0: never.
+	LostAt Epoch
 }
+
+// LostSince reports whether the OSD was declared lost after epoch
+// first: for an interval that began at first, it is not waited for.
+func (o OSD) LostSince(first Epoch) bool { return o.LostAt > first }
 
 // Exists reports whether the OSD exists.
 func (o OSD) Exists() bool { return o.State&OSDExists != 0 }

@@ -56,6 +56,7 @@ func (inc *Incremental) MarkUp(base *Map, id int32, addr string) error {
 	o.State |= OSDUp
 	o.Addr = addr
 	o.UpFrom = inc.Epoch
+	o.LostAt = 0 // back after all: peering may ask it again
 	return inc.SetOSD(base, id, o)
 }
 
@@ -103,6 +104,19 @@ func (inc *Incremental) RemoveOSD(base *Map, id int32) error {
 		return fmt.Errorf("%w: osd.%d", ErrNoSuchOSD, id)
 	}
 	return inc.SetOSD(base, id, OSD{})
+}
+
+// MarkLost records that OSD id, down, is lost as of epoch: peering stops
+// waiting for it in the intervals that began before.
+func (inc *Incremental) MarkLost(base *Map, id int32, epoch Epoch) error {
+	o := inc.PendingOSD(base, id)
+	switch {
+	case !o.Exists():
+		return fmt.Errorf("%w: osd.%d", ErrNoSuchOSD, id)
+	case o.IsUp():
+		return fmt.Errorf("osd.%d is up: only a down OSD can be declared lost", id)
+	}
+	return inc.update(base, id, func(o *OSD) { o.LostAt = epoch })
 }
 
 // SetUpThru records that OSD id, up, has gone active in intervals up to

@@ -151,7 +151,7 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		replicas, size, lose, revert := p.replicasLocked(), p.pool.Size, p.loseUnfound, p.revertUnfound
 		p.mu.Unlock()
 		d.pending = append(d.pending, peering.Loaded{Self: self, Replicas: replicas, PoolSize: size,
-			Up: d.m.IsUp, MaxOSD: d.m.MaxOSD(), LoseUnfound: lose, Revert: revert, UpThru: p.o.mapUpThru(d.m)})
+			Up: d.m.IsUp, Lost: lostIn(d.m), MaxOSD: d.m.MaxOSD(), LoseUnfound: lose, Revert: revert, UpThru: p.o.mapUpThru(d.m)})
 	case peering.ReadPast:
 		past, err := p.o.pastIntervals(p.o.ctx, p.id, a.Since, r.interval)
 		if err != nil {
@@ -164,7 +164,7 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		d.pending = append(d.pending, peering.PastRead{Past: past, Err: err})
 	case peering.RefreshMap:
 		d.m = p.newerMap(d.m)
-		d.pending = append(d.pending, peering.MapRefreshed{Up: d.m.IsUp, MaxOSD: d.m.MaxOSD()})
+		d.pending = append(d.pending, peering.MapRefreshed{Up: d.m.IsUp, Lost: lostIn(d.m), MaxOSD: d.m.MaxOSD()})
 	case peering.RequestUpThru:
 		p.o.wantUpThru(r, a.Want)
 	case peering.SendQuery:
@@ -251,6 +251,12 @@ func (d *peerDriver) do(a peering.Action) (over bool) {
 		p.o.log.Error("peering: an action the driver does not know", "pg", p.id.String(), "action", fmt.Sprintf("%T", a))
 	}
 	return false
+}
+
+// lostIn reports, for peering, whether m records an OSD declared lost
+// after epoch first (`osd lost`).
+func lostIn(m *osdmap.Map) func(int32, uint64) bool {
+	return func(id int32, first uint64) bool { return m.OSD(id).LostSince(osdmap.Epoch(first)) }
 }
 
 func (d *peerDriver) stopTimer() {

@@ -164,6 +164,7 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	changed := !slices.Equal(acting, p.acting) || primary != p.primary || !slices.Equal(upFrom, p.upFrom) ||
 		pgNumChanged(p.pool, m.Pool(p.id.Pool), p.id.Seed) // a split or merge (split.go)
 	p.epoch = epoch
+	prev := p.fences
 	p.fences = m
 	p.upFrom = upFrom
 	if pool := m.Pool(p.id.Pool); pool != nil {
@@ -171,11 +172,18 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 		p.holdWrites = pool.MergeParticipant(p.id.Seed)
 	}
 	var stale []work
-	if changed {
+	switch {
+	case changed:
 		p.acting, p.primary = acting, primary
 		p.info.SameIntervalSince = start
 		stale = p.endIntervalLocked()
 		p.startPeeringLocked(m)
+		p.o.statsChanged()
+	case p.down != "" && p.isPrimaryLocked() && blockersChanged(prev, m, p.blockedBy):
+		// An OSD the down PG waits for came back outside the acting
+		// set, or was declared lost: peer again (Ceph's prior set
+		// "affected by" the map).
+		stale = p.repeerLocked(m)
 		p.o.statsChanged()
 	}
 	p.holdWatchesLocked() // the pool's min_size may have changed
@@ -191,6 +199,22 @@ func (p *pg) advance(m *osdmap.Map, mp osdmap.Mapping, ok bool, start uint64) {
 	for _, r := range parked {
 		p.enqueue(r)
 	}
+}
+
+// blockersChanged reports whether m, since prev, has one of the OSDs a
+// down PG waits for up again, or declared lost.
+func blockersChanged(prev, m *osdmap.Map, blockedBy []int32) bool {
+	for _, id := range blockedBy {
+		o := m.OSD(id)
+		var was osdmap.OSD
+		if prev != nil {
+			was = prev.OSD(id)
+		}
+		if o.IsUp() && !was.IsUp() || o.LostAt != was.LostAt {
+			return true
+		}
+	}
+	return false
 }
 
 // endIntervalLocked abandons the writes in flight and returns what must

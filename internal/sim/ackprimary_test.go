@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -120,6 +122,10 @@ type lossWindowRun struct {
 	versions   map[string]string // each acknowledged write's version
 	replicaLog string            // the newest last_update of the replicas when the primary died
 	primary    int32             // the primary that died
+	// downPrimary is the PG's primary while the old one is down, and
+	// after its state once the old one is declared lost.
+	downPrimary int32
+	after       osd.PGStatus
 }
 
 // lossWindow runs the scenario of docs/OSD.md, "Acknowledging on the
@@ -127,10 +133,11 @@ type lossWindowRun struct {
 // then the primary is cut off from its replicas and 6 more writes are
 // sent; the primary is killed right after answering what it answered
 // (marked down), the network heals, and the primary comes back with its
-// disk (wipe false) or with an empty one in its place (wipe true). Every
-// write is to a new object of one PG, so a lost write is an object that
-// does not exist after the PG recovers.
-func lossWindow(t *testing.T, mode string, wipe bool) lossWindowRun {
+// disk (fate diskSurvives) or with an empty one in its place
+// (diskReplaced), or never comes back and is declared lost (osdLost).
+// Every write is to a new object of one PG, so a lost write is an object
+// that does not exist after the PG recovers.
+func lossWindow(t *testing.T, mode string, fate primaryFate) lossWindowRun {
 	c, _ := threeOSDs(t)
 	c.Run("osd set", "key", "noout")
 	setAck(t, c, mode)
@@ -198,7 +205,7 @@ func lossWindow(t *testing.T, mode string, wipe bool) lossWindowRun {
 			newest = v
 		}
 		if st.Role == "primary" {
-			run.downWhile = st
+			run.downWhile, run.downPrimary = st, r
 		}
 	}
 	run.replicaLog = newest.String()
@@ -209,7 +216,21 @@ func lossWindow(t *testing.T, mode string, wipe bool) lossWindowRun {
 			run.window = append(run.window, name)
 		}
 	}
-	if wipe {
+	if fate == osdLost {
+		// The operator gives up on it: the PG goes on with its replicas.
+		id := strconv.Itoa(int(primary.ID))
+		if r, err := c.Mon.Run(context.Background(), wire.NewCommand("osd lost", "id", id)); err != nil || r.Code != wire.EPERM {
+			t.Fatalf("osd lost without --yes-i-really-mean-it: %+v, %v", r, err)
+		}
+		c.Run("osd lost", "id", id, "yes_i_really_mean_it", "true")
+		c.WaitForEpoch(c.Epoch())
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		run.after = pgStatus(t, c, run.downPrimary, pg)
+		readAcked(t, c, acked, &run)
+		return run
+	}
+	if fate == diskReplaced {
 		// The disk is destroyed: a new one in its place, under the same id.
 		s := &GatedStore{Store: c.newStore(primary.ID)}
 		if err := osd.Mkfs(context.Background(), s, primary.ID); err != nil {
@@ -228,32 +249,56 @@ func lossWindow(t *testing.T, mode string, wipe bool) lossWindowRun {
 			t.Errorf("osd.%d: last_update %s after recovery, the primary's %s", r, lu, head)
 		}
 	}
+	readAcked(t, c, acked, &run)
+	return run
+}
+
+// primaryFate is what becomes of the primary that died in lossWindow.
+type primaryFate int
+
+const (
+	diskSurvives primaryFate = iota // it comes back with its disk
+	diskReplaced                    // it comes back with an empty store
+	osdLost                         // it never comes back: `osd lost`
+)
+
+func (f primaryFate) String() string {
+	return [...]string{"its disk survives", "its disk is replaced", "it is declared lost"}[f]
+}
+
+// readAcked reads every acknowledged write back, recording in run.lost
+// those gone (within a minute: a PG that stays down loses them all).
+func readAcked(t *testing.T, c *Cluster, acked []string, run *lossWindowRun) {
+	t.Helper()
 	io, err := c.connect(t, "client.reader").OpenIOContext("rbd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range acked {
-		got, err := io.Read(context.Background(), name, 0, 0)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		got, err := io.Read(ctx, name, 0, 0)
+		cancel()
 		if err != nil || string(got) != "data of "+name {
 			run.lost = append(run.lost, name)
 		}
 	}
-	return run
 }
 
 // The loss window, shown: in ack primary the writes the primary answered
 // while cut off from its replicas survive its crash as long as its disk
 // does (the PG waits for it, down and naming it, meanwhile), and are
-// lost with its disk: exactly those newer than every replica's log. In
-// ack all nothing answered is lost either way.
+// lost with its disk: exactly those newer than every replica's log; an
+// operator who declares it lost (`osd lost`) has the PG go on with its
+// replicas, losing that window too. In ack all nothing answered is lost
+// either way.
 func TestAckPrimaryLossWindow(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
-		wipe bool
-	}{{"primary", false}, {"primary", true}, {"all", false}, {"all", true}} {
-		t.Run(fmt.Sprintf("ack %s, disk destroyed %v", tc.mode, tc.wipe), func(t *testing.T) {
+		fate primaryFate
+	}{{"primary", diskSurvives}, {"primary", diskReplaced}, {"primary", osdLost}, {"all", diskSurvives}, {"all", diskReplaced}} {
+		t.Run(fmt.Sprintf("ack %s, %v", tc.mode, tc.fate), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				run := lossWindow(t, tc.mode, tc.wipe)
+				run := lossWindow(t, tc.mode, tc.fate)
 				t.Logf("acknowledged %d, lost %d %v, window %d %v (replicas' newest last_update %s)",
 					run.acked, len(run.lost), run.lost, len(run.window), run.window, run.replicaLog)
 				if tc.mode == "all" {
@@ -269,11 +314,14 @@ func TestAckPrimaryLossWindow(t *testing.T) {
 					t.Errorf("while the primary was down the PG was %q blocked by %v on its new primary, want down blocked by osd.%d (%+v)",
 						run.downWhile.State, run.downWhile.BlockedBy, run.primary, run.downWhile)
 				}
-				if !tc.wipe && len(run.lost) != 0 {
+				if tc.fate == diskSurvives && len(run.lost) != 0 {
 					t.Errorf("the primary's disk survived, yet %v were lost", run.lost)
 				}
-				if tc.wipe && !slices.Equal(run.lost, run.window) {
-					t.Errorf("lost %v with the primary's disk, want exactly the window %v", run.lost, run.window)
+				if tc.fate != diskSurvives && !slices.Equal(run.lost, run.window) {
+					t.Errorf("lost %v when %v, want exactly the window %v", run.lost, tc.fate, run.window)
+				}
+				if tc.fate == osdLost && !strings.HasPrefix(run.after.State, "active") {
+					t.Errorf("after osd lost the PG is %q (%s), want active", run.after.State, run.after.DownReason)
 				}
 			})
 		})

@@ -35,6 +35,7 @@ func AddOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Fl
 		mc("out ID...", "Mark OSDs out: their data moves elsewhere", "osd out", []string{"ids..."}),
 		mc("in ID...", "Mark OSDs in", "osd in", []string{"ids..."}),
 		mc("rm ID...", "Remove OSDs that are down, from the map and the CRUSH hierarchy", "osd rm", []string{"ids..."}),
+		osdLostCommand(cf, out),
 		mc("reweight ID WEIGHT", "Set an OSD's in-weight, 0 to 1", "osd reweight", []string{"id", "weight"}),
 		mc("set FLAG", "Set a cluster flag: noout, noup, nodown, noin, pause, ...", "osd set", []string{"key"}),
 		mc("unset FLAG", "Clear a cluster flag", "osd unset", []string{"key"}),
@@ -49,6 +50,26 @@ func AddOSDCommands(root *cobra.Command, out *cmdutil.Output, cf *clusterconn.Fl
 	)
 	osd.AddCommand(daemon...)
 	root.AddCommand(osd)
+}
+
+// osdLostCommand is "osd lost ID --yes-i-really-mean-it".
+func osdLostCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
+	var yes bool
+	c := &cobra.Command{
+		Use: "lost ID --yes-i-really-mean-it",
+		Short: "Declare a down OSD lost for good: PGs waiting for it go active without it, giving up what only it held " +
+			"(start it again instead if its disk survives)",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := wire.NewCommand("osd lost", "id", args[0])
+			if yes {
+				c.Args["yes_i_really_mean_it"] = "true"
+			}
+			return clusterconn.RunMon(cmd.Context(), cf, out, c)
+		},
+	}
+	c.Flags().BoolVar(&yes, sureFlag, false, "confirm giving up what only the OSD held")
+	return c
 }
 
 type mcFunc func(use, short, prefix string, args []string, flags ...string) *cobra.Command

@@ -58,6 +58,7 @@ type osdView struct {
 	UpFrom          uint32  `json:"up_from"`
 	UpThru          uint32  `json:"up_thru"`
 	DownAt          uint32  `json:"down_at"`
+	LostAt          uint32  `json:"lost_at"`
 	State           string  `json:"state"`
 }
 
@@ -126,7 +127,7 @@ func viewOSDMap(m *osdmap.Map) osdmapView {
 		}
 		v.OSDs = append(v.OSDs, osdView{OSD: id, Up: o.IsUp(), In: o.IsIn(), Weight: fixedWeight(o.Weight),
 			PrimaryAffinity: fixedWeight(o.PrimaryAffinity), Addr: o.Addr, UpFrom: uint32(o.UpFrom),
-			UpThru: uint32(o.UpThru), DownAt: uint32(o.DownAt), State: o.State.String()})
+			UpThru: uint32(o.UpThru), DownAt: uint32(o.DownAt), LostAt: uint32(o.LostAt), State: o.State.String()})
 	}
 	s := m.Spec()
 	for _, pg := range slices.SortedFunc(maps.Keys(s.PGTemp), osdmap.ComparePG) {
@@ -180,7 +181,11 @@ func (v osdmapView) plain(w io.Writer) error {
 		if addr == "" {
 			addr = "-"
 		}
-		fmt.Fprintf(&sb, " up_from %d up_thru %d down_at %d %s %s\n", o.UpFrom, o.UpThru, o.DownAt, addr, o.State)
+		fmt.Fprintf(&sb, " up_from %d up_thru %d down_at %d", o.UpFrom, o.UpThru, o.DownAt)
+		if o.LostAt != 0 {
+			fmt.Fprintf(&sb, " lost_at %d", o.LostAt)
+		}
+		fmt.Fprintf(&sb, " %s %s\n", addr, o.State)
 	}
 	sb.WriteByte('\n')
 	for _, e := range v.PGUpmap {

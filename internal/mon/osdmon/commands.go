@@ -40,6 +40,7 @@ func commands() map[string]command {
 		"osd out":        {prepare: (*Service).prepareOut},        // ids [auto]
 		"osd in":         {prepare: (*Service).prepareIn},         // ids
 		"osd rm":         {prepare: (*Service).prepareRm},         // ids
+		"osd lost":       {prepare: (*Service).prepareLost},       // id yes_i_really_mean_it
 		"osd reweight":   {prepare: (*Service).prepareReweight},   // id weight
 		"osd set":        {prepare: (*Service).prepareSetFlag},    // key
 		"osd unset":      {prepare: (*Service).prepareUnsetFlag},  // key

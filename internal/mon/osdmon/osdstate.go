@@ -401,6 +401,37 @@ func (s *Service) prepareRm(c moncmd.Command, now time.Time) ([]byte, moncmd.Rep
 	return t.propose(moncmd.Reply{Status: "removed " + osdNames(ids)})
 }
 
+// prepareLost handles "osd lost id --yes-i-really-mean-it": the OSD, down,
+// will not come back with its disk, and peering is to stop waiting for
+// it: the writes only it held (in an ack primary pool, those it
+// answered ahead of its replicas) are given up.
+func (s *Service) prepareLost(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
+	id, err := osdID(c, "id")
+	if err != nil {
+		return bad(err)
+	}
+	if r := s.checkExist(c.Prefix, []int32{id}); r != nil {
+		return nil, *r
+	}
+	if s.m.IsUp(id) {
+		return nil, moncmd.Errorf(moncmd.EBUSY, "osd.%d is up; only a down OSD can be declared lost (mark it down first: osd down %d)", id, id)
+	}
+	sure, err := c.Bool(sureArg)
+	if err != nil {
+		return bad(err)
+	}
+	if !sure {
+		return nil, moncmd.Errorf(moncmd.EPERM, "declaring osd.%d lost gives up whatever only it holds: the PGs that wait for it "+
+			"go active without it, and writes it alone acknowledged are gone; if it can come back, start it instead. "+
+			"If that is what you want, pass --yes-i-really-mean-it", id)
+	}
+	t := s.begin(now)
+	if err := t.inc.MarkLost(t.base, id, t.inc.Epoch); err != nil {
+		return bad(err)
+	}
+	return t.propose(moncmd.Reply{Status: fmt.Sprintf("marked osd.%d lost at epoch %d", id, t.inc.Epoch)})
+}
+
 // prepareReweight handles "osd reweight id weight" (0 to 1).
 func (s *Service) prepareReweight(c moncmd.Command, now time.Time) ([]byte, moncmd.Reply) {
 	id, err := osdID(c, "id")

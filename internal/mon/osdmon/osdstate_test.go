@@ -67,6 +67,18 @@ func TestOSDLifecycle(t *testing.T) {
 			{prefix: "osd in", args: []string{"ids", "1"}, status: "already in"},
 			{prefix: "osd rm", args: []string{"ids", "9"}, code: moncmd.ENOENT},
 		}},
+		{"lost", []step{
+			{prefix: "osd create"},
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}},
+			{prefix: "osd lost", args: []string{"id", "0", "yes_i_really_mean_it", "true"}, code: moncmd.EBUSY, status: "osd.0 is up"},
+			{prefix: "osd down", args: []string{"ids", "0"}},
+			{prefix: "osd lost", args: []string{"id", "0"}, code: moncmd.EPERM, status: "pass --yes-i-really-mean-it"},
+			{prefix: "osd lost", args: []string{"id", "0", "yes_i_really_mean_it", "maybe"}, code: moncmd.EINVAL},
+			{prefix: "osd lost", args: []string{"id", "3", "yes_i_really_mean_it", "true"}, code: moncmd.ENOENT},
+			{prefix: "osd lost", args: []string{"id", "0", "yes_i_really_mean_it", "true"}, status: "marked osd.0 lost at epoch 5"},
+			// Back after all: the mark goes.
+			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:2", "host", "h0"}, status: "osd.0 booted at a:2"},
+		}},
 		{"rm", []step{
 			{prefix: "osd create"},
 			{prefix: "osd boot", args: []string{"id", "0", "addr", "a:1", "host", "h0"}},

@@ -75,33 +75,42 @@ type Prior struct {
 // id with an empty store (its disk replaced) answers with no history,
 // and the other members' logs decide, losing what only the old disk
 // held (docs/OSD.md, "Acknowledging on the primary").
-func PriorSet(past []Interval, since uint64, isUp func(int32) bool) Prior {
+//
+// lost (nil: none is) reports whether an operator declared an OSD lost
+// after an interval's first epoch (`osd lost`, Ceph's lost_at): peering
+// does not wait for it there, giving up what only it held.
+func PriorSet(past []Interval, since uint64, isUp func(int32) bool, lost func(id int32, first uint64) bool) Prior {
 	var pr Prior
+	isLost := func(id int32, first uint64) bool { return lost != nil && lost(id, first) }
 	for _, iv := range past {
 		if iv.Last < since || !iv.MaybeWentRW {
 			continue
 		}
 		anyUp := false
+		var waitFor []int32
 		for _, id := range iv.Acting {
-			if id < 0 {
-				continue
-			}
-			if isUp(id) {
+			switch {
+			case id < 0:
+			case isUp(id):
 				anyUp = true
 				if !slices.Contains(pr.Probe, id) {
 					pr.Probe = append(pr.Probe, id)
 				}
+			case !isLost(id, iv.First):
+				waitFor = append(waitFor, id)
 			}
 		}
 		switch {
-		case !anyUp:
+		case !anyUp && len(waitFor) > 0:
 			pr.Down = append(pr.Down, iv)
-			for _, id := range iv.Acting {
-				if id >= 0 && !slices.Contains(pr.BlockedBy, id) {
+			for _, id := range waitFor {
+				if !slices.Contains(pr.BlockedBy, id) {
 					pr.BlockedBy = append(pr.BlockedBy, id)
 				}
 			}
-		case iv.AckPrimary && iv.Primary >= 0 && !isUp(iv.Primary):
+		case !anyUp:
+			// Every member was declared lost: nothing to wait for.
+		case iv.AckPrimary && iv.Primary >= 0 && !isUp(iv.Primary) && !isLost(iv.Primary, iv.First):
 			pr.Down = append(pr.Down, iv)
 			if !slices.Contains(pr.BlockedBy, iv.Primary) {
 				pr.BlockedBy = append(pr.BlockedBy, iv.Primary)

@@ -113,14 +113,14 @@ func TestPriorSetSkipsIntervalsThatNeverWentRW(t *testing.T) {
 		{5, 6, []int32{2}, 2, true, false, false},    // nor osd.2 up_thru 5
 	}
 	up := func(x int32) bool { return x == 0 }
-	if pr := PriorSet(past, 2, up); len(pr.Down) != 0 || !slices.Equal(pr.Probe, []int32{0}) {
+	if pr := PriorSet(past, 2, up, nil); len(pr.Down) != 0 || !slices.Equal(pr.Probe, []int32{0}) {
 		t.Errorf("osd.0 alone: %+v, want it to probe itself and wait for none", pr)
 	}
 	if sk := Skipped(past, 2); len(sk) != 2 || sk[0].First != 4 || sk[1].First != 5 {
 		t.Errorf("Skipped = %v", sk)
 	}
 	past[1].MaybeWentRW = true
-	if pr := PriorSet(past, 2, up); len(pr.Down) != 1 || !slices.Equal(pr.BlockedBy, []int32{1, 2}) {
+	if pr := PriorSet(past, 2, up, nil); len(pr.Down) != 1 || !slices.Equal(pr.BlockedBy, []int32{1, 2}) {
 		t.Errorf("with osd.1's interval read-write: %+v, want down, blocked by osd.1 and osd.2", pr)
 	}
 }
@@ -134,17 +134,17 @@ func TestPriorSet(t *testing.T) {
 	}
 	up := func(ids ...int32) func(int32) bool { return func(x int32) bool { return slices.Contains(ids, x) } }
 
-	pr := PriorSet(past, 2, up(2, 4))
+	pr := PriorSet(past, 2, up(2, 4), nil)
 	if !slices.Equal(pr.Probe, []int32{2, 4}) || len(pr.Down) != 1 || pr.Down[0].First != 4 ||
 		!slices.Equal(pr.BlockedBy, []int32{0, 1}) || !strings.Contains(pr.Reason(), "osd [0 1]") {
 		t.Errorf("osd.2 and osd.4 up: %+v (%s)", pr, pr.Reason())
 	}
 	// Since epoch 6, only the last interval counts.
-	if pr := PriorSet(past, 6, up(2, 4)); !slices.Equal(pr.Probe, []int32{4}) || len(pr.Down) != 0 || pr.Reason() != "" {
+	if pr := PriorSet(past, 6, up(2, 4), nil); !slices.Equal(pr.Probe, []int32{4}) || len(pr.Down) != 0 || pr.Reason() != "" {
 		t.Errorf("since 6: %+v", pr)
 	}
 	// An interval that could not take writes blocks nothing.
-	if pr := PriorSet(past[2:3], 0, up()); len(pr.Down) != 0 || len(pr.Probe) != 0 {
+	if pr := PriorSet(past[2:3], 0, up(), nil); len(pr.Down) != 0 || len(pr.Probe) != 0 {
 		t.Errorf("read-only interval: %+v", pr)
 	}
 	if les := MaxStarted([]Member{{Info: infoLES(3)}, {Info: infoLES(7)}, {}}); les != 7 {
@@ -174,7 +174,7 @@ func TestPriorSetAckPrimaryNeedsThePrimary(t *testing.T) {
 		{"ack primary, nobody up: waits for every member", true, nil, nil, []int32{0, 1, 2}},
 	} {
 		past := []Interval{{First: 2, Last: 5, Acting: []int32{0, 1, 2}, Primary: 0, Acted: true, MaybeWentRW: true, AckPrimary: tc.ack}}
-		pr := PriorSet(past, 2, up(tc.up...))
+		pr := PriorSet(past, 2, up(tc.up...), nil)
 		if !slices.Equal(pr.Probe, tc.probe) || !slices.Equal(pr.BlockedBy, tc.blockedBy) || (len(pr.Down) > 0) != (tc.blockedBy != nil) {
 			t.Errorf("%s: %+v, want probe %v, blocked by %v", tc.name, pr, tc.probe, tc.blockedBy)
 		}
@@ -185,11 +185,11 @@ func TestPriorSetAckPrimaryNeedsThePrimary(t *testing.T) {
 	// An ack primary interval that never went read-write blocks nothing,
 	// and one ended before the newest activation neither.
 	past := []Interval{{First: 2, Last: 5, Acting: []int32{0, 1}, Primary: 0, Acted: true, AckPrimary: true}}
-	if pr := PriorSet(past, 2, up(1)); len(pr.Down) != 0 {
+	if pr := PriorSet(past, 2, up(1), nil); len(pr.Down) != 0 {
 		t.Errorf("never read-write: %+v", pr)
 	}
 	past[0].MaybeWentRW = true
-	if pr := PriorSet(past, 6, up(1)); len(pr.Down) != 0 {
+	if pr := PriorSet(past, 6, up(1), nil); len(pr.Down) != 0 {
 		t.Errorf("before the newest activation: %+v", pr)
 	}
 
@@ -201,5 +201,35 @@ func TestPriorSetAckPrimaryNeedsThePrimary(t *testing.T) {
 	}
 	if got := BuildIntervals([]Placement{a, c}, true); got[0].AckPrimary {
 		t.Fatalf("an ack all interval marked ack primary: %+v", got)
+	}
+}
+
+// An OSD declared lost after an interval began is not waited for there:
+// a dead ack primary's interval goes on with its replicas, an interval
+// whose members are all lost blocks nothing, and one with a lost and a
+// merely down member waits for the down one only. Lost before the
+// interval began does not count (it came back and took part since).
+func TestPriorSetLost(t *testing.T) {
+	up := func(ids ...int32) func(int32) bool { return func(x int32) bool { return slices.Contains(ids, x) } }
+	lostAt := func(at map[int32]uint64) func(int32, uint64) bool {
+		return func(id int32, first uint64) bool { return at[id] > first }
+	}
+	for _, tc := range []struct {
+		name      string
+		ack       bool
+		up        []int32
+		lost      map[int32]uint64
+		blockedBy []int32
+	}{
+		{"ack primary, primary lost: the replicas decide", true, []int32{1, 2}, map[int32]uint64{0: 9}, nil},
+		{"ack primary, primary lost before the interval: still waited for", true, []int32{1, 2}, map[int32]uint64{0: 1}, []int32{0}},
+		{"nobody up, all lost: nothing to wait for", false, nil, map[int32]uint64{0: 9, 1: 9, 2: 9}, nil},
+		{"nobody up, one lost: waits for the others", false, nil, map[int32]uint64{1: 9}, []int32{0, 2}},
+	} {
+		past := []Interval{{First: 2, Last: 5, Acting: []int32{0, 1, 2}, Primary: 0, Acted: true, MaybeWentRW: true, AckPrimary: tc.ack}}
+		pr := PriorSet(past, 2, up(tc.up...), lostAt(tc.lost))
+		if !slices.Equal(pr.BlockedBy, tc.blockedBy) || (len(pr.Down) > 0) != (tc.blockedBy != nil) {
+			t.Errorf("%s: %+v, want blocked by %v", tc.name, pr, tc.blockedBy)
+		}
 	}
 }

@@ -97,6 +97,9 @@ type Loaded struct {
 	Replicas []int32
 	PoolSize int
 	Up       func(int32) bool
+	// Lost reports whether an OSD was declared lost after an epoch
+	// (PriorSet; nil: none was).
+	Lost func(id int32, first uint64) bool
 	// MaxOSD bounds the OSD ids of the map (a search for an object
 	// asks every up OSD below it).
 	MaxOSD int32
@@ -119,6 +122,7 @@ type PastRead struct {
 // newest map, and the bound of its OSD ids.
 type MapRefreshed struct {
 	Up     func(int32) bool
+	Lost   func(id int32, first uint64) bool
 	MaxOSD int32
 }
 
@@ -314,6 +318,7 @@ type Machine struct {
 	replicas []int32
 	poolSize int
 	up       func(int32) bool
+	lost     func(id int32, first uint64) bool
 	maxOSD   int32
 	// upThru is this OSD's up_thru as the newest map the machine heard
 	// of records it.
@@ -363,7 +368,7 @@ func (m *Machine) Step(ev Event) []Action {
 		}
 	case MapRefreshed:
 		if m.state == refreshing {
-			m.up, m.maxOSD = ev.Up, ev.MaxOSD
+			m.up, m.lost, m.maxOSD = ev.Up, ev.Lost, ev.MaxOSD
 			m.sendQueries()
 		}
 	case Notify:
@@ -431,7 +436,7 @@ func (m *Machine) load(newerMap bool) {
 }
 
 func (m *Machine) loaded(ev Loaded) {
-	m.self, m.replicas, m.poolSize, m.up, m.maxOSD = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up, ev.MaxOSD
+	m.self, m.replicas, m.poolSize, m.up, m.lost, m.maxOSD = ev.Self, slices.Clone(ev.Replicas), ev.PoolSize, ev.Up, ev.Lost, ev.MaxOSD
 	if ev.LoseUnfound {
 		m.lose, m.revert = true, ev.Revert
 	}
@@ -448,7 +453,7 @@ func (m *Machine) pastRead(ev PastRead) {
 		return
 	}
 	m.past = ev.Past
-	prior := PriorSet(m.past, m.self.Info.LastEpochStarted, m.up)
+	prior := PriorSet(m.past, m.self.Info.LastEpochStarted, m.up, m.lost)
 	m.probe = slices.Clone(m.replicas)
 	for _, x := range prior.Probe {
 		if x != m.self.OSD && !slices.Contains(m.probe, x) {
@@ -500,7 +505,7 @@ func (m *Machine) decide() {
 	for _, x := range m.probe {
 		m.members = append(m.members, m.got[x])
 	}
-	prior := PriorSet(m.past, MaxStarted(m.members), m.up)
+	prior := PriorSet(m.past, MaxStarted(m.members), m.up, m.lost)
 	// An OSD of a past interval that came up after the OSDs to ask were
 	// chosen (the map was refreshed while querying) must be asked too:
 	// counting it as up without its answer would let a write only it
