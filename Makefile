@@ -32,7 +32,8 @@ STATICCHECK := $(BIN)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 # detector needs a C toolchain. Add a pair here when a test starts using a new
 # tool; `make deps` installs missing ones when run as root on Debian.
 TEST_TOOLS := gcc:gcc aws:awscli qemu-img:qemu-utils qemu-io:qemu-utils nbdinfo:libnbd-bin nbdcopy:libnbd-bin \
-	nbdfuse:libnbd-bin mkfs.ext4:e2fsprogs fsck.ext4:e2fsprogs losetup:mount fusermount3:fuse3 fio:fio openssl:openssl
+	nbdfuse:libnbd-bin mkfs.ext4:e2fsprogs fsck.ext4:e2fsprogs losetup:mount fusermount3:fuse3 fio:fio openssl:openssl \
+	rclone:rclone s3cmd:s3cmd
 # Python modules the tests import, as module:debian-package pairs (the S3
 # gateway's boto3 client test).
 TEST_PY_MODULES := boto3:python3-boto3
