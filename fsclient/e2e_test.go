@@ -7,11 +7,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	mathrand "math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -573,3 +576,101 @@ func TestE2ECloseTwice(t *testing.T) {
 		}
 	})
 }
+
+// Random writes, reads and truncates of one file through two clients
+// that both hold it open, checked against a model of its bytes: every
+// read and size sees what the other client did last (fsx's two-mount
+// shape, in the library).
+func TestE2ETwoClientsRandomOps(t *testing.T) {
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	if *twoClientSeed != 0 {
+		seeds = []uint64{*twoClientSeed}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { twoClientsRandomOps(t, seed) })
+	}
+}
+
+func twoClientsRandomOps(t *testing.T, seed uint64) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFSCluster(t)
+		a, _ := fc.mount("client.a")
+		b, _ := fc.mount("client.b")
+		ctx := context.Background()
+		fa, err := a.OpenFile(ctx, "/fsx", os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := b.OpenFile(ctx, "/fsx", os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := []*File{fa, fb}
+		rng := mathrand.New(mathrand.NewPCG(seed, 0))
+		var model []byte
+		const maxSize = 256 << 10
+		var history []string
+		for i := range 400 {
+			who := rng.IntN(2)
+			f := files[who]
+			switch op := rng.IntN(11); {
+			case op < 4: // write
+				off, n := rng.IntN(maxSize), 1+rng.IntN(16<<10)
+				n = min(n, maxSize-off)
+				data := make([]byte, n)
+				for j := range data {
+					data[j] = byte(i + j)
+				}
+				history = append(history, fmt.Sprintf("%d %c write %#x+%#x", i, 'a'+who, off, n))
+				if _, err := f.WriteAt(ctx, data, int64(off)); err != nil {
+					t.Fatal(err)
+				}
+				if end := off + n; end > len(model) {
+					model = append(model, make([]byte, end-len(model))...)
+				}
+				copy(model[off:], data)
+			case op < 8: // read
+				if len(model) == 0 {
+					continue
+				}
+				off := rng.IntN(len(model))
+				n := min(1+rng.IntN(16<<10), len(model)-off)
+				history = append(history, fmt.Sprintf("%d %c read %#x+%#x", i, 'a'+who, off, n))
+				buf := make([]byte, n)
+				got, err := f.ReadAt(ctx, buf, int64(off))
+				if (err != nil && !errors.Is(err, io.EOF)) || got != n || !bytes.Equal(buf, model[off:off+n]) {
+					first := 0
+					for first < got && buf[first] == model[off+first] {
+						first++
+					}
+					t.Fatalf("read %d of %d bytes (%v); first difference at %#x: %#02x, the model says %#02x; the operations:\n%s",
+						got, n, err, off+first, buf[min(first, got-1)], model[off+min(first, got-1)], strings.Join(history, "\n"))
+				}
+			case op < 9: // stat
+				history = append(history, fmt.Sprintf("%d %c stat", i, 'a'+who))
+				st, err := f.Stat(ctx)
+				if err != nil || st.Size != uint64(len(model)) {
+					t.Fatalf("stat: %+v, %v; the model's size is %#x; the operations:\n%s", st, err, len(model), strings.Join(history, "\n"))
+				}
+			default: // truncate
+				size := rng.IntN(maxSize)
+				history = append(history, fmt.Sprintf("%d %c truncate %#x -> %#x", i, 'a'+who, len(model), size))
+				if err := f.Truncate(ctx, int64(size)); err != nil {
+					t.Fatal(err)
+				}
+				if size < len(model) {
+					model = model[:size]
+				} else {
+					model = append(model, make([]byte, size-len(model))...)
+				}
+			}
+		}
+		for _, f := range files {
+			if err := f.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+var twoClientSeed = flag.Uint64("twoclients.seed", 0, "run TestE2ETwoClientsRandomOps with this seed only (0: seeds 1 to 8)")

@@ -354,7 +354,7 @@ func (f *File) Close(ctx context.Context) error {
 		if in.opens <= 0 {
 			in.opens = 0
 			if in.data != nil {
-				size, mtime, _ := in.data.DirtyAttrs()
+				size, mtime, _, _ := in.data.DirtyAttrs()
 				in.stat.Size, in.stat.Mtime = size, wire.FSTimeOf(mtime)
 			}
 			in.data = nil

@@ -97,9 +97,15 @@ type fileData struct {
 	dropCache bool
 	size      uint64    // the file's size as this client knows it
 	mtime     time.Time // the last modification this client knows
-	// dirtyAttrs: size and mtime changed by this client's writes or
-	// truncates and not yet reported to the MDS.
+	// dirtyAttrs: size and mtime changed by this client's writes and
+	// not yet reported to the MDS. attrGen counts those changes: a
+	// flush acked clears dirtyAttrs only if none came after it (the
+	// MDS's attributes, SetAttr, may have changed the values since).
 	dirtyAttrs bool
+	attrGen    uint64
+	// sentTID and sentGen are the flush tid and attrGen of the last cap
+	// flush that carried the attributes (FlushSent).
+	sentTID, sentGen uint64
 	// dirtyData: the buffer holds bytes (mirrors dirty.Len() > 0 for
 	// readers that hold only mu).
 	dirtyData bool
@@ -203,21 +209,47 @@ func (f *fileData) SetAttr(size uint64, mtime time.Time) {
 	f.size, f.mtime = size, mtime
 }
 
-// DirtyAttrs returns the size and mtime to report in a cap flush, and
-// whether there is anything to report. Call AttrsFlushed once the MDS
-// has acknowledged it.
-func (f *fileData) DirtyAttrs() (size uint64, mtime time.Time, dirty bool) {
+// DirtyAttrs returns the size and mtime to report in a cap flush,
+// whether there is anything to report, and the generation of the
+// client's changes they include: call AttrsFlushed with it once the MDS
+// has acknowledged the flush.
+func (f *fileData) DirtyAttrs() (size uint64, mtime time.Time, dirty bool, gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.size, f.mtime, f.dirtyAttrs
+	return f.size, f.mtime, f.dirtyAttrs, f.attrGen
 }
 
-// AttrsFlushed records that the MDS has the size and mtime DirtyAttrs
-// returned (unless the client changed them since).
-func (f *fileData) AttrsFlushed(size uint64, mtime time.Time) {
+// FlushSent records that cap flush tid carried the attributes of
+// generation gen (DirtyAttrs).
+func (f *fileData) FlushSent(tid, gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.size == size && f.mtime.Equal(mtime) {
+	f.sentTID, f.sentGen = tid, gen
+}
+
+// SetMDSAttr takes the size and mtime of a cap message whose attributes
+// include this client's flushes up to flushTID. If they include the last
+// flush that carried this client's attributes, and it changed nothing
+// since, they are the file's as they stand — smaller too (another
+// client truncated after the flush) — and the client's are clean;
+// otherwise they are taken as SetAttr does.
+func (f *fileData) SetMDSAttr(size uint64, mtime time.Time, flushTID uint64) {
+	f.mu.Lock()
+	current := flushTID >= f.sentTID && f.attrGen == f.sentGen && !f.dirtyData
+	if current {
+		f.dirtyAttrs = false
+	}
+	f.mu.Unlock()
+	f.SetAttr(size, mtime)
+}
+
+// AttrsFlushed records that the MDS has the client's changes up to
+// generation gen (DirtyAttrs): the attributes are clean unless the
+// client changed them since.
+func (f *fileData) AttrsFlushed(gen uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.attrGen == gen {
 		f.dirtyAttrs = false
 	}
 }
@@ -277,6 +309,7 @@ func (f *fileData) wrote(end uint64) {
 	f.size = max(f.size, end)
 	f.mtime = f.clock.Now()
 	f.dirtyAttrs = true
+	f.attrGen++
 }
 
 // ReadAt reads into p the bytes at off, up to the file's size: it
@@ -412,7 +445,8 @@ func (f *fileData) flushLocked(ctx context.Context) error {
 	return nil
 }
 
-// Truncate sets the file's size: buffered and cached bytes past it are
+// Truncate sets the file's size after the MDS's setattr recorded it:
+// buffered and cached bytes past it are
 // dropped and, when it shrinks, the objects past it are removed or cut
 // at the OSDs, so that the bytes read as zeros if the file grows again.
 func (f *fileData) Truncate(ctx context.Context, size uint64) error {
@@ -432,7 +466,12 @@ func (f *fileData) Truncate(ctx context.Context, size uint64) error {
 	f.dirtyData = f.dirty.Len() > 0
 	f.size = size
 	f.mtime = f.clock.Now()
-	f.dirtyAttrs = true
+	// The MDS's setattr recorded the size (the only caller truncates
+	// after it): nothing to flush. Left dirty, the size would be held
+	// against smaller sizes the MDS reports (SetAttr) and flushed later
+	// over another client's truncate.
+	f.dirtyAttrs = false
+	f.attrGen++ // a flush built before answers for nothing now
 	return nil
 }
 

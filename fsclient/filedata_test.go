@@ -284,7 +284,7 @@ func TestFileDataSparseAndTruncate(t *testing.T) {
 		if got, want := fileObjects(t, ioc, ino), []string{"10000000200.000000a0"}; !slices.Equal(got, want) {
 			t.Fatalf("objects %v, want %v", got, want)
 		}
-		if size, _, dirty := f.DirtyAttrs(); size != 10*mib+4 || !dirty {
+		if size, _, dirty, _ := f.DirtyAttrs(); size != 10*mib+4 || !dirty {
 			t.Fatalf("attrs to flush: size %d dirty %v, want %d true", size, dirty, 10*mib+4)
 		}
 		buf := bytes.Repeat([]byte{0xee}, 128*kib)
@@ -348,10 +348,22 @@ func TestFileDataWriteBack(t *testing.T) {
 		if got := osdBytes(t, st, ino, 72*kib+4); !bytes.Equal(got[72*kib:], []byte("more")) {
 			t.Fatalf("after revoking Fb the OSDs hold %q", got[72*kib:])
 		}
-		size, mtime, dirty := f.DirtyAttrs()
-		f.AttrsFlushed(size, mtime)
-		if _, _, dirty2 := f.DirtyAttrs(); !dirty || dirty2 {
+		size, _, dirty, gen := f.DirtyAttrs()
+		// The MDS's view arriving between the flush and its ack (a
+		// grant with a newer mtime) does not keep the attributes dirty.
+		f.SetAttr(size, time.Now().Add(time.Hour))
+		f.AttrsFlushed(gen)
+		if _, _, dirty2, _ := f.DirtyAttrs(); !dirty || dirty2 {
 			t.Fatalf("dirty attrs before and after the flush ack: %v %v", dirty, dirty2)
+		}
+		// A write after the flush was built keeps them dirty.
+		_, _, _, gen = f.DirtyAttrs()
+		if _, err := f.WriteAt(ctx, []byte("again"), 0); err != nil {
+			t.Fatal(err)
+		}
+		f.AttrsFlushed(gen)
+		if _, _, dirty3, _ := f.DirtyAttrs(); !dirty3 {
+			t.Fatal("a write after the flush lost its dirty attributes to the flush's ack")
 		}
 	})
 }

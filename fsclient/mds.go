@@ -38,10 +38,7 @@ type call struct {
 
 // flushVal is what a cap flush reported, to mark the file's attributes
 // clean when it is acked.
-type flushVal struct {
-	size  uint64
-	mtime time.Time
-}
+type flushVal struct{ gen uint64 }
 
 // Dispatch implements msgr.Dispatcher for the MDS messenger.
 func (c *Client) Dispatch(from msgr.Peer, msg msgr.Message) {
@@ -163,7 +160,7 @@ func (c *Client) sessionAction(a session.Action) {
 			switch {
 			case in == nil || rc.Dirty == 0:
 			case in.data != nil:
-				size, mtime, _ := in.data.DirtyAttrs()
+				size, mtime, _, _ := in.data.DirtyAttrs()
 				rc.Size, rc.Mtime = size, wire.FSTimeOf(mtime)
 			default: // closed since: its last size and mtime are the inode's
 				rc.Size, rc.Mtime = in.stat.Size, in.stat.Mtime
@@ -228,9 +225,10 @@ func (c *Client) capAction(a captab.Action) {
 	case captab.Send:
 		m := a.Msg
 		if m.Dirty != 0 && in != nil && in.data != nil {
-			size, mtime, _ := in.data.DirtyAttrs()
+			size, mtime, _, gen := in.data.DirtyAttrs()
 			m.Size, m.Mtime = size, wire.FSTimeOf(mtime)
-			c.flushVals[m.FlushTID] = flushVal{size: size, mtime: mtime}
+			c.flushVals[m.FlushTID] = flushVal{gen: gen}
+			in.data.FlushSent(m.FlushTID, gen)
 			// The cached attributes are the client's own now.
 			in.stat.Size, in.stat.Mtime = size, m.Mtime
 		} else if m.Dirty != 0 && in != nil {
@@ -245,8 +243,17 @@ func (c *Client) capAction(a captab.Action) {
 			data = in.data
 		}
 		_, lazy := c.caps.Issued(a.Ino)
+		inval := c.inval.Inode
+		if cp := c.caps.Get(a.Ino); cp != nil && (cp.Implemented&^a.Caps)&kernelCachedCaps == 0 {
+			// The kernel's attributes and pages do not rest on the
+			// bits taken (a writer's Fw and Fb, taken so that a stat
+			// collects its size): invalidating them would only make the
+			// kernel drop the reply of a getattr in flight, the very
+			// one this revocation serves, and keep a stale size.
+			inval = nil
+		}
 		c.wg.Add(1)
-		go c.revoke(data, a.Ino, a.Caps, lazy, a.Seq, c.inval.Inode)
+		go c.revoke(data, a.Ino, a.Caps, lazy, a.Seq, inval)
 	case captab.Changed:
 		if in != nil {
 			if a.Msg != nil {
@@ -257,7 +264,7 @@ func (c *Client) capAction(a captab.Action) {
 				_, lazy := c.caps.Issued(a.Ino)
 				in.data.setCaps(a.Caps, lazy) // caps that grow: nothing to write back
 				if a.Msg != nil {
-					in.data.SetAttr(a.Msg.Size, a.Msg.Mtime.Time())
+					in.data.SetMDSAttr(a.Msg.Size, a.Msg.Mtime.Time(), a.Msg.FlushTID)
 				}
 			}
 		}
@@ -266,7 +273,7 @@ func (c *Client) capAction(a captab.Action) {
 		if v, ok := c.flushVals[a.FlushTID]; ok {
 			delete(c.flushVals, a.FlushTID)
 			if in != nil && in.data != nil {
-				in.data.AttrsFlushed(v.size, v.mtime)
+				in.data.AttrsFlushed(v.gen)
 			}
 		}
 		c.broadcast()
@@ -288,6 +295,11 @@ func (c *Client) capAction(a captab.Action) {
 		c.broadcast()
 	}
 }
+
+// kernelCachedCaps are the bits under which a mount's kernel keeps what
+// it was given: attributes (validity, walk.go) and file pages.
+const kernelCachedCaps = cachedStatCaps | locker.AuthExcl | locker.LinkExcl | locker.FileShared | locker.FileExcl |
+	locker.FileCache | locker.FileLazy
 
 // revoke runs a revocation's data work without the lock, makes the
 // kernel drop what it cached under the caps (inval), then acks.

@@ -280,8 +280,12 @@ func (c *Client) truncate(ctx context.Context, ino uint64, st wire.InodeStat, si
 	}
 	// Wait for the safe reply: the MDS cuts the data past a smaller
 	// size before it, so nothing this client writes next can be cut.
+	// Always: what looks like an extension here may cut data another
+	// client wrote past the size this one knows (without Fs its size
+	// may be stale), and a cut that lands after this client's next
+	// write would remove that write.
 	if _, err := c.do(ctx, &wire.ClientRequest{Op: wire.MetaSetattr, Path: wire.FilePath{Ino: ino},
-		Mask: wire.AttrSize, Size: size}, size < old); err != nil {
+		Mask: wire.AttrSize, Size: size}, true); err != nil {
 		return err
 	}
 	if data != nil {

@@ -18,6 +18,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -114,6 +115,7 @@ type run struct {
 	cfg      Config
 	rng      *rand.Rand
 	files    []*os.File
+	current  int // the index in files (and Paths) of the operation's file
 	model    []byte
 	disabled [numOps]bool
 	res      Result
@@ -223,13 +225,17 @@ func (r *run) note(format string, args ...any) {
 	if len(r.history) == historyLen {
 		r.history = r.history[1:]
 	}
-	r.history = append(r.history, fmt.Sprintf("%d ", r.index)+fmt.Sprintf(format, args...))
+	prefix := fmt.Sprintf("%d ", r.index)
+	if len(r.files) > 1 {
+		prefix += fmt.Sprintf("[path %d] ", r.current)
+	}
+	r.history = append(r.history, prefix+fmt.Sprintf(format, args...))
 }
 
 func (r *run) step() error {
 	op := r.pick()
-	f := r.files[r.rng.IntN(len(r.files))]
-	err := r.do(op, f)
+	r.current = r.rng.IntN(len(r.files))
+	err := r.do(op, r.files[r.current])
 	if isUnsupported(op, err) {
 		r.disabled[op] = true
 		r.res.Unsupported = append(r.res.Unsupported, op)
@@ -366,15 +372,41 @@ func (r *run) mapRead(f *os.File, off, n int64) error {
 		return nil
 	}
 	r.note("mapread %#x len %#x", off, n)
+	// As a program that maps a file does, learn its size first: a page
+	// past the end of the file faults (SIGBUS), so a size this path
+	// sees stale (the file grown through another path) must be caught
+	// here as a mismatch rather than kill the run.
+	if err := r.checkSize(f); err != nil {
+		return err
+	}
 	m, at, err := r.mapping(f, off, n, unix.PROT_READ)
 	if err != nil {
 		return err
 	}
-	got := slices.Clone(m[at : at+n])
+	got, err := r.touch(func() []byte { return slices.Clone(m[at : at+n]) })
+	if err != nil {
+		unix.Munmap(m)
+		return err
+	}
 	if err := unix.Munmap(m); err != nil {
 		return fmt.Errorf("munmap: %w", err)
 	}
 	return r.compare("mapread", off, got, r.model[off:off+n])
+}
+
+// touch runs fn, which reads or writes a mapping, and reports a fault
+// in it (SIGBUS: the page is past the end of the file as the kernel sees
+// it, or the file system failed to read it in) as a mismatch with the
+// operations before it, as fsx does, rather than a crash.
+func (r *run) touch(fn func() []byte) (b []byte, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			r.note("fault touching the mapping: %v", p)
+			err = &MismatchError{Seed: r.cfg.Seed, Index: r.index, Op: "mmap fault", Offset: -1, History: slices.Clone(r.history)}
+		}
+	}()
+	return fn(), nil
 }
 
 func (r *run) mapWrite(f *os.File, off, n int64) error {
@@ -388,13 +420,18 @@ func (r *run) mapWrite(f *os.File, off, n int64) error {
 			return fmt.Errorf("ftruncate %#x before mapwrite: %w", end, err)
 		}
 		r.extend(end)
+	} else if err := r.checkSize(f); err != nil { // as mapRead
+		return err
 	}
 	m, at, err := r.mapping(f, off, n, unix.PROT_READ|unix.PROT_WRITE)
 	if err != nil {
 		return err
 	}
 	data := r.fill(off, n)
-	copy(m[at:], data)
+	if _, err := r.touch(func() []byte { copy(m[at:], data); return nil }); err != nil {
+		unix.Munmap(m)
+		return err
+	}
 	err = unix.Msync(m, unix.MS_SYNC)
 	if uerr := unix.Munmap(m); err == nil && uerr != nil {
 		err = uerr

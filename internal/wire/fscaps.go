@@ -19,7 +19,9 @@ type CapOp uint8
 const (
 	// CapGrant (MDS -> client): Caps is the whole issued set now, with
 	// Seq and IssueSeq (= Seq); the attributes are the MDS's (a client
-	// granted Fs or Fx starts from them).
+	// granted Fs or Fx starts from them), including the client's flushes
+	// up to FlushTID (also in a CapRevoke; 0 from an MDS that does not
+	// say).
 	CapGrant CapOp = 1
 	// CapRevoke (MDS -> client): Caps is the new issued set; the bits
 	// the client held beyond it are revoked. It stops using them,

@@ -201,6 +201,9 @@ func (c *Cache) capMessage(a locker.Action) *wire.ClientCaps {
 		IssueSeq: a.IssueSeq, Caps: uint32(a.Caps), Size: a.Attrs.Size, Mtime: wire.FSTimeOf(a.Attrs.Mtime)}
 	if cp, ok := c.lk.Cap(a.Ino, a.Client); ok {
 		m.Wanted, m.Lazy = uint32(cp.Wanted), cp.Lazy
+		// The attributes include every flush of the client's up to
+		// this one: it may take them over the ones it reported.
+		m.FlushTID = cp.LastFlushTID
 	}
 	if ci := c.inodes[mdtypes.Ino(a.Ino)]; ci != nil {
 		in := ci.in
