@@ -184,9 +184,19 @@ func (c *Cache) insertFrag(k fragKey, fr *mdstore.Fragment) *cfrag {
 		f.hdr = fr.Header
 		for _, d := range fr.Dentries {
 			f.dentries[d.Name] = d
-			if d.Inode != nil {
-				c.indexInode(d.Inode, k, d.Name)
+			if d.Inode == nil {
+				continue
 			}
+			if ci := c.inodes[d.Inode.Ino]; ci != nil && (ci.parent != k || ci.name != d.Name) {
+				// The inode is cached under another name already: it
+				// moved since this object was written (a replayed
+				// rename whose source fragment loads after its
+				// destination's), and the cache is the newer. Indexing
+				// the stale dentry would let its removal forget the
+				// inode.
+				continue
+			}
+			c.indexInode(d.Inode, k, d.Name)
 		}
 	}
 	c.frags[k] = f
