@@ -508,7 +508,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 
 func (g *Gateway) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:DeleteObject")
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, versionAction("s3:DeleteObject", rq.version))
 	if err != nil {
 		return err
 	}
@@ -599,7 +599,7 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 		switch {
 		case o.Key == "":
 			err = errInvalidArgument.withMessage("empty key")
-		case !g.allow(rq, b, b.Owner, b.ACL, meta.PermWrite, "s3:DeleteObject", o.Key):
+		case !g.allow(rq, b, b.Owner, b.ACL, meta.PermWrite, versionAction("s3:DeleteObject", o.VersionID), o.Key):
 			err = errAccessDenied
 		default:
 			out, err = g.deleteVersion(ctx, rq, b, o.Key, o.VersionID)

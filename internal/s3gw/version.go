@@ -113,8 +113,29 @@ func (g *Gateway) findVersion(ctx context.Context, b meta.Bucket, ix *meta.Index
 	return en, err
 }
 
+// versionActions are the policy actions on a version named by its id,
+// by the action on the latest.
+var versionActions = map[string]string{
+	"s3:GetObject": "s3:GetObjectVersion", "s3:DeleteObject": "s3:DeleteObjectVersion",
+	"s3:GetObjectAcl": "s3:GetObjectVersionAcl", "s3:PutObjectAcl": "s3:PutObjectVersionAcl",
+	"s3:GetObjectTagging": "s3:GetObjectVersionTagging", "s3:PutObjectTagging": "s3:PutObjectVersionTagging",
+	"s3:DeleteObjectTagging": "s3:DeleteObjectVersionTagging",
+}
+
+// versionAction is the policy action of a request for action on the
+// version id ("": the latest), as S3 names it.
+func versionAction(action, id string) string {
+	if v, ok := versionActions[action]; ok && id != "" {
+		return v
+	}
+	return action
+}
+
 // objectVersionFor is objectFor for version id of key ("": the latest).
+// A policy decides on a version named by its id with the action's
+// Version form (s3:GetObjectVersion for s3:GetObject, ...).
 func (g *Gateway) objectVersionFor(ctx context.Context, rq *request, b meta.Bucket, ix *meta.Index, key, id string, perm meta.Perm, action string) (meta.Entry, error) {
+	action = versionAction(action, id)
 	en, err := g.findVersion(ctx, b, ix, key, id)
 	var dm *deleteMarkerError
 	if (errors.Is(err, meta.ErrNoSuchObject) || errors.Is(err, errNoSuchVersion) || errors.As(err, &dm)) &&

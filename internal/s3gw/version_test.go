@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -477,6 +479,132 @@ func TestCollectGarbageVersions(t *testing.T) {
 		}
 		if d, g := e.dataObjects(); d != 1 || g != 0 {
 			t.Fatalf("%d data objects, %d records", d, g)
+		}
+	})
+}
+
+// Two gateways, one with its clock ten minutes ahead, writing versions of
+// one key: sequential writes list in the order they were made whatever
+// the clocks; concurrent ones all land, each once with its own id; and
+// concurrent suspended PUTs each retire exactly the null version they
+// replaced, leaving no data behind.
+func TestVersionsTwoGateways(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		io2, err := e.c.Client("client.rgw2").OpenIOContext(DefaultPool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw2, err := New(Config{IO: io2, Domain: "s3.test", Now: func() time.Time { return time.Now().Add(10 * time.Minute) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gws := []*Gateway{e.gw, gw2}
+		on := func(gw *Gateway, q req) *httptest.ResponseRecorder {
+			w := httptest.NewRecorder()
+			gw.ServeHTTP(w, e.build(q))
+			if w.Code/100 != 2 {
+				t.Errorf("%s %s: %d %s", q.method, q.target, w.Code, w.Body.String())
+			}
+			return w
+		}
+		on(e.gw, req{method: "PUT", target: "/twov"})
+		e.setVersioning("twov", "Enabled")
+		var want []string
+		for i := range 4 {
+			body := fmt.Sprintf("seq%d", i)
+			on(gws[(i+1)%2], req{method: "PUT", target: "/twov/k", body: []byte(body)})
+			want = append([]string{"k@" + etagOf(body)}, want...)
+		}
+		want[0] += "*"
+		if got := e.versions("twov", "").String(); got != strings.Join(want, " ") {
+			t.Fatalf("sequential versions from two clocks:\n%s\nwant\n%s", got, strings.Join(want, " "))
+		}
+
+		var wg sync.WaitGroup
+		ids := make([]string, 16)
+		for i := range ids {
+			wg.Add(1)
+			r := e.build(req{method: "PUT", target: "/twov/c", body: []byte(fmt.Sprint(i))})
+			if i%4 == 3 {
+				r = e.build(req{method: "DELETE", target: "/twov/c"})
+			}
+			go func() {
+				defer wg.Done()
+				w := httptest.NewRecorder()
+				gws[i%2].ServeHTTP(w, r)
+				ids[i] = w.Header().Get("x-amz-version-id")
+			}()
+		}
+		wg.Wait()
+		seen := map[string]bool{}
+		for _, v := range e.versions("twov", "&prefix=c").Entries() {
+			seen[v.VersionID] = true
+		}
+		for i, id := range ids {
+			if !meta.ValidVersionID(id) || id == meta.NullVersion || !seen[id] {
+				t.Fatalf("concurrent write %d: version %q not listed (%d listed)", i, id, len(seen))
+			}
+		}
+		if len(seen) != len(ids) {
+			t.Fatalf("%d versions listed for %d writes", len(seen), len(ids))
+		}
+
+		// Suspended: concurrent PUTs of the null version.
+		e.setVersioning("twov", "Suspended")
+		for i := range 8 {
+			wg.Add(1)
+			r := e.build(req{method: "PUT", target: "/twov/n", body: []byte(fmt.Sprint(i))})
+			go func() {
+				defer wg.Done()
+				w := httptest.NewRecorder()
+				gws[i%2].ServeHTTP(w, r)
+				if w.Code != 200 && w.Code != 503 {
+					t.Errorf("suspended PUT: %d %s", w.Code, w.Body.String())
+				}
+			}()
+		}
+		wg.Wait()
+		gw2.Quiesce()
+		if got := e.versions("twov", "&prefix=n").Entries(); len(got) != 1 || got[0].VersionID != "null" {
+			t.Fatalf("null versions after concurrent suspended PUTs: %+v", got)
+		}
+		// Every version with data keeps one data object; nothing else.
+		withData := 0
+		for _, v := range e.versions("twov", "").Entries() {
+			if v.XMLName.Local == "Version" {
+				withData++
+			}
+		}
+		if d, g := e.dataObjects(); d != withData || g != 0 {
+			t.Fatalf("%d data objects for %d versions, %d garbage records", d, withData, g)
+		}
+	})
+}
+
+// A bucket policy decides on a version named by its id with S3's
+// Version actions: s3:GetObject lets anonymous read the latest, not
+// an older version (s3:GetObjectVersion); a Deny of
+// s3:DeleteObjectVersion keeps versions while markers can still be put.
+func TestVersionPolicyActions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.ok(req{method: "PUT", target: "/polv"})
+		e.setVersioning("polv", "Enabled")
+		v1 := e.ok(req{method: "PUT", target: "/polv/k", body: []byte("one")}).Header().Get("x-amz-version-id")
+		e.ok(req{method: "PUT", target: "/polv/k", body: []byte("two")})
+		policy := `{"Version":"2012-10-17","Statement":[
+			{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::polv/*"},
+			{"Effect":"Deny","Principal":"*","Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::polv/*"}]}`
+		e.ok(req{method: "PUT", target: "/polv?policy", body: []byte(policy)})
+		if w := e.ok(req{method: "GET", target: "/polv/k", anonymous: true}); w.Body.String() != "two" {
+			t.Fatalf("anonymous GET of the latest: %q", w.Body.String())
+		}
+		e.want(e.do(req{method: "GET", target: "/polv/k?versionId=" + v1, anonymous: true}), 403, "AccessDenied")
+		e.want(e.do(req{method: "DELETE", target: "/polv/k?versionId=" + v1}), 403, "AccessDenied")
+		e.ok(req{method: "DELETE", target: "/polv/k"}) // a marker: s3:DeleteObject
+		if w := e.ok(req{method: "GET", target: "/polv/k?versionId=" + v1}); w.Body.String() != "one" {
+			t.Fatalf("v1 after the refused delete: %q", w.Body.String())
 		}
 	})
 }

@@ -150,6 +150,11 @@ const scanBatch = 256
 // gives fn only the versions from there. A name's versions are read
 // whole before fn sees them.
 func (ix *Index) Scan(ctx context.Context, start, end string, fn func(name string, versions []Entry) (stop bool)) error {
+	return ix.scan(ctx, start, end, scanBatch, fn)
+}
+
+// scan is Scan reading batch entries at a time.
+func (ix *Index) scan(ctx context.Context, start, end string, batch int, fn func(name string, versions []Entry) (stop bool)) error {
 	var (
 		name string
 		have bool
@@ -165,7 +170,7 @@ func (ix *Index) Scan(ctx context.Context, start, end string, fn func(name strin
 		return len(vs) > 0 && fn(name, vs)
 	}
 	for {
-		pairs, more, err := ix.kv.List(ctx, start, end, scanBatch)
+		pairs, more, err := ix.kv.List(ctx, start, end, batch)
 		if err != nil {
 			return fmt.Errorf("index scan from %q: %w", start, err)
 		}
@@ -206,7 +211,8 @@ func (ix *Index) ListLatest(ctx context.Context, start, end string, limit int) (
 	if limit <= 0 {
 		return nil, true, nil
 	}
-	err := ix.Scan(ctx, start, end, func(name string, vs []Entry) bool {
+	// A page of names without versions is one index read, as List's.
+	err := ix.scan(ctx, start, end, max(limit+1, listBatch), func(name string, vs []Entry) bool {
 		if name < start || vs[0].DeleteMarker {
 			return false // the tail of a name before start, or hidden
 		}
