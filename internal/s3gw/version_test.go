@@ -1,6 +1,7 @@
 package s3gw
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
@@ -605,6 +606,28 @@ func TestVersionPolicyActions(t *testing.T) {
 		e.ok(req{method: "DELETE", target: "/polv/k"}) // a marker: s3:DeleteObject
 		if w := e.ok(req{method: "GET", target: "/polv/k?versionId=" + v1}); w.Body.String() != "one" {
 			t.Fatalf("v1 after the refused delete: %q", w.Body.String())
+		}
+	})
+}
+
+// FuzzVersioning: a PutBucketVersioning body decodes or is MalformedXML,
+// and a version id is valid or not without a panic, a valid one's stamp
+// giving back the id's first half.
+func FuzzVersioning(f *testing.F) {
+	f.Add([]byte(`<VersioningConfiguration><Status>Enabled</Status><MfaDelete>Disabled</MfaDelete></VersioningConfiguration>`), meta.NewVersionID(7))
+	f.Add([]byte(`<VersioningConfiguration><Status>`), "null")
+	f.Add([]byte(`<Versioning/>`), "ffffffffffffffff0000000")
+	f.Fuzz(func(t *testing.T, b []byte, id string) {
+		var c versioningRequest
+		if err := decodeXML(bytes.NewReader(b), &c); err != nil {
+			if code := translate(err).Code; code != "MalformedXML" && code != "MaxMessageLengthExceeded" {
+				t.Fatalf("%q: %v -> %s", b, err, code)
+			}
+		}
+		if meta.ValidVersionID(id) && id != meta.NullVersion {
+			if again := meta.NewVersionID(meta.VersionIDStamp(id)); again[:16] != id[:16] {
+				t.Fatalf("id %s: stamp %d gives %s", id, meta.VersionIDStamp(id), again)
+			}
 		}
 	})
 }

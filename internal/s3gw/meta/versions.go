@@ -150,11 +150,14 @@ const scanBatch = 256
 // gives fn only the versions from there. A name's versions are read
 // whole before fn sees them.
 func (ix *Index) Scan(ctx context.Context, start, end string, fn func(name string, versions []Entry) (stop bool)) error {
-	return ix.scan(ctx, start, end, scanBatch, fn)
+	return ix.scan(ctx, start, end, scanBatch, false, fn)
 }
 
-// scan is Scan reading batch entries at a time.
-func (ix *Index) scan(ctx context.Context, start, end string, batch int, fn func(name string, versions []Entry) (stop bool)) error {
+// scan is Scan reading batch entries at a time. With latestOnly, fn is
+// given at most a name's null version and its newest with an id (enough
+// to know its latest), and a run of older versions that fills a batch is
+// skipped with one seek to the next name.
+func (ix *Index) scan(ctx context.Context, start, end string, batch int, latestOnly bool, fn func(name string, versions []Entry) (stop bool)) error {
 	var (
 		name string
 		have bool
@@ -180,6 +183,9 @@ func (ix *Index) scan(ctx context.Context, start, end string, batch int, fn func
 				return nil
 			}
 			name, have = n, true
+			if latestOnly && id != NullVersion && len(ids) > 0 {
+				continue // an older version
+			}
 			en, err := DecodeEntry(p.Value)
 			if err != nil {
 				return fmt.Errorf("index entry %q: %w", p.Key, err)
@@ -199,6 +205,15 @@ func (ix *Index) scan(ctx context.Context, start, end string, batch int, fn func
 			return nil
 		}
 		start = pairs[len(pairs)-1].Key + "\x00"
+		if latestOnly && len(ids) > 0 {
+			// The batch ended in name's older versions: seek past
+			// them (every key of name's versions is below name\x01,
+			// every other name at or above it).
+			if start = name + "\x01"; end != "" && start >= end {
+				flush()
+				return nil
+			}
+		}
 	}
 }
 
@@ -212,7 +227,7 @@ func (ix *Index) ListLatest(ctx context.Context, start, end string, limit int) (
 		return nil, true, nil
 	}
 	// A page of names without versions is one index read, as List's.
-	err := ix.scan(ctx, start, end, max(limit+1, listBatch), func(name string, vs []Entry) bool {
+	err := ix.scan(ctx, start, end, max(limit+1, listBatch), true, func(name string, vs []Entry) bool {
 		if name < start || vs[0].DeleteMarker {
 			return false // the tail of a name before start, or hidden
 		}
