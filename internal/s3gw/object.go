@@ -128,7 +128,10 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	// A conditional PUT is checked against the entry now, before the
 	// body is stored, and again by commit against the entry it replaces,
 	// so that a racing write cannot slip between check and commit.
-	old := prefetch(ctx, ix, rq.key)
+	var old oldEntry // an enabled bucket's PUT replaces no entry
+	if b.Versioning != meta.VersioningEnabled {
+		old = prefetch(ctx, ix, rq.key)
+	}
 	check := writePreconditions(r.Header)
 	if check != nil && b.Versioning == "" { // versioned: against the latest, in commitVersion
 		cur, err := old()

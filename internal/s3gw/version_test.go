@@ -631,3 +631,29 @@ func FuzzVersioning(f *testing.F) {
 		}
 	})
 }
+
+// A conditional PUT in a versioned bucket is judged against the latest
+// version, a delete marker counting as no object; a refused one stores
+// nothing.
+func TestVersionedConditionalPut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.ok(req{method: "PUT", target: "/condv"})
+		e.ok(req{method: "PUT", target: "/condv/k", body: []byte("null")})
+		e.setVersioning("condv", "Enabled")
+		e.ok(req{method: "PUT", target: "/condv/k", body: []byte("one")})
+		e.want(e.do(req{method: "PUT", target: "/condv/k", body: []byte("x"), hdr: map[string]string{"If-None-Match": "*"}}), 412, "PreconditionFailed")
+		e.want(e.do(req{method: "PUT", target: "/condv/k", body: []byte("x"), hdr: map[string]string{"If-Match": `"` + etagOf("null") + `"`}}), 412, "PreconditionFailed")
+		e.ok(req{method: "PUT", target: "/condv/k", body: []byte("two"), hdr: map[string]string{"If-Match": `"` + etagOf("one") + `"`}})
+		e.ok(req{method: "DELETE", target: "/condv/k"})
+		e.want(e.do(req{method: "PUT", target: "/condv/k", body: []byte("x"), hdr: map[string]string{"If-Match": `"` + etagOf("two") + `"`}}), 404, "NoSuchKey")
+		e.ok(req{method: "PUT", target: "/condv/k", body: []byte("three"), hdr: map[string]string{"If-None-Match": "*"}})
+		want := "k@" + etagOf("three") + "* k@DM k@" + etagOf("two") + " k@" + etagOf("one") + " k@" + etagOf("null")
+		if got := e.versions("condv", "").String(); got != want {
+			t.Fatalf("versions: %s, want %s", got, want)
+		}
+		if d, g := e.dataObjects(); d != 4 || g != 0 {
+			t.Fatalf("%d data objects, %d garbage records after refused PUTs", d, g)
+		}
+	})
+}
