@@ -24,6 +24,11 @@ type versioningRequest struct {
 	MfaDelete string   `xml:"MfaDelete"`
 }
 
+// keyTooLongForVersions refuses a version of a name too long for one.
+func keyTooLongForVersions(key string) error {
+	return errKeyTooLong.withMessage("Your key is %d bytes; in a bucket with versioning enabled the limit is %d.", len(key), meta.MaxVersionedName)
+}
+
 func invalidVersionID(id string) error {
 	return errInvalidArgument.withMessage("Invalid version id specified: %q", id)
 }
@@ -184,6 +189,10 @@ func (g *Gateway) commitVersion(ctx context.Context, b meta.Bucket, ix *meta.Ind
 		after = latest.VersionStamp()
 	}
 	v, err := ix.PutVersion(ctx, key, en, after)
+	if errors.Is(err, meta.ErrNameTooLong) {
+		g.discardPending(ctx, en, pending)
+		return "", keyTooLongForVersions(key)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -267,6 +276,9 @@ func (g *Gateway) deleteVersion(ctx context.Context, rq *request, b meta.Bucket,
 			after = latest.VersionStamp()
 		}
 		v, err := ix.PutVersion(ctx, key, marker, after)
+		if errors.Is(err, meta.ErrNameTooLong) {
+			return deleteOutcome{}, keyTooLongForVersions(key)
+		}
 		if err != nil {
 			return deleteOutcome{}, err
 		}

@@ -657,3 +657,35 @@ func TestVersionedConditionalPut(t *testing.T) {
 		}
 	})
 }
+
+// A name too long for a version key (meta.MaxVersionedName) is
+// KeyTooLongError in an enabled bucket, storing nothing, and keeps its
+// null version while suspended.
+func TestVersionedLongKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.ok(req{method: "PUT", target: "/longv"})
+		e.setVersioning("longv", "Enabled")
+		long := strings.Repeat("k", meta.MaxVersionedName+1)
+		e.ok(req{method: "PUT", target: "/longv/" + long[1:], body: []byte("fits")})
+		e.want(e.do(req{method: "PUT", target: "/longv/" + long, body: []byte("x")}), 400, "KeyTooLongError")
+		e.want(e.do(req{method: "DELETE", target: "/longv/" + long}), 400, "KeyTooLongError")
+		if d, g := e.dataObjects(); d != 1 || g != 0 {
+			t.Fatalf("%d data objects, %d garbage records after the refused PUT", d, g)
+		}
+		e.setVersioning("longv", "Suspended")
+		e.ok(req{method: "PUT", target: "/longv/" + long, body: []byte("null")})
+		if w := e.ok(req{method: "GET", target: "/longv/" + long}); w.Body.String() != "null" {
+			t.Fatalf("GET: %q", w.Body.String())
+		}
+		longest := strings.Repeat("m", maxKeyLen)
+		e.ok(req{method: "PUT", target: "/longv/" + longest, body: []byte("longest")})
+		if w := e.ok(req{method: "GET", target: "/longv/" + longest}); w.Body.String() != "longest" {
+			t.Fatalf("GET of a %d-byte key: %q", maxKeyLen, w.Body.String())
+		}
+		if got := e.versions("longv", "&prefix=m").String(); got != "m"+longest[1:]+"@"+etagOf("longest")+"*" {
+			t.Fatalf("versions of a %d-byte key: %.60s", maxKeyLen, got)
+		}
+		e.ok(req{method: "DELETE", target: "/longv/" + longest + "?versionId=null"})
+	})
+}

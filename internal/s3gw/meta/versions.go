@@ -48,13 +48,21 @@ const (
 	VersioningSuspended = "Suspended"
 )
 
-// ErrNoSuchVersion: an object has no version of that id.
-var ErrNoSuchVersion = errors.New("s3 meta: no such version")
+// Errors of versions; test for them with errors.Is.
+var (
+	ErrNoSuchVersion = errors.New("s3 meta: no such version")
+	ErrNameTooLong   = errors.New("s3 meta: name too long for versions")
+)
 
 const (
 	versionSep   = "\x00"
 	versionIDLen = 24
 )
+
+// MaxVersionedName is the longest name that can have versions with ids:
+// NAME\x00ID must fit the kv store's keys. (S3 allows 1,024 bytes; a
+// longer name keeps only its null version.)
+const MaxVersionedName = kv.MaxKeyLen - len(versionSep) - versionIDLen
 
 // NewVersionID returns a new id for a version of stamp.
 func NewVersionID(stamp int64) string {
@@ -302,6 +310,9 @@ func (ix *Index) Version(ctx context.Context, name, id string) (Entry, error) {
 // least at en's MTime and after stamp after (the latest version's,
 // read by the caller; 0 for none), and returns it with its id.
 func (ix *Index) PutVersion(ctx context.Context, name string, en Entry, after int64) (Entry, error) {
+	if len(name) > MaxVersionedName {
+		return Entry{}, fmt.Errorf("%w: a name of %d bytes can have no versions (at most %d)", ErrNameTooLong, len(name), MaxVersionedName)
+	}
 	en.Stamp = max(en.MTime.UnixNano(), after+1)
 	for attempt := 0; attempt < 3; attempt++ {
 		id := NewVersionID(en.Stamp)
