@@ -77,4 +77,10 @@ objs = [{"Key": x["Key"], "VersionId": x["VersionId"]} for x in v.get("Versions"
 r = s3.delete_objects(Bucket=b, Delete={"Objects": objs})
 assert len(r["Deleted"]) == len(objs) and not r.get("Errors"), r
 s3.delete_bucket(Bucket=b)
+
+# Left for the aws cli to list: a version under a delete marker.
+s3.create_bucket(Bucket=b + "-kept")
+s3.put_bucket_versioning(Bucket=b + "-kept", VersioningConfiguration={"Status": "Enabled"})
+s3.put_object(Bucket=b + "-kept", Key="k", Body=b"kept")
+s3.delete_object(Bucket=b + "-kept", Key="k")
 print("boto3 versions OK")
