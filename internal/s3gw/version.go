@@ -158,8 +158,9 @@ func (g *Gateway) objectVersionFor(ctx context.Context, rq *request, b meta.Buck
 }
 
 // commitVersion makes en key's newest object as b's versioning says,
-// and returns the version id to answer ("" in a bucket never
-// versioned): never versioned, commit replaces the entry; enabled, a new
+// and returns the version id to answer ("" in a bucket never versioned
+// and, as S3 answers, while suspended): never versioned, commit
+// replaces the entry; enabled, a new
 // version with an id is added (nothing is replaced: the pending data's
 // garbage records are dropped); suspended, commit replaces the null
 // version, stamped after the latest. check, a conditional PUT's
@@ -182,7 +183,7 @@ func (g *Gateway) commitVersion(ctx context.Context, b meta.Bucket, ix *meta.Ind
 	}
 	if b.Versioning == meta.VersioningSuspended {
 		en.Stamp = meta.NextStamp(en.MTime.UnixNano(), latest, found)
-		return meta.NullVersion, g.commit(ctx, b, ix, key, en, pending, old, nil)
+		return "", g.commit(ctx, b, ix, key, en, pending, old, nil)
 	}
 	var after int64
 	if found {
