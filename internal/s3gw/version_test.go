@@ -229,6 +229,13 @@ func TestVersionedObject(t *testing.T) {
 		if d, g := e.dataObjects(); d != dataBefore-2 || g != 0 {
 			t.Fatalf("data objects %d (was %d), garbage %d", d, dataBefore, g)
 		}
+		// The null version from before versioning, removed by its id
+		// (s3-tests' test_versioning_obj_plain_null_version_removal).
+		e.ok(req{method: "DELETE", target: "/vox/k?versionId=null"})
+		e.want(e.do(req{method: "GET", target: "/vox/k"}), 404, "NoSuchKey")
+		if got := e.versions("vox", "&prefix=k").String(); got != "" {
+			t.Fatalf("versions of k after removing them all: %s", got)
+		}
 
 		// Malformed ids.
 		for _, target := range []string{"/vox/k?versionId=abc", "/vox/k?versionId=", "/vox/k?versionId=" + strings.ToUpper(v1)} {
