@@ -287,6 +287,8 @@ var objectActions = map[string]bool{
 	"s3:GetObject": true, "s3:PutObject": true, "s3:DeleteObject": true, "s3:GetObjectAcl": true, "s3:PutObjectAcl": true,
 	"s3:AbortMultipartUpload": true, "s3:ListMultipartUploadParts": true,
 	"s3:GetObjectTagging": true, "s3:PutObjectTagging": true, "s3:DeleteObjectTagging": true,
+	"s3:GetObjectVersion": true, "s3:DeleteObjectVersion": true, "s3:GetObjectVersionAcl": true, "s3:PutObjectVersionAcl": true,
+	"s3:GetObjectVersionTagging": true, "s3:PutObjectVersionTagging": true, "s3:DeleteObjectVersionTagging": true,
 }
 
 // policyContext is the request's condition keys (lowercased).
@@ -406,19 +408,10 @@ func (g *Gateway) requestObject(ctx context.Context, rq *request, perm meta.Perm
 // user perm. A missing key is NoSuchKey to whoever may list the bucket
 // and AccessDenied to others, so they learn nothing of its contents (as
 // S3 answers).
+// The version is the request's versionId, else the latest
+// (objectVersionFor).
 func (g *Gateway) objectFor(ctx context.Context, rq *request, b meta.Bucket, ix *meta.Index, key string, perm meta.Perm, action string) (meta.Entry, error) {
-	en, err := ix.Get(ctx, key)
-	if errors.Is(err, meta.ErrNoSuchObject) && !g.allow(rq, b, b.Owner, b.ACL, meta.PermRead, "s3:ListBucket", "") {
-		return meta.Entry{}, errAccessDenied
-	}
-	if err != nil {
-		return meta.Entry{}, err
-	}
-	owner, acl := objectACL(b, en)
-	if !g.allow(rq, b, owner, acl, perm, action, key) {
-		return meta.Entry{}, errAccessDenied
-	}
-	return en, nil
+	return g.objectVersionFor(ctx, rq, b, ix, key, rq.version, perm, action)
 }
 
 // owners gives the <Owner> of user names, their display names looked up
@@ -620,7 +613,8 @@ func (g *Gateway) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	cur, err := ix.Current(ctx, rq.key)
+	slot := meta.VersionKey(rq.key, en.VersionID)
+	cur, err := ix.Current(ctx, slot)
 	if err != nil {
 		return err
 	}
@@ -631,7 +625,7 @@ func (g *Gateway) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	next.Owner, next.ACL = owner, acl
 	// Swapped in only over the entry read: an overwrite or delete that
 	// lands meanwhile wins, and the client is told to retry (SlowDown).
-	if err := ix.Swap(ctx, rq.key, cur, next); err != nil {
+	if err := ix.Swap(ctx, slot, cur, next); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

@@ -304,7 +304,10 @@ func TestACLsBetweenUsers(t *testing.T) {
 			t.Fatalf("acl round trip:\n%s\n%s", out, again)
 		}
 		// Refusals.
-		e.want(e.do(req{method: "GET", target: "/shared/by-bob?acl&versionId=v1", creds: &e.bob}), 404, "NoSuchVersion")
+		// A missing version is NoSuchVersion to whoever may list the
+		// bucket, AccessDenied to others (as a missing key is).
+		e.want(e.do(req{method: "GET", target: "/shared/by-bob?acl&versionId=" + meta.NewVersionID(1)}), 404, "NoSuchVersion")
+		e.want(e.do(req{method: "GET", target: "/shared/by-bob?acl&versionId=" + meta.NewVersionID(1), creds: &e.bob}), 403, "AccessDenied")
 		e.want(e.do(req{method: "PUT", target: "/shared/by-bob?acl", body: []byte(strings.Replace(doc, "<Owner><ID>bob", "<Owner><ID>alice", 1)), creds: &e.bob}), 403, "AccessDenied")
 		e.want(e.do(req{method: "PUT", target: "/shared/by-bob?acl", body: []byte("<AccessControlPolicy>"), creds: &e.bob}), 400, "MalformedACLError")
 		e.want(e.do(req{method: "PUT", target: "/shared/by-bob?acl", creds: &e.bob}), 400, "MalformedACLError")

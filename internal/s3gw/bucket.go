@@ -129,9 +129,10 @@ func (g *Gateway) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *
 }
 
 func (g *Gateway) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := g.ownedBucket(r.Context(), rq, "s3:GetBucketVersioning"); err != nil {
+	b, err := g.ownedBucket(r.Context(), rq, "s3:GetBucketVersioning")
+	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: xmlns})
+	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: xmlns, Status: b.Versioning})
 	return nil
 }

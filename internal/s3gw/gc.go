@@ -80,13 +80,15 @@ func (g *Gateway) inUse(ctx context.Context, r meta.Garbage) (bool, error) {
 			return false, err
 		}
 		if ok {
-			en, err := ix.Get(ctx, r.Key)
-			if err != nil && !errors.Is(err, meta.ErrNoSuchObject) {
+			vs, err := ix.Versions(ctx, r.Key)
+			if err != nil {
 				return false, err
 			}
-			for _, x := range en.Extents {
-				if x.ID == r.ID {
-					return true, nil
+			for _, en := range vs {
+				for _, x := range en.Extents {
+					if x.ID == r.ID {
+						return true, nil
+					}
 				}
 			}
 		}

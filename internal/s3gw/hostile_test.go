@@ -27,7 +27,7 @@ func TestHostileRequests(t *testing.T) {
 			{"bucket too long", req{method: "GET", target: "/" + strings.Repeat("b", 300) + "/k"}, "NoSuchBucket"},
 			{"copy source garbage", req{method: "PUT", target: "/hostile/c", hdr: map[string]string{"X-Amz-Copy-Source": "%zz"}}, "InvalidArgument"},
 			{"copy source without key", req{method: "PUT", target: "/hostile/c", hdr: map[string]string{"X-Amz-Copy-Source": "hostile"}}, "InvalidArgument"},
-			{"copy source version", req{method: "PUT", target: "/hostile/c", hdr: map[string]string{"X-Amz-Copy-Source": "hostile/a?versionId=3"}}, "NotImplemented"},
+			{"copy source version", req{method: "PUT", target: "/hostile/c", hdr: map[string]string{"X-Amz-Copy-Source": "hostile/a?versionId=3"}}, "InvalidArgument"},
 			{"metadata directive", req{method: "PUT", target: "/hostile/c", hdr: map[string]string{"X-Amz-Copy-Source": "hostile/a", "X-Amz-Metadata-Directive": "MERGE"}}, "NoSuchKey"},
 			{"storage class", req{method: "PUT", target: "/hostile/k", body: []byte("a"), hdr: map[string]string{"X-Amz-Storage-Class": "TAPE"}}, "InvalidStorageClass"},
 			{"metadata too large", req{method: "PUT", target: "/hostile/k", body: []byte("a"), hdr: map[string]string{"X-Amz-Meta-Big": strings.Repeat("m", 3000)}}, "MetadataTooLarge"},

@@ -62,7 +62,7 @@ func (g *Gateway) listObjects(ctx context.Context, ix *meta.Index, prefix, delim
 outer:
 	for {
 		batch := max - len(p.objects) - len(p.prefixes) + 1
-		got, more, err := ix.List(ctx, start, end, min(batch, 1000))
+		got, more, err := ix.ListLatest(ctx, start, end, min(batch, 1000))
 		if err != nil {
 			return p, err
 		}
@@ -225,47 +225,6 @@ func (g *Gateway) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(p.next))
 	}
 	g.fillContents(r.Context(), &res, p, enc, q.Get("fetch-owner") == "true", b, rq.user)
-	writeXML(w, http.StatusOK, res)
-	return nil
-}
-
-// listObjectVersions answers ListObjectVersions for a bucket that has
-// never had versioning: every object is its one version, "null".
-func (g *Gateway) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b, ix, q, n, enc, err := g.listSetup(r, rq, "s3:ListBucketVersions")
-	if err != nil {
-		return err
-	}
-	prefix, delim, km, vm := q.Get("prefix"), q.Get("delimiter"), q.Get("key-marker"), q.Get("version-id-marker")
-	start := ""
-	if km != "" {
-		start = km + "\x00"
-	}
-	p, err := g.listObjects(r.Context(), ix, prefix, delim, start, n)
-	if err != nil {
-		return err
-	}
-	res := listVersionsResult{Xmlns: xmlns, Name: rq.bucket, Prefix: encodeKey(prefix, enc), KeyMarker: encodeKey(km, enc), VersionIDMarker: vm,
-		MaxKeys: n, Delimiter: encodeKey(delim, enc), IsTruncated: p.truncated}
-	if enc {
-		res.EncodingType = "url"
-	}
-	if p.truncated {
-		res.NextKeyMarker, res.NextVersionIDMarker = encodeKey(p.last, enc), "null"
-	}
-	os := g.owners(r.Context(), rq.user)
-	for _, o := range p.objects {
-		oo, _ := objectACL(b, o.Entry)
-		sc := "STANDARD"
-		if v := o.Entry.Meta["x-amz-storage-class"]; v != "" {
-			sc = v
-		}
-		res.Versions = append(res.Versions, versionEntry{Key: encodeKey(o.Key, enc), VersionID: "null", IsLatest: true,
-			LastModified: s3Time(o.Entry.MTime), ETag: quote(o.Entry.ETag), Size: o.Entry.Size, StorageClass: sc, Owner: os.of(oo)})
-	}
-	for _, cp := range p.prefixes {
-		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: encodeKey(cp, enc)})
-	}
 	writeXML(w, http.StatusOK, res)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+
+	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
 )
 
 func keysOf(r listBucketResult) string {
@@ -94,18 +96,20 @@ func TestListObjects(t *testing.T) {
 		if len(r.Contents) != 1 || r.Contents[0].Key != "c+d" || r.EncodingType != "url" {
 			t.Fatalf("encoding-type=url: %+v", r)
 		}
-		// ListObjectVersions: every object is its one version, "null".
-		v := decode[listVersionsResult](t, e.ok(req{method: "GET", target: "/lst?versions&max-keys=2&delimiter=/"}))
-		if len(v.Versions) != 1 || v.Versions[0].Key != "a" || v.Versions[0].VersionID != "null" || !v.Versions[0].IsLatest ||
+		// ListObjectVersions of a bucket never versioned: every object is
+		// its one version, "null".
+		v := decode[listedVersions](t, e.ok(req{method: "GET", target: "/lst?versions&max-keys=2&delimiter=/"}))
+		if len(v.Entries()) != 1 || v.Entries()[0].Key != "a" || v.Entries()[0].VersionID != "null" || !v.Entries()[0].IsLatest ||
 			len(v.CommonPrefixes) != 1 || !v.IsTruncated || v.NextKeyMarker != "b/" {
-			t.Fatalf("versions: %+v", v)
+			t.Fatalf("versions: %s %v %q", v, v.IsTruncated, v.NextKeyMarker)
 		}
-		v = decode[listVersionsResult](t, e.ok(req{method: "GET", target: "/lst?versions&key-marker=" + url.QueryEscape(v.NextKeyMarker) + "&delimiter=/"}))
-		if got := len(v.Versions) + len(v.CommonPrefixes); got != 3 || v.IsTruncated {
+		v = decode[listedVersions](t, e.ok(req{method: "GET", target: "/lst?versions&key-marker=" + url.QueryEscape(v.NextKeyMarker) + "&delimiter=/"}))
+		if got := len(v.Entries()) + len(v.CommonPrefixes); got != 3 || v.IsTruncated {
 			t.Fatalf("versions page 2: %+v", v)
 		}
 		e.ok(req{method: "GET", target: "/lst/a?versionId=null"})
-		e.want(e.do(req{method: "GET", target: "/lst/a?versionId=3"}), 404, "NoSuchVersion")
+		e.want(e.do(req{method: "GET", target: "/lst/a?versionId=3"}), 400, "InvalidArgument")
+		e.want(e.do(req{method: "GET", target: "/lst/a?versionId=" + meta.NewVersionID(3)}), 404, "NoSuchVersion")
 		e.want(e.do(req{method: "GET", target: "/lst?list-type=2&continuation-token=%25%25"}), 400, "InvalidArgument")
 		e.want(e.do(req{method: "GET", target: "/lst?max-keys=-1"}), 400, "InvalidArgument")
 		e.want(e.do(req{method: "GET", target: "/lst?encoding-type=xml"}), 400, "InvalidArgument")

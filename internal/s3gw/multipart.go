@@ -236,9 +236,11 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	if err := g.commit(ctx, b, ix, u.Key, en, nil, nil, nil); err != nil {
+	vid, err := g.commitVersion(ctx, b, ix, u.Key, en, nil, nil, nil)
+	if err != nil {
 		return err
 	}
+	setVersionID(w, vid)
 	if err := g.meta.FinishUpload(ctx, b, u.Key, u.ID); err != nil {
 		g.log.Warn("complete upload: forget it", "upload", u.ID, "err", err)
 	}

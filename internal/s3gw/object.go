@@ -128,9 +128,12 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	// A conditional PUT is checked against the entry now, before the
 	// body is stored, and again by commit against the entry it replaces,
 	// so that a racing write cannot slip between check and commit.
-	old := prefetch(ctx, ix, rq.key)
+	var old oldEntry // an enabled bucket's PUT replaces no entry
+	if b.Versioning != meta.VersioningEnabled {
+		old = prefetch(ctx, ix, rq.key)
+	}
 	check := writePreconditions(r.Header)
-	if check != nil {
+	if check != nil && b.Versioning == "" { // versioned: against the latest, in commitVersion
 		cur, err := old()
 		if err != nil {
 			return err
@@ -156,9 +159,11 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
-	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, old, check); err != nil {
+	vid, err := g.commitVersion(ctx, b, ix, rq.key, en, []uint64{id}, old, check)
+	if err != nil {
 		return err
 	}
+	setVersionID(w, vid)
 	w.Header().Set("ETag", quote(en.ETag))
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -446,6 +451,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	ctx := r.Context()
 	_, _, en, err := g.requestObject(ctx, rq, meta.PermRead, "s3:GetObject")
 	if err != nil {
+		setDeleteMarkerHeaders(w, err)
 		return err
 	}
 	if err := checkReadPreconditions(r.Header, en); err != nil {
@@ -465,6 +471,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	g.setObjectHeaders(w, en)
 	setTaggingCount(w, en)
+	setVersionID(w, en.VersionID)
 	q := r.URL.Query()
 	for p, h := range responseOverrides {
 		if v := q.Get(p); v != "" {
@@ -504,13 +511,15 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 
 func (g *Gateway) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:DeleteObject")
+	b, err := g.bucketFor(ctx, rq, meta.PermWrite, versionAction("s3:DeleteObject", rq.version))
 	if err != nil {
 		return err
 	}
-	if err := g.removeObject(ctx, b, rq.key); err != nil {
+	out, err := g.deleteVersion(ctx, rq, b, rq.key, rq.version)
+	if err != nil {
 		return err
 	}
+	out.setHeaders(w)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -589,13 +598,14 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	res := deleteResult{Xmlns: xmlns}
 	for _, o := range req.Objects {
 		var err error
+		var out deleteOutcome
 		switch {
 		case o.Key == "":
 			err = errInvalidArgument.withMessage("empty key")
-		case !g.allow(rq, b, b.Owner, b.ACL, meta.PermWrite, "s3:DeleteObject", o.Key):
+		case !g.allow(rq, b, b.Owner, b.ACL, meta.PermWrite, versionAction("s3:DeleteObject", o.VersionID), o.Key):
 			err = errAccessDenied
 		default:
-			err = g.removeObject(ctx, b, o.Key)
+			out, err = g.deleteVersion(ctx, rq, b, o.Key, o.VersionID)
 		}
 		if err != nil {
 			ae := translate(err)
@@ -603,7 +613,7 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 			continue
 		}
 		if !req.Quiet {
-			res.Deleted = append(res.Deleted, deletedEntry{Key: o.Key})
+			res.Deleted = append(res.Deleted, out.deleted(o.Key))
 		}
 	}
 	writeXML(w, http.StatusOK, res)
@@ -613,7 +623,7 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 // copySourceEntry finds a copy's source object (the user must have its
 // READ) and applies the x-amz-copy-source-if-* conditions.
 func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *request) (string, string, meta.Entry, error) {
-	sb, sk, err := copySource(r.Header.Get("X-Amz-Copy-Source"))
+	sb, sk, sv, err := copySource(r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
@@ -625,7 +635,11 @@ func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *requ
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
-	sen, err := g.objectFor(ctx, rq, src, six, sk, meta.PermRead, "s3:GetObject")
+	sen, err := g.objectVersionFor(ctx, rq, src, six, sk, sv, meta.PermRead, "s3:GetObject")
+	var dm *deleteMarkerError
+	if sv != "" && errors.As(err, &dm) {
+		err = errInvalidRequest.withMessage("The source of a copy request may not specifically refer to a delete marker by version id.")
+	}
 	if err != nil {
 		return "", "", meta.Entry{}, err
 	}
@@ -645,21 +659,24 @@ func (g *Gateway) copySourceEntry(ctx context.Context, r *http.Request, rq *requ
 }
 
 // copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=...]",
-// URL-encoded.
-func copySource(v string) (bucket, key string, err error) {
-	v, version, _ := strings.Cut(v, "?")
-	if version != "" && version != "versionId=null" {
-		return "", "", errNotImplemented.withMessage("versions are not supported yet")
+// URL-encoded; version is "" without a versionId.
+func copySource(v string) (bucket, key, version string, err error) {
+	v, query, _ := strings.Cut(v, "?")
+	if query != "" {
+		version, _ = strings.CutPrefix(query, "versionId=")
+		if !meta.ValidVersionID(version) {
+			return "", "", "", invalidVersionID(version)
+		}
 	}
 	dec, uerr := url.PathUnescape(v)
 	if uerr != nil {
-		return "", "", errInvalidArgument.withMessage("Invalid copy source encoding.")
+		return "", "", "", errInvalidArgument.withMessage("Invalid copy source encoding.")
 	}
 	bucket, key, _ = strings.Cut(strings.TrimPrefix(dec, "/"), "/")
 	if bucket == "" || key == "" {
-		return "", "", errInvalidArgument.withMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
+		return "", "", "", errInvalidArgument.withMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
 	}
-	return bucket, key, nil
+	return bucket, key, version, nil
 }
 
 func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -697,7 +714,7 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	switch d := r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
-		if sb == rq.bucket && sk == rq.key && r.Header.Get("X-Amz-Storage-Class") == "" && !tagged {
+		if sb == rq.bucket && sk == rq.key && r.Header.Get("X-Amz-Storage-Class") == "" && !tagged && !strings.Contains(r.Header.Get("X-Amz-Copy-Source"), "?versionId=") {
 			return errInvalidRequest.withMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
 	case "REPLACE":
@@ -738,8 +755,13 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
-	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, nil, nil); err != nil {
+	vid, err := g.commitVersion(ctx, b, ix, rq.key, en, []uint64{id}, nil, nil)
+	if err != nil {
 		return err
+	}
+	setVersionID(w, vid)
+	if sen.VersionID != "" {
+		w.Header().Set("x-amz-copy-source-version-id", sen.VersionID)
 	}
 	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag)})
 	return nil

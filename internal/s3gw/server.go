@@ -154,6 +154,7 @@ type request struct {
 	id          string
 	bucket, key string
 	user        meta.User
+	version     string // the versionId query parameter ("": none)
 	sig         sigv4.Result
 	http        *http.Request // for a policy's conditions
 }
@@ -310,7 +311,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		switch r.Method {
 		case http.MethodPut:
 			if has("versioning") {
-				return errNotImplemented.withMessage("versioning is not supported yet")
+				return g.putBucketVersioning(w, r, rq)
 			}
 			return g.createBucket(w, r, rq)
 		case http.MethodHead:
@@ -344,11 +345,17 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
 	}
-	if v, ok := q["versionId"]; ok && v[0] != "null" {
-		return errNoSuchVersion
+	if v, ok := q["versionId"]; ok {
+		if !meta.ValidVersionID(v[0]) {
+			return invalidVersionID(v[0])
+		}
+		rq.version = v[0]
 	}
 	if len(rq.key) > maxKeyLen {
 		return errKeyTooLong.withMessage("Your key is %d bytes; the limit is %d.", len(rq.key), maxKeyLen)
+	}
+	if strings.IndexByte(rq.key, 0) >= 0 {
+		return errInvalidArgument.withMessage("A key may not hold a NUL character.")
 	}
 	if ok, err := g.serveSubresource(w, r, rq, has, []subresource{
 		{"tagging", (*Gateway).getObjectTagging, (*Gateway).putObjectTagging, (*Gateway).deleteObjectTagging},

@@ -177,7 +177,8 @@ func (g *Gateway) setObjectTags(r *http.Request, rq *request, action string, bod
 	if g.tagRaceHook != nil {
 		g.tagRaceHook(false)
 	}
-	cur, err := ix.Current(ctx, rq.key)
+	slot := meta.VersionKey(rq.key, en.VersionID)
+	cur, err := ix.Current(ctx, slot)
 	if err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func (g *Gateway) setObjectTags(r *http.Request, rq *request, action string, bod
 	if g.tagRaceHook != nil {
 		g.tagRaceHook(true)
 	}
-	return ix.Swap(ctx, rq.key, cur, next)
+	return ix.Swap(ctx, slot, cur, next)
 }
 
 func (g *Gateway) putObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {

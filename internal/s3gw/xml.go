@@ -104,7 +104,10 @@ type deleteRequest struct {
 }
 
 type deletedEntry struct {
-	Key string `xml:"Key"`
+	Key                   string `xml:"Key"`
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:"DeleteMarker,omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
 }
 
 type deleteErrorEntry struct {
@@ -194,14 +197,17 @@ type listMultipartUploadsResult struct {
 	CommonPrefixes     []commonPrefix `xml:"CommonPrefixes"`
 }
 
+// versionEntry is a <Version> or, named so, a <DeleteMarker> (without
+// ETag, Size and StorageClass).
 type versionEntry struct {
+	XMLName      xml.Name
 	Key          string `xml:"Key"`
 	VersionID    string `xml:"VersionId"`
 	IsLatest     bool   `xml:"IsLatest"`
 	LastModified string `xml:"LastModified"`
-	ETag         string `xml:"ETag"`
-	Size         int64  `xml:"Size"`
-	StorageClass string `xml:"StorageClass"`
+	ETag         string `xml:"ETag,omitempty"`
+	Size         *int64 `xml:"Size,omitempty"`
+	StorageClass string `xml:"StorageClass,omitempty"`
 	Owner        owner  `xml:"Owner"`
 }
 
@@ -218,13 +224,14 @@ type listVersionsResult struct {
 	Delimiter           string         `xml:"Delimiter,omitempty"`
 	EncodingType        string         `xml:"EncodingType,omitempty"`
 	IsTruncated         bool           `xml:"IsTruncated"`
-	Versions            []versionEntry `xml:"Version"`
+	Versions            []versionEntry // in order, each named Version or DeleteMarker
 	CommonPrefixes      []commonPrefix `xml:"CommonPrefixes"`
 }
 
 type versioningConfiguration struct {
 	XMLName xml.Name `xml:"VersioningConfiguration"`
 	Xmlns   string   `xml:"xmlns,attr"`
+	Status  string   `xml:"Status,omitempty"`
 }
 
 // readXMLBody reads a request's XML body, at most maxXMLBody bytes.

@@ -51,6 +51,17 @@ type Entry struct {
 	ACL ACL
 	// Tags is the object's tag set, in the order given (version 3).
 	Tags []Tag
+	// DeleteMarker marks a delete marker: a version without data that
+	// hides the versions before it (version 4; versions.go).
+	DeleteMarker bool
+	// Stamp orders an object's versions (Unix nanoseconds, later is
+	// newer; 0: MTime's, as in entries before version 4).
+	Stamp int64
+
+	// VersionID is the version's id, taken from the index key it was
+	// read under (not encoded): NullVersion for the entry under the
+	// object's name, "" when read without versions in mind (Index.Get).
+	VersionID string
 }
 
 func encodeMap(e *encoding.Encoder, m map[string]string) {
@@ -80,11 +91,12 @@ func decodeMap(d *encoding.Decoder) map[string]string {
 	return m
 }
 
-// Encode returns the entry's encoding (version 3: version 1's fields,
-// then the owner and the ACL, then the tags).
+// Encode returns the entry's encoding (version 4: version 1's fields,
+// then the owner and the ACL, then the tags, then the delete marker flag
+// and the stamp).
 func (en Entry) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(3, 1)
+	mk := e.Begin(4, 1)
 	e.Varint(en.Size)
 	e.String(en.ETag)
 	e.Varint(en.MTime.UnixNano())
@@ -99,6 +111,8 @@ func (en Entry) Encode() []byte {
 	e.String(en.Owner)
 	encodeACL(&e, en.ACL)
 	encodeTags(&e, en.Tags)
+	e.Bool(en.DeleteMarker)
+	e.Varint(en.Stamp)
 	e.End(mk)
 	return e.Data()
 }
@@ -107,7 +121,7 @@ func (en Entry) Encode() []byte {
 func DecodeEntry(b []byte) (Entry, error) {
 	var en Entry
 	d := encoding.NewDecoder(b)
-	v := d.Begin(3)
+	v := d.Begin(4)
 	en.Size = d.Varint()
 	en.ETag = d.String(128)
 	en.MTime = time.Unix(0, d.Varint()).UTC()
@@ -134,9 +148,16 @@ func DecodeEntry(b []byte) (Entry, error) {
 	if v >= 3 {
 		en.Tags = decodeTags(d)
 	}
+	if v >= 4 {
+		en.DeleteMarker = d.Bool()
+		en.Stamp = d.Varint()
+	}
 	d.End()
 	if d.Err() == nil && !en.Deleted && sum != en.Size {
 		d.Fail(fmt.Errorf("extents hold %d bytes, size %d", sum, en.Size))
+	}
+	if d.Err() == nil && en.DeleteMarker && en.Size != 0 {
+		d.Fail(fmt.Errorf("a delete marker of %d bytes", en.Size))
 	}
 	if err := d.Finish(); err != nil {
 		return Entry{}, fmt.Errorf("%w: index entry: %w", ErrCorrupt, err)
@@ -212,16 +233,20 @@ type Bucket struct {
 	Tags []Tag
 	// CORS is the bucket's CORS configuration, nil for none (version 5).
 	CORS []CORSRule
+	// Versioning is the bucket's versioning state: "" (never enabled),
+	// VersioningEnabled or VersioningSuspended (version 6).
+	Versioning string
 }
 
 // MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
 const MaxPolicy = 20 << 10
 
-// Encode returns the bucket's encoding (version 5: version 1's fields,
-// then the ACL, the policy, the tags, the CORS rules).
+// Encode returns the bucket's encoding (version 6: version 1's fields,
+// then the ACL, the policy, the tags, the CORS rules, the versioning
+// state).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(5, 1)
+	mk := e.Begin(6, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
@@ -231,6 +256,7 @@ func (b Bucket) Encode() []byte {
 	e.String(b.Policy)
 	encodeTags(&e, b.Tags)
 	encodeCORS(&e, b.CORS)
+	e.String(b.Versioning)
 	e.End(mk)
 	return e.Data()
 }
@@ -239,7 +265,7 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	v := d.Begin(5)
+	v := d.Begin(6)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
@@ -258,6 +284,12 @@ func DecodeBucket(p []byte) (Bucket, error) {
 	}
 	if v >= 5 {
 		b.CORS = decodeCORS(d)
+	}
+	if v >= 6 {
+		b.Versioning = d.String(16)
+		if b.Versioning != "" && b.Versioning != VersioningEnabled && b.Versioning != VersioningSuspended {
+			d.Fail(fmt.Errorf("versioning state %q", b.Versioning))
+		}
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

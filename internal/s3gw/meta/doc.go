@@ -2,7 +2,8 @@
 // encodings: users and their access keys, buckets, owners and ACLs
 // (acl.go; checked by s3gw), tag sets (tags.go) and CORS rules (cors.go;
 // validated and applied by s3gw), each bucket's object
-// index (a kv store: object name -> [Entry]), multipart uploads and their
+// index (a kv store: object name -> [Entry], and the object's versions
+// under name\x00id: versions.go), multipart uploads and their
 // parts, and the garbage list of data that an overwrite, a delete or a
 // crash leaves behind.
 //

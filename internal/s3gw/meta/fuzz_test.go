@@ -11,9 +11,18 @@ func TestRoundTrips(t *testing.T) {
 	now := time.Unix(1700000000, 123).UTC()
 	en := Entry{Size: 10, ETag: "abc-2", MTime: now, ContentType: "text/plain", Meta: map[string]string{"x-amz-meta-a": "1"}, Extents: []Extent{{1, 4}, {2, 6}},
 		Owner: "u", ACL: ACL{Grants: []Grant{{Kind: GranteeUser, ID: "v", Perm: PermReadACP}, {Kind: GranteeLogDelivery, Perm: PermWrite}}},
-		Tags: []Tag{{"z", "1"}, {"a", ""}}}
+		Tags: []Tag{{"z", "1"}, {"a", ""}}, Stamp: 1700000000000000999}
 	if got, err := DecodeEntry(en.Encode()); err != nil || !reflect.DeepEqual(got, en) {
 		t.Fatalf("entry: %+v %v", got, err)
+	}
+	dm := Entry{MTime: now, Meta: map[string]string{}, Owner: "u", ACL: Private("u"), DeleteMarker: true, Stamp: 5}
+	if got, err := DecodeEntry(dm.Encode()); err != nil || !reflect.DeepEqual(got, dm) {
+		t.Fatalf("delete marker: %+v %v", got, err)
+	}
+	// A delete marker with data is corrupt.
+	dm.Size, dm.Extents = 1, []Extent{{1, 1}}
+	if _, err := DecodeEntry(dm.Encode()); err == nil {
+		t.Fatal("a delete marker with data decoded")
 	}
 	u := User{Name: "u", DisplayName: "U", Keys: []Key{{"A", "S"}}, Created: now}
 	if got, err := DecodeUser(u.Encode()); err != nil || !reflect.DeepEqual(got, u) {
@@ -22,9 +31,14 @@ func TestRoundTrips(t *testing.T) {
 	b := Bucket{Name: "b", Owner: "u", ID: "01", Created: now, Region: "r", ACL: ACL{Grants: []Grant{
 		{Kind: GranteeUser, ID: "u", Perm: PermFullControl}, {Kind: GranteeAllUsers, Perm: PermRead}, {Kind: GranteeAuthenticated, Perm: PermWriteACP}}}, Policy: `{"Statement":[]}`, Tags: []Tag{{"k", "v"}},
 		CORS: []CORSRule{{ID: "r", AllowedOrigins: []string{"*"}, AllowedMethods: []string{"GET", "PUT"}, AllowedHeaders: []string{"x-*"}, MaxAgeSeconds: -1},
-			{AllowedOrigins: []string{"https://a"}, AllowedMethods: []string{"HEAD"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 3000}}}
+			{AllowedOrigins: []string{"https://a"}, AllowedMethods: []string{"HEAD"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 3000}},
+		Versioning: VersioningSuspended}
 	if got, err := DecodeBucket(b.Encode()); err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("bucket: %+v %v", got, err)
+	}
+	b.Versioning = "Sometimes"
+	if _, err := DecodeBucket(b.Encode()); err == nil {
+		t.Fatal("a bucket of an unknown versioning state decoded")
 	}
 	up := Upload{Key: "k", ID: "i", Initiated: now, ContentType: "c", Meta: map[string]string{}, Owner: "u", ACL: Private("u"), Tags: []Tag{{"t", "u"}}}
 	if got, err := DecodeUpload(up.Encode()); err != nil || !reflect.DeepEqual(got, up) {
@@ -58,6 +72,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Garbage{ID: 1}.Encode())
 	f.Add(Entry{Size: 1, ETag: "e", MTime: now, Extents: []Extent{{1, 1}}, Owner: "u", ACL: Private("u"), Tags: []Tag{{"k", "v"}, {"é", ""}}}.Encode())
 	f.Add(Bucket{Name: "b", ACL: Private("u"), Tags: []Tag{{"k", "v"}}}.Encode())
+	f.Add(Bucket{Name: "b", ACL: Private("u"), Versioning: VersioningEnabled}.Encode())
+	f.Add(Entry{MTime: now, DeleteMarker: true, Stamp: 7}.Encode())
 	f.Add(Bucket{Name: "b", ACL: Private("u"), CORS: []CORSRule{{ID: "i", AllowedOrigins: []string{"http://*.x"}, AllowedMethods: []string{"GET"}, AllowedHeaders: []string{"*"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 5}}}.Encode())
 	f.Add(Upload{Key: "k", Owner: "u", Tags: []Tag{{"k", "v"}}}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -516,7 +516,8 @@ func (s *Store) DeleteBucket(ctx context.Context, b Bucket) error {
 		return err
 	}
 	if len(got) > 0 {
-		return fmt.Errorf("%w: %s holds %s", ErrBucketNotEmpty, b.Name, got[0].Key)
+		name, _ := splitVersionKey(got[0].Key) // a version, maybe
+		return fmt.Errorf("%w: %s holds %s", ErrBucketNotEmpty, b.Name, name)
 	}
 	ups, _, err := s.ListUploads(ctx, b, "", "", 1)
 	if err != nil {
