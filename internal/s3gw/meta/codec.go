@@ -51,6 +51,12 @@ type Entry struct {
 	ACL ACL
 	// Tags is the object's tag set, in the order given (version 3).
 	Tags []Tag
+	// Checksum is the object's additional checksum, if it was given
+	// one (version 4).
+	Checksum Checksum
+	// Parts lists a completed multipart upload's parts with their
+	// checksums, when it had them (version 4).
+	Parts []PartSum
 }
 
 func encodeMap(e *encoding.Encoder, m map[string]string) {
@@ -80,11 +86,12 @@ func decodeMap(d *encoding.Decoder) map[string]string {
 	return m
 }
 
-// Encode returns the entry's encoding (version 3: version 1's fields,
-// then the owner and the ACL, then the tags).
+// Encode returns the entry's encoding (version 4: version 1's fields,
+// then the owner and the ACL, then the tags, then the checksum and the
+// parts' checksums).
 func (en Entry) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(3, 1)
+	mk := e.Begin(4, 1)
 	e.Varint(en.Size)
 	e.String(en.ETag)
 	e.Varint(en.MTime.UnixNano())
@@ -99,6 +106,8 @@ func (en Entry) Encode() []byte {
 	e.String(en.Owner)
 	encodeACL(&e, en.ACL)
 	encodeTags(&e, en.Tags)
+	encodeChecksum(&e, en.Checksum)
+	encodePartSums(&e, en.Parts)
 	e.End(mk)
 	return e.Data()
 }
@@ -107,7 +116,7 @@ func (en Entry) Encode() []byte {
 func DecodeEntry(b []byte) (Entry, error) {
 	var en Entry
 	d := encoding.NewDecoder(b)
-	v := d.Begin(3)
+	v := d.Begin(4)
 	en.Size = d.Varint()
 	en.ETag = d.String(128)
 	en.MTime = time.Unix(0, d.Varint()).UTC()
@@ -133,6 +142,10 @@ func DecodeEntry(b []byte) (Entry, error) {
 	}
 	if v >= 3 {
 		en.Tags = decodeTags(d)
+	}
+	if v >= 4 {
+		en.Checksum = decodeChecksum(d)
+		en.Parts = decodePartSums(d)
 	}
 	d.End()
 	if d.Err() == nil && !en.Deleted && sum != en.Size {
@@ -279,13 +292,17 @@ type Upload struct {
 	ACL   ACL
 	// Tags will be the object's tag set (version 3).
 	Tags []Tag
+	// Checksum is the algorithm and type CreateMultipartUpload chose
+	// (x-amz-checksum-algorithm, x-amz-checksum-type), without a value
+	// (version 4).
+	Checksum Checksum
 }
 
-// Encode returns the upload's encoding (version 3: version 1's fields,
-// then the owner and the ACL, then the tags).
+// Encode returns the upload's encoding (version 4: version 1's fields,
+// then the owner and the ACL, then the tags, then the checksum).
 func (u Upload) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(3, 1)
+	mk := e.Begin(4, 1)
 	e.String(u.Key)
 	e.String(u.ID)
 	e.Varint(u.Initiated.UnixNano())
@@ -294,6 +311,7 @@ func (u Upload) Encode() []byte {
 	e.String(u.Owner)
 	encodeACL(&e, u.ACL)
 	encodeTags(&e, u.Tags)
+	encodeChecksum(&e, u.Checksum)
 	e.End(mk)
 	return e.Data()
 }
@@ -302,7 +320,7 @@ func (u Upload) Encode() []byte {
 func DecodeUpload(b []byte) (Upload, error) {
 	var u Upload
 	d := encoding.NewDecoder(b)
-	v := d.Begin(3)
+	v := d.Begin(4)
 	u.Key = d.String(maxName)
 	u.ID = d.String(maxName)
 	u.Initiated = time.Unix(0, d.Varint()).UTC()
@@ -314,6 +332,9 @@ func DecodeUpload(b []byte) (Upload, error) {
 	}
 	if v >= 3 {
 		u.Tags = decodeTags(d)
+	}
+	if v >= 4 {
+		u.Checksum = decodeChecksum(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {
@@ -329,17 +350,21 @@ type Part struct {
 	Size   int64
 	ID     uint64
 	MTime  time.Time
+	// Checksum is the part's additional checksum, if any (version 2).
+	Checksum Checksum
 }
 
-// Encode returns the part's encoding (version 1).
+// Encode returns the part's encoding (version 2: version 1's fields,
+// then the checksum).
 func (p Part) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uvarint(uint64(p.Number))
 	e.String(p.ETag)
 	e.Varint(p.Size)
 	e.Uint64(p.ID)
 	e.Varint(p.MTime.UnixNano())
+	encodeChecksum(&e, p.Checksum)
 	e.End(mk)
 	return e.Data()
 }
@@ -348,12 +373,15 @@ func (p Part) Encode() []byte {
 func DecodePart(b []byte) (Part, error) {
 	var p Part
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	p.Number = int(d.Uvarint())
 	p.ETag = d.String(128)
 	p.Size = d.Varint()
 	p.ID = d.Uint64()
 	p.MTime = time.Unix(0, d.Varint()).UTC()
+	if v >= 2 {
+		p.Checksum = decodeChecksum(d)
+	}
 	d.End()
 	if d.Err() == nil && (p.Number < 1 || p.Number > 10000 || p.Size < 0) {
 		d.Fail(fmt.Errorf("part %d of %d bytes", p.Number, p.Size))
