@@ -113,6 +113,10 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	ck, err := requestChecksum(r.Header)
+	if err != nil {
+		return err
+	}
 	m, err := objectMeta(r.Header)
 	if err != nil {
 		return err
@@ -143,16 +147,20 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: size, BucketID: b.ID, Key: rq.key}); err != nil {
 		return err
 	}
-	n, sum, err := g.writeData(ctx, id, r.Body, size, maxPutSize)
+	n, sum, err := g.writeData(ctx, id, ck.tee(r.Body), size, maxPutSize)
 	if err == nil && want != nil && !bytes.Equal(sum, want) {
 		err = errBadDigest
+	}
+	var cks meta.Checksum
+	if err == nil {
+		cks, err = ck.verify(rq)
 	}
 	if err != nil {
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
 	}
 	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m,
-		Owner: rq.newOwner(b), ACL: acl, Tags: tags}
+		Owner: rq.newOwner(b), ACL: acl, Tags: tags, Checksum: cks}
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
@@ -160,6 +168,7 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	w.Header().Set("ETag", quote(en.ETag))
+	setChecksumHeader(w, en.Checksum)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -465,6 +474,7 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	g.setObjectHeaders(w, en)
 	setTaggingCount(w, en)
+	setObjectChecksum(w, r, en, ranged)
 	q := r.URL.Query()
 	for p, h := range responseOverrides {
 		if v := q.Get(p); v != "" {
@@ -679,7 +689,11 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if sen.Size > maxPutSize {
 		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
 	}
-	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl, Tags: sen.Tags}
+	ck, cks, err := copyChecksum(r.Header, sen.Checksum)
+	if err != nil {
+		return err
+	}
+	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl, Tags: sen.Tags, Checksum: cks}
 	tags, _, err := headerTags(r.Header)
 	if err != nil {
 		return err
@@ -721,11 +735,14 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	go func() {
 		pw.CloseWithError(g.readData(ctx, pw, sen.Extents, 0, sen.Size))
 	}()
-	n, sum, err := g.writeData(ctx, id, pr, sen.Size, maxPutSize)
+	n, sum, err := g.writeData(ctx, id, ck.tee(pr), sen.Size, maxPutSize)
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil {
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
+	}
+	if c := ck.computed(); !c.IsZero() {
+		en.Checksum = c
 	}
 	if !strings.Contains(sen.ETag, "-") && hex.EncodeToString(sum) != sen.ETag {
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
@@ -741,6 +758,6 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := g.commit(ctx, b, ix, rq.key, en, []uint64{id}, nil, nil); err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag)})
+	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag), checksumFields: xmlChecksum(en.Checksum, true)})
 	return nil
 }

@@ -84,6 +84,7 @@ type copyObjectResult struct {
 	Xmlns        string   `xml:"xmlns,attr"`
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
+	checksumFields
 }
 
 type copyPartResult struct {
@@ -91,6 +92,7 @@ type copyPartResult struct {
 	Xmlns        string   `xml:"xmlns,attr"`
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
+	checksumFields
 }
 
 // deleteRequest is DeleteObjects' body.
@@ -134,6 +136,7 @@ type completeMultipartUpload struct {
 	Parts   []struct {
 		PartNumber int    `xml:"PartNumber"`
 		ETag       string `xml:"ETag"`
+		partChecksum
 	} `xml:"Part"`
 }
 
@@ -144,6 +147,7 @@ type completeMultipartUploadResult struct {
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
+	checksumFields
 }
 
 type partEntry struct {
@@ -151,6 +155,7 @@ type partEntry struct {
 	LastModified string `xml:"LastModified"`
 	ETag         string `xml:"ETag"`
 	Size         int64  `xml:"Size"`
+	checksumFields
 }
 
 type listPartsResult struct {
@@ -167,6 +172,8 @@ type listPartsResult struct {
 	MaxParts             int         `xml:"MaxParts"`
 	IsTruncated          bool        `xml:"IsTruncated"`
 	Parts                []partEntry `xml:"Part"`
+	ChecksumAlgorithm    string      `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType         string      `xml:"ChecksumType,omitempty"`
 }
 
 type uploadEntry struct {
