@@ -287,6 +287,7 @@ var objectActions = map[string]bool{
 	"s3:GetObject": true, "s3:PutObject": true, "s3:DeleteObject": true, "s3:GetObjectAcl": true, "s3:PutObjectAcl": true,
 	"s3:AbortMultipartUpload": true, "s3:ListMultipartUploadParts": true,
 	"s3:GetObjectTagging": true, "s3:PutObjectTagging": true, "s3:DeleteObjectTagging": true,
+	"s3:GetObjectAttributes": true,
 }
 
 // policyContext is the request's condition keys (lowercased).

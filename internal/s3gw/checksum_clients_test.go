@@ -8,7 +8,8 @@ import (
 
 // boto3 with flexible checksums: its default CRC32, SHA-1 and SHA-256
 // on PutObject and GetObject, a wrong one refused, a managed multipart
-// upload's composite checksum and a FULL_OBJECT CRC32 upload by hand
+// upload's composite checksum and a FULL_OBJECT CRC32 upload by hand,
+// and GetObjectAttributes with its parts paged
 // (testdata/boto3_checksums.py).
 func TestBoto3Checksums(t *testing.T) {
 	needTool(t, "python3", "-c", "import boto3")

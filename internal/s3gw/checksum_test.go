@@ -338,3 +338,26 @@ func TestChecksumMultipart(t *testing.T) {
 		}
 	})
 }
+
+// FuzzChecksumHeaders: the checksum and attribute headers never panic
+// the gateway, and a checksum accepted has its algorithm's length.
+func FuzzChecksumHeaders(f *testing.F) {
+	f.Add("CRC32", "AAAAAA==", "x-amz-checksum-crc32", "COMPOSITE", "ETag,ObjectParts")
+	f.Add("sha256", "!", "x-amz-checksum-sha9", "FULL_OBJECT", ",,Checksum")
+	f.Fuzz(func(t *testing.T, alg, value, trailer, typ, attrs string) {
+		h := http.Header{}
+		h.Set("X-Amz-Sdk-Checksum-Algorithm", alg)
+		h.Set("X-Amz-Checksum-"+alg, value)
+		h.Set("X-Amz-Trailer", trailer)
+		if c, err := requestChecksum(h); err == nil && c.want != nil && len(c.want) != checksumSize(c.alg) {
+			t.Fatalf("%s accepted with %d bytes", c.alg, len(c.want))
+		}
+		h.Set("X-Amz-Checksum-Algorithm", alg)
+		h.Set("X-Amz-Checksum-Type", typ)
+		if c, err := uploadChecksum(h); err == nil && !c.IsZero() && checksumSize(c.Algorithm) == 0 {
+			t.Fatalf("upload algorithm %q accepted", c.Algorithm)
+		}
+		h.Set("X-Amz-Object-Attributes", attrs)
+		_, _ = parseObjectAttributes(h)
+	})
+}

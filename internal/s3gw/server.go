@@ -339,7 +339,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return errMethodNotAllowed
 	}
-	for _, sub := range []string{"retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
+	for _, sub := range []string{"retention", "legal-hold", "torrent", "restore", "select"} {
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
@@ -353,6 +353,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	if ok, err := g.serveSubresource(w, r, rq, has, []subresource{
 		{"tagging", (*Gateway).getObjectTagging, (*Gateway).putObjectTagging, (*Gateway).deleteObjectTagging},
 		{"acl", (*Gateway).getObjectACL, (*Gateway).putObjectACL, nil},
+		{"attributes", (*Gateway).getObjectAttributes, nil, nil},
 	}); ok {
 		return err
 	}

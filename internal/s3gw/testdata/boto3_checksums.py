@@ -50,4 +50,19 @@ c = s3.complete_multipart_upload(Bucket=b, Key="mp-crc", UploadId=up["UploadId"]
 assert c["ChecksumCRC32"] == crc32(p1 + p2) and c["ChecksumType"] == "FULL_OBJECT", c
 g = s3.get_object(Bucket=b, Key="mp-crc", ChecksumMode="ENABLED")
 assert g["Body"].read() == p1 + p2 and g["ChecksumCRC32"] == crc32(p1 + p2), g
+# GetObjectAttributes: a single-part object, then the multipart ones.
+a = s3.get_object_attributes(Bucket=b, Key="SHA256", ObjectAttributes=["ETag", "Checksum", "ObjectSize", "StorageClass", "ObjectParts"])
+assert a["ETag"] == hashlib.md5(body).hexdigest() and a["Checksum"]["ChecksumSHA256"] == sha("sha256", body) and a["ObjectSize"] == len(body), a
+assert a["StorageClass"] == "STANDARD" and "ObjectParts" not in a, a
+a = s3.get_object_attributes(Bucket=b, Key="mp-sha1", ObjectAttributes=["Checksum", "ObjectParts"], MaxParts=1)
+assert a["Checksum"]["ChecksumSHA1"] == want.split("-")[0] and a["Checksum"]["ChecksumType"] == "COMPOSITE", a
+op = a["ObjectParts"]
+assert op["TotalPartsCount"] == 2 and op["IsTruncated"] and [p["PartNumber"] for p in op["Parts"]] == [1], op
+assert op["Parts"][0]["Size"] == len(p1) and op["Parts"][0]["ChecksumSHA1"] == sha("sha1", p1), op
+op = s3.get_object_attributes(Bucket=b, Key="mp-sha1", ObjectAttributes=["ObjectParts"], PartNumberMarker=1)["ObjectParts"]
+assert [p["PartNumber"] for p in op["Parts"]] == [2] and not op["IsTruncated"], op
+try:
+    s3.get_object_attributes(Bucket=b, Key="missing", ObjectAttributes=["ETag"]); raise SystemExit("attributes of nothing")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "NoSuchKey", e.response
 print("boto3 checksums OK", boto3.__version__)
