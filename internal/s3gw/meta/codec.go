@@ -225,16 +225,23 @@ type Bucket struct {
 	Tags []Tag
 	// CORS is the bucket's CORS configuration, nil for none (version 5).
 	CORS []CORSRule
+	// Ownership is the bucket's object ownership setting, "" without
+	// ownership controls (version 6).
+	Ownership string
+	// PublicAccessBlock is the bucket's public access block, nil for
+	// none (version 6).
+	PublicAccessBlock *PublicAccessBlock
 }
 
 // MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
 const MaxPolicy = 20 << 10
 
-// Encode returns the bucket's encoding (version 5: version 1's fields,
-// then the ACL, the policy, the tags, the CORS rules).
+// Encode returns the bucket's encoding (version 6: version 1's fields,
+// then the ACL, the policy, the tags, the CORS rules, the ownership and
+// the public access block).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(5, 1)
+	mk := e.Begin(6, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
@@ -244,6 +251,8 @@ func (b Bucket) Encode() []byte {
 	e.String(b.Policy)
 	encodeTags(&e, b.Tags)
 	encodeCORS(&e, b.CORS)
+	e.String(b.Ownership)
+	encodePublicAccessBlock(&e, b.PublicAccessBlock)
 	e.End(mk)
 	return e.Data()
 }
@@ -252,7 +261,7 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	v := d.Begin(5)
+	v := d.Begin(6)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
@@ -271,6 +280,10 @@ func DecodeBucket(p []byte) (Bucket, error) {
 	}
 	if v >= 5 {
 		b.CORS = decodeCORS(d)
+	}
+	if v >= 6 {
+		b.Ownership = d.String(32)
+		b.PublicAccessBlock = decodePublicAccessBlock(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

@@ -23,7 +23,8 @@ func TestRoundTrips(t *testing.T) {
 	b := Bucket{Name: "b", Owner: "u", ID: "01", Created: now, Region: "r", ACL: ACL{Grants: []Grant{
 		{Kind: GranteeUser, ID: "u", Perm: PermFullControl}, {Kind: GranteeAllUsers, Perm: PermRead}, {Kind: GranteeAuthenticated, Perm: PermWriteACP}}}, Policy: `{"Statement":[]}`, Tags: []Tag{{"k", "v"}},
 		CORS: []CORSRule{{ID: "r", AllowedOrigins: []string{"*"}, AllowedMethods: []string{"GET", "PUT"}, AllowedHeaders: []string{"x-*"}, MaxAgeSeconds: -1},
-			{AllowedOrigins: []string{"https://a"}, AllowedMethods: []string{"HEAD"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 3000}}}
+			{AllowedOrigins: []string{"https://a"}, AllowedMethods: []string{"HEAD"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 3000}},
+		Ownership: OwnershipOwnerEnforced, PublicAccessBlock: &PublicAccessBlock{BlockPublicAcls: true, RestrictPublicBuckets: true}}
 	if got, err := DecodeBucket(b.Encode()); err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("bucket: %+v %v", got, err)
 	}
@@ -62,6 +63,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Bucket{Name: "b", ACL: Private("u"), Tags: []Tag{{"k", "v"}}}.Encode())
 	f.Add(Bucket{Name: "b", ACL: Private("u"), CORS: []CORSRule{{ID: "i", AllowedOrigins: []string{"http://*.x"}, AllowedMethods: []string{"GET"}, AllowedHeaders: []string{"*"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 5}}}.Encode())
 	f.Add(Upload{Key: "k", Owner: "u", Tags: []Tag{{"k", "v"}}}.Encode())
+	f.Add(Bucket{Name: "b", ACL: Private("u"), Ownership: OwnershipOwnerPreferred, PublicAccessBlock: &PublicAccessBlock{IgnorePublicAcls: true}}.Encode())
 	f.Add(Upload{Key: "k", Checksum: Checksum{Algorithm: "SHA256", Type: "COMPOSITE"}}.Encode())
 	f.Add(Part{Number: 2, Checksum: Checksum{Algorithm: "CRC32", Value: "AAAAAA=="}}.Encode())
 	f.Add(Entry{Size: 2, ETag: "e-2", MTime: now, Extents: []Extent{{1, 1}, {2, 1}}, Checksum: Checksum{Algorithm: "CRC32C", Type: "COMPOSITE", Value: "AAAAAA==-2"},
