@@ -31,6 +31,9 @@ func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
+	if err := checkWriteACL(b, rq, r.Header); err != nil {
+		return err
+	}
 	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err

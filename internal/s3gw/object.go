@@ -101,6 +101,9 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	if err := checkWriteACL(b, rq, r.Header); err != nil {
+		return err
+	}
 	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
@@ -570,7 +573,7 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	// Without a policy, the bucket's ACL decides for every key at once
 	// (a refusal is the request's, as radosgw answers); a policy may
 	// decide key by key.
-	if b.Policy == "" && !permitted(b.Owner, b.ACL, rq.who(), meta.PermWrite) {
+	if o, acl := aclSubject(b, b.Owner, b.ACL); b.Policy == "" && !permitted(o, acl, rq.who(), meta.PermWrite) {
 		return errAccessDenied
 	}
 	want, err := contentMD5(r.Header)
@@ -676,6 +679,9 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	ctx := r.Context()
 	b, err := g.bucketFor(ctx, rq, meta.PermWrite, "s3:PutObject")
 	if err != nil {
+		return err
+	}
+	if err := checkWriteACL(b, rq, r.Header); err != nil {
 		return err
 	}
 	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
