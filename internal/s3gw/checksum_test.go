@@ -235,6 +235,13 @@ func TestChecksumPutGet(t *testing.T) {
 		if d, g := e.dataObjects(); d != len(checksumAlgorithms()) || g != 0 {
 			t.Fatalf("%d data objects, %d garbage records", d, g)
 		}
+		// Listings name each object's algorithm.
+		lr := decode[listBucketResult](t, e.ok(req{method: "GET", target: "/cksum?list-type=2"}))
+		for _, c := range lr.Contents {
+			if c.ChecksumAlgorithm != c.Key || c.ChecksumType != "FULL_OBJECT" {
+				t.Fatalf("listing: %+v", c)
+			}
+		}
 		e.want(e.do(req{method: "PUT", target: "/cksum/two", body: body, hdr: map[string]string{"x-amz-checksum-crc32": sumB64("CRC32", body), "x-amz-checksum-sha1": sumB64("SHA1", body)}}), 400, "InvalidRequest")
 		e.want(e.do(req{method: "PUT", target: "/cksum/short", body: body, hdr: map[string]string{"x-amz-checksum-sha256": sumB64("CRC32", body)}}), 400, "InvalidRequest")
 

@@ -54,6 +54,10 @@ type objectEntry struct {
 	Size         int64  `xml:"Size"`
 	StorageClass string `xml:"StorageClass"`
 	Owner        *owner `xml:"Owner,omitempty"`
+	// ChecksumAlgorithm and ChecksumType: the object's checksum's, if
+	// it has one.
+	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
 type commonPrefix struct {

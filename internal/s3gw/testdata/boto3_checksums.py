@@ -22,6 +22,8 @@ for alg, name in (("SHA1", "sha1"), ("SHA256", "sha256")):
     assert r["Checksum" + alg] == sha(name, body), r
     g = s3.get_object(Bucket=b, Key=alg, ChecksumMode="ENABLED")
     assert g["Body"].read() == body and g["Checksum" + alg] == sha(name, body), g
+l = {c["Key"]: c for c in s3.list_objects_v2(Bucket=b)["Contents"]}
+assert l["SHA1"]["ChecksumAlgorithm"] == ["SHA1"] and l["default"]["ChecksumAlgorithm"] == ["CRC32"], l
 try:
     s3.put_object(Bucket=b, Key="bad", Body=body, ChecksumSHA256=sha("sha256", b"something else"))
     raise SystemExit("a wrong SHA-256 was accepted")
