@@ -198,7 +198,7 @@ func (c *bodyChecksum) verify(rq *request) (meta.Checksum, error) {
 	if c.trailer {
 		cr, ok := rq.sig.Body.(*sigv4.ChunkReader)
 		if !ok {
-			return meta.Checksum{}, errInvalidRequest.withMessage("x-amz-trailer needs an aws-chunked body (x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER).")
+			return meta.Checksum{}, errInvalidRequest.withMessage("x-amz-trailer needs an aws-chunked body (x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER or STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER).")
 		}
 		v, ok := cr.Trailers[checksumHeader(c.alg)]
 		if !ok {

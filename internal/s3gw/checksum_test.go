@@ -3,12 +3,15 @@ package s3gw
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -199,6 +202,49 @@ func (e *env) trailerPut(target string, data []byte, trailer, value string) *htt
 	return w
 }
 
+// signedTrailerPut sends data as a signed aws-chunked body with a signed
+// trailer (STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER), trailer: value,
+// signed as the S3 API reference's "Signature calculations for trailing
+// headers" says; tamper changes the value after signing.
+func (e *env) signedTrailerPut(target string, data []byte, trailer, value string, tamper bool) *httptest.ResponseRecorder {
+	e.t.Helper()
+	const payload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
+	at := time.Now().UTC()
+	cl, _ := http.NewRequest("PUT", "http://s3.test"+target, nil)
+	cl.Header.Set("Content-Encoding", "aws-chunked")
+	cl.Header.Set("X-Amz-Decoded-Content-Length", fmt.Sprint(len(data)))
+	cl.Header.Set("X-Amz-Content-Sha256", payload)
+	cl.Header.Set("X-Amz-Trailer", trailer)
+	s := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+	if err := s.SignHTTP(context.Background(), e.alice, cl, payload, "s3", "us-east-1", at); err != nil {
+		e.t.Fatal(err)
+	}
+	auth := cl.Header.Get("Authorization")
+	body := signChunks(e.alice.SecretAccessKey, at, auth[strings.LastIndex(auth, "=")+1:], data, 65536)
+	last := string(body[bytes.LastIndex(body, []byte("chunk-signature="))+len("chunk-signature="):])
+	last = strings.TrimSpace(last)
+	body = body[:len(body)-2]
+	mac := func(k []byte, s string) []byte { m := hmac.New(sha256.New, k); m.Write([]byte(s)); return m.Sum(nil) }
+	key := mac([]byte("AWS4"+e.alice.SecretAccessKey), at.Format("20060102"))
+	for _, p := range []string{"us-east-1", "s3", "aws4_request"} {
+		key = mac(key, p)
+	}
+	h := sha256.Sum256([]byte(trailer + ":" + value + "\n"))
+	sig := hex.EncodeToString(mac(key, "AWS4-HMAC-SHA256-TRAILER\n"+at.Format("20060102T150405Z")+"\n"+at.Format("20060102")+"/us-east-1/s3/aws4_request\n"+last+"\n"+hex.EncodeToString(h[:])))
+	if tamper {
+		value = sumB64("CRC32", []byte("tampered"))
+	}
+	body = append(body, fmt.Sprintf("%s:%s\r\nx-amz-trailer-signature:%s\r\n\r\n", trailer, value, sig)...)
+	r := httptest.NewRequest("PUT", cl.URL.RequestURI(), bytes.NewReader(body))
+	r.Host = "s3.test"
+	for k, v := range cl.Header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	e.gw.ServeHTTP(w, r)
+	return w
+}
+
 // PutObject's checksums over HTTP (S3 API reference, PutObject's
 // x-amz-checksum-* and GetObject's x-amz-checksum-mode): every
 // algorithm stored and returned only when asked, a wrong value BadDigest
@@ -262,6 +308,17 @@ func TestChecksumPutGet(t *testing.T) {
 		e.want(e.trailerPut("/cksum/notrailer", body, "x-amz-checksum-crc32c", ""), 400, "InvalidRequest")
 		e.want(e.do(req{method: "HEAD", target: "/cksum/badtrailer"}), 404, "")
 		e.want(e.do(req{method: "HEAD", target: "/cksum/notrailer"}), 404, "")
+		// A signed trailer: checked, then its checksum; tampered, refused.
+		big := bytes.Repeat([]byte("signed trailer "), 10000)
+		if w := e.signedTrailerPut("/cksum/signed", big, "x-amz-checksum-crc32", sumB64("CRC32", big), false); w.Code != 200 {
+			t.Fatalf("signed trailer: %d %s", w.Code, w.Body.String())
+		}
+		if w := e.ok(req{method: "HEAD", target: "/cksum/signed", hdr: map[string]string{"x-amz-checksum-mode": "ENABLED"}}); w.Header().Get("x-amz-checksum-crc32") != sumB64("CRC32", big) {
+			t.Fatalf("signed trailer: %v", w.Header())
+		}
+		e.want(e.signedTrailerPut("/cksum/signedbad", big, "x-amz-checksum-crc32", sumB64("CRC32", big[1:]), false), 400, "BadDigest")
+		e.want(e.signedTrailerPut("/cksum/tampered", big, "x-amz-checksum-crc32", sumB64("CRC32", big), true), 403, "SignatureDoesNotMatch")
+		e.want(e.do(req{method: "HEAD", target: "/cksum/tampered"}), 404, "")
 		e.want(e.do(req{method: "PUT", target: "/cksum/plaintrailer", body: body, hdr: map[string]string{"x-amz-trailer": "x-amz-checksum-crc32"}}), 400, "InvalidRequest")
 
 		// A copy keeps the source's checksum, or computes the one asked.
