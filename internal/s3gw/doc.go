@@ -6,9 +6,10 @@
 // the pure access decision), tagging (tagging.go), CORS (cors.go: the
 // configuration, preflights and the headers of cross-origin requests),
 // flexible checksums (checksum.go), GetObjectAttributes (attributes.go),
-// object ownership controls, the public access block and the policy
-// status (ownership.go), and where object data goes (data.go: striped
-// RADOS objects named by a random data id).
+// partNumber on GET and HEAD (parts.go), object ownership controls, the
+// public access block and the policy status (ownership.go), and where
+// object data goes (data.go: striped RADOS objects named by a random
+// data id).
 //
 // Signatures are checked by internal/s3gw/sigv4; users, buckets, index
 // entries, uploads and the garbage list are internal/s3gw/meta's. Each

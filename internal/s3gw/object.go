@@ -475,9 +475,22 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if !ranged {
 		off, n = 0, en.Size
 	}
+	part, err := requestedPart(r, en)
+	if err != nil {
+		return err
+	}
+	if part > 0 {
+		off, n = partRange(en, part)
+		ranged = n > 0
+	}
 	g.setObjectHeaders(w, en)
 	setTaggingCount(w, en)
-	setObjectChecksum(w, r, en, ranged)
+	if part > 0 {
+		setPartChecksum(w, r, en, part)
+		w.Header().Set("x-amz-mp-parts-count", strconv.Itoa(partsCount(en)))
+	} else {
+		setObjectChecksum(w, r, en, ranged)
+	}
 	q := r.URL.Query()
 	for p, h := range responseOverrides {
 		if v := q.Get(p); v != "" {

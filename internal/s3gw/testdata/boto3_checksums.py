@@ -36,6 +36,9 @@ s3.upload_fileobj(io.BytesIO(p1 + p2), b, "mp-sha1", ExtraArgs={"ChecksumAlgorit
 want = b64(hashlib.sha1(hashlib.sha1(p1).digest() + hashlib.sha1(p2).digest()).digest()) + "-2"
 h = s3.head_object(Bucket=b, Key="mp-sha1", ChecksumMode="ENABLED")
 assert h["ChecksumSHA1"] == want and h.get("ChecksumType") == "COMPOSITE", (h, want)
+# One part of it, with its checksum (which botocore checks against the body).
+g = s3.get_object(Bucket=b, Key="mp-sha1", PartNumber=2, ChecksumMode="ENABLED")
+assert g["Body"].read() == p2 and g["PartsCount"] == 2 and g["ChecksumSHA1"] == sha("sha1", p2), g
 # By hand, a FULL_OBJECT CRC32: ListParts shows the parts' CRCs, Complete
 # gives the whole object's.
 up = s3.create_multipart_upload(Bucket=b, Key="mp-crc", ChecksumAlgorithm="CRC32", ChecksumType="FULL_OBJECT")
