@@ -19,6 +19,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
+	"github.com/cuttlestore/cuttle/kv"
 )
 
 func sumOf(alg string, b []byte) []byte {
@@ -424,4 +425,32 @@ func FuzzChecksumHeaders(f *testing.F) {
 		h.Set("X-Amz-Object-Attributes", attrs)
 		_, _ = parseObjectAttributes(h)
 	})
+}
+
+// completedChecksum keeps the parts' checksums in the entry only while
+// the entry stays under the kv store's value limit.
+func TestCompletedChecksumRoom(t *testing.T) {
+	for _, c := range []struct {
+		alg   string
+		parts int
+		kept  bool
+	}{{"SHA256", 10, true}, {"SHA256", 900, true}, {"SHA256", 1100, false}, {"CRC32", 2000, true}, {"CRC32", 3000, false}} {
+		var ps []meta.Part
+		en := meta.Entry{ETag: "e-1"}
+		for i := range c.parts {
+			v := base64.StdEncoding.EncodeToString(make([]byte, checksumSize(c.alg)))
+			ps = append(ps, meta.Part{Number: i + 1, Size: 5 << 20, ID: uint64(i + 1), Checksum: meta.Checksum{Algorithm: c.alg, Value: v}})
+			en.Extents = append(en.Extents, meta.Extent{ID: uint64(i + 1), Size: 5 << 20})
+			en.Size += 5 << 20
+		}
+		if err := completedChecksum(http.Header{}, meta.Checksum{Algorithm: c.alg, Type: checksumComposite}, ps, &en); err != nil {
+			t.Fatal(err)
+		}
+		if (len(en.Parts) == c.parts) != c.kept || en.Checksum.IsZero() {
+			t.Errorf("%d %s parts: %d kept", c.parts, c.alg, len(en.Parts))
+		}
+		if n := len(en.Encode()); n > kv.MaxValueLen {
+			t.Errorf("%d %s parts: an entry of %d bytes", c.parts, c.alg, n)
+		}
+	}
 }
