@@ -1,4 +1,4 @@
-# The boto3 checksum test (checksum_clients_test.go): python3 boto3_checksums.py
+# The boto3 checksum test (checksum_clients_test.go, TestBoto3NewerFeatures): python3 boto3_checksums.py
 # ENDPOINT BUCKET with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set.
 # Prints "boto3 checksums OK". (CRC32C and CRC64NVME need botocore's CRT
 # extra on the client side: the Go tests cover them.)

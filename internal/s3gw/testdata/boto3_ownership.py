@@ -1,4 +1,4 @@
-# The boto3 ownership test (ownership_clients_test.go): python3 boto3_ownership.py
+# The boto3 ownership test (checksum_clients_test.go, TestBoto3NewerFeatures): python3 boto3_ownership.py
 # ENDPOINT BUCKET with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set.
 # Prints "boto3 ownership OK".
 import json, sys
