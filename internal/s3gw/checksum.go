@@ -347,6 +347,7 @@ func multipartChecksum(up meta.Checksum, parts []meta.Part) (meta.Checksum, erro
 	out := meta.Checksum{Algorithm: up.Algorithm, Type: up.Type}
 	var h hash.Hash
 	var full uint64
+	shifts := map[int64]uint64{} // x^(8·size) by part size: parts are mostly of one size
 	if up.Type == checksumComposite {
 		h = newChecksumHash(up.Algorithm)
 	}
@@ -365,9 +366,14 @@ func multipartChecksum(up meta.Checksum, parts []meta.Part) (meta.Checksum, erro
 		v := beUint(raw)
 		if i == 0 {
 			full = v
-		} else {
-			full = crcCombine(up.Algorithm, full, v, p.Size)
+			continue
 		}
+		shift, ok := shifts[p.Size]
+		if !ok {
+			shift = crcShift(up.Algorithm, p.Size)
+			shifts[p.Size] = shift
+		}
+		full = crcCombineShift(up.Algorithm, full, v, shift)
 	}
 	if h != nil {
 		out.Value = base64.StdEncoding.EncodeToString(h.Sum(nil)) + "-" + strconv.Itoa(len(parts))
@@ -401,22 +407,33 @@ func beBytes(v uint64, n int) []byte {
 // ⊕ crcB modulo the polynomial, computed in GF(2) by square and multiply
 // (the method of zlib's crc32_combine; written here from the algebra).
 func crcCombine(alg string, crcA, crcB uint64, lenB int64) uint64 {
-	var poly uint64
-	width := 32
+	return crcCombineShift(alg, crcA, crcB, crcShift(alg, lenB))
+}
+
+// crcShift is x^(8·n) modulo alg's polynomial: what crcCombine
+// multiplies crcA by for a B of n bytes.
+func crcShift(alg string, n int64) uint64 {
+	poly, width := crcPoly(alg)
+	return gfPowX(uint64(max(n, 0))*8, poly, width)
+}
+
+// crcCombineShift is crcCombine with B's length given as its shift.
+func crcCombineShift(alg string, crcA, crcB, shift uint64) uint64 {
+	poly, width := crcPoly(alg)
+	return gfMul(shift, crcA, poly, width) ^ crcB
+}
+
+// crcPoly is a CRC's reflected polynomial and width.
+func crcPoly(alg string) (uint64, int) {
 	switch alg {
 	case "CRC32":
-		poly = crc32.IEEE
+		return crc32.IEEE, 32
 	case "CRC32C":
-		poly = crc32.Castagnoli
+		return crc32.Castagnoli, 32
 	case "CRC64NVME":
-		poly, width = crc64NVMEPoly, 64
-	default:
-		panic("s3gw: crcCombine of " + alg)
+		return crc64NVMEPoly, 64
 	}
-	if lenB <= 0 {
-		return crcA
-	}
-	return gfMul(gfPowX(uint64(lenB)*8, poly, width), crcA, poly, width) ^ crcB
+	panic("s3gw: no CRC polynomial for " + alg)
 }
 
 // gfMul multiplies a and b modulo poly in the reflected representation
