@@ -248,12 +248,17 @@ func (rq *request) who() string { return rq.user.Name }
 
 // newOwner is who owns what the request creates: its user, or for an
 // anonymous write (to a bucket that lets AllUsers write) the bucket's
-// owner.
+// owner — or the bucket's owner as its ownership controls say
+// (objectOwnerIn).
 func (rq *request) newOwner(b meta.Bucket) string {
-	if rq.who() == "" {
-		return b.Owner
+	who := rq.who()
+	if who == "" {
+		who = b.Owner
 	}
-	return rq.who()
+	if rq.http != nil {
+		return objectOwnerIn(b, who, rq.http.Header)
+	}
+	return who
 }
 
 // objectACL is an entry's owner and ACL; an entry from before ACLs is
@@ -289,6 +294,7 @@ var objectActions = map[string]bool{
 	"s3:GetObjectTagging": true, "s3:PutObjectTagging": true, "s3:DeleteObjectTagging": true,
 	"s3:GetObjectVersion": true, "s3:DeleteObjectVersion": true, "s3:GetObjectVersionAcl": true, "s3:PutObjectVersionAcl": true,
 	"s3:GetObjectVersionTagging": true, "s3:PutObjectVersionTagging": true, "s3:DeleteObjectVersionTagging": true,
+	"s3:GetObjectAttributes": true,
 }
 
 // policyContext is the request's condition keys (lowercased).
@@ -341,7 +347,7 @@ func (g *Gateway) policyDecision(rq *request, b meta.Bucket, action, key string)
 	if objectActions[action] {
 		res += "/" + key
 	}
-	return p.evaluate(policyRequest{user: rq.who(), action: action, resource: res, context: rq.policyContext()})
+	return g.restrictPublic(rq, b, p.evaluate(policyRequest{user: rq.who(), action: action, resource: res, context: rq.policyContext()}))
 }
 
 // allow is the access decision on a bucket or object of owner under acl
@@ -354,6 +360,7 @@ func (g *Gateway) allow(rq *request, b meta.Bucket, owner string, acl meta.ACL, 
 	case allowed:
 		return true
 	}
+	owner, acl = aclSubject(b, owner, acl)
 	return permitted(owner, acl, rq.who(), perm)
 }
 
@@ -567,7 +574,11 @@ func (g *Gateway) getBucketACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, g.aclPolicy(r.Context(), rq, b.Owner, b.ACL))
+	owner, acl := b.Owner, b.ACL
+	if aclsDisabled(b) {
+		owner, acl = aclSubject(b, owner, acl)
+	}
+	writeXML(w, http.StatusOK, g.aclPolicy(r.Context(), rq, owner, acl))
 	return nil
 }
 
@@ -578,6 +589,9 @@ func (g *Gateway) putBucketACL(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	acl, err := g.putACL(r, b.Owner, b.Owner)
 	if err != nil {
+		return err
+	}
+	if err := checkACLChange(b, acl, true); err != nil {
 		return err
 	}
 	if _, err := g.meta.SetBucketACL(r.Context(), b, acl); err != nil {
@@ -594,6 +608,9 @@ func (g *Gateway) getObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	owner, acl := objectACL(b, en)
+	if aclsDisabled(b) {
+		owner, acl = aclSubject(b, owner, acl)
+	}
 	writeXML(w, http.StatusOK, g.aclPolicy(ctx, rq, owner, acl))
 	return nil
 }
@@ -609,8 +626,14 @@ func (g *Gateway) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	owner, _ := objectACL(b, en)
+	if aclsDisabled(b) {
+		owner = b.Owner
+	}
 	acl, err := g.putACL(r, owner, b.Owner)
 	if err != nil {
+		return err
+	}
+	if err := checkACLChange(b, acl, true); err != nil {
 		return err
 	}
 	slot := meta.VersionKey(rq.key, en.VersionID)

@@ -84,7 +84,11 @@ func (g *Gateway) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	_, err = g.meta.CreateBucket(r.Context(), rq.bucket, rq.who(), region, acl)
+	ownership, err := createOwnership(r.Header, acl, rq.who())
+	if err != nil {
+		return err
+	}
+	_, err = g.meta.CreateBucket(r.Context(), rq.bucket, rq.who(), region, acl, func(b *meta.Bucket) { b.Ownership = ownership })
 	if err != nil {
 		return err
 	}

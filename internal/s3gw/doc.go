@@ -5,8 +5,11 @@
 // codes (s3err.go), access control (access.go: ACLs, anonymous requests,
 // the pure access decision), tagging (tagging.go), CORS (cors.go: the
 // configuration, preflights and the headers of cross-origin requests),
-// and where object data goes (data.go: striped RADOS objects named by a
-// random data id).
+// flexible checksums (checksum.go, crccombine.go), GetObjectAttributes
+// (attributes.go), partNumber on GET and HEAD (parts.go), object
+// ownership controls, the public access block and the policy status
+// (ownership.go), and where object data goes (data.go: striped RADOS
+// objects named by a random data id).
 //
 // Signatures are checked by internal/s3gw/sigv4; users, buckets, index
 // entries, uploads and the garbage list are internal/s3gw/meta's. Each

@@ -149,6 +149,7 @@ func (g *Gateway) fillContents(ctx context.Context, res *listBucketResult, p lis
 		if sc := o.Entry.Meta["x-amz-storage-class"]; sc != "" {
 			e.StorageClass = sc
 		}
+		e.ChecksumAlgorithm, e.ChecksumType = o.Entry.Checksum.Algorithm, o.Entry.Checksum.Type
 		if withOwner {
 			name, _ := objectACL(b, o.Entry)
 			ow := os.of(name)

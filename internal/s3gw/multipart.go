@@ -31,6 +31,9 @@ func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
+	if err := checkWriteACL(b, rq, r.Header); err != nil {
+		return err
+	}
 	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
@@ -39,9 +42,17 @@ func (g *Gateway) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m, Owner: rq.newOwner(b), ACL: acl, Tags: tags})
+	cks, err := uploadChecksum(r.Header)
 	if err != nil {
 		return err
+	}
+	u, err := g.meta.CreateUpload(ctx, b, meta.Upload{Key: rq.key, ContentType: r.Header.Get("Content-Type"), Meta: m, Owner: rq.newOwner(b), ACL: acl, Tags: tags, Checksum: cks})
+	if err != nil {
+		return err
+	}
+	if !cks.IsZero() {
+		w.Header().Set("x-amz-checksum-algorithm", cks.Algorithm)
+		w.Header().Set("x-amz-checksum-type", cks.Type)
 	}
 	writeXML(w, http.StatusOK, initiateMultipartUploadResult{Xmlns: xmlns, Bucket: b.Name, Key: rq.key, UploadID: u.ID})
 	return nil
@@ -87,23 +98,36 @@ func (g *Gateway) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
+	ck, err := requestChecksum(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := ck.ensure(u.Checksum.Algorithm); err != nil {
+		return err
+	}
 	id := meta.NewID()
 	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: size, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err != nil {
 		return err
 	}
-	n, sum, err := g.writeData(ctx, id, r.Body, size, maxPutSize)
+	n, sum, err := g.writeData(ctx, id, ck.tee(r.Body), size, maxPutSize)
 	if err == nil && want != nil && !bytes.Equal(sum, want) {
 		err = errBadDigest
+	}
+	var cks meta.Checksum
+	if err == nil {
+		cks, err = ck.verify(rq)
 	}
 	if err != nil {
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
 	}
-	p, err := g.recordPart(ctx, b, u, meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: n, ID: id}, "upload part")
+	cks.Type = "" // a part's checksum is of its bytes
+	p, err := g.recordPart(ctx, b, u, meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: n, ID: id, Checksum: cks}, "upload part")
 	if err != nil {
 		return err
 	}
 	w.Header().Set("ETag", quote(p.ETag))
+	setChecksumHeader(w, cks)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -156,9 +180,11 @@ func (g *Gateway) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 	uo, _ := uploadOwner(b, u)
 	os := g.owners(r.Context(), rq.user)
 	res := listPartsResult{Xmlns: xmlns, Bucket: b.Name, Key: u.Key, UploadID: u.ID, Initiator: os.of(uo), Owner: os.of(uo),
-		StorageClass: "STANDARD", PartNumberMarker: after, MaxParts: max, IsTruncated: more, Parts: []partEntry{}}
+		StorageClass: "STANDARD", PartNumberMarker: after, MaxParts: max, IsTruncated: more, Parts: []partEntry{},
+		ChecksumAlgorithm: u.Checksum.Algorithm, ChecksumType: u.Checksum.Type}
 	for _, p := range ps {
-		res.Parts = append(res.Parts, partEntry{PartNumber: p.Number, LastModified: s3Time(p.MTime), ETag: quote(p.ETag), Size: p.Size})
+		res.Parts = append(res.Parts, partEntry{PartNumber: p.Number, LastModified: s3Time(p.MTime), ETag: quote(p.ETag), Size: p.Size,
+			checksumFields: xmlChecksum(p.Checksum, false)})
 		res.NextPartNumberMarker = p.Number
 	}
 	writeXML(w, http.StatusOK, res)
@@ -192,6 +218,7 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	h := md5.New()
 	en := meta.Entry{MTime: g.meta.Now(), ContentType: u.ContentType, Meta: u.Meta, Owner: u.Owner, ACL: u.ACL, Tags: u.Tags}
 	used := map[uint64]bool{}
+	var done []meta.Part // in the order completed
 	prev := 0
 	for _, rp := range req.Parts {
 		if rp.PartNumber <= prev {
@@ -207,6 +234,10 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		if i < len(req.Parts)-1 && p.Size < minPartSize {
 			return errEntityTooSmall.withMessage("Part %d is %d bytes; every part but the last must be at least 5 MiB.", p.Number, p.Size)
 		}
+		if err := checkCompletedPart(u.Checksum, p, rp.partChecksum); err != nil {
+			return err
+		}
+		done = append(done, p)
 		sum, _ := hex.DecodeString(p.ETag)
 		h.Write(sum)
 		en.Size += p.Size
@@ -219,6 +250,9 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		return errEntityTooLarge
 	}
 	en.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(h.Sum(nil)), len(req.Parts))
+	if err := completedChecksum(r.Header, u.Checksum, done, &en); err != nil {
+		return err
+	}
 	var unused []meta.Extent
 	var gs []meta.Garbage
 	for _, p := range all {
@@ -247,7 +281,8 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if len(unused) > 0 {
 		g.discard(ctx, unused...)
 	}
-	writeXML(w, http.StatusOK, completeMultipartUploadResult{Xmlns: xmlns, Location: "/" + b.Name + "/" + u.Key, Bucket: b.Name, Key: u.Key, ETag: quote(en.ETag)})
+	writeXML(w, http.StatusOK, completeMultipartUploadResult{Xmlns: xmlns, Location: "/" + b.Name + "/" + u.Key, Bucket: b.Name, Key: u.Key, ETag: quote(en.ETag),
+		checksumFields: xmlChecksum(en.Checksum, true)})
 	return nil
 }
 
@@ -366,18 +401,22 @@ func (g *Gateway) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: n, BucketID: b.ID, Key: u.Key, UploadID: u.ID}); err != nil {
 		return err
 	}
+	ck := &bodyChecksum{}
+	_ = ck.ensure(u.Checksum.Algorithm) // computes the upload's algorithm, if any
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(g.readData(ctx, pw, sen.Extents, off, n)) }()
-	got, sum, err := g.writeData(ctx, id, pr, n, maxPutSize)
+	got, sum, err := g.writeData(ctx, id, ck.tee(pr), n, maxPutSize)
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil {
 		g.discard(ctx, meta.Extent{ID: id, Size: got})
 		return err
 	}
-	p, err := g.recordPart(ctx, b, u, meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: got, ID: id}, "upload part copy")
+	cks := ck.computed()
+	cks.Type = ""
+	p, err := g.recordPart(ctx, b, u, meta.Part{Number: num, ETag: hex.EncodeToString(sum), Size: got, ID: id, Checksum: cks}, "upload part copy")
 	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, copyPartResult{Xmlns: xmlns, LastModified: s3Time(p.MTime), ETag: quote(p.ETag)})
+	writeXML(w, http.StatusOK, copyPartResult{Xmlns: xmlns, LastModified: s3Time(p.MTime), ETag: quote(p.ETag), checksumFields: xmlChecksum(cks, false)})
 	return nil
 }

@@ -101,6 +101,9 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	if err := checkWriteACL(b, rq, r.Header); err != nil {
+		return err
+	}
 	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
@@ -110,6 +113,10 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	want, err := contentMD5(r.Header)
+	if err != nil {
+		return err
+	}
+	ck, err := requestChecksum(r.Header)
 	if err != nil {
 		return err
 	}
@@ -146,16 +153,20 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := g.meta.AddGarbage(ctx, meta.Garbage{ID: id, Size: size, BucketID: b.ID, Key: rq.key}); err != nil {
 		return err
 	}
-	n, sum, err := g.writeData(ctx, id, r.Body, size, maxPutSize)
+	n, sum, err := g.writeData(ctx, id, ck.tee(r.Body), size, maxPutSize)
 	if err == nil && want != nil && !bytes.Equal(sum, want) {
 		err = errBadDigest
+	}
+	var cks meta.Checksum
+	if err == nil {
+		cks, err = ck.verify(rq)
 	}
 	if err != nil {
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
 	}
 	en := meta.Entry{Size: n, ETag: hex.EncodeToString(sum), MTime: g.meta.Now(), ContentType: r.Header.Get("Content-Type"), Meta: m,
-		Owner: rq.newOwner(b), ACL: acl, Tags: tags}
+		Owner: rq.newOwner(b), ACL: acl, Tags: tags, Checksum: cks}
 	if n > 0 {
 		en.Extents = []meta.Extent{{ID: id, Size: n}}
 	}
@@ -165,6 +176,7 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	setVersionID(w, vid)
 	w.Header().Set("ETag", quote(en.ETag))
+	setChecksumHeader(w, en.Checksum)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -469,9 +481,23 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if !ranged {
 		off, n = 0, en.Size
 	}
+	part, err := requestedPart(r, en)
+	if err != nil {
+		return err
+	}
+	if part > 0 {
+		off, n = partRange(en, part)
+		ranged = n > 0
+	}
 	g.setObjectHeaders(w, en)
 	setTaggingCount(w, en)
 	setVersionID(w, en.VersionID)
+	if part > 0 {
+		setPartChecksum(w, r, en, part)
+		w.Header().Set("x-amz-mp-parts-count", strconv.Itoa(partsCount(en)))
+	} else {
+		setObjectChecksum(w, r, en, ranged)
+	}
 	q := r.URL.Query()
 	for p, h := range responseOverrides {
 		if v := q.Get(p); v != "" {
@@ -569,7 +595,7 @@ func (g *Gateway) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	// Without a policy, the bucket's ACL decides for every key at once
 	// (a refusal is the request's, as radosgw answers); a policy may
 	// decide key by key.
-	if b.Policy == "" && !permitted(b.Owner, b.ACL, rq.who(), meta.PermWrite) {
+	if o, acl := aclSubject(b, b.Owner, b.ACL); b.Policy == "" && !permitted(o, acl, rq.who(), meta.PermWrite) {
 		return errAccessDenied
 	}
 	want, err := contentMD5(r.Header)
@@ -685,6 +711,9 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
+	if err := checkWriteACL(b, rq, r.Header); err != nil {
+		return err
+	}
 	acl, err := g.requestACL(ctx, r.Header, rq.newOwner(b), b.Owner)
 	if err != nil {
 		return err
@@ -696,7 +725,11 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if sen.Size > maxPutSize {
 		return errInvalidRequest.withMessage("The source is larger than 5 GiB: copy it in parts with UploadPartCopy.")
 	}
-	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl, Tags: sen.Tags}
+	ck, cks, err := copyChecksum(r.Header, sen.Checksum)
+	if err != nil {
+		return err
+	}
+	en := meta.Entry{Size: sen.Size, ETag: sen.ETag, ContentType: sen.ContentType, Meta: sen.Meta, Owner: rq.newOwner(b), ACL: acl, Tags: sen.Tags, Checksum: cks}
 	tags, _, err := headerTags(r.Header)
 	if err != nil {
 		return err
@@ -738,11 +771,14 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	go func() {
 		pw.CloseWithError(g.readData(ctx, pw, sen.Extents, 0, sen.Size))
 	}()
-	n, sum, err := g.writeData(ctx, id, pr, sen.Size, maxPutSize)
+	n, sum, err := g.writeData(ctx, id, ck.tee(pr), sen.Size, maxPutSize)
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil {
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
 		return err
+	}
+	if c := ck.computed(); !c.IsZero() {
+		en.Checksum = c
 	}
 	if !strings.Contains(sen.ETag, "-") && hex.EncodeToString(sum) != sen.ETag {
 		g.discard(ctx, meta.Extent{ID: id, Size: n})
@@ -763,6 +799,6 @@ func (g *Gateway) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if sen.VersionID != "" {
 		w.Header().Set("x-amz-copy-source-version-id", sen.VersionID)
 	}
-	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag)})
+	writeXML(w, http.StatusOK, copyObjectResult{Xmlns: xmlns, LastModified: s3Time(en.MTime), ETag: quote(en.ETag), checksumFields: xmlChecksum(en.Checksum, true)})
 	return nil
 }

@@ -497,8 +497,12 @@ func (g *Gateway) putBucketPolicy(w http.ResponseWriter, r *http.Request, rq *re
 	if len(doc) > meta.MaxPolicy {
 		return errMalformedPolicy.withMessage("Policies are at most %d bytes.", meta.MaxPolicy)
 	}
-	if _, err := parsePolicy(doc, b.Name); err != nil {
+	p, err := parsePolicy(doc, b.Name)
+	if err != nil {
 		return err
+	}
+	if pab := b.PublicAccessBlock; pab != nil && pab.BlockPublicPolicy && policyPublic(p) {
+		return errAccessDenied.withMessage("The bucket's public access block (BlockPublicPolicy) refuses a public policy.")
 	}
 	if _, err := g.meta.SetBucketPolicy(r.Context(), b, string(doc)); err != nil {
 		return err

@@ -300,10 +300,13 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			{"policy", (*Gateway).getBucketPolicy, (*Gateway).putBucketPolicy, (*Gateway).deleteBucketPolicy},
 			{"tagging", (*Gateway).getBucketTagging, (*Gateway).putBucketTagging, (*Gateway).deleteBucketTagging},
 			{"cors", (*Gateway).getBucketCORS, (*Gateway).putBucketCORS, (*Gateway).deleteBucketCORS},
+			{"ownershipControls", (*Gateway).getBucketOwnershipControls, (*Gateway).putBucketOwnershipControls, (*Gateway).deleteBucketOwnershipControls},
+			{"publicAccessBlock", (*Gateway).getPublicAccessBlock, (*Gateway).putPublicAccessBlock, (*Gateway).deletePublicAccessBlock},
+			{"policyStatus", (*Gateway).getBucketPolicyStatus, nil, nil},
 		}); ok {
 			return err
 		}
-		for _, sub := range []string{"lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		for _, sub := range []string{"lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
@@ -340,7 +343,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return errMethodNotAllowed
 	}
-	for _, sub := range []string{"retention", "legal-hold", "torrent", "restore", "select", "attributes"} {
+	for _, sub := range []string{"retention", "legal-hold", "torrent", "restore", "select"} {
 		if has(sub) {
 			return errNotImplemented.withMessage("object %s is not supported yet", sub)
 		}
@@ -360,6 +363,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 	if ok, err := g.serveSubresource(w, r, rq, has, []subresource{
 		{"tagging", (*Gateway).getObjectTagging, (*Gateway).putObjectTagging, (*Gateway).deleteObjectTagging},
 		{"acl", (*Gateway).getObjectACL, (*Gateway).putObjectACL, nil},
+		{"attributes", (*Gateway).getObjectAttributes, nil, nil},
 	}); ok {
 		return err
 	}

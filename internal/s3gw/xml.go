@@ -54,6 +54,10 @@ type objectEntry struct {
 	Size         int64  `xml:"Size"`
 	StorageClass string `xml:"StorageClass"`
 	Owner        *owner `xml:"Owner,omitempty"`
+	// ChecksumAlgorithm and ChecksumType: the object's checksum's, if
+	// it has one.
+	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
 type commonPrefix struct {
@@ -84,6 +88,7 @@ type copyObjectResult struct {
 	Xmlns        string   `xml:"xmlns,attr"`
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
+	checksumFields
 }
 
 type copyPartResult struct {
@@ -91,6 +96,7 @@ type copyPartResult struct {
 	Xmlns        string   `xml:"xmlns,attr"`
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
+	checksumFields
 }
 
 // deleteRequest is DeleteObjects' body.
@@ -137,6 +143,7 @@ type completeMultipartUpload struct {
 	Parts   []struct {
 		PartNumber int    `xml:"PartNumber"`
 		ETag       string `xml:"ETag"`
+		partChecksum
 	} `xml:"Part"`
 }
 
@@ -147,6 +154,7 @@ type completeMultipartUploadResult struct {
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
+	checksumFields
 }
 
 type partEntry struct {
@@ -154,6 +162,7 @@ type partEntry struct {
 	LastModified string `xml:"LastModified"`
 	ETag         string `xml:"ETag"`
 	Size         int64  `xml:"Size"`
+	checksumFields
 }
 
 type listPartsResult struct {
@@ -170,6 +179,8 @@ type listPartsResult struct {
 	MaxParts             int         `xml:"MaxParts"`
 	IsTruncated          bool        `xml:"IsTruncated"`
 	Parts                []partEntry `xml:"Part"`
+	ChecksumAlgorithm    string      `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType         string      `xml:"ChecksumType,omitempty"`
 }
 
 type uploadEntry struct {

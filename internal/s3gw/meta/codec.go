@@ -62,6 +62,12 @@ type Entry struct {
 	// read under (not encoded): NullVersion for the entry under the
 	// object's name, "" when read without versions in mind (Index.Get).
 	VersionID string
+	// Checksum is the object's additional checksum, if it was given
+	// one (version 5).
+	Checksum Checksum
+	// Parts lists a completed multipart upload's parts with their
+	// checksums, when it had them (version 5).
+	Parts []PartSum
 }
 
 func encodeMap(e *encoding.Encoder, m map[string]string) {
@@ -91,12 +97,12 @@ func decodeMap(d *encoding.Decoder) map[string]string {
 	return m
 }
 
-// Encode returns the entry's encoding (version 4: version 1's fields,
-// then the owner and the ACL, then the tags, then the delete marker flag
-// and the stamp).
+// Encode returns the entry's encoding (version 5: version 1's fields,
+// then the owner and the ACL (2), the tags (3), the delete marker flag
+// and the stamp (4), the checksum and the parts' checksums (5)).
 func (en Entry) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(4, 1)
+	mk := e.Begin(5, 1)
 	e.Varint(en.Size)
 	e.String(en.ETag)
 	e.Varint(en.MTime.UnixNano())
@@ -113,6 +119,8 @@ func (en Entry) Encode() []byte {
 	encodeTags(&e, en.Tags)
 	e.Bool(en.DeleteMarker)
 	e.Varint(en.Stamp)
+	encodeChecksum(&e, en.Checksum)
+	encodePartSums(&e, en.Parts)
 	e.End(mk)
 	return e.Data()
 }
@@ -121,7 +129,7 @@ func (en Entry) Encode() []byte {
 func DecodeEntry(b []byte) (Entry, error) {
 	var en Entry
 	d := encoding.NewDecoder(b)
-	v := d.Begin(4)
+	v := d.Begin(5)
 	en.Size = d.Varint()
 	en.ETag = d.String(128)
 	en.MTime = time.Unix(0, d.Varint()).UTC()
@@ -151,6 +159,10 @@ func DecodeEntry(b []byte) (Entry, error) {
 	if v >= 4 {
 		en.DeleteMarker = d.Bool()
 		en.Stamp = d.Varint()
+	}
+	if v >= 5 {
+		en.Checksum = decodeChecksum(d)
+		en.Parts = decodePartSums(d)
 	}
 	d.End()
 	if d.Err() == nil && !en.Deleted && sum != en.Size {
@@ -236,17 +248,23 @@ type Bucket struct {
 	// Versioning is the bucket's versioning state: "" (never enabled),
 	// VersioningEnabled or VersioningSuspended (version 6).
 	Versioning string
+	// Ownership is the bucket's object ownership setting, "" without
+	// ownership controls (version 7).
+	Ownership string
+	// PublicAccessBlock is the bucket's public access block, nil for
+	// none (version 7).
+	PublicAccessBlock *PublicAccessBlock
 }
 
 // MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
 const MaxPolicy = 20 << 10
 
-// Encode returns the bucket's encoding (version 6: version 1's fields,
+// Encode returns the bucket's encoding (version 7: version 1's fields,
 // then the ACL, the policy, the tags, the CORS rules, the versioning
-// state).
+// state (6), the ownership and the public access block (7)).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(6, 1)
+	mk := e.Begin(7, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
@@ -257,6 +275,8 @@ func (b Bucket) Encode() []byte {
 	encodeTags(&e, b.Tags)
 	encodeCORS(&e, b.CORS)
 	e.String(b.Versioning)
+	e.String(b.Ownership)
+	encodePublicAccessBlock(&e, b.PublicAccessBlock)
 	e.End(mk)
 	return e.Data()
 }
@@ -265,7 +285,7 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	v := d.Begin(6)
+	v := d.Begin(7)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
@@ -291,6 +311,10 @@ func DecodeBucket(p []byte) (Bucket, error) {
 			d.Fail(fmt.Errorf("versioning state %q", b.Versioning))
 		}
 	}
+	if v >= 7 {
+		b.Ownership = d.String(32)
+		b.PublicAccessBlock = decodePublicAccessBlock(d)
+	}
 	d.End()
 	if err := d.Finish(); err != nil {
 		return Bucket{}, fmt.Errorf("%w: bucket: %w", ErrCorrupt, err)
@@ -311,13 +335,17 @@ type Upload struct {
 	ACL   ACL
 	// Tags will be the object's tag set (version 3).
 	Tags []Tag
+	// Checksum is the algorithm and type CreateMultipartUpload chose
+	// (x-amz-checksum-algorithm, x-amz-checksum-type), without a value
+	// (version 4).
+	Checksum Checksum
 }
 
-// Encode returns the upload's encoding (version 3: version 1's fields,
-// then the owner and the ACL, then the tags).
+// Encode returns the upload's encoding (version 4: version 1's fields,
+// then the owner and the ACL, then the tags, then the checksum).
 func (u Upload) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(3, 1)
+	mk := e.Begin(4, 1)
 	e.String(u.Key)
 	e.String(u.ID)
 	e.Varint(u.Initiated.UnixNano())
@@ -326,6 +354,7 @@ func (u Upload) Encode() []byte {
 	e.String(u.Owner)
 	encodeACL(&e, u.ACL)
 	encodeTags(&e, u.Tags)
+	encodeChecksum(&e, u.Checksum)
 	e.End(mk)
 	return e.Data()
 }
@@ -334,7 +363,7 @@ func (u Upload) Encode() []byte {
 func DecodeUpload(b []byte) (Upload, error) {
 	var u Upload
 	d := encoding.NewDecoder(b)
-	v := d.Begin(3)
+	v := d.Begin(4)
 	u.Key = d.String(maxName)
 	u.ID = d.String(maxName)
 	u.Initiated = time.Unix(0, d.Varint()).UTC()
@@ -346,6 +375,9 @@ func DecodeUpload(b []byte) (Upload, error) {
 	}
 	if v >= 3 {
 		u.Tags = decodeTags(d)
+	}
+	if v >= 4 {
+		u.Checksum = decodeChecksum(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {
@@ -361,17 +393,21 @@ type Part struct {
 	Size   int64
 	ID     uint64
 	MTime  time.Time
+	// Checksum is the part's additional checksum, if any (version 2).
+	Checksum Checksum
 }
 
-// Encode returns the part's encoding (version 1).
+// Encode returns the part's encoding (version 2: version 1's fields,
+// then the checksum).
 func (p Part) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.Uvarint(uint64(p.Number))
 	e.String(p.ETag)
 	e.Varint(p.Size)
 	e.Uint64(p.ID)
 	e.Varint(p.MTime.UnixNano())
+	encodeChecksum(&e, p.Checksum)
 	e.End(mk)
 	return e.Data()
 }
@@ -380,12 +416,15 @@ func (p Part) Encode() []byte {
 func DecodePart(b []byte) (Part, error) {
 	var p Part
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	p.Number = int(d.Uvarint())
 	p.ETag = d.String(128)
 	p.Size = d.Varint()
 	p.ID = d.Uint64()
 	p.MTime = time.Unix(0, d.Varint()).UTC()
+	if v >= 2 {
+		p.Checksum = decodeChecksum(d)
+	}
 	d.End()
 	if d.Err() == nil && (p.Number < 1 || p.Number > 10000 || p.Size < 0) {
 		d.Fail(fmt.Errorf("part %d of %d bytes", p.Number, p.Size))

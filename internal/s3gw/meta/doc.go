@@ -1,7 +1,8 @@
 // Package meta owns the S3 gateway's records in RADOS and their
 // encodings: users and their access keys, buckets, owners and ACLs
-// (acl.go; checked by s3gw), tag sets (tags.go) and CORS rules (cors.go;
-// validated and applied by s3gw), each bucket's object
+// (acl.go; checked by s3gw), tag sets (tags.go), CORS rules (cors.go;
+// validated and applied by s3gw), checksums (checksum.go), ownership
+// controls and public access blocks (ownership.go), each bucket's object
 // index (a kv store: object name -> [Entry], and the object's versions
 // under name\x00id: versions.go), multipart uploads and their
 // parts, and the garbage list of data that an overwrite, a delete or a

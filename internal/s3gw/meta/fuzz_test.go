@@ -11,7 +11,8 @@ func TestRoundTrips(t *testing.T) {
 	now := time.Unix(1700000000, 123).UTC()
 	en := Entry{Size: 10, ETag: "abc-2", MTime: now, ContentType: "text/plain", Meta: map[string]string{"x-amz-meta-a": "1"}, Extents: []Extent{{1, 4}, {2, 6}},
 		Owner: "u", ACL: ACL{Grants: []Grant{{Kind: GranteeUser, ID: "v", Perm: PermReadACP}, {Kind: GranteeLogDelivery, Perm: PermWrite}}},
-		Tags: []Tag{{"z", "1"}, {"a", ""}}, Stamp: 1700000000000000999}
+		Tags: []Tag{{"z", "1"}, {"a", ""}}, Stamp: 1700000000000000999, Checksum: Checksum{Algorithm: "CRC32", Type: "COMPOSITE", Value: "AAAAAA==-2"},
+		Parts: []PartSum{{Number: 1, Size: 4, Checksum: "AAAAAA=="}, {Number: 3, Size: 6, Checksum: "AAAAAQ=="}}}
 	if got, err := DecodeEntry(en.Encode()); err != nil || !reflect.DeepEqual(got, en) {
 		t.Fatalf("entry: %+v %v", got, err)
 	}
@@ -32,7 +33,7 @@ func TestRoundTrips(t *testing.T) {
 		{Kind: GranteeUser, ID: "u", Perm: PermFullControl}, {Kind: GranteeAllUsers, Perm: PermRead}, {Kind: GranteeAuthenticated, Perm: PermWriteACP}}}, Policy: `{"Statement":[]}`, Tags: []Tag{{"k", "v"}},
 		CORS: []CORSRule{{ID: "r", AllowedOrigins: []string{"*"}, AllowedMethods: []string{"GET", "PUT"}, AllowedHeaders: []string{"x-*"}, MaxAgeSeconds: -1},
 			{AllowedOrigins: []string{"https://a"}, AllowedMethods: []string{"HEAD"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 3000}},
-		Versioning: VersioningSuspended}
+		Versioning: VersioningSuspended, Ownership: OwnershipOwnerEnforced, PublicAccessBlock: &PublicAccessBlock{BlockPublicAcls: true, RestrictPublicBuckets: true}}
 	if got, err := DecodeBucket(b.Encode()); err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("bucket: %+v %v", got, err)
 	}
@@ -40,11 +41,12 @@ func TestRoundTrips(t *testing.T) {
 	if _, err := DecodeBucket(b.Encode()); err == nil {
 		t.Fatal("a bucket of an unknown versioning state decoded")
 	}
-	up := Upload{Key: "k", ID: "i", Initiated: now, ContentType: "c", Meta: map[string]string{}, Owner: "u", ACL: Private("u"), Tags: []Tag{{"t", "u"}}}
+	up := Upload{Key: "k", ID: "i", Initiated: now, ContentType: "c", Meta: map[string]string{}, Owner: "u", ACL: Private("u"), Tags: []Tag{{"t", "u"}},
+		Checksum: Checksum{Algorithm: "CRC64NVME", Type: "FULL_OBJECT"}}
 	if got, err := DecodeUpload(up.Encode()); err != nil || !reflect.DeepEqual(got, up) {
 		t.Fatalf("upload: %+v %v", got, err)
 	}
-	p := Part{Number: 3, ETag: "e", Size: 5, ID: 9, MTime: now}
+	p := Part{Number: 3, ETag: "e", Size: 5, ID: 9, MTime: now, Checksum: Checksum{Algorithm: "SHA1", Value: "2jmj7l5rSw0yVb/vlWAYkK/YBwk="}}
 	if got, err := DecodePart(p.Encode()); err != nil || got != p {
 		t.Fatalf("part: %+v %v", got, err)
 	}
@@ -76,6 +78,11 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Entry{MTime: now, DeleteMarker: true, Stamp: 7}.Encode())
 	f.Add(Bucket{Name: "b", ACL: Private("u"), CORS: []CORSRule{{ID: "i", AllowedOrigins: []string{"http://*.x"}, AllowedMethods: []string{"GET"}, AllowedHeaders: []string{"*"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 5}}}.Encode())
 	f.Add(Upload{Key: "k", Owner: "u", Tags: []Tag{{"k", "v"}}}.Encode())
+	f.Add(Bucket{Name: "b", ACL: Private("u"), Ownership: OwnershipOwnerPreferred, PublicAccessBlock: &PublicAccessBlock{IgnorePublicAcls: true}}.Encode())
+	f.Add(Upload{Key: "k", Checksum: Checksum{Algorithm: "SHA256", Type: "COMPOSITE"}}.Encode())
+	f.Add(Part{Number: 2, Checksum: Checksum{Algorithm: "CRC32", Value: "AAAAAA=="}}.Encode())
+	f.Add(Entry{Size: 2, ETag: "e-2", MTime: now, Extents: []Extent{{1, 1}, {2, 1}}, Checksum: Checksum{Algorithm: "CRC32C", Type: "COMPOSITE", Value: "AAAAAA==-2"},
+		Parts: []PartSum{{1, 1, "AAAAAA=="}, {2, 1, "AAAAAQ=="}}}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if en, err := DecodeEntry(b); err == nil {
 			if again, err := DecodeEntry(en.Encode()); err != nil || !reflect.DeepEqual(again, en) {

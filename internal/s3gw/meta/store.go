@@ -312,9 +312,13 @@ func (s *Store) LookupKey(ctx context.Context, access string) (User, string, err
 	return User{}, "", fmt.Errorf("%w: %s (removed)", ErrNoSuchKey, access)
 }
 
-// CreateBucket creates a bucket owned by owner with the given ACL.
-func (s *Store) CreateBucket(ctx context.Context, name, owner, region string, acl ACL) (Bucket, error) {
+// CreateBucket creates a bucket owned by owner with the given ACL; opts
+// set more of its record (its ownership controls...).
+func (s *Store) CreateBucket(ctx context.Context, name, owner, region string, acl ACL, opts ...func(*Bucket)) (Bucket, error) {
 	b := Bucket{Name: name, Owner: owner, ID: randomString(8, hex.EncodeToString), Created: s.Now(), Region: region, ACL: acl}
+	for _, o := range opts {
+		o(&b)
+	}
 	w := rados.NewWriteOp()
 	w.Create(true)
 	w.SetXattr(bucketAttr, b.Encode())

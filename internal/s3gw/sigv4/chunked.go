@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,7 +49,12 @@ type ChunkReader struct {
 	h       hash.Hash
 	done    bool
 	err     error
-	// Trailers holds the trailing headers (x-amz-checksum-*), once read.
+	// trailerSigned: the trailers end with x-amz-trailer-signature,
+	// chained from the last chunk's (STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER).
+	trailerSigned bool
+	// Trailers holds the trailing headers (x-amz-checksum-*), once read
+	// (and, when they are signed, checked: the signature is not among
+	// them).
 	Trailers map[string]string
 }
 
@@ -170,7 +176,40 @@ func (c *ChunkReader) trailers() error {
 	if c.total != c.decoded {
 		return c.fail("%d bytes of data, decoded length %d", c.total, c.decoded)
 	}
+	if c.signed != nil && c.trailerSigned {
+		if err := c.checkTrailerSignature(); err != nil {
+			return err
+		}
+	}
 	c.done = true
+	return nil
+}
+
+// checkTrailerSignature checks x-amz-trailer-signature (the S3 API
+// reference's "Signature calculations for trailing headers"): the HMAC
+// of "AWS4-HMAC-SHA256-TRAILER", the date, the scope, the last chunk's
+// signature and the hex SHA-256 of the trailers as "name:value\n" lines.
+func (c *ChunkReader) checkTrailerSignature() error {
+	sig, ok := c.Trailers["x-amz-trailer-signature"]
+	if !ok {
+		return c.fail("signed trailers without x-amz-trailer-signature")
+	}
+	delete(c.Trailers, "x-amz-trailer-signature")
+	names := make([]string, 0, len(c.Trailers))
+	for k := range c.Trailers {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var canon strings.Builder
+	for _, k := range names {
+		canon.WriteString(k + ":" + c.Trailers[k] + "\n")
+	}
+	h := sha256.Sum256([]byte(canon.String()))
+	s := c.signed
+	sts := "AWS4-HMAC-SHA256-TRAILER\n" + s.amzDate + "\n" + s.scope + "\n" + s.prev + "\n" + hex.EncodeToString(h[:])
+	if want := hex.EncodeToString(hmacSHA256(s.key, []byte(sts))); !hmac.Equal([]byte(want), []byte(sig)) {
+		return c.fail("trailer signature does not match")
+	}
 	return nil
 }
 

@@ -1,7 +1,8 @@
 // Package sigv4 verifies AWS Signature Version 4 on incoming S3 requests:
 // the Authorization header, presigned query-string URLs, unsigned and
 // signed payloads, and aws-chunked streaming bodies with a signature per
-// chunk (STREAMING-AWS4-HMAC-SHA256-PAYLOAD) or none
+// chunk (STREAMING-AWS4-HMAC-SHA256-PAYLOAD), per chunk and for the
+// trailers (STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER) or none
 // (STREAMING-UNSIGNED-PAYLOAD-TRAILER); and Signature Version 2 (header
 // and presigned query, v2.go) for old clients.
 //

@@ -47,6 +47,7 @@ const (
 	UnsignedPayload          = "UNSIGNED-PAYLOAD"
 	StreamingSigned          = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 	StreamingUnsignedTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+	StreamingSignedTrailer   = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
 	algorithm                = "AWS4-HMAC-SHA256"
 	timeFormat               = "20060102T150405Z"
 	// MaxSkew is how far a header-signed request's time may be from the
@@ -161,15 +162,16 @@ func (v *Verifier) Verify(ctx context.Context, r *http.Request) (Result, error) 
 	}
 	switch payload {
 	case UnsignedPayload:
-	case StreamingSigned, StreamingUnsignedTrailer:
+	case StreamingSigned, StreamingUnsignedTrailer, StreamingSignedTrailer:
 		n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64)
 		if err != nil || n < 0 {
 			return res, fmt.Errorf("%w: bad x-amz-decoded-content-length %q", ErrMalformed, r.Header.Get("X-Amz-Decoded-Content-Length"))
 		}
 		res.DecodedLength = n
 		cr := NewChunkReader(r.Body, n)
-		if payload == StreamingSigned {
+		if payload == StreamingSigned || payload == StreamingSignedTrailer {
 			cr.signed = &chunkSigner{key: key, amzDate: a.amzDate.Format(timeFormat), scope: a.scope(), prev: a.signature}
+			cr.trailerSigned = payload == StreamingSignedTrailer
 		}
 		res.Body = cr
 	default:
