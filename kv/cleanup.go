@@ -71,6 +71,7 @@ func (s *Store) cleanup(ctx context.Context, leaf plan.Entry) error {
 		if _, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "thaw", clskv.FreezeRequest{ID: l.Frozen}.Encode()); err != nil && errno(err) != clskv.ErrnoNoMark && errno(err) != 2 {
 			return fmt.Errorf("kv: cleanup: thaw %s: %w", leaf.Leaf, err)
 		}
+		s.announce(ctx, notice{})
 	}
 	return nil
 }
@@ -144,6 +145,7 @@ func (s *Store) takeOver(ctx context.Context, m clskv.Mark) error {
 		if err := s.step("cleanup " + stepSwapped); err != nil {
 			return err
 		}
+		s.announce(ctx, notice{Old: m.Entries, New: r.Add})
 		for _, name := range r.Delete {
 			if err := s.io.Delete(ctx, name); err != nil && !errors.Is(err, rados.ErrNotFound) {
 				s.log.Warn("kv: cleanup: remove an old leaf", "leaf", name, "err", err)
@@ -167,5 +169,6 @@ func (s *Store) takeOver(ctx context.Context, m clskv.Mark) error {
 	if _, err := s.io.Exec(ctx, index, clskv.Class, "unmark", clskv.UnmarkRequest{High: m.Entries[0].High, ID: mine.ID}.Encode()); err != nil {
 		return fmt.Errorf("kv: cleanup of %s: unmark: %w", m.ID, err)
 	}
+	s.announce(ctx, notice{})
 	return s.refresh(ctx)
 }
