@@ -117,13 +117,13 @@ type Store struct {
 	epoch uint64 // bumped by every index read, so racing readers keep the newest
 
 	// The watch on the index and its waiters (wake.go).
-	watchMu  sync.Mutex // held while registering the watch
-	watchGen uint64     // the registration the watch is; under watchMu
-	wmu      sync.Mutex
-	watch    *rados.Watch
-	changed  chan struct{} // closed by the next notify on the index
-	closed   bool
-	notifies sync.WaitGroup // notifies sent in the background
+	watchLock chan struct{} // held while registering the watch (lockWatch)
+	watchGen  uint64        // the registration the watch is; under watchLock
+	wmu       sync.Mutex
+	watch     *rados.Watch
+	changed   chan struct{} // closed by the next notify on the index
+	closed    bool
+	notifies  sync.WaitGroup // notifies sent in the background
 
 	// afterStep, set only by this package's tests, runs after each step
 	// of a split; its error stops the split there.
@@ -206,7 +206,8 @@ func newStore(io *rados.IOContext, name string, k uint32, cfg Config) (*Store, e
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("kv: nonce: %w", err)
 	}
-	return &Store{io: io, name: name, k: k, cfg: cfg, log: log.With("kv", name), nonce: hex.EncodeToString(b[:])}, nil
+	return &Store{io: io, name: name, k: k, cfg: cfg, log: log.With("kv", name), nonce: hex.EncodeToString(b[:]),
+		watchLock: make(chan struct{}, 1)}, nil
 }
 
 // K is the store's k.

@@ -79,6 +79,21 @@ func decodeNotice(b []byte) (notice, error) {
 // bytes + ".leaf." + 16 hex digits + "." + a counter.
 const maxLeafName = 256
 
+// lockWatch takes the right to register the watch (held across the
+// registration's round trip, so a channel: a waiter for it is blocked
+// on a channel, not a mutex, and may give up with its context); false
+// if ctx ended first.
+func (s *Store) lockWatch(ctx context.Context) bool {
+	select {
+	case s.watchLock <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *Store) unlockWatch() { <-s.watchLock }
+
 // changes returns the channel the next notify on the index closes, and
 // whether the store watched the index when it was taken: a notify sent
 // after that reaches this client.
@@ -105,8 +120,10 @@ func (s *Store) wake() {
 // whether it does. Failing to watch is not an error: waiters fall back
 // to the backoff.
 func (s *Store) ensureWatch(ctx context.Context) bool {
-	s.watchMu.Lock()
-	defer s.watchMu.Unlock()
+	if !s.lockWatch(ctx) {
+		return false
+	}
+	defer s.unlockWatch()
 	s.wmu.Lock()
 	have, closed := s.watch != nil, s.closed
 	s.wmu.Unlock()
@@ -137,13 +154,13 @@ func (s *Store) ensureWatch(ctx context.Context) bool {
 func (s *Store) onNotify(gen uint64, ev rados.WatchEvent) {
 	if ev.Err != nil {
 		s.log.Debug("kv: the watch on the index is lost", "err", ev.Err)
-		s.watchMu.Lock()
+		s.lockWatch(context.Background())
 		s.wmu.Lock()
 		if s.watchGen == gen {
 			s.watch = nil
 		}
 		s.wmu.Unlock()
-		s.watchMu.Unlock()
+		s.unlockWatch()
 		s.wake()
 		return
 	}
@@ -232,12 +249,12 @@ func (s *Store) named(ctx context.Context, leaves []plan.Entry) (bool, error) {
 // Close ends the store's watch on the index, if it has one, and waits
 // for its notifies in flight. The Store must not be used after.
 func (s *Store) Close(ctx context.Context) error {
-	s.watchMu.Lock()
+	s.lockWatch(context.Background())
 	s.wmu.Lock()
 	w := s.watch
 	s.watch, s.closed = nil, true
 	s.wmu.Unlock()
-	s.watchMu.Unlock()
+	s.unlockWatch()
 	var err error
 	if w != nil {
 		if err = w.Unwatch(ctx); err != nil {
