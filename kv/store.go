@@ -68,6 +68,10 @@ type Config struct {
 	// and rolls it forward or back (default 5s). An operation waits for a
 	// busy leaf up to twice this long before it fails with ErrBusy.
 	MarkTimeout time.Duration
+	// NoWatch: wait for busy leaves by the backoff alone, never watching
+	// the index (how the store waited before it had notifies; for
+	// comparisons). Operations still notify the watchers of others.
+	NoWatch bool
 }
 
 // The objects of store N: its index "kv.N.index" and leaves
@@ -124,6 +128,7 @@ type Store struct {
 	changed   chan struct{} // closed by the next notify on the index
 	closed    bool
 	notifies  sync.WaitGroup // notifies sent in the background
+	waits     waitCounters
 
 	// afterStep, set only by this package's tests, runs after each step
 	// of a split; its error stops the split there.
@@ -333,6 +338,7 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 			s.onWait()
 		}
 		woken := false
+		began := time.Now()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -341,9 +347,12 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 		case <-changed:
 			t.Stop()
 			woken = true
+			s.waits.woken.Add(1)
 		case <-t.C:
 			wait = min(2*wait, 64*s.cfg.Backoff)
+			s.waits.backedOff.Add(1)
 		}
+		s.waits.waited.Add(int64(time.Since(began)))
 		if time.Since(busySince) >= s.cfg.MarkTimeout {
 			woken = false
 			for _, l := range leaves {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cuttlestore/cuttle/encoding"
@@ -120,6 +121,9 @@ func (s *Store) wake() {
 // whether it does. Failing to watch is not an error: waiters fall back
 // to the backoff.
 func (s *Store) ensureWatch(ctx context.Context) bool {
+	if s.cfg.NoWatch {
+		return false
+	}
 	if !s.lockWatch(ctx) {
 		return false
 	}
@@ -263,4 +267,26 @@ func (s *Store) Close(ctx context.Context) error {
 	}
 	s.notifies.Wait()
 	return err
+}
+
+// waitCounters count a Store's waits for busy leaves.
+type waitCounters struct {
+	woken, backedOff atomic.Int64
+	waited           atomic.Int64 // nanoseconds
+}
+
+// WaitStats counts the waits of a Store's operations for busy leaves
+// (frozen, or their index entries marked, by another client's
+// operation) since it was opened.
+type WaitStats struct {
+	// Woken: waits a notify on the index ended; BackedOff: waits that
+	// ran their backoff out (no notify came in time).
+	Woken, BackedOff int64
+	// Waited is the time spent in them.
+	Waited time.Duration
+}
+
+// Waits returns the store's WaitStats.
+func (s *Store) Waits() WaitStats {
+	return WaitStats{Woken: s.waits.woken.Load(), BackedOff: s.waits.backedOff.Load(), Waited: time.Duration(s.waits.waited.Load())}
 }

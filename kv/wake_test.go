@@ -60,6 +60,9 @@ func TestWriterWokenByNotify(t *testing.T) {
 				t.Fatalf("split %d: b does not watch the index", i)
 			}
 		}
+		if w := b.Waits(); w.Woken < 2 || w.BackedOff != 0 {
+			t.Fatalf("b's waits: %+v, want two or more woken by a notify and none backed off", w)
+		}
 		if n := len(b.Leaves()); n != 3 {
 			t.Fatalf("b's cache holds %d leaves after two splits, want 3", n)
 		}
@@ -108,6 +111,46 @@ func TestWriterWithoutNotifyBacksOff(t *testing.T) {
 		}
 		if v, err := b.Get(ctx, "a"); err != nil || string(v) != "B" {
 			t.Fatalf("a = %q %v", v, err)
+		}
+		if w := b.Waits(); w.BackedOff == 0 || w.Woken != 0 {
+			t.Fatalf("b's waits: %+v, want backed off only", w)
+		}
+	})
+}
+
+// With Config.NoWatch a waiter never watches: it proceeds after its
+// backoff, however long.
+func TestNoWatchBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := fullStore(t, Config{Backoff: time.Hour})
+		b.cfg.NoWatch = true
+		ctx := context.Background()
+		done := make(chan error, 1)
+		waiting := make(chan struct{})
+		b.onWait = func() { b.onWait = nil; close(waiting) }
+		a.afterStep = func(step string) error {
+			if step == stepFrozen {
+				a.afterStep = nil
+				go func() { done <- b.Put(ctx, "a", []byte("B")) }()
+				<-waiting
+			}
+			return nil
+		}
+		start := time.Now()
+		if err := a.Put(ctx, "e", []byte("A")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took < time.Hour {
+			t.Fatalf("b's put took %v: something woke it before its backoff", took)
+		}
+		if _, watching := b.changes(); watching {
+			t.Fatal("b watches the index")
+		}
+		if w := b.Waits(); w.Woken != 0 || w.BackedOff == 0 {
+			t.Fatalf("b's waits: %+v", w)
 		}
 	})
 }

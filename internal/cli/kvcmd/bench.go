@@ -32,6 +32,7 @@ type benchConfig struct {
 	seed      uint64
 	every     int    // a series point every this many inserts (0: none)
 	plot      string // a PNG of the series' put latency (needs every)
+	noWatch   bool   // wait for busy leaves by backoff only
 }
 
 // parseMix parses "get=70,put=20,rm=10".
@@ -85,6 +86,11 @@ type benchReport struct {
 	LeavesAfter     int                 `json:"leaves_after"`
 	EntriesAfter    uint64              `json:"entries_after"`
 	ProblemsAtCheck int                 `json:"problems_at_check"`
+	// Waits for busy leaves (all clients, prefill and mix): ended by a
+	// notify, or by the backoff running out; the time spent waiting.
+	WaitsWoken     int64   `json:"waits_woken"`
+	WaitsBackedOff int64   `json:"waits_backed_off"`
+	WaitedSeconds  float64 `json:"waited_seconds"`
 	// Series: the prefill's put latency as the store grows, one point
 	// per --report-every inserts (by completion).
 	Series []seriesPoint `json:"series,omitempty"`
@@ -148,9 +154,9 @@ func runBench(ctx context.Context, ioc *rados.IOContext, name string, cfg benchC
 	for i := range stores {
 		var err error
 		if i == 0 {
-			stores[i], err = kv.Create(ctx, ioc, name, kv.Options{K: cfg.k}, kv.Config{})
+			stores[i], err = kv.Create(ctx, ioc, name, kv.Options{K: cfg.k}, kv.Config{NoWatch: cfg.noWatch})
 		} else {
-			stores[i], err = kv.Open(ctx, ioc, name, kv.Config{})
+			stores[i], err = kv.Open(ctx, ioc, name, kv.Config{NoWatch: cfg.noWatch})
 		}
 		if err != nil {
 			return r, err
@@ -290,6 +296,12 @@ func runBench(ctx context.Context, ioc *rados.IOContext, name string, cfg benchC
 		return r, fmt.Errorf("check: %w", err)
 	}
 	r.ProblemsAtCheck = len(problems)
+	for _, s := range stores {
+		w := s.Waits()
+		r.WaitsWoken += w.Woken
+		r.WaitsBackedOff += w.BackedOff
+		r.WaitedSeconds += w.Waited.Seconds()
+	}
 	r.EntriesAfter = n
 	r.LeavesAfter = len(stores[0].Leaves())
 	return r, nil
@@ -348,6 +360,7 @@ afterwards by deleting the pool's kv.NAME.* objects.`,
 							fmt.Fprintf(w, "  %-3s %8d ops %8.0f/s  p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms\n", op, o.Ops, o.OpsPerSec, o.P50Ms, o.P99Ms, o.MaxMs)
 						}
 					}
+					fmt.Fprintf(w, "waits for busy leaves: %d woken by a notify, %d backed off; %.2f s in all\n", r.WaitsWoken, r.WaitsBackedOff, r.WaitedSeconds)
 					_, err := fmt.Fprintf(w, "list all: %d keys in %.2f s; %d leaves, %d entries, %d problems\n", r.ListedKeys, r.ListSeconds, r.LeavesAfter, r.EntriesAfter, r.ProblemsAtCheck)
 					return err
 				})
@@ -363,6 +376,7 @@ afterwards by deleting the pool's kv.NAME.* objects.`,
 	c.Flags().IntVar(&cfg.valueSize, "value-size", 100, "bytes per value")
 	c.Flags().Uint64Var(&cfg.seed, "seed", 1, "seed of the key choices")
 	c.Flags().IntVar(&cfg.every, "report-every", 0, "report the prefill's put latency (p50, p99, max) and rate per this many inserts, as the store grows (0: not)")
+	c.Flags().BoolVar(&cfg.noWatch, "no-watch", false, "wait for busy leaves by backoff alone, without watching the index for notifies (to compare)")
 	c.Flags().StringVar(&cfg.plot, "plot", "", "draw the --report-every series (p50 and p99 put latency against keys stored) into this PNG file")
 	return c
 }
