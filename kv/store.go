@@ -306,8 +306,7 @@ func checkKey(key string) error {
 // A wait for a busy leaf ends when a notify on the index says an
 // operation finished (wake.go; the cache is then up to date and the
 // attempt is made at once), or after the backoff, the fallback for an
-// operation whose client died (the index is then re-read): once the
-// index is watched, the longest backoff (64 × Config.Backoff) at once. Waits do not
+// operation whose client died (the index is then re-read). Waits do not
 // count against Config.Retries until the leaf has been busy for twice
 // Config.MarkTimeout; from MarkTimeout on, each wait ends with a cleanup
 // of the leaf (an abandoned operation is taken over).
@@ -334,14 +333,6 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 			if !named {
 				return false, nil
 			}
-			watching = true
-		}
-		// Watching, the notify ends the wait: the timer is only the
-		// fallback for one that never comes, so it starts at the
-		// longest backoff rather than polling the leaf every few
-		// milliseconds.
-		if watching {
-			wait = 64 * s.cfg.Backoff
 		}
 		if s.onWait != nil {
 			s.onWait()
