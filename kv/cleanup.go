@@ -186,8 +186,9 @@ func (s *Store) takeOver(ctx context.Context, m clskv.Mark) error {
 // (or the old leaves' freeze) gone (ECANCELED): the cleanup stalled past
 // Config.MarkTimeout and another client took the operation over from it
 // (its mark carries the same freezing id, and it decides anew from what
-// it reads), or finished it and a new operation has begun. Nothing is
-// left for this client to do; the operation that waited retries.
+// it reads), or finished it and a new operation has begun; or its own
+// unmark, resent after a lost reply, found itself done. Nothing is left
+// for this client to do; the operation that waited retries.
 func (s *Store) lostTakeOver(m clskv.Mark, step string) error {
 	s.log.Info("kv: cleanup: another client took the operation over", "op", m.ID, "step", step)
 	return nil
