@@ -71,6 +71,7 @@ func (s *Store) cleanup(ctx context.Context, leaf plan.Entry) error {
 		if _, err := s.io.Exec(ctx, leaf.Leaf, clskv.Class, "thaw", clskv.FreezeRequest{ID: l.Frozen}.Encode()); err != nil && errno(err) != clskv.ErrnoNoMark && errno(err) != 2 {
 			return fmt.Errorf("kv: cleanup: thaw %s: %w", leaf.Leaf, err)
 		}
+		s.announce(ctx, notice{})
 	}
 	return nil
 }
@@ -139,11 +140,15 @@ func (s *Store) takeOver(ctx context.Context, m clskv.Mark) error {
 		}
 		sw := clskv.SwapRequest{ID: mine.ID, Remove: highs, Add: r.Add}
 		if _, err := s.io.Exec(ctx, index, clskv.Class, "swap", sw.Encode()); err != nil {
+			if errno(err) == clskv.ErrnoNoMark {
+				return s.lostTakeOver(m, "swap")
+			}
 			return fmt.Errorf("kv: cleanup of %s: swap: %w", m.ID, err)
 		}
 		if err := s.step("cleanup " + stepSwapped); err != nil {
 			return err
 		}
+		s.announce(ctx, notice{Old: m.Entries, New: r.Add})
 		for _, name := range r.Delete {
 			if err := s.io.Delete(ctx, name); err != nil && !errors.Is(err, rados.ErrNotFound) {
 				s.log.Warn("kv: cleanup: remove an old leaf", "leaf", name, "err", err)
@@ -158,6 +163,9 @@ func (s *Store) takeOver(ctx context.Context, m clskv.Mark) error {
 	}
 	for _, name := range r.Thaw {
 		if _, err := s.io.Exec(ctx, name, clskv.Class, "thaw", clskv.FreezeRequest{ID: mine.FreezeID()}.Encode()); err != nil && errno(err) != 2 {
+			if errno(err) == clskv.ErrnoNoMark {
+				return s.lostTakeOver(m, "thaw")
+			}
 			return fmt.Errorf("kv: cleanup of %s: thaw %s: %w", m.ID, name, err)
 		}
 	}
@@ -165,7 +173,23 @@ func (s *Store) takeOver(ctx context.Context, m clskv.Mark) error {
 		return err
 	}
 	if _, err := s.io.Exec(ctx, index, clskv.Class, "unmark", clskv.UnmarkRequest{High: m.Entries[0].High, ID: mine.ID}.Encode()); err != nil {
+		if errno(err) == clskv.ErrnoNoMark {
+			return s.lostTakeOver(m, "unmark")
+		}
 		return fmt.Errorf("kv: cleanup of %s: unmark: %w", m.ID, err)
 	}
+	s.announce(ctx, notice{})
 	return s.refresh(ctx)
+}
+
+// lostTakeOver: a step of this client's cleanup of m found its own mark
+// (or the old leaves' freeze) gone (ECANCELED): the cleanup stalled past
+// Config.MarkTimeout and another client took the operation over from it
+// (its mark carries the same freezing id, and it decides anew from what
+// it reads), or finished it and a new operation has begun; or its own
+// unmark, resent after a lost reply, found itself done. Nothing is left
+// for this client to do; the operation that waited retries.
+func (s *Store) lostTakeOver(m clskv.Mark, step string) error {
+	s.log.Info("kv: cleanup: another client took the operation over", "op", m.ID, "step", step)
+	return nil
 }

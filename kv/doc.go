@@ -18,6 +18,10 @@
 // merged into one leaf or rebalanced into two. List scans a key range
 // leaf by leaf.
 //
+// A writer that meets a leaf busy with another client's operation waits
+// for a notify on the index, which that client sends once its swap has
+// landed (wake.go); a backoff is the fallback.
+//
 // An operation whose client died leaves its mark and frozen leaves: a
 // client that meets them busy for longer than Config.MarkTimeout (by the
 // OSD's clock) takes the operation over and rolls it forward or back

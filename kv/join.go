@@ -102,6 +102,7 @@ func (s *Store) join(ctx context.Context, leaf plan.Entry, key string) error {
 	if err := s.step("join " + stepSwapped); err != nil {
 		return err
 	}
+	s.announce(ctx, notice{Old: entries, New: sw.Add})
 	for _, e := range []plan.Entry{l, r} {
 		if err := s.io.Delete(ctx, e.Leaf); err != nil {
 			s.log.Warn("kv: join: remove an old leaf", "leaf", e.Leaf, "err", err)
@@ -122,5 +123,7 @@ func (s *Store) undo(ctx context.Context, id, high string, leaves ...string) {
 	}
 	if _, err := s.io.Exec(ctx, indexName(s.name), clskv.Class, "unmark", clskv.UnmarkRequest{High: high, ID: id}.Encode()); err != nil {
 		s.log.Warn("kv: unmark after a failed freeze", "op", id, "err", err)
+		return
 	}
+	s.announce(ctx, notice{}) // waiters for the leaves retry
 }

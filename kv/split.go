@@ -86,6 +86,7 @@ func (s *Store) split(ctx context.Context, leaf plan.Entry) error {
 	if err := s.step(stepSwapped); err != nil {
 		return err
 	}
+	s.announce(ctx, notice{Old: []clskv.IndexEntry{{High: old.Bounds.High, Leaf: leaf.Leaf}}, New: sw.Add})
 	if err := s.io.Delete(ctx, leaf.Leaf); err != nil {
 		// The index no longer names it: an orphan, not a wrong answer.
 		s.log.Warn("kv: split: remove the old leaf", "leaf", leaf.Leaf, "err", err)

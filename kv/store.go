@@ -68,6 +68,10 @@ type Config struct {
 	// and rolls it forward or back (default 5s). An operation waits for a
 	// busy leaf up to twice this long before it fails with ErrBusy.
 	MarkTimeout time.Duration
+	// NoWatch: wait for busy leaves by the backoff alone, never watching
+	// the index (how the store waited before it had notifies; for
+	// comparisons). Operations still notify the watchers of others.
+	NoWatch bool
 }
 
 // The objects of store N: its index "kv.N.index" and leaves
@@ -116,9 +120,22 @@ type Store struct {
 	index plan.Index
 	epoch uint64 // bumped by every index read, so racing readers keep the newest
 
+	// The watch on the index and its waiters (wake.go).
+	watchLock chan struct{} // held while registering the watch (lockWatch)
+	watchGen  uint64        // the registration the watch is; under watchLock
+	wmu       sync.Mutex
+	watch     *rados.Watch
+	changed   chan struct{} // closed by the next notify on the index
+	closed    bool
+	notifies  sync.WaitGroup // notifies sent in the background
+	waits     waitCounters
+
 	// afterStep, set only by this package's tests, runs after each step
 	// of a split; its error stops the split there.
 	afterStep func(step string) error
+	// onWait, set only by this package's tests, runs when an operation
+	// starts to wait for a busy leaf.
+	onWait func()
 }
 
 // Create makes store name in io's pool with one empty leaf and opens it.
@@ -194,7 +211,8 @@ func newStore(io *rados.IOContext, name string, k uint32, cfg Config) (*Store, e
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("kv: nonce: %w", err)
 	}
-	return &Store{io: io, name: name, k: k, cfg: cfg, log: log.With("kv", name), nonce: hex.EncodeToString(b[:])}, nil
+	return &Store{io: io, name: name, k: k, cfg: cfg, log: log.With("kv", name), nonce: hex.EncodeToString(b[:]),
+		watchLock: make(chan struct{}, 1)}, nil
 }
 
 // K is the store's k.
@@ -280,36 +298,76 @@ func checkKey(key string) error {
 
 // retry runs attempt against the key's leaf until it succeeds or fails
 // for good: a leaf that no longer covers the key (EXDEV) or no longer
-// exists (ENOENT) refreshes the index; a frozen leaf (EBUSY) waits, then
-// refreshes; a full one (EFBIG) is split; one a remove would leave under
-// k entries (ERANGE) is merged or rebalanced with a neighbour. Waits for
-// a busy leaf do not count against Config.Retries until the leaf has
-// been busy for twice Config.MarkTimeout; from MarkTimeout on, each wait
-// ends with a cleanup of the leaf (an abandoned operation is taken over).
+// exists (ENOENT) refreshes the index; a frozen leaf (EBUSY) waits for
+// the operation to finish, then retries; a full one (EFBIG) is split;
+// one a remove would leave under k entries (ERANGE) is merged or
+// rebalanced with a neighbour.
+//
+// A wait for a busy leaf ends when a notify on the index says an
+// operation finished (wake.go; the cache is then up to date and the
+// attempt is made at once), or after the backoff, the fallback for an
+// operation whose client died (the index is then re-read). Waits do not
+// count against Config.Retries until the leaf has been busy for twice
+// Config.MarkTimeout; from MarkTimeout on, each wait ends with a cleanup
+// of the leaf (an abandoned operation is taken over).
 func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.Entry) error) error {
 	wait := s.cfg.Backoff
 	var last error
 	var busySince time.Time
-	// busy waits, cleans up once the leaf has been busy long enough, and
-	// says whether the wait counts as an attempt.
-	busy := func(leaves ...plan.Entry) (bool, error) {
+	n := 0
+	// busy waits for the leaves, changed being the channel a notify
+	// closes taken before the attempt (watching: the index was watched
+	// then), cleans up once they have been busy long enough, and says
+	// whether a notify woke it.
+	busy := func(changed <-chan struct{}, watching bool, leaves ...plan.Entry) (bool, error) {
 		if busySince.IsZero() {
 			busySince = time.Now()
 		}
-		if err := sleep(ctx, wait); err != nil {
-			return false, err
+		if !watching && s.ensureWatch(ctx) {
+			// Watching from now on: a notify sent before the watch
+			// was registered is missed, so look at the index once.
+			named, err := s.named(ctx, leaves)
+			if err != nil {
+				return false, err
+			}
+			if !named {
+				return false, nil
+			}
 		}
-		wait = min(2*wait, 64*s.cfg.Backoff)
+		if s.onWait != nil {
+			s.onWait()
+		}
+		woken := false
+		began := time.Now()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-changed:
+			t.Stop()
+			woken = true
+			s.waits.woken.Add(1)
+		case <-t.C:
+			wait = min(2*wait, 64*s.cfg.Backoff)
+			s.waits.backedOff.Add(1)
+		}
+		s.waits.waited.Add(int64(time.Since(began)))
 		if time.Since(busySince) >= s.cfg.MarkTimeout {
+			woken = false
 			for _, l := range leaves {
 				if err := s.cleanup(ctx, l); err != nil {
 					return false, err
 				}
 			}
 		}
-		return time.Since(busySince) >= 2*s.cfg.MarkTimeout, nil
+		if time.Since(busySince) < 2*s.cfg.MarkTimeout {
+			n-- // not an attempt
+		}
+		return woken, nil
 	}
-	for n := 0; n < s.cfg.Retries; n++ {
+	for ; n < s.cfg.Retries; n++ {
+		changed, watching := s.changes()
 		leaf := s.lookup(key)
 		err := attempt(leaf)
 		last = err
@@ -318,24 +376,24 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 			return err
 		case clskv.ErrnoNotMine, 2: // ENOENT: removed by a split
 		case clskv.ErrnoBusy:
-			counts, err := busy(leaf)
+			woken, err := busy(changed, watching, leaf)
 			if err != nil {
 				return err
 			}
-			if !counts {
-				n--
+			if woken {
+				continue
 			}
 		case clskv.ErrnoFull:
 			switch err := s.split(ctx, leaf); {
 			case err == nil:
 				continue
 			case errno(err) == clskv.ErrnoBusy || errors.Is(err, ErrBusy):
-				counts, err := busy(leaf)
+				woken, err := busy(changed, watching, leaf)
 				if err != nil {
 					return err
 				}
-				if !counts {
-					n--
+				if woken {
+					continue
 				}
 			case errors.Is(err, errStale), errno(err) == clskv.ErrnoNotMine, errno(err) == 2, errno(err) == clskv.ErrnoNoMark:
 			default:
@@ -349,12 +407,12 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 				s.mu.Lock()
 				l, r, _ := s.index.Neighbours(leaf)
 				s.mu.Unlock()
-				counts, err := busy(l, r)
+				woken, err := busy(changed, watching, l, r)
 				if err != nil {
 					return err
 				}
-				if !counts {
-					n--
+				if woken {
+					continue
 				}
 			case errors.Is(err, errStale), errno(err) == clskv.ErrnoNotMine, errno(err) == 2, errno(err) == clskv.ErrnoNoMark:
 			default:
@@ -370,17 +428,6 @@ func (s *Store) retry(ctx context.Context, key string, attempt func(leaf plan.En
 		}
 	}
 	return fmt.Errorf("kv: %q: gave up after %d attempts: %w (last: %v)", key, s.cfg.Retries, ErrBusy, last)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Get returns key's value, or ErrNotFound.

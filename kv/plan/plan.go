@@ -85,3 +85,34 @@ func Split(b clskv.Bounds, keys []string) (Halves, error) {
 	mid := keys[at]
 	return Halves{At: at, Left: clskv.Bounds{Low: b.Low, High: mid}, Right: clskv.Bounds{Low: mid, High: b.High}}, nil
 }
+
+// Apply returns ix with the entries old (high bound, leaf) replaced by
+// new, as an index swap replaces them, and true; or ix and false if ix
+// does not hold every entry of old as it is (the cache is stale there:
+// re-read the index) or the result does not cover every key once.
+func (ix Index) Apply(old, new []clskv.IndexEntry) (Index, bool) {
+	gone := make(map[string]string, len(old))
+	for _, e := range old {
+		gone[e.High] = e.Leaf
+	}
+	var out []clskv.IndexEntry
+	for _, e := range ix.entries {
+		leaf, ok := gone[e.Bounds.High]
+		if !ok {
+			out = append(out, clskv.IndexEntry{High: e.Bounds.High, Leaf: e.Leaf})
+			continue
+		}
+		if leaf != e.Leaf {
+			return ix, false
+		}
+		delete(gone, e.Bounds.High)
+	}
+	if len(gone) > 0 {
+		return ix, false
+	}
+	next, err := NewIndex(append(out, new...))
+	if err != nil {
+		return ix, false
+	}
+	return next, true
+}

@@ -166,3 +166,52 @@ func TestPlanJoin(t *testing.T) {
 		}
 	}
 }
+
+// Apply replaces entries as a swap does, only from the state the swap
+// replaced.
+func TestIndexApply(t *testing.T) {
+	base := []clskv.IndexEntry{{High: "d", Leaf: "a"}, {High: "m", Leaf: "b"}, {High: "", Leaf: "c"}}
+	ix, err := plan.NewIndex(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaves := func(ix plan.Index) string {
+		s := ""
+		for _, e := range ix.Entries() {
+			s += e.Leaf + "<" + e.Bounds.High + " "
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		name     string
+		old, new []clskv.IndexEntry
+		ok       bool
+		want     string
+	}{
+		{"split b", []clskv.IndexEntry{{High: "m", Leaf: "b"}}, []clskv.IndexEntry{{High: "g", Leaf: "b1"}, {High: "m", Leaf: "b2"}},
+			true, "a<d b1<g b2<m c< "},
+		{"split the last", []clskv.IndexEntry{{High: "", Leaf: "c"}}, []clskv.IndexEntry{{High: "p", Leaf: "c1"}, {High: "", Leaf: "c2"}},
+			true, "a<d b<m c1<p c2< "},
+		{"merge a and b", []clskv.IndexEntry{{High: "d", Leaf: "a"}, {High: "m", Leaf: "b"}}, []clskv.IndexEntry{{High: "m", Leaf: "ab"}},
+			true, "ab<m c< "},
+		{"rebalance b and c", []clskv.IndexEntry{{High: "m", Leaf: "b"}, {High: "", Leaf: "c"}}, []clskv.IndexEntry{{High: "k", Leaf: "b1"}, {High: "", Leaf: "c1"}},
+			true, "a<d b1<k c1< "},
+		{"an empty swap changes nothing", nil, nil, true, "a<d b<m c< "},
+		{"the cache names another leaf there", []clskv.IndexEntry{{High: "m", Leaf: "x"}}, []clskv.IndexEntry{{High: "g", Leaf: "x1"}, {High: "m", Leaf: "x2"}},
+			false, "a<d b<m c< "},
+		{"the cache has no entry there", []clskv.IndexEntry{{High: "g", Leaf: "b"}}, []clskv.IndexEntry{{High: "e", Leaf: "b1"}, {High: "g", Leaf: "b2"}},
+			false, "a<d b<m c< "},
+		{"the result has no last leaf", []clskv.IndexEntry{{High: "", Leaf: "c"}}, []clskv.IndexEntry{{High: "p", Leaf: "c1"}},
+			false, "a<d b<m c< "},
+		{"the result has two leaves ending at d", []clskv.IndexEntry{{High: "m", Leaf: "b"}}, []clskv.IndexEntry{{High: "d", Leaf: "b1"}, {High: "m", Leaf: "b2"}},
+			false, "a<d b<m c< "},
+	} {
+		got, ok := ix.Apply(tt.old, tt.new)
+		if ok != tt.ok || leaves(got) != tt.want {
+			t.Errorf("%s: %q, %v; want %q, %v", tt.name, leaves(got), ok, tt.want, tt.ok)
+		}
+	}
+	if leaves(ix) != "a<d b<m c< " {
+		t.Fatalf("Apply changed its receiver: %q", leaves(ix))
+	}
+}

@@ -72,6 +72,7 @@ func (e *env) withStore(cmd *cobra.Command, spec string, f func(ctx context.Cont
 		if err != nil {
 			return err
 		}
+		defer s.Close(context.WithoutCancel(ctx))
 		return f(ctx, s)
 	})
 }

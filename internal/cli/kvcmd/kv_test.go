@@ -1,9 +1,11 @@
 package kvcmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -117,12 +119,23 @@ func TestBench(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSimKV(t)
 		var r benchReport
-		s.JSON(&r, "kv", "bench", "kv/b", "--keys", "200", "--k", "4", "--clients", "2", "--depth", "2", "--duration", "2s", "--mix", "get=2,put=1,rm=1")
+		png := t.TempDir() + "/series.png"
+		s.JSON(&r, "kv", "bench", "kv/b", "--keys", "200", "--k", "4", "--clients", "2", "--depth", "2", "--duration", "2s", "--mix", "get=2,put=1,rm=1",
+			"--report-every", "60", "--plot", png)
 		if r.K != 4 || r.PrefillPerSec <= 0 || r.Ops["get"].Ops == 0 || r.Ops["put"].Ops == 0 || r.Ops["rm"].Ops == 0 || r.Errors != 0 {
 			t.Fatalf("bench: %+v", r)
 		}
 		if r.ListedKeys != int(r.EntriesAfter) || r.ProblemsAtCheck != 0 || r.LeavesAfter < 10 {
 			t.Fatalf("bench: %+v", r)
+		}
+		if len(r.Series) != 4 || r.Series[0].Keys != 60 || r.Series[3].Keys != 200 || r.Series[3].P99Ms <= 0 || r.Series[3].PerSec <= 0 {
+			t.Fatalf("series: %+v", r.Series)
+		}
+		if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Fatalf("plot: %d bytes, %v", len(b), err)
+		}
+		if _, err := s.Run("kv", "bench", "kv/d", "--plot", png); err == nil || !strings.Contains(err.Error(), "--report-every") {
+			t.Fatalf("--plot without --report-every: %v", err)
 		}
 		if _, err := s.Run("kv", "bench", "kv/b", "--keys", "10"); !errors.Is(err, kv.ErrExists) {
 			t.Fatalf("bench on an existing store: %v", err)
@@ -183,4 +196,25 @@ func TestCheckRepair(t *testing.T) {
 			t.Fatalf("--older-than -1s: %v", err)
 		}
 	})
+}
+
+// series cuts inserts into points by order of completion: latencies and
+// rates per point, the last point shorter.
+func TestSeries(t *testing.T) {
+	ms := time.Millisecond
+	var ins []insert
+	// 5 inserts completing 10 ms apart, given out of order: latencies
+	// 1..5 ms.
+	for _, i := range []int{3, 1, 5, 2, 4} {
+		ins = append(ins, insert{lat: time.Duration(i) * ms, done: time.Duration(10*i) * ms})
+	}
+	got := series(ins, 2)
+	want := []seriesPoint{
+		{Keys: 2, PerSec: 100, P50Ms: 1, P99Ms: 2, MaxMs: 2},
+		{Keys: 4, PerSec: 100, P50Ms: 3, P99Ms: 4, MaxMs: 4},
+		{Keys: 5, PerSec: 100, P50Ms: 5, P99Ms: 5, MaxMs: 5},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("series: %+v, want %+v", got, want)
+	}
 }
