@@ -27,7 +27,7 @@ const (
 	mapVersion  = 3
 	incVersion  = 3
 	osdVersion  = 2
-	poolVersion = 6
+	poolVersion = 7
 )
 
 // Encode appends m to e:
@@ -307,6 +307,11 @@ func decodeOSD(d *encoding.Decoder) OSD {
 //	rather than peer without the rule that keeps the writes only its
 //	primary acknowledged (docs/OSD.md); an older pool decodes as ack
 //	all.
+//	version 7 appends the read policy (u8: 0 primary, 1 balance, 2
+//	score). A pool with replica reads carries compat 7, so that an older
+//	OSD refuses it rather than let its primary show reads a write that
+//	is not on every replica yet (docs/OSD.md, "Reading from replicas");
+//	an older pool decodes as read_policy primary.
 func encodePool(e *encoding.Encoder, p *Pool) {
 	compat := uint8(1)
 	if p.SnapSeq > 0 {
@@ -317,6 +322,9 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	}
 	if p.Ack != AckAll {
 		compat = 6
+	}
+	if p.ReadPolicy != ReadPrimary {
+		compat = 7
 	}
 	mark := e.Begin(poolVersion, compat)
 	e.Varint(p.ID)
@@ -339,6 +347,7 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	e.Uint64(math.Float64bits(p.AutoscaleBias))
 	encodePoolMerge(e, p)
 	e.Uint8(uint8(p.Ack))
+	e.Uint8(uint8(p.ReadPolicy))
 	e.End(mark)
 }
 
@@ -373,6 +382,9 @@ func decodePool(d *encoding.Decoder) Pool {
 	}
 	if version >= 6 {
 		p.Ack = AckMode(d.Uint8())
+	}
+	if version >= 7 {
+		p.ReadPolicy = ReadPolicy(d.Uint8())
 	}
 	d.End()
 	if d.Err() == nil {

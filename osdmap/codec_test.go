@@ -211,6 +211,7 @@ func FuzzDecodeMap(f *testing.F) {
 	for i := range spec.Pools {
 		if spec.Pools[i].Type == PoolReplicated {
 			spec.Pools[i].Ack = AckPrimary
+			spec.Pools[i].ReadPolicy = ReadScore
 		}
 	}
 	acking, err := New(spec)

@@ -37,6 +37,9 @@ type PoolView struct {
 	Options       map[string]float64 `json:"options,omitempty"`
 	// Ack is when the primary answers writes: "all" or "primary".
 	Ack string `json:"ack"`
+	// ReadPolicy is where clients send reads: "primary", "balance" or
+	// "score".
+	ReadPolicy string `json:"read_policy"`
 }
 
 // OSDView is an OSD in "osd dump".
@@ -95,7 +98,8 @@ func poolView(p *osdmap.Pool) PoolView {
 	pgNum, pgpNum := p.Targets()
 	return PoolView{PGNumTarget: pgNum, PGPNumTarget: pgpNum, ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
 		PGNum: p.PGNum, PGPNum: p.PGPNum, Flags: p.Flags.String(), LastChange: uint32(p.LastChange),
-		AutoscaleMode: p.AutoscaleMode.String(), Options: poolOptions(p), Ack: p.Ack.String()}
+		AutoscaleMode: p.AutoscaleMode.String(), Options: poolOptions(p), Ack: p.Ack.String(),
+		ReadPolicy: p.ReadPolicy.String()}
 }
 
 // poolOptions returns the autoscaler's numeric settings that p sets.
@@ -333,7 +337,7 @@ func (s *Service) queryPoolLs(c moncmd.Command) moncmd.Reply {
 // poolVars are the variables "osd pool get" reads, in "all" order.
 func poolVars() []string {
 	return append([]string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "pg_num_pending",
-		"merge_status", "crush_rule"}, append(autoscaleVars(), "ack")...)
+		"merge_status", "crush_rule"}, append(autoscaleVars(), "ack", "read_policy")...)
 }
 
 // queryPoolGet answers "osd pool get pool var" (var: a poolVars name or
@@ -378,6 +382,8 @@ func (s *Service) queryPoolGet(c moncmd.Command) moncmd.Reply {
 			val = s.mergeStatus(p)
 		case "ack":
 			val = p.Ack.String()
+		case "read_policy":
+			val = p.ReadPolicy.String()
 		case "crush_rule":
 			if r := s.m.Crush().Rule(p.CrushRule); r != nil {
 				val = r.Name
