@@ -55,7 +55,7 @@ func TestPGMessagesRoundTrip(t *testing.T) {
 func TestRepOpVersion2HasNoWatermark(t *testing.T) {
 	op := RepOp{PG: osdmap.PG{Pool: 2, Seed: 9}, Epoch: 10, Tid: 77, Version: Version{Epoch: 10, Counter: 5},
 		Entry: []byte("entry"), Info: []byte("info"), Txn: sampleTxn()}
-	b := op.Encode() // ends in the zero watermark: two zero uvarints
+	b := op.Encode()                          // ends in the zero watermark: two zero uvarints
 	if !bytes.HasSuffix(b, []byte{0, 0, 0}) { // no extra entries, then the watermark
 		t.Fatalf("rep op % x does not end in no extra entries and a zero watermark", b[len(b)-8:])
 	}
