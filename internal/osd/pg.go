@@ -114,6 +114,8 @@ type pg struct {
 	// its writes (mergepg.go): they are answered ESTALE, and the clients
 	// wait for the map that merges.
 	holdWrites bool
+	// replRead is the PG's state for balanced reads (replread.go).
+	replRead replReadState
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *pg {
@@ -232,6 +234,7 @@ func (p *pg) endIntervalLocked() []work {
 		w.abandoned = true
 		w.held = nil // as dropBuffer: rep ops referring to them may be queued still
 		delete(p.writes, tid)
+		p.wakeReadersLocked(tid)
 	}
 	clear(p.acked)
 	p.lagging = 0
