@@ -26,7 +26,7 @@ var (
 const (
 	mapVersion  = 3
 	incVersion  = 3
-	osdVersion  = 2
+	osdVersion  = 3
 	poolVersion = 7
 )
 
@@ -253,6 +253,9 @@ func decodeCrush(d *encoding.Decoder) *crush.Map {
 //	up_from, up_thru, down_at (uvarints)
 //	version 2 appends lost_at (uvarint). Compat stays 1: a decoder that
 //	skips it waits for a lost OSD, the safe side.
+//	version 3 appends the load (disk, CPU, memory: u8 percent each),
+//	which an older decoder skips and an older entry decodes without
+//	(all 0: idle).
 func encodeOSD(e *encoding.Encoder, o *OSD) {
 	mark := e.Begin(osdVersion, 1)
 	e.Uvarint(uint64(o.State))
@@ -263,6 +266,9 @@ func encodeOSD(e *encoding.Encoder, o *OSD) {
 	e.Uvarint(uint64(o.UpThru))
 	e.Uvarint(uint64(o.DownAt))
 	e.Uvarint(uint64(o.LostAt))
+	e.Uint8(o.Load.Disk)
+	e.Uint8(o.Load.CPU)
+	e.Uint8(o.Load.Memory)
 	e.End(mark)
 }
 
@@ -278,6 +284,9 @@ func decodeOSD(d *encoding.Decoder) OSD {
 	o.DownAt = Epoch(decodeU32(d))
 	if version >= 2 {
 		o.LostAt = Epoch(decodeU32(d))
+	}
+	if version >= 3 {
+		o.Load = Load{Disk: d.Uint8(), CPU: d.Uint8(), Memory: d.Uint8()}
 	}
 	d.End()
 	return o

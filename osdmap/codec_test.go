@@ -214,6 +214,11 @@ func FuzzDecodeMap(f *testing.F) {
 			spec.Pools[i].ReadPolicy = ReadScore
 		}
 	}
+	for i := range spec.OSDs { // and loads published (osd version 2)
+		if spec.OSDs[i].Exists() {
+			spec.OSDs[i].Load = Load{Disk: uint8(10 * i % 101), CPU: 50, Memory: 99}
+		}
+	}
 	acking, err := New(spec)
 	if err != nil {
 		f.Fatal(err)
