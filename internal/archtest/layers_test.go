@@ -137,10 +137,12 @@ var sameLayerImports = map[string][]string{
 	"internal/mon/balancermon": {"internal/mon/moncmd", "internal/mon/monstore"},
 	"internal/mon/mdsmon": {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health",
 		"internal/mon/mdsmon/failover"},
-	"internal/osd":         {"internal/osd/..."},
-	"internal/osd/peering": {"internal/osd/pglog"},
-	"internal/osd/split":   {"internal/osd/pglog"},
-	"internal/osd/merge":   {"internal/osd/pglog", "internal/osd/split"},
+	"internal/osd":          {"internal/osd/..."},
+	"internal/osd/peering":  {"internal/osd/pglog"},
+	"internal/osd/split":    {"internal/osd/pglog"},
+	"internal/osd/slots":    {"internal/osd/opq"},
+	"internal/osd/replread": {"internal/osd/ops"},
+	"internal/osd/merge":    {"internal/osd/pglog", "internal/osd/split"},
 
 	// L4: the striper does its I/O with its layout arithmetic.
 	"striper": {"striper/layout"},
