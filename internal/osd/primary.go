@@ -644,7 +644,7 @@ func logTrim(n, limit int) int {
 func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool, extra []pglog.Entry) [][]byte {
 	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: p.tid + 1,
 		Version: v, WantApplied: wantApplied, Entry: entry.Encode(), Info: info.Encode(), Txn: txn}
-	msg.CommittedBelow = p.committedWatermarkLocked(firstVersion(append(extra, entry))) // replread.go
+	msg.CommittedBelow = p.committedWatermarkLocked(append(extra, entry)) // replread.go
 	for _, e := range extra {
 		msg.Extra = append(msg.Extra, e.Encode())
 	}
@@ -689,7 +689,7 @@ func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 		return // nothing to answer yet
 	case replication.CommittedAll:
 		delete(p.writes, w.tid)
-		p.wakeReadersLocked(w.tid)
+		p.readHolds.Wake(w.tid)
 		if w.answered {
 			// Answered on the primary's commit (ack primary): the
 			// replicas have it now, and the buffers may go back.

@@ -188,6 +188,26 @@ type OSDOp struct {
 	ReadAtLeast Version
 }
 
+// ReplicaReadable reports whether ops on obj may go to a replica as a
+// balanced read (FlagBalanceReads): reads of the head's data, attributes
+// and omap, which change nothing and need nothing only the primary has
+// (watches, class methods, snapshots). Clients and OSDs apply the same
+// rule (docs/OSD.md, "Reading from replicas").
+func ReplicaReadable(obj objid.ID, ops []ObjectOp) bool {
+	if obj.Snap != objid.NoSnap || len(ops) == 0 {
+		return false
+	}
+	for _, op := range ops {
+		switch op.Code {
+		case OpRead, OpSparseRead, OpStat, OpGetXattr, OpGetXattrs, OpCmpXattr, OpOmapGetHeader, OpOmapGetKeys,
+			OpOmapGetVals, OpOmapGetByKeys, OpOmapCmp, OpAssertExists, OpAssertVersion:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Version is an object or PG log version: the map epoch in which the
 // primary assigned it and a counter that increases within the PG.
 type Version struct {

@@ -243,3 +243,27 @@ func TestOSDOpSmallDataUnpadded(t *testing.T) {
 		t.Fatalf("%d bytes of data at offset %d, want a multiple of %d", objectstore.MinAlignedData, at, objectstore.DataAlign)
 	}
 }
+
+func TestReplicaReadable(t *testing.T) {
+	head := objid.Object(1, "", "o")
+	snap := head
+	snap.Snap = 4
+	for _, c := range []struct {
+		name string
+		obj  objid.ID
+		ops  []ObjectOp
+		want bool
+	}{
+		{"read", head, []ObjectOp{{Code: OpRead}}, true},
+		{"stat, xattrs and omap", head, []ObjectOp{{Code: OpStat}, {Code: OpGetXattrs}, {Code: OpOmapGetVals}}, true},
+		{"at a snapshot", snap, []ObjectOp{{Code: OpRead}}, false},
+		{"class method", head, []ObjectOp{{Code: OpRead}, {Code: OpCall}}, false},
+		{"a write", head, []ObjectOp{{Code: OpRead}, {Code: OpWrite}}, false},
+		{"watchers", head, []ObjectOp{{Code: OpListWatchers}}, false},
+		{"no ops", head, nil, false},
+	} {
+		if got := ReplicaReadable(c.obj, c.ops); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
