@@ -58,6 +58,7 @@ var layers = []struct {
 	{"internal/config", layerModels},
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
+	{"internal/loadstat", layerModels},
 	{"internal/fsx", layerModels},
 
 	{"internal/wire", layerTransport},
@@ -109,6 +110,7 @@ var sameLayerImports = map[string][]string{
 	"osdmap":                        {"crush"},
 	"internal/balancer":             {"crush", "osdmap"},
 	"internal/autoscale":            {"crush", "osdmap"},
+	"internal/loadstat":             {"osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},

@@ -118,6 +118,9 @@ type Config struct {
 	Clock             clock.Clock
 	Logger            *slog.Logger
 	Seed              uint64
+	// Load, if set, measures how busy the OSD is, for its PG stats report
+	// (internal/loadstat; read_policy score). Nil: it reports idle.
+	Load func() osdmap.Load
 }
 
 func (cfg Config) withDefaults() (Config, error) {

@@ -52,23 +52,14 @@ func (p *pg) committedWatermarkLocked(entries []pglog.Entry) wire.Version {
 // object is not committed by every member, if replread.HoldsReads says
 // so. It returns false if the OSD is stopping.
 func (p *pg) holdReadForCommit(r *request) bool {
-	for {
-		var wait <-chan struct{}
+	return replread.Wait(p.o.ctx, func() <-chan struct{} {
 		p.mu.Lock()
+		defer p.mu.Unlock()
 		for tid, w := range p.writes {
 			if replread.HoldsReads(&p.pool, r.op.Flags) && slices.Contains(w.objects, r.op.Object) {
-				wait = p.readHolds.Add(tid)
-				break
+				return p.readHolds.Add(tid)
 			}
 		}
-		p.mu.Unlock()
-		if wait == nil {
-			return true
-		}
-		select {
-		case <-wait:
-		case <-p.o.ctx.Done():
-			return false
-		}
-	}
+		return nil
+	})
 }

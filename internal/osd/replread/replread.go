@@ -229,3 +229,16 @@ func (h *Holds) Wake(tid uint64) {
 	}
 	delete(h.waiters, tid)
 }
+
+// Wait waits until next, called again after each wait, has nothing to
+// wait for (nil), and reports true; false if ctx ends first.
+func Wait(ctx context.Context, next func() <-chan struct{}) bool {
+	for ch := next(); ch != nil; ch = next() {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}

@@ -1,6 +1,7 @@
 package replread
 
 import (
+	"context"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -150,5 +151,28 @@ func TestReplicaState(t *testing.T) {
 	case <-c:
 		t.Fatal("a read held for write 2 was let go")
 	default:
+	}
+}
+
+func TestWait(t *testing.T) {
+	var h Holds
+	waits := []<-chan struct{}{h.Add(1), h.Add(2)}
+	h.Wake(1)
+	h.Wake(2)
+	n := 0
+	if !Wait(context.Background(), func() <-chan struct{} {
+		if n == len(waits) {
+			return nil
+		}
+		n++
+		return waits[n-1]
+	}) || n != 2 {
+		t.Fatalf("Wait went through %d waits", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	never := make(chan struct{})
+	if Wait(ctx, func() <-chan struct{} { return never }) {
+		t.Fatal("Wait on a cancelled context reported done")
 	}
 }
