@@ -55,6 +55,16 @@ type OSDView struct {
 	DownAt          uint32    `json:"down_at"`
 	DownSince       time.Time `json:"down_since,omitzero"`
 	State           []string  `json:"state"`
+	// Load is the OSD's published load, if any (docs/OSD.md, "Reading
+	// from replicas").
+	Load *LoadView `json:"load,omitempty"`
+}
+
+// LoadView is an OSD's published load, in percent.
+type LoadView struct {
+	Disk   uint8 `json:"disk"`
+	CPU    uint8 `json:"cpu"`
+	Memory uint8 `json:"memory"`
 }
 
 // DumpView is "osd dump".
@@ -180,6 +190,9 @@ func (s *Service) queryDump(c moncmd.Command) moncmd.Reply {
 		ov := OSDView{OSD: id, UUID: meta.UUID, Up: o.IsUp(), In: o.IsIn(), Weight: toFloat(o.Weight),
 			PrimaryAffinity: toFloat(o.PrimaryAffinity), Addr: o.Addr, UpFrom: uint32(o.UpFrom), DownAt: uint32(o.DownAt),
 			DownSince: meta.DownSince, State: strings.Split(o.State.String(), ",")}
+		if o.Load != (osdmap.Load{}) {
+			ov.Load = &LoadView{Disk: o.Load.Disk, CPU: o.Load.CPU, Memory: o.Load.Memory}
+		}
 		v.OSDs = append(v.OSDs, ov)
 		up, in := "down", "out"
 		if ov.Up {
@@ -196,6 +209,9 @@ func (s *Service) queryDump(c moncmd.Command) moncmd.Reply {
 			strconv.FormatFloat(ov.Weight, 'g', 6, 64), ov.UpFrom, ov.DownAt, addr, o.State)
 		if meta.UUID != "" {
 			fmt.Fprintf(&b, " %s", meta.UUID)
+		}
+		if ov.Load != nil {
+			fmt.Fprintf(&b, " load %s", o.Load)
 		}
 		b.WriteByte('\n')
 	}
