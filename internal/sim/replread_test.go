@@ -264,3 +264,75 @@ func replicaReads(t *testing.T, o *OSD, result string) float64 {
 	}
 	return 0
 }
+
+// Under read_policy score, published loads steer reads: with one member
+// of every PG loaded to the full (osd set-loads, as the monitors publish
+// what OSDs report), a client with no CRUSH location scores it P_i = 0
+// (no distance term, no free disk, CPU or memory) and the idle members
+// 0.6, so it never reads there as a replica; the idle replicas serve.
+// Reads are counted where the OSDs served them.
+func TestReplicaReadsScoreFollowsLoads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := threeOSDs(t)
+		c.Run("osd pool set", "pool", "rbd", "var", "read_policy", "val", "score")
+		const busy = 2
+		c.Run("osd set-loads", "loads", fmt.Sprintf("%d:100/100/100", busy))
+		c.WaitForEpoch(c.Epoch())
+		if got := c.Map().OSD(busy).Load; got.Disk != 100 {
+			t.Fatalf("osd.%d's load %v not in the map", busy, got)
+		}
+		ctx := context.Background()
+		writer, err := c.connect(t, "client.writer").OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Objects, then one more write to each PG so that the replicas
+		// have a watermark above them.
+		const objects = 24
+		for i := range objects {
+			if err := writer.WriteFull(ctx, fmt.Sprintf("o%d", i), []byte("data")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range objects {
+			if err := writer.WriteFull(ctx, fmt.Sprintf("o%d", i), []byte("data2")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 8 {
+			if err := writer.WriteFull(ctx, fmt.Sprintf("last%d", i), []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := map[int32]float64{}
+		for id, o := range c.OSDs {
+			before[id] = replicaReads(t, o, "served")
+		}
+		reader, err := c.connectWith(t, "client.reader", 5, func(*rados.Config) {}).OpenIOContext("rbd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			for i := range objects {
+				if _, err := reader.Read(ctx, fmt.Sprintf("o%d", i), 0, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		served := map[int32]float64{}
+		total := 0.0
+		for id, o := range c.OSDs {
+			served[id] = replicaReads(t, o, "served") - before[id]
+			total += served[id]
+		}
+		t.Logf("reads served by replicas: %v", served)
+		if total == 0 {
+			t.Fatal("no read was served by a replica")
+		}
+		for id, n := range served {
+			if id == busy && n != 0 || id != busy && n == 0 {
+				t.Errorf("replica reads served %v: want none at the busy osd.%d, some at every other", served, busy)
+			}
+		}
+	})
+}
