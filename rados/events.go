@@ -90,9 +90,10 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply, msg msgr.Mess
 		os.failures = 0
 	}
 	switch {
-	case r.Result == -wire.ENOTCURRENT && p.balanced && p.sentTo != p.t.osd:
-		// The replica is not current for this read (replread.go): the
-		// primary answers it.
+	case (r.Result == -wire.ENOTCURRENT || r.Result == -wire.ESTALE) && p.balanced && p.sentTo != p.t.osd:
+		// The replica is not current for this read (replread.go), or
+		// does not hold the PG yet: the primary answers it (and says
+		// ESTALE itself if the client's map is behind).
 		p.atPrimary = true
 		o.sendLocked(p)
 	case r.Result == -wire.ESTALE:

@@ -327,6 +327,9 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 	if r.write {
 		return p.serveWrite(r)
 	}
+	if !p.holdReadForCommit(r) { // before the checks: the interval may end meanwhile (replread.go)
+		return nil, nil
+	}
 	p.mu.Lock()
 	result, _ := p.checkLocked(r)
 	epoch := p.epoch
@@ -336,9 +339,6 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 		return nil, nil
 	}
 	if p.serveWatchOp(r, epoch) {
-		return nil, nil
-	}
-	if !p.holdReadForCommit(r) { // replread.go
 		return nil, nil
 	}
 	if isSnapOp(r, wire.OpListSnaps) {
