@@ -3,6 +3,7 @@ package rados
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
@@ -253,7 +254,10 @@ func (o *objecter) scanLocked() {
 			o.sendLocked(p)
 			continue
 		}
-		if needsResend(p.t, o.targets.get(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)) {
+		t := o.targets.get(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)
+		// A balanced read at a replica that left the acting set (down,
+		// or moved) is sent again too.
+		if needsResend(p.t, t) || p.sentTo != p.t.osd && !slices.Contains(t.acting, p.sentTo) {
 			o.sendLocked(p)
 		}
 	}
