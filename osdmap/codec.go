@@ -26,8 +26,8 @@ var (
 const (
 	mapVersion  = 3
 	incVersion  = 3
-	osdVersion  = 2
-	poolVersion = 6
+	osdVersion  = 3
+	poolVersion = 7
 )
 
 // Encode appends m to e:
@@ -253,6 +253,9 @@ func decodeCrush(d *encoding.Decoder) *crush.Map {
 //	up_from, up_thru, down_at (uvarints)
 //	version 2 appends lost_at (uvarint). Compat stays 1: a decoder that
 //	skips it waits for a lost OSD, the safe side.
+//	version 3 appends the load (disk, CPU, memory: u8 percent each),
+//	which an older decoder skips and an older entry decodes without
+//	(all 0: idle).
 func encodeOSD(e *encoding.Encoder, o *OSD) {
 	mark := e.Begin(osdVersion, 1)
 	e.Uvarint(uint64(o.State))
@@ -263,6 +266,9 @@ func encodeOSD(e *encoding.Encoder, o *OSD) {
 	e.Uvarint(uint64(o.UpThru))
 	e.Uvarint(uint64(o.DownAt))
 	e.Uvarint(uint64(o.LostAt))
+	e.Uint8(o.Load.Disk)
+	e.Uint8(o.Load.CPU)
+	e.Uint8(o.Load.Memory)
 	e.End(mark)
 }
 
@@ -278,6 +284,9 @@ func decodeOSD(d *encoding.Decoder) OSD {
 	o.DownAt = Epoch(decodeU32(d))
 	if version >= 2 {
 		o.LostAt = Epoch(decodeU32(d))
+	}
+	if version >= 3 {
+		o.Load = Load{Disk: d.Uint8(), CPU: d.Uint8(), Memory: d.Uint8()}
 	}
 	d.End()
 	return o
@@ -307,6 +316,11 @@ func decodeOSD(d *encoding.Decoder) OSD {
 //	rather than peer without the rule that keeps the writes only its
 //	primary acknowledged (docs/OSD.md); an older pool decodes as ack
 //	all.
+//	version 7 appends the read policy (u8: 0 primary, 1 balance, 2
+//	score). A pool with replica reads carries compat 7, so that an older
+//	OSD refuses it rather than let its primary show reads a write that
+//	is not on every replica yet (docs/OSD.md, "Reading from replicas");
+//	an older pool decodes as read_policy primary.
 func encodePool(e *encoding.Encoder, p *Pool) {
 	compat := uint8(1)
 	if p.SnapSeq > 0 {
@@ -317,6 +331,9 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	}
 	if p.Ack != AckAll {
 		compat = 6
+	}
+	if p.ReadPolicy != ReadPrimary {
+		compat = 7
 	}
 	mark := e.Begin(poolVersion, compat)
 	e.Varint(p.ID)
@@ -339,6 +356,7 @@ func encodePool(e *encoding.Encoder, p *Pool) {
 	e.Uint64(math.Float64bits(p.AutoscaleBias))
 	encodePoolMerge(e, p)
 	e.Uint8(uint8(p.Ack))
+	e.Uint8(uint8(p.ReadPolicy))
 	e.End(mark)
 }
 
@@ -373,6 +391,9 @@ func decodePool(d *encoding.Decoder) Pool {
 	}
 	if version >= 6 {
 		p.Ack = AckMode(d.Uint8())
+	}
+	if version >= 7 {
+		p.ReadPolicy = ReadPolicy(d.Uint8())
 	}
 	d.End()
 	if d.Err() == nil {

@@ -211,6 +211,12 @@ func FuzzDecodeMap(f *testing.F) {
 	for i := range spec.Pools {
 		if spec.Pools[i].Type == PoolReplicated {
 			spec.Pools[i].Ack = AckPrimary
+			spec.Pools[i].ReadPolicy = ReadScore
+		}
+	}
+	for i := range spec.OSDs { // and loads published (osd version 2)
+		if spec.OSDs[i].Exists() {
+			spec.OSDs[i].Load = Load{Disk: uint8(10 * i % 101), CPU: 50, Memory: 99}
 		}
 	}
 	acking, err := New(spec)

@@ -82,6 +82,9 @@ type OSD struct {
 	// before, accepting that what only it held is gone (Ceph's
 	// lost_at). 0: never.
 	LostAt Epoch
+	// Load is how busy the OSD reported itself, as the monitors last
+	// published it (load.go): what clients with read_policy score weigh.
+	Load Load
 }
 
 // LostSince reports whether the OSD was declared lost after epoch
@@ -107,6 +110,8 @@ func (o *OSD) validate(id int32) error {
 		return fmt.Errorf("osd.%d: primary affinity %#x above %#x", id, o.PrimaryAffinity, DefaultPrimaryAffinity)
 	case len(o.Addr) > MaxNameLen:
 		return fmt.Errorf("osd.%d: address longer than %d bytes", id, MaxNameLen)
+	case !o.Load.valid():
+		return fmt.Errorf("osd.%d: load %v above 100%%", id, o.Load)
 	}
 	return nil
 }

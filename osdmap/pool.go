@@ -160,6 +160,10 @@ type Pool struct {
 	// every member committed it (AckAll, the default) or once the
 	// primary did (AckPrimary).
 	Ack AckMode
+	// ReadPolicy is where the pool's clients send reads (readpolicy.go):
+	// to the primary (ReadPrimary, the default) or to a replica chosen
+	// at random or by score.
+	ReadPolicy ReadPolicy
 }
 
 // Targets returns where pg_num and pgp_num are headed: the targets, or
@@ -244,6 +248,9 @@ func (p *Pool) String() string {
 	if p.Ack != AckAll {
 		s += " ack " + p.Ack.String()
 	}
+	if p.ReadPolicy != ReadPrimary {
+		s += " read_policy " + p.ReadPolicy.String()
+	}
 	if len(p.RemovedSnaps) > 0 {
 		s += "\n\tremoved_snaps " + p.RemovedSnaps.String()
 	}
@@ -282,6 +289,9 @@ func (p *Pool) validate() error {
 		return err
 	}
 	if err := p.validateAck(); err != nil {
+		return err
+	}
+	if err := p.validateReadPolicy(); err != nil {
 		return err
 	}
 	return p.validateSnaps()

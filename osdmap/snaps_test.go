@@ -179,7 +179,8 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 	if data[0] != poolVersion || data[1] != 1 {
 		t.Fatalf("pool without snaps: version %d compat %d, want %d and 1", data[0], data[1], poolVersion)
 	}
-	// Version 6 of a pool in ack all ends in a zero byte (the mode);
+	// Version 7 of a pool reading from primaries ends in a zero byte
+	// (the policy); version 6 of a pool in ack all ends in a zero byte (the mode);
 	// version 5 of a pool with no merge ends in four zero bytes (no
 	// pg_num_pending nor its epoch, no last merge, no merged PGs); version 4 of a pool
 	// with the autoscaler's defaults ends in mode warn (0), no target
@@ -190,7 +191,8 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 	autoscaleTail := make([]byte, 18)
 	mergeTail := []byte{0, 0, 0, 0}
 	ackTail := []byte{0}
-	if !bytes.HasSuffix(data, append(append(append([]byte{0, 0, 0, 8, 8}, autoscaleTail...), mergeTail...), ackTail...)) {
+	readTail := []byte{0}
+	if !bytes.HasSuffix(data, append(append(append(append([]byte{0, 0, 0, 8, 8}, autoscaleTail...), mergeTail...), ackTail...), readTail...)) {
 		t.Fatalf("pool encoding % x does not end in empty snap fields, targets 8 8, default autoscale settings, no merge and ack all", data)
 	}
 	older := func(data []byte, version uint8, drop int) []byte {
@@ -199,11 +201,12 @@ func TestPoolVersion1DecodesWithoutSnaps(t *testing.T) {
 		binary.LittleEndian.PutUint32(old[2:], binary.LittleEndian.Uint32(old[2:])-uint32(drop))
 		return old
 	}
-	v5 := older(data, 5, len(ackTail))
+	v6 := older(data, 6, len(readTail))
+	v5 := older(v6, 5, len(ackTail))
 	v4 := older(v5, 4, len(mergeTail))
 	v3 := older(v4, 3, len(autoscaleTail))
 	v2 := older(v3, 2, 2)
-	for _, old := range [][]byte{v5, v4, v3, v2, older(v2, 1, 3)} {
+	for _, old := range [][]byte{v6, v5, v4, v3, v2, older(v2, 1, 3)} {
 		d := encoding.NewDecoder(old)
 		got := decodePool(d)
 		if err := d.Finish(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/config"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/osdmap"
 )
 
 // Config says how to reach a cluster and who to be. Mons is required;
@@ -63,6 +65,21 @@ type Config struct {
 	// random nonce, port 0 (a client).
 	Nonce uint64
 	Port  uint16
+
+	// ReadPolicy is where reads go (docs/OSD.md, "Reading from
+	// replicas"): "" or "pool" for each pool's read_policy, else
+	// "primary", "balance" or "score" for every pool (the
+	// client_read_policy option). Under balance and score a replica
+	// serves a read only when it holds every write the client saw and
+	// every member has committed; otherwise the primary does.
+	ReadPolicy string
+	// CrushLocation is where the client is, as CRUSH names it: "host=h1
+	// rack=r1" (Ceph's crush_location). Read policy score prefers OSDs
+	// on the same host, then in the same rack.
+	CrushLocation string
+	// ReadScoreWeights weigh read policy score's terms; zero: the
+	// client_read_score_weight_* defaults.
+	ReadScoreWeights ScoreWeights
 }
 
 // LoadConfig reads the cluster configuration file at path (cuttle.conf,
@@ -89,6 +106,21 @@ func LoadConfig(path, name string) (Config, error) {
 	}
 	cfg.Auth, _ = f.Get(name, "auth")
 	cfg.Keyring, _ = f.Get(name, "keyring")
+	cfg.ReadPolicy, _ = f.Get(name, optReadPolicy)
+	cfg.CrushLocation, _ = f.Get(name, optCrushLocation)
+	for _, w := range []struct {
+		opt string
+		to  *float64
+	}{{optWeightDistance, &cfg.ReadScoreWeights.Distance}, {optWeightDisk, &cfg.ReadScoreWeights.Disk},
+		{optWeightCPU, &cfg.ReadScoreWeights.CPU}, {optWeightMemory, &cfg.ReadScoreWeights.Memory}} {
+		if v, ok := f.Get(name, w.opt); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return Config{}, fmt.Errorf("rados: %s: %s = %q: %w", path, w.opt, v, ErrInvalid)
+			}
+			*w.to = f
+		}
+	}
 	return cfg, nil
 }
 
@@ -103,6 +135,11 @@ type settings struct {
 	clock      clock.Clock
 	netw       msgr.Network
 	monTimeout time.Duration
+	// The read policy (readpolicy.go).
+	readPolicy    osdmap.ReadPolicy
+	readPolicySet bool
+	location      location
+	weights       ScoreWeights
 }
 
 func (cfg Config) settings() (settings, error) {
@@ -154,6 +191,19 @@ func (cfg Config) settings() (settings, error) {
 	s.monTimeout = cfg.MonTimeout
 	if s.monTimeout <= 0 {
 		s.monTimeout = 5 * time.Second
+	}
+	if s.readPolicy, s.readPolicySet, err = parseReadPolicy(cfg.ReadPolicy); err != nil {
+		return s, err
+	}
+	if s.location, err = parseLocation(cfg.CrushLocation); err != nil {
+		return s, err
+	}
+	s.weights = cfg.ReadScoreWeights
+	if s.weights == (ScoreWeights{}) {
+		s.weights = defaultWeights()
+	}
+	if err := s.weights.validate(); err != nil {
+		return s, err
 	}
 	return s, nil
 }

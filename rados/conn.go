@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
@@ -42,6 +43,8 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	c := &Conn{cfg: s, log: s.logger.With("client", s.name.String())}
 	c.obj = newObjecter(nil, c.log, s.clock, s.name.String(), randomIncarnation())
+	c.obj.reads = readRouting{policy: s.readPolicy, policySet: s.readPolicySet, loc: s.location, weights: s.weights,
+		rnd: rand.New(rand.NewPCG(s.Seed, c.obj.incarnation))}
 	monAuth, osdAuth := c.handshakes()
 	ms, err := msgr.New(msgr.Config{Name: s.name, Network: s.netw, Dispatcher: c.obj, ClientAuth: osdAuth,
 		Logger: s.logger, Clock: s.clock, Seed: s.Seed, Nonce: s.Nonce, Port: s.Port})

@@ -3,6 +3,7 @@ package rados
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/msgr"
@@ -86,10 +87,16 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply, msg msgr.Mess
 		o.log.Debug("rados: answer to an earlier attempt ignored", "tid", p.tid, "attempt", r.Attempt, "latest", p.msg.Attempt)
 		return false
 	}
-	if os := o.osds[p.t.osd]; os != nil && os.s == from.Session {
+	if os := o.osds[p.sentTo]; os != nil && os.s == from.Session {
 		os.failures = 0
 	}
 	switch {
+	case (r.Result == -wire.ENOTCURRENT || r.Result == -wire.ESTALE) && p.balanced && p.sentTo != p.t.osd:
+		// The replica is not current for this read (replread.go), or
+		// does not hold the PG yet: the primary answers it (and says
+		// ESTALE itself if the client's map is behind).
+		p.atPrimary = true
+		o.sendLocked(p)
 	case r.Result == -wire.ESTALE:
 		// The OSD's map is newer than ours or the PG has moved: wait for
 		// its epoch (or, if it claims one we sent with, for the next),
@@ -101,10 +108,12 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply, msg msgr.Mess
 		p.waitEpoch = max(p.waitEpoch, want)
 		o.sendLocked(p)
 	case r.Result != 0:
+		o.reads.sawLocked(p.t.pg, r.Version)
 		err := explainNoSpace(replyError(p.name, p.msg.Ops, r), o.m, p.t.pg.Pool, p.t.osd)
 		err = explainBlocklisted(err, o.ms.Nonce(), r.Epoch)
 		o.finishLocked(p, r.Version.Counter, err, nil)
 	case r.Flags&wire.ReplyCommitted != 0:
+		o.reads.sawLocked(p.t.pg, r.Version)
 		var fill func()
 		switch {
 		case p.onReply != nil && p.takeReply != nil:
@@ -119,6 +128,7 @@ func (o *objecter) handleReply(from msgr.Peer, r *wire.OSDOpReply, msg msgr.Mess
 		}
 		o.finishLocked(p, r.Version.Counter, nil, fill)
 	case r.Flags&wire.ReplyApplied != 0:
+		o.reads.sawLocked(p.t.pg, r.Version)
 		p.comp.markApplied(r.Version.Counter)
 	}
 	return kept
@@ -136,6 +146,9 @@ func (o *objecter) failSessionLocked(id int32, s *msgr.Session) {
 		if p.session == s {
 			p.session = nil
 			stranded = true
+			if p.sentTo != p.t.osd {
+				p.atPrimary = true // a replica's session failed: ask the primary
+			}
 		}
 	}
 	if os.s == s {
@@ -166,7 +179,7 @@ func (o *objecter) resendStranded(id int32) {
 		return
 	}
 	for _, p := range o.sortedOpsLocked() {
-		if p.session == nil && p.t.osd == id {
+		if p.session == nil && (p.t.osd == id || p.sentTo == id) {
 			o.sendLocked(p)
 		}
 	}
@@ -241,7 +254,10 @@ func (o *objecter) scanLocked() {
 			o.sendLocked(p)
 			continue
 		}
-		if needsResend(p.t, o.targets.get(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)) {
+		t := o.targets.get(o.m, &o.scratch, p.msg.Object, p.msg.PG, p.fixedPG)
+		// A balanced read at a replica that left the acting set (down,
+		// or moved) is sent again too.
+		if needsResend(p.t, t) || p.sentTo != p.t.osd && !slices.Contains(t.acting, p.sentTo) {
 			o.sendLocked(p)
 		}
 	}

@@ -129,6 +129,7 @@ func (io *IOContext) start(ctx context.Context, s submission) *Completion {
 	}
 	p := &op{name: s.name, msg: wire.OSDOp{Object: id, Flags: s.flags, Ops: s.ops}, comp: comp, copiesReply: s.copies, takeReply: s.take}
 	io.setSnaps(&p.msg)
+	p.balanced = wire.ReplicaReadable(p.msg.Object, s.ops) // a read at a snapshot goes to the primary
 	if steps := s.steps; len(steps) > 0 {
 		p.onReply = func(r *wire.OSDOpReply) { fillSteps(steps, r) }
 	}

@@ -81,6 +81,9 @@ type objecter struct {
 	// the watches to reconnect (watch.go); watches are the client's.
 	watchKick chan struct{}
 	watches   watchRegistry
+	// reads is where reads go (replread.go): the policy, the choices'
+	// randomness, and what the client has seen of each PG.
+	reads readRouting
 }
 
 // osdSession is the client's session with one OSD.
@@ -114,6 +117,12 @@ type op struct {
 	takeReply func(release func())
 	stop      func() bool // stops the context's AfterFunc, or nil
 	timer     clock.Timer // ends the op at Config.OpTimeout, or nil
+	// balanced says the op is a plain read a replica may serve under a
+	// read policy; atPrimary that it goes to the primary all the same
+	// (a replica was not current for it, or its session failed); sentTo
+	// is the OSD it was last sent to (t.osd, or a replica).
+	balanced, atPrimary bool
+	sentTo              int32
 }
 
 func newObjecter(ms *msgr.Messenger, log *slog.Logger, clk clock.Clock, client string, incarnation uint64) *objecter {
@@ -183,28 +192,29 @@ func (o *objecter) sendLocked(p *op) {
 		o.log.Debug("rados: op waits for a primary", "tid", p.tid, "pg", p.t.pg.String(), "epoch", o.m.Epoch())
 		return // a map that gives the PG a primary resends it
 	}
-	os := o.osds[p.t.osd]
+	dest, addr := o.readTargetLocked(p) // p.t.osd, or a replica for a balanced read (replread.go)
+	os := o.osds[dest]
 	if os == nil {
 		os = &osdSession{}
-		o.osds[p.t.osd] = os
+		o.osds[dest] = os
 	}
 	if os.retry != nil {
-		o.log.Debug("rados: op waits for its OSD's backoff", "tid", p.tid, "osd", p.t.osd)
+		o.log.Debug("rados: op waits for its OSD's backoff", "tid", p.tid, "osd", dest)
 		return // the backoff's timer resends it
 	}
-	peer := osdName(p.t.osd)
-	if os.s != nil && os.addr != p.t.addr {
+	peer := osdName(dest)
+	if os.s != nil && os.addr != addr {
 		old := os.s
 		os.s = nil
 		old.Close()
 	}
 	if os.s == nil {
-		s, err := o.ms.Connect(peer, p.t.addr)
+		s, err := o.ms.Connect(peer, addr)
 		if err != nil {
 			o.finishLocked(p, 0, fmt.Errorf("rados: connect to %s: %w", peer, ErrClosed), nil)
 			return
 		}
-		os.s, os.addr = s, p.t.addr
+		os.s, os.addr = s, addr
 	}
 	p.msg.PG, p.msg.Epoch, p.msg.Attempt = p.t.pg, uint64(o.m.Epoch()), p.attempts
 	p.attempts++
@@ -213,8 +223,8 @@ func (o *objecter) sendLocked(p *op) {
 	// contract keeps unchanged until the op completes.
 	segs := p.msg.EncodeSegments()
 	if err := s.Send(o.ctx, msgr.Message{Type: wire.TypeOSDOp, Version: 1, Payload: segs[0], Tail: segs[1:]}); err != nil {
-		o.log.Debug("rados: send failed", "osd", p.t.osd, "tid", p.tid, "err", err)
-		o.failSessionLocked(p.t.osd, s)
+		o.log.Debug("rados: send failed", "osd", dest, "tid", p.tid, "err", err)
+		o.failSessionLocked(dest, s)
 		return
 	}
 	p.session = s

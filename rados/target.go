@@ -15,6 +15,9 @@ type target struct {
 	upFrom  osdmap.Epoch
 	noPool  bool // the pool is not in the map
 	checked bool // computed at least once
+	// acting is the PG's acting set (the primary among them), where a
+	// read may go under a read policy other than primary (readpolicy.go).
+	acting []int32
 }
 
 // opPG returns the PG an op goes to in m, reduced to the pool's pg_num;
@@ -40,6 +43,11 @@ func pgTarget(m *osdmap.Map, s *osdmap.Scratch, pg osdmap.PG) target {
 		return t
 	}
 	t.pg = mp.PG
+	for _, id := range mp.Acting {
+		if id >= 0 && m.IsUp(id) {
+			t.acting = append(t.acting, id)
+		}
+	}
 	if p := mp.ActingPrimary; p >= 0 && m.IsUp(p) {
 		o := m.OSD(p)
 		t.osd, t.addr, t.upFrom = p, o.Addr, o.UpFrom

@@ -2,6 +2,7 @@ package rados
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,13 +66,13 @@ func TestTargetCacheFollowsTheMap(t *testing.T) {
 	for _, m := range []*osdmap.Map{m1, m2, m1} {
 		for i := range 200 {
 			o := objid.Object(1, "", fmt.Sprint("obj", i))
-			if got, w := c.get(m, &s, o, osdmap.PG{}, false), want(m, o, osdmap.PG{}, false); got != w {
+			if got, w := c.get(m, &s, o, osdmap.PG{}, false), want(m, o, osdmap.PG{}, false); !reflect.DeepEqual(got, w) {
 				t.Fatalf("epoch %d, %s: cached %+v, want %+v", m.Epoch(), o.Name, got, w)
 			}
 		}
 		// A listing's PG, given raw, and a pool the map lacks.
 		raw := osdmap.PG{Pool: 1, Seed: 16 + 5}
-		if got, w := c.get(m, &s, objid.ID{}, raw, true), want(m, objid.ID{}, raw, true); got != w || got.pg.Seed != 5 {
+		if got, w := c.get(m, &s, objid.ID{}, raw, true), want(m, objid.ID{}, raw, true); !reflect.DeepEqual(got, w) || got.pg.Seed != 5 {
 			t.Fatalf("epoch %d, listing PG: cached %+v, want %+v", m.Epoch(), got, w)
 		}
 		if got := c.get(m, &s, objid.Object(9, "", "x"), osdmap.PG{}, false); !got.noPool {

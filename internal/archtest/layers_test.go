@@ -58,6 +58,7 @@ var layers = []struct {
 	{"internal/config", layerModels},
 	{"internal/objectstore/...", layerModels},
 	{"internal/metrics", layerModels},
+	{"internal/loadstat", layerModels},
 	{"internal/fsx", layerModels},
 
 	{"internal/wire", layerTransport},
@@ -109,6 +110,7 @@ var sameLayerImports = map[string][]string{
 	"osdmap":                        {"crush"},
 	"internal/balancer":             {"crush", "osdmap"},
 	"internal/autoscale":            {"crush", "osdmap"},
+	"internal/loadstat":             {"osdmap"},
 	"internal/objectstore/memstore": {"internal/objectstore"},
 	"internal/objectstore/blockstore": {"internal/objectstore", "internal/objectstore/blockstore/alloc",
 		"internal/objectstore/blockstore/dio", "internal/objectstore/blockstore/format"},
@@ -137,10 +139,12 @@ var sameLayerImports = map[string][]string{
 	"internal/mon/balancermon": {"internal/mon/moncmd", "internal/mon/monstore"},
 	"internal/mon/mdsmon": {"internal/mon/moncmd", "internal/mon/monstore", "internal/mon/health",
 		"internal/mon/mdsmon/failover"},
-	"internal/osd":         {"internal/osd/..."},
-	"internal/osd/peering": {"internal/osd/pglog"},
-	"internal/osd/split":   {"internal/osd/pglog"},
-	"internal/osd/merge":   {"internal/osd/pglog", "internal/osd/split"},
+	"internal/osd":          {"internal/osd/..."},
+	"internal/osd/peering":  {"internal/osd/pglog"},
+	"internal/osd/split":    {"internal/osd/pglog"},
+	"internal/osd/slots":    {"internal/osd/opq"},
+	"internal/osd/replread": {"internal/osd/ops"},
+	"internal/osd/merge":    {"internal/osd/pglog", "internal/osd/split"},
 
 	// L4: the striper does its I/O with its layout arithmetic.
 	"striper": {"striper/layout"},

@@ -77,6 +77,7 @@ const (
 // change another's. It is the one place defaults live.
 func schemaTable() []Option {
 	mon, osd, both := []string{"mon"}, []string{"osd"}, []string{"mon", "osd"}
+	client := []string{"client"}
 	return []Option{
 		// Monitors.
 		{Name: "balancer_sleep_interval", Type: TypeDuration, Default: "1m0s", Runtime: true, Min: 1, Max: noBound, Daemons: mon,
@@ -163,6 +164,18 @@ func schemaTable() []Option {
 			Desc: "scrubs an OSD runs at once as primary (operators' requests and scheduled ones); a raised limit starts waiting scrubs at once, a lowered one lets those running finish"},
 		{Name: "osd_client_watch_timeout", Type: TypeDuration, Default: "30s", Runtime: true, Min: 1, Max: 86400, Daemons: osd,
 			Desc: "how long a watch whose client asked for no timeout lives without a ping or a reconnect; a change applies to watches from their next ping, reconnect or registration"},
+		{Name: "client_read_policy", Type: TypeString, Default: "pool", Runtime: false, Enum: []string{"pool", "primary", "balance", "score"}, Daemons: client,
+			Desc: "where a client's reads go: as each pool's read_policy says (pool), or to the primary, a random acting member, or the member with the best score for every pool; replicas serve only reads they are current for (docs/OSD.md, Reading from replicas)"},
+		{Name: "crush_location", Type: TypeString, Default: "", Runtime: false, Daemons: client,
+			Desc: "where the client is, as CRUSH names it (host=node1 rack=r1): read_policy score prefers OSDs on the same host, then the same rack"},
+		{Name: "client_read_score_weight_distance", Type: TypeFloat, Default: "0.4", Runtime: false, Min: 0, Max: 1000, Daemons: client,
+			Desc: "w1 of read_policy score's P_i = w1 x distance + w2 x disk + w3 x CPU + w4 x memory (distance: 1 same host, 0.5 same rack, 0 else)"},
+		{Name: "client_read_score_weight_disk", Type: TypeFloat, Default: "0.3", Runtime: false, Min: 0, Max: 1000, Daemons: client,
+			Desc: "w2 of read_policy score: the weight of the OSD's free disk time (1 - its published disk load)"},
+		{Name: "client_read_score_weight_cpu", Type: TypeFloat, Default: "0.2", Runtime: false, Min: 0, Max: 1000, Daemons: client,
+			Desc: "w3 of read_policy score: the weight of the OSD host's idle CPU (1 - its published CPU load)"},
+		{Name: "client_read_score_weight_memory", Type: TypeFloat, Default: "0.1", Runtime: false, Min: 0, Max: 1000, Daemons: client,
+			Desc: "w4 of read_policy score: the weight of the OSD host's free memory (1 - its published memory load)"},
 		{Name: "osd_emulate_device", Type: TypeString, Default: "none", Runtime: false, Enum: []string{"none", "hdd", "ssd"}, Daemons: osd, Flag: "emulate-device",
 			Desc: "give the store an emulated device's timing, for experiments on one machine: hdd (8 ms per I/O, 150 MB/s) or ssd (0.1 ms, 500 MB/s); none: the store's own"},
 		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",

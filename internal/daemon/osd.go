@@ -322,6 +322,9 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 		reg.MustRegister(storeMetrics(st)...)
 	}
 	emulateDevice(&ocfg, options, log)
+	if cfg.Data != "" {
+		measureLoad(&ocfg) // a real process: its host's /proc (the simulator's OSDs report idle)
+	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_gomaxprocs",
 		Help: "Threads the OSD runs Go code on at once (GOMAXPROCS), as --adaptive-procs sets it."},
 		func() float64 { return float64(runtime.GOMAXPROCS(0)) }))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/auth"
 	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/config"
+	"github.com/cuttlestore/cuttle/internal/loadstat"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/objectstore/devemu"
 	"github.com/cuttlestore/cuttle/internal/osd"
@@ -108,6 +110,22 @@ func emulateDevice(ocfg *osd.Config, v config.Values, log *slog.Logger) {
 	ocfg.EmulateDevice = prof.Name
 	log.Warn("emulating a device: every read and write takes its time", "device", prof.Name,
 		"latency", prof.Latency, "bandwidth_mb_s", prof.Bandwidth/1e6)
+}
+
+// measureLoad gives ocfg a load sampler (internal/loadstat) for its PG
+// stats reports: the host's CPU and memory from /proc, and the disk's
+// busy time where the store reports one (an emulated device). A real
+// store's disk reads as idle until it reports its own busy time.
+func measureLoad(ocfg *osd.Config) {
+	clk := ocfg.Clock
+	if clk == nil {
+		clk = clock.Real()
+	}
+	var busy func() time.Duration
+	if st, ok := ocfg.Store.(interface{ Stats() devemu.Stats }); ok {
+		busy = func() time.Duration { return st.Stats().Busy }
+	}
+	ocfg.Load = loadstat.New(os.DirFS("/proc"), busy, clk.Now).Sample
 }
 
 // startCentralTimeout bounds the start's one look at the central config.

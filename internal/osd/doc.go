@@ -12,7 +12,8 @@
 //     once the primary made it durable, and acklag.go tracks how far
 //     each replica lags behind that);
 //   - the replica's side (replica.go): the primary's transactions, queued
-//     to the store in the order it sent them;
+//     to the store in the order it sent them, and reads from replicas
+//     (replread.go over internal/osd/replread);
 //   - the PGs' op queues (opqueue.go): client ops, rep ops, recovery
 //     pushes and scrub chunks each enter their PG's queue with a class
 //     and a cost, and run when it hands them out;

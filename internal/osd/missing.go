@@ -14,6 +14,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/peering"
 	"github.com/cuttlestore/cuttle/internal/osd/recovery"
 	"github.com/cuttlestore/cuttle/internal/osd/reserve"
+	"github.com/cuttlestore/cuttle/internal/osd/slots"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 )
@@ -33,7 +34,7 @@ import (
 // shown recovery_wait or backfill_wait), each with at most
 // RecoveryMaxPushes objects in flight,
 // each slot resting RecoverySleep after a push. The three are Options,
-// which may change while PGs recover (options.go, slots.go).
+// which may change while PGs recover (options.go, internal/osd/slots).
 //
 // Each push is an item of the PG's op queue (opqueue.go), class
 // Recovery, on its object's key: a client op to the object queues behind
@@ -100,7 +101,7 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 	p.o.statsChanged()
 	p.o.log.Info("recovery: pushing behind client I/O", "pg", p.id.String(), "copies", p.missingCount())
 
-	window := newSlots(p.o.options().RecoveryMaxPushes)
+	window := slots.New(p.o.options().RecoveryMaxPushes)
 	// pushes counts the pushes queued and not finished: the PG keeps its
 	// recovery slot until they are.
 	var pushes sync.WaitGroup
@@ -114,25 +115,25 @@ func (p *pg) recoverReplicas(r *peerRun) bool {
 			rest = recoveryIdle
 		}
 		if rest <= 0 {
-			window.release()
+			window.Release()
 			pushes.Done()
 			return
 		}
 		p.o.spawn(func() {
 			p.rest(r, rest)
-			window.release()
+			window.Release()
 			pushes.Done()
 		})
 	}
 	for {
-		window.setLimit(p.o.options().RecoveryMaxPushes) // osd_recovery_max_active may change
-		if !window.acquire(r.done, p.o.ctx.Done()) {
+		window.SetLimit(p.o.options().RecoveryMaxPushes) // osd_recovery_max_active may change
+		if !window.Acquire(r.done, p.o.ctx.Done()) {
 			return false
 		}
 		pushes.Add(1)
 		j, start, why := p.claimNext(r, finished)
 		if why != recovery.Push {
-			window.release()
+			window.Release()
 			pushes.Done()
 			if why == recovery.Unfound {
 				p.stuckUnfound(r)

@@ -25,7 +25,7 @@ import (
 // The reservations taken before items enter a queue are a recovery slot
 // per PG on its primary and on each member it pushes to
 // (osd_max_backfills, in priority order: reservations.go and
-// internal/osd/reserve), and opq.Limiters (slots.go) for a push window
+// internal/osd/reserve), and opq.Limiters (internal/osd/slots) for a push window
 // per PG (osd_recovery_max_active) and the OSD's scrubs (osd_max_scrubs). The queues share the
 // OSD's Policy (OSD.policy: opq.Today), which a QoS policy replaces.
 //

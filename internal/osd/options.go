@@ -190,7 +190,7 @@ func (o *OSD) SetConfig(v config.Values) {
 	shown := o.conf.Load().With(v)
 	o.conf.Store(&shown)
 	o.sendGrants(o.res.setLimit(next.RecoveryMaxPGs))
-	o.scrubSlots.setLimit(next.MaxScrubs)
+	o.scrubSlots.SetLimit(next.MaxScrubs)
 	if next.WatchTimeout != old.WatchTimeout {
 		o.setWatchTimeout(next.WatchTimeout)
 	}

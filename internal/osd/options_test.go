@@ -11,6 +11,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore/memstore"
+	"github.com/cuttlestore/cuttle/internal/osd/slots"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
@@ -68,7 +69,7 @@ func TestOptionDefaults(t *testing.T) {
 func TestSetConfig(t *testing.T) {
 	cfg := testConfig(t)
 	o := &OSD{cfg: cfg, log: cfg.Logger, pgs: map[osdmap.PG]*pg{}, res: newReservations(cfg.RecoveryMaxPGs),
-		scrubSlots: newSlots(cfg.MaxScrubs)}
+		scrubSlots: slots.New(cfg.MaxScrubs)}
 	o.initOptions()
 	o.mu.Lock()
 	o.setLogLimitLocked()
@@ -91,7 +92,7 @@ func TestSetConfig(t *testing.T) {
 	if d := o.dumpReservations(); d.Remote.Limit != 4 {
 		t.Errorf("osd_max_backfills 4: the members' side has %d slots", d.Remote.Limit)
 	}
-	if _, limit := o.scrubSlots.state(); limit != 3 || opts.MaxScrubs != 3 {
+	if _, limit := o.scrubSlots.State(); limit != 3 || opts.MaxScrubs != 3 {
 		t.Errorf("osd_max_scrubs 3: %d scrub slots, options %+v", limit, opts)
 	}
 	if opts.WatchTimeout != 5*time.Second {

@@ -19,6 +19,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
+	"github.com/cuttlestore/cuttle/internal/osd/slots"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -117,6 +118,9 @@ type Config struct {
 	Clock             clock.Clock
 	Logger            *slog.Logger
 	Seed              uint64
+	// Load, if set, measures how busy the OSD is, for its PG stats report
+	// (internal/loadstat; read_policy score). Nil: it reports idle.
+	Load func() osdmap.Load
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -226,7 +230,7 @@ type OSD struct {
 	history    *mapHistory                     // maps of past epochs, for past intervals
 	statsDirty chan struct{}                   // signalled when a PG's state changes (pgstats.go)
 	res        *reservations                   // recovery's slots, here and on the members (reservations.go)
-	scrubSlots *slots                          // one per scrub running: osd_max_scrubs (scrubsched.go)
+	scrubSlots *slots.Slots                    // one per scrub running: osd_max_scrubs (scrubsched.go)
 	scrubJobs  chan scrubJob                   // operators' scrub requests (scrubsched.go)
 	// policy decides when the PGs' op queues start their items
 	// (opqueue.go): opq.Today, until a QoS policy replaces it.
@@ -280,7 +284,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 		log: cfg.Logger.With("osd", cfg.ID), updates: make(chan wire.OSDMapUpdate, 64),
 		ctx: octx, cancel: cancel, pgs: map[osdmap.PG]*pg{}, mapSeen: make(chan struct{}),
 		backlog: map[*msgr.Session][]func() bool{}, checkers: map[*msgr.Session]*auth.CapChecker{},
-		inflight: map[*request]struct{}{}, res: newReservations(cfg.RecoveryMaxPGs), scrubSlots: newSlots(cfg.MaxScrubs),
+		inflight: map[*request]struct{}{}, res: newReservations(cfg.RecoveryMaxPGs), scrubSlots: slots.New(cfg.MaxScrubs),
 		policy: opq.Today{}}
 	o.initOptions()
 	o.metrics = newOSDMetrics(cfg.Metrics, o)

@@ -2,15 +2,17 @@ package osd
 
 import (
 	"context"
-	"github.com/cuttlestore/cuttle/internal/wire"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/cuttlestore/cuttle/internal/wire"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/recovery"
+	"github.com/cuttlestore/cuttle/internal/osd/replread"
 	"github.com/cuttlestore/cuttle/internal/osd/scrub"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -114,6 +116,10 @@ type pg struct {
 	// its writes (mergepg.go): they are answered ESTALE, and the clients
 	// wait for the map that merges.
 	holdWrites bool
+	// replRead is a replica's, and readHolds a primary's, state for
+	// balanced reads (replread.go).
+	replRead  replread.Replica
+	readHolds replread.Holds
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *pg {
@@ -232,6 +238,7 @@ func (p *pg) endIntervalLocked() []work {
 		w.abandoned = true
 		w.held = nil // as dropBuffer: rep ops referring to them may be queued still
 		delete(p.writes, tid)
+		p.readHolds.Wake(tid)
 	}
 	clear(p.acked)
 	p.lagging = 0

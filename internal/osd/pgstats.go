@@ -93,6 +93,9 @@ func (o *OSD) statsReport() (wire.PGStatsReport, bool) {
 		return wire.PGStatsReport{}, false
 	}
 	r := wire.PGStatsReport{OSD: o.cfg.ID, Epoch: uint64(m.Epoch())}
+	if o.cfg.Load != nil {
+		r.Load = o.cfg.Load()
+	}
 	if fs, err := o.cfg.Store.StatFS(o.ctx); err == nil {
 		r.Total, r.Available = fs.Total, fs.Available
 		r.Used = fs.Total - fs.Available

@@ -192,6 +192,9 @@ func (o *OSD) handleOp(from msgr.Peer, op wire.OSDOp, release func(), pieceCRCs 
 			r.replyError(res, uint64(m.Epoch()))
 			return
 		}
+		if op.Flags&wire.FlagBalanceReads != 0 && !r.write && o.serveBalancedRead(r, p, uint64(m.Epoch())) {
+			return // replread.go
+		}
 		r.setState("queued")
 		p.enqueue(r)
 	})
@@ -324,6 +327,9 @@ func (p *pg) serve(r *request) (*write, *objectstore.Completion) {
 	if r.write {
 		return p.serveWrite(r)
 	}
+	if !p.holdReadForCommit(r) { // before the checks: the interval may end meanwhile (replread.go)
+		return nil, nil
+	}
 	p.mu.Lock()
 	result, _ := p.checkLocked(r)
 	epoch := p.epoch
@@ -408,6 +414,7 @@ type write struct {
 	tid       uint64
 	object    objid.ID
 	version   wire.Version
+	first     wire.Version // its first log entry's (a clone's before the head's)
 	reqs      []*request
 	acks      replication.Acks // who has applied and committed it
 	abandoned bool             // the interval ended
@@ -598,7 +605,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	p.info = info
 	r.setState("waiting for replicas")
 	p.tid++
-	w := &write{tid: p.tid, object: r.op.Object, version: v, reqs: []*request{r}, ops: res.Ops}
+	w := &write{tid: p.tid, object: r.op.Object, version: v, first: entries[0].Version, reqs: []*request{r}, ops: res.Ops}
 	for _, e := range entries {
 		if !slices.Contains(w.objects, e.Object) {
 			w.objects = append(w.objects, e.Object)
@@ -637,6 +644,7 @@ func logTrim(n, limit int) int {
 func (p *pg) encodeRepOp(v wire.Version, entry pglog.Entry, info pglog.Info, txn *objectstore.Transaction, wantApplied bool, extra []pglog.Entry) [][]byte {
 	msg := wire.RepOp{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, Tid: p.tid + 1,
 		Version: v, WantApplied: wantApplied, Entry: entry.Encode(), Info: info.Encode(), Txn: txn}
+	msg.CommittedBelow = p.committedWatermarkLocked(append(extra, entry)) // replread.go
 	for _, e := range extra {
 		msg.Extra = append(msg.Extra, e.Encode())
 	}
@@ -681,6 +689,7 @@ func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 		return // nothing to answer yet
 	case replication.CommittedAll:
 		delete(p.writes, w.tid)
+		p.readHolds.Wake(w.tid)
 		if w.answered {
 			// Answered on the primary's commit (ack primary): the
 			// replicas have it now, and the buffers may go back.

@@ -233,7 +233,8 @@ func (p *pg) applyRepOpLocked(op *repOp) (*objectstore.Completion, int32) {
 	last := entries[len(entries)-1].Version
 	p.info.LastUpdate, p.info.LastComplete, p.info.LogTail = last, last, p.log.Tail()
 	p.info.Stats = info.Stats
-	p.info.PurgedSnaps = info.PurgedSnaps // as the primary's transaction stored it
+	p.info.PurgedSnaps = info.PurgedSnaps                                      // as the primary's transaction stored it
+	c.OnApplied(p.replRead.NoteRepOp(m.IntervalStart, m.CommittedBelow, last)) // replread.go
 	return c, 0
 }
 

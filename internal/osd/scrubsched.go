@@ -34,19 +34,19 @@ func (o *OSD) scrubLoop() {
 	for {
 		select {
 		case j := <-o.scrubJobs:
-			if !o.scrubSlots.acquire(o.ctx.Done(), nil) {
+			if !o.scrubSlots.Acquire(o.ctx.Done(), nil) {
 				return
 			}
 			o.startScrub(j)
 		case <-tick.C():
-			if !o.scrubSlots.acquire(o.ctx.Done(), nil) {
+			if !o.scrubSlots.Acquire(o.ctx.Done(), nil) {
 				return
 			}
 			// Picked once a slot is held, so that the pick is current.
 			if j, ok := o.dueScrub(o.cfg.Clock.Now()); ok {
 				o.startScrub(j)
 			} else {
-				o.scrubSlots.release()
+				o.scrubSlots.Release()
 			}
 			tick.Reset(o.cfg.ScrubCheck)
 		case <-o.ctx.Done():
@@ -58,7 +58,7 @@ func (o *OSD) scrubLoop() {
 // startScrub runs j, holding a scrub slot it gives back when done.
 func (o *OSD) startScrub(j scrubJob) {
 	o.wg.Go(func() {
-		defer o.scrubSlots.release()
+		defer o.scrubSlots.Release()
 		o.runScrub(j)
 	})
 }

@@ -154,7 +154,12 @@ const (
 	// FlagWantApplied asks for a reply when the write is applied on every
 	// replica, before the one that says it is committed.
 	FlagWantApplied = 1 << iota
-	// FlagBalanceReads lets a replica serve a read-only op.
+	// FlagBalanceReads marks a read-only op sent to an acting member that
+	// may not be the primary (read_policy balance or score: docs/OSD.md,
+	// "Reading from replicas"). A replica serves it only if it holds
+	// everything the read may need (ReadAtLeast and the PG's committed
+	// watermark), else it answers ENOTCURRENT and the client asks the
+	// primary; the primary serves it as any read.
 	FlagBalanceReads
 )
 
@@ -176,6 +181,31 @@ type OSDOp struct {
 	// newest first. A read at a snapshot names it in Object.Snap.
 	SnapSeq uint64
 	Snaps   []uint64
+	// ReadAtLeast, on a read with FlagBalanceReads, is the newest version
+	// of the PG the client has seen acknowledged or read (its session's
+	// writes and reads): a replica whose PG has not applied it answers
+	// ENOTCURRENT, so a client reads its own writes wherever it reads.
+	ReadAtLeast Version
+}
+
+// ReplicaReadable reports whether ops on obj may go to a replica as a
+// balanced read (FlagBalanceReads): reads of the head's data, attributes
+// and omap, which change nothing and need nothing only the primary has
+// (watches, class methods, snapshots). Clients and OSDs apply the same
+// rule (docs/OSD.md, "Reading from replicas").
+func ReplicaReadable(obj objid.ID, ops []ObjectOp) bool {
+	if obj.Snap != objid.NoSnap || len(ops) == 0 {
+		return false
+	}
+	for _, op := range ops {
+		switch op.Code {
+		case OpRead, OpSparseRead, OpStat, OpGetXattr, OpGetXattrs, OpCmpXattr, OpOmapGetHeader, OpOmapGetKeys,
+			OpOmapGetVals, OpOmapGetByKeys, OpOmapCmp, OpAssertExists, OpAssertVersion:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Version is an object or PG log version: the map epoch in which the
@@ -211,6 +241,11 @@ const (
 	// EBLOCKLISTED: the client is in the OSD map's blocklist (Ceph's
 	// EBLOCKLISTED, which is ESHUTDOWN): the OSD refuses its ops.
 	EBLOCKLISTED = 108
+	// ENOTCURRENT: a replica asked for a read (FlagBalanceReads) is not
+	// current for it (docs/OSD.md, "Reading from replicas"): the client
+	// sends the read to the primary. It is Ceph's answer to a balanced
+	// read a replica cannot serve, EAGAIN; no other object op returns it.
+	ENOTCURRENT = EAGAIN
 )
 
 // ObjectOpResult is what one op returned. Which fields are set depends on
@@ -269,7 +304,9 @@ const (
 // pg (pool varint, seed u32), object, flags, attempt, ops; version 2
 // appends the snap context (seq, count, ids; uvarints). An op with a snap
 // context carries compat 2, so that a decoder that would drop it refuses
-// it; one without carries compat 1.
+// it; one without carries compat 1. Version 3 appends ReadAtLeast (epoch,
+// counter; uvarints); an older OSD skips it, and as it serves no read
+// off its primaries it answers such a read ESTALE.
 func (m OSDOp) Encode() []byte {
 	return encodeCopied(m.encode)
 }
@@ -288,7 +325,7 @@ func (m OSDOp) encode(e *encoding.Encoder, byRef bool) {
 	if m.SnapSeq != 0 || len(m.Snaps) > 0 {
 		compat = 2
 	}
-	mk := e.Begin(2, compat)
+	mk := e.Begin(3, compat)
 	e.String(m.Req.Client)
 	e.Uint64(m.Req.Incarnation)
 	e.Uint64(m.Req.Tid)
@@ -307,6 +344,8 @@ func (m OSDOp) encode(e *encoding.Encoder, byRef bool) {
 	for _, s := range m.Snaps {
 		e.Uvarint(s)
 	}
+	e.Uvarint(m.ReadAtLeast.Epoch)
+	e.Uvarint(m.ReadAtLeast.Counter)
 	e.End(mk)
 }
 
@@ -367,7 +406,7 @@ func encodeKVs(e *encoding.Encoder, kvs []KV) {
 // (object data is not copied): keep b unchanged while the op is used.
 func DecodeOSDOp(b []byte) (OSDOp, error) {
 	d := encoding.NewDecoder(b)
-	version := d.Begin(2)
+	version := d.Begin(3)
 	var m OSDOp
 	m.Req = ReqID{Client: d.String(maxClient), Incarnation: d.Uint64(), Tid: d.Uint64()}
 	m.Epoch = d.Uvarint()
@@ -397,6 +436,9 @@ func DecodeOSDOp(b []byte) (OSDOp, error) {
 				m.Snaps[i] = d.Uvarint()
 			}
 		}
+	}
+	if version >= 3 && d.Err() == nil {
+		m.ReadAtLeast = Version{Epoch: d.Uvarint(), Counter: d.Uvarint()}
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

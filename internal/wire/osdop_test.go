@@ -122,23 +122,35 @@ func TestOSDOpReplyVersion1(t *testing.T) {
 
 // A version-1 op, from before snap contexts, decodes with none; an op
 // without one is written compat 1, readable by version-1 decoders, and
-// one with a snap context compat 2.
+// one with a snap context compat 2. A version-2 op, from before
+// ReadAtLeast, decodes with a zero one.
 func TestOSDOpSnapContextVersions(t *testing.T) {
 	m := sampleOSDOp()
-	if b := m.Encode(); b[0] != 2 || b[1] != 2 {
-		t.Fatalf("op with a snap context: version %d compat %d, want 2 and 2", b[0], b[1])
+	if b := m.Encode(); b[0] != 3 || b[1] != 2 {
+		t.Fatalf("op with a snap context: version %d compat %d, want 3 and 2", b[0], b[1])
 	}
 	m.SnapSeq, m.Snaps = 0, nil
 	b := m.Encode()
-	if b[0] != 2 || b[1] != 1 || !bytes.HasSuffix(b, []byte{0, 0}) {
-		t.Fatalf("op without a snap context: version %d compat %d, ends % x", b[0], b[1], b[len(b)-2:])
+	if b[0] != 3 || b[1] != 1 || !bytes.HasSuffix(b, []byte{0, 0, 0, 0}) {
+		t.Fatalf("op without a snap context: version %d compat %d, ends % x", b[0], b[1], b[len(b)-4:])
 	}
-	b = b[:len(b)-2]
-	b[0] = 1
-	binary.LittleEndian.PutUint32(b[2:], uint32(len(b)-6))
-	got, err := DecodeOSDOp(b)
-	if err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("version 1 op: %+v %v", got, err)
+	older := func(b []byte, version byte, drop int) []byte {
+		b = bytes.Clone(b[:len(b)-drop])
+		b[0] = version
+		binary.LittleEndian.PutUint32(b[2:], uint32(len(b)-6))
+		return b
+	}
+	v2 := older(b, 2, 2)
+	for _, old := range [][]byte{v2, older(v2, 1, 2)} {
+		got, err := DecodeOSDOp(old)
+		if err != nil || !reflect.DeepEqual(got, m) {
+			t.Fatalf("version %d op: %+v %v", old[0], got, err)
+		}
+	}
+	m.Flags |= FlagBalanceReads
+	m.ReadAtLeast = Version{Epoch: 17, Counter: 300}
+	if got, err := DecodeOSDOp(m.Encode()); err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("balanced read: %+v %v", got, err)
 	}
 }
 
@@ -190,6 +202,7 @@ func FuzzOSDOpMessages(f *testing.F) {
 	f.Add(sampleOSDOp().Encode())
 	f.Add(sampleOSDOpReply().Encode())
 	f.Add(OSDOp{Object: objid.Object(1, "", "o")}.Encode())
+	f.Add(OSDOp{Object: objid.Object(1, "", "o"), Flags: FlagBalanceReads, ReadAtLeast: Version{Epoch: 4, Counter: 9}}.Encode())
 	classified := func(err error) bool {
 		return errors.Is(err, encoding.ErrCorrupt) || errors.Is(err, encoding.ErrTruncated) || errors.Is(err, encoding.ErrUnsupportedVersion)
 	}
@@ -228,5 +241,29 @@ func TestOSDOpSmallDataUnpadded(t *testing.T) {
 	b = m.Encode()
 	if at := bytes.Index(b, m.Ops[0].Data); at%objectstore.DataAlign != 0 {
 		t.Fatalf("%d bytes of data at offset %d, want a multiple of %d", objectstore.MinAlignedData, at, objectstore.DataAlign)
+	}
+}
+
+func TestReplicaReadable(t *testing.T) {
+	head := objid.Object(1, "", "o")
+	snap := head
+	snap.Snap = 4
+	for _, c := range []struct {
+		name string
+		obj  objid.ID
+		ops  []ObjectOp
+		want bool
+	}{
+		{"read", head, []ObjectOp{{Code: OpRead}}, true},
+		{"stat, xattrs and omap", head, []ObjectOp{{Code: OpStat}, {Code: OpGetXattrs}, {Code: OpOmapGetVals}}, true},
+		{"at a snapshot", snap, []ObjectOp{{Code: OpRead}}, false},
+		{"class method", head, []ObjectOp{{Code: OpRead}, {Code: OpCall}}, false},
+		{"a write", head, []ObjectOp{{Code: OpRead}, {Code: OpWrite}}, false},
+		{"watchers", head, []ObjectOp{{Code: OpListWatchers}}, false},
+		{"no ops", head, nil, false},
+	} {
+		if got := ReplicaReadable(c.obj, c.ops); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -30,6 +30,12 @@ type RepOp struct {
 	// with a version of its own next to Entry's; the replica appends
 	// them all in version order.
 	Extra [][]byte
+	// CommittedBelow is the primary's committed watermark when it sent
+	// the op: every write of the interval with a version below it is
+	// committed on every member of the acting set (this one is not yet).
+	// A replica serves a balanced read of an object whose version here is
+	// below it (docs/OSD.md, "Reading from replicas"); zero says nothing.
+	CommittedBelow Version
 }
 
 // RepOpReply answers a RepOp with the same PG and Tid: Flags holds
@@ -53,7 +59,9 @@ const (
 	maxExtraEntries = osdmap.MaxPoolSnaps + 2
 )
 
-// Encode encodes m: version 1: pg, epoch, interval start, tid, version,
+// Encode encodes m (version 3 appends CommittedBelow, epoch and counter
+// as uvarints, which an older replica skips; an older rep op decodes
+// with a zero one): version 1: pg, epoch, interval start, tid, version,
 // want-applied, entry, info, then the transaction's own envelope
 // (objectstore's encoding), written in place so its data is copied once;
 // version 2 appends the extra entries (count, then bytes each). A rep op
@@ -77,7 +85,7 @@ func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
 	if len(m.Extra) > 0 {
 		compat = 2
 	}
-	mk := e.Begin(2, compat)
+	mk := e.Begin(3, compat)
 	e.Varint(m.PG.Pool)
 	e.Uint32(m.PG.Seed)
 	e.Uvarint(m.Epoch)
@@ -101,6 +109,8 @@ func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
 	for _, x := range m.Extra {
 		e.Bytes(x)
 	}
+	e.Uvarint(m.CommittedBelow.Epoch)
+	e.Uvarint(m.CommittedBelow.Counter)
 	e.End(mk)
 }
 
@@ -108,7 +118,7 @@ func (m RepOp) encode(e *encoding.Encoder, byRef bool) {
 // transaction, not yet validated, has its write data alias b.
 func DecodeRepOp(b []byte) (RepOp, error) {
 	d := encoding.NewDecoder(b)
-	version := d.Begin(2)
+	version := d.Begin(3)
 	m := RepOp{
 		PG:            osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()},
 		Epoch:         d.Uvarint(),
@@ -128,6 +138,9 @@ func DecodeRepOp(b []byte) (RepOp, error) {
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Extra = append(m.Extra, d.Bytes(maxEntryBytes))
 		}
+	}
+	if version >= 3 && d.Err() == nil {
+		m.CommittedBelow = Version{Epoch: d.Uvarint(), Counter: d.Uvarint()}
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

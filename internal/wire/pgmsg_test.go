@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -31,8 +33,8 @@ func TestPGMessagesRoundTrip(t *testing.T) {
 	if _, err := DecodeRepOp(op.Encode()[:10]); err == nil {
 		t.Fatal("decoded a truncated rep op")
 	}
-	if b := op.Encode(); b[0] != 2 || b[1] != 1 {
-		t.Fatalf("rep op without extra entries: version %d compat %d, want 2 and 1", b[0], b[1])
+	if b := op.Encode(); b[0] != 3 || b[1] != 1 {
+		t.Fatalf("rep op without extra entries: version %d compat %d, want 3 and 1", b[0], b[1])
 	}
 	op.Extra = [][]byte{[]byte("clone entry"), []byte("snapdir entry")}
 	b := op.Encode()
@@ -42,12 +44,35 @@ func TestPGMessagesRoundTrip(t *testing.T) {
 	if b[1] != 2 {
 		t.Fatalf("rep op with extra entries has compat %d, want 2", b[1])
 	}
+	op.CommittedBelow = Version{Epoch: 10, Counter: 4}
+	if got, err := DecodeRepOp(op.Encode()); err != nil || !reflect.DeepEqual(got, op) {
+		t.Fatalf("rep op with a committed watermark: %+v %v", got, err)
+	}
+}
+
+// A version 2 rep op (before the committed watermark) decodes with a
+// zero watermark, which lets a replica serve no balanced read.
+func TestRepOpVersion2HasNoWatermark(t *testing.T) {
+	op := RepOp{PG: osdmap.PG{Pool: 2, Seed: 9}, Epoch: 10, Tid: 77, Version: Version{Epoch: 10, Counter: 5},
+		Entry: []byte("entry"), Info: []byte("info"), Txn: sampleTxn()}
+	b := op.Encode()                          // ends in the zero watermark: two zero uvarints
+	if !bytes.HasSuffix(b, []byte{0, 0, 0}) { // no extra entries, then the watermark
+		t.Fatalf("rep op % x does not end in no extra entries and a zero watermark", b[len(b)-8:])
+	}
+	old := bytes.Clone(b[:len(b)-2])
+	old[0] = 2
+	binary.LittleEndian.PutUint32(old[2:], binary.LittleEndian.Uint32(old[2:])-2)
+	got, err := DecodeRepOp(old)
+	if err != nil || !reflect.DeepEqual(got, op) {
+		t.Fatalf("version 2 rep op: %+v %v", got, err)
+	}
 }
 
 func FuzzPGMessages(f *testing.F) {
 	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn()}.Encode())
 	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn(), Extra: [][]byte{{2}, {3}}}.Encode())
 	f.Add(RepOpReply{Flags: ReplyApplied}.Encode())
+	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn(), CommittedBelow: Version{Epoch: 3, Counter: 7}}.Encode())
 	classified := func(err error) bool {
 		return errors.Is(err, encoding.ErrCorrupt) || errors.Is(err, encoding.ErrTruncated) || errors.Is(err, encoding.ErrUnsupportedVersion)
 	}

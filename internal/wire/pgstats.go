@@ -73,6 +73,11 @@ type PGStatsReport struct {
 	PGs   []PGStat
 	// Store usage in bytes (osd df).
 	Total, Used, Available uint64
+	// Load is how busy the OSD is (its disk, its host's CPU and memory,
+	// in percent, rounded to internal/loadstat's Step): what the
+	// monitors publish in the OSD map for clients with read_policy
+	// score.
+	Load osdmap.Load
 }
 
 // Limits that keep a hostile report from costing memory.
@@ -85,10 +90,12 @@ const (
 
 // Encode encodes r: version 1 carries the PGs; version 2 appends, for
 // each PG in the same order, its replica lags (a count, then each lag's
-// OSD, acked version, writes and bytes), which a version 1 decoder skips.
+// OSD, acked version, writes and bytes), which a version 1 decoder skips;
+// version 3 appends the load (disk, CPU, memory: u8 percent each), which
+// older decoders skip and an older report decodes without (idle).
 func (r PGStatsReport) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(2, 1)
+	mk := e.Begin(3, 1)
 	e.Int32(r.OSD)
 	e.Uvarint(r.Epoch)
 	e.Uvarint(r.Total)
@@ -107,6 +114,9 @@ func (r PGStatsReport) Encode() []byte {
 			e.Varint(l.Bytes)
 		}
 	}
+	e.Uint8(r.Load.Disk)
+	e.Uint8(r.Load.CPU)
+	e.Uint8(r.Load.Memory)
 	e.End(mk)
 	return e.Data()
 }
@@ -178,7 +188,7 @@ func decodeOSDs(d *encoding.Decoder) []int32 {
 // DecodePGStatsReport decodes a PGStatsReport.
 func DecodePGStatsReport(b []byte) (PGStatsReport, error) {
 	d := encoding.NewDecoder(b)
-	version := d.Begin(2)
+	version := d.Begin(3)
 	r := PGStatsReport{OSD: d.Int32(), Epoch: d.Uvarint(), Total: d.Uvarint(), Used: d.Uvarint(), Available: d.Uvarint()}
 	n := d.Count(8)
 	if n > maxReportPGs {
@@ -195,6 +205,12 @@ func DecodePGStatsReport(b []byte) (PGStatsReport, error) {
 		for j := 0; j < k && d.Err() == nil; j++ {
 			r.PGs[i].ReplicaLag = append(r.PGs[i].ReplicaLag, ReplicaLag{OSD: d.Int32(), Acked: d.String(maxStatString),
 				Writes: d.Varint(), Bytes: d.Varint()})
+		}
+	}
+	if version >= 3 && d.Err() == nil {
+		r.Load = osdmap.Load{Disk: d.Uint8(), CPU: d.Uint8(), Memory: d.Uint8()}
+		if r.Load.Disk > 100 || r.Load.CPU > 100 || r.Load.Memory > 100 {
+			d.Fail(fmt.Errorf("%w: load %v above 100%%", encoding.ErrCorrupt, r.Load))
 		}
 	}
 	d.End()

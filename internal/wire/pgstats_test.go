@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"reflect"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 )
 
 func sampleReport() PGStatsReport {
-	return PGStatsReport{OSD: 3, Epoch: 42, Total: 10 << 30, Used: 1 << 30, Available: 9 << 30, PGs: []PGStat{
+	return PGStatsReport{OSD: 3, Epoch: 42, Total: 10 << 30, Used: 1 << 30, Available: 9 << 30, Load: osdmap.Load{Disk: 40, CPU: 10, Memory: 70}, PGs: []PGStat{
 		{PG: osdmap.PG{Pool: 1, Seed: 7}, State: "active+clean", Up: []int32{3, 1, 2}, Acting: []int32{3, 1, 2}, Primary: 3,
 			ReportedEpoch: 42, SameIntervalSince: 40, LastEpochStarted: 40, LastUpdate: "40'17", LogEntries: 17,
 			Objects: 5, Bytes: 5 << 20, LastScrub: time.Unix(1700000000, 5).UTC(),
@@ -65,4 +66,26 @@ func FuzzPGStatsReport(f *testing.F) {
 			t.Fatalf("%+v does not survive re-encoding: %+v, %v", r, again, err)
 		}
 	})
+}
+
+// A version 2 report (before loads) decodes idle; a load above 100% is
+// refused.
+func TestPGStatsReportLoadVersions(t *testing.T) {
+	r := PGStatsReport{OSD: 2, Epoch: 9, Load: osdmap.Load{Disk: 30, CPU: 100, Memory: 0}}
+	b := r.Encode()
+	if b[0] != 3 || b[1] != 1 {
+		t.Fatalf("report version %d compat %d, want 3 and 1", b[0], b[1])
+	}
+	old := append([]byte(nil), b[:len(b)-3]...)
+	old[0] = 2
+	binary.LittleEndian.PutUint32(old[2:], binary.LittleEndian.Uint32(old[2:])-3)
+	got, err := DecodePGStatsReport(old)
+	if err != nil || got.Load != (osdmap.Load{}) || got.OSD != 2 {
+		t.Fatalf("version 2 report: %+v %v", got, err)
+	}
+	bad := append([]byte(nil), b...)
+	bad[len(bad)-1] = 101
+	if _, err := DecodePGStatsReport(bad); err == nil {
+		t.Fatal("a memory load of 101% decoded")
+	}
 }

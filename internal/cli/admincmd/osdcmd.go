@@ -165,6 +165,7 @@ func poolVars() [][2]string {
 		{"target_size_ratio", "the share of its CRUSH root's space the pool is expected to take, relative to other pools' ratios; wins over target_size_bytes; 0 for none"},
 		{"pg_autoscale_bias", "factor of the pool's ideal PG count, in (0, 1000]; default 1"},
 		{"ack", "all (a write is answered once every copy has it; the default) or primary (once the primary has it durably, the replicas catching up behind: needs --yes-i-really-mean-it, see docs/OSD.md)"},
+		{"read_policy", "primary (every read at the primary; the default), balance (at a member chosen at random) or score (at the member with the best load and distance score); replicas serve only what every member has, else the read goes to the primary (docs/OSD.md, Reading from replicas)"},
 	}
 }
 
@@ -178,7 +179,7 @@ func poolSetCommand(cf *clusterconn.Flags, out *cmdutil.Output) *cobra.Command {
 	}
 	c := &cobra.Command{
 		Use:   "set POOL VAR VALUE",
-		Short: "Change a pool setting (size, min_size, pg_num, pgp_num, crush_rule, ack, the autoscaler's options)",
+		Short: "Change a pool setting (size, min_size, pg_num, pgp_num, crush_rule, ack, read_policy, the autoscaler's options)",
 		Long:  strings.TrimSuffix(long.String(), "\n"),
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {

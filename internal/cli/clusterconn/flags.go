@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cuttlestore/cuttle/internal/auth"
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/monc"
 	"github.com/cuttlestore/cuttle/internal/msgr"
 	"github.com/cuttlestore/cuttle/rados"
@@ -191,6 +192,9 @@ func (f *Flags) Dial(ctx context.Context) (*rados.Conn, error) {
 	cfg, err := f.RadosConfig()
 	if err != nil {
 		return nil, err
+	}
+	if p, ok := cmdutil.ReadPolicy(ctx); ok {
+		cfg.ReadPolicy = p
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
 	defer cancel()

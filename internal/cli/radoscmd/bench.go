@@ -15,6 +15,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/bench"
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/procs"
+	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -27,6 +28,7 @@ func AddBenchCommands(root *cobra.Command, out *cmdutil.Output, dial DialFunc) {
 // benchFlags are the options of `cuttle bench`.
 type benchFlags struct {
 	pool, ns    string
+	readPolicy  string // --read-policy: the client read policy ("" : the config's)
 	size        string
 	concurrency int
 	noCleanup   bool
@@ -197,6 +199,12 @@ as rados bench does.`,
 			if (f.reuse > 0 || f.snapEvery > 0) && !a.cleanup && a.mode != bench.RadosWrite {
 				return fmt.Errorf("--reuse and --snap-every are for write, not %s", a.mode)
 			}
+			if f.readPolicy != "" {
+				if _, err := osdmap.ParseReadPolicy(f.readPolicy); err != nil && f.readPolicy != "pool" {
+					return fmt.Errorf("--read-policy %q: want pool, primary, balance or score", f.readPolicy)
+				}
+				cmd.SetContext(cmdutil.WithReadPolicy(cmd.Context(), f.readPolicy))
+			}
 			e := &radosEnv{out: out, dial: dial, pool: f.pool, ns: f.ns}
 			return e.with(cmd, func(ctx context.Context, ioc *rados.IOContext) error {
 				if a.cleanup {
@@ -217,6 +225,7 @@ as rados bench does.`,
 	fl.Int64Var(&f.maxObjects, "max-objects", 0, "write at most this many objects (0: no bound), ending sooner once they are written")
 	fl.Int64Var(&f.reuse, "reuse", 0, "write: overwrite this many objects in turn, written once before the run (0: create an object per write)")
 	fl.DurationVar(&f.snapEvery, "snap-every", 0, "write: take a snapshot of the pool this often during the run, and remove them at the end (0: none)")
+	fl.StringVar(&f.readPolicy, "read-policy", "", "where seq and rand send reads: pool (the pool's read_policy), primary, balance or score (docs/OSD.md, Reading from replicas); default: client_read_policy in --conf")
 	fl.BoolVar(&f.adaptive, "adaptive-procs", true, "run on one scheduler thread (GOMAXPROCS 1) while the ops are small and the benchmark uses under 0.9 of a core; off when GOMAXPROCS is set")
 	return c
 }

@@ -16,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/bench"
@@ -51,7 +52,11 @@ func newSimRados(t *testing.T) *simRados {
 func (s *simRados) dial(ctx context.Context) (*rados.Conn, error) {
 	s.dials++
 	name := fmt.Sprintf("cli%d", s.dials)
-	return rados.Connect(ctx, rados.Config{Mons: []string{"a=a:6789"}, Auth: "none", Network: s.c.Net.Host(name), Seed: uint64(s.dials)})
+	cfg := rados.Config{Mons: []string{"a=a:6789"}, Auth: "none", Network: s.c.Net.Host(name), Seed: uint64(s.dials)}
+	if p, ok := cmdutil.ReadPolicy(ctx); ok {
+		cfg.ReadPolicy = p // --read-policy
+	}
+	return rados.Connect(ctx, cfg)
 }
 
 // conn returns a client of the cluster for the test's own checks.
@@ -307,6 +312,22 @@ func TestBenchInProcess(t *testing.T) {
 		if rnd.Ops <= 0 || rnd.Mode != "rand" {
 			t.Errorf("rand report %+v", rnd)
 		}
+		// --read-policy balance sends reads to replicas too: they serve
+		// them (nothing is being written) or refuse them (the last
+		// write of a PG, whose watermark no later write has carried).
+		if err := json.Unmarshal([]byte(s.must("", "--format", "json", "bench", "-p", "rbd", "1", "rand", "-t", "2", "--read-policy", "balance")), &rnd); err != nil {
+			t.Fatal(err)
+		}
+		balanced := 0.0
+		for _, o := range s.c.OSDs {
+			balanced += replicaReadsOf(t, o.Metrics)
+		}
+		if rnd.Ops <= 0 || balanced == 0 {
+			t.Errorf("rand --read-policy balance: %d reads, %v at replicas", rnd.Ops, balanced)
+		}
+		if _, err := s.run("", "bench", "-p", "rbd", "1", "rand", "--read-policy", "nearest"); err == nil || !strings.Contains(err.Error(), "want pool, primary, balance or score") {
+			t.Errorf("--read-policy nearest: %v", err)
+		}
 		objects := seq.Objects
 		out = s.must("", "bench", "-p", "rbd", "cleanup")
 		if !strings.Contains(out, fmt.Sprintf("Removed %d objects", objects)) {
@@ -439,4 +460,22 @@ func runUnreachable(t *testing.T, args ...string) (string, string, error) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	return stdout.String(), stderr.String(), err
+}
+
+// replicaReadsOf collects an OSD's balanced reads (served and refused).
+func replicaReadsOf(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0.0
+	for _, f := range fams {
+		if f.GetName() == "cuttle_osd_replica_reads_total" {
+			for _, m := range f.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }

@@ -64,6 +64,7 @@ func commands() map[string]command {
 		"osd set-backfillfull-ratio": {prepare: (*Service).prepareSetRatio},   // ratio
 		"osd set-nearfull-ratio":     {prepare: (*Service).prepareSetRatio},   // ratio
 		"osd full-states":            {prepare: (*Service).prepareFullStates}, // [full] [backfillfull] [nearfull]
+		"osd set-loads":              {prepare: (*Service).prepareSetLoads},   // loads (pgmap publishes the OSDs' loads)
 
 		// Pools.
 		"osd pool create": {prepare: (*Service).preparePoolCreate}, // pool [pg_num pgp_num size min_size rule pool_type yes_i_really_mean_it]

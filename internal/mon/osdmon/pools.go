@@ -226,11 +226,15 @@ func (s *Service) preparePoolSet(c moncmd.Command, now time.Time) ([]byte, moncm
 		if r, ok := setAck(c, &p, name, val); !ok {
 			return nil, r
 		}
+	case "read_policy":
+		if r, ok := setReadPolicy(&p, name, val); !ok {
+			return nil, r
+		}
 	default:
 		var ok bool
 		if ok, err = setAutoscaleVar(&p, v, val); !ok {
 			return nil, moncmd.Errorf(moncmd.EINVAL, "osd pool set: unknown variable %q (size, min_size, pg_num, pgp_num, "+
-				"pgp_num_actual, crush_rule, ack, %s; the monitors' own pg_num_pending, pg_num_actual)", v, strings.Join(autoscaleVars(), ", "))
+				"pgp_num_actual, crush_rule, ack, read_policy, %s; the monitors' own pg_num_pending, pg_num_actual)", v, strings.Join(autoscaleVars(), ", "))
 		}
 	}
 	if err != nil {

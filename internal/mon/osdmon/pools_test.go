@@ -15,8 +15,8 @@ func TestPools(t *testing.T) {
 		{"create", []step{
 			{prefix: "osd pool create", args: []string{"pool", "rbd"}, status: "pool 'rbd' created", data: `{"pool":"rbd","pool_id":1}`},
 			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"},
-				text: "size: 3\nmin_size: 2\npg_num: 32\npgp_num: 32\npg_num_target: 32\npgp_num_target: 32\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: warn\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\n",
-				data: `{"ack":"all","crush_rule":"replicated_rule","merge_status":"none","min_size":2,"pg_autoscale_bias":1,"pg_autoscale_mode":"warn","pg_num":32,"pg_num_pending":0,"pg_num_target":32,"pgp_num":32,"pgp_num_target":32,"pool":"rbd","pool_id":1,"size":3,"target_size_bytes":0,"target_size_ratio":0}`},
+				text: "size: 3\nmin_size: 2\npg_num: 32\npgp_num: 32\npg_num_target: 32\npgp_num_target: 32\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: warn\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\nread_policy: primary\n",
+				data: `{"ack":"all","crush_rule":"replicated_rule","merge_status":"none","min_size":2,"pg_autoscale_bias":1,"pg_autoscale_mode":"warn","pg_num":32,"pg_num_pending":0,"pg_num_target":32,"pgp_num":32,"pgp_num_target":32,"pool":"rbd","pool_id":1,"read_policy":"primary","size":3,"target_size_bytes":0,"target_size_ratio":0}`},
 			{prefix: "osd pool create", args: []string{"pool", "rbd"}, status: "already exists"},
 			{prefix: "osd pool create", args: []string{"pool", "rbd", "pg_num", "64"}, code: moncmd.EEXIST},
 			{prefix: "osd pool create", args: []string{"pool", "odd", "pg_num", "30", "size", "2"}, status: "not a power of two"},
@@ -28,7 +28,7 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool get", args: []string{"pool", "one", "var", "pgp_num"}, text: "pgp_num: 4\n"},
 			{prefix: "osd pool ls", text: "rbd\nodd\none\n", data: `["rbd","odd","one"]`},
 			{prefix: "osd pool ls", args: []string{"detail", "maybe"}, code: moncmd.EINVAL},
-			{prefix: "osd pool ls", args: []string{"detail", "detail"}, data: `[{"pool":1,"pool_name":"rbd","type":"replicated","size":3,"min_size":2,"crush_rule":0,"pg_num":32,"pgp_num":32,"pg_num_target":32,"pgp_num_target":32,"flags_names":"hashpspool","last_change":2,"pg_autoscale_mode":"warn","ack":"all"},{"pool":2,"pool_name":"odd","type":"replicated","size":2,"min_size":1,"crush_rule":0,"pg_num":30,"pgp_num":30,"pg_num_target":30,"pgp_num_target":30,"flags_names":"hashpspool","last_change":3,"pg_autoscale_mode":"warn","ack":"all"},{"pool":3,"pool_name":"one","type":"replicated","size":1,"min_size":1,"crush_rule":0,"pg_num":8,"pgp_num":4,"pg_num_target":8,"pgp_num_target":4,"flags_names":"hashpspool","last_change":4,"pg_autoscale_mode":"warn","ack":"all"}]`},
+			{prefix: "osd pool ls", args: []string{"detail", "detail"}, data: `[{"pool":1,"pool_name":"rbd","type":"replicated","size":3,"min_size":2,"crush_rule":0,"pg_num":32,"pgp_num":32,"pg_num_target":32,"pgp_num_target":32,"flags_names":"hashpspool","last_change":2,"pg_autoscale_mode":"warn","ack":"all","read_policy":"primary"},{"pool":2,"pool_name":"odd","type":"replicated","size":2,"min_size":1,"crush_rule":0,"pg_num":30,"pgp_num":30,"pg_num_target":30,"pgp_num_target":30,"flags_names":"hashpspool","last_change":3,"pg_autoscale_mode":"warn","ack":"all","read_policy":"primary"},{"pool":3,"pool_name":"one","type":"replicated","size":1,"min_size":1,"crush_rule":0,"pg_num":8,"pgp_num":4,"pg_num_target":8,"pgp_num_target":4,"flags_names":"hashpspool","last_change":4,"pg_autoscale_mode":"warn","ack":"all","read_policy":"primary"}]`},
 			{prefix: "osd pool ls", args: []string{"detail", "true"},
 				text: "pool 1 'rbd' replicated size 3 min_size 2 crush_rule 0 object_hash rjenkins pg_num 32 pgp_num 32 last_change 2 flags hashpspool\n" +
 					"pool 2 'odd' replicated size 2 min_size 1 crush_rule 0 object_hash rjenkins pg_num 30 pgp_num 30 last_change 3 flags hashpspool\n" +
@@ -69,6 +69,13 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool ls", args: []string{"detail", "true"}, text: "pool 1 'rbd' replicated size 2 min_size 1 crush_rule 0 object_hash rjenkins pg_num 16 pgp_num 16 last_change 6 flags hashpspool ack primary\n"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "ack", "val", "primary"}, status: "already primary"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "ack", "val", "all"}, status: "set pool 1 ack to all"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "read_policy"}, text: "read_policy: primary\n", data: `{"pool":"rbd","pool_id":1,"read_policy":"primary"}`},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "read_policy", "val", "nearest"}, code: moncmd.EINVAL, status: `read_policy: "nearest" is not primary, balance or score`},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "read_policy", "val", "score"}, status: "set pool 1 read_policy to score"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "read_policy"}, text: "read_policy: score\n"},
+			{prefix: "osd pool ls", args: []string{"detail", "true"}, text: "pool 1 'rbd' replicated size 2 min_size 1 crush_rule 0 object_hash rjenkins pg_num 16 pgp_num 16 last_change 8 flags hashpspool read_policy score\n"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "read_policy", "val", "score"}, status: "already score"},
+			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "read_policy", "val", "primary"}, status: "set pool 1 read_policy to primary"},
 			{prefix: "osd pool set", args: []string{"pool", "nope", "var", "size", "val", "2"}, code: moncmd.ENOENT},
 			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "color"}, code: moncmd.EINVAL},
 			{prefix: "osd pool get", args: []string{"pool", "nope", "var", "size"}, code: moncmd.ENOENT},
@@ -78,7 +85,7 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"},
 				status: "set pool 1 pg_num to 32; the OSDs split its 8 PGs into 32, placed with their parents until pgp_num (8) is raised " +
 					"(cuttle osd pool set rbd pgp_num 32)"},
-			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 32\npgp_num: 8\npg_num_target: 32\npgp_num_target: 8\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: warn\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\n"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 32\npgp_num: 8\npg_num_target: 32\npgp_num_target: 8\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: warn\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\nread_policy: primary\n"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "64"}, code: moncmd.EINVAL,
 				status: "pool 'rbd': pgp_num 64 is above pg_num 32; raise pg_num first (cuttle osd pool set rbd pg_num 64)"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pgp_num", "val", "16"},
@@ -113,7 +120,7 @@ func TestPools(t *testing.T) {
 				status: "pg_num 65537 is above the limit of 65536 PGs per pool"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "32"}, status: "pool 'rbd' pg_num is already 32"},
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "48"}, status: "set pool 1 pg_num to 48"},
-			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 48\npgp_num: 32\npg_num_target: 48\npgp_num_target: 32\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: warn\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\n"},
+			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"}, text: "size: 3\nmin_size: 2\npg_num: 48\npgp_num: 32\npg_num_target: 48\npgp_num_target: 32\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: warn\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\nread_policy: primary\n"},
 			// mon_max_pg_per_osd (250) × 3 OSDs counted: 250 PGs of size 3.
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_num", "val", "256"}, code: moncmd.ERANGE, status: "pg_num 256 × size 3"},
 		}},
@@ -176,7 +183,7 @@ func TestPools(t *testing.T) {
 			{prefix: "config set", args: []string{"who", "global", "name", "osd_pool_default_pg_num", "value", "8"}},
 			{prefix: "config set", args: []string{"who", "global", "name", "osd_pool_default_pg_autoscale_mode", "value", "on"}},
 			{prefix: "osd pool create", args: []string{"pool", "a"}},
-			{prefix: "osd pool get", args: []string{"pool", "a", "var", "all"}, text: "size: 2\nmin_size: 1\npg_num: 8\npgp_num: 8\npg_num_target: 8\npgp_num_target: 8\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: on\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\n"},
+			{prefix: "osd pool get", args: []string{"pool", "a", "var", "all"}, text: "size: 2\nmin_size: 1\npg_num: 8\npgp_num: 8\npg_num_target: 8\npgp_num_target: 8\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\npg_autoscale_mode: on\ntarget_size_bytes: 0\ntarget_size_ratio: 0\npg_autoscale_bias: 1\nack: all\nread_policy: primary\n"},
 			{prefix: "osd pool create", args: []string{"pool", "b", "autoscale_mode", "off"}},
 			{prefix: "osd pool get", args: []string{"pool", "b", "var", "pg_autoscale_mode"}, text: "pg_autoscale_mode: off\n"},
 			{prefix: "osd pool create", args: []string{"pool", "c", "autoscale_mode", "auto"}, code: moncmd.EINVAL, status: "not on, warn or off"},
@@ -200,7 +207,7 @@ func TestPools(t *testing.T) {
 			{prefix: "osd pool set", args: []string{"pool", "rbd", "var", "pg_autoscale_bias", "val", "1001"}, code: moncmd.EINVAL},
 			{prefix: "osd pool get", args: []string{"pool", "rbd", "var", "all"},
 				text: "size: 3\nmin_size: 2\npg_num: 32\npgp_num: 32\npg_num_target: 32\npgp_num_target: 32\npg_num_pending: 0\nmerge_status: none\ncrush_rule: replicated_rule\n" +
-					"pg_autoscale_mode: on\ntarget_size_bytes: 1099511627776\ntarget_size_ratio: 0.2\npg_autoscale_bias: 4\nack: all\n"},
+					"pg_autoscale_mode: on\ntarget_size_bytes: 1099511627776\ntarget_size_ratio: 0.2\npg_autoscale_bias: 4\nack: all\nread_policy: primary\n"},
 			{prefix: "osd pool ls", args: []string{"detail", "true"},
 				text: "pool 1 'rbd' replicated size 3 min_size 2 crush_rule 0 object_hash rjenkins pg_num 32 pgp_num 32 last_change 6 flags hashpspool " +
 					"autoscale_mode on target_size_bytes 1099511627776 target_size_ratio 0.2 pg_autoscale_bias 4\n"},

@@ -37,6 +37,9 @@ type PoolView struct {
 	Options       map[string]float64 `json:"options,omitempty"`
 	// Ack is when the primary answers writes: "all" or "primary".
 	Ack string `json:"ack"`
+	// ReadPolicy is where clients send reads: "primary", "balance" or
+	// "score".
+	ReadPolicy string `json:"read_policy"`
 }
 
 // OSDView is an OSD in "osd dump".
@@ -52,6 +55,16 @@ type OSDView struct {
 	DownAt          uint32    `json:"down_at"`
 	DownSince       time.Time `json:"down_since,omitzero"`
 	State           []string  `json:"state"`
+	// Load is the OSD's published load, if any (docs/OSD.md, "Reading
+	// from replicas").
+	Load *LoadView `json:"load,omitempty"`
+}
+
+// LoadView is an OSD's published load, in percent.
+type LoadView struct {
+	Disk   uint8 `json:"disk"`
+	CPU    uint8 `json:"cpu"`
+	Memory uint8 `json:"memory"`
 }
 
 // DumpView is "osd dump".
@@ -95,7 +108,8 @@ func poolView(p *osdmap.Pool) PoolView {
 	pgNum, pgpNum := p.Targets()
 	return PoolView{PGNumTarget: pgNum, PGPNumTarget: pgpNum, ID: p.ID, Name: p.Name, Type: p.Type.String(), Size: p.Size, MinSize: p.MinSize, CrushRule: p.CrushRule,
 		PGNum: p.PGNum, PGPNum: p.PGPNum, Flags: p.Flags.String(), LastChange: uint32(p.LastChange),
-		AutoscaleMode: p.AutoscaleMode.String(), Options: poolOptions(p), Ack: p.Ack.String()}
+		AutoscaleMode: p.AutoscaleMode.String(), Options: poolOptions(p), Ack: p.Ack.String(),
+		ReadPolicy: p.ReadPolicy.String()}
 }
 
 // poolOptions returns the autoscaler's numeric settings that p sets.
@@ -176,6 +190,9 @@ func (s *Service) queryDump(c moncmd.Command) moncmd.Reply {
 		ov := OSDView{OSD: id, UUID: meta.UUID, Up: o.IsUp(), In: o.IsIn(), Weight: toFloat(o.Weight),
 			PrimaryAffinity: toFloat(o.PrimaryAffinity), Addr: o.Addr, UpFrom: uint32(o.UpFrom), DownAt: uint32(o.DownAt),
 			DownSince: meta.DownSince, State: strings.Split(o.State.String(), ",")}
+		if o.Load != (osdmap.Load{}) {
+			ov.Load = &LoadView{Disk: o.Load.Disk, CPU: o.Load.CPU, Memory: o.Load.Memory}
+		}
 		v.OSDs = append(v.OSDs, ov)
 		up, in := "down", "out"
 		if ov.Up {
@@ -192,6 +209,9 @@ func (s *Service) queryDump(c moncmd.Command) moncmd.Reply {
 			strconv.FormatFloat(ov.Weight, 'g', 6, 64), ov.UpFrom, ov.DownAt, addr, o.State)
 		if meta.UUID != "" {
 			fmt.Fprintf(&b, " %s", meta.UUID)
+		}
+		if ov.Load != nil {
+			fmt.Fprintf(&b, " load %s", o.Load)
 		}
 		b.WriteByte('\n')
 	}
@@ -333,7 +353,7 @@ func (s *Service) queryPoolLs(c moncmd.Command) moncmd.Reply {
 // poolVars are the variables "osd pool get" reads, in "all" order.
 func poolVars() []string {
 	return append([]string{"size", "min_size", "pg_num", "pgp_num", "pg_num_target", "pgp_num_target", "pg_num_pending",
-		"merge_status", "crush_rule"}, append(autoscaleVars(), "ack")...)
+		"merge_status", "crush_rule"}, append(autoscaleVars(), "ack", "read_policy")...)
 }
 
 // queryPoolGet answers "osd pool get pool var" (var: a poolVars name or
@@ -378,6 +398,8 @@ func (s *Service) queryPoolGet(c moncmd.Command) moncmd.Reply {
 			val = s.mergeStatus(p)
 		case "ack":
 			val = p.Ack.String()
+		case "read_policy":
+			val = p.ReadPolicy.String()
 		case "crush_rule":
 			if r := s.m.Crush().Rule(p.CrushRule); r != nil {
 				val = r.Name

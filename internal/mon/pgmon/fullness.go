@@ -70,12 +70,15 @@ func (s *Service) fullStatesCommand(m *osdmap.Map) (moncmd.Command, bool) {
 // Tick implements moncmd.Service: it asks osdmon to mark OSDs full,
 // backfillfull or nearfull, or to clear them, when their usage crossed a
 // ratio since the map last said.
-func (s *Service) Tick(time.Time) []moncmd.Command {
+func (s *Service) Tick(now time.Time) []moncmd.Command {
 	m := s.cfg.Map()
 	if m == nil {
 		return nil
 	}
 	if c, ok := s.fullStatesCommand(m); ok {
+		return []moncmd.Command{c}
+	}
+	if c, ok := s.loadsCommand(m, now); ok { // loads.go
 		return []moncmd.Command{c}
 	}
 	return nil

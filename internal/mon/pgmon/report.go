@@ -41,14 +41,14 @@ func (s *Service) prepareReport(c moncmd.Command) ([]byte, moncmd.Reply) {
 	if !m.Exists(r.OSD) {
 		return nil, moncmd.Errorf(moncmd.ENOENT, "pg report: osd.%d does not exist", r.OSD)
 	}
-	changed := wire.PGStatsReport{OSD: r.OSD, Epoch: r.Epoch, Total: r.Total, Used: r.Used, Available: r.Available}
+	changed := wire.PGStatsReport{OSD: r.OSD, Epoch: r.Epoch, Total: r.Total, Used: r.Used, Available: r.Available, Load: r.Load}
 	for _, st := range r.PGs {
 		if st, ok := s.accept(m, r, st); ok && !s.same(r.OSD, st) {
 			changed.PGs = append(changed.PGs, st)
 		}
 	}
 	u, ok := s.st.osds[r.OSD]
-	if len(changed.PGs) == 0 && ok && u.total == r.Total && u.used == r.Used && u.avail == r.Available {
+	if len(changed.PGs) == 0 && ok && u.total == r.Total && u.used == r.Used && u.avail == r.Available && u.load == r.Load {
 		return nil, moncmd.Reply{Status: fmt.Sprintf("osd.%d: pg stats unchanged", r.OSD)}
 	}
 	return proposal{op: opReport, report: changed}.encode(), moncmd.Reply{}
@@ -104,7 +104,7 @@ func (s *Service) applyReport(b *monstore.Batch, r wire.PGStatsReport, now time.
 			_ = b.Put(ServiceName, pgKey(st.PG), e.encode())
 		}
 	}
-	usage := osdEntry{total: r.Total, used: r.Used, avail: r.Available, updated: now}
+	usage := osdEntry{total: r.Total, used: r.Used, avail: r.Available, load: r.Load, updated: now}
 	_ = b.Put(ServiceName, osdKey(r.OSD), usage.encode(r.OSD))
 	gonePGs, goneOSDs := s.gone(m)
 	for _, pg := range gonePGs {

@@ -50,6 +50,9 @@ type Service struct {
 	st    state     // applied, replicated
 	prog  progress  // recovery samples, in memory only
 	cache viewCache // derived states of the current map and state
+	// loadsAsked is when Tick last asked osdmon to publish loads
+	// (loads.go), in memory only.
+	loadsAsked time.Time
 }
 
 var _ moncmd.Service = (*Service)(nil)

@@ -21,6 +21,7 @@ type pgEntry struct {
 // osdEntry is the stored usage of one OSD's store, in bytes.
 type osdEntry struct {
 	total, used, avail uint64
+	load               osdmap.Load // as reported (loads.go)
 	updated            time.Time
 }
 
@@ -64,7 +65,7 @@ func (e pgEntry) encode() []byte {
 
 // encode returns the record of an OSD.
 func (e osdEntry) encode(id int32) []byte {
-	r := wire.PGStatsReport{OSD: id, Total: e.total, Used: e.used, Available: e.avail}
+	r := wire.PGStatsReport{OSD: id, Total: e.total, Used: e.used, Available: e.avail, Load: e.load}
 	return encodeRecord(e.updated, r)
 }
 
@@ -123,7 +124,7 @@ func (st *state) load(key string, v []byte) error {
 		if err != nil || int32(id) != r.OSD || len(r.PGs) != 0 {
 			return fmt.Errorf("key %q: %w: not the record of that OSD", key, encoding.ErrCorrupt)
 		}
-		st.osds[r.OSD] = osdEntry{total: r.Total, used: r.Used, avail: r.Available, updated: t}
+		st.osds[r.OSD] = osdEntry{total: r.Total, used: r.Used, avail: r.Available, load: r.Load, updated: t}
 	default:
 		return fmt.Errorf("key %q: %w: unknown key", key, encoding.ErrCorrupt)
 	}

@@ -31,7 +31,7 @@
 // Queue orders the items of one PG by key; Limiter counts the slots of a
 // shared limit and grants waiters in arrival order. The OSD
 // (internal/osd: opqueue.go, and primary.go, replica.go, missing.go,
-// scrub.go for each class; slots.go for the Limiters) is the driver: it
+// scrub.go for each class; internal/osd/slots for the Limiters) is the driver: it
 // runs what these hand out, and blocks, wakes and spawns goroutines.
 //
 // It must not know about the OSD's types, the object store, the

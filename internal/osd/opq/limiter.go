@@ -11,7 +11,7 @@ import "slices"
 // held are released as usual, and new ones are granted once fewer are
 // held than the limit); raising it grants waiters at once.
 //
-// A Limiter decides; its owner blocks and wakes (internal/osd's slots.go
+// A Limiter decides; its owner blocks and wakes (internal/osd/slots
 // does, with a channel per waiter). It is not safe for concurrent use.
 type Limiter struct {
 	limit   int
