@@ -254,21 +254,34 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			sums[i] = s.zeroSum
 		}
 	}
-	// verify checks the checksum blocks of the logical range [lo, hi),
-	// after laying the overlay's newer blocks over them. Pieces of one
-	// read are verified as they arrive, concurrently: they are disjoint.
-	verify := func(lo, hi uint64) error {
+	// verify checks the checksum blocks of the logical range [lo, hi)
+	// of run r, after laying the overlay's newer blocks over them, and
+	// puts the blocks it verified as the device has them into the data
+	// cache (if fill). Pieces of one read are verified as they arrive,
+	// concurrently: they are disjoint.
+	verify := func(r run, lo, hi uint64, fill *fillToken) error {
+		var put uint64 = hi // the first block of the verified device bytes not yet in the cache
+		flush := func(end uint64) {
+			if fill != nil && put < end {
+				s.dev.cache.fill(*fill, r.dev, r.hi-r.lo, buf.bytes()[put-aoff:end-aoff], r.dev+(put-r.lo))
+			}
+			put = hi
+		}
 		for bs := lo; bs < hi; bs += cb {
 			u, ok := rec.Units.Get(bs / au)
 			if !ok {
+				flush(bs)
 				continue // a hole, zeros
 			}
 			blk := buf.bytes()[bs-aoff : bs-aoff+cb]
 			if !format.HoldsData(rec.Pages, bs, bs+cb) {
+				flush(bs)
 				clear(blk) // possibly never written (newUnit)
 				continue
 			}
-			if d, ok := pending[bs]; ok {
+			d, newer := pending[bs]
+			if newer {
+				flush(bs)
 				copy(blk, d)
 			}
 			b := (bs - u.LU*au) / cb
@@ -279,12 +292,49 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			if sums != nil {
 				sums[(bs-aoff)/cb] = want
 			}
+			if !newer && put == hi {
+				put = bs
+			}
 		}
+		flush(hi)
 		return nil
 	}
+	// fromCache lays run r's blocks from the data cache and the overlay
+	// into the result, if the cache holds every one that has data on the
+	// device; else the run is read from the device (and verify redoes
+	// every block).
+	fromCache := func(r run) bool {
+		for bs := r.lo; bs < r.hi; bs += cb {
+			u, _ := rec.Units.Get(bs / au)
+			blk := buf.bytes()[bs-aoff : bs-aoff+cb]
+			if !format.HoldsData(rec.Pages, bs, bs+cb) {
+				clear(blk)
+				continue
+			}
+			b := (bs - u.LU*au) / cb
+			if d, ok := pending[bs]; ok {
+				copy(blk, d)
+			} else if !s.dev.cache.get(blk, r.dev+(bs-r.lo)) {
+				return false
+			}
+			if sums != nil {
+				sums[(bs-aoff)/cb] = u.Sum(int(b))
+			}
+		}
+		return true
+	}
+	cache := s.dev.cache != nil && !dev // ReadDevice (deep scrub) reads the device
 	for _, r := range runs {
+		if cache && fromCache(r) {
+			continue
+		}
+		var fill *fillToken
+		if cache {
+			tok := s.dev.cache.begin(r.dev, r.hi-r.lo)
+			fill = &tok
+		}
 		err := s.dev.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
-			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
+			return verify(r, r.lo+uint64(plo), r.lo+uint64(phi), fill)
 		})
 		if err != nil {
 			return nil, 0, s.readFailed(c, o, err)

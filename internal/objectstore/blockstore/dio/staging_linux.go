@@ -29,3 +29,17 @@ func mapStaging() (mapping, buf []byte) {
 }
 
 func unmapStaging(m []byte) { _ = syscall.Munmap(m) }
+
+// MapMemory returns n bytes of zeroed memory mapped outside the Go heap
+// (the collector neither scans nor counts it), or nil if the mapping
+// failed. Release it with UnmapMemory once nothing uses it.
+func MapMemory(n int) []byte {
+	m, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// UnmapMemory releases memory from MapMemory.
+func UnmapMemory(m []byte) { _ = syscall.Munmap(m) }

@@ -6,3 +6,9 @@ package dio
 func mapStaging() (mapping, buf []byte) { return nil, nil }
 
 func unmapStaging([]byte) {}
+
+// MapMemory returns n bytes of zeroed memory (from the Go heap here).
+func MapMemory(n int) []byte { return make([]byte, n) }
+
+// UnmapMemory releases memory from MapMemory (nothing to do here).
+func UnmapMemory([]byte) {}
