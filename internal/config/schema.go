@@ -163,6 +163,8 @@ func schemaTable() []Option {
 			Desc: "scrubs an OSD runs at once as primary (operators' requests and scheduled ones); a raised limit starts waiting scrubs at once, a lowered one lets those running finish"},
 		{Name: "osd_client_watch_timeout", Type: TypeDuration, Default: "30s", Runtime: true, Min: 1, Max: 86400, Daemons: osd,
 			Desc: "how long a watch whose client asked for no timeout lives without a ping or a reconnect; a change applies to watches from their next ping, reconnect or registration"},
+		{Name: "osd_cache_size", Type: TypeSize, Default: "1073741824", Runtime: false, Min: 0, Max: 1 << 40, Daemons: osd,
+			Desc: "object data an OSD's store caches for reads, verified, in memory of its own outside the Go heap and --memory-target (0: none; read at start); writes to the data file remove what they overwrite"},
 		{Name: "osd_emulate_device", Type: TypeString, Default: "none", Runtime: false, Enum: []string{"none", "hdd", "ssd"}, Daemons: osd, Flag: "emulate-device",
 			Desc: "give the store an emulated device's timing, for experiments on one machine: hdd (8 ms per I/O, 150 MB/s) or ssd (0.1 ms, 500 MB/s); none: the store's own"},
 		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",
