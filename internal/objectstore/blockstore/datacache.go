@@ -35,23 +35,24 @@ import (
 // Memory is slabs of slabBlocks blocks mapped as the cache grows, up to
 // the budget, outside the Go heap (dio.MapMemory: a cache of a gigabyte
 // in the heap would hold the collector to the daemon's memory target),
-// and unmapped at Close. Eviction is CLOCK, as the
+// kept while the store is open (evicted blocks' slots are reused, so the
+// page faults of fresh memory are paid once) and unmapped at Close. Eviction is CLOCK, as the
 // record cache's. Readers copy out under the read lock; fills and
 // invalidations take the write lock.
 type dataCache struct {
-	mu     sync.RWMutex
-	cb     uint64 // the checksum block: the cache's unit
-	limit  int    // most blocks held
-	index  map[uint64]int32
-	dev    []uint64 // the device offset slot i holds
-	used   []bool   // slot i holds a block
-	ref    []atomic.Bool
-	slabs  [][]byte
-	mapped int  // slabs[:mapped] are mapped (dio.MapMemory)
-	heap   bool // a mapping failed: later slabs come from the Go heap
-	free   []int32
-	hand   int
-	gens   [dataCacheStripes]uint64
+	mu       sync.RWMutex
+	cb       uint64 // the checksum block: the cache's unit
+	limit    int    // most blocks held
+	index    map[uint64]int32
+	dev      []uint64 // the device offset slot i holds
+	used     []bool   // slot i holds a block
+	ref      []atomic.Bool
+	slabs    [][]byte
+	mappings [][]byte // of the slabs (dio.MapMemory), to unmap at close
+	heap     bool     // a mapping failed: later slabs come from the Go heap
+	free     []int32
+	hand     int
+	gens     [dataCacheStripes]uint64
 
 	hits, misses, fills, refused, invalidated atomic.Uint64
 }
@@ -60,8 +61,8 @@ type dataCache struct {
 // the fills under way in the stripes it touches.
 const (
 	dataCacheStripes     = 256
-	dataCacheStripeShift = 20 // 1 MiB of the device per stripe, modulo the stripes
-	slabBlocks           = 256
+	dataCacheStripeShift = 20  // 1 MiB of the device per stripe, modulo the stripes
+	slabBlocks           = 512 // 2 MiB of 4 KiB blocks
 )
 
 // newDataCache returns a cache of at most budget bytes in blocks of cb,
@@ -176,8 +177,9 @@ func (c *dataCache) takeSlotLocked() int32 {
 		if int(i)%slabBlocks == 0 {
 			var slab []byte
 			if !c.heap {
-				if slab = dio.MapMemory(slabBlocks * int(c.cb)); slab != nil {
-					c.mapped++
+				var m []byte
+				if m, slab = dio.MapMemory(slabBlocks * int(c.cb)); m != nil {
+					c.mappings = append(c.mappings, m)
 				}
 			}
 			if slab == nil {
@@ -216,10 +218,10 @@ func (c *dataCache) close() {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range c.slabs[:c.mapped] {
-		dio.UnmapMemory(s)
+	for _, m := range c.mappings {
+		dio.UnmapMemory(m)
 	}
-	c.mapped = 0
+	c.mappings = nil
 	c.slabs, c.index = nil, map[uint64]int32{}
 	c.dev, c.used, c.ref, c.free = nil, nil, nil, nil
 }
