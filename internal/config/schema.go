@@ -176,6 +176,8 @@ func schemaTable() []Option {
 			Desc: "w3 of read_policy score: the weight of the OSD host's idle CPU (1 - its published CPU load)"},
 		{Name: "client_read_score_weight_memory", Type: TypeFloat, Default: "0.1", Runtime: false, Min: 0, Max: 1000, Daemons: client,
 			Desc: "w4 of read_policy score: the weight of the OSD host's free memory (1 - its published memory load)"},
+		{Name: "osd_cache_size", Type: TypeSize, Default: "1073741824", Runtime: false, Min: 0, Max: 1 << 40, Daemons: osd,
+			Desc: "object data an OSD's store caches for reads, verified, in memory of its own outside the Go heap and --memory-target (0: none; read at start); writes to the data file remove what they overwrite"},
 		{Name: "osd_emulate_device", Type: TypeString, Default: "none", Runtime: false, Enum: []string{"none", "hdd", "ssd"}, Daemons: osd, Flag: "emulate-device",
 			Desc: "give the store an emulated device's timing, for experiments on one machine: hdd (8 ms per I/O, 150 MB/s) or ssd (0.1 ms, 500 MB/s); none: the store's own"},
 		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",

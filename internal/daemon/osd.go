@@ -303,7 +303,8 @@ func StartOSD(ctx context.Context, cfg OSDConfig) (_ *OSD, err error) {
 	}
 	ocfg.Store = cfg.Store
 	if cfg.Data != "" {
-		sopts := blockstore.Options{Path: cfg.Data, CacheBytes: int64(cache), DirectReads: cfg.DirectReads, Logger: log.WithGroup("store")}
+		sopts := blockstore.Options{Path: cfg.Data, CacheBytes: int64(cache), DataCacheBytes: options.Size("osd_cache_size"),
+			DirectReads: cfg.DirectReads, Logger: log.WithGroup("store")}
 		if gov != nil {
 			sopts.Background = gov
 		}

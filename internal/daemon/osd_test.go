@@ -94,6 +94,7 @@ func TestOSDOptions(t *testing.T) {
 		"osd_pg_max_concurrent_snap_trims":  {"2", config.SourceDefault},
 		"osd_ack_primary_max_lag":           {"64", config.SourceDefault},
 		"osd_emulate_device":                {"hdd", config.SourceFile},
+		"osd_cache_size":                    {"1073741824", config.SourceDefault},
 	}
 	for _, got := range v.All() {
 		if w := want[got.Name]; got.Value != w.value || got.Source != w.source {

@@ -69,6 +69,9 @@ func setOSDOptions(ocfg *osd.Config, v config.Values) {
 	ocfg.MaxScrubs, ocfg.WatchTimeout = o.MaxScrubs, o.WatchTimeout
 	ocfg.SnapTrimSleep, ocfg.SnapTrimsPerPG = o.SnapTrimSleep, o.SnapTrimsPerPG
 	ocfg.AckPrimaryMaxLag = o.AckPrimaryMaxLag
+	if ocfg.CacheSize = o.CacheSize; ocfg.CacheSize == 0 {
+		ocfg.CacheSize = -1 // none (0 would be the default)
+	}
 }
 
 // watchOSDConfig hands o its options with their sources (local, resolved

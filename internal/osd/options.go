@@ -38,6 +38,8 @@ import (
 //	osd_ack_primary_max_lag  each PG's next write (acklag.go)
 //	osd_emulate_device       at the daemon's start only: it wraps the
 //	                         store (internal/objectstore/devemu)
+//	osd_cache_size           at the daemon's start only: the store's
+//	                         data cache (blockstore.Options.DataCacheBytes)
 //
 // The OSD never asks for them itself: the daemon's wiring resolves them
 // (the schema's default, the central config, the file, flags; a
@@ -59,6 +61,7 @@ type Options struct {
 	SnapTrimsPerPG    int           // osd_pg_max_concurrent_snap_trims
 	AckPrimaryMaxLag  int           // osd_ack_primary_max_lag
 	EmulateDevice     string        // osd_emulate_device (read at start)
+	CacheSize         int64         // osd_cache_size (read at start)
 }
 
 // optionField ties an option of the schema to its field of Options.
@@ -112,6 +115,11 @@ func optionFields() []optionField {
 		intField("osd_ack_primary_max_lag", func(o *Options) *int { return &o.AckPrimaryMaxLag }),
 		{name: "osd_emulate_device", get: func(o Options) string { return o.EmulateDevice },
 			set: func(o *Options, v config.Values) bool { o.EmulateDevice = v.String("osd_emulate_device"); return true }},
+		{name: "osd_cache_size", get: func(o Options) string { return strconv.FormatInt(o.CacheSize, 10) },
+			set: func(o *Options, v config.Values) bool {
+				o.CacheSize = v.Size("osd_cache_size")
+				return o.CacheSize >= 0
+			}},
 	}
 }
 
@@ -148,8 +156,13 @@ func (cfg Config) options() Options {
 		RecoveryMaxPGs: cfg.RecoveryMaxPGs, RecoveryMaxPushes: cfg.RecoveryMaxPushes, RecoverySleep: cfg.RecoverySleep,
 		ScrubInterval: cfg.ScrubInterval, DeepScrubInterval: cfg.DeepScrubInterval, LogEntriesPerOSD: cfg.LogEntriesPerOSD,
 		MaxScrubs: cfg.MaxScrubs, WatchTimeout: cfg.WatchTimeout, SnapTrimSleep: cfg.SnapTrimSleep, SnapTrimsPerPG: cfg.SnapTrimsPerPG,
-		AckPrimaryMaxLag: cfg.AckPrimaryMaxLag, EmulateDevice: cfg.EmulateDevice}
+		AckPrimaryMaxLag: cfg.AckPrimaryMaxLag, EmulateDevice: cfg.EmulateDevice, CacheSize: max(cfg.CacheSize, 0)}
 }
+
+// DefaultCacheSize is osd_cache_size's default: 1 GiB, so that three
+// OSDs' caches take at most an eighth of a 24 GiB machine (docs/OSD.md,
+// "Small overwrites and the data cache").
+const DefaultCacheSize = 1 << 30
 
 // values returns opts as config.Values: the options that differ from the
 // schema's default come from SourceOverride (set by whoever built the
@@ -186,6 +199,7 @@ func (o *OSD) SetConfig(v config.Values) {
 	old := o.options()
 	next := OptionsFrom(old, v)
 	next.EmulateDevice = old.EmulateDevice // read at start only: the store is wrapped then
+	next.CacheSize = old.CacheSize         // read at start only: the store is opened then
 	o.opts.Store(&next)
 	shown := o.conf.Load().With(v)
 	o.conf.Store(&shown)

@@ -96,6 +96,11 @@ type Config struct {
 	// (osd_emulate_device: none, hdd or ssd; internal/objectstore/devemu):
 	// the OSD only shows it (config show).
 	EmulateDevice string
+	// CacheSize is the data cache the daemon opened Store with
+	// (osd_cache_size; blockstore.Options.DataCacheBytes): the OSD only
+	// shows it. 0 takes the schema's default, DefaultCacheSize; a
+	// negative value means none.
+	CacheSize int64
 	// MapRenew is how often the OSD renews its map subscription when
 	// no map arrives (default 5 s).
 	MapRenew time.Duration
@@ -174,6 +179,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.EmulateDevice == "" {
 		cfg.EmulateDevice = "none"
+	}
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
 	}
 	if cfg.ReportInterval <= 0 {
 		cfg.ReportInterval = 5 * time.Second

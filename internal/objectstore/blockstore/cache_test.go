@@ -64,7 +64,7 @@ func TestRecordCacheAccounting(t *testing.T) {
 					rec.Attrs = format.AttrList{{Name: "_", Value: make([]byte, sh.attr)}}
 				}
 				for u := range sh.units {
-					rec.Units = append(rec.Units, format.MakeUnit(uint64(u), uint64(u)<<16, make([]uint32, sh.sums)))
+					rec.Units.Set(format.MakeUnit(uint64(u), uint64(u)<<16, make([]uint32, sh.sums)))
 				}
 				if sh.inline {
 					rec.Inline = true
@@ -184,7 +184,7 @@ func TestRecordCacheDecodesInlineRecords(t *testing.T) {
 	decodes := 0
 	c := newRecordCache(1<<20, func(b []byte) (*format.Onode, error) { decodes++; return format.DecodeRecord(b, testSB) })
 	small := &format.Onode{Nid: 5, Size: 10, Pages: []format.Span{{Off: 0, End: 4096}}, Attrs: format.AttrList{{Name: "@", Value: []byte("info")}}, Inline: true,
-		Units: []format.Unit{format.MakeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
+		Units: format.MakeUnitMap([]format.Unit{format.MakeUnit(0, testAU, []uint32{1, 2, 3, 4})})}
 	small.Enc = small.Encode()
 	c.put("small", small)
 	a, okA := c.get("small")
@@ -211,7 +211,7 @@ func TestRecordCacheDecodesInlineRecords(t *testing.T) {
 	}
 	large := &format.Onode{Nid: 6}
 	for lu := range format.MaxInlineUnits + 1 {
-		large.Units = append(large.Units, format.MakeUnit(uint64(lu), uint64(lu)*testAU, []uint32{1, 2, 3, 4}))
+		large.Units.Set(format.MakeUnit(uint64(lu), uint64(lu)*testAU, []uint32{1, 2, 3, 4}))
 	}
 	c.put("large", large)
 	if got, ok := c.get("large"); !ok || got != large {
@@ -319,7 +319,7 @@ func BenchmarkRecordCacheHit(b *testing.B) {
 	var keys [][]byte
 	for i := range 1024 {
 		k := format.ObjectKey(pg, objid.Object(1, "", fmt.Sprintf("benchmark_data_host_4242_object%d", i)))
-		rec := &format.Onode{Nid: uint64(i + 1), Size: 4096, Pages: []format.Span{{Off: 0, End: 4096}}, Inline: true, Units: []format.Unit{format.MakeUnit(0, testAU, []uint32{1, 2, 3, 4})}}
+		rec := &format.Onode{Nid: uint64(i + 1), Size: 4096, Pages: []format.Span{{Off: 0, End: 4096}}, Inline: true, Units: format.MakeUnitMap([]format.Unit{format.MakeUnit(0, testAU, []uint32{1, 2, 3, 4})})}
 		rec.Enc = rec.Encode()
 		c.put(string(k), rec)
 		keys = append(keys, k)

@@ -183,7 +183,7 @@ func TestSmallDeferredWritesStayCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !pageCached(t, s, rec.Units[0].Dev+testCB) {
+	if !pageCached(t, s, rec.Units.At(0).Dev+testCB) {
 		t.Error("a small deferred write's block is not in the page cache after it was applied")
 	}
 }
@@ -221,7 +221,7 @@ func TestDeferredRunsReachTheirUnits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.dev.file.ReadAt(got, int64(rec.Units[0].Dev)); err != nil {
+		if _, err := s.dev.file.ReadAt(got, int64(rec.Units.At(0).Dev)); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want[i]) {

@@ -464,6 +464,7 @@ const maxDirectWriters = 8
 // together).
 func (d *dataFile) writeDirectCOW(ws []format.DeferredWrite) error {
 	d.statDirectWrites.Add(uint64(len(ws)))
+	defer d.wroteAll(ws)
 	if len(ws) == 1 {
 		if _, err := d.direct.WriteAt(ws[0].Data, int64(ws[0].DevOff)); err != nil {
 			return fmt.Errorf("write data at %d: %w", ws[0].DevOff, err)

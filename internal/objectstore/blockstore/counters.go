@@ -10,6 +10,7 @@ type Counter struct {
 // Counters returns the store's running totals, the same names in the
 // same order on every call (the record cache's are in CacheStats).
 func (s *Store) Counters() []Counter {
+	dc := s.DataCacheStats()
 	return []Counter{
 		{"wal_syncs", "Group commits: syncs of the store's metadata write-ahead log.", s.pipe.statSyncs.Load()},
 		{"transactions", "Transactions the store's group commits made durable.", s.pipe.statTxns.Load()},
@@ -22,5 +23,10 @@ func (s *Store) Counters() []Counter {
 		{"filtered_lookups", "Lookups of object records that the key filter showed absent without reading the metadata database.", s.statFilterSkips.Load()},
 		{"deferred_wal_rotations", "WALs the store ended early because they carried 64 MiB of deferred small-write data.", s.pipe.statWALRotations.Load()},
 		{"key_filter_builds", "Key filters built: one after the store opens, another whenever more objects were created than the filter was sized for.", s.statFilterBuilds.Load()},
+		{"data_cache_hits", "Checksum blocks reads found in the store's data cache (osd_cache_size).", dc.Hits},
+		{"data_cache_misses", "Checksum blocks reads looked for in the data cache and read from the data file.", dc.Misses},
+		{"data_cache_fills", "Checksum blocks reads put in the data cache.", dc.Fills},
+		{"data_cache_refused_fills", "Fills of the data cache given up because the data file was written in their range meanwhile.", dc.Refused},
+		{"data_cache_invalidations", "Checksum blocks writes to the data file removed from the data cache.", dc.Invalidated},
 	}
 }

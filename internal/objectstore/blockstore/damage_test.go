@@ -250,7 +250,7 @@ func TestDamageDataFile(t *testing.T) {
 			// Damage only blocks that hold data: a unit's bytes past the
 			// size, and blocks without a marked page, are never read.
 			var cands []uint64
-			for _, u := range rec.Units {
+			for u := range rec.Units.All() {
 				for b := range u.NumSums() {
 					if lo := u.LU*testAU + uint64(b)*testCB; lo < rec.Size && format.HoldsData(rec.Pages, lo, lo+testCB) {
 						cands = append(cands, u.Dev+uint64(b)*testCB)
@@ -262,7 +262,7 @@ func TestDamageDataFile(t *testing.T) {
 			}
 			dev := cands[r.IntN(len(cands))]
 			// Map the device block back to its logical offset.
-			for _, u := range rec.Units {
+			for u := range rec.Units.All() {
 				if dev >= u.Dev && dev < u.Dev+testAU {
 					v.off = u.LU*testAU + dev - u.Dev
 				}

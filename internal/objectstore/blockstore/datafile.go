@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/dio"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 )
 
 // StagingBytes is the most memory a store maps for the staging buffers
@@ -46,6 +47,9 @@ type dataFile struct {
 	// the data file changed under a prefetch (datafile_readahead.go).
 	ra     readahead
 	writes dataWrites
+	// cache holds verified blocks for reads (datacache.go), or is nil;
+	// every write below tells it what it wrote (wrote).
+	cache *dataCache
 
 	size          uint64 // the device's size (the superblock's)
 	checksumBlock uint64 // the superblock's checksum block
@@ -85,6 +89,7 @@ func (d *dataFile) open(fs vfs.FS, path string) error {
 
 // writeAt writes p at off through the page cache.
 func (d *dataFile) writeAt(p []byte, off uint64) error {
+	defer d.wrote(off, uint64(len(p)))
 	_, err := d.file.WriteAt(p, int64(off))
 	return err
 }
@@ -93,10 +98,31 @@ func (d *dataFile) writeAt(p []byte, off uint64) error {
 // data file: one raw pwritev where the file is an OS file (see
 // dio.StartWriteback for why raw).
 func (d *dataFile) writeVectored(bufs [][]byte, off uint64) error {
+	var n uint64
+	for _, b := range bufs {
+		n += uint64(len(b))
+	}
+	defer d.wrote(off, n)
 	if d.direct == nil {
 		return d.writeEach(bufs, off) // not an OS file (vfs.NewMem in tests)
 	}
 	return dio.WriteVectored(d.file, bufs, off)
+}
+
+// wrote tells the data cache that [off, off+n) of the file was written
+// (or a write there failed, which may have written part): every write
+// to the data file calls it once done.
+func (d *dataFile) wrote(off, n uint64) {
+	if d.cache != nil {
+		d.cache.invalidate(off, n)
+	}
+}
+
+// wroteAll is wrote for each of ws.
+func (d *dataFile) wroteAll(ws []format.DeferredWrite) {
+	for _, w := range ws {
+		d.wrote(w.DevOff, uint64(len(w.Data)))
+	}
 }
 
 // startWriteback starts the writeback of the data file's dirty pages in
@@ -126,6 +152,7 @@ func (d *dataFile) close() error {
 		}
 	}
 	d.staging.Close()
+	d.cache.close()
 	for _, a := range []*dio.AIO{d.aio, d.aioW, d.aioSync} {
 		if a != nil {
 			a.Close()

@@ -207,11 +207,11 @@ func TestLargeStagedReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, ok := rec.Find(bad / testAU)
+	u, ok := rec.Units.Get(bad / testAU)
 	if !ok {
 		t.Fatal("unit not mapped")
 	}
-	dev := int64(rec.Units[i].Dev + bad%testAU)
+	dev := int64(u.Dev + bad%testAU)
 	b := []byte{0}
 	if _, err := s.dev.file.ReadAt(b, dev); err != nil {
 		t.Fatal(err)

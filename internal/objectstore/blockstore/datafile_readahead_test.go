@@ -47,11 +47,11 @@ func TestReadaheadFollowsSequentialReads(t *testing.T) {
 			s.applyMu.RUnlock()
 			t.Fatal(err)
 		}
-		if first := rec.Units[0].Dev; i > 0 && first != next {
+		if first := rec.Units.At(0).Dev; i > 0 && first != next {
 			s.applyMu.RUnlock()
 			t.Skipf("object %d starts at %d, not after object %d (%d)", i, first, i-1, next)
 		}
-		next = rec.Units[len(rec.Units)-1].Dev + s.sb.AllocUnit
+		next = rec.Units.At(rec.Units.Len()-1).Dev + s.sb.AllocUnit
 	}
 	s.applyMu.RUnlock()
 	read := func(i int) {

@@ -169,6 +169,7 @@ func (d *dataFile) writeDirect(batch []format.DeferredWrite) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	defer d.wroteAll(batch)
 	ws := make([]dio.Write, len(batch))
 	for i, w := range batch {
 		ws[i] = dio.Write{Off: w.DevOff, Data: w.Data}

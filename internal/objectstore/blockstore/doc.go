@@ -29,6 +29,9 @@
 //	read.go                reads: records, data with checksum
 //	                       verification, attributes, omap, listings
 //	cache.go, cacheindex.go  the record cache
+//	datacache.go           the data cache: verified checksum blocks by
+//	                       device offset, invalidated by every write to
+//	                       the data file (dataFile.wrote)
 //	keyfilter.go, filterbuild.go  the filter of existing record keys
 //	datafile*.go           the data file (dataFile, datafile.go): which
 //	                       read or write goes which way (direct or

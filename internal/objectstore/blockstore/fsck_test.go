@@ -147,12 +147,12 @@ func (fx *fsckFixture) record(t *testing.T, db *pebble.DB, c objectstore.Collect
 func (fx *fsckFixture) putRecord(b *pebble.Batch, c objectstore.CollectionID, o objid.ID, rec *format.Onode) {
 	_ = b.Set(format.ObjectKey(c, o), rec.Encode(), nil)
 	if !rec.Shards {
-		for _, u := range rec.KeyedUnits() {
+		for u := range rec.KeyedUnits().All() {
 			_ = b.Set(format.UnitKey(rec.Nid, u.LU), format.EncodeUnit(u), nil)
 		}
 		return
 	}
-	for sh, units := range format.ShardRuns(rec.KeyedUnits()) {
+	for sh, units := range rec.KeyedUnits().Shards() {
 		_ = b.Set(format.ShardKey(rec.Nid, sh), format.EncodeShard(units, sh*format.ShardUnits), nil)
 	}
 }
@@ -262,7 +262,7 @@ func TestFsckOwnedFree(t *testing.T) {
 	fx := newFsckFixture(t)
 	var dev uint64
 	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
-		dev = fx.record(t, db, pg, fsckB).Units[0].Dev
+		dev = fx.record(t, db, pg, fsckB).Units.At(0).Dev
 		v, closer, _ := db.Get(format.BitmapKey(0))
 		words, _ := format.DecodeBitmap(v)
 		closer.Close()
@@ -288,7 +288,7 @@ func TestFsckChecksum(t *testing.T) {
 	fx := newFsckFixture(t)
 	var dev uint64
 	fx.edit(t, func(db *pebble.DB, _ *pebble.Batch) {
-		dev = fx.record(t, db, pg, fsckA).Units[1].Dev
+		dev = fx.record(t, db, pg, fsckA).Units.At(1).Dev
 	})
 	// Flip a byte in the third checksum block of a's second unit.
 	f, err := fx.fs.OpenReadWrite(fx.opts.devicePath(), vfs.WriteCategoryUnspecified)
@@ -378,8 +378,10 @@ func TestFsckOverlapAndNids(t *testing.T) {
 		rb := fx.record(t, db, pg, fsckB)
 		// b's first unit now points at a's first unit, and b's own unit
 		// becomes leaked.
-		dev, aUnits = ra.Units[0].Dev, len(ra.Units)
-		rb.Units[0].Dev = dev
+		dev, aUnits = ra.Units.At(0).Dev, ra.Units.Len()
+		u := rb.Units.At(0)
+		u.Dev = dev
+		rb.Units.Set(u)
 		fx.putRecord(b, pg, fsckB, rb)
 		// A new record takes a's node id and units.
 		fx.putRecord(b, pg, dup, ra)
@@ -498,9 +500,9 @@ func TestFsckUnitKeysOfAnInlineRecord(t *testing.T) {
 	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
 		ra := fx.record(t, db, pg, fsckA)
 		if !ra.Inline {
-			t.Fatalf("a keeps its %d units under keys", len(ra.Units))
+			t.Fatalf("a keeps its %d units under keys", ra.Units.Len())
 		}
-		_ = b.Set(format.UnitKey(ra.Nid, 0), format.EncodeUnit(ra.Units[0]), nil)
+		_ = b.Set(format.UnitKey(ra.Nid, 0), format.EncodeUnit(ra.Units.At(0)), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanUnits: 1})
@@ -525,11 +527,11 @@ func TestFsckUnitKeysBesideShards(t *testing.T) {
 	fx.edit(t, func(db *pebble.DB, b *pebble.Batch) {
 		big := fx.record(t, db, pg, fsckBig)
 		if !big.Shards {
-			t.Fatalf("big keeps its %d units inline %v, not in shards", len(big.Units), big.Inline)
+			t.Fatalf("big keeps its %d units inline %v, not in shards", big.Units.Len(), big.Inline)
 		}
-		_ = b.Set(format.UnitKey(big.Nid, 0), format.EncodeUnit(big.Units[0]), nil)
+		_ = b.Set(format.UnitKey(big.Nid, 0), format.EncodeUnit(big.Units.At(0)), nil)
 		orphanNid = big.Nid + 1000
-		_ = b.Set(format.ShardKey(orphanNid, 0), format.EncodeShard(big.Units[:1], 0), nil)
+		_ = b.Set(format.ShardKey(orphanNid, 0), format.EncodeShard([]format.Unit{big.Units.At(0)}, 0), nil)
 	})
 	rep := fx.fsck(t, FsckOptions{})
 	wantKinds(t, rep, map[ProblemKind]int{ProblemOrphanUnits: 2})

@@ -248,7 +248,7 @@ func (f *fsck) checkObjects() error {
 	// Second pass: name every owner of each unit mapped more than once.
 	if err := f.scanObjects(func(c objectstore.CollectionID, o objid.ID, rec *format.Onode) error {
 		name := c.String() + " " + o.String()
-		for _, u := range rec.Units {
+		for u := range rec.Units.All() {
 			if owners, ok := f.conflicts[u.Dev/f.sb.AllocUnit]; ok {
 				f.conflicts[u.Dev/f.sb.AllocUnit] = append(owners, fmt.Sprintf("%s at %d", name, u.LU*f.sb.AllocUnit))
 			}
@@ -334,7 +334,7 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *format.O
 	}
 	for _, x := range rec.Pages {
 		for lu := x.Off / au; lu <= (x.End-1)/au; lu++ {
-			if _, ok := rec.Find(lu); !ok {
+			if _, ok := rec.Units.Get(lu); !ok {
 				prob(ProblemPageUnmapped, lu*au, 0, au, "allocated pages %d-%d lie in unmapped unit %d", x.Off, x.End, lu)
 				break
 			}
@@ -343,10 +343,14 @@ func (f *fsck) checkObject(c objectstore.CollectionID, o objid.ID, rec *format.O
 	stored := rec.AllocatedBytes()
 	f.stored[statsPool(c)] += stored
 	f.rep.BytesStored += stored
-	for i, u := range rec.Units {
-		if i == 0 || u.LU != rec.Units[i-1].LU+1 || u.Dev != rec.Units[i-1].Dev+au {
+	var prev format.Unit
+	i := 0
+	for u := range rec.Units.All() {
+		if i == 0 || u.LU != prev.LU+1 || u.Dev != prev.Dev+au {
 			f.rep.Extents++
 		}
+		prev = u
+		i++
 		du := u.Dev / au
 		bit := uint64(1) << (du % 64)
 		if f.owned[du/64]&bit != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
+	"github.com/cuttlestore/cuttle/internal/objectstore/blockstore/format"
 	"github.com/cuttlestore/cuttle/objid"
 )
 
@@ -47,8 +48,12 @@ func (s *Store) Layout(ctx context.Context, c objectstore.CollectionID, o objid.
 	}
 	au := s.sb.AllocUnit
 	l := ObjectLayout{Nid: rec.Nid, Size: rec.Size, ChecksumBlock: s.sb.ChecksumBlock, Extents: []LayoutExtent{}, Pages: []LayoutPages{}}
-	for i, u := range rec.Units {
-		if n := len(l.Extents); n > 0 && i > 0 && u.LU == rec.Units[i-1].LU+1 && u.Dev == rec.Units[i-1].Dev+au {
+	var prev format.Unit
+	for u := range rec.Units.All() {
+		follows := len(l.Extents) > 0 && u.LU == prev.LU+1 && u.Dev == prev.Dev+au
+		prev = u
+		if follows {
+			n := len(l.Extents)
 			e := &l.Extents[n-1]
 			e.Length += au
 			e.Checksums = u.AppendSums(e.Checksums)

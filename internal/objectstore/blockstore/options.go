@@ -42,6 +42,11 @@ type Options struct {
 	// CacheBytes/16 each, each store's a random 3/4 to all of that:
 	// spreadMemTable).
 	CacheBytes int64
+	// DataCacheBytes bounds the object data the store caches for reads
+	// (datacache.go), on top of CacheBytes; 0 caches none. Blocks read
+	// from the data file are kept verified, by device offset, and a read
+	// that finds them copies them instead of reading the device.
+	DataCacheBytes int64
 	// DirectReads reads small blocks with O_DIRECT too, never through the
 	// kernel's page cache (default false: reads under 256 KiB are
 	// buffered and the kernel caches what they read; datafile_read.go).
@@ -93,6 +98,9 @@ func (o Options) validate() error {
 	}
 	if o.CacheBytes < 0 {
 		return fmt.Errorf("%w: blockstore: negative CacheBytes", objectstore.ErrInvalid)
+	}
+	if o.DataCacheBytes < 0 {
+		return fmt.Errorf("%w: blockstore: negative DataCacheBytes", objectstore.ErrInvalid)
 	}
 	return nil
 }

@@ -83,29 +83,34 @@ func (s *Store) loadRecord(key string) (*format.Onode, error) {
 // loadUnits reads node nid's units through r (the store's DB or an fsck
 // snapshot), in LU order: from its shard keys if shards, else from its
 // unit keys.
-func loadUnits(r pebble.Reader, nid uint64, sb format.Superblock, shards bool) ([]format.Unit, error) {
+func loadUnits(r pebble.Reader, nid uint64, sb format.Superblock, shards bool) (format.UnitMap, error) {
 	lo, hi := format.UnitRange(nid)
 	if shards {
 		lo, hi = format.ShardRange(nid)
 	}
+	var m format.UnitMap
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return nil, err
+		return m, err
 	}
-	var units []format.Unit
+	var units []format.Unit // legacy unit keys
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
 		if len(k) != len(lo)+8 {
 			_ = it.Close()
-			return nil, fmt.Errorf("%w: unit key %x", objectstore.ErrCorrupt, k)
+			return m, fmt.Errorf("%w: unit key %x", objectstore.ErrCorrupt, k)
 		}
 		n := beUint64(k[len(lo):])
 		if shards {
 			if n > objectstore.MaxObjectSize/sb.AllocUnit/format.ShardUnits {
 				_ = it.Close()
-				return nil, fmt.Errorf("%w: unit shard %d beyond the maximum object size", objectstore.ErrCorrupt, n)
+				return m, fmt.Errorf("%w: unit shard %d beyond the maximum object size", objectstore.ErrCorrupt, n)
 			}
-			units, err = format.DecodeShard(units, it.Value(), n*format.ShardUnits, sb)
+			// Shard keys come in shard order, each one a chunk of the map.
+			var run []format.Unit
+			if run, err = format.DecodeShard(nil, it.Value(), n*format.ShardUnits, sb); err == nil {
+				m.AppendShard(n, run)
+			}
 		} else {
 			var u format.Unit
 			u, err = format.DecodeUnit(n, it.Value(), sb)
@@ -113,13 +118,16 @@ func loadUnits(r pebble.Reader, nid uint64, sb format.Superblock, shards bool) (
 		}
 		if err != nil {
 			_ = it.Close()
-			return nil, err
+			return m, err
 		}
 	}
 	if err := it.Close(); err != nil {
-		return nil, err
+		return m, err
 	}
-	return units, nil
+	if !shards {
+		m = format.MakeUnitMap(units)
+	}
+	return m, nil
 }
 
 func (s *Store) begin(ctx context.Context) error {
@@ -194,12 +202,9 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	buf := s.newResultBuf(int(aend - aoff))
 	type run struct{ lo, hi, dev uint64 } // logical [lo, hi) at dev
 	var runs []run
-	first, _ := rec.Find(off / au)
-	units := rec.Units[first:]
-	for i, u := range units {
+	for u := range rec.Units.From(off / au) {
 		us := u.LU * au
 		if us >= end {
-			units = units[:i]
 			break
 		}
 		lo, hi := max(aoff, us), min(aend, us+au)
@@ -225,8 +230,11 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 	// block missing from the overlay now is on the file already.
 	var pending map[uint64][]byte // logical block offset -> data
 	if s.data.any() {
-		for _, u := range units {
+		for u := range rec.Units.From(off / au) {
 			us := u.LU * au
+			if us >= end {
+				break
+			}
 			for bs := max(aoff, us); bs < min(aend, us+au); bs += cb {
 				if d, ok := s.data.visible(u.Dev+(bs-us), s.appliedSeq, cb); ok && d != nil {
 					if pending == nil {
@@ -246,22 +254,34 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			sums[i] = s.zeroSum
 		}
 	}
-	// verify checks the checksum blocks of the logical range [lo, hi),
-	// after laying the overlay's newer blocks over them. Pieces of one
-	// read are verified as they arrive, concurrently: they are disjoint.
-	verify := func(lo, hi uint64) error {
+	// verify checks the checksum blocks of the logical range [lo, hi)
+	// of run r, after laying the overlay's newer blocks over them, and
+	// puts the blocks it verified as the device has them into the data
+	// cache (if fill). Pieces of one read are verified as they arrive,
+	// concurrently: they are disjoint.
+	verify := func(r run, lo, hi uint64, fill *fillToken) error {
+		var put uint64 = hi // the first block of the verified device bytes not yet in the cache
+		flush := func(end uint64) {
+			if fill != nil && put < end {
+				s.dev.cache.fill(*fill, r.dev, r.hi-r.lo, buf.bytes()[put-aoff:end-aoff], r.dev+(put-r.lo))
+			}
+			put = hi
+		}
 		for bs := lo; bs < hi; bs += cb {
-			i, ok := rec.Find(bs / au)
+			u, ok := rec.Units.Get(bs / au)
 			if !ok {
+				flush(bs)
 				continue // a hole, zeros
 			}
-			u := rec.Units[i]
 			blk := buf.bytes()[bs-aoff : bs-aoff+cb]
 			if !format.HoldsData(rec.Pages, bs, bs+cb) {
+				flush(bs)
 				clear(blk) // possibly never written (newUnit)
 				continue
 			}
-			if d, ok := pending[bs]; ok {
+			d, newer := pending[bs]
+			if newer {
+				flush(bs)
 				copy(blk, d)
 			}
 			b := (bs - u.LU*au) / cb
@@ -272,12 +292,49 @@ func (s *Store) read(ctx context.Context, c objectstore.CollectionID, o objid.ID
 			if sums != nil {
 				sums[(bs-aoff)/cb] = want
 			}
+			if !newer && put == hi {
+				put = bs
+			}
 		}
+		flush(hi)
 		return nil
 	}
+	// fromCache lays run r's blocks from the data cache and the overlay
+	// into the result, if the cache holds every one that has data on the
+	// device; else the run is read from the device (and verify redoes
+	// every block).
+	fromCache := func(r run) bool {
+		for bs := r.lo; bs < r.hi; bs += cb {
+			u, _ := rec.Units.Get(bs / au)
+			blk := buf.bytes()[bs-aoff : bs-aoff+cb]
+			if !format.HoldsData(rec.Pages, bs, bs+cb) {
+				clear(blk)
+				continue
+			}
+			b := (bs - u.LU*au) / cb
+			if d, ok := pending[bs]; ok {
+				copy(blk, d)
+			} else if !s.dev.cache.get(blk, r.dev+(bs-r.lo)) {
+				return false
+			}
+			if sums != nil {
+				sums[(bs-aoff)/cb] = u.Sum(int(b))
+			}
+		}
+		return true
+	}
+	cache := s.dev.cache != nil && !dev // ReadDevice (deep scrub) reads the device
 	for _, r := range runs {
+		if cache && fromCache(r) {
+			continue
+		}
+		var fill *fillToken
+		if cache {
+			tok := s.dev.cache.begin(r.dev, r.hi-r.lo)
+			fill = &tok
+		}
 		err := s.dev.readVerified(int(r.hi-r.lo), func() []byte { return buf.bytes()[r.lo-aoff : r.hi-aoff] }, r.dev, dev, func(plo, phi int) error {
-			return verify(r.lo+uint64(plo), r.lo+uint64(phi))
+			return verify(r, r.lo+uint64(plo), r.lo+uint64(phi), fill)
 		})
 		if err != nil {
 			return nil, 0, s.readFailed(c, o, err)

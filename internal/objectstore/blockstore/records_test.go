@@ -70,9 +70,9 @@ func keysOf(t *testing.T, s *Store, prefix byte, nid uint64) int {
 }
 
 // shardsOf counts the shards units fall in.
-func shardsOf(units []format.Unit) int {
+func shardsOf(units format.UnitMap) int {
 	n := 0
-	for range format.ShardRuns(units) {
+	for range units.Shards() {
 		n++
 	}
 	return n
@@ -100,10 +100,10 @@ func checkLayout(t *testing.T, s *Store, o objid.ID, step string, want unitLayou
 	case layoutShards:
 		ok = !rec.Inline && rec.Shards && u == 0 && v == shardsOf(rec.Units)
 	case layoutUnitKeys:
-		ok = !rec.Inline && !rec.Shards && u == len(rec.Units) && v == 0
+		ok = !rec.Inline && !rec.Shards && u == rec.Units.Len() && v == 0
 	}
 	if !ok {
-		t.Fatalf("%s: inline %v, shards %v, %d units, %d unit keys, %d shard keys; want layout %d", step, rec.Inline, rec.Shards, len(rec.Units), u, v, want)
+		t.Fatalf("%s: inline %v, shards %v, %d units, %d unit keys, %d shard keys; want layout %d", step, rec.Inline, rec.Shards, rec.Units.Len(), u, v, want)
 	}
 }
 
@@ -171,7 +171,7 @@ func asOlderVersion(t *testing.T, s *Store, opts Options, o objid.ID) *Store {
 	_ = b.Set(format.ObjectKey(pg, o), rec.Encode(), nil)
 	lo, hi := format.ShardRange(rec.Nid)
 	_ = b.DeleteRange(lo, hi, nil)
-	for _, u := range rec.Units {
+	for u := range rec.Units.All() {
 		_ = b.Set(format.UnitKey(rec.Nid, u.LU), format.EncodeUnit(u), nil)
 	}
 	if err := s.db.Apply(b, pebble.Sync); err != nil {

@@ -293,6 +293,7 @@ func (s *Store) load() error {
 		return err
 	}
 	s.dev.size, s.dev.checksumBlock = s.sb.Size, s.sb.ChecksumBlock
+	s.dev.cache = newDataCache(s.opts.DataCacheBytes, s.sb.ChecksumBlock)
 	s.zeroSum = crc32.Checksum(make([]byte, s.sb.ChecksumBlock), s.table)
 	s.blockCRC = crc32c.NewJoiner(s.sb.ChecksumBlock)
 	if s.nextNid, err = s.getUvarint([]byte{format.PrefixNextNid}); err != nil {

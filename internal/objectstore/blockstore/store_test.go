@@ -90,12 +90,12 @@ func TestWriteReadOverwrite(t *testing.T) {
 	}
 	// Whole-unit overwrite: copy-on-write to new space, old freed.
 	rec, _ := s.loadRecord(string(format.ObjectKey(pg, o)))
-	oldDev := rec.Units[1].Dev
+	oldDev := rec.Units.At(1).Dev
 	full := randBytes(r, testAU)
 	apply(t, s, new(objectstore.Transaction).Write(pg, o, testAU, full))
 	copy(model[testAU:], full)
 	rec, _ = s.loadRecord(string(format.ObjectKey(pg, o)))
-	if rec.Units[1].Dev == oldDev {
+	if rec.Units.At(1).Dev == oldDev {
 		t.Fatal("whole-unit overwrite reused the old unit")
 	}
 	if got := read(t, s, pg, o); !bytes.Equal(got, model) {
@@ -295,7 +295,7 @@ func TestChecksumMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off := int64(rec.Units[0].Dev + testCB + 17)
+	off := int64(rec.Units.At(0).Dev + testCB + 17)
 	b := make([]byte, 1)
 	_, _ = f.ReadAt(b, off)
 	b[0] ^= 0x40

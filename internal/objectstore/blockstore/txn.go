@@ -433,7 +433,7 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 		_ = ts.batch.Delete([]byte(key), nil)
 		return
 	}
-	rec.Inline = len(rec.Units) <= format.MaxInlineUnits
+	rec.Inline = rec.Units.Len() <= format.MaxInlineUnits
 	rec.Shards = !rec.Inline
 	if rs.was == nil || !format.SameValue(rs.was, rec) {
 		v := rec.Encode()
@@ -453,26 +453,15 @@ func (ts *txnState) writeRecord(key string, rs *recState) {
 		ts.deleteUnitKeys(rec.Nid, was)
 		was = storedUnits{}
 	}
-	var dirty []uint64 // shards to rewrite, ascending (DiffUnits goes in LU order)
-	mark := func(lu uint64) {
-		if sh := lu / format.ShardUnits; len(dirty) == 0 || dirty[len(dirty)-1] != sh {
-			dirty = append(dirty, sh)
-		}
-	}
-	format.DiffUnits(was.units, keyed, func(u format.Unit) { mark(u.LU) }, mark)
-	// index is where logical unit lu is, or would be, in keyed.
-	index := func(lu uint64) int {
-		i, _ := slices.BinarySearchFunc(keyed, lu, func(u format.Unit, lu uint64) int { return cmp.Compare(u.LU, lu) })
-		return i
-	}
-	for _, sh := range dirty {
-		lo, hi := index(sh*format.ShardUnits), index((sh+1)*format.ShardUnits)
-		if lo == hi {
+	// Only the shards whose chunks the transaction changed are compared
+	// (format.UnitMap): a small overwrite of a large object rewrites one.
+	format.DiffShards(was.units, keyed, func(sh uint64, units []format.Unit) {
+		if len(units) == 0 {
 			_ = ts.batch.Delete(format.ShardKey(rec.Nid, sh), nil)
-			continue
+			return
 		}
-		_ = ts.batch.Set(format.ShardKey(rec.Nid, sh), format.EncodeShard(keyed[lo:hi], sh*format.ShardUnits), nil)
-	}
+		_ = ts.batch.Set(format.ShardKey(rec.Nid, sh), format.EncodeShard(units, sh*format.ShardUnits), nil)
+	})
 	ts.stored[rec.Nid] = storedUnits{units: keyed}
 }
 
@@ -561,7 +550,7 @@ type recState struct {
 // storedUnits are a node's units as Pebble has them: under shard keys,
 // or under a unit key each (legacy, written before shards).
 type storedUnits struct {
-	units  []format.Unit
+	units  *format.UnitMap // nil: none; never changed
 	legacy bool
 }
 

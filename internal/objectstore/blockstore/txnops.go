@@ -50,10 +50,10 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 	for lu := off / au; lu*au < end; lu++ {
 		us := lu * au
 		ws, we := max(off, us), min(end, us+au)
-		idx, mapped := rec.Find(lu)
+		cur, mapped := rec.Units.Get(lu)
 		mode := unitDeferred
 		switch {
-		case mapped && ts.fresh.contains(rec.Units[idx].Dev):
+		case mapped && ts.fresh.contains(cur.Dev):
 			mode = unitInPlace
 		case !mapped || (ws == us && we == us+au):
 			mode = unitNew
@@ -65,8 +65,8 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 		steps = append(steps, step{lu, ws, we, mode})
 	}
 	var hint uint64
-	if len(rec.Units) > 0 {
-		hint = rec.Units[len(rec.Units)-1].Dev + au
+	if last, ok := rec.Units.Last(); ok {
+		hint = last.Dev + au
 	}
 	devs, err := ts.allocUnits(need, hint)
 	if err != nil {
@@ -80,10 +80,6 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 		}
 	}
 	deferNew := newBytes <= deferNewMax
-	// Room for the units this maps at once: inserted one by one, a 4 MiB
-	// object's 1,024 units grew the slice ten times, and the record
-	// kept up to a quarter more capacity than it used.
-	rec.Units = slices.Grow(rec.Units, unmapped)
 	ts.blocks.grow(need * int(ts.s.sb.BlocksPerUnit()))
 	for _, st := range steps {
 		part := data[st.ws-off : st.we-off]
@@ -181,13 +177,9 @@ func (ts *txnState) newUnit(rec *format.Onode, lu, at uint64, part []byte, dev u
 		}
 		u.SetSum(b, sum)
 	}
-	idx, mapped := rec.Find(lu)
-	if mapped {
-		ts.freeUnit(rec.Units[idx].Dev)
-		rec.Units[idx] = u
-		return
+	if old, replaced := rec.Units.Set(u); replaced {
+		ts.freeUnit(old.Dev)
 	}
-	rec.Units = slices.Insert(rec.Units, idx, u)
 }
 
 // patchUnit writes part at logical offset ws within mapped unit lu,
@@ -196,8 +188,7 @@ func (ts *txnState) newUnit(rec *format.Onode, lu, at uint64, part []byte, dev u
 func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred bool) error {
 	sb := ts.s.sb
 	rec := rs.rec
-	idx, _ := rec.Find(lu)
-	u := rec.Units[idx]
+	u, _ := rec.Units.Get(lu)
 	us := lu * sb.AllocUnit
 	we := ws + uint64(len(part))
 	csums := u.AppendSums(nil)
@@ -221,7 +212,8 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 		old, _ := ts.blocks.get(dev)
 		ts.blocks.set(dev, txnBlock{data: blk, deferred: deferred || old.deferred})
 	}
-	rec.Units[idx].SetSums(csums)
+	u.SetSums(csums)
+	rec.Units.Set(u)
 	return nil
 }
 
@@ -289,20 +281,20 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 	for lu := off / au; lu*au < end; lu++ {
 		us := lu * au
 		ws, we := max(off, us), min(end, us+au)
-		idx, mapped := rec.Find(lu)
+		cur, mapped := rec.Units.Get(lu)
 		if !mapped {
 			continue
 		}
 		if ws == us && we == us+au {
-			ts.freeUnit(rec.Units[idx].Dev)
-			rec.Units = slices.Delete(rec.Units, idx, idx+1)
+			ts.freeUnit(cur.Dev)
+			rec.Units.Delete(lu)
 			continue
 		}
 		if ws >= rec.Size {
 			continue // already zero by the record invariant
 		}
 		we = min(we, rec.Size)
-		if err := ts.patchUnit(rs, lu, ws, make([]byte, we-ws), !ts.fresh.contains(rec.Units[idx].Dev)); err != nil {
+		if err := ts.patchUnit(rs, lu, ws, make([]byte, we-ws), !ts.fresh.contains(cur.Dev)); err != nil {
 			return err
 		}
 	}
@@ -318,16 +310,15 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 	if size < rec.Size {
 		au := ts.s.sb.AllocUnit
 		keep := (size + au - 1) / au
-		idx, _ := rec.Find(keep)
-		for _, u := range rec.Units[idx:] {
+		for u := range rec.Units.From(keep) {
 			ts.freeUnit(u.Dev)
 		}
-		rec.Units = rec.Units[:idx]
+		rec.Units.DeleteFrom(keep)
 		if size%au != 0 {
 			lu := size / au
-			if i, mapped := rec.Find(lu); mapped {
+			if cur, mapped := rec.Units.Get(lu); mapped {
 				we := min(rec.Size, (lu+1)*au)
-				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh.contains(rec.Units[i].Dev)); err != nil {
+				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh.contains(cur.Dev)); err != nil {
 					return err
 				}
 			}
@@ -347,10 +338,10 @@ func (ts *txnState) readRange(rs *recState, off, length uint64) ([]byte, error) 
 	rec := rs.rec
 	sb := ts.s.sb
 	end := off + length
-	for _, u := range rec.Units {
+	for u := range rec.Units.From(off / sb.AllocUnit) {
 		us := u.LU * sb.AllocUnit
-		if us+sb.AllocUnit <= off || us >= end {
-			continue
+		if us >= end {
+			break
 		}
 		for b := range u.NumSums() {
 			bs := us + uint64(b)*sb.ChecksumBlock
@@ -380,7 +371,7 @@ const maxPointUnitDeletes = 32
 // destroy schedules the units of rec for release and deletes its unit
 // keys and omap.
 func (ts *txnState) destroy(rs *recState) {
-	for _, u := range rs.rec.Units {
+	for u := range rs.rec.Units.All() {
 		ts.freeUnit(u.Dev)
 	}
 	nid := rs.rec.Nid
@@ -400,11 +391,13 @@ func (ts *txnState) destroy(rs *recState) {
 func (ts *txnState) deleteUnitKeys(nid uint64, st storedUnits) {
 	var keys [][]byte
 	if st.legacy {
-		for _, u := range st.units[:min(len(st.units), maxPointUnitDeletes+1)] {
-			keys = append(keys, format.UnitKey(nid, u.LU))
+		for u := range st.units.All() {
+			if keys = append(keys, format.UnitKey(nid, u.LU)); len(keys) > maxPointUnitDeletes {
+				break
+			}
 		}
 	} else {
-		for sh := range format.ShardRuns(st.units) {
+		for sh := range st.units.Shards() {
 			if keys = append(keys, format.ShardKey(nid, sh)); len(keys) > maxPointUnitDeletes {
 				break
 			}
@@ -459,7 +452,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 	// unmapped rather than map a unit it writes nothing into.
 	au, cb := ts.s.sb.AllocUnit, ts.s.sb.ChecksumBlock
 	var units []format.Unit
-	for _, u := range sr.Units {
+	for u := range sr.Units.All() {
 		if format.HoldsData(sr.Pages, u.LU*au, (u.LU+1)*au) {
 			units = append(units, u)
 		}
@@ -482,7 +475,7 @@ func (ts *txnState) clone(c objectstore.CollectionID, srcID, dstID objid.ID) err
 		}
 		moved := u
 		moved.Dev = devs[i]
-		n.Units = append(n.Units, moved)
+		n.Units.Set(moved)
 	}
 	dst.rec = n
 	dst.dirty = true

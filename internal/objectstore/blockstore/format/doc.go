@@ -1,7 +1,9 @@
 // Package format is the blockstore's on-disk codec: the layout of the
 // Pebble keys and the data file (format.go), the order-preserving key
 // encoding (keys.go), the object record with its units, unit shards
-// and attributes (record.go, attrs.go), the allocated page spans
+// and attributes (record.go, attrs.go), the in-memory extent map whose
+// chunks are the shards and which copies of a record share
+// (unitmap.go), the allocated page spans
 // (pages.go), and the superblock, counter, deferred-write and bitmap
 // values (format.go). Every decoder refuses hostile input with an
 // error wrapping objectstore.ErrCorrupt; the fuzz tests beside them
@@ -15,5 +17,6 @@
 //
 // Concurrency: everything here is plain data. A record (Onode) that
 // has been published to readers is immutable by the blockstore's
-// convention: change a Clone.
+// convention: change a Clone (its UnitMap copies a shared chunk before
+// changing it).
 package format

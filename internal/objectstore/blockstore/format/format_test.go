@@ -112,17 +112,6 @@ func TestOneBlockUnit(t *testing.T) {
 	}
 }
 
-func TestDiffUnits(t *testing.T) {
-	cs := []uint32{1, 2, 3, 4}
-	was := []Unit{MakeUnit(0, 0, cs), MakeUnit(1, testAU, cs), MakeUnit(3, 3*testAU, cs)}
-	now := []Unit{MakeUnit(0, 0, cs), MakeUnit(1, testAU, []uint32{1, 2, 3, 5}), MakeUnit(2, 2*testAU, cs)}
-	var set, del []uint64
-	DiffUnits(was, now, func(u Unit) { set = append(set, u.LU) }, func(lu uint64) { del = append(del, lu) })
-	if !reflect.DeepEqual(set, []uint64{1, 2}) || !reflect.DeepEqual(del, []uint64{3}) {
-		t.Fatalf("set %v, deleted %v; want set [1 2], deleted [3]", set, del)
-	}
-}
-
 // A shard value round-trips, and one that breaks the shard's bounds,
 // the units' order or the geometry is corrupt.
 func TestShardFormat(t *testing.T) {
@@ -195,7 +184,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add((&Onode{Nid: 2, Attrs: AttrList{{"@", []byte{1, 2}}, {"_x", nil}}}).Encode())
 	f.Add(EncodeUnit(MakeUnit(0, testAU, make([]uint32, testAU/testCB))))
 	f.Add((&Onode{Nid: 3, Size: testAU + 1, Pages: []Span{{0, testAU + 4096}}, Inline: true,
-		Units: []Unit{MakeUnit(0, testAU, make([]uint32, testAU/testCB)), MakeUnit(1, 5*testAU, []uint32{1, 2, 3, 4})}}).Encode())
+		Units: MakeUnitMap([]Unit{MakeUnit(0, testAU, make([]uint32, testAU/testCB)), MakeUnit(1, 5*testAU, []uint32{1, 2, 3, 4})})}).Encode())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if n, err := DecodeRecord(b, testSB); err != nil {
@@ -351,10 +340,10 @@ func TestHeaderOmapFlag(t *testing.T) {
 // refuses it rather than take it for an object without data.
 func TestInlineRecordFormat(t *testing.T) {
 	n := &Onode{Nid: 9, Size: 2*testAU + 5, Attrs: AttrList{{"@", []byte("info")}}, Pages: []Span{{0, 3 * testAU}}, Inline: true,
-		Units: []Unit{MakeUnit(0, 4*testAU, []uint32{1, 2, 3, 4}), MakeUnit(1, 9*testAU, []uint32{5, 6, 7, 8}), MakeUnit(2, testAU, []uint32{9, 9, 9, 9})}}
+		Units: MakeUnitMap([]Unit{MakeUnit(0, 4*testAU, []uint32{1, 2, 3, 4}), MakeUnit(1, 9*testAU, []uint32{5, 6, 7, 8}), MakeUnit(2, testAU, []uint32{9, 9, 9, 9})})}
 	v := n.Encode()
 	got, err := DecodeRecord(v, testSB)
-	if err != nil || !got.Inline || !SameValue(got, n) || !reflect.DeepEqual(got.Units, n.Units) {
+	if err != nil || !got.Inline || !SameValue(got, n) || !reflect.DeepEqual(got.Units.Slice(), n.Units.Slice()) {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
 	if d := encoding.NewDecoder(v); d.Begin(3) != 0 || d.Err() == nil {
@@ -374,7 +363,7 @@ func TestInlineRecordFormat(t *testing.T) {
 		"beyond max objsize": {MakeUnit(1<<60, testAU, []uint32{1, 2, 3, 4})},
 	} {
 		bad := *n
-		bad.Units = units
+		bad.Units = MakeUnitMap(units)
 		if _, err := DecodeRecord(bad.Encode(), testSB); !errors.Is(err, objectstore.ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}

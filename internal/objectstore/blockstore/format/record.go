@@ -3,9 +3,7 @@ package format
 import (
 	"bytes"
 	"fmt"
-	"iter"
 	"slices"
-	"sort"
 
 	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -108,7 +106,7 @@ type Onode struct {
 	// Omap is set once omap entries may exist, so that removing an
 	// object without any costs no range deletion.
 	Omap  bool
-	Units []Unit // sorted by LU, no duplicates
+	Units UnitMap
 	// Pages are the logically allocated ranges (pages.go), sorted,
 	// merged, page aligned. Every page lies in a mapped unit.
 	Pages []Span
@@ -142,38 +140,20 @@ const MaxInlineUnits = 16
 // large object rewrites one shard, about 700 bytes.
 const ShardUnits = 64
 
-// ShardRuns yields each shard units fall in and the units in it; units
-// are in LU order.
-func ShardRuns(units []Unit) iter.Seq2[uint64, []Unit] {
-	return func(yield func(uint64, []Unit) bool) {
-		for len(units) > 0 {
-			sh := units[0].LU / ShardUnits
-			n := 1
-			for n < len(units) && units[n].LU/ShardUnits == sh {
-				n++
-			}
-			if !yield(sh, units[:n]) {
-				return
-			}
-			units = units[n:]
-		}
-	}
-}
-
-// KeyedUnits returns the units n has under unit or shard keys: none if
-// inline.
-func (n *Onode) KeyedUnits() []Unit {
+// KeyedUnits returns the units n has under unit or shard keys: nil (none)
+// if inline. The caller must not change them.
+func (n *Onode) KeyedUnits() *UnitMap {
 	if n.Inline {
 		return nil
 	}
-	return n.Units
+	return &n.Units
 }
 
 func (n *Onode) Clone() *Onode {
 	c := *n
 	c.Enc = nil
 	c.Attrs = slices.Clone(n.Attrs)
-	c.Units = slices.Clone(n.Units)
+	c.Units = n.Units.Clone()
 	c.Pages = slices.Clone(n.Pages)
 	return &c
 }
@@ -192,7 +172,7 @@ func SameValue(a, b *Onode) bool {
 	if a.Inline != b.Inline || a.Shards != b.Shards || !sameHeader(a, b) {
 		return false
 	}
-	return !b.Inline || slices.EqualFunc(a.Units, b.Units, sameUnit)
+	return !b.Inline || a.Units.equal(&b.Units)
 }
 
 // sameUnit reports whether a and b are the same mapping with the same
@@ -203,36 +183,6 @@ func sameUnit(a, b Unit) bool {
 		return false
 	}
 	return len(a.sums) == 0 || &a.sums[0] == &b.sums[0] || slices.Equal(a.sums, b.sums)
-}
-
-// DiffUnits calls set for every unit of now that was not in was, and del
-// for every logical unit of was that now does not map. Both are sorted
-// by LU.
-func DiffUnits(was, now []Unit, set func(Unit), del func(lu uint64)) {
-	i, j := 0, 0
-	for i < len(was) || j < len(now) {
-		switch {
-		case j == len(now) || (i < len(was) && was[i].LU < now[j].LU):
-			del(was[i].LU)
-			i++
-		case i == len(was) || now[j].LU < was[i].LU:
-			set(now[j])
-			j++
-		default:
-			if !sameUnit(was[i], now[j]) {
-				set(now[j])
-			}
-			i++
-			j++
-		}
-	}
-}
-
-// Find returns the index of logical unit lu in n.Units and whether it is
-// mapped; when it is not, the index is where it would go.
-func (n *Onode) Find(lu uint64) (int, bool) {
-	i := sort.Search(len(n.Units), func(i int) bool { return n.Units[i].LU >= lu })
-	return i, i < len(n.Units) && n.Units[i].LU == lu
 }
 
 // AllocatedBytes is the length of the allocated pages below Size:
@@ -252,11 +202,7 @@ func (n *Onode) AllocatedBytes() uint64 {
 // are mostly overhead: a map of attributes costs a few hundred bytes
 // before its first entry's name and value.
 func (n *Onode) ApproxSize() int {
-	s := 112 + len(n.OmapHeader) + 16*len(n.Pages) + n.Attrs.approxSize()
-	for _, u := range n.Units {
-		s += 48 + roundUp8(4*len(u.sums))
-	}
-	return s
+	return 112 + len(n.OmapHeader) + 16*len(n.Pages) + n.Attrs.approxSize() + n.Units.approxSize()
 }
 
 func roundUp8(n int) int { return (n + 7) &^ 7 }
@@ -317,8 +263,8 @@ func (n *Onode) Encode() []byte {
 	}
 	e.Uvarint(flags)
 	if n.Inline {
-		e.Uvarint(uint64(len(n.Units)))
-		for _, u := range n.Units {
+		e.Uvarint(uint64(n.Units.Len()))
+		for u := range n.Units.All() {
 			e.Uvarint(u.LU)
 			appendUnitBody(&e, u)
 		}
@@ -391,7 +337,7 @@ func DecodeRecord(b []byte, sb Superblock) (*Onode, error) {
 			if n.Shards {
 				d.Fail(fmt.Errorf("%w: record both inline and sharded", encoding.ErrCorrupt))
 			}
-			n.Units = decodeInlineUnits(d, sb)
+			n.Units = MakeUnitMap(decodeInlineUnits(d, sb))
 		}
 	}
 	d.End()
