@@ -2,6 +2,7 @@ package osd
 
 import (
 	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/internal/osd/txncrc"
 	"github.com/cuttlestore/cuttle/internal/wire"
 )
 
@@ -43,7 +44,7 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 			o.log.Warn("bad rep op", "from", from.Name.String(), "err", err)
 			return
 		}
-		keepDataCRCs(m.Txn, msg.PieceCRCsOf)
+		txncrc.Keep(m.Txn, msg.PieceCRCsOf)
 		o.handleRepOp(from, m, func() { o.ms.Release(msg) })
 	case wire.TypeRepOpReply:
 		m, err := wire.DecodeRepOpReply(msg.Payload)

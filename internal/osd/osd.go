@@ -20,6 +20,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/opq"
 	"github.com/cuttlestore/cuttle/internal/osd/slots"
+	"github.com/cuttlestore/cuttle/internal/osd/superblock"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/osdmap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -311,7 +312,7 @@ func Start(ctx context.Context, cfg Config) (*OSD, error) {
 }
 
 func (o *OSD) start(ctx context.Context) error {
-	if err := checkSuperblock(ctx, o.cfg.Store, o.cfg.ID); err != nil {
+	if err := superblock.Check(ctx, o.cfg.Store, o.cfg.ID); err != nil {
 		return err
 	}
 	if err := o.loadPGs(ctx); err != nil {

@@ -1,9 +1,7 @@
 package osd
 
 import (
-	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/cuttlestore/cuttle/crush"
@@ -16,27 +14,6 @@ import (
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
 )
-
-func TestSuperblock(t *testing.T) {
-	ctx := context.Background()
-	s := memstore.New(memstore.Options{})
-	defer s.Close()
-	if err := checkSuperblock(ctx, s, 3); err == nil || !strings.Contains(err.Error(), "osd mkfs") {
-		t.Fatalf("empty store: %v", err)
-	}
-	if err := Mkfs(ctx, s, 3); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkSuperblock(ctx, s, 3); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkSuperblock(ctx, s, 4); err == nil || !strings.Contains(err.Error(), "belongs to osd.3") {
-		t.Fatalf("another id: %v", err)
-	}
-	if err := Mkfs(ctx, s, 4); err == nil {
-		t.Fatal("mkfs of a store that belongs to an OSD")
-	}
-}
 
 func TestConfigRequired(t *testing.T) {
 	for name, cfg := range map[string]Config{

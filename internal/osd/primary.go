@@ -14,6 +14,7 @@ import (
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/replication"
 	"github.com/cuttlestore/cuttle/internal/osd/snaps"
+	"github.com/cuttlestore/cuttle/internal/osd/txncrc"
 	"github.com/cuttlestore/cuttle/internal/wire"
 	"github.com/cuttlestore/cuttle/objid"
 	"github.com/cuttlestore/cuttle/osdmap"
@@ -567,7 +568,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	entries := append(append(append(buf[:0], before...), entry), after...)
 	last := entries[len(entries)-1].Version
 	info.LastUpdate, info.LastComplete = last, last
-	keepDataCRCs(txn, r.pieceCRCs)
+	txncrc.Keep(txn, r.pieceCRCs)
 	for _, e := range entries {
 		pglog.AppendTxn(txn, p.id, e)
 	}
@@ -618,7 +619,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	}
 	p.writes[w.tid] = w
 	if len(replicas) > 0 {
-		p.sendRepOps(repop, dataCRCsOf(txn), replicas)
+		p.sendRepOps(repop, txncrc.Of(txn), replicas)
 	}
 	return w, c, nil
 }

@@ -1,4 +1,7 @@
-package osd
+// Package txncrc carries the checksums the messenger computed for a
+// write's data into the store's transaction, and from it to the frame
+// the primary sends on to the replicas.
+package txncrc
 
 import (
 	"github.com/cuttlestore/cuttle/internal/crc32c"
@@ -12,9 +15,9 @@ import (
 // checksum of the data it sends on to the replicas. Each OSD then hashes
 // a write's data once, on receipt, instead of up to four times.
 
-// keepDataCRCs gives txn's writes the piece checksums of their data,
+// Keep gives txn's writes the piece checksums of their data,
 // where the message they came in has them.
-func keepDataCRCs(txn *objectstore.Transaction, pieceCRCs func([]byte) []uint32) {
+func Keep(txn *objectstore.Transaction, pieceCRCs func([]byte) []uint32) {
 	if txn == nil || pieceCRCs == nil {
 		return
 	}
@@ -26,10 +29,10 @@ func keepDataCRCs(txn *objectstore.Transaction, pieceCRCs func([]byte) []uint32)
 	}
 }
 
-// dataCRCsOf returns what tells the messenger the crc32c of txn's write
+// Of returns what tells the messenger the crc32c of txn's write
 // data whose every piece has its checksum (msgr.Message.TailCRC), or nil
 // if there is none.
-func dataCRCsOf(txn *objectstore.Transaction) func([]byte) (uint32, bool) {
+func Of(txn *objectstore.Transaction) func([]byte) (uint32, bool) {
 	type known struct {
 		data []byte
 		crc  uint32

@@ -1,4 +1,4 @@
-package osd
+package txncrc
 
 import (
 	"bytes"
@@ -24,11 +24,11 @@ func TestDataCRCsFollowTheData(t *testing.T) {
 	}
 	c, o := objectstore.PGCollection(1, 0), objid.Object(1, "", "o")
 	txn := new(objectstore.Transaction).Write(c, o, 0, whole).SetAttr(c, o, "a", []byte("x")).Write(c, o, 0, whole[:5000])
-	keepDataCRCs(txn, pieces)
+	Keep(txn, pieces)
 	if len(txn.Ops[0].DataCRCs) != 3 || len(txn.Ops[2].DataCRCs) != 1 || txn.Ops[1].DataCRCs != nil {
 		t.Fatalf("checksums kept: %d, %d, %d", len(txn.Ops[0].DataCRCs), len(txn.Ops[1].DataCRCs), len(txn.Ops[2].DataCRCs))
 	}
-	tail := dataCRCsOf(txn)
+	tail := Of(txn)
 	if crc, ok := tail(whole); !ok || crc != crc32.Checksum(whole, table) {
 		t.Fatalf("whole data: %#08x, %v", crc, ok)
 	}
@@ -38,8 +38,8 @@ func TestDataCRCsFollowTheData(t *testing.T) {
 	if _, ok := tail(bytes.Clone(whole)); ok {
 		t.Fatal("a copy of the data got its checksum")
 	}
-	if dataCRCsOf(new(objectstore.Transaction).SetAttr(c, o, "a", nil)) != nil {
+	if Of(new(objectstore.Transaction).SetAttr(c, o, "a", nil)) != nil {
 		t.Fatal("a transaction without data has checksums to give")
 	}
-	keepDataCRCs(nil, pieces) // no transaction: nothing to do
+	Keep(nil, pieces) // no transaction: nothing to do
 }

@@ -1,4 +1,8 @@
-package osd
+// Package superblock owns the OSD's superblock: the object of the
+// store's meta collection that names the OSD the store belongs to, so
+// that a store is never served under another OSD's id (a mix-up of data
+// directories would otherwise serve one OSD's objects as another's).
+package superblock
 
 import (
 	"context"
@@ -10,10 +14,6 @@ import (
 	"github.com/cuttlestore/cuttle/objid"
 )
 
-// The superblock is an object of the store's meta collection that names
-// the OSD the store belongs to, so that a store is never served under
-// another OSD's id (a mix-up of data directories would otherwise serve
-// one OSD's objects as another's).
 var superblockObject = objid.New(-1, "", "", "osd_superblock", objid.NoSnap)
 
 const superblockIDAttr = "osd_id"
@@ -42,8 +42,8 @@ func Mkfs(ctx context.Context, store objectstore.Store, id int32) error {
 	return nil
 }
 
-// checkSuperblock fails unless store was made for OSD id by Mkfs.
-func checkSuperblock(ctx context.Context, store objectstore.Store, id int32) error {
+// Check fails unless store was made for OSD id by Mkfs.
+func Check(ctx context.Context, store objectstore.Store, id int32) error {
 	b, err := store.GetAttr(ctx, objectstore.MetaCollection, superblockObject, superblockIDAttr)
 	switch {
 	case errors.Is(err, objectstore.ErrCollectionNotFound), errors.Is(err, objectstore.ErrNotFound), errors.Is(err, objectstore.ErrNoAttr):
