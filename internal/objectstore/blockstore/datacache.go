@@ -75,8 +75,6 @@ func newDataCache(budget int64, cb uint64) *dataCache {
 	return &dataCache{cb: cb, limit: limit, index: make(map[uint64]int32)}
 }
 
-func stripeOf(off uint64) int { return int(off>>dataCacheStripeShift) % dataCacheStripes }
-
 // stripes calls f on each stripe of [off, off+n), once each.
 func stripes(off, n uint64, f func(int)) {
 	first, last := off>>dataCacheStripeShift, (off+max(n, 1)-1)>>dataCacheStripeShift
