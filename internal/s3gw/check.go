@@ -375,7 +375,7 @@ func (c *checker) checkIndex(ctx context.Context, b meta.Bucket) error {
 		c.rep.Entries++
 		c.progress("index", b.Name, c.rep.Entries)
 		if derr != nil {
-			c.note(&c.rep.Undecodable, CheckProblem{Bucket: b.Name, Key: fmt.Sprintf("%q", meta.VersionKey(name, id)), Detail: derr.Error()})
+			c.note(&c.rep.Undecodable, CheckProblem{Bucket: b.Name, Key: fmt.Sprintf("%q", meta.VersionKey(name, id)), Detail: fmt.Sprintf("%v (in kv store b.%s)", derr, b.ID)})
 			return false
 		}
 		if !st.Live {
