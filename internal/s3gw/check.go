@@ -273,6 +273,11 @@ func parseDataObject(name string) (id, no uint64, ok bool) {
 	if !ok || len(rest) != 16+1+8 || rest[16] != '.' {
 		return 0, 0, false
 	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; i != 16 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return 0, 0, false // not a name dataObjectName makes
+		}
+	}
 	id, err1 := strconv.ParseUint(rest[:16], 16, 64)
 	no, err2 := strconv.ParseUint(rest[17:], 16, 64)
 	return id, no, err1 == nil && err2 == nil

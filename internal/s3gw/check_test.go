@@ -258,3 +258,21 @@ func TestCheckAfterCompleteKilled(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDataObjectName: the names a pool listing gives never panic the
+// parser, which accepts exactly the names dataObjectName makes.
+func FuzzDataObjectName(f *testing.F) {
+	f.Add("s3.d.00000000deadbeef.00000001", uint64(1), uint32(2))
+	f.Add("s3.d.00000000deadbeef.0000000", uint64(0), uint32(0))
+	f.Add("s3.d.+0000000deadbeef.00000001", uint64(1<<63), uint32(1<<31))
+	f.Add("s3.d.00000000DEADBEEF.00000001", uint64(7), uint32(0))
+	f.Add("s3.bucket.x", uint64(0), uint32(0))
+	f.Fuzz(func(t *testing.T, name string, id uint64, no uint32) {
+		if gid, gno, ok := parseDataObject(name); ok && dataObjectName(gid, gno) != name {
+			t.Fatalf("%q parsed as %x.%x", name, gid, gno)
+		}
+		if gid, gno, ok := parseDataObject(dataObjectName(id, uint64(no))); !ok || gid != id || gno != uint64(no) {
+			t.Fatalf("%s parsed as %x.%x %v", dataObjectName(id, uint64(no)), gid, gno, ok)
+		}
+	})
+}
