@@ -122,6 +122,10 @@ type CheckReport struct {
 	// Undecodable: index keys whose entry does not decode (or whose
 	// version id is malformed).
 	Undecodable Finding `json:"undecodable_entries"`
+	// LeaksKept says why leaked data were not put on the garbage list
+	// by a fix: an index entry that does not decode (in any bucket) may
+	// be what names them, as one written by a newer Cuttle would.
+	LeaksKept string `json:"leaks_kept,omitempty"`
 }
 
 // Remaining counts the problems found and not fixed.
@@ -144,12 +148,15 @@ type checker struct {
 	// refs holds every data id an entry or a part names.
 	refs map[uint64]bool
 	// pool: data id -> its objects' numbers, from the listing (Leaks).
-	pool     map[uint64][]uint64
-	indexes  []string // bucket ids with an index in the pool (Leaks)
-	uploads  []string // upload ids with a parts object (Leaks)
-	broken   []brokenEntry
-	leaked   []meta.Garbage
-	liveRecs []uint64
+	pool    map[uint64][]uint64
+	indexes []string // bucket ids with an index in the pool (Leaks)
+	uploads []string // upload ids with a parts object (Leaks)
+	broken  []brokenEntry
+	// unreadable counts the index keys that do not decode, in every
+	// index read.
+	unreadable int
+	leaked     []meta.Garbage
+	liveRecs   []uint64
 }
 
 // brokenEntry is an entry whose data are missing or short.
@@ -355,7 +362,9 @@ func (c *checker) readIndex(ctx context.Context, bucketID string) error {
 	return ix.Walk(ctx, "", func(_, _ string, st meta.Stored, derr error) bool {
 		n++
 		c.progress("index", "id "+bucketID, n)
-		if derr == nil {
+		if derr != nil {
+			c.unreadable++
+		} else {
 			for _, x := range st.Entry.Extents {
 				c.refs[x.ID] = true
 			}
@@ -380,6 +389,7 @@ func (c *checker) checkIndex(ctx context.Context, b meta.Bucket) error {
 		c.rep.Entries++
 		c.progress("index", b.Name, c.rep.Entries)
 		if derr != nil {
+			c.unreadable++
 			c.note(&c.rep.Undecodable, CheckProblem{Bucket: b.Name, Key: fmt.Sprintf("%q", meta.VersionKey(name, id)), Detail: fmt.Sprintf("%v (in kv store b.%s)", derr, b.ID)})
 			return false
 		}
@@ -604,7 +614,9 @@ func (c *checker) findLeaks(ctx context.Context, garbage map[uint64]bool) error 
 // live data dropped, and with RemoveBroken the broken entries removed.
 func (c *checker) fix(ctx context.Context) error {
 	st := c.g.meta
-	if len(c.leaked) > 0 {
+	if len(c.leaked) > 0 && c.unreadable > 0 {
+		c.rep.LeaksKept = fmt.Sprintf("%d index key(s) do not decode: the data they name may be among the leaks, so none was put on the garbage list; deal with those keys first", c.unreadable)
+	} else if len(c.leaked) > 0 {
 		if err := st.AddGarbage(ctx, c.leaked...); err != nil {
 			return err
 		}

@@ -139,15 +139,16 @@ func printCheck(w io.Writer, r s3gw.CheckReport) error {
 		f       s3gw.Finding
 		todo    string
 		fixWord string
+		kept    string // why a fix left them
 	}{
 		{"entries with missing or short data", r.Missing,
-			"the objects cannot be read whole: restore their data, or delete them through S3, or run again with --fix --remove-broken to remove these entries (their remaining data go on the garbage list)", "entry removed"},
+			"the objects cannot be read whole: restore their data, or delete them through S3, or run again with --fix --remove-broken to remove these entries (their remaining data go on the garbage list)", "entry removed", ""},
 		{"leaked data ids", r.Leaked,
-			"run again with --fix: they go on the garbage list, and cuttle s3 gc (or a serving gateway, within 10 minutes) removes them", "on the garbage list"},
+			"run again with --fix: they go on the garbage list, and cuttle s3 gc (or a serving gateway, within 10 minutes) removes them", "on the garbage list", r.LeaksKept},
 		{"garbage records naming live data", r.LiveGarbage,
-			"a collection would keep the data and drop these records; run again with --fix to drop them now", "record dropped"},
+			"a collection would keep the data and drop these records; run again with --fix to drop them now", "record dropped", ""},
 		{"index keys that do not decode", r.Undecodable,
-			"an entry written by a newer Cuttle reads with that version; else remove the key from the bucket's index (the kv store named in the detail) with cuttle kv rm POOL/STORE KEY; its data will then show as leaked", ""},
+			"an entry written by a newer Cuttle reads with that version; else remove the key from the bucket's index (the kv store named in the detail) with cuttle kv rm POOL/STORE KEY; its data will then show as leaked", "", ""},
 	}
 	for _, k := range kinds {
 		if k.f.Count == 0 {
@@ -168,6 +169,9 @@ func printCheck(w io.Writer, r s3gw.CheckReport) error {
 		}
 		if more := k.f.Count - len(k.f.Examples); more > 0 {
 			fmt.Fprintf(w, "  ... and %d more (--examples N shows more)\n", more)
+		}
+		if k.kept != "" {
+			fmt.Fprintf(w, "  not fixed: %s\n", k.kept)
 		}
 		if k.f.Fixed < k.f.Count {
 			fmt.Fprintf(w, "  to do: %s\n", k.todo)
