@@ -99,6 +99,10 @@ type CheckReport struct {
 	// for them.
 	Entries     int `json:"entries"`
 	DataObjects int `json:"data_objects_checked"`
+	// Uploads and Parts count the checked buckets' uploads in progress
+	// and their parts, whose data are checked too.
+	Uploads int `json:"uploads"`
+	Parts   int `json:"parts"`
 	// LeaksChecked says the pool was scanned for leaks; PoolDataObjects
 	// is how many data objects it holds.
 	LeaksChecked    bool `json:"leaks_checked"`
@@ -113,6 +117,9 @@ type CheckReport struct {
 	// Missing: entries whose data objects are missing or shorter than
 	// their extents (the object reads short or fails).
 	Missing Finding `json:"missing_data"`
+	// BrokenParts: parts of uploads in progress whose data are missing
+	// or short (completing the upload would make a broken object).
+	BrokenParts Finding `json:"parts_missing_data"`
 	// Leaked: data ids that nothing names, idle for MinIdle.
 	Leaked Finding `json:"leaked_data"`
 	// LiveGarbage: garbage records older than MinIdle whose data an
@@ -131,7 +138,7 @@ type CheckReport struct {
 // Remaining counts the problems found and not fixed.
 func (r CheckReport) Remaining() int {
 	n := 0
-	for _, f := range []Finding{r.Missing, r.Leaked, r.LiveGarbage, r.Undecodable} {
+	for _, f := range []Finding{r.Missing, r.BrokenParts, r.Leaked, r.LiveGarbage, r.Undecodable} {
 		n += f.Count - f.Fixed
 	}
 	return n
@@ -177,7 +184,7 @@ func (g *Gateway) CheckBuckets(ctx context.Context, opts CheckOptions) (CheckRep
 	c := &checker{g: g, opts: opts, now: g.now(), names: map[string]string{}, refs: map[uint64]bool{}, pool: map[uint64][]uint64{}}
 	c.rep.MinIdle = opts.MinIdle.Seconds()
 	c.rep.LeaksChecked = opts.Leaks
-	for _, f := range []*Finding{&c.rep.Missing, &c.rep.Leaked, &c.rep.LiveGarbage, &c.rep.Undecodable} {
+	for _, f := range []*Finding{&c.rep.Missing, &c.rep.BrokenParts, &c.rep.Leaked, &c.rep.LiveGarbage, &c.rep.Undecodable} {
 		f.Examples = []CheckProblem{}
 	}
 	buckets, err := c.buckets(ctx)
@@ -313,40 +320,89 @@ func (c *checker) listPool(ctx context.Context) error {
 	return nil
 }
 
-// readParts notes the data every part names: of every upload in the
-// pool (Leaks), or of the checked buckets' uploads.
+// readParts notes the data every part names — of the checked buckets'
+// uploads, whose parts' data are checked, and with Leaks of every upload
+// in the pool.
 func (c *checker) readParts(ctx context.Context, buckets []meta.Bucket) error {
 	st := c.g.meta
-	ids := c.uploads
-	if !c.opts.Leaks {
-		for _, b := range buckets {
-			after := ""
-			for {
-				ups, more, err := st.ListUploads(ctx, b, "", after, 1000)
-				if err != nil {
-					return err
-				}
-				for _, u := range ups {
-					ids = append(ids, u.ID)
-					after = meta.UploadMarker(u.Key, u.ID)
-				}
-				if !more || len(ups) == 0 {
-					break
-				}
-			}
-		}
-	}
-	for i, id := range ids {
-		c.progress("uploads", "", i+1)
-		parts, err := st.AllParts(ctx, id)
+	seen := map[string]bool{}
+	read := func(b *meta.Bucket, u meta.Upload) error {
+		seen[u.ID] = true
+		c.progress("uploads", "", len(seen))
+		parts, err := st.AllParts(ctx, u.ID)
 		if errors.Is(err, meta.ErrNoSuchUpload) {
-			continue // finished meanwhile: its entry is read next
+			return nil // finished meanwhile: its entry is read next
 		}
 		if err != nil {
 			return err
 		}
 		for _, p := range parts {
 			c.refs[p.ID] = true
+		}
+		if b == nil {
+			return nil
+		}
+		c.rep.Uploads++
+		c.rep.Parts += len(parts)
+		return c.checkParts(ctx, *b, u, parts)
+	}
+	for _, b := range buckets {
+		after := ""
+		for {
+			ups, more, err := st.ListUploads(ctx, b, "", after, 1000)
+			if err != nil {
+				return err
+			}
+			for _, u := range ups {
+				after = meta.UploadMarker(u.Key, u.ID)
+				if err := read(&b, u); err != nil {
+					return err
+				}
+			}
+			if !more || len(ups) == 0 {
+				break
+			}
+		}
+	}
+	for _, id := range c.uploads {
+		if !seen[id] {
+			if err := read(nil, meta.Upload{ID: id}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkParts notes the parts of an upload whose data are missing or
+// short, after reading the parts again (a part uploaded again meanwhile
+// has new data).
+func (c *checker) checkParts(ctx context.Context, b meta.Bucket, u meta.Upload, parts []meta.Part) error {
+	l := c.g.data.Layout()
+	var wants []objectWant
+	for i, p := range parts {
+		for no := range l.ObjectCount(uint64(p.Size)) {
+			wants = append(wants, objectWant{entry: i, name: dataObjectName(p.ID, no), size: l.ObjectLen(uint64(p.Size), no)})
+		}
+	}
+	bad, err := c.statWants(ctx, wants)
+	if err != nil || len(bad) == 0 {
+		return err
+	}
+	now, err := c.g.meta.AllParts(ctx, u.ID)
+	if errors.Is(err, meta.ErrNoSuchUpload) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cur := map[int]uint64{}
+	for _, p := range now {
+		cur[p.Number] = p.ID
+	}
+	for i, p := range parts {
+		if detail, ok := bad[i]; ok && cur[p.Number] == p.ID {
+			c.note(&c.rep.BrokenParts, CheckProblem{Bucket: b.Name, Key: u.Key, Upload: u.ID, Data: fmt.Sprintf("%016x", p.ID), Detail: fmt.Sprintf("part %d: %s (%d bytes)", p.Number, detail, p.Size)})
 		}
 	}
 	return nil
@@ -438,22 +494,9 @@ func (c *checker) checkData(ctx context.Context, ix *meta.Index, es []brokenEntr
 			}
 		}
 	}
-	stats := c.g.statObjects(ctx, wants)
-	c.rep.DataObjects += len(wants)
-	bad := map[int]string{} // entry -> the first problem
-	for i, w := range wants {
-		s := stats[i]
-		if s.err != nil && !errors.Is(s.err, rados.ErrNotFound) {
-			return fmt.Errorf("stat %s: %w", w.name, s.err)
-		}
-		if _, seen := bad[w.entry]; seen {
-			continue
-		}
-		if s.err != nil {
-			bad[w.entry] = fmt.Sprintf("object %s is missing", w.name)
-		} else if s.st.Size < w.size {
-			bad[w.entry] = fmt.Sprintf("object %s is %d bytes, the entry needs %d", w.name, s.st.Size, w.size)
-		}
+	bad, err := c.statWants(ctx, wants)
+	if err != nil {
+		return err
 	}
 	for i, e := range es {
 		detail, ok := bad[i]
@@ -471,6 +514,29 @@ func (c *checker) checkData(ctx context.Context, ix *meta.Index, es []brokenEntr
 		c.note(&c.rep.Missing, CheckProblem{Bucket: e.bucket.Name, Key: e.name, Version: e.id, Detail: fmt.Sprintf("%s (%d bytes in %d extents)", detail, e.entry.Size, len(e.entry.Extents))})
 	}
 	return nil
+}
+
+// statWants stats the objects wants names and returns, by entry, the
+// first problem found with its objects: missing, or short.
+func (c *checker) statWants(ctx context.Context, wants []objectWant) (map[int]string, error) {
+	stats := c.g.statObjects(ctx, wants)
+	c.rep.DataObjects += len(wants)
+	bad := map[int]string{}
+	for i, w := range wants {
+		s := stats[i]
+		if s.err != nil && !errors.Is(s.err, rados.ErrNotFound) {
+			return nil, fmt.Errorf("stat %s: %w", w.name, s.err)
+		}
+		if _, seen := bad[w.entry]; seen {
+			continue
+		}
+		if s.err != nil {
+			bad[w.entry] = fmt.Sprintf("object %s is missing", w.name)
+		} else if s.st.Size < w.size {
+			bad[w.entry] = fmt.Sprintf("object %s is %d bytes, the extent needs %d", w.name, s.st.Size, w.size)
+		}
+	}
+	return bad, nil
 }
 
 type statResult struct {

@@ -74,7 +74,7 @@ func TestCheckBuckets(t *testing.T) {
 		g.Quiesce()
 
 		r := check(all)
-		if r.Remaining() != 0 || r.Entries != 8 || r.PoolDataObjects != 8 || r.DataObjects != 7 || r.InFlight != 0 || strings.Join(r.Buckets, ",") != "ckb,other,ver" {
+		if r.Remaining() != 0 || r.Entries != 8 || r.PoolDataObjects != 8 || r.DataObjects != 8 || r.Uploads != 1 || r.Parts != 1 || r.InFlight != 0 || strings.Join(r.Buckets, ",") != "ckb,other,ver" {
 			t.Fatalf("a clean pool: %+v", r)
 		}
 
@@ -122,7 +122,7 @@ func TestCheckBuckets(t *testing.T) {
 		if r.Missing.Count != 3 || r.Leaked.Count != 1 || r.LiveGarbage.Count != 1 || r.Undecodable.Count != 1 || r.Remaining() != 6 || r.InFlight != 0 {
 			t.Fatalf("every kind: %+v", r)
 		}
-		want := map[string]string{"a": "s3.d.", "big": "is 100 bytes, the entry needs 1048576", "v": "is missing"}
+		want := map[string]string{"a": "s3.d.", "big": "is 100 bytes, the extent needs 1048576", "v": "is missing"}
 		for _, p := range r.Missing.Examples {
 			if w, ok := want[p.Key]; !ok || !strings.Contains(p.Detail, w) {
 				t.Errorf("missing data example: %+v", p)
@@ -191,6 +191,40 @@ func TestCheckBuckets(t *testing.T) {
 		}
 		if d, gr := e.dataObjects(); d != 4 || gr != 0 {
 			t.Fatalf("%d data objects, %d records", d, gr)
+		}
+	})
+}
+
+// A part of an upload in progress whose data went: reported with its
+// upload (no fix: the client uploads it again, or aborts), and clean
+// once uploaded again.
+func TestCheckParts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ctx := context.Background()
+		e.ok(req{method: "PUT", target: "/pck"})
+		id := decode[initiateMultipartUploadResult](t, e.ok(req{method: "POST", target: "/pck/obj?uploads"})).UploadID
+		e.ok(req{method: "PUT", target: "/pck/obj?partNumber=1&uploadId=" + id, body: bytes.Repeat([]byte("1"), 5<<20)})
+		e.ok(req{method: "PUT", target: "/pck/obj?partNumber=2&uploadId=" + id, body: []byte("two")})
+		parts, err := e.gw.Meta().AllParts(ctx, id)
+		if err != nil || len(parts) != 2 {
+			t.Fatal(parts, err)
+		}
+		if err := e.io.Delete(ctx, dataObjectName(parts[1].ID, 0)); err != nil {
+			t.Fatal(err)
+		}
+		e.gw.Quiesce()
+		r, err := e.gw.CheckBuckets(ctx, CheckOptions{Buckets: []string{"pck"}, Leaks: true, MinIdle: time.Hour, Fix: true, RemoveBroken: true})
+		if err != nil || r.Uploads != 1 || r.Parts != 2 || r.DataObjects != 3 || r.BrokenParts.Count != 1 || r.Remaining() != 1 {
+			t.Fatalf("a part's data deleted: %+v %v", r, err)
+		}
+		if p := r.BrokenParts.Examples[0]; p.Upload != id || p.Key != "obj" || p.Data != fmt.Sprintf("%016x", parts[1].ID) || !strings.HasPrefix(p.Detail, "part 2: object s3.d.") {
+			t.Errorf("broken part: %+v", p)
+		}
+		e.ok(req{method: "PUT", target: "/pck/obj?partNumber=2&uploadId=" + id, body: []byte("two")})
+		e.gw.Quiesce()
+		if r, err := e.gw.CheckBuckets(ctx, CheckOptions{Buckets: []string{"pck"}, Leaks: true, MinIdle: time.Hour}); err != nil || r.Remaining() != 0 || r.Parts != 2 {
+			t.Fatalf("the part uploaded again: %+v %v", r, err)
 		}
 	})
 }

@@ -128,7 +128,7 @@ func progressLine(w io.Writer) (func(s3gw.CheckProgress), func()) {
 
 // printCheck prints a check's report, with what to do about each kind.
 func printCheck(w io.Writer, r s3gw.CheckReport) error {
-	fmt.Fprintf(w, "checked %d bucket(s) (%s): %d index entries, %d data objects; ", len(r.Buckets), strings.Join(r.Buckets, ", "), r.Entries, r.DataObjects)
+	fmt.Fprintf(w, "checked %d bucket(s) (%s): %d index entries, %d upload(s) of %d part(s), %d data objects; ", len(r.Buckets), strings.Join(r.Buckets, ", "), r.Entries, r.Uploads, r.Parts, r.DataObjects)
 	if r.LeaksChecked {
 		fmt.Fprintf(w, "the pool holds %d data objects and %d garbage records\n", r.PoolDataObjects, r.GarbageRecords)
 	} else {
@@ -143,6 +143,8 @@ func printCheck(w io.Writer, r s3gw.CheckReport) error {
 	}{
 		{"entries with missing or short data", r.Missing,
 			"the objects cannot be read whole: restore their data, or delete them through S3, or run again with --fix --remove-broken to remove these entries (their remaining data go on the garbage list)", "entry removed", ""},
+		{"parts of uploads in progress with missing or short data", r.BrokenParts,
+			"completing the upload would make an object that cannot be read: upload those parts again, or abort the upload", "", ""},
 		{"leaked data ids", r.Leaked,
 			"run again with --fix: they go on the garbage list, and cuttle s3 gc (or a serving gateway, within 10 minutes) removes them", "on the garbage list", r.LeaksKept},
 		{"garbage records naming live data", r.LiveGarbage,
@@ -180,7 +182,7 @@ func printCheck(w io.Writer, r s3gw.CheckReport) error {
 	if r.InFlight > 0 {
 		fmt.Fprintf(w, "%d data id(s) named by nothing were written within %s: writes in flight, not counted\n", r.InFlight, time.Duration(r.MinIdle*float64(time.Second)))
 	}
-	found := r.Missing.Count + r.Leaked.Count + r.LiveGarbage.Count + r.Undecodable.Count
+	found := r.Missing.Count + r.BrokenParts.Count + r.Leaked.Count + r.LiveGarbage.Count + r.Undecodable.Count
 	switch n := r.Remaining(); {
 	case found == 0:
 		fmt.Fprintln(w, "clean")

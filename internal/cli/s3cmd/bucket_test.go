@@ -50,7 +50,7 @@ func TestBucketCheckCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out := s.Must("s3", "bucket", "check", "cbk"); !strings.HasPrefix(out, "checked 1 bucket(s) (cbk): 0 index entries") || !strings.HasSuffix(out, "\nclean\n") {
+		if out := s.Must("s3", "bucket", "check", "cbk"); !strings.HasPrefix(out, "checked 1 bucket(s) (cbk): 0 index entries, 0 upload(s) of 0 part(s), 0 data objects") || !strings.HasSuffix(out, "\nclean\n") {
 			t.Fatalf("an empty bucket: %q", out)
 		}
 		ix, err := st.Index(ctx, b)
