@@ -48,8 +48,9 @@ type CheckOptions struct {
 	// counts everything (only when no gateway is writing).
 	MinIdle time.Duration
 	// Fix puts leaked data on the garbage list (never removes them: the
-	// collector does, after checking again that nothing names them) and
-	// drops garbage records that name live data.
+	// collector does; their record names no object or upload, so its
+	// own check has nothing to look at and the scan above is what makes
+	// this safe) and drops garbage records that name live data.
 	Fix bool
 	// RemoveBroken, with Fix, removes the entries whose data are missing
 	// or short (the object can never be read whole), putting what is

@@ -36,9 +36,9 @@ garbage records whose data are still in use. Data written or records
 made within --min-idle (the collector's hour by default) are writes in
 flight and not counted.
 
---fix puts leaked data on the garbage list (a serving gateway or
-cuttle s3 gc removes them after checking once more that nothing names
-them) and drops the garbage records that name live data. Entries whose
+--fix puts leaked data on the garbage list, dated when they were last
+written (a serving gateway or cuttle s3 gc then removes them; data are
+never removed here), and drops the garbage records that name live data. Entries whose
 data are missing or short are only reported: --fix --remove-broken
 removes them (their remaining data go on the garbage list), as
 radosgw-admin bucket check --fix does. Index keys that do not decode are
