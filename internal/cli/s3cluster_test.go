@@ -182,6 +182,32 @@ func TestS3GatewayKilled(t *testing.T) {
 	if n := dataObjects(); n <= before {
 		t.Fatalf("%d data objects after the kills, %d before: the kills left nothing to collect?", n, before)
 	}
+	// The index and the data agree: what the kills left is named by
+	// the garbage list (so not leaked, even without the grace), the
+	// part by its upload.
+	type checkReport struct {
+		Entries         int  `json:"entries"`
+		PoolDataObjects int  `json:"pool_data_objects"`
+		GarbageRecords  int  `json:"garbage_records"`
+		LeaksChecked    bool `json:"leaks_checked"`
+		Leaked          struct {
+			Count, Fixed int
+			Examples     []struct{ Data string }
+		} `json:"leaked_data"`
+		Missing struct{ Count int } `json:"missing_data"`
+	}
+	bucketCheck := func(args ...string) (checkReport, error) {
+		t.Helper()
+		out, stderr, err := cuttleIn(t, nil, append([]string{"--conf", conf, "--format", "json", "s3", "bucket", "check"}, args...)...)
+		var r checkReport
+		if jerr := json.Unmarshal([]byte(out), &r); jerr != nil {
+			t.Fatalf("bucket check %v: %v %v\n%s%s", args, jerr, err, out, stderr)
+		}
+		return r, err
+	}
+	if r, err := bucketCheck("crashb", "--min-idle", "0s"); err != nil || r.Missing.Count != 0 || r.Leaked.Count != 0 || r.PoolDataObjects != dataObjects() || r.GarbageRecords < 2 {
+		t.Fatalf("bucket check after the kills: %+v %v", r, err)
+	}
 	if code, _ := do(gw, "DELETE", "/crashb/mp?uploadId="+up.UploadId, nil); code != 204 {
 		t.Fatalf("abort: %d", code)
 	}
@@ -193,6 +219,34 @@ func TestS3GatewayKilled(t *testing.T) {
 	}
 	if n := dataObjects(); n != 0 {
 		t.Fatalf("%d data objects left after the abort and the collection", n)
+	}
+	if r, err := bucketCheck("crashb"); err != nil || r.Entries != 0 || r.PoolDataObjects != 0 || r.GarbageRecords != 0 || !r.LeaksChecked {
+		t.Fatalf("bucket check after the collection: %+v %v", r, err)
+	}
+
+	// A data object nothing names, made by hand: found (exit non-zero),
+	// recorded by --fix, removed by the collector.
+	cutIn := func(stdin []byte, args ...string) {
+		t.Helper()
+		if out, stderr, err := cuttleIn(t, stdin, append([]string{"--conf", conf}, args...)...); err != nil {
+			t.Fatalf("cuttle %v: %v\n%s%s", args, err, out, stderr)
+		}
+	}
+	cutIn([]byte("leaked by hand"), "rados", "-p", ".cuttle.s3", "put", "s3.d.00000000deadbeef.00000000", "-")
+	if r, err := bucketCheck("crashb", "--min-idle", "0s"); err == nil || r.Leaked.Count != 1 || r.Leaked.Examples[0].Data != "00000000deadbeef" {
+		t.Fatalf("bucket check of a leak: %+v %v", r, err)
+	}
+	if r, err := bucketCheck("--all", "--fix", "--min-idle", "0s"); err != nil || r.Leaked.Fixed != 1 {
+		t.Fatalf("bucket check --fix: %+v %v", r, err)
+	}
+	if err := json.Unmarshal([]byte(cut("s3", "gc", "--min-age", "0s", "--format", "json")), &gc); err != nil || gc.Removed != 1 {
+		t.Fatalf("gc of the leak: %+v %v", gc, err)
+	}
+	if n := dataObjects(); n != 0 {
+		t.Fatalf("%d data objects left after the leak's collection", n)
+	}
+	if r, err := bucketCheck("crashb", "--min-idle", "0s"); err != nil || r.Leaked.Count != 0 || r.PoolDataObjects != 0 {
+		t.Fatalf("bucket check at the end: %+v %v", r, err)
 	}
 }
 

@@ -8,8 +8,9 @@
 // flexible checksums (checksum.go, crccombine.go), GetObjectAttributes
 // (attributes.go), partNumber on GET and HEAD (parts.go), object
 // ownership controls, the public access block and the policy status
-// (ownership.go), and where object data goes (data.go: striped RADOS
-// objects named by a random data id).
+// (ownership.go), where object data goes (data.go: striped RADOS
+// objects named by a random data id), the garbage collector (gc.go) and
+// the bucket check comparing indexes with data (check.go).
 //
 // Signatures are checked by internal/s3gw/sigv4; users, buckets, index
 // entries, uploads and the garbage list are internal/s3gw/meta's. Each

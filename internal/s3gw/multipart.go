@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -297,18 +296,22 @@ func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 		return err
 	}
 	// A complete that stopped after its index write left the upload
-	// listed: its parts that the entry names are the object's now.
+	// listed: its parts that an entry names are the object's now — in
+	// a versioned bucket a version's, under its own key, so every
+	// version of the name is looked at.
 	inUse := map[uint64]bool{}
-	if ix, err := g.meta.Index(ctx, b); err == nil {
-		if en, err := ix.Get(ctx, u.Key); err == nil {
-			for _, x := range en.Extents {
-				inUse[x.ID] = true
-			}
-		} else if !errors.Is(err, meta.ErrNoSuchObject) {
-			return err
-		}
-	} else {
+	ix, err := g.meta.Index(ctx, b)
+	if err != nil {
 		return err
+	}
+	vs, err := ix.Versions(ctx, u.Key)
+	if err != nil {
+		return err
+	}
+	for _, en := range vs {
+		for _, x := range en.Extents {
+			inUse[x.ID] = true
+		}
 	}
 	var drop []meta.Extent
 	var gs []meta.Garbage

@@ -37,7 +37,7 @@ func AddS3Commands(root *cobra.Command, out *cmdutil.Output, dial DialFunc) {
 	e := &env{out: out, dial: dial, stderr: root.ErrOrStderr()}
 	c := &cobra.Command{
 		Use:   "s3 COMMAND ...",
-		Short: "Run the S3 gateway and manage its users and keys",
+		Short: "Run the S3 gateway, manage its users and keys, check its buckets",
 		Long: `The S3 gateway (serve) and its users and access keys. Users, keys and
 buckets live in the gateway's pool (--pool, default .cuttle.s3), so every
 gateway given the same pool serves the same users and buckets. docs/S3.md
@@ -50,7 +50,7 @@ at it.`,
 	user.AddCommand(userCreateCommand(e), userLsCommand(e), userInfoCommand(e), userRmCommand(e))
 	key := &cobra.Command{Use: "key COMMAND ...", Short: "Create and remove users' access keys"}
 	key.AddCommand(keyCreateCommand(e), keyRmCommand(e))
-	c.AddCommand(serveCommand(e), gcCommand(e), user, key)
+	c.AddCommand(serveCommand(e), gcCommand(e), bucketCommand(e), user, key)
 	root.AddCommand(c)
 }
 
@@ -71,7 +71,7 @@ func failure(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, meta.ErrNoSuchUser), errors.Is(err, meta.ErrNoSuchKey):
+	case errors.Is(err, meta.ErrNoSuchUser), errors.Is(err, meta.ErrNoSuchKey), errors.Is(err, meta.ErrNoSuchBucket):
 		errno = "ENOENT"
 	case errors.Is(err, meta.ErrUserExists):
 		errno = "EEXIST"
