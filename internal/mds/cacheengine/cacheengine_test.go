@@ -179,14 +179,9 @@ func TestDaemonWithEngineFailsOver(t *testing.T) {
 // client goes on creating: the library follows the MDS map, reconnects
 // and resumes by itself.
 func TestFSClientAcrossFailover(t *testing.T) {
-	// Known failure, kept as its reproduction: the first fsync waits
-	// forever. The client's cap flush reaches the engine's HandleCaps
-	// (the server routes it), and the engine sends no cap message back
-	// (no flush ack through the Outbox), so the client waits until the
-	// engine fences it for not releasing caps (300 s of virtual time).
-	// Between the engine's and the client's cap protocols; the daemon
-	// passes both ways unchanged.
-	t.Skip("fsync through fsclient gets no flush ack from the engine (see the comment); remove this skip when it does")
+	// Each fsync waits for the engine's flush ack, which names the
+	// flush's tid (captab matches acks by tid): without the ack the
+	// first Sync would wait until the 5-minute context ends.
 	synctest.Test(t, func(t *testing.T) {
 		c := sim.New(t, sim.Options{})
 		for i := range 3 {
