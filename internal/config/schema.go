@@ -90,7 +90,7 @@ func schemaTable() []Option {
 			Desc: "PG copies one balancer round or plan moves at most (Ceph's upmap_max_optimizations)"},
 		{Name: "mds_beacon_grace", Type: TypeDuration, Default: "4s", Runtime: true, Min: 1, Max: 3600, Daemons: mon,
 			Desc: "how long an MDS daemon may send no beacon before the monitors replace it with a standby (or drop it, if a standby); Ceph's is 15 s, ours is four beacon intervals so that a failover completes within 10 s (docs/MONITORS.md)"},
-		{Name: "mds_beacon_interval", Type: TypeDuration, Default: "1s", Runtime: true, Min: 0.1, Max: 60, Daemons: []string{"mds"},
+		{Name: "mds_beacon_interval", Type: TypeDuration, Default: "1s", Runtime: false, Min: 0.1, Max: 60, Daemons: []string{"mds"},
 			Desc: "how often an MDS daemon sends the monitors a beacon (Ceph's is 4 s); keep mds_beacon_grace at several intervals"},
 		{Name: "mds_cache_size", Type: TypeInt, Default: "100000", Runtime: false, Min: 100, Max: 1 << 30, Daemons: []string{"mds"},
 			Desc: "inodes an MDS keeps cached (Ceph's pre-Luminous option of that name); past it, clean directory fragments are evicted least recently used first; dirty, open and locked ones stay, so the bound is soft (docs/MDS.md, Eviction)"},

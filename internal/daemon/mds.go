@@ -162,12 +162,13 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 	}
 	self := auth.EntityName{Type: "mds", ID: cfg.Name}
 	log := cfg.Logger.With("daemon", self.String())
-	names := mdsOptionNames()
-	opts, err := config.Resolve(names, config.FileLayer(cfg.File, self.String(), names),
-		config.Layer{Source: config.SourceFlag, Values: cfg.Flags}, config.Layer{Source: config.SourceOverride, Values: cfg.Overrides})
+	local := mdsLocalLayers(cfg, self.String())
+	opts, err := mdsOptions(local, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", self, err)
 	}
+	// The local beacon interval bounds the rados client's wait for each
+	// monitor; the central config may change it for the beacons.
 	interval := opts.Duration("mds_beacon_interval")
 
 	keyring := cfg.KeyringPath
@@ -256,6 +257,17 @@ func RunMDS(ctx context.Context, cfg MDSConfig) error {
 	}
 	// Closed last, after the messenger and the metrics server.
 	closers = append([]func(){func() { conn.Close() }}, closers...)
+	// The options may be set in the central config too (`cuttle config
+	// set mds.a mds_cache_size ...`): ask the monitors once, below the
+	// file, the flags and the overrides. Every MDS option is read only
+	// here, so a change takes effect when the daemon restarts.
+	opts = mdsCentralOptions(ctx, monRunner{conn}.Run, self.String(), local, opts, log)
+	interval = opts.Duration("mds_beacon_interval")
+	for _, v := range opts.All() {
+		if v.Source != config.SourceDefault {
+			log.Info("option", "name", v.Name, "value", v.Value, "source", v.Source.String())
+		}
+	}
 
 	sender := &lateSender{}
 	open, cacheInodes := cfg.Open, int(opts.Int("mds_cache_size"))

@@ -285,3 +285,93 @@ func TestDeposedMDSCannotWrite(t *testing.T) {
 		}
 	})
 }
+
+// heldEngine is a recordingEngine whose requests are answered only when
+// the test lets them (release closed): they stay in flight.
+type heldEngine struct {
+	recordingEngine
+	release chan struct{}
+}
+
+func (e heldEngine) Handle(ctx context.Context, c server.ClientID, req *wire.ClientRequest, reply func(*wire.ClientReply)) {
+	<-e.release
+	e.recordingEngine.Handle(ctx, c, req, reply)
+}
+
+// The MDS daemon reads the central config as it starts: mds_cache_size
+// set for every MDS (`config set mds ...`) reaches the engine it opens,
+// and mds_op_complaint_time set for mds.a makes a request held 3 s a
+// slow one in the monitors' health (MDS_SLOW_REQUEST, "blocked > 2
+// secs"), which the default (30 s) would not.
+func TestMDSDaemonReadsCentralConfig(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := New(t, Options{})
+		for i := range 3 {
+			c.AddOSD(fmt.Sprintf("host%d", i))
+		}
+		c.Run("osd pool create", "pool", "cephfs_metadata", "pg_num", "8")
+		c.Run("osd pool create", "pool", "cephfs_data", "pg_num", "8")
+		c.Run("fs new", "fs_name", "cephfs", "metadata", "cephfs_metadata", "data", "cephfs_data")
+		c.Run("config set", "who", "mds", "name", "mds_cache_size", "value", "12345")
+		c.Run("config set", "who", "mds.a", "name", "mds_op_complaint_time", "value", "2s")
+		var mons []monc.Addr
+		for _, mi := range c.monmap.Mons {
+			mons = append(mons, monc.Addr{Name: mi.Name, Addr: mi.Addr})
+		}
+		var mu sync.Mutex
+		var calls []string
+		release := make(chan struct{})
+		cacheInodes := make(chan int, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		cfg := daemon.MDSConfig{Name: "a", Listen: "mds-a:6800", Mons: mons, Nonce: 1,
+			Network: c.Net.Host("mds-a:6800"), Logger: Logger("mds.a"),
+			Open: func(_ context.Context, oc server.OpenConfig) (server.Engine, error) {
+				cacheInodes <- oc.CacheInodes
+				return heldEngine{recordingEngine{mu: &mu, calls: &calls, name: "a"}, release}, nil
+			}}
+		go func() { done <- daemon.RunMDS(ctx, cfg) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("mds.a: %v", err)
+			}
+		}()
+		defer close(release)
+		if got := <-cacheInodes; got != 12345 {
+			t.Errorf("the engine was opened with mds_cache_size %d, want 12345 (the central config's)", got)
+		}
+		for i := 0; c.Run("mds stat").Text != "cephfs:1 {0=a=up:active}\n"; i++ {
+			if i == 600 {
+				t.Fatalf("mds stat %q", c.Run("mds stat").Text)
+			}
+			time.Sleep(100 * time.Millisecond) // virtual time: the beacons' pace
+		}
+
+		in := make(chan msgr.Message, 16)
+		name := auth.EntityName{Type: "client", ID: "admin"}
+		ms, err := msgr.New(msgr.Config{Name: name, Network: c.Net.Host("client-1"), Dispatcher: chanDispatcher(in),
+			ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: name} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ms.Close()
+		cl := &fsClient{t: t, ms: ms, in: in}
+		s := cl.session("a")
+		cl.send(s, wire.TypeClientSession, wire.ClientSession{Op: wire.SessionRequestOpen, Client: "client.admin", ClientID: 4123, Root: "/"}.Encode())
+		cl.session1(wire.SessionOpen)
+		cl.send(s, wire.TypeClientRequest, (&wire.ClientRequest{Tid: 1, Op: wire.MetaGetattr, Path: wire.FilePath{Ino: 1}}).Encode())
+		sent := time.Now()
+		for {
+			h := c.Run("health", "detail", "true")
+			if strings.Contains(h.Text, "slow requests are blocked > 2 secs") {
+				break
+			}
+			if time.Since(sent) > 10*time.Second {
+				t.Fatalf("no slow request reported 10 s after it was sent (mds_op_complaint_time 2s from the central config):\n%s", h.Text)
+			}
+			time.Sleep(100 * time.Millisecond) // virtual time: the beacons' pace
+		}
+		t.Logf("the held request was reported slow %v after it was sent", time.Since(sent))
+	})
+}
