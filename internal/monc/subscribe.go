@@ -2,6 +2,7 @@ package monc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,7 +44,16 @@ func (c *Client) Subscribe(ctx context.Context, start uint64) error {
 	c.sub.active = true
 	c.sub.next = start
 	c.mu.Unlock()
-	return c.subscribe(ctx, start)
+	err := c.subscribe(ctx, start)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, msgr.ErrRefused) {
+		// The monitor's session failed before the request left (nobody
+		// listens there yet): the subscription stays active and moves
+		// on after a backoff (subscriptionLost), as when a session fails
+		// later. Failing here made a client give up at once, racing the
+		// dial, instead of retrying until its context ends.
+		return nil
+	}
+	return err
 }
 
 func (c *Client) subscribe(ctx context.Context, start uint64) error {
