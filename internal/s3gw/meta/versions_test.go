@@ -93,8 +93,9 @@ func TestOrderVersions(t *testing.T) {
 	}
 }
 
-// testIndex is a bucket index on a simulated cluster.
-func testIndex(t *testing.T, seed uint64) (*Store, Bucket, *Index) {
+// testIndex is the index of a bucket named name on a simulated
+// cluster.
+func testIndex(t *testing.T, seed uint64, name string) (*Store, Bucket, *Index) {
 	t.Helper()
 	c := sim.New(t, sim.Options{Net: memnet.Config{Seed: seed, MinDelay: 100 * time.Microsecond, MaxDelay: 200 * time.Microsecond}})
 	for _, h := range []string{"h1", "h2", "h3"} {
@@ -111,7 +112,7 @@ func testIndex(t *testing.T, seed uint64) (*Store, Bucket, *Index) {
 	if _, err := s.CreateUser(ctx, "u", ""); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.CreateBucket(ctx, "vers", "u", "r", Private("u"))
+	b, err := s.CreateBucket(ctx, name, "u", "r", Private("u"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func ids(vs []Entry) string {
 // versioning state.
 func TestIndexVersions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, b, ix := testIndex(t, 3)
+		s, b, ix := testIndex(t, 3, "vers")
 		ctx := context.Background()
 		at := func(sec int64) time.Time { return time.Unix(1700000000+sec, 0).UTC() }
 		// "k": a null version written before versioning (time 10), then
@@ -280,7 +281,7 @@ func TestIndexVersions(t *testing.T) {
 // order.
 func TestVersionsAcrossLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, ix := testIndex(t, 5)
+		_, _, ix := testIndex(t, 5, "vers")
 		ctx := context.Background()
 		const n = 900 // more than 2k = 800: at least two leaves
 		var want []string

@@ -5,11 +5,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
-
-	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
-	"github.com/cuttlestore/cuttle/internal/sim"
-	"github.com/cuttlestore/cuttle/kv"
 )
 
 // Walk passes every key in order, the good with their entries and
@@ -18,29 +13,8 @@ import (
 // and goes on past them; stopping early stops it.
 func TestWalk(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := sim.New(t, sim.Options{Net: memnet.Config{Seed: 3, MinDelay: 100 * time.Microsecond, MaxDelay: 200 * time.Microsecond}})
-		for _, h := range []string{"h1", "h2", "h3"} {
-			c.AddOSD(h)
-		}
-		c.Run("osd pool create", "pool", "s3", "pg_num", "8", "size", "3")
-		c.WaitForEpoch(c.Epoch())
-		io, err := c.Client("client.t").OpenIOContext("s3")
-		if err != nil {
-			t.Fatal(err)
-		}
 		ctx := context.Background()
-		s := NewStore(io, kv.Config{}, nil)
-		if _, err := s.CreateUser(ctx, "u", ""); err != nil {
-			t.Fatal(err)
-		}
-		b, err := s.CreateBucket(ctx, "walk", "u", "r", Private("u"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := s.Index(ctx, b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, _, ix := testIndex(t, 3, "walk")
 		good := Entry{Size: 3, ETag: "e", Extents: []Extent{{ID: 7, Size: 3}}}
 		vid := NewVersionID(5)
 		for k, v := range map[string][]byte{
@@ -56,7 +30,7 @@ func TestWalk(t *testing.T) {
 			}
 		}
 		var got []string
-		err = ix.Walk(ctx, "", func(name, id string, st Stored, err error) bool {
+		err := ix.Walk(ctx, "", func(name, id string, st Stored, err error) bool {
 			switch {
 			case err != nil:
 				got = append(got, name+"@"+id+":bad")
