@@ -32,22 +32,32 @@ func TestPoolAckModeRoundTrip(t *testing.T) {
 }
 
 func TestPoolAckModeValidated(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		edit func(*Pool)
-		ok   bool
-	}{
+	checkPoolEdits(t, []poolEdit{
 		{"all", func(p *Pool) {}, true},
 		{"primary", func(p *Pool) { p.Ack = AckPrimary }, true},
 		{"unknown", func(p *Pool) { p.Ack = 2 }, false},
 		{"erasure", func(p *Pool) { p.Ack, p.Type = AckPrimary, PoolErasure }, false},
-	} {
+	})
+}
+
+// poolEdit is a change to a replicated pool and whether the pool stays
+// valid.
+type poolEdit struct {
+	name string
+	edit func(*Pool)
+	ok   bool
+}
+
+// checkPoolEdits checks that validate accepts each edited pool as the
+// case says, and that a decoder refuses what validate refuses.
+func checkPoolEdits(t *testing.T, cases []poolEdit) {
+	t.Helper()
+	for _, c := range cases {
 		p := replicatedPool(1, 8)
 		c.edit(&p)
 		if err := p.validate(); (err == nil) != c.ok {
 			t.Errorf("%s: validate = %v, want ok %v", c.name, err, c.ok)
 		}
-		// A decoder refuses what validate refuses.
 		d := encoding.NewDecoder(encodedPool(&p))
 		decodePool(d)
 		if err := d.Finish(); (err == nil) != c.ok {

@@ -34,28 +34,13 @@ func TestPoolReadPolicyRoundTrip(t *testing.T) {
 }
 
 func TestPoolReadPolicyValidated(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		edit func(*Pool)
-		ok   bool
-	}{
+	checkPoolEdits(t, []poolEdit{
 		{"primary", func(p *Pool) {}, true},
 		{"balance", func(p *Pool) { p.ReadPolicy = ReadBalance }, true},
 		{"score with ack primary", func(p *Pool) { p.ReadPolicy, p.Ack = ReadScore, AckPrimary }, true},
 		{"unknown", func(p *Pool) { p.ReadPolicy = 3 }, false},
 		{"erasure", func(p *Pool) { p.ReadPolicy, p.Type = ReadBalance, PoolErasure }, false},
-	} {
-		p := replicatedPool(1, 8)
-		c.edit(&p)
-		if err := p.validate(); (err == nil) != c.ok {
-			t.Errorf("%s: validate = %v, want ok %v", c.name, err, c.ok)
-		}
-		d := encoding.NewDecoder(encodedPool(&p))
-		decodePool(d)
-		if err := d.Finish(); (err == nil) != c.ok {
-			t.Errorf("%s: decode = %v, want ok %v", c.name, err, c.ok)
-		}
-	}
+	})
 }
 
 func TestParseReadPolicy(t *testing.T) {
