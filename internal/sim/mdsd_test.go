@@ -60,6 +60,21 @@ type fsClient struct {
 	in chan msgr.Message
 }
 
+// newFSClient is client.admin's messenger on host client-1 of c, closed
+// when the test ends.
+func newFSClient(t *testing.T, c *Cluster) *fsClient {
+	t.Helper()
+	in := make(chan msgr.Message, 16)
+	name := auth.EntityName{Type: "client", ID: "admin"}
+	ms, err := msgr.New(msgr.Config{Name: name, Network: c.Net.Host("client-1"), Dispatcher: chanDispatcher(in),
+		ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: name} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ms.Close() })
+	return &fsClient{t: t, ms: ms, in: in}
+}
+
 type chanDispatcher chan msgr.Message
 
 func (d chanDispatcher) Dispatch(_ msgr.Peer, m msgr.Message) { d <- m }
@@ -155,15 +170,7 @@ func TestMDSDaemonTakesOverFromDeadHolder(t *testing.T) {
 		defer stopB()
 		waitStat("cephfs:1 {0=a=up:active} 1 up:standby\n")
 
-		in := make(chan msgr.Message, 16)
-		name := auth.EntityName{Type: "client", ID: "admin"}
-		ms, err := msgr.New(msgr.Config{Name: name, Network: c.Net.Host("client-1"), Dispatcher: chanDispatcher(in),
-			ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: name} }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ms.Close()
-		cl := &fsClient{t: t, ms: ms, in: in}
+		cl := newFSClient(t, c)
 		sa := cl.session("a")
 		cl.send(sa, wire.TypeClientSession, wire.ClientSession{Op: wire.SessionRequestOpen, Client: "client.admin", ClientID: 4123, Root: "/"}.Encode())
 		cl.session1(wire.SessionOpen)
@@ -348,15 +355,7 @@ func TestMDSDaemonReadsCentralConfig(t *testing.T) {
 			time.Sleep(100 * time.Millisecond) // virtual time: the beacons' pace
 		}
 
-		in := make(chan msgr.Message, 16)
-		name := auth.EntityName{Type: "client", ID: "admin"}
-		ms, err := msgr.New(msgr.Config{Name: name, Network: c.Net.Host("client-1"), Dispatcher: chanDispatcher(in),
-			ClientAuth: func(auth.EntityName) auth.ClientHandshake { return &auth.NoneClient{Name: name} }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ms.Close()
-		cl := &fsClient{t: t, ms: ms, in: in}
+		cl := newFSClient(t, c)
 		s := cl.session("a")
 		cl.send(s, wire.TypeClientSession, wire.ClientSession{Op: wire.SessionRequestOpen, Client: "client.admin", ClientID: 4123, Root: "/"}.Encode())
 		cl.session1(wire.SessionOpen)
