@@ -156,6 +156,10 @@ def cmd_mem(mnt, out, nfiles, pid, fpd=1000):
     print(f"MDS pid {pid} with {nfiles} files: VmRSS {res['rss_full']['VmRSS_kib'] / 1024:.1f} MiB "
           f"(before {res['rss_before']['VmRSS_kib'] / 1024:.1f} MiB), VmHWM {res['rss_full']['VmHWM_kib'] / 1024:.1f} MiB",
           flush=True)
+    res["params"] = {"nfiles": nfiles, "files_per_dir": fpd, "mds_pid": pid}
+    # Written now as well: removing a million files takes as long as
+    # making them, and the figures above must survive an interrupted removal.
+    json.dump(res, open(out, "w"), indent=1)
     t = time.perf_counter()
     for p in paths:
         os.unlink(p)
