@@ -29,8 +29,10 @@
 #                 cluster up (--auth none, as the Ceph anchor; BASE_PORT,
 #                 OSD_SIZE 16G; --fs --s3=false --nbd=false: the fs with
 #                 mds.a and mds.b, one active (measured), one standing by)
-#                 and stopped at the end
-#                 (KEEP=1 leaves it running)
+#                 and stopped at the end (KEEP=1 leaves it running); with
+#                 the mem phase it sets mds_cache_size to CUTTLE_MDS_CACHE
+#                 (MEM_FILES x 1.2 + 100,000) and restarts the MDSs, so
+#                 that every file stays cached, as CEPH_MDS_CACHE does for Ceph
 #        CUTTLE_BIN (default: built into bin/cuttle-fsbench)
 #        MDS_PID  the MDS to measure when the cluster's MDS was not started here
 #   Ceph only:
@@ -80,6 +82,15 @@ cuttle)
     [ "$UPFS" = 1 ] && extra=(--fs --s3=false --nbd=false)
     "$CUTTLE_BIN" cluster up --dir "$CDIR" --base-port "${BASE_PORT:-7500}" --osd-size "${OSD_SIZE:-16G}" \
       --auth none --timeout 5m "${extra[@]}" >"$OUT/cluster-up.txt" 2>&1 || { cat "$OUT/cluster-up.txt" >&2; exit 1; }
+    case " $PHASES " in *" mem "*)
+      # The memory phase compares MDSs holding every file, as the Ceph
+      # side raises mds_cache_memory_limit: the MDSs restart to read it.
+      "$CUTTLE_BIN" config set mds mds_cache_size "${CUTTLE_MDS_CACHE:-$((MEM_FILES + MEM_FILES / 5 + 100000))}" >&2
+      if [ "$UPFS" = 1 ]; then
+        "$CUTTLE_BIN" cluster down --dir "$CDIR" >&2
+        "$CUTTLE_BIN" cluster up --dir "$CDIR" --timeout 5m >>"$OUT/cluster-up.txt" 2>&1 || { cat "$OUT/cluster-up.txt" >&2; exit 1; }
+      fi ;;
+    esac
     if [ "$UPFS" = 0 ]; then
       "$CUTTLE_BIN" osd pool create cephfs_metadata 16 >&2
       "$CUTTLE_BIN" osd pool create cephfs_data 32 >&2
