@@ -25,13 +25,13 @@ type scenario struct {
 
 var scenarios = []scenario{
 	{"split", []string{"a", "b", "c", "d"}, "+e",
-		[]string{stepMarked, stepFrozen, stepRead, stepLeft, stepRight, stepSwapped}},
+		[]string{stepMarked, stepFrozen, stepRead, stepLeftFails, stepRightFails, stepWritten, stepSwapped}},
 	// [a b] [c d e]: removing a rebalances to [a b c] [d e].
 	{"rebalance", []string{"a", "b", "c", "d", "e"}, "-a",
-		[]string{"join " + stepMarked, "join " + stepFrozen, "join " + stepRead, "join " + stepLeft, "join " + stepRight, "join " + stepSwapped}},
+		[]string{"join " + stepMarked, "join " + stepFrozen, "join " + stepRead, "join " + stepLeftFails, "join " + stepRightFails, "join " + stepWritten, "join " + stepSwapped}},
 	// [a b] [c d]: removing a merges them.
 	{"merge", []string{"a", "b", "c", "d", "e", "-e"}, "-a",
-		[]string{"join " + stepMarked, "join " + stepFrozen, "join " + stepRead, "join " + stepLeft, "join " + stepSwapped}},
+		[]string{"join " + stepMarked, "join " + stepFrozen, "join " + stepRead, "join " + stepLeftFails, "join " + stepWritten, "join " + stepSwapped}},
 }
 
 // start builds the scenario's store (k 2) with client a, opens it in
@@ -213,13 +213,15 @@ func leftOver(t *testing.T, s *Store, name string) bool {
 
 // The cleaning client b dies too, after each step of its cleanup of a's
 // split (rolled forward: a had written both leaves; back: it had written
-// one); c then finishes b's cleanup.
+// one, the left or the right); c then finishes b's cleanup.
 func TestCleanupAbandoned(t *testing.T) {
 	for _, tt := range []struct{ aStep, bStep string }{
-		{stepRight, "cleanup " + stepMarked},
-		{stepRight, "cleanup " + stepSwapped},
-		{stepLeft, "cleanup " + stepMarked},
-		{stepLeft, "cleanup thawed"},
+		{stepWritten, "cleanup " + stepMarked},
+		{stepWritten, "cleanup " + stepSwapped},
+		{stepRightFails, "cleanup " + stepMarked},
+		{stepRightFails, "cleanup thawed"},
+		{stepLeftFails, "cleanup " + stepMarked},
+		{stepLeftFails, "cleanup thawed"},
 	} {
 		t.Run(tt.aStep+"/"+tt.bStep, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

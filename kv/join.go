@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	clskv "github.com/cuttlestore/cuttle/internal/cls/kv"
 	"github.com/cuttlestore/cuttle/kv/plan"
@@ -18,11 +19,11 @@ var errStale = errors.New("kv: stale index cache")
 //
 //  1. mark both leaves' index entries with one mark, all or none (EBUSY
 //     if another operation marked either, EXDEV if the cache is stale);
-//  2. freeze both leaves;
-//  3. read their entries and decide (plan.PlanJoin): one new leaf with
-//     all of them if they are at most 2k (a merge), else two sharing
-//     them at the median (a rebalance);
-//  4. write the new leaf or leaves;
+//  2. freeze both leaves at once (each freeze answers its entries);
+//  3. decide (plan.PlanJoin): one new leaf with all the entries if they
+//     are at most 2k (a merge), else two sharing them at the median (a
+//     rebalance);
+//  4. write the new leaf or leaves (two at once);
 //  5. swap the two marked entries for the new leaves' in one operation;
 //  6. remove the old leaves.
 //
@@ -47,25 +48,37 @@ func (s *Store) join(ctx context.Context, leaf plan.Entry, key string) error {
 	if err := s.step("join " + stepMarked); err != nil {
 		return err
 	}
-	var olds []clskv.Leaf
-	for _, e := range []plan.Entry{l, r} {
-		out, err := s.freeze(ctx, e.Leaf, id)
-		if err != nil {
+	// Both freezes at once; each answers its leaf's entries.
+	sides := []plan.Entry{l, r}
+	outs, errs := make([][]byte, 2), make([]error, 2)
+	var wg sync.WaitGroup
+	for i, e := range sides {
+		wg.Go(func() { outs[i], errs[i] = s.freeze(ctx, e.Leaf, id) })
+	}
+	wg.Wait()
+	for i, e := range sides {
+		if errs[i] != nil {
+			// Thaw both: the other's freeze may have landed.
 			s.undo(ctx, id, entries[0].High, l.Leaf, r.Leaf)
-			return fmt.Errorf("kv: join %s and %s: freeze %s: %w", l.Leaf, r.Leaf, e.Leaf, err)
+			return fmt.Errorf("kv: join %s and %s: freeze %s: %w", l.Leaf, r.Leaf, e.Leaf, errs[i])
 		}
-		old, err := clskv.DecodeLeaf(out)
+	}
+	var olds []clskv.Leaf
+	var frozen []clskv.FreezeReply
+	for i, e := range sides {
+		f, err := clskv.DecodeFreezeReply(outs[i])
 		if err != nil {
 			return fmt.Errorf("kv: join: leaf %s: %w: %v", e.Leaf, ErrCorrupt, err)
 		}
-		olds = append(olds, old)
+		olds = append(olds, f.Leaf)
+		frozen = append(frozen, f)
 	}
 	if err := s.step("join " + stepFrozen); err != nil {
 		return err
 	}
 	var pairs []clskv.Pair
-	for _, e := range []plan.Entry{l, r} {
-		ps, err := s.readAll(ctx, e.Leaf)
+	for i, e := range sides {
+		ps, err := s.frozenEntries(ctx, e.Leaf, frozen[i])
 		if err != nil {
 			return fmt.Errorf("kv: join: read %s: %w", e.Leaf, err)
 		}
@@ -87,14 +100,13 @@ func (s *Store) join(ctx context.Context, leaf plan.Entry, key string) error {
 		parts = [][]clskv.Pair{pairs[:j.At], pairs[j.At:]}
 	}
 	sw := clskv.SwapRequest{ID: id, Remove: []string{l.Bounds.High, r.Bounds.High}}
+	var news []newLeaf
 	for i, b := range j.Leaves {
-		if err := s.writeLeaf(ctx, names[i], b, parts[i]); err != nil {
-			return fmt.Errorf("kv: join %s and %s: write %s: %w", l.Leaf, r.Leaf, names[i], err)
-		}
-		if err := s.step("join " + []string{stepLeft, stepRight}[i]); err != nil {
-			return err
-		}
+		news = append(news, newLeaf{names[i], b, parts[i]})
 		sw.Add = append(sw.Add, clskv.IndexEntry{High: b.High, Leaf: names[i]})
+	}
+	if err := s.writeLeaves(ctx, "join ", news); err != nil {
+		return fmt.Errorf("kv: join %s and %s: %w", l.Leaf, r.Leaf, err)
 	}
 	if _, err := s.io.Exec(ctx, index, clskv.Class, "swap", sw.Encode()); err != nil {
 		return fmt.Errorf("kv: join %s and %s: swap: %w", l.Leaf, r.Leaf, err)
@@ -109,7 +121,7 @@ func (s *Store) join(ctx context.Context, leaf plan.Entry, key string) error {
 		}
 	}
 	s.log.Debug("kv: join", "left", l.Leaf, "right", r.Leaf, "merge", j.Merge(), "entries", len(pairs))
-	return s.refresh(ctx)
+	return s.swapped(ctx, entries, sw.Add)
 }
 
 // undo rolls back an operation of this client that has marked the index

@@ -125,7 +125,7 @@ func (s *Store) Check(ctx context.Context) (problems []Problem, entries uint64, 
 		if l.Frozen != "" {
 			bad("frozen by %s", l.Frozen)
 		}
-		pairs, err := s.readAll(ctx, e.Leaf)
+		pairs, err := s.readAll(ctx, e.Leaf, "")
 		if err != nil {
 			return nil, 0, fmt.Errorf("kv: check: read %s: %w", e.Leaf, err)
 		}

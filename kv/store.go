@@ -274,6 +274,24 @@ func (s *Store) refresh(ctx context.Context) error {
 	return nil
 }
 
+// swapped updates the cache after this client's own swap replaced the
+// index entries old by new: the swap is applied to the cache, as a
+// notify's notice is, if the cache holds exactly the entries it replaced
+// (no index read on the operation's path); else the index is re-read.
+func (s *Store) swapped(ctx context.Context, old, new []clskv.IndexEntry) error {
+	s.mu.Lock()
+	next, ok := s.index.Apply(old, new)
+	if ok {
+		s.index = next
+		s.epoch++
+	}
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return s.refresh(ctx)
+}
+
 func (s *Store) lookup(key string) plan.Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()

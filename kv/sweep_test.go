@@ -73,7 +73,7 @@ func TestSweepLeavesMarkedLeaves(t *testing.T) {
 		a, b := fullStore(t, Config{MarkTimeout: time.Second})
 		ctx := context.Background()
 		a.afterStep = func(step string) error {
-			if step == stepLeft {
+			if step == stepRightFails {
 				return errDied
 			}
 			return nil

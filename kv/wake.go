@@ -151,8 +151,9 @@ func (s *Store) ensureWatch(ctx context.Context) bool {
 }
 
 // onNotify handles an event of the watch registered as gen: a notice is
-// applied to the cache (or the index re-read, if the cache does not hold
-// what the swap replaced), then the waiters are woken; the watch's loss
+// applied to the cache (or nothing done if the cache holds what the swap
+// added already, or the index re-read if it holds neither that nor what
+// the swap replaced), then the waiters are woken; the watch's loss
 // (it may have missed notifies) forgets the watch, so the next waiter
 // watches again, and wakes the waiters.
 func (s *Store) onNotify(gen uint64, ev rados.WatchEvent) {
@@ -178,6 +179,10 @@ func (s *Store) onNotify(gen uint64, ev rados.WatchEvent) {
 		if next, applied = s.index.Apply(n.Old, n.New); applied {
 			s.index = next
 			s.epoch++
+		} else if len(n.New) > 0 && s.index.Holds(n.New) {
+			// The cache has it already: this client's own swap, or an
+			// index read after it.
+			applied = true
 		}
 		s.mu.Unlock()
 	}

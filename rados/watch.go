@@ -253,10 +253,18 @@ func (w *Watch) deliver(m wire.WatchNotify) {
 	}
 }
 
+// maxAcksInFlight bounds the notify acks a Watch has sent and not yet
+// had answered; past it, delivery waits for one.
+const maxAcksInFlight = 64
+
 // deliverLoop runs the handler on each queued event, in order, and acks
-// each notify with the handler's reply.
+// each notify with the handler's reply. The ack goes out in the
+// background: the next event's handler does not wait for the previous
+// ack's round trip (under a stream of notifies, that queued every
+// delivery behind the acks before it).
 func (w *Watch) deliverLoop() {
 	defer w.events.Done()
+	acks := make(chan struct{}, maxAcksInFlight)
 	for {
 		w.mu.Lock()
 		var ev WatchEvent
@@ -279,13 +287,28 @@ func (w *Watch) deliverLoop() {
 			w.halt()
 			return
 		}
-		r := NewReadOp()
-		r.addCopying(wire.ObjectOp{Code: wire.OpNotifyAck, Version: w.cookie, Offset: ev.NotifyID, Data: reply}, nil)
-		ctx, cancel := context.WithTimeout(w.io.conn.obj.ctx, time.Minute)
-		if err := w.io.OperateRead(ctx, w.name, r); err != nil {
-			w.io.conn.log.Debug("rados: notify ack failed", "object", w.name, "notify", ev.NotifyID, "err", err)
+		select {
+		case acks <- struct{}{}:
+		case <-w.stop:
+			return
 		}
-		cancel()
+		w.events.Add(1)
+		go func() {
+			defer w.events.Done()
+			defer func() { <-acks }()
+			w.ack(ev.NotifyID, reply)
+		}()
+	}
+}
+
+// ack answers notify id with the handler's reply.
+func (w *Watch) ack(id uint64, reply []byte) {
+	r := NewReadOp()
+	r.addCopying(wire.ObjectOp{Code: wire.OpNotifyAck, Version: w.cookie, Offset: id, Data: reply}, nil)
+	ctx, cancel := context.WithTimeout(w.io.conn.obj.ctx, time.Minute)
+	defer cancel()
+	if err := w.io.OperateRead(ctx, w.name, r); err != nil {
+		w.io.conn.log.Debug("rados: notify ack failed", "object", w.name, "notify", id, "err", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/msgr/memnet"
 	"github.com/cuttlestore/cuttle/rados"
 )
 
@@ -98,6 +99,59 @@ func TestWatchNotifyRoundTrip(t *testing.T) {
 		}
 		if res, err := nio.Notify(ctx, "hdr", []byte("nobody"), time.Second); err != nil || len(res.Acks)+len(res.TimedOut) != 0 {
 			t.Fatalf("notify without watchers: %+v, %v", res, err)
+		}
+	})
+}
+
+// Two notifies reach a watcher together: its handler gets the second
+// without waiting for the first's ack to be answered (a round trip to
+// the primary), so under a stream of notifies (the kv store's wake-ups)
+// deliveries do not queue behind acks. Every message here takes one hop
+// of virtual time; acking before delivering the next made the gap two.
+func TestNotifiesDoNotWaitForAcks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const hop = 10 * time.Millisecond
+		c, _ := threeOSDsWith(t, Options{Net: memnet.Config{Seed: 1, MinDelay: hop, MaxDelay: hop}})
+		ctx := context.Background()
+		wio := openIO(t, c.connect(t, "client.watcher"))
+		notifiers := []*rados.IOContext{openIO(t, c.connect(t, "client.n1")), openIO(t, c.connect(t, "client.n2"))}
+		if err := notifiers[0].WriteFull(ctx, "hdr", []byte("v1")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := notifiers[1].Stat(ctx, "hdr"); err != nil { // its session to the primary is up
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var at []time.Time
+		w, err := wio.Watch(ctx, "hdr", func(rados.WatchEvent) []byte {
+			mu.Lock()
+			defer mu.Unlock()
+			at = append(at, time.Now())
+			return []byte("seen")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, n := range notifiers {
+			wg.Go(func() {
+				if res, err := n.Notify(ctx, "hdr", []byte("changed"), 5*time.Second); err != nil || len(res.Acks) != 1 || string(res.Acks[0].Payload) != "seen" {
+					t.Errorf("notify: %+v, %v", res, err)
+				}
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		got := slices.Clone(at)
+		mu.Unlock()
+		if len(got) != 2 {
+			t.Fatalf("%d deliveries, want 2", len(got))
+		}
+		if gap := got[1].Sub(got[0]); gap >= hop {
+			t.Fatalf("the second notify was delivered %v after the first (a hop is %v): it waited for the first's ack", gap, hop)
+		}
+		if err := w.Unwatch(ctx); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -62,6 +62,21 @@ func (ix Index) Entries() []Entry { return append([]Entry(nil), ix.entries...) }
 // Len is the number of leaves.
 func (ix Index) Len() int { return len(ix.entries) }
 
+// Holds reports whether ix holds every one of entries (high bound,
+// leaf) as it is: a swap that added them is already in the cache.
+func (ix Index) Holds(entries []clskv.IndexEntry) bool {
+	for _, e := range entries {
+		i := sort.Search(len(ix.entries), func(i int) bool {
+			h := ix.entries[i].Bounds.High
+			return h == "" || (e.High != "" && e.High <= h)
+		})
+		if i == len(ix.entries) || ix.entries[i].Bounds.High != e.High || ix.entries[i].Leaf != e.Leaf {
+			return false
+		}
+	}
+	return true
+}
+
 // Halves is a split's plan: the entries of keys[:At] go to a leaf with
 // bounds Left, the rest to one with bounds Right.
 type Halves struct {

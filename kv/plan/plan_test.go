@@ -169,6 +169,33 @@ func TestPlanJoin(t *testing.T) {
 
 // Apply replaces entries as a swap does, only from the state the swap
 // replaced.
+// Holds: every entry as it is in the index, by its high bound and leaf.
+func TestIndexHolds(t *testing.T) {
+	ix, err := plan.NewIndex([]clskv.IndexEntry{{High: "d", Leaf: "a"}, {High: "m", Leaf: "b"}, {High: "", Leaf: "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		entries []clskv.IndexEntry
+		want    bool
+	}{
+		{"none", nil, true},
+		{"one", []clskv.IndexEntry{{High: "m", Leaf: "b"}}, true},
+		{"all", []clskv.IndexEntry{{High: "", Leaf: "c"}, {High: "d", Leaf: "a"}, {High: "m", Leaf: "b"}}, true},
+		{"the last", []clskv.IndexEntry{{High: "", Leaf: "c"}}, true},
+		{"another leaf there", []clskv.IndexEntry{{High: "m", Leaf: "x"}}, false},
+		{"another last leaf", []clskv.IndexEntry{{High: "", Leaf: "x"}}, false},
+		{"no entry there", []clskv.IndexEntry{{High: "g", Leaf: "b"}}, false},
+		{"a bound past every finite one", []clskv.IndexEntry{{High: "z", Leaf: "c"}}, false},
+		{"one of two", []clskv.IndexEntry{{High: "d", Leaf: "a"}, {High: "g", Leaf: "b"}}, false},
+	} {
+		if got := ix.Holds(tt.entries); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestIndexApply(t *testing.T) {
 	base := []clskv.IndexEntry{{High: "d", Leaf: "a"}, {High: "m", Leaf: "b"}, {High: "", Leaf: "c"}}
 	ix, err := plan.NewIndex(base)

@@ -39,6 +39,12 @@ func TestRecover(t *testing.T) {
 			plan.Recovery{Thaw: []string{"o1"}}},
 		{"split: left written", split, []plan.LeafState{old("o1", b("c", "x"), "op")}, []plan.LeafState{leaf("n1", b("c", "m")), none("n2")},
 			plan.Recovery{Delete: []string{"n1"}, Thaw: []string{"o1"}}},
+		// The new leaves are written at once: the right may exist without
+		// the left.
+		{"split: right written", split, []plan.LeafState{old("o1", b("c", "x"), "op")}, []plan.LeafState{none("n1"), leaf("n2", b("m", "x"))},
+			plan.Recovery{Delete: []string{"n2"}, Thaw: []string{"o1"}}},
+		{"split of the last leaf: right written", split, []plan.LeafState{old("o1", b("c", ""), "op")}, []plan.LeafState{none("n1"), leaf("n2", b("m", ""))},
+			plan.Recovery{Delete: []string{"n2"}, Thaw: []string{"o1"}}},
 		{"split: both written", split, []plan.LeafState{old("o1", b("c", "x"), "op")}, []plan.LeafState{leaf("n1", b("c", "m")), leaf("n2", b("m", "x"))},
 			plan.Recovery{Forward: true, Add: []clskv.IndexEntry{{High: "m", Leaf: "n1"}, {High: "x", Leaf: "n2"}}, Delete: []string{"o1"}}},
 		// A zombie owner wrote its leaves after a rollback thawed the old
@@ -53,6 +59,8 @@ func TestRecover(t *testing.T) {
 			plan.Recovery{Forward: true, Add: []clskv.IndexEntry{{High: "x", Leaf: "n1"}}, Delete: []string{"o1", "o2"}}},
 		{"join: rebalance half written", join, []plan.LeafState{old("o1", b("c", "m"), "op"), old("o2", b("m", "x"), "op")}, []plan.LeafState{leaf("n1", b("c", "p")), none("n2")},
 			plan.Recovery{Delete: []string{"n1"}, Thaw: []string{"o1", "o2"}}},
+		{"join: rebalance, right written", join, []plan.LeafState{old("o1", b("c", "m"), "op"), old("o2", b("m", "x"), "op")}, []plan.LeafState{none("n1"), leaf("n2", b("p", "x"))},
+			plan.Recovery{Delete: []string{"n2"}, Thaw: []string{"o1", "o2"}}},
 		{"join: rebalanced, taken over", taken, []plan.LeafState{old("o1", b("c", "m"), "op"), old("o2", b("m", "x"), "op")}, []plan.LeafState{leaf("n1", b("c", "p")), leaf("n2", b("p", "x"))},
 			plan.Recovery{Forward: true, Add: []clskv.IndexEntry{{High: "p", Leaf: "n1"}, {High: "x", Leaf: "n2"}}, Delete: []string{"o1", "o2"}}},
 	} {

@@ -9,8 +9,9 @@
 //	kv.write   WriteRequest -> nothing: apply puts and removes to a leaf if
 //	           it covers every key and keeps between k and 2k entries
 //	kv.read    ReadRequest -> ReadReply: get keys, or scan from a key
-//	kv.freeze  FreezeRequest -> Leaf: refuse the leaf's writes from now on
-//	           (a split or merge is about to copy its entries)
+//	kv.freeze  FreezeRequest -> FreezeReply: refuse the leaf's writes from
+//	           now on (a split or merge is about to copy its entries);
+//	           answer the leaf and, if asked, its entries
 //	kv.thaw    FreezeRequest -> nothing: undo a freeze (a rollback)
 //	kv.mark    MarkRequest -> nothing: mark index entries (one for a
 //	           split, two for a merge or rebalance) with a pending

@@ -75,31 +75,41 @@ type Leaf struct {
 func (l Leaf) Encode() []byte {
 	var e encoding.Encoder
 	mk := e.Begin(1, 1)
-	l.Bounds.encode(&e)
-	e.Uvarint(uint64(l.K))
-	e.Uvarint(l.Count)
-	e.String(l.Frozen)
+	l.encodeFields(&e)
 	e.End(mk)
 	return e.Data()
 }
 
-// DecodeLeaf decodes what Encode wrote.
+func (l Leaf) encodeFields(e *encoding.Encoder) {
+	l.Bounds.encode(e)
+	e.Uvarint(uint64(l.K))
+	e.Uvarint(l.Count)
+	e.String(l.Frozen)
+}
+
+// DecodeLeaf decodes what Encode wrote (and the Leaf of a FreezeReply:
+// a later version of the same envelope).
 func DecodeLeaf(b []byte) (Leaf, error) {
 	d := encoding.NewDecoder(b)
 	d.Begin(1)
-	l := Leaf{Bounds: decodeBounds(d)}
-	k := d.Uvarint()
-	l.Count = d.Uvarint()
-	l.Frozen = d.String(maxNameLen)
+	l := decodeLeafFields(d)
 	d.End()
-	if k == 0 || k > 1<<30 {
-		d.Fail(fmt.Errorf("k %d out of range", k))
-	}
-	l.K = uint32(k)
 	if err := d.Finish(); err != nil {
 		return Leaf{}, fmt.Errorf("kv leaf: %w", err)
 	}
 	return l, nil
+}
+
+func decodeLeafFields(d *encoding.Decoder) Leaf {
+	l := Leaf{Bounds: decodeBounds(d)}
+	k := d.Uvarint()
+	l.Count = d.Uvarint()
+	l.Frozen = d.String(maxNameLen)
+	if k == 0 || k > 1<<30 {
+		d.Fail(fmt.Errorf("k %d out of range", k))
+	}
+	l.K = uint32(k)
+	return l
 }
 
 // IndexKey is the index omap key of the leaf whose range ends at high:

@@ -227,7 +227,9 @@ func read(c objclass.Context, in []byte) ([]byte, error) {
 
 // freeze marks the leaf as being replaced by operation ID: its writes are
 // refused from now on (EBUSY). Freezing again with the same ID is not an
-// error; with another, EBUSY. It returns the leaf.
+// error; with another, EBUSY. It returns a FreezeReply: the leaf, and
+// its first Entries entries if the request asked (the leaf no longer
+// changes, so they are what the operation copies).
 func freeze(c objclass.Context, in []byte) ([]byte, error) {
 	req, err := DecodeFreezeRequest(in)
 	if err != nil {
@@ -239,12 +241,32 @@ func freeze(c objclass.Context, in []byte) ([]byte, error) {
 	}
 	switch l.Frozen {
 	case req.ID:
-		return l.Encode(), nil
 	case "":
 		l.Frozen = req.ID
-		return l.Encode(), objclass.SetXattr(c, LeafAttr, l.Encode())
+		if err := objclass.SetXattr(c, LeafAttr, l.Encode()); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, objclass.Errorf(ErrnoBusy, "kv: the leaf is frozen by %s", l.Frozen)
 	}
-	return nil, objclass.Errorf(ErrnoBusy, "kv: the leaf is frozen by %s", l.Frozen)
+	reply := FreezeReply{Leaf: l}
+	if req.Entries > 0 {
+		entries, more, err := objclass.OmapList(c, "", "", uint64(req.Entries))
+		if err != nil {
+			return nil, err
+		}
+		reply.Entries, reply.More = true, more
+		size := 0
+		for _, e := range entries {
+			if size >= FreezeReplyBytes {
+				reply.More = true
+				break
+			}
+			size += len(e.Key) + len(e.Value)
+			reply.Pairs = append(reply.Pairs, Pair{Key: e.Key, Value: e.Value})
+		}
+	}
+	return reply.Encode(), nil
 }
 
 // thaw undoes freeze: it clears the leaf's freeze by operation ID (a

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cuttlestore/cuttle/encoding"
 	"github.com/cuttlestore/cuttle/internal/cls/clstest"
 	"github.com/cuttlestore/cuttle/internal/cls/kv"
 	"github.com/cuttlestore/cuttle/internal/cls/objclass"
@@ -168,6 +169,77 @@ func TestFreeze(t *testing.T) {
 		t.Fatalf("thawed leaf %+v", l)
 	}
 	o.OK(call("write", put("b")))
+}
+
+func freezeReply(t *testing.T, o *clstest.Object, req kv.FreezeRequest) kv.FreezeReply {
+	t.Helper()
+	r, err := kv.DecodeFreezeReply(o.OK(call("freeze", req.Encode())).Ops[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A freeze that asks for entries answers them with the leaf, at most as
+// many as asked and saying whether more follow; asked again by the same
+// operation (a resent request) it answers them again; without asking it
+// answers the leaf alone, as the first version did.
+func TestFreezeAnswersEntries(t *testing.T) {
+	o := newObject(t)
+	leaf(o, kv.Bounds{Low: "m", High: "n"}, 2, keys(4)...)
+	r := freezeReply(t, o, kv.FreezeRequest{ID: "split.1", Entries: 4})
+	if !r.Entries || r.More || len(r.Pairs) != 4 || r.Leaf.Frozen != "split.1" || r.Leaf.Count != 4 {
+		t.Fatalf("freeze: %+v", r)
+	}
+	for i, p := range r.Pairs {
+		if p.Key != keys(4)[i] || string(p.Value) != "v"+p.Key {
+			t.Fatalf("pair %d: %q = %q", i, p.Key, p.Value)
+		}
+	}
+	r = freezeReply(t, o, kv.FreezeRequest{ID: "split.1", Entries: 3})
+	if !r.Entries || !r.More || len(r.Pairs) != 3 || r.Pairs[2].Key != "m002" {
+		t.Fatalf("freeze again, 3 entries: %+v", r)
+	}
+	r = freezeReply(t, o, kv.FreezeRequest{ID: "split.1"})
+	if r.Entries || len(r.Pairs) != 0 || r.Leaf.Frozen != "split.1" {
+		t.Fatalf("freeze without entries: %+v", r)
+	}
+	// What a client of the first version decodes: the leaf.
+	out := o.OK(call("freeze", kv.FreezeRequest{ID: "split.1", Entries: 4}.Encode())).Ops[0].Data
+	if l, err := kv.DecodeLeaf(out); err != nil || l.Frozen != "split.1" || l.Count != 4 {
+		t.Fatalf("DecodeLeaf of a reply with entries: %+v %v", l, err)
+	}
+	// A request of the first version (the id alone) is still read.
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.String("split.1")
+	e.End(mk)
+	v1, err := kv.DecodeFreezeReply(o.OK(call("freeze", e.Data())).Ops[0].Data)
+	if err != nil || v1.Entries || v1.Leaf.Frozen != "split.1" {
+		t.Fatalf("freeze by a version 1 request: %+v %v", v1, err)
+	}
+	o.Fails(kv.ErrnoBusy, 0, call("freeze", kv.FreezeRequest{ID: "split.2", Entries: 4}.Encode()))
+}
+
+// A reply stops adding entries once they pass FreezeReplyBytes, and says
+// more follow: the client reads the rest.
+func TestFreezeReplyBounded(t *testing.T) {
+	o := newObject(t)
+	big := bytes.Repeat([]byte("x"), kv.MaxValueLen)
+	n := kv.FreezeReplyBytes/kv.MaxValueLen + 4
+	var pairs []wire.KV
+	for i := range n {
+		pairs = append(pairs, wire.KV{Key: fmt.Sprintf("k%03d", i), Value: big})
+	}
+	o.OK(wire.ObjectOp{Code: wire.OpSetXattr, Name: kv.LeafAttr, Data: kv.Leaf{K: uint32(n), Count: uint64(n)}.Encode()},
+		wire.ObjectOp{Code: wire.OpOmapSet, Pairs: pairs})
+	r := freezeReply(t, o, kv.FreezeRequest{ID: "split.1", Entries: uint32(n)})
+	if !r.More || len(r.Pairs) == 0 || len(r.Pairs) >= n {
+		t.Fatalf("%d of %d entries, more %v", len(r.Pairs), n, r.More)
+	}
+	if size := len(r.Pairs) * (4 + kv.MaxValueLen); size > kv.FreezeReplyBytes+4+kv.MaxValueLen {
+		t.Fatalf("%d bytes of entries, over the bound", size)
+	}
 }
 
 // A join marks two index entries with one mark, all or none.
@@ -395,6 +467,8 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(kv.ReadRequest{Keys: []string{"a"}, Scan: true, From: "b", Limit: 3}.Encode())
 	f.Add(kv.ReadReply{Bounds: kv.Bounds{Low: "a"}, Pairs: []kv.Pair{{Key: "a"}}, More: true}.Encode())
 	f.Add(kv.FreezeRequest{ID: "f"}.Encode())
+	f.Add(kv.FreezeRequest{ID: "f", Entries: 800}.Encode())
+	f.Add(kv.FreezeReply{Leaf: kv.Leaf{K: 2, Frozen: "f"}, Entries: true, Pairs: []kv.Pair{{Key: "a", Value: []byte("b")}}, More: true}.Encode())
 	f.Add(kv.MarkRequest{High: "h", Leaf: "l", Mark: kv.Mark{ID: "m"}}.Encode())
 	f.Add(kv.MarkRequest{Mark: kv.Mark{ID: "m", Kind: kv.MarkJoin, Entries: []kv.IndexEntry{{High: "a", Leaf: "l"}, {Leaf: "r"}}}}.Encode())
 	f.Add(kv.Entry{Leaf: "l", Mark: &kv.Mark{ID: "m", Entries: []kv.IndexEntry{{High: "a", Leaf: "l"}}, Takes: "t"}}.Encode())
@@ -412,6 +486,7 @@ func FuzzDecoders(f *testing.F) {
 		{"read", func(b []byte) ([]byte, error) { v, err := kv.DecodeReadRequest(b); return v.Encode(), err }},
 		{"reply", func(b []byte) ([]byte, error) { v, err := kv.DecodeReadReply(b); return v.Encode(), err }},
 		{"freeze", func(b []byte) ([]byte, error) { v, err := kv.DecodeFreezeRequest(b); return v.Encode(), err }},
+		{"frozen", func(b []byte) ([]byte, error) { v, err := kv.DecodeFreezeReply(b); return v.Encode(), err }},
 		{"mark", func(b []byte) ([]byte, error) { v, err := kv.DecodeMarkRequest(b); return v.Encode(), err }},
 		{"swap", func(b []byte) ([]byte, error) { v, err := kv.DecodeSwapRequest(b); return v.Encode(), err }},
 		{"unmark", func(b []byte) ([]byte, error) { v, err := kv.DecodeUnmarkRequest(b); return v.Encode(), err }},

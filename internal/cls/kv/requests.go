@@ -142,29 +142,94 @@ func DecodeReadReply(b []byte) (ReadReply, error) {
 	return r, nil
 }
 
-// FreezeRequest is kv.freeze's input: the operation freezing the leaf.
-type FreezeRequest struct{ ID string }
+// FreezeRequest is kv.freeze's input: the operation freezing the leaf,
+// and how many of its entries (0: none) the reply is to carry, so the
+// operation need not read the frozen leaf again.
+type FreezeRequest struct {
+	ID      string
+	Entries uint32
+}
 
-// Encode encodes r: version 1: id.
+// Encode encodes r: version 1: id; version 2 (compat 1: a class that
+// reads version 1 answers the leaf alone) adds entries.
 func (r FreezeRequest) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(1, 1)
+	mk := e.Begin(2, 1)
 	e.String(r.ID)
+	e.Uvarint(uint64(r.Entries))
 	e.End(mk)
 	return e.Data()
 }
 
-// DecodeFreezeRequest decodes what Encode wrote.
+// DecodeFreezeRequest decodes what Encode wrote (versions 1 and 2).
 func DecodeFreezeRequest(b []byte) (FreezeRequest, error) {
 	d := encoding.NewDecoder(b)
-	d.Begin(1)
+	v := d.Begin(2)
 	r := FreezeRequest{ID: d.String(maxNameLen)}
+	if v >= 2 {
+		n := d.Uvarint()
+		if n > MaxBatch {
+			d.Fail(fmt.Errorf("entries %d over %d", n, MaxBatch))
+		}
+		r.Entries = uint32(n)
+	}
 	d.End()
 	if r.ID == "" {
 		d.Fail(fmt.Errorf("empty id"))
 	}
 	if err := d.Finish(); err != nil {
 		return FreezeRequest{}, fmt.Errorf("kv freeze request: %w", err)
+	}
+	return r, nil
+}
+
+// FreezeReply is kv.freeze's output: the leaf's Leaf (as frozen) and,
+// if the request asked for entries (FreezeRequest.Entries), its first
+// entries in key order (Pairs: at most that many, and fewer once they
+// pass FreezeReplyBytes) and whether more follow them (More). A class
+// older than the entries answers the Leaf alone: Entries false, and the
+// client reads the entries itself.
+type FreezeReply struct {
+	Leaf    Leaf
+	Entries bool
+	Pairs   []Pair
+	More    bool
+}
+
+// FreezeReplyBytes is about the most key and value bytes a FreezeReply
+// carries: past it the class stops adding entries and says More.
+const FreezeReplyBytes = 4 << 20
+
+// Encode encodes r. Without entries it is the Leaf's encoding (version
+// 1); with them, version 2 of the same envelope (compat 1, so DecodeLeaf
+// reads its Leaf): the Leaf's fields, then pairs (key, value) and more.
+func (r FreezeReply) Encode() []byte {
+	if !r.Entries {
+		return r.Leaf.Encode()
+	}
+	var e encoding.Encoder
+	mk := e.Begin(2, 1)
+	r.Leaf.encodeFields(&e)
+	encodePairs(&e, r.Pairs)
+	e.Bool(r.More)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeFreezeReply decodes what Encode wrote, or a Leaf alone (Entries
+// false).
+func DecodeFreezeReply(b []byte) (FreezeReply, error) {
+	d := encoding.NewDecoder(b)
+	v := d.Begin(2)
+	r := FreezeReply{Leaf: decodeLeafFields(d)}
+	if v >= 2 {
+		r.Entries = true
+		r.Pairs = decodePairs(d)
+		r.More = d.Bool()
+	}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return FreezeReply{}, fmt.Errorf("kv freeze reply: %w", err)
 	}
 	return r, nil
 }
