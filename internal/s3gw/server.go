@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
 	"github.com/cuttlestore/cuttle/internal/s3gw/sigv4"
@@ -47,6 +50,10 @@ type Config struct {
 	KeyCacheTTL time.Duration
 	// KV is how bucket indexes are used.
 	KV kv.Config
+	// Lifecycle is how the lifecycle worker runs (lcworker.go).
+	Lifecycle LifecycleConfig
+	// Metrics, when set, receives the gateway's metrics.
+	Metrics prometheus.Registerer
 }
 
 // Gateway serves the S3 API.
@@ -63,6 +70,9 @@ type Gateway struct {
 	policies map[string]*bucketPolicy // parsed, by bucket name and text
 
 	bg sync.WaitGroup // background cleanup (Quiesce)
+
+	lcHolder string     // names this gateway in lifecycle leases
+	lcm      *lcMetrics // the lifecycle worker's counters
 
 	// tagRaceHook, set only by tests, runs in PutObjectTagging and
 	// DeleteObjectTagging after the entry is checked (false) and after
@@ -94,6 +104,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.KeyCacheTTL == 0 {
 		cfg.KeyCacheTTL = 10 * time.Second
 	}
+	cfg.Lifecycle = cfg.Lifecycle.withDefaults()
 	l := layout.Default(cfg.IO.PoolID())
 	l.Namespace = cfg.IO.Namespace()
 	st, err := striper.New(cfg.IO, l, striper.Options{ObjectName: dataObjectName})
@@ -109,6 +120,9 @@ func New(cfg Config) (*Gateway, error) {
 		keys: map[string]cachedKey{},
 
 		policies: map[string]*bucketPolicy{},
+
+		lcHolder: holderName(),
+		lcm:      newLCMetrics(cfg.Metrics),
 	}
 	g.verify = sigv4.New(g.lookupSecret, cfg.Now, sigv4.WithHostBucket(g.hostBucket))
 	return g, nil
@@ -157,6 +171,15 @@ type request struct {
 	version     string // the versionId query parameter ("": none)
 	sig         sigv4.Result
 	http        *http.Request // for a policy's conditions
+}
+
+// holderName names a gateway in lifecycle leases: its host and a
+// random suffix, so two gateways of one host differ.
+func holderName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return host + "." + hex.EncodeToString(b[:])
 }
 
 func newRequestID() string {
@@ -303,10 +326,11 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			{"ownershipControls", (*Gateway).getBucketOwnershipControls, (*Gateway).putBucketOwnershipControls, (*Gateway).deleteBucketOwnershipControls},
 			{"publicAccessBlock", (*Gateway).getPublicAccessBlock, (*Gateway).putPublicAccessBlock, (*Gateway).deletePublicAccessBlock},
 			{"policyStatus", (*Gateway).getBucketPolicyStatus, nil, nil},
+			{"lifecycle", (*Gateway).getBucketLifecycle, (*Gateway).putBucketLifecycle, (*Gateway).deleteBucketLifecycle},
 		}); ok {
 			return err
 		}
-		for _, sub := range []string{"lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		for _, sub := range []string{"website", "replication", "encryption", "logging", "notification", "object-lock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}
