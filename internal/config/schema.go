@@ -191,6 +191,10 @@ func schemaTable() []Option {
 			Desc: "length of a lifecycle day: rules' Days count these and each bucket gets one lifecycle pass a day (radosgw's rgw_lc_debug_interval); shorten it to try rules quickly (a day other than 24h is not rounded to midnight)"},
 		{Name: "s3_lifecycle_max_ops", Type: TypeFloat, Default: "200", Runtime: false, Min: 0, Max: 1e9, Daemons: s3, Flag: "lifecycle-max-ops",
 			Desc: "removals per second a gateway's lifecycle passes make at most (0: unbounded)"},
+		{Name: "s3_ssl_certificate", Type: TypeString, Default: "", Runtime: false, Daemons: s3, Flag: "cert",
+			Desc: "PEM certificate (chain) file: with s3_ssl_private_key the gateway serves HTTPS only; empty serves HTTP"},
+		{Name: "s3_ssl_private_key", Type: TypeString, Default: "", Runtime: false, Daemons: s3, Flag: "key",
+			Desc: "PEM private key file of s3_ssl_certificate"},
 
 		// Accepted, read by no daemon yet.
 		// The rbd library's write-back cache (rbd.CacheOptions, whose

@@ -279,6 +279,7 @@ func keyRmCommand(e *env) *cobra.Command {
 type serveReport struct {
 	Addr string `json:"addr"`
 	Pool string `json:"pool"`
+	TLS  bool   `json:"tls"`
 }
 
 func serveCommand(e *env) *cobra.Command {
@@ -297,11 +298,19 @@ passes at start and every tenth of a lifecycle day (at most 10 minutes);
 --lifecycle-day shortens the day to try rules quickly. Its options
 (docs/CONFIG.md, read by s3) come from these flags, else the
 configuration file's [client.s3], [client] or [global] section.
---metrics-addr serves Prometheus metrics (cuttle_s3_lifecycle_*).`,
+--metrics-addr serves Prometheus metrics (cuttle_s3_lifecycle_*).
+
+With --cert and --key (PEM files) it serves HTTPS only (TLS 1.2 and
+later).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			opts, err := gatewayOptions(cmd, given)
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("daemon", "s3")
+			tlsConfig, err := serverTLS(opts.String("s3_ssl_certificate"), opts.String("s3_ssl_private_key"))
 			if err != nil {
 				return err
 			}
@@ -310,7 +319,6 @@ configuration file's [client.s3], [client] or [global] section.
 				return err
 			}
 			defer conn.Close()
-			log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("daemon", "s3")
 			reg := metrics.NewRegistry()
 			gw, err := s3gw.New(s3gw.Config{IO: ioctx, Domain: domain, Region: region, Logger: log, KV: kvConfig(), Metrics: reg,
 				Lifecycle: s3gw.LifecycleConfig{Day: opts.Duration("s3_lifecycle_day"), MaxOps: opts.Float("s3_lifecycle_max_ops")}})
@@ -331,16 +339,27 @@ configuration file's [client.s3], [client] or [global] section.
 				ReadHeaderTimeout: 30 * time.Second,
 				MaxHeaderBytes:    64 << 10,
 				BaseContext:       func(net.Listener) context.Context { return ctx },
+				TLSConfig:         tlsConfig,
 			}
-			r := serveReport{Addr: ln.Addr().String(), Pool: e.pool}
+			r := serveReport{Addr: ln.Addr().String(), Pool: e.pool, TLS: tlsConfig != nil}
 			if err := e.out.Print(r, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "s3 gateway listening on %s (pool %s)\n", r.Addr, r.Pool)
+				scheme := "http"
+				if r.TLS {
+					scheme = "https"
+				}
+				_, err := fmt.Fprintf(w, "s3 gateway listening on %s (pool %s, %s)\n", r.Addr, r.Pool, scheme)
 				return err
 			}); err != nil {
 				return err
 			}
 			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
+			go func() {
+				if tlsConfig != nil {
+					done <- srv.ServeTLS(ln, "", "")
+					return
+				}
+				done <- srv.Serve(ln)
+			}()
 			go collectLoop(ctx, gw, log)
 			lc := time.NewTicker(gw.LifecycleCheckInterval())
 			defer lc.Stop()
