@@ -54,6 +54,8 @@ type Config struct {
 	Lifecycle LifecycleConfig
 	// Metrics, when set, receives the gateway's metrics.
 	Metrics prometheus.Registerer
+	// AccessLog, when set, receives a line per request (accesslog.go).
+	AccessLog *AccessLog
 }
 
 // Gateway serves the S3 API.
@@ -171,6 +173,7 @@ type request struct {
 	version     string // the versionId query parameter ("": none)
 	sig         sigv4.Result
 	http        *http.Request // for a policy's conditions
+	code        string        // the S3 error code answered, for the access log
 }
 
 // holderName names a gateway in lifecycle leases: its host and a
@@ -219,6 +222,16 @@ func (g *Gateway) split(r *http.Request) (bucket, key string) {
 // ServeHTTP authenticates and routes one S3 request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq := &request{id: newRequestID(), http: r}
+	if g.cfg.AccessLog != nil {
+		start := g.now()
+		cw := &countingWriter{ResponseWriter: w}
+		body := &countingBody{ReadCloser: r.Body}
+		if r.Body == nil {
+			body.ReadCloser = http.NoBody
+		}
+		r.Body, w = body, cw
+		defer g.logAccess(r, rq, cw, body, start)
+	}
 	w.Header().Set("x-amz-request-id", rq.id)
 	w.Header().Set("x-amz-id-2", rq.id)
 	w.Header().Set("Server", "Cuttle")
@@ -272,6 +285,20 @@ type readCloser struct {
 
 func (rc readCloser) Read(p []byte) (int, error) { return rc.r.Read(p) }
 func (rc readCloser) Close() error               { return rc.c.Close() }
+
+// logAccess writes the request's line to the access log.
+func (g *Gateway) logAccess(r *http.Request, rq *request, cw *countingWriter, body *countingBody, start time.Time) {
+	status := cw.status
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http answers 200
+	}
+	rec := AccessRecord{Time: start.UTC(), Remote: r.RemoteAddr, User: rq.user.Name, AccessKey: rq.sig.AccessKey, RequestID: rq.id,
+		Method: r.Method, Bucket: rq.bucket, Key: rq.key, Operation: operationName(r, rq.bucket, rq.key), Status: status, ErrorCode: rq.code,
+		BytesSent: cw.sent, BytesReceived: body.n, TotalMillis: float64(g.now().Sub(start)) / float64(time.Millisecond), UserAgent: r.UserAgent()}
+	if err := g.cfg.AccessLog.Write(rec); err != nil {
+		g.log.Warn("access log", "err", err)
+	}
+}
 
 // handler serves one request of the gateway.
 type handler func(g *Gateway, w http.ResponseWriter, r *http.Request, rq *request) error
