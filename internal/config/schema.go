@@ -195,6 +195,8 @@ func schemaTable() []Option {
 			Desc: "PEM certificate (chain) file: with s3_ssl_private_key the gateway serves HTTPS only; empty serves HTTP"},
 		{Name: "s3_ssl_private_key", Type: TypeString, Default: "", Runtime: false, Daemons: s3, Flag: "key",
 			Desc: "PEM private key file of s3_ssl_certificate"},
+		{Name: "s3_access_log", Type: TypeString, Default: "", Runtime: false, Daemons: s3, Flag: "access-log",
+			Desc: "file the gateway appends one JSON line per request to (`-`: stderr; empty: none); reopened on SIGHUP for logrotate (docs/S3.md, Access logs)"},
 
 		// Accepted, read by no daemon yet.
 		// The rbd library's write-back cache (rbd.CacheOptions, whose

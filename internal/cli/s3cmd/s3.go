@@ -301,7 +301,8 @@ configuration file's [client.s3], [client] or [global] section.
 --metrics-addr serves Prometheus metrics (cuttle_s3_lifecycle_*).
 
 With --cert and --key (PEM files) it serves HTTPS only (TLS 1.2 and
-later).`,
+later). --access-log FILE appends a JSON line per request to FILE (-:
+stderr), reopened on SIGHUP so logrotate can move it away.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -314,13 +315,17 @@ later).`,
 			if err != nil {
 				return err
 			}
+			access, err := openAccessLog(ctx, opts.String("s3_access_log"), log)
+			if err != nil {
+				return err
+			}
 			conn, ioctx, err := e.open(ctx, true)
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
 			reg := metrics.NewRegistry()
-			gw, err := s3gw.New(s3gw.Config{IO: ioctx, Domain: domain, Region: region, Logger: log, KV: kvConfig(), Metrics: reg,
+			gw, err := s3gw.New(s3gw.Config{IO: ioctx, Domain: domain, Region: region, Logger: log, KV: kvConfig(), Metrics: reg, AccessLog: access,
 				Lifecycle: s3gw.LifecycleConfig{Day: opts.Duration("s3_lifecycle_day"), MaxOps: opts.Float("s3_lifecycle_max_ops")}})
 			if err != nil {
 				return err
