@@ -26,13 +26,13 @@ type s3Gateway struct {
 	addr string
 }
 
-func startS3Gateway(t *testing.T, conf string) *s3Gateway {
+func startS3Gateway(t *testing.T, conf string, flags ...string) *s3Gateway {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "--conf", conf, "s3", "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(exe, append([]string{"--conf", conf, "s3", "serve", "--addr", "127.0.0.1:0"}, flags...)...)
 	cmd.Env = append(os.Environ(), daemonEnv+"=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -53,6 +53,11 @@ func startS3Gateway(t *testing.T, conf string) *s3Gateway {
 
 // s3Do sends one signed request (UNSIGNED-PAYLOAD, so bodies stream).
 func s3Do(ctx context.Context, creds aws.Credentials, method, url string, body io.Reader, size int64) (*http.Response, error) {
+	return s3DoWith(ctx, http.DefaultClient, creds, method, url, body, size)
+}
+
+// s3DoWith is s3Do through client.
+func s3DoWith(ctx context.Context, client *http.Client, creds aws.Credentials, method, url string, body io.Reader, size int64) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return nil, err
@@ -63,7 +68,7 @@ func s3Do(ctx context.Context, creds aws.Credentials, method, url string, body i
 	if err := s.SignHTTP(ctx, creds, req, "UNSIGNED-PAYLOAD", "s3", "us-east-1", time.Now()); err != nil {
 		return nil, err
 	}
-	return http.DefaultClient.Do(req)
+	return client.Do(req)
 }
 
 // A gateway killed with SIGKILL in the middle of a PUT and of a multipart

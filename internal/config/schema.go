@@ -78,6 +78,7 @@ const (
 func schemaTable() []Option {
 	mon, osd, both := []string{"mon"}, []string{"osd"}, []string{"mon", "osd"}
 	client := []string{"client"}
+	s3 := []string{"s3"}
 	return []Option{
 		// Monitors.
 		{Name: "balancer_sleep_interval", Type: TypeDuration, Default: "1m0s", Runtime: true, Min: 1, Max: noBound, Daemons: mon,
@@ -182,6 +183,20 @@ func schemaTable() []Option {
 			Desc: "give the store an emulated device's timing, for experiments on one machine: hdd (8 ms per I/O, 150 MB/s) or ssd (0.1 ms, 500 MB/s); none: the store's own"},
 		{Name: "osd_target_pg_log_entries_per_osd", Type: TypeInt, Default: "100000", Runtime: true, Min: 1, Max: 1 << 30, Daemons: osd, Flag: "pg-log-entries",
 			Desc: "PG log entries an OSD keeps across all its PGs; each PG keeps its share, 250 to 3000"},
+
+		// The S3 gateway (cuttle s3 serve; docs/S3.md). It reads them
+		// from its flags and the configuration file's [client.s3],
+		// [client] and [global] sections, as it starts.
+		{Name: "s3_lifecycle_day", Type: TypeDuration, Default: "24h0m0s", Runtime: false, Min: 1, Max: noBound, Daemons: s3, Flag: "lifecycle-day",
+			Desc: "length of a lifecycle day: rules' Days count these and each bucket gets one lifecycle pass a day (radosgw's rgw_lc_debug_interval); shorten it to try rules quickly (a day other than 24h is not rounded to midnight)"},
+		{Name: "s3_lifecycle_max_ops", Type: TypeFloat, Default: "200", Runtime: false, Min: 0, Max: 1e9, Daemons: s3, Flag: "lifecycle-max-ops",
+			Desc: "removals per second a gateway's lifecycle passes make at most (0: unbounded)"},
+		{Name: "s3_ssl_certificate", Type: TypeString, Default: "", Runtime: false, Daemons: s3, Flag: "cert",
+			Desc: "PEM certificate (chain) file: with s3_ssl_private_key the gateway serves HTTPS only; empty serves HTTP"},
+		{Name: "s3_ssl_private_key", Type: TypeString, Default: "", Runtime: false, Daemons: s3, Flag: "key",
+			Desc: "PEM private key file of s3_ssl_certificate"},
+		{Name: "s3_access_log", Type: TypeString, Default: "", Runtime: false, Daemons: s3, Flag: "access-log",
+			Desc: "file the gateway appends one JSON line per request to (`-`: stderr; empty: none); reopened on SIGHUP for logrotate (docs/S3.md, Access logs)"},
 
 		// Accepted, read by no daemon yet.
 		// The rbd library's write-back cache (rbd.CacheOptions, whose

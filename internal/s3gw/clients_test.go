@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
@@ -38,6 +39,13 @@ func needTool(t *testing.T, name string, check ...string) {
 // time), and returns its URL and a user's keys.
 func tcpGateway(t *testing.T) (url, access, secret string) {
 	t.Helper()
+	return tcpGatewayTLS(t, nil)
+}
+
+// tcpGatewayTLS is tcpGateway serving HTTPS with tlsConfig (HTTP when
+// nil).
+func tcpGatewayTLS(t *testing.T, tlsConfig *tls.Config) (url, access, secret string) {
+	t.Helper()
 	c := sim.New(t, sim.Options{TCP: true})
 	for _, h := range []string{"h1", "h2", "h3"} {
 		c.AddOSD(h)
@@ -58,7 +66,13 @@ func tcpGateway(t *testing.T) (url, access, secret string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gw)
+	srv := httptest.NewUnstartedServer(gw)
+	if tlsConfig != nil {
+		srv.TLS = tlsConfig
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return srv.URL, u.Keys[0].Access, u.Keys[0].Secret
 }

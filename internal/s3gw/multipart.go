@@ -286,11 +286,20 @@ func (g *Gateway) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 }
 
 func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
-	ctx := r.Context()
 	b, u, err := g.upload(r, rq, "s3:AbortMultipartUpload")
 	if err != nil {
 		return err
 	}
+	if err := g.abortUpload(r.Context(), b, u); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// abortUpload forgets upload u of bucket b and removes its parts' data
+// (AbortMultipartUpload, and the lifecycle's AbortIncompleteMultipartUpload).
+func (g *Gateway) abortUpload(ctx context.Context, b meta.Bucket, u meta.Upload) error {
 	parts, err := g.meta.AllParts(ctx, u.ID)
 	if err != nil {
 		return err
@@ -332,7 +341,6 @@ func (g *Gateway) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if len(drop) > 0 {
 		g.discard(ctx, drop...)
 	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

@@ -177,6 +177,7 @@ func (g *Gateway) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	setVersionID(w, vid)
 	w.Header().Set("ETag", quote(en.ETag))
 	setChecksumHeader(w, en.Checksum)
+	g.setExpirationHeader(w, b, rq.key, en)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -461,7 +462,7 @@ func (g *Gateway) setObjectHeaders(w http.ResponseWriter, en meta.Entry) {
 
 func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	_, _, en, err := g.requestObject(ctx, rq, meta.PermRead, "s3:GetObject")
+	b, _, en, err := g.requestObject(ctx, rq, meta.PermRead, "s3:GetObject")
 	if err != nil {
 		setDeleteMarkerHeaders(w, err)
 		return err
@@ -492,6 +493,9 @@ func (g *Gateway) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	g.setObjectHeaders(w, en)
 	setTaggingCount(w, en)
 	setVersionID(w, en.VersionID)
+	if rq.version == "" { // the current version
+		g.setExpirationHeader(w, b, rq.key, en)
+	}
 	if part > 0 {
 		setPartChecksum(w, r, en, part)
 		w.Header().Set("x-amz-mp-parts-count", strconv.Itoa(partsCount(en)))

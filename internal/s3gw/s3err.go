@@ -138,6 +138,7 @@ type errorBody struct {
 // request was a HEAD or the status is 304.
 func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, rq *request, err error) {
 	ae := translate(err)
+	rq.code = ae.Code
 	if ae.Status >= 500 {
 		g.log.LogAttrs(r.Context(), slog.LevelWarn, "request failed", slog.String("request", rq.id),
 			slog.String("method", r.Method), slog.String("bucket", rq.bucket), slog.String("key", rq.key), slog.Any("err", err))

@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
 	"github.com/cuttlestore/cuttle/internal/s3gw/sigv4"
@@ -47,6 +50,12 @@ type Config struct {
 	KeyCacheTTL time.Duration
 	// KV is how bucket indexes are used.
 	KV kv.Config
+	// Lifecycle is how the lifecycle worker runs (lcworker.go).
+	Lifecycle LifecycleConfig
+	// Metrics, when set, receives the gateway's metrics.
+	Metrics prometheus.Registerer
+	// AccessLog, when set, receives a line per request (accesslog.go).
+	AccessLog *AccessLog
 }
 
 // Gateway serves the S3 API.
@@ -63,6 +72,9 @@ type Gateway struct {
 	policies map[string]*bucketPolicy // parsed, by bucket name and text
 
 	bg sync.WaitGroup // background cleanup (Quiesce)
+
+	lcHolder string     // names this gateway in lifecycle leases
+	lcm      *lcMetrics // the lifecycle worker's counters
 
 	// tagRaceHook, set only by tests, runs in PutObjectTagging and
 	// DeleteObjectTagging after the entry is checked (false) and after
@@ -94,6 +106,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.KeyCacheTTL == 0 {
 		cfg.KeyCacheTTL = 10 * time.Second
 	}
+	cfg.Lifecycle = cfg.Lifecycle.withDefaults()
 	l := layout.Default(cfg.IO.PoolID())
 	l.Namespace = cfg.IO.Namespace()
 	st, err := striper.New(cfg.IO, l, striper.Options{ObjectName: dataObjectName})
@@ -109,6 +122,9 @@ func New(cfg Config) (*Gateway, error) {
 		keys: map[string]cachedKey{},
 
 		policies: map[string]*bucketPolicy{},
+
+		lcHolder: holderName(),
+		lcm:      newLCMetrics(cfg.Metrics),
 	}
 	g.verify = sigv4.New(g.lookupSecret, cfg.Now, sigv4.WithHostBucket(g.hostBucket))
 	return g, nil
@@ -157,6 +173,16 @@ type request struct {
 	version     string // the versionId query parameter ("": none)
 	sig         sigv4.Result
 	http        *http.Request // for a policy's conditions
+	code        string        // the S3 error code answered, for the access log
+}
+
+// holderName names a gateway in lifecycle leases: its host and a
+// random suffix, so two gateways of one host differ.
+func holderName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return host + "." + hex.EncodeToString(b[:])
 }
 
 func newRequestID() string {
@@ -196,6 +222,16 @@ func (g *Gateway) split(r *http.Request) (bucket, key string) {
 // ServeHTTP authenticates and routes one S3 request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq := &request{id: newRequestID(), http: r}
+	if g.cfg.AccessLog != nil {
+		start := g.now()
+		cw := &countingWriter{ResponseWriter: w}
+		body := &countingBody{ReadCloser: r.Body}
+		if r.Body == nil {
+			body.ReadCloser = http.NoBody
+		}
+		r.Body, w = body, cw
+		defer g.logAccess(r, rq, cw, body, start)
+	}
 	w.Header().Set("x-amz-request-id", rq.id)
 	w.Header().Set("x-amz-id-2", rq.id)
 	w.Header().Set("Server", "Cuttle")
@@ -250,6 +286,20 @@ type readCloser struct {
 func (rc readCloser) Read(p []byte) (int, error) { return rc.r.Read(p) }
 func (rc readCloser) Close() error               { return rc.c.Close() }
 
+// logAccess writes the request's line to the access log.
+func (g *Gateway) logAccess(r *http.Request, rq *request, cw *countingWriter, body *countingBody, start time.Time) {
+	status := cw.status
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http answers 200
+	}
+	rec := AccessRecord{Time: start.UTC(), Remote: r.RemoteAddr, User: rq.user.Name, AccessKey: rq.sig.AccessKey, RequestID: rq.id,
+		Method: r.Method, Bucket: rq.bucket, Key: rq.key, Operation: operationName(r, rq.bucket, rq.key), Status: status, ErrorCode: rq.code,
+		BytesSent: cw.sent, BytesReceived: body.n, TotalMillis: float64(g.now().Sub(start)) / float64(time.Millisecond), UserAgent: r.UserAgent()}
+	if err := g.cfg.AccessLog.Write(rec); err != nil {
+		g.log.Warn("access log", "err", err)
+	}
+}
+
 // handler serves one request of the gateway.
 type handler func(g *Gateway, w http.ResponseWriter, r *http.Request, rq *request) error
 
@@ -303,10 +353,11 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, rq *request) err
 			{"ownershipControls", (*Gateway).getBucketOwnershipControls, (*Gateway).putBucketOwnershipControls, (*Gateway).deleteBucketOwnershipControls},
 			{"publicAccessBlock", (*Gateway).getPublicAccessBlock, (*Gateway).putPublicAccessBlock, (*Gateway).deletePublicAccessBlock},
 			{"policyStatus", (*Gateway).getBucketPolicyStatus, nil, nil},
+			{"lifecycle", (*Gateway).getBucketLifecycle, (*Gateway).putBucketLifecycle, (*Gateway).deleteBucketLifecycle},
 		}); ok {
 			return err
 		}
-		for _, sub := range []string{"lifecycle", "website", "replication", "encryption", "logging", "notification", "object-lock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
+		for _, sub := range []string{"website", "replication", "encryption", "logging", "notification", "object-lock", "accelerate", "requestPayment", "analytics", "inventory", "metrics", "intelligent-tiering"} {
 			if has(sub) {
 				return errNotImplemented.withMessage("bucket %s is not supported yet", sub)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
+	"github.com/cuttlestore/cuttle/internal/metrics"
 	"github.com/cuttlestore/cuttle/internal/s3gw"
 	"github.com/cuttlestore/cuttle/internal/s3gw/meta"
 	"github.com/cuttlestore/cuttle/rados"
@@ -50,7 +51,7 @@ at it.`,
 	user.AddCommand(userCreateCommand(e), userLsCommand(e), userInfoCommand(e), userRmCommand(e))
 	key := &cobra.Command{Use: "key COMMAND ...", Short: "Create and remove users' access keys"}
 	key.AddCommand(keyCreateCommand(e), keyRmCommand(e))
-	c.AddCommand(serveCommand(e), gcCommand(e), bucketCommand(e), user, key)
+	c.AddCommand(serveCommand(e), gcCommand(e), bucketCommand(e), lifecycleCommand(e), user, key)
 	root.AddCommand(c)
 }
 
@@ -278,29 +279,61 @@ func keyRmCommand(e *env) *cobra.Command {
 type serveReport struct {
 	Addr string `json:"addr"`
 	Pool string `json:"pool"`
+	TLS  bool   `json:"tls"`
 }
 
 func serveCommand(e *env) *cobra.Command {
-	var addr, domain, region string
+	var addr, domain, region, metricsAddr string
+	given := map[string]string{}
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run an S3 gateway until interrupted",
 		Long: `Serve the S3 API on --addr (default :7480) over the gateway's pool,
 creating the pool if it is missing. --domain turns on virtual-host
 addressing (bucket.DOMAIN); path-style always works. It prints the
-address it listens on, then serves until interrupted.`,
+address it listens on, then serves until interrupted.
+
+The gateway also runs the buckets' lifecycle rules: it looks for due
+passes at start and every tenth of a lifecycle day (at most 10 minutes);
+--lifecycle-day shortens the day to try rules quickly. Its options
+(docs/CONFIG.md, read by s3) come from these flags, else the
+configuration file's [client.s3], [client] or [global] section.
+--metrics-addr serves Prometheus metrics (cuttle_s3_lifecycle_*).
+
+With --cert and --key (PEM files) it serves HTTPS only (TLS 1.2 and
+later). --access-log FILE appends a JSON line per request to FILE (-:
+stderr), reopened on SIGHUP so logrotate can move it away.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			opts, err := gatewayOptions(cmd, given)
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("daemon", "s3")
+			tlsConfig, err := serverTLS(opts.String("s3_ssl_certificate"), opts.String("s3_ssl_private_key"))
+			if err != nil {
+				return err
+			}
+			access, err := openAccessLog(ctx, opts.String("s3_access_log"), log)
+			if err != nil {
+				return err
+			}
 			conn, ioctx, err := e.open(ctx, true)
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
-			log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("daemon", "s3")
-			gw, err := s3gw.New(s3gw.Config{IO: ioctx, Domain: domain, Region: region, Logger: log, KV: kvConfig()})
+			reg := metrics.NewRegistry()
+			gw, err := s3gw.New(s3gw.Config{IO: ioctx, Domain: domain, Region: region, Logger: log, KV: kvConfig(), Metrics: reg, AccessLog: access,
+				Lifecycle: s3gw.LifecycleConfig{Day: opts.Duration("s3_lifecycle_day"), MaxOps: opts.Float("s3_lifecycle_max_ops")}})
 			if err != nil {
 				return err
+			}
+			if metricsAddr != "" {
+				if _, err := metrics.Serve(ctx, metricsAddr, reg, log); err != nil {
+					return fmt.Errorf("s3 serve: --metrics-addr: %w", err)
+				}
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -311,17 +344,31 @@ address it listens on, then serves until interrupted.`,
 				ReadHeaderTimeout: 30 * time.Second,
 				MaxHeaderBytes:    64 << 10,
 				BaseContext:       func(net.Listener) context.Context { return ctx },
+				TLSConfig:         tlsConfig,
 			}
-			r := serveReport{Addr: ln.Addr().String(), Pool: e.pool}
+			r := serveReport{Addr: ln.Addr().String(), Pool: e.pool, TLS: tlsConfig != nil}
 			if err := e.out.Print(r, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "s3 gateway listening on %s (pool %s)\n", r.Addr, r.Pool)
+				scheme := "http"
+				if r.TLS {
+					scheme = "https"
+				}
+				_, err := fmt.Fprintf(w, "s3 gateway listening on %s (pool %s, %s)\n", r.Addr, r.Pool, scheme)
 				return err
 			}); err != nil {
 				return err
 			}
 			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
+			go func() {
+				if tlsConfig != nil {
+					done <- srv.ServeTLS(ln, "", "")
+					return
+				}
+				done <- srv.Serve(ln)
+			}()
 			go collectLoop(ctx, gw, log)
+			lc := time.NewTicker(gw.LifecycleCheckInterval())
+			defer lc.Stop()
+			go gw.LifecycleLoop(ctx, lc.C)
 			select {
 			case err := <-done:
 				return fmt.Errorf("s3 serve: %w", err)
@@ -337,6 +384,8 @@ address it listens on, then serves until interrupted.`,
 	c.Flags().StringVar(&addr, "addr", ":7480", "address to listen on")
 	c.Flags().StringVar(&domain, "domain", "", "the gateway's DNS name, for virtual-host addressing (bucket.DOMAIN)")
 	c.Flags().StringVar(&region, "region", "us-east-1", "the region the gateway reports")
+	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
+	addOptionFlags(c.Flags(), given, "s3_")
 	return c
 }
 

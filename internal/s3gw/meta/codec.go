@@ -254,17 +254,21 @@ type Bucket struct {
 	// PublicAccessBlock is the bucket's public access block, nil for
 	// none (version 7).
 	PublicAccessBlock *PublicAccessBlock
+	// Lifecycle is the bucket's lifecycle configuration, nil for none
+	// (version 8; lifecycle.go).
+	Lifecycle []LifecycleRule
 }
 
 // MaxPolicy bounds a bucket policy (S3's limit: 20 KiB).
 const MaxPolicy = 20 << 10
 
-// Encode returns the bucket's encoding (version 7: version 1's fields,
+// Encode returns the bucket's encoding (version 8: version 1's fields,
 // then the ACL, the policy, the tags, the CORS rules, the versioning
-// state (6), the ownership and the public access block (7)).
+// state (6), the ownership and the public access block (7), the
+// lifecycle rules (8)).
 func (b Bucket) Encode() []byte {
 	var e encoding.Encoder
-	mk := e.Begin(7, 1)
+	mk := e.Begin(8, 1)
 	e.String(b.Name)
 	e.String(b.Owner)
 	e.String(b.ID)
@@ -277,6 +281,7 @@ func (b Bucket) Encode() []byte {
 	e.String(b.Versioning)
 	e.String(b.Ownership)
 	encodePublicAccessBlock(&e, b.PublicAccessBlock)
+	encodeLifecycle(&e, b.Lifecycle)
 	e.End(mk)
 	return e.Data()
 }
@@ -285,7 +290,7 @@ func (b Bucket) Encode() []byte {
 func DecodeBucket(p []byte) (Bucket, error) {
 	var b Bucket
 	d := encoding.NewDecoder(p)
-	v := d.Begin(7)
+	v := d.Begin(8)
 	b.Name = d.String(maxName)
 	b.Owner = d.String(maxName)
 	b.ID = d.String(maxName)
@@ -314,6 +319,9 @@ func DecodeBucket(p []byte) (Bucket, error) {
 	if v >= 7 {
 		b.Ownership = d.String(32)
 		b.PublicAccessBlock = decodePublicAccessBlock(d)
+	}
+	if v >= 8 {
+		b.Lifecycle = decodeLifecycle(d)
 	}
 	d.End()
 	if err := d.Finish(); err != nil {

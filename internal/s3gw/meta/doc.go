@@ -2,7 +2,9 @@
 // encodings: users and their access keys, buckets, owners and ACLs
 // (acl.go; checked by s3gw), tag sets (tags.go), CORS rules (cors.go;
 // validated and applied by s3gw), checksums (checksum.go), ownership
-// controls and public access blocks (ownership.go), each bucket's object
+// controls and public access blocks (ownership.go), lifecycle rules and
+// the lease of each bucket's lifecycle pass (lifecycle.go; validated and
+// carried out by s3gw), each bucket's object
 // index (a kv store: object name -> [Entry], and the object's versions
 // under name\x00id: versions.go), multipart uploads and their
 // parts, and the garbage list of data that an overwrite, a delete or a
@@ -20,6 +22,7 @@
 //	s3.uploads.<bucket id>   omap: "<key>\x00<upload id>" -> Upload
 //	s3.parts.<upload id>     omap: "%05d" part number -> Part
 //	s3.gc.<id % 32, %02d>    omap: "%016x" data id -> Garbage
+//	s3.lc.<bucket id>        xattr s3.lc: the LifecycleLease (compare-and-write)
 //
 // It must not know HTTP or S3's XML: internal/s3gw turns its errors
 // into S3 codes. Data bytes are not here either: they are striped objects

@@ -33,7 +33,8 @@ func TestRoundTrips(t *testing.T) {
 		{Kind: GranteeUser, ID: "u", Perm: PermFullControl}, {Kind: GranteeAllUsers, Perm: PermRead}, {Kind: GranteeAuthenticated, Perm: PermWriteACP}}}, Policy: `{"Statement":[]}`, Tags: []Tag{{"k", "v"}},
 		CORS: []CORSRule{{ID: "r", AllowedOrigins: []string{"*"}, AllowedMethods: []string{"GET", "PUT"}, AllowedHeaders: []string{"x-*"}, MaxAgeSeconds: -1},
 			{AllowedOrigins: []string{"https://a"}, AllowedMethods: []string{"HEAD"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 3000}},
-		Versioning: VersioningSuspended, Ownership: OwnershipOwnerEnforced, PublicAccessBlock: &PublicAccessBlock{BlockPublicAcls: true, RestrictPublicBuckets: true}}
+		Versioning: VersioningSuspended, Ownership: OwnershipOwnerEnforced, PublicAccessBlock: &PublicAccessBlock{BlockPublicAcls: true, RestrictPublicBuckets: true},
+		Lifecycle: testLifecycle(now)}
 	if got, err := DecodeBucket(b.Encode()); err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("bucket: %+v %v", got, err)
 	}
@@ -49,6 +50,10 @@ func TestRoundTrips(t *testing.T) {
 	p := Part{Number: 3, ETag: "e", Size: 5, ID: 9, MTime: now, Checksum: Checksum{Algorithm: "SHA1", Value: "2jmj7l5rSw0yVb/vlWAYkK/YBwk="}}
 	if got, err := DecodePart(p.Encode()); err != nil || got != p {
 		t.Fatalf("part: %+v %v", got, err)
+	}
+	l := LifecycleLease{Holder: "h.1", Until: now, Pass: now.Add(-time.Hour), Marker: "k\x01", Uploads: true}
+	if got, err := DecodeLifecycleLease(l.Encode()); err != nil || got != l {
+		t.Fatalf("lease: %+v %v", got, err)
 	}
 	g := Garbage{ID: 7, Size: 8, BucketID: "b", Key: "k", UploadID: "u", Since: now}
 	if got, err := DecodeGarbage(g.Encode()); err != nil || got != g {
@@ -83,7 +88,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Part{Number: 2, Checksum: Checksum{Algorithm: "CRC32", Value: "AAAAAA=="}}.Encode())
 	f.Add(Entry{Size: 2, ETag: "e-2", MTime: now, Extents: []Extent{{1, 1}, {2, 1}}, Checksum: Checksum{Algorithm: "CRC32C", Type: "COMPOSITE", Value: "AAAAAA==-2"},
 		Parts: []PartSum{{1, 1, "AAAAAA=="}, {2, 1, "AAAAAQ=="}}}.Encode())
+	f.Add(Bucket{Name: "b", ACL: Private("u"), Lifecycle: testLifecycle(now)}.Encode())
+	f.Add(LifecycleLease{Holder: "h", Until: now, Pass: now, Marker: "m"}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if l, err := DecodeLifecycleLease(b); err == nil {
+			if again, err := DecodeLifecycleLease(l.Encode()); err != nil || again != l {
+				t.Fatalf("lease re-encodes differently: %+v %+v %v", l, again, err)
+			}
+		}
 		if en, err := DecodeEntry(b); err == nil {
 			if again, err := DecodeEntry(en.Encode()); err != nil || !reflect.DeepEqual(again, en) {
 				t.Fatalf("entry re-encodes differently: %+v %+v %v", en, again, err)
@@ -103,6 +115,17 @@ func FuzzDecode(f *testing.F) {
 		_, _ = DecodePart(b)
 		_, _ = DecodeGarbage(b)
 	})
+}
+
+// testLifecycle is a lifecycle configuration using every field.
+func testLifecycle(now time.Time) []LifecycleRule {
+	return []LifecycleRule{
+		{ID: "a", Enabled: true, LegacyPrefix: true, Filter: LifecycleFilter{Prefix: "logs/", SizeGreaterThan: -1, SizeLessThan: -1}, ExpirationDays: 3, AbortDays: 7,
+			NoncurrentDays: 2, NewerNoncurrentVersions: 5, NoncurrentTransitions: []LifecycleTransition{{Days: 1, StorageClass: "GLACIER", Newer: 2}}},
+		{ID: "b", Filter: LifecycleFilter{Prefix: "t/", Tags: []Tag{{"k", "v"}}, SizeGreaterThan: 10, SizeLessThan: 100, And: true}, ExpirationDate: now,
+			Transitions: []LifecycleTransition{{Date: now.Add(-24 * time.Hour), StorageClass: "STANDARD_IA"}}},
+		{ID: "c", Enabled: true, Filter: LifecycleFilter{SizeGreaterThan: -1, SizeLessThan: -1}, ExpiredObjectDeleteMarker: true, MarkerGiven: true},
+	}
 }
 
 // v1Bucket is a bucket record as version 1 wrote it (before ACLs).

@@ -544,7 +544,7 @@ func (s *Store) DeleteBucket(ctx context.Context, b Bucket) error {
 			return fmt.Errorf("delete bucket %s: index leaf: %w", b.Name, err)
 		}
 	}
-	for _, o := range []string{"kv." + indexName(b.ID) + ".index", uploadsObj(b.ID)} {
+	for _, o := range []string{"kv." + indexName(b.ID) + ".index", uploadsObj(b.ID), leaseObj(b.ID)} {
 		if err := s.io.Delete(ctx, o); err != nil && !errors.Is(err, rados.ErrNotFound) {
 			return fmt.Errorf("delete bucket %s: %s: %w", b.Name, o, err)
 		}
