@@ -35,9 +35,9 @@ type ClientFS struct {
 	// lazy: the inodes whose opens through this mount use lazy I/O
 	// (cuttle.lazyio set to 1).
 	lazy map[uint64]bool
-	// invalInode drops an inode's attributes and pages from the
+	// invalData drops an inode's attributes and pages from the
 	// kernel's cache (SetInvalidator's), or nil.
-	invalInode func(ino uint64)
+	invalData func(ino uint64, off int64)
 }
 
 type dirHandle struct {
@@ -64,11 +64,11 @@ func attrOf(s *fsclient.Stat) Attr {
 
 // SetInvalidator implements Invalidator: the client calls these when
 // the caps or leases under which the kernel caches are revoked.
-func (fs *ClientFS) SetInvalidator(inode func(ino uint64), entry func(dir uint64, name string)) {
+func (fs *ClientFS) SetInvalidator(attrs func(ino uint64), data func(ino uint64, off int64), entry func(dir uint64, name string)) {
 	fs.mu.Lock()
-	fs.invalInode = inode
+	fs.invalData = data
 	fs.mu.Unlock()
-	fs.c.SetInvalidate(fsclient.Invalidate{Inode: inode, Entry: entry})
+	fs.c.SetInvalidate(fsclient.Invalidate{Inode: attrs, Data: data, Entry: entry})
 }
 
 func attrErr(s *fsclient.Stat, err error) (Attr, error) {
