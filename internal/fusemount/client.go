@@ -112,7 +112,15 @@ func (fs *ClientFS) Setattr(ctx context.Context, c Caller, ino uint64, in SetAtt
 	}
 	// A truncate through an open file writes its buffers back first:
 	// the client's truncate path does that for any open of the inode.
-	return attrErr(fs.in.Setattr(withCaller(ctx, c), ino, s))
+	a, err := attrErr(fs.in.Setattr(withCaller(ctx, c), ino, s))
+	// The kernel takes a setattr's attributes whatever happened while
+	// it waited (unlike a getattr's, which it drops when an
+	// invalidation came meanwhile): the caps they were read under may
+	// have been revoked, and the kernel told to drop them, before the
+	// reply. Given for no time, they are asked for again at their next
+	// use.
+	a.Valid = 0
+	return a, err
 }
 
 func (fs *ClientFS) Readlink(ctx context.Context, c Caller, ino uint64) (string, error) {
