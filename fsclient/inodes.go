@@ -94,7 +94,8 @@ type SetAttr struct {
 	Ctime        time.Time
 }
 
-// Setattr changes ino's attributes and returns them. A size change goes
+// Setattr changes ino's attributes and returns them, for a kernel to
+// keep for no time (see kernelStatFor). A size change goes
 // through the truncate path (buffers written back, the MDS records the
 // size, then the objects past it are cut).
 func (n Inodes) Setattr(ctx context.Context, ino uint64, s SetAttr) (*Stat, error) {
@@ -116,7 +117,11 @@ func (n Inodes) Setattr(ctx context.Context, ino uint64, s SetAttr) (*Stat, erro
 			return nil, inoErr("setattr", ino, err)
 		}
 	}
-	return n.Getattr(ctx, ino)
+	st, err := n.c.getattr(ctx, ino, wire.AttrSize|wire.AttrMtime)
+	if err != nil {
+		return nil, inoErr("getattr", ino, err)
+	}
+	return n.c.kernelStatFor(0, "", &st, false), nil
 }
 
 // make sends a request that creates name in dir and returns what it

@@ -221,12 +221,23 @@ func (c *Client) getattr(ctx context.Context, ino uint64, mask uint32) (wire.Ino
 // changes them after this is told to the kernel (attrsChanged), one
 // before is in the answer.
 func (c *Client) kernelStat(dir uint64, name string, st *wire.InodeStat) *Stat {
+	return c.kernelStatFor(dir, name, st, true)
+}
+
+// kernelStatFor is kernelStat; with keep false the attributes are given
+// for no time and nothing is noted (a setattr's reply, which the kernel
+// takes even when an invalidation came while it waited: a notification
+// meant for it would only make the kernel drop a later getattr's reply).
+func (c *Client) kernelStatFor(dir uint64, name string, st *wire.InodeStat, keep bool) *Stat {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.clock.Now()
 	in := c.inodes[st.Ino]
 	var s *Stat
 	if cached, ttl, ok := c.cachedLocked(st.Ino, now); ok {
+		if !keep {
+			ttl = 0
+		}
 		s = statOf(&cached)
 		s.AttrValid = ttl
 		if until := now.Add(ttl); ttl > 0 && until.After(in.kernelUntil) {
