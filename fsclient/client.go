@@ -150,7 +150,15 @@ type inode struct {
 	// attrUntil: a directory's attributes are leased until then (the
 	// MDS revokes the lease before another client changes them).
 	attrUntil time.Time
+	// kernelUntil: a kernel (the mount) was given the attributes to
+	// keep until then (kernelStat), and has not been told to drop them
+	// since.
+	kernelUntil time.Time
 }
+
+// kernelKeeps reports whether a kernel may still be keeping the inode's
+// attributes at now.
+func (in *inode) kernelKeeps(now time.Time) bool { return now.Before(in.kernelUntil) }
 
 type dentryKey struct {
 	dir  uint64
@@ -165,11 +173,21 @@ type dentry struct {
 }
 
 // Invalidate is how the client tells a kernel (the FUSE mount) to drop
-// what it caches when a cap or lease that allowed it is revoked: the
-// client calls them, and acks the revocation only after they return.
+// what it caches when a cap or lease that allowed it is revoked, or when
+// the MDS reports a size or mtime the kernel was given otherwise: the
+// client calls them, and acks a revocation only after Inode and Entry
+// return.
 type Invalidate struct {
-	// Inode drops the attributes (and cached pages) of ino.
+	// Inode drops the attributes of ino: the kernel asks for them at
+	// their next use, and drops its cached pages then if the size or
+	// mtime changed. It must not wait for the kernel's requests (an
+	// attributes-only notification does not).
 	Inode func(ino uint64)
+	// Data drops ino's cached pages from off to the end (a file that
+	// shrank under the kernel), and its attributes. It may wait for the
+	// kernel's reads of those pages to end: the client never waits for
+	// it.
+	Data func(ino uint64, off int64)
 	// Entry drops the name in directory dir.
 	Entry func(dir uint64, name string)
 }

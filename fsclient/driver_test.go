@@ -336,3 +336,119 @@ func TestCloseReleasesCapsFirst(t *testing.T) {
 		}
 	})
 }
+
+// The kernel (Invalidate) is told of a size a cap message changes while
+// it may still keep the attributes it was given, and only then: a grant
+// that grows the file drops its attributes; one that comes after, while
+// it keeps nothing, sends nothing; a getattr served under the cap carries
+// the size the grant brought; and a revocation that shrinks the file
+// drops the attributes and the pages past the new end before the ack.
+func TestKernelToldOfSizeChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := sim.New(t, sim.Options{Net: memnet.Config{Seed: 7, MinDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
+		for _, h := range []string{"h1", "h2"} {
+			c.AddOSD(h)
+		}
+		c.Run("osd pool create", "pool", "data", "pg_num", "8", "size", "2")
+		c.WaitForEpoch(c.Epoch())
+		conn := c.Client("client.fs")
+		ioc, err := conn.OpenIOContext("data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := newScriptedMDS(t, c, "a")
+		ctx := context.Background()
+		info := fsInfo{DataPools: []int64{ioc.PoolID()}, Rank0: session.Holder{GID: 1, Name: "a", Addr: a.addr, State: session.HolderActive}}
+		mounted := make(chan *Client)
+		go func() {
+			cl, err := mount(ctx, conn, "scripted", Options{}, info)
+			if err != nil {
+				t.Error(err)
+			}
+			mounted <- cl
+		}()
+		<-a.opens
+		r := a.next(wire.MetaGetattr)
+		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Safe: true, Trace: []wire.TraceStep{{Inode: rootStat}}})
+		cl := <-mounted
+		if cl == nil {
+			t.FailNow()
+		}
+		defer cl.Close(ctx)
+		attrs, pages := make(chan uint64, 8), make(chan int64, 8)
+		cl.SetInvalidate(Invalidate{Inode: func(ino uint64) { attrs <- ino }, Data: func(ino uint64, off int64) { pages <- off }})
+		told := func() (n int, offs []int64) {
+			synctest.Wait()
+			for {
+				select {
+				case <-attrs:
+					n++
+				case off := <-pages:
+					offs = append(offs, off)
+				default:
+					return n, offs
+				}
+			}
+		}
+
+		const ino = 0x10000000000
+		shared := locker.Pin | locker.AuthShared | locker.LinkShared | locker.XattrShared | capsCached
+		type created struct {
+			st  *Stat
+			err error
+		}
+		done := make(chan created)
+		go func() {
+			_, st, err := cl.Inodes().Create(ctx, RootIno, "f", syscall.O_RDONLY, 0o644)
+			done <- created{st, err}
+		}()
+		r = a.next(wire.MetaCreate)
+		fstat := wire.InodeStat{Ino: ino, Mode: syscall.S_IFREG | 0o644, Nlink: 1,
+			Layout: wire.FSLayout{ObjectSize: 64 << 10, StripeUnit: 64 << 10, StripeCount: 1, Pool: ioc.PoolID()},
+			Cap:    wire.InodeCap{ID: 7, Seq: 1, IssueSeq: 1, Caps: uint32(shared)}}
+		a.reply(&wire.ClientReply{Tid: r.Tid, Op: r.Op, Safe: true, Trace: []wire.TraceStep{{Inode: rootStat}, {Name: "f", Inode: fstat}}})
+		cr := <-done
+		if cr.err != nil {
+			t.Fatal(cr.err)
+		}
+		if cr.st.AttrValid <= 0 {
+			t.Fatalf("create gave the kernel its attributes for %v", cr.st.AttrValid)
+		}
+
+		// Another client wrote 8192 bytes; the grant brings the size.
+		a.sendCaps(&wire.ClientCaps{Op: wire.CapGrant, Ino: ino, CapID: 7, Seq: 2, IssueSeq: 2, Caps: uint32(shared), Size: 8192})
+		if got := <-attrs; got != ino {
+			t.Fatalf("attributes of %#x dropped", got)
+		}
+		// Told already, the kernel keeps nothing: another grant, and a
+		// revocation (whose ack says both were taken), send nothing.
+		a.sendCaps(&wire.ClientCaps{Op: wire.CapGrant, Ino: ino, CapID: 7, Seq: 3, IssueSeq: 3, Caps: uint32(shared), Size: 100})
+		a.sendCaps(&wire.ClientCaps{Op: wire.CapRevoke, Ino: ino, CapID: 7, Seq: 4, IssueSeq: 3,
+			Caps: uint32(shared &^ locker.FileCache), Size: 100})
+		if ack := <-a.caps; ack.Op != wire.CapAck || ack.Seq != 4 {
+			t.Fatalf("ack %+v", ack)
+		}
+		if n, offs := told(); n != 0 || len(offs) != 0 {
+			t.Fatalf("the kernel keeps nothing, yet %d attribute and %v page invalidations", n, offs)
+		}
+
+		st, err := cl.Inodes().Getattr(ctx, ino)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size != 100 || st.AttrValid <= 0 {
+			t.Fatalf("getattr under the cap: size %d valid %v, want 100 and a time", st.Size, st.AttrValid)
+		}
+
+		// Fs goes, and the file is 50 bytes now: the attributes and the
+		// pages past 50 are dropped, once.
+		a.sendCaps(&wire.ClientCaps{Op: wire.CapRevoke, Ino: ino, CapID: 7, Seq: 5, IssueSeq: 3,
+			Caps: uint32(locker.Pin | locker.AuthShared | locker.LinkShared | locker.XattrShared | locker.FileRead), Size: 50})
+		if ack := <-a.caps; ack.Op != wire.CapAck || ack.Seq != 5 {
+			t.Fatalf("ack %+v", ack)
+		}
+		if n, offs := told(); n != 1 || len(offs) != 1 || offs[0] != 50 {
+			t.Fatalf("revocation that shrank the file: %d attribute and %v page invalidations, want 1 and [50]", n, offs)
+		}
+	})
+}

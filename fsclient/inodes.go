@@ -38,9 +38,7 @@ func (n Inodes) Lookup(ctx context.Context, dir uint64, name string) (*Stat, err
 	if err != nil {
 		return nil, inoErr("lookup "+name, dir, err)
 	}
-	s := statOf(&st)
-	s.AttrValid, s.EntryValid = n.c.validity(dir, name, st.Ino)
-	return s, nil
+	return n.c.kernelStat(dir, name, &st), nil
 }
 
 // NegativeValid is how long name is known absent from dir (a lease on
@@ -63,16 +61,7 @@ func (n Inodes) Getattr(ctx context.Context, ino uint64) (*Stat, error) {
 	if err != nil {
 		return nil, inoErr("getattr", ino, err)
 	}
-	s := statOf(&st)
-	s.AttrValid, _ = n.c.validity(0, "", ino)
-	n.c.mu.Lock()
-	if in := n.c.inodes[ino]; in != nil && in.data != nil {
-		// This client's own buffered writes may be ahead of the MDS.
-		s.Size = max(s.Size, in.data.Size())
-		s.Blocks = (s.Size + 511) / 512
-	}
-	n.c.mu.Unlock()
-	return s, nil
+	return n.c.kernelStat(0, "", &st), nil
 }
 
 // Statlite is Client.Statlite by inode number: ino's attributes, of
@@ -105,7 +94,8 @@ type SetAttr struct {
 	Ctime        time.Time
 }
 
-// Setattr changes ino's attributes and returns them. A size change goes
+// Setattr changes ino's attributes and returns them, for a kernel to
+// keep for no time (see kernelStatFor). A size change goes
 // through the truncate path (buffers written back, the MDS records the
 // size, then the objects past it are cut).
 func (n Inodes) Setattr(ctx context.Context, ino uint64, s SetAttr) (*Stat, error) {
@@ -127,7 +117,11 @@ func (n Inodes) Setattr(ctx context.Context, ino uint64, s SetAttr) (*Stat, erro
 			return nil, inoErr("setattr", ino, err)
 		}
 	}
-	return n.Getattr(ctx, ino)
+	st, err := n.c.getattr(ctx, ino, wire.AttrSize|wire.AttrMtime)
+	if err != nil {
+		return nil, inoErr("getattr", ino, err)
+	}
+	return n.c.kernelStatFor(0, "", &st, false), nil
 }
 
 // make sends a request that creates name in dir and returns what it
@@ -143,9 +137,7 @@ func (n Inodes) make(ctx context.Context, op string, dir uint64, name string, re
 	if err != nil {
 		return nil, inoErr(op+" "+name, dir, err)
 	}
-	s := statOf(&st)
-	s.AttrValid, s.EntryValid = n.c.validity(dir, name, st.Ino)
-	return s, nil
+	return n.c.kernelStat(dir, name, &st), nil
 }
 
 // Mknod makes a special file (or a regular one) name in dir.
@@ -232,9 +224,7 @@ func (n Inodes) Create(ctx context.Context, dir uint64, name string, flags int, 
 		return nil, nil, err
 	}
 	st, _ := target(r)
-	s := statOf(&st)
-	s.AttrValid, s.EntryValid = n.c.validity(dir, name, st.Ino)
-	return f, s, nil
+	return f, n.c.kernelStat(dir, name, &st), nil
 }
 
 // ReadDir lists directory ino whole (without "." and ".."), with every

@@ -241,31 +241,34 @@ func (c *Client) capAction(a captab.Action) {
 		var data *fileData
 		if in != nil {
 			data = in.data
+			if a.Msg != nil {
+				// A grant that still takes a bit: its attributes
+				// count as a grant's.
+				c.takeAttrs(a.Ino, in, a.Msg)
+			}
 		}
 		_, lazy := c.caps.Issued(a.Ino)
-		inval := c.inval.Inode
-		if cp := c.caps.Get(a.Ino); cp != nil && (cp.Implemented&^a.Caps)&kernelCachedCaps == 0 {
-			// The kernel's attributes and pages do not rest on the
-			// bits taken (a writer's Fw and Fb, taken so that a stat
-			// collects its size): invalidating them would only make the
-			// kernel drop the reply of a getattr in flight, the very
-			// one this revocation serves, and keep a stale size.
-			inval = nil
+		var inval func(uint64)
+		if cp := c.caps.Get(a.Ino); cp != nil && (cp.Implemented&^a.Caps)&kernelCachedCaps != 0 && in != nil && in.kernelKeeps(c.clock.Now()) {
+			// The kernel keeps attributes it was given under the
+			// bits taken: it drops them before the ack. Only then: an
+			// invalidation makes the kernel drop the reply of a getattr
+			// in flight (the very one a revocation of a writer's Fw
+			// and Fb serves, to collect its size), which keeps a stale
+			// size in the kernel's inode while stat shows the new one.
+			inval = c.inval.Inode
+			in.kernelUntil = time.Time{}
 		}
 		c.wg.Add(1)
 		go c.revoke(data, a.Ino, a.Caps, lazy, a.Seq, inval)
 	case captab.Changed:
 		if in != nil {
 			if a.Msg != nil {
-				in.stat.Size, in.stat.Mtime = a.Msg.Size, a.Msg.Mtime
-				in.stat.MaxSize = a.Msg.MaxSize
+				c.takeAttrs(a.Ino, in, a.Msg)
 			}
 			if in.data != nil {
 				_, lazy := c.caps.Issued(a.Ino)
 				in.data.setCaps(a.Caps, lazy) // caps that grow: nothing to write back
-				if a.Msg != nil {
-					in.data.SetMDSAttr(a.Msg.Size, a.Msg.Mtime.Time(), a.Msg.FlushTID)
-				}
 			}
 		}
 		c.broadcast()
@@ -278,9 +281,10 @@ func (c *Client) capAction(a captab.Action) {
 		}
 		c.broadcast()
 	case captab.Dropped:
-		if inv := c.inval.Inode; inv != nil && in != nil && in.opens > 0 {
-			// The kernel was given the attributes of an open file
-			// under this cap.
+		if inv := c.inval.Inode; inv != nil && in != nil && in.kernelKeeps(c.clock.Now()) {
+			// The kernel was given attributes under this cap, for a
+			// time that has not run out.
+			in.kernelUntil = time.Time{}
 			c.wg.Add(1)
 			go func() { defer c.wg.Done(); inv(a.Ino) }()
 		}
@@ -296,8 +300,57 @@ func (c *Client) capAction(a captab.Action) {
 	}
 }
 
+// takeAttrs takes the size and mtime of a cap message from the MDS (a
+// grant, or a revocation that grants too) into ino's cached attributes
+// and its open file's data, and tells the kernel when they change what
+// it may still be keeping. c.mu is held.
+func (c *Client) takeAttrs(ino uint64, in *inode, m *wire.ClientCaps) {
+	oldSize, oldMtime := in.stat.Size, in.stat.Mtime.Time()
+	if in.data != nil {
+		oldSize, oldMtime, _, _ = in.data.DirtyAttrs()
+	}
+	in.stat.Size, in.stat.Mtime = m.Size, m.Mtime
+	in.stat.MaxSize = m.MaxSize
+	newSize, newMtime := m.Size, m.Mtime.Time()
+	if in.data != nil {
+		in.data.SetMDSAttr(m.Size, m.Mtime.Time(), m.FlushTID)
+		newSize, newMtime, _, _ = in.data.DirtyAttrs()
+	}
+	if newSize == oldSize && newMtime.Equal(oldMtime) {
+		return
+	}
+	c.attrsChanged(ino, in, oldSize, newSize)
+}
+
+// attrsChanged tells the kernel that ino's size or mtime changed under
+// attributes it may still be keeping (it asks again at their next use,
+// and drops its cached pages then if they changed), and when the file
+// shrank, drops its pages past the new end. c.mu is held.
+//
+// Nothing is sent when the kernel keeps nothing (it was given the
+// attributes for no time, or was told since): an invalidation makes the
+// kernel drop the reply of a getattr in flight, and the size the
+// program sees in that reply would then differ from the one the kernel
+// keeps (a mapping of the pages between faults).
+func (c *Client) attrsChanged(ino uint64, in *inode, oldSize, newSize uint64) {
+	if !in.kernelKeeps(c.clock.Now()) {
+		return
+	}
+	in.kernelUntil = time.Time{}
+	inv := c.inval
+	if inv.Inode != nil {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); inv.Inode(ino) }()
+	}
+	if newSize < oldSize && inv.Data != nil {
+		// It may wait for the kernel's reads of those pages, which may
+		// wait for caps: nothing waits for it (Close neither).
+		go inv.Data(ino, int64(newSize))
+	}
+}
+
 // kernelCachedCaps are the bits under which a mount's kernel keeps what
-// it was given: attributes (validity, walk.go) and file pages.
+// it was given: attributes (kernelStat, walk.go) and file pages.
 const kernelCachedCaps = cachedStatCaps | locker.AuthExcl | locker.LinkExcl | locker.FileShared | locker.FileExcl |
 	locker.FileCache | locker.FileLazy
 

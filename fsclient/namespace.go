@@ -348,8 +348,7 @@ func (c *Client) listDir(ctx context.Context, ino uint64, plus bool) ([]DirEntry
 			e := &r.Dir.Entries[i]
 			de := DirEntry{Name: e.Name, Ino: e.Inode.Ino, Mode: e.Inode.Mode}
 			if plus {
-				de.Stat = statOf(&e.Inode)
-				de.Stat.AttrValid, de.Stat.EntryValid = c.validity(ino, e.Name, e.Inode.Ino)
+				de.Stat = c.kernelStat(ino, e.Name, &e.Inode)
 			}
 			out = append(out, de)
 		}

@@ -185,7 +185,9 @@ func (c *Client) cachedLocked(ino uint64, now time.Time) (wire.InodeStat, time.D
 			ttl = openAttrTTL
 		}
 		if in.data != nil {
-			st.Size = in.data.Size()
+			// The open file's own writes may be ahead of the MDS.
+			size, mtime, _, _ := in.data.DirtyAttrs()
+			st.Size, st.Mtime = size, wire.FSTimeOf(mtime)
 		}
 		return st, ttl, true
 	}
@@ -209,19 +211,50 @@ func (c *Client) getattr(ctx context.Context, ino uint64, mask uint32) (wire.Ino
 	return target(r)
 }
 
-// validity returns how long a kernel may keep ino's attributes and, for
-// name in dir (if not ""), the name.
-func (c *Client) validity(dir uint64, name string, ino uint64) (attr, entry time.Duration) {
+// kernelStat returns the attributes of st's inode to give a kernel:
+// the cached ones while caps or a lease keep them exact (they are at
+// least as new as st, whose reply was absorbed before), with how long
+// the kernel may keep them; else st with this client's own size, to be
+// kept for no time. For name in dir (if not "") it also says how long
+// the kernel may keep the name. Attributes and their validity are read
+// together under the lock, and noted (kernelUntil): a cap message that
+// changes them after this is told to the kernel (attrsChanged), one
+// before is in the answer.
+func (c *Client) kernelStat(dir uint64, name string, st *wire.InodeStat) *Stat {
+	return c.kernelStatFor(dir, name, st, true)
+}
+
+// kernelStatFor is kernelStat; with keep false the attributes are given
+// for no time and nothing is noted (a setattr's reply, which the kernel
+// takes even when an invalidation came while it waited: a notification
+// meant for it would only make the kernel drop a later getattr's reply).
+func (c *Client) kernelStatFor(dir uint64, name string, st *wire.InodeStat, keep bool) *Stat {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.clock.Now()
-	if _, ttl, ok := c.cachedLocked(ino, now); ok {
-		attr = ttl
-	}
-	if name != "" {
-		if d, ok := c.dentries[dentryKey{dir, name}]; ok && d.ino == ino && now.Before(d.until) {
-			entry = d.until.Sub(now)
+	in := c.inodes[st.Ino]
+	var s *Stat
+	if cached, ttl, ok := c.cachedLocked(st.Ino, now); ok {
+		if !keep {
+			ttl = 0
+		}
+		s = statOf(&cached)
+		s.AttrValid = ttl
+		if until := now.Add(ttl); ttl > 0 && until.After(in.kernelUntil) {
+			in.kernelUntil = until
+		}
+	} else {
+		s = statOf(st)
+		if in != nil && in.data != nil {
+			// This client's own writes may be ahead of the MDS.
+			s.Size = max(s.Size, in.data.Size())
+			s.Blocks = (s.Size + 511) / 512
 		}
 	}
-	return attr, entry
+	if name != "" {
+		if d, ok := c.dentries[dentryKey{dir, name}]; ok && d.ino == st.Ino && now.Before(d.until) {
+			s.EntryValid = d.until.Sub(now)
+		}
+	}
+	return s
 }

@@ -13,8 +13,13 @@ import (
 // Flags to run the tester by hand on any file system, e.g. a mount:
 //
 //	go test ./internal/fsx -run TestFlags -fsx.dir /mnt/cuttle -fsx.ops 50000 -fsx.size 10000000
+//
+// and on one file through two mounts of one file system, adding
+// -fsx.dir2 /mnt/cuttle2 (each operation goes through one of the two,
+// picked at random).
 var (
 	flagDir  = flag.String("fsx.dir", "", "directory to run TestFlags in (default: a temporary one)")
+	flagDir2 = flag.String("fsx.dir2", "", "TestFlags: a second directory reaching the same file as -fsx.dir (another mount of it)")
 	flagSeed = flag.Uint64("fsx.seed", 1, "TestFlags: seed")
 	flagOps  = flag.Int("fsx.ops", 2000, "TestFlags: operations")
 	flagSize = flag.Int64("fsx.size", 1<<20, "TestFlags: largest file size")
@@ -35,7 +40,11 @@ func TestFlags(t *testing.T) {
 			}
 		}
 	}
-	res, err := Run(context.Background(), Config{Paths: []string{p}, Seed: *flagSeed, Ops: *flagOps, MaxSize: *flagSize, Disable: off})
+	paths := []string{p}
+	if *flagDir2 != "" {
+		paths = append(paths, filepath.Join(*flagDir2, "fsx.file"))
+	}
+	res, err := Run(context.Background(), Config{Paths: paths, Seed: *flagSeed, Ops: *flagOps, MaxSize: *flagSize, Disable: off})
 	var mm *MismatchError
 	if errors.As(err, &mm) {
 		t.Fatalf("%v\nlast operations:\n%s", err, strings.Join(mm.History, "\n"))
@@ -50,7 +59,11 @@ func TestFlags(t *testing.T) {
 func TestSeedsOnHostFileSystem(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		p := filepath.Join(t.TempDir(), "f")
-		res, err := Run(context.Background(), Config{Paths: []string{p}, Seed: seed, Ops: 1500, MaxSize: 256 << 10, MaxIO: 32 << 10})
+		paths := []string{p}
+		if *flagDir2 != "" {
+			paths = append(paths, filepath.Join(*flagDir2, "fsx.file"))
+		}
+		res, err := Run(context.Background(), Config{Paths: paths, Seed: seed, Ops: 1500, MaxSize: 256 << 10, MaxIO: 32 << 10})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

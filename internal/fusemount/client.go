@@ -35,9 +35,9 @@ type ClientFS struct {
 	// lazy: the inodes whose opens through this mount use lazy I/O
 	// (cuttle.lazyio set to 1).
 	lazy map[uint64]bool
-	// invalInode drops an inode's attributes and pages from the
+	// invalData drops an inode's attributes and pages from the
 	// kernel's cache (SetInvalidator's), or nil.
-	invalInode func(ino uint64)
+	invalData func(ino uint64, off int64)
 }
 
 type dirHandle struct {
@@ -64,11 +64,11 @@ func attrOf(s *fsclient.Stat) Attr {
 
 // SetInvalidator implements Invalidator: the client calls these when
 // the caps or leases under which the kernel caches are revoked.
-func (fs *ClientFS) SetInvalidator(inode func(ino uint64), entry func(dir uint64, name string)) {
+func (fs *ClientFS) SetInvalidator(attrs func(ino uint64), data func(ino uint64, off int64), entry func(dir uint64, name string)) {
 	fs.mu.Lock()
-	fs.invalInode = inode
+	fs.invalData = data
 	fs.mu.Unlock()
-	fs.c.SetInvalidate(fsclient.Invalidate{Inode: inode, Entry: entry})
+	fs.c.SetInvalidate(fsclient.Invalidate{Inode: attrs, Data: data, Entry: entry})
 }
 
 func attrErr(s *fsclient.Stat, err error) (Attr, error) {
@@ -112,7 +112,15 @@ func (fs *ClientFS) Setattr(ctx context.Context, c Caller, ino uint64, in SetAtt
 	}
 	// A truncate through an open file writes its buffers back first:
 	// the client's truncate path does that for any open of the inode.
-	return attrErr(fs.in.Setattr(withCaller(ctx, c), ino, s))
+	a, err := attrErr(fs.in.Setattr(withCaller(ctx, c), ino, s))
+	// The kernel takes a setattr's attributes whatever happened while
+	// it waited (unlike a getattr's, which it drops when an
+	// invalidation came meanwhile): the caps they were read under may
+	// have been revoked, and the kernel told to drop them, before the
+	// reply. Given for no time, they are asked for again at their next
+	// use.
+	a.Valid = 0
+	return a, err
 }
 
 func (fs *ClientFS) Readlink(ctx context.Context, c Caller, ino uint64) (string, error) {

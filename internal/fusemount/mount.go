@@ -49,13 +49,17 @@ var ErrNoFUSE = errors.New("FUSE is not available")
 
 // Invalidator is what an FS that caches may implement to learn how to
 // drop what the kernel caches when the caps or leases that allowed it
-// are revoked: Mount calls SetInvalidator with a function that drops an
-// inode's attributes and cached pages, and one that drops a name from a
-// directory. They may block until the kernel is done with a request on
-// the same inode or directory: call them from a goroutine of their own,
-// never from a request's.
+// are revoked, or when another client changed a file under attributes
+// the kernel keeps: Mount calls SetInvalidator with a function that
+// drops an inode's attributes (never waiting for the kernel: it may be
+// called from anywhere but within a request on the same inode), one that
+// drops its attributes and its cached pages from an offset on, and one
+// that drops a name from a directory. The last two may block until the
+// kernel is done with a request on the same inode or directory: call
+// them from a goroutine of their own, never from a request's, and wait
+// for the pages one from nothing a request waits for.
 type Invalidator interface {
-	SetInvalidator(inode func(ino uint64), entry func(dir uint64, name string))
+	SetInvalidator(attrs func(ino uint64), data func(ino uint64, off int64), entry func(dir uint64, name string))
 }
 
 // Mount is a mounted file system.
@@ -105,7 +109,13 @@ func New(ctx context.Context, dir string, fs FS, opts Options) (*Mount, error) {
 		// ENOENT from either: the kernel has no such node or name
 		// cached; nothing to drop.
 		inv.SetInvalidator(func(ino uint64) {
-			server.InodeNotify(r.node(ino), 0, 0)
+			// Offset -1: the attributes only, which takes no page
+			// lock (the kernel holds one across a read in flight).
+			server.InodeNotify(r.node(ino), -1, 0)
+		}, func(ino uint64, off int64) {
+			// From the page that holds off on.
+			page := int64(os.Getpagesize())
+			server.InodeNotify(r.node(ino), off/page*page, 0)
 		}, func(dir uint64, name string) {
 			server.EntryNotify(r.node(dir), name)
 		})

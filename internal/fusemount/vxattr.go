@@ -202,10 +202,10 @@ func (fs *ClientFS) setVxattr(ctx context.Context, ino uint64, v vxattr, value [
 			// directory's), so it may be sent from within this
 			// request on the same inode.
 			fs.mu.Lock()
-			inval := fs.invalInode
+			inval := fs.invalData
 			fs.mu.Unlock()
 			if inval != nil {
-				inval(ino)
+				inval(ino, 0)
 			}
 		}
 		return nil

@@ -54,7 +54,8 @@ const (
 	Send ActionKind = iota + 1
 	// Revoke: stop using the bits of Implemented not in Caps (no cached
 	// reads without Fc, write back buffered data before losing Fb),
-	// then call Table.RevokeDone(Ino, Seq).
+	// then call Table.RevokeDone(Ino, Seq). Msg, when set, carries the
+	// MDS's attributes, as for Changed.
 	Revoke
 	// Changed: the issued caps grew to Caps, with the MDS's attributes
 	// in Msg (a grant): the file may cache or buffer again.
@@ -183,6 +184,7 @@ func (t *Table) Add(ino uint64, ic wire.InodeCap, path wire.FilePath) {
 		// The reply's cap is smaller than what the client may be
 		// using: give the difference back as for a revocation.
 		c.RevokeSeq = c.Seq
+		c.Implemented |= c.Issued
 		t.emit(Action{Kind: Revoke, Ino: ino, Caps: c.Issued, Seq: c.Seq})
 		return
 	}
@@ -313,9 +315,12 @@ func (t *Table) Handle(m *wire.ClientCaps) {
 		c.Lazy = m.Lazy || c.Lazy
 		if prev&^c.Issued != 0 {
 			// Bits are taken: the driver stops using them, flushes,
-			// then RevokeDone acks.
+			// then RevokeDone acks. Bits the message grants (a grant
+			// that came before an earlier revocation was acked) are in
+			// use from now on: a later revocation must see them taken.
 			c.RevokeSeq = m.Seq
-			t.emit(Action{Kind: Revoke, Ino: c.Ino, Caps: c.Issued, Seq: m.Seq})
+			c.Implemented = prev | c.Issued
+			t.emit(Action{Kind: Revoke, Ino: c.Ino, Caps: c.Issued, Seq: m.Seq, Msg: m})
 			return
 		}
 		c.Implemented = c.Issued

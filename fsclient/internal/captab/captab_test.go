@@ -226,3 +226,32 @@ func TestReleaseAll(t *testing.T) {
 		t.Fatalf("%d caps after ReleaseAll", tab.Len())
 	}
 }
+
+// A grant that comes while a revocation is not yet acked, and still
+// takes a bit (the revoked one), is a revocation too: the bits it grants
+// are in use from then on (a later revocation of them must be seen as
+// one), and it carries the MDS's attributes for the driver to take.
+func TestGrantDuringRevocationIsImplemented(t *testing.T) {
+	tab := opened(t, "pAsLsXsFrw")
+	tab.Handle(&wire.ClientCaps{Op: wire.CapRevoke, Ino: ino, CapID: 5, Seq: 2, IssueSeq: 1, Caps: uint32(caps(t, "pAsLsXsFr"))})
+	grant := &wire.ClientCaps{Op: wire.CapGrant, Ino: ino, CapID: 5, Seq: 3, IssueSeq: 3, Caps: uint32(caps(t, "pAsLsXsFscr")), Size: 4096}
+	tab.Handle(grant)
+	acts := tab.Take()
+	if len(acts) != 2 || acts[1].Kind != Revoke || acts[1].Msg != grant {
+		t.Fatalf("actions %v: want two revocations, the second with the grant's attributes", acts)
+	}
+	if c := tab.Get(ino); c.Implemented != caps(t, "pAsLsXsFscrw") {
+		t.Fatalf("implemented %v, want the granted bits and the revoked Fw", c.Implemented)
+	}
+	// The write is wanted again: Fs and Fc go before Fw's ack came.
+	tab.Handle(&wire.ClientCaps{Op: wire.CapRevoke, Ino: ino, CapID: 5, Seq: 4, IssueSeq: 3, Caps: uint32(caps(t, "pAsLsXsFr"))})
+	expect(t, tab, "revoke ino 0x10000000001 to pAsLsXsFr seq 4")
+	tab.RevokeDone(ino, 2)
+	tab.RevokeDone(ino, 3)
+	expect(t, tab)
+	tab.RevokeDone(ino, 4)
+	expect(t, tab, "send ack ino 0x10000000001 cap 5 seq 4 issue_seq 3 caps pAsLsXsFr wanted pAsLsXsFsxcrwba")
+	if c := tab.Get(ino); c.Implemented != caps(t, "pAsLsXsFr") {
+		t.Fatalf("implemented %v after the ack", c.Implemented)
+	}
+}
