@@ -73,7 +73,7 @@ func (p *pg) holdReadForCommit(r *request) bool {
 func (p *pg) armIdleWatermarkLocked(last wire.Version) {
 	p.idleMark.Committed(p.info.SameIntervalSince, last)
 	switch {
-	case len(p.writes) > 0 || p.pool.Type == osdmap.PoolErasure:
+	case len(p.writes) > 0 || len(p.acting) < 2 || p.pool.Type == osdmap.PoolErasure: // busy, no replica, or no replica reads
 	case p.idleTimer == nil:
 		p.idleTimer = p.o.cfg.Clock.AfterFunc(replread.IdleDelay, p.sendIdleWatermark)
 	default:
