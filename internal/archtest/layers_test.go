@@ -88,6 +88,7 @@ var layers = []struct {
 	{"internal/bench", layerFrontEnds},
 
 	{"cmd/...", layerEntry},
+	{"scripts/...", layerEntry}, // programs the benchmark scripts run (go run ./scripts/...)
 
 	{"internal/sim/...", layerTestOnly},
 	{"internal/archtest", layerTestOnly},

@@ -46,6 +46,12 @@ func (d dispatcher) Dispatch(from msgr.Peer, msg msgr.Message) {
 		}
 		txncrc.Keep(m.Txn, msg.PieceCRCsOf)
 		o.handleRepOp(from, m, func() { o.ms.Release(msg) })
+	case wire.TypeRepIdle:
+		if m, err := wire.DecodeRepIdle(msg.Payload); err != nil || from.Name.Type != "osd" {
+			o.log.Warn("bad rep idle", "from", from.Name.String(), "err", err)
+		} else {
+			o.handleRepIdle(from, m)
+		}
 	case wire.TypeRepOpReply:
 		m, err := wire.DecodeRepOpReply(msg.Payload)
 		if err != nil {

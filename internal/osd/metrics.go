@@ -35,6 +35,8 @@ type osdMetrics struct {
 	snapIndexRepairs  prometheus.Counter
 	// Balanced reads on a replica (replread.go), by result.
 	replicaReads *prometheus.CounterVec // result: served or refused
+	// Idle watermarks this primary sent its replicas (replread.go).
+	idleWatermarks prometheus.Counter
 }
 
 func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
@@ -68,12 +70,14 @@ func newOSDMetrics(reg prometheus.Registerer, o *OSD) *osdMetrics {
 			Help: "Objects the snap trimmer queued a trim of."}),
 		replicaReads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cuttle_osd_replica_reads_total",
 			Help: "Balanced reads (read_policy balance or score) sent to this OSD as a replica: served, or refused as not current here (the client reads at the primary)."}, []string{"result"}),
+		idleWatermarks: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuttle_osd_idle_watermarks_total",
+			Help: "Idle watermarks this primary sent (one per PG going quiet after writes): each lets replicas serve the PG's last write."}),
 	}
 	om.readsOK, om.writesOK = om.ops.WithLabelValues("read", "0"), om.ops.WithLabelValues("write", "0")
 	om.readLatency, om.writeLatency = om.latency.WithLabelValues("read"), om.latency.WithLabelValues("write")
 	if reg != nil {
 		reg.MustRegister(om.ops, om.latency, om.bytesIn, om.bytesOut, om.scrubs, om.scrubErrors, om.readRepairs,
-			om.recoveredObjects, om.priorityRecoveries, om.snapTrimPasses, om.snapTrimIndexKeys, om.snapTrims, om.snapIndexRepairs, om.replicaReads, pgCollector{o}, reservationCollector{o},
+			om.recoveredObjects, om.priorityRecoveries, om.snapTrimPasses, om.snapTrimIndexKeys, om.snapTrims, om.snapIndexRepairs, om.replicaReads, om.idleWatermarks, pgCollector{o}, reservationCollector{o},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuttle_osd_ops_in_flight", Help: "Client ops not yet answered."},
 				func() float64 {
 					o.inflightMu.Lock()

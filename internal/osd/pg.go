@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cuttlestore/cuttle/internal/clock"
 	"github.com/cuttlestore/cuttle/internal/wire"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
@@ -120,6 +121,10 @@ type pg struct {
 	// balanced reads (replread.go).
 	replRead  replread.Replica
 	readHolds replread.Holds
+	// idleMark is the primary's state for the idle watermark, and idleTimer
+	// its timer (replread.go).
+	idleMark  replread.Idle
+	idleTimer clock.Timer
 }
 
 func newPG(o *OSD, info pglog.Info, log *pglog.Log, missing map[objid.ID]bool) *pg {

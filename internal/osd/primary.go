@@ -416,6 +416,7 @@ type write struct {
 	object    objid.ID
 	version   wire.Version
 	first     wire.Version // its first log entry's (a clone's before the head's)
+	last      wire.Version // its last log entry's (the PG's last_update it made)
 	reqs      []*request
 	acks      replication.Acks // who has applied and committed it
 	abandoned bool             // the interval ended
@@ -606,7 +607,7 @@ func (p *pg) startWriteLocked(r *request) (*write, *objectstore.Completion, erro
 	p.info = info
 	r.setState("waiting for replicas")
 	p.tid++
-	w := &write{tid: p.tid, object: r.op.Object, version: v, first: entries[0].Version, reqs: []*request{r}, ops: res.Ops}
+	w := &write{tid: p.tid, object: r.op.Object, version: v, first: entries[0].Version, last: last, reqs: []*request{r}, ops: res.Ops}
 	for _, e := range entries {
 		if !slices.Contains(w.objects, e.Object) {
 			w.objects = append(w.objects, e.Object)
@@ -691,6 +692,7 @@ func (p *pg) ackHeld(w *write, osd int32, flags uint32, result int32) {
 	case replication.CommittedAll:
 		delete(p.writes, w.tid)
 		p.readHolds.Wake(w.tid)
+		p.armIdleWatermarkLocked(w.last) // replread.go
 		if w.answered {
 			// Answered on the primary's commit (ack primary): the
 			// replicas have it now, and the buffers may go back.

@@ -3,6 +3,9 @@ package osd
 import (
 	"slices"
 
+	"github.com/cuttlestore/cuttle/internal/msgr"
+	"github.com/cuttlestore/cuttle/osdmap"
+
 	"github.com/cuttlestore/cuttle/internal/osd/pglog"
 	"github.com/cuttlestore/cuttle/internal/osd/replread"
 	"github.com/cuttlestore/cuttle/internal/wire"
@@ -62,4 +65,55 @@ func (p *pg) holdReadForCommit(r *request) bool {
 		}
 		return nil
 	})
+}
+
+// armIdleWatermarkLocked, on the primary, notes that every member
+// committed a write whose last log entry is last and, once no write is
+// in flight, (re)starts the timer of sendIdleWatermark.
+func (p *pg) armIdleWatermarkLocked(last wire.Version) {
+	p.idleMark.Committed(p.info.SameIntervalSince, last)
+	switch {
+	case len(p.writes) > 0 || len(p.acting) < 2 || p.pool.Type == osdmap.PoolErasure: // busy, no replica, or no replica reads
+	case p.idleTimer == nil:
+		p.idleTimer = p.o.cfg.Clock.AfterFunc(replread.IdleDelay, p.sendIdleWatermark)
+	default:
+		p.idleTimer.Reset(replread.IdleDelay)
+	}
+}
+
+// sendIdleWatermark sends the replicas the watermark above the PG's last
+// write (wire.RepIdle) if replread.Idle says one is due: the PG still
+// idle and clean, its last_update a write every member committed. The
+// message goes under the PG's lock, after the interval's rep ops on each
+// replica's session.
+func (p *pg) sendIdleWatermark() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clean := p.activated && p.recovering == "" && p.missingCopies == 0 && len(p.unfound) == 0
+	w, ok := p.idleMark.Due(p.info.SameIntervalSince, clean && p.isPrimaryLocked(), len(p.writes), p.info.LastUpdate)
+	if !ok || p.o.ctx.Err() != nil {
+		return
+	}
+	msg := wire.RepIdle{PG: p.id, Epoch: p.epoch, IntervalStart: p.info.SameIntervalSince, CommittedBelow: w}.Encode()
+	for _, id := range p.replicasLocked() {
+		if err := p.o.sendToOSD(id, msgr.Message{Type: wire.TypeRepIdle, Version: 1, Payload: msg}); err != nil {
+			p.o.log.Debug("idle watermark not sent", "pg", p.id.String(), "osd", id, "err", err)
+		}
+	}
+	p.o.metrics.idleWatermarks.Inc()
+}
+
+// handleRepIdle takes, on a replica, its primary's idle watermark for
+// the interval the PG is in (others are stale, and dropped).
+func (o *OSD) handleRepIdle(from msgr.Peer, m wire.RepIdle) {
+	p, _ := o.lookupPG(m.PG)
+	sender, ok := osdID(from.Name.String())
+	if p == nil || !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sender == p.primary && !p.isPrimaryLocked() && m.IntervalStart == p.info.SameIntervalSince {
+		p.replRead.NoteWatermark(m.IntervalStart, m.CommittedBelow)
+	}
 }

@@ -49,6 +49,21 @@ type RepOpReply struct {
 	Result int32
 }
 
+// RepIdle gives a replica the primary's committed watermark once the PG
+// has gone quiet with every write committed by every member (docs/OSD.md,
+// "Reading from replicas"): without it a replica learns the watermark
+// only from the next RepOp, and the PG's last write stays unreadable
+// there until another write comes. A replica takes it only from its
+// primary, in the interval it names, as it takes RepOps.
+type RepIdle struct {
+	PG            osdmap.PG
+	Epoch         uint64 // the primary's map epoch
+	IntervalStart uint64 // the epoch the PG's current interval began, as the primary sees it
+	// CommittedBelow is the watermark, as RepOp's: every write of the
+	// interval below it is committed on every member.
+	CommittedBelow Version
+}
+
 // Limits on decoded PG messages.
 const (
 	maxEntryBytes = 64 << 10
@@ -161,6 +176,34 @@ func (m RepOpReply) Encode() []byte {
 	e.Varint(int64(m.Result))
 	e.End(mk)
 	return e.Data()
+}
+
+// Encode encodes m: version 1: pg, epoch, interval start, then the
+// watermark's epoch and counter, all but the seed as uvarints.
+func (m RepIdle) Encode() []byte {
+	var e encoding.Encoder
+	mk := e.Begin(1, 1)
+	e.Varint(m.PG.Pool)
+	e.Uint32(m.PG.Seed)
+	e.Uvarint(m.Epoch)
+	e.Uvarint(m.IntervalStart)
+	e.Uvarint(m.CommittedBelow.Epoch)
+	e.Uvarint(m.CommittedBelow.Counter)
+	e.End(mk)
+	return e.Data()
+}
+
+// DecodeRepIdle decodes a RepIdle.
+func DecodeRepIdle(b []byte) (RepIdle, error) {
+	d := encoding.NewDecoder(b)
+	d.Begin(1)
+	m := RepIdle{PG: osdmap.PG{Pool: d.Varint(), Seed: d.Uint32()}, Epoch: d.Uvarint(), IntervalStart: d.Uvarint()}
+	m.CommittedBelow = Version{Epoch: d.Uvarint(), Counter: d.Uvarint()}
+	d.End()
+	if err := d.Finish(); err != nil {
+		return RepIdle{}, fmt.Errorf("wire: rep idle: %w", err)
+	}
+	return m, nil
 }
 
 // DecodeRepOpReply decodes a RepOpReply.

@@ -30,6 +30,13 @@ func TestPGMessagesRoundTrip(t *testing.T) {
 	if got, err := DecodeRepOpReply(r.Encode()); err != nil || got != r {
 		t.Fatalf("rep op reply: %+v %v", got, err)
 	}
+	idle := RepIdle{PG: osdmap.PG{Pool: 2, Seed: 9}, Epoch: 12, IntervalStart: 8, CommittedBelow: Version{Epoch: 10, Counter: 6}}
+	if got, err := DecodeRepIdle(idle.Encode()); err != nil || got != idle {
+		t.Fatalf("rep idle: %+v %v", got, err)
+	}
+	if _, err := DecodeRepIdle(idle.Encode()[:8]); err == nil {
+		t.Fatal("decoded a truncated rep idle")
+	}
 	if _, err := DecodeRepOp(op.Encode()[:10]); err == nil {
 		t.Fatal("decoded a truncated rep op")
 	}
@@ -73,6 +80,7 @@ func FuzzPGMessages(f *testing.F) {
 	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn(), Extra: [][]byte{{2}, {3}}}.Encode())
 	f.Add(RepOpReply{Flags: ReplyApplied}.Encode())
 	f.Add(RepOp{Entry: []byte{1}, Txn: sampleTxn(), CommittedBelow: Version{Epoch: 3, Counter: 7}}.Encode())
+	f.Add(RepIdle{PG: osdmap.PG{Pool: 1, Seed: 3}, Epoch: 9, IntervalStart: 4, CommittedBelow: Version{Epoch: 3, Counter: 8}}.Encode())
 	classified := func(err error) bool {
 		return errors.Is(err, encoding.ErrCorrupt) || errors.Is(err, encoding.ErrTruncated) || errors.Is(err, encoding.ErrUnsupportedVersion)
 	}
@@ -80,6 +88,13 @@ func FuzzPGMessages(f *testing.F) {
 		if m, err := DecodeRepOp(b); err == nil {
 			if again, err := DecodeRepOp(m.Encode()); err != nil || !reflect.DeepEqual(again, m) {
 				t.Fatalf("rep op re-decode: %v", err)
+			}
+		} else if !classified(err) {
+			t.Fatalf("unclassified: %v", err)
+		}
+		if m, err := DecodeRepIdle(b); err == nil {
+			if again, err := DecodeRepIdle(m.Encode()); err != nil || again != m {
+				t.Fatalf("rep idle re-decode: %v", err)
 			}
 		} else if !classified(err) {
 			t.Fatalf("unclassified: %v", err)

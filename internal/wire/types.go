@@ -24,6 +24,7 @@ const (
 	// Replication between the OSDs of a PG (pgmsg.go).
 	TypeRepOp      uint16 = 32 // primary -> replica: a write's transaction
 	TypeRepOpReply uint16 = 33 // replica -> primary: applied or committed
+	TypeRepIdle    uint16 = 34 // primary -> replica: the committed watermark once the PG is idle
 
 	// Failure detection between OSDs that share PGs (heartbeat.go).
 	TypeOSDPing uint16 = 40 // OSD <-> OSD: a heartbeat or its answer

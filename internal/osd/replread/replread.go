@@ -15,6 +15,10 @@
 //     (OSDOp.ReadAtLeast): a replica that has not applied it refuses, so
 //     a client reads its own writes, even those a pool in ack primary
 //     answered before the replicas had them;
+//   - once the PG is idle (IdleDelay with no write in flight) the primary
+//     sends the replicas the watermark just above its last write
+//     (IdleWatermark, wire.RepIdle), so that the last write becomes
+//     readable there without waiting for the next;
 //   - in a pool whose writes are answered by every member (ack all), the
 //     primary holds a balanced client's read of an object while a write
 //     to it is not yet committed by every member (Holds), as Ceph's
@@ -30,6 +34,7 @@ package replread
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/cuttlestore/cuttle/internal/objectstore"
 	"github.com/cuttlestore/cuttle/internal/osd/ops"
@@ -154,14 +159,7 @@ func (r *Replica) State() State {
 // writes end at version last; it returns what to run once the store has
 // applied the op (objectstore.Completion.OnApplied).
 func (r *Replica) NoteRepOp(interval uint64, committedBelow, last wire.Version) func() {
-	r.mu.Lock()
-	if r.s.Interval != interval {
-		r.s.Interval, r.s.CommittedBelow = interval, wire.Version{}
-	}
-	if r.s.CommittedBelow.Less(committedBelow) {
-		r.s.CommittedBelow = committedBelow
-	}
-	r.mu.Unlock()
+	r.NoteWatermark(interval, committedBelow)
 	return func() {
 		r.mu.Lock()
 		if r.s.Applied.Less(last) {
@@ -169,6 +167,78 @@ func (r *Replica) NoteRepOp(interval uint64, committedBelow, last wire.Version) 
 		}
 		r.mu.Unlock()
 	}
+}
+
+// NoteWatermark records a watermark of interval, from a rep op or a
+// RepIdle: a new interval forgets the old one's, and within one the
+// watermark never goes back.
+func (r *Replica) NoteWatermark(interval uint64, committedBelow wire.Version) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.s.Interval != interval {
+		r.s.Interval, r.s.CommittedBelow = interval, wire.Version{}
+	}
+	if r.s.CommittedBelow.Less(committedBelow) {
+		r.s.CommittedBelow = committedBelow
+	}
+}
+
+// IdleDelay is how long a primary's PG must stay quiet, every write
+// committed by every member, before it sends its replicas the idle
+// watermark (IdleWatermark, wire.RepIdle): long enough that a stream of
+// writes sends none, short enough that a read soon after the last write
+// finds it readable at replicas.
+const IdleDelay = 5 * time.Millisecond
+
+// IdleWatermark is the watermark a primary sends its replicas when its PG
+// is idle: with no write in flight (inFlight 0), the PG clean, and its
+// last_update last the last entry of a write every member committed in
+// this interval (committed), every write up to last is committed on
+// every member, so the watermark is the version just above last. ok is
+// false when there is none to send: writes in flight, the PG not clean,
+// no write yet this interval (committed zero), an entry logged otherwise
+// since (last not committed), or sent already (sent, the watermark sent
+// this interval, not below the new one).
+func IdleWatermark(clean bool, inFlight int, last, committed, sent wire.Version) (wire.Version, bool) {
+	w := wire.Version{Epoch: last.Epoch, Counter: last.Counter + 1}
+	if !clean || inFlight > 0 || committed == (wire.Version{}) || last != committed || !sent.Less(w) {
+		return wire.Version{}, false
+	}
+	return w, true
+}
+
+// Idle is a primary PG's state for the idle watermark: the interval
+// whose writes it follows, the newest last entry of a write of it that
+// every member committed, and the watermark sent in it. The zero Idle
+// knows nothing; its owner's lock guards it.
+type Idle struct {
+	interval        uint64
+	committed, sent wire.Version
+}
+
+// Committed records that every member committed a write of interval
+// whose last log entry is last.
+func (i *Idle) Committed(interval uint64, last wire.Version) {
+	if i.interval != interval {
+		*i = Idle{interval: interval}
+	}
+	if i.committed.Less(last) {
+		i.committed = last
+	}
+}
+
+// Due returns the watermark to send now (IdleWatermark) for a PG in
+// interval with last_update last, and records it as sent; ok is false
+// if there is none, or the writes Committed followed another interval.
+func (i *Idle) Due(interval uint64, clean bool, inFlight int, last wire.Version) (wire.Version, bool) {
+	if i.interval != interval {
+		return wire.Version{}, false
+	}
+	w, ok := IdleWatermark(clean, inFlight, last, i.committed, i.sent)
+	if ok {
+		i.sent = w
+	}
+	return w, ok
 }
 
 // Serve decides on a balanced read c with the replica's state w and,

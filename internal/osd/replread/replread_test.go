@@ -95,6 +95,58 @@ func TestWatermark(t *testing.T) {
 	}
 }
 
+func TestIdleWatermark(t *testing.T) {
+	v := func(c uint64) wire.Version { return wire.Version{Epoch: 3, Counter: c} }
+	zero := wire.Version{}
+	for _, c := range []struct {
+		name                  string
+		clean                 bool
+		inFlight              int
+		last, committed, sent wire.Version
+		want                  wire.Version
+		ok                    bool
+	}{
+		{"idle and clean", true, 0, v(9), v(9), zero, v(10), true},
+		{"a newer write since the last one sent", true, 0, v(9), v(9), v(7), v(10), true},
+		{"sent already", true, 0, v(9), v(9), v(10), zero, false},
+		{"a write in flight", true, 1, v(9), v(9), zero, zero, false},
+		{"not clean", false, 0, v(9), v(9), zero, zero, false},
+		{"no write yet this interval", true, 0, v(9), zero, zero, zero, false},
+		{"an entry logged outside the writes", true, 0, v(10), v(9), zero, zero, false},
+		{"last of an older epoch", true, 0, wire.Version{Epoch: 2, Counter: 40}, wire.Version{Epoch: 2, Counter: 40}, zero,
+			wire.Version{Epoch: 2, Counter: 41}, true},
+	} {
+		got, ok := IdleWatermark(c.clean, c.inFlight, c.last, c.committed, c.sent)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: %v %v, want %v %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// A primary's Idle: a watermark once per quiet spell, none for another
+// interval's writes, and a new interval forgets the old one's.
+func TestIdle(t *testing.T) {
+	v := func(c uint64) wire.Version { return wire.Version{Epoch: 3, Counter: c} }
+	var i Idle
+	if _, ok := i.Due(3, true, 0, v(5)); ok {
+		t.Fatal("a watermark before any write committed")
+	}
+	i.Committed(3, v(5))
+	if w, ok := i.Due(3, true, 0, v(5)); !ok || w != v(6) {
+		t.Fatalf("after 3'5 committed: %v %v, want 3'6", w, ok)
+	}
+	if _, ok := i.Due(3, true, 0, v(5)); ok {
+		t.Fatal("the same watermark due twice")
+	}
+	if _, ok := i.Due(4, true, 0, v(5)); ok {
+		t.Fatal("a watermark for interval 4 from interval 3's writes")
+	}
+	i.Committed(4, wire.Version{Epoch: 4, Counter: 6})
+	if w, ok := i.Due(4, true, 0, wire.Version{Epoch: 4, Counter: 6}); !ok || w != (wire.Version{Epoch: 4, Counter: 7}) {
+		t.Fatalf("in interval 4: %v %v, want 4'7", w, ok)
+	}
+}
+
 func TestHoldsReads(t *testing.T) {
 	for _, c := range []struct {
 		ack    osdmap.AckMode
@@ -131,6 +183,14 @@ func TestReplicaState(t *testing.T) {
 	r.NoteRepOp(3, v(2), v(7)) // an older watermark never lowers it
 	if s := r.State(); s.CommittedBelow != v(4) {
 		t.Fatalf("watermark went back: %+v", s)
+	}
+	r.NoteWatermark(3, v(8)) // an idle watermark raises it
+	if s := r.State(); s.CommittedBelow != v(8) || s.Applied != v(6) {
+		t.Fatalf("after an idle watermark: %+v", s)
+	}
+	r.NoteWatermark(3, v(5))
+	if s := r.State(); s.CommittedBelow != v(8) {
+		t.Fatalf("an older idle watermark lowered it: %+v", s)
 	}
 	r.NoteRepOp(8, wire.Version{}, wire.Version{Epoch: 8, Counter: 1})
 	if s := r.State(); s.Interval != 8 || s.CommittedBelow != (wire.Version{}) {
