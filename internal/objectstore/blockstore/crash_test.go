@@ -30,7 +30,8 @@ func (st crashState) clone() crashState {
 func crashObj(i int) objid.ID { return objid.Object(1, "", fmt.Sprint("c", i)) }
 
 // crashTxn builds transaction number n on two objects: whole-unit
-// (copy-on-write) writes, small (deferred) overwrites, truncates and
+// writes (copy-on-write past overwriteInPlaceMax, deferred in place up
+// to it), small (deferred) overwrites, truncates and
 // removes, and an attribute "v" = n on every object it leaves, so that
 // the recovered prefix can be found. It returns the state after it.
 func crashTxn(r *rand.Rand, cur crashState, n int) (*objectstore.Transaction, crashState) {
@@ -44,7 +45,7 @@ func crashTxn(r *rand.Rand, cur crashState, n int) (*objectstore.Transaction, cr
 		switch k := r.IntN(10); {
 		case k < 4 || !exists:
 			off := uint64(r.IntN(3)) * testAU
-			data := randBytes(r, testAU*(1+r.IntN(2)))
+			data := randBytes(r, testAU*(1+r.IntN(3)))
 			tx.Write(pg, o, off, data)
 			if end := off + uint64(len(data)); end > uint64(len(d)) {
 				d = append(d, make([]byte, end-uint64(len(d)))...)

@@ -32,7 +32,8 @@ func drained(t *testing.T, s *Store) {
 
 // TestDataCacheWritePaths reads an object into the data cache, then
 // changes it by each way a transaction changes data (a partial overwrite
-// written in place, a whole-unit overwrite to new space, zero, truncate
+// written in place, a small whole-unit overwrite written in place, a
+// larger one to new space, zero, truncate
 // and extend, remove and recreate into freed space, a clone over it as a
 // rollback does, clone range), and requires every read after to return
 // the new bytes, with the cache serving the reads that it can.
@@ -90,7 +91,8 @@ func TestDataCacheWritePaths(t *testing.T) {
 	}{
 		{"partial overwrite (in place)", func() *objectstore.Transaction { return write(o, 100, fill(300, 2)) }},
 		{"block overwrite (in place)", func() *objectstore.Transaction { return write(o, testCB, fill(testCB, 3)) }},
-		{"whole-unit overwrite (new space)", func() *objectstore.Transaction { return write(o, 2*testAU, fill(2*testAU, 4)) }},
+		{"small whole-unit overwrite (in place)", func() *objectstore.Transaction { return write(o, testAU, fill(testAU, 5)) }},
+		{"whole-unit overwrite (new space)", func() *objectstore.Transaction { return write(o, 2*testAU, fill(3*testAU, 4)) }},
 		{"zero", func() *objectstore.Transaction {
 			copy(model[o][testAU+10:], make([]byte, 2*testAU))
 			return new(objectstore.Transaction).Zero(pg, o, testAU+10, 2*testAU)

@@ -69,14 +69,15 @@ func (g *streamGen) next() *objectstore.Transaction {
 	return tx
 }
 
-// writeRange picks a write: whole units (copy-on-write), a medium
+// writeRange picks a write: whole units (copy-on-write past
+// overwriteInPlaceMax, deferred in place up to it), a medium
 // unaligned range, or a small one within or just past the data (a
 // deferred overwrite when it lands in committed space).
 func (g *streamGen) writeRange(size uint64) (off, n uint64) {
 	switch g.r.IntN(3) {
 	case 0:
 		off = uint64(g.r.IntN(streamMaxSize/testAU-1)) * testAU
-		n = uint64(1+g.r.IntN(2)) * testAU
+		n = uint64(1+g.r.IntN(3)) * testAU
 	case 1:
 		off = uint64(g.r.IntN(streamMaxSize - 9000))
 		n = uint64(1 + g.r.IntN(9000))

@@ -88,12 +88,30 @@ func TestWriteReadOverwrite(t *testing.T) {
 	if s.alloc.Free() != before {
 		t.Fatalf("deferred overwrite changed free space %d -> %d", before, s.alloc.Free())
 	}
-	// Whole-unit overwrite: copy-on-write to new space, old freed.
+	// Small whole-unit overwrite (up to overwriteInPlaceMax): deferred,
+	// in place, nothing allocated or freed.
 	rec, _ := s.loadRecord(string(format.ObjectKey(pg, o)))
 	oldDev := rec.Units.At(1).Dev
 	full := randBytes(r, testAU)
 	apply(t, s, new(objectstore.Transaction).Write(pg, o, testAU, full))
 	copy(model[testAU:], full)
+	rec, _ = s.loadRecord(string(format.ObjectKey(pg, o)))
+	if rec.Units.At(1).Dev != oldDev {
+		t.Fatal("small whole-unit overwrite moved the unit")
+	}
+	if s.alloc.Free() != before {
+		t.Fatalf("small whole-unit overwrite changed free space %d -> %d", before, s.alloc.Free())
+	}
+	if got := read(t, s, pg, o); !bytes.Equal(got, model) {
+		t.Fatal("read after in-place overwrite differs")
+	}
+	// Larger whole-unit overwrite: copy-on-write to new space, old freed.
+	big := randBytes(r, 3*testAU)
+	if len(big) <= overwriteInPlaceMax {
+		t.Fatalf("%d bytes would be written in place", len(big))
+	}
+	apply(t, s, new(objectstore.Transaction).Write(pg, o, 0, big))
+	copy(model, big)
 	rec, _ = s.loadRecord(string(format.ObjectKey(pg, o)))
 	if rec.Units.At(1).Dev == oldDev {
 		t.Fatal("whole-unit overwrite reused the old unit")

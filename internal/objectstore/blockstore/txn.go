@@ -757,8 +757,21 @@ func (b *txnBlocks) addFresh(dev uint64, blk txnBlock) {
 	b.list = append(b.list, blockAt{dev, blk})
 }
 
-// get returns the block at dev, if b holds it.
-func (b *txnBlocks) get(dev uint64) (txnBlock, bool) {
+// maxScanBlocks is the most blocks a lookup scans one by one before
+// b builds its index: a small overwrite holds one or two.
+const maxScanBlocks = 8
+
+// find returns the position of the block at dev in b.list, if b holds
+// it.
+func (b *txnBlocks) find(dev uint64) (int, bool) {
+	if b.index == nil && len(b.list) <= maxScanBlocks {
+		for i := range b.list {
+			if b.list[i].dev == dev {
+				return i, true
+			}
+		}
+		return 0, false
+	}
 	if b.index == nil {
 		b.index = make(map[uint64]int, len(b.list))
 		for i, x := range b.list {
@@ -766,6 +779,12 @@ func (b *txnBlocks) get(dev uint64) (txnBlock, bool) {
 		}
 	}
 	i, ok := b.index[dev]
+	return i, ok
+}
+
+// get returns the block at dev, if b holds it.
+func (b *txnBlocks) get(dev uint64) (txnBlock, bool) {
+	i, ok := b.find(dev)
 	if !ok {
 		return txnBlock{}, false
 	}
@@ -774,8 +793,8 @@ func (b *txnBlocks) get(dev uint64) (txnBlock, bool) {
 
 // set sets the block at dev, replacing any b holds.
 func (b *txnBlocks) set(dev uint64, blk txnBlock) {
-	if _, ok := b.get(dev); ok {
-		b.list[b.index[dev]].txnBlock = blk
+	if i, ok := b.find(dev); ok {
+		b.list[i].txnBlock = blk
 		return
 	}
 	b.addFresh(dev, blk)

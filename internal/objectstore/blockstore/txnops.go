@@ -23,9 +23,9 @@ import (
 
 // How a write treats one allocation unit.
 const (
-	unitNew      = iota // fresh space: whole-unit overwrite, or a unit without space
+	unitNew      = iota // fresh space: a large whole-unit overwrite, or a unit without space
 	unitInPlace         // the unit was allocated by this transaction: patch it in memory
-	unitDeferred        // partial overwrite of committed space: deferred write
+	unitDeferred        // partial or small overwrite of committed space: deferred write
 )
 
 // write writes data at off of rs's object; known, if not nil, holds the
@@ -47,6 +47,11 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 	}
 	var steps []step
 	need, unmapped := 0, 0
+	// A small write's data goes to the WAL whichever way it goes
+	// (deferNewMax): one covering committed units whole is written over
+	// them in place, as a partial overwrite is, rather than into new
+	// units that replace them (overwriteInPlaceMax).
+	inPlace := uint64(len(data)) <= overwriteInPlaceMax
 	for lu := off / au; lu*au < end; lu++ {
 		us := lu * au
 		ws, we := max(off, us), min(end, us+au)
@@ -55,7 +60,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 		switch {
 		case mapped && ts.fresh.contains(cur.Dev):
 			mode = unitInPlace
-		case !mapped || (ws == us && we == us+au):
+		case !mapped || (ws == us && we == us+au && !inPlace):
 			mode = unitNew
 			need++
 		}
@@ -88,7 +93,7 @@ func (ts *txnState) write(rs *recState, off uint64, data []byte, known []uint32)
 			devs = devs[1:]
 			continue
 		}
-		if err := ts.patchUnit(rs, st.lu, st.ws, part, st.mode == unitDeferred); err != nil {
+		if err := ts.patchUnit(rs, st.lu, st.ws, part, st.mode == unitDeferred, knownCRCs(known, st.ws-off, uint64(len(part)))); err != nil {
 			return err
 		}
 	}
@@ -118,6 +123,18 @@ func knownCRCs(known []uint32, at, n uint64) []uint32 {
 // it, and replay applies 'D' keys in commit order, so a stale key for
 // reused space is always followed by its new owner's (commit.go).
 const deferNewMax = 32 << 10
+
+// overwriteInPlaceMax is the longest write that overwrites committed
+// units it covers whole in place, with deferred writes, instead of
+// mapping new units in their stead (copy-on-write). Both ways such a
+// write's data travels in the WAL first (deferNewMax); in place, the
+// transaction allocates and frees nothing, so its batch carries no
+// bitmap region (two, of up to 520 bytes each, once the free space is
+// fragmented), and the object stays where it was on the device rather
+// than being scattered over the holes earlier overwrites left. A 4 KiB
+// random write to a block image is such a write on each OSD (docs/OSD.md,
+// "Small overwrites and the data cache").
+const overwriteInPlaceMax = deferNewMax
 
 // newSpan returns the part [lo, hi) of a fresh unit that a write of n
 // bytes at offset at within it fills: the checksum blocks it touches.
@@ -184,13 +201,19 @@ func (ts *txnState) newUnit(rec *format.Onode, lu, at uint64, part []byte, dev u
 
 // patchUnit writes part at logical offset ws within mapped unit lu,
 // rewriting the checksum blocks it touches: in memory if the unit is
-// fresh, as a deferred write otherwise.
-func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred bool) error {
+// fresh, as a deferred write otherwise. known, if not nil, holds the
+// checksums of part's whole objectstore.DataCRCPiece pieces (as
+// newUnit's); a block that part covers whole takes its checksum from
+// there rather than being hashed.
+func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred bool, known []uint32) error {
 	sb := ts.s.sb
 	rec := rs.rec
 	u, _ := rec.Units.Get(lu)
 	us := lu * sb.AllocUnit
 	we := ws + uint64(len(part))
+	if sb.ChecksumBlock != objectstore.DataCRCPiece || (ws-us)%sb.ChecksumBlock != 0 {
+		known = nil // blocks and pieces do not line up
+	}
 	csums := u.AppendSums(nil)
 	for b := (ws - us) / sb.ChecksumBlock; us+b*sb.ChecksumBlock < we; b++ {
 		bs := us + b*sb.ChecksumBlock
@@ -199,6 +222,11 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 		if lo == bs && hi == bs+sb.ChecksumBlock {
 			// The whole block is new: nothing to read.
 			blk = slices.Clone(part[lo-ws : hi-ws])
+			if i := (lo - ws) / sb.ChecksumBlock; i < uint64(len(known)) {
+				csums[b] = known[i]
+				ts.setBlock(u.Dev+b*sb.ChecksumBlock, blk, deferred)
+				continue
+			}
 		} else {
 			var err error
 			if blk, err = ts.readBlock(rs.coll, rs.oid, rec, u, int(b)); err != nil {
@@ -207,14 +235,18 @@ func (ts *txnState) patchUnit(rs *recState, lu, ws uint64, part []byte, deferred
 			copy(blk[lo-bs:hi-bs], part[lo-ws:hi-ws])
 		}
 		csums[b] = ts.crc(blk)
-		dev := u.Dev + b*sb.ChecksumBlock
-		// A block of fresh space this transaction defers stays deferred.
-		old, _ := ts.blocks.get(dev)
-		ts.blocks.set(dev, txnBlock{data: blk, deferred: deferred || old.deferred})
+		ts.setBlock(u.Dev+b*sb.ChecksumBlock, blk, deferred)
 	}
 	u.SetSums(csums)
 	rec.Units.Set(u)
 	return nil
+}
+
+// setBlock sets the transaction's block at dev to blk, deferred or
+// not; a block of fresh space this transaction defers stays deferred.
+func (ts *txnState) setBlock(dev uint64, blk []byte, deferred bool) {
+	old, _ := ts.blocks.get(dev)
+	ts.blocks.set(dev, txnBlock{data: blk, deferred: deferred || old.deferred})
 }
 
 // allocUnits allocates n units near hint and returns their device offsets.
@@ -294,7 +326,7 @@ func (ts *txnState) zero(rs *recState, off, length uint64) error {
 			continue // already zero by the record invariant
 		}
 		we = min(we, rec.Size)
-		if err := ts.patchUnit(rs, lu, ws, make([]byte, we-ws), !ts.fresh.contains(cur.Dev)); err != nil {
+		if err := ts.patchUnit(rs, lu, ws, make([]byte, we-ws), !ts.fresh.contains(cur.Dev), nil); err != nil {
 			return err
 		}
 	}
@@ -318,7 +350,7 @@ func (ts *txnState) truncate(rs *recState, size uint64) error {
 			lu := size / au
 			if cur, mapped := rec.Units.Get(lu); mapped {
 				we := min(rec.Size, (lu+1)*au)
-				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh.contains(cur.Dev)); err != nil {
+				if err := ts.patchUnit(rs, lu, size, make([]byte, we-size), !ts.fresh.contains(cur.Dev), nil); err != nil {
 					return err
 				}
 			}

@@ -70,10 +70,11 @@ import (
 // freed them is durable, so a unit is never reused while a durable record
 // may still point at it.
 //
-// Data is copy-on-write by allocation unit: a write covering a whole unit,
-// or any write to a unit that has no space yet, goes to newly allocated
-// units. A partial overwrite of a unit that already has space is
-// deferred: the new contents of the affected checksum blocks go into the
+// Data is copy-on-write by allocation unit: a write of more than 32 KiB
+// covering a whole unit, or any write to a unit that has no space yet,
+// goes to newly allocated units. A partial overwrite of a unit that
+// already has space, or a smaller write covering it, is deferred: the
+// new contents of the affected checksum blocks go into the
 // batch as a 'D' key, are written in place once the batch is durable, and
 // the key is deleted in a later batch. Open replays the 'D' keys left
 // (writing the same bytes twice is harmless), so no committed byte is ever
