@@ -70,19 +70,26 @@ type DataStats struct {
 // several clients use it and one writes). The caller holds Fr or Fw for
 // the reads and writes it makes (the cap layer waits for them).
 //
-// Two locks: io orders a file's operations and is held across their
-// OSD I/O (reads and writes of one open file are serialised; the OSDs
-// order those of different clients) and guards the buffers; mu guards
-// the caps and attributes and is never held across I/O, so that the
-// client's driver, which must not wait for I/O, can read and set them.
-// Lock order: io, then mu.
+// Three locks. ranges (a rangeLock) orders a file's operations by the
+// bytes they touch and is held across their OSD I/O: reads and writes
+// of ranges that do not overlap run together (an application's or the
+// kernel's iodepth reaches the OSDs), overlapping ones in the order they
+// came, a read sharing with reads; flushes, truncates and write-backs
+// for revocations hold the whole file, so they wait for every operation
+// in flight and hold back the later ones. buf guards the buffers and
+// the readahead state and is held only while they change, never across
+// I/O. mu guards the caps and attributes and is never held across I/O,
+// so that the client's driver, which must not wait for I/O, can read
+// and set them. Lock order: ranges, then buf, then mu.
 type fileData struct {
 	st    *striper.Striper
 	ino   uint64
 	clock clock.Clock
 	opts  DataOptions
 
-	io    chanMutex
+	ranges rangeLock
+
+	buf   sync.Mutex
 	dirty extmap.Map // buffered writes, newer than the OSDs
 	cache extmap.Map // clean bytes as the OSDs hold them
 	// raNext: where a sequential read would start; raWindow: the
@@ -95,8 +102,13 @@ type fileData struct {
 	// dropCache: the cache must be emptied before its next use (the
 	// caps stopped allowing it, or the file shrank under it).
 	dropCache bool
-	size      uint64    // the file's size as this client knows it
-	mtime     time.Time // the last modification this client knows
+	// cacheGen counts the times the cache was condemned (dropCache set):
+	// a read that began before brings bytes that may be stale and must
+	// not cache them (reads run concurrently, so one may end after a
+	// later operation emptied the cache).
+	cacheGen uint64
+	size     uint64    // the file's size as this client knows it
+	mtime    time.Time // the last modification this client knows
 	// dirtyAttrs: size and mtime changed by this client's writes and
 	// not yet reported to the MDS. attrGen counts those changes: a
 	// flush acked clears dirtyAttrs only if none came after it (the
@@ -118,21 +130,15 @@ type fileData struct {
 func newFileData(st *striper.Striper, ino, size uint64, mtime time.Time, caps locker.Caps, lazy bool, clk clock.Clock, opts DataOptions) *fileData {
 	opts = opts.withDefaults()
 	return &fileData{st: st, ino: ino, clock: clk, opts: opts, caps: caps, lazy: lazy,
-		size: size, mtime: mtime, raWindow: opts.ReadaheadMin, io: make(chanMutex, 1)}
+		size: size, mtime: mtime, raWindow: opts.ReadaheadMin}
 }
 
-// chanMutex is a mutex made of a channel: io is held across OSD I/O, and
-// a goroutine waiting for it (a revocation's write-back behind a read)
-// waits on a channel, which the simulator's virtual time (testing/synctest)
-// counts as blocked, unlike a sync.Mutex.
-type chanMutex chan struct{}
-
-func (m chanMutex) Lock()   { m <- struct{}{} }
-func (m chanMutex) Unlock() { <-m }
-
-// begin starts an operation: with io held, it empties the cache if it
-// must, and returns the caps to use.
-func (f *fileData) begin() (caps locker.Caps, lazy bool) {
+// begin starts an operation whose range is held: it empties the cache
+// if it must, and returns the caps to use and the cache generation
+// (insertCache).
+func (f *fileData) begin() (caps locker.Caps, lazy bool, gen uint64) {
+	f.buf.Lock()
+	defer f.buf.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.dropCache {
@@ -142,7 +148,23 @@ func (f *fileData) begin() (caps locker.Caps, lazy bool) {
 	if !f.caps.CanCache(f.lazy) {
 		f.cache.Clear()
 	}
-	return f.caps, f.lazy
+	return f.caps, f.lazy, f.cacheGen
+}
+
+// condemnCacheLocked makes the cache be emptied before its next use,
+// and what reads in flight bring be left out of it. f.mu is held.
+func (f *fileData) condemnCacheLocked() {
+	f.dropCache = true
+	f.cacheGen++
+}
+
+// lockWhole holds the whole file: every operation in flight has ended.
+func (f *fileData) lockWhole(ctx context.Context) (*rangeHold, error) {
+	h, err := f.ranges.lock(ctx, 0, wholeFile, false)
+	if err != nil {
+		return nil, fmt.Errorf("fsclient: waiting for the I/O of %#x: %w", f.ino, err)
+	}
+	return h, nil
 }
 
 // Stats returns the file's counters.
@@ -162,15 +184,19 @@ func (f *fileData) Size() uint64 {
 // SetCaps changes the caps the file's data is used under. Losing the
 // right to buffer writes back the dirty bytes first (a revocation of Fb
 // is acked only after its data is at the OSDs), waiting for the
-// operation in progress; losing the right to cache empties the cache
-// before its next use. An error (the write-back failed) leaves the caps
-// as they were and the dirty bytes buffered: the caller retries or
-// gives up the file.
+// operations in flight (a write acknowledged before is in the buffer or
+// at the OSDs when it returns, and the ones after see the new caps);
+// losing the right to cache empties the cache before its next use. An
+// error (the write-back failed) leaves the caps as they were and the
+// dirty bytes buffered: the caller retries or gives up the file.
 func (f *fileData) SetCaps(ctx context.Context, caps locker.Caps, lazy bool) error {
 	if !caps.CanBuffer(lazy) {
-		f.io.Lock()
-		defer f.io.Unlock()
-		if err := f.flushLocked(ctx); err != nil {
+		h, err := f.lockWhole(ctx)
+		if err != nil {
+			return err
+		}
+		defer f.ranges.unlock(h)
+		if err := f.flushHeld(ctx); err != nil {
 			return err
 		}
 	}
@@ -184,7 +210,7 @@ func (f *fileData) setCaps(caps locker.Caps, lazy bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !caps.CanCache(lazy) {
-		f.dropCache = true
+		f.condemnCacheLocked()
 	}
 	f.caps, f.lazy = caps, lazy
 }
@@ -204,7 +230,7 @@ func (f *fileData) SetAttr(size uint64, mtime time.Time) {
 		}
 	}
 	if size < f.size {
-		f.dropCache = true
+		f.condemnCacheLocked()
 	}
 	f.size, f.mtime = size, mtime
 }
@@ -256,37 +282,62 @@ func (f *fileData) AttrsFlushed(gen uint64) {
 
 // WriteAt writes p at off: into the buffer under Fb, else straight to
 // the OSDs (after writing back anything buffered, so the OSDs see the
-// client's writes in order). It returns len(p) or an error.
+// client's writes in order). It returns len(p) or an error. Writes of
+// ranges that do not overlap run concurrently; overlapping ones, and
+// reads overlapping them, in the order they came.
 func (f *fileData) WriteAt(ctx context.Context, p []byte, off uint64) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	f.io.Lock()
-	defer f.io.Unlock()
-	caps, lazy := f.begin()
 	end := off + uint64(len(p))
+	h, err := f.ranges.lock(ctx, off, end, false)
+	if err != nil {
+		return 0, fmt.Errorf("fsclient: write %#x: %w", f.ino, err)
+	}
+	caps, lazy, gen := f.begin()
 	if caps.CanBuffer(lazy) {
+		f.buf.Lock()
 		f.dirty.Insert(off, p)
 		f.cache.Remove(off, uint64(len(p)))
 		f.wrote(end)
-		if f.dirty.Bytes() > f.opts.BufferBytes {
-			if err := f.flushLocked(ctx); err != nil {
+		full := f.dirty.Bytes() > f.opts.BufferBytes
+		f.buf.Unlock()
+		f.ranges.unlock(h)
+		if full {
+			if err := f.Flush(ctx); err != nil {
 				return 0, err
 			}
 		}
 		return len(p), nil
 	}
-	if err := f.flushLocked(ctx); err != nil {
-		return 0, err
+	f.buf.Lock()
+	dirty := f.dirty.Len() > 0
+	f.buf.Unlock()
+	if dirty {
+		// Buffered writes (made under Fb, before the caps changed) go
+		// to the OSDs first: write them back holding the whole file.
+		f.ranges.unlock(h)
+		if h, err = f.lockWhole(ctx); err != nil {
+			return 0, err
+		}
+		_, _, gen = f.begin()
+		if err := f.flushHeld(ctx); err != nil {
+			f.ranges.unlock(h)
+			return 0, err
+		}
 	}
+	defer f.ranges.unlock(h)
 	f.count(func(s *DataStats) { s.OSDWrites++ })
-	if err := f.st.WriteAt(ctx, f.ino, p, off); err != nil {
+	err = f.st.WriteAt(ctx, f.ino, p, off)
+	f.buf.Lock()
+	defer f.buf.Unlock()
+	if err != nil {
 		// The OSDs may hold part of p: the cache must not say otherwise.
 		f.cache.Remove(off, uint64(len(p)))
 		return 0, fmt.Errorf("fsclient: write %#x: %w", f.ino, osdErr(err))
 	}
 	if caps.CanCache(lazy) {
-		f.insertCache(off, p)
+		f.insertCache(gen, off, p)
 	} else {
 		f.cache.Remove(off, uint64(len(p)))
 	}
@@ -301,7 +352,7 @@ func (f *fileData) count(change func(*DataStats)) {
 	f.mu.Unlock()
 }
 
-// wrote records a write reaching end.
+// wrote records a write reaching end. f.buf is held.
 func (f *fileData) wrote(end uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -315,11 +366,27 @@ func (f *fileData) wrote(end uint64) {
 // ReadAt reads into p the bytes at off, up to the file's size: it
 // returns how many, and io.EOF when off is at or past the end or p runs
 // past it. Buffered writes are read back; under Fc cached bytes are
-// used and sequential reads read ahead.
+// used and sequential reads read ahead. Reads run concurrently with each
+// other and with writes of other ranges; the range held takes in the
+// readahead window, so no write lands there while the window is read.
 func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error) {
-	f.io.Lock()
-	defer f.io.Unlock()
-	caps, lazy := f.begin()
+	// The range to hold: p, and past it the largest window a
+	// sequential read may read ahead (the window grows at most to
+	// twice what it is now).
+	lockEnd := off + uint64(len(p))
+	if !f.opts.NoReadahead {
+		f.buf.Lock()
+		if off == f.raNext {
+			lockEnd += min(2*f.raWindow, f.opts.ReadaheadMax)
+		}
+		f.buf.Unlock()
+	}
+	rh, err := f.ranges.lock(ctx, off, lockEnd, true)
+	if err != nil {
+		return 0, fmt.Errorf("fsclient: read %#x: %w", f.ino, err)
+	}
+	defer f.ranges.unlock(rh)
+	caps, lazy, gen := f.begin()
 	size := f.Size()
 	if off >= size {
 		return 0, io.EOF
@@ -327,6 +394,7 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 	n := min(uint64(len(p)), size-off)
 	buf := p[:n]
 	caching := caps.CanCache(lazy)
+	f.buf.Lock()
 	holes := f.dirty.Read(off, buf)
 	if caching {
 		var rest []extmap.Range
@@ -334,9 +402,6 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 			rest = append(rest, f.cache.Read(h.Off, buf[h.Off-off:h.Off-off+h.Len])...)
 		}
 		holes = rest
-	}
-	if len(holes) == 0 {
-		f.count(func(s *DataStats) { s.CacheHits++ })
 	}
 	sequential := off == f.raNext
 	f.raNext = off + n
@@ -346,6 +411,11 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 		} else {
 			f.raWindow = f.opts.ReadaheadMin
 		}
+	}
+	window := f.raWindow
+	f.buf.Unlock()
+	if len(holes) == 0 {
+		f.count(func(s *DataStats) { s.CacheHits++ })
 	}
 	for i, h := range holes {
 		dst := buf[h.Off-off : h.Off-off+h.Len]
@@ -357,9 +427,11 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 		}
 		// Under Fc read what is missing, and on the last hole of a
 		// sequential read the window beyond it, into the cache.
+		// The window stays inside the range held (a concurrent read
+		// may have moved the sequential point since it was taken).
 		want := h.Len
 		if i == len(holes)-1 && sequential && !f.opts.NoReadahead {
-			want = max(want, min(f.raWindow, size-h.Off))
+			want = max(want, min(window, size-h.Off, lockEnd-h.Off))
 		}
 		tmp := make([]byte, want)
 		if err := f.readOSD(ctx, tmp, h.Off); err != nil {
@@ -370,7 +442,9 @@ func (f *fileData) ReadAt(ctx context.Context, p []byte, off uint64) (int, error
 		// was read: caching the OSDs' bytes there is still right, as
 		// reads overlay the dirty buffer and its write-back replaces
 		// the cached bytes (or removes them if it fails).
-		f.insertCache(h.Off, tmp)
+		f.buf.Lock()
+		f.insertCache(gen, h.Off, tmp)
+		f.buf.Unlock()
 	}
 	if n < uint64(len(p)) {
 		return int(n), io.EOF
@@ -389,10 +463,15 @@ func (f *fileData) readOSD(ctx context.Context, dst []byte, off uint64) error {
 	return nil
 }
 
-// insertCache caches clean bytes, first dropping what lies before them
-// and then everything if the cache would outgrow CacheBytes.
-func (f *fileData) insertCache(off uint64, p []byte) {
-	if uint64(len(p)) > f.opts.CacheBytes {
+// insertCache caches clean bytes an operation of cache generation gen
+// (begin) read or wrote, first dropping what lies before them and then
+// everything if the cache would outgrow CacheBytes. Bytes of an older
+// generation are left out. f.buf is held.
+func (f *fileData) insertCache(gen uint64, off uint64, p []byte) {
+	f.mu.Lock()
+	stale := gen != f.cacheGen
+	f.mu.Unlock()
+	if stale || uint64(len(p)) > f.opts.CacheBytes {
 		f.cache.Remove(off, uint64(len(p)))
 		return
 	}
@@ -409,35 +488,54 @@ func (f *fileData) insertCache(off uint64, p []byte) {
 // revocation of Fb). The size and mtime stay to be reported to the MDS
 // (DirtyAttrs).
 func (f *fileData) Flush(ctx context.Context) error {
-	f.io.Lock()
-	defer f.io.Unlock()
+	h, err := f.lockWhole(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.ranges.unlock(h)
 	f.begin()
-	return f.flushLocked(ctx)
+	return f.flushHeld(ctx)
 }
 
-func (f *fileData) flushLocked(ctx context.Context) error {
-	if f.dirty.Len() == 0 {
+// flushHeld writes the dirty buffer back; the whole file is held, so
+// nothing else changes the buffer meanwhile.
+func (f *fileData) flushHeld(ctx context.Context) error {
+	f.buf.Lock()
+	empty := f.dirty.Len() == 0
+	f.buf.Unlock()
+	if empty {
 		return nil
 	}
 	f.count(func(s *DataStats) { s.Flushes++ })
 	f.mu.Lock()
 	caching := f.caps.CanCache(f.lazy)
+	gen := f.cacheGen
 	f.mu.Unlock()
 	// Extents written are removed one by one, so that a failure keeps
 	// only what the OSDs may not have.
-	for f.dirty.Len() > 0 {
+	for {
+		f.buf.Lock()
+		if f.dirty.Len() == 0 {
+			f.buf.Unlock()
+			break
+		}
 		e := f.dirty.Extents()[0]
+		f.buf.Unlock()
 		f.count(func(s *DataStats) { s.OSDWrites++ })
-		if err := f.st.WriteAt(ctx, f.ino, e.Data, e.Off); err != nil {
+		err := f.st.WriteAt(ctx, f.ino, e.Data, e.Off)
+		f.buf.Lock()
+		if err != nil {
 			f.cache.Remove(e.Off, uint64(len(e.Data)))
+			f.buf.Unlock()
 			return fmt.Errorf("fsclient: write back %#x: %w", f.ino, osdErr(err))
 		}
 		if caching {
-			f.insertCache(e.Off, e.Data)
+			f.insertCache(gen, e.Off, e.Data)
 		} else {
 			f.cache.Remove(e.Off, uint64(len(e.Data)))
 		}
 		f.dirty.Remove(e.Off, uint64(len(e.Data)))
+		f.buf.Unlock()
 	}
 	f.mu.Lock()
 	f.dirtyData = false
@@ -450,11 +548,17 @@ func (f *fileData) flushLocked(ctx context.Context) error {
 // dropped and, when it shrinks, the objects past it are removed or cut
 // at the OSDs, so that the bytes read as zeros if the file grows again.
 func (f *fileData) Truncate(ctx context.Context, size uint64) error {
-	f.io.Lock()
-	defer f.io.Unlock()
+	h, err := f.lockWhole(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.ranges.unlock(h)
 	f.begin()
+	f.buf.Lock()
 	f.dirty.Truncate(size)
 	f.cache.Truncate(size)
+	dirty := f.dirty.Len() > 0
+	f.buf.Unlock()
 	if old := f.Size(); size < old {
 		f.count(func(s *DataStats) { s.OSDWrites++ })
 		if err := f.st.Truncate(ctx, f.ino, old, size); err != nil {
@@ -463,7 +567,7 @@ func (f *fileData) Truncate(ctx context.Context, size uint64) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.dirtyData = f.dirty.Len() > 0
+	f.dirtyData = dirty
 	f.size = size
 	f.mtime = f.clock.Now()
 	// The MDS's setattr recorded the size (the only caller truncates
@@ -480,5 +584,5 @@ func (f *fileData) Truncate(ctx context.Context, size uint64) error {
 func (f *fileData) DropCache() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.dropCache = true
+	f.condemnCacheLocked()
 }

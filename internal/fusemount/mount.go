@@ -144,6 +144,16 @@ func mountOptions(opts Options, lg *slog.Logger) *fuse.MountOptions {
 		MaxReadAhead: ra,
 		MaxWrite:     1 << 20,
 		EnableLocks:  true,
+		// Reads and writes run concurrently down to the OSDs
+		// (fsclient's range lock): let the kernel have as many in
+		// flight. Without CAP_ASYNC_DIO the kernel makes an O_DIRECT
+		// request of an asynchronous submission (libaio, io_uring)
+		// wait for its answer before the next one goes, so an
+		// application's iodepth 16 would reach us as 1; asynchronous
+		// requests count as background ones, which go-fuse limits to
+		// 12 by default.
+		ExtraCapabilities: fuse.CAP_ASYNC_DIO,
+		MaxBackground:     64,
 		// Root mounts with mount(2) itself, no helper needed; others
 		// fall back to fusermount.
 		DirectMount: true,
