@@ -37,7 +37,7 @@ func TestHostileRequests(t *testing.T) {
 			{"xml bomb-ish", req{method: "POST", target: "/hostile?delete", body: []byte(strings.Repeat("<a>", 100000))}, "MalformedXML"},
 			{"max-keys words", req{method: "GET", target: "/hostile?max-keys=lots"}, "InvalidArgument"},
 			{"max-uploads words", req{method: "GET", target: "/hostile?uploads&max-uploads=x"}, "InvalidArgument"},
-			{"unsupported subresource", req{method: "GET", target: "/hostile?lifecycle"}, "NotImplemented"},
+			{"unsupported subresource", req{method: "GET", target: "/hostile?website"}, "NotImplemented"},
 			{"malformed acl", req{method: "PUT", target: "/hostile?acl", body: []byte("<AccessControlPolicy><Access")}, "MalformedACLError"},
 			{"post to an object", req{method: "POST", target: "/hostile/k"}, "MethodNotAllowed"},
 			{"put to the service", req{method: "PUT", target: "/"}, "MethodNotAllowed"},
