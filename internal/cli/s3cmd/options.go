@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/cuttlestore/cuttle/internal/cli/cmdutil"
 	"github.com/cuttlestore/cuttle/internal/config"
 )
 
@@ -18,31 +19,12 @@ import (
 // else the configuration file (--conf) in its [client.s3], [client] or
 // [global] section, else its default.
 
-// optionFlag is a flag that sets an option of the schema, checked as it
-// is parsed.
-type optionFlag struct {
-	opt   config.Option
-	value string
-	given map[string]string
-}
-
-func (f *optionFlag) String() string { return f.value }
-func (f *optionFlag) Type() string   { return f.opt.Type.String() }
-func (f *optionFlag) Set(s string) error {
-	v, err := f.opt.Parse(s)
-	if err != nil {
-		return err
-	}
-	f.value, f.given[f.opt.Name] = v, v
-	return nil
-}
-
 // addOptionFlags adds a flag for each gateway option named with prefix
 // that names one.
 func addOptionFlags(fl *pflag.FlagSet, given map[string]string, prefix string) {
 	for _, o := range config.ForDaemon("s3") {
 		if o.Flag != "" && strings.HasPrefix(o.Name, prefix) {
-			fl.Var(&optionFlag{opt: o, value: o.Default, given: given}, o.Flag, o.Desc+" (option "+o.Name+")")
+			cmdutil.AddOptionFlag(fl, o, given)
 		}
 	}
 }
